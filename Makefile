@@ -1,0 +1,119 @@
+# The verbs of the project. `make run` and `make test` do all set-up on a
+# fresh machine: pinned tools are built with `go install` into .tools/bin,
+# PostgreSQL is installed from Debian's packages when it is missing.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO        ?= go
+TOOLS     := $(CURDIR)/.tools/bin
+DEPS      := $(CURDIR)/.deps/proto
+export PATH := $(TOOLS):$(PATH)
+
+# Pinned tool versions. Bump deliberately; `make generate` must then be run
+# and its output committed.
+BUF_VERSION                  := v1.75.0
+PROTOC_GEN_GO_VERSION        := v1.36.12
+PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
+PROTOC_GEN_GO_GRPC_VERSION   := v1.6.2
+SQLC_VERSION                 := v1.30.0
+STATICCHECK_VERSION          := v0.8.2
+# Dependency protos are read from these Go modules at generate time.
+PROTOVALIDATE_PROTO_VERSION  := v1.1.0
+GOOGLEAPIS_FROM              := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
+
+PLUGINS   := $(notdir $(wildcard plugins/[a-z]*[a-z]))
+PLUGINS   := $(filter-out sdk,$(PLUGINS))
+ADDR      ?= 127.0.0.1:8080
+DATA_DIR  ?= ./var
+TEST_PG   := $(CURDIR)/.tmp/pgtest
+
+.PHONY: build run test test-go lint generate check-generated tools postgres bench clean
+
+## build: bin/gateway and one binary per plugin in bin/plugins/
+build:
+	$(GO) build -o bin/gateway ./gateway/cmd/gateway
+	@mkdir -p bin/plugins
+	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
+
+## run: build everything and start the platform on the embedded database
+run: postgres build
+	./bin/gateway --addr $(ADDR) --data-dir $(DATA_DIR) --plugins-dir ./bin/plugins
+
+## test: install what the tests need and run the whole suite
+test: tools postgres check-generated build test-go
+
+test-go:
+	@rm -rf $(TEST_PG); mkdir -p $(dir $(TEST_PG))
+	@url=$$($(GO) run ./internal/cmd/pgtestd start --dir $(TEST_PG)); \
+	status=0; \
+	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m ./... || status=$$?; \
+	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
+	exit $$status
+
+## lint: gofmt, go vet, staticcheck
+lint: tools
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/' | grep -v 'db/[a-z_.]*.go$$')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(TOOLS)/staticcheck ./...
+
+## generate: regenerate protobuf and sqlc code (committed)
+generate: tools $(DEPS)/.ok
+	$(TOOLS)/buf generate
+	$(TOOLS)/sqlc generate
+
+## check-generated: fail when regenerating would change anything
+GENERATED = gen $(shell sed -n 's/^ *out: *//p' sqlc.yaml)
+check-generated:
+	@sum() { find $(GENERATED) -type f 2>/dev/null | sort | xargs -r sha256sum; }; \
+	before=$$(sum); $(MAKE) --no-print-directory generate; after=$$(sum); \
+	if [ "$$before" != "$$after" ]; then echo "generated code is stale: run 'make generate' and commit"; \
+	  diff <(echo "$$before") <(echo "$$after") || true; exit 1; fi
+
+$(DEPS)/.ok: Makefile
+	@rm -rf $(DEPS); mkdir -p $(DEPS)/google/api $(DEPS)/buf/validate
+	@pv=$$($(GO) mod download -json github.com/bufbuild/protovalidate@$(PROTOVALIDATE_PROTO_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	cp $$pv/proto/protovalidate/buf/validate/validate.proto $(DEPS)/buf/validate/
+	@ga=$$($(GO) mod download -json $(GOOGLEAPIS_FROM) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	cp $$ga/third_party/googleapis/google/api/{annotations,http}.proto $(DEPS)/google/api/
+	@chmod -R u+w $(DEPS); touch $@
+
+## tools: build the pinned code generators and linters
+tools: $(TOOLS)/.buf-$(BUF_VERSION) $(TOOLS)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION) \
+       $(TOOLS)/.protoc-gen-connect-go-$(PROTOC_GEN_CONNECT_GO_VERSION) $(TOOLS)/.protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION) \
+       $(TOOLS)/.sqlc-$(SQLC_VERSION) \
+       $(TOOLS)/.staticcheck-$(STATICCHECK_VERSION)
+
+$(TOOLS)/.buf-%:
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$*
+	@touch $@
+$(TOOLS)/.protoc-gen-go-%:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$*
+	@touch $@
+$(TOOLS)/.protoc-gen-connect-go-%:
+	GOBIN=$(TOOLS) $(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@$*
+	@touch $@
+$(TOOLS)/.protoc-gen-go-grpc-%:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$*
+	@touch $@
+$(TOOLS)/.sqlc-%:
+	GOBIN=$(TOOLS) $(GO) install github.com/sqlc-dev/sqlc/cmd/sqlc@$*
+	@touch $@
+$(TOOLS)/.staticcheck-%:
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$*
+	@touch $@
+
+## postgres: install the PostgreSQL server from Debian's packages if missing
+postgres:
+	@if command -v initdb >/dev/null && command -v postgres >/dev/null || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then :; \
+	else echo "installing PostgreSQL (apt-get install -y postgresql)"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q postgresql; fi
+
+## bench: Go benchmarks (figures go in the README with this command)
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin .tmp .deps

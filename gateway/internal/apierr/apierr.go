@@ -1,0 +1,170 @@
+package apierr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error families, reported in the envelope's "type" field.
+const (
+	TypeOAuth       = "OAuthException"
+	TypeGraphMethod = "GraphMethodException"
+	TypeInvalid     = "InvalidParameterException"
+	TypeRateLimit   = "RateLimitException"
+	TypeUnavailable = "ServiceUnavailableException"
+	TypeInternal    = "InternalServerException"
+	TypeMessaging   = "MessagingException"
+)
+
+// Error is one refusal, with everything needed to write it to any protocol.
+type Error struct {
+	// HTTPStatus is the status of the REST answer.
+	HTTPStatus int
+	// Code and Subcode are the Graph numbers of CONTRACT §3.
+	Code    int
+	Subcode int
+	// Type is the error family, e.g. TypeOAuth.
+	Type string
+	// Message is shown to the caller. It never contains secrets.
+	Message string
+	// Transient tells the caller that the same request may succeed later.
+	Transient bool
+	// Field names the request field the error is about, if any.
+	Field string
+	// cause is logged, never shown.
+	cause error
+}
+
+func (e *Error) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("%s (code %d/%d): %v", e.Message, e.Code, e.Subcode, e.cause)
+	}
+	return fmt.Sprintf("%s (code %d/%d)", e.Message, e.Code, e.Subcode)
+}
+
+// Unwrap exposes the internal cause to errors.Is and errors.As.
+func (e *Error) Unwrap() error { return e.cause }
+
+// WithCause returns a copy of e that records cause for the logs.
+func (e *Error) WithCause(cause error) *Error {
+	c := *e
+	c.cause = cause
+	return &c
+}
+
+// As finds the *Error in err's chain.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// NoToken: the request carries no credential.
+func NoToken() *Error {
+	return &Error{HTTPStatus: http.StatusUnauthorized, Code: 104, Type: TypeOAuth,
+		Message: "An access token is required to request this resource."}
+}
+
+// InvalidToken: the credential is unknown, malformed or revoked.
+func InvalidToken() *Error {
+	return &Error{HTTPStatus: http.StatusUnauthorized, Code: 190, Subcode: 467, Type: TypeOAuth,
+		Message: "Invalid OAuth access token."}
+}
+
+// ExpiredToken: the credential was valid but has expired.
+func ExpiredToken() *Error {
+	return &Error{HTTPStatus: http.StatusUnauthorized, Code: 190, Subcode: 463, Type: TypeOAuth,
+		Message: "Session has expired."}
+}
+
+// UserTokenRequired: an app key or system token was used where only a user
+// access token will do.
+func UserTokenRequired() *Error {
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069001, Type: TypeOAuth,
+		Message: "A user access token is required; app keys and system user tokens cannot make this call."}
+}
+
+// MissingScope: the credential lacks a scope the call needs.
+func MissingScope(scope string) *Error {
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2069002, Type: TypeOAuth,
+		Message: fmt.Sprintf("The access token lacks the scope %q required for this call.", scope)}
+}
+
+// NotPageAdmin: the user neither owns nor administers the Page.
+func NotPageAdmin() *Error {
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: TypeOAuth,
+		Message: "The user must be an owner or admin of the Page."}
+}
+
+// NotLinked: the app is not linked to the Page, or the product is not enabled
+// on the link.
+func NotLinked(product string) *Error {
+	msg := "The app is not linked to this Page."
+	if product != "" {
+		msg = fmt.Sprintf("The app is not linked to this Page with the product %q enabled.", product)
+	}
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2018303, Type: TypeOAuth, Message: msg}
+}
+
+// PageUnavailable: the Page is unpublished or has chat surfacing off.
+func PageUnavailable() *Error {
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2018304, Type: TypeOAuth,
+		Message: "The Page is not published or has chat surfacing turned off."}
+}
+
+// Invalid: a parameter is missing, of the wrong type or out of range. The
+// message must name the field.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{HTTPStatus: http.StatusBadRequest, Code: 100, Type: TypeInvalid, Field: field,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// TooLarge: the request body is over the limit.
+func TooLarge(limit int64) *Error {
+	return &Error{HTTPStatus: http.StatusRequestEntityTooLarge, Code: 100, Type: TypeInvalid,
+		Message: fmt.Sprintf("The request body is larger than %d bytes.", limit)}
+}
+
+// NotFound: the object does not exist (or the caller may not know it does).
+func NotFound(what string) *Error {
+	return &Error{HTTPStatus: http.StatusNotFound, Code: 100, Subcode: 33, Type: TypeGraphMethod,
+		Message: fmt.Sprintf("%s does not exist, cannot be loaded due to missing permissions, or does not support this operation.", what)}
+}
+
+// UnknownNode: no route matches the Graph node path.
+func UnknownNode(node string) *Error {
+	return &Error{HTTPStatus: http.StatusNotFound, Code: 2500, Type: TypeGraphMethod,
+		Message: fmt.Sprintf("Unknown path components: %q.", node)}
+}
+
+// UnknownPath: no handler serves the HTTP path.
+func UnknownPath(path string) *Error {
+	return &Error{HTTPStatus: http.StatusNotFound, Code: 2500, Type: TypeGraphMethod,
+		Message: fmt.Sprintf("Unknown path %q.", path)}
+}
+
+// MethodNotAllowed: the path exists but not with this HTTP method.
+func MethodNotAllowed(method string) *Error {
+	return &Error{HTTPStatus: http.StatusMethodNotAllowed, Code: 100, Type: TypeInvalid,
+		Message: fmt.Sprintf("HTTP method %s is not supported on this path.", method)}
+}
+
+// UnknownVersion: the API version in the path is not served.
+func UnknownVersion(version string) *Error {
+	return &Error{HTTPStatus: http.StatusNotFound, Code: 2635, Type: TypeOAuth,
+		Message: fmt.Sprintf("API version %s is not supported; the current version is v1.", version)}
+}
+
+// Unavailable: a product plugin is restarting or otherwise not serving.
+func Unavailable(what string) *Error {
+	return &Error{HTTPStatus: http.StatusServiceUnavailable, Code: 2, Type: TypeUnavailable, Transient: true,
+		Message: fmt.Sprintf("%s is temporarily unavailable; retry shortly.", what)}
+}
+
+// Internal: anything else. The cause is logged with the trace id and never
+// shown to the caller.
+func Internal(cause error) *Error {
+	return &Error{HTTPStatus: http.StatusInternalServerError, Code: 1, Type: TypeInternal,
+		Message: "An unexpected error has occurred. Please retry your request later.", cause: cause}
+}

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is everything the gateway needs to start.
+type Config struct {
+	// Addr is the host:port the one HTTP port listens on.
+	Addr string `json:"addr"`
+	// PublicURL is the address clients use; it is the OAuth issuer and the
+	// base_url of the development credentials. Default http://<addr>.
+	PublicURL string `json:"public_url"`
+	// DataDir holds the embedded PostgreSQL cluster and the dev credentials.
+	DataDir string `json:"data_dir"`
+	// PluginsDir holds one executable per product plugin.
+	PluginsDir string `json:"plugins_dir"`
+	// NoDevSeed disables the development seed.
+	NoDevSeed bool `json:"no_dev_seed"`
+	// TLSCert and TLSKey enable TLS when both are set.
+	TLSCert string `json:"tls_cert"`
+	TLSKey  string `json:"tls_key"`
+	// PluginPins optionally pins plugin binaries by SHA-256 (lowercase hex).
+	PluginPins map[string]string `json:"plugin_pins"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `json:"log_level"`
+
+	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty
+	// means the embedded cluster under DataDir.
+	DatabaseURL string `json:"-"`
+	// AdminToken is the operator's token (SVC_ADMIN_TOKEN); empty means one
+	// is generated and kept in the data folder.
+	AdminToken string `json:"-"`
+}
+
+// Defaults are the settings with no file, flag or environment.
+func Defaults() Config {
+	return Config{
+		Addr:       "127.0.0.1:8080",
+		DataDir:    "./var",
+		PluginsDir: "./bin/plugins",
+		LogLevel:   "info",
+	}
+}
+
+// Parse reads flags from args (without the program name), the file named
+// by --config, and the environment.
+func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	cfg := Defaults()
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "optional JSON file with settings (flags win over it)")
+	addr := fs.String("addr", cfg.Addr, "host:port to listen on")
+	publicURL := fs.String("public-url", "", "public base URL and OAuth issuer (default http://<addr>)")
+	dataDir := fs.String("data-dir", cfg.DataDir, "folder for the embedded database and dev credentials")
+	pluginsDir := fs.String("plugins-dir", cfg.PluginsDir, "folder of plugin binaries")
+	noSeed := fs.Bool("no-dev-seed", false, "never create the development seed")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
+	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
+	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if *file != "" {
+		if err := readFile(*file, &cfg); err != nil {
+			return Config{}, err
+		}
+	}
+	// Flags given explicitly win over the file.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "addr":
+			cfg.Addr = *addr
+		case "public-url":
+			cfg.PublicURL = *publicURL
+		case "data-dir":
+			cfg.DataDir = *dataDir
+		case "plugins-dir":
+			cfg.PluginsDir = *pluginsDir
+		case "no-dev-seed":
+			cfg.NoDevSeed = *noSeed
+		case "tls-cert":
+			cfg.TLSCert = *tlsCert
+		case "tls-key":
+			cfg.TLSKey = *tlsKey
+		case "log-level":
+			cfg.LogLevel = *logLevel
+		}
+	})
+	cfg.DatabaseURL = getenv("SVC_DATABASE_URL")
+	cfg.AdminToken = getenv("SVC_ADMIN_TOKEN")
+	return cfg, cfg.finish()
+}
+
+func readFile(path string, cfg *Config) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// finish validates the settings and fills in derived defaults.
+func (c *Config) finish() error {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", c.Addr, err)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key must be given together")
+	}
+	if c.PublicURL == "" {
+		scheme := "http"
+		if c.TLSCert != "" {
+			scheme = "https"
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		c.PublicURL = scheme + "://" + net.JoinHostPort(host, port)
+	}
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--public-url %q must be an absolute http(s) URL", c.PublicURL)
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	for _, dir := range []*string{&c.DataDir, &c.PluginsDir} {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return err
+		}
+		*dir = abs
+	}
+	return nil
+}

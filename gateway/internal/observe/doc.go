@@ -1,0 +1,6 @@
+// Package observe owns what makes a request traceable: the trace id (the
+// X-Svc-Trace-Id header and the fbtrace_id of errors), the slog handler that
+// stamps it on every log line, and the Prometheus metrics of the HTTP port.
+//
+// It must not depend on any other gateway package.
+package observe

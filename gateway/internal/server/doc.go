@@ -1,0 +1,11 @@
+// Package server owns the gateway's one HTTP port: the middleware every
+// request passes (trace id, panic recovery, API version, body limit), the
+// dispatch between operational endpoints (/healthz, /readyz, /metrics), HTML
+// pages, gRPC health and reflection, and the transcoder that serves every
+// proto service as REST, Connect, gRPC and gRPC-Web.
+//
+// REST callers get errors in the Graph envelope: errors produced by the
+// transcoder are rewritten here through apierr.Write. The set of services is
+// swapped atomically when plugins change, so a reload never drops a request.
+// server knows nothing of any product: services are given to it.
+package server

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/version"
+)
+
+// MaxBodyBytes is the largest request body accepted (CONTRACT §1).
+const MaxBodyBytes = 1 << 20
+
+// traced gives every request a trace id, stamps it on the response, recovers
+// panics into the error envelope, and records metrics.
+func traced(metrics *observe.Metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := observe.NewTraceID()
+		ctx := observe.WithTraceID(r.Context(), id)
+		r = r.WithContext(ctx)
+		w.Header().Set(observe.TraceHeader, id)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.ErrorContext(ctx, "panic serving request", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if !sw.wroteHeader {
+					apierr.Write(sw, r, apierr.Internal(fmt.Errorf("panic: %v", p)))
+				}
+			}
+			metrics.Observe(classify(r), sw.status(), time.Since(start))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// versioned refuses /api/vN paths whose major is not served and labels the
+// others with the Svc-Api-Version header.
+func versioned(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if major, ok := version.Major(r.URL.Path); ok {
+			if !version.Supported(major) {
+				apierr.Write(w, r, apierr.UnknownVersion(major))
+				return
+			}
+			w.Header().Set(version.Header, major)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limited refuses bodies over MaxBodyBytes: at once when Content-Length says
+// so, otherwise when the reader crosses the limit (the error then surfaces
+// through the handler as an *http.MaxBytesError).
+func limited(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			apierr.Write(w, r, apierr.TooLarge(MaxBodyBytes))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBodyBytes)}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitedBody remembers that the limit was crossed, so that the REST error
+// rewriter can answer 413 whatever error the transcoder made of it.
+type limitedBody struct {
+	io.ReadCloser
+	exceeded bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if err != nil && errors.As(err, &tooLarge) {
+		b.exceeded = true
+	}
+	return n, err
+}
+
+func bodyExceeded(r *http.Request) bool {
+	b, ok := r.Body.(*limitedBody)
+	return ok && b.exceeded
+}
+
+// statusWriter records the status written, for metrics and for knowing
+// whether an error can still be written.
+type statusWriter struct {
+	http.ResponseWriter
+	code        int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.code, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.code, w.wroteHeader = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) status() int {
+	if !w.wroteHeader {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes flushes through, for streaming responses.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// isRPC tells Connect, gRPC and gRPC-Web requests (/pkg.Service/Method) from
+// REST and page requests: only RPC paths have a dot in their first segment.
+func isRPC(r *http.Request) bool {
+	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	return strings.Contains(first, ".") && !strings.HasPrefix(first, ".")
+}
+
+// classify labels a request for metrics without unbounded cardinality.
+func classify(r *http.Request) string {
+	switch {
+	case isRPC(r):
+		return "rpc"
+	case strings.HasPrefix(r.URL.Path, "/api/"):
+		return "rest"
+	case r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics":
+		return "ops"
+	}
+	return "page"
+}

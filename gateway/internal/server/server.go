@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"connectrpc.com/vanguard"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/version"
+)
+
+// Options configure a Server.
+type Options struct {
+	Metrics *observe.Metrics
+	// Ready reports whether the gateway can serve: the database is migrated
+	// and every plugin is serving. It backs /healthz, /readyz and gRPC health.
+	Ready func(ctx context.Context) error
+}
+
+// Service is one proto service offered on the port, with its schema.
+type Service struct {
+	Schema  protoreflect.ServiceDescriptor
+	Handler http.Handler
+	// Options apply to this service's transcoding (codecs, type resolver).
+	Options []vanguard.ServiceOption
+}
+
+// Server is the gateway's HTTP port.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	rpc     atomic.Pointer[rpcTable]
+	handler http.Handler
+}
+
+// rpcTable is one immutable generation of the proto services served; it is
+// replaced whole when the set of services changes.
+type rpcTable struct {
+	transcoder http.Handler
+	names      []string
+	files      protodesc.Resolver
+}
+
+// New builds a server with the operational endpoints and no services yet.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /healthz", s.health)
+	s.mux.HandleFunc("GET /readyz", s.health)
+	s.mux.Handle("GET /metrics", opts.Metrics.Handler())
+	s.mux.HandleFunc("GET /developers/changelog", func(w http.ResponseWriter, r *http.Request) {
+		if err := version.RenderHTML(w); err != nil {
+			slog.ErrorContext(r.Context(), "render changelog", "error", err)
+		}
+	})
+	s.mux.Handle(grpchealth.NewHandler(healthChecker{s}))
+	reflector := grpcreflect.NewReflector(s, grpcreflect.WithDescriptorResolver(currentFiles{s}))
+	s.mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	s.mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	s.mux.HandleFunc("/", s.serveRPC)
+	s.handler = traced(opts.Metrics, versioned(limited(s.mux)))
+	if err := s.SetServices(nil, protoregistry.GlobalFiles); err != nil {
+		panic(err) // an empty table cannot fail
+	}
+	return s
+}
+
+// Handle adds a handler for a pattern outside the proto services (OAuth
+// form posts, HTML pages, the Graph endpoint). It must be called before the
+// server starts serving.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// SetServices atomically replaces the proto services served. files resolves
+// their descriptors for reflection. Requests already in flight finish on the
+// table they started with.
+func (s *Server) SetServices(services []Service, files protodesc.Resolver) error {
+	vs := make([]*vanguard.Service, 0, len(services))
+	names := make([]string, 0, len(services))
+	for _, svc := range services {
+		vs = append(vs, vanguard.NewServiceWithSchema(svc.Schema, svc.Handler, svc.Options...))
+		names = append(names, string(svc.Schema.FullName()))
+	}
+	t, err := vanguard.NewTranscoder(vs, vanguard.WithUnknownHandler(http.HandlerFunc(unknown)))
+	if err != nil {
+		return err
+	}
+	s.rpc.Store(&rpcTable{transcoder: t, names: names, files: files})
+	return nil
+}
+
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	t := s.rpc.Load()
+	if isRPC(r) {
+		t.transcoder.ServeHTTP(w, r)
+		return
+	}
+	envelopeErrors(t.transcoder).ServeHTTP(w, r)
+}
+
+func unknown(w http.ResponseWriter, r *http.Request) {
+	if isRPC(r) {
+		// gRPC and Connect clients read 404 as Unimplemented.
+		http.NotFound(w, r)
+		return
+	}
+	apierr.Write(w, r, apierr.UnknownPath(r.URL.Path))
+}
+
+// Names lists the served services, for reflection.
+func (s *Server) Names() []string {
+	t := s.rpc.Load()
+	return append([]string{grpchealth.HealthV1ServiceName}, t.names...)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.opts.Ready(r.Context()); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"unavailable"}`))
+		slog.DebugContext(r.Context(), "not ready", "reason", err)
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+type healthChecker struct{ s *Server }
+
+func (h healthChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	if req.Service != "" && !h.known(req.Service) {
+		return nil, apierr.NotFound("Service " + req.Service).Connect()
+	}
+	if err := h.s.opts.Ready(ctx); err != nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+func (h healthChecker) known(name string) bool {
+	for _, n := range h.s.Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// currentFiles resolves descriptors from the table in use at call time.
+type currentFiles struct{ s *Server }
+
+func (c currentFiles) FindFileByPath(path string) (protoreflect.FileDescriptor, error) {
+	return c.s.rpc.Load().files.FindFileByPath(path)
+}
+
+func (c currentFiles) FindDescriptorByName(name protoreflect.FullName) (protoreflect.Descriptor, error) {
+	return c.s.rpc.Load().files.FindDescriptorByName(name)
+}
+
+// ListenAndServe serves on addr until ctx is cancelled, then shuts down
+// gracefully, waiting up to grace for requests in flight. With certFile and
+// keyFile it serves TLS (HTTP/2 negotiated by ALPN); without, HTTP/1.1 and
+// HTTP/2 over cleartext (h2c), so gRPC clients can connect directly.
+func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, certFile, keyFile string, grace time.Duration) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	errc := make(chan error, 1)
+	go func() {
+		if certFile != "" {
+			errc <- srv.ServeTLS(ln, certFile, keyFile)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}

@@ -1,0 +1,18 @@
+package version
+
+import (
+	"context"
+
+	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
+	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
+)
+
+// Service serves svc.platform.v1.PlatformService.
+type Service struct {
+	platformv1connect.UnimplementedPlatformServiceHandler
+}
+
+// GetChangelog returns the change history.
+func (Service) GetChangelog(context.Context, *platformv1.GetChangelogRequest) (*platformv1.GetChangelogResponse, error) {
+	return ChangelogProto(), nil
+}
