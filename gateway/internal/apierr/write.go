@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -47,25 +48,30 @@ func From(err error) *Error {
 // logs server faults with their cause and the trace id; the body never
 // carries the cause.
 func Write(w http.ResponseWriter, r *http.Request, err error) {
-	e := From(err)
-	trace := observe.TraceID(r.Context())
-	if e.HTTPStatus >= 500 {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path,
-			"status", e.HTTPStatus, "code", e.Code, "error", e.Error())
-	}
-	body, _ := json.Marshal(envelope{Error: envelopeError{
-		Message: e.Message, Type: e.Type, Code: e.Code, Subcode: e.Subcode,
-		FBTraceID: trace, IsTransient: e.Transient,
-	}})
+	status, body := Body(r.Context(), err)
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Del("Content-Length")
-	if trace != "" {
+	if trace := observe.TraceID(r.Context()); trace != "" {
 		h.Set(observe.TraceHeader, trace)
 	}
-	w.WriteHeader(e.HTTPStatus)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// Body renders err as the Graph error envelope and returns it with its HTTP
+// status, for answers that are not written directly (batch items).
+func Body(ctx context.Context, err error) (int, []byte) {
+	e := From(err)
+	if e.HTTPStatus >= 500 && !e.Transient {
+		slog.ErrorContext(ctx, "request failed", "status", e.HTTPStatus, "code", e.Code, "error", e.Error())
+	}
+	body, _ := json.Marshal(envelope{Error: envelopeError{
+		Message: e.Message, Type: e.Type, Code: e.Code, Subcode: e.Subcode,
+		FBTraceID: observe.TraceID(ctx), IsTransient: e.Transient,
+	}})
+	return e.HTTPStatus, body
 }
 
 // Connect converts e to a Connect error carrying a GraphError detail, for

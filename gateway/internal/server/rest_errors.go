@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"connectrpc.com/connect"
@@ -29,19 +31,49 @@ func envelopeErrors(next http.Handler) http.Handler {
 			apierr.Write(w, r, apierr.TooLarge(MaxBodyBytes))
 			return
 		}
-		apierr.Write(w, r, decodeStatus(ew.status, ew.body.Bytes()))
+		if isEnvelope(ew.body.Bytes()) {
+			// Already ours (written through apierr by a handler behind the
+			// transcoder): pass it on.
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(ew.status)
+			_, _ = w.Write(ew.body.Bytes())
+			return
+		}
+		apierr.Write(w, r, decodeStatus(r, ew.status, ew.body.Bytes()))
 	})
+}
+
+// isEnvelope reports whether body is already a Graph error envelope.
+func isEnvelope(body []byte) bool {
+	var probe struct {
+		Error *struct {
+			Code *int `json:"code"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(body, &probe) == nil && probe.Error != nil && probe.Error.Code != nil
 }
 
 // decodeStatus turns a transcoder error body into our error, keeping a
 // GraphError detail when the service attached one.
-func decodeStatus(httpStatus int, body []byte) error {
+func decodeStatus(r *http.Request, httpStatus int, body []byte) error {
 	var st status.Status
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &st); err != nil {
-		if httpStatus == http.StatusNotFound {
-			return apierr.UnknownPath("")
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &st); err != nil || st.GetCode() == 0 {
+		// Not a status body: the transcoder refused the request at the HTTP
+		// level (no such route for this method, unsupported media type).
+		switch httpStatus {
+		case http.StatusNotFound:
+			return apierr.UnknownPath(r.URL.Path)
+		case http.StatusMethodNotAllowed:
+			return apierr.MethodNotAllowed(r.Method)
+		case http.StatusUnsupportedMediaType:
+			return apierr.Invalid("Content-Type", "Invalid parameter: unsupported Content-Type %q.", r.Header.Get("Content-Type"))
+		case http.StatusRequestEntityTooLarge:
+			return apierr.TooLarge(MaxBodyBytes)
 		}
-		return apierr.Internal(err)
+		if httpStatus < 500 {
+			return apierr.Invalid("", "Invalid request: %s.", bytes.TrimSpace(body))
+		}
+		return apierr.Internal(fmt.Errorf("transcoder answered %d: %s", httpStatus, body))
 	}
 	ce := connect.NewWireError(connect.Code(st.GetCode()), errorString(st.GetMessage()))
 	for _, d := range st.GetDetails() {

@@ -94,7 +94,9 @@ func (s *Server) SetServices(services []Service, files protodesc.Resolver) error
 		vs = append(vs, vanguard.NewServiceWithSchema(svc.Schema, svc.Handler, svc.Options...))
 		names = append(names, string(svc.Schema.FullName()))
 	}
-	t, err := vanguard.NewTranscoder(vs, vanguard.WithUnknownHandler(http.HandlerFunc(unknown)))
+	t, err := vanguard.NewTranscoder(vs,
+		vanguard.WithUnknownHandler(http.HandlerFunc(unknown)),
+		vanguard.WithCodec(strictTranscoderJSON))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package version
 import (
 	"context"
 
+	"connectrpc.com/connect"
+
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 )
@@ -13,6 +15,6 @@ type Service struct {
 }
 
 // GetChangelog returns the change history.
-func (Service) GetChangelog(context.Context, *platformv1.GetChangelogRequest) (*platformv1.GetChangelogResponse, error) {
-	return ChangelogProto(), nil
+func (Service) GetChangelog(context.Context, *connect.Request[platformv1.GetChangelogRequest]) (*connect.Response[platformv1.GetChangelogResponse], error) {
+	return connect.NewResponse(ChangelogProto()), nil
 }

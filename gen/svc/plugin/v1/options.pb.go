@@ -308,6 +308,125 @@ func (x *GraphRoute) GetDelete() string {
 	return ""
 }
 
+// Paging is the paging part of a Graph list response. A list method's
+// response has `repeated T data = 1` and `Paging paging = 2`; the gateway
+// renders it as {"cursors":{"before","after"},"next","previous"}, building
+// the absolute next/previous URLs itself.
+type Paging struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Before        string                 `protobuf:"bytes,1,opt,name=before,proto3" json:"before,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	HasNext       bool                   `protobuf:"varint,3,opt,name=has_next,json=hasNext,proto3" json:"has_next,omitempty"`
+	HasPrevious   bool                   `protobuf:"varint,4,opt,name=has_previous,json=hasPrevious,proto3" json:"has_previous,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Paging) Reset() {
+	*x = Paging{}
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Paging) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Paging) ProtoMessage() {}
+
+func (x *Paging) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Paging.ProtoReflect.Descriptor instead.
+func (*Paging) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Paging) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *Paging) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *Paging) GetHasNext() bool {
+	if x != nil {
+		return x.HasNext
+	}
+	return false
+}
+
+func (x *Paging) GetHasPrevious() bool {
+	if x != nil {
+		return x.HasPrevious
+	}
+	return false
+}
+
+// GraphObject marks a message as a Graph object reachable at
+// "<node>/<id>", so that edges of list items can be expanded
+// (fields=posts{id} on each Page of me/pages).
+type GraphObject struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GraphObject) Reset() {
+	*x = GraphObject{}
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GraphObject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GraphObject) ProtoMessage() {}
+
+func (x *GraphObject) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GraphObject.ProtoReflect.Descriptor instead.
+func (*GraphObject) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GraphObject) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
 var file_svc_plugin_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -333,6 +452,14 @@ var file_svc_plugin_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "bytes,51003,opt,name=default_access",
 		Filename:      "svc/plugin/v1/options.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.MessageOptions)(nil),
+		ExtensionType: (*GraphObject)(nil),
+		Field:         51004,
+		Name:          "svc.plugin.v1.object",
+		Tag:           "bytes,51004,opt,name=object",
+		Filename:      "svc/plugin/v1/options.proto",
+	},
 }
 
 // Extension fields to descriptorpb.MethodOptions.
@@ -349,6 +476,12 @@ var (
 	//
 	// optional svc.plugin.v1.Access default_access = 51003;
 	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[2]
+)
+
+// Extension fields to descriptorpb.MessageOptions.
+var (
+	// optional svc.plugin.v1.GraphObject object = 51004;
+	E_Object = &file_svc_plugin_v1_options_proto_extTypes[3]
 )
 
 var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
@@ -370,7 +503,14 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"GraphRoute\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
 	"\x04post\x18\x02 \x01(\tR\x04post\x12\x16\n" +
-	"\x06delete\x18\x03 \x01(\tR\x06delete*\x9e\x01\n" +
+	"\x06delete\x18\x03 \x01(\tR\x06delete\"t\n" +
+	"\x06Paging\x12\x16\n" +
+	"\x06before\x18\x01 \x01(\tR\x06before\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x19\n" +
+	"\bhas_next\x18\x03 \x01(\bR\ahasNext\x12!\n" +
+	"\fhas_previous\x18\x04 \x01(\bR\vhasPrevious\"!\n" +
+	"\vGraphObject\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node*\x9e\x01\n" +
 	"\tTokenKind\x12\x1a\n" +
 	"\x16TOKEN_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fTOKEN_KIND_USER\x10\x01\x12\x1a\n" +
@@ -385,7 +525,8 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x0fPAGE_ROLE_OWNER\x10\x03:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
 	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:_\n" +
-	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccessB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
+	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:U\n" +
+	"\x06object\x12\x1f.google.protobuf.MessageOptions\x18\xbc\x8e\x03 \x01(\v2\x1a.svc.plugin.v1.GraphObjectR\x06objectB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_svc_plugin_v1_options_proto_rawDescOnce sync.Once
@@ -400,29 +541,34 @@ func file_svc_plugin_v1_options_proto_rawDescGZIP() []byte {
 }
 
 var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_svc_plugin_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_svc_plugin_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_svc_plugin_v1_options_proto_goTypes = []any{
 	(TokenKind)(0),                      // 0: svc.plugin.v1.TokenKind
 	(PageRole)(0),                       // 1: svc.plugin.v1.PageRole
 	(*Access)(nil),                      // 2: svc.plugin.v1.Access
 	(*GraphRoute)(nil),                  // 3: svc.plugin.v1.GraphRoute
-	(*descriptorpb.MethodOptions)(nil),  // 4: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 5: google.protobuf.ServiceOptions
+	(*Paging)(nil),                      // 4: svc.plugin.v1.Paging
+	(*GraphObject)(nil),                 // 5: svc.plugin.v1.GraphObject
+	(*descriptorpb.MethodOptions)(nil),  // 6: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 7: google.protobuf.ServiceOptions
+	(*descriptorpb.MessageOptions)(nil), // 8: google.protobuf.MessageOptions
 }
 var file_svc_plugin_v1_options_proto_depIdxs = []int32{
-	0, // 0: svc.plugin.v1.Access.token_kinds:type_name -> svc.plugin.v1.TokenKind
-	1, // 1: svc.plugin.v1.Access.page_role:type_name -> svc.plugin.v1.PageRole
-	4, // 2: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
-	4, // 3: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
-	5, // 4: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	2, // 5: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	3, // 6: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	2, // 7: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	5, // [5:8] is the sub-list for extension type_name
-	2, // [2:5] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0,  // 0: svc.plugin.v1.Access.token_kinds:type_name -> svc.plugin.v1.TokenKind
+	1,  // 1: svc.plugin.v1.Access.page_role:type_name -> svc.plugin.v1.PageRole
+	6,  // 2: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
+	6,  // 3: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
+	7,  // 4: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	8,  // 5: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	2,  // 6: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	3,  // 7: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	2,  // 8: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	5,  // 9: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	6,  // [6:10] is the sub-list for extension type_name
+	2,  // [2:6] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_options_proto_init() }
@@ -436,8 +582,8 @@ func file_svc_plugin_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   2,
-			NumExtensions: 3,
+			NumMessages:   4,
+			NumExtensions: 4,
 			NumServices:   0,
 		},
 		GoTypes:           file_svc_plugin_v1_options_proto_goTypes,

@@ -27,8 +27,11 @@ type DescribeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The protocol version the gateway speaks.
 	ProtocolVersion uint32 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// go-plugin broker id on which the gateway serves the Host service to this
+	// plugin process; 0 when there is none (some tests).
+	HostBrokerId  uint32 `protobuf:"varint,2,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeRequest) Reset() {
@@ -64,6 +67,13 @@ func (*DescribeRequest) Descriptor() ([]byte, []int) {
 func (x *DescribeRequest) GetProtocolVersion() uint32 {
 	if x != nil {
 		return x.ProtocolVersion
+	}
+	return 0
+}
+
+func (x *DescribeRequest) GetHostBrokerId() uint32 {
+	if x != nil {
+		return x.HostBrokerId
 	}
 	return 0
 }
@@ -745,9 +755,10 @@ var File_svc_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"<\n" +
+	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"b\n" +
 	"\x0fDescribeRequest\x12)\n" +
-	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\x87\x02\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12$\n" +
+	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"\x87\x02\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +

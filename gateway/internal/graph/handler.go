@@ -1,0 +1,411 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/route"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// Path is where the Graph endpoint is served.
+const Path = "/api/v1/graph"
+
+// Options configure the Graph endpoint.
+type Options struct {
+	// PublicURL is the base of the absolute paging URLs.
+	PublicURL string
+	// Routes returns the route table in use.
+	Routes func() *route.Table
+	// Idempotency stores write results by Idempotency-Key; nil disables it.
+	Idempotency IdempotencyStore
+	// Limiter counts calls per app, user and Page; nil disables it.
+	Limiter *Limiter
+	// Caller names the app and user making the request, for idempotency
+	// keys and rate limits.
+	Caller func(ctx context.Context) (appID, userID string)
+}
+
+// Handler serves the Graph endpoint.
+type Handler struct {
+	opts   Options
+	router atomic.Pointer[nodeRouter]
+}
+
+// New returns the Graph handler.
+func New(opts Options) *Handler { return &Handler{opts: opts} }
+
+// routerFor returns the node router of the current table, rebuilding it
+// when the table changed.
+func (h *Handler) routerFor() (*nodeRouter, error) {
+	t := h.opts.Routes()
+	if r := h.router.Load(); r != nil && r.table == t {
+		return r, nil
+	}
+	r, err := newNodeRouter(t)
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	h.router.Store(r)
+	return r, nil
+}
+
+// ServeHTTP serves GET, POST and DELETE on the Graph endpoint.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var (
+		status int
+		body   []byte
+		err    error
+	)
+	switch r.Method {
+	case http.MethodGet, http.MethodDelete:
+		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil)
+	case http.MethodPost:
+		status, body, err = h.servePost(w, r)
+	default:
+		err = apierr.MethodNotAllowed(r.Method)
+	}
+	if h.opts.Limiter != nil {
+		if app, _ := h.caller(r.Context()); app != "" {
+			w.Header().Set("X-App-Usage", fmt.Sprintf(`{"call_count":%d}`, h.opts.Limiter.Usage(app)))
+		}
+	}
+	if err != nil {
+		apierr.Write(w, r, err)
+		return
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// servePost reads a write or batch body and runs it, honouring
+// Idempotency-Key.
+func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) (int, []byte, error) {
+	raw, err := readJSONBody(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" && h.opts.Idempotency != nil {
+		app, user := h.caller(r.Context())
+		scope := app
+		if scope == "" {
+			scope = "user:" + user
+		}
+		if len(key) > 255 {
+			return 0, nil, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
+		}
+		return h.opts.Idempotency.Do(r.Context(), scope, key, raw, func() (int, []byte, error) {
+			return h.post(r.Context(), r.URL.Query(), raw)
+		})
+	}
+	return h.post(r.Context(), r.URL.Query(), raw)
+}
+
+func (h *Handler) post(ctx context.Context, q url.Values, raw []byte) (int, []byte, error) {
+	var body map[string]json.RawMessage
+	if err := decodeObject(raw, &body); err != nil {
+		return 0, nil, err
+	}
+	if b, ok := body["batch"]; ok {
+		if len(body) != 1 {
+			return 0, nil, apierr.Invalid("batch", "Invalid parameter: a batch request carries only the batch field.")
+		}
+		return h.batch(ctx, b)
+	}
+	return h.do(ctx, http.MethodPost, q, body)
+}
+
+func (h *Handler) caller(ctx context.Context) (string, string) {
+	if h.opts.Caller == nil {
+		return "", ""
+	}
+	return h.opts.Caller(ctx)
+}
+
+// do runs one Graph call. body is nil for GET and DELETE.
+func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage) (int, []byte, error) {
+	node := q.Get("node")
+	if node == "" && body != nil {
+		if raw, ok := body["node"]; ok {
+			if err := json.Unmarshal(raw, &node); err != nil {
+				return 0, nil, apierr.Invalid("node", "Invalid parameter: node must be a string.")
+			}
+		}
+	}
+	if node == "" {
+		return 0, nil, apierr.Invalid("node", "Invalid parameter: node is required.")
+	}
+	var fields []Field
+	if f := q.Get("fields"); f != "" {
+		var err error
+		if fields, err = ParseFields(f); err != nil {
+			return 0, nil, apierr.Invalid("fields", "Invalid parameter: %v.", err)
+		}
+	}
+	out, err := h.call(ctx, verb, node, q, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	doc, err := h.render(ctx, node, q, out, fields)
+	if err != nil {
+		return 0, nil, err
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return 0, nil, apierr.Internal(err)
+	}
+	return http.StatusOK, b, nil
+}
+
+// call matches the node, binds the request and runs it, returning the
+// decoded response message.
+func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) (protoreflect.Message, error) {
+	segs, err := ParseNode(node)
+	if err != nil {
+		return nil, apierr.Invalid("node", "Invalid parameter: %v.", err)
+	}
+	router, err := h.routerFor()
+	if err != nil {
+		return nil, err
+	}
+	b, vars, ok, exists := router.match(verb, segs)
+	if !ok {
+		if exists {
+			return nil, apierr.Invalid("node", "Unsupported %s request on node %q.", verb, node)
+		}
+		return nil, apierr.UnknownNode(node)
+	}
+	m := b.method
+	in := m.Input.New()
+	if err := bindPath(in, vars); err != nil {
+		return nil, err
+	}
+	if body != nil {
+		if err := bindBody(in, body, vars); err != nil {
+			return nil, err
+		}
+		// Query parameters other than node and fields are not mixed into a
+		// write: the body is the write.
+	} else if err := bindQuery(in, q, vars); err != nil {
+		return nil, err
+	}
+	if err := applyLimit(in); err != nil {
+		return nil, err
+	}
+	if h.opts.Limiter != nil {
+		app, user := h.caller(ctx)
+		if err := h.opts.Limiter.Allow(ctx, app, user, vars["page_id"]); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := router.table.Call(ctx, m, in.Interface(), nil)
+	if err != nil {
+		return nil, err
+	}
+	out := m.Output.New()
+	if err := proto.Unmarshal(raw, out.Interface()); err != nil {
+		return nil, apierr.Internal(fmt.Errorf("%s answered an invalid %s: %w", m.Plugin, m.Desc.Output().FullName(), err))
+	}
+	return out, nil
+}
+
+var renderJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+
+// render turns a response message into the Graph JSON document: paging
+// rewritten, fields selected, edges expanded.
+func (h *Handler) render(ctx context.Context, node string, q url.Values, out protoreflect.Message, fields []Field) (any, error) {
+	b, err := renderJSON.Marshal(out.Interface())
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, apierr.Internal(err)
+	}
+	md := out.Descriptor()
+	if isList(md) {
+		doc["paging"] = h.paging(node, q, out)
+		items, _ := doc["data"].([]any)
+		itemMD := md.Fields().ByName("data").Message()
+		for i, it := range items {
+			obj, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			sel, err := h.selectFields(ctx, itemNode(itemMD, obj), obj, itemMD, fields)
+			if err != nil {
+				return nil, err
+			}
+			items[i] = sel
+		}
+		if items == nil {
+			doc["data"] = []any{}
+		}
+		return doc, nil
+	}
+	return h.selectFields(ctx, node, doc, md, fields)
+}
+
+// isList reports whether md follows the list convention: data + paging.
+func isList(md protoreflect.MessageDescriptor) bool {
+	data, paging := md.Fields().ByName("data"), md.Fields().ByName("paging")
+	return data != nil && data.IsList() && data.Message() != nil &&
+		paging != nil && paging.Message() != nil && paging.Message().FullName() == "svc.plugin.v1.Paging"
+}
+
+// itemNode is the node of a list item, from its message's object option.
+func itemNode(md protoreflect.MessageDescriptor, obj map[string]any) string {
+	o, _ := proto.GetExtension(md.Options(), pluginv1.E_Object).(*pluginv1.GraphObject)
+	id, _ := obj["id"].(string)
+	if o.GetNode() == "" || id == "" {
+		return ""
+	}
+	return o.GetNode() + "/" + id
+}
+
+// paging renders the paging object with absolute next/previous URLs.
+func (h *Handler) paging(node string, q url.Values, out protoreflect.Message) map[string]any {
+	pfd := out.Descriptor().Fields().ByName("paging")
+	p := out.Get(pfd).Message()
+	get := func(name string) protoreflect.Value {
+		return p.Get(p.Descriptor().Fields().ByName(protoreflect.Name(name)))
+	}
+	before, after := get("before").String(), get("after").String()
+	res := map[string]any{"cursors": map[string]any{"before": before, "after": after}}
+	link := func(set, drop, cursor string) string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Set("node", node)
+		v.Del(drop)
+		v.Set(set, cursor)
+		return strings.TrimRight(h.opts.PublicURL, "/") + Path + "?" + v.Encode()
+	}
+	if get("has_next").Bool() && after != "" {
+		res["next"] = link("after", "before", after)
+	}
+	if get("has_previous").Bool() && before != "" {
+		res["previous"] = link("before", "after", before)
+	}
+	return res
+}
+
+// selectFields keeps the selected fields of obj and expands edges. With no
+// selection obj is returned as is.
+func (h *Handler) selectFields(ctx context.Context, node string, obj map[string]any, md protoreflect.MessageDescriptor, fields []Field) (map[string]any, error) {
+	if len(fields) == 0 {
+		return obj, nil
+	}
+	out := make(map[string]any, len(fields)+1)
+	if id, ok := obj["id"]; ok {
+		out["id"] = id
+	}
+	for _, f := range fields {
+		if fd := md.Fields().ByName(protoreflect.Name(f.Name)); fd != nil {
+			v := obj[f.Name]
+			if f.Sub != nil && fd.Message() != nil && !fd.IsList() && !fd.IsMap() {
+				if child, ok := v.(map[string]any); ok {
+					sel, err := h.selectFields(ctx, "", child, fd.Message(), f.Sub)
+					if err != nil {
+						return nil, err
+					}
+					v = sel
+				}
+			}
+			out[f.Name] = v
+			continue
+		}
+		edge, err := h.expand(ctx, node, f)
+		if err != nil {
+			return nil, err
+		}
+		out[f.Name] = edge
+	}
+	return out, nil
+}
+
+// expand reads the edge f of node as a nested Graph read.
+func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error) {
+	unknown := apierr.Invalid("fields", "Invalid parameter: unknown field %q.", f.Name)
+	if node == "" {
+		return nil, unknown
+	}
+	sub := node + "/" + f.Name
+	segs, err := ParseNode(sub)
+	if err != nil {
+		return nil, unknown
+	}
+	router, err := h.routerFor()
+	if err != nil {
+		return nil, err
+	}
+	if _, _, ok, _ := router.match(http.MethodGet, segs); !ok {
+		return nil, unknown
+	}
+	q := url.Values{}
+	if f.Limit > 0 {
+		q.Set("limit", fmt.Sprint(f.Limit))
+	}
+	out, err := h.call(ctx, http.MethodGet, sub, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	return h.render(ctx, sub, q, out, f.Sub)
+}
+
+// readJSONBody reads a POST body, which must be JSON.
+func readJSONBody(r *http.Request) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || mt != "application/json" {
+		return nil, apierr.Invalid("Content-Type", "Invalid parameter: Content-Type must be application/json.")
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, apierr.TooLarge(tooLarge.Limit)
+		}
+		return nil, apierr.Invalid("body", "Invalid parameter: the request body could not be read.")
+	}
+	return raw, nil
+}
+
+// decodeObject decodes a JSON object, refusing anything else.
+func decodeObject(raw []byte, into *map[string]json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(into); err != nil || *into == nil {
+		return apierr.Invalid("body", "Invalid parameter: the body must be a JSON object.")
+	}
+	if dec.More() {
+		return apierr.Invalid("body", "Invalid parameter: the body must be one JSON object.")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return apierr.Invalid("body", "Invalid parameter: the body must be one JSON object.")
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+)
+
+// Limits are calls allowed per window for each kind of caller; zero means
+// unlimited.
+type Limits struct {
+	App    int           `json:"app"`
+	User   int           `json:"user"`
+	Page   int           `json:"page"`
+	Window time.Duration `json:"-"`
+}
+
+// DefaultLimits are generous enough that only a runaway client meets them.
+var DefaultLimits = Limits{App: 60000, User: 20000, Page: 30000, Window: time.Minute}
+
+// Limiter counts Graph calls in fixed windows per app, user and Page. The
+// counts live in this gateway's memory: with N replicas behind a balancer a
+// caller gets up to N times the limit. That is the usual trade of edge rate
+// limiting for a read path that must not write to the database per call.
+type Limiter struct {
+	limits Limits
+	now    func() time.Time
+
+	mu     sync.Mutex
+	window int64
+	counts map[string]int
+}
+
+// NewLimiter returns a limiter enforcing limits.
+func NewLimiter(limits Limits) *Limiter {
+	if limits.Window <= 0 {
+		limits.Window = time.Minute
+	}
+	return &Limiter{limits: limits, now: time.Now, counts: map[string]int{}}
+}
+
+// Allow counts one call and refuses it when any of its callers is over the
+// limit: code 4 for the app, 17 for the user, 32 for the Page.
+func (l *Limiter) Allow(_ context.Context, app, user, page string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.now().UnixNano() / int64(l.limits.Window)
+	if w != l.window {
+		l.window = w
+		clear(l.counts)
+	}
+	checks := []struct {
+		key   string
+		limit int
+		code  int
+		what  string
+	}{
+		{"app:" + app, l.limits.App, 4, "Application request limit reached"},
+		{"user:" + user, l.limits.User, 17, "User request limit reached"},
+		{"page:" + page, l.limits.Page, 32, "Page request limit reached"},
+	}
+	for _, c := range checks {
+		if c.limit == 0 || c.key[len(c.key)-1] == ':' {
+			continue
+		}
+		if l.counts[c.key] >= c.limit {
+			return &apierr.Error{HTTPStatus: http.StatusTooManyRequests, Code: c.code, Type: apierr.TypeRateLimit,
+				Transient: true, Message: fmt.Sprintf("%s; retry after the current %s window.", c.what, l.limits.Window)}
+		}
+	}
+	for _, c := range checks {
+		if c.limit != 0 && c.key[len(c.key)-1] != ':' {
+			l.counts[c.key]++
+		}
+	}
+	return nil
+}
+
+// Usage is the share of the app's limit used in the current window, in
+// percent, for the X-App-Usage header.
+func (l *Limiter) Usage(app string) int {
+	if app == "" || l.limits.App == 0 {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.now().UnixNano()/int64(l.limits.Window) != l.window {
+		return 0
+	}
+	return l.counts["app:"+app] * 100 / l.limits.App
+}

@@ -1,0 +1,378 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/vanguard"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/validate"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// Invoker runs one unary call of a plugin.
+type Invoker interface {
+	Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error)
+}
+
+// StreamInvoker runs one server-streaming call, handing each response to
+// send. Invokers that serve streaming methods implement it.
+type StreamInvoker interface {
+	InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error
+}
+
+// Guard enforces a method's access rule for the caller carried by ctx and
+// returns the principal the plugin will see.
+type Guard interface {
+	Check(ctx context.Context, access *pluginv1.Access, pageID string) (*pluginv1.Principal, error)
+}
+
+// Source is one plugin (or the gateway's own in-process services) as the
+// router sees it.
+type Source struct {
+	Name     string
+	Manifest *pluginv1.Manifest
+	Invoker  Invoker
+}
+
+// Method is one routable method.
+type Method struct {
+	Plugin    string
+	Procedure string
+	Desc      protoreflect.MethodDescriptor
+	Input     protoreflect.MessageType
+	Output    protoreflect.MessageType
+	Access    *pluginv1.Access
+	Graph     *pluginv1.GraphRoute
+	invoker   Invoker
+}
+
+// Table is one immutable generation of routes.
+type Table struct {
+	methods  map[string]*Method
+	services []server.Service
+	files    Files
+	guard    Guard
+}
+
+// Build makes a route table from sources. It fails when a manifest's
+// descriptors do not resolve or two sources serve the same service.
+func Build(sources []Source, guard Guard) (*Table, error) {
+	t := &Table{methods: map[string]*Method{}, guard: guard}
+	owner := map[string]string{}
+	for _, src := range sources {
+		files, err := protodesc.NewFiles(src.Manifest.GetFiles())
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: descriptors: %w", src.Name, err)
+		}
+		t.files = append(t.files, files)
+		types := dynamicTypes(files)
+		for _, name := range src.Manifest.GetServices() {
+			if prev, dup := owner[name]; dup {
+				return nil, fmt.Errorf("service %s is served by both %s and %s", name, prev, src.Name)
+			}
+			owner[name] = src.Name
+			d, err := files.FindDescriptorByName(protoreflect.FullName(name))
+			if err != nil {
+				return nil, fmt.Errorf("plugin %s: service %s: %w", src.Name, name, err)
+			}
+			sd, ok := d.(protoreflect.ServiceDescriptor)
+			if !ok {
+				return nil, fmt.Errorf("plugin %s: %s is not a service", src.Name, name)
+			}
+			svc, err := t.service(src, sd, types)
+			if err != nil {
+				return nil, err
+			}
+			t.services = append(t.services, svc)
+		}
+	}
+	return t, nil
+}
+
+func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *protoregistry.Types) (server.Service, error) {
+	mux := http.NewServeMux()
+	defaultAccess, _ := proto.GetExtension(sd.Options(), pluginv1.E_DefaultAccess).(*pluginv1.Access)
+	methods := sd.Methods()
+	for i := range methods.Len() {
+		md := methods.Get(i)
+		if md.IsStreamingClient() {
+			return server.Service{}, fmt.Errorf("plugin %s: %s: client streaming is not supported", src.Name, md.FullName())
+		}
+		access, _ := proto.GetExtension(md.Options(), pluginv1.E_Access).(*pluginv1.Access)
+		if access == nil {
+			access = defaultAccess
+		}
+		if access == nil {
+			// A method that declares nothing needs a credential of any kind
+			// except the operator's: closed by default.
+			access = &pluginv1.Access{}
+		}
+		graph, _ := proto.GetExtension(md.Options(), pluginv1.E_Graph).(*pluginv1.GraphRoute)
+		m := &Method{
+			Plugin:    src.Name,
+			Procedure: "/" + string(sd.FullName()) + "/" + string(md.Name()),
+			Desc:      md,
+			Input:     dynamicpb.NewMessageType(md.Input()),
+			Output:    dynamicpb.NewMessageType(md.Output()),
+			Access:    access,
+			Graph:     graph,
+			invoker:   src.Invoker,
+		}
+		t.methods[m.Procedure] = m
+		mux.Handle(m.Procedure, t.handler(m))
+	}
+	return server.Service{
+		Schema:  sd,
+		Handler: mux,
+		Options: []vanguard.ServiceOption{
+			vanguard.WithTypeResolver(types),
+			// Plugins speak protobuf only: JSON and REST callers are transcoded
+			// once here, protobuf callers pass through untouched.
+			vanguard.WithTargetCodecs(vanguard.CodecProto),
+		},
+	}, nil
+}
+
+// Services are the table's services, for server.SetServices.
+func (t *Table) Services() []server.Service { return t.services }
+
+// Files resolves the descriptors of every source, for reflection.
+func (t *Table) Files() Files { return t.files }
+
+// Method finds a method by procedure ("/pkg.Service/Method").
+func (t *Table) Method(procedure string) (*Method, bool) {
+	m, ok := t.methods[procedure]
+	return m, ok
+}
+
+// Methods lists every method, sorted by procedure.
+func (t *Table) Methods() []*Method {
+	out := make([]*Method, 0, len(t.methods))
+	for _, m := range t.methods {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Procedure < out[j].Procedure })
+	return out
+}
+
+// Call runs one unary call of m with an already decoded request. raw, when
+// not nil, is req's wire form and is forwarded as is.
+func (t *Table) Call(ctx context.Context, m *Method, req proto.Message, raw []byte) ([]byte, error) {
+	ireq, err := t.prepare(ctx, m, req, raw)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.invoker.Invoke(ctx, ireq)
+	if err != nil {
+		return nil, err
+	}
+	if e := res.GetError(); e != nil {
+		return nil, PluginError(e)
+	}
+	return res.GetResponse(), nil
+}
+
+// prepare validates and authorizes a call and builds the plugin request.
+func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw []byte) (*pluginv1.InvokeRequest, error) {
+	if err := validate.Check(req); err != nil {
+		return nil, err
+	}
+	principal, err := t.guard.Check(ctx, m.Access, pageID(req, m.Access))
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		opts := proto.MarshalOptions{Deterministic: true}
+		if raw, err = opts.Marshal(req); err != nil {
+			return nil, apierr.Internal(err)
+		}
+	}
+	ireq := &pluginv1.InvokeRequest{
+		Procedure: m.Procedure,
+		Request:   raw,
+		Principal: principal,
+		TraceId:   observe.TraceID(ctx),
+	}
+	if d, ok := ctx.Deadline(); ok {
+		ireq.DeadlineUnixNano = d.UnixNano()
+	}
+	return ireq, nil
+}
+
+// pageID reads the Page id the access rule refers to from the request.
+func pageID(req proto.Message, access *pluginv1.Access) string {
+	if access.GetPageRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && access.GetProduct() == "" {
+		return ""
+	}
+	name := access.GetPageField()
+	if name == "" {
+		name = "page_id"
+	}
+	msg := req.ProtoReflect()
+	fd := msg.Descriptor().Fields().ByName(protoreflect.Name(name))
+	if fd == nil || fd.Kind() != protoreflect.StringKind || fd.IsList() {
+		return ""
+	}
+	return msg.Get(fd).String()
+}
+
+// PluginError turns an error answered by a plugin into the platform's.
+func PluginError(e *pluginv1.Error) error {
+	if g := e.GetGraph(); g != nil && g.GetHttpStatus() != 0 {
+		return apierr.FromProto(g, e.GetMessage())
+	}
+	return apierr.FromConnect(connect.NewError(connect.Code(e.GetConnectCode()), errors.New(e.GetMessage())))
+}
+
+// handler serves one method over Connect, gRPC and gRPC-Web, with the
+// request and response kept as bytes.
+func (t *Table) handler(m *Method) http.Handler {
+	opts := []connect.HandlerOption{connect.WithCodec(rawCodec{}), connect.WithSchema(m.Desc)}
+	if mo, ok := m.Desc.Options().(*descriptorpb.MethodOptions); ok &&
+		mo.GetIdempotencyLevel() == descriptorpb.MethodOptions_NO_SIDE_EFFECTS {
+		// Lets Connect clients call it with GET, cacheable.
+		opts = append(opts, connect.WithIdempotency(connect.IdempotencyNoSideEffects))
+	}
+	if m.Desc.IsStreamingServer() {
+		return connect.NewServerStreamHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage], stream *connect.ServerStream[rawMessage]) error {
+			return t.serveStream(ctx, m, req.Msg.b, stream)
+		}, opts...)
+	}
+	return connect.NewUnaryHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage]) (*connect.Response[rawMessage], error) {
+		in := m.Input.New().Interface()
+		if err := proto.Unmarshal(req.Msg.b, in); err != nil {
+			return nil, apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()).Connect()
+		}
+		out, err := t.Call(ctx, m, in, req.Msg.b)
+		if err != nil {
+			return nil, connectError(ctx, err)
+		}
+		return connect.NewResponse(&rawMessage{b: out}), nil
+	}, opts...)
+}
+
+func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *connect.ServerStream[rawMessage]) error {
+	si, ok := m.invoker.(StreamInvoker)
+	if !ok {
+		return apierr.Internal(fmt.Errorf("plugin %s cannot stream", m.Plugin)).Connect()
+	}
+	in := m.Input.New().Interface()
+	if err := proto.Unmarshal(raw, in); err != nil {
+		return apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()).Connect()
+	}
+	ireq, err := t.prepare(ctx, m, in, raw)
+	if err != nil {
+		return connectError(ctx, err)
+	}
+	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
+		if e := res.GetError(); e != nil {
+			return PluginError(e)
+		}
+		return stream.Send(&rawMessage{b: res.GetResponse()})
+	})
+	return connectError(ctx, err)
+}
+
+func connectError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	e := apierr.From(err)
+	if e.HTTPStatus >= 500 && !e.Transient {
+		slog.ErrorContext(ctx, "call failed", "error", e.Error())
+	}
+	return e.Connect()
+}
+
+// dynamicTypes registers every message and enum of files, so the transcoder
+// can resolve request, response and google.protobuf.Any types.
+func dynamicTypes(files *protoregistry.Files) *protoregistry.Types {
+	types := new(protoregistry.Types)
+	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		registerMessages(types, fd.Messages())
+		enums := fd.Enums()
+		for i := range enums.Len() {
+			_ = types.RegisterEnum(dynamicpb.NewEnumType(enums.Get(i)))
+		}
+		exts := fd.Extensions()
+		for i := range exts.Len() {
+			_ = types.RegisterExtension(dynamicpb.NewExtensionType(exts.Get(i)))
+		}
+		return true
+	})
+	return types
+}
+
+func registerMessages(types *protoregistry.Types, msgs protoreflect.MessageDescriptors) {
+	for i := range msgs.Len() {
+		md := msgs.Get(i)
+		_ = types.RegisterMessage(dynamicpb.NewMessageType(md))
+		registerMessages(types, md.Messages())
+		enums := md.Enums()
+		for j := range enums.Len() {
+			_ = types.RegisterEnum(dynamicpb.NewEnumType(enums.Get(j)))
+		}
+	}
+}
+
+// Files resolves descriptors across several sources' registries, first
+// match wins, falling back to the gateway's own compiled-in files.
+type Files []*protoregistry.Files
+
+// FindFileByPath implements protodesc.Resolver.
+func (f Files) FindFileByPath(path string) (protoreflect.FileDescriptor, error) {
+	for _, files := range f {
+		if fd, err := files.FindFileByPath(path); err == nil {
+			return fd, nil
+		}
+	}
+	return protoregistry.GlobalFiles.FindFileByPath(path)
+}
+
+// FindDescriptorByName implements protodesc.Resolver.
+func (f Files) FindDescriptorByName(name protoreflect.FullName) (protoreflect.Descriptor, error) {
+	for _, files := range f {
+		if d, err := files.FindDescriptorByName(name); err == nil {
+			return d, nil
+		}
+	}
+	return protoregistry.GlobalFiles.FindDescriptorByName(name)
+}
+
+// Routes lists the bindings of a source's methods as operators read them:
+// "GET page/{page_id}/posts" for Graph nodes, "POST /svc.x.v1.S/M" for RPC.
+func (t *Table) Routes(plugin string) []string {
+	var out []string
+	for _, m := range t.Methods() {
+		if m.Plugin != plugin {
+			continue
+		}
+		g := m.Graph
+		for _, b := range [][2]string{{"GET", g.GetGet()}, {"POST", g.GetPost()}, {"DELETE", g.GetDelete()}} {
+			if b[1] != "" {
+				out = append(out, b[0]+" "+b[1])
+			}
+		}
+		out = append(out, "RPC "+m.Procedure)
+	}
+	return out
+}

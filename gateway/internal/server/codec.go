@@ -1,0 +1,57 @@
+package server
+
+import (
+	"fmt"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/vanguard"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/validate"
+)
+
+// HandlerOptions are the options every compiled-in Connect handler uses:
+// strict JSON (unknown fields refused, CONTRACT §1), protovalidate, and
+// platform errors with their GraphError detail.
+func HandlerOptions() []connect.HandlerOption {
+	return []connect.HandlerOption{
+		connect.WithCodec(strictJSON{}),
+		connect.WithInterceptors(validate.Interceptor(), apierr.Interceptor()),
+	}
+}
+
+// strictJSON is Connect's "json" codec with unknown fields refused.
+type strictJSON struct{}
+
+func (strictJSON) Name() string { return "json" }
+
+func (strictJSON) Marshal(v any) ([]byte, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("json codec: %T is not a proto message", v)
+	}
+	return protojson.Marshal(m)
+}
+
+func (strictJSON) Unmarshal(data []byte, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return fmt.Errorf("json codec: %T is not a proto message", v)
+	}
+	if len(data) == 0 {
+		// Connect GET requests may carry an empty message.
+		proto.Reset(m)
+		return nil
+	}
+	return protojson.Unmarshal(data, m)
+}
+
+// strictTranscoderJSON is the transcoder's JSON codec (REST bodies and
+// Connect JSON for plugin services) with unknown fields refused.
+func strictTranscoderJSON(res vanguard.TypeResolver) vanguard.Codec {
+	c := vanguard.NewJSONCodec(res)
+	c.UnmarshalOptions.DiscardUnknown = false
+	return c
+}

@@ -1,0 +1,24 @@
+-- name: ClaimIdempotencyKey :one
+-- Claims a key for a new request; an expired claim is taken over. Returns
+-- no row when the key is held by a live claim or answer.
+INSERT INTO core.idempotency_keys (scope, key, request_hash)
+VALUES (@scope, @key, @request_hash)
+ON CONFLICT (scope, key) DO UPDATE
+    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
+    WHERE core.idempotency_keys.created_at < now() - interval '24 hours'
+RETURNING created_at;
+
+-- name: GetIdempotencyKey :one
+SELECT request_hash, status, response, created_at
+FROM core.idempotency_keys
+WHERE scope = @scope AND key = @key;
+
+-- name: StoreIdempotentResponse :exec
+UPDATE core.idempotency_keys SET status = @status, response = @response
+WHERE scope = @scope AND key = @key;
+
+-- name: ReleaseIdempotencyKey :exec
+DELETE FROM core.idempotency_keys WHERE scope = @scope AND key = @key AND response IS NULL;
+
+-- name: PruneIdempotencyKeys :execrows
+DELETE FROM core.idempotency_keys WHERE created_at < now() - interval '24 hours';
