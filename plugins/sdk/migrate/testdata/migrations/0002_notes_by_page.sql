@@ -1,0 +1,1 @@
+CREATE INDEX notes_by_page ON notes (page_id, id);
