@@ -8,9 +8,222 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type CoreApp struct {
+	ID               int64
+	Name             string
+	ClientID         string
+	ClientSecretHash []byte
+	Mode             string
+	CreatedAt        pgtype.Timestamptz
+}
+
+type CoreAppConfig struct {
+	AppID          int64
+	PlatformConfig []byte
+	UpdatedAt      pgtype.Timestamptz
+}
+
+type CoreAppProduct struct {
+	AppID   int64
+	Product string
+}
+
+type CoreAppRedirectUri struct {
+	AppID int64
+	Uri   string
+}
+
+type CoreAppScopeReview struct {
+	AppID       int64
+	Scope       string
+	Status      string
+	Score       *int32
+	ReviewerID  *int64
+	Reason      string
+	SubmittedAt pgtype.Timestamptz
+	DecidedAt   pgtype.Timestamptz
+}
+
+type CoreAppTeam struct {
+	AppID  int64
+	UserID int64
+	Role   string
+}
+
+type CoreAppTestUser struct {
+	AppID  int64
+	UserID int64
+}
+
+type CoreCredential struct {
+	TokenHash []byte
+	Kind      int16
+	AppID     *int64
+	UserID    *int64
+	Scopes    []string
+	GrantID   *int64
+	Label     *string
+	Hint      string
+	ExpiresAt pgtype.Timestamptz
+	RevokedAt pgtype.Timestamptz
+	CreatedAt pgtype.Timestamptz
+}
+
+type CoreIdempotencyKey struct {
+	Scope       string
+	Key         string
+	RequestHash []byte
+	Status      *int32
+	Response    []byte
+	CreatedAt   pgtype.Timestamptz
+}
+
 type CoreInstallation struct {
 	Singleton bool
 	ID        string
 	DevSeeded bool
 	CreatedAt pgtype.Timestamptz
+}
+
+type CoreOauthCode struct {
+	CodeHash      []byte
+	GrantID       int64
+	AppID         int64
+	UserID        int64
+	RedirectUri   string
+	Scopes        []string
+	CodeChallenge string
+	Nonce         string
+	AuthTime      pgtype.Timestamptz
+	ExpiresAt     pgtype.Timestamptz
+	UsedAt        pgtype.Timestamptz
+	CreatedAt     pgtype.Timestamptz
+}
+
+type CoreOauthConsent struct {
+	UserID    int64
+	AppID     int64
+	Scopes    []string
+	UpdatedAt pgtype.Timestamptz
+}
+
+type CoreOauthGrant struct {
+	ID        int64
+	AppID     int64
+	UserID    *int64
+	Scopes    []string
+	CreatedAt pgtype.Timestamptz
+	RevokedAt pgtype.Timestamptz
+}
+
+type CoreOauthRefreshToken struct {
+	TokenHash []byte
+	GrantID   int64
+	AppID     int64
+	UserID    int64
+	Scopes    []string
+	ExpiresAt pgtype.Timestamptz
+	UsedAt    pgtype.Timestamptz
+	RevokedAt pgtype.Timestamptz
+	CreatedAt pgtype.Timestamptz
+}
+
+type CoreOutbox struct {
+	Seq          int64
+	ID           string
+	Type         string
+	PageID       *string
+	AppID        *string
+	Data         []byte
+	CreatedAt    pgtype.Timestamptz
+	DispatchedAt pgtype.Timestamptz
+}
+
+type CorePage struct {
+	ID               int64
+	Name             string
+	Published        bool
+	ChatSurfacing    bool
+	InboxAutomation  bool
+	AssistantLabel   string
+	InboxMergeLinked bool
+	CreatedAt        pgtype.Timestamptz
+}
+
+type CorePageLink struct {
+	PageID    int64
+	AppID     int64
+	Products  []string
+	CreatedAt pgtype.Timestamptz
+}
+
+type CorePageRole struct {
+	PageID    int64
+	UserID    int64
+	Role      string
+	CreatedAt pgtype.Timestamptz
+}
+
+type CoreSigningKey struct {
+	Kid        string
+	Algorithm  string
+	PrivateKey []byte
+	Sealed     bool
+	Active     bool
+	CreatedAt  pgtype.Timestamptz
+}
+
+type CoreUser struct {
+	ID           int64
+	Username     string
+	Name         string
+	PasswordHash string
+	IsStaff      bool
+	CreatedAt    pgtype.Timestamptz
+}
+
+type CoreWebhookAppSecret struct {
+	AppID     int64
+	Sealed    []byte
+	UpdatedAt pgtype.Timestamptz
+}
+
+type CoreWebhookAttempt struct {
+	ID              int64
+	DeliverySeq     int64
+	At              pgtype.Timestamptz
+	StatusCode      int32
+	LatencyMs       int32
+	Error           string
+	ResponseExcerpt string
+}
+
+type CoreWebhookDelivery struct {
+	Seq            int64
+	ID             string
+	AppID          int64
+	EventID        string
+	EventType      string
+	PageID         *string
+	EventCreatedAt pgtype.Timestamptz
+	Data           []byte
+	Test           bool
+	ReplayOf       *int64
+	Status         string
+	FailedAttempts int32
+	NextAttemptAt  pgtype.Timestamptz
+	LeaseToken     *int64
+	CreatedAt      pgtype.Timestamptz
+	CompletedAt    pgtype.Timestamptz
+}
+
+type CoreWebhookSubscription struct {
+	AppID        int64
+	CallbackUrl  string
+	Events       []string
+	Active       bool
+	FailingSince pgtype.Timestamptz
+	DisabledAt   pgtype.Timestamptz
+	CreatedAt    pgtype.Timestamptz
+	UpdatedAt    pgtype.Timestamptz
 }

@@ -1,0 +1,145 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// SessionCookie is the name of the console and login-page session cookie.
+const SessionCookie = "svc_session"
+
+// DefaultCacheTTL bounds how long a revocation made on another gateway may
+// go unnoticed here.
+const DefaultCacheTTL = 2 * time.Second
+
+// Options configure an Authenticator.
+type Options struct {
+	// CacheTTL is how long an authenticated credential is remembered;
+	// 0 means DefaultCacheTTL, negative disables the cache.
+	CacheTTL time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Authenticator resolves credentials and enforces access rules.
+type Authenticator struct {
+	ids   *identity.Service
+	q     *coredb.Queries
+	cache *credentialCache
+	facts *factsCache
+	now   func() time.Time
+}
+
+// New returns an Authenticator over the identity store.
+func New(ids *identity.Service, opts Options) *Authenticator {
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = DefaultCacheTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Authenticator{ids: ids, q: ids.Queries(), cache: newCredentialCache(opts.CacheTTL),
+		facts: newFactsCache(opts.CacheTTL), now: opts.Now}
+}
+
+// Authenticate resolves the request's credential: the Authorization header's
+// bearer token, else the session cookie. It returns nil, nil when the
+// request carries no credential, and an *apierr.Error for a bad one:
+// 190/467 unknown, malformed or revoked, 190/463 expired.
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Principal, error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+		token = strings.TrimSpace(token)
+		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return nil, apierr.InvalidToken()
+		}
+		return a.AuthenticateToken(ctx, token)
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+		p, err := a.AuthenticateToken(ctx, c.Value)
+		if err != nil {
+			return nil, err
+		}
+		// The cookie carries sessions only: a token pasted into it is refused.
+		if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+			return nil, apierr.InvalidToken()
+		}
+		return p, nil
+	}
+	return nil, nil
+}
+
+// AuthenticateToken resolves one bearer token.
+func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*Principal, error) {
+	if len(token) > 512 {
+		return nil, apierr.InvalidToken()
+	}
+	hash := identity.HashToken(token)
+	now := a.now()
+	if p, ok := a.cache.get(hash, now); ok {
+		return &p, nil
+	}
+	row, err := a.q.LookupCredential(ctx, hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apierr.InvalidToken()
+	}
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	if row.RevokedAt.Valid {
+		return nil, apierr.InvalidToken()
+	}
+	p := Principal{Kind: pluginv1.TokenKind(row.Kind), Scopes: row.Scopes, Live: row.AppMode == string(identity.ModeLive),
+		Staff: row.IsStaff}
+	if row.ExpiresAt.Valid {
+		p.ExpiresAt = row.ExpiresAt.Time
+		if !now.Before(p.ExpiresAt) {
+			return nil, apierr.ExpiredToken()
+		}
+	}
+	if row.UserID != nil {
+		p.UserID = identity.FormatID(*row.UserID)
+	}
+	if row.AppID != nil {
+		p.AppID = identity.FormatID(*row.AppID)
+	}
+	if p.Scopes == nil {
+		p.Scopes = []string{}
+	}
+	a.cache.put(hash, p, now)
+	return &p, nil
+}
+
+// Forget drops credentials from the cache by hash, after they were revoked.
+func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
+
+// Revoke revokes a bearer credential given in plain (a session at sign-out,
+// an app key) and forgets it at once. It reports whether there was one.
+func (a *Authenticator) Revoke(ctx context.Context, token string) (bool, error) {
+	ok, err := a.ids.RevokeCredential(ctx, token)
+	a.Forget(identity.HashToken(token))
+	return ok, err
+}
+
+// Middleware authenticates every request and puts its principal (nil when
+// anonymous) in the context; a bad credential is refused with its error.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r.Context(), r)
+		if err != nil {
+			apierr.Write(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}

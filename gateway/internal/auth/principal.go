@@ -1,0 +1,54 @@
+package auth
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// Principal is the caller of one request, resolved from its credential.
+// Treat it as read-only: it may be shared between requests.
+type Principal struct {
+	// Kind is the kind of credential presented.
+	Kind pluginv1.TokenKind
+	// UserID is the user acting (user tokens, sessions); "" for apps alone.
+	UserID string
+	// AppID is the app acting (user tokens, system user tokens, app keys).
+	AppID string
+	// Scopes granted to the credential (user and system user tokens).
+	Scopes []string
+	// Live: the app is in live mode.
+	Live bool
+	// Staff: the user is platform staff.
+	Staff bool
+	// ExpiresAt is when the credential expires; zero if it does not.
+	ExpiresAt time.Time
+}
+
+// HasScope reports whether the credential carries scope.
+func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the request's principal, or nil for an anonymous one.
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
+
+// Proto is the principal as the plugin protocol carries it to a plugin
+// (InvokeRequest.principal); nil stays nil for anonymous calls.
+func (p *Principal) Proto() *pluginv1.Principal {
+	if p == nil {
+		return nil
+	}
+	return &pluginv1.Principal{TokenKind: p.Kind, UserId: p.UserID, AppId: p.AppID,
+		Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff}
+}

@@ -1,0 +1,151 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// WrongCredentials: the username or password given to sign in is wrong.
+func WrongCredentials() *apierr.Error {
+	return &apierr.Error{HTTPStatus: http.StatusUnauthorized, Code: 190, Subcode: 2069007, Type: apierr.TypeOAuth,
+		Message: "Wrong username or password."}
+}
+
+// SessionHandler serves the first-party session endpoint
+// (`/api/mobile/auth/session`): POST {"username","password"} opens a session
+// and answers {"sessionToken","userId","expiresAt"}; DELETE with the session
+// as bearer token closes it. Errors use the Graph envelope.
+func (a *Authenticator) SessionHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			a.signIn(w, r)
+		case http.MethodDelete:
+			a.signOut(w, r)
+		default:
+			apierr.Write(w, r, apierr.MethodNotAllowed(r.Method))
+		}
+	})
+}
+
+type signInRequest struct {
+	Username *string `json:"username"`
+	Password *string `json:"password"`
+}
+
+type signInResponse struct {
+	SessionToken string `json:"sessionToken"`
+	UserID       string `json:"userId"`
+	ExpiresAt    string `json:"expiresAt"`
+}
+
+func (a *Authenticator) signIn(w http.ResponseWriter, r *http.Request) {
+	var req signInRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		apierr.Write(w, r, err)
+		return
+	}
+	switch {
+	case req.Username == nil || *req.Username == "":
+		apierr.Write(w, r, apierr.Invalid("username", "The parameter username is required."))
+		return
+	case req.Password == nil || *req.Password == "":
+		apierr.Write(w, r, apierr.Invalid("password", "The parameter password is required."))
+		return
+	}
+	s, err := a.ids.SignIn(r.Context(), *req.Username, *req.Password)
+	if errors.Is(err, identity.ErrWrongPassword) {
+		slog.InfoContext(r.Context(), "mobile sign-in refused")
+		apierr.Write(w, r, WrongCredentials())
+		return
+	}
+	if err != nil {
+		apierr.Write(w, r, apierr.Internal(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, signInResponse{SessionToken: s.Token, UserID: s.UserID,
+		ExpiresAt: s.ExpiresAt.UTC().Format(time.RFC3339)})
+}
+
+func (a *Authenticator) signOut(w http.ResponseWriter, r *http.Request) {
+	p, err := a.Authenticate(r.Context(), r)
+	if err != nil {
+		apierr.Write(w, r, err)
+		return
+	}
+	if p == nil {
+		apierr.Write(w, r, apierr.NoToken())
+		return
+	}
+	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+		apierr.Write(w, r, KindNotAccepted())
+		return
+	}
+	token, _ := bearer(r)
+	if _, err := a.Revoke(r.Context(), token); err != nil {
+		apierr.Write(w, r, apierr.Internal(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}
+
+// bearer returns the bearer token of the request, or the session cookie.
+func bearer(r *http.Request) (string, bool) {
+	if h := r.Header.Get("Authorization"); len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") {
+		return h[7:], true
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		return c.Value, true
+	}
+	return "", false
+}
+
+// decodeStrict reads one JSON object, refusing unknown fields and trailing
+// data with an error naming the problem (CONTRACT §1).
+func decodeStrict(body io.Reader, v any) error {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return apierr.From(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return apierr.Invalid(typeErr.Field, "The parameter %s has the wrong type.", typeErr.Field)
+		}
+		if name, ok := unknownField(err); ok {
+			return apierr.Invalid(name, "Unknown field %s.", name)
+		}
+		return apierr.Invalid("", "The request body is not a JSON object: %v.", err)
+	}
+	if dec.More() {
+		return apierr.Invalid("", "The request body has data after the JSON object.")
+	}
+	return nil
+}
+
+func unknownField(err error) (string, bool) {
+	var name string
+	if _, scanErr := fmt.Sscanf(err.Error(), "json: unknown field %q", &name); scanErr == nil {
+		return name, true
+	}
+	return "", false
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,408 @@
+package coregraph
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+// Service implements svc.core.v1.GraphService.
+type Service struct {
+	id *identity.Service
+	q  *coredb.Queries
+	// now is the clock, replaceable in tests.
+	now func() time.Time
+}
+
+// New returns the service over the identity store.
+func New(id *identity.Service) *Service {
+	return &Service{id: id, q: id.Queries(), now: time.Now}
+}
+
+// Register adds the service's methods to p.
+func (s *Service) Register(p *sdk.Plugin) {
+	m := corev1.File_svc_core_v1_graph_proto.Services().ByName("GraphService").Methods()
+	sdk.Handle(p, m.ByName("GetMe"), s.getMe)
+	sdk.Handle(p, m.ByName("ListMyPages"), s.listMyPages)
+	sdk.Handle(p, m.ByName("ListMyBusinessPortfolios"), s.listMyBusinessPortfolios)
+	sdk.Handle(p, m.ByName("GetPage"), s.getPage)
+	sdk.Handle(p, m.ByName("UpdatePageSettings"), s.updatePageSettings)
+	sdk.Handle(p, m.ByName("ListConnectedAssets"), s.listConnectedAssets)
+	sdk.Handle(p, m.ByName("DebugToken"), s.debugToken)
+	sdk.Handle(p, m.ByName("GetApp"), s.getApp)
+	sdk.Handle(p, m.ByName("UpdateApp"), s.updateApp)
+	sdk.Handle(p, m.ByName("GetAppConfig"), s.getAppConfig)
+	sdk.Handle(p, m.ByName("UpdateAppConfig"), s.updateAppConfig)
+	sdk.Handle(p, m.ByName("ListPageLinks"), s.listPageLinks)
+	sdk.Handle(p, m.ByName("CreatePageLink"), s.createPageLink)
+	sdk.Handle(p, m.ByName("DeletePageLink"), s.deletePageLink)
+}
+
+func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {
+	me, err := s.id.Me(ctx, call.Principal().UserID)
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	return &corev1.User{Id: me.ID, Name: me.Name}, nil
+}
+
+func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.ListMyPagesRequest) (*corev1.ListMyPagesResponse, error) {
+	after, err := decodeCursor("after", req.GetAfter())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetBefore() != "" {
+		return nil, sdk.Invalid("before", "Invalid parameter: this list pages forward only; use after.")
+	}
+	limit := int(req.GetLimit())
+	pages, err := s.id.ManagedPages(ctx, call.Principal().UserID, after, limit+1)
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	res := &corev1.ListMyPagesResponse{Paging: &pluginv1.Paging{HasPrevious: after != ""}}
+	if len(pages) > limit {
+		pages, res.Paging.HasNext = pages[:limit], true
+	}
+	for _, p := range pages {
+		res.Data = append(res.Data, pageProto(p.Page, string(p.Role)))
+	}
+	setCursors(res.Paging, len(pages), func(i int) string { return pages[i].ID })
+	return res, nil
+}
+
+// listMyBusinessPortfolios: a user who owns Pages has one business
+// portfolio holding them; its id is "bp_" + the user id.
+func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, req *corev1.ListMyBusinessPortfoliosRequest) (*corev1.ListMyBusinessPortfoliosResponse, error) {
+	user := call.Principal().UserID
+	me, err := s.id.Me(ctx, user)
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	pages, err := s.id.ManagedPages(ctx, user, "", 1000)
+	if err != nil {
+		return nil, err
+	}
+	res := &corev1.ListMyBusinessPortfoliosResponse{Paging: &pluginv1.Paging{}}
+	bp := &corev1.BusinessPortfolio{Id: "bp_" + me.ID, Name: me.Name + "'s business"}
+	for _, p := range pages {
+		if p.Role == identity.RoleOwner {
+			bp.PageIds = append(bp.PageIds, p.ID)
+		}
+	}
+	if len(bp.PageIds) > 0 && req.GetAfter() == "" {
+		res.Data = append(res.Data, bp)
+	}
+	return res, nil
+}
+
+func (s *Service) getPage(ctx context.Context, call *sdk.Call, req *corev1.GetPageRequest) (*corev1.Page, error) {
+	p, err := s.id.Page(ctx, req.GetPageId())
+	if err != nil {
+		return nil, s.mapErr(err, "Page "+req.GetPageId())
+	}
+	facts, err := s.id.PageFacts(ctx, req.GetPageId(), call.Principal().UserID, "")
+	if err != nil {
+		return nil, err
+	}
+	return pageProto(p, roleName(facts.UserRole)), nil
+}
+
+func (s *Service) updatePageSettings(ctx context.Context, _ *sdk.Call, req *corev1.UpdatePageSettingsRequest) (*corev1.SuccessResponse, error) {
+	id, ok := identity.ParseID(req.GetPageId())
+	if !ok {
+		return nil, sdk.NotFound("Page " + req.GetPageId())
+	}
+	if req.ChatSurfacing == nil && req.InboxAutomation == nil && req.AssistantLabel == nil {
+		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of chat_surfacing, inbox_automation, assistant_label.")
+	}
+	n, err := s.q.UpdatePageSettings(ctx, coredb.UpdatePageSettingsParams{
+		ID: id, ChatSurfacing: req.ChatSurfacing, InboxAutomation: req.InboxAutomation, AssistantLabel: req.AssistantLabel,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, sdk.NotFound("Page " + req.GetPageId())
+	}
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+func (s *Service) listConnectedAssets(ctx context.Context, _ *sdk.Call, req *corev1.ListConnectedAssetsRequest) (*corev1.ListConnectedAssetsResponse, error) {
+	pid, ok := identity.ParseID(req.GetPageId())
+	if !ok {
+		return nil, sdk.NotFound("Page " + req.GetPageId())
+	}
+	after, err := decodeIDCursor("after", req.GetAfter())
+	if err != nil {
+		return nil, err
+	}
+	limit := req.GetLimit()
+	rows, err := s.q.ListConnectedApps(ctx, coredb.ListConnectedAppsParams{PageID: pid, AfterID: after, MaxRows: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	res := &corev1.ListConnectedAssetsResponse{Paging: &pluginv1.Paging{HasPrevious: after != 0}}
+	if len(rows) > int(limit) {
+		rows, res.Paging.HasNext = rows[:limit], true
+	}
+	for _, r := range rows {
+		id := identity.FormatID(r.ID)
+		res.Data = append(res.Data, &corev1.ConnectedAsset{Id: id, Type: "APP", AppId: id, Name: r.Name, Products: nonNil(r.Products)})
+	}
+	setCursors(res.Paging, len(rows), func(i int) string { return identity.FormatID(rows[i].ID) })
+	return res, nil
+}
+
+func (s *Service) debugToken(ctx context.Context, call *sdk.Call, req *corev1.DebugTokenRequest) (*corev1.DebugTokenResponse, error) {
+	d, err := s.id.DebugToken(ctx, call.Principal().AppID, req.GetInputToken(), s.now())
+	if err != nil {
+		return nil, s.mapErr(err, "Token")
+	}
+	out := &corev1.DebugTokenData{AppId: d.AppID, Type: d.Type, Application: d.Application, IsValid: d.IsValid,
+		Scopes: nonNil(d.Scopes), UserId: d.UserID}
+	if d.ExpiresAt != nil {
+		out.ExpiresAt = ptr(d.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if d.IssuedAt != nil {
+		out.IssuedAt = ptr(d.IssuedAt.UTC().Format(time.RFC3339))
+	}
+	return &corev1.DebugTokenResponse{Data: out}, nil
+}
+
+func (s *Service) getApp(ctx context.Context, call *sdk.Call, req *corev1.GetAppRequest) (*corev1.App, error) {
+	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamAdmin)
+	if err != nil {
+		return nil, err
+	}
+	products, err := s.id.AppProducts(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := s.id.GrantableScopes(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.App{Id: app.ID, Name: app.Name, Mode: string(app.Mode), Products: nonNil(products), Scopes: nonNil(scopes)}, nil
+}
+
+func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppRequest) (*corev1.SuccessResponse, error) {
+	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.id.GoLive(ctx, app.ID); err != nil {
+		return nil, s.mapErr(err, "App "+app.ID)
+	}
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+func (s *Service) getAppConfig(ctx context.Context, call *sdk.Call, req *corev1.GetAppConfigRequest) (*corev1.AppConfig, error) {
+	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamDeveloper)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := identity.ParseID(app.ID)
+	raw, err := s.q.GetAppConfig(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		raw = []byte("{}")
+	} else if err != nil {
+		return nil, err
+	}
+	cfg := &structpb.Struct{}
+	if err := cfg.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	return &corev1.AppConfig{PlatformConfig: cfg}, nil
+}
+
+// maxConfigBytes bounds an app's platformConfig.
+const maxConfigBytes = 256 << 10
+
+func (s *Service) updateAppConfig(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppConfigRequest) (*corev1.SuccessResponse, error) {
+	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamDeveloper)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(req.GetPlatformConfig().AsMap())
+	if err != nil {
+		return nil, sdk.Invalid("platformConfig", "Invalid parameter: platformConfig must be a JSON object.")
+	}
+	if len(raw) > maxConfigBytes {
+		return nil, sdk.Invalid("platformConfig", "Invalid parameter: platformConfig is larger than %d bytes.", maxConfigBytes)
+	}
+	id, _ := identity.ParseID(app.ID)
+	if err := s.q.PutAppConfig(ctx, coredb.PutAppConfigParams{AppID: id, PlatformConfig: raw}); err != nil {
+		return nil, err
+	}
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+func (s *Service) listPageLinks(ctx context.Context, call *sdk.Call, req *corev1.ListPageLinksRequest) (*corev1.ListPageLinksResponse, error) {
+	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamTester)
+	if err != nil {
+		return nil, err
+	}
+	after, err := decodeIDCursor("after", req.GetAfter())
+	if err != nil {
+		return nil, err
+	}
+	aid, _ := identity.ParseID(app.ID)
+	limit := req.GetLimit()
+	rows, err := s.q.ListAppPageLinks(ctx, coredb.ListAppPageLinksParams{AppID: aid, AfterID: after, MaxRows: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	res := &corev1.ListPageLinksResponse{Paging: &pluginv1.Paging{HasPrevious: after != 0}}
+	if len(rows) > int(limit) {
+		rows, res.Paging.HasNext = rows[:limit], true
+	}
+	for _, r := range rows {
+		res.Data = append(res.Data, &corev1.PageLink{PageId: identity.FormatID(r.ID), PageName: r.Name, Products: nonNil(r.Products)})
+	}
+	setCursors(res.Paging, len(rows), func(i int) string { return identity.FormatID(rows[i].ID) })
+	return res, nil
+}
+
+// createPageLink links a Page to an app. The gateway has checked that the
+// caller administers the Page; the app must exist.
+func (s *Service) createPageLink(ctx context.Context, _ *sdk.Call, req *corev1.CreatePageLinkRequest) (*corev1.SuccessResponse, error) {
+	if _, err := s.id.App(ctx, req.GetAppId()); err != nil {
+		return nil, s.mapErr(err, "App "+req.GetAppId())
+	}
+	if err := s.id.LinkPage(ctx, req.GetAppId(), req.GetPageId(), req.GetProducts()); err != nil {
+		return nil, s.mapErr(err, "Page "+req.GetPageId())
+	}
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+func (s *Service) deletePageLink(ctx context.Context, _ *sdk.Call, req *corev1.DeletePageLinkRequest) (*corev1.SuccessResponse, error) {
+	if err := s.id.UnlinkPage(ctx, req.GetAppId(), req.GetPageId()); err != nil {
+		return nil, s.mapErr(err, "Page link")
+	}
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+// requireApp loads the app and checks the caller may act on it: the app's
+// own key or system token, or a user on its team with at least role least.
+func (s *Service) requireApp(ctx context.Context, call *sdk.Call, appID string, least identity.TeamRole) (identity.App, error) {
+	app, err := s.id.App(ctx, appID)
+	if err != nil {
+		return identity.App{}, s.mapErr(err, "App "+appID)
+	}
+	p := call.Principal()
+	switch p.Kind {
+	case pluginv1.TokenKind_TOKEN_KIND_APP_KEY, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER:
+		if p.AppID == app.ID {
+			return app, nil
+		}
+	case pluginv1.TokenKind_TOKEN_KIND_USER, pluginv1.TokenKind_TOKEN_KIND_SESSION:
+		role, err := s.id.TeamRole(ctx, app.ID, p.UserID)
+		if err != nil && !errors.Is(err, identity.ErrNotFound) {
+			return identity.App{}, err
+		}
+		if rank(role) >= rank(least) {
+			return app, nil
+		}
+	}
+	return identity.App{}, NotTeamMember()
+}
+
+// NotTeamMember refuses a caller who is neither the app nor on its team
+// with the needed role: 403, code 200, subcode 2069004.
+func NotTeamMember() *sdk.Error {
+	return sdk.Errorf(http.StatusForbidden, 200, 2069004, "The caller must be the app or a member of its team with the needed role.")
+}
+
+func rank(r identity.TeamRole) int {
+	switch r {
+	case identity.TeamAdmin:
+		return 3
+	case identity.TeamDeveloper:
+		return 2
+	case identity.TeamTester:
+		return 1
+	}
+	return 0
+}
+
+func (s *Service) mapErr(err error, what string) error {
+	switch {
+	case errors.Is(err, identity.ErrNotFound):
+		return sdk.NotFound(what)
+	case errors.Is(err, identity.ErrInvalid):
+		return sdk.Invalid("", "Invalid parameter: %v", err)
+	}
+	return err
+}
+
+func pageProto(p identity.Page, role string) *corev1.Page {
+	return &corev1.Page{Id: p.ID, Name: p.Name, Published: p.Published, Role: role,
+		ChatSurfacing: p.ChatSurfacing, InboxAutomation: p.InboxAutomation, AssistantLabel: p.AssistantLabel}
+}
+
+func roleName(r pluginv1.PageRole) string {
+	switch r {
+	case pluginv1.PageRole_PAGE_ROLE_OWNER:
+		return "owner"
+	case pluginv1.PageRole_PAGE_ROLE_ADMIN:
+		return "admin"
+	}
+	return ""
+}
+
+// setCursors fills before/after from the first and last of n items.
+func setCursors(p *pluginv1.Paging, n int, id func(int) string) {
+	if n == 0 {
+		p.HasNext, p.HasPrevious = false, false
+		return
+	}
+	p.Before, p.After = encodeCursor(id(0)), encodeCursor(id(n-1))
+}
+
+func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func decodeCursor(field, c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return "", sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
+	}
+	if _, ok := identity.ParseID(string(b)); !ok {
+		return "", sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
+	}
+	return string(b), nil
+}
+
+func decodeIDCursor(field, c string) (int64, error) {
+	s, err := decodeCursor(field, c)
+	if err != nil || s == "" {
+		return 0, err
+	}
+	id, _ := strconv.ParseInt(s, 10, 64)
+	return id, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
+
+func ptr[T any](v T) *T { return &v }

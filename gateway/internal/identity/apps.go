@@ -1,0 +1,401 @@
+package identity
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// AppMode is an app's mode: development until App Review lets it go live.
+type AppMode string
+
+// App modes.
+const (
+	ModeDevelopment AppMode = "development"
+	ModeLive        AppMode = "live"
+)
+
+// TeamRole is a user's role on an app's team.
+type TeamRole string
+
+// Team roles (the interface's Admin, Developer, Tester).
+const (
+	TeamAdmin     TeamRole = "admin"
+	TeamDeveloper TeamRole = "developer"
+	TeamTester    TeamRole = "tester"
+)
+
+// App is a developer application.
+type App struct {
+	ID       string
+	Name     string
+	ClientID string
+	Mode     AppMode
+	// SecretHash is the stored form of the client secret.
+	SecretHash []byte
+}
+
+// Live reports whether the app is in live mode.
+func (a App) Live() bool { return a.Mode == ModeLive }
+
+func appFrom(a coredb.CoreApp) App {
+	return App{ID: FormatID(a.ID), Name: a.Name, ClientID: a.ClientID, Mode: AppMode(a.Mode), SecretHash: a.ClientSecretHash}
+}
+
+// NewApp describes an app to create.
+type NewApp struct {
+	Name string
+	// AdminID, when set, becomes the team Admin.
+	AdminID      string
+	RedirectURIs []string
+	// Products to enable, e.g. "svcchat".
+	Products []string
+	// ClientSecret, when set, is used instead of a generated one (imports,
+	// tests of client authentication).
+	ClientSecret string
+}
+
+// CreatedApp is a new app with its client secret, shown this once.
+type CreatedApp struct {
+	App
+	ClientSecret string
+}
+
+// CreateApp creates an app in development mode. Its client id is its app
+// id; the client secret is returned once and stored only as a hash.
+func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
+	if n.Name == "" {
+		return CreatedApp{}, fmt.Errorf("app name is empty: %w", ErrInvalid)
+	}
+	for _, u := range n.RedirectURIs {
+		if err := ValidRedirectURI(u); err != nil {
+			return CreatedApp{}, err
+		}
+	}
+	secret := n.ClientSecret
+	if secret == "" {
+		secret, _ = NewToken(PrefixClientSecret)
+	}
+	var out CreatedApp
+	err := s.InTx(ctx, func(s *Service) error {
+		id, err := s.q.NextObjectID(ctx)
+		if err != nil {
+			return fmt.Errorf("reserve app id: %w", err)
+		}
+		a, err := s.q.CreateApp(ctx, coredb.CreateAppParams{ID: id, Name: n.Name, ClientID: FormatID(id),
+			ClientSecretHash: HashToken(secret), Mode: string(ModeDevelopment)})
+		if err != nil {
+			return fmt.Errorf("create app: %w", err)
+		}
+		out = CreatedApp{App: appFrom(a), ClientSecret: secret}
+		for _, u := range n.RedirectURIs {
+			if err := s.q.AddRedirectURI(ctx, coredb.AddRedirectURIParams{AppID: id, Uri: u}); err != nil {
+				return fmt.Errorf("add redirect uri: %w", err)
+			}
+		}
+		for _, p := range n.Products {
+			if err := s.q.EnableAppProduct(ctx, coredb.EnableAppProductParams{AppID: id, Product: p}); err != nil {
+				return fmt.Errorf("enable product %s: %w", p, err)
+			}
+		}
+		if n.AdminID != "" {
+			return s.SetTeamRole(ctx, out.ID, n.AdminID, TeamAdmin)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ValidRedirectURI refuses redirect URIs that cannot be registered: not
+// absolute, with a fragment (RFC 6749 §3.1.2), plain HTTP to anything but
+// loopback (development and native clients, RFC 8252 §7.3), or a custom
+// scheme that is not a reverse domain name (RFC 8252 §7.1).
+func ValidRedirectURI(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return fmt.Errorf("redirect uri %q is not an absolute URI: %w", raw, ErrInvalid)
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return fmt.Errorf("redirect uri %q has a fragment: %w", raw, ErrInvalid)
+	}
+	switch u.Scheme {
+	case "https":
+		if u.Host == "" {
+			return fmt.Errorf("redirect uri %q has no host: %w", raw, ErrInvalid)
+		}
+	case "http":
+		switch u.Hostname() {
+		case "127.0.0.1", "::1", "localhost":
+		default:
+			return fmt.Errorf("redirect uri %q: plain http is allowed only to loopback: %w", raw, ErrInvalid)
+		}
+	default:
+		if !strings.Contains(u.Scheme, ".") {
+			return fmt.Errorf("redirect uri %q: a custom scheme must be a reverse domain name: %w", raw, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// App returns the app with id.
+func (s *Service) App(ctx context.Context, id string) (App, error) {
+	aid, err := mustID("app", id)
+	if err != nil {
+		return App{}, err
+	}
+	a, err := s.q.GetApp(ctx, aid)
+	if err != nil {
+		return App{}, notFound(err, "app "+id)
+	}
+	return appFrom(a), nil
+}
+
+// AppByClientID returns the app whose client id this is.
+func (s *Service) AppByClientID(ctx context.Context, clientID string) (App, error) {
+	if clientID == "" {
+		return App{}, fmt.Errorf("empty client id: %w", ErrNotFound)
+	}
+	a, err := s.q.GetAppByClientID(ctx, clientID)
+	if err != nil {
+		return App{}, notFound(err, "client")
+	}
+	return appFrom(a), nil
+}
+
+// CheckClientSecret reports whether secret is the app's client secret, in
+// constant time.
+func (a App) CheckClientSecret(secret string) bool {
+	return secret != "" && subtle.ConstantTimeCompare(HashToken(secret), a.SecretHash) == 1
+}
+
+// SetClientSecret replaces the app's client secret (a rotation); "" makes a
+// new random one. The new secret is returned once.
+func (s *Service) SetClientSecret(ctx context.Context, appID, secret string) (string, error) {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return "", err
+	}
+	if secret == "" {
+		secret, _ = NewToken(PrefixClientSecret)
+	}
+	n, err := s.q.SetClientSecretHash(ctx, coredb.SetClientSecretHashParams{ID: aid, ClientSecretHash: HashToken(secret)})
+	if err != nil {
+		return "", fmt.Errorf("set client secret: %w", err)
+	}
+	if n == 0 {
+		return "", fmt.Errorf("app %s: %w", appID, ErrNotFound)
+	}
+	return secret, nil
+}
+
+// AddRedirectURI registers one more redirect URI; authorization requests
+// must use a registered URI exactly.
+func (s *Service) AddRedirectURI(ctx context.Context, appID, uri string) error {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	if err := ValidRedirectURI(uri); err != nil {
+		return err
+	}
+	if err := s.q.AddRedirectURI(ctx, coredb.AddRedirectURIParams{AppID: aid, Uri: uri}); err != nil {
+		return notFound(err, "add redirect uri")
+	}
+	return nil
+}
+
+// RedirectURIRegistered reports whether uri is registered for the app,
+// compared exactly (no normalisation, RFC 9700 §4.1.3).
+func (s *Service) RedirectURIRegistered(ctx context.Context, appID, uri string) (bool, error) {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.q.HasRedirectURI(ctx, coredb.HasRedirectURIParams{AppID: aid, Uri: uri})
+	if err != nil {
+		return false, fmt.Errorf("check redirect uri: %w", err)
+	}
+	return ok, nil
+}
+
+// EnableProduct enables a product (e.g. svcchat) on the app.
+func (s *Service) EnableProduct(ctx context.Context, appID, product string) error {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	if err := s.q.EnableAppProduct(ctx, coredb.EnableAppProductParams{AppID: aid, Product: product}); err != nil {
+		return notFound(err, "enable product")
+	}
+	return nil
+}
+
+// AppProducts lists the products enabled on the app.
+func (s *Service) AppProducts(ctx context.Context, appID string) ([]string, error) {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.q.ListAppProducts(ctx, aid)
+	if err != nil {
+		return nil, fmt.Errorf("list products: %w", err)
+	}
+	return ps, nil
+}
+
+// SetTeamRole puts a user on the app's team with role.
+func (s *Service) SetTeamRole(ctx context.Context, appID, userID string, role TeamRole) error {
+	if !slices.Contains([]TeamRole{TeamAdmin, TeamDeveloper, TeamTester}, role) {
+		return fmt.Errorf("team role %q: %w", role, ErrInvalid)
+	}
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return err
+	}
+	if err := s.q.UpsertTeamMember(ctx, coredb.UpsertTeamMemberParams{AppID: aid, UserID: uid, Role: string(role)}); err != nil {
+		return notFound(err, "team member")
+	}
+	return nil
+}
+
+// TeamRole returns the user's role on the app's team, or "" when none.
+func (s *Service) TeamRole(ctx context.Context, appID, userID string) (TeamRole, error) {
+	aid, ok1 := ParseID(appID)
+	uid, ok2 := ParseID(userID)
+	if !ok1 || !ok2 {
+		return "", nil
+	}
+	r, err := s.q.GetTeamRole(ctx, coredb.GetTeamRoleParams{AppID: aid, UserID: uid})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("team role: %w", err)
+	}
+	return TeamRole(r), nil
+}
+
+// AddTestUser makes a user a Test User of the app.
+func (s *Service) AddTestUser(ctx context.Context, appID, userID string) error {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return err
+	}
+	if err := s.q.AddTestUser(ctx, coredb.AddTestUserParams{AppID: aid, UserID: uid}); err != nil {
+		return notFound(err, "test user")
+	}
+	return nil
+}
+
+// MayAuthorize reports whether the user may authorize the app: anyone when
+// the app is live; in development mode only its team and Test Users.
+func (s *Service) MayAuthorize(ctx context.Context, app App, userID string) (bool, error) {
+	if app.Live() {
+		return true, nil
+	}
+	aid, _ := ParseID(app.ID)
+	uid, ok := ParseID(userID)
+	if !ok {
+		return false, nil
+	}
+	ok, err := s.q.MayAuthorizeInDevelopment(ctx, coredb.MayAuthorizeInDevelopmentParams{AppID: aid, UserID: uid})
+	if err != nil {
+		return false, fmt.Errorf("development access: %w", err)
+	}
+	return ok, nil
+}
+
+// GrantableScopes are the scopes the app may be granted: any scope in
+// development mode, and in live mode openid plus the scopes App Review
+// approved.
+func (s *Service) GrantableScopes(ctx context.Context, app App) ([]string, error) {
+	if !app.Live() {
+		return AllScopes(), nil
+	}
+	aid, _ := ParseID(app.ID)
+	approved, err := s.q.ApprovedScopes(ctx, aid)
+	if err != nil {
+		return nil, fmt.Errorf("approved scopes: %w", err)
+	}
+	out := []string{ScopeOpenID}
+	for _, sc := range approved {
+		if sc != ScopeOpenID {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// LinkPage links the app to a Page (a business asset of type PAGE) with the
+// products enabled on the link, replacing an earlier link's products.
+func (s *Service) LinkPage(ctx context.Context, appID, pageID string, products []string) error {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	pid, err := mustID("page", pageID)
+	if err != nil {
+		return err
+	}
+	if products == nil {
+		products = []string{}
+	}
+	if err := s.q.UpsertPageLink(ctx, coredb.UpsertPageLinkParams{PageID: pid, AppID: aid, Products: products}); err != nil {
+		return notFound(err, "link page")
+	}
+	return nil
+}
+
+// UnlinkPage removes the link between the app and the Page.
+func (s *Service) UnlinkPage(ctx context.Context, appID, pageID string) error {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	pid, err := mustID("page", pageID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.q.DeletePageLink(ctx, coredb.DeletePageLinkParams{PageID: pid, AppID: aid}); err != nil {
+		return fmt.Errorf("unlink page: %w", err)
+	}
+	return nil
+}
+
+// CreateAppKey issues an app API key: svc_test_… in development mode,
+// svc_live_… once live. The key is returned once and stored as a hash.
+func (s *Service) CreateAppKey(ctx context.Context, appID string) (string, error) {
+	app, err := s.App(ctx, appID)
+	if err != nil {
+		return "", err
+	}
+	prefix := PrefixTestKey
+	if app.Live() {
+		prefix = PrefixLiveKey
+	}
+	plain, hash := NewToken(prefix)
+	aid, _ := ParseID(app.ID)
+	if err := s.q.InsertCredential(ctx, coredb.InsertCredentialParams{TokenHash: hash,
+		Kind: int16(pluginv1.TokenKind_TOKEN_KIND_APP_KEY), AppID: &aid, Scopes: []string{},
+		Hint: plain[:len(prefix)+4]}); err != nil {
+		return "", fmt.Errorf("store app key: %w", err)
+	}
+	return plain, nil
+}

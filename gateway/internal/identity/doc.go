@@ -1,0 +1,15 @@
+// Package identity owns the platform's core identity in the core schema:
+// users and their argon2id password hashes, platform staff, Pages and Page
+// roles (owner, admin), business assets (a Page linked to an app with the
+// products enabled on the link), apps (client id, hashed client secret,
+// registered redirect URIs, development or live mode, team roles, Test Users,
+// App Review per scope), app API keys, and first-party sessions.
+//
+// It is storage and rules, never HTTP: the OAuth server (package oauth), the
+// authenticator (package auth), the seed and the Graph nodes call these
+// functions. It also mints and hashes every opaque credential (NewToken,
+// HashToken), so that one function decides what a token looks like.
+//
+// identity must not parse requests, write responses, or know about the OAuth
+// protocol; it must not touch tables owned by other packages' schemas.
+package identity

@@ -1,0 +1,109 @@
+// Package identitytest builds, for tests, a fresh migrated core database
+// holding a small world of users, a Page and an app, through the identity
+// package's own functions.
+package identitytest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/internal/pgtest"
+	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	coresql "github.com/svcplatform/svc/sql/core"
+)
+
+// Main runs a package's tests against PostgreSQL with the core schema
+// template registered. Call it from TestMain.
+func Main(m *testing.M) {
+	RegisterTemplate()
+	pgtest.Main(m)
+}
+
+// RegisterTemplate registers the migrated core schema as the pgtest template.
+func RegisterTemplate() {
+	pgtest.RegisterTemplate(pgtest.TemplateName("svc_core", coresql.Migrations()), func(ctx context.Context, url string) error {
+		pool, err := pgxpool.New(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		_, err = migrate.Apply(ctx, pool, "core", coresql.Migrations())
+		return err
+	})
+}
+
+// RedirectURI is the World app's registered redirect URI.
+const RedirectURI = "http://127.0.0.1:8765/callback"
+
+// Person is a user with the password to sign in.
+type Person struct {
+	identity.User
+	Password string
+}
+
+// World is a fresh database with:
+//   - Owner, who owns Page, and is Admin of App's team;
+//   - PageAdmin, an admin of Page;
+//   - Consumer, a Test User of App;
+//   - Stranger, with no relation to anything;
+//   - Staff, platform staff;
+//   - App, in development mode, svcchat enabled and linked to Page;
+//   - OtherPage, owned by Stranger, not linked to App.
+type World struct {
+	// URL is the database's URL, for tests that open their own pools.
+	URL       string
+	Pool      *pgxpool.Pool
+	IDs       *identity.Service
+	Owner     Person
+	PageAdmin Person
+	Consumer  Person
+	Stranger  Person
+	Staff     Person
+	Page      identity.Page
+	OtherPage identity.Page
+	App       identity.CreatedApp
+}
+
+// NewWorld creates the World in a new database.
+func NewWorld(t testing.TB) *World {
+	t.Helper()
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	pool := pgtest.Pool(t, url)
+	w := &World{URL: url, Pool: pool, IDs: identity.New(pool)}
+	person := func(username, name string, staff bool) Person {
+		pw := identity.NewPassword()
+		u, err := w.IDs.CreateUser(ctx, identity.NewUser{Username: username, Name: name, Password: pw, Staff: staff})
+		if err != nil {
+			t.Fatalf("create user %s: %v", username, err)
+		}
+		return Person{User: u, Password: pw}
+	}
+	w.Owner = person("owner", "Olivia Owner", false)
+	w.PageAdmin = person("pageadmin", "Adam Admin", false)
+	w.Consumer = person("consumer", "Casey Consumer", false)
+	w.Stranger = person("stranger", "Stella Stranger", false)
+	w.Staff = person("staff", "Sam Staff", true)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	w.Page, err = w.IDs.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: w.Owner.ID, Published: true,
+		ChatSurfacing: true, InboxMergeLinked: true})
+	must(err)
+	must(w.IDs.SetPageRole(ctx, w.Page.ID, w.PageAdmin.ID, identity.RoleAdmin))
+	w.OtherPage, err = w.IDs.CreatePage(ctx, identity.NewPage{Name: "Other Shop", OwnerID: w.Stranger.ID, Published: true})
+	must(err)
+	w.App, err = w.IDs.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: w.Owner.ID,
+		RedirectURIs: []string{RedirectURI}, Products: []string{"svcchat"}})
+	must(err)
+	must(w.IDs.AddTestUser(ctx, w.App.ID, w.Consumer.ID))
+	must(w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat"}))
+	return w
+}

@@ -1,0 +1,73 @@
+package identity
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Argon2id parameters: OWASP's recommendation (19 MiB, 2 passes, 1 lane).
+// They are stored in each hash, so raising them later keeps old hashes
+// verifiable.
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonKeyLen    = 32
+	argonSaltLen   = 16
+)
+
+// maxPasswordBytes bounds the work one sign-in can cause.
+const maxPasswordBytes = 1024
+
+// HashPassword returns the PHC string of password under argon2id, a
+// memory-hard function: $argon2id$v=19$m=…,t=…,p=…$salt$hash.
+func HashPassword(password string) (string, error) {
+	if password == "" || len(password) > maxPasswordBytes {
+		return "", fmt.Errorf("password must be 1 to %d bytes: %w", maxPasswordBytes, ErrInvalid)
+	}
+	salt := make([]byte, argonSaltLen)
+	_, _ = rand.Read(salt)
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+}
+
+// CheckPassword reports whether password matches the PHC string encoded.
+func CheckPassword(encoded, password string) (bool, error) {
+	if len(password) > maxPasswordBytes {
+		return false, nil
+	}
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false, errors.New("password hash: not an argon2id PHC string")
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false, fmt.Errorf("password hash: unsupported version %q", parts[2])
+	}
+	var mem, passes uint32
+	var threads uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &passes, &threads); err != nil {
+		return false, fmt.Errorf("password hash: parameters %q: %w", parts[3], err)
+	}
+	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if err != nil {
+		return false, fmt.Errorf("password hash: salt: %w", err)
+	}
+	want, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil {
+		return false, fmt.Errorf("password hash: key: %w", err)
+	}
+	got := argon2.IDKey([]byte(password), salt, passes, mem, threads, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// dummyHash is checked against when the username is unknown, so that a
+// sign-in takes as long whether or not the user exists.
+var dummyHash, _ = HashPassword("not a password of anyone")

@@ -1,0 +1,76 @@
+package identity
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Scopes the platform knows (CONTRACT §4, plus openid for OIDC).
+const (
+	ScopeOpenID        = "openid"
+	ScopePublicProfile = "public_profile"
+	ScopePagesRead     = "pages:read"
+	ScopePagesManage   = "pages:manage"
+	ScopeChatSend      = "svcchat:send"
+	ScopeChatRead      = "svcchat:read"
+	ScopeWearablesPush = "wearables:push"
+)
+
+// scopeInfo describes each scope: its plain-words description on the consent
+// page, and how App Review treats it.
+var scopeInfo = map[string]struct {
+	Description string
+	// Basic scopes pass App Review automatically at score AutoReviewMinScore.
+	Basic bool
+	// Protocol scopes need no review at all.
+	Protocol bool
+}{
+	ScopeOpenID:        {Description: "Confirm who you are (your account id)", Protocol: true},
+	ScopePublicProfile: {Description: "See your name", Basic: true},
+	ScopePagesRead:     {Description: "See the Pages you manage and their posts", Basic: true},
+	ScopePagesManage:   {Description: "Publish posts and change settings on the Pages you manage"},
+	ScopeChatSend:      {Description: "Send messages as your Pages to people who wrote to them"},
+	ScopeChatRead:      {Description: "Read your Pages' conversations"},
+	ScopeWearablesPush: {Description: "Show cards on your paired wearable devices"},
+}
+
+// AllScopes lists every scope, in a fixed order (for discovery).
+func AllScopes() []string {
+	return []string{ScopeOpenID, ScopePublicProfile, ScopePagesRead, ScopePagesManage,
+		ScopeChatSend, ScopeChatRead, ScopeWearablesPush}
+}
+
+// KnownScope reports whether scope exists.
+func KnownScope(scope string) bool { _, ok := scopeInfo[scope]; return ok }
+
+// ScopeDescription is the scope in plain words, for the consent page.
+func ScopeDescription(scope string) string { return scopeInfo[scope].Description }
+
+// BasicScope reports whether App Review approves scope automatically (at
+// score AutoReviewMinScore or more) rather than by staff.
+func BasicScope(scope string) bool { return scopeInfo[scope].Basic }
+
+// ParseScopes splits a space-separated scope parameter (RFC 6749 §3.3),
+// dropping duplicates and sorting, and refuses unknown scopes.
+func ParseScopes(param string) ([]string, error) {
+	var out []string
+	for _, s := range strings.Fields(param) {
+		if !KnownScope(s) {
+			return nil, fmt.Errorf("unknown scope %q: %w", s, ErrInvalid)
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// ContainsAll reports whether have holds every scope of want.
+func ContainsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}

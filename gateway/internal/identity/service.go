@@ -1,0 +1,85 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrNotFound: the user, Page, app or review does not exist.
+	ErrNotFound = errors.New("identity: not found")
+	// ErrWrongPassword: the username is unknown or the password does not match.
+	ErrWrongPassword = errors.New("identity: wrong username or password")
+	// ErrUsernameTaken: another user has this username (compared without case).
+	ErrUsernameTaken = errors.New("identity: username taken")
+	// ErrNotStaff: the acting user is not platform staff.
+	ErrNotStaff = errors.New("identity: platform staff required")
+	// ErrReviewRequired: the app cannot go live before App Review approved a scope.
+	ErrReviewRequired = errors.New("identity: App Review approval required")
+	// ErrInvalid: an argument is malformed (the message says which).
+	ErrInvalid = errors.New("identity: invalid argument")
+)
+
+// Service is the identity store. Its methods are safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	q    *coredb.Queries
+	tx   pgx.Tx
+}
+
+// New returns a Service over pool.
+func New(pool *pgxpool.Pool) *Service {
+	return &Service{pool: pool, q: coredb.New(pool)}
+}
+
+// InTx runs fn with a Service whose every call is part of one transaction,
+// committed when fn returns nil. Nested calls join the outer transaction.
+func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
+	if s.tx != nil {
+		return fn(s)
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx})
+	})
+}
+
+// Queries exposes the generated queries bound to this Service's pool or
+// transaction, for packages that own other core tables (oauth, seed).
+func (s *Service) Queries() *coredb.Queries { return s.q }
+
+// FormatID writes a database id as the decimal string clients see.
+func FormatID(id int64) string { return strconv.FormatInt(id, 10) }
+
+// ParseID reads a decimal id. Anything else is not an id of ours; callers
+// treat it as not found.
+func ParseID(s string) (int64, bool) {
+	if s == "" || len(s) > 19 || s[0] == '0' || s[0] == '+' || s[0] == '-' {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+func mustID(kind, s string) (int64, error) {
+	id, ok := ParseID(s)
+	if !ok {
+		return 0, fmt.Errorf("%s %q: %w", kind, s, ErrNotFound)
+	}
+	return id, nil
+}
+
+// notFound maps pgx.ErrNoRows to ErrNotFound.
+func notFound(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

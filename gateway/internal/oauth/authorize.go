@@ -1,0 +1,301 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/pages"
+)
+
+// authorizeRequest is one authorization request (interface §2.6).
+type authorizeRequest struct {
+	clientID, redirectURI, responseType, scope, state string
+	codeChallenge, codeChallengeMethod, nonce, prompt string
+}
+
+// params lists the request's parameters, to carry them through the consent
+// form (which posts them back) and the sign-in redirect.
+func (a authorizeRequest) params() []pages.Hidden {
+	all := []pages.Hidden{
+		{Name: "client_id", Value: a.clientID}, {Name: "redirect_uri", Value: a.redirectURI},
+		{Name: "response_type", Value: a.responseType}, {Name: "scope", Value: a.scope},
+		{Name: "state", Value: a.state}, {Name: "code_challenge", Value: a.codeChallenge},
+		{Name: "code_challenge_method", Value: a.codeChallengeMethod}, {Name: "nonce", Value: a.nonce},
+	}
+	return slices.DeleteFunc(all, func(h pages.Hidden) bool { return h.Value == "" })
+}
+
+func readAuthorizeRequest(v url.Values) authorizeRequest {
+	return authorizeRequest{
+		clientID: v.Get("client_id"), redirectURI: v.Get("redirect_uri"), responseType: v.Get("response_type"),
+		scope: v.Get("scope"), state: v.Get("state"), codeChallenge: v.Get("code_challenge"),
+		codeChallengeMethod: v.Get("code_challenge_method"), nonce: v.Get("nonce"), prompt: v.Get("prompt"),
+	}
+}
+
+// authorize serves GET /oauth/authorize (the request) and POST (the consent
+// form's answer, which repeats the request).
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req authorizeRequest
+	consenting := r.Method == http.MethodPost
+	if consenting {
+		if err := r.ParseForm(); err != nil {
+			s.renderError(w, r, http.StatusBadRequest, "Invalid request", "The form could not be read.")
+			return
+		}
+		req = readAuthorizeRequest(r.PostForm)
+	} else {
+		req = readAuthorizeRequest(r.URL.Query())
+	}
+
+	// The client and its redirect URI come first: until both are known to be
+	// right, nothing may be sent to the redirect URI.
+	app, err := s.ids.AppByClientID(ctx, req.clientID)
+	if errors.Is(err, identity.ErrNotFound) {
+		s.renderError(w, r, http.StatusBadRequest, "Unknown app",
+			"The app that sent you here is not known (invalid client_id).")
+		return
+	}
+	if err != nil {
+		slog.ErrorContext(ctx, "authorize: look up client", "error", err)
+		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again later.")
+		return
+	}
+	registered := false
+	if req.redirectURI != "" {
+		if registered, err = s.ids.RedirectURIRegistered(ctx, app.ID, req.redirectURI); err != nil {
+			slog.ErrorContext(ctx, "authorize: check redirect uri", "error", err)
+			s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again later.")
+			return
+		}
+	}
+	if !registered {
+		slog.InfoContext(ctx, "authorize refused: redirect_uri not registered", "app_id", app.ID)
+		s.renderError(w, r, http.StatusBadRequest, "Invalid redirect URI",
+			"The address this app asked to send you back to (redirect_uri) is not registered for it.")
+		return
+	}
+	back := redirector{s: s, w: w, r: r, uri: req.redirectURI, state: req.state}
+
+	switch {
+	case req.responseType != "" && req.responseType != "code":
+		back.fail(errUnsupportedResponse, "Only response_type=code is supported.")
+		return
+	case req.codeChallenge == "":
+		back.fail(errInvalidRequest, "PKCE is required: send code_challenge with code_challenge_method=S256.")
+		return
+	case req.codeChallengeMethod != "S256":
+		back.fail(errInvalidRequest, "code_challenge_method must be S256; plain is not accepted.")
+		return
+	case !validChallenge(req.codeChallenge):
+		back.fail(errInvalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the code_verifier.")
+		return
+	}
+	scopes, err := identity.ParseScopes(req.scope)
+	if err != nil {
+		back.fail(errInvalidScope, "The scope parameter names an unknown scope.")
+		return
+	}
+	if len(scopes) == 0 {
+		scopes = []string{identity.ScopePublicProfile}
+	}
+	grantable, err := s.ids.GrantableScopes(ctx, app)
+	if err != nil {
+		slog.ErrorContext(ctx, "authorize: grantable scopes", "error", err)
+		back.fail(errServerError, "Please try again later.")
+		return
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(grantable, sc) {
+			back.fail(errInvalidScope, fmt.Sprintf("The app is not approved for the scope %s (App Review).", sc))
+			return
+		}
+	}
+	prompts := strings.Fields(req.prompt)
+
+	user := s.sessionUser(r)
+	if user == nil {
+		if slices.Contains(prompts, "none") {
+			back.fail(errLoginRequired, "The user is not signed in.")
+			return
+		}
+		if consenting { // the session ended while the consent page was shown
+			s.renderLogin(w, r, http.StatusUnauthorized, pages.Login{Next: PathAuthorize + "?" + encodeParams(req.params()),
+				Error: "Please sign in again."})
+			return
+		}
+		http.Redirect(w, r, PathLogin+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+		return
+	}
+	allowed, err := s.ids.MayAuthorize(ctx, app, user.UserID)
+	if err != nil {
+		slog.ErrorContext(ctx, "authorize: development access", "error", err)
+		back.fail(errServerError, "Please try again later.")
+		return
+	}
+	if !allowed {
+		slog.InfoContext(ctx, "authorize refused: user not on the team of a development-mode app", "app_id", app.ID, "user_id", user.UserID)
+		back.fail(errAccessDenied, "The app is in development mode: only its team and Test Users can authorize it.")
+		return
+	}
+
+	if consenting {
+		if !checkCSRF(r) {
+			s.renderError(w, r, http.StatusForbidden, "Request refused", "Your consent form expired. Go back to the app and try again.")
+			return
+		}
+		switch r.PostFormValue("decision") {
+		case "allow":
+			s.grantCode(ctx, back, app, user, scopes, req, true)
+		case "deny":
+			slog.InfoContext(ctx, "consent denied", "app_id", app.ID, "user_id", user.UserID)
+			back.fail(errAccessDenied, "The user denied the request.")
+		default:
+			s.renderError(w, r, http.StatusBadRequest, "Invalid request", "Choose Allow or Deny.")
+		}
+		return
+	}
+
+	if !slices.Contains(prompts, "consent") {
+		consented, err := s.consented(ctx, app, user.UserID, scopes)
+		if err != nil {
+			slog.ErrorContext(ctx, "authorize: read consent", "error", err)
+			back.fail(errServerError, "Please try again later.")
+			return
+		}
+		if consented {
+			s.grantCode(ctx, back, app, user, scopes, req, false)
+			return
+		}
+	}
+	if slices.Contains(prompts, "none") {
+		back.fail(errConsentRequired, "The user has not consented to these scopes.")
+		return
+	}
+	s.renderConsent(w, r, app, user, scopes, req)
+}
+
+func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app identity.App, user *auth.Principal, scopes []string, req authorizeRequest) {
+	u, err := s.ids.User(r.Context(), user.UserID)
+	if err != nil {
+		slog.ErrorContext(r.Context(), "consent: read user", "error", err)
+	}
+	d := pages.Consent{CSRF: s.csrfToken(w, r), AppName: app.Name, UserName: u.Name, Params: req.params(),
+		Development: !app.Live()}
+	for _, sc := range scopes {
+		d.Scopes = append(d.Scopes, pages.Scope{Name: sc, Description: identity.ScopeDescription(sc)})
+	}
+	if err := pages.RenderConsent(w, d); err != nil {
+		slog.ErrorContext(r.Context(), "render consent page", "error", err)
+	}
+}
+
+// consented reports whether the user already granted the app every scope.
+func (s *Server) consented(ctx context.Context, app identity.App, userID string, scopes []string) (bool, error) {
+	aid, _ := identity.ParseID(app.ID)
+	uid, _ := identity.ParseID(userID)
+	have, err := s.q.GetConsent(ctx, coredb.GetConsentParams{UserID: uid, AppID: aid})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return identity.ContainsAll(have, scopes), nil
+}
+
+// grantCode issues an authorization code (remembering consent when the user
+// just gave it) and redirects back with it.
+func (s *Server) grantCode(ctx context.Context, back redirector, app identity.App, user *auth.Principal, scopes []string, req authorizeRequest, remember bool) {
+	aid, _ := identity.ParseID(app.ID)
+	uid, _ := identity.ParseID(user.UserID)
+	plain, hash := identity.NewToken(identity.PrefixAuthCode)
+	now := s.now()
+	// A session lasts exactly SessionTTL from sign-in, so its expiry tells
+	// when the user authenticated (the id_token's auth_time).
+	authTime := user.ExpiresAt.Add(-identity.SessionTTL)
+	if user.ExpiresAt.IsZero() || authTime.After(now) {
+		authTime = now
+	}
+	err := s.ids.InTx(ctx, func(tx *identity.Service) error {
+		q := tx.Queries()
+		if remember {
+			if err := q.AddConsent(ctx, coredb.AddConsentParams{UserID: uid, AppID: aid, Scopes: scopes}); err != nil {
+				return fmt.Errorf("remember consent: %w", err)
+			}
+		}
+		grant, err := q.CreateGrant(ctx, coredb.CreateGrantParams{AppID: aid, UserID: &uid, Scopes: scopes})
+		if err != nil {
+			return fmt.Errorf("create grant: %w", err)
+		}
+		return q.InsertCode(ctx, coredb.InsertCodeParams{CodeHash: hash, GrantID: grant, AppID: aid, UserID: uid,
+			RedirectUri: req.redirectURI, Scopes: scopes, CodeChallenge: req.codeChallenge, Nonce: req.nonce,
+			AuthTime:  pgtype.Timestamptz{Time: authTime, Valid: true},
+			ExpiresAt: pgtype.Timestamptz{Time: now.Add(identity.CodeTTL), Valid: true}})
+	})
+	if err != nil {
+		slog.ErrorContext(ctx, "authorize: issue code", "error", err)
+		back.fail(errServerError, "Please try again later.")
+		return
+	}
+	slog.InfoContext(ctx, "authorization code issued", "app_id", app.ID, "user_id", user.UserID, "scopes", scopes)
+	back.send(url.Values{"code": {plain}})
+}
+
+// redirector sends the browser back to a verified redirect URI with the
+// state and the issuer (RFC 9207) added to the query.
+type redirector struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	uri   string
+	state string
+}
+
+func (b redirector) fail(code, description string) {
+	b.send(url.Values{"error": {code}, "error_description": {description}})
+}
+
+func (b redirector) send(params url.Values) {
+	u, err := url.Parse(b.uri) // registered, so it parses
+	if err != nil {
+		b.s.renderError(b.w, b.r, http.StatusBadRequest, "Invalid redirect URI", "The redirect URI cannot be used.")
+		return
+	}
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	if b.state != "" {
+		q.Set("state", b.state)
+	}
+	q.Set("iss", b.s.issuer)
+	u.RawQuery = q.Encode()
+	status := http.StatusFound
+	if b.r.Method == http.MethodPost {
+		status = http.StatusSeeOther
+	}
+	b.w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(b.w, b.r, u.String(), status)
+}
+
+func encodeParams(hs []pages.Hidden) string {
+	v := url.Values{}
+	for _, h := range hs {
+		v.Set(h.Name, h.Value)
+	}
+	return v.Encode()
+}

@@ -1,0 +1,106 @@
+package oauth
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/pages"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// loginPage shows the sign-in form.
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	s.renderLogin(w, r, http.StatusOK, pages.Login{Next: safeNext(r.URL.Query().Get("next"))})
+}
+
+// login checks the form and signs the browser in, then goes to next.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	next := safeNext(r.PostFormValue("next"))
+	if !checkCSRF(r) {
+		s.renderLogin(w, r, http.StatusForbidden, pages.Login{Next: next,
+			Error: "Your sign-in form expired. Please try again."})
+		return
+	}
+	username := r.PostFormValue("username")
+	sess, err := s.ids.SignIn(ctx, username, r.PostFormValue("password"))
+	if errors.Is(err, identity.ErrWrongPassword) {
+		slog.InfoContext(ctx, "sign-in refused: wrong username or password")
+		s.renderLogin(w, r, http.StatusUnauthorized, pages.Login{Next: next, Username: username,
+			Error: "Wrong username or password."})
+		return
+	}
+	if err != nil {
+		slog.ErrorContext(ctx, "sign-in failed", "error", err)
+		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Signing in failed; please try again later.")
+		return
+	}
+	s.setSessionCookie(w, r, sess)
+	slog.InfoContext(ctx, "signed in", "user_id", sess.UserID)
+	if next != "" {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	u, err := s.ids.User(ctx, sess.UserID)
+	if err != nil {
+		slog.ErrorContext(ctx, "read signed-in user", "error", err)
+	}
+	if err := pages.RenderSignedIn(w, pages.SignedIn{Name: u.Name, CSRF: s.csrfToken(w, r)}); err != nil {
+		slog.ErrorContext(ctx, "render page", "error", err)
+	}
+}
+
+// logout ends the browser's session.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if !checkCSRF(r) {
+		s.renderError(w, r, http.StatusForbidden, "Request refused", "Your form expired. Please try again.")
+		return
+	}
+	if c, err := r.Cookie(auth.SessionCookie); err == nil && c.Value != "" {
+		if _, err := s.authn.Revoke(r.Context(), c.Value); err != nil {
+			slog.ErrorContext(r.Context(), "revoke session", "error", err)
+		}
+	}
+	s.clearSessionCookie(w, r)
+	http.Redirect(w, r, PathLogin, http.StatusSeeOther)
+}
+
+// sessionUser returns the signed-in user of the browser, or nil.
+func (s *Server) sessionUser(r *http.Request) *auth.Principal {
+	c, err := r.Cookie(auth.SessionCookie)
+	if err != nil || c.Value == "" {
+		return nil
+	}
+	p, err := s.authn.AuthenticateToken(r.Context(), c.Value)
+	if err != nil || p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+		return nil
+	}
+	return p
+}
+
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, d pages.Login) {
+	d.CSRF = s.csrfToken(w, r)
+	if err := pages.RenderLogin(w, status, d); err != nil {
+		slog.ErrorContext(r.Context(), "render login page", "error", err)
+	}
+}
+
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	if err := pages.RenderError(w, status, pages.Error{Title: title, Message: msg}); err != nil {
+		slog.ErrorContext(r.Context(), "render error page", "error", err)
+	}
+}
+
+// safeNext keeps only local paths as the place to go after sign-in, so the
+// login page cannot be used as an open redirector.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
+		strings.ContainsAny(next, "\r\n\\") {
+		return ""
+	}
+	return next
+}

@@ -1,0 +1,99 @@
+-- The OAuth 2.0 / OIDC authorization server (package oauth).
+
+-- name: CreateGrant :one
+INSERT INTO core.oauth_grants (app_id, user_id, scopes)
+VALUES (@app_id, sqlc.narg('user_id'), @scopes)
+RETURNING id;
+
+-- name: InsertCode :exec
+INSERT INTO core.oauth_codes (code_hash, grant_id, app_id, user_id, redirect_uri, scopes,
+                              code_challenge, nonce, auth_time, expires_at)
+VALUES (@code_hash, @grant_id, @app_id, @user_id, @redirect_uri, @scopes,
+        @code_challenge, @nonce, @auth_time, @expires_at);
+
+-- name: RedeemCode :one
+-- Exchanges an authorization code in one statement: the code is marked used
+-- only if it is unused, unexpired, issued to this client for this redirect
+-- URI with this PKCE challenge, and its grant is not revoked; the access and
+-- refresh tokens are inserted in the same statement. No row means refused;
+-- the caller then asks GetCodeState why.
+WITH code AS (
+    UPDATE core.oauth_codes c SET used_at = now()
+    WHERE c.code_hash = @code_hash AND c.used_at IS NULL AND c.expires_at > now()
+      AND c.app_id = @app_id AND c.redirect_uri = @redirect_uri AND c.code_challenge = @code_challenge
+      AND EXISTS (SELECT 1 FROM core.oauth_grants g WHERE g.id = c.grant_id AND g.revoked_at IS NULL)
+    RETURNING c.grant_id, c.user_id, c.app_id, c.scopes, c.nonce, c.auth_time
+), access_token AS (
+    INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
+    SELECT @access_hash::bytea, 1, code.app_id, code.user_id, code.scopes, code.grant_id, @access_expires_at::timestamptz
+    FROM code
+), refresh_token AS (
+    INSERT INTO core.oauth_refresh_tokens (token_hash, grant_id, app_id, user_id, scopes, expires_at)
+    SELECT @refresh_hash::bytea, code.grant_id, code.app_id, code.user_id, code.scopes, @refresh_expires_at::timestamptz
+    FROM code
+)
+SELECT code.grant_id, code.user_id, code.scopes, code.nonce, code.auth_time FROM code;
+
+-- name: GetCodeState :one
+SELECT grant_id, app_id, used_at, expires_at FROM core.oauth_codes WHERE code_hash = @code_hash;
+
+-- name: RevokeGrant :execrows
+UPDATE core.oauth_grants SET revoked_at = now() WHERE id = @id AND revoked_at IS NULL;
+
+-- name: RevokeGrantCredentials :many
+-- Revokes every access token of a grant; returns their hashes so that
+-- caches can forget them.
+UPDATE core.credentials SET revoked_at = now()
+WHERE grant_id = @grant_id AND revoked_at IS NULL
+RETURNING token_hash;
+
+-- name: RevokeGrantRefreshTokens :execrows
+UPDATE core.oauth_refresh_tokens SET revoked_at = now()
+WHERE grant_id = @grant_id AND revoked_at IS NULL;
+
+-- name: LockRefreshToken :one
+-- The refresh token and its grant, locked for rotation. Locking the grant
+-- row serialises rotation against revocation of the family.
+SELECT r.grant_id, r.app_id, r.user_id, r.scopes, r.expires_at, r.used_at, r.revoked_at,
+       g.revoked_at AS grant_revoked_at
+FROM core.oauth_refresh_tokens r JOIN core.oauth_grants g ON g.id = r.grant_id
+WHERE r.token_hash = @token_hash
+FOR UPDATE OF r, g;
+
+-- name: GetRefreshToken :one
+SELECT r.grant_id, r.app_id, r.user_id, r.scopes, r.expires_at, r.used_at, r.revoked_at, r.created_at,
+       g.revoked_at AS grant_revoked_at, a.client_id
+FROM core.oauth_refresh_tokens r
+JOIN core.oauth_grants g ON g.id = r.grant_id
+JOIN core.apps a ON a.id = r.app_id
+WHERE r.token_hash = @token_hash;
+
+-- name: MarkRefreshTokenUsed :exec
+UPDATE core.oauth_refresh_tokens SET used_at = now() WHERE token_hash = @token_hash;
+
+-- name: InsertRefreshToken :exec
+INSERT INTO core.oauth_refresh_tokens (token_hash, grant_id, app_id, user_id, scopes, expires_at)
+VALUES (@token_hash, @grant_id, @app_id, @user_id, @scopes, @expires_at);
+
+-- name: LockGrant :one
+SELECT revoked_at FROM core.oauth_grants WHERE id = @id FOR UPDATE;
+
+-- name: GetConsent :one
+SELECT scopes FROM core.oauth_consents WHERE user_id = @user_id AND app_id = @app_id;
+
+-- name: AddConsent :exec
+-- Remembers consent: the union of the scopes granted so far.
+INSERT INTO core.oauth_consents (user_id, app_id, scopes) VALUES (@user_id, @app_id, @scopes)
+ON CONFLICT (user_id, app_id) DO UPDATE
+SET scopes = ARRAY(SELECT DISTINCT s FROM unnest(core.oauth_consents.scopes || excluded.scopes) AS s ORDER BY s),
+    updated_at = now();
+
+-- name: InsertSigningKey :exec
+-- Inserts the first active signing key; a concurrent gateway's insert wins
+-- harmlessly (both then read the same key).
+INSERT INTO core.signing_keys (kid, algorithm, private_key, sealed, active)
+VALUES (@kid, @algorithm, @private_key, @sealed, true)
+ON CONFLICT DO NOTHING;
+
+-- name: ListSigningKeys :many
+SELECT * FROM core.signing_keys ORDER BY active DESC, created_at DESC;
