@@ -23,8 +23,9 @@ STATICCHECK_VERSION          := v0.8.2
 PROTOVALIDATE_PROTO_VERSION  := v1.1.0
 GOOGLEAPIS_FROM              := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 
-PLUGINS   := $(notdir $(wildcard plugins/[a-z]*[a-z]))
-PLUGINS   := $(filter-out sdk,$(PLUGINS))
+# Product plugins: every plugins/<name> with a main package, except the SDK,
+# the partner examples (built separately) and the test plugin.
+PLUGINS   := $(filter-out sdk examples testplugin,$(notdir $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))))
 ADDR      ?= 127.0.0.1:8080
 DATA_DIR  ?= ./var
 TEST_PG   := $(CURDIR)/.tmp/pgtest

@@ -272,3 +272,40 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Credentials is the development world the seed wrote to
+// <data-dir>/dev-credentials.json (CONTRACT §10).
+type Credentials struct {
+	BaseURL string `json:"base_url"`
+	Users   map[string]struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+		Password string `json:"password"`
+	} `json:"users"`
+	Page struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"page"`
+	App struct {
+		ID           string `json:"id"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		APIKey       string `json:"api_key"`
+		RedirectURI  string `json:"redirect_uri"`
+	} `json:"app"`
+	AdminToken string `json:"admin_token"`
+}
+
+// Credentials reads the seeded development world.
+func (g *Gateway) Credentials(t testing.TB) Credentials {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(g.DataDir, "dev-credentials.json"))
+	if err != nil {
+		t.Fatalf("read dev credentials: %v", err)
+	}
+	var c Credentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("dev credentials: %v", err)
+	}
+	return c
+}

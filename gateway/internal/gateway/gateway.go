@@ -14,19 +14,25 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/protobuf/reflect/protoregistry"
-
+	"github.com/svcplatform/svc/gateway/internal/admin"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/config"
+	"github.com/svcplatform/svc/gateway/internal/coregraph"
+	"github.com/svcplatform/svc/gateway/internal/graph"
+	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/seed"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	"github.com/svcplatform/svc/gateway/internal/store"
 	"github.com/svcplatform/svc/gateway/internal/version"
+	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
+	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Run starts the gateway with command-line args and serves until ctx is
@@ -59,20 +65,70 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 
+	ids := identity.New(db.Pool)
+	authn := auth.New(ids, auth.Options{})
 	metrics := observe.NewMetrics()
+	var plugins *host.Host
 	srv := server.New(server.Options{
-		Metrics: metrics,
+		Metrics:      metrics,
+		Authenticate: authenticate(authn),
 		Ready: func(ctx context.Context) error {
-			return db.Pool.Ping(ctx)
+			if err := db.Pool.Ping(ctx); err != nil {
+				return err
+			}
+			return plugins.Ready()
 		},
 	})
-	if err := srv.SetServices(coreServices(), protoregistry.GlobalFiles); err != nil {
-		return fmt.Errorf("build routes: %w", err)
-	}
 	// Identity, sign-in and the OAuth server (issue #4): see startIdentity.
-	if _, err := startIdentity(ctx, cfg, db, srv, stdout); err != nil {
+	if _, err := startIdentity(ctx, cfg, ids, authn, srv, stdout); err != nil {
 		return err
 	}
+
+	// The gateway's own Graph nodes run in-process on the plugin SDK, so
+	// they pass the same routing, validation and access checks as plugins.
+	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
+	coregraph.New(ids).Register(core)
+	coreManifest, err := core.Manifest()
+	if err != nil {
+		return fmt.Errorf("core services: %w", err)
+	}
+	r := &routing{
+		srv:   srv,
+		guard: guard{a: authn},
+		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core}},
+	}
+	// Plugins inherit the environment; give them the database in use.
+	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
+		return err
+	}
+	plugins = host.New(host.Options{
+		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
+		HostServer: hostServer{r: r, ids: ids},
+		OnChange:   r.rebuild,
+	})
+	r.host = plugins
+	r.compiled = compiledServices(admin.New(plugins, r.routes))
+	if err := r.rebuild(nil); err != nil {
+		return fmt.Errorf("build routes: %w", err)
+	}
+	srv.Handle(graph.Path, graph.New(graph.Options{
+		PublicURL:   cfg.PublicURL,
+		Routes:      r.Table,
+		Idempotency: graph.NewPGIdempotency(db.Pool),
+		Limiter:     graph.NewLimiter(graph.DefaultLimits),
+		Caller:      caller,
+	}))
+	if err := plugins.Start(ctx); err != nil {
+		return fmt.Errorf("start plugins: %w", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := plugins.Close(closeCtx); err != nil {
+			log.Error("stop plugins", "error", err)
+		}
+	}()
+	go reloadOnSIGHUP(ctx, plugins, log)
 
 	printWelcome(stdout, cfg)
 	log.Info("gateway serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)
@@ -93,13 +149,35 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// coreServices are the proto services compiled into the gateway.
-func coreServices() []server.Service {
+// buildVersion is the gateway's version, shown to operators.
+const buildVersion = "1.39.0"
+
+// compiledServices are the Connect services compiled into the gateway.
+func compiledServices(adm *admin.Service) []server.Service {
 	_, platform := platformv1connect.NewPlatformServiceHandler(version.Service{}, server.HandlerOptions()...)
-	return []server.Service{{
-		Schema:  platformv1.File_svc_platform_v1_platform_proto.Services().ByName("PlatformService"),
-		Handler: platform,
-	}}
+	_, adminH := adminv1connect.NewAdminServiceHandler(adm, server.HandlerOptions()...)
+	return []server.Service{
+		{Schema: platformv1.File_svc_platform_v1_platform_proto.Services().ByName("PlatformService"), Handler: platform},
+		{Schema: adminv1.File_svc_admin_v1_admin_proto.Services().ByName("AdminService"), Handler: adminH},
+	}
+}
+
+// reloadOnSIGHUP reloads every plugin (and loads new ones) on SIGHUP.
+func reloadOnSIGHUP(ctx context.Context, plugins *host.Host, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			log.Info("SIGHUP: reloading every plugin")
+			if err := plugins.ReloadAll(ctx); err != nil {
+				log.Error("reload after SIGHUP", "error", err)
+			}
+		}
+	}
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -136,9 +214,7 @@ type identityStack struct {
 // startIdentity makes the admin token valid, seeds the development world on
 // the first start, and registers sign-in, the OAuth server and the session
 // endpoint on srv.
-func startIdentity(ctx context.Context, cfg config.Config, db *store.Store, srv *server.Server, stdout io.Writer) (*identityStack, error) {
-	ids := identity.New(db.Pool)
-	authn := auth.New(ids, auth.Options{})
+func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, stdout io.Writer) (*identityStack, error) {
 	adminToken, generated, err := auth.EnsureAdminToken(ctx, ids.Queries(), cfg.AdminToken)
 	if err != nil {
 		return nil, err

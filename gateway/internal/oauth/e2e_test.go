@@ -12,8 +12,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
-	"github.com/svcplatform/svc/gateway/internal/oauth/oauthtest"
 	"github.com/svcplatform/svc/internal/gatewaytest"
+	"github.com/svcplatform/svc/internal/oauthtest"
 )
 
 // devCredentials is dev-credentials.json as a client reads it (CONTRACT §10).

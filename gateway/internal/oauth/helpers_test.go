@@ -17,9 +17,9 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
-	"github.com/svcplatform/svc/gateway/internal/oauth/oauthtest"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/internal/oauthtest"
 )
 
 func TestMain(m *testing.M) { identitytest.Main(m) }

@@ -27,6 +27,9 @@ type Options struct {
 	// Ready reports whether the gateway can serve: the database is migrated
 	// and every plugin is serving. It backs /healthz, /readyz and gRPC health.
 	Ready func(ctx context.Context) error
+	// Authenticate resolves the request's credential into its context,
+	// after the body limit and before any handler; nil: no authentication.
+	Authenticate func(http.Handler) http.Handler
 }
 
 // Service is one proto service offered on the port, with its schema.
@@ -69,7 +72,11 @@ func New(opts Options) *Server {
 	s.mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	s.mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mux.HandleFunc("/", s.serveRPC)
-	s.handler = traced(opts.Metrics, versioned(limited(s.mux)))
+	var inner http.Handler = s.mux
+	if opts.Authenticate != nil {
+		inner = opts.Authenticate(inner)
+	}
+	s.handler = traced(opts.Metrics, versioned(limited(inner)))
 	if err := s.SetServices(nil, protoregistry.GlobalFiles); err != nil {
 		panic(err) // an empty table cannot fail
 	}

@@ -45,7 +45,7 @@ func Open(ctx context.Context, databaseURL, dataDir string, log *slog.Logger) (*
 			return nil, err
 		}
 		s.URL = c.URL(DatabaseName)
-		log.Info("embedded PostgreSQL ready", "dir", filepath.Join(dataDir, "pg"), "took", time.Since(start).Round(time.Millisecond))
+		log.Info("embedded PostgreSQL ready", "dir", filepath.Join(dataDir, "pg"), "took", time.Since(start).Round(time.Millisecond).String())
 	}
 	cfg, err := pgxpool.ParseConfig(s.URL)
 	if err != nil {

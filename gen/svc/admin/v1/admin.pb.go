@@ -155,7 +155,7 @@ type Plugin struct {
 	Protocol uint32                 `protobuf:"varint,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	// SHA-256 of the binary, lowercase hex.
 	Sha256 string `protobuf:"bytes,4,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	Pid    int64  `protobuf:"varint,5,opt,name=pid,proto3" json:"pid,omitempty"`
+	Pid    int32  `protobuf:"varint,5,opt,name=pid,proto3" json:"pid,omitempty"`
 	// "starting", "serving", "restarting" or "stopped".
 	State     string                 `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
@@ -223,7 +223,7 @@ func (x *Plugin) GetSha256() string {
 	return ""
 }
 
-func (x *Plugin) GetPid() int64 {
+func (x *Plugin) GetPid() int32 {
 	if x != nil {
 		return x.Pid
 	}
@@ -266,7 +266,7 @@ const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bprotocol\x18\x03 \x01(\rR\bprotocol\x12\x16\n" +
 	"\x06sha256\x18\x04 \x01(\tR\x06sha256\x12\x10\n" +
-	"\x03pid\x18\x05 \x01(\x03R\x03pid\x12\x14\n" +
+	"\x03pid\x18\x05 \x01(\x05R\x03pid\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x129\n" +
 	"\n" +
 	"started_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x16\n" +

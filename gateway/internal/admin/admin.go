@@ -1,0 +1,104 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/http"
+	"regexp"
+	"sort"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/host"
+	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
+	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// Plugins is what the admin service needs of the plugin host.
+type Plugins interface {
+	Plugins() []host.Info
+	Reload(ctx context.Context, name string) (host.Info, error)
+}
+
+// validName is a plugin's file name in the plugins folder.
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Service implements AdminService.
+type Service struct {
+	adminv1connect.UnimplementedAdminServiceHandler
+	plugins Plugins
+	// routes lists a plugin's bound routes from the route table in use.
+	routes func(plugin string) []string
+}
+
+// New returns the service.
+func New(plugins Plugins, routes func(plugin string) []string) *Service {
+	return &Service{plugins: plugins, routes: routes}
+}
+
+// ListPlugins lists every plugin with its state and routes.
+func (s *Service) ListPlugins(ctx context.Context, _ *connect.Request[adminv1.ListPluginsRequest]) (*connect.Response[adminv1.ListPluginsResponse], error) {
+	if err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	infos := s.plugins.Plugins()
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
+	res := &adminv1.ListPluginsResponse{Plugins: make([]*adminv1.Plugin, 0, len(infos))}
+	for _, in := range infos {
+		res.Plugins = append(res.Plugins, s.toProto(in))
+	}
+	return connect.NewResponse(res), nil
+}
+
+// ReloadPlugin swaps in the binary now in the plugins folder. On failure the
+// old process keeps serving and the error says why.
+func (s *Service) ReloadPlugin(ctx context.Context, req *connect.Request[adminv1.ReloadPluginRequest]) (*connect.Response[adminv1.Plugin], error) {
+	if err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	name := req.Msg.GetName()
+	if !validName.MatchString(name) {
+		return nil, apierr.Invalid("name", "Invalid parameter: %q is not a plugin name.", name)
+	}
+	in, err := s.plugins.Reload(ctx, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, apierr.NotFound("Plugin " + name)
+		}
+		e := apierr.Invalid("name", "The plugin %s was not reloaded; the running process keeps serving: %v", name, err)
+		e.HTTPStatus = http.StatusConflict
+		return nil, e
+	}
+	return connect.NewResponse(s.toProto(in)), nil
+}
+
+func (s *Service) toProto(in host.Info) *adminv1.Plugin {
+	p := &adminv1.Plugin{
+		Name: in.Name, Version: in.Version, Protocol: uint32(in.Protocol), Sha256: in.SHA256,
+		Pid: int32(in.PID), State: string(in.State), Routes: s.routes(in.Name),
+	}
+	if !in.StartedAt.IsZero() {
+		p.StartedAt = timestamppb.New(in.StartedAt)
+	}
+	if p.Routes == nil {
+		p.Routes = []string{}
+	}
+	return p
+}
+
+// requireAdmin refuses every credential but the operator's admin token.
+func requireAdmin(ctx context.Context) error {
+	p := auth.FromContext(ctx)
+	if p == nil {
+		return apierr.NoToken()
+	}
+	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_ADMIN {
+		return auth.AdminTokenRequired()
+	}
+	return nil
+}

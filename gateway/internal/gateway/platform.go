@@ -1,0 +1,176 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/host"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/gateway/internal/server"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+// routing owns the route table in use: the gateway's in-process services
+// plus every serving plugin's. It is rebuilt whole when a plugin starts,
+// restarts or is reloaded, and swapped atomically on the server.
+type routing struct {
+	srv      *server.Server
+	guard    route.Guard
+	core     route.Source
+	compiled []server.Service // compiled-in Connect services (platform, admin)
+	host     *host.Host
+
+	mu    sync.Mutex // serialises rebuilds
+	table atomic.Pointer[route.Table]
+}
+
+// rebuild makes and publishes a table for the plugins of snapshot. On error
+// nothing changes: the host then keeps the old process serving.
+func (r *routing) rebuild(snapshot []*host.Loaded) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sources := []route.Source{r.core}
+	for _, l := range snapshot {
+		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Invoker: hostInvoker{h: r.host, plugin: l.Name}})
+	}
+	t, err := route.Build(sources, r.guard)
+	if err != nil {
+		return err
+	}
+	if err := r.srv.SetServices(append(slices.Clone(r.compiled), t.Services()...), t.Files()); err != nil {
+		return fmt.Errorf("transcoder: %w", err)
+	}
+	r.table.Store(t)
+	return nil
+}
+
+// Table is the route table in use.
+func (r *routing) Table() *route.Table { return r.table.Load() }
+
+// routes lists a plugin's bindings, for the admin service.
+func (r *routing) routes(plugin string) []string {
+	if t := r.table.Load(); t != nil {
+		return t.Routes(plugin)
+	}
+	return nil
+}
+
+// hostInvoker calls one plugin through the host.
+type hostInvoker struct {
+	h      *host.Host
+	plugin string
+}
+
+func (i hostInvoker) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return i.h.Invoke(ctx, i.plugin, req)
+}
+
+func (i hostInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error {
+	return i.h.InvokeStream(ctx, i.plugin, req, send)
+}
+
+// localInvoker runs an in-process sdk.Plugin: the gateway's own services.
+type localInvoker struct{ p *sdk.Plugin }
+
+func (l localInvoker) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return l.p.Invoke(ctx, req), nil
+}
+
+func (l localInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error {
+	return l.p.InvokeStream(ctx, req, send)
+}
+
+// authErrKey carries a credential that failed to authenticate, so that the
+// refusal is written in the caller's protocol by whoever needs a principal;
+// public endpoints ignore it.
+type authErrKey struct{}
+
+// authenticate resolves every request's credential once, before routing.
+func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, err := a.Authenticate(r.Context(), r)
+			ctx := auth.WithPrincipal(r.Context(), p)
+			if err != nil {
+				ctx = context.WithValue(ctx, authErrKey{}, err)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// guard enforces method access rules with the authenticator.
+type guard struct{ a *auth.Authenticator }
+
+func (g guard) Check(ctx context.Context, access *pluginv1.Access, pageID string) (*pluginv1.Principal, error) {
+	p := auth.FromContext(ctx)
+	if access.GetPublic() {
+		if p == nil {
+			return nil, nil
+		}
+		return p.Proto(), nil
+	}
+	if err, ok := ctx.Value(authErrKey{}).(error); ok {
+		return nil, err
+	}
+	if err := g.a.Authorize(ctx, p, access, pageID); err != nil {
+		return nil, err
+	}
+	return p.Proto(), nil
+}
+
+// caller names the app and user of a request, for idempotency keys and
+// rate limits.
+func caller(ctx context.Context) (string, string) {
+	if p := auth.FromContext(ctx); p != nil {
+		return p.AppID, p.UserID
+	}
+	return "", ""
+}
+
+// hostServer is the Host service plugins call back: another method through
+// the same route table and access checks, as the principal the plugin
+// passes on (the caller of its own method, resolved by this gateway), and
+// Page facts from identity.
+type hostServer struct {
+	pluginv1.UnimplementedHostServer
+	r   *routing
+	ids *identity.Service
+}
+
+func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	ctx = observe.WithTraceID(ctx, req.GetTraceId())
+	t := h.r.Table()
+	m, ok := t.Method(req.GetProcedure())
+	if !ok {
+		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.UnknownPath(req.GetProcedure()))}, nil
+	}
+	if pp := req.GetPrincipal(); pp != nil && pp.GetTokenKind() != pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
+		ctx = auth.WithPrincipal(ctx, &auth.Principal{Kind: pp.GetTokenKind(), UserID: pp.GetUserId(), AppID: pp.GetAppId(),
+			Scopes: pp.GetScopes(), Live: pp.GetLive(), Staff: pp.GetStaff()})
+	}
+	in := m.Input.New().Interface()
+	if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
+		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))}, nil
+	}
+	out, err := t.Call(ctx, m, in, req.GetRequest())
+	if err != nil {
+		return &pluginv1.InvokeResponse{Error: host.ErrorProto(err)}, nil
+	}
+	return &pluginv1.InvokeResponse{Response: out}, nil
+}
+
+func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+}

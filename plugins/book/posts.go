@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
+)
+
+// EventPostCreated is emitted when a post is published.
+const EventPostCreated = "book.post.created"
+
+type service struct {
+	pool *pgxpool.Pool
+}
+
+func (s *service) register(p *sdk.Plugin) {
+	methods := bookv1.File_svc_book_v1_book_proto.Services().ByName("BookService").Methods()
+	sdk.Handle(p, methods.ByName("CreatePost"), s.createPost)
+	sdk.Handle(p, methods.ByName("ListPosts"), s.listPosts)
+	sdk.Handle(p, methods.ByName("GetPost"), s.getPost)
+}
+
+// createPost publishes a post and emits book.post.created in the same
+// transaction. The gateway has already checked the token kind, the
+// pages:manage scope and the caller's role on the Page.
+func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.CreatePostRequest) (*bookv1.CreatePostResponse, error) {
+	if strings.ContainsRune(req.GetContent(), 0) {
+		return nil, sdk.Invalid("content", "Invalid parameter: content must not contain the NUL character.")
+	}
+	audience := req.GetAudience()
+	if audience == "" {
+		audience = "everyone"
+	}
+	principal := call.Principal()
+	var post bookdb.BookPost
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		post, err = bookdb.New(tx).CreatePost(ctx, bookdb.CreatePostParams{
+			PageID: req.GetPageId(), AuthorUserID: principal.UserID, AppID: principal.AppID,
+			Content: req.GetContent(), Audience: audience,
+		})
+		if err != nil {
+			return err
+		}
+		_, err = event.Emit(ctx, tx, event.Event{
+			Type: EventPostCreated, PageID: post.PageID,
+			Data: map[string]string{
+				"postId": strconv.FormatInt(post.ID, 10), "pageId": post.PageID,
+				"content": post.Content, "audience": post.Audience,
+			},
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &bookv1.CreatePostResponse{Id: strconv.FormatInt(post.ID, 10)}, nil
+}
+
+// listPosts pages through a Page's posts, newest first.
+func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
+	limit := req.GetLimit()
+	if limit <= 0 {
+		limit = 25
+	}
+	q := bookdb.New(s.pool)
+	var (
+		rows []bookdb.BookPost
+		err  error
+	)
+	switch {
+	case req.GetAfter() != "" && req.GetBefore() != "":
+		return nil, sdk.Invalid("after", "Invalid parameter: give after or before, not both.")
+	case req.GetAfter() != "":
+		cursor, cerr := decodeCursor("after", req.GetAfter())
+		if cerr != nil {
+			return nil, cerr
+		}
+		rows, err = q.ListPostsAfter(ctx, bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: cursor, Lim: limit + 1})
+	case req.GetBefore() != "":
+		cursor, cerr := decodeCursor("before", req.GetBefore())
+		if cerr != nil {
+			return nil, cerr
+		}
+		rows, err = q.ListPostsBefore(ctx, bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: cursor, Lim: limit + 1})
+	default:
+		rows, err = q.ListPostsFirst(ctx, bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: limit + 1})
+	}
+	if err != nil {
+		return nil, err
+	}
+	more := len(rows) > int(limit)
+	if more {
+		rows = rows[:limit]
+	}
+	paging := &pluginv1.Paging{}
+	if req.GetBefore() != "" {
+		// Fetched oldest first from the cursor: put them back newest first.
+		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
+			rows[i], rows[j] = rows[j], rows[i]
+		}
+		paging.HasPrevious, paging.HasNext = more, true
+	} else {
+		paging.HasNext, paging.HasPrevious = more, req.GetAfter() != ""
+	}
+	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging}
+	for i, r := range rows {
+		res.Data[i] = toProto(r)
+	}
+	if len(rows) > 0 {
+		paging.Before = encodeCursor(rows[0].ID)
+		paging.After = encodeCursor(rows[len(rows)-1].ID)
+	} else {
+		paging.HasNext, paging.HasPrevious = false, false
+	}
+	return res, nil
+}
+
+// getPost reads one post; a post of a Page the caller has no access to is
+// reported as not found, so its existence is not revealed.
+func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPostRequest) (*bookv1.Post, error) {
+	id, err := strconv.ParseInt(req.GetPostId(), 10, 64)
+	if err != nil {
+		return nil, sdk.NotFound("Post " + req.GetPostId())
+	}
+	row, err := bookdb.New(s.pool).GetPost(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, sdk.NotFound("Post " + req.GetPostId())
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := call.Principal()
+	access, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: row.PageID, UserId: p.UserID, AppId: p.AppID})
+	if err != nil {
+		return nil, err
+	}
+	visible := access.GetUserRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetAppLinked()
+	if !visible {
+		return nil, sdk.NotFound("Post " + req.GetPostId())
+	}
+	return toProto(row), nil
+}
+
+func toProto(r bookdb.BookPost) *bookv1.Post {
+	return &bookv1.Post{
+		Id: strconv.FormatInt(r.ID, 10), PageId: r.PageID, Content: r.Content, Audience: r.Audience,
+		CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339),
+	}
+}
+
+// Cursors are opaque to clients: base64url of the post id.
+func encodeCursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(field, s string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		if id, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && id > 0 {
+			return id, nil
+		}
+	}
+	return 0, sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
+}

@@ -1,0 +1,139 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// Call is what a handler knows of the call it serves, beyond the request.
+type Call struct {
+	p         *Plugin
+	procedure string
+	principal *pluginv1.Principal
+	traceID   string
+	log       *slog.Logger
+}
+
+// Procedure returns the called method, "/package.Service/Method".
+func (c *Call) Procedure() string { return c.procedure }
+
+// Principal returns the caller, authorized by the gateway for this method.
+func (c *Call) Principal() Principal { return PrincipalFromProto(c.principal) }
+
+// TraceID returns the request's trace id, the fbtrace_id the caller sees in
+// errors.
+func (c *Call) TraceID() string { return c.traceID }
+
+// Logger returns the plugin's logger with the call's trace id and procedure.
+func (c *Call) Logger() *slog.Logger {
+	if c.log == nil {
+		c.log = c.p.log.With("trace_id", c.traceID, "procedure", c.procedure)
+	}
+	return c.log
+}
+
+// Host returns a client of the gateway's Host service that acts for this
+// call's caller and carries its trace id.
+func (c *Call) Host() *HostClient {
+	return &HostClient{p: c.p, principal: c.principal, traceID: c.traceID}
+}
+
+// Invoke runs one unary call in this process exactly as the gateway's calls
+// are run: decode, deadline, handler, encode, errors. Tests and benchmarks
+// use it to measure a plugin without the hop.
+func (p *Plugin) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+	return p.invoke(ctx, req)
+}
+
+// invoke runs one unary call; it is the handler of both transports, gRPC and
+// the fast lane.
+func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse) {
+	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId()}
+	m := p.methods[call.procedure]
+	if m == nil || m.unary == nil {
+		return &pluginv1.InvokeResponse{Error: p.unknown(call, m).Proto()}
+	}
+	ctx, cancel := callContext(ctx, req)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			resp = &pluginv1.InvokeResponse{Error: p.panicked(call, r)}
+		}
+	}()
+	out, err := m.unary(ctx, call, req.GetRequest())
+	if err != nil {
+		return &pluginv1.InvokeResponse{Error: p.refuse(call, err)}
+	}
+	return &pluginv1.InvokeResponse{Response: out}
+}
+
+// invokeStream runs one streaming call, sending each message and, when the
+// handler fails, a last response carrying the error.
+func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) (err error) {
+	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId()}
+	m := p.methods[call.procedure]
+	if m == nil || m.stream == nil {
+		return send(&pluginv1.InvokeResponse{Error: p.unknown(call, m).Proto()})
+	}
+	ctx, cancel := callContext(ctx, req)
+	defer cancel()
+	var sendErr error
+	defer func() {
+		if r := recover(); r != nil {
+			err = send(&pluginv1.InvokeResponse{Error: p.panicked(call, r)})
+		}
+	}()
+	herr := m.stream(ctx, call, req.GetRequest(), func(b []byte) error {
+		if sendErr = send(&pluginv1.InvokeResponse{Response: b}); sendErr != nil {
+			return fmt.Errorf("send: %w", sendErr)
+		}
+		return nil
+	})
+	if sendErr != nil {
+		return sendErr // the gateway is gone; nobody reads an error
+	}
+	if herr != nil {
+		return send(&pluginv1.InvokeResponse{Error: p.refuse(call, herr)})
+	}
+	return nil
+}
+
+// callContext applies the gateway's deadline to the handler's context.
+func callContext(ctx context.Context, req *pluginv1.InvokeRequest) (context.Context, context.CancelFunc) {
+	if d := req.GetDeadlineUnixNano(); d > 0 {
+		return context.WithDeadline(ctx, time.Unix(0, d))
+	}
+	return ctx, func() {}
+}
+
+func (p *Plugin) unknown(call *Call, m *method) *Error {
+	if m != nil {
+		want := "Invoke"
+		if m.stream != nil {
+			want = "InvokeStream"
+		}
+		return Errorf(http.StatusBadRequest, 100, 0, "%s must be called with %s.", call.procedure, want)
+	}
+	return &Error{HTTPStatus: http.StatusNotFound, Code: 2500, Type: TypeGraphMethod,
+		Message: fmt.Sprintf("The %s plugin has no method %s.", p.info.Name, call.procedure)}
+}
+
+// refuse turns a handler's error into its wire form, logging plugin faults.
+func (p *Plugin) refuse(call *Call, err error) *pluginv1.Error {
+	e, fault := asError(err)
+	if fault {
+		call.Logger().Error("call failed", "error", err)
+	}
+	return e.Proto()
+}
+
+func (p *Plugin) panicked(call *Call, r any) *pluginv1.Error {
+	call.Logger().Error("handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return Internal(fmt.Errorf("panic: %v", r)).Proto()
+}

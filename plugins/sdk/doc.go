@@ -1,0 +1,31 @@
+// Package sdk is the library every svc plugin uses, ours and partners': it
+// serves a plugin process to the gateway, registers typed method handlers,
+// describes the plugin (its protobuf API, Graph and REST bindings, access
+// rules and events) and gives handlers the caller, a logger and a client of
+// the gateway's Host service.
+//
+// A plugin is a main package:
+//
+//	func main() {
+//		p := sdk.New(sdk.Info{Name: "hello", Version: "1.0.0"})
+//		sdk.Unary(p, "/svc.hello.v1.HelloService/SayHello",
+//			func(ctx context.Context, call *sdk.Call, req *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
+//				return &hellov1.SayHelloResponse{Message: "Hello, " + req.GetName() + "!"}, nil
+//			})
+//		p.Serve()
+//	}
+//
+// Routing, authentication, authorization and request validation happen in
+// the gateway, from the options on the plugin's proto methods
+// (svc.plugin.v1.graph, google.api.http, svc.plugin.v1.access,
+// buf.validate); a handler sees only calls it is meant to answer. Business
+// rules that need the plugin's own data stay in the handler, which refuses
+// with an *Error carrying the Graph numbers of CONTRACT §3.
+//
+// A plugin must never write to stdout: go-plugin reads the handshake there.
+// Logs go to stderr as JSON (Call.Logger, Plugin.Logger); the gateway
+// collects them.
+//
+// The process exits when the gateway stops it or dies. Package plugintest
+// runs a plugin in-process for its unit tests.
+package sdk

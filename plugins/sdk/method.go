@@ -1,0 +1,146 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// UnaryFunc handles one call of a unary method.
+type UnaryFunc[Req, Res proto.Message] func(ctx context.Context, call *Call, req Req) (Res, error)
+
+// StreamFunc handles one call of a server-streaming method: it sends each
+// message with send and returns when the stream is complete. An error
+// returned after some messages ends the stream with that error.
+type StreamFunc[Req, Res proto.Message] func(ctx context.Context, call *Call, req Req, send func(Res) error) error
+
+// method is one registered method, its types erased: handlers see typed
+// messages, the wire sees bytes.
+type method struct {
+	desc   protoreflect.MethodDescriptor
+	unary  func(ctx context.Context, call *Call, in []byte) ([]byte, error)
+	stream func(ctx context.Context, call *Call, in []byte, send func([]byte) error) error
+}
+
+// Handle registers fn as the handler of the unary method md, e.g.
+// bookv1.File_svc_book_v1_book_proto.Services().ByName("BookService").Methods().ByName("CreatePost").
+// It panics when md is streaming or its message types are not Req and Res:
+// a plugin with a wrong registration must not start.
+func Handle[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor, fn UnaryFunc[Req, Res]) {
+	if md.IsStreamingClient() || md.IsStreamingServer() {
+		panic(fmt.Sprintf("sdk: %s is a streaming method; register it with Stream or HandleStream", md.FullName()))
+	}
+	reqType := checkTypes[Req, Res](md)
+	p.register(md, &method{desc: md, unary: func(ctx context.Context, call *Call, in []byte) ([]byte, error) {
+		req := reqType.New().Interface().(Req)
+		if err := proto.Unmarshal(in, req); err != nil {
+			return nil, Invalid("", "The request could not be decoded: %v.", err)
+		}
+		res, err := fn(ctx, call, req)
+		if err != nil {
+			return nil, err
+		}
+		out, err := proto.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", md.Output().FullName(), err)
+		}
+		return out, nil
+	}})
+}
+
+// Unary registers fn as the handler of the unary method named by procedure,
+// e.g. "/svc.book.v1.BookService/CreatePost". The method's proto file must be
+// linked into the plugin (import its generated Go package).
+func Unary[Req, Res proto.Message](p *Plugin, procedure string, fn UnaryFunc[Req, Res]) {
+	Handle(p, mustMethod(procedure), fn)
+}
+
+// HandleStream registers fn as the handler of the server-streaming method md.
+func HandleStream[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor, fn StreamFunc[Req, Res]) {
+	if md.IsStreamingClient() || !md.IsStreamingServer() {
+		panic(fmt.Sprintf("sdk: %s is not a server-streaming method", md.FullName()))
+	}
+	reqType := checkTypes[Req, Res](md)
+	p.register(md, &method{desc: md, stream: func(ctx context.Context, call *Call, in []byte, send func([]byte) error) error {
+		req := reqType.New().Interface().(Req)
+		if err := proto.Unmarshal(in, req); err != nil {
+			return Invalid("", "The request could not be decoded: %v.", err)
+		}
+		return fn(ctx, call, req, func(res Res) error {
+			out, err := proto.Marshal(res)
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", md.Output().FullName(), err)
+			}
+			return send(out)
+		})
+	}})
+}
+
+// Stream registers fn as the handler of the server-streaming method named by
+// procedure.
+func Stream[Req, Res proto.Message](p *Plugin, procedure string, fn StreamFunc[Req, Res]) {
+	HandleStream(p, mustMethod(procedure), fn)
+}
+
+// Procedure returns the procedure name of md, "/package.Service/Method".
+func Procedure(md protoreflect.MethodDescriptor) string {
+	return "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+}
+
+func (p *Plugin) register(md protoreflect.MethodDescriptor, m *method) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mustNotBeFrozen()
+	proc := Procedure(md)
+	if _, dup := p.methods[proc]; dup {
+		panic(fmt.Sprintf("sdk: %s is registered twice", proc))
+	}
+	p.methods[proc] = m
+	sd := md.Parent().(protoreflect.ServiceDescriptor)
+	for _, s := range p.services {
+		if s.FullName() == sd.FullName() {
+			return
+		}
+	}
+	p.services = append(p.services, sd)
+}
+
+// checkTypes panics unless Req and Res are md's message types, and returns
+// Req's type for decoding.
+func checkTypes[Req, Res proto.Message](md protoreflect.MethodDescriptor) protoreflect.MessageType {
+	var req Req
+	var res Res
+	reqType, resType := req.ProtoReflect().Type(), res.ProtoReflect().Type()
+	if got, want := reqType.Descriptor().FullName(), md.Input().FullName(); got != want {
+		panic(fmt.Sprintf("sdk: %s takes %s, not %s", md.FullName(), want, got))
+	}
+	if got, want := resType.Descriptor().FullName(), md.Output().FullName(); got != want {
+		panic(fmt.Sprintf("sdk: %s returns %s, not %s", md.FullName(), want, got))
+	}
+	return reqType
+}
+
+// mustMethod finds the method of a procedure name in the linked proto files.
+func mustMethod(procedure string) protoreflect.MethodDescriptor {
+	service, name, ok := strings.Cut(strings.TrimPrefix(procedure, "/"), "/")
+	if !ok || !strings.HasPrefix(procedure, "/") {
+		panic(fmt.Sprintf("sdk: %q is not a procedure name like /package.Service/Method", procedure))
+	}
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
+	if err != nil {
+		panic(fmt.Sprintf("sdk: service %s of %s is not linked into this plugin; import its generated package: %v", service, procedure, err))
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		panic(fmt.Sprintf("sdk: %s is not a service", service))
+	}
+	md := sd.Methods().ByName(protoreflect.Name(name))
+	if md == nil {
+		panic(fmt.Sprintf("sdk: service %s has no method %s", service, name))
+	}
+	return md
+}

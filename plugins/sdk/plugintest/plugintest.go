@@ -1,0 +1,200 @@
+package plugintest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
+)
+
+// TraceID is the trace id of calls made by Call and CallStream.
+const TraceID = "plugintest-trace"
+
+// Plugin is a plugin under test, running in this process.
+type Plugin struct {
+	conn     *protocol.Conn
+	manifest *pluginv1.Manifest
+}
+
+type config struct {
+	host pluginv1.HostServer
+}
+
+// Option configures Start.
+type Option func(*config)
+
+// WithHost serves h to the plugin as the gateway's Host service, instead of
+// the default host, which routes Host.Call back to the plugin under test and
+// refuses PageAccess.
+func WithHost(h pluginv1.HostServer) Option {
+	return func(c *config) { c.host = h }
+}
+
+// Start serves p in-process, describes it and checks its health, failing
+// the test when any of that fails. Everything stops at the end of the test.
+func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
+	t.Helper()
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	self := &selfHost{}
+	if cfg.host == nil {
+		cfg.host = self
+	}
+	gp := &protocol.GoPlugin{Serve: p.ServeGRPC, Host: cfg.host}
+	client, server := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{protocol.PluginKey: gp})
+	t.Cleanup(func() {
+		_ = client.Close() // asks the server to stop, as the gateway does
+		select {
+		case <-server.DoneCh:
+		case <-time.After(2 * time.Second):
+			server.Stop()
+		}
+	})
+	raw, err := client.Dispense(protocol.PluginKey)
+	if err != nil {
+		t.Fatalf("plugintest: dispense: %v", err)
+	}
+	tp := &Plugin{conn: raw.(*protocol.Conn)}
+	self.p = tp
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if tp.manifest, err = tp.conn.Describe(ctx); err != nil {
+		t.Fatalf("plugintest: %v", err)
+	}
+	h, err := tp.Health(ctx)
+	if err != nil {
+		t.Fatalf("plugintest: health: %v", err)
+	}
+	if !h.GetServing() {
+		t.Fatalf("plugintest: the plugin is not serving: %s", h.GetMessage())
+	}
+	return tp
+}
+
+// Manifest returns what the plugin described.
+func (tp *Plugin) Manifest() *pluginv1.Manifest { return tp.manifest }
+
+// Health runs the plugin's health check.
+func (tp *Plugin) Health(ctx context.Context) (*pluginv1.HealthResponse, error) {
+	return tp.conn.Plugin.Health(ctx, &pluginv1.HealthRequest{})
+}
+
+// Invoke sends one unary call as the gateway does. The error is a transport
+// failure; a refusal is a response carrying an Error.
+func (tp *Plugin) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return tp.conn.Plugin.Invoke(ctx, req)
+}
+
+// InvokeStream sends one streaming call and passes each response to recv.
+func (tp *Plugin) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
+	stream, err := tp.conn.Plugin.InvokeStream(ctx, req)
+	if err != nil {
+		return err
+	}
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := recv(resp); err != nil {
+			return err
+		}
+	}
+}
+
+// Call invokes the unary method procedure as principal and decodes its
+// answer. A refusal by the plugin is returned as an *sdk.Error.
+func Call[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, principal sdk.Principal, req proto.Message) (Res, error) {
+	var zero Res
+	ireq, err := request(ctx, procedure, principal, req)
+	if err != nil {
+		return zero, err
+	}
+	resp, err := tp.Invoke(ctx, ireq)
+	if err != nil {
+		return zero, fmt.Errorf("plugintest: invoke %s: %w", procedure, err)
+	}
+	if resp.GetError() != nil {
+		return zero, sdk.ErrorFromProto(resp.GetError())
+	}
+	return decode[Res](resp)
+}
+
+// CallStream invokes the streaming method procedure as principal and returns
+// every message it sent. When the stream ends with a refusal, the messages
+// before it are returned with the *sdk.Error.
+func CallStream[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, principal sdk.Principal, req proto.Message) ([]Res, error) {
+	ireq, err := request(ctx, procedure, principal, req)
+	if err != nil {
+		return nil, err
+	}
+	var out []Res
+	var refusal error
+	err = tp.InvokeStream(ctx, ireq, func(resp *pluginv1.InvokeResponse) error {
+		if resp.GetError() != nil {
+			refusal = sdk.ErrorFromProto(resp.GetError())
+			return nil
+		}
+		res, err := decode[Res](resp)
+		if err != nil {
+			return err
+		}
+		out = append(out, res)
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("plugintest: stream %s: %w", procedure, err)
+	}
+	return out, refusal
+}
+
+func request(ctx context.Context, procedure string, principal sdk.Principal, req proto.Message) (*pluginv1.InvokeRequest, error) {
+	in, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("plugintest: encode request: %w", err)
+	}
+	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Principal: principal.Proto(), TraceId: TraceID}
+	if d, ok := ctx.Deadline(); ok {
+		ireq.DeadlineUnixNano = d.UnixNano()
+	}
+	return ireq, nil
+}
+
+func decode[Res proto.Message](resp *pluginv1.InvokeResponse) (Res, error) {
+	var zero Res
+	res := zero.ProtoReflect().Type().New().Interface().(Res)
+	if err := proto.Unmarshal(resp.GetResponse(), res); err != nil {
+		return zero, fmt.Errorf("plugintest: decode response: %w", err)
+	}
+	return res, nil
+}
+
+// selfHost is the default test host: Host.Call reaches the plugin under
+// test itself.
+type selfHost struct {
+	pluginv1.UnimplementedHostServer
+	p *Plugin
+}
+
+func (h *selfHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	if h.p == nil {
+		return nil, status.Error(codes.Unavailable, "plugintest: the plugin under test is not started yet")
+	}
+	return h.p.Invoke(ctx, req)
+}

@@ -1,0 +1,22 @@
+// Package protocol is the wire between the gateway and a plugin process, used
+// by both sides: the go-plugin handshake (magic cookie and protocol version),
+// the go-plugin Plugin that carries the svc.plugin.v1 services, and the fast
+// lane, a framed Invoke transport over a private unix socket.
+//
+// Plugin authors never import it; they use package sdk. The gateway's plugin
+// host and the sdk's test kit use it for the gateway's side of the wire.
+//
+// The fast lane exists because a gRPC call through go-plugin costs about
+// 47 µs of CPU per hop on our reference machine, more than our budget for a
+// whole request's plugin hop (PERFORMANCE.md). A fast-lane call is one write
+// and one read on each side: a 4-byte big-endian length, then a protobuf
+// svc.plugin.v1.InvokeRequest (gateway → plugin) or InvokeResponse
+// (plugin → gateway), matched by call_id, over a small pool of persistent
+// connections. Only the gateway can connect: the socket lives in a folder the
+// gateway created with mode 0700, and the plugin accepts a connection only
+// when the kernel reports (SO_PEERCRED) that its peer is its parent process.
+// gRPC stays for Describe, Health, streaming and the host callbacks, where
+// go-plugin's AutoMTLS protects it.
+//
+// This package must not import the gateway or package sdk.
+package protocol

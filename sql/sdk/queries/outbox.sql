@@ -1,0 +1,6 @@
+-- Queries of the plugin SDK. They run in the caller's transaction, against
+-- the core schema the gateway migrates.
+
+-- name: InsertEvent :exec
+INSERT INTO core.outbox (id, type, page_id, app_id, data)
+VALUES (@id, @type, sqlc.narg(page_id), sqlc.narg(app_id), @data);
