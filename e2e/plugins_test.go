@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
+	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
+	"github.com/svcplatform/svc/internal/gatewaytest"
+)
+
+type pluginList struct {
+	Plugins []struct {
+		Name, Version, Sha256, State, StartedAt string
+		Protocol                                int
+		PID                                     int `json:"pid"`
+		Routes                                  []string
+	} `json:"plugins"`
+}
+
+func listPlugins(t *testing.T, g *gatewaytest.Gateway, token string) pluginList {
+	t.Helper()
+	res, body := do(t, "GET", g.URL+"/api/admin/plugins", nil, map[string]string{"Authorization": "Bearer " + token})
+	if res.StatusCode != 200 {
+		t.Fatalf("list plugins: %d %s", res.StatusCode, body)
+	}
+	return decode[pluginList](t, body)
+}
+
+func bookPID(t *testing.T, g *gatewaytest.Gateway, token string) int {
+	t.Helper()
+	for _, p := range listPlugins(t, g, token).Plugins {
+		if p.Name == "book" {
+			return p.PID
+		}
+	}
+	t.Fatal("book plugin not listed")
+	return 0
+}
+
+// load calls a plugin route from 8 goroutines until stop is closed and
+// returns the answers that were not 200, as status → count.
+func load(t *testing.T, w *graphWorld, stop <-chan struct{}, check func(status int, body []byte)) (ok int64) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var okCount atomic.Int64
+	q := url.Values{"node": {"page/" + w.c.Page.ID + "/posts"}, "limit": {"2"}}
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, body := w.get(t, w.reader, q)
+				if res.StatusCode == 200 {
+					okCount.Add(1)
+					continue
+				}
+				check(res.StatusCode, body)
+			}
+		}()
+	}
+	wg.Wait()
+	return okCount.Load()
+}
+
+func TestOperatorReloadsAPluginUnderLoadWithoutAFailedRequest(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	admin := w.c.AdminToken
+	list := listPlugins(t, w.g, admin)
+	if len(list.Plugins) != 1 || list.Plugins[0].Name != "book" || list.Plugins[0].State != "serving" ||
+		len(list.Plugins[0].Sha256) != 64 || list.Plugins[0].PID == 0 || list.Plugins[0].Protocol != 1 ||
+		list.Plugins[0].Version == "" || list.Plugins[0].StartedAt == "" {
+		t.Fatalf("plugins = %+v", list)
+	}
+	routes := map[string]bool{}
+	for _, r := range list.Plugins[0].Routes {
+		routes[r] = true
+	}
+	if !routes["GET page/{page_id}/posts"] || !routes["POST page/{page_id}/posts"] || !routes["GET post/{post_id}"] {
+		t.Fatalf("routes = %v", list.Plugins[0].Routes)
+	}
+	before := list.Plugins[0].PID
+
+	stop := make(chan struct{})
+	var failures sync.Map
+	var failed atomic.Int64
+	done := make(chan int64)
+	go func() {
+		done <- load(t, w, stop, func(status int, body []byte) {
+			failed.Add(1)
+			failures.Store(status, string(body))
+		})
+	}()
+	time.Sleep(500 * time.Millisecond)
+	for range 2 {
+		res, body := do(t, "POST", w.g.URL+"/api/admin/plugins/book/reload", nil, map[string]string{"Authorization": "Bearer " + admin})
+		if res.StatusCode != 200 {
+			t.Fatalf("reload: %d %s", res.StatusCode, body)
+		}
+		time.Sleep(700 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	ok := <-done
+	if n := failed.Load(); n != 0 {
+		failures.Range(func(k, v any) bool { t.Errorf("status %v: %v", k, v); return true })
+		t.Fatalf("%d of %d requests failed during the reloads", n, n+ok)
+	}
+	if ok < 50 {
+		t.Fatalf("only %d requests ran during the reloads", ok)
+	}
+	if after := bookPID(t, w.g, admin); after == before || after == 0 {
+		t.Fatalf("pid after reload = %d (before %d)", after, before)
+	}
+	if syscall.Kill(before, 0) == nil {
+		deadline := time.Now().Add(10 * time.Second)
+		for syscall.Kill(before, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if syscall.Kill(before, 0) == nil {
+			t.Errorf("the replaced process %d still runs", before)
+		}
+	}
+	t.Logf("%d requests, none failed, across two reloads", ok)
+}
+
+func TestAKilledPluginRecoversAndTheGapAnswersOnly503(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	admin := w.c.AdminToken
+	pid := bookPID(t, w.g, admin)
+	stop := make(chan struct{})
+	var bad atomic.Int64
+	var unavailable atomic.Int64
+	done := make(chan int64)
+	go func() {
+		done <- load(t, w, stop, func(status int, body []byte) {
+			var e graphError
+			_ = json.Unmarshal(body, &e)
+			if status == 503 && e.Error.Code == 2 && e.Error.IsTransient {
+				unavailable.Add(1)
+				return
+			}
+			bad.Add(1)
+			t.Errorf("during the gap: %d %s", status, body)
+		})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The host restarts it by itself.
+	deadline := time.Now().Add(20 * time.Second)
+	var newPID int
+	for time.Now().Before(deadline) {
+		for _, p := range listPlugins(t, w.g, admin).Plugins {
+			if p.Name == "book" && p.State == "serving" && p.PID != pid {
+				newPID = p.PID
+			}
+		}
+		if newPID != 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	ok := <-done
+	if newPID == 0 {
+		t.Fatalf("the book plugin did not come back after kill -9 of pid %d", pid)
+	}
+	if bad.Load() != 0 {
+		t.Fatalf("%d answers in the gap were not 503/code 2", bad.Load())
+	}
+	res, body := w.get(t, w.reader, url.Values{"node": {"page/" + w.c.Page.ID + "/posts"}})
+	if res.StatusCode != 200 {
+		t.Fatalf("after recovery: %d %s", res.StatusCode, body)
+	}
+	t.Logf("%d ok, %d answered 503 while the plugin restarted (pid %d → %d)", ok, unavailable.Load(), pid, newPID)
+}
+
+func TestAdminServiceTakesTheAdminTokenOnly(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	c := adminv1connect.NewAdminServiceClient(http.DefaultClient, w.g.URL)
+	req := connect.NewRequest(&adminv1.ListPluginsRequest{})
+	req.Header().Set("Authorization", "Bearer "+w.c.AdminToken)
+	res, err := c.ListPlugins(context.Background(), req)
+	if err != nil || len(res.Msg.GetPlugins()) != 1 || res.Msg.GetPlugins()[0].GetName() != "book" {
+		t.Fatalf("ListPlugins over Connect: %v %v", res, err)
+	}
+	for name, token := range map[string]string{"app key": w.c.App.APIKey, "user token": w.owner} {
+		req := connect.NewRequest(&adminv1.ListPluginsRequest{})
+		req.Header().Set("Authorization", "Bearer "+token)
+		if _, err := c.ListPlugins(context.Background(), req); connect.CodeOf(err) != connect.CodePermissionDenied {
+			t.Errorf("%s: err = %v, want permission denied", name, err)
+		}
+		res, body := do(t, "GET", w.g.URL+"/api/admin/plugins", nil, map[string]string{"Authorization": "Bearer " + token})
+		wantGraphError(t, res, body, 403, 200, 2069005)
+	}
+	res2, body := do(t, "POST", w.g.URL+"/api/admin/plugins/nosuch/reload", nil, map[string]string{"Authorization": "Bearer " + w.c.AdminToken})
+	if res2.StatusCode != 404 {
+		t.Fatalf("reload of a missing plugin: %d %s", res2.StatusCode, body)
+	}
+}
+
+func TestAPartnerPluginIsInstalledWithoutRebuildingTheGateway(t *testing.T) {
+	t.Parallel()
+	root := gatewaytest.ModuleRoot()
+	if _, err := os.Stat(filepath.Join(root, "plugins/examples/hello/main.go")); err != nil {
+		t.Skip("the example partner plugin is not in this tree")
+	}
+	plugins := t.TempDir()
+	bin := gatewaytest.BinDir(t)
+	book, err := os.ReadFile(filepath.Join(bin, "plugins", "book"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plugins, "book"), book, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := gatewaytest.Start(t, gatewaytest.Options{PluginsDir: plugins})
+	admin := g.Credentials(t).AdminToken
+
+	res, body := do(t, "GET", g.URL+"/api/v1/graph?node=hello/Ada", nil, nil)
+	wantGraphError(t, res, body, 404, 2500, 0)
+
+	// The partner builds the plugin from its own folder and drops it in.
+	build := exec.Command("go", "build", "-o", filepath.Join(plugins, "hello"), "./plugins/examples/hello")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the example plugin: %v\n%s", err, out)
+	}
+	res, body = do(t, "POST", g.URL+"/api/admin/plugins/hello/reload", nil, map[string]string{"Authorization": "Bearer " + admin})
+	if res.StatusCode != 200 {
+		t.Fatalf("install: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, "GET", g.URL+"/api/v1/graph?node=hello/Ada", nil, nil)
+	if res.StatusCode != 200 || decode[struct{ Message string }](t, body).Message != "Hello, Ada!" {
+		t.Fatalf("Graph node of the new plugin: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, "GET", g.URL+"/api/v1/hello/Ada", nil, nil)
+	if res.StatusCode != 200 || decode[struct{ Message string }](t, body).Message != "Hello, Ada!" {
+		t.Fatalf("REST path of the new plugin: %d %s", res.StatusCode, body)
+	}
+	if n := len(listPlugins(t, g, admin).Plugins); n != 2 {
+		t.Fatalf("%d plugins listed after the install", n)
+	}
+}
