@@ -3,6 +3,8 @@ package gatewaytest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,6 +39,9 @@ type Options struct {
 	Env []string
 	// NoWait skips waiting for /healthz.
 	NoWait bool
+	// TLSCert and TLSKey (PEM files) serve HTTPS; the certificate must be
+	// valid for 127.0.0.1. Gateway.Client then trusts it.
+	TLSCert, TLSKey string
 }
 
 // Gateway is a running gateway process.
@@ -46,6 +51,8 @@ type Gateway struct {
 	// Addr is host:port.
 	Addr    string
 	DataDir string
+	// Client talks to this gateway (it trusts the test certificate under TLS).
+	Client  *http.Client
 	cmd     *exec.Cmd
 	logs    *syncBuffer
 	done    chan struct{}
@@ -66,6 +73,9 @@ func Start(t testing.TB, opts Options) *Gateway {
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--data-dir", opts.DataDir,
 		"--plugins-dir", opts.PluginsDir, "--log-level", "debug"}, opts.Args...)
+	if opts.TLSCert != "" {
+		args = append(args, "--tls-cert", opts.TLSCert, "--tls-key", opts.TLSKey)
+	}
 	cmd := exec.Command(filepath.Join(bin, "gateway"), args...)
 	cmd.Env = os.Environ()
 	if !opts.Embedded {
@@ -98,6 +108,11 @@ func Start(t testing.TB, opts Options) *Gateway {
 		t.Fatalf("gateway did not start within 60s:\n%s", g.Logs())
 	}
 	g.URL = "http://" + g.Addr
+	g.Client = http.DefaultClient
+	if opts.TLSCert != "" {
+		g.URL = "https://" + g.Addr
+		g.Client = tlsClient(t, opts.TLSCert)
+	}
 	if !opts.NoWait {
 		g.WaitHealthy(t, 60*time.Second)
 	}
@@ -131,7 +146,7 @@ func (g *Gateway) WaitHealthy(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		res, err := http.Get(g.URL + "/healthz")
+		res, err := g.Client.Get(g.URL + "/healthz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
@@ -308,4 +323,18 @@ func (g *Gateway) Credentials(t testing.TB) Credentials {
 		t.Fatalf("dev credentials: %v", err)
 	}
 	return c
+}
+
+// tlsClient trusts the PEM certificate in certFile.
+func tlsClient(t testing.TB, certFile string) *http.Client {
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("no certificate in %s", certFile)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	return &http.Client{Transport: tr}
 }

@@ -33,6 +33,9 @@ type Config struct {
 	PluginPins map[string]string `json:"plugin_pins"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
+	// RateLimits are Graph calls allowed per minute per app, user and Page;
+	// zero keeps the default, a negative value means unlimited.
+	RateLimits RateLimits `json:"rate_limits"`
 
 	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty
 	// means the embedded cluster under DataDir.
@@ -40,6 +43,13 @@ type Config struct {
 	// AdminToken is the operator's token (SVC_ADMIN_TOKEN); empty means one
 	// is generated and kept in the data folder.
 	AdminToken string `json:"-"`
+}
+
+// RateLimits are per-minute Graph call limits.
+type RateLimits struct {
+	App  int `json:"app"`
+	User int `json:"user"`
+	Page int `json:"page"`
 }
 
 // Defaults are the settings with no file, flag or environment.

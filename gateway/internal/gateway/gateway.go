@@ -115,7 +115,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		PublicURL:   cfg.PublicURL,
 		Routes:      r.Table,
 		Idempotency: graph.NewPGIdempotency(db.Pool),
-		Limiter:     graph.NewLimiter(graph.DefaultLimits),
+		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      caller,
 	}))
 	if err := plugins.Start(ctx); err != nil {
@@ -147,6 +147,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("gateway stopped")
 	return nil
+}
+
+// limits applies the configured rate limits over the defaults.
+func limits(c config.RateLimits) graph.Limits {
+	l := graph.DefaultLimits
+	pick := func(configured int, def *int) {
+		switch {
+		case configured < 0:
+			*def = 0 // unlimited
+		case configured > 0:
+			*def = configured
+		}
+	}
+	pick(c.App, &l.App)
+	pick(c.User, &l.User)
+	pick(c.Page, &l.Page)
+	return l
 }
 
 // buildVersion is the gateway's version, shown to operators.

@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/version"
+	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
+	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
+)
+
+func newServer(t testing.TB) *server.Server {
+	t.Helper()
+	s := server.New(server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return nil }})
+	_, h := platformv1connect.NewPlatformServiceHandler(version.Service{}, server.HandlerOptions()...)
+	err := s.SetServices([]server.Service{{
+		Schema:  platformv1.File_svc_platform_v1_platform_proto.Services().ByName("PlatformService"),
+		Handler: h,
+	}}, protoregistry.GlobalFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestEveryResponseCarriesATraceID(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	for _, path := range []string{"/api/v1/platform/changelog", "/api/v9/x", "/nope", "/healthz", "/svc.platform.v1.PlatformService/GetChangelog"} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Header().Get(observe.TraceHeader) == "" {
+			t.Errorf("%s: no %s", path, observe.TraceHeader)
+		}
+	}
+}
+
+// FuzzRequests sends arbitrary methods, paths, content types and bodies
+// through the whole middleware chain and transcoder: nothing may panic or
+// answer a server error, and REST refusals are always the Graph envelope.
+func FuzzRequests(f *testing.F) {
+	f.Add("POST", "/api/v1/platform/changelog", "application/json", `{"bogus":1}`)
+	f.Add("GET", "/api/v2/platform/changelog", "", "")
+	f.Add("POST", "/svc.platform.v1.PlatformService/GetChangelog", "application/json", `{not json`)
+	f.Add("POST", "/svc.platform.v1.PlatformService/GetChangelog", "application/proto", "\xff\xff\xff")
+	f.Add("POST", "/svc.platform.v1.PlatformService/GetChangelog", "application/grpc", "\x00\x00\x00\x00\x05abc")
+	f.Add("PUT", "/api/v1/../admin", "text/plain", "x")
+	s := newServer(f)
+	f.Fuzz(func(t *testing.T, method, path, ctype, body string) {
+		if !validMethod(method) || !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \t\r\n#?") || strings.ContainsAny(ctype, "\r\n") {
+			return
+		}
+		if _, err := url.ParseRequestURI(path); err != nil {
+			return // the HTTP server itself refuses such request lines
+		}
+		req := httptest.NewRequest(method, "http://gateway"+path, strings.NewReader(body))
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		if strings.HasSuffix(path, "GetChangelog") {
+			req.Header.Set("Connect-Protocol-Version", "1")
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		// 505 is gRPC's correct answer to HTTP/1.1, which httptest speaks.
+		if rec.Code >= 500 && rec.Code != http.StatusHTTPVersionNotSupported {
+			t.Fatalf("%s %s (%s) %q: %d %s", method, path, ctype, body, rec.Code, rec.Body)
+		}
+		if strings.HasPrefix(path, "/api/") && rec.Code >= 400 {
+			var env struct {
+				Error *struct {
+					Code      *int   `json:"code"`
+					FBTraceID string `json:"fbtrace_id"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(rec.Body.Bytes(), &env) != nil || env.Error == nil || env.Error.Code == nil ||
+				env.Error.FBTraceID != rec.Header().Get(observe.TraceHeader) {
+				t.Fatalf("%s %s: refusal %d is not the envelope: %s", method, path, rec.Code, rec.Body)
+			}
+		}
+	})
+}
+
+func validMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return false
+}
