@@ -30,7 +30,7 @@ ADDR      ?= 127.0.0.1:8080
 DATA_DIR  ?= ./var
 TEST_PG   := $(CURDIR)/.tmp/pgtest
 
-.PHONY: build run test test-go lint generate check-generated tools postgres bench clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres bench clean
 
 ## build: bin/gateway and one binary per plugin in bin/plugins/
 build:
@@ -43,7 +43,7 @@ run: postgres build
 	./bin/gateway --addr $(ADDR) --data-dir $(DATA_DIR) --plugins-dir ./bin/plugins
 
 ## test: install what the tests need and run the whole suite
-test: tools postgres check-generated build test-go
+test: tools postgres check-generated build test-go test-node
 
 test-go:
 	@rm -rf $(TEST_PG); mkdir -p $(dir $(TEST_PG))
@@ -52,6 +52,10 @@ test-go:
 	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m ./... || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
 	exit $$status
+
+## test-node: the OIDC flow with the npm openid-client package
+test-node: build
+	cd tests/node-oidc && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 
 ## lint: gofmt, go vet, staticcheck
 lint: tools

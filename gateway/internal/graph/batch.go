@@ -190,7 +190,7 @@ func jsonPath(doc any, path string) ([]any, error) {
 		return []any{doc}, nil
 	}
 	if !strings.HasPrefix(path, "$.") {
-		return nil, fmt.Errorf("path must start with $.")
+		return nil, fmt.Errorf("path must start with $ and a dot")
 	}
 	cur := []any{doc}
 	for _, step := range strings.Split(strings.ReplaceAll(path[2:], "[", ".["), ".") {
