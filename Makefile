@@ -32,11 +32,14 @@ TEST_PG   := $(CURDIR)/.tmp/pgtest
 
 .PHONY: build run test test-go test-node lint generate check-generated tools postgres bench clean
 
-## build: bin/gateway and one binary per plugin in bin/plugins/
+## build: bin/gateway, one binary per product plugin in bin/plugins/, and
+## (outside the plugins folder) the test plugin and the example partner plugin
 build:
 	$(GO) build -o bin/gateway ./gateway/cmd/gateway
 	@mkdir -p bin/plugins
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
+	$(GO) build -o bin/testplugin ./plugins/testplugin
+	$(GO) build -o bin/examples/hello ./plugins/examples/hello
 
 ## run: build everything and start the platform on the embedded database
 run: postgres build

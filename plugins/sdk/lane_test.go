@@ -52,7 +52,7 @@ func serveLane(t *testing.T, p *Plugin, allow func(int) bool) string {
 	return path
 }
 
-func TestFastLaneMultiplexesConcurrentCallsByCallID(t *testing.T) {
+func TestFastLaneAnswersConcurrentCallsEachToItsCaller(t *testing.T) {
 	t.Parallel()
 	p := echoPlugin(t)
 	path := serveLane(t, p, allowGateway)
@@ -72,9 +72,9 @@ func TestFastLaneMultiplexesConcurrentCallsByCallID(t *testing.T) {
 			for i := range 50 {
 				text := fmt.Sprintf("g%d-%d", g, i)
 				if i%10 == 0 {
-					text = "slow" // answers overtake each other on one connection
+					text = "slow" // later calls overtake it
 				}
-				in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: text, Text: text})
+				in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: "1", Text: text})
 				resp, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Echo", Request: in,
 					Principal: &pluginv1.Principal{UserId: text}})
 				if err != nil {
@@ -82,7 +82,7 @@ func TestFastLaneMultiplexesConcurrentCallsByCallID(t *testing.T) {
 					return
 				}
 				var out testpluginv1.EchoResponse
-				if err := proto.Unmarshal(resp.GetResponse(), &out); err != nil || out.GetId() != text || out.GetUserId() != text {
+				if err := proto.Unmarshal(resp.GetResponse(), &out); err != nil || out.GetUserId() != text || out.GetText() != text {
 					errs <- fmt.Errorf("call %s answered %v (%v)", text, &out, err)
 					return
 				}
@@ -100,15 +100,8 @@ func TestFastLaneRefusesAProcessOtherThanTheGateway(t *testing.T) {
 	t.Parallel()
 	p := echoPlugin(t)
 	path := serveLane(t, p, func(int) bool { return false })
-	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lane.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Echo"}); err == nil || ctx.Err() != nil {
-		t.Fatalf("refused connection answered: %v (ctx %v)", err, ctx.Err())
+	if _, err := protocol.DialLane(context.Background(), path, 1, os.Getpid()); err == nil {
+		t.Fatal("a process the plugin does not admit opened a fast lane")
 	}
 }
 
@@ -135,5 +128,34 @@ func TestLogLinesAreGoPluginJSONWithTheTraceID(t *testing.T) {
 	if line["@message"] != "something" || line["@level"] != "warn" || line["trace_id"] != "T1" ||
 		line["procedure"] != "/a.B/C" || line["n"] != float64(3) || line["@timestamp"] == nil {
 		t.Fatalf("log line = %v", line)
+	}
+}
+
+func TestFastLaneCallEndsWithItsContextAndTheLaneStaysUsable(t *testing.T) {
+	t.Parallel()
+	p := New(Info{Name: "slow"})
+	Unary(p, "/svc.testplugin.v1.TestService/Slow", func(ctx context.Context, _ *Call, req *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
+		time.Sleep(time.Duration(req.GetSleepMs()) * time.Millisecond)
+		return &testpluginv1.SlowResponse{}, nil
+	})
+	path := serveLane(t, p, allowGateway)
+	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	call := func(ctx context.Context, ms int64) error {
+		in, _ := proto.Marshal(&testpluginv1.SlowRequest{SleepMs: ms})
+		_, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Slow", Request: in})
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := call(ctx, 2000); err != context.DeadlineExceeded || time.Since(start) > time.Second {
+		t.Fatalf("call past its deadline = %v after %s", err, time.Since(start))
+	}
+	if err := call(context.Background(), 1); err != nil {
+		t.Fatalf("next call = %v", err)
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -42,6 +46,10 @@ func WithHost(h pluginv1.HostServer) Option {
 
 // Start serves p in-process, describes it and checks its health, failing
 // the test when any of that fails. Everything stops at the end of the test.
+//
+// The plugin is served by go-plugin's own Serve, in its test mode, and
+// reached by a go-plugin client, as the gateway reaches it: the same
+// handshake, broker and services, without exec.
 func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 	t.Helper()
 	var cfg config
@@ -52,29 +60,72 @@ func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 	if cfg.host == nil {
 		cfg.host = self
 	}
-	gp := &protocol.GoPlugin{Serve: p.ServeGRPC, Host: cfg.host}
-	client, server := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{protocol.PluginKey: gp})
-	t.Cleanup(func() {
-		_ = client.Close() // asks the server to stop, as the gateway does
-		select {
-		case <-server.DoneCh:
-		case <-time.After(2 * time.Second):
-			server.Stop()
-		}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugintest", Level: hclog.Warn, Output: testOutput{t}})
+
+	ctx, stop := context.WithCancel(context.Background())
+	reattach := make(chan *goplugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	go goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: protocol.Handshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{
+			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.ServeGRPC}},
+		},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
+		},
+		Logger: logger,
+		Test:   &goplugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed},
 	})
-	raw, err := client.Dispense(protocol.PluginKey)
+	var rc *goplugin.ReattachConfig
+	select {
+	case rc = <-reattach:
+	case <-closed:
+		stop()
+		t.Fatal("plugintest: the plugin stopped before serving; see the log above")
+	case <-time.After(10 * time.Second):
+		stop()
+		t.Fatal("plugintest: the plugin did not start serving within 10 s")
+	}
+	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return inProcess{done: closed}, nil }
+
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  protocol.Handshake,
+		Plugins:          goplugin.PluginSet{protocol.PluginKey: &protocol.GoPlugin{Host: cfg.host}},
+		Reattach:         rc,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:  protocol.DialOptions(),
+		Logger:           logger,
+	})
+	var rpc goplugin.ClientProtocol
+	t.Cleanup(func() {
+		if rpc != nil {
+			_ = rpc.Close() // asks the plugin to shut down, as the gateway does
+		}
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Error("plugintest: the plugin did not stop within 5 s")
+		}
+		stop()
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		stop()
+		t.Fatalf("plugintest: connect: %v", err)
+	}
+	raw, err := rpc.Dispense(protocol.PluginKey)
 	if err != nil {
 		t.Fatalf("plugintest: dispense: %v", err)
 	}
 	tp := &Plugin{conn: raw.(*protocol.Conn)}
 	self.p = tp
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if tp.manifest, err = tp.conn.Describe(ctx); err != nil {
+	if tp.manifest, err = tp.conn.Describe(dctx); err != nil {
 		t.Fatalf("plugintest: %v", err)
 	}
-	h, err := tp.Health(ctx)
+	h, err := tp.Health(dctx)
 	if err != nil {
 		t.Fatalf("plugintest: health: %v", err)
 	}
@@ -82,6 +133,37 @@ func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 		t.Fatalf("plugintest: the plugin is not serving: %s", h.GetMessage())
 	}
 	return tp
+}
+
+// inProcess is the go-plugin runner of a plugin served by this process:
+// it "exits" when its Serve returns.
+type inProcess struct{ done <-chan struct{} }
+
+func (r inProcess) Wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+func (inProcess) Kill(context.Context) error { return nil }
+func (inProcess) ID() string                 { return "in-process" }
+
+func (inProcess) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (inProcess) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// testOutput sends go-plugin's warnings to the test log.
+type testOutput struct{ t testing.TB }
+
+func (o testOutput) Write(p []byte) (int, error) {
+	o.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 // Manifest returns what the plugin described.

@@ -11,12 +11,14 @@
 // whole request's plugin hop (PERFORMANCE.md). A fast-lane call is one write
 // and one read on each side: a 4-byte big-endian length, then a protobuf
 // svc.plugin.v1.InvokeRequest (gateway → plugin) or InvokeResponse
-// (plugin → gateway), matched by call_id, over a small pool of persistent
-// connections. Only the gateway can connect: the socket lives in a folder the
-// gateway created with mode 0700, and the plugin accepts a connection only
-// when the kernel reports (SO_PEERCRED) that its peer is its parent process.
-// gRPC stays for Describe, Health, streaming and the host callbacks, where
-// go-plugin's AutoMTLS protects it.
+// (plugin → gateway), numbered by call_id. Each connection of a small,
+// growing pool carries one call at a time, so that neither side hands a
+// frame from one goroutine to another (see LaneClient). Only the gateway can
+// connect: the socket lives in a folder the gateway created with mode 0700,
+// and the plugin accepts a connection only when the kernel reports
+// (SO_PEERCRED) that its peer is its parent process; the gateway, in turn,
+// talks only to the process it started. gRPC stays for Describe, Health,
+// streaming and the host callbacks, where go-plugin's AutoMTLS protects it.
 //
 // This package must not import the gateway or package sdk.
 package protocol

@@ -82,9 +82,8 @@ func (c *Conn) Describe(ctx context.Context) (*pluginv1.Manifest, error) {
 	return m, nil
 }
 
-// Transport tuning for the gRPC connection, the same on both sides. Large
-// windows keep flow-control updates off the per-call path; the shared write
-// buffer saves an allocation per call.
+// Transport tuning for the gRPC connection, the same on both sides: large
+// windows keep flow-control updates off the per-call path.
 const (
 	grpcWindow     = 1 << 20
 	grpcBufferSize = 64 << 10
@@ -97,7 +96,6 @@ func DialOptions() []grpc.DialOption {
 		grpc.WithInitialConnWindowSize(grpcWindow),
 		grpc.WithReadBufferSize(grpcBufferSize),
 		grpc.WithWriteBufferSize(grpcBufferSize),
-		grpc.WithSharedWriteBuffer(true),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
 	}
 }
@@ -110,7 +108,6 @@ func ServerOptions() []grpc.ServerOption {
 		grpc.InitialConnWindowSize(grpcWindow),
 		grpc.ReadBufferSize(grpcBufferSize),
 		grpc.WriteBufferSize(grpcBufferSize),
-		grpc.SharedWriteBuffer(true),
 		grpc.MaxRecvMsgSize(math.MaxInt32),
 		grpc.MaxSendMsgSize(math.MaxInt32),
 	}

@@ -56,15 +56,25 @@ func (s *LaneServer) logger() *slog.Logger {
 func (s *LaneServer) serveConn(c net.Conn) {
 	defer func() { _ = c.Close() }()
 	pid, err := peerPID(c)
-	if err != nil || s.Allow == nil || !s.Allow(pid) {
-		s.logger().Warn("fast lane: refused a connection", "peer_pid", pid, "error", err)
+	if err != nil {
+		s.logger().Warn("fast lane: refused a connection: no peer credentials", "error", err)
 		return
 	}
+	if s.Allow == nil || !s.Allow(pid) {
+		s.logger().Warn("fast lane: refused a connection from a process other than the gateway", "peer_pid", pid)
+		return
+	}
+	rw, err := blockingIO(c)
+	if err != nil {
+		s.logger().Error("fast lane: connection unusable", "error", err)
+		return
+	}
+	defer func() { _ = rw.Close() }()
 	// A call runs to its own deadline (InvokeRequest.deadline_unix_nano); a
 	// gateway that gives up earlier closes the connection, and the answer
 	// is dropped.
 	ctx := context.Background()
-	r := bufio.NewReaderSize(c, 4<<10)
+	r := bufio.NewReaderSize(rw, 4<<10)
 	var scratch, out []byte
 	for {
 		body, err := readFrame(r, &scratch)
@@ -85,7 +95,7 @@ func (s *LaneServer) serveConn(c net.Conn) {
 				return
 			}
 		}
-		if _, err := c.Write(out); err != nil {
+		if _, err := rw.Write(out); err != nil {
 			return
 		}
 		if cap(out) > 64<<10 {

@@ -1,0 +1,61 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+type callerKey struct{}
+
+// CallerPlugin tells a HostServer which plugin is calling it.
+func CallerPlugin(ctx context.Context) string {
+	name, _ := ctx.Value(callerKey{}).(string)
+	return name
+}
+
+// hostServerFor returns the Host service given to plugin name's processes.
+func (h *Host) hostServerFor(name string) pluginv1.HostServer {
+	var next pluginv1.HostServer = routingHost{h: h}
+	if h.opts.HostServer != nil {
+		next = h.opts.HostServer
+	}
+	return callerHost{name: name, next: next}
+}
+
+// callerHost stamps the calling plugin's name on the context.
+type callerHost struct {
+	pluginv1.UnimplementedHostServer
+	name string
+	next pluginv1.HostServer
+}
+
+func (c callerHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return c.next.Call(context.WithValue(ctx, callerKey{}, c.name), req)
+}
+
+func (c callerHost) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	return c.next.PageAccess(context.WithValue(ctx, callerKey{}, c.name), req)
+}
+
+// routingHost is the Host service when Options.HostServer is nil: Call goes
+// to the plugin serving the procedure, with the principal the calling
+// plugin gave; PageAccess is unimplemented.
+type routingHost struct {
+	pluginv1.UnimplementedHostServer
+	h *Host
+}
+
+func (r routingHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	name, ok := r.h.Route(req.GetProcedure())
+	if !ok {
+		return &pluginv1.InvokeResponse{Error: ErrorProto(apierr.UnknownPath(req.GetProcedure()))}, nil
+	}
+	resp, err := r.h.Invoke(ctx, name, req)
+	if err != nil {
+		return &pluginv1.InvokeResponse{Error: ErrorProto(fmt.Errorf("host call: %w", err))}, nil
+	}
+	return resp, nil
+}

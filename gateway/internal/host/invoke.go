@@ -1,0 +1,121 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"connectrpc.com/connect"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// Invoke runs one unary call on the process currently serving plugin. The
+// error is the hop's: apierr.Unavailable when the plugin is not serving or
+// its process failed during the call, a deadline error when ctx ended. The
+// plugin's own refusal is the response's Error (see CallError).
+//
+// When req carries no deadline, Invoke sets ctx's.
+func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	m := h.lookup(plugin)
+	if m == nil {
+		return nil, apierr.Internal(fmt.Errorf("no plugin named %q", plugin))
+	}
+	g := m.acquire()
+	if g == nil {
+		return nil, apierr.Unavailable(m.unavailable)
+	}
+	defer g.release()
+	setDeadline(ctx, req)
+	var resp *pluginv1.InvokeResponse
+	var err error
+	if g.lane != nil {
+		resp, err = g.lane.Invoke(ctx, req)
+	} else {
+		resp, err = g.conn.Plugin.Invoke(ctx, req)
+	}
+	if err != nil {
+		return nil, m.hopError(ctx, err)
+	}
+	return resp, nil
+}
+
+// InvokeStream runs one server-streaming call and hands each response to
+// recv, in order; a response carrying an Error ends the stream. It returns
+// recv's error, or the hop's as Invoke does.
+func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
+	m := h.lookup(plugin)
+	if m == nil {
+		return apierr.Internal(fmt.Errorf("no plugin named %q", plugin))
+	}
+	g := m.acquire()
+	if g == nil {
+		return apierr.Unavailable(m.unavailable)
+	}
+	defer g.release()
+	setDeadline(ctx, req)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the plugin's side when recv gives up
+	stream, err := g.conn.Plugin.InvokeStream(ctx, req)
+	if err != nil {
+		return m.hopError(ctx, err)
+	}
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return m.hopError(ctx, err)
+		}
+		if err := recv(resp); err != nil {
+			return err
+		}
+	}
+}
+
+func setDeadline(ctx context.Context, req *pluginv1.InvokeRequest) {
+	if req.GetDeadlineUnixNano() == 0 {
+		if d, ok := ctx.Deadline(); ok {
+			req.DeadlineUnixNano = d.UnixNano()
+		}
+	}
+}
+
+// hopError describes a failed hop to the caller.
+func (m *managed) hopError(ctx context.Context, err error) error {
+	cause := fmt.Errorf("plugin %s: %w", m.name, err)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		code := connect.CodeDeadlineExceeded
+		if errors.Is(ctxErr, context.Canceled) {
+			code = connect.CodeCanceled
+		}
+		return apierr.FromConnect(connect.NewError(code, ctxErr)).WithCause(cause)
+	}
+	if s, ok := status.FromError(err); ok && s.Code() != codes.Unavailable && s.Code() != codes.Canceled {
+		// The transport works but refused the call: a gateway or plugin bug,
+		// not a restart.
+		return apierr.Internal(cause)
+	}
+	return apierr.Unavailable(m.unavailable).WithCause(cause)
+}
+
+// CallError is the gateway's form of a plugin's refusal, ready for
+// apierr.Write or (*apierr.Error).Connect.
+func CallError(e *pluginv1.Error) *apierr.Error {
+	if g := e.GetGraph(); g != nil {
+		return apierr.FromProto(g, e.GetMessage())
+	}
+	return apierr.FromConnect(connect.NewError(connect.Code(e.GetConnectCode()), errors.New(e.GetMessage())))
+}
+
+// ErrorProto is the wire form of a gateway error, for a HostServer's
+// answers to plugins.
+func ErrorProto(err error) *pluginv1.Error {
+	e := apierr.From(err)
+	return &pluginv1.Error{ConnectCode: uint32(e.Connect().Code()), Message: e.Message, Graph: e.Proto()}
+}

@@ -1,0 +1,87 @@
+// Command testplugin is a plugin for the tests of the plugin host and SDK.
+// Environment variables make it misbehave on purpose:
+//
+//	SVC_TESTPLUGIN_NAME          the plugin's name (default "testplugin")
+//	SVC_TESTPLUGIN_VERSION       its version (default "1.0.0")
+//	SVC_TESTPLUGIN_STDOUT        a line to print on stdout before the handshake
+//	SVC_TESTPLUGIN_PROTOCOL      a plugin protocol version to speak instead of ours
+//	SVC_TESTPLUGIN_CRASH_AFTER   exit abruptly while serving the N-th call
+//	SVC_TESTPLUGIN_UNHEALTHY     fail the health check with this message
+//	SVC_TESTPLUGIN_CPUPROFILE    write a CPU profile of the first 5 s of serving here
+//
+// It is never installed in bin/plugins.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
+)
+
+func main() {
+	if line := os.Getenv("SVC_TESTPLUGIN_STDOUT"); line != "" {
+		fmt.Println(line)
+	}
+	if v := os.Getenv("SVC_TESTPLUGIN_PROTOCOL"); v != "" {
+		serveOtherProtocol(v)
+		return
+	}
+	if path := os.Getenv("SVC_TESTPLUGIN_CPUPROFILE"); path != "" {
+		profileCPU(path, 5*time.Second)
+	}
+	crashAfter, _ := strconv.ParseInt(os.Getenv("SVC_TESTPLUGIN_CRASH_AFTER"), 10, 64)
+	version := os.Getenv("SVC_TESTPLUGIN_VERSION")
+	if version == "" {
+		version = "1.0.0"
+	}
+	testsvc.New(testsvc.Config{
+		Name:       os.Getenv("SVC_TESTPLUGIN_NAME"),
+		Version:    version,
+		CrashAfter: crashAfter,
+		Unhealthy:  os.Getenv("SVC_TESTPLUGIN_UNHEALTHY"),
+	}).Serve()
+}
+
+// profileCPU profiles the plugin for d, to see where a hop's CPU goes on
+// the plugin's side.
+func profileCPU(path string, d time.Duration) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testplugin: cpu profile:", err)
+		return
+	}
+	time.AfterFunc(d, func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	})
+}
+
+// serveOtherProtocol plays a plugin built against another version of the
+// plugin protocol: same magic cookie, another version in the handshake.
+func serveOtherProtocol(v string) {
+	version, err := strconv.Atoi(v)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testplugin: SVC_TESTPLUGIN_PROTOCOL:", err)
+		os.Exit(2)
+	}
+	hs := protocol.Handshake
+	hs.ProtocolVersion = uint(version)
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: hs,
+		VersionedPlugins: map[int]goplugin.PluginSet{
+			version: {protocol.PluginKey: &protocol.GoPlugin{Serve: func(*goplugin.GRPCBroker, *grpc.Server) error { return nil }}},
+		},
+		GRPCServer: goplugin.DefaultGRPCServer,
+	})
+}
