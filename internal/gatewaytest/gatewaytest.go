@@ -52,10 +52,10 @@ type Gateway struct {
 	Addr    string
 	DataDir string
 	// Client talks to this gateway (it trusts the test certificate under TLS).
-	Client  *http.Client
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	done    chan struct{}
+	Client *http.Client
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	done   chan struct{}
 }
 
 // Start runs a gateway and waits until /healthz answers 200.
