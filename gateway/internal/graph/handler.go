@@ -167,6 +167,11 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 	if err != nil {
 		return 0, nil, err
 	}
+	if fields == nil {
+		if b, ok, err := h.renderPlain(node, q, out); ok || err != nil {
+			return http.StatusOK, b, err
+		}
+	}
 	doc, err := h.render(ctx, node, q, out, fields)
 	if err != nil {
 		return 0, nil, err
@@ -231,6 +236,45 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 }
 
 var renderJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+
+// renderPlain writes a response that needs no field selection straight
+// from protojson, without the generic JSON round trip: an object as is, a
+// list (data + paging) item by item with the Graph paging object. ok is
+// false for shapes it does not handle.
+func (h *Handler) renderPlain(node string, q url.Values, out protoreflect.Message) ([]byte, bool, error) {
+	md := out.Descriptor()
+	if !isList(md) {
+		b, err := renderJSON.Marshal(out.Interface())
+		if err != nil {
+			return nil, true, apierr.Internal(err)
+		}
+		return b, true, nil
+	}
+	if md.Fields().Len() != 2 {
+		return nil, false, nil
+	}
+	items := out.Get(md.Fields().ByName("data")).List()
+	var buf bytes.Buffer
+	buf.WriteString(`{"data":[`)
+	for i := range items.Len() {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		b, err := renderJSON.Marshal(items.Get(i).Message().Interface())
+		if err != nil {
+			return nil, true, apierr.Internal(err)
+		}
+		buf.Write(b)
+	}
+	buf.WriteString(`],"paging":`)
+	p, err := json.Marshal(h.paging(node, q, out))
+	if err != nil {
+		return nil, true, apierr.Internal(err)
+	}
+	buf.Write(p)
+	buf.WriteByte('}')
+	return buf.Bytes(), true, nil
+}
 
 // render turns a response message into the Graph JSON document: paging
 // rewritten, fields selected, edges expanded.

@@ -20,7 +20,7 @@ type Limits struct {
 }
 
 // DefaultLimits are generous enough that only a runaway client meets them.
-var DefaultLimits = Limits{App: 60000, User: 20000, Page: 30000, Window: time.Minute}
+var DefaultLimits = Limits{App: 1_200_000, User: 600_000, Page: 600_000, Window: time.Minute}
 
 // Limiter counts Graph calls in fixed windows per app, user and Page. The
 // counts live in this gateway's memory: with N replicas behind a balancer a

@@ -18,7 +18,7 @@ var ErrLaneClosed = errors.New("fast lane closed")
 
 // Pool bounds. Past maxOpen concurrent calls, a call waits for a connection.
 const (
-	maxIdle = 32
+	maxIdle = 128
 	maxOpen = 256
 )
 
