@@ -33,6 +33,9 @@ type Config struct {
 	PluginPins map[string]string `json:"plugin_pins"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
+	// WebhookAllowPrivateNetworks lets webhook callbacks reach private and
+	// link-local addresses (cloud metadata addresses stay refused).
+	WebhookAllowPrivateNetworks bool `json:"webhook_allow_private_networks"`
 	// RateLimits are Graph calls allowed per minute per app, user and Page;
 	// zero keeps the default, a negative value means unlimited.
 	RateLimits RateLimits `json:"rate_limits"`
@@ -77,6 +80,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
+	allowPrivate := fs.Bool("webhook-allow-private-networks", false, "let webhook callbacks reach private networks")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -107,6 +111,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.TLSKey = *tlsKey
 		case "log-level":
 			cfg.LogLevel = *logLevel
+		case "webhook-allow-private-networks":
+			cfg.WebhookAllowPrivateNetworks = *allowPrivate
 		}
 	})
 	cfg.DatabaseURL = getenv("SVC_DATABASE_URL")

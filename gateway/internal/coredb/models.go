@@ -188,16 +188,6 @@ type CoreWebhookAppSecret struct {
 	UpdatedAt pgtype.Timestamptz
 }
 
-type CoreWebhookAttempt struct {
-	ID              int64
-	DeliverySeq     int64
-	At              pgtype.Timestamptz
-	StatusCode      int32
-	LatencyMs       int32
-	Error           string
-	ResponseExcerpt string
-}
-
 type CoreWebhookDelivery struct {
 	Seq            int64
 	ID             string
@@ -213,6 +203,7 @@ type CoreWebhookDelivery struct {
 	FailedAttempts int32
 	NextAttemptAt  pgtype.Timestamptz
 	LeaseToken     *int64
+	Attempts       []byte
 	CreatedAt      pgtype.Timestamptz
 	CompletedAt    pgtype.Timestamptz
 }

@@ -97,44 +97,6 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 	return items, nil
 }
 
-const completeDeliveries = `-- name: CompleteDeliveries :execrows
-UPDATE core.webhook_deliveries d
-SET status = u.status,
-    failed_attempts = d.failed_attempts + u.failed_inc,
-    next_attempt_at = CASE WHEN u.status = 'pending' THEN now() + u.delay_ms * '1 millisecond'::interval END,
-    lease_token = NULL,
-    completed_at = CASE WHEN u.status = 'pending' THEN NULL ELSE now() END
-FROM (SELECT unnest($1::bigint[]) AS seq, unnest($2::bigint[]) AS lease_token,
-             unnest($3::text[]) AS status, unnest($4::integer[]) AS failed_inc,
-             unnest($5::bigint[]) AS delay_ms) AS u
-WHERE d.seq = u.seq AND d.lease_token = u.lease_token AND d.status = 'pending'
-`
-
-type CompleteDeliveriesParams struct {
-	Seqs        []int64
-	LeaseTokens []int64
-	Statuses    []string
-	FailedIncs  []int32
-	DelaysMs    []int64
-}
-
-// Applies a batch of outcomes to deliveries still leased with the given
-// tokens: done (succeeded, failed) or pending again after delay_ms. A
-// result whose lease was lost changes nothing.
-func (q *Queries) CompleteDeliveries(ctx context.Context, arg CompleteDeliveriesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, completeDeliveries,
-		arg.Seqs,
-		arg.LeaseTokens,
-		arg.Statuses,
-		arg.FailedIncs,
-		arg.DelaysMs,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const countPendingWebhookDeliveries = `-- name: CountPendingWebhookDeliveries :one
 SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending'
 `
@@ -159,7 +121,7 @@ func (q *Queries) DeleteWebhookSubscription(ctx context.Context, appID int64) (i
 	return result.RowsAffected(), nil
 }
 
-const dispatchEvents = `-- name: DispatchEvents :one
+const dispatchEvents = `-- name: DispatchEvents :many
 WITH ev AS (
     SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at
     FROM core.outbox o
@@ -175,26 +137,65 @@ WITH ev AS (
     SELECT ev.seq, a.id
     FROM ev JOIN core.apps a
       ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END
-), delivered AS (
-    INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, next_attempt_at)
-    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, now()
+), fanout AS (
+    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data,
+           row_number() OVER (ORDER BY ev.seq, r.app_id) <= $2::bigint AS leased,
+           now() + make_interval(secs => $3::bigint / 1000.0) AS lease_ends,
+           $4::bigint AS lease_token
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND s.active AND ev.type = ANY (s.events)
-    ORDER BY ev.seq
-    RETURNING 1
+), delivered AS (
+    INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
+                                         next_attempt_at, lease_token)
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
+           CASE WHEN f.leased THEN f.lease_ends ELSE now() END,
+           CASE WHEN f.leased THEN f.lease_token END
+    FROM fanout f
+    RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
+              lease_token
 ), dispatched AS (
     UPDATE core.outbox o SET dispatched_at = now()
     FROM ev WHERE o.seq = ev.seq
     RETURNING 1
+), counts AS (
+    SELECT (SELECT count(*) FROM dispatched)::bigint AS events,
+           (SELECT count(*) FROM delivered)::bigint AS deliveries
 )
-SELECT (SELECT count(*) FROM dispatched)::bigint AS events,
-       (SELECT count(*) FROM delivered)::bigint AS deliveries
+SELECT counts.events, counts.deliveries,
+       c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+FROM counts
+LEFT JOIN delivered c ON c.lease_token IS NOT NULL
+LEFT JOIN core.apps a ON a.id = c.app_id
+LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
+LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id
 `
 
+type DispatchEventsParams struct {
+	MaxEvents  int32
+	ClaimMax   int64
+	LeaseMs    int64
+	LeaseToken int64
+}
+
 type DispatchEventsRow struct {
-	Events     int64
-	Deliveries int64
+	Events         int64
+	Deliveries     int64
+	Seq            *int64
+	ID             *string
+	AppID          *int64
+	EventID        *string
+	EventType      *string
+	PageID         *string
+	EventCreatedAt pgtype.Timestamptz
+	Data           []byte
+	Test           *bool
+	FailedAttempts *int32
+	AppMode        *string
+	CallbackUrl    *string
+	Active         *bool
+	Sealed         []byte
 }
 
 // Takes up to max_events undispatched events (rows another dispatcher holds
@@ -202,15 +203,56 @@ type DispatchEventsRow struct {
 // app linked to the event's Page, and the event's own app) and marks the
 // events dispatched, in one statement. Ids that are not decimal match no
 // app or Page rather than failing the batch.
-func (q *Queries) DispatchEvents(ctx context.Context, maxEvents int32) (DispatchEventsRow, error) {
-	row := q.db.QueryRow(ctx, dispatchEvents, maxEvents)
-	var i DispatchEventsRow
-	err := row.Scan(&i.Events, &i.Deliveries)
-	return i, err
+//
+// The first claim_max new deliveries are created already leased to the
+// caller with lease_token, as ClaimDeliveries would lease them, and are
+// returned with what an attempt needs: the first attempt then costs no
+// claim. Every row carries the counts; when nothing was leased there is one
+// row, whose delivery columns are NULL.
+func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) ([]DispatchEventsRow, error) {
+	rows, err := q.db.Query(ctx, dispatchEvents,
+		arg.MaxEvents,
+		arg.ClaimMax,
+		arg.LeaseMs,
+		arg.LeaseToken,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DispatchEventsRow
+	for rows.Next() {
+		var i DispatchEventsRow
+		if err := rows.Scan(
+			&i.Events,
+			&i.Deliveries,
+			&i.Seq,
+			&i.ID,
+			&i.AppID,
+			&i.EventID,
+			&i.EventType,
+			&i.PageID,
+			&i.EventCreatedAt,
+			&i.Data,
+			&i.Test,
+			&i.FailedAttempts,
+			&i.AppMode,
+			&i.CallbackUrl,
+			&i.Active,
+			&i.Sealed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getWebhookDelivery = `-- name: GetWebhookDelivery :one
-SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, created_at, completed_at FROM core.webhook_deliveries WHERE id = $1
+SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at FROM core.webhook_deliveries WHERE id = $1
 `
 
 func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhookDelivery, error) {
@@ -231,6 +273,7 @@ func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhoo
 		&i.FailedAttempts,
 		&i.NextAttemptAt,
 		&i.LeaseToken,
+		&i.Attempts,
 		&i.CreatedAt,
 		&i.CompletedAt,
 	)
@@ -293,51 +336,8 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 	return id, err
 }
 
-const listWebhookAttempts = `-- name: ListWebhookAttempts :many
-SELECT delivery_seq, at, status_code, latency_ms, error, response_excerpt
-FROM core.webhook_attempts
-WHERE delivery_seq = ANY ($1::bigint[])
-ORDER BY delivery_seq, id
-`
-
-type ListWebhookAttemptsRow struct {
-	DeliverySeq     int64
-	At              pgtype.Timestamptz
-	StatusCode      int32
-	LatencyMs       int32
-	Error           string
-	ResponseExcerpt string
-}
-
-func (q *Queries) ListWebhookAttempts(ctx context.Context, deliverySeqs []int64) ([]ListWebhookAttemptsRow, error) {
-	rows, err := q.db.Query(ctx, listWebhookAttempts, deliverySeqs)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ListWebhookAttemptsRow
-	for rows.Next() {
-		var i ListWebhookAttemptsRow
-		if err := rows.Scan(
-			&i.DeliverySeq,
-			&i.At,
-			&i.StatusCode,
-			&i.LatencyMs,
-			&i.Error,
-			&i.ResponseExcerpt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listWebhookDeliveriesNewer = `-- name: ListWebhookDeliveriesNewer :many
-SELECT seq, id, event_id, event_type, status FROM core.webhook_deliveries
+SELECT seq, id, event_id, event_type, status, attempts FROM core.webhook_deliveries
 WHERE app_id = $1 AND seq > $2
   AND ($3::text IS NULL OR status = $3::text)
   AND ($4::text IS NULL OR event_type = $4::text)
@@ -359,6 +359,7 @@ type ListWebhookDeliveriesNewerRow struct {
 	EventID   string
 	EventType string
 	Status    string
+	Attempts  []byte
 }
 
 // The app's deliveries newer than the cursor, oldest first: the caller
@@ -384,6 +385,7 @@ func (q *Queries) ListWebhookDeliveriesNewer(ctx context.Context, arg ListWebhoo
 			&i.EventID,
 			&i.EventType,
 			&i.Status,
+			&i.Attempts,
 		); err != nil {
 			return nil, err
 		}
@@ -396,7 +398,7 @@ func (q *Queries) ListWebhookDeliveriesNewer(ctx context.Context, arg ListWebhoo
 }
 
 const listWebhookDeliveriesOlder = `-- name: ListWebhookDeliveriesOlder :many
-SELECT seq, id, event_id, event_type, status FROM core.webhook_deliveries
+SELECT seq, id, event_id, event_type, status, attempts FROM core.webhook_deliveries
 WHERE app_id = $1 AND seq < $2
   AND ($3::text IS NULL OR status = $3::text)
   AND ($4::text IS NULL OR event_type = $4::text)
@@ -418,6 +420,7 @@ type ListWebhookDeliveriesOlderRow struct {
 	EventID   string
 	EventType string
 	Status    string
+	Attempts  []byte
 }
 
 // The app's deliveries older than the cursor (a seq), newest first, with
@@ -443,6 +446,7 @@ func (q *Queries) ListWebhookDeliveriesOlder(ctx context.Context, arg ListWebhoo
 			&i.EventID,
 			&i.EventType,
 			&i.Status,
+			&i.Attempts,
 		); err != nil {
 			return nil, err
 		}
@@ -454,45 +458,89 @@ func (q *Queries) ListWebhookDeliveriesOlder(ctx context.Context, arg ListWebhoo
 	return items, nil
 }
 
-const recordEndpointHealth = `-- name: RecordEndpointHealth :many
-WITH u AS (
-    SELECT unnest($1::bigint[]) AS app_id, unnest($2::boolean[]) AS had_success,
-           unnest($3::timestamptz[]) AS since
+const recordOutcomes = `-- name: RecordOutcomes :many
+WITH outcome AS (
+    SELECT unnest($1::bigint[]) AS seq, unnest($2::bigint[]) AS lease_token,
+           unnest($3::text[]) AS status, unnest($4::integer[]) AS failed_inc,
+           unnest($5::bigint[]) AS delay_ms, unnest($6::text[]) AS attempt
+), done AS (
+    -- "Fenced": the delivery is still pending under this result's lease.
+    UPDATE core.webhook_deliveries d
+    SET attempts = CASE WHEN o.attempt = '' THEN d.attempts
+                        ELSE d.attempts || jsonb_build_array(o.attempt::jsonb) END,
+        status = CASE WHEN d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending'
+                      THEN o.status ELSE d.status END,
+        failed_attempts = d.failed_attempts
+                          + CASE WHEN d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending' THEN o.failed_inc ELSE 0 END,
+        next_attempt_at = CASE
+            WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.next_attempt_at
+            WHEN o.status = 'pending' THEN now() + o.delay_ms * '1 millisecond'::interval END,
+        lease_token = CASE WHEN d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending'
+                           THEN NULL ELSE d.lease_token END,
+        completed_at = CASE
+            WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.completed_at
+            WHEN o.status <> 'pending' THEN now() END
+    FROM outcome o
+    WHERE d.seq = o.seq
+    RETURNING 1
+), health AS (
+    SELECT unnest($7::bigint[]) AS app_id, unnest($8::boolean[]) AS had_success,
+           unnest($9::timestamptz[]) AS since
 ), streak AS (
-    SELECT s.app_id, s.active,
-           CASE WHEN u.had_success THEN u.since ELSE COALESCE(s.failing_since, u.since) END AS failing_since,
-           now() - make_interval(secs => $4::bigint / 1000.0) AS window_start
-    FROM core.webhook_subscriptions s JOIN u ON u.app_id = s.app_id
+    SELECT s.app_id, n.failing_since,
+           s.active AND COALESCE(n.failing_since <= now() - make_interval(secs => $10::bigint / 1000.0), false) AS disable
+    FROM core.webhook_subscriptions s
+    JOIN health h ON h.app_id = s.app_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN h.had_success THEN h.since ELSE COALESCE(s.failing_since, h.since) END
+                        AS failing_since) n
 ), judged AS (
-    SELECT streak.app_id, streak.failing_since,
-           streak.active AND COALESCE(streak.failing_since <= streak.window_start, false) AS disable
-    FROM streak
-), updated AS (
     UPDATE core.webhook_subscriptions s
-    SET failing_since = judged.failing_since,
-        active = s.active AND NOT judged.disable,
-        disabled_at = CASE WHEN judged.disable THEN now() ELSE s.disabled_at END
-    FROM judged
-    WHERE s.app_id = judged.app_id
-    RETURNING s.app_id, judged.disable
+    SET failing_since = streak.failing_since,
+        active = s.active AND NOT streak.disable,
+        disabled_at = CASE WHEN streak.disable THEN now() ELSE s.disabled_at END
+    FROM streak
+    WHERE s.app_id = streak.app_id
+      AND (s.failing_since IS DISTINCT FROM streak.failing_since OR streak.disable)
+    RETURNING s.app_id, streak.disable
 )
-SELECT app_id FROM updated WHERE disable
+SELECT judged.app_id FROM judged WHERE judged.disable
 `
 
-type RecordEndpointHealthParams struct {
-	AppIds     []int64
-	HadSuccess []bool
-	Since      []pgtype.Timestamptz
-	WindowMs   int64
+type RecordOutcomesParams struct {
+	Seqs        []int64
+	LeaseTokens []int64
+	Statuses    []string
+	FailedIncs  []int32
+	DelaysMs    []int64
+	Attempts    []string
+	AppIds      []int64
+	HadSuccess  []bool
+	Since       []pgtype.Timestamptz
+	WindowMs    int64
 }
 
-// Updates each endpoint's failure streak from a batch of attempts:
-// had_success says an attempt succeeded, since is the first failure after
-// the last success (NULL when the last attempt succeeded). An endpoint whose
-// streak began before the window is disabled; the apps whose endpoint was
-// disabled now are returned.
-func (q *Queries) RecordEndpointHealth(ctx context.Context, arg RecordEndpointHealthParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, recordEndpointHealth,
+// Writes a batch of attempt outcomes in one statement (one round trip, all
+// or nothing):
+//   - appends each attempt (a JSON object, or ” for none) to its
+//     delivery's log, and moves the delivery, if still leased with the given
+//     token, to its new state: done (succeeded, failed) or pending again
+//     after delay_ms. A result whose lease was lost is logged and changes
+//     nothing else.
+//   - updates each endpoint's failure streak: had_success says one of its
+//     attempts succeeded, since is its first failure after its last success
+//     (NULL when its last attempt succeeded). An endpoint whose streak began
+//     before the window is disabled. Endpoints whose state does not change
+//     are not written.
+//
+// Returns the apps whose endpoint was disabled now.
+func (q *Queries) RecordOutcomes(ctx context.Context, arg RecordOutcomesParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, recordOutcomes,
+		arg.Seqs,
+		arg.LeaseTokens,
+		arg.Statuses,
+		arg.FailedIncs,
+		arg.DelaysMs,
+		arg.Attempts,
 		arg.AppIds,
 		arg.HadSuccess,
 		arg.Since,
@@ -514,38 +562,6 @@ func (q *Queries) RecordEndpointHealth(ctx context.Context, arg RecordEndpointHe
 		return nil, err
 	}
 	return items, nil
-}
-
-const recordWebhookAttempts = `-- name: RecordWebhookAttempts :exec
-INSERT INTO core.webhook_attempts (delivery_seq, at, status_code, latency_ms, error, response_excerpt)
-SELECT u.delivery_seq, u.at, u.status_code, u.latency_ms, u.error, u.response_excerpt
-FROM (SELECT unnest($1::bigint[]) AS delivery_seq, unnest($2::timestamptz[]) AS at,
-             unnest($3::integer[]) AS status_code, unnest($4::integer[]) AS latency_ms,
-             unnest($5::text[]) AS error, unnest($6::text[]) AS response_excerpt) AS u
-WHERE EXISTS (SELECT 1 FROM core.webhook_deliveries d WHERE d.seq = u.delivery_seq)
-`
-
-type RecordWebhookAttemptsParams struct {
-	DeliverySeqs []int64
-	Ats          []pgtype.Timestamptz
-	StatusCodes  []int32
-	LatenciesMs  []int32
-	Errors       []string
-	Excerpts     []string
-}
-
-// Logs a batch of attempts; attempts of deliveries deleted meanwhile (their
-// app was deleted) are dropped.
-func (q *Queries) RecordWebhookAttempts(ctx context.Context, arg RecordWebhookAttemptsParams) error {
-	_, err := q.db.Exec(ctx, recordWebhookAttempts,
-		arg.DeliverySeqs,
-		arg.Ats,
-		arg.StatusCodes,
-		arg.LatenciesMs,
-		arg.Errors,
-		arg.Excerpts,
-	)
-	return err
 }
 
 const saveWebhookSubscription = `-- name: SaveWebhookSubscription :exec

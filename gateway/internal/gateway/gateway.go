@@ -24,10 +24,12 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	"github.com/svcplatform/svc/gateway/internal/store"
 	"github.com/svcplatform/svc/gateway/internal/version"
+	"github.com/svcplatform/svc/gateway/internal/webhook"
 	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
 	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
@@ -79,8 +81,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return plugins.Ready()
 		},
 	})
+	box, keySource, err := secretbox.Load(os.Getenv, cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("master key: %w", err)
+	}
+	log.Info("master key loaded", "source", keySource, "fingerprint", box.Fingerprint())
+	hooks, err := webhook.New(webhook.Options{
+		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
+		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
+		Access: webhook.AppAccessFunc(func(ctx context.Context, appID, userID string) (string, error) {
+			r, err := ids.TeamRole(ctx, appID, userID)
+			return string(r), err
+		}),
+	})
+	if err != nil {
+		return err
+	}
 	// Identity, sign-in and the OAuth server (issue #4): see startIdentity.
-	if _, err := startIdentity(ctx, cfg, ids, authn, srv, stdout); err != nil {
+	if _, err := startIdentity(ctx, cfg, ids, authn, srv, hooks, stdout); err != nil {
 		return err
 	}
 
@@ -88,6 +106,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
 	coregraph.New(ids).Register(core)
+	hooks.Register(core)
 	coreManifest, err := core.Manifest()
 	if err != nil {
 		return fmt.Errorf("core services: %w", err)
@@ -129,6 +148,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	go reloadOnSIGHUP(ctx, plugins, log)
+	// Webhook delivery runs until shutdown; stop() first, since serving can
+	// end without ctx ending.
+	hooksDone := make(chan error, 1)
+	go func() { hooksDone <- hooks.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-hooksDone; err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("webhook delivery stopped", "error", err)
+		}
+	}()
 
 	printWelcome(stdout, cfg)
 	log.Info("gateway serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)
@@ -231,15 +260,21 @@ type identityStack struct {
 // startIdentity makes the admin token valid, seeds the development world on
 // the first start, and registers sign-in, the OAuth server and the session
 // endpoint on srv.
-func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, stdout io.Writer) (*identityStack, error) {
+func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, hooks *webhook.Service, stdout io.Writer) (*identityStack, error) {
 	adminToken, generated, err := auth.EnsureAdminToken(ctx, ids.Queries(), cfg.AdminToken)
 	if err != nil {
 		return nil, err
 	}
 	if !cfg.NoDevSeed {
-		path, _, err := seed.Run(ctx, ids, seed.Options{BaseURL: cfg.PublicURL, DataDir: cfg.DataDir, AdminToken: adminToken})
+		path, creds, err := seed.Run(ctx, ids, seed.Options{BaseURL: cfg.PublicURL, DataDir: cfg.DataDir, AdminToken: adminToken})
 		if err != nil {
 			return nil, fmt.Errorf("development seed: %w", err)
+		}
+		if creds != nil {
+			// Webhooks are signed with the app secret: keep it sealed.
+			if err := hooks.SetAppSecret(ctx, creds.App.ID, creds.App.ClientSecret); err != nil {
+				return nil, fmt.Errorf("development seed: webhook signing secret: %w", err)
+			}
 		}
 		if path == "" {
 			path = filepath.Join(cfg.DataDir, seed.FileName)

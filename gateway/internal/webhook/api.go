@@ -1,0 +1,331 @@
+package webhook
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
+)
+
+// SubcodeNotOnTeam is the error_subcode of a caller who is neither the app
+// (its app key) nor a member of its team with the role the call needs
+// (HTTP 403, code 200).
+const SubcodeNotOnTeam = 2069004
+
+// Register adds the WebhookService methods to p, the gateway's in-process
+// plugin.
+func (s *Service) Register(p *sdk.Plugin) {
+	methods := webhookv1.File_svc_webhook_v1_webhook_proto.Services().ByName("WebhookService").Methods()
+	sdk.Handle(p, methods.ByName("ListSubscriptions"), s.listSubscriptions)
+	sdk.Handle(p, methods.ByName("SaveSubscription"), s.saveSubscription)
+	sdk.Handle(p, methods.ByName("DeleteSubscription"), s.deleteSubscription)
+	sdk.Handle(p, methods.ByName("ListDeliveries"), s.listDeliveries)
+	sdk.Handle(p, methods.ByName("ReplayDelivery"), s.replayDelivery)
+	sdk.Handle(p, methods.ByName("SendTestEvent"), s.sendTestEvent)
+}
+
+// need is the least standing a call requires on the app.
+type need int
+
+const (
+	// needMember: the app's key, or any team role (reading the log).
+	needMember need = iota
+	// needDeveloper: the app's key, or a team Admin or Developer.
+	needDeveloper
+)
+
+// authorize checks that the caller may act on app appID and returns the
+// app. An unknown app is not found; anyone else is refused with 2069004.
+func (s *Service) authorize(ctx context.Context, call *sdk.Call, appID string, n need) (coredb.WebhookAppRow, error) {
+	id, ok := parseID(appID)
+	if !ok {
+		return coredb.WebhookAppRow{}, sdk.NotFound("App " + appID)
+	}
+	app, err := s.q.WebhookApp(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return coredb.WebhookAppRow{}, sdk.NotFound("App " + appID)
+	}
+	if err != nil {
+		return coredb.WebhookAppRow{}, fmt.Errorf("look up app %s: %w", appID, err)
+	}
+	p := call.Principal()
+	switch p.Kind {
+	case pluginv1.TokenKind_TOKEN_KIND_APP_KEY:
+		if p.AppID == appID {
+			return app, nil
+		}
+	case pluginv1.TokenKind_TOKEN_KIND_USER, pluginv1.TokenKind_TOKEN_KIND_SESSION:
+		if p.UserID == "" || s.access == nil {
+			break
+		}
+		role, err := s.access.Role(ctx, appID, p.UserID)
+		if err != nil {
+			return coredb.WebhookAppRow{}, fmt.Errorf("team role on app %s: %w", appID, err)
+		}
+		switch {
+		case role == RoleAdmin || role == RoleDeveloper:
+			return app, nil
+		case role == RoleTester && n == needMember:
+			return app, nil
+		}
+	}
+	return coredb.WebhookAppRow{}, notOnTeam(appID, n)
+}
+
+func notOnTeam(appID string, n need) *sdk.Error {
+	who := "a member of its team"
+	if n == needDeveloper {
+		who = "a member of its team with the Admin or Developer role"
+	}
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: SubcodeNotOnTeam, Type: sdk.TypeOAuth,
+		Message: fmt.Sprintf("The caller must be app %s (its app key) or %s.", appID, who)}
+}
+
+func (s *Service) listSubscriptions(ctx context.Context, call *sdk.Call, req *webhookv1.ListSubscriptionsRequest) (*webhookv1.ListSubscriptionsResponse, error) {
+	app, err := s.authorize(ctx, call, req.GetAppId(), needDeveloper)
+	if err != nil {
+		return nil, err
+	}
+	res := &webhookv1.ListSubscriptionsResponse{}
+	sub, err := s.q.GetWebhookSubscription(ctx, app.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return res, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read subscription of app %d: %w", app.ID, err)
+	}
+	res.Data = []*webhookv1.Subscription{{CallbackUrl: sub.CallbackUrl, Events: sub.Events, Active: sub.Active}}
+	return res, nil
+}
+
+// saveSubscription checks the URL against the network rules, runs the
+// verification handshake, then stores the subscription, enabled.
+func (s *Service) saveSubscription(ctx context.Context, call *sdk.Call, req *webhookv1.SaveSubscriptionRequest) (*webhookv1.SaveSubscriptionResponse, error) {
+	app, err := s.authorize(ctx, call, req.GetAppId(), needDeveloper)
+	if err != nil {
+		return nil, err
+	}
+	events, err := eventList(req.GetEvents())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetVerifyToken() == "" {
+		return nil, sdk.Invalid("verify_token", "Invalid parameter: verify_token is required.")
+	}
+	dev := app.Mode != "live"
+	u, err := parseCallback(req.GetCallbackUrl(), dev)
+	if err == nil {
+		err = s.checkCallbackHost(ctx, u, dev)
+	}
+	if err == nil {
+		err = s.verifyCallback(ctx, u, dev, req.GetVerifyToken())
+	}
+	if err != nil {
+		return nil, sdk.Invalid("callback_url", "Invalid parameter: %v.", err)
+	}
+	if err := s.q.SaveWebhookSubscription(ctx, coredb.SaveWebhookSubscriptionParams{
+		AppID: app.ID, CallbackUrl: u.String(), Events: events,
+	}); err != nil {
+		return nil, fmt.Errorf("save subscription of app %d: %w", app.ID, err)
+	}
+	call.Logger().InfoContext(ctx, "webhook subscription saved", "app_id", app.ID, "host", u.Host, "events", events)
+	return &webhookv1.SaveSubscriptionResponse{Success: true}, nil
+}
+
+// eventList checks that every type is known and drops repeats.
+func eventList(types []string) ([]string, error) {
+	if len(types) == 0 {
+		return nil, sdk.Invalid("events", "Invalid parameter: events must list at least one event type.")
+	}
+	out := make([]string, 0, len(types))
+	for _, t := range types {
+		if !slices.Contains(EventTypes, t) {
+			return nil, sdk.Invalid("events", "Invalid parameter: events holds %q, which is not an event type.", t)
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) deleteSubscription(ctx context.Context, call *sdk.Call, req *webhookv1.DeleteSubscriptionRequest) (*webhookv1.DeleteSubscriptionResponse, error) {
+	app, err := s.authorize(ctx, call, req.GetAppId(), needDeveloper)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.q.DeleteWebhookSubscription(ctx, app.ID); err != nil {
+		return nil, fmt.Errorf("delete subscription of app %d: %w", app.ID, err)
+	}
+	return &webhookv1.DeleteSubscriptionResponse{Success: true}, nil
+}
+
+// listDeliveries pages through an app's deliveries, newest first, each with
+// its attempts.
+func (s *Service) listDeliveries(ctx context.Context, call *sdk.Call, req *webhookv1.ListDeliveriesRequest) (*webhookv1.ListDeliveriesResponse, error) {
+	app, err := s.authorize(ctx, call, req.GetAppId(), needMember)
+	if err != nil {
+		return nil, err
+	}
+	limit := req.GetLimit()
+	if limit <= 0 {
+		limit = 25
+	}
+	status, eventType := optional(req.GetStatus()), optional(req.GetEventType())
+	type row = coredb.ListWebhookDeliveriesOlderRow
+	var rows []row
+	switch {
+	case req.GetAfter() != "" && req.GetBefore() != "":
+		return nil, sdk.Invalid("after", "Invalid parameter: give after or before, not both.")
+	case req.GetBefore() != "":
+		cursor, err := decodeCursor("before", req.GetBefore())
+		if err != nil {
+			return nil, err
+		}
+		newer, err := s.q.ListWebhookDeliveriesNewer(ctx, coredb.ListWebhookDeliveriesNewerParams{
+			AppID: app.ID, Cursor: cursor, Status: status, EventType: eventType, MaxRows: limit + 1,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list deliveries of app %d: %w", app.ID, err)
+		}
+		for _, r := range newer {
+			rows = append(rows, row(r))
+		}
+	default:
+		cursor := int64(math.MaxInt64)
+		if req.GetAfter() != "" {
+			if cursor, err = decodeCursor("after", req.GetAfter()); err != nil {
+				return nil, err
+			}
+		}
+		if rows, err = s.q.ListWebhookDeliveriesOlder(ctx, coredb.ListWebhookDeliveriesOlderParams{
+			AppID: app.ID, Cursor: cursor, Status: status, EventType: eventType, MaxRows: limit + 1,
+		}); err != nil {
+			return nil, fmt.Errorf("list deliveries of app %d: %w", app.ID, err)
+		}
+	}
+	more := len(rows) > int(limit)
+	if more {
+		rows = rows[:limit]
+	}
+	paging := &pluginv1.Paging{}
+	if req.GetBefore() != "" {
+		slices.Reverse(rows) // fetched oldest first from the cursor
+		paging.HasPrevious, paging.HasNext = more, true
+	} else {
+		paging.HasNext, paging.HasPrevious = more, req.GetAfter() != ""
+	}
+	res := &webhookv1.ListDeliveriesResponse{Data: make([]*webhookv1.Delivery, len(rows)), Paging: paging}
+	if len(rows) == 0 {
+		paging.HasNext, paging.HasPrevious = false, false
+		return res, nil
+	}
+	paging.Before, paging.After = encodeCursor(rows[0].Seq), encodeCursor(rows[len(rows)-1].Seq)
+	for i, r := range rows {
+		var log []attemptEntry
+		if err := json.Unmarshal(r.Attempts, &log); err != nil {
+			return nil, fmt.Errorf("read attempts of delivery %s: %w", r.ID, err)
+		}
+		d := &webhookv1.Delivery{Id: r.ID, EventId: r.EventID, EventType: r.EventType, Status: r.Status,
+			Attempts: make([]*webhookv1.Attempt, len(log))}
+		for j, a := range log {
+			d.Attempts[j] = &webhookv1.Attempt{
+				At: a.At.UTC().Format(time.RFC3339), StatusCode: int32(a.StatusCode), LatencyMs: int32(min(a.LatencyMs, math.MaxInt32)),
+				Error: a.Error, ResponseExcerpt: a.ResponseExcerpt,
+			}
+		}
+		res.Data[i] = d
+	}
+	return res, nil
+}
+
+// replayDelivery queues the delivery's event again, to the same app, as a
+// new delivery.
+func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webhookv1.ReplayDeliveryRequest) (*webhookv1.ReplayDeliveryResponse, error) {
+	d, err := s.q.GetWebhookDelivery(ctx, req.GetDeliveryId())
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, sdk.NotFound("Delivery " + req.GetDeliveryId())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read delivery %s: %w", req.GetDeliveryId(), err)
+	}
+	if _, err := s.authorize(ctx, call, formatID(d.AppID), needDeveloper); err != nil {
+		return nil, err
+	}
+	id, err := s.q.InsertWebhookDelivery(ctx, coredb.InsertWebhookDeliveryParams{
+		AppID: d.AppID, EventID: d.EventID, EventType: d.EventType, PageID: d.PageID,
+		EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: d.Test, ReplayOf: &d.Seq,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replay delivery %s: %w", d.ID, err)
+	}
+	s.notify()
+	call.Logger().InfoContext(ctx, "webhook delivery replayed", "delivery_id", d.ID, "replay_id", id, "app_id", d.AppID)
+	return &webhookv1.ReplayDeliveryResponse{Id: id}, nil
+}
+
+// testData is the data of every test event.
+var testData = []byte(`{"test":true}`)
+
+// sendTestEvent sends a made-up event of the given type to the app's
+// callback, whatever its event filter.
+func (s *Service) sendTestEvent(ctx context.Context, call *sdk.Call, req *webhookv1.SendTestEventRequest) (*webhookv1.SendTestEventResponse, error) {
+	app, err := s.authorize(ctx, call, req.GetAppId(), needDeveloper)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(EventTypes, req.GetType()) {
+		return nil, sdk.Invalid("type", "Invalid parameter: type %q is not an event type.", req.GetType())
+	}
+	if _, err := s.q.GetWebhookSubscription(ctx, app.ID); errors.Is(err, pgx.ErrNoRows) {
+		return nil, sdk.Errorf(http.StatusBadRequest, 100, 0, "App %d has no webhook subscription to send a test event to.", app.ID)
+	} else if err != nil {
+		return nil, fmt.Errorf("read subscription of app %d: %w", app.ID, err)
+	}
+	eventID := event.NewID()
+	if _, err := s.q.InsertWebhookDelivery(ctx, coredb.InsertWebhookDeliveryParams{
+		AppID: app.ID, EventID: eventID, EventType: req.GetType(),
+		EventCreatedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true}, Data: testData, Test: true,
+	}); err != nil {
+		return nil, fmt.Errorf("queue test event for app %d: %w", app.ID, err)
+	}
+	s.notify()
+	return &webhookv1.SendTestEventResponse{Id: eventID}, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Cursors are opaque to clients: base64url of the delivery's seq.
+func encodeCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(seq, 10)))
+}
+
+func decodeCursor(field, s string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		if seq, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && seq > 0 {
+			return seq, nil
+		}
+	}
+	return 0, sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
+}

@@ -1,0 +1,109 @@
+// Package webhook delivers platform events to apps' HTTPS endpoints
+// (CONTRACT §6) and serves the Graph nodes that manage them:
+// app/{app_id}/subscriptions, app/{app_id}/deliveries,
+// delivery/{delivery_id}/replay and app/{app_id}/test_event
+// (svc.webhook.v1.WebhookService, registered on an in-process sdk.Plugin).
+//
+// # What it owns
+//
+// The tables core.webhook_subscriptions, core.webhook_deliveries (with each
+// delivery's attempt log) and core.webhook_app_secrets (migration
+// 0020_webhook.sql), and the dispatched_at column of core.outbox. It reads
+// core.apps (mode) and core.page_links (who gets a Page's events). It must
+// not write any other table, and knows nothing of the products that emit
+// events: they insert into core.outbox with plugins/sdk/event.Emit in the
+// transaction of their change.
+//
+// # How an event travels
+//
+//  1. Dispatch. The dispatcher polls the outbox's pending index, every 5 ms
+//     while events come, backing off to every 100 ms when none do (the
+//     outbox sends no NOTIFY: it would serialise every commit that writes an
+//     event, see migration 0013). One SQL statement takes up to 500
+//     undispatched events with FOR UPDATE SKIP LOCKED, inserts one delivery
+//     per (event, app that should get it and subscribed to its type) and
+//     marks the events dispatched: a crash leaves either all of it or none,
+//     and two gateways never take the same event. An event goes to every app linked to its Page and to its own
+//     app (app_id), each once. The deliveries that this gateway's free
+//     workers can take are created already leased to it (step 2) and go
+//     straight to the workers, so a first attempt costs no claim.
+//  2. Claim. A claimer leases due deliveries in batches, again with FOR
+//     UPDATE SKIP LOCKED: the claim moves next_attempt_at past the lease and
+//     stamps a random lease_token. While the lease holds no other gateway
+//     can claim the row, so one attempt is never sent twice at once; when a
+//     gateway dies mid-attempt its rows come back once the lease ends (and at
+//     once when it stops gracefully: it releases them). A worker never starts
+//     an attempt that could outlive its lease.
+//  3. Attempt. A bounded pool of workers (32 by default) POSTs the body
+//     {"id","type","created","api_version","app_id","page_id","data"} with
+//     X-Svc-Signature-256 (sha256=<hex HMAC-SHA256 of the body keyed by the
+//     app's client secret>), X-Svc-Event, X-Svc-Delivery (the delivery id,
+//     the same on every retry) and X-Svc-Timestamp. Any 2xx within the
+//     attempt timeout (10 s) succeeds; redirects are not followed.
+//  4. Record. A recorder writes outcomes in batches, one statement per
+//     batch: the attempt log, the delivery's new state (fenced by
+//     lease_token, so a result from a lost lease is logged and changes
+//     nothing else) and the endpoint's failure streak. Failed attempts are
+//     retried after about 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h and
+//     24 h (±20 % jitter), then the delivery fails. An endpoint whose every attempt failed for 24
+//     hours is disabled (active false, disabled_at set); saving the
+//     subscription again re-enables it.
+//
+// Delivery is at least once: a gateway stopped or killed mid-attempt sends
+// that attempt again, with the same X-Svc-Delivery and event id, and
+// receivers deduplicate by id. Deliveries run in parallel and retries come
+// later, so an app may receive events out of order; created orders them.
+//
+// # Who may call the Graph nodes
+//
+// The gateway admits app keys, user tokens and sessions; the handlers
+// decide. The app's own key may do everything; a user needs a role on the
+// app's team (AppAccess): Admin or Developer to manage subscriptions,
+// replay or send test events, any role (Tester too) to read the delivery
+// log. Anyone else is refused with HTTP 403, code 200, error_subcode
+// 2069004 (SubcodeNotOnTeam, our number: "not a member of the app's team");
+// an unknown app is not found (404, code 100, subcode 33).
+//
+// # Why a table and not River
+//
+// River (riverqueue/river, InsertTx) would give the same transactional
+// enqueue and SKIP LOCKED claiming. We keep our own table because the
+// delivery is itself the product here: the console lists it by app with
+// status and event filters, shows every attempt, replays it, and the
+// dispatcher fans one event out to N apps, and leases what it can send at
+// once, in one INSERT … SELECT. With River each of those would read
+// River's job rows (args and errors as JSON) or keep a second log beside
+// them, a first attempt would cost a separate job fetch, and the project
+// would take a dependency with its own schema and migrations for one queue.
+// The queue part is small: one partial index on next_attempt_at, one claim
+// statement, one batched completion.
+//
+// # Durability of the bookkeeping
+//
+// The dispatcher, the claimer and the recorder write on a few connections
+// of their own with synchronous_commit off, so no delivery waits for a WAL
+// flush. A database crash may lose the last moments of that bookkeeping,
+// and that only makes the affected events be dispatched or attempted
+// again (duplicates, which at-least-once allows), never lost: the events
+// themselves were committed durably by their producers.
+//
+// # Secrets and the network
+//
+// The signing key is the app's client secret. Identity stores only its
+// hash, so identity hands the secret to SetAppSecret when it is created or
+// rotated, and it is kept sealed (package secretbox, AES-256-GCM under the
+// master key) in core.webhook_app_secrets. Secrets, verify tokens and
+// callback query strings are never logged.
+//
+// Callbacks must use HTTPS, except plain HTTP to loopback for apps in
+// development mode. Private (RFC 1918, unique-local, shared 100.64/10) and
+// link-local addresses are refused unless Options.AllowPrivateNetworks is
+// set; loopback only for development apps; unspecified addresses only when
+// both apply (0.0.0.0 reaches the local host); cloud metadata addresses
+// (169.254.169.254, fd00:ec2::254, …), multicast and reserved ranges
+// always. The rules are checked when a subscription is saved and again on
+// every connection, in the dialer's Control hook, on the address actually
+// dialled, so a name that later resolves elsewhere (DNS rebinding) is still
+// refused. Development and live apps use separate connection pools, so a
+// connection one may open is never reused for the other. No proxy is used.
+package webhook

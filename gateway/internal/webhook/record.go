@@ -1,0 +1,156 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+)
+
+// Delivery states, as stored and as the Graph shows them.
+const (
+	StatusPending   = "pending"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// recordLoop writes outcomes until the results channel closes. Whatever
+// has arrived while the previous batch was being written forms the next
+// batch, so batches grow with load and a lone result is written at once.
+func (r *runner) recordLoop(ctx context.Context) {
+	batch := make([]result, 0, recordBatch)
+	for res := range r.results {
+		batch = append(batch[:0], res)
+	fill:
+		for len(batch) < recordBatch {
+			select {
+			case more, ok := <-r.results:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, more)
+			default:
+				break fill
+			}
+		}
+		r.s.record(ctx, r.q, batch)
+	}
+}
+
+// record writes one batch, retrying briefly. A batch that cannot be written
+// is dropped: its leases end and the deliveries are attempted again.
+func (s *Service) record(ctx context.Context, q *coredb.Queries, batch []result) {
+	var err error
+	for try, wait := 0, 100*time.Millisecond; try < 5; try, wait = try+1, 2*wait {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = s.writeBatch(wctx, q, batch)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(wait)
+	}
+	s.log.ErrorContext(ctx, "cannot record webhook attempts; they will be attempted again when their lease ends",
+		"attempts", len(batch), "error", err)
+}
+
+// writeBatch writes a batch's attempts, delivery states and endpoint
+// health in one statement.
+func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []result) error {
+	p := coredb.RecordOutcomesParams{WindowMs: s.opts.FailureWindow.Milliseconds()}
+	health := map[int64]*endpointHealth{}
+	var order []int64
+	for _, res := range batch {
+		d := res.job.d
+		entry := ""
+		if a := res.attempt; a != nil {
+			entry = a.json()
+		}
+		p.Attempts = append(p.Attempts, entry)
+		status, failedInc, delay := StatusPending, int32(0), time.Duration(0)
+		switch res.outcome {
+		case succeeded:
+			status = StatusSucceeded
+		case notSent:
+			status = StatusFailed
+		case failed:
+			failedInc = 1
+			var retry bool
+			if delay, retry = s.retryDelay(int(d.FailedAttempts)); !retry {
+				status = StatusFailed
+				s.log.InfoContext(ctx, "webhook delivery failed after its last retry",
+					"delivery_id", d.ID, "app_id", d.AppID, "event_type", d.EventType, "attempts", d.FailedAttempts+1)
+			}
+		}
+		p.Seqs = append(p.Seqs, d.Seq)
+		p.LeaseTokens = append(p.LeaseTokens, res.job.token)
+		p.Statuses = append(p.Statuses, status)
+		p.FailedIncs = append(p.FailedIncs, failedInc)
+		p.DelaysMs = append(p.DelaysMs, delay.Milliseconds())
+
+		if res.outcome == succeeded || (res.outcome == failed && res.endpointFault) {
+			h := health[d.AppID]
+			if h == nil {
+				h = &endpointHealth{}
+				health[d.AppID] = h
+				order = append(order, d.AppID)
+			}
+			h.observe(res.outcome == succeeded, res.attempt.at)
+		}
+	}
+	for _, app := range order {
+		h := health[app]
+		p.AppIds = append(p.AppIds, app)
+		p.HadSuccess = append(p.HadSuccess, h.hadSuccess)
+		p.Since = append(p.Since, pgtype.Timestamptz{Time: h.since, Valid: !h.since.IsZero()})
+	}
+	disabled, err := q.RecordOutcomes(ctx, p)
+	if err != nil {
+		return fmt.Errorf("record %d webhook outcomes: %w", len(batch), err)
+	}
+	for _, app := range disabled {
+		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed for the failure window",
+			"app_id", app, "window", s.opts.FailureWindow)
+	}
+	return nil
+}
+
+// attemptEntry is one attempt as stored in a delivery's log and shown by
+// the Graph.
+type attemptEntry struct {
+	At              time.Time `json:"at"`
+	StatusCode      int       `json:"status_code"`
+	LatencyMs       int64     `json:"latency_ms"`
+	Error           string    `json:"error"`
+	ResponseExcerpt string    `json:"response_excerpt"`
+}
+
+func (a *attemptLog) json() string {
+	// Strings, numbers and a time: encoding cannot fail.
+	b, _ := json.Marshal(attemptEntry{
+		At: a.at.UTC(), StatusCode: a.statusCode, LatencyMs: a.latency.Milliseconds(),
+		Error: cleanText([]byte(a.err)), ResponseExcerpt: a.excerpt,
+	})
+	return string(b)
+}
+
+// endpointHealth is one endpoint's outcomes in a batch, in order.
+type endpointHealth struct {
+	hadSuccess bool
+	// since is the first failure after the last success; zero when the
+	// last outcome was a success.
+	since time.Time
+}
+
+func (h *endpointHealth) observe(ok bool, at time.Time) {
+	switch {
+	case ok:
+		h.hadSuccess, h.since = true, time.Time{}
+	case h.since.IsZero():
+		h.since = at
+	}
+}

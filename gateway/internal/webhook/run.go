@@ -1,0 +1,315 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+)
+
+const (
+	// dispatchBatch is how many events one dispatch statement takes.
+	dispatchBatch = 500
+	// busyPoll is how soon the outbox is polled again after a poll found
+	// events; idle polls back off from it, doubling up to PollInterval.
+	busyPoll = 5 * time.Millisecond
+	// claimBatch bounds one claim.
+	claimBatch = 256
+	// recordBatch bounds one recorder statement.
+	recordBatch = 512
+	// statementTimeout bounds the dispatcher's and the claimer's
+	// statements. They are not cancelled when Run stops: a claim that
+	// committed while its caller gave up would hold its rows for a whole
+	// lease.
+	statementTimeout = 30 * time.Second
+)
+
+// Run dispatches outbox events and delivers them until ctx ends. It then
+// stops claiming, lets attempts in flight finish for up to DrainTimeout,
+// cuts the rest (they are sent again later), records every outcome, and
+// returns nil. Only one Run may be active per Service at a time; Run may be
+// called again after it returned.
+func (s *Service) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("webhook: Run is already running")
+	}
+	defer s.running.Store(false)
+	book, err := s.bookkeepingPool()
+	if err != nil {
+		return err
+	}
+	defer book.Close()
+	s.log.InfoContext(ctx, "webhook delivery started", "workers", s.opts.Workers)
+
+	r := &runner{
+		s: s, q: coredb.New(book),
+		// The queue holds every leased job, so queueing never blocks.
+		jobs:      make(chan *job, 2*s.opts.Workers),
+		capacity:  int64(2 * s.opts.Workers),
+		results:   make(chan result, recordBatch),
+		slotFreed: make(chan struct{}, 1),
+	}
+	// Attempts run under sendCtx: not cancelled with ctx, so that they may
+	// finish while Run drains.
+	sendCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+
+	var dispatcher, workers, recorder sync.WaitGroup
+	dispatcher.Go(func() { r.dispatchLoop(ctx) })
+	recorder.Go(func() { r.recordLoop(context.WithoutCancel(ctx)) })
+	for range s.opts.Workers {
+		workers.Go(func() { r.work(ctx, sendCtx) })
+	}
+	r.claimLoop(ctx) // returns when ctx ends
+	dispatcher.Wait()
+	close(r.jobs) // nothing queues jobs any more
+
+	drained := make(chan struct{})
+	go func() { workers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(s.opts.DrainTimeout):
+		s.log.WarnContext(ctx, "webhook attempts still in flight after the drain timeout; cutting them",
+			"in_flight", r.inflight.Load())
+		abort()
+		<-drained
+	}
+	close(r.results)
+	recorder.Wait()
+	s.log.InfoContext(ctx, "webhook delivery stopped")
+	return nil
+}
+
+// runner is the state of one Run.
+type runner struct {
+	s *Service
+	// q runs the dispatcher's, claimer's and recorder's statements.
+	q    *coredb.Queries
+	jobs chan *job
+	// inflight counts jobs leased (or about to be) and not yet attempted to
+	// the end. It never exceeds capacity, the size of the jobs queue.
+	inflight  atomic.Int64
+	capacity  int64
+	results   chan result
+	slotFreed chan struct{}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// bookkeepingPool opens the connections of the dispatcher, the claimer and
+// the recorder: a few, beside the gateway's pool, with synchronous_commit
+// off. A database crash may then lose the last moments of this bookkeeping
+// (an outbox event's dispatch with its deliveries, a claim, an outcome),
+// and that only makes the affected events be dispatched or attempted again:
+// duplicates, which at-least-once delivery allows, never a lost event. The
+// events themselves are committed by their producers, durably. In return
+// no delivery waits for a WAL flush.
+func (s *Service) bookkeepingPool() (*pgxpool.Pool, error) {
+	cfg := s.pool.Config().Copy()
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "svc-webhook"
+	cfg.MaxConns, cfg.MinConns = 4, 0
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: open the bookkeeping pool: %w", err)
+	}
+	return pool, nil
+}
+
+// statementContext is the context of one dispatcher or claimer statement:
+// it outlives ctx (see statementTimeout).
+func statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), statementTimeout)
+}
+
+// dispatchLoop fans outbox events out into deliveries. It polls the
+// outbox's pending index: every busyPoll while events come, backing off to
+// PollInterval when none do. (The outbox sends no notification: NOTIFY
+// would serialise every commit that writes an event; see migration 0013.)
+// The deliveries it creates while workers are free are leased to this
+// gateway in the same statement and queued at once, so their first attempt
+// costs no claim.
+func (r *runner) dispatchLoop(ctx context.Context) {
+	wait := busyPoll
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		events, err := r.dispatch(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				r.s.log.ErrorContext(ctx, "dispatch outbox events", "error", err)
+			}
+			wait = r.s.opts.PollInterval
+		case events == dispatchBatch:
+			wait = 0 // more are waiting
+		case events > 0:
+			wait = busyPoll
+		default:
+			wait = min(max(2*wait, busyPoll), r.s.opts.PollInterval)
+		}
+		timer.Reset(wait)
+	}
+}
+
+// dispatch runs one dispatch statement and queues the deliveries it
+// leased. It returns how many events it took.
+func (r *runner) dispatch(ctx context.Context) (int64, error) {
+	s := r.s
+	slots := r.reserve(claimBatch)
+	token, leaseEnds := newLeaseToken(), time.Now().Add(s.opts.Lease)
+	qctx, cancel := statementContext(ctx)
+	defer cancel()
+	rows, err := r.q.DispatchEvents(qctx, coredb.DispatchEventsParams{
+		MaxEvents: dispatchBatch, ClaimMax: slots, LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
+	})
+	if err != nil {
+		r.unreserve(slots)
+		return 0, err
+	}
+	leased := int64(0)
+	for _, d := range rows {
+		if d.Seq == nil {
+			continue // no delivery leased: the row only carries the counts
+		}
+		leased++
+		r.jobs <- &job{token: token, leaseEnds: leaseEnds, d: coredb.ClaimDeliveriesRow{
+			Seq: *d.Seq, ID: *d.ID, AppID: *d.AppID, EventID: *d.EventID, EventType: *d.EventType,
+			PageID: d.PageID, EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: *d.Test,
+			FailedAttempts: *d.FailedAttempts, AppMode: *d.AppMode, CallbackUrl: d.CallbackUrl,
+			Active: d.Active, Sealed: d.Sealed,
+		}}
+	}
+	r.unreserve(slots - leased)
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	if rows[0].Deliveries > leased {
+		s.notify() // the rest are due now: the claimer takes them
+	}
+	return rows[0].Events, nil
+}
+
+// claimLoop keeps up to two batches of Workers jobs leased, and returns
+// when ctx ends. It claims once at least one batch is free, when
+// deliveries may be due: it was woken, the poll ticked, or the last claim
+// came back full. So claims stay large under load and an idle gateway does
+// not query after every attempt.
+func (r *runner) claimLoop(ctx context.Context) {
+	s := r.s
+	batch := int64(s.opts.Workers)
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	due, more := true, false
+	for {
+		if free := r.capacity - r.inflight.Load(); free >= batch && (due || more) && ctx.Err() == nil {
+			want := min(free, claimBatch)
+			got, err := r.claim(ctx, want)
+			if err != nil {
+				s.log.ErrorContext(ctx, "claim webhook deliveries", "error", err)
+			}
+			due, more = false, got == want
+			if more && r.capacity-r.inflight.Load() >= batch {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+			due = true
+		case <-tick.C:
+			due = true
+		case <-r.slotFreed:
+		}
+	}
+}
+
+// claim leases up to n due deliveries and queues them for the workers.
+func (r *runner) claim(ctx context.Context, n int64) (int64, error) {
+	s := r.s
+	slots := r.reserve(n)
+	if slots == 0 {
+		return 0, nil
+	}
+	token, leaseEnds := newLeaseToken(), time.Now().Add(s.opts.Lease)
+	qctx, cancel := statementContext(ctx)
+	defer cancel()
+	rows, err := r.q.ClaimDeliveries(qctx, coredb.ClaimDeliveriesParams{
+		MaxRows: int32(slots), LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
+	})
+	r.unreserve(slots - int64(len(rows)))
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range rows {
+		r.jobs <- &job{d: d, token: token, leaseEnds: leaseEnds}
+	}
+	return int64(len(rows)), nil
+}
+
+// reserve takes up to n free slots for jobs about to be leased and returns
+// how many it took. A slot comes back through unreserve, or when a worker
+// is done with its job.
+func (r *runner) reserve(n int64) int64 {
+	for {
+		held := r.inflight.Load()
+		k := min(n, r.capacity-held)
+		if k <= 0 {
+			return 0
+		}
+		if r.inflight.CompareAndSwap(held, held+k) {
+			return k
+		}
+	}
+}
+
+func (r *runner) unreserve(k int64) {
+	if k > 0 {
+		r.inflight.Add(-k)
+		signal(r.slotFreed)
+	}
+}
+
+// newLeaseToken returns a random positive token fencing one lease.
+func newLeaseToken() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+}
+
+// work runs jobs until the queue closes. Jobs taken after ctx ended are
+// released unsent.
+func (r *runner) work(ctx, sendCtx context.Context) {
+	for j := range r.jobs {
+		var res result
+		if ctx.Err() != nil {
+			res = result{job: j, outcome: released}
+		} else {
+			res = r.s.attempt(sendCtx, j)
+		}
+		r.results <- res
+		r.unreserve(1)
+	}
+}

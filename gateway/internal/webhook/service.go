@@ -1,0 +1,288 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/gateway/internal/secretbox"
+)
+
+// Event types an app may subscribe to (CONTRACT §6).
+const (
+	EventPageMessageReceived      = "page.message.received"
+	EventPageMessageSent          = "page.message.sent"
+	EventSvcchatMessageSent       = "svcchat.message.sent"
+	EventSvcchatOptIn             = "svcchat.opt_in"
+	EventSvcchatOptOut            = "svcchat.opt_out"
+	EventSvcchatHandover          = "svcchat.handover"
+	EventBookPostCreated          = "book.post.created"
+	EventWearablesCardDelivered   = "wearables.card.delivered"
+	EventWearablesActionConfirmed = "wearables.action.confirmed"
+)
+
+// EventTypes lists every event type, in the contract's order.
+var EventTypes = []string{
+	EventPageMessageReceived, EventPageMessageSent, EventSvcchatMessageSent,
+	EventSvcchatOptIn, EventSvcchatOptOut, EventSvcchatHandover,
+	EventBookPostCreated, EventWearablesCardDelivered, EventWearablesActionConfirmed,
+}
+
+// APIVersion is the api_version written in every body.
+const APIVersion = "v1"
+
+// Team roles AppAccess reports.
+const (
+	RoleAdmin     = "admin"
+	RoleDeveloper = "developer"
+	RoleTester    = "tester"
+)
+
+// AppAccess tells a user's role on an app's team: RoleAdmin, RoleDeveloper,
+// RoleTester, or "" for none. The gateway backs it with identity.
+type AppAccess interface {
+	Role(ctx context.Context, appID, userID string) (string, error)
+}
+
+// AppAccessFunc adapts a function to AppAccess.
+type AppAccessFunc func(ctx context.Context, appID, userID string) (string, error)
+
+// Role calls f.
+func (f AppAccessFunc) Role(ctx context.Context, appID, userID string) (string, error) {
+	return f(ctx, appID, userID)
+}
+
+// Defaults of Options.
+const (
+	DefaultAttemptTimeout = 10 * time.Second
+	DefaultVerifyTimeout  = 10 * time.Second
+	DefaultJitter         = 0.2
+	DefaultFailureWindow  = 24 * time.Hour
+	DefaultWorkers        = 32
+	DefaultPollInterval   = 100 * time.Millisecond
+	DefaultDrainTimeout   = 5 * time.Second
+)
+
+// DefaultRetrySchedule is the wait before each retry of a failed delivery
+// (CONTRACT §6); after the last one the delivery fails.
+var DefaultRetrySchedule = []time.Duration{
+	10 * time.Second, time.Minute, 5 * time.Minute, 30 * time.Minute,
+	2 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// Options configure a Service. Zero values take the defaults.
+type Options struct {
+	// Pool is the gateway's database, migrated. Required.
+	Pool *pgxpool.Pool
+	// Logger receives the service's logs; default slog.Default().
+	Logger *slog.Logger
+	// PublicURL names the platform in the User-Agent of callback requests.
+	PublicURL string
+	// SecretBox seals the apps' signing secrets under the master key.
+	// Required.
+	SecretBox *secretbox.Box
+	// Access tells users' team roles, for the Graph methods. Required when
+	// Register is used.
+	Access AppAccess
+	// AllowPrivateNetworks lets callbacks reach private, shared (100.64/10)
+	// and link-local addresses, for installations whose apps live on an
+	// internal network. Loopback stays reserved to apps in development mode;
+	// cloud metadata addresses stay refused.
+	AllowPrivateNetworks bool
+	// AttemptTimeout bounds one attempt: a 2xx must arrive within it.
+	AttemptTimeout time.Duration
+	// VerifyTimeout bounds the verification request made when saving.
+	VerifyTimeout time.Duration
+	// RetrySchedule is the wait before each retry; default
+	// DefaultRetrySchedule. Its length is the number of retries.
+	RetrySchedule []time.Duration
+	// Jitter spreads each wait by ± this fraction; default 0.2, negative
+	// for none.
+	Jitter float64
+	// FailureWindow: an endpoint failing every attempt for this long is
+	// disabled. Default 24 h.
+	FailureWindow time.Duration
+	// Workers bounds the attempts in flight in this gateway. Default 32.
+	Workers int
+	// PollInterval is the longest the outbox and the due deliveries go
+	// unpolled: the worst added latency of an event after a quiet spell
+	// (while events flow the outbox is polled every few milliseconds).
+	// Default 100 ms.
+	PollInterval time.Duration
+	// Lease is how long a claimed delivery stays reserved to this gateway.
+	// It must exceed AttemptTimeout; default 2×AttemptTimeout + 30 s. A
+	// gateway that dies holding leases delays those deliveries by up to it.
+	Lease time.Duration
+	// DrainTimeout is how long Run lets attempts in flight finish when it
+	// stops; the rest are cut and sent again later. Default 5 s.
+	DrainTimeout time.Duration
+	// TLSConfig verifies HTTPS callbacks, e.g. with a private CA; nil uses
+	// the system roots.
+	TLSConfig *tls.Config
+	// LookupIP resolves callback host names; default the system resolver.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// Service delivers webhooks and serves the webhook Graph nodes. Create it
+// with New, register its methods with Register, and call Run once.
+type Service struct {
+	opts     Options
+	pool     *pgxpool.Pool
+	q        *coredb.Queries
+	log      *slog.Logger
+	box      *secretbox.Box
+	access   AppAccess
+	lookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	// One client per connection policy, so that a connection opened under
+	// one policy is never reused under another (see policyFor).
+	reaches   [policies]reach
+	clients   [policies]*http.Client
+	userAgent string
+
+	// wake tells the running claimer that deliveries were created here.
+	wake    chan struct{}
+	running atomic.Bool
+}
+
+// New checks opts and returns a Service.
+func New(opts Options) (*Service, error) {
+	if opts.Pool == nil {
+		return nil, errors.New("webhook: Options.Pool is required")
+	}
+	if opts.SecretBox == nil {
+		return nil, errors.New("webhook: Options.SecretBox is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	setDefault(&opts.AttemptTimeout, DefaultAttemptTimeout)
+	setDefault(&opts.VerifyTimeout, DefaultVerifyTimeout)
+	setDefault(&opts.FailureWindow, DefaultFailureWindow)
+	setDefault(&opts.PollInterval, DefaultPollInterval)
+	setDefault(&opts.DrainTimeout, DefaultDrainTimeout)
+	setDefault(&opts.Lease, 2*opts.AttemptTimeout+30*time.Second)
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.RetrySchedule == nil {
+		opts.RetrySchedule = DefaultRetrySchedule
+	}
+	opts.RetrySchedule = slices.Clone(opts.RetrySchedule)
+	switch {
+	case opts.Jitter == 0:
+		opts.Jitter = DefaultJitter
+	case opts.Jitter < 0:
+		opts.Jitter = 0
+	case opts.Jitter >= 1:
+		return nil, fmt.Errorf("webhook: Jitter %v must be below 1", opts.Jitter)
+	}
+	if opts.Lease <= opts.AttemptTimeout {
+		return nil, fmt.Errorf("webhook: Lease %s must exceed AttemptTimeout %s", opts.Lease, opts.AttemptTimeout)
+	}
+	if opts.LookupIP == nil {
+		opts.LookupIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	s := &Service{
+		opts: opts, pool: opts.Pool, q: coredb.New(opts.Pool),
+		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, access: opts.Access,
+		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1),
+		userAgent: "svc-webhooks/1.0",
+	}
+	if opts.PublicURL != "" {
+		s.userAgent += " (+" + opts.PublicURL + ")"
+	}
+	private := opts.AllowPrivateNetworks
+	s.reaches = [policies]reach{
+		plainDev: {loopback: true},
+		tlsDev:   {public: true, loopback: true, private: private},
+		tlsLive:  {public: true, private: private},
+	}
+	for p, r := range s.reaches {
+		s.clients[p] = s.newClient(r)
+	}
+	return s, nil
+}
+
+func setDefault(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// SetAppSecret keeps secret, the app's current client secret, as the key
+// that signs its webhooks. Identity calls it whenever a client secret is
+// created or rotated; deliveries made afterwards use the new one.
+func (s *Service) SetAppSecret(ctx context.Context, appID, secret string) error {
+	return s.setAppSecret(ctx, s.q, appID, secret)
+}
+
+// SetAppSecretTx is SetAppSecret inside tx, for callers that create or
+// rotate the client secret in that transaction.
+func (s *Service) SetAppSecretTx(ctx context.Context, tx pgx.Tx, appID, secret string) error {
+	return s.setAppSecret(ctx, s.q.WithTx(tx), appID, secret)
+}
+
+func (s *Service) setAppSecret(ctx context.Context, q *coredb.Queries, appID, secret string) error {
+	id, ok := parseID(appID)
+	if !ok {
+		return fmt.Errorf("webhook: set signing secret: app id %q is not an app id", appID)
+	}
+	if secret == "" {
+		return fmt.Errorf("webhook: set signing secret of app %s: the secret is empty", appID)
+	}
+	sealed := s.box.Seal([]byte(secret), secretContext(id))
+	if err := q.UpsertWebhookAppSecret(ctx, coredb.UpsertWebhookAppSecretParams{AppID: id, Sealed: sealed}); err != nil {
+		return fmt.Errorf("webhook: store signing secret of app %s: %w", appID, err)
+	}
+	return nil
+}
+
+// secretContext binds a sealed secret to its app: a sealed value copied to
+// another app's row does not open.
+func secretContext(appID int64) string {
+	return "webhook signing secret of app " + strconv.FormatInt(appID, 10)
+}
+
+// Backlog counts the deliveries not yet done, for metrics.
+func (s *Service) Backlog(ctx context.Context) (int64, error) {
+	n, err := s.q.CountPendingWebhookDeliveries(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("webhook: count pending deliveries: %w", err)
+	}
+	return n, nil
+}
+
+// notify wakes the running claimer, if any, without blocking.
+func (s *Service) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// parseID reads a decimal object id.
+func parseID(s string) (int64, bool) {
+	if s == "" || len(s) > 19 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+func formatID(id int64) string { return strconv.FormatInt(id, 10) }

@@ -1,0 +1,208 @@
+-- Webhook subscriptions, signing secrets, the dispatcher and the delivery
+-- log (package webhook).
+
+-- name: WebhookApp :one
+-- The app a webhook call names: whether it exists and its mode.
+SELECT id, mode FROM core.apps WHERE id = @id;
+
+-- name: UpsertWebhookAppSecret :exec
+INSERT INTO core.webhook_app_secrets (app_id, sealed) VALUES (@app_id, @sealed)
+ON CONFLICT (app_id) DO UPDATE SET sealed = excluded.sealed, updated_at = now();
+
+-- name: GetWebhookSubscription :one
+SELECT * FROM core.webhook_subscriptions WHERE app_id = @app_id;
+
+-- name: SaveWebhookSubscription :exec
+-- Creates or replaces the app's endpoint. Saving re-enables an endpoint
+-- that was disabled for failing and forgets its failures.
+INSERT INTO core.webhook_subscriptions (app_id, callback_url, events)
+VALUES (@app_id, @callback_url, @events)
+ON CONFLICT (app_id) DO UPDATE
+SET callback_url = excluded.callback_url, events = excluded.events, active = true,
+    failing_since = NULL, disabled_at = NULL, updated_at = now();
+
+-- name: DeleteWebhookSubscription :execrows
+DELETE FROM core.webhook_subscriptions WHERE app_id = @app_id;
+
+-- name: DispatchEvents :many
+-- Takes up to max_events undispatched events (rows another dispatcher holds
+-- are skipped), creates one delivery per event and subscribed app (every
+-- app linked to the event's Page, and the event's own app) and marks the
+-- events dispatched, in one statement. Ids that are not decimal match no
+-- app or Page rather than failing the batch.
+--
+-- The first claim_max new deliveries are created already leased to the
+-- caller with lease_token, as ClaimDeliveries would lease them, and are
+-- returned with what an attempt needs: the first attempt then costs no
+-- claim. Every row carries the counts; when nothing was leased there is one
+-- row, whose delivery columns are NULL.
+WITH ev AS (
+    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at
+    FROM core.outbox o
+    WHERE o.dispatched_at IS NULL
+    ORDER BY o.seq
+    LIMIT @max_events
+    FOR UPDATE SKIP LOCKED
+), recipient AS (
+    SELECT ev.seq, l.app_id
+    FROM ev JOIN core.page_links l
+      ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
+    UNION
+    SELECT ev.seq, a.id
+    FROM ev JOIN core.apps a
+      ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END
+), fanout AS (
+    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data,
+           row_number() OVER (ORDER BY ev.seq, r.app_id) <= sqlc.arg(claim_max)::bigint AS leased,
+           now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
+           sqlc.arg(lease_token)::bigint AS lease_token
+    FROM recipient r
+    JOIN ev ON ev.seq = r.seq
+    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND s.active AND ev.type = ANY (s.events)
+), delivered AS (
+    INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
+                                         next_attempt_at, lease_token)
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
+           CASE WHEN f.leased THEN f.lease_ends ELSE now() END,
+           CASE WHEN f.leased THEN f.lease_token END
+    FROM fanout f
+    RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
+              lease_token
+), dispatched AS (
+    UPDATE core.outbox o SET dispatched_at = now()
+    FROM ev WHERE o.seq = ev.seq
+    RETURNING 1
+), counts AS (
+    SELECT (SELECT count(*) FROM dispatched)::bigint AS events,
+           (SELECT count(*) FROM delivered)::bigint AS deliveries
+)
+SELECT counts.events, counts.deliveries,
+       c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+FROM counts
+LEFT JOIN delivered c ON c.lease_token IS NOT NULL
+LEFT JOIN core.apps a ON a.id = c.app_id
+LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
+LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
+
+-- name: ClaimDeliveries :many
+-- Leases up to max_rows due deliveries to the caller: their next_attempt_at
+-- moves past the lease, so no one else claims them meanwhile, and
+-- lease_token fences the result. Returns what an attempt needs.
+WITH due AS (
+    SELECT seq,
+           now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
+           @lease_token::bigint AS lease_token
+    FROM core.webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE core.webhook_deliveries d
+    SET next_attempt_at = due.lease_ends, lease_token = due.lease_token
+    FROM due WHERE d.seq = due.seq
+    RETURNING d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at,
+              d.data, d.test, d.failed_attempts
+)
+SELECT c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+FROM claimed c
+JOIN core.apps a ON a.id = c.app_id
+LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
+LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
+
+-- name: RecordOutcomes :many
+-- Writes a batch of attempt outcomes in one statement (one round trip, all
+-- or nothing):
+--  * appends each attempt (a JSON object, or '' for none) to its
+--    delivery's log, and moves the delivery, if still leased with the given
+--    token, to its new state: done (succeeded, failed) or pending again
+--    after delay_ms. A result whose lease was lost is logged and changes
+--    nothing else.
+--  * updates each endpoint's failure streak: had_success says one of its
+--    attempts succeeded, since is its first failure after its last success
+--    (NULL when its last attempt succeeded). An endpoint whose streak began
+--    before the window is disabled. Endpoints whose state does not change
+--    are not written.
+-- Returns the apps whose endpoint was disabled now.
+WITH outcome AS (
+    SELECT unnest(@seqs::bigint[]) AS seq, unnest(@lease_tokens::bigint[]) AS lease_token,
+           unnest(@statuses::text[]) AS status, unnest(@failed_incs::integer[]) AS failed_inc,
+           unnest(@delays_ms::bigint[]) AS delay_ms, unnest(@attempts::text[]) AS attempt
+), done AS (
+    -- "Fenced": the delivery is still pending under this result's lease.
+    UPDATE core.webhook_deliveries d
+    SET attempts = CASE WHEN o.attempt = '' THEN d.attempts
+                        ELSE d.attempts || jsonb_build_array(o.attempt::jsonb) END,
+        status = CASE WHEN d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending'
+                      THEN o.status ELSE d.status END,
+        failed_attempts = d.failed_attempts
+                          + CASE WHEN d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending' THEN o.failed_inc ELSE 0 END,
+        next_attempt_at = CASE
+            WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.next_attempt_at
+            WHEN o.status = 'pending' THEN now() + o.delay_ms * '1 millisecond'::interval END,
+        lease_token = CASE WHEN d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending'
+                           THEN NULL ELSE d.lease_token END,
+        completed_at = CASE
+            WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.completed_at
+            WHEN o.status <> 'pending' THEN now() END
+    FROM outcome o
+    WHERE d.seq = o.seq
+    RETURNING 1
+), health AS (
+    SELECT unnest(@app_ids::bigint[]) AS app_id, unnest(@had_success::boolean[]) AS had_success,
+           unnest(@since::timestamptz[]) AS since
+), streak AS (
+    SELECT s.app_id, n.failing_since,
+           s.active AND COALESCE(n.failing_since <= now() - make_interval(secs => sqlc.arg(window_ms)::bigint / 1000.0), false) AS disable
+    FROM core.webhook_subscriptions s
+    JOIN health h ON h.app_id = s.app_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN h.had_success THEN h.since ELSE COALESCE(s.failing_since, h.since) END
+                        AS failing_since) n
+), judged AS (
+    UPDATE core.webhook_subscriptions s
+    SET failing_since = streak.failing_since,
+        active = s.active AND NOT streak.disable,
+        disabled_at = CASE WHEN streak.disable THEN now() ELSE s.disabled_at END
+    FROM streak
+    WHERE s.app_id = streak.app_id
+      AND (s.failing_since IS DISTINCT FROM streak.failing_since OR streak.disable)
+    RETURNING s.app_id, streak.disable
+)
+SELECT judged.app_id FROM judged WHERE judged.disable;
+
+-- name: InsertWebhookDelivery :one
+-- A delivery made outside the dispatcher: a replay or a test event.
+INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
+                                     replay_of, next_attempt_at)
+VALUES (@app_id, @event_id, @event_type, sqlc.narg(page_id), @event_created_at, @data, @test,
+        sqlc.narg(replay_of), now())
+RETURNING id;
+
+-- name: GetWebhookDelivery :one
+SELECT * FROM core.webhook_deliveries WHERE id = @id;
+
+-- name: ListWebhookDeliveriesOlder :many
+-- The app's deliveries older than the cursor (a seq), newest first, with
+-- the optional filters; one more than asked tells whether there is more.
+SELECT seq, id, event_id, event_type, status, attempts FROM core.webhook_deliveries
+WHERE app_id = @app_id AND seq < @cursor
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
+  AND (sqlc.narg(event_type)::text IS NULL OR event_type = sqlc.narg(event_type)::text)
+ORDER BY seq DESC
+LIMIT @max_rows;
+
+-- name: ListWebhookDeliveriesNewer :many
+-- The app's deliveries newer than the cursor, oldest first: the caller
+-- reverses them.
+SELECT seq, id, event_id, event_type, status, attempts FROM core.webhook_deliveries
+WHERE app_id = @app_id AND seq > @cursor
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
+  AND (sqlc.narg(event_type)::text IS NULL OR event_type = sqlc.narg(event_type)::text)
+ORDER BY seq ASC
+LIMIT @max_rows;
+
+-- name: CountPendingWebhookDeliveries :one
+-- The backlog: deliveries not yet done, for metrics and tests.
+SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending';
