@@ -98,7 +98,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Identity, sign-in and the OAuth server (issue #4): see startIdentity.
-	if _, err := startIdentity(ctx, cfg, ids, authn, srv, hooks, stdout); err != nil {
+	if _, err := startIdentity(ctx, cfg, ids, authn, srv, hooks, box, stdout); err != nil {
 		return err
 	}
 
@@ -260,7 +260,7 @@ type identityStack struct {
 // startIdentity makes the admin token valid, seeds the development world on
 // the first start, and registers sign-in, the OAuth server and the session
 // endpoint on srv.
-func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, hooks *webhook.Service, stdout io.Writer) (*identityStack, error) {
+func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, hooks *webhook.Service, box *secretbox.Box, stdout io.Writer) (*identityStack, error) {
 	adminToken, generated, err := auth.EnsureAdminToken(ctx, ids.Queries(), cfg.AdminToken)
 	if err != nil {
 		return nil, err
@@ -293,7 +293,8 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 		}
 		fmt.Fprintf(stdout, "Admin token written to %s\n", path)
 	}
-	as, err := oauth.New(ctx, oauth.Options{Issuer: cfg.PublicURL, Identity: ids, Auth: authn})
+	as, err := oauth.New(ctx, oauth.Options{Issuer: cfg.PublicURL, Identity: ids, Auth: authn,
+		KeySecret: box.Derive("oauth signing keys")})
 	if err != nil {
 		return nil, err
 	}

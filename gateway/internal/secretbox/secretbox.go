@@ -3,6 +3,7 @@ package secretbox
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -33,6 +34,9 @@ var ErrOpen = errors.New("secretbox: cannot open the sealed value")
 type Box struct {
 	aead        cipher.AEAD
 	fingerprint [fingerprintSize]byte
+	// derive is the HMAC key for Derive, itself derived from the master
+	// key so the master key is never used for two purposes.
+	derive [32]byte
 }
 
 // New returns a Box using key, which must be KeySize bytes.
@@ -52,7 +56,17 @@ func New(key []byte) (*Box, error) {
 	// A fingerprint, not the key: enough to tell two keys apart in an error.
 	sum := sha256.Sum256(append([]byte("svc secretbox key fingerprint\x00"), key...))
 	copy(b.fingerprint[:], sum[:])
+	b.derive = sha256.Sum256(append([]byte("svc secretbox derive\x00"), key...))
 	return b, nil
+}
+
+// Derive returns a 32-byte secret for purpose, fixed for a given master
+// key: for components that seal with their own scheme (the OAuth signing
+// keys) without holding the master key itself.
+func (b *Box) Derive(purpose string) []byte {
+	m := hmac.New(sha256.New, b.derive[:])
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
 }
 
 // ParseKey decodes a master key written in standard base64 (padded or not),
