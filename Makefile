@@ -30,7 +30,7 @@ ADDR      ?= 127.0.0.1:8080
 DATA_DIR  ?= ./var
 TEST_PG   := $(CURDIR)/.tmp/pgtest
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres bench clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres bench bench-go clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin and the example partner plugin
@@ -119,9 +119,16 @@ postgres:
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q postgresql; fi
 
-## bench: Go benchmarks (figures go in the README with this command)
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+## bench: each target of PERFORMANCE.md against its reference in the same
+## run (about 2 minutes) -> bench/RESULTS.md. Medians on a busy machine:
+## make bench BENCH_FLAGS='-rounds 3 -d 5s'
+BENCH_FLAGS ?=
+bench: postgres build
+	$(GO) run ./internal/cmd/benchreport $(BENCH_FLAGS)
+
+## bench-go: Go benchmarks (plugin hop, webhook delivery, token exchange)
+bench-go: build
+	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./internal/bench/
 
 clean:
 	rm -rf bin .tmp .deps

@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/svcplatform/svc/internal/pgembed"
+)
+
+// Database is the PostgreSQL database a benchmark runs against: a fresh
+// database on the embedded cluster (default, durable settings) or on the
+// server of SVC_DATABASE_URL.
+type Database struct {
+	// URL is the benchmark database (may hold a password: never print it;
+	// see Redacted).
+	URL string
+	// Name is the database's name.
+	Name string
+	// Embedded tells whether the server is our own embedded cluster.
+	Embedded bool
+	// PostmasterPID is the embedded server's pid (0 when external).
+	PostmasterPID int
+	adminURL      string
+	cluster       *pgembed.Cluster
+}
+
+// OpenDatabase creates the benchmark database. With externalURL empty it
+// starts the embedded cluster in dir with the gateway's default (durable)
+// settings; otherwise it creates a database named svc_bench_<time> on that
+// server (dropped by Close).
+func OpenDatabase(ctx context.Context, dir, externalURL string, log *slog.Logger) (*Database, error) {
+	d := &Database{}
+	if externalURL == "" {
+		c, err := pgembed.Start(ctx, pgembed.Options{Dir: dir, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		d.cluster, d.Embedded, d.PostmasterPID = c, true, c.PID()
+		d.adminURL, d.Name = c.URL("postgres"), "svc"
+		d.URL = c.URL(d.Name)
+	} else {
+		u, err := url.Parse(externalURL)
+		if err != nil {
+			return nil, errors.New("SVC_DATABASE_URL is not a URL")
+		}
+		d.adminURL = externalURL
+		d.Name = fmt.Sprintf("svc_bench_%d", time.Now().Unix())
+		u.Path = "/" + d.Name
+		d.URL = u.String()
+	}
+	conn, err := pgx.Connect(ctx, d.adminURL)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{d.Name}.Sanitize()+" ENCODING 'UTF8' TEMPLATE template0")
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" && d.Embedded {
+		err = nil // a kept work folder from an earlier run
+	}
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("create database %s: %w", d.Name, err)
+	}
+	return d, nil
+}
+
+// Close drops the database on an external server, or stops the embedded
+// cluster (its folder stays, for a look at its log).
+func (d *Database) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if d.cluster != nil {
+		_ = d.cluster.Stop(ctx)
+		return
+	}
+	if d.adminURL == "" || d.Name == "" {
+		return
+	}
+	conn, err := pgx.Connect(ctx, d.adminURL)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{d.Name}.Sanitize()+" WITH (FORCE)")
+}
+
+// Exec runs statements in the benchmark database.
+func (d *Database) Exec(ctx context.Context, sql string, args ...any) error {
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql, args...)
+	return err
+}
+
+// Settings reads the server settings that matter for the figures.
+func (d *Database) Settings(ctx context.Context) (map[string]string, error) {
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	out := map[string]string{}
+	for _, name := range []string{"server_version", "synchronous_commit", "fsync", "full_page_writes",
+		"shared_buffers", "max_connections", "wal_sync_method"} {
+		var v string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// Redacted is u without its password.
+func Redacted(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "<database URL>"
+	}
+	return p.Redacted()
+}
+
+// LibpqURL is u without the pgx-only parameters libpq refuses.
+func LibpqURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	for k := range q {
+		switch {
+		case strings.HasPrefix(k, "pool_"), k == "statement_cache_capacity", k == "description_cache_capacity",
+			k == "default_query_exec_mode", k == "min_read_buffer_size":
+			q.Del(k)
+		}
+	}
+	p.RawQuery = q.Encode()
+	return p.String()
+}
+
+// FindPgbench returns the pgbench binary: on PATH, else beside the newest
+// /usr/lib/postgresql/<version>/bin, or "" when there is none.
+func FindPgbench() string {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
+	best, bestV := "", -1
+	for _, d := range dirs {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(d))))
+		if err == nil && v > bestV {
+			best, bestV = d, v
+		}
+	}
+	return best
+}
+
+// Pgbench is one pgbench run.
+type Pgbench struct {
+	// Bin is the pgbench binary.
+	Bin string
+	// URL is the database (libpq form; see LibpqURL).
+	URL string
+	// Script is the custom script's text, written to ScriptPath.
+	Script     string
+	ScriptPath string
+	// Clients, Threads and Seconds are -c, -j and -T.
+	Clients, Threads, Seconds int
+	// Defines are -D name=value variables (:name in the script; with
+	// -M prepared they are sent as parameters, like the plugins' queries).
+	Defines [][2]string
+	// Options is PGOPTIONS for the sessions, e.g. "-c synchronous_commit=on".
+	Options string
+}
+
+// PgbenchResult is what pgbench reported.
+type PgbenchResult struct {
+	TPS          float64 `json:"tps"`
+	LatencyAvgMs float64 `json:"latency_avg_ms"`
+	Processed    int64   `json:"processed"`
+	Failed       int64   `json:"failed"`
+	Command      string  `json:"command"`
+	Output       string  `json:"-"`
+	// CPU is pgbench's own user+system time.
+	CPU time.Duration `json:"-"`
+}
+
+// Command is the shell command that runs p (the URL's password redacted).
+func (p Pgbench) Command() string {
+	var b strings.Builder
+	if p.Options != "" {
+		fmt.Fprintf(&b, "PGOPTIONS='%s' ", p.Options)
+	}
+	fmt.Fprintf(&b, "%s -n -M prepared -c %d -j %d -T %d", filepath.Base(p.Bin), p.Clients, p.Threads, p.Seconds)
+	for _, d := range p.Defines {
+		fmt.Fprintf(&b, " -D %s=%s", d[0], d[1])
+	}
+	fmt.Fprintf(&b, " -f %s '%s'", filepath.Base(p.ScriptPath), Redacted(p.URL))
+	return b.String()
+}
+
+var (
+	reTPS       = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+	reLatency   = regexp.MustCompile(`(?m)^latency average = ([0-9.]+) ms`)
+	reProcessed = regexp.MustCompile(`(?m)^number of transactions actually processed: ([0-9]+)`)
+	reFailed    = regexp.MustCompile(`(?m)^number of failed transactions: ([0-9]+)`)
+)
+
+// Run runs pgbench and parses its summary.
+func (p Pgbench) Run(ctx context.Context) (*PgbenchResult, error) {
+	if err := os.WriteFile(p.ScriptPath, []byte(p.Script), 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(p.Clients), "-j", strconv.Itoa(p.Threads),
+		"-T", strconv.Itoa(p.Seconds)}
+	for _, d := range p.Defines {
+		args = append(args, "-D", d[0]+"="+d[1])
+	}
+	args = append(args, "-f", p.ScriptPath, p.URL)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.Seconds+60)*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Bin, args...)
+	cmd.Env = os.Environ()
+	if p.Options != "" {
+		cmd.Env = append(cmd.Env, "PGOPTIONS="+p.Options)
+	}
+	out, err := cmd.CombinedOutput()
+	res := &PgbenchResult{Command: p.Command(), Output: string(out)}
+	if cmd.ProcessState != nil {
+		res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if err != nil {
+		return res, fmt.Errorf("pgbench: %v: %s", err, tail(string(out)))
+	}
+	m := reTPS.FindSubmatch(out)
+	if m == nil {
+		return res, fmt.Errorf("pgbench printed no tps: %s", tail(string(out)))
+	}
+	res.TPS, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := reLatency.FindSubmatch(out); m != nil {
+		res.LatencyAvgMs, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := reProcessed.FindSubmatch(out); m != nil {
+		res.Processed, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	if m := reFailed.FindSubmatch(out); m != nil {
+		res.Failed, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	return res, nil
+}
+
+// tail is the end of a command's output, where its errors are.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 800 {
+		s = "…" + s[len(s)-800:]
+	}
+	return s
+}

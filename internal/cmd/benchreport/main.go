@@ -1,0 +1,1101 @@
+// Command benchreport measures the platform against its references in one
+// run on this machine, side by side, and writes bench/RESULTS.md: the Graph
+// read and write paths through the built gateway and book plugin against
+// pgbench running the same SQL on the same database, the token exchange
+// rate, start-up times, idle memory, and the load generator itself against
+// wrk on a plain net/http server. The targets are those of
+// shared/PERFORMANCE.md; see bench/README.md.
+//
+//	go build -o bin/benchreport ./internal/cmd/benchreport && bin/benchreport
+//
+// It needs bin/gateway and bin/plugins (make build). PostgreSQL is the
+// embedded cluster with the gateway's default, durable settings, in a fresh
+// folder under -work; with SVC_DATABASE_URL set, a fresh database on that
+// server instead (dropped at the end). Everything runs on loopback and
+// stops by itself (the whole run takes about two and a half minutes).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svcplatform/svc/internal/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "serve-trivial" {
+		// The plain net/http reference, in a process of its own.
+		if err := bench.ServeTrivial(ctx, "127.0.0.1:0", os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport serve-trivial:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "benchreport:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	bin        string
+	pluginsDir string
+	work       string
+	out        string
+	jsonOut    string
+	dur        time.Duration
+	warmup     time.Duration
+	readConns  int
+	writeConns int
+	posts      int
+	codes      int
+	rounds     int
+	pgbench    string
+	skipStart  bool
+	skipCheck  bool
+}
+
+func run(ctx context.Context, args []string) error {
+	var o options
+	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
+	fs.StringVar(&o.bin, "bin", "bin", "folder holding gateway and plugins/ (make build)")
+	fs.StringVar(&o.work, "work", ".tmp/bench", "scratch folder (emptied first)")
+	fs.StringVar(&o.out, "o", "bench/RESULTS.md", "the Markdown report to write")
+	fs.StringVar(&o.jsonOut, "json", "", "also write the raw results as JSON here (default <work>/results.json)")
+	fs.DurationVar(&o.dur, "d", 10*time.Second, "measured duration of each throughput figure")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warmup before each throughput figure")
+	fs.IntVar(&o.readConns, "read-conns", 64, "connections (and pgbench clients) for the read figure")
+	fs.IntVar(&o.writeConns, "write-conns", 8, "connections (and pgbench clients) for the write figure")
+	fs.IntVar(&o.rounds, "rounds", 1, "paired rounds (ours, then pgbench) of the read and write figures; the median ratio is reported")
+	fs.IntVar(&o.posts, "posts", 1000, "posts seeded on the Page before the read figure")
+	fs.IntVar(&o.codes, "codes", 8000, "most authorization codes to issue for the token exchange figure")
+	fs.StringVar(&o.pgbench, "pgbench", "", "pgbench binary (default: on PATH or /usr/lib/postgresql/<v>/bin; \"none\" runs without the database references)")
+	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
+	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.rounds < 1 || o.rounds > 9 {
+		return errors.New("-rounds must be between 1 and 9")
+	}
+	if o.dur < time.Second {
+		return errors.New("-d must be at least 1s (pgbench counts in whole seconds)")
+	}
+	o.pluginsDir = filepath.Join(o.bin, "plugins")
+	for _, p := range []*string{&o.bin, &o.pluginsDir, &o.work, &o.out} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	if o.jsonOut == "" {
+		o.jsonOut = filepath.Join(o.work, "results.json")
+	}
+	gatewayBin := filepath.Join(o.bin, "gateway")
+	if _, err := os.Stat(gatewayBin); err != nil {
+		return fmt.Errorf("%s is missing: run make build first", gatewayBin)
+	}
+	// Bounded whatever happens: the whole run is ~2.5 minutes with defaults.
+	budget := 4*time.Minute + time.Duration(4+4*o.rounds)*(o.dur+o.warmup)
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	if err := os.RemoveAll(o.work); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return err
+	}
+	pgbench := o.pgbench
+	switch pgbench {
+	case "":
+		pgbench = bench.FindPgbench()
+	case "none":
+		pgbench = ""
+	}
+	r := &runner{o: o, gatewayBin: gatewayBin, loadgenRow: -1, pgbench: pgbench, raw: map[string]any{},
+		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), started: time.Now()}
+	r.runAll(ctx)
+	return r.write()
+}
+
+type runner struct {
+	o           options
+	gatewayBin  string
+	pgbench     string
+	log         *slog.Logger
+	started     time.Time
+	rep         bench.Report
+	raw         map[string]any
+	notes       []string
+	details     []string
+	plainRPS    float64
+	loadgenRow  int
+	mem         []memSample
+	busyAtStart float64
+
+	db    *bench.Database
+	gw    *bench.Gateway
+	creds credentials
+	token string
+	oauth *bench.OAuthClient
+}
+
+// credentials is <data-dir>/dev-credentials.json (gateway/internal/seed).
+type credentials struct {
+	BaseURL string `json:"base_url"`
+	Users   map[string]struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+		Password string `json:"password"`
+	} `json:"users"`
+	Page struct {
+		ID string `json:"id"`
+	} `json:"page"`
+	App struct {
+		ID           string `json:"id"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		RedirectURI  string `json:"redirect_uri"`
+	} `json:"app"`
+	AdminToken string `json:"admin_token"`
+}
+
+func (r *runner) step(name string) {
+	fmt.Fprintf(os.Stderr, "benchreport [%5.1fs] %s\n", time.Since(r.started).Seconds(), name)
+}
+
+func (r *runner) add(row bench.Row) { r.rep.Rows = append(r.rep.Rows, row) }
+
+func (r *runner) runAll(ctx context.Context) {
+	r.environment()
+	if !r.o.skipCheck {
+		r.step("load generator against plain net/http (and wrk)")
+		r.loadgenCheck(ctx)
+	}
+	if err := r.startPlatform(ctx); err != nil {
+		r.step("platform failed: " + err.Error())
+		r.notes = append(r.notes, "The platform could not be measured: "+err.Error())
+		for _, what := range []string{"Graph read", "Graph post write", "Token exchange"} {
+			r.add(bench.Row{What: what, Verdict: "blocked: " + firstLine(err.Error())})
+		}
+	} else {
+		r.measurePlatform(ctx)
+	}
+	r.stopPlatform()
+	if !r.o.skipStart {
+		r.step("start-up times (embedded database)")
+		r.startup(ctx)
+	}
+	r.memoryRows()
+	r.add(bench.Row{What: "Plugin hop (gateway → plugin → gateway), CPU and p50 added over in-process",
+		Ours: "see `go test -bench` output", Reference: "the same handler in-process (in the benchmark)",
+		Target: "≤ 30 µs CPU, ≤ 60 µs p50", Verdict: "not run here",
+		Command: "go test -run '^$' -bench . ./gateway/internal/host/"})
+}
+
+func (r *runner) environment() {
+	env := [][2]string{
+		{"date", time.Now().UTC().Format("2006-01-02 15:04 UTC")},
+		{"CPU", fmt.Sprintf("%s, %d logical CPUs (GOMAXPROCS %d)", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0))},
+		{"memory", memTotal()},
+		{"kernel", strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))},
+		{"Go", runtime.Version()},
+		{"commit", gitDescribe()},
+		{"command", strings.TrimSpace("benchreport " + strings.Join(os.Args[1:], " "))},
+	}
+	if load := strings.Fields(readFile("/proc/loadavg")); len(load) >= 3 {
+		env = append(env, [2]string{"load average at start", strings.Join(load[:3], " ")})
+		fmt.Sscan(load[0], &r.busyAtStart)
+	}
+	r.rep.Env = env
+}
+
+// ---- the load generator ------------------------------------------------
+
+func (r *runner) loadgenCheck(ctx context.Context) {
+	cmd := exec.CommandContext(ctx, os.Args[0], "serve-trivial")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	what := "Load generator: plain net/http, 60-byte JSON, 64 connections (best of 2 alternating runs each)"
+	if err := cmd.Start(); err != nil {
+		r.add(bench.Row{What: what, Verdict: "failed: " + err.Error()})
+		return
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	var addr string
+	if _, err := fmt.Fscanf(stdout, "listening on %s\n", &addr); err != nil {
+		r.add(bench.Row{What: what, Verdict: "failed: trivial server: " + err.Error()})
+		return
+	}
+	url := "http://" + addr + "/"
+	dur := min(r.o.dur, 3*time.Second)
+	secs := max(1, int(dur.Seconds()))
+	wrk, wrkErr := exec.LookPath("wrk")
+	var best *bench.Result
+	var bestCPU, wrkCPU time.Duration
+	var wrkRPS float64
+	var wrkOut string
+	for range 2 { // alternate, so that both see the same machine
+		cpu0 := bench.CPUTime()
+		res, err := bench.Run(ctx, bench.Load{URL: url, Connections: 64, Duration: dur, Warmup: time.Second})
+		cpu := bench.CPUTime() - cpu0
+		if err != nil {
+			r.add(bench.Row{What: what, Verdict: "failed: " + err.Error()})
+			return
+		}
+		if best == nil || res.RPS > best.RPS {
+			best, bestCPU = res, cpu
+		}
+		if wrkErr != nil {
+			continue
+		}
+		wcmd := exec.CommandContext(ctx, wrk, "-t2", "-c64", fmt.Sprintf("-d%ds", secs), url)
+		out, err := wcmd.CombinedOutput()
+		if rps := parseWrk(string(out)); err == nil && rps > wrkRPS {
+			wrkRPS = rps
+			wrkCPU = wcmd.ProcessState.UserTime() + wcmd.ProcessState.SystemTime()
+		}
+		wrkOut = string(out)
+	}
+	r.raw["loadgen_plain"] = best
+	// The CPU counted includes the warmup's requests; a close enough estimate.
+	perReq := float64(bestCPU.Microseconds()) / (best.RPS * (best.Seconds + 1))
+	ours := fmt.Sprintf("%s req/s, p50 %s, p99 %s; %.1f µs CPU/request", bench.Num(best.RPS),
+		bench.Ms(best.Latency.P50), bench.Ms(best.Latency.P99), perReq)
+	lgCmd := fmt.Sprintf("go run ./internal/cmd/loadgen -c 64 -d %s -warmup 1s %s  # server: go run ./internal/cmd/loadgen serve", dur, url)
+	row := bench.Row{What: what, Ours: ours, Target: "≥ 90 % of wrk (the generator is not the bottleneck)", Command: lgCmd}
+	r.plainRPS = best.RPS
+	switch {
+	case wrkErr != nil:
+		row.Reference, row.Verdict = "wrk is not installed (apt-get install wrk)", "n/a"
+	case wrkRPS == 0:
+		row.Reference, row.Verdict = "wrk failed: "+firstLine(wrkOut), "n/a"
+	default:
+		r.raw["wrk_plain_rps"] = wrkRPS
+		ratio := best.RPS / wrkRPS
+		row.Reference = fmt.Sprintf("wrk -t2 -c64: %s req/s; %.1f µs CPU/request", bench.Num(wrkRPS),
+			float64(wrkCPU.Microseconds())/(wrkRPS*float64(secs)))
+		row.Ratio = bench.Pct(ratio)
+		row.Command += fmt.Sprintf(" ; wrk -t2 -c64 -d%ds %s", secs, url)
+	}
+	// The verdict waits for the Graph read: see loadgenVerdict.
+	row.Target = "not the bottleneck: ≥ 10× the Graph read rate, and ≤ 10 % of the CPUs during it"
+	row.Verdict = "n/a: no Graph read"
+	r.loadgenRow = len(r.rep.Rows)
+	r.add(row)
+}
+
+// loadgenVerdict judges the load generator by the Graph read it drove: its
+// capacity against the trivial server and its share of the CPUs.
+func (r *runner) loadgenVerdict(graphRPS, cpuShare float64) {
+	if r.loadgenRow < 0 || r.plainRPS == 0 || graphRPS == 0 {
+		return
+	}
+	row := &r.rep.Rows[r.loadgenRow]
+	row.Ours += fmt.Sprintf("; during the Graph read it used %s of the CPUs", bench.Pct(cpuShare))
+	row.Verdict = bench.Verdict(true, r.plainRPS >= 10*graphRPS && cpuShare <= 0.10)
+}
+
+func parseWrk(out string) float64 {
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Requests/sec:"); ok {
+			var f float64
+			fmt.Sscan(strings.TrimSpace(v), &f)
+			return f
+		}
+	}
+	return 0
+}
+
+// ---- the platform ------------------------------------------------------
+
+func (r *runner) startPlatform(ctx context.Context) error {
+	r.step("PostgreSQL")
+	external := os.Getenv("SVC_DATABASE_URL")
+	db, err := bench.OpenDatabase(ctx, filepath.Join(r.o.work, "pg"), external, r.log)
+	if err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	r.db = db
+	if db.Embedded {
+		r.rep.Env = append(r.rep.Env, [2]string{"PostgreSQL", "embedded cluster (internal/pgembed, default durable settings), database " + db.Name})
+	} else {
+		r.rep.Env = append(r.rep.Env, [2]string{"PostgreSQL", "server of SVC_DATABASE_URL, fresh database " + db.Name + " (dropped afterwards)"})
+	}
+	if s, err := db.Settings(ctx); err == nil {
+		r.raw["postgres_settings"] = s
+		r.rep.Env = append(r.rep.Env, [2]string{"PostgreSQL settings", fmt.Sprintf(
+			"version %s, synchronous_commit=%s, fsync=%s, full_page_writes=%s, wal_sync_method=%s, shared_buffers=%s, max_connections=%s",
+			s["server_version"], s["synchronous_commit"], s["fsync"], s["full_page_writes"], s["wal_sync_method"],
+			s["shared_buffers"], s["max_connections"])})
+	}
+	if r.pgbench == "" {
+		r.rep.Env = append(r.rep.Env, [2]string{"pgbench", "NOT FOUND (install the postgresql package): the database references are missing"})
+	} else {
+		r.rep.Env = append(r.rep.Env, [2]string{"pgbench", r.pgbench})
+	}
+
+	r.step("gateway")
+	// The Graph rate limits (per app, user and Page per minute) would refuse
+	// a benchmark's calls within seconds: raise them far away. The limiter
+	// still counts every call, so its cost stays in the figures.
+	cfgPath := filepath.Join(r.o.work, "gateway.json")
+	if err := os.WriteFile(cfgPath, []byte(`{"rate_limits": {"app": 1000000000, "user": 1000000000, "page": 1000000000}}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	dataDir := filepath.Join(r.o.work, "gateway")
+	startCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	gw, err := bench.StartGateway(startCtx, bench.GatewayOptions{Bin: r.gatewayBin, PluginsDir: r.o.pluginsDir,
+		DataDir: dataDir, DatabaseURL: db.URL, Args: []string{"--config", cfgPath}})
+	if err != nil {
+		return err
+	}
+	r.gw = gw
+	if _, err := gw.WaitHealthy(startCtx); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, "dev-credentials.json"))
+	if err != nil {
+		return fmt.Errorf("read the development credentials: %w", err)
+	}
+	if err := json.Unmarshal(b, &r.creds); err != nil {
+		return fmt.Errorf("dev-credentials.json: %w", err)
+	}
+	owner, ok := r.creds.Users["owner"]
+	if !ok || r.creds.Page.ID == "" || r.creds.App.ClientID == "" {
+		return errors.New("dev-credentials.json lacks the owner, the Page or the app")
+	}
+
+	r.step("user access token (OAuth code flow as the owner)")
+	r.oauth = bench.NewOAuthClient(gw.URL, r.creds.App.ClientID, r.creds.App.ClientSecret, r.creds.App.RedirectURI)
+	code, err := r.oauth.SignInAndConsent(ctx, owner.Username, owner.Password, tokenScopes)
+	if err != nil {
+		return err
+	}
+	tok, err := r.oauth.Exchange(ctx, code)
+	if err != nil {
+		return err
+	}
+	r.token = tok.AccessToken
+	return nil
+}
+
+var tokenScopes = []string{"pages:read", "pages:manage"}
+
+func (r *runner) stopPlatform() {
+	if r.gw != nil {
+		if err := r.gw.Stop(); err != nil {
+			r.notes = append(r.notes, err.Error())
+		}
+	}
+	if r.db != nil {
+		r.db.Close()
+	}
+}
+
+func (r *runner) graphURL() string {
+	return r.gw.URL + "/api/v1/graph?node=page/" + r.creds.Page.ID + "/posts"
+}
+
+func (r *runner) measurePlatform(ctx context.Context) {
+	time.Sleep(2 * time.Second) // let start-up work settle before "idle"
+	r.step("idle memory")
+	r.memory(ctx, "2 s after the first start (seeded)")
+
+	r.step(fmt.Sprintf("seeding %d posts through the Graph", r.o.posts))
+	if err := r.seed(ctx); err != nil {
+		r.add(bench.Row{What: "Graph read", Verdict: "blocked: seeding posts: " + firstLine(err.Error())})
+	} else {
+		r.graphRead(ctx)
+	}
+	r.graphWrite(ctx)
+	r.step("token exchange")
+	r.tokenExchange(ctx)
+	time.Sleep(2 * time.Second)
+	r.memory(ctx, "2 s after the load")
+}
+
+func (r *runner) authHeader() bench.Header {
+	return bench.Header{Name: "Authorization", Value: "Bearer " + r.token}
+}
+
+func (r *runner) seed(ctx context.Context) error {
+	body := bench.Template(`{"content":"Seed post {{counter}}: coffee ☕ café 咖啡","audience":"everyone"}`)
+	res, err := bench.Run(ctx, bench.Load{Method: "POST", URL: r.graphURL(), Connections: 8,
+		Headers:  []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}},
+		BodyFunc: body, Requests: uint64(r.o.posts), Duration: 2 * time.Minute})
+	if err != nil {
+		return err
+	}
+	if res.Status["200"] != uint64(r.o.posts) {
+		return fmt.Errorf("%d of %d seed posts answered 200: %s", res.Status["200"], r.o.posts, strings.TrimSpace(res.String()))
+	}
+	return nil
+}
+
+// cpuSnapshot is the CPU used so far by each side.
+type cpuSnapshot struct {
+	at                         time.Time
+	self, gateway, pg, machine time.Duration
+	pgKnown                    bool // the server is our embedded cluster
+}
+
+func (r *runner) cpu() cpuSnapshot {
+	s := cpuSnapshot{at: time.Now(), self: bench.CPUTime(), machine: bench.MachineBusy()}
+	if r.gw != nil {
+		s.gateway = bench.TreeCPUTime(r.gw.PID())
+	}
+	if r.db != nil && r.db.PostmasterPID != 0 {
+		s.pg, s.pgKnown = bench.TreeCPUTime(r.db.PostmasterPID), true
+	}
+	return s
+}
+
+// cpuLine describes CPU per request between two snapshots.
+func cpuLine(a, b cpuSnapshot, requests uint64) string {
+	return cpuLineClient(a, b, requests, b.self-a.self, "load generator")
+}
+
+// cpuLineClient is cpuLine with the client's CPU given (pgbench's own).
+func cpuLineClient(a, b cpuSnapshot, requests uint64, client time.Duration, clientName string) string {
+	if requests == 0 {
+		return ""
+	}
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(requests) }
+	wall := b.at.Sub(a.at).Seconds()
+	total := client + (b.gateway - a.gateway) + (b.pg - a.pg)
+	pg := "not measured (external server)"
+	if b.pgKnown {
+		pg = fmt.Sprintf("%.0f µs", per(b.pg-a.pg))
+	}
+	s := fmt.Sprintf("CPU per request: gateway+plugins %.0f µs, PostgreSQL %s, %s %.0f µs",
+		per(b.gateway-a.gateway), pg, clientName, per(client))
+	if wall > 0 {
+		machine := (b.machine - a.machine).Seconds() / wall
+		others := max(0, machine-total.Seconds()/wall)
+		s += fmt.Sprintf("; CPUs busy: %.2f of %d, of which %.2f not charged to the measured processes (other work on the machine, interrupts)", machine, runtime.NumCPU(), others)
+	}
+	return s
+}
+
+func (r *runner) graphRead(ctx context.Context) {
+	what := fmt.Sprintf("Graph read `page/<id>/posts?limit=10`, %d connections", r.o.readConns)
+	url := r.graphURL() + "&limit=10"
+	// One call first: the answer must be a page of 10 posts.
+	if err := r.checkRead(ctx, url); err != nil {
+		r.add(bench.Row{What: what, Verdict: "blocked: " + firstLine(err.Error())})
+		return
+	}
+	row := bench.Row{What: what, Target: "≥ 35 % of pgbench; p99 < 15 ms",
+		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -warmup %s -H 'Authorization: Bearer $TOKEN' '%s'",
+			r.o.readConns, r.o.dur, r.o.warmup, url)}
+	var rounds []round
+	for i := range r.o.rounds {
+		r.step(fmt.Sprintf("Graph read, %d connections, %s + %s warmup%s", r.o.readConns, r.o.dur, r.o.warmup, r.roundLabel(i)))
+		load := bench.Load{URL: url, Connections: r.o.readConns, Duration: r.o.dur, Warmup: r.o.warmup,
+			Headers: []bench.Header{r.authHeader()}}
+		res, snapA, snapB, err := r.runLoad(ctx, load)
+		if err != nil {
+			row.Verdict = "failed: " + firstLine(err.Error())
+			r.add(row)
+			return
+		}
+		r.details = append(r.details, "**Graph read**"+r.roundLabel(i)+" — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(snapA, snapB, res.Requests))
+		r.step(fmt.Sprintf("pgbench, same SQL, %d clients%s", r.o.readConns, r.roundLabel(i)))
+		ref, refLine := r.pgbenchRead(ctx, i == 0)
+		share := 0.0
+		if wall := snapB.at.Sub(snapA.at).Seconds(); wall > 0 {
+			share = (snapB.self - snapA.self).Seconds() / wall / float64(runtime.NumCPU())
+		}
+		rounds = append(rounds, round{ours: res, ref: ref, refLine: refLine, clientShare: share})
+	}
+	m, ratios := median(rounds)
+	res, ref := m.ours, m.ref
+	r.raw["graph_read"] = res
+	r.loadgenVerdict(res.RPS, m.clientShare)
+	row.Ours = fmt.Sprintf("%s req/s (2xx), p50 %s, p99 %s", bench.Num(res.OKPerSec), bench.Ms(res.Latency.P50), bench.Ms(res.Latency.P99))
+	if res.ErrorTotal > 0 {
+		row.Ours += fmt.Sprintf("; %d errors", res.ErrorTotal)
+	}
+	p99ok := res.Latency.P99 < 15000
+	if ref == nil {
+		row.Reference = m.refLine
+		row.Verdict = bench.Verdict(true, p99ok) + " (p99 only)"
+		r.add(row)
+		return
+	}
+	ratio := res.OKPerSec / ref.TPS
+	row.Reference = fmt.Sprintf("pgbench, same SQL, %d clients, prepared: %s tps (latency avg %.2f ms)", r.o.readConns, bench.Num(ref.TPS), ref.LatencyAvgMs)
+	row.Ratio = bench.Pct(ratio) + ratios
+	row.Verdict = bench.Verdict(true, ratio >= 0.35 && p99ok && res.ErrorTotal == 0)
+	row.Command += " ; " + ref.Command
+	r.add(row)
+	if r.plainRPS > 0 {
+		r.details = append(r.details, fmt.Sprintf("Graph read throughput is %s of the plain net/http figure measured above (%s req/s).",
+			bench.Pct(res.OKPerSec/r.plainRPS), bench.Num(r.plainRPS)))
+	}
+}
+
+// round is one paired measurement: ours, then the reference.
+type round struct {
+	ours    *bench.Result
+	ref     *bench.PgbenchResult
+	refLine string
+	// clientShare is the load generator's share of the machine's CPUs.
+	clientShare float64
+}
+
+// median returns the round with the median ratio (the last round when a
+// reference is missing) and, with several rounds, the list of ratios.
+func median(rounds []round) (round, string) {
+	for _, rd := range rounds {
+		if rd.ref == nil || rd.ref.TPS == 0 {
+			return rounds[len(rounds)-1], ""
+		}
+	}
+	ratio := func(rd round) float64 { return rd.ours.OKPerSec / rd.ref.TPS }
+	sorted := append([]round(nil), rounds...)
+	sort.Slice(sorted, func(i, j int) bool { return ratio(sorted[i]) < ratio(sorted[j]) })
+	if len(rounds) == 1 {
+		return sorted[0], ""
+	}
+	parts := make([]string, len(rounds))
+	for i, rd := range rounds {
+		parts[i] = bench.Pct(ratio(rd))
+	}
+	return sorted[len(sorted)/2], " (median of " + strings.Join(parts, ", ") + ")"
+}
+
+func (r *runner) roundLabel(i int) string {
+	if r.o.rounds <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (round %d of %d)", i+1, r.o.rounds)
+}
+
+func (r *runner) checkRead(ctx context.Context, url string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("the Graph read answered %d: %s", res.StatusCode, firstLine(string(body)))
+	}
+	var doc struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || len(doc.Data) != 10 {
+		return fmt.Errorf("the Graph read answered no page of 10 posts: %s", firstLine(string(body)))
+	}
+	r.raw["graph_read_response_bytes"] = len(body)
+	return nil
+}
+
+// runLoad runs a load with CPU snapshots around it (after the warmup).
+func (r *runner) runLoad(ctx context.Context, l bench.Load) (*bench.Result, cpuSnapshot, cpuSnapshot, error) {
+	var a cpuSnapshot
+	t := time.AfterFunc(l.Warmup, func() { a = r.cpu() })
+	res, err := bench.Run(ctx, l)
+	t.Stop()
+	b := r.cpu()
+	if a.at.IsZero() {
+		a = b
+	}
+	return res, a, b, err
+}
+
+const postColumns = "id, page_id, author_user_id, app_id, content, audience, created_at"
+
+func (r *runner) pgbenchRun(ctx context.Context, name, script string, clients int, defines [][2]string, options string, warmup bool) (*bench.PgbenchResult, string) {
+	if r.pgbench == "" {
+		return nil, "pgbench not found: install the postgresql package (/usr/lib/postgresql/<v>/bin/pgbench)"
+	}
+	p := bench.Pgbench{Bin: r.pgbench, URL: bench.LibpqURL(r.db.URL), Script: script,
+		ScriptPath: filepath.Join(r.o.work, name+".sql"), Clients: clients, Threads: min(2, clients),
+		Seconds: int(r.o.warmup.Seconds()), Defines: defines, Options: options}
+	if warmup && p.Seconds >= 1 { // not counted (a failure shows in the run that counts)
+		_, _ = p.Run(ctx)
+	}
+	p.Seconds = int(r.o.dur.Seconds())
+	a := r.cpu()
+	res, err := p.Run(ctx)
+	b := r.cpu()
+	if err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("pgbench %s failed: %v", name, err))
+		return nil, "pgbench failed: " + firstLine(err.Error()) + " (output in the notes)"
+	}
+	r.raw["pgbench_"+name] = res
+	line := fmt.Sprintf("**pgbench %s** — %s tps, latency avg %.2f ms, %d transactions, %d failed\n  %s",
+		name, bench.Num(res.TPS), res.LatencyAvgMs, res.Processed, res.Failed,
+		cpuLineClient(a, b, uint64(res.Processed), res.CPU, "pgbench"))
+	r.details = append(r.details, line)
+	return res, ""
+}
+
+func (r *runner) pgbenchRead(ctx context.Context, warmup bool) (*bench.PgbenchResult, string) {
+	r.step(fmt.Sprintf("pgbench, same SQL, %d clients", r.o.readConns))
+	// The book plugin's ListPostsFirst (sql/book/queries/posts.sql) with the
+	// same parameters: -D variables are sent as parameters under -M prepared.
+	script := "SELECT " + postColumns + " FROM book.posts WHERE page_id = :page_id\nORDER BY id DESC LIMIT :lim;\n"
+	return r.pgbenchRun(ctx, "read", script, r.o.readConns, [][2]string{{"page_id", r.creds.Page.ID}, {"lim", "11"}}, "", warmup)
+}
+
+// benchSchema mirrors book.posts (sql/book/migrations) and core.outbox
+// (sql/core/migrations) for the write references: same columns, defaults,
+// indexes and notify trigger, in a schema of their own.
+const benchSchema = `
+DROP SCHEMA IF EXISTS svcbench CASCADE;
+CREATE SCHEMA svcbench;
+CREATE SEQUENCE svcbench.post_id_seq START WITH 1000000001;
+CREATE TABLE svcbench.posts (
+    id             bigint      PRIMARY KEY DEFAULT nextval('svcbench.post_id_seq'),
+    page_id        text        NOT NULL,
+    author_user_id text        NOT NULL,
+    app_id         text        NOT NULL DEFAULT '',
+    content        text        NOT NULL,
+    audience       text        NOT NULL CHECK (audience IN ('everyone', 'followers', 'only_me')),
+    created_at     timestamptz NOT NULL DEFAULT now()
+);
+ALTER SEQUENCE svcbench.post_id_seq OWNED BY svcbench.posts.id;
+CREATE INDEX posts_page_id ON svcbench.posts (page_id, id DESC);
+CREATE TABLE svcbench.outbox (
+    seq           bigserial   PRIMARY KEY,
+    id            text        NOT NULL UNIQUE,
+    type          text        NOT NULL,
+    page_id       text,
+    app_id        text,
+    data          jsonb       NOT NULL,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    dispatched_at timestamptz
+);
+CREATE INDEX outbox_pending ON svcbench.outbox (seq) WHERE dispatched_at IS NULL;
+CREATE FUNCTION svcbench.outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('svcbench_outbox', NEW.seq::text);
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER outbox_notify AFTER INSERT ON svcbench.outbox
+    FOR EACH ROW EXECUTE FUNCTION svcbench.outbox_notify();
+CREATE TABLE svcbench.outbox_quiet (LIKE svcbench.outbox INCLUDING ALL);
+`
+
+func (r *runner) graphWrite(ctx context.Context) {
+	what := fmt.Sprintf("Graph post write `POST page/<id>/posts`, %d connections", r.o.writeConns)
+	body := `{"content":"Benchmark post {{counter}}: ☕ 咖啡 🚀","audience":"everyone"}`
+	warmup := min(r.o.warmup, time.Second)
+	row := bench.Row{What: what,
+		Target: "≥ 60 % (the message-send target; a post has the same shape: row + outbox event in one transaction)",
+		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -warmup %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
+			r.o.writeConns, r.o.dur, warmup, body, r.graphURL())}
+	if r.pgbench != "" {
+		if err := r.db.Exec(ctx, benchSchema); err != nil {
+			r.notes = append(r.notes, "Creating the reference tables failed: "+err.Error())
+			r.pgbench = ""
+		}
+	}
+	defines := [][2]string{{"page_id", r.creds.Page.ID}, {"user_id", r.creds.Users["owner"].ID}, {"app_id", r.creds.App.ID}}
+	insert := "INSERT INTO svcbench.posts (page_id, author_user_id, app_id, content, audience)\n" +
+		"VALUES (:page_id, :user_id, :app_id, 'pgbench post: ☕ 咖啡 🚀', 'everyone')\nRETURNING " + postColumns + ";\n"
+	var rounds []round
+	for i := range r.o.rounds {
+		r.step(fmt.Sprintf("Graph post write, %d connections%s", r.o.writeConns, r.roundLabel(i)))
+		load := bench.Load{Method: "POST", URL: r.graphURL(), Connections: r.o.writeConns, Duration: r.o.dur,
+			Warmup: warmup, BodyFunc: bench.Template(body),
+			Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+		res, a, b, err := r.runLoad(ctx, load)
+		if err != nil {
+			row.Verdict = "failed: " + firstLine(err.Error())
+			r.add(row)
+			return
+		}
+		r.details = append(r.details, "**Graph post write**"+r.roundLabel(i)+" — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(a, b, res.Requests))
+		r.step(fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on%s", r.o.writeConns, r.roundLabel(i)))
+		ref, refLine := r.pgbenchRun(ctx, "insert", insert, r.o.writeConns, defines, "-c synchronous_commit=on", i == 0)
+		rounds = append(rounds, round{ours: res, ref: ref, refLine: refLine})
+	}
+	m, ratios := median(rounds)
+	res, ref := m.ours, m.ref
+	r.raw["graph_write"] = res
+	row.Ours = fmt.Sprintf("%s posts/s, p50 %s, p99 %s", bench.Num(res.OKPerSec), bench.Ms(res.Latency.P50), bench.Ms(res.Latency.P99))
+	if res.ErrorTotal > 0 {
+		row.Ours += fmt.Sprintf("; %d errors", res.ErrorTotal)
+	}
+	if ref == nil {
+		row.Reference, row.Verdict = m.refLine, "n/a"
+		r.add(row)
+		return
+	}
+	ratio := res.OKPerSec / ref.TPS
+	row.Reference = fmt.Sprintf("pgbench single-row insert into an equivalent table, %d clients, synchronous_commit=on: %s tps",
+		r.o.writeConns, bench.Num(ref.TPS))
+	row.Ratio = bench.Pct(ratio) + ratios
+	row.Verdict = bench.Verdict(true, ratio >= 0.6 && res.ErrorTotal == 0)
+	row.Command += " ; " + ref.Command
+	r.add(row)
+
+	// What the post costs in SQL alone: the plugin's whole transaction, with
+	// the outbox's notify trigger and without it (pg_notify serialises
+	// commits on a global lock, which defeats group commit).
+	for _, v := range []struct{ name, table, what string }{
+		{"post_tx", "outbox", "with the outbox notify trigger, as in core.outbox"},
+		{"post_tx_no_notify", "outbox_quiet", "the same without the notify trigger"},
+	} {
+		r.step("pgbench post + outbox event transaction, " + v.what)
+		tx := "\\set r random(1, 1000000000000)\nBEGIN;\n" + insert +
+			"INSERT INTO svcbench." + v.table + " (id, type, page_id, app_id, data)\n" +
+			"VALUES ('evt_pgbench_' || :client_id::text || '_' || :r::text, 'book.post.created', :page_id, NULL,\n" +
+			"        '{\"postId\":\"1000000001\",\"pageId\":\"1\",\"content\":\"pgbench post\",\"audience\":\"everyone\"}');\nCOMMIT;\n"
+		txRef, txLine := r.pgbenchRun(ctx, v.name, tx, r.o.writeConns, defines, "-c synchronous_commit=on", true)
+		txRow := bench.Row{What: fmt.Sprintf("Graph post write vs its transaction in SQL alone (BEGIN; insert post; insert outbox event; COMMIT), %s, %d clients", v.what, r.o.writeConns),
+			Ours: fmt.Sprintf("%s posts/s", bench.Num(res.OKPerSec)), Target: "— (how much of the gap is the transaction itself)", Verdict: "n/a"}
+		if txRef == nil {
+			txRow.Reference = txLine
+		} else {
+			txRow.Reference = fmt.Sprintf("pgbench: %s tps (%s of the single-row insert)", bench.Num(txRef.TPS), bench.Pct(txRef.TPS/ref.TPS))
+			txRow.Ratio = bench.Pct(res.OKPerSec / txRef.TPS)
+			txRow.Command = txRef.Command
+		}
+		r.add(txRow)
+	}
+	_ = r.db.Exec(ctx, "DROP SCHEMA IF EXISTS svcbench CASCADE")
+}
+
+func (r *runner) tokenExchange(ctx context.Context) {
+	what := "Token exchange (`authorization_code` + PKCE S256, client secret in Basic auth), 8 connections"
+	row := bench.Row{What: what, Reference: "— (absolute target)", Target: "≥ 2,000 /s",
+		Command: "go run ./internal/cmd/benchreport (codes are issued first with prompt=none; the exchanges alone are timed) ; in-process: go test -run '^$' -bench TokenExchange -benchtime 5000x ./gateway/internal/oauth/"}
+	// Codes first (each is one authorize request on the signed-in session),
+	// then only the exchanges are timed, as in BenchmarkTokenExchange.
+	codes, err := r.oauth.Codes(ctx, r.o.codes, 8, tokenScopes, time.Now().Add(min(r.o.dur, 8*time.Second)))
+	if len(codes) < 100 {
+		row.Verdict = fmt.Sprintf("failed: %d codes issued: %v", len(codes), err)
+		r.add(row)
+		return
+	}
+	load := bench.Load{Method: "POST", URL: r.gw.URL + "/api/oauth/token", Connections: 8, Requests: uint64(len(codes)),
+		Duration: time.Minute, BodyFunc: func(n uint64, dst []byte) []byte { return append(dst, r.oauth.ExchangeForm(codes[n])...) },
+		Headers: []bench.Header{{Name: "Content-Type", Value: "application/x-www-form-urlencoded"},
+			{Name: "Authorization", Value: r.oauth.BasicAuth()}}}
+	res, a, b, err := r.runLoad(ctx, load)
+	if err != nil {
+		row.Verdict = "failed: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	r.raw["token_exchange"] = res
+	row.Ours = fmt.Sprintf("%s exchanges/s (%d codes), p50 %s, p99 %s", bench.Num(res.OKPerSec), len(codes),
+		bench.Ms(res.Latency.P50), bench.Ms(res.Latency.P99))
+	if res.ErrorTotal > 0 {
+		row.Ours += fmt.Sprintf("; %d errors", res.ErrorTotal)
+	}
+	row.Verdict = bench.Verdict(true, res.OKPerSec >= 2000 && res.ErrorTotal == 0)
+	r.add(row)
+	r.details = append(r.details, "**Token exchange** — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(a, b, res.Requests))
+}
+
+// ---- memory ------------------------------------------------------------
+
+// memSample is the RSS of the gateway and its plugins at one moment.
+type memSample struct {
+	label   string
+	gateway int64
+	plugins map[string]int64 // name → RSS
+}
+
+// memory samples the platform's RSS (plugin pids from the admin API).
+func (r *runner) memory(ctx context.Context, label string) {
+	if r.gw == nil {
+		return
+	}
+	r.sampleMemory(label, r.gw.PID(), r.pluginPIDs(ctx))
+}
+
+func (r *runner) sampleMemory(label string, gatewayPID int, plugins map[string]int) {
+	m := memSample{label: label, plugins: map[string]int64{}}
+	var err error
+	if m.gateway, err = bench.RSS(gatewayPID); err != nil {
+		r.notes = append(r.notes, "RSS of the gateway: "+err.Error())
+		return
+	}
+	for name, pid := range plugins {
+		if rss, err := bench.RSS(pid); err == nil {
+			m.plugins[name] = rss
+		}
+	}
+	r.mem = append(r.mem, m)
+	r.raw["rss_"+strings.ReplaceAll(label, " ", "_")] = map[string]any{"gateway": m.gateway, "plugins": m.plugins}
+}
+
+// pluginPIDs asks GET /api/admin/plugins, else lists the gateway's children.
+func (r *runner) pluginPIDs(ctx context.Context) map[string]int {
+	out := map[string]int{}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.gw.URL+"/api/admin/plugins", nil)
+	req.Header.Set("Authorization", "Bearer "+r.creds.AdminToken)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		var doc struct {
+			Plugins []struct {
+				Name string `json:"name"`
+				PID  int    `json:"pid"`
+			} `json:"plugins"`
+		}
+		if res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(&doc) == nil {
+			for _, p := range doc.Plugins {
+				if p.PID > 0 {
+					out[p.Name] = p.PID
+				}
+			}
+		}
+		res.Body.Close()
+	}
+	if len(out) == 0 {
+		out = r.pluginChildren(r.gw.PID())
+		if len(out) > 0 {
+			r.notes = append(r.notes, "Plugin pids came from /proc (GET /api/admin/plugins gave none).")
+		}
+	}
+	return out
+}
+
+// pluginChildren are the gateway's child processes run from the plugins folder.
+func (r *runner) pluginChildren(gatewayPID int) map[string]int {
+	out := map[string]int{}
+	for _, c := range bench.Children(gatewayPID) {
+		if strings.HasPrefix(c.Exe, r.o.pluginsDir+string(filepath.Separator)) {
+			out[c.Name] = c.PID
+		}
+	}
+	return out
+}
+
+// memoryRows gives one row per process with every sample; the verdict
+// takes the largest.
+func (r *runner) memoryRows() {
+	cmd := "grep VmRSS /proc/<pid>/status (plugin pids from GET /api/admin/plugins or /proc)"
+	if len(r.mem) == 0 {
+		r.add(bench.Row{What: "Gateway and plugin RSS, idle", Verdict: "n/a: not measured", Command: cmd})
+		return
+	}
+	describe := func(get func(memSample) (int64, bool)) (string, int64) {
+		var parts []string
+		var most int64
+		for _, m := range r.mem {
+			if v, ok := get(m); ok {
+				parts = append(parts, fmt.Sprintf("%s %s", bench.MB(v), m.label))
+				most = max(most, v)
+			}
+		}
+		return strings.Join(parts, "; "), most
+	}
+	ours, most := describe(func(m memSample) (int64, bool) { return m.gateway, true })
+	r.add(bench.Row{What: "Gateway RSS, idle", Ours: ours, Reference: "—", Target: "≤ 60 MB (verdict on the largest sample)",
+		Verdict: bench.Verdict(true, most <= 60<<20), Command: cmd})
+	names := map[string]bool{}
+	for _, m := range r.mem {
+		for n := range m.plugins {
+			names[n] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	if len(sorted) == 0 {
+		r.add(bench.Row{What: "Plugin RSS, idle", Verdict: "n/a: no plugin process found", Command: cmd})
+	}
+	for _, n := range sorted {
+		ours, most := describe(func(m memSample) (int64, bool) { v, ok := m.plugins[n]; return v, ok })
+		r.add(bench.Row{What: fmt.Sprintf("Plugin `%s` RSS, idle", n), Ours: ours, Reference: "—",
+			Target: "≤ 30 MB (verdict on the largest sample)", Verdict: bench.Verdict(true, most <= 30<<20), Command: cmd})
+	}
+}
+
+// ---- start-up ----------------------------------------------------------
+
+func (r *runner) startup(ctx context.Context) {
+	dataDir := filepath.Join(r.o.work, "startup")
+	cmd := fmt.Sprintf("bin/gateway --addr 127.0.0.1:0 --data-dir %s --plugins-dir bin/plugins (no SVC_DATABASE_URL); time from exec to GET /healthz 200", "<fresh folder>")
+	first, err := r.startOnce(ctx, dataDir, false)
+	firstRow := bench.Row{What: "Start → /healthz 200, first start (initdb)", Reference: "—", Target: "≤ 10 s", Command: cmd}
+	if err != nil {
+		firstRow.Verdict = "failed: " + firstLine(err.Error())
+		r.add(firstRow)
+		r.notes = append(r.notes, "First start failed: "+err.Error())
+		return
+	}
+	firstRow.Ours = fmt.Sprintf("%.2f s", first.Seconds())
+	firstRow.Verdict = bench.Verdict(true, first <= 10*time.Second)
+	r.add(firstRow)
+
+	var warm []time.Duration
+	for i := range 3 {
+		d, err := r.startOnce(ctx, dataDir, i == 0)
+		if err != nil {
+			r.notes = append(r.notes, "Start on the initialised database failed: "+err.Error())
+			break
+		}
+		warm = append(warm, d)
+	}
+	row := bench.Row{What: "Start → /healthz 200, initialised embedded database", Reference: "—", Target: "≤ 3 s",
+		Command: strings.Replace(cmd, "<fresh folder>", "<the same folder again>", 1)}
+	if len(warm) == 0 {
+		row.Verdict = "failed"
+		r.add(row)
+		return
+	}
+	sorted := append([]time.Duration(nil), warm...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	med := sorted[len(sorted)/2]
+	parts := make([]string, len(warm))
+	for i, d := range warm {
+		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
+	}
+	row.Ours = fmt.Sprintf("%.2f s (median of %s s)", med.Seconds(), strings.Join(parts, ", "))
+	row.Verdict = bench.Verdict(true, med <= 3*time.Second)
+	r.add(row)
+	r.raw["startup"] = map[string]any{"first_s": first.Seconds(), "initialised_s": parts}
+}
+
+// startOnce times one start; with sample it also takes the idle memory
+// 2 s after the start.
+func (r *runner) startOnce(ctx context.Context, dataDir string, sample bool) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	gw, err := bench.StartGateway(ctx, bench.GatewayOptions{Bin: r.gatewayBin, PluginsDir: r.o.pluginsDir, DataDir: dataDir})
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err := gw.Stop(); err != nil {
+			r.notes = append(r.notes, err.Error())
+		}
+	}()
+	d, err := gw.WaitHealthy(ctx)
+	if err == nil && sample {
+		time.Sleep(2 * time.Second)
+		r.sampleMemory("2 s after a restart on the initialised embedded database", gw.PID(), r.pluginChildren(gw.PID()))
+	}
+	return d, err
+}
+
+// ---- the report --------------------------------------------------------
+
+func (r *runner) write() error {
+	r.rep.Title = "Benchmark results"
+	r.rep.Intro = []string{
+		"Written by `make bench` (`go run ./internal/cmd/benchreport`); see bench/README.md for what each figure measures and how. " +
+			"Every reference was measured in the same run on the same machine, just before or after our figure; targets are those of shared/PERFORMANCE.md. " +
+			"Absolute figures drift between runs and machines: compare ratios.",
+	}
+	if load := strings.Fields(readFile("/proc/loadavg")); len(load) >= 3 {
+		r.rep.Env = append(r.rep.Env, [2]string{"load average at end", strings.Join(load[:3], " ")})
+	}
+	if r.busyAtStart > 1.0 {
+		r.notes = append(r.notes, fmt.Sprintf("The machine was not idle when the run started (1-minute load average %.2f on %d CPUs): "+
+			"other work shared the CPUs, see \"not charged to the measured processes\" in the details. Ratios suffer less than absolute figures, but rerun on an idle machine for the record.",
+			r.busyAtStart, runtime.NumCPU()))
+	}
+	notes := append([]string{
+		"The user token was obtained through the OAuth code flow of the running gateway (HTML sign-in as the seeded owner, consent, PKCE exchange), as the oauthtest browser does; scopes `pages:read pages:manage`.",
+		"The Graph rate limits were raised to 10⁹ calls/minute through `--config` (`rate_limits`): the limiter still counts every call.",
+		"The load generator keeps one request in flight per connection (HTTP/1.1 keep-alive) and shares the 2 CPUs with the gateway, the plugin and PostgreSQL, as pgbench does; its latency is from writing the request to reading the whole answer.",
+	}, r.notes...)
+	for i, n := range notes {
+		notes[i] = strings.ReplaceAll(strings.TrimSpace(n), "\n", " ⏎ ")
+	}
+	if len(r.details) > 0 {
+		r.rep.Sections = append(r.rep.Sections, bench.Section{Title: "Details", Body: strings.Join(r.details, "\n\n")})
+	}
+	r.rep.Sections = append(r.rep.Sections, bench.Section{Title: "Notes", Body: "- " + strings.Join(notes, "\n- ")})
+	md := r.rep.Markdown()
+	fmt.Print(md)
+	if err := os.MkdirAll(filepath.Dir(r.o.out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(r.o.out, []byte(md), 0o644); err != nil {
+		return err
+	}
+	r.raw["rows"] = r.rep.Rows
+	raw, _ := json.MarshalIndent(r.raw, "", "  ")
+	if err := os.WriteFile(r.o.jsonOut, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "benchreport: wrote %s and %s in %.0f s\n", r.o.out, r.o.jsonOut, time.Since(r.started).Seconds())
+	return nil
+}
+
+// ---- helpers -----------------------------------------------------------
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 240 {
+		s = s[:240] + "…"
+	}
+	return s
+}
+
+func readFile(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+func cpuModel() string {
+	for _, line := range strings.Split(readFile("/proc/cpuinfo"), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func memTotal() string {
+	for _, line := range strings.Split(readFile("/proc/meminfo"), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "?"
+}
+
+func gitDescribe() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
