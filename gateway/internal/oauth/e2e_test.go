@@ -16,23 +16,6 @@ import (
 	"github.com/svcplatform/svc/internal/oauthtest"
 )
 
-// devCredentials is dev-credentials.json as a client reads it (CONTRACT §10).
-type devCredentials struct {
-	BaseURL string `json:"base_url"`
-	Users   map[string]struct {
-		ID, Username, Password string
-	} `json:"users"`
-	Page struct{ ID, Name string } `json:"page"`
-	App  struct {
-		ID           string `json:"id"`
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-		APIKey       string `json:"api_key"`
-		RedirectURI  string `json:"redirect_uri"`
-	} `json:"app"`
-	AdminToken string `json:"admin_token"`
-}
-
 // TestTheBuiltGatewaySeedsAndServesTheCodeFlow runs the gateway binary on a
 // fresh database and drives the flow with the seeded credentials, as the
 // README tells a developer to.
@@ -47,14 +30,10 @@ func TestTheBuiltGatewaySeedsAndServesTheCodeFlow(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("credentials file: %v %v", st, err)
 	}
-	b, _ := os.ReadFile(path)
-	var c devCredentials
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := g.Credentials(t)
 	if c.BaseURL != g.URL || c.App.ClientID == "" || c.App.RedirectURI == "" || !strings.HasPrefix(c.App.APIKey, "svc_test_") ||
 		c.AdminToken == "" || c.Users["consumer"].Password == "" || c.Page.ID == "" {
-		t.Fatalf("credentials = %s", b)
+		t.Fatalf("credentials = %+v", c)
 	}
 
 	ctx := context.Background()
