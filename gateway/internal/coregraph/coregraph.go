@@ -24,13 +24,16 @@ import (
 type Service struct {
 	id *identity.Service
 	q  *coredb.Queries
+	// onSecret keeps a new app's client secret where the webhooks need it.
+	onSecret func(ctx context.Context, appID, secret string) error
 	// now is the clock, replaceable in tests.
 	now func() time.Time
 }
 
-// New returns the service over the identity store.
-func New(id *identity.Service) *Service {
-	return &Service{id: id, q: id.Queries(), now: time.Now}
+// New returns the service over the identity store. onSecret is called
+// with every client secret the service creates (for webhook signing).
+func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
+	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now}
 }
 
 // Register adds the service's methods to p.
@@ -39,6 +42,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("GetMe"), s.getMe)
 	sdk.Handle(p, m.ByName("ListMyPages"), s.listMyPages)
 	sdk.Handle(p, m.ByName("ListMyBusinessPortfolios"), s.listMyBusinessPortfolios)
+	sdk.Handle(p, m.ByName("CreateApp"), s.createApp)
 	sdk.Handle(p, m.ByName("GetPage"), s.getPage)
 	sdk.Handle(p, m.ByName("UpdatePageSettings"), s.updatePageSettings)
 	sdk.Handle(p, m.ByName("ListConnectedAssets"), s.listConnectedAssets)
@@ -107,6 +111,28 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 		res.Data = append(res.Data, bp)
 	}
 	return res, nil
+}
+
+func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.CreateAppRequest) (*corev1.CreatedApp, error) {
+	for _, u := range req.GetRedirectUris() {
+		if err := identity.ValidRedirectURI(u); err != nil {
+			return nil, sdk.Invalid("redirect_uris", "Invalid parameter: redirect_uris: %v", err)
+		}
+	}
+	app, err := s.id.CreateApp(ctx, identity.NewApp{Name: req.GetName(), AdminID: call.Principal().UserID,
+		RedirectURIs: req.GetRedirectUris(), Products: req.GetProducts()})
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	if err := s.onSecret(ctx, app.ID, app.ClientSecret); err != nil {
+		return nil, err
+	}
+	key, err := s.id.CreateAppKey(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.CreatedApp{Id: app.ID, Name: app.Name, Mode: string(app.Mode), ClientId: app.ClientID,
+		ClientSecret: app.ClientSecret, ApiKey: key, RedirectUris: nonNil(req.GetRedirectUris()), Products: nonNil(req.GetProducts())}, nil
 }
 
 func (s *Service) getPage(ctx context.Context, call *sdk.Call, req *corev1.GetPageRequest) (*corev1.Page, error) {

@@ -105,7 +105,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	coregraph.New(ids).Register(core)
+	coregraph.New(ids, hooks.SetAppSecret).Register(core)
 	hooks.Register(core)
 	coreManifest, err := core.Manifest()
 	if err != nil {

@@ -1639,6 +1639,168 @@ func (x *DeletePageLinkRequest) GetPageId() string {
 	return ""
 }
 
+type CreateAppRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Exact redirect URIs for the OAuth code flow.
+	RedirectUris  []string `protobuf:"bytes,2,rep,name=redirect_uris,json=redirectUris,proto3" json:"redirect_uris,omitempty"`
+	Products      []string `protobuf:"bytes,3,rep,name=products,proto3" json:"products,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateAppRequest) Reset() {
+	*x = CreateAppRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateAppRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateAppRequest) ProtoMessage() {}
+
+func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
+func (*CreateAppRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CreateAppRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateAppRequest) GetRedirectUris() []string {
+	if x != nil {
+		return x.RedirectUris
+	}
+	return nil
+}
+
+func (x *CreateAppRequest) GetProducts() []string {
+	if x != nil {
+		return x.Products
+	}
+	return nil
+}
+
+// CreatedApp is a new app with its credentials, shown once.
+type CreatedApp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	ClientId      string                 `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientSecret  string                 `protobuf:"bytes,5,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
+	ApiKey        string                 `protobuf:"bytes,6,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
+	RedirectUris  []string               `protobuf:"bytes,7,rep,name=redirect_uris,json=redirectUris,proto3" json:"redirect_uris,omitempty"`
+	Products      []string               `protobuf:"bytes,8,rep,name=products,proto3" json:"products,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatedApp) Reset() {
+	*x = CreatedApp{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatedApp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatedApp) ProtoMessage() {}
+
+func (x *CreatedApp) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
+func (*CreatedApp) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CreatedApp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreatedApp) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreatedApp) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *CreatedApp) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *CreatedApp) GetClientSecret() string {
+	if x != nil {
+		return x.ClientSecret
+	}
+	return ""
+}
+
+func (x *CreatedApp) GetApiKey() string {
+	if x != nil {
+		return x.ApiKey
+	}
+	return ""
+}
+
+func (x *CreatedApp) GetRedirectUris() []string {
+	if x != nil {
+		return x.RedirectUris
+	}
+	return nil
+}
+
+func (x *CreatedApp) GetProducts() []string {
+	if x != nil {
+		return x.Products
+	}
+	return nil
+}
+
 var File_svc_core_v1_graph_proto protoreflect.FileDescriptor
 
 const file_svc_core_v1_graph_proto_rawDesc = "" +
@@ -1759,7 +1921,23 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"s\n" +
 	"\x15DeletePageLinkRequest\x12+\n" +
 	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12-\n" +
-	"\apage_id\x18\x02 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId2\xde\f\n" +
+	"\apage_id\x18\x02 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\"\xa4\x01\n" +
+	"\x10CreateAppRequest\x12\x1d\n" +
+	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12/\n" +
+	"\rredirect_uris\x18\x02 \x03(\tB\n" +
+	"\xbaH\a\x92\x01\x04\b\x01\x10\n" +
+	"R\fredirectUris\x12@\n" +
+	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"\xe0\x01\n" +
+	"\n" +
+	"CreatedApp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1b\n" +
+	"\tclient_id\x18\x04 \x01(\tR\bclientId\x12#\n" +
+	"\rclient_secret\x18\x05 \x01(\tR\fclientSecret\x12\x17\n" +
+	"\aapi_key\x18\x06 \x01(\tR\x06apiKey\x12#\n" +
+	"\rredirect_uris\x18\a \x03(\tR\fredirectUris\x12\x1a\n" +
+	"\bproducts\x18\b \x03(\tR\bproducts2\xba\r\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -1767,7 +1945,8 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12d\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12Z\n" +
+	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x15\xca\xf3\x18\x04\x12\x02\x04\x01\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
 	"\x0epage/{page_id}\x90\x02\x01\x12\x88\x01\n" +
@@ -1800,7 +1979,7 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
@@ -1830,51 +2009,55 @@ var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*PageLink)(nil),                         // 25: svc.core.v1.PageLink
 	(*CreatePageLinkRequest)(nil),            // 26: svc.core.v1.CreatePageLinkRequest
 	(*DeletePageLinkRequest)(nil),            // 27: svc.core.v1.DeletePageLinkRequest
-	(*v1.Paging)(nil),                        // 28: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 29: google.protobuf.Struct
+	(*CreateAppRequest)(nil),                 // 28: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 29: svc.core.v1.CreatedApp
+	(*v1.Paging)(nil),                        // 30: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 31: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
 	8,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	28, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	30, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	6,  // 2: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	28, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	30, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
 	13, // 4: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	28, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	30, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
 	16, // 6: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	29, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	29, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	31, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
+	31, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
 	25, // 9: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	28, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	30, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
 	0,  // 11: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
 	2,  // 12: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
 	4,  // 13: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	7,  // 14: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	9,  // 15: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	11, // 16: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	14, // 17: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	17, // 18: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	19, // 19: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	20, // 20: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	22, // 21: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	23, // 22: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	26, // 23: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	27, // 24: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	1,  // 25: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 26: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	5,  // 27: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	8,  // 28: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	10, // 29: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	12, // 30: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	15, // 31: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	18, // 32: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	10, // 33: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
-	21, // 34: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	10, // 35: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	24, // 36: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	10, // 37: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	10, // 38: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	25, // [25:39] is the sub-list for method output_type
-	11, // [11:25] is the sub-list for method input_type
+	28, // 14: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	7,  // 15: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	9,  // 16: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	11, // 17: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	14, // 18: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	17, // 19: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	19, // 20: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	20, // 21: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	22, // 22: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	23, // 23: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	26, // 24: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	27, // 25: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	1,  // 26: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 27: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	5,  // 28: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	29, // 29: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	8,  // 30: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	10, // 31: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	12, // 32: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	15, // 33: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	18, // 34: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	10, // 35: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
+	21, // 36: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	10, // 37: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	24, // 38: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	10, // 39: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	10, // 40: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	26, // [26:41] is the sub-list for method output_type
+	11, // [11:26] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -1893,7 +2076,7 @@ func file_svc_core_v1_graph_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

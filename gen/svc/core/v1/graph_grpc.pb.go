@@ -22,6 +22,7 @@ const (
 	GraphService_GetMe_FullMethodName                    = "/svc.core.v1.GraphService/GetMe"
 	GraphService_ListMyPages_FullMethodName              = "/svc.core.v1.GraphService/ListMyPages"
 	GraphService_ListMyBusinessPortfolios_FullMethodName = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	GraphService_CreateApp_FullMethodName                = "/svc.core.v1.GraphService/CreateApp"
 	GraphService_GetPage_FullMethodName                  = "/svc.core.v1.GraphService/GetPage"
 	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
 	GraphService_ListConnectedAssets_FullMethodName      = "/svc.core.v1.GraphService/ListConnectedAssets"
@@ -52,6 +53,10 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(ctx context.Context, in *ListMyBusinessPortfoliosRequest, opts ...grpc.CallOption) (*ListMyBusinessPortfoliosResponse, error)
+	// CreateApp registers a developer app with the caller as its team Admin,
+	// in development mode. The client secret and app key are shown only in
+	// this answer.
+	CreateApp(ctx context.Context, in *CreateAppRequest, opts ...grpc.CallOption) (*CreatedApp, error)
 	// GetPage reads a Page.
 	GetPage(ctx context.Context, in *GetPageRequest, opts ...grpc.CallOption) (*Page, error)
 	// UpdatePageSettings changes a Page's chat settings.
@@ -110,6 +115,16 @@ func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, in *L
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListMyBusinessPortfoliosResponse)
 	err := c.cc.Invoke(ctx, GraphService_ListMyBusinessPortfolios_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) CreateApp(ctx context.Context, in *CreateAppRequest, opts ...grpc.CallOption) (*CreatedApp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedApp)
+	err := c.cc.Invoke(ctx, GraphService_CreateApp_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +258,10 @@ type GraphServiceServer interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error)
+	// CreateApp registers a developer app with the caller as its team Admin,
+	// in development mode. The client secret and app key are shown only in
+	// this answer.
+	CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *GetPageRequest) (*Page, error)
 	// UpdatePageSettings changes a Page's chat settings.
@@ -285,6 +304,9 @@ func (UnimplementedGraphServiceServer) ListMyPages(context.Context, *ListMyPages
 }
 func (UnimplementedGraphServiceServer) ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyBusinessPortfolios not implemented")
+}
+func (UnimplementedGraphServiceServer) CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateApp not implemented")
 }
 func (UnimplementedGraphServiceServer) GetPage(context.Context, *GetPageRequest) (*Page, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPage not implemented")
@@ -390,6 +412,24 @@ func _GraphService_ListMyBusinessPortfolios_Handler(srv interface{}, ctx context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).ListMyBusinessPortfolios(ctx, req.(*ListMyBusinessPortfoliosRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_CreateApp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateAppRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).CreateApp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_CreateApp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).CreateApp(ctx, req.(*CreateAppRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -610,6 +650,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMyBusinessPortfolios",
 			Handler:    _GraphService_ListMyBusinessPortfolios_Handler,
+		},
+		{
+			MethodName: "CreateApp",
+			Handler:    _GraphService_CreateApp_Handler,
 		},
 		{
 			MethodName: "GetPage",

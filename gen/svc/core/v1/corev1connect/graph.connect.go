@@ -41,6 +41,8 @@ const (
 	// GraphServiceListMyBusinessPortfoliosProcedure is the fully-qualified name of the GraphService's
 	// ListMyBusinessPortfolios RPC.
 	GraphServiceListMyBusinessPortfoliosProcedure = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	// GraphServiceCreateAppProcedure is the fully-qualified name of the GraphService's CreateApp RPC.
+	GraphServiceCreateAppProcedure = "/svc.core.v1.GraphService/CreateApp"
 	// GraphServiceGetPageProcedure is the fully-qualified name of the GraphService's GetPage RPC.
 	GraphServiceGetPageProcedure = "/svc.core.v1.GraphService/GetPage"
 	// GraphServiceUpdatePageSettingsProcedure is the fully-qualified name of the GraphService's
@@ -82,6 +84,10 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// CreateApp registers a developer app with the caller as its team Admin,
+	// in development mode. The client secret and app key are shown only in
+	// this answer.
+	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error)
 	// UpdatePageSettings changes a Page's chat settings.
@@ -138,6 +144,12 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			baseURL+GraphServiceListMyBusinessPortfoliosProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		createApp: connect.NewClient[v1.CreateAppRequest, v1.CreatedApp](
+			httpClient,
+			baseURL+GraphServiceCreateAppProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("CreateApp")),
 			connect.WithClientOptions(opts...),
 		),
 		getPage: connect.NewClient[v1.GetPageRequest, v1.Page](
@@ -220,6 +232,7 @@ type graphServiceClient struct {
 	getMe                    *connect.Client[v1.GetMeRequest, v1.User]
 	listMyPages              *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
 	listMyBusinessPortfolios *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
+	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
 	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
 	listConnectedAssets      *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
@@ -246,6 +259,11 @@ func (c *graphServiceClient) ListMyPages(ctx context.Context, req *connect.Reque
 // ListMyBusinessPortfolios calls svc.core.v1.GraphService.ListMyBusinessPortfolios.
 func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, req *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return c.listMyBusinessPortfolios.CallUnary(ctx, req)
+}
+
+// CreateApp calls svc.core.v1.GraphService.CreateApp.
+func (c *graphServiceClient) CreateApp(ctx context.Context, req *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error) {
+	return c.createApp.CallUnary(ctx, req)
 }
 
 // GetPage calls svc.core.v1.GraphService.GetPage.
@@ -313,6 +331,10 @@ type GraphServiceHandler interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// CreateApp registers a developer app with the caller as its team Admin,
+	// in development mode. The client secret and app key are shown only in
+	// this answer.
+	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error)
 	// UpdatePageSettings changes a Page's chat settings.
@@ -365,6 +387,12 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		svc.ListMyBusinessPortfolios,
 		connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceCreateAppHandler := connect.NewUnaryHandler(
+		GraphServiceCreateAppProcedure,
+		svc.CreateApp,
+		connect.WithSchema(graphServiceMethods.ByName("CreateApp")),
 		connect.WithHandlerOptions(opts...),
 	)
 	graphServiceGetPageHandler := connect.NewUnaryHandler(
@@ -447,6 +475,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyPagesHandler.ServeHTTP(w, r)
 		case GraphServiceListMyBusinessPortfoliosProcedure:
 			graphServiceListMyBusinessPortfoliosHandler.ServeHTTP(w, r)
+		case GraphServiceCreateAppProcedure:
+			graphServiceCreateAppHandler.ServeHTTP(w, r)
 		case GraphServiceGetPageProcedure:
 			graphServiceGetPageHandler.ServeHTTP(w, r)
 		case GraphServiceUpdatePageSettingsProcedure:
@@ -488,6 +518,10 @@ func (UnimplementedGraphServiceHandler) ListMyPages(context.Context, *connect.Re
 
 func (UnimplementedGraphServiceHandler) ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyBusinessPortfolios is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.CreateApp is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error) {
