@@ -238,9 +238,11 @@ func printWelcome(w io.Writer, cfg config.Config) {
 svc gateway is serving at %[1]s
 
   REST     curl %[1]s/api/v1/platform/changelog
-  Connect  curl -H 'Content-Type: application/json' -d '{}' %[1]s/svc.platform.v1.PlatformService/GetChangelog
+  Connect  curl -H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' -d '{}' %[1]s/svc.platform.v1.PlatformService/GetChangelog
   gRPC     grpcurl -plaintext %[2]s svc.platform.v1.PlatformService/GetChangelog
   health   curl %[1]s/healthz
+  Graph    curl -H "Authorization: Bearer <api_key from the credentials file>" \
+             '%[1]s/api/v1/graph?node=page/<page id>/connected_assets'
 
 Press Ctrl-C to stop.
 `, cfg.PublicURL, host)
