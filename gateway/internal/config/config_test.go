@@ -1,0 +1,64 @@
+package config
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFlagsWinOverTheFileAndSecretsComeFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"addr":"127.0.0.1:9000","log_level":"warn","rate_limits":{"app":5}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse([]string{"--config", file, "--addr", "127.0.0.1:9100"},
+		env(map[string]string{"SVC_DATABASE_URL": "postgres://x", "SVC_ADMIN_TOKEN": "adm"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:9100" || cfg.LogLevel != "warn" || cfg.RateLimits.App != 5 {
+		t.Fatalf("cfg = %+v", cfg)
+	}
+	if cfg.PublicURL != "http://127.0.0.1:9100" || cfg.DatabaseURL != "postgres://x" || cfg.AdminToken != "adm" {
+		t.Fatalf("derived or secret settings wrong: %+v", cfg)
+	}
+	if !filepath.IsAbs(cfg.DataDir) || !filepath.IsAbs(cfg.PluginsDir) {
+		t.Fatalf("folders are not absolute: %+v", cfg)
+	}
+}
+
+func TestBadSettingsAreRefusedClearly(t *testing.T) {
+	t.Parallel()
+	unknown := filepath.Join(t.TempDir(), "u.json")
+	_ = os.WriteFile(unknown, []byte(`{"adress":"x"}`), 0o600)
+	cases := map[string][]string{
+		"addr":       {"--addr", "nope"},
+		"public-url": {"--public-url", "ftp://x"},
+		"tls-cert":   {"--tls-cert", "a.pem"},
+		"log-level":  {"--log-level", "loud"},
+		"adress":     {"--config", unknown},
+		"unexpected": {"extra"},
+	}
+	for want, args := range cases {
+		_, err := Parse(args, env(nil), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: err = %v, want one naming %q", args, err, want)
+		}
+	}
+}
+
+func TestPublicURLDefaultsFromTheListenAddress(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]string{"--addr", "0.0.0.0:8443", "--tls-cert", "c", "--tls-key", "k"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PublicURL != "https://127.0.0.1:8443" {
+		t.Fatalf("public URL = %q", cfg.PublicURL)
+	}
+}
