@@ -143,6 +143,67 @@ func (PageRole) EnumDescriptor() ([]byte, []int) {
 	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{1}
 }
 
+// AppRole is the least standing on the app named by app_field that a method
+// requires of the caller (CONTRACT §4, "who may manage an app"). An app key
+// or the app's client_credentials token stands for the app itself and passes
+// every role, for its own app only; a user token counts only for the app it
+// was issued to, and then as far as the user's team role goes; a
+// first-party session counts the user's team role.
+type AppRole int32
+
+const (
+	AppRole_APP_ROLE_UNSPECIFIED AppRole = 0
+	// Any team role (Admin, Developer, Tester), or the app itself.
+	AppRole_APP_ROLE_MEMBER AppRole = 1
+	// A team Admin or Developer, or the app itself.
+	AppRole_APP_ROLE_DEVELOPER AppRole = 2
+	// A team Admin, or the app itself.
+	AppRole_APP_ROLE_ADMIN AppRole = 3
+)
+
+// Enum value maps for AppRole.
+var (
+	AppRole_name = map[int32]string{
+		0: "APP_ROLE_UNSPECIFIED",
+		1: "APP_ROLE_MEMBER",
+		2: "APP_ROLE_DEVELOPER",
+		3: "APP_ROLE_ADMIN",
+	}
+	AppRole_value = map[string]int32{
+		"APP_ROLE_UNSPECIFIED": 0,
+		"APP_ROLE_MEMBER":      1,
+		"APP_ROLE_DEVELOPER":   2,
+		"APP_ROLE_ADMIN":       3,
+	}
+)
+
+func (x AppRole) Enum() *AppRole {
+	p := new(AppRole)
+	*p = x
+	return p
+}
+
+func (x AppRole) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AppRole) Descriptor() protoreflect.EnumDescriptor {
+	return file_svc_plugin_v1_options_proto_enumTypes[2].Descriptor()
+}
+
+func (AppRole) Type() protoreflect.EnumType {
+	return &file_svc_plugin_v1_options_proto_enumTypes[2]
+}
+
+func (x AppRole) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AppRole.Descriptor instead.
+func (AppRole) EnumDescriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{2}
+}
+
 // Access says who may call a method. The gateway enforces it before the
 // plugin sees the call; rules that need the plugin's own data stay in the
 // plugin.
@@ -161,7 +222,11 @@ type Access struct {
 	// Only platform staff (a staff user's session).
 	Staff bool `protobuf:"varint,6,opt,name=staff,proto3" json:"staff,omitempty"`
 	// Product the app must have enabled on the Page link, e.g. "svcchat".
-	Product       string `protobuf:"bytes,7,opt,name=product,proto3" json:"product,omitempty"`
+	Product string `protobuf:"bytes,7,opt,name=product,proto3" json:"product,omitempty"`
+	// Standing on the app named by app_field that the caller must hold.
+	AppRole AppRole `protobuf:"varint,8,opt,name=app_role,json=appRole,proto3,enum=svc.plugin.v1.AppRole" json:"app_role,omitempty"`
+	// Name of the request field holding the app id; default "app_id".
+	AppField      string `protobuf:"bytes,9,opt,name=app_field,json=appField,proto3" json:"app_field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -241,6 +306,20 @@ func (x *Access) GetStaff() bool {
 func (x *Access) GetProduct() string {
 	if x != nil {
 		return x.Product
+	}
+	return ""
+}
+
+func (x *Access) GetAppRole() AppRole {
+	if x != nil {
+		return x.AppRole
+	}
+	return AppRole_APP_ROLE_UNSPECIFIED
+}
+
+func (x *Access) GetAppField() string {
+	if x != nil {
+		return x.AppField
 	}
 	return ""
 }
@@ -488,7 +567,7 @@ var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xf8\x01\n" +
+	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xc8\x02\n" +
 	"\x06Access\x12\x16\n" +
 	"\x06public\x18\x01 \x01(\bR\x06public\x129\n" +
 	"\vtoken_kinds\x18\x02 \x03(\x0e2\x18.svc.plugin.v1.TokenKindR\n" +
@@ -498,7 +577,9 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"page_field\x18\x05 \x01(\tR\tpageField\x12\x14\n" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x18\n" +
-	"\aproduct\x18\a \x01(\tR\aproduct\"J\n" +
+	"\aproduct\x18\a \x01(\tR\aproduct\x121\n" +
+	"\bapp_role\x18\b \x01(\x0e2\x16.svc.plugin.v1.AppRoleR\aappRole\x12\x1b\n" +
+	"\tapp_field\x18\t \x01(\tR\bappField\"J\n" +
 	"\n" +
 	"GraphRoute\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
@@ -522,7 +603,12 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x15PAGE_ROLE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10PAGE_ROLE_LINKED\x10\x01\x12\x13\n" +
 	"\x0fPAGE_ROLE_ADMIN\x10\x02\x12\x13\n" +
-	"\x0fPAGE_ROLE_OWNER\x10\x03:O\n" +
+	"\x0fPAGE_ROLE_OWNER\x10\x03*d\n" +
+	"\aAppRole\x12\x18\n" +
+	"\x14APP_ROLE_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fAPP_ROLE_MEMBER\x10\x01\x12\x16\n" +
+	"\x12APP_ROLE_DEVELOPER\x10\x02\x12\x12\n" +
+	"\x0eAPP_ROLE_ADMIN\x10\x03:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
 	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:_\n" +
 	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:U\n" +
@@ -540,35 +626,37 @@ func file_svc_plugin_v1_options_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_options_proto_rawDescData
 }
 
-var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_svc_plugin_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_svc_plugin_v1_options_proto_goTypes = []any{
 	(TokenKind)(0),                      // 0: svc.plugin.v1.TokenKind
 	(PageRole)(0),                       // 1: svc.plugin.v1.PageRole
-	(*Access)(nil),                      // 2: svc.plugin.v1.Access
-	(*GraphRoute)(nil),                  // 3: svc.plugin.v1.GraphRoute
-	(*Paging)(nil),                      // 4: svc.plugin.v1.Paging
-	(*GraphObject)(nil),                 // 5: svc.plugin.v1.GraphObject
-	(*descriptorpb.MethodOptions)(nil),  // 6: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 7: google.protobuf.ServiceOptions
-	(*descriptorpb.MessageOptions)(nil), // 8: google.protobuf.MessageOptions
+	(AppRole)(0),                        // 2: svc.plugin.v1.AppRole
+	(*Access)(nil),                      // 3: svc.plugin.v1.Access
+	(*GraphRoute)(nil),                  // 4: svc.plugin.v1.GraphRoute
+	(*Paging)(nil),                      // 5: svc.plugin.v1.Paging
+	(*GraphObject)(nil),                 // 6: svc.plugin.v1.GraphObject
+	(*descriptorpb.MethodOptions)(nil),  // 7: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 8: google.protobuf.ServiceOptions
+	(*descriptorpb.MessageOptions)(nil), // 9: google.protobuf.MessageOptions
 }
 var file_svc_plugin_v1_options_proto_depIdxs = []int32{
 	0,  // 0: svc.plugin.v1.Access.token_kinds:type_name -> svc.plugin.v1.TokenKind
 	1,  // 1: svc.plugin.v1.Access.page_role:type_name -> svc.plugin.v1.PageRole
-	6,  // 2: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
-	6,  // 3: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
-	7,  // 4: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	8,  // 5: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
-	2,  // 6: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	3,  // 7: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	2,  // 8: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	5,  // 9: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	6,  // [6:10] is the sub-list for extension type_name
-	2,  // [2:6] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	2,  // 2: svc.plugin.v1.Access.app_role:type_name -> svc.plugin.v1.AppRole
+	7,  // 3: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
+	7,  // 4: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
+	8,  // 5: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	9,  // 6: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	3,  // 7: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	4,  // 8: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	3,  // 9: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	6,  // 10: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	7,  // [7:11] is the sub-list for extension type_name
+	3,  // [3:7] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_options_proto_init() }
@@ -581,7 +669,7 @@ func file_svc_plugin_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   4,
 			NumExtensions: 4,
 			NumServices:   0,
