@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -527,5 +528,40 @@ func TestSessionEndpoint(t *testing.T) {
 				t.Errorf("got %d %s", rec.Code, rec.Body)
 			}
 		})
+	}
+}
+
+func TestRepeatedWrongPasswordsAreThrottledWith429AndRetryAfter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.authn.SessionHandler()
+	post := func(password string) *httptest.ResponseRecorder {
+		body, _ := json.Marshal(map[string]string{"username": b.Stranger.Username, "password": password})
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/api/mobile/auth/session", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	for i := range 10 {
+		if rec := post("wrong guess"); rec.Code != 401 {
+			t.Fatalf("guess %d: status %d, want 401: %s", i+1, rec.Code, rec.Body)
+		}
+	}
+	rec := post(b.Stranger.Password)
+	if rec.Code != 429 {
+		t.Fatalf("after ten wrong guesses even the right password: %d, want 429: %s", rec.Code, rec.Body)
+	}
+	var e struct {
+		Error struct {
+			Code        int  `json:"code"`
+			IsTransient bool `json:"is_transient"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code != 17 || !e.Error.IsTransient {
+		t.Fatalf("body %s (%v), want code 17, transient", rec.Body, err)
+	}
+	if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+		t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
 	}
 }
