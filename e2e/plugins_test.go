@@ -216,6 +216,10 @@ func TestAdminServiceTakesTheAdminTokenOnly(t *testing.T) {
 		res, body := do(t, "GET", w.g.URL+"/api/admin/plugins", nil, map[string]string{"Authorization": "Bearer " + token})
 		wantGraphError(t, res, body, 403, 200, 2069006)
 	}
+	unknown, body := do(t, "GET", w.g.URL+"/api/admin/plugins", nil, map[string]string{"Authorization": "Bearer svc_admin_not-the-token"})
+	wantGraphError(t, unknown, body, 401, 190, 467)
+	none, body := do(t, "GET", w.g.URL+"/api/admin/plugins", nil, nil)
+	wantGraphError(t, none, body, 401, 104, 0)
 	res2, body := do(t, "POST", w.g.URL+"/api/admin/plugins/nosuch/reload", nil, map[string]string{"Authorization": "Bearer " + w.c.AdminToken})
 	if res2.StatusCode != 404 {
 		t.Fatalf("reload of a missing plugin: %d %s", res2.StatusCode, body)

@@ -449,7 +449,9 @@ func (q *Queries) InsertCredential(ctx context.Context, arg InsertCredentialPara
 const insertLabeledCredentialIfAbsent = `-- name: InsertLabeledCredentialIfAbsent :execrows
 INSERT INTO core.credentials (token_hash, kind, label)
 VALUES ($1, $2, $3)
-ON CONFLICT (label) WHERE label IS NOT NULL DO NOTHING
+ON CONFLICT (label) WHERE label IS NOT NULL DO UPDATE
+SET token_hash = excluded.token_hash, kind = excluded.kind, revoked_at = NULL, created_at = now()
+WHERE core.credentials.revoked_at IS NOT NULL
 `
 
 type InsertLabeledCredentialIfAbsentParams struct {
@@ -458,6 +460,8 @@ type InsertLabeledCredentialIfAbsentParams struct {
 	Label     *string
 }
 
+// Stores a credential under label unless a valid one is there; a revoked
+// one is replaced.
 func (q *Queries) InsertLabeledCredentialIfAbsent(ctx context.Context, arg InsertLabeledCredentialIfAbsentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertLabeledCredentialIfAbsent, arg.TokenHash, arg.Kind, arg.Label)
 	if err != nil {
@@ -814,6 +818,20 @@ func (q *Queries) RevokeCredential(ctx context.Context, tokenHash []byte) (Revok
 	var i RevokeCredentialRow
 	err := row.Scan(&i.Kind, &i.AppID, &i.UserID)
 	return i, err
+}
+
+const revokeLabeledCredential = `-- name: RevokeLabeledCredential :execrows
+UPDATE core.credentials SET revoked_at = now()
+WHERE label = $1 AND revoked_at IS NULL
+`
+
+// Revokes the credential stored under label, if any.
+func (q *Queries) RevokeLabeledCredential(ctx context.Context, label *string) (int64, error) {
+	result, err := q.db.Exec(ctx, revokeLabeledCredential, label)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const setAppMode = `-- name: SetAppMode :execrows

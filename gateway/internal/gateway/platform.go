@@ -91,11 +91,6 @@ func (l localInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequ
 	return l.p.InvokeStream(ctx, req, send)
 }
 
-// authErrKey carries a credential that failed to authenticate, so that the
-// refusal is written in the caller's protocol by whoever needs a principal;
-// public endpoints ignore it.
-type authErrKey struct{}
-
 // authenticate resolves every request's credential once, before routing.
 func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -103,7 +98,7 @@ func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 			p, err := a.Authenticate(r.Context(), r)
 			ctx := auth.WithPrincipal(r.Context(), p)
 			if err != nil {
-				ctx = context.WithValue(ctx, authErrKey{}, err)
+				ctx = auth.WithError(ctx, err)
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
@@ -121,7 +116,8 @@ func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.
 		}
 		return p.Proto(), nil
 	}
-	if err, ok := ctx.Value(authErrKey{}).(error); ok {
+	p, err := auth.Caller(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if err := g.a.Authorize(ctx, p, access, auth.Target(target)); err != nil {

@@ -176,10 +176,19 @@ ON CONFLICT (label) WHERE label IS NOT NULL
 DO UPDATE SET token_hash = excluded.token_hash, kind = excluded.kind, revoked_at = NULL, created_at = now();
 
 -- name: InsertLabeledCredentialIfAbsent :execrows
+-- Stores a credential under label unless a valid one is there; a revoked
+-- one is replaced.
 INSERT INTO core.credentials (token_hash, kind, label)
 VALUES (@token_hash, @kind, @label)
-ON CONFLICT (label) WHERE label IS NOT NULL DO NOTHING;
+ON CONFLICT (label) WHERE label IS NOT NULL DO UPDATE
+SET token_hash = excluded.token_hash, kind = excluded.kind, revoked_at = NULL, created_at = now()
+WHERE core.credentials.revoked_at IS NOT NULL;
 
 -- name: LockInstallation :one
 -- Serialises the development seed between gateways starting together.
 SELECT dev_seeded FROM core.installation FOR UPDATE;
+
+-- name: RevokeLabeledCredential :execrows
+-- Revokes the credential stored under label, if any.
+UPDATE core.credentials SET revoked_at = now()
+WHERE label = @label AND revoked_at IS NULL;
