@@ -170,3 +170,21 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
 	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
 }
+
+// eventTypes is the catalog of event types apps may subscribe to: every
+// type the plugins declare in their manifests (sdk.Info.Events), sorted.
+// A partner plugin's events join it when the plugin loads, with no change
+// to the gateway. Plugins that were loaded once keep their types while
+// they restart, since their last manifest is kept.
+func eventTypes(plugins []host.Info) []string {
+	var out []string
+	for _, p := range plugins {
+		for _, t := range p.Manifest.GetEvents() {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
