@@ -261,6 +261,10 @@ func TestAConsumerAndAnAppMessageThroughThePage(t *testing.T) {
 	if !strings.Contains(string(body), `"app_id":"`+app+`"`) || !strings.Contains(string(body), `"user_id":"`+user+`"`) {
 		t.Fatalf("conversation fields: %s", body)
 	}
+	res, body = w.get(t, w.app, url.Values{"node": {"page/" + page + "/conversations"}, "fields": {"id,control,messages.limit(1){text}"}})
+	if res.StatusCode != 200 || !strings.Contains(string(body), `"text":"Your order A-1003 is now shipped."`) {
+		t.Fatalf("the messages edge of each listed conversation: %d %s", res.StatusCode, body)
+	}
 	res, body = w.get(t, w.app, url.Values{"node": {"page/" + page + "/conversations/" + cid}, "fields": {"id,opt_in,messages.limit(3){text,direction}"}})
 	one := decode[struct {
 		ID       string `json:"id"`
@@ -565,6 +569,13 @@ func TestTemplatesFollowTheirLifecycleThroughTheGraph(t *testing.T) {
 		t.Fatalf("templates after config: %s", body)
 	}
 
+	t.Run("only the app's team and the app itself manage its templates", func(t *testing.T) {
+		res, body := w.get(t, w.consumer, url.Values{"node": {node}})
+		wantGraphError(t, res, body, 403, 200, 2069004)
+		if res, body := w.get(t, w.owner, url.Values{"node": {node}}); res.StatusCode != 200 {
+			t.Fatalf("the team Admin's session: %d %s", res.StatusCode, body)
+		}
+	})
 	t.Run("the staff queue is for staff only", func(t *testing.T) {
 		res, body := do(t, "GET", w.g.URL+"/api/developers/admin/svcchat/template-queue", nil, map[string]string{"Authorization": "Bearer " + w.consumer})
 		if e := decode[graphError](t, body); res.StatusCode != 403 || e.Error.Code != 200 {
