@@ -22,13 +22,15 @@ var info = sdk.Info{Name: "svcchat", Version: version,
 
 func main() {
 	p := sdk.New(info)
-	if err := run(p); err != nil {
+	if err := setUp(p); err != nil {
 		p.Logger().Error("svcchat plugin cannot start", "error", err)
 		os.Exit(1)
 	}
+	p.Serve()
 }
 
-func run(p *sdk.Plugin) error {
+// setUp connects to the database, migrates it and registers the methods.
+func setUp(p *sdk.Plugin) error {
 	url := os.Getenv("SVC_DATABASE_URL")
 	if url == "" {
 		return fmt.Errorf("SVC_DATABASE_URL is not set: the svcchat plugin is started by the gateway")
@@ -40,7 +42,6 @@ func run(p *sdk.Plugin) error {
 	svc := &service{pool: pool, log: p.Logger()}
 	svc.register(p)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
-	p.Serve()
 	return nil
 }
 
