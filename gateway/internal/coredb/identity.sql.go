@@ -734,7 +734,7 @@ func (q *Queries) NextObjectID(ctx context.Context) (int64, error) {
 }
 
 const pageAccess = `-- name: PageAccess :one
-SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked,
+SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = $1), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = $2) AS app_linked,
@@ -757,6 +757,8 @@ type PageAccessRow struct {
 	ChatSurfacing    bool
 	InboxAutomation  bool
 	InboxMergeLinked bool
+	Name             string
+	AssistantLabel   string
 	UserRole         string
 	AppLinked        bool
 	LinkProducts     []string
@@ -774,6 +776,8 @@ func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAcc
 		&i.ChatSurfacing,
 		&i.InboxAutomation,
 		&i.InboxMergeLinked,
+		&i.Name,
+		&i.AssistantLabel,
 		&i.UserRole,
 		&i.AppLinked,
 		&i.LinkProducts,

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
@@ -169,6 +171,32 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
 	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+}
+
+// AppInfo describes an app to a plugin: name, mode, products and
+// platformConfig. An id that names no app answers app_exists false.
+func (h hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	app, err := h.ids.App(ctx, req.GetAppId())
+	if errors.Is(err, identity.ErrNotFound) {
+		return &pluginv1.AppInfoResponse{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	products, err := h.ids.AppProducts(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := h.ids.AppConfig(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &structpb.Struct{}
+	if err := cfg.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("app %s: platformConfig: %w", app.ID, err)
+	}
+	return &pluginv1.AppInfoResponse{AppExists: true, Name: app.Name, Live: app.Live(), Products: products,
+		PlatformConfig: cfg}, nil
 }
 
 // eventTypes is the catalog of event types apps may subscribe to: every

@@ -21,6 +21,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	"github.com/svcplatform/svc/gateway/internal/validate"
+	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -319,9 +320,13 @@ func connectError(ctx context.Context, err error) error {
 }
 
 // dynamicTypes registers every message and enum of files, so the transcoder
-// can resolve request, response and google.protobuf.Any types.
+// can resolve request, response and google.protobuf.Any types. The
+// platform's error detail (svc.errors.v1.GraphError) is always there: every
+// refusal carries it, and a REST refusal cannot be written without resolving
+// it, even for a plugin whose files do not import it.
 func dynamicTypes(files *protoregistry.Files) *protoregistry.Types {
 	types := new(protoregistry.Types)
+	_ = types.RegisterMessage((&errorsv1.GraphError{}).ProtoReflect().Type())
 	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		registerMessages(types, fd.Messages())
 		enums := fd.Enums()

@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/vanguard"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/validate"
@@ -53,5 +54,25 @@ func (strictJSON) Unmarshal(data []byte, v any) error {
 func strictTranscoderJSON(res vanguard.TypeResolver) vanguard.Codec {
 	c := vanguard.NewJSONCodec(res)
 	c.UnmarshalOptions.DiscardUnknown = false
-	return c
+	return invalidArgumentJSON{c}
+}
+
+// invalidArgumentJSON reports a request body that does not decode (an
+// unknown field, a wrong type) as invalid_argument, so that REST callers get
+// 400 and code 100 naming the field rather than the transcoder's "unknown"
+// (500).
+type invalidArgumentJSON struct{ *vanguard.JSONCodec }
+
+func (c invalidArgumentJSON) Unmarshal(data []byte, msg proto.Message) error {
+	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	return nil
+}
+
+func (c invalidArgumentJSON) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
+	if err := c.JSONCodec.UnmarshalField(data, msg, field); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	return nil
 }
