@@ -126,6 +126,10 @@ type Host struct {
 	sockRoot string     // private folder (0700) of the plugins' sockets
 	live     map[*generation]struct{}
 
+	// delegated holds the principals of calls in flight, for the plugins'
+	// calls back to the Host service.
+	delegated delegations
+
 	commitMu    sync.Mutex // serialises route changes across plugins
 	generations atomic.Uint64
 	digests     digestCache
