@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,10 +26,13 @@ func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Mess
 
 // body is the JSON the client reads.
 func (e *apiError) body() []byte {
-	b, _ := json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // messages quote "<= 2" as written
+	_ = enc.Encode(struct {
 		Error *apiError `json:"error"`
 	}{e})
-	return b
+	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 func strp(s string) *string {
