@@ -18,8 +18,8 @@ type Metrics struct {
 	registry *prometheus.Registry
 	// more are gatherers of metrics kept elsewhere (plugin processes),
 	// served beside the registry's.
-	mu   sync.Mutex
-	more []prometheus.Gatherer
+	mu       sync.Mutex
+	more     []prometheus.Gatherer
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
