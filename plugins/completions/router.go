@@ -21,10 +21,13 @@ type router struct {
 	client    *http.Client
 	log       *slog.Logger
 	metrics   *metrics
+	// draw picks an index in [0, n) for the weighted order; tests make it
+	// deterministic.
+	draw func(n int) int
 }
 
 func newRouter(ups []*upstream, log *slog.Logger, m *metrics) *router {
-	rt := &router{upstreams: ups, byModel: map[string][]*upstream{}, log: log, metrics: m}
+	rt := &router{upstreams: ups, byModel: map[string][]*upstream{}, log: log, metrics: m, draw: rand.IntN}
 	for _, u := range ups {
 		for _, name := range u.models {
 			if len(rt.byModel[name]) == 0 {
@@ -68,7 +71,7 @@ func (rt *router) order(model string) []*upstream {
 		for _, u := range left {
 			total += u.weight
 		}
-		pick := rand.IntN(total)
+		pick := rt.draw(total)
 		for i, u := range left {
 			if pick < u.weight {
 				out = append(out, u)
@@ -92,16 +95,18 @@ type opened struct {
 
 // open finds an upstream that answers req with 200, trying the model's
 // upstreams in turn as their breakers allow, with backoff between tries and
-// Retry-After respected, within the deadline of the slowest upstream's
-// timeout. ready is called on the 200 answer and decides whether it is
+// Retry-After respected, within a budget of every upstream's timeout
+// once (or the caller's deadline, when sooner). ready is called on the 200 answer and decides whether it is
 // usable (for a stream: its first event arrived); an error from it counts
 // as the upstream's failure. Nothing reaches the client before open
 // returns, so every failure here may still go elsewhere.
 func (rt *router) open(ctx context.Context, req *chatRequest, ready func(*opened) error) (*opened, error) {
 	ups := rt.order(req.Model)
+	// The request's budget: each upstream's timeout once, unless the
+	// caller's deadline comes first.
 	budget := time.Duration(0)
 	for _, u := range ups {
-		budget = max(budget, u.timeout)
+		budget += u.timeout
 	}
 	deadline := time.Now().Add(budget)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -183,19 +188,17 @@ func (rt *router) try(ctx context.Context, u *upstream, body []byte, stream bool
 	res, err := u.post(actx, rt.client, body, stream)
 	if err != nil {
 		timer.Stop()
+		err = timedOut(err)
 		cancel()
-		return nil, timedOut(err)
+		return nil, err
 	}
 	o := &opened{u: u, res: res, commit: func() { timer.Stop() }, release: cancel}
 	if err := ready(o); err != nil {
 		timer.Stop()
+		te := timedOut(nil)
 		_ = res.Body.Close()
 		cancel()
-		var pt *passThrough
-		if errors.As(err, &pt) {
-			return nil, err
-		}
-		if te := timedOut(nil); te != nil {
+		if te != nil {
 			return nil, te
 		}
 		return nil, &attemptError{upstream: u.name, reason: err.Error()}
