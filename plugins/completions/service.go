@@ -265,11 +265,9 @@ func graphError(out *completionsv1.OpenAIResponse) error {
 }
 
 // getUsage reads app/{app_id}/completions_usage.
-func (s *service) getUsage(ctx context.Context, call *sdk.Call, in *completionsv1.GetUsageRequest) (*completionsv1.GetUsageResponse, error) {
-	if p := call.Principal(); p.AppID != "" && p.AppID != in.GetAppId() {
-		// An app's credentials read that app's usage only (CONTRACT §4).
-		return nil, sdk.NotFound("App " + in.GetAppId())
-	}
+// The gateway has checked the caller's standing on the app (app_role
+// MEMBER).
+func (s *service) getUsage(ctx context.Context, _ *sdk.Call, in *completionsv1.GetUsageRequest) (*completionsv1.GetUsageResponse, error) {
 	today := s.now().UTC().Truncate(24 * time.Hour)
 	until, err := parseDay("until", in.GetUntil(), today)
 	if err != nil {
