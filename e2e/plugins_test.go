@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,12 +23,14 @@ import (
 )
 
 type pluginList struct {
-	Plugins []struct {
-		Name, Version, Sha256, State, StartedAt string
-		Protocol                                int
-		PID                                     int `json:"pid"`
-		Routes                                  []string
-	} `json:"plugins"`
+	Plugins []pluginEntry `json:"plugins"`
+}
+
+type pluginEntry struct {
+	Name, Version, Sha256, State, StartedAt string
+	Protocol                                int
+	PID                                     int `json:"pid"`
+	Routes                                  []string
 }
 
 func listPlugins(t *testing.T, g *gatewaytest.Gateway, token string) pluginList {
@@ -85,7 +88,13 @@ func TestOperatorReloadsAPluginUnderLoadWithoutAFailedRequest(t *testing.T) {
 	w := newGraphWorld(t)
 	admin := w.c.AdminToken
 	list := listPlugins(t, w.g, admin)
-	if len(list.Plugins) != 1 || list.Plugins[0].Name != "book" || list.Plugins[0].State != "serving" ||
+	// Every built product plugin is loaded; this test reloads book.
+	book := slices.IndexFunc(list.Plugins, func(p pluginEntry) bool { return p.Name == "book" })
+	if book < 0 {
+		t.Fatalf("plugins = %+v", list)
+	}
+	list.Plugins[0], list.Plugins[book] = list.Plugins[book], list.Plugins[0]
+	if list.Plugins[0].State != "serving" ||
 		len(list.Plugins[0].Sha256) != 64 || list.Plugins[0].PID == 0 || list.Plugins[0].Protocol != 1 ||
 		list.Plugins[0].Version == "" || list.Plugins[0].StartedAt == "" {
 		t.Fatalf("plugins = %+v", list)
@@ -204,7 +213,7 @@ func TestAdminServiceTakesTheAdminTokenOnly(t *testing.T) {
 	req := connect.NewRequest(&adminv1.ListPluginsRequest{})
 	req.Header().Set("Authorization", "Bearer "+w.c.AdminToken)
 	res, err := c.ListPlugins(context.Background(), req)
-	if err != nil || len(res.Msg.GetPlugins()) != 1 || res.Msg.GetPlugins()[0].GetName() != "book" {
+	if err != nil || !slices.ContainsFunc(res.Msg.GetPlugins(), func(p *adminv1.Plugin) bool { return p.GetName() == "book" }) {
 		t.Fatalf("ListPlugins over Connect: %v %v", res, err)
 	}
 	for name, token := range map[string]string{"app key": w.c.App.APIKey, "user token": w.owner} {
