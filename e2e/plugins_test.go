@@ -23,12 +23,14 @@ import (
 )
 
 type pluginList struct {
-	Plugins []struct {
-		Name, Version, Sha256, State, StartedAt string
-		Protocol                                int
-		PID                                     int `json:"pid"`
-		Routes                                  []string
-	} `json:"plugins"`
+	Plugins []pluginEntry `json:"plugins"`
+}
+
+type pluginEntry struct {
+	Name, Version, Sha256, State, StartedAt string
+	Protocol                                int
+	PID                                     int `json:"pid"`
+	Routes                                  []string
 }
 
 func listPlugins(t *testing.T, g *gatewaytest.Gateway, token string) pluginList {

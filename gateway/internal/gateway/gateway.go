@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/openai"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
@@ -127,10 +129,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
 		return err
 	}
+	completionsEnv, err := completionsConfig(cfg.Completions)
+	if err != nil {
+		return err
+	}
 	plugins = host.New(host.Options{
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
 		HostServer: hostServer{r: r, ids: ids},
 		OnChange:   r.rebuild,
+		Env: func(plugin string) []string {
+			if plugin == "completions" {
+				return completionsEnv
+			}
+			return nil
+		},
 	})
 	r.host = plugins
 	r.compiled = compiledServices(admin.New(plugins, r.routes))
@@ -144,6 +156,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      caller,
 	}))
+	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
+	edge := openai.New(r.Table)
+	edge.Register(srv)
+	metrics.AddGatherer(edge.Gatherer())
 	if err := plugins.Start(ctx); err != nil {
 		return fmt.Errorf("start plugins: %w", err)
 	}
@@ -183,6 +199,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("gateway stopped")
 	return nil
+}
+
+// completionsConfig is the environment of the completions plugin: its
+// section of the config file, which it validates. The upstreams' API keys
+// stay in the variables the section names, which the plugin inherits.
+func completionsConfig(c config.Completions) ([]string, error) {
+	if len(c.Upstreams) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("completions config: %w", err)
+	}
+	return []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}, nil
 }
 
 // limits applies the configured rate limits over the defaults.
