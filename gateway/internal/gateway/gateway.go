@@ -125,10 +125,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		guard: guard{a: authn},
 		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core}},
 	}
-	// Plugins inherit the environment; give them the database in use.
-	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
-		return err
-	}
 	completionsEnv, err := completionsConfig(cfg.Completions)
 	if err != nil {
 		return err
@@ -137,11 +133,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
 		HostServer: hostServer{r: r, ids: ids},
 		OnChange:   r.rebuild,
+		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
+		// the database in use, and their own settings.
 		Env: func(plugin string) []string {
+			env := []string{"SVC_DATABASE_URL=" + db.URL}
 			if plugin == "completions" {
-				return completionsEnv
+				env = append(env, completionsEnv...)
 			}
-			return nil
+			return env
 		},
 	})
 	r.host = plugins
