@@ -211,7 +211,17 @@ func completionsConfig(c config.Completions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("completions config: %w", err)
 	}
-	return []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}, nil
+	env := []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}
+	// Plugins get a scrubbed environment: pass the upstreams' API keys, and
+	// only those, from the variables the configuration names.
+	for _, u := range c.Upstreams {
+		if u.APIKeyEnv != "" {
+			if v, ok := os.LookupEnv(u.APIKeyEnv); ok {
+				env = append(env, u.APIKeyEnv+"="+v)
+			}
+		}
+	}
+	return env, nil
 }
 
 // limits applies the configured rate limits over the defaults.
