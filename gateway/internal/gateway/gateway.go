@@ -93,6 +93,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooks, err := webhook.New(webhook.Options{
 		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
 		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
+		RefuseLoopback:       cfg.WebhookAllowLoopback != nil && !*cfg.WebhookAllowLoopback,
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},
