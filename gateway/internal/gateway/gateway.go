@@ -39,6 +39,7 @@ import (
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
 // Run starts the gateway with command-line args and serves until ctx is
@@ -244,6 +245,12 @@ func limits(c config.RateLimits) graph.Limits {
 
 // buildVersion is the gateway's version, shown to operators.
 const buildVersion = "1.39.0"
+
+// Version is the gateway's release, for bin/gateway --version.
+const Version = buildVersion
+
+// PluginProtocol is the plugin protocol version the gateway speaks.
+const PluginProtocol = protocol.Version
 
 // compiledServices are the Connect services compiled into the gateway.
 func compiledServices(adm *admin.Service) []server.Service {
