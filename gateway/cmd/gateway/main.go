@@ -20,6 +20,13 @@ func main() {
 		fmt.Println(versionLine())
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "backup" {
+		if err := gateway.Backup(context.Background(), os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// SVC_CPUPROFILE=<file> records a CPU profile of the whole run, for
 	// performance work (go tool pprof bin/gateway <file>).
 	if path := os.Getenv("SVC_CPUPROFILE"); path != "" {
