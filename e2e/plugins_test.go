@@ -279,6 +279,26 @@ func TestAPartnerPluginIsInstalledWithoutRebuildingTheGateway(t *testing.T) {
 	if n := len(listPlugins(t, g, admin).Plugins); n != 2 {
 		t.Fatalf("%d plugins listed after the install", n)
 	}
+
+	// The partner's own event type, declared in its manifest, can be
+	// subscribed to and arrives signed: the gateway learned it on install.
+	c := g.Credentials(t)
+	w := &graphWorld{g: g, c: c}
+	rcv := newHookReceiver(t, c.App.ClientSecret)
+	res, body = w.post(t, c.App.APIKey, map[string]any{"node": "app/" + c.App.ID + "/subscriptions", "callback_url": rcv.srv.URL + "/hook",
+		"events": []string{"hello.waved"}, "verify_token": hookVerifyToken}, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("subscribe to the partner's event: %d %s", res.StatusCode, body)
+	}
+	res, body = w.post(t, c.App.APIKey, map[string]any{"node": "hello/Ada/waves"}, nil)
+	wave := decode[struct{ ID string }](t, body)
+	if res.StatusCode != 200 || wave.ID == "" {
+		t.Fatalf("wave: %d %s", res.StatusCode, body)
+	}
+	got := rcv.waitFor(wave.ID, 1)[0]
+	if got.body.Type != "hello.waved" || got.body.AppID != c.App.ID || got.body.Data["name"] != "Ada" {
+		t.Fatalf("delivered %+v", got.body)
+	}
 }
 
 // Make-before-break: a reload that would make two plugins claim one Graph
