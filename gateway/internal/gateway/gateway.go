@@ -121,6 +121,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
 		return err
 	}
+	// SVC_DEV_SEED=1 tells plugins that this is a development installation
+	// (the development seed is on), where they may add their own
+	// development conveniences, e.g. the wearables plugin's simulated
+	// device. The gateway need not know their schemas for that.
+	devSeed := "1"
+	if cfg.NoDevSeed {
+		devSeed = "0"
+	}
+	if err := os.Setenv("SVC_DEV_SEED", devSeed); err != nil {
+		return err
+	}
 	plugins = host.New(host.Options{
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
 		HostServer: hostServer{r: r, ids: ids},

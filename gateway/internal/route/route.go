@@ -58,7 +58,10 @@ type Method struct {
 	Output    protoreflect.MessageType
 	Access    *pluginv1.Access
 	Graph     *pluginv1.GraphRoute
-	invoker   Invoker
+	// RESTSuccessStatus is the status of a successful REST answer (the
+	// rest_success_status option); 0 means 200.
+	RESTSuccessStatus int
+	invoker           Invoker
 }
 
 // Table is one immutable generation of routes.
@@ -123,15 +126,20 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 			access = &pluginv1.Access{}
 		}
 		graph, _ := proto.GetExtension(md.Options(), pluginv1.E_Graph).(*pluginv1.GraphRoute)
+		status, _ := proto.GetExtension(md.Options(), pluginv1.E_RestSuccessStatus).(int32)
+		if status != 0 && (status < 200 || status > 299) {
+			return server.Service{}, fmt.Errorf("plugin %s: %s: rest_success_status %d is not a 2xx status", src.Name, md.FullName(), status)
+		}
 		m := &Method{
-			Plugin:    src.Name,
-			Procedure: "/" + string(sd.FullName()) + "/" + string(md.Name()),
-			Desc:      md,
-			Input:     dynamicpb.NewMessageType(md.Input()),
-			Output:    dynamicpb.NewMessageType(md.Output()),
-			Access:    access,
-			Graph:     graph,
-			invoker:   src.Invoker,
+			Plugin:            src.Name,
+			Procedure:         "/" + string(sd.FullName()) + "/" + string(md.Name()),
+			Desc:              md,
+			Input:             dynamicpb.NewMessageType(md.Input()),
+			Output:            dynamicpb.NewMessageType(md.Output()),
+			Access:            access,
+			Graph:             graph,
+			RESTSuccessStatus: int(status),
+			invoker:           src.Invoker,
 		}
 		t.methods[m.Procedure] = m
 		mux.Handle(m.Procedure, t.handler(m))
@@ -261,6 +269,9 @@ func (t *Table) handler(m *Method) http.Handler {
 		out, err := t.Call(ctx, m, in, req.Msg.b)
 		if err != nil {
 			return nil, connectError(ctx, err)
+		}
+		if m.RESTSuccessStatus != 0 {
+			server.SetRESTSuccessStatus(ctx, m.RESTSuccessStatus)
 		}
 		return connect.NewResponse(&rawMessage{b: out}), nil
 	}, opts...)

@@ -117,7 +117,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		t.transcoder.ServeHTTP(w, r)
 		return
 	}
-	envelopeErrors(t.transcoder).ServeHTTP(w, r)
+	r, status := withRESTStatus(r)
+	envelopeErrors(t.transcoder, status).ServeHTTP(w, r)
 }
 
 func unknown(w http.ResponseWriter, r *http.Request) {
