@@ -21,6 +21,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	"github.com/svcplatform/svc/gateway/internal/validate"
+	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
@@ -318,6 +319,9 @@ func connectError(ctx context.Context, err error) error {
 // can resolve request, response and google.protobuf.Any types.
 func dynamicTypes(files *protoregistry.Files) *protoregistry.Types {
 	types := new(protoregistry.Types)
+	// Refusals carry a GraphError detail that the transcoder must encode
+	// for REST callers, whether or not the plugin's files import it.
+	_ = types.RegisterMessage((&errorsv1.GraphError{}).ProtoReflect().Type())
 	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		registerMessages(types, fd.Messages())
 		enums := fd.Enums()

@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/vanguard"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/validate"
@@ -53,5 +54,25 @@ func (strictJSON) Unmarshal(data []byte, v any) error {
 func strictTranscoderJSON(res vanguard.TypeResolver) vanguard.Codec {
 	c := vanguard.NewJSONCodec(res)
 	c.UnmarshalOptions.DiscardUnknown = false
-	return c
+	return invalidOnDecode{c}
+}
+
+// invalidOnDecode makes a body the transcoder cannot decode (unknown field,
+// wrong type) an invalid argument, answered 400/code 100 with the decoder's
+// message naming the field; the transcoder would report it as an unknown
+// error, which the envelope turns into a 500.
+type invalidOnDecode struct{ *vanguard.JSONCodec }
+
+func (c invalidOnDecode) Unmarshal(data []byte, msg proto.Message) error {
+	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, errorString("Invalid parameter: "+err.Error()))
+	}
+	return nil
+}
+
+func (c invalidOnDecode) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
+	if err := c.JSONCodec.UnmarshalField(data, msg, field); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, errorString(fmt.Sprintf("Invalid parameter %s: %v", field.Name(), err)))
+	}
+	return nil
 }
