@@ -214,7 +214,7 @@ func TestAdminServiceTakesTheAdminTokenOnly(t *testing.T) {
 			t.Errorf("%s: err = %v, want permission denied", name, err)
 		}
 		res, body := do(t, "GET", w.g.URL+"/api/admin/plugins", nil, map[string]string{"Authorization": "Bearer " + token})
-		wantGraphError(t, res, body, 403, 200, 2069005)
+		wantGraphError(t, res, body, 403, 200, 2069006)
 	}
 	res2, body := do(t, "POST", w.g.URL+"/api/admin/plugins/nosuch/reload", nil, map[string]string{"Authorization": "Bearer " + w.c.AdminToken})
 	if res2.StatusCode != 404 {

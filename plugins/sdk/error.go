@@ -120,34 +120,66 @@ func asError(err error) (e *Error, fault bool) {
 	return Internal(err), true
 }
 
-// Proto returns the wire form of e.
+// Proto returns the wire form of e: its Connect (= gRPC) code and message,
+// and the Graph numbers.
 func (e *Error) Proto() *pluginv1.Error {
+	return &pluginv1.Error{ConnectCode: uint32(e.RPCCode()), Message: e.Message, Graph: e.Graph()}
+}
+
+// Graph returns the Graph numbers of e, the detail that Connect and gRPC
+// callers receive beside the code.
+func (e *Error) Graph() *errorsv1.GraphError {
 	typ := e.Type
 	if typ == "" {
 		typ = typeFor(e.HTTPStatus)
 	}
-	return &pluginv1.Error{
-		ConnectCode: uint32(codeFor(e)),
-		Message:     e.Message,
-		Graph: &errorsv1.GraphError{
-			HttpStatus: int32(e.HTTPStatus), Code: int32(e.Code), ErrorSubcode: int32(e.Subcode),
-			Type: typ, IsTransient: e.Transient, Field: e.Field,
-		},
+	return &errorsv1.GraphError{
+		HttpStatus: int32(e.HTTPStatus), Code: int32(e.Code), ErrorSubcode: int32(e.Subcode),
+		Type: typ, IsTransient: e.Transient, Field: e.Field,
 	}
 }
 
-// ErrorFromProto rebuilds an *Error from its wire form, e.g. the error of a
-// call made through the host.
+// RPCCode is the Connect (= gRPC) code of e, from its HTTP status.
+func (e *Error) RPCCode() codes.Code { return codeFor(e) }
+
+// ErrorFromProto rebuilds an *Error from its wire form: a plugin's answer,
+// or the error of a call made through the host. It is the one conversion
+// from the wire.
 func ErrorFromProto(pe *pluginv1.Error) *Error {
 	g := pe.GetGraph()
-	if g == nil {
-		status := statusFor(codes.Code(pe.GetConnectCode()))
-		return &Error{HTTPStatus: status, Code: 1, Type: typeFor(status), Message: pe.GetMessage()}
+	if g == nil || g.GetHttpStatus() == 0 {
+		return ErrorFromCode(codes.Code(pe.GetConnectCode()), pe.GetMessage())
 	}
 	return &Error{
 		HTTPStatus: int(g.GetHttpStatus()), Code: int(g.GetCode()), Subcode: int(g.GetErrorSubcode()),
 		Type: g.GetType(), Transient: g.GetIsTransient(), Field: g.GetField(), Message: pe.GetMessage(),
 	}
+}
+
+// ErrorFromCode derives the Graph error of a Connect or gRPC code, for
+// errors that carry no Graph numbers of their own.
+func ErrorFromCode(c codes.Code, message string) *Error {
+	switch c {
+	case codes.InvalidArgument, codes.OutOfRange:
+		return &Error{HTTPStatus: http.StatusBadRequest, Code: 100, Type: TypeInvalid, Message: message}
+	case codes.NotFound:
+		return &Error{HTTPStatus: http.StatusNotFound, Code: 100, Subcode: 33, Type: TypeGraphMethod, Message: message}
+	case codes.Unauthenticated:
+		return &Error{HTTPStatus: http.StatusUnauthorized, Code: 190, Subcode: 467, Type: TypeOAuth, Message: message}
+	case codes.PermissionDenied:
+		return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Type: TypeOAuth, Message: message}
+	case codes.Unavailable:
+		return Unavailable("The service")
+	case codes.Unimplemented:
+		return &Error{HTTPStatus: http.StatusNotFound, Code: 2500, Type: TypeGraphMethod, Message: message}
+	case codes.ResourceExhausted:
+		return &Error{HTTPStatus: http.StatusTooManyRequests, Code: 4, Type: TypeRateLimit, Message: message}
+	case codes.FailedPrecondition, codes.Aborted, codes.AlreadyExists:
+		return &Error{HTTPStatus: http.StatusConflict, Code: 10, Type: TypeOAuth, Message: message}
+	case codes.DeadlineExceeded, codes.Canceled:
+		return &Error{HTTPStatus: http.StatusGatewayTimeout, Code: 2, Type: TypeUnavailable, Transient: true, Message: message}
+	}
+	return Internal(errors.New(message))
 }
 
 // codeFor maps an error to its Connect (= gRPC) code, the way the gateway
@@ -172,28 +204,6 @@ func codeFor(e *Error) codes.Code {
 		return codes.DeadlineExceeded
 	}
 	return codes.Internal
-}
-
-func statusFor(c codes.Code) int {
-	switch c {
-	case codes.InvalidArgument, codes.OutOfRange:
-		return http.StatusBadRequest
-	case codes.Unauthenticated:
-		return http.StatusUnauthorized
-	case codes.PermissionDenied:
-		return http.StatusForbidden
-	case codes.NotFound, codes.Unimplemented:
-		return http.StatusNotFound
-	case codes.FailedPrecondition, codes.Aborted, codes.AlreadyExists:
-		return http.StatusConflict
-	case codes.ResourceExhausted:
-		return http.StatusTooManyRequests
-	case codes.Unavailable:
-		return http.StatusServiceUnavailable
-	case codes.DeadlineExceeded, codes.Canceled:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusInternalServerError
 }
 
 func typeFor(status int) string {

@@ -4,54 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
-// Error families, reported in the envelope's "type" field.
+// Error families, reported in the envelope's "type" field: the SDK's, so
+// that a plugin's refusal and the gateway's read the same.
 const (
-	TypeOAuth       = "OAuthException"
-	TypeGraphMethod = "GraphMethodException"
-	TypeInvalid     = "InvalidParameterException"
-	TypeRateLimit   = "RateLimitException"
-	TypeUnavailable = "ServiceUnavailableException"
-	TypeInternal    = "InternalServerException"
-	TypeMessaging   = "MessagingException"
+	TypeOAuth       = sdk.TypeOAuth
+	TypeGraphMethod = sdk.TypeGraphMethod
+	TypeInvalid     = sdk.TypeInvalid
+	TypeRateLimit   = sdk.TypeRateLimit
+	TypeUnavailable = sdk.TypeUnavailable
+	TypeInternal    = sdk.TypeInternal
+	TypeMessaging   = sdk.TypeMessaging
 )
 
 // Error is one refusal, with everything needed to write it to any protocol.
-type Error struct {
-	// HTTPStatus is the status of the REST answer.
-	HTTPStatus int
-	// Code and Subcode are the Graph numbers of CONTRACT §3.
-	Code    int
-	Subcode int
-	// Type is the error family, e.g. TypeOAuth.
-	Type string
-	// Message is shown to the caller. It never contains secrets.
-	Message string
-	// Transient tells the caller that the same request may succeed later.
-	Transient bool
-	// Field names the request field the error is about, if any.
-	Field string
-	// cause is logged, never shown.
-	cause error
-}
-
-func (e *Error) Error() string {
-	if e.cause != nil {
-		return fmt.Sprintf("%s (code %d/%d): %v", e.Message, e.Code, e.Subcode, e.cause)
-	}
-	return fmt.Sprintf("%s (code %d/%d)", e.Message, e.Code, e.Subcode)
-}
-
-// Unwrap exposes the internal cause to errors.Is and errors.As.
-func (e *Error) Unwrap() error { return e.cause }
-
-// WithCause returns a copy of e that records cause for the logs.
-func (e *Error) WithCause(cause error) *Error {
-	c := *e
-	c.cause = cause
-	return &c
-}
+// It is the SDK's error type: plugins, partners and the gateway share one
+// error model, and a plugin's refusal crosses the wire unchanged.
+type Error = sdk.Error
 
 // As finds the *Error in err's chain.
 func As(err error) (*Error, bool) {
@@ -165,6 +137,5 @@ func Unavailable(what string) *Error {
 // Internal: anything else. The cause is logged with the trace id and never
 // shown to the caller.
 func Internal(cause error) *Error {
-	return &Error{HTTPStatus: http.StatusInternalServerError, Code: 1, Type: TypeInternal,
-		Message: "An unexpected error has occurred. Please retry your request later.", cause: cause}
+	return sdk.Internal(cause)
 }

@@ -46,7 +46,7 @@ func TestConstructorsFollowTheContractTable(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, e)
 		}
 		// The Connect form carries the same numbers back.
-		back := FromConnect(e.Connect())
+		back := FromConnect(ToConnect(e))
 		if back.HTTPStatus != e.HTTPStatus || back.Code != e.Code || back.Subcode != e.Subcode || back.Transient != e.Transient {
 			t.Errorf("%s: Connect round trip gave %+v", tc.name, back)
 		}

@@ -44,5 +44,5 @@ func toConnect(ctx context.Context, err error) error {
 	if e.HTTPStatus >= 500 {
 		slog.ErrorContext(ctx, "rpc failed", "code", e.Code, "error", e.Error())
 	}
-	return e.Connect()
+	return ToConnect(e)
 }

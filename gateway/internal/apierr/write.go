@@ -9,8 +9,12 @@ import (
 
 	"connectrpc.com/connect"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // envelope is the Graph error body of CONTRACT §3.
@@ -74,30 +78,14 @@ func Body(ctx context.Context, err error) (int, []byte) {
 	return e.HTTPStatus, body
 }
 
-// Connect converts e to a Connect error carrying a GraphError detail, for
+// ToConnect converts e to a Connect error carrying a GraphError detail, for
 // Connect, gRPC and gRPC-Web callers.
-func (e *Error) Connect() *connect.Error {
-	ce := connect.NewError(connectCode(e.HTTPStatus), errors.New(e.Message))
-	if d, err := connect.NewErrorDetail(e.Proto()); err == nil {
+func ToConnect(e *Error) *connect.Error {
+	ce := connect.NewError(connect.Code(e.RPCCode()), errors.New(e.Message))
+	if d, err := connect.NewErrorDetail(e.Graph()); err == nil {
 		ce.AddDetail(d)
 	}
 	return ce
-}
-
-// Proto returns the GraphError form of e.
-func (e *Error) Proto() *errorsv1.GraphError {
-	return &errorsv1.GraphError{
-		HttpStatus: int32(e.HTTPStatus), Code: int32(e.Code), ErrorSubcode: int32(e.Subcode),
-		Type: e.Type, IsTransient: e.Transient, Field: e.Field,
-	}
-}
-
-// FromProto rebuilds an *Error from its GraphError form and message.
-func FromProto(g *errorsv1.GraphError, message string) *Error {
-	return &Error{
-		HTTPStatus: int(g.GetHttpStatus()), Code: int(g.GetCode()), Subcode: int(g.GetErrorSubcode()),
-		Type: g.GetType(), Transient: g.GetIsTransient(), Field: g.GetField(), Message: message,
-	}
 }
 
 // FromConnect reads the GraphError detail of a Connect error, or derives a
@@ -106,52 +94,9 @@ func FromConnect(ce *connect.Error) *Error {
 	for _, d := range ce.Details() {
 		if m, err := d.Value(); err == nil {
 			if g, ok := m.(*errorsv1.GraphError); ok {
-				return FromProto(g, ce.Message())
+				return sdk.ErrorFromProto(&pluginv1.Error{Graph: g, Message: ce.Message(), ConnectCode: uint32(ce.Code())})
 			}
 		}
 	}
-	msg := ce.Message()
-	switch ce.Code() {
-	case connect.CodeInvalidArgument, connect.CodeOutOfRange:
-		return &Error{HTTPStatus: http.StatusBadRequest, Code: 100, Type: TypeInvalid, Message: msg}
-	case connect.CodeNotFound:
-		return &Error{HTTPStatus: http.StatusNotFound, Code: 100, Subcode: 33, Type: TypeGraphMethod, Message: msg}
-	case connect.CodeUnauthenticated:
-		return &Error{HTTPStatus: http.StatusUnauthorized, Code: 190, Subcode: 467, Type: TypeOAuth, Message: msg}
-	case connect.CodePermissionDenied:
-		return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Type: TypeOAuth, Message: msg}
-	case connect.CodeUnavailable:
-		return Unavailable("The service")
-	case connect.CodeUnimplemented:
-		return &Error{HTTPStatus: http.StatusNotFound, Code: 2500, Type: TypeGraphMethod, Message: msg}
-	case connect.CodeResourceExhausted:
-		return &Error{HTTPStatus: http.StatusTooManyRequests, Code: 4, Type: TypeRateLimit, Message: msg}
-	case connect.CodeFailedPrecondition, connect.CodeAborted, connect.CodeAlreadyExists:
-		return &Error{HTTPStatus: http.StatusConflict, Code: 10, Type: TypeOAuth, Message: msg}
-	case connect.CodeDeadlineExceeded, connect.CodeCanceled:
-		return &Error{HTTPStatus: http.StatusGatewayTimeout, Code: 2, Type: TypeUnavailable, Transient: true, Message: msg}
-	}
-	return Internal(ce)
-}
-
-func connectCode(status int) connect.Code {
-	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusMethodNotAllowed:
-		return connect.CodeInvalidArgument
-	case http.StatusUnauthorized:
-		return connect.CodeUnauthenticated
-	case http.StatusForbidden:
-		return connect.CodePermissionDenied
-	case http.StatusNotFound:
-		return connect.CodeNotFound
-	case http.StatusConflict:
-		return connect.CodeFailedPrecondition
-	case http.StatusTooManyRequests:
-		return connect.CodeResourceExhausted
-	case http.StatusServiceUnavailable:
-		return connect.CodeUnavailable
-	case http.StatusGatewayTimeout:
-		return connect.CodeDeadlineExceeded
-	}
-	return connect.CodeInternal
+	return sdk.ErrorFromCode(codes.Code(ce.Code()), ce.Message())
 }

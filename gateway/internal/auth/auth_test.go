@@ -299,19 +299,20 @@ func TestAuthorizeEnforcesTheErrorTable(t *testing.T) {
 		{"a session ignores scopes but needs the role", sess(b.Consumer), send, page, 403, 200, 2069003},
 		{"the owner's session on mobile handover", sess(b.Owner), handoverMobile, page, 0, 0, 0},
 		{"an admin's session where the owner is needed is 2069003", sess(b.PageAdmin), handoverMobile, page, 403, 200, 2069003},
-		{"a user token where only sessions go is 2069006", user(b.Owner, b.App.ID), handoverMobile, page, 403, 200, 2069006},
+		{"a user token where only sessions go is first-party only: 2069001", user(b.Owner, b.App.ID), handoverMobile, page, 403, 200, 2069001},
+		{"an app key where only sessions go is 2069001", appKey, handoverMobile, page, 403, 200, 2069001},
 		{"staff-only: a staff session passes", sess(b.Staff), queue, "", 0, 0, 0},
-		{"staff-only: another user's session is 2069004", sess(b.Owner), queue, "", 403, 200, 2069004},
+		{"staff-only: another user's session is 2069005", sess(b.Owner), queue, "", 403, 200, 2069005},
 		{"staff-only: an app key is 2069001", appKey, queue, "", 403, 200, 2069001},
 		{"the admin token where ADMIN is listed", admin, plugins, "", 0, 0, 0},
-		{"a user's session where only ADMIN goes is 2069005", sess(b.Staff), plugins, "", 403, 200, 2069005},
-		{"an app key where only ADMIN goes is 2069005", appKey, plugins, "", 403, 200, 2069005},
+		{"a user's session where only ADMIN goes is 2069006", sess(b.Staff), plugins, "", 403, 200, 2069006},
+		{"an app key where only ADMIN goes is 2069006", appKey, plugins, "", 403, 200, 2069006},
 		{"the admin token is refused where ADMIN is not listed", admin, mePages, "", 403, 200, 2069006},
 		{"the admin token is refused by default kinds", admin, send, page, 403, 200, 2069006},
 		{"an app key for chat completions", appKey, completions, "", 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := b.authn.Authorize(ctx, tc.p, tc.access, tc.page)
+			err := b.authn.Authorize(ctx, tc.p, tc.access, auth.Target{PageID: tc.page})
 			if tc.code == 0 {
 				if err != nil {
 					t.Fatalf("Authorize = %v, want nil", err)
@@ -319,6 +320,91 @@ func TestAuthorizeEnforcesTheErrorTable(t *testing.T) {
 				return
 			}
 			wantAPIError(t, err, tc.status, tc.code, tc.subcode)
+		})
+	}
+}
+
+// TestAuthorizeAppRoleFollowsWhoMayManageAnApp checks CONTRACT §4 row by
+// row: an app acts only on itself, a user token only on the app it was
+// issued to and within the user's team role, a session by team role.
+func TestAuthorizeAppRoleFollowsWhoMayManageAnApp(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	// The Page admin builds a second app of her own; the owner stays off it.
+	mine, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Admin's own app", AdminID: b.PageAdmin.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.IDs.SetTeamRole(ctx, b.App.ID, b.PageAdmin.ID, identity.TeamDeveloper); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.IDs.SetTeamRole(ctx, b.App.ID, b.Stranger.ID, identity.TeamTester); err != nil {
+		t.Fatal(err)
+	}
+	principal := func(tok string) *auth.Principal {
+		p, err := b.authn.AuthenticateToken(ctx, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	user := func(u identitytest.Person, app string) *auth.Principal {
+		return principal(b.issue(t, pluginv1.TokenKind_TOKEN_KIND_USER, u.ID, app, []string{"public_profile"}, time.Hour))
+	}
+	sess := func(u identitytest.Person) *auth.Principal {
+		s, err := b.IDs.CreateSession(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return principal(s.Token)
+	}
+	key, _ := b.IDs.CreateAppKey(ctx, b.App.ID)
+	appKey := principal(key)
+	system := principal(b.issue(t, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, "", b.App.ID, nil, time.Hour))
+	access := func(r pluginv1.AppRole) *pluginv1.Access { return &pluginv1.Access{AppRole: r} }
+	MEMBER, DEV, ADMIN := pluginv1.AppRole_APP_ROLE_MEMBER, pluginv1.AppRole_APP_ROLE_DEVELOPER, pluginv1.AppRole_APP_ROLE_ADMIN
+	app, other := b.App.ID, mine.ID
+	for _, tc := range []struct {
+		name    string
+		p       *auth.Principal
+		role    pluginv1.AppRole
+		app     string
+		status  int
+		subcode int
+	}{
+		{"the app's key acts on its own app", appKey, ADMIN, app, 0, 0},
+		{"the app's key cannot act on another app", appKey, MEMBER, other, 403, 2069004},
+		{"the app's system token acts on its own app", system, DEV, app, 0, 0},
+		{"the app's system token cannot act on another app", system, MEMBER, other, 403, 2069004},
+		{"a team admin's token of the app acts as admin", user(b.Owner, app), ADMIN, app, 0, 0},
+		{"a developer's token of the app acts as developer", user(b.PageAdmin, app), DEV, app, 0, 0},
+		{"a developer's token of the app is not an admin", user(b.PageAdmin, app), ADMIN, app, 403, 2069004},
+		{"a tester's token of the app is a member only", user(b.Stranger, app), DEV, app, 403, 2069004},
+		{"a tester's token of the app is a member", user(b.Stranger, app), MEMBER, app, 0, 0},
+		{"a user token of app X cannot manage the user's app Y, even as its admin", user(b.PageAdmin, app), MEMBER, other, 403, 2069004},
+		{"a user off the team is refused", user(b.Consumer, app), MEMBER, app, 403, 2069004},
+		{"a session acts by team role on any of the user's apps", sess(b.PageAdmin), ADMIN, other, 0, 0},
+		{"a session below the role is refused", sess(b.PageAdmin), ADMIN, app, 403, 2069004},
+		{"a session off the team is refused", sess(b.Consumer), MEMBER, app, 403, 2069004},
+		{"an app that does not exist is 100/33", sess(b.Owner), MEMBER, "424242", 404, 33},
+		{"an app id of any form that names nothing is 100/33", appKey, MEMBER, "not-an-id", 404, 33},
+		{"the app id is required when a role is", appKey, MEMBER, "", 400, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := b.authn.Authorize(ctx, tc.p, access(tc.role), auth.Target{AppID: tc.app})
+			if tc.status == 0 {
+				if err != nil {
+					t.Fatalf("Authorize = %v, want nil", err)
+				}
+				return
+			}
+			code := 200
+			switch tc.status {
+			case 404, 400:
+				code = 100
+			}
+			wantAPIError(t, err, tc.status, code, tc.subcode)
 		})
 	}
 }

@@ -2,23 +2,50 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
-// StaffRequired: the method is for platform staff only.
+// StaffRequired: the method is for platform staff only (CONTRACT §3, 2069005).
 func StaffRequired() *apierr.Error {
-	return &apierr.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069004, Type: apierr.TypeOAuth,
+	return &apierr.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069005, Type: apierr.TypeOAuth,
 		Message: "Only platform staff can make this call, signed in with a session."}
 }
 
-// AdminTokenRequired: the method takes the operator's admin token only.
+// AdminTokenRequired: the method takes the operator's admin token only. It
+// is a kind of credential the method does not accept, hence 2069006.
 func AdminTokenRequired() *apierr.Error {
-	return &apierr.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069005, Type: apierr.TypeOAuth,
+	return &apierr.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069006, Type: apierr.TypeOAuth,
 		Message: "This call requires the operator's admin token."}
+}
+
+// FirstPartyOnly: the call is first-party (creating apps, changing an
+// app's team, keys, review or mode; mobile endpoints): only the user's own
+// session may make it, never a credential an app holds. CONTRACT §4 counts
+// it as the wrong kind of credential, 2069001.
+func FirstPartyOnly() *apierr.Error {
+	return &apierr.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069001, Type: apierr.TypeOAuth,
+		Message: "Only the user's own signed-in session can make this call; app keys and access tokens cannot."}
+}
+
+// NotOnTeam: the caller's standing on the app does not allow the call
+// (CONTRACT §3 and §4, 2069004): another app's key or token, a user token
+// issued to another app, or a team role below the one needed.
+func NotOnTeam(why string) *apierr.Error {
+	return &apierr.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069004, Type: apierr.TypeOAuth,
+		Message: why}
+}
+
+// Target names what a call acts on, read from its request: the Page of the
+// method's page_field and the app of its app_field ("" when absent).
+type Target struct {
+	PageID string
+	AppID  string
 }
 
 // KindNotAccepted: the method does not accept this kind of credential.
@@ -34,14 +61,14 @@ var defaultKinds = []pluginv1.TokenKind{
 }
 
 // Authorize enforces a method's Access option for principal p (nil when
-// anonymous) on the Page pageID (the value of access.page_field in the
-// request; "" when the method names no Page). It returns nil or exactly one
-// CONTRACT §3 error, checked in this order: credential present (104), kind
-// accepted (2069001 and our 2069005/2069006), staff (2069004), scopes
-// (2069002), Page role (2069003, or 2018303 for an app alone) and product
-// on the Page link (2018303). Rules that need a product's own data (session
-// window, opt-in, Page published) are the plugin's.
-func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *pluginv1.Access, pageID string) error {
+// anonymous) on the target the request names. It returns nil or exactly
+// one CONTRACT §3 error, checked in this order: credential present (104),
+// kind accepted (2069001, and our 2069006), staff (2069005), scopes
+// (2069002), standing on the app (2069004), Page role (2069003, or 2018303
+// for an app alone) and product on the Page link (2018303). Rules that need
+// a product's own data (session window, opt-in, Page published) are the
+// plugin's.
+func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *pluginv1.Access, target Target) error {
 	if access.GetPublic() {
 		return nil
 	}
@@ -72,10 +99,23 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 			}
 		}
 	}
+	if least := access.GetAppRole(); least != pluginv1.AppRole_APP_ROLE_UNSPECIFIED {
+		if target.AppID == "" {
+			field := access.GetAppField()
+			if field == "" {
+				field = "app_id"
+			}
+			return apierr.Invalid(field, "The parameter %s is required.", field)
+		}
+		if err := a.AuthorizeApp(ctx, p, least, target.AppID); err != nil {
+			return err
+		}
+	}
 	role, product := access.GetPageRole(), access.GetProduct()
 	if role == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && product == "" {
 		return nil
 	}
+	pageID := target.PageID
 	if pageID == "" {
 		field := access.GetPageField()
 		if field == "" {
@@ -97,6 +137,9 @@ func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
 		slices.Contains(accepted, pluginv1.TokenKind_TOKEN_KIND_SESSION)
 	if userish && (got == pluginv1.TokenKind_TOKEN_KIND_APP_KEY || got == pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER) {
 		return apierr.UserTokenRequired()
+	}
+	if slices.Equal(accepted, []pluginv1.TokenKind{pluginv1.TokenKind_TOKEN_KIND_SESSION}) && got != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+		return FirstPartyOnly()
 	}
 	return KindNotAccepted()
 }
@@ -154,4 +197,75 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 		}
 	}
 	return nil
+}
+
+// AuthorizeApp applies "who may manage an app" (CONTRACT §4): the app's own
+// key or client_credentials token stands for the app and may do anything an
+// app node allows, on that app only; a user token counts only for the app it
+// was issued to, and then as far as the user's team role goes; a first-party
+// session counts the user's team role. So an app holding some user's token
+// can never reach that user's other apps.
+func (a *Authenticator) AuthorizeApp(ctx context.Context, p *Principal, least pluginv1.AppRole, appID string) error {
+	if p == nil {
+		return apierr.NoToken()
+	}
+	switch p.Kind {
+	case pluginv1.TokenKind_TOKEN_KIND_APP_KEY, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER:
+		if p.AppID != appID {
+			return a.appRefusal(ctx, appID, "An app's key or token acts only on that app.")
+		}
+		return nil
+	case pluginv1.TokenKind_TOKEN_KIND_USER:
+		if p.AppID != appID {
+			return a.appRefusal(ctx, appID, "A user access token acts only on the app it was issued to.")
+		}
+	case pluginv1.TokenKind_TOKEN_KIND_SESSION:
+	default:
+		return KindNotAccepted()
+	}
+	if least == pluginv1.AppRole_APP_ROLE_GRANTEE {
+		// A grant the user makes to the app needs no team role; the app
+		// must still exist.
+		if _, err := a.ids.App(ctx, appID); err != nil {
+			if errors.Is(err, identity.ErrNotFound) {
+				return apierr.NotFound("App " + appID)
+			}
+			return apierr.Internal(err)
+		}
+		return nil
+	}
+	role, err := a.ids.TeamRole(ctx, appID, p.UserID)
+	if err != nil {
+		return apierr.Internal(err)
+	}
+	if TeamRank(role) >= int(least) {
+		return nil
+	}
+	return a.appRefusal(ctx, appID, "Your role on the app's team does not allow this call.")
+}
+
+// appRefusal answers 2069004 for an app that exists, and "does not exist"
+// for one that does not, so that ids of unknown apps read the same as
+// elsewhere (CONTRACT §1).
+func (a *Authenticator) appRefusal(ctx context.Context, appID, why string) error {
+	if _, err := a.ids.App(ctx, appID); errors.Is(err, identity.ErrNotFound) {
+		return apierr.NotFound("App " + appID)
+	} else if err != nil {
+		return apierr.Internal(err)
+	}
+	return NotOnTeam(why)
+}
+
+// TeamRank orders team roles as the AppRole enum does: tester (member) 1,
+// developer 2, admin 3; no role 0.
+func TeamRank(r identity.TeamRole) int {
+	switch r {
+	case identity.TeamAdmin:
+		return int(pluginv1.AppRole_APP_ROLE_ADMIN)
+	case identity.TeamDeveloper:
+		return int(pluginv1.AppRole_APP_ROLE_DEVELOPER)
+	case identity.TeamTester:
+		return int(pluginv1.AppRole_APP_ROLE_MEMBER)
+	}
+	return 0
 }

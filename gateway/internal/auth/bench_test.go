@@ -49,7 +49,7 @@ func BenchmarkAuthorizePageRole(b *testing.B) {
 	access := &pluginv1.Access{Scopes: []string{"svcchat:send"}, PageRole: pluginv1.PageRole_PAGE_ROLE_LINKED, Product: "svcchat"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := bb.authn.Authorize(ctx, p, access, bb.Page.ID); err != nil {
+		if err := bb.authn.Authorize(ctx, p, access, auth.Target{PageID: bb.Page.ID}); err != nil {
 			b.Fatal(err)
 		}
 	}

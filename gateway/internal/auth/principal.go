@@ -6,6 +6,7 @@ import (
 	"time"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Principal is the caller of one request, resolved from its credential.
@@ -41,6 +42,15 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 func FromContext(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p
+}
+
+// FromSDK is the principal of a call as an in-process service sees it
+// (sdk.Call.Principal), for rules applied inside a handler.
+func FromSDK(p sdk.Principal) *Principal {
+	if p.Kind == pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
+		return nil
+	}
+	return &Principal{Kind: p.Kind, UserID: p.UserID, AppID: p.AppID, Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff}
 }
 
 // Proto is the principal as the plugin protocol carries it to a plugin

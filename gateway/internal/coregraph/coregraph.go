@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -210,7 +209,7 @@ func (s *Service) debugToken(ctx context.Context, call *sdk.Call, req *corev1.De
 }
 
 func (s *Service) getApp(ctx context.Context, call *sdk.Call, req *corev1.GetAppRequest) (*corev1.App, error) {
-	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamAdmin)
+	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +225,7 @@ func (s *Service) getApp(ctx context.Context, call *sdk.Call, req *corev1.GetApp
 }
 
 func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppRequest) (*corev1.SuccessResponse, error) {
-	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamAdmin)
+	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +236,7 @@ func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.Upd
 }
 
 func (s *Service) getAppConfig(ctx context.Context, call *sdk.Call, req *corev1.GetAppConfigRequest) (*corev1.AppConfig, error) {
-	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamDeveloper)
+	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +258,7 @@ func (s *Service) getAppConfig(ctx context.Context, call *sdk.Call, req *corev1.
 const maxConfigBytes = 256 << 10
 
 func (s *Service) updateAppConfig(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppConfigRequest) (*corev1.SuccessResponse, error) {
-	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamDeveloper)
+	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +277,7 @@ func (s *Service) updateAppConfig(ctx context.Context, call *sdk.Call, req *core
 }
 
 func (s *Service) listPageLinks(ctx context.Context, call *sdk.Call, req *corev1.ListPageLinksRequest) (*corev1.ListPageLinksResponse, error) {
-	app, err := s.requireApp(ctx, call, req.GetAppId(), identity.TeamTester)
+	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
@@ -322,47 +321,15 @@ func (s *Service) deletePageLink(ctx context.Context, _ *sdk.Call, req *corev1.D
 	return &corev1.SuccessResponse{Success: true}, nil
 }
 
-// requireApp loads the app and checks the caller may act on it: the app's
-// own key or system token, or a user on its team with at least role least.
-func (s *Service) requireApp(ctx context.Context, call *sdk.Call, appID string, least identity.TeamRole) (identity.App, error) {
+// app loads the app a node names. Who may act on it (CONTRACT §4) was
+// decided by the gateway from the method's app_role before the call got
+// here.
+func (s *Service) app(ctx context.Context, appID string) (identity.App, error) {
 	app, err := s.id.App(ctx, appID)
 	if err != nil {
 		return identity.App{}, s.mapErr(err, "App "+appID)
 	}
-	p := call.Principal()
-	switch p.Kind {
-	case pluginv1.TokenKind_TOKEN_KIND_APP_KEY, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER:
-		if p.AppID == app.ID {
-			return app, nil
-		}
-	case pluginv1.TokenKind_TOKEN_KIND_USER, pluginv1.TokenKind_TOKEN_KIND_SESSION:
-		role, err := s.id.TeamRole(ctx, app.ID, p.UserID)
-		if err != nil && !errors.Is(err, identity.ErrNotFound) {
-			return identity.App{}, err
-		}
-		if rank(role) >= rank(least) {
-			return app, nil
-		}
-	}
-	return identity.App{}, NotTeamMember()
-}
-
-// NotTeamMember refuses a caller who is neither the app nor on its team
-// with the needed role: 403, code 200, subcode 2069004.
-func NotTeamMember() *sdk.Error {
-	return sdk.Errorf(http.StatusForbidden, 200, 2069004, "The caller must be the app or a member of its team with the needed role.")
-}
-
-func rank(r identity.TeamRole) int {
-	switch r {
-	case identity.TeamAdmin:
-		return 3
-	case identity.TeamDeveloper:
-		return 2
-	case identity.TeamTester:
-		return 1
-	}
-	return 0
+	return app, nil
 }
 
 func (s *Service) mapErr(err error, what string) error {

@@ -35,6 +35,7 @@ import (
 	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
 
@@ -90,10 +91,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooks, err := webhook.New(webhook.Options{
 		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
 		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
-		Access: webhook.AppAccessFunc(func(ctx context.Context, appID, userID string) (string, error) {
-			r, err := ids.TeamRole(ctx, appID, userID)
-			return string(r), err
-		}),
+		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
+			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
+		},
 	})
 	if err != nil {
 		return err

@@ -113,7 +113,7 @@ func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 // guard enforces method access rules with the authenticator.
 type guard struct{ a *auth.Authenticator }
 
-func (g guard) Check(ctx context.Context, access *pluginv1.Access, pageID string) (*pluginv1.Principal, error) {
+func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (*pluginv1.Principal, error) {
 	p := auth.FromContext(ctx)
 	if access.GetPublic() {
 		if p == nil {
@@ -124,7 +124,7 @@ func (g guard) Check(ctx context.Context, access *pluginv1.Access, pageID string
 	if err, ok := ctx.Value(authErrKey{}).(error); ok {
 		return nil, err
 	}
-	if err := g.a.Authorize(ctx, p, access, pageID); err != nil {
+	if err := g.a.Authorize(ctx, p, access, auth.Target(target)); err != nil {
 		return nil, err
 	}
 	return p.Proto(), nil

@@ -16,6 +16,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/svcplatform/svc/plugins/sdk"
+
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
@@ -54,7 +56,7 @@ func benchTarget(b *testing.B, tr transport, self bool) (func(context.Context) e
 	in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: "1234567890", Text: "a sixty-byte JSON body is what the reference measured"})
 	decode := func(resp *pluginv1.InvokeResponse) error {
 		if resp.GetError() != nil {
-			return CallError(resp.GetError())
+			return sdk.ErrorFromProto(resp.GetError())
 		}
 		var out testpluginv1.EchoResponse
 		return proto.Unmarshal(resp.GetResponse(), &out)

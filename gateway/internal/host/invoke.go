@@ -17,7 +17,7 @@ import (
 // Invoke runs one unary call on the process currently serving plugin. The
 // error is the hop's: apierr.Unavailable when the plugin is not serving or
 // its process failed during the call, a deadline error when ctx ended. The
-// plugin's own refusal is the response's Error (see CallError).
+// plugin's own refusal is the response's Error (sdk.ErrorFromProto turns it into an error).
 //
 // When req carries no deadline, Invoke sets ctx's.
 func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
@@ -104,18 +104,6 @@ func (m *managed) hopError(ctx context.Context, err error) error {
 	return apierr.Unavailable(m.unavailable).WithCause(cause)
 }
 
-// CallError is the gateway's form of a plugin's refusal, ready for
-// apierr.Write or (*apierr.Error).Connect.
-func CallError(e *pluginv1.Error) *apierr.Error {
-	if g := e.GetGraph(); g != nil {
-		return apierr.FromProto(g, e.GetMessage())
-	}
-	return apierr.FromConnect(connect.NewError(connect.Code(e.GetConnectCode()), errors.New(e.GetMessage())))
-}
-
 // ErrorProto is the wire form of a gateway error, for a HostServer's
 // answers to plugins.
-func ErrorProto(err error) *pluginv1.Error {
-	e := apierr.From(err)
-	return &pluginv1.Error{ConnectCode: uint32(e.Connect().Code()), Message: e.Message, Graph: e.Proto()}
-}
+func ErrorProto(err error) *pluginv1.Error { return apierr.From(err).Proto() }

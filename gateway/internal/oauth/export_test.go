@@ -27,3 +27,7 @@ func (s *Server) IssueCode(ctx context.Context, appID, userID, redirectURI, chal
 	})
 	return plain, err
 }
+
+// SafeNext exposes the post-sign-in redirect filter to its table test and
+// fuzz target.
+var SafeNext = safeNext

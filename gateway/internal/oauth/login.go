@@ -4,7 +4,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
@@ -95,12 +97,48 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int,
 	}
 }
 
-// safeNext keeps only local paths as the place to go after sign-in, so the
-// login page cannot be used as an open redirector.
+// maxNext bounds the place to go after sign-in.
+const maxNext = 2048
+
+// safeNext keeps only same-origin absolute paths as the place to go after
+// sign-in, so that the login page cannot be used as an open redirector. The
+// value is parsed, not pattern-matched: browsers drop tabs and newlines
+// from a Location header and read a backslash as a slash, so "/\t/evil.com"
+// becomes "//evil.com", another host. Anything with a control character or
+// a backslash, raw or percent-encoded, a scheme, a host, or a path that
+// does not start with exactly one slash is refused ("" means: the default).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n\\") {
+	if next == "" || len(next) > maxNext || hasUnsafeRune(next) {
 		return ""
 	}
-	return next
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return ""
+	}
+	decoded, err := url.PathUnescape(u.EscapedPath())
+	if err != nil || hasUnsafeRune(decoded) {
+		return ""
+	}
+	for _, p := range []string{u.EscapedPath(), decoded} {
+		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+			return ""
+		}
+	}
+	if q, err := url.QueryUnescape(u.RawQuery); err != nil || hasUnsafeRune(q) {
+		return ""
+	}
+	return u.String()
+}
+
+// hasUnsafeRune reports a control character, a backslash or invalid UTF-8.
+func hasUnsafeRune(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '\\' || (r >= 0x80 && r < 0xa0) {
+			return true
+		}
+	}
+	return false
 }

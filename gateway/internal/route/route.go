@@ -23,6 +23,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/validate"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Invoker runs one unary call of a plugin.
@@ -39,7 +40,7 @@ type StreamInvoker interface {
 // Guard enforces a method's access rule for the caller carried by ctx and
 // returns the principal the plugin will see.
 type Guard interface {
-	Check(ctx context.Context, access *pluginv1.Access, pageID string) (*pluginv1.Principal, error)
+	Check(ctx context.Context, access *pluginv1.Access, target Target) (*pluginv1.Principal, error)
 }
 
 // Source is one plugin (or the gateway's own in-process services) as the
@@ -110,22 +111,13 @@ func Build(sources []Source, guard Guard) (*Table, error) {
 
 func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *protoregistry.Types) (server.Service, error) {
 	mux := http.NewServeMux()
-	defaultAccess, _ := proto.GetExtension(sd.Options(), pluginv1.E_DefaultAccess).(*pluginv1.Access)
 	methods := sd.Methods()
 	for i := range methods.Len() {
 		md := methods.Get(i)
 		if md.IsStreamingClient() {
 			return server.Service{}, fmt.Errorf("plugin %s: %s: client streaming is not supported", src.Name, md.FullName())
 		}
-		access, _ := proto.GetExtension(md.Options(), pluginv1.E_Access).(*pluginv1.Access)
-		if access == nil {
-			access = defaultAccess
-		}
-		if access == nil {
-			// A method that declares nothing needs a credential of any kind
-			// except the operator's: closed by default.
-			access = &pluginv1.Access{}
-		}
+		access := AccessOf(md)
 		graph, _ := proto.GetExtension(md.Options(), pluginv1.E_Graph).(*pluginv1.GraphRoute)
 		status, _ := proto.GetExtension(md.Options(), pluginv1.E_RestSuccessStatus).(int32)
 		if status != 0 && (status < 200 || status > 299) {
@@ -191,7 +183,7 @@ func (t *Table) Call(ctx context.Context, m *Method, req proto.Message, raw []by
 		return nil, err
 	}
 	if e := res.GetError(); e != nil {
-		return nil, PluginError(e)
+		return nil, sdk.ErrorFromProto(e)
 	}
 	return res.GetResponse(), nil
 }
@@ -201,7 +193,7 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 	if err := validate.Check(req); err != nil {
 		return nil, err
 	}
-	principal, err := t.guard.Check(ctx, m.Access, pageID(req, m.Access))
+	principal, err := t.guard.Check(ctx, m.Access, TargetOf(req, m.Access))
 	if err != nil {
 		return nil, err
 	}
@@ -223,14 +215,45 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 	return ireq, nil
 }
 
-// pageID reads the Page id the access rule refers to from the request.
-func pageID(req proto.Message, access *pluginv1.Access) string {
-	if access.GetPageRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && access.GetProduct() == "" {
-		return ""
+// AccessOf is the access rule of a method: its own access option, else its
+// service's default_access, else a credential of any kind but the
+// operator's (closed by default).
+func AccessOf(md protoreflect.MethodDescriptor) *pluginv1.Access {
+	if a, _ := proto.GetExtension(md.Options(), pluginv1.E_Access).(*pluginv1.Access); a != nil {
+		return a
 	}
-	name := access.GetPageField()
+	if sd, ok := md.Parent().(protoreflect.ServiceDescriptor); ok {
+		if a, _ := proto.GetExtension(sd.Options(), pluginv1.E_DefaultAccess).(*pluginv1.Access); a != nil {
+			return a
+		}
+	}
+	return &pluginv1.Access{}
+}
+
+// Target names what a call acts on, for its access rule: the Page of the
+// rule's page_field and the app of its app_field, read from the request.
+type Target struct {
+	PageID string
+	AppID  string
+}
+
+// TargetOf reads the ids the access rule refers to from the request.
+func TargetOf(req proto.Message, access *pluginv1.Access) Target {
+	var t Target
+	if access.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetProduct() != "" {
+		t.PageID = stringField(req, access.GetPageField(), "page_id")
+	}
+	if access.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED {
+		t.AppID = stringField(req, access.GetAppField(), "app_id")
+	}
+	return t
+}
+
+// stringField reads the string field name (or fallback when name is "") of
+// msg; "" when there is no such singular string field.
+func stringField(req proto.Message, name, fallback string) string {
 	if name == "" {
-		name = "page_id"
+		name = fallback
 	}
 	msg := req.ProtoReflect()
 	fd := msg.Descriptor().Fields().ByName(protoreflect.Name(name))
@@ -238,14 +261,6 @@ func pageID(req proto.Message, access *pluginv1.Access) string {
 		return ""
 	}
 	return msg.Get(fd).String()
-}
-
-// PluginError turns an error answered by a plugin into the platform's.
-func PluginError(e *pluginv1.Error) error {
-	if g := e.GetGraph(); g != nil && g.GetHttpStatus() != 0 {
-		return apierr.FromProto(g, e.GetMessage())
-	}
-	return apierr.FromConnect(connect.NewError(connect.Code(e.GetConnectCode()), errors.New(e.GetMessage())))
 }
 
 // handler serves one method over Connect, gRPC and gRPC-Web, with the
@@ -265,7 +280,7 @@ func (t *Table) handler(m *Method) http.Handler {
 	return connect.NewUnaryHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage]) (*connect.Response[rawMessage], error) {
 		in := m.Input.New().Interface()
 		if err := proto.Unmarshal(req.Msg.b, in); err != nil {
-			return nil, apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()).Connect()
+			return nil, apierr.ToConnect(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))
 		}
 		out, err := t.Call(ctx, m, in, req.Msg.b)
 		if err != nil {
@@ -281,11 +296,11 @@ func (t *Table) handler(m *Method) http.Handler {
 func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *connect.ServerStream[rawMessage]) error {
 	si, ok := m.invoker.(StreamInvoker)
 	if !ok {
-		return apierr.Internal(fmt.Errorf("plugin %s cannot stream", m.Plugin)).Connect()
+		return apierr.ToConnect(apierr.Internal(fmt.Errorf("plugin %s cannot stream", m.Plugin)))
 	}
 	in := m.Input.New().Interface()
 	if err := proto.Unmarshal(raw, in); err != nil {
-		return apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()).Connect()
+		return apierr.ToConnect(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))
 	}
 	ireq, err := t.prepare(ctx, m, in, raw)
 	if err != nil {
@@ -293,7 +308,7 @@ func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *
 	}
 	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
 		if e := res.GetError(); e != nil {
-			return PluginError(e)
+			return sdk.ErrorFromProto(e)
 		}
 		return stream.Send(&rawMessage{b: res.GetResponse()})
 	})
@@ -312,7 +327,7 @@ func connectError(ctx context.Context, err error) error {
 	if e.HTTPStatus >= 500 && !e.Transient {
 		slog.ErrorContext(ctx, "call failed", "error", e.Error())
 	}
-	return e.Connect()
+	return apierr.ToConnect(e)
 }
 
 // dynamicTypes registers every message and enum of files, so the transcoder

@@ -152,7 +152,7 @@ type healthChecker struct{ s *Server }
 
 func (h healthChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
 	if req.Service != "" && !h.known(req.Service) {
-		return nil, apierr.NotFound("Service " + req.Service).Connect()
+		return nil, apierr.ToConnect(apierr.NotFound("Service " + req.Service))
 	}
 	if err := h.s.opts.Ready(ctx); err != nil {
 		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil

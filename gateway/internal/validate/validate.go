@@ -58,7 +58,7 @@ func (interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		if msg, ok := req.Any().(proto.Message); ok {
 			if err := Check(msg); err != nil {
-				return nil, apierr.From(err).Connect()
+				return nil, apierr.ToConnect(apierr.From(err))
 			}
 		}
 		return next(ctx, req)
@@ -83,7 +83,7 @@ func (c *validatingConn) Receive(m any) error {
 	}
 	if msg, ok := m.(proto.Message); ok {
 		if err := Check(msg); err != nil {
-			return apierr.From(err).Connect()
+			return apierr.ToConnect(apierr.From(err))
 		}
 	}
 	return nil

@@ -245,7 +245,7 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 		want   int
 	}{
 		{"the app's own key manages subscriptions", list, b.appKey, b.App.ID, ok},
-		{"a team Admin's user token manages subscriptions", list, user(b.Owner.ID), b.App.ID, ok},
+		{"a team Admin's user token of the app manages subscriptions", list, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: b.Owner.ID, AppID: b.App.ID}, b.App.ID, ok},
 		{"a team Developer's session manages subscriptions", list, session(developer.ID), b.App.ID, ok},
 		{"a team Tester may not manage subscriptions", list, session(tester.ID), b.App.ID, forbidden},
 		{"a team Tester reads deliveries", deliveries, session(tester.ID), b.App.ID, ok},
@@ -253,7 +253,8 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 		{"another app's key may not read deliveries", deliveries, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: otherApp.ID}, b.App.ID, forbidden},
 		{"a user off the team is refused", list, user(b.Stranger.ID), b.App.ID, forbidden},
 		{"a user off the team may not read deliveries", deliveries, session(b.Stranger.ID), b.App.ID, forbidden},
-		{"a system user token is refused", list, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: b.App.ID}, b.App.ID, forbidden},
+		{"the app's system user token manages subscriptions", list, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: b.App.ID}, b.App.ID, ok},
+		{"a team Admin's token issued to another app is refused", list, user(b.Owner.ID), b.App.ID, forbidden},
 		{"an unknown app is not found", list, b.appKey, "123456789", missing},
 		{"an unknown app's deliveries are not found", deliveries, session(b.Owner.ID), "123456789", missing},
 	} {
@@ -265,7 +266,7 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 					t.Fatalf("refused: %v", e)
 				}
 			case forbidden:
-				sdkErr(t, e, 403, 200, webhook.SubcodeNotOnTeam, "")
+				sdkErr(t, e, 403, 200, 2069004, "")
 			case missing:
 				sdkErr(t, e, 404, 100, 33, "")
 			}
@@ -275,10 +276,10 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 	t.Run("a team Tester may not replay or send test events", func(t *testing.T) {
 		_, e := call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", session(tester.ID),
 			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventBookPostCreated})
-		sdkErr(t, e, 403, 200, webhook.SubcodeNotOnTeam, "")
+		sdkErr(t, e, 403, 200, 2069004, "")
 		_, e = call[*webhookv1.DeleteSubscriptionResponse](t, b, "DeleteSubscription", session(tester.ID),
 			&webhookv1.DeleteSubscriptionRequest{AppId: b.App.ID})
-		sdkErr(t, e, 403, 200, webhook.SubcodeNotOnTeam, "")
+		sdkErr(t, e, 403, 200, 2069004, "")
 	})
 	t.Run("another app's key may not replay this app's delivery", func(t *testing.T) {
 		rcv := newReceiver(t, b.App.ClientSecret)
@@ -295,6 +296,6 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 		_, e = call[*webhookv1.ReplayDeliveryResponse](t, b, "ReplayDelivery",
 			sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: otherApp.ID},
 			&webhookv1.ReplayDeliveryRequest{DeliveryId: ds[0].GetId()})
-		sdkErr(t, e, 403, 200, webhook.SubcodeNotOnTeam, "")
+		sdkErr(t, e, 403, 200, 2069004, "")
 	})
 }

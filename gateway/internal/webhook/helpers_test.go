@@ -21,10 +21,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
+	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -53,13 +57,15 @@ type bundle struct {
 	dns *fakeDNS
 	// appKey is the World app's own principal.
 	appKey sdk.Principal
+	// authn applies the platform's access rules.
+	authn *auth.Authenticator
 }
 
 // setup builds a bundle; change the Service's options with tweak.
 func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 	t.Helper()
 	w := identitytest.NewWorld(t)
-	b := &bundle{World: w, dns: &fakeDNS{names: map[string][]netip.Addr{}},
+	b := &bundle{World: w, dns: &fakeDNS{names: map[string][]netip.Addr{}}, authn: auth.New(w.IDs, auth.Options{}),
 		appKey: sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: w.App.ID}}
 	var err error
 	if b.box, err = secretbox.New(secretbox.NewKey()); err != nil {
@@ -80,10 +86,9 @@ func (b *bundle) newService(t testing.TB, tweak ...func(*webhook.Options)) *webh
 	t.Helper()
 	opts := webhook.Options{
 		Pool: b.Pool, SecretBox: b.box, Logger: testLogger(t),
-		Access: webhook.AppAccessFunc(func(ctx context.Context, appID, userID string) (string, error) {
-			r, err := b.IDs.TeamRole(ctx, appID, userID)
-			return string(r), err
-		}),
+		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
+			return b.authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
+		},
 		RetrySchedule: fastRetries, PollInterval: 20 * time.Millisecond,
 		AttemptTimeout: 2 * time.Second, VerifyTimeout: 2 * time.Second, DrainTimeout: time.Second,
 		LookupIP: b.dns.lookup,
@@ -140,6 +145,13 @@ func call[Res proto.Message](t testing.TB, b *bundle, method string, principal s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// The gateway's access check first, as a routed call has it.
+	md := webhookv1.File_svc_webhook_v1_webhook_proto.Services().ByName("WebhookService").Methods().ByName(protoreflect.Name(method))
+	access := route.AccessOf(md)
+	if err := b.authn.Authorize(ctx, auth.FromSDK(principal), access, auth.Target(route.TargetOf(req, access))); err != nil {
+		e, _ := apierr.As(err)
+		return zero, e
+	}
 	resp := b.plugin.Invoke(ctx, &pluginv1.InvokeRequest{
 		Procedure: "/svc.webhook.v1.WebhookService/" + method, Request: in, Principal: principal.Proto(), TraceId: "test",
 	})

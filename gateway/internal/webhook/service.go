@@ -19,6 +19,8 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Event types an app may subscribe to (CONTRACT §6).
@@ -44,26 +46,11 @@ var EventTypes = []string{
 // APIVersion is the api_version written in every body.
 const APIVersion = "v1"
 
-// Team roles AppAccess reports.
-const (
-	RoleAdmin     = "admin"
-	RoleDeveloper = "developer"
-	RoleTester    = "tester"
-)
-
-// AppAccess tells a user's role on an app's team: RoleAdmin, RoleDeveloper,
-// RoleTester, or "" for none. The gateway backs it with identity.
-type AppAccess interface {
-	Role(ctx context.Context, appID, userID string) (string, error)
-}
-
-// AppAccessFunc adapts a function to AppAccess.
-type AppAccessFunc func(ctx context.Context, appID, userID string) (string, error)
-
-// Role calls f.
-func (f AppAccessFunc) Role(ctx context.Context, appID, userID string) (string, error) {
-	return f(ctx, appID, userID)
-}
+// AppGuard applies the platform's one rule of who may act on an app
+// (CONTRACT §4) to the caller of a call, for a node whose app the gateway
+// cannot read from the request (a delivery's app). It returns nil or the
+// refusal to answer. The gateway backs it with auth.
+type AppGuard func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error
 
 // Defaults of Options.
 const (
@@ -94,9 +81,9 @@ type Options struct {
 	// SecretBox seals the apps' signing secrets under the master key.
 	// Required.
 	SecretBox *secretbox.Box
-	// Access tells users' team roles, for the Graph methods. Required when
-	// Register is used.
-	Access AppAccess
+	// Guard decides who may act on an app, for the Graph nodes that name a
+	// delivery rather than an app. Required when Register is used.
+	Guard AppGuard
 	// AllowPrivateNetworks lets callbacks reach private, shared (100.64/10)
 	// and link-local addresses, for installations whose apps live on an
 	// internal network. Loopback stays reserved to apps in development mode;
@@ -144,7 +131,7 @@ type Service struct {
 	q        *coredb.Queries
 	log      *slog.Logger
 	box      *secretbox.Box
-	access   AppAccess
+	guard    AppGuard
 	lookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	// One client per connection policy, so that a connection opened under
@@ -200,7 +187,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		opts: opts, pool: opts.Pool, q: coredb.New(opts.Pool),
-		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, access: opts.Access,
+		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, guard: opts.Guard,
 		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1),
 		userAgent: "svc-webhooks/1.0",
 	}

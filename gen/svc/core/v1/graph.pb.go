@@ -1937,7 +1937,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\rclient_secret\x18\x05 \x01(\tR\fclientSecret\x12\x17\n" +
 	"\aapi_key\x18\x06 \x01(\tR\x06apiKey\x12#\n" +
 	"\rredirect_uris\x18\a \x03(\tR\fredirectUris\x12\x1a\n" +
-	"\bproducts\x18\b \x03(\tR\bproducts2\xba\r\n" +
+	"\bproducts\x18\b \x03(\tR\bproducts2\xde\r\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -1945,8 +1945,8 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12Z\n" +
-	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x15\xca\xf3\x18\x04\x12\x02\x04\x01\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12Y\n" +
+	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
 	"\x0epage/{page_id}\x90\x02\x01\x12\x88\x01\n" +
@@ -1955,17 +1955,17 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x1fpage/{page_id}/connected_assets\x90\x02\x01\x12l\n" +
 	"\n" +
 	"DebugToken\x12\x1e.svc.core.v1.DebugTokenRequest\x1a\x1f.svc.core.v1.DebugTokenResponse\"\x1d\xca\xf3\x18\x05\x12\x03\x03\x01\x02\xd2\xf3\x18\r\n" +
-	"\vdebug_token\x90\x02\x01\x12M\n" +
-	"\x06GetApp\x12\x1a.svc.core.v1.GetAppRequest\x1a\x10.svc.core.v1.App\"\x15\xd2\xf3\x18\x0e\n" +
-	"\fapp/{app_id}\x90\x02\x01\x12\\\n" +
-	"\tUpdateApp\x12\x1d.svc.core.v1.UpdateAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x12\xd2\xf3\x18\x0e\x12\fapp/{app_id}\x12f\n" +
-	"\fGetAppConfig\x12 .svc.core.v1.GetAppConfigRequest\x1a\x16.svc.core.v1.AppConfig\"\x1c\xd2\xf3\x18\x15\n" +
-	"\x13app/{app_id}/config\x90\x02\x01\x12o\n" +
-	"\x0fUpdateAppConfig\x12#.svc.core.v1.UpdateAppConfigRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x19\xd2\xf3\x18\x15\x12\x13app/{app_id}/config\x12x\n" +
-	"\rListPageLinks\x12!.svc.core.v1.ListPageLinksRequest\x1a\".svc.core.v1.ListPageLinksResponse\" \xd2\xf3\x18\x19\n" +
-	"\x17app/{app_id}/page_links\x90\x02\x01\x12{\n" +
-	"\x0eCreatePageLink\x12\".svc.core.v1.CreatePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\"'\xca\xf3\x18\x06\x12\x02\x01\x04 \x02\xd2\xf3\x18\x19\x12\x17app/{app_id}/page_links\x12{\n" +
-	"\x0eDeletePageLink\x12\".svc.core.v1.DeletePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\"'\xca\xf3\x18\x06\x12\x02\x01\x04 \x02\xd2\xf3\x18\x19\x1a\x17app/{app_id}/page_linksB3Z1github.com/svcplatform/svc/gen/svc/core/v1;corev1b\x06proto3"
+	"\vdebug_token\x90\x02\x01\x12S\n" +
+	"\x06GetApp\x12\x1a.svc.core.v1.GetAppRequest\x1a\x10.svc.core.v1.App\"\x1b\xca\xf3\x18\x02@\x03\xd2\xf3\x18\x0e\n" +
+	"\fapp/{app_id}\x90\x02\x01\x12e\n" +
+	"\tUpdateApp\x12\x1d.svc.core.v1.UpdateAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x1b\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x0e\x12\fapp/{app_id}\x12l\n" +
+	"\fGetAppConfig\x12 .svc.core.v1.GetAppConfigRequest\x1a\x16.svc.core.v1.AppConfig\"\"\xca\xf3\x18\x02@\x02\xd2\xf3\x18\x15\n" +
+	"\x13app/{app_id}/config\x90\x02\x01\x12u\n" +
+	"\x0fUpdateAppConfig\x12#.svc.core.v1.UpdateAppConfigRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x1f\xca\xf3\x18\x02@\x02\xd2\xf3\x18\x15\x12\x13app/{app_id}/config\x12~\n" +
+	"\rListPageLinks\x12!.svc.core.v1.ListPageLinksRequest\x1a\".svc.core.v1.ListPageLinksResponse\"&\xca\xf3\x18\x02@\x01\xd2\xf3\x18\x19\n" +
+	"\x17app/{app_id}/page_links\x90\x02\x01\x12}\n" +
+	"\x0eCreatePageLink\x12\".svc.core.v1.CreatePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\")\xca\xf3\x18\b\x12\x02\x01\x04 \x02@\x04\xd2\xf3\x18\x19\x12\x17app/{app_id}/page_links\x12}\n" +
+	"\x0eDeletePageLink\x12\".svc.core.v1.DeletePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\")\xca\xf3\x18\b\x12\x02\x01\x04 \x02@\x04\xd2\xf3\x18\x19\x1a\x17app/{app_id}/page_linksB3Z1github.com/svcplatform/svc/gen/svc/core/v1;corev1b\x06proto3"
 
 var (
 	file_svc_core_v1_graph_proto_rawDescOnce sync.Once

@@ -55,7 +55,8 @@ type GraphServiceClient interface {
 	ListMyBusinessPortfolios(ctx context.Context, in *ListMyBusinessPortfoliosRequest, opts ...grpc.CallOption) (*ListMyBusinessPortfoliosResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
-	// this answer.
+	// this answer. A first-party operation: the user's own session only, so
+	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(ctx context.Context, in *CreateAppRequest, opts ...grpc.CallOption) (*CreatedApp, error)
 	// GetPage reads a Page.
 	GetPage(ctx context.Context, in *GetPageRequest, opts ...grpc.CallOption) (*Page, error)
@@ -65,10 +66,11 @@ type GraphServiceClient interface {
 	ListConnectedAssets(ctx context.Context, in *ListConnectedAssetsRequest, opts ...grpc.CallOption) (*ListConnectedAssetsResponse, error)
 	// DebugToken describes a token to its app.
 	DebugToken(ctx context.Context, in *DebugTokenRequest, opts ...grpc.CallOption) (*DebugTokenResponse, error)
-	// GetApp reads an app: its mode, products and scopes. App key of the app,
-	// or a token of one of its team Admins.
+	// GetApp reads an app: its mode, products and scopes. The app itself, or
+	// a team Admin.
 	GetApp(ctx context.Context, in *GetAppRequest, opts ...grpc.CallOption) (*App, error)
 	// UpdateApp moves an app to live mode once App Review has approved it.
+	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
 	UpdateApp(ctx context.Context, in *UpdateAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(ctx context.Context, in *GetAppConfigRequest, opts ...grpc.CallOption) (*AppConfig, error)
@@ -76,10 +78,11 @@ type GraphServiceClient interface {
 	UpdateAppConfig(ctx context.Context, in *UpdateAppConfigRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 	// ListPageLinks lists the Pages an app is linked to.
 	ListPageLinks(ctx context.Context, in *ListPageLinksRequest, opts ...grpc.CallOption) (*ListPageLinksResponse, error)
-	// CreatePageLink links a Page (a PAGE business asset) to an app. It takes
-	// a user token or session of an admin of the Page.
+	// CreatePageLink links a Page (a PAGE business asset) to an app: the
+	// Page admin grants the app her Page, with her session or with a token
+	// she gave that very app (never a token of another app).
 	CreatePageLink(ctx context.Context, in *CreatePageLinkRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
-	// DeletePageLink unlinks a Page from an app.
+	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(ctx context.Context, in *DeletePageLinkRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 }
 
@@ -260,7 +263,8 @@ type GraphServiceServer interface {
 	ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
-	// this answer.
+	// this answer. A first-party operation: the user's own session only, so
+	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *GetPageRequest) (*Page, error)
@@ -270,10 +274,11 @@ type GraphServiceServer interface {
 	ListConnectedAssets(context.Context, *ListConnectedAssetsRequest) (*ListConnectedAssetsResponse, error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *DebugTokenRequest) (*DebugTokenResponse, error)
-	// GetApp reads an app: its mode, products and scopes. App key of the app,
-	// or a token of one of its team Admins.
+	// GetApp reads an app: its mode, products and scopes. The app itself, or
+	// a team Admin.
 	GetApp(context.Context, *GetAppRequest) (*App, error)
 	// UpdateApp moves an app to live mode once App Review has approved it.
+	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
 	UpdateApp(context.Context, *UpdateAppRequest) (*SuccessResponse, error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(context.Context, *GetAppConfigRequest) (*AppConfig, error)
@@ -281,10 +286,11 @@ type GraphServiceServer interface {
 	UpdateAppConfig(context.Context, *UpdateAppConfigRequest) (*SuccessResponse, error)
 	// ListPageLinks lists the Pages an app is linked to.
 	ListPageLinks(context.Context, *ListPageLinksRequest) (*ListPageLinksResponse, error)
-	// CreatePageLink links a Page (a PAGE business asset) to an app. It takes
-	// a user token or session of an admin of the Page.
+	// CreatePageLink links a Page (a PAGE business asset) to an app: the
+	// Page admin grants the app her Page, with her session or with a token
+	// she gave that very app (never a token of another app).
 	CreatePageLink(context.Context, *CreatePageLinkRequest) (*SuccessResponse, error)
-	// DeletePageLink unlinks a Page from an app.
+	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(context.Context, *DeletePageLinkRequest) (*SuccessResponse, error)
 	mustEmbedUnimplementedGraphServiceServer()
 }

@@ -159,6 +159,10 @@ const (
 	AppRole_APP_ROLE_DEVELOPER AppRole = 2
 	// A team Admin, or the app itself.
 	AppRole_APP_ROLE_ADMIN AppRole = 3
+	// No team role: the app itself, a user token issued to this app, or a
+	// first-party session. For grants a user makes to the app (a Page admin
+	// linking the app to her Page), where the rest of the rule is on the Page.
+	AppRole_APP_ROLE_GRANTEE AppRole = 4
 )
 
 // Enum value maps for AppRole.
@@ -168,12 +172,14 @@ var (
 		1: "APP_ROLE_MEMBER",
 		2: "APP_ROLE_DEVELOPER",
 		3: "APP_ROLE_ADMIN",
+		4: "APP_ROLE_GRANTEE",
 	}
 	AppRole_value = map[string]int32{
 		"APP_ROLE_UNSPECIFIED": 0,
 		"APP_ROLE_MEMBER":      1,
 		"APP_ROLE_DEVELOPER":   2,
 		"APP_ROLE_ADMIN":       3,
+		"APP_ROLE_GRANTEE":     4,
 	}
 )
 
@@ -617,12 +623,13 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x15PAGE_ROLE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10PAGE_ROLE_LINKED\x10\x01\x12\x13\n" +
 	"\x0fPAGE_ROLE_ADMIN\x10\x02\x12\x13\n" +
-	"\x0fPAGE_ROLE_OWNER\x10\x03*d\n" +
+	"\x0fPAGE_ROLE_OWNER\x10\x03*z\n" +
 	"\aAppRole\x12\x18\n" +
 	"\x14APP_ROLE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fAPP_ROLE_MEMBER\x10\x01\x12\x16\n" +
 	"\x12APP_ROLE_DEVELOPER\x10\x02\x12\x12\n" +
-	"\x0eAPP_ROLE_ADMIN\x10\x03:O\n" +
+	"\x0eAPP_ROLE_ADMIN\x10\x03\x12\x14\n" +
+	"\x10APP_ROLE_GRANTEE\x10\x04:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
 	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:P\n" +
 	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:_\n" +

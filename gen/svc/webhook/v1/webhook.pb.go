@@ -927,16 +927,16 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12\x1d\n" +
 	"\x04type\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04type\"'\n" +
 	"\x15SendTestEventResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id2\xcd\x06\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id2\xe6\x06\n" +
 	"\x0eWebhookService\x12\x8d\x01\n" +
 	"\x11ListSubscriptions\x12(.svc.webhook.v1.ListSubscriptionsRequest\x1a).svc.webhook.v1.ListSubscriptionsResponse\"#\xd2\xf3\x18\x1c\n" +
 	"\x1aapp/{app_id}/subscriptions\x90\x02\x01\x12\x87\x01\n" +
 	"\x10SaveSubscription\x12'.svc.webhook.v1.SaveSubscriptionRequest\x1a(.svc.webhook.v1.SaveSubscriptionResponse\" \xd2\xf3\x18\x1c\x12\x1aapp/{app_id}/subscriptions\x12\x8d\x01\n" +
-	"\x12DeleteSubscription\x12).svc.webhook.v1.DeleteSubscriptionRequest\x1a*.svc.webhook.v1.DeleteSubscriptionResponse\" \xd2\xf3\x18\x1c\x1a\x1aapp/{app_id}/subscriptions\x12\x81\x01\n" +
-	"\x0eListDeliveries\x12%.svc.webhook.v1.ListDeliveriesRequest\x1a&.svc.webhook.v1.ListDeliveriesResponse\" \xd2\xf3\x18\x19\n" +
-	"\x17app/{app_id}/deliveries\x90\x02\x01\x12\x84\x01\n" +
-	"\x0eReplayDelivery\x12%.svc.webhook.v1.ReplayDeliveryRequest\x1a&.svc.webhook.v1.ReplayDeliveryResponse\"#\xd2\xf3\x18\x1f\x12\x1ddelivery/{delivery_id}/replay\x12{\n" +
-	"\rSendTestEvent\x12$.svc.webhook.v1.SendTestEventRequest\x1a%.svc.webhook.v1.SendTestEventResponse\"\x1d\xd2\xf3\x18\x19\x12\x17app/{app_id}/test_event\x1a\t\xda\xf3\x18\x05\x12\x03\x03\x01\x04B9Z7github.com/svcplatform/svc/gen/svc/webhook/v1;webhookv1b\x06proto3"
+	"\x12DeleteSubscription\x12).svc.webhook.v1.DeleteSubscriptionRequest\x1a*.svc.webhook.v1.DeleteSubscriptionResponse\" \xd2\xf3\x18\x1c\x1a\x1aapp/{app_id}/subscriptions\x12\x8d\x01\n" +
+	"\x0eListDeliveries\x12%.svc.webhook.v1.ListDeliveriesRequest\x1a&.svc.webhook.v1.ListDeliveriesResponse\",\xca\xf3\x18\b\x12\x04\x03\x02\x01\x04@\x01\xd2\xf3\x18\x19\n" +
+	"\x17app/{app_id}/deliveries\x90\x02\x01\x12\x8e\x01\n" +
+	"\x0eReplayDelivery\x12%.svc.webhook.v1.ReplayDeliveryRequest\x1a&.svc.webhook.v1.ReplayDeliveryResponse\"-\xca\xf3\x18\x06\x12\x04\x03\x02\x01\x04\xd2\xf3\x18\x1f\x12\x1ddelivery/{delivery_id}/replay\x12{\n" +
+	"\rSendTestEvent\x12$.svc.webhook.v1.SendTestEventRequest\x1a%.svc.webhook.v1.SendTestEventResponse\"\x1d\xd2\xf3\x18\x19\x12\x17app/{app_id}/test_event\x1a\f\xda\xf3\x18\b\x12\x04\x03\x02\x01\x04@\x02B9Z7github.com/svcplatform/svc/gen/svc/webhook/v1;webhookv1b\x06proto3"
 
 var (
 	file_svc_webhook_v1_webhook_proto_rawDescOnce sync.Once

@@ -35,10 +35,12 @@ const (
 // delivery log (CONTRACT §2 and §6). It is served in-process by the gateway
 // through the same routing, validation and access checks as plugin methods.
 //
-// The gateway admits app keys, user tokens and sessions; the handlers then
-// require the app key of the app named in the node, or a member of its team
-// (Admin or Developer to change anything, any role to read deliveries), and
-// refuse anyone else with 403, code 200, subcode 2069004.
+// Who may call (CONTRACT §4): the app itself (its key or its
+// client_credentials token), a user token issued to that app, or a session,
+// with the team role each method names (Admin or Developer to change
+// anything, any role to read deliveries); anyone else is refused with 403,
+// code 200, subcode 2069004. The gateway enforces it from app_role; the
+// replay node names a delivery, and its handler applies the same rule.
 type WebhookServiceClient interface {
 	// ListSubscriptions reads the app's subscription: one callback URL and the
 	// event types it receives. The list is empty when the app has none.
@@ -136,10 +138,12 @@ func (c *webhookServiceClient) SendTestEvent(ctx context.Context, in *SendTestEv
 // delivery log (CONTRACT §2 and §6). It is served in-process by the gateway
 // through the same routing, validation and access checks as plugin methods.
 //
-// The gateway admits app keys, user tokens and sessions; the handlers then
-// require the app key of the app named in the node, or a member of its team
-// (Admin or Developer to change anything, any role to read deliveries), and
-// refuse anyone else with 403, code 200, subcode 2069004.
+// Who may call (CONTRACT §4): the app itself (its key or its
+// client_credentials token), a user token issued to that app, or a session,
+// with the team role each method names (Admin or Developer to change
+// anything, any role to read deliveries); anyone else is refused with 403,
+// code 200, subcode 2069004. The gateway enforces it from app_role; the
+// replay node names a delivery, and its handler applies the same rule.
 type WebhookServiceServer interface {
 	// ListSubscriptions reads the app's subscription: one callback URL and the
 	// event types it receives. The list is empty when the app has none.

@@ -86,7 +86,8 @@ type GraphServiceClient interface {
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
-	// this answer.
+	// this answer. A first-party operation: the user's own session only, so
+	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error)
@@ -96,10 +97,11 @@ type GraphServiceClient interface {
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error)
-	// GetApp reads an app: its mode, products and scopes. App key of the app,
-	// or a token of one of its team Admins.
+	// GetApp reads an app: its mode, products and scopes. The app itself, or
+	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
 	// UpdateApp moves an app to live mode once App Review has approved it.
+	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
 	UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(context.Context, *connect.Request[v1.GetAppConfigRequest]) (*connect.Response[v1.AppConfig], error)
@@ -107,10 +109,11 @@ type GraphServiceClient interface {
 	UpdateAppConfig(context.Context, *connect.Request[v1.UpdateAppConfigRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// ListPageLinks lists the Pages an app is linked to.
 	ListPageLinks(context.Context, *connect.Request[v1.ListPageLinksRequest]) (*connect.Response[v1.ListPageLinksResponse], error)
-	// CreatePageLink links a Page (a PAGE business asset) to an app. It takes
-	// a user token or session of an admin of the Page.
+	// CreatePageLink links a Page (a PAGE business asset) to an app: the
+	// Page admin grants the app her Page, with her session or with a token
+	// she gave that very app (never a token of another app).
 	CreatePageLink(context.Context, *connect.Request[v1.CreatePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
-	// DeletePageLink unlinks a Page from an app.
+	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(context.Context, *connect.Request[v1.DeletePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
 }
 
@@ -333,7 +336,8 @@ type GraphServiceHandler interface {
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
-	// this answer.
+	// this answer. A first-party operation: the user's own session only, so
+	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error)
@@ -343,10 +347,11 @@ type GraphServiceHandler interface {
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error)
-	// GetApp reads an app: its mode, products and scopes. App key of the app,
-	// or a token of one of its team Admins.
+	// GetApp reads an app: its mode, products and scopes. The app itself, or
+	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
 	// UpdateApp moves an app to live mode once App Review has approved it.
+	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
 	UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(context.Context, *connect.Request[v1.GetAppConfigRequest]) (*connect.Response[v1.AppConfig], error)
@@ -354,10 +359,11 @@ type GraphServiceHandler interface {
 	UpdateAppConfig(context.Context, *connect.Request[v1.UpdateAppConfigRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// ListPageLinks lists the Pages an app is linked to.
 	ListPageLinks(context.Context, *connect.Request[v1.ListPageLinksRequest]) (*connect.Response[v1.ListPageLinksResponse], error)
-	// CreatePageLink links a Page (a PAGE business asset) to an app. It takes
-	// a user token or session of an admin of the Page.
+	// CreatePageLink links a Page (a PAGE business asset) to an app: the
+	// Page admin grants the app her Page, with her session or with a token
+	// she gave that very app (never a token of another app).
 	CreatePageLink(context.Context, *connect.Request[v1.CreatePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
-	// DeletePageLink unlinks a Page from an app.
+	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(context.Context, *connect.Request[v1.DeletePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
 }
 
