@@ -220,7 +220,7 @@ func TestWearablesRefusalsFollowTheContract(t *testing.T) {
 		{"a partner action without a session is refused with 104", actionPath, "",
 			map[string]string{"cardId": card, "actionId": "accept"}, 401, 104, 0, ""},
 		{"a partner action with an app token is refused: a session is needed", actionPath, w.pusher,
-			map[string]string{"cardId": card, "actionId": "accept"}, 403, 200, 2069006, ""},
+			map[string]string{"cardId": card, "actionId": "accept"}, 403, 200, 2069001, ""},
 		{"an action the card does not offer is refused naming action_id", actionPath, w.session,
 			map[string]string{"cardId": card, "actionId": "maybe"}, 400, 100, 0, "action_id"},
 		{"another wearer's card does not exist", actionPath, ownerSession,
