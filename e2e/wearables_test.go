@@ -179,7 +179,16 @@ func TestAWearablesPushReachesTheDeviceAndTheAppsWebhook(t *testing.T) {
 		t.Fatalf("REST ack: %d %s", res.StatusCode, body)
 	}
 	w.rcv.waitForData("wearables.card.delivered", "cardId", waiting)
-	cancel2()
+
+	// Stopping the gateway ends the open stream (the stop does not wait
+	// for it), telling the device to reconnect.
+	w.g.Stop(t)
+	if again.Receive() {
+		t.Fatalf("after the stop the stream sent %v", again.Msg())
+	}
+	if code := connect.CodeOf(again.Err()); code != connect.CodeUnavailable {
+		t.Fatalf("the stream ended with %v, want unavailable", again.Err())
+	}
 }
 
 func TestWearablesRefusalsFollowTheContract(t *testing.T) {

@@ -110,9 +110,8 @@ func (s *service) pushCard(ctx context.Context, call *sdk.Call, req *wearablesv1
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := wearablesdb.New(tx)
 		if s.opts.SimulateDevices {
-			// No row when the user has a device already: that is fine.
-			if _, err := q.PairDevice(ctx, wearablesdb.PairDeviceParams{UserID: p.UserID, Simulated: true}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("pair a simulated device: %w", err)
+			if err := pairSimulatedDevice(ctx, q, p.UserID); err != nil {
+				return err
 			}
 		}
 		var err error
@@ -277,6 +276,20 @@ func pairRealDevice(ctx context.Context, q *wearablesdb.Queries, user string) (w
 		return q.PairedDevice(ctx, user)
 	}
 	return d, err
+}
+
+// pairSimulatedDevice pairs a simulated device for a user who has none.
+// Looking first keeps the sequence from being spent on every push.
+func pairSimulatedDevice(ctx context.Context, q *wearablesdb.Queries, user string) error {
+	_, err := q.PairedDevice(ctx, user)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	// No row when a concurrent push paired one: that is fine.
+	if _, err := q.PairDevice(ctx, wearablesdb.PairDeviceParams{UserID: user, Simulated: true}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("pair a simulated device: %w", err)
+	}
+	return nil
 }
 
 // cardAction is one action as stored in wearables.cards.actions.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"sync/atomic"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
@@ -306,12 +307,32 @@ func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *
 	if err != nil {
 		return connectError(ctx, err)
 	}
+	// A stream lasts as long as its client wants; end it when the gateway
+	// shuts down, so that the shutdown need not wait for it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var shutdown atomic.Bool
+	if closing := server.ShuttingDown(ctx); closing != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-closing:
+				shutdown.Store(true)
+				cancel()
+			case <-stop:
+			}
+		}()
+	}
 	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
 		if e := res.GetError(); e != nil {
 			return sdk.ErrorFromProto(e)
 		}
 		return stream.Send(&rawMessage{b: res.GetResponse()})
 	})
+	if err != nil && shutdown.Load() {
+		return apierr.ToConnect(apierr.Unavailable("This gateway (shutting down)"))
+	}
 	return connectError(ctx, err)
 }
 

@@ -192,6 +192,13 @@ func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, certFile, 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
+	// Requests' contexts carry the shutdown signal from the base context:
+	// no cost per request.
+	closing := make(chan struct{})
+	srv.BaseContext = func(net.Listener) context.Context {
+		return context.WithValue(context.Background(), shutdownKey{}, closing)
+	}
+	srv.RegisterOnShutdown(func() { close(closing) })
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)
