@@ -46,11 +46,9 @@ func run(p *sdk.Plugin) error {
 	svc := newService(pool, Options{SimulateDevices: os.Getenv("SVC_DEV_SEED") == "1"}, p.Logger())
 	svc.register(p)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
-	background, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.runKeeper(background) }()
+	// The keeper runs until the process exits: Serve never returns, and a
+	// transaction cut short by the exit simply rolls back.
+	go svc.runKeeper(context.Background())
 	p.Serve()
-	stop()
-	<-done
 	return nil
 }
