@@ -246,6 +246,58 @@ func TestWearablesRefusalsFollowTheContract(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the catalog and parity are generated from the loaded plugins' manifests", func(t *testing.T) {
+		res, body := do(t, "GET", w.g.URL+"/api/developers/platform/catalog", nil, nil)
+		catalog := decode[struct {
+			Data []struct {
+				Name, Kind, Version string
+				Nodes, Events       []string
+			}
+		}](t, body)
+		found := map[string]bool{}
+		for _, e := range catalog.Data {
+			found[e.Kind+" "+e.Name] = true
+			switch e.Name {
+			case "wearables":
+				if e.Version == "" || strings.Join(e.Events, ",") != "wearables.card.delivered,wearables.action.confirmed" {
+					t.Errorf("wearables entry %+v", e)
+				}
+			case "book":
+				if !strings.Contains(strings.Join(e.Nodes, ","), "POST page/{page_id}/posts") || strings.Join(e.Events, ",") != "book.post.created" {
+					t.Errorf("book entry %+v", e)
+				}
+			}
+		}
+		if res.StatusCode != 200 || !found["plugin wearables"] || !found["plugin book"] || !found["plugin core"] || !found["sdk github.com/svcplatform/svc/plugins/sdk"] {
+			t.Fatalf("catalog: %d %s", res.StatusCode, body)
+		}
+		res, body = do(t, "GET", w.g.URL+"/api/v1/business/parity", nil, nil)
+		parity := decode[struct {
+			Data []struct{ Product, Surface, Name, Status string }
+		}](t, body)
+		if res.StatusCode != 200 {
+			t.Fatalf("parity: %d %s", res.StatusCode, body)
+		}
+		want := map[string]bool{
+			"wearables rest POST /api/v1/platform/wearables/push":       false,
+			"wearables rest POST /api/mobile/glasses/partner/action":    false,
+			"wearables rpc /svc.wearables.v1.DeviceService/StreamCards": false,
+			"wearables event wearables.card.delivered":                  false,
+			"book graph GET page/{page_id}/posts":                       false,
+		}
+		for _, e := range parity.Data {
+			key := e.Product + " " + e.Surface + " " + e.Name
+			if _, ok := want[key]; ok {
+				want[key] = e.Status == "serving"
+			}
+		}
+		for key, ok := range want {
+			if !ok {
+				t.Errorf("parity lacks %q serving: %s", key, body)
+			}
+		}
+	})
+
 	// Nothing refused reached the app.
 	res, body := w.send(t, actionPath, w.session, map[string]string{"cardId": card, "actionId": "accept"})
 	if res.StatusCode != 200 {

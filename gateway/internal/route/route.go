@@ -69,6 +69,7 @@ type Method struct {
 
 // Table is one immutable generation of routes.
 type Table struct {
+	sources  []Source
 	methods  map[string]*Method
 	services []server.Service
 	files    Files
@@ -78,7 +79,7 @@ type Table struct {
 // Build makes a route table from sources. It fails when a manifest's
 // descriptors do not resolve or two sources serve the same service.
 func Build(sources []Source, guard Guard) (*Table, error) {
-	t := &Table{methods: map[string]*Method{}, guard: guard}
+	t := &Table{sources: sources, methods: map[string]*Method{}, guard: guard}
 	owner := map[string]string{}
 	for _, src := range sources {
 		files, err := protodesc.NewFiles(src.Manifest.GetFiles())
@@ -149,6 +150,10 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 		},
 	}, nil
 }
+
+// Sources are the plugins (and in-process services) the table was built
+// from, in order.
+func (t *Table) Sources() []Source { return t.sources }
 
 // Services are the table's services, for server.SetServices.
 func (t *Table) Services() []server.Service { return t.services }
