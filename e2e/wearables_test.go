@@ -298,6 +298,20 @@ func TestWearablesRefusalsFollowTheContract(t *testing.T) {
 		}
 	})
 
+	t.Run("the chat app lists the camera lenses with a session only", func(t *testing.T) {
+		res, body := do(t, "GET", w.g.URL+"/api/mobile/lenses", nil, map[string]string{"Authorization": "Bearer " + w.session})
+		lenses := decode[struct {
+			Data []struct{ ID, Name, IconURL string }
+		}](t, body)
+		if res.StatusCode != 200 || len(lenses.Data) != 3 || lenses.Data[0].Name != "Sunny" || !strings.Contains(string(body), `"iconUrl":"data:image/svg+xml,`) {
+			t.Fatalf("lenses: %d %s", res.StatusCode, body)
+		}
+		res, body = do(t, "GET", w.g.URL+"/api/mobile/lenses", nil, nil)
+		wantGraphError(t, res, body, 401, 104, 0)
+		res, body = do(t, "GET", w.g.URL+"/api/mobile/lenses", nil, map[string]string{"Authorization": "Bearer " + w.pusher})
+		wantGraphError(t, res, body, 403, 200, 2069001)
+	})
+
 	// Nothing refused reached the app.
 	res, body := w.send(t, actionPath, w.session, map[string]string{"cardId": card, "actionId": "accept"})
 	if res.StatusCode != 200 {

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
@@ -18,30 +15,12 @@ const version = "1.0.0"
 
 func main() {
 	p := sdk.New(sdk.Info{Name: "wearables", Version: version, Events: []string{EventCardDelivered, EventActionConfirmed}})
-	if err := run(p); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	pool, err := migrate.Open(ctx, "wearables", wearablessql.Migrations(), 8)
+	cancel()
+	if err != nil {
 		p.Logger().Error("wearables plugin cannot start", "error", err)
 		os.Exit(1)
-	}
-}
-
-func run(p *sdk.Plugin) error {
-	url := os.Getenv("SVC_DATABASE_URL")
-	if url == "" {
-		return fmt.Errorf("SVC_DATABASE_URL is not set: the wearables plugin is started by the gateway")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return fmt.Errorf("parse SVC_DATABASE_URL: %w", err)
-	}
-	cfg.MaxConns = 8
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	if _, err := migrate.Apply(ctx, pool, "wearables", wearablessql.Migrations()); err != nil {
-		return fmt.Errorf("migrate wearables schema: %w", err)
 	}
 	svc := newService(pool, Options{SimulateDevices: os.Getenv("SVC_DEV_SEED") == "1"}, p.Logger())
 	svc.register(p)
@@ -50,5 +29,4 @@ func run(p *sdk.Plugin) error {
 	// transaction cut short by the exit simply rolls back.
 	go svc.runKeeper(context.Background())
 	p.Serve()
-	return nil
 }
