@@ -32,7 +32,7 @@ func newWearablesWorld(t *testing.T) *wearablesWorld {
 	w := &wearablesWorld{g: g, c: g.Credentials(t)}
 	w.consumer = w.c.Users["consumer"].ID
 	w.pusher = g.UserToken(t, "consumer", "wearables:push")
-	w.session = signIn(t, g.URL, w.c.Users["consumer"].Username, w.c.Users["consumer"].Password)
+	w.session = signInAt(t, g.URL, w.c.Users["consumer"].Username, w.c.Users["consumer"].Password)
 	w.rcv = newHookReceiver(t, w.c.App.ClientSecret)
 	body, _ := json.Marshal(map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": w.rcv.srv.URL + "/hook", "verify_token": hookVerifyToken,
@@ -45,8 +45,9 @@ func newWearablesWorld(t *testing.T) *wearablesWorld {
 	return w
 }
 
-// signIn opens a first-party session and returns its token.
-func signIn(t *testing.T, base, username, password string) string {
+// signInAt opens a first-party session on the gateway at base and returns
+// its token (svcchat_test.go's signIn does the same from a graphWorld).
+func signInAt(t *testing.T, base, username, password string) string {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"username": username, "password": password})
 	res, body := do(t, "POST", base+"/api/mobile/auth/session", strings.NewReader(string(b)),
@@ -196,7 +197,7 @@ func TestWearablesRefusalsFollowTheContract(t *testing.T) {
 	w := newWearablesWorld(t)
 	owner := w.c.Users["owner"]
 	noScope := w.g.UserToken(t, "consumer", "public_profile")
-	ownerSession := signIn(t, w.g.URL, owner.Username, owner.Password)
+	ownerSession := signInAt(t, w.g.URL, owner.Username, owner.Password)
 	card := w.push(t, "Refusals")
 	w.rcv.waitForData("wearables.card.delivered", "cardId", card)
 

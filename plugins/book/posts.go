@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"strconv"
 	"strings"
@@ -71,59 +70,27 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 
 // listPosts pages through a Page's posts, newest first.
 func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
-	limit := req.GetLimit()
-	if limit <= 0 {
-		limit = 25
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
+	if err != nil {
+		return nil, err
 	}
 	q := bookdb.New(s.pool)
-	var (
-		rows []bookdb.BookPost
-		err  error
-	)
+	var rows []bookdb.BookPost
 	switch {
-	case req.GetAfter() != "" && req.GetBefore() != "":
-		return nil, sdk.Invalid("after", "Invalid parameter: give after or before, not both.")
-	case req.GetAfter() != "":
-		cursor, cerr := decodeCursor("after", req.GetAfter())
-		if cerr != nil {
-			return nil, cerr
-		}
-		rows, err = q.ListPostsAfter(ctx, bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: cursor, Lim: limit + 1})
-	case req.GetBefore() != "":
-		cursor, cerr := decodeCursor("before", req.GetBefore())
-		if cerr != nil {
-			return nil, cerr
-		}
-		rows, err = q.ListPostsBefore(ctx, bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: cursor, Lim: limit + 1})
+	case w.After != 0:
+		rows, err = q.ListPostsAfter(ctx, bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()})
+	case w.Before != 0:
+		rows, err = q.ListPostsBefore(ctx, bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()})
 	default:
-		rows, err = q.ListPostsFirst(ctx, bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: limit + 1})
+		rows, err = q.ListPostsFirst(ctx, bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()})
 	}
 	if err != nil {
 		return nil, err
 	}
-	more := len(rows) > int(limit)
-	if more {
-		rows = rows[:limit]
-	}
-	paging := &pluginv1.Paging{}
-	if req.GetBefore() != "" {
-		// Fetched oldest first from the cursor: put them back newest first.
-		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
-			rows[i], rows[j] = rows[j], rows[i]
-		}
-		paging.HasPrevious, paging.HasNext = more, true
-	} else {
-		paging.HasNext, paging.HasPrevious = more, req.GetAfter() != ""
-	}
+	rows, paging := sdk.Page(w, rows, func(p bookdb.BookPost) int64 { return p.ID })
 	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging}
 	for i, r := range rows {
 		res.Data[i] = toProto(r)
-	}
-	if len(rows) > 0 {
-		paging.Before = encodeCursor(rows[0].ID)
-		paging.After = encodeCursor(rows[len(rows)-1].ID)
-	} else {
-		paging.HasNext, paging.HasPrevious = false, false
 	}
 	return res, nil
 }
@@ -159,19 +126,4 @@ func toProto(r bookdb.BookPost) *bookv1.Post {
 		Id: strconv.FormatInt(r.ID, 10), PageId: r.PageID, Content: r.Content, Audience: r.Audience,
 		CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339),
 	}
-}
-
-// Cursors are opaque to clients: base64url of the post id.
-func encodeCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(field, s string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		if id, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && id > 0 {
-			return id, nil
-		}
-	}
-	return 0, sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
 }

@@ -82,6 +82,20 @@ func (h *HostClient) PageAccess(ctx context.Context, req *pluginv1.PageAccessReq
 	return resp, nil
 }
 
+// AppInfo asks the gateway about an app: its name, mode, products and
+// platformConfig.
+func (h *HostClient) AppInfo(ctx context.Context, appID string) (*pluginv1.AppInfoResponse, error) {
+	hc := h.p.host.Load()
+	if hc == nil {
+		return nil, ErrNoHost
+	}
+	resp, err := hc.client.AppInfo(ctx, &pluginv1.AppInfoRequest{AppId: appID})
+	if err != nil {
+		return nil, hostError("AppInfo", err)
+	}
+	return resp, nil
+}
+
 // hostError keeps a gateway that is briefly unreachable retryable for the
 // caller.
 func hostError(what string, err error) error {

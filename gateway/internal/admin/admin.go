@@ -93,7 +93,10 @@ func (s *Service) toProto(in host.Info) *adminv1.Plugin {
 
 // requireAdmin refuses every credential but the operator's admin token.
 func requireAdmin(ctx context.Context) error {
-	p := auth.FromContext(ctx)
+	p, err := auth.Caller(ctx)
+	if err != nil {
+		return err // an unknown or expired token: 190/467, 190/463
+	}
 	if p == nil {
 		return apierr.NoToken()
 	}

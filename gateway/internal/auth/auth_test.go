@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -444,7 +445,7 @@ func TestEnsureAdminToken(t *testing.T) {
 	if p, err := b.authn.AuthenticateToken(ctx, first); err != nil || p.Kind != pluginv1.TokenKind_TOKEN_KIND_ADMIN {
 		t.Fatalf("generated token: %+v, %v", p, err)
 	}
-	configured := "operator-chosen-admin-token"
+	configured := "operator-chosen-admin-token-7Hq2xZ9w"
 	if _, _, err := auth.EnsureAdminToken(ctx, q, configured); err != nil {
 		t.Fatal(err)
 	}
@@ -454,6 +455,30 @@ func TestEnsureAdminToken(t *testing.T) {
 	}
 	_, err = fresh.AuthenticateToken(ctx, first)
 	wantAPIError(t, err, 401, 190, 467)
+
+	// The operator removes SVC_ADMIN_TOKEN: the configured token stops
+	// working and a new one is generated.
+	next, generated, err := auth.EnsureAdminToken(ctx, q, "")
+	if err != nil || !generated || next == "" || next == first {
+		t.Fatalf("start without the setting: %q, %v, %v", next, generated, err)
+	}
+	_, err = fresh.AuthenticateToken(ctx, configured)
+	wantAPIError(t, err, 401, 190, 467)
+	if p, err := fresh.AuthenticateToken(ctx, next); err != nil || p.Kind != pluginv1.TokenKind_TOKEN_KIND_ADMIN {
+		t.Fatalf("token generated after the setting was removed: %+v, %v", p, err)
+	}
+}
+
+func TestAWeakConfiguredAdminTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, weak := range []string{"adm", "short-but-random-Zq8", strings.Repeat("a", 64), strings.Repeat("1234", 10)} {
+		if err := auth.CheckAdminToken(weak); err == nil {
+			t.Errorf("CheckAdminToken(%q) accepted a weak token", weak)
+		}
+	}
+	if err := auth.CheckAdminToken("3f9a1c0e7b6d25849e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d"); err != nil {
+		t.Errorf("a hex token of 64 characters: %v", err)
+	}
 }
 
 func TestSessionEndpoint(t *testing.T) {
@@ -527,5 +552,40 @@ func TestSessionEndpoint(t *testing.T) {
 				t.Errorf("got %d %s", rec.Code, rec.Body)
 			}
 		})
+	}
+}
+
+func TestRepeatedWrongPasswordsAreThrottledWith429AndRetryAfter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.authn.SessionHandler()
+	post := func(password string) *httptest.ResponseRecorder {
+		body, _ := json.Marshal(map[string]string{"username": b.Stranger.Username, "password": password})
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/api/mobile/auth/session", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	for i := range 10 {
+		if rec := post("wrong guess"); rec.Code != 401 {
+			t.Fatalf("guess %d: status %d, want 401: %s", i+1, rec.Code, rec.Body)
+		}
+	}
+	rec := post(b.Stranger.Password)
+	if rec.Code != 429 {
+		t.Fatalf("after ten wrong guesses even the right password: %d, want 429: %s", rec.Code, rec.Body)
+	}
+	var e struct {
+		Error struct {
+			Code        int  `json:"code"`
+			IsTransient bool `json:"is_transient"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code != 17 || !e.Error.IsTransient {
+		t.Fatalf("body %s (%v), want code 17, transient", rec.Body, err)
+	}
+	if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+		t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
 	}
 }

@@ -38,6 +38,24 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
+type authErrKey struct{}
+
+// WithError returns ctx carrying the refusal of a credential that failed to
+// authenticate, so that it is answered, in the caller's protocol, by
+// whatever needs a principal; public endpoints ignore it.
+func WithError(ctx context.Context, err error) context.Context {
+	return context.WithValue(ctx, authErrKey{}, err)
+}
+
+// Caller returns the request's principal (nil for an anonymous one), or the
+// refusal of the credential it presented (190/467, 190/463).
+func Caller(ctx context.Context) (*Principal, error) {
+	if err, ok := ctx.Value(authErrKey{}).(error); ok {
+		return nil, err
+	}
+	return FromContext(ctx), nil
+}
+
 // FromContext returns the request's principal, or nil for an anonymous one.
 func FromContext(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
@@ -63,7 +65,14 @@ func (a *Authenticator) signIn(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, apierr.Invalid("password", "The parameter password is required."))
 		return
 	}
-	s, err := a.ids.SignIn(r.Context(), *req.Username, *req.Password)
+	s, err := a.ids.SignIn(r.Context(), ClientAddress(r), *req.Username, *req.Password)
+	var throttled *identity.ThrottledError
+	if errors.As(err, &throttled) {
+		slog.InfoContext(r.Context(), "mobile sign-in throttled", "scope", throttled.Scope)
+		w.Header().Set("Retry-After", RetryAfter(throttled.RetryAfter))
+		apierr.Write(w, r, SignInThrottled(throttled))
+		return
+	}
 	if errors.Is(err, identity.ErrWrongPassword) {
 		slog.InfoContext(r.Context(), "mobile sign-in refused")
 		apierr.Write(w, r, WrongCredentials())
@@ -148,4 +157,36 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// SignInThrottled answers a sign-in over a limit: 429, code 17 (too many
+// attempts on the account, a user limit) or 4 (from one address, or the
+// server is busy hashing), transient.
+func SignInThrottled(e *identity.ThrottledError) *apierr.Error {
+	code, msg := 4, "Too many sign-in attempts from this address; retry later."
+	switch e.Scope {
+	case "account":
+		code, msg = 17, "Too many failed sign-in attempts on this account; retry later."
+	case "server":
+		msg = "The server is busy signing other users in; retry shortly."
+	}
+	return &apierr.Error{HTTPStatus: http.StatusTooManyRequests, Code: code, Type: apierr.TypeRateLimit,
+		Transient: true, Message: msg}
+}
+
+// RetryAfter renders a wait as a Retry-After value: whole seconds, at
+// least one.
+func RetryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
+}
+
+// ClientAddress is the address a request came from, without its port: the
+// key of per-address limits. Proxies are not trusted: behind one, every
+// client shares its address.
+func ClientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -449,7 +449,9 @@ func (q *Queries) InsertCredential(ctx context.Context, arg InsertCredentialPara
 const insertLabeledCredentialIfAbsent = `-- name: InsertLabeledCredentialIfAbsent :execrows
 INSERT INTO core.credentials (token_hash, kind, label)
 VALUES ($1, $2, $3)
-ON CONFLICT (label) WHERE label IS NOT NULL DO NOTHING
+ON CONFLICT (label) WHERE label IS NOT NULL DO UPDATE
+SET token_hash = excluded.token_hash, kind = excluded.kind, revoked_at = NULL, created_at = now()
+WHERE core.credentials.revoked_at IS NOT NULL
 `
 
 type InsertLabeledCredentialIfAbsentParams struct {
@@ -458,6 +460,8 @@ type InsertLabeledCredentialIfAbsentParams struct {
 	Label     *string
 }
 
+// Stores a credential under label unless a valid one is there; a revoked
+// one is replaced.
 func (q *Queries) InsertLabeledCredentialIfAbsent(ctx context.Context, arg InsertLabeledCredentialIfAbsentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertLabeledCredentialIfAbsent, arg.TokenHash, arg.Kind, arg.Label)
 	if err != nil {
@@ -730,7 +734,7 @@ func (q *Queries) NextObjectID(ctx context.Context) (int64, error) {
 }
 
 const pageAccess = `-- name: PageAccess :one
-SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked,
+SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = $1), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = $2) AS app_linked,
@@ -753,6 +757,8 @@ type PageAccessRow struct {
 	ChatSurfacing    bool
 	InboxAutomation  bool
 	InboxMergeLinked bool
+	Name             string
+	AssistantLabel   string
 	UserRole         string
 	AppLinked        bool
 	LinkProducts     []string
@@ -770,6 +776,8 @@ func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAcc
 		&i.ChatSurfacing,
 		&i.InboxAutomation,
 		&i.InboxMergeLinked,
+		&i.Name,
+		&i.AssistantLabel,
 		&i.UserRole,
 		&i.AppLinked,
 		&i.LinkProducts,
@@ -814,6 +822,20 @@ func (q *Queries) RevokeCredential(ctx context.Context, tokenHash []byte) (Revok
 	var i RevokeCredentialRow
 	err := row.Scan(&i.Kind, &i.AppID, &i.UserID)
 	return i, err
+}
+
+const revokeLabeledCredential = `-- name: RevokeLabeledCredential :execrows
+UPDATE core.credentials SET revoked_at = now()
+WHERE label = $1 AND revoked_at IS NULL
+`
+
+// Revokes the credential stored under label, if any.
+func (q *Queries) RevokeLabeledCredential(ctx context.Context, label *string) (int64, error) {
+	result, err := q.db.Exec(ctx, revokeLabeledCredential, label)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const setAppMode = `-- name: SetAppMode :execrows

@@ -97,6 +97,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},
+		EventTypes: func() []string {
+			if plugins == nil {
+				return nil
+			}
+			return eventTypes(plugins.Plugins())
+		},
 	})
 	if err != nil {
 		return err

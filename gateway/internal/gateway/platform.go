@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
@@ -91,11 +93,6 @@ func (l localInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequ
 	return l.p.InvokeStream(ctx, req, send)
 }
 
-// authErrKey carries a credential that failed to authenticate, so that the
-// refusal is written in the caller's protocol by whoever needs a principal;
-// public endpoints ignore it.
-type authErrKey struct{}
-
 // authenticate resolves every request's credential once, before routing.
 func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -103,7 +100,7 @@ func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 			p, err := a.Authenticate(r.Context(), r)
 			ctx := auth.WithPrincipal(r.Context(), p)
 			if err != nil {
-				ctx = context.WithValue(ctx, authErrKey{}, err)
+				ctx = auth.WithError(ctx, err)
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
@@ -121,7 +118,8 @@ func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.
 		}
 		return p.Proto(), nil
 	}
-	if err, ok := ctx.Value(authErrKey{}).(error); ok {
+	p, err := auth.Caller(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if err := g.a.Authorize(ctx, p, access, auth.Target(target)); err != nil {
@@ -173,4 +171,48 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
 	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+}
+
+// AppInfo describes an app to a plugin: name, mode, products and
+// platformConfig. An id that names no app answers app_exists false.
+func (h hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	app, err := h.ids.App(ctx, req.GetAppId())
+	if errors.Is(err, identity.ErrNotFound) {
+		return &pluginv1.AppInfoResponse{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	products, err := h.ids.AppProducts(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := h.ids.AppConfig(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &structpb.Struct{}
+	if err := cfg.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("app %s: platformConfig: %w", app.ID, err)
+	}
+	return &pluginv1.AppInfoResponse{AppExists: true, Name: app.Name, Live: app.Live(), Products: products,
+		PlatformConfig: cfg}, nil
+}
+
+// eventTypes is the catalog of event types apps may subscribe to: every
+// type the plugins declare in their manifests (sdk.Info.Events), sorted.
+// A partner plugin's events join it when the plugin loads, with no change
+// to the gateway. Plugins that were loaded once keep their types while
+// they restart, since their last manifest is kept.
+func eventTypes(plugins []host.Info) []string {
+	var out []string
+	for _, p := range plugins {
+		for _, t := range p.Manifest.GetEvents() {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -320,14 +320,26 @@ func isList(md protoreflect.MessageDescriptor) bool {
 		paging != nil && paging.Message() != nil && paging.Message().FullName() == "svc.plugin.v1.Paging"
 }
 
-// itemNode is the node of a list item, from its message's object option.
+// itemNode is the node of a list item, from its message's object option:
+// "<node>/<id>". A node may name the item's own fields in braces
+// ("page/{page_id}/conversations"), for objects that live under a parent.
 func itemNode(md protoreflect.MessageDescriptor, obj map[string]any) string {
 	o, _ := proto.GetExtension(md.Options(), pluginv1.E_Object).(*pluginv1.GraphObject)
 	id, _ := obj["id"].(string)
 	if o.GetNode() == "" || id == "" {
 		return ""
 	}
-	return o.GetNode() + "/" + id
+	segs := strings.Split(o.GetNode(), "/")
+	for i, seg := range segs {
+		if name, ok := strings.CutPrefix(seg, "{"); ok && strings.HasSuffix(name, "}") {
+			v, _ := obj[strings.TrimSuffix(name, "}")].(string)
+			if v == "" || strings.Contains(v, "/") {
+				return ""
+			}
+			segs[i] = v
+		}
+	}
+	return strings.Join(segs, "/") + "/" + id
 }
 
 // paging renders the paging object with absolute next/previous URLs.

@@ -40,9 +40,13 @@ func (c callerHost) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequ
 	return c.next.PageAccess(context.WithValue(ctx, callerKey{}, c.name), req)
 }
 
+func (c callerHost) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	return c.next.AppInfo(context.WithValue(ctx, callerKey{}, c.name), req)
+}
+
 // routingHost is the Host service when Options.HostServer is nil: Call goes
 // to the plugin serving the procedure, with the principal the calling
-// plugin gave; PageAccess is unimplemented.
+// plugin gave; PageAccess and AppInfo are unimplemented.
 type routingHost struct {
 	pluginv1.UnimplementedHostServer
 	h *Host

@@ -252,6 +252,23 @@ func (s *Service) AppProducts(ctx context.Context, appID string) ([]string, erro
 	return ps, nil
 }
 
+// AppConfig returns the app's platformConfig as a JSON object ("{}" when
+// none was saved).
+func (s *Service) AppConfig(ctx context.Context, appID string) ([]byte, error) {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.q.GetAppConfig(ctx, aid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return []byte("{}"), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("app config %s: %w", appID, err)
+	}
+	return raw, nil
+}
+
 // SetTeamRole puts a user on the app's team with role.
 func (s *Service) SetTeamRole(ctx context.Context, appID, userID string, role TeamRole) error {
 	if !slices.Contains([]TeamRole{TeamAdmin, TeamDeveloper, TeamTester}, role) {

@@ -53,7 +53,7 @@ func TestSignIn(t *testing.T) {
 		{"unknown user is refused the same way", "nobody", w.Owner.Password, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := w.IDs.SignIn(ctx, tc.username, tc.password)
+			s, err := w.IDs.SignIn(ctx, "192.0.2.1", tc.username, tc.password)
 			if !tc.ok {
 				if !errors.Is(err, identity.ErrWrongPassword) {
 					t.Fatalf("err = %v, want ErrWrongPassword", err)

@@ -176,6 +176,9 @@ type PageFacts struct {
 	ChatSurfacing    bool
 	InboxAutomation  bool
 	InboxMergeLinked bool
+	// Name and AssistantLabel attribute the built-in assistant's replies.
+	Name           string
+	AssistantLabel string
 }
 
 // UserManages reports whether the user owns or administers the Page.
@@ -186,7 +189,9 @@ func (f PageFacts) UserManages() bool {
 // Proto is the form the plugin host service answers.
 func (f PageFacts) Proto() *pluginv1.PageAccessResponse {
 	return &pluginv1.PageAccessResponse{PageExists: f.Exists, UserRole: f.UserRole, AppLinked: f.AppLinked,
-		AppProducts: f.LinkProducts, Published: f.Published, ChatSurfacing: f.ChatSurfacing}
+		AppProducts: f.LinkProducts, Published: f.Published, ChatSurfacing: f.ChatSurfacing,
+		PageName: f.Name, InboxAutomation: f.InboxAutomation, AssistantLabel: f.AssistantLabel,
+		InboxMergeLinked: f.InboxMergeLinked}
 }
 
 // PageFacts reads what userID and appID (either may be "") may do on pageID,
@@ -206,7 +211,8 @@ func (s *Service) PageFacts(ctx context.Context, pageID, userID, appID string) (
 		return PageFacts{}, fmt.Errorf("page access %s: %w", pageID, err)
 	}
 	f := PageFacts{Exists: true, AppLinked: row.AppLinked, AppProducts: row.AppProducts, Published: row.Published,
-		ChatSurfacing: row.ChatSurfacing, InboxAutomation: row.InboxAutomation, InboxMergeLinked: row.InboxMergeLinked}
+		ChatSurfacing: row.ChatSurfacing, InboxAutomation: row.InboxAutomation, InboxMergeLinked: row.InboxMergeLinked,
+		Name: row.Name, AssistantLabel: row.AssistantLabel}
 	switch PageRole(row.UserRole) {
 	case RoleOwner:
 		f.UserRole = pluginv1.PageRole_PAGE_ROLE_OWNER

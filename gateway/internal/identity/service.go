@@ -33,11 +33,13 @@ type Service struct {
 	pool *pgxpool.Pool
 	q    *coredb.Queries
 	tx   pgx.Tx
+	// signIn limits password sign-ins; shared by transactional copies.
+	signIn *signInGuard
 }
 
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool, q: coredb.New(pool)}
+	return &Service{pool: pool, q: coredb.New(pool), signIn: newSignInGuard()}
 }
 
 // InTx runs fn with a Service whose every call is part of one transaction,
@@ -47,7 +49,7 @@ func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
 		return fn(s)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx})
+		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn})
 	})
 }
 

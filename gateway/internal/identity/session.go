@@ -22,11 +22,29 @@ type Session struct {
 }
 
 // SignIn checks a username and password and opens a session.
-func (s *Service) SignIn(ctx context.Context, username, password string) (Session, error) {
-	u, err := s.CheckCredentials(ctx, username, password)
+//
+// from is the client's address. Attempts are limited per account and per
+// address, and password checks run in a bounded number of slots; a refusal
+// for a limit is a *ThrottledError.
+func (s *Service) SignIn(ctx context.Context, from, username, password string) (Session, error) {
+	account := normalUsername(username)
+	if err := s.signIn.admit(from, account); err != nil {
+		return Session{}, err
+	}
+	var (
+		u   User
+		err error
+	)
+	if herr := s.signIn.hash(ctx, func() { u, err = s.CheckCredentials(ctx, username, password) }); herr != nil {
+		return Session{}, herr
+	}
+	if errors.Is(err, ErrWrongPassword) {
+		s.signIn.result(account, false)
+	}
 	if err != nil {
 		return Session{}, err
 	}
+	s.signIn.result(account, true)
 	return s.CreateSession(ctx, u.ID)
 }
 

@@ -29,7 +29,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	username := r.PostFormValue("username")
-	sess, err := s.ids.SignIn(ctx, username, r.PostFormValue("password"))
+	sess, err := s.ids.SignIn(ctx, auth.ClientAddress(r), username, r.PostFormValue("password"))
+	var throttled *identity.ThrottledError
+	if errors.As(err, &throttled) {
+		slog.InfoContext(ctx, "sign-in throttled", "scope", throttled.Scope)
+		w.Header().Set("Retry-After", auth.RetryAfter(throttled.RetryAfter))
+		s.renderLogin(w, r, http.StatusTooManyRequests, pages.Login{Next: next, Username: username,
+			Error: "Too many sign-in attempts. Please wait a few minutes and try again."})
+		return
+	}
 	if errors.Is(err, identity.ErrWrongPassword) {
 		slog.InfoContext(ctx, "sign-in refused: wrong username or password")
 		s.renderLogin(w, r, http.StatusUnauthorized, pages.Login{Next: next, Username: username,

@@ -357,11 +357,12 @@ func connectError(ctx context.Context, err error) error {
 }
 
 // dynamicTypes registers every message and enum of files, so the transcoder
-// can resolve request, response and google.protobuf.Any types.
+// can resolve request, response and google.protobuf.Any types. The
+// platform's error detail (svc.errors.v1.GraphError) is always there: every
+// refusal carries it, and a REST refusal cannot be written without resolving
+// it, even for a plugin whose files do not import it.
 func dynamicTypes(files *protoregistry.Files) *protoregistry.Types {
 	types := new(protoregistry.Types)
-	// Refusals carry a GraphError detail that the transcoder must encode
-	// for REST callers, whether or not the plugin's files import it.
 	_ = types.RegisterMessage((&errorsv1.GraphError{}).ProtoReflect().Type())
 	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		registerMessages(types, fd.Messages())

@@ -54,7 +54,7 @@ func TestSeedCreatesTheDevelopmentWorldOnce(t *testing.T) {
 
 	for _, who := range []string{"owner", "consumer", "staff"} {
 		u := creds.Users[who]
-		s, err := ids.SignIn(ctx, u.Username, u.Password)
+		s, err := ids.SignIn(ctx, "192.0.2.1", u.Username, u.Password)
 		if err != nil || s.UserID != u.ID {
 			t.Errorf("%s signs in: %+v, %v", who, s, err)
 		}

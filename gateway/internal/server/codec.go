@@ -54,25 +54,25 @@ func (strictJSON) Unmarshal(data []byte, v any) error {
 func strictTranscoderJSON(res vanguard.TypeResolver) vanguard.Codec {
 	c := vanguard.NewJSONCodec(res)
 	c.UnmarshalOptions.DiscardUnknown = false
-	return invalidOnDecode{c}
+	return invalidArgumentJSON{c}
 }
 
-// invalidOnDecode makes a body the transcoder cannot decode (unknown field,
-// wrong type) an invalid argument, answered 400/code 100 with the decoder's
-// message naming the field; the transcoder would report it as an unknown
-// error, which the envelope turns into a 500.
-type invalidOnDecode struct{ *vanguard.JSONCodec }
+// invalidArgumentJSON reports a request body that does not decode (an
+// unknown field, a wrong type) as invalid_argument, so that REST callers get
+// 400 and code 100 naming the field rather than the transcoder's "unknown"
+// (500).
+type invalidArgumentJSON struct{ *vanguard.JSONCodec }
 
-func (c invalidOnDecode) Unmarshal(data []byte, msg proto.Message) error {
+func (c invalidArgumentJSON) Unmarshal(data []byte, msg proto.Message) error {
 	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
-		return connect.NewError(connect.CodeInvalidArgument, errorString("Invalid parameter: "+err.Error()))
+		return connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	return nil
 }
 
-func (c invalidOnDecode) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
+func (c invalidArgumentJSON) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
 	if err := c.JSONCodec.UnmarshalField(data, msg, field); err != nil {
-		return connect.NewError(connect.CodeInvalidArgument, errorString(fmt.Sprintf("Invalid parameter %s: %v", field.Name(), err)))
+		return connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	return nil
 }

@@ -61,32 +61,47 @@ func versioned(next http.Handler) http.Handler {
 
 // limited refuses bodies over MaxBodyBytes: at once when Content-Length says
 // so, otherwise when the reader crosses the limit (the error then surfaces
-// through the handler as an *http.MaxBytesError).
-func limited(next http.Handler) http.Handler {
+// through the handler as an *http.MaxBytesError). A body must also arrive
+// within readTimeout: the connection's read deadline is set while the body
+// is read and lifted at its end, so that streamed answers are not cut.
+func limited(readTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > MaxBodyBytes {
 			apierr.Write(w, r, apierr.TooLarge(MaxBodyBytes))
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBodyBytes)}
+			rc := http.NewResponseController(w)
+			deadline := rc.SetReadDeadline(time.Now().Add(readTimeout)) == nil
+			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBodyBytes), rc: rc, deadline: deadline}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
 // limitedBody remembers that the limit was crossed, so that the REST error
-// rewriter can answer 413 whatever error the transcoder made of it.
+// rewriter can answer 413 whatever error the transcoder made of it, and
+// lifts the read deadline once the body has been read.
 type limitedBody struct {
 	io.ReadCloser
 	exceeded bool
+	rc       *http.ResponseController
+	deadline bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	var tooLarge *http.MaxBytesError
-	if err != nil && errors.As(err, &tooLarge) {
-		b.exceeded = true
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			b.exceeded = true
+		}
+		// Lift the deadline only for a complete body: after a timeout it
+		// must stay, or the server would wait on the rest of the body.
+		if b.deadline && errors.Is(err, io.EOF) {
+			b.deadline = false
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
 	}
 	return n, err
 }

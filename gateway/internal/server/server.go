@@ -30,7 +30,15 @@ type Options struct {
 	// Authenticate resolves the request's credential into its context,
 	// after the body limit and before any handler; nil: no authentication.
 	Authenticate func(http.Handler) http.Handler
+	// BodyReadTimeout bounds how long a client may take to send a request
+	// body, so that slow bodies cannot hold connections; 0 means
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 }
+
+// DefaultBodyReadTimeout is the default of Options.BodyReadTimeout: 1 MiB at
+// about 35 KB/s.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Service is one proto service offered on the port, with its schema.
 type Service struct {
@@ -76,7 +84,10 @@ func New(opts Options) *Server {
 	if opts.Authenticate != nil {
 		inner = opts.Authenticate(inner)
 	}
-	s.handler = traced(opts.Metrics, versioned(limited(inner)))
+	if opts.BodyReadTimeout == 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	s.handler = traced(opts.Metrics, versioned(limited(opts.BodyReadTimeout, inner)))
 	if err := s.SetServices(nil, protoregistry.GlobalFiles); err != nil {
 		panic(err) // an empty table cannot fail
 	}

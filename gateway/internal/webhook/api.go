@@ -76,7 +76,7 @@ func (s *Service) saveSubscription(ctx context.Context, call *sdk.Call, req *web
 	if err != nil {
 		return nil, err
 	}
-	events, err := eventList(req.GetEvents())
+	events, err := s.eventList(req.GetEvents())
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +103,19 @@ func (s *Service) saveSubscription(ctx context.Context, call *sdk.Call, req *web
 	return &webhookv1.SaveSubscriptionResponse{Success: true}, nil
 }
 
+// knownEvent reports whether a loaded plugin declares event type t.
+func (s *Service) knownEvent(t string) bool {
+	return s.eventTypes != nil && slices.Contains(s.eventTypes(), t)
+}
+
 // eventList checks that every type is known and drops repeats.
-func eventList(types []string) ([]string, error) {
+func (s *Service) eventList(types []string) ([]string, error) {
 	if len(types) == 0 {
 		return nil, sdk.Invalid("events", "Invalid parameter: events must list at least one event type.")
 	}
 	out := make([]string, 0, len(types))
 	for _, t := range types {
-		if !slices.Contains(EventTypes, t) {
+		if !s.knownEvent(t) {
 			return nil, sdk.Invalid("events", "Invalid parameter: events holds %q, which is not an event type.", t)
 		}
 		if !slices.Contains(out, t) {
@@ -250,7 +255,7 @@ func (s *Service) sendTestEvent(ctx context.Context, call *sdk.Call, req *webhoo
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(EventTypes, req.GetType()) {
+	if !s.knownEvent(req.GetType()) {
 		return nil, sdk.Invalid("type", "Invalid parameter: type %q is not an event type.", req.GetType())
 	}
 	if _, err := s.q.GetWebhookSubscription(ctx, app.ID); errors.Is(err, pgx.ErrNoRows) {

@@ -39,6 +39,14 @@ import (
 
 func TestMain(m *testing.M) { identitytest.Main(m) }
 
+// contractEvents are the event types of CONTRACT §6, as the plugins that
+// emit them declare them.
+var contractEvents = []string{
+	webhook.EventPageMessageReceived, webhook.EventPageMessageSent, webhook.EventSvcchatMessageSent,
+	webhook.EventSvcchatOptIn, webhook.EventSvcchatOptOut, webhook.EventSvcchatHandover,
+	webhook.EventBookPostCreated, webhook.EventWearablesCardDelivered, webhook.EventWearablesActionConfirmed,
+}
+
 // fastRetries makes the retry schedule run in a test's time.
 var fastRetries = []time.Duration{
 	50 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond, 200 * time.Millisecond,
@@ -86,6 +94,7 @@ func (b *bundle) newService(t testing.TB, tweak ...func(*webhook.Options)) *webh
 	t.Helper()
 	opts := webhook.Options{
 		Pool: b.Pool, SecretBox: b.box, Logger: testLogger(t),
+		EventTypes: func() []string { return contractEvents },
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return b.authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},

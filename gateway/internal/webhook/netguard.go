@@ -52,6 +52,7 @@ var (
 		netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack, …
 		netip.MustParseAddr("169.254.170.2"),   // AWS ECS task metadata
 		netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+		netip.MustParseAddr("168.63.129.16"),   // Azure wire server (public range, platform-internal)
 		netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
 	}
 	sharedPrefix   = netip.MustParsePrefix("100.64.0.0/10")  // RFC 6598

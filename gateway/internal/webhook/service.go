@@ -23,7 +23,10 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk"
 )
 
-// Event types an app may subscribe to (CONTRACT §6).
+// Event types of CONTRACT §6. The gateway does not keep a list of them: the
+// types an app may subscribe to are those the loaded plugins declare in
+// their manifests (Options.EventTypes), so a partner plugin's events work
+// without a gateway change. These names serve the tests and the docs.
 const (
 	EventPageMessageReceived      = "page.message.received"
 	EventPageMessageSent          = "page.message.sent"
@@ -35,13 +38,6 @@ const (
 	EventWearablesCardDelivered   = "wearables.card.delivered"
 	EventWearablesActionConfirmed = "wearables.action.confirmed"
 )
-
-// EventTypes lists every event type, in the contract's order.
-var EventTypes = []string{
-	EventPageMessageReceived, EventPageMessageSent, EventSvcchatMessageSent,
-	EventSvcchatOptIn, EventSvcchatOptOut, EventSvcchatHandover,
-	EventBookPostCreated, EventWearablesCardDelivered, EventWearablesActionConfirmed,
-}
 
 // APIVersion is the api_version written in every body.
 const APIVersion = "v1"
@@ -81,6 +77,10 @@ type Options struct {
 	// SecretBox seals the apps' signing secrets under the master key.
 	// Required.
 	SecretBox *secretbox.Box
+	// EventTypes returns the event types apps may subscribe to and send
+	// test events of: those the loaded plugins declare. Required when
+	// Register is used.
+	EventTypes func() []string
 	// Guard decides who may act on an app, for the Graph nodes that name a
 	// delivery rather than an app. Required when Register is used.
 	Guard AppGuard
@@ -126,13 +126,14 @@ type Options struct {
 // Service delivers webhooks and serves the webhook Graph nodes. Create it
 // with New, register its methods with Register, and call Run once.
 type Service struct {
-	opts     Options
-	pool     *pgxpool.Pool
-	q        *coredb.Queries
-	log      *slog.Logger
-	box      *secretbox.Box
-	guard    AppGuard
-	lookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	opts       Options
+	pool       *pgxpool.Pool
+	q          *coredb.Queries
+	log        *slog.Logger
+	box        *secretbox.Box
+	guard      AppGuard
+	eventTypes func() []string
+	lookupIP   func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	// One client per connection policy, so that a connection opened under
 	// one policy is never reused under another (see policyFor).
@@ -187,7 +188,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		opts: opts, pool: opts.Pool, q: coredb.New(opts.Pool),
-		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, guard: opts.Guard,
+		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, guard: opts.Guard, eventTypes: opts.EventTypes,
 		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1),
 		userAgent: "svc-webhooks/1.0",
 	}

@@ -48,7 +48,7 @@ LIMIT @max_rows;
 -- Everything authorization needs to know about one Page for one caller,
 -- in one round trip. user_role is empty when the user has no role; the link
 -- columns describe the app's link to the Page (none when app_id is 0).
-SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked,
+SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = @user_id), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = @app_id) AS app_linked,
@@ -176,10 +176,19 @@ ON CONFLICT (label) WHERE label IS NOT NULL
 DO UPDATE SET token_hash = excluded.token_hash, kind = excluded.kind, revoked_at = NULL, created_at = now();
 
 -- name: InsertLabeledCredentialIfAbsent :execrows
+-- Stores a credential under label unless a valid one is there; a revoked
+-- one is replaced.
 INSERT INTO core.credentials (token_hash, kind, label)
 VALUES (@token_hash, @kind, @label)
-ON CONFLICT (label) WHERE label IS NOT NULL DO NOTHING;
+ON CONFLICT (label) WHERE label IS NOT NULL DO UPDATE
+SET token_hash = excluded.token_hash, kind = excluded.kind, revoked_at = NULL, created_at = now()
+WHERE core.credentials.revoked_at IS NOT NULL;
 
 -- name: LockInstallation :one
 -- Serialises the development seed between gateways starting together.
 SELECT dev_seeded FROM core.installation FOR UPDATE;
+
+-- name: RevokeLabeledCredential :execrows
+-- Revokes the credential stored under label, if any.
+UPDATE core.credentials SET revoked_at = now()
+WHERE label = @label AND revoked_at IS NULL;

@@ -388,23 +388,23 @@ const file_svc_book_v1_book_proto_rawDesc = "" +
 	"\baudience\x18\x04 \x01(\tR\baudience\x12!\n" +
 	"\fcreated_time\x18\x05 \x01(\tR\vcreatedTime:\n" +
 	"\xe2\xf3\x18\x06\n" +
-	"\x04post\"\xac\x01\n" +
-	"\x11CreatePostRequest\x12-\n" +
-	"\apage_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\x12%\n" +
+	"\x04post\"\x9f\x01\n" +
+	"\x11CreatePostRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12%\n" +
 	"\acontent\x18\x02 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\xe6\xed\x03R\acontent\x12A\n" +
 	"\baudience\x18\x03 \x01(\tB%\xbaH\"r R\x00R\beveryoneR\tfollowersR\aonly_meR\baudience\"$\n" +
 	"\x12CreatePostResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x90\x01\n" +
-	"\x10ListPostsRequest\x12-\n" +
-	"\apage_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\x12\x1f\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x83\x01\n" +
+	"\x10ListPostsRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12\x1f\n" +
 	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"i\n" +
 	"\x11ListPostsResponse\x12%\n" +
 	"\x04data\x18\x01 \x03(\v2\x11.svc.book.v1.PostR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"?\n" +
-	"\x0eGetPostRequest\x12-\n" +
-	"\apost_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06postId2\xdf\x03\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"2\n" +
+	"\x0eGetPostRequest\x12 \n" +
+	"\apost_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06postId2\xdf\x03\n" +
 	"\vBookService\x12\xa8\x01\n" +
 	"\n" +
 	"CreatePost\x12\x1e.svc.book.v1.CreatePostRequest\x1a\x1f.svc.book.v1.CreatePostResponse\"Y\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x02\xd2\xf3\x18\x16\x12\x14page/{page_id}/posts\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/v1/pages/{page_id}/posts\x12\xa0\x01\n" +

@@ -1829,9 +1829,9 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x11BusinessPortfolio\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
-	"\bpage_ids\x18\x03 \x03(\tR\apageIds\"?\n" +
-	"\x0eGetPageRequest\x12-\n" +
-	"\apage_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\"\xe3\x01\n" +
+	"\bpage_ids\x18\x03 \x03(\tR\apageIds\"2\n" +
+	"\x0eGetPageRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xe3\x01\n" +
 	"\x04Page\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -1841,9 +1841,9 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x10inbox_automation\x18\x06 \x01(\bR\x0finboxAutomation\x12'\n" +
 	"\x0fassistant_label\x18\a \x01(\tR\x0eassistantLabel:\n" +
 	"\xe2\xf3\x18\x06\n" +
-	"\x04page\"\x9b\x02\n" +
-	"\x19UpdatePageSettingsRequest\x12-\n" +
-	"\apage_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\x12*\n" +
+	"\x04page\"\x8e\x02\n" +
+	"\x19UpdatePageSettingsRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12*\n" +
 	"\x0echat_surfacing\x18\x02 \x01(\bH\x00R\rchatSurfacing\x88\x01\x01\x12.\n" +
 	"\x10inbox_automation\x18\x03 \x01(\bH\x01R\x0finboxAutomation\x88\x01\x01\x127\n" +
 	"\x0fassistant_label\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18(H\x02R\x0eassistantLabel\x88\x01\x01B\x11\n" +
@@ -1851,9 +1851,9 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x11_inbox_automationB\x12\n" +
 	"\x10_assistant_label\"+\n" +
 	"\x0fSuccessResponse\x12\x18\n" +
-	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x9a\x01\n" +
-	"\x1aListConnectedAssetsRequest\x12-\n" +
-	"\apage_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\x12\x1f\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x8d\x01\n" +
+	"\x1aListConnectedAssetsRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12\x1f\n" +
 	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"}\n" +
@@ -1883,28 +1883,28 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\auser_id\x18\b \x01(\tR\x06userIdB\r\n" +
 	"\v_expires_atB\f\n" +
 	"\n" +
-	"_issued_at\"<\n" +
-	"\rGetAppRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\"|\n" +
+	"_issued_at\"/\n" +
+	"\rGetAppRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"|\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1a\n" +
 	"\bproducts\x18\x04 \x03(\tR\bproducts\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes:\t\xe2\xf3\x18\x05\n" +
-	"\x03app\"`\n" +
-	"\x10UpdateAppRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12\x1f\n" +
-	"\x04mode\x18\x02 \x01(\tB\v\xbaH\br\x06R\x04liveR\x04mode\"B\n" +
-	"\x13GetAppConfigRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\"L\n" +
+	"\x03app\"S\n" +
+	"\x10UpdateAppRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1f\n" +
+	"\x04mode\x18\x02 \x01(\tB\v\xbaH\br\x06R\x04liveR\x04mode\"5\n" +
+	"\x13GetAppConfigRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"L\n" +
 	"\tAppConfig\x12?\n" +
-	"\x0eplatformConfig\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig\"\x8e\x01\n" +
-	"\x16UpdateAppConfigRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12G\n" +
-	"\x0eplatformConfig\x18\x02 \x01(\v2\x17.google.protobuf.StructB\x06\xbaH\x03\xc8\x01\x01R\x0eplatformConfig\"\x92\x01\n" +
-	"\x14ListPageLinksRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12\x1f\n" +
+	"\x0eplatformConfig\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig\"\x81\x01\n" +
+	"\x16UpdateAppConfigRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12G\n" +
+	"\x0eplatformConfig\x18\x02 \x01(\v2\x17.google.protobuf.StructB\x06\xbaH\x03\xc8\x01\x01R\x0eplatformConfig\"\x85\x01\n" +
+	"\x14ListPageLinksRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1f\n" +
 	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"q\n" +
@@ -1914,14 +1914,14 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\bPageLink\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x1b\n" +
 	"\tpage_name\x18\x02 \x01(\tR\bpageName\x12\x1a\n" +
-	"\bproducts\x18\x03 \x03(\tR\bproducts\"\xb5\x01\n" +
-	"\x15CreatePageLinkRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12-\n" +
-	"\apage_id\x18\x02 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\x12@\n" +
-	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"s\n" +
-	"\x15DeletePageLinkRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12-\n" +
-	"\apage_id\x18\x02 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x06pageId\"\xa4\x01\n" +
+	"\bproducts\x18\x03 \x03(\tR\bproducts\"\x9b\x01\n" +
+	"\x15CreatePageLinkRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12 \n" +
+	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12@\n" +
+	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"Y\n" +
+	"\x15DeletePageLinkRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12 \n" +
+	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xa4\x01\n" +
 	"\x10CreateAppRequest\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12/\n" +
 	"\rredirect_uris\x18\x02 \x03(\tB\n" +

@@ -11,6 +11,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -675,8 +676,16 @@ type PageAccessResponse struct {
 	AppProducts   []string               `protobuf:"bytes,4,rep,name=app_products,json=appProducts,proto3" json:"app_products,omitempty"`
 	Published     bool                   `protobuf:"varint,5,opt,name=published,proto3" json:"published,omitempty"`
 	ChatSurfacing bool                   `protobuf:"varint,6,opt,name=chat_surfacing,json=chatSurfacing,proto3" json:"chat_surfacing,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The Page's name, e.g. for an assistant's attribution.
+	PageName string `protobuf:"bytes,7,opt,name=page_name,json=pageName,proto3" json:"page_name,omitempty"`
+	// The built-in assistant answers a conversation's first message.
+	InboxAutomation bool `protobuf:"varint,8,opt,name=inbox_automation,json=inboxAutomation,proto3" json:"inbox_automation,omitempty"`
+	// How the assistant's replies are attributed after the Page name.
+	AssistantLabel string `protobuf:"bytes,9,opt,name=assistant_label,json=assistantLabel,proto3" json:"assistant_label,omitempty"`
+	// The Page's threads may be merged into the chat app's inbox.
+	InboxMergeLinked bool `protobuf:"varint,10,opt,name=inbox_merge_linked,json=inboxMergeLinked,proto3" json:"inbox_merge_linked,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PageAccessResponse) Reset() {
@@ -751,11 +760,163 @@ func (x *PageAccessResponse) GetChatSurfacing() bool {
 	return false
 }
 
+func (x *PageAccessResponse) GetPageName() string {
+	if x != nil {
+		return x.PageName
+	}
+	return ""
+}
+
+func (x *PageAccessResponse) GetInboxAutomation() bool {
+	if x != nil {
+		return x.InboxAutomation
+	}
+	return false
+}
+
+func (x *PageAccessResponse) GetAssistantLabel() string {
+	if x != nil {
+		return x.AssistantLabel
+	}
+	return ""
+}
+
+func (x *PageAccessResponse) GetInboxMergeLinked() bool {
+	if x != nil {
+		return x.InboxMergeLinked
+	}
+	return false
+}
+
+type AppInfoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppInfoRequest) Reset() {
+	*x = AppInfoRequest{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppInfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppInfoRequest) ProtoMessage() {}
+
+func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppInfoRequest.ProtoReflect.Descriptor instead.
+func (*AppInfoRequest) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AppInfoRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type AppInfoResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when there is no such app; the other fields are then empty.
+	AppExists bool   `protobuf:"varint,1,opt,name=app_exists,json=appExists,proto3" json:"app_exists,omitempty"`
+	Name      string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The app is in live mode (false: development mode).
+	Live bool `protobuf:"varint,3,opt,name=live,proto3" json:"live,omitempty"`
+	// Products the app has enabled.
+	Products []string `protobuf:"bytes,4,rep,name=products,proto3" json:"products,omitempty"`
+	// The app's platformConfig (the app/<id>/config node); empty when unset.
+	PlatformConfig *structpb.Struct `protobuf:"bytes,5,opt,name=platform_config,json=platformConfig,proto3" json:"platform_config,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *AppInfoResponse) Reset() {
+	*x = AppInfoResponse{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppInfoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppInfoResponse) ProtoMessage() {}
+
+func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppInfoResponse.ProtoReflect.Descriptor instead.
+func (*AppInfoResponse) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AppInfoResponse) GetAppExists() bool {
+	if x != nil {
+		return x.AppExists
+	}
+	return false
+}
+
+func (x *AppInfoResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AppInfoResponse) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
+func (x *AppInfoResponse) GetProducts() []string {
+	if x != nil {
+		return x.Products
+	}
+	return nil
+}
+
+func (x *AppInfoResponse) GetPlatformConfig() *structpb.Struct {
+	if x != nil {
+		return x.PlatformConfig
+	}
+	return nil
+}
+
 var File_svc_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"b\n" +
+	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"b\n" +
 	"\x0fDescribeRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12$\n" +
 	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"\x87\x02\n" +
@@ -800,7 +961,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x11PageAccessRequest\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x15\n" +
-	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\xf2\x01\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\x91\x03\n" +
 	"\x12PageAccessResponse\x12\x1f\n" +
 	"\vpage_exists\x18\x01 \x01(\bR\n" +
 	"pageExists\x124\n" +
@@ -809,16 +970,31 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"app_linked\x18\x03 \x01(\bR\tappLinked\x12!\n" +
 	"\fapp_products\x18\x04 \x03(\tR\vappProducts\x12\x1c\n" +
 	"\tpublished\x18\x05 \x01(\bR\tpublished\x12%\n" +
-	"\x0echat_surfacing\x18\x06 \x01(\bR\rchatSurfacing2\xaa\x02\n" +
+	"\x0echat_surfacing\x18\x06 \x01(\bR\rchatSurfacing\x12\x1b\n" +
+	"\tpage_name\x18\a \x01(\tR\bpageName\x12)\n" +
+	"\x10inbox_automation\x18\b \x01(\bR\x0finboxAutomation\x12'\n" +
+	"\x0fassistant_label\x18\t \x01(\tR\x0eassistantLabel\x12,\n" +
+	"\x12inbox_merge_linked\x18\n" +
+	" \x01(\bR\x10inboxMergeLinked\"'\n" +
+	"\x0eAppInfoRequest\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\"\xb6\x01\n" +
+	"\x0fAppInfoResponse\x12\x1d\n" +
+	"\n" +
+	"app_exists\x18\x01 \x01(\bR\tappExists\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04live\x18\x03 \x01(\bR\x04live\x12\x1a\n" +
+	"\bproducts\x18\x04 \x03(\tR\bproducts\x12@\n" +
+	"\x0fplatform_config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig2\xaa\x02\n" +
 	"\x06Plugin\x12C\n" +
 	"\bDescribe\x12\x1e.svc.plugin.v1.DescribeRequest\x1a\x17.svc.plugin.v1.Manifest\x12E\n" +
 	"\x06Invoke\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse\x12M\n" +
 	"\fInvokeStream\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse0\x01\x12E\n" +
-	"\x06Health\x12\x1c.svc.plugin.v1.HealthRequest\x1a\x1d.svc.plugin.v1.HealthResponse2\x9e\x01\n" +
+	"\x06Health\x12\x1c.svc.plugin.v1.HealthRequest\x1a\x1d.svc.plugin.v1.HealthResponse2\xe8\x01\n" +
 	"\x04Host\x12C\n" +
 	"\x04Call\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse\x12Q\n" +
 	"\n" +
-	"PageAccess\x12 .svc.plugin.v1.PageAccessRequest\x1a!.svc.plugin.v1.PageAccessResponseB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
+	"PageAccess\x12 .svc.plugin.v1.PageAccessRequest\x1a!.svc.plugin.v1.PageAccessResponse\x12H\n" +
+	"\aAppInfo\x12\x1d.svc.plugin.v1.AppInfoRequest\x1a\x1e.svc.plugin.v1.AppInfoResponseB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_svc_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -832,7 +1008,7 @@ func file_svc_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),                // 0: svc.plugin.v1.DescribeRequest
 	(*Manifest)(nil),                       // 1: svc.plugin.v1.Manifest
@@ -845,36 +1021,42 @@ var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*HealthResponse)(nil),                 // 8: svc.plugin.v1.HealthResponse
 	(*PageAccessRequest)(nil),              // 9: svc.plugin.v1.PageAccessRequest
 	(*PageAccessResponse)(nil),             // 10: svc.plugin.v1.PageAccessResponse
-	(*descriptorpb.FileDescriptorSet)(nil), // 11: google.protobuf.FileDescriptorSet
-	(TokenKind)(0),                         // 12: svc.plugin.v1.TokenKind
-	(*v1.GraphError)(nil),                  // 13: svc.errors.v1.GraphError
-	(PageRole)(0),                          // 14: svc.plugin.v1.PageRole
+	(*AppInfoRequest)(nil),                 // 11: svc.plugin.v1.AppInfoRequest
+	(*AppInfoResponse)(nil),                // 12: svc.plugin.v1.AppInfoResponse
+	(*descriptorpb.FileDescriptorSet)(nil), // 13: google.protobuf.FileDescriptorSet
+	(TokenKind)(0),                         // 14: svc.plugin.v1.TokenKind
+	(*v1.GraphError)(nil),                  // 15: svc.errors.v1.GraphError
+	(PageRole)(0),                          // 16: svc.plugin.v1.PageRole
+	(*structpb.Struct)(nil),                // 17: google.protobuf.Struct
 }
 var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
-	11, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
+	13, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
 	2,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
-	12, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
+	14, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
 	3,  // 3: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
 	6,  // 4: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
-	13, // 5: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	14, // 6: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	0,  // 7: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	4,  // 8: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	4,  // 9: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	7,  // 10: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	4,  // 11: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	9,  // 12: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	1,  // 13: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	5,  // 14: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	5,  // 15: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	8,  // 16: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	5,  // 17: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	10, // 18: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	13, // [13:19] is the sub-list for method output_type
-	7,  // [7:13] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	15, // 5: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
+	16, // 6: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	17, // 7: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	0,  // 8: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
+	4,  // 9: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	4,  // 10: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	7,  // 11: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	4,  // 12: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	9,  // 13: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	11, // 14: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	1,  // 15: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	5,  // 16: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	5,  // 17: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	8,  // 18: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	5,  // 19: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	10, // 20: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	12, // 21: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	15, // [15:22] is the sub-list for method output_type
+	8,  // [8:15] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_plugin_proto_init() }
@@ -889,7 +1071,7 @@ func file_svc_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_plugin_proto_rawDesc), len(file_svc_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

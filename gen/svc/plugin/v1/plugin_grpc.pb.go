@@ -261,6 +261,7 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 const (
 	Host_Call_FullMethodName       = "/svc.plugin.v1.Host/Call"
 	Host_PageAccess_FullMethodName = "/svc.plugin.v1.Host/PageAccess"
+	Host_AppInfo_FullMethodName    = "/svc.plugin.v1.Host/AppInfo"
 )
 
 // HostClient is the client API for Host service.
@@ -272,8 +273,13 @@ type HostClient interface {
 	// Call invokes a method of any loaded plugin (or of the gateway) with the
 	// principal given in the request.
 	Call(ctx context.Context, in *InvokeRequest, opts ...grpc.CallOption) (*InvokeResponse, error)
-	// PageAccess tells what a user or an app may do on a Page.
+	// PageAccess tells what a user or an app may do on a Page, and the Page's
+	// chat settings.
 	PageAccess(ctx context.Context, in *PageAccessRequest, opts ...grpc.CallOption) (*PageAccessResponse, error)
+	// AppInfo describes an app: its name, mode and platformConfig. Products
+	// read their part of the configuration through it (the svcchat plugin:
+	// platformConfig.svcchat.templates).
+	AppInfo(ctx context.Context, in *AppInfoRequest, opts ...grpc.CallOption) (*AppInfoResponse, error)
 }
 
 type hostClient struct {
@@ -304,6 +310,16 @@ func (c *hostClient) PageAccess(ctx context.Context, in *PageAccessRequest, opts
 	return out, nil
 }
 
+func (c *hostClient) AppInfo(ctx context.Context, in *AppInfoRequest, opts ...grpc.CallOption) (*AppInfoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppInfoResponse)
+	err := c.cc.Invoke(ctx, Host_AppInfo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -313,8 +329,13 @@ type HostServer interface {
 	// Call invokes a method of any loaded plugin (or of the gateway) with the
 	// principal given in the request.
 	Call(context.Context, *InvokeRequest) (*InvokeResponse, error)
-	// PageAccess tells what a user or an app may do on a Page.
+	// PageAccess tells what a user or an app may do on a Page, and the Page's
+	// chat settings.
 	PageAccess(context.Context, *PageAccessRequest) (*PageAccessResponse, error)
+	// AppInfo describes an app: its name, mode and platformConfig. Products
+	// read their part of the configuration through it (the svcchat plugin:
+	// platformConfig.svcchat.templates).
+	AppInfo(context.Context, *AppInfoRequest) (*AppInfoResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -330,6 +351,9 @@ func (UnimplementedHostServer) Call(context.Context, *InvokeRequest) (*InvokeRes
 }
 func (UnimplementedHostServer) PageAccess(context.Context, *PageAccessRequest) (*PageAccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PageAccess not implemented")
+}
+func (UnimplementedHostServer) AppInfo(context.Context, *AppInfoRequest) (*AppInfoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AppInfo not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -388,6 +412,24 @@ func _Host_PageAccess_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_AppInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppInfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).AppInfo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_AppInfo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).AppInfo(ctx, req.(*AppInfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -402,6 +444,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PageAccess",
 			Handler:    _Host_PageAccess_Handler,
+		},
+		{
+			MethodName: "AppInfo",
+			Handler:    _Host_AppInfo_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -870,30 +870,30 @@ var File_svc_webhook_v1_webhook_proto protoreflect.FileDescriptor
 
 const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\n" +
-	"\x1csvc/webhook/v1/webhook.proto\x12\x0esvc.webhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1bsvc/plugin/v1/options.proto\"G\n" +
-	"\x18ListSubscriptionsRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\"M\n" +
+	"\x1csvc/webhook/v1/webhook.proto\x12\x0esvc.webhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1bsvc/plugin/v1/options.proto\":\n" +
+	"\x18ListSubscriptionsRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"M\n" +
 	"\x19ListSubscriptionsResponse\x120\n" +
 	"\x04data\x18\x01 \x03(\v2\x1c.svc.webhook.v1.SubscriptionR\x04data\"a\n" +
 	"\fSubscription\x12!\n" +
 	"\fcallback_url\x18\x01 \x01(\tR\vcallbackUrl\x12\x16\n" +
 	"\x06events\x18\x02 \x03(\tR\x06events\x12\x16\n" +
-	"\x06active\x18\x03 \x01(\bR\x06active\"\xca\x01\n" +
-	"\x17SaveSubscriptionRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12-\n" +
+	"\x06active\x18\x03 \x01(\bR\x06active\"\xbd\x01\n" +
+	"\x17SaveSubscriptionRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12-\n" +
 	"\fcallback_url\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\vcallbackUrl\x12$\n" +
 	"\x06events\x18\x03 \x03(\tB\f\xbaH\t\x92\x01\x06\b\x01\x10 \x18\x01R\x06events\x12-\n" +
 	"\fverify_token\x18\x04 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\vverifyToken\"4\n" +
 	"\x18SaveSubscriptionResponse\x12\x18\n" +
-	"\asuccess\x18\x01 \x01(\bR\asuccess\"H\n" +
-	"\x19DeleteSubscriptionRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\"6\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\";\n" +
+	"\x19DeleteSubscriptionRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"6\n" +
 	"\x1aDeleteSubscriptionResponse\x12\x18\n" +
-	"\asuccess\x18\x01 \x01(\bR\asuccess\"\xf8\x01\n" +
-	"\x15ListDeliveriesRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12;\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\xeb\x01\n" +
+	"\x15ListDeliveriesRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12;\n" +
 	"\x06status\x18\x02 \x01(\tB#\xbaH r\x1eR\x00R\apendingR\tsucceededR\x06failedR\x06status\x12&\n" +
 	"\n" +
 	"event_type\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\teventType\x12\x1f\n" +
@@ -917,14 +917,14 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\n" +
 	"latency_ms\x18\x03 \x01(\x05R\tlatencyMs\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12)\n" +
-	"\x10response_excerpt\x18\x05 \x01(\tR\x0fresponseExcerpt\"U\n" +
-	"\x15ReplayDeliveryRequest\x12<\n" +
-	"\vdelivery_id\x18\x01 \x01(\tB\x1b\xbaH\x18r\x162\x14^whd_[0-9a-f]{1,64}$R\n" +
+	"\x10response_excerpt\x18\x05 \x01(\tR\x0fresponseExcerpt\"A\n" +
+	"\x15ReplayDeliveryRequest\x12(\n" +
+	"\vdelivery_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18PR\n" +
 	"deliveryId\"(\n" +
 	"\x16ReplayDeliveryResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"b\n" +
-	"\x14SendTestEventRequest\x12+\n" +
-	"\x06app_id\x18\x01 \x01(\tB\x14\xbaH\x11r\x0f2\r^[0-9]{1,20}$R\x05appId\x12\x1d\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"U\n" +
+	"\x14SendTestEventRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1d\n" +
 	"\x04type\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04type\"'\n" +
 	"\x15SendTestEventResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id2\xe6\x06\n" +

@@ -47,6 +47,8 @@ const (
 	HostCallProcedure = "/svc.plugin.v1.Host/Call"
 	// HostPageAccessProcedure is the fully-qualified name of the Host's PageAccess RPC.
 	HostPageAccessProcedure = "/svc.plugin.v1.Host/PageAccess"
+	// HostAppInfoProcedure is the fully-qualified name of the Host's AppInfo RPC.
+	HostAppInfoProcedure = "/svc.plugin.v1.Host/AppInfo"
 )
 
 // PluginClient is a client for the svc.plugin.v1.Plugin service.
@@ -214,8 +216,13 @@ type HostClient interface {
 	// Call invokes a method of any loaded plugin (or of the gateway) with the
 	// principal given in the request.
 	Call(context.Context, *connect.Request[v1.InvokeRequest]) (*connect.Response[v1.InvokeResponse], error)
-	// PageAccess tells what a user or an app may do on a Page.
+	// PageAccess tells what a user or an app may do on a Page, and the Page's
+	// chat settings.
 	PageAccess(context.Context, *connect.Request[v1.PageAccessRequest]) (*connect.Response[v1.PageAccessResponse], error)
+	// AppInfo describes an app: its name, mode and platformConfig. Products
+	// read their part of the configuration through it (the svcchat plugin:
+	// platformConfig.svcchat.templates).
+	AppInfo(context.Context, *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error)
 }
 
 // NewHostClient constructs a client for the svc.plugin.v1.Host service. By default, it uses the
@@ -241,6 +248,12 @@ func NewHostClient(httpClient connect.HTTPClient, baseURL string, opts ...connec
 			connect.WithSchema(hostMethods.ByName("PageAccess")),
 			connect.WithClientOptions(opts...),
 		),
+		appInfo: connect.NewClient[v1.AppInfoRequest, v1.AppInfoResponse](
+			httpClient,
+			baseURL+HostAppInfoProcedure,
+			connect.WithSchema(hostMethods.ByName("AppInfo")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -248,6 +261,7 @@ func NewHostClient(httpClient connect.HTTPClient, baseURL string, opts ...connec
 type hostClient struct {
 	call       *connect.Client[v1.InvokeRequest, v1.InvokeResponse]
 	pageAccess *connect.Client[v1.PageAccessRequest, v1.PageAccessResponse]
+	appInfo    *connect.Client[v1.AppInfoRequest, v1.AppInfoResponse]
 }
 
 // Call calls svc.plugin.v1.Host.Call.
@@ -260,13 +274,23 @@ func (c *hostClient) PageAccess(ctx context.Context, req *connect.Request[v1.Pag
 	return c.pageAccess.CallUnary(ctx, req)
 }
 
+// AppInfo calls svc.plugin.v1.Host.AppInfo.
+func (c *hostClient) AppInfo(ctx context.Context, req *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error) {
+	return c.appInfo.CallUnary(ctx, req)
+}
+
 // HostHandler is an implementation of the svc.plugin.v1.Host service.
 type HostHandler interface {
 	// Call invokes a method of any loaded plugin (or of the gateway) with the
 	// principal given in the request.
 	Call(context.Context, *connect.Request[v1.InvokeRequest]) (*connect.Response[v1.InvokeResponse], error)
-	// PageAccess tells what a user or an app may do on a Page.
+	// PageAccess tells what a user or an app may do on a Page, and the Page's
+	// chat settings.
 	PageAccess(context.Context, *connect.Request[v1.PageAccessRequest]) (*connect.Response[v1.PageAccessResponse], error)
+	// AppInfo describes an app: its name, mode and platformConfig. Products
+	// read their part of the configuration through it (the svcchat plugin:
+	// platformConfig.svcchat.templates).
+	AppInfo(context.Context, *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error)
 }
 
 // NewHostHandler builds an HTTP handler from the service implementation. It returns the path on
@@ -288,12 +312,20 @@ func NewHostHandler(svc HostHandler, opts ...connect.HandlerOption) (string, htt
 		connect.WithSchema(hostMethods.ByName("PageAccess")),
 		connect.WithHandlerOptions(opts...),
 	)
+	hostAppInfoHandler := connect.NewUnaryHandler(
+		HostAppInfoProcedure,
+		svc.AppInfo,
+		connect.WithSchema(hostMethods.ByName("AppInfo")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.plugin.v1.Host/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case HostCallProcedure:
 			hostCallHandler.ServeHTTP(w, r)
 		case HostPageAccessProcedure:
 			hostPageAccessHandler.ServeHTTP(w, r)
+		case HostAppInfoProcedure:
+			hostAppInfoHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -309,4 +341,8 @@ func (UnimplementedHostHandler) Call(context.Context, *connect.Request[v1.Invoke
 
 func (UnimplementedHostHandler) PageAccess(context.Context, *connect.Request[v1.PageAccessRequest]) (*connect.Response[v1.PageAccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.plugin.v1.Host.PageAccess is not implemented"))
+}
+
+func (UnimplementedHostHandler) AppInfo(context.Context, *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.plugin.v1.Host.AppInfo is not implemented"))
 }

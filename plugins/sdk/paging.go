@@ -1,0 +1,96 @@
+package sdk
+
+import (
+	"encoding/base64"
+	"strconv"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// DefaultPageSize is the page size of a list read that asks for none
+// (CONTRACT §2).
+const DefaultPageSize = 25
+
+// Window is one page of a Graph list read keyed by a growing int64 (an id
+// or a sequence number): at most Limit rows after or before a cursor. Fetch
+// Limit+1 rows in the list's order (or, with Before, in reverse order from
+// the cursor) and hand them to Page.
+type Window struct {
+	// Limit is the page size (DefaultPageSize when the request gave none).
+	Limit int32
+	// After and Before are the decoded cursors; 0 when absent.
+	After, Before int64
+}
+
+// ParseWindow reads a list request's limit, after and before. A cursor that
+// this list did not hand out, or both cursors at once, is refused naming the
+// parameter.
+func ParseWindow(limit int32, after, before string) (Window, error) {
+	w := Window{Limit: limit}
+	if w.Limit <= 0 {
+		w.Limit = DefaultPageSize
+	}
+	if after != "" && before != "" {
+		return w, Invalid("after", "Invalid parameter: give after or before, not both.")
+	}
+	var err error
+	if after != "" {
+		if w.After, err = DecodeCursor("after", after); err != nil {
+			return w, err
+		}
+	}
+	if before != "" {
+		if w.Before, err = DecodeCursor("before", before); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// Fetch is how many rows to read: one more than the page, to tell whether
+// there is another.
+func (w Window) Fetch() int32 { return w.Limit + 1 }
+
+// Page trims rows read for w to the page, puts them in list order and
+// returns the paging the Graph renders. key gives a row's cursor value.
+func Page[T any](w Window, rows []T, key func(T) int64) ([]T, *pluginv1.Paging) {
+	more := len(rows) > int(w.Limit)
+	if more {
+		rows = rows[:w.Limit]
+	}
+	paging := &pluginv1.Paging{}
+	if w.Before != 0 {
+		// Read away from the cursor in reverse: put them back in list order.
+		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
+			rows[i], rows[j] = rows[j], rows[i]
+		}
+		paging.HasPrevious, paging.HasNext = more, true
+	} else {
+		paging.HasNext, paging.HasPrevious = more, w.After != 0
+	}
+	if len(rows) == 0 {
+		paging.HasNext, paging.HasPrevious = false, false
+		return rows, paging
+	}
+	paging.Before = EncodeCursor(key(rows[0]))
+	paging.After = EncodeCursor(key(rows[len(rows)-1]))
+	return rows, paging
+}
+
+// EncodeCursor makes an opaque cursor of a row key: base64url of its
+// decimal form.
+func EncodeCursor(key int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(key, 10)))
+}
+
+// DecodeCursor reads a cursor made by EncodeCursor; anything else is
+// refused naming field.
+func DecodeCursor(field, s string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		if key, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && key > 0 {
+			return key, nil
+		}
+	}
+	return 0, Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
+}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+)
+
+type service struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+func (s *service) register(p *sdk.Plugin) {
+	m := svcchatv1.File_svc_svcchat_v1_svcchat_proto.Services().ByName("SvcchatService").Methods()
+	sdk.Handle(p, m.ByName("WriteToPage"), s.writeToPage)
+	sdk.Handle(p, m.ByName("OptIn"), s.optIn)
+	sdk.Handle(p, m.ByName("OptOut"), s.optOut)
+	sdk.Handle(p, m.ByName("SendMessage"), s.sendMessage)
+	sdk.Handle(p, m.ByName("ListConversations"), s.listConversations)
+	sdk.Handle(p, m.ByName("GetConversation"), s.getConversation)
+	sdk.Handle(p, m.ByName("ListMessages"), s.listMessages)
+	sdk.Handle(p, m.ByName("ListTemplates"), s.listTemplates)
+	sdk.Handle(p, m.ByName("CreateTemplate"), s.createTemplate)
+	sdk.Handle(p, m.ByName("ApproveTemplate"), s.approveTemplate)
+	sdk.Handle(p, m.ByName("SubmitTemplate"), s.submitTemplate)
+	sdk.Handle(p, m.ByName("ListTemplateQueue"), s.listTemplateQueue)
+	sdk.Handle(p, m.ByName("DecideTemplate"), s.decideTemplate)
+}
+
+// newMessageID returns "m_" and 26 random base-32 characters (130 bits).
+func newMessageID() string { return "m_" + rand.Text() }
+
+// pageForChat reads a Page's facts and refuses a Page that does not exist
+// (404) or is not published with chat surfacing on (2018304).
+func pageForChat(ctx context.Context, call *sdk.Call, pageID string) (*pluginv1.PageAccessResponse, error) {
+	p := call.Principal()
+	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: pageID, UserId: p.UserID, AppId: p.AppID})
+	if err != nil {
+		return nil, err
+	}
+	if !page.GetPageExists() {
+		return nil, sdk.NotFound("Page " + pageID)
+	}
+	if !page.GetPublished() || !page.GetChatSurfacing() {
+		return nil, errPageUnavailable()
+	}
+	return page, nil
+}
+
+// writeToPage is a user writing to a Page from the chat app.
+func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv1.WriteToPageRequest) (*svcchatv1.WriteToPageResponse, error) {
+	page, err := pageForChat(ctx, call, req.GetPageId())
+	if err != nil {
+		return nil, err
+	}
+	userID := call.Principal().UserID
+	var res svcchatv1.WriteToPageResponse
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := svcchatdb.New(tx)
+		conv, err := q.OpenConversation(ctx, svcchatdb.OpenConversationParams{
+			PageID: req.GetPageId(), UserID: userID, Holder: string(initialHolder(page.GetInboxAutomation())),
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := s.applyOptIn(ctx, tx, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
+			return err
+		}
+		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
+			Direction: "inbound", Sender: "user", Kind: "session", Text: req.GetText(),
+		})
+		if err != nil {
+			return err
+		}
+		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
+		_, err = event.Emit(ctx, tx, event.Event{Type: EventMessageReceived, PageID: conv.PageID, Data: pageMessageData{
+			ConversationID: res.ConversationId, MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
+			Text: msg.Text, Kind: msg.Kind,
+		}})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// appendMessage numbers and stores the next message of conv, whose row the
+// transaction holds locked.
+func appendMessage(ctx context.Context, q *svcchatdb.Queries, conv svcchatdb.SvcchatConversation, m svcchatdb.InsertMessageParams) (svcchatdb.SvcchatMessage, error) {
+	next, err := q.NextMessageSeq(ctx, svcchatdb.NextMessageSeqParams{PageID: conv.PageID, ID: conv.ID})
+	if err != nil {
+		return svcchatdb.SvcchatMessage{}, err
+	}
+	m.PageID, m.ConversationID, m.Seq, m.ID = conv.PageID, conv.ID, next.LastMessageSeq, newMessageID()
+	return q.InsertMessage(ctx, m)
+}
+
+// sendShape is a message write's body, checked for exactly one of the two
+// shapes of interface §2.1.
+type sendShape struct {
+	template     bool
+	recipient    string
+	text         string
+	templateName string
+	params       map[string]string
+}
+
+// parseSend checks a message write's shape: a session message carries
+// recipient_user_id and text and no type; a template message carries to,
+// type "template", templateName and templateParams (string values; may be
+// omitted for a template without parameters). Anything else is refused
+// naming the first field that is wrong.
+func parseSend(req *svcchatv1.SendMessageRequest) (sendShape, error) {
+	if req.Type != nil {
+		if req.GetType() != "template" {
+			return sendShape{}, sdk.Invalid("type", `Invalid parameter: type must be "template" (a session message has no type).`)
+		}
+		switch {
+		case req.RecipientUserId != nil:
+			return sendShape{}, sdk.Invalid("recipient_user_id", "Invalid parameter: recipient_user_id is for session messages; a template message names its recipient in to.")
+		case req.Text != nil:
+			return sendShape{}, sdk.Invalid("text", "Invalid parameter: text is for session messages; a template message has templateName and templateParams.")
+		case req.To == nil:
+			return sendShape{}, sdk.Invalid("to", "Invalid parameter: to is required for a template message.")
+		case req.TemplateName == nil || req.GetTemplateName() == "":
+			return sendShape{}, sdk.Invalid("templateName", "Invalid parameter: templateName is required for a template message.")
+		}
+		params, err := templateParams(req.GetTemplateParams())
+		if err != nil {
+			return sendShape{}, err
+		}
+		return sendShape{template: true, recipient: req.GetTo(), templateName: req.GetTemplateName(), params: params}, nil
+	}
+	switch {
+	case req.To != nil:
+		return sendShape{}, sdk.Invalid("to", `Invalid parameter: to is for template messages (with type "template"); a session message uses recipient_user_id.`)
+	case req.TemplateName != nil:
+		return sendShape{}, sdk.Invalid("templateName", `Invalid parameter: templateName needs type "template".`)
+	case req.TemplateParams != nil:
+		return sendShape{}, sdk.Invalid("templateParams", `Invalid parameter: templateParams needs type "template".`)
+	case req.RecipientUserId == nil:
+		return sendShape{}, sdk.Invalid("recipient_user_id", "Invalid parameter: recipient_user_id is required for a session message.")
+	case req.Text == nil:
+		return sendShape{}, sdk.Invalid("text", "Invalid parameter: text is required for a session message.")
+	}
+	return sendShape{recipient: req.GetRecipientUserId(), text: req.GetText()}, nil
+}
+
+// templateParams reads templateParams, whose values must be strings
+// (132000 otherwise).
+func templateParams(st *structpb.Struct) (map[string]string, error) {
+	out := make(map[string]string, len(st.GetFields()))
+	names := make([]string, 0, len(st.GetFields()))
+	for k := range st.GetFields() {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		sv, ok := st.GetFields()[k].GetKind().(*structpb.Value_StringValue)
+		if !ok {
+			return nil, errTemplateParams("templateParams." + k + " must be a string")
+		}
+		out[k] = sv.StringValue
+	}
+	return out, nil
+}
+
+// sendMessage sends a session or template message as the Page and makes
+// the sending app the conversation's holder.
+func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv1.SendMessageRequest) (*svcchatv1.SendMessageResponse, error) {
+	shape, err := parseSend(req)
+	if err != nil {
+		return nil, err
+	}
+	page, err := pageForChat(ctx, call, req.GetPageId())
+	if err != nil {
+		return nil, err
+	}
+	p := call.Principal()
+	kind, text := "session", shape.text
+	var templateName *string
+	if shape.template {
+		t, err := s.templateFor(ctx, call, p.AppID, shape.templateName)
+		if err != nil {
+			return nil, err
+		}
+		sendable := t.Status == StatusApproved || (!p.Live && t.Status == StatusDraft)
+		if !sendable {
+			return nil, errTemplateNotApproved(t.Name)
+		}
+		if text, err = render(t, shape.params); err != nil {
+			return nil, errTemplateParams(err.Error())
+		}
+		kind, templateName = "template", &t.Name
+	}
+	var res svcchatv1.SendMessageResponse
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := svcchatdb.New(tx)
+		conv, found, err := lockConversation(ctx, q, req.GetPageId(), shape.recipient)
+		if err != nil {
+			return err
+		}
+		opt, err := lockOptIn(ctx, q, req.GetPageId(), shape.recipient)
+		if err != nil {
+			return err
+		}
+		switch {
+		case OptInStatus(opt.Status) == OptInOptedOut:
+			return errOptedOut()
+		case !shape.template && (!found || !windowOpen(conv.WindowExpiresAt)):
+			return errWindowClosed()
+		case shape.template && !allowsTemplates(OptInStatus(opt.Status), opt.Purposes):
+			return errNoOptIn()
+		}
+		if !found {
+			// An opted-in user who never wrote: the Page starts the thread.
+			if conv, err = createConversation(ctx, q, req.GetPageId(), shape.recipient, initialHolder(page.GetInboxAutomation())); err != nil {
+				return err
+			}
+		}
+		if err := takeControl(ctx, q, &conv, p.AppID); err != nil {
+			return err
+		}
+		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
+			Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
+		})
+		if err != nil {
+			return err
+		}
+		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, formatID(conv.ID)
+		return emitSent(ctx, tx, conv, msg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// emitSent writes page.message.sent and svcchat.message.sent for msg.
+func emitSent(ctx context.Context, tx pgx.Tx, conv svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) error {
+	cid := formatID(conv.ID)
+	if _, err := event.Emit(ctx, tx, event.Event{Type: EventPageMessageSent, PageID: conv.PageID, Data: pageMessageData{
+		ConversationID: cid, MessageID: msg.ID, PageID: conv.PageID, UserID: conv.UserID,
+		Text: msg.Text, Kind: msg.Kind, TemplateName: msg.TemplateName,
+	}}); err != nil {
+		return err
+	}
+	var d messageSentData
+	d.Conversation.ID, d.Conversation.PageID, d.Conversation.UserID = cid, conv.PageID, conv.UserID
+	d.Conversation.ControlHolder = holderName(Holder(conv.Holder), conv.HolderAppID)
+	d.Message.ID, d.Message.Text, d.Message.Kind, d.Message.TemplateName, d.Message.AppID =
+		msg.ID, msg.Text, msg.Kind, msg.TemplateName, msg.AppID
+	_, err := event.Emit(ctx, tx, event.Event{Type: EventMessageSent, PageID: conv.PageID, Data: d})
+	return err
+}
+
+// takeControl makes app the holder of conv (interface §3.3: sending as an
+// app takes control), remembering the holder before the app.
+func takeControl(ctx context.Context, q *svcchatdb.Queries, conv *svcchatdb.SvcchatConversation, appID string) error {
+	if Holder(conv.Holder) == HolderApp && conv.HolderAppID == appID {
+		return nil
+	}
+	previous := conv.PreviousHolder
+	if Holder(conv.Holder) != HolderApp {
+		previous = conv.Holder
+	}
+	conv.Holder, conv.HolderAppID, conv.PreviousHolder = string(HolderApp), appID, previous
+	return q.SetControl(ctx, svcchatdb.SetControlParams{PageID: conv.PageID, ID: conv.ID,
+		Holder: conv.Holder, HolderAppID: appID, PreviousHolder: previous})
+}
+
+// lockConversation locks the conversation of a Page with a user, if any.
+func lockConversation(ctx context.Context, q *svcchatdb.Queries, pageID, userID string) (svcchatdb.SvcchatConversation, bool, error) {
+	conv, err := q.LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return conv, false, nil
+	}
+	return conv, err == nil, err
+}
+
+// createConversation opens a conversation the Page starts; when a user's
+// write created it at the same moment, that one is used.
+func createConversation(ctx context.Context, q *svcchatdb.Queries, pageID, userID string, holder Holder) (svcchatdb.SvcchatConversation, error) {
+	conv, err := q.CreateConversation(ctx, svcchatdb.CreateConversationParams{PageID: pageID, UserID: userID, Holder: string(holder)})
+	if errors.Is(err, pgx.ErrNoRows) {
+		conv, _, err = lockConversation(ctx, q, pageID, userID)
+	}
+	return conv, err
+}
+
+// lockOptIn locks a user's opt-in record with a Page; no record reads as
+// status none.
+func lockOptIn(ctx context.Context, q *svcchatdb.Queries, pageID, userID string) (svcchatdb.SvcchatOptIn, error) {
+	opt, err := q.LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return svcchatdb.SvcchatOptIn{PageID: pageID, UserID: userID, Status: string(OptInNone), Purposes: []string{}}, nil
+	}
+	return opt, err
+}
+
+// windowOpen tells whether a session window is open now.
+func windowOpen(expires pgtype.Timestamptz) bool {
+	return expires.Valid && time.Now().Before(expires.Time)
+}
+
+func formatID(id int64) string { return strconv.FormatInt(id, 10) }
+
+// parseID reads a decimal id; anything else names nothing (false).
+func parseID(s string) (int64, bool) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+)
+
+// applyOptIn runs the opt-in state machine for a user and a Page inside
+// tx: it locks the record, writes the new standing and emits the event
+// when something changed, and returns the record as it is now. purposes
+// and source are recorded on a change.
+func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, pageID, userID string, trigger OptInTrigger, purposes []string, source string) (svcchatdb.SvcchatOptIn, error) {
+	q := svcchatdb.New(tx)
+	cur, err := lockOptIn(ctx, q, pageID, userID)
+	if err != nil {
+		return cur, err
+	}
+	next, eventType := NextOptIn(OptInStatus(cur.Status), trigger)
+	if eventType == "" {
+		return cur, nil
+	}
+	if next == OptInOptedOut && len(cur.Purposes) > 0 {
+		purposes = cur.Purposes // what the user opts out of
+	}
+	rec, err := q.PutOptIn(ctx, svcchatdb.PutOptInParams{PageID: pageID, UserID: userID, Status: string(next),
+		Purposes: purposes, Source: source})
+	if err != nil {
+		return rec, err
+	}
+	_, err = event.Emit(ctx, tx, event.Event{Type: eventType, PageID: pageID, Data: optInData{
+		PageID: pageID, UserID: userID, Purposes: rec.Purposes, Source: rec.Source,
+	}})
+	return rec, err
+}
+
+// optIn records the signed-in user's opt-in; a repeat changes nothing.
+func (s *service) optIn(ctx context.Context, call *sdk.Call, req *svcchatv1.OptInRequest) (*svcchatv1.OptInResponse, error) {
+	if _, err := pageForChat(ctx, call, req.GetPageId()); err != nil {
+		return nil, err
+	}
+	return s.changeOptIn(ctx, req.GetPageId(), call.Principal().UserID, TriggerMobileOptIn, req.GetPurposes())
+}
+
+// optOut records the signed-in user's opt-out; a repeat changes nothing.
+// A user may opt out of a Page that is no longer published.
+func (s *service) optOut(ctx context.Context, call *sdk.Call, req *svcchatv1.OptOutRequest) (*svcchatv1.OptInResponse, error) {
+	userID := call.Principal().UserID
+	if req.GetUserId() != userID {
+		return nil, sdk.Invalid("userId", "Invalid parameter: userId must be the signed-in user.")
+	}
+	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: req.GetPageId(), UserId: userID})
+	if err != nil {
+		return nil, err
+	}
+	if !page.GetPageExists() {
+		return nil, sdk.NotFound("Page " + req.GetPageId())
+	}
+	return s.changeOptIn(ctx, req.GetPageId(), userID, TriggerMobileOptOut, []string{})
+}
+
+func (s *service) changeOptIn(ctx context.Context, pageID, userID string, trigger OptInTrigger, purposes []string) (*svcchatv1.OptInResponse, error) {
+	var rec svcchatdb.SvcchatOptIn
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = s.applyOptIn(ctx, tx, pageID, userID, trigger, purposes, "mobile")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &svcchatv1.OptInResponse{OptIn: &svcchatv1.OptInRecord{PageId: rec.PageID, UserId: rec.UserID,
+		Purposes: rec.Purposes, Source: rec.Source, Status: rec.Status, UpdatedAt: rfc3339(rec.UpdatedAt)}}, nil
+}

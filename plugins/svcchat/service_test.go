@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/internal/pgtest"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
+	coresql "github.com/svcplatform/svc/sql/core"
+)
+
+func TestMain(m *testing.M) {
+	name := pgtest.TemplateName("svc_svcchat", coresql.Migrations(), svcchatsql.Migrations())
+	pgtest.RegisterTemplate(name, func(ctx context.Context, url string) error {
+		pool, err := pgxpool.New(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		if _, err := migrate.Apply(ctx, pool, "core", coresql.Migrations()); err != nil {
+			return err
+		}
+		_, err = migrate.Apply(ctx, pool, "svcchat", svcchatsql.Migrations())
+		return err
+	})
+	pgtest.Main(m)
+}
+
+// gatewayFacts is the Host service of these tests: the core facts the
+// gateway would answer (one published Page with chat surfacing, apps by
+// id), which a test may change. The gateway's own implementation is
+// covered by the e2e tests.
+type gatewayFacts struct {
+	pluginv1.UnimplementedHostServer
+	mu   sync.Mutex
+	page *pluginv1.PageAccessResponse
+	apps map[string]*pluginv1.AppInfoResponse
+}
+
+func (g *gatewayFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if req.GetPageId() != testPage {
+		return &pluginv1.PageAccessResponse{}, nil
+	}
+	return proto.Clone(g.page).(*pluginv1.PageAccessResponse), nil
+}
+
+func (g *gatewayFacts) AppInfo(_ context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if a, ok := g.apps[req.GetAppId()]; ok {
+		return proto.Clone(a).(*pluginv1.AppInfoResponse), nil
+	}
+	return &pluginv1.AppInfoResponse{}, nil
+}
+
+const (
+	testPage = "500"
+	liveApp  = "700"
+	devApp   = "701"
+	consumer = "900"
+)
+
+type bundle struct {
+	tp    *plugintest.Plugin
+	facts *gatewayFacts
+	pool  *pgxpool.Pool
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := pgtest.Pool(t, pgtest.NewDatabase(t))
+	facts := &gatewayFacts{
+		page: &pluginv1.PageAccessResponse{PageExists: true, Published: true, ChatSurfacing: true, PageName: "Demo Coffee",
+			AppLinked: true, AppProducts: []string{"svcchat"}},
+		apps: map[string]*pluginv1.AppInfoResponse{
+			liveApp: {AppExists: true, Name: "Live Shop", Live: true, PlatformConfig: &structpb.Struct{}},
+			devApp:  {AppExists: true, Name: "Dev Shop", PlatformConfig: &structpb.Struct{}},
+		},
+	}
+	p := sdk.New(info)
+	(&service{pool: pool, log: p.Logger()}).register(p)
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool}
+}
+
+var (
+	user     = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: consumer}
+	staff    = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: "1", Staff: true}
+	liveSend = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: liveApp, Live: true, Scopes: []string{"svcchat:send"}}
+	devSend  = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: devApp, Scopes: []string{"svcchat:send"}}
+	liveKey  = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: liveApp, Live: true}
+)
+
+func call[Res proto.Message](t *testing.T, b *bundle, method string, p sdk.Principal, req proto.Message) (Res, error) {
+	t.Helper()
+	return plugintest.Call[Res](context.Background(), b.tp, "/svc.svcchat.v1.SvcchatService/"+method, p, req)
+}
+
+func must[Res proto.Message](t *testing.T, b *bundle, method string, p sdk.Principal, req proto.Message) Res {
+	t.Helper()
+	res, err := call[Res](t, b, method, p, req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return res
+}
+
+func wantRefusal(t *testing.T, err error, status, code, subcode int) {
+	t.Helper()
+	var e *sdk.Error
+	if !errors.As(err, &e) || e.HTTPStatus != status || e.Code != code || e.Subcode != subcode {
+		t.Fatalf("error = %v; want %d %d/%d", err, status, code, subcode)
+	}
+}
+
+func (b *bundle) userWrites(t *testing.T, text string) *svcchatv1.WriteToPageResponse {
+	t.Helper()
+	return must[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", user, &svcchatv1.WriteToPageRequest{PageId: testPage, Text: text})
+}
+
+func template(app sdk.Principal, name string, params map[string]any) *svcchatv1.SendMessageRequest {
+	st, _ := structpb.NewStruct(params)
+	return &svcchatv1.SendMessageRequest{PageId: testPage, To: strp(consumer), Type: strp("template"), TemplateName: strp(name), TemplateParams: st}
+}
+
+func TestALiveAppSendsOnlyApprovedTemplates(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.userWrites(t, "hi")
+	must[*svcchatv1.Template](t, b, "CreateTemplate", liveKey, &svcchatv1.CreateTemplateRequest{AppId: liveApp, Name: "pickup", Body: "Ready, {{name}}!", Params: []string{"name"}})
+
+	t.Run("a live app's draft is refused with 2018302", func(t *testing.T) {
+		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "pickup", map[string]any{"name": "Casey"}))
+		wantRefusal(t, err, 403, 10, 2018302)
+	})
+	t.Run("a live app cannot approve its own draft (2018305)", func(t *testing.T) {
+		_, err := call[*svcchatv1.Template](t, b, "ApproveTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "pickup"})
+		wantRefusal(t, err, 409, 10, 2018305)
+	})
+	t.Run("the platform's approved defaults are sendable", func(t *testing.T) {
+		must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "hello_world", nil))
+	})
+
+	// Submit, find it in the staff queue, approve, send.
+	sub := must[*svcchatv1.Template](t, b, "SubmitTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "pickup"})
+	if sub.GetStatus() != "pending_review" {
+		t.Fatalf("submitted = %v", sub)
+	}
+	t.Run("a template under review is still refused with 2018302", func(t *testing.T) {
+		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "pickup", map[string]any{"name": "Casey"}))
+		wantRefusal(t, err, 403, 10, 2018302)
+	})
+	queue := must[*svcchatv1.ListTemplateQueueResponse](t, b, "ListTemplateQueue", staff, &svcchatv1.ListTemplateQueueRequest{})
+	if len(queue.GetData()) != 1 || queue.GetData()[0].GetAppName() != "Live Shop" || queue.GetData()[0].GetName() != "pickup" ||
+		queue.GetData()[0].GetStatus() != "pending_review" || queue.GetData()[0].GetSubmittedAt() == "" {
+		t.Fatalf("queue = %v", queue)
+	}
+	id := queue.GetData()[0].GetId()
+	t.Run("rejecting needs a reason", func(t *testing.T) {
+		_, err := call[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: id, Decision: "reject"})
+		wantRefusal(t, err, 400, 100, 0)
+	})
+	dec := must[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: id, Decision: "approve"})
+	if dec.GetTemplate().GetStatus() != "approved" || dec.GetTemplate().GetDecidedAt() == "" || dec.GetTemplate().GetAppId() != liveApp {
+		t.Fatalf("decision = %v", dec)
+	}
+	t.Run("a decision on a template that is not pending is refused with 2018305", func(t *testing.T) {
+		_, err := call[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: id, Decision: "approve"})
+		wantRefusal(t, err, 409, 10, 2018305)
+	})
+	res := must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "pickup", map[string]any{"name": "Casey"}))
+	if res.GetRecipientId() != consumer {
+		t.Fatalf("send = %v", res)
+	}
+	if q := must[*svcchatv1.ListTemplateQueueResponse](t, b, "ListTemplateQueue", staff, &svcchatv1.ListTemplateQueueRequest{}); len(q.GetData()) != 0 {
+		t.Fatalf("the queue still lists %v", q)
+	}
+}
+
+func TestEditingARejectedTemplateMakesItADraftAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	create := &svcchatv1.CreateTemplateRequest{AppId: liveApp, Name: "promo", Body: "Sale today", Params: []string{}}
+	must[*svcchatv1.Template](t, b, "CreateTemplate", liveKey, create)
+	must[*svcchatv1.Template](t, b, "SubmitTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "promo"})
+	q := must[*svcchatv1.ListTemplateQueueResponse](t, b, "ListTemplateQueue", staff, &svcchatv1.ListTemplateQueueRequest{})
+	dec := must[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff,
+		&svcchatv1.DecideTemplateRequest{Id: q.GetData()[0].GetId(), Decision: "reject", Reason: "Promotional content is not transactional."})
+	if dec.GetTemplate().GetStatus() != "rejected" || dec.GetTemplate().GetRejectionReason() == "" {
+		t.Fatalf("decision = %v", dec)
+	}
+	list := must[*svcchatv1.ListTemplatesResponse](t, b, "ListTemplates", liveKey, &svcchatv1.ListTemplatesRequest{AppId: liveApp})
+	if i := indexOf(list, "promo"); i < 0 || list.GetData()[i].GetStatus() != "rejected" || list.GetData()[i].GetRejectionReason() != "Promotional content is not transactional." {
+		t.Fatalf("list = %v", list)
+	}
+	_, err := call[*svcchatv1.Template](t, b, "SubmitTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "promo"})
+	wantRefusal(t, err, 409, 10, 2018305)
+
+	create.Body = "Your receipt is ready"
+	edited := must[*svcchatv1.Template](t, b, "CreateTemplate", liveKey, create)
+	if edited.GetStatus() != "draft" || edited.GetRejectionReason() != "" {
+		t.Fatalf("edited = %v", edited)
+	}
+	if again := must[*svcchatv1.Template](t, b, "SubmitTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "promo"}); again.GetStatus() != "pending_review" {
+		t.Fatalf("resubmitted = %v", again)
+	}
+}
+
+func indexOf(list *svcchatv1.ListTemplatesResponse, name string) int {
+	for i, t := range list.GetData() {
+		if t.GetName() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestPlatformConfigTemplatesStartAsDraftsAndFollowTheConfig(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg, _ := structpb.NewStruct(map[string]any{"svcchat": map[string]any{"templates": map[string]any{
+		"order_update": map[string]any{"body": "Order {{order_id}}: {{status}} (Dev Shop)", "params": []any{"order_id", "status"}},
+	}}})
+	b.facts.mu.Lock()
+	b.facts.apps[devApp].PlatformConfig = cfg
+	b.facts.mu.Unlock()
+	b.userWrites(t, "hi")
+	must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, template(devSend, "order_update", map[string]any{"order_id": "7", "status": "packed"}))
+	var text string
+	if err := b.pool.QueryRow(context.Background(), "SELECT text FROM svcchat.messages WHERE app_id = $1", devApp).Scan(&text); err != nil || text != "Order 7: packed (Dev Shop)" {
+		t.Fatalf("sent %q, %v", text, err)
+	}
+	list := must[*svcchatv1.ListTemplatesResponse](t, b, "ListTemplates", devSend, &svcchatv1.ListTemplatesRequest{AppId: devApp})
+	if i := indexOf(list, "order_update"); i < 0 || list.GetData()[i].GetStatus() != "draft" {
+		t.Fatalf("list = %v", list)
+	}
+	t.Run("a template the config declares cannot be created through the Graph", func(t *testing.T) {
+		_, err := call[*svcchatv1.Template](t, b, "CreateTemplate", devSend, &svcchatv1.CreateTemplateRequest{AppId: devApp, Name: "order_update", Body: "x", Params: []string{}})
+		wantRefusal(t, err, 400, 100, 0)
+	})
+
+	// Removing it from the config brings the platform default back.
+	b.facts.mu.Lock()
+	b.facts.apps[devApp].PlatformConfig = &structpb.Struct{}
+	b.facts.mu.Unlock()
+	list = must[*svcchatv1.ListTemplatesResponse](t, b, "ListTemplates", devSend, &svcchatv1.ListTemplatesRequest{AppId: devApp})
+	if i := indexOf(list, "order_update"); i < 0 || list.GetData()[i].GetStatus() != "approved" || list.GetData()[i].GetBody() != defaultTemplates[1].Body {
+		t.Fatalf("list = %v", list)
+	}
+}
+
+func TestAnUnpublishedPageRefusesWritesAndSendsWith2018304(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.userWrites(t, "hi")
+	b.facts.mu.Lock()
+	b.facts.page.Published = false
+	b.facts.mu.Unlock()
+	_, err := call[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", user, &svcchatv1.WriteToPageRequest{PageId: testPage, Text: "again"})
+	wantRefusal(t, err, 403, 10, 2018304)
+	_, err = call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
+	wantRefusal(t, err, 403, 10, 2018304)
+	t.Run("an opt-out still works on an unpublished Page", func(t *testing.T) {
+		res := must[*svcchatv1.OptInResponse](t, b, "OptOut", user, &svcchatv1.OptOutRequest{PageId: testPage, UserId: consumer})
+		if res.GetOptIn().GetStatus() != "opted_out" {
+			t.Fatalf("opt-out = %v", res)
+		}
+	})
+}
+
+func TestANewConversationStartsWithTheAssistantWhenInboxAutomationIsOn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.facts.mu.Lock()
+	b.facts.page.InboxAutomation = true
+	b.facts.mu.Unlock()
+	w := b.userWrites(t, "hi")
+	c := must[*svcchatv1.Conversation](t, b, "GetConversation", devSend, &svcchatv1.GetConversationRequest{PageId: testPage, ConversationId: w.GetConversationId()})
+	if c.GetControl().GetHolder() != "svc_ai" || c.GetOptIn() != "active" || c.WindowExpiresAt == nil {
+		t.Fatalf("conversation = %v", c)
+	}
+	must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
+	var holder, app, previous string
+	if err := b.pool.QueryRow(context.Background(), "SELECT holder, holder_app_id, previous_holder FROM svcchat.conversations").Scan(&holder, &app, &previous); err != nil ||
+		holder != "app" || app != devApp || previous != "svc_ai" {
+		t.Fatalf("after the app's send: %s %s %s %v", holder, app, previous, err)
+	}
+}
+
+func TestOptInAnswersTheRecordAndARepeatEmitsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for range 2 {
+		res := must[*svcchatv1.OptInResponse](t, b, "OptIn", user, &svcchatv1.OptInRequest{PageId: testPage, Purposes: []string{"transactional"}})
+		if o := res.GetOptIn(); o.GetStatus() != "active" || o.GetSource() != "mobile" || o.GetUserId() != consumer || o.GetPageId() != testPage ||
+			len(o.GetPurposes()) != 1 || o.GetUpdatedAt() == "" {
+			t.Fatalf("opt-in = %v", res)
+		}
+	}
+	var n int
+	if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM core.outbox WHERE type = 'svcchat.opt_in'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d opt-in events, %v", n, err)
+	}
+	t.Run("a template reaches an opted-in user who never wrote", func(t *testing.T) {
+		res := must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, template(devSend, "hello_world", nil))
+		if res.GetConversationId() == "" {
+			t.Fatalf("send = %v", res)
+		}
+	})
+	t.Run("a session message to them is outside the window (2018278)", func(t *testing.T) {
+		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
+		wantRefusal(t, err, 400, 10, 2018278)
+	})
+}
