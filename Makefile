@@ -56,9 +56,11 @@ test-go:
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
 	exit $$status
 
-## test-node: the OIDC flow with the npm openid-client package
+## test-node: the OIDC flow with the npm openid-client package, chat
+## completions with the npm openai package
 test-node: build
 	cd tests/node-oidc && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
+	cd tests/node-openai && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 
 ## lint: gofmt, go vet, staticcheck
 lint: tools

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,12 +24,14 @@ import (
 )
 
 type pluginList struct {
-	Plugins []struct {
-		Name, Version, Sha256, State, StartedAt string
-		Protocol                                int
-		PID                                     int `json:"pid"`
-		Routes                                  []string
-	} `json:"plugins"`
+	Plugins []pluginEntry `json:"plugins"`
+}
+
+type pluginEntry struct {
+	Name, Version, Sha256, State, StartedAt string
+	Protocol                                int
+	PID                                     int `json:"pid"`
+	Routes                                  []string
 }
 
 func listPlugins(t *testing.T, g *gatewaytest.Gateway, token string) pluginList {
@@ -275,5 +278,50 @@ func TestAPartnerPluginIsInstalledWithoutRebuildingTheGateway(t *testing.T) {
 	}
 	if n := len(listPlugins(t, g, admin).Plugins); n != 2 {
 		t.Fatalf("%d plugins listed after the install", n)
+	}
+}
+
+// Make-before-break: a reload that would make two plugins claim one Graph
+// node is refused when the route table is built, and traffic stays on the
+// table in use.
+func TestAReloadThatMakesTwoPluginsClaimOneNodeFailsAndKeepsTheOldTable(t *testing.T) {
+	t.Parallel()
+	plugins := t.TempDir()
+	bin := gatewaytest.BinDir(t)
+	install := func(from, name string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(bin, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(plugins, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install("testplugin", "testplugin")
+	g := gatewaytest.Start(t, gatewaytest.Options{PluginsDir: plugins})
+	admin := g.Credentials(t).AdminToken
+	echo := func() {
+		t.Helper()
+		res, body := do(t, "GET", g.URL+"/api/v1/graph?node=echo/1", nil, nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("echo/1 = %d %s", res.StatusCode, body)
+		}
+	}
+	echo()
+
+	install("testplugin", "testplugin-alias")
+	res, body := do(t, "POST", g.URL+"/api/admin/plugins/testplugin-alias/reload", nil, map[string]string{"Authorization": "Bearer " + admin})
+	if res.StatusCode == 200 {
+		t.Fatalf("a plugin claiming echo/{id} twice was installed: %s", body)
+	}
+	if !strings.Contains(string(body), "echo/{id}") {
+		t.Errorf("the refusal does not name the node: %s", body)
+	}
+	echo() // still served by the table in use
+	for _, p := range listPlugins(t, g, admin).Plugins {
+		if p.Name == "testplugin-alias" && p.State == "serving" {
+			t.Fatalf("the refused plugin is serving: %+v", p)
+		}
 	}
 }

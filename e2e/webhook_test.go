@@ -208,12 +208,12 @@ func TestWebhooksDeliverSignedEventsEndToEnd(t *testing.T) {
 	}
 
 	// A test event reaches the callback whatever the filter.
-	res, body = w.post(t, app.APIKey, map[string]any{"node": "app/" + app.ID + "/test_event", "type": "svcchat.handover"}, nil)
+	res, body = w.post(t, app.APIKey, map[string]any{"node": "app/" + app.ID + "/test_event", "type": "svcchat.opt_in"}, nil)
 	test := decode[struct{ ID string }](t, body)
 	if res.StatusCode != 200 || !strings.HasPrefix(test.ID, "evt_") {
 		t.Fatalf("test event: %d %s", res.StatusCode, body)
 	}
-	if d := rcv.waitFor(test.ID, 1)[0]; d.body.Type != "svcchat.handover" || d.body.Data["test"] != true {
+	if d := rcv.waitFor(test.ID, 1)[0]; d.body.Type != "svcchat.opt_in" || d.body.Data["test"] != true {
 		t.Fatalf("test event body %+v", d.body)
 	}
 }

@@ -17,7 +17,10 @@ type Call struct {
 	procedure string
 	principal *pluginv1.Principal
 	traceID   string
-	log       *slog.Logger
+	// delegation is the gateway's handle on this call, handed back on Host
+	// calls so that they act as this call's caller.
+	delegation string
+	log        *slog.Logger
 }
 
 // Procedure returns the called method, "/package.Service/Method".
@@ -39,9 +42,12 @@ func (c *Call) Logger() *slog.Logger {
 }
 
 // Host returns a client of the gateway's Host service that acts for this
-// call's caller and carries its trace id.
+// call's caller, while the call lasts, and carries its trace id. The
+// gateway applies the called method's access rule to that caller. After
+// the call has returned (work a handler left running), the client acts as
+// the plugin itself, as Plugin.Host does.
 func (c *Call) Host() *HostClient {
-	return &HostClient{p: c.p, principal: c.principal, traceID: c.traceID}
+	return &HostClient{p: c.p, delegation: c.delegation, traceID: c.traceID}
 }
 
 // Invoke runs one unary call in this process exactly as the gateway's calls
@@ -54,7 +60,7 @@ func (p *Plugin) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) *plugi
 // invoke runs one unary call; it is the handler of both transports, gRPC and
 // the fast lane.
 func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse) {
-	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId()}
+	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation()}
 	m := p.methods[call.procedure]
 	if m == nil || m.unary == nil {
 		return &pluginv1.InvokeResponse{Error: p.unknown(call, m).Proto()}
@@ -76,7 +82,7 @@ func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp 
 // invokeStream runs one streaming call, sending each message and, when the
 // handler fails, a last response carrying the error.
 func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) (err error) {
-	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId()}
+	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation()}
 	m := p.methods[call.procedure]
 	if m == nil || m.stream == nil {
 		return send(&pluginv1.InvokeResponse{Error: p.unknown(call, m).Proto()})

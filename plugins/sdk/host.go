@@ -22,9 +22,9 @@ var ErrNoHost = errors.New("sdk: the plugin has no connection to the gateway's H
 // HostClient calls the gateway's Host service: another plugin's methods, and
 // the core's identity data.
 type HostClient struct {
-	p         *Plugin
-	principal *pluginv1.Principal
-	traceID   string
+	p          *Plugin
+	delegation string
+	traceID    string
 }
 
 // hostConn is the connection to the Host service, dialled through
@@ -32,11 +32,6 @@ type HostClient struct {
 type hostConn struct {
 	conn   *grpc.ClientConn
 	client pluginv1.HostClient
-}
-
-// As returns a client acting for principal instead.
-func (h *HostClient) As(principal Principal) *HostClient {
-	return &HostClient{p: h.p, principal: principal.Proto(), traceID: h.traceID}
 }
 
 // Call invokes procedure (e.g. "/svc.completions.v1.CompletionsService/Complete")
@@ -52,7 +47,7 @@ func (h *HostClient) Call(ctx context.Context, procedure string, req, res proto.
 	if err != nil {
 		return fmt.Errorf("sdk: host call %s: encode request: %w", procedure, err)
 	}
-	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Principal: h.principal, TraceId: h.traceID}
+	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Delegation: h.delegation, TraceId: h.traceID}
 	if d, ok := ctx.Deadline(); ok {
 		ireq.DeadlineUnixNano = d.UnixNano()
 	}

@@ -32,6 +32,10 @@ type Principal struct {
 	Live bool
 	// Staff is true when the user is platform staff.
 	Staff bool
+	// Plugin names the calling plugin when it acts as itself (Kind
+	// TOKEN_KIND_PLUGIN: another plugin's background work, through the
+	// host).
+	Plugin string
 }
 
 // HasScope tells whether the credential carries scope.
@@ -48,7 +52,7 @@ func (p Principal) HasScope(scope string) bool {
 func (p Principal) Proto() *pluginv1.Principal {
 	return &pluginv1.Principal{
 		TokenKind: p.Kind, UserId: p.UserID, AppId: p.AppID,
-		Scopes: p.Scopes, Live: p.Live, Staff: p.Staff,
+		Scopes: p.Scopes, Live: p.Live, Staff: p.Staff, Plugin: p.Plugin,
 	}
 }
 
@@ -57,6 +61,6 @@ func (p Principal) Proto() *pluginv1.Principal {
 func PrincipalFromProto(p *pluginv1.Principal) Principal {
 	return Principal{
 		Kind: p.GetTokenKind(), UserID: p.GetUserId(), AppID: p.GetAppId(),
-		Scopes: p.GetScopes(), Live: p.GetLive(), Staff: p.GetStaff(),
+		Scopes: p.GetScopes(), Live: p.GetLive(), Staff: p.GetStaff(), Plugin: p.GetPlugin(),
 	}
 }

@@ -91,8 +91,9 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 	if access.GetStaff() && !p.Staff {
 		return StaffRequired()
 	}
-	// Sessions are first-party: scopes do not apply to them.
-	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+	// Sessions are first-party, and a plugin acting as itself is the
+	// platform's own: scopes do not apply to them.
+	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION && p.Kind != pluginv1.TokenKind_TOKEN_KIND_PLUGIN {
 		for _, s := range access.GetScopes() {
 			if !p.HasScope(s) {
 				return apierr.MissingScope(s)

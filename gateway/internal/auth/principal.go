@@ -24,6 +24,8 @@ type Principal struct {
 	Live bool
 	// Staff: the user is platform staff.
 	Staff bool
+	// Plugin names the plugin acting as itself (Kind TOKEN_KIND_PLUGIN).
+	Plugin string
 	// ExpiresAt is when the credential expires; zero if it does not.
 	ExpiresAt time.Time
 }
@@ -68,7 +70,8 @@ func FromSDK(p sdk.Principal) *Principal {
 	if p.Kind == pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
 		return nil
 	}
-	return &Principal{Kind: p.Kind, UserID: p.UserID, AppID: p.AppID, Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff}
+	return &Principal{Kind: p.Kind, UserID: p.UserID, AppID: p.AppID, Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff,
+		Plugin: p.Plugin}
 }
 
 // Proto is the principal as the plugin protocol carries it to a plugin
@@ -78,5 +81,5 @@ func (p *Principal) Proto() *pluginv1.Principal {
 		return nil
 	}
 	return &pluginv1.Principal{TokenKind: p.Kind, UserId: p.UserID, AppId: p.AppID,
-		Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff}
+		Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff, Plugin: p.Plugin}
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// RateLimits are Graph calls allowed per minute per app, user and Page;
 	// zero keeps the default, a negative value means unlimited.
 	RateLimits RateLimits `json:"rate_limits"`
+	// Completions configures the completions plugin (CONTRACT §7); it is
+	// passed to that plugin, which validates it.
+	Completions Completions `json:"completions"`
 
 	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty
 	// means the embedded cluster under DataDir.
@@ -53,6 +56,32 @@ type RateLimits struct {
 	App  int `json:"app"`
 	User int `json:"user"`
 	Page int `json:"page"`
+}
+
+// Completions is the completions plugin's section of the config file.
+type Completions struct {
+	// Upstreams are the OpenAI-compatible servers chat completions are
+	// routed to; none: only the built-in model answers.
+	Upstreams []CompletionsUpstream `json:"upstreams,omitempty"`
+}
+
+// CompletionsUpstream is one OpenAI-compatible server.
+type CompletionsUpstream struct {
+	// Name identifies the upstream in logs, metrics and usage.
+	Name string `json:"name"`
+	// BaseURL is the server's OpenAI base URL, the part before
+	// /chat/completions, e.g. http://127.0.0.1:11434/v1 for Ollama.
+	BaseURL string `json:"base_url"`
+	// APIKeyEnv names the environment variable holding its API key (the key
+	// itself never goes in the file); empty for servers that take none.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Models are the model ids it serves.
+	Models []string `json:"models"`
+	// Weight shares a model's requests among its upstreams; default 1.
+	Weight int `json:"weight,omitempty"`
+	// Timeout bounds a call until the first byte of the answer, e.g. "30s";
+	// default 60s.
+	Timeout string `json:"timeout,omitempty"`
 }
 
 // Defaults are the settings with no file, flag or environment.

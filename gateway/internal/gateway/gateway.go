@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/openai"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
@@ -130,21 +132,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
 		return err
 	}
-	// SVC_DEV_SEED=1 tells plugins that this is a development installation
-	// (the development seed is on), where they may add their own
-	// development conveniences, e.g. the wearables plugin's simulated
-	// device. The gateway need not know their schemas for that.
 	devSeed := "1"
 	if cfg.NoDevSeed {
 		devSeed = "0"
 	}
-	if err := os.Setenv("SVC_DEV_SEED", devSeed); err != nil {
+	completionsEnv, err := completionsConfig(cfg.Completions)
+	if err != nil {
 		return err
 	}
 	plugins = host.New(host.Options{
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
 		HostServer: hostServer{r: r, ids: ids},
 		OnChange:   r.rebuild,
+		Env: func(plugin string) []string {
+			// SVC_DEV_SEED=1 tells every plugin that this is a development
+			// installation (the development seed is on), where it may add
+			// its own conveniences, e.g. the wearables plugin's simulated
+			// device; the gateway need not know plugin schemas for that.
+			env := []string{"SVC_DEV_SEED=" + devSeed}
+			if plugin == "completions" {
+				env = append(env, completionsEnv...)
+			}
+			return env
+		},
 	})
 	r.host = plugins
 	r.compiled = compiledServices(admin.New(plugins, r.routes),
@@ -159,6 +169,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      caller,
 	}))
+	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
+	edge := openai.New(r.Table)
+	edge.Register(srv)
+	metrics.AddGatherer(edge.Gatherer())
 	if err := plugins.Start(ctx); err != nil {
 		return fmt.Errorf("start plugins: %w", err)
 	}
@@ -198,6 +212,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("gateway stopped")
 	return nil
+}
+
+// completionsConfig is the environment of the completions plugin: its
+// section of the config file, which it validates. The upstreams' API keys
+// stay in the variables the section names, which the plugin inherits.
+func completionsConfig(c config.Completions) ([]string, error) {
+	if len(c.Upstreams) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("completions config: %w", err)
+	}
+	return []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}, nil
 }
 
 // limits applies the configured rate limits over the defaults.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/observe"
@@ -48,6 +49,9 @@ func (r *routing) rebuild(snapshot []*host.Loaded) error {
 	}
 	t, err := route.Build(sources, r.guard)
 	if err != nil {
+		return err
+	}
+	if err := graph.CheckNodes(t); err != nil {
 		return err
 	}
 	if err := r.srv.SetServices(append(slices.Clone(r.compiled), t.Services()...), t.Files()); err != nil {
@@ -138,9 +142,10 @@ func caller(ctx context.Context) (string, string) {
 }
 
 // hostServer is the Host service plugins call back: another method through
-// the same route table and access checks, as the principal the plugin
-// passes on (the caller of its own method, resolved by this gateway), and
-// Page facts from identity.
+// the same route table and access checks as outside calls, as the principal
+// the host resolved (the caller of the call the plugin serves, or the
+// plugin itself; never one the plugin names), and Page and app facts from
+// identity.
 type hostServer struct {
 	pluginv1.UnimplementedHostServer
 	r   *routing
@@ -156,7 +161,7 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 	}
 	if pp := req.GetPrincipal(); pp != nil && pp.GetTokenKind() != pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
 		ctx = auth.WithPrincipal(ctx, &auth.Principal{Kind: pp.GetTokenKind(), UserID: pp.GetUserId(), AppID: pp.GetAppId(),
-			Scopes: pp.GetScopes(), Live: pp.GetLive(), Staff: pp.GetStaff()})
+			Scopes: pp.GetScopes(), Live: pp.GetLive(), Staff: pp.GetStaff(), Plugin: pp.GetPlugin()})
 	}
 	in := m.Input.New().Interface()
 	if err := proto.Unmarshal(req.GetRequest(), in); err != nil {

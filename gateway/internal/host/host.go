@@ -47,6 +47,10 @@ type Options struct {
 	// DrainTimeout bounds the wait for calls in flight on a process being
 	// replaced or stopped, after which it is killed anyway. Zero: 30 s.
 	DrainTimeout time.Duration
+	// Env returns extra environment variables (KEY=value) for one plugin's
+	// processes, beyond the gateway's own environment that every plugin
+	// inherits: settings meant for that plugin alone. Nil: none.
+	Env func(plugin string) []string
 
 	// transport selects the call path; benchmarks compare them.
 	transport transport
@@ -125,6 +129,10 @@ type Host struct {
 	mu       sync.Mutex // guards writes of plugins, sockRoot, live
 	sockRoot string     // private folder (0700) of the plugins' sockets
 	live     map[*generation]struct{}
+
+	// delegated holds the principals of calls in flight, for the plugins'
+	// calls back to the Host service.
+	delegated delegations
 
 	commitMu    sync.Mutex // serialises route changes across plugins
 	generations atomic.Uint64

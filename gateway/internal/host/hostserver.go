@@ -22,17 +22,22 @@ func (h *Host) hostServerFor(name string) pluginv1.HostServer {
 	if h.opts.HostServer != nil {
 		next = h.opts.HostServer
 	}
-	return callerHost{name: name, next: next}
+	return callerHost{name: name, next: next, d: &h.delegated}
 }
 
-// callerHost stamps the calling plugin's name on the context.
+// callerHost stamps the calling plugin's name on the context, and replaces
+// the principal of a Host call by the one the plugin may act as: the
+// principal of the call it serves (by its delegation handle), or itself.
 type callerHost struct {
 	pluginv1.UnimplementedHostServer
 	name string
 	next pluginv1.HostServer
+	d    *delegations
 }
 
 func (c callerHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	req.Principal = c.d.principal(c.name, req.GetDelegation())
+	req.Delegation = ""
 	return c.next.Call(context.WithValue(ctx, callerKey{}, c.name), req)
 }
 
@@ -44,9 +49,10 @@ func (c callerHost) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (
 	return c.next.AppInfo(context.WithValue(ctx, callerKey{}, c.name), req)
 }
 
-// routingHost is the Host service when Options.HostServer is nil: Call goes
-// to the plugin serving the procedure, with the principal the calling
-// plugin gave; PageAccess and AppInfo are unimplemented.
+// routingHost is the Host service when Options.HostServer is nil (tests of
+// the host alone): Call goes to the plugin serving the procedure, with the
+// principal callerHost resolved and no access checks; PageAccess and
+// AppInfo are unimplemented. The gateway's HostServer checks access.
 type routingHost struct {
 	pluginv1.UnimplementedHostServer
 	h *Host

@@ -31,6 +31,7 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 	}
 	defer g.release()
 	setDeadline(ctx, req)
+	defer h.delegated.open(plugin, req)()
 	var resp *pluginv1.InvokeResponse
 	var err error
 	if g.lane != nil {
@@ -58,6 +59,7 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 	}
 	defer g.release()
 	setDeadline(ctx, req)
+	defer h.delegated.open(plugin, req)()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the plugin's side when recv gives up
 	stream, err := g.conn.Plugin.InvokeStream(ctx, req)

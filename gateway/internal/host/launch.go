@@ -60,7 +60,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 	log := h.log.With("plugin", name)
 	stderrTail := &tailBuffer{max: 2048}
 	cmd := exec.Command(path)
-	cmd.Env = h.pluginEnv(dir)
+	cmd.Env = h.pluginEnv(name, dir)
 	cmd.SysProcAttr = sysProcAttr()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: protocol.Handshake,
@@ -226,8 +226,8 @@ func (h *Host) checkPin(name, sum string) (*goplugin.SecureConfig, error) {
 
 // pluginEnv is the gateway's environment (plugins need its configuration,
 // e.g. SVC_DATABASE_URL), without go-plugin's variables, plus where the
-// plugin's sockets go.
-func (h *Host) pluginEnv(dir string) []string {
+// plugin's sockets go and the plugin's own settings (Options.Env).
+func (h *Host) pluginEnv(name, dir string) []string {
 	parent := os.Environ()
 	env := make([]string, 0, len(parent)+2)
 	for _, kv := range parent {
@@ -240,6 +240,9 @@ func (h *Host) pluginEnv(dir string) []string {
 	env = append(env, protocol.EnvGoPluginSocketDir+"="+dir)
 	if h.opts.transport == transportFastLane {
 		env = append(env, protocol.EnvFastLaneDir+"="+dir)
+	}
+	if h.opts.Env != nil {
+		env = append(env, h.opts.Env(name)...)
 	}
 	return env
 }

@@ -3,17 +3,23 @@ package observe
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics holds the gateway's Prometheus collectors in a registry of its
 // own, so tests can run several gateways in one process.
 type Metrics struct {
 	registry *prometheus.Registry
+	// more are gatherers of metrics kept elsewhere (plugin processes),
+	// served beside the registry's.
+	mu       sync.Mutex
+	more     []prometheus.Gatherer
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
@@ -40,6 +46,10 @@ func NewMetrics() *Metrics {
 // Registry lets other packages add their own collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
+// AddGatherer serves g's metrics on /metrics too, e.g. a plugin's, fetched
+// from its process at each scrape. It must be called before serving.
+func (m *Metrics) AddGatherer(g prometheus.Gatherer) { m.more = append(m.more, g) }
+
 // Observe records one served request.
 func (m *Metrics) Observe(kind string, status int, d time.Duration) {
 	m.requests.WithLabelValues(kind, strconv.Itoa(status)).Inc()
@@ -48,5 +58,11 @@ func (m *Metrics) Observe(kind string, status int, d time.Duration) {
 
 // Handler serves /metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	all := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		m.mu.Lock()
+		gatherers := append(prometheus.Gatherers{m.registry}, m.more...)
+		m.mu.Unlock()
+		return gatherers.Gather()
+	})
+	return promhttp.HandlerFor(all, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

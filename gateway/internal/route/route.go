@@ -194,6 +194,27 @@ func (t *Table) Call(ctx context.Context, m *Method, req proto.Message, raw []by
 	return res.GetResponse(), nil
 }
 
+// Stream runs one server-streaming call of m with an already decoded
+// request, handing each response message to send in order. raw, when not
+// nil, is req's wire form. A refusal by the plugin, before or between
+// messages, is returned as the platform's error.
+func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []byte, send func([]byte) error) error {
+	si, ok := m.invoker.(StreamInvoker)
+	if !ok {
+		return apierr.Internal(fmt.Errorf("plugin %s cannot stream", m.Plugin))
+	}
+	ireq, err := t.prepare(ctx, m, req, raw)
+	if err != nil {
+		return err
+	}
+	return si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
+		if e := res.GetError(); e != nil {
+			return sdk.ErrorFromProto(e)
+		}
+		return send(res.GetResponse())
+	})
+}
+
 // prepare validates and authorizes a call and builds the plugin request.
 func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw []byte) (*pluginv1.InvokeRequest, error) {
 	if err := validate.Check(req); err != nil {
@@ -300,17 +321,9 @@ func (t *Table) handler(m *Method) http.Handler {
 }
 
 func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *connect.ServerStream[rawMessage]) error {
-	si, ok := m.invoker.(StreamInvoker)
-	if !ok {
-		return apierr.ToConnect(apierr.Internal(fmt.Errorf("plugin %s cannot stream", m.Plugin)))
-	}
 	in := m.Input.New().Interface()
 	if err := proto.Unmarshal(raw, in); err != nil {
 		return apierr.ToConnect(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))
-	}
-	ireq, err := t.prepare(ctx, m, in, raw)
-	if err != nil {
-		return connectError(ctx, err)
 	}
 	// A stream lasts as long as its client wants; end it when the gateway
 	// shuts down, so that the shutdown need not wait for it.
@@ -329,11 +342,8 @@ func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *
 			}
 		}()
 	}
-	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
-		if e := res.GetError(); e != nil {
-			return sdk.ErrorFromProto(e)
-		}
-		return stream.Send(&rawMessage{b: res.GetResponse()})
+	err := t.Stream(ctx, m, in, raw, func(b []byte) error {
+		return stream.Send(&rawMessage{b: b})
 	})
 	if err != nil && shutdown.Load() {
 		return apierr.ToConnect(apierr.Unavailable("This gateway (shutting down)"))

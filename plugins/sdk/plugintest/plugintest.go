@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +31,11 @@ const TraceID = "plugintest-trace"
 type Plugin struct {
 	conn     *protocol.Conn
 	manifest *pluginv1.Manifest
+	// calls holds the principals of calls in flight by delegation handle,
+	// as the gateway does, so that Host.Call acts as the caller of the call
+	// the plugin serves, or as the plugin itself.
+	calls    sync.Map
+	nextCall atomic.Uint64
 }
 
 type config struct {
@@ -208,6 +216,7 @@ func Call[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, 
 	if err != nil {
 		return zero, err
 	}
+	defer tp.delegate(ireq)()
 	resp, err := tp.Invoke(ctx, ireq)
 	if err != nil {
 		return zero, fmt.Errorf("plugintest: invoke %s: %w", procedure, err)
@@ -226,6 +235,7 @@ func CallStream[Res proto.Message](ctx context.Context, tp *Plugin, procedure st
 	if err != nil {
 		return nil, err
 	}
+	defer tp.delegate(ireq)()
 	var out []Res
 	var refusal error
 	err = tp.InvokeStream(ctx, ireq, func(resp *pluginv1.InvokeResponse) error {
@@ -278,5 +288,26 @@ func (h *selfHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plug
 	if h.p == nil {
 		return nil, status.Error(codes.Unavailable, "plugintest: the plugin under test is not started yet")
 	}
+	req.Principal = h.p.principal(req.GetDelegation())
 	return h.p.Invoke(ctx, req)
+}
+
+// delegate gives req a delegation handle for the call's duration, as the
+// gateway does; the returned function ends it.
+func (tp *Plugin) delegate(req *pluginv1.InvokeRequest) func() {
+	handle := strconv.FormatUint(tp.nextCall.Add(1), 36)
+	tp.calls.Store(handle, req.GetPrincipal())
+	req.Delegation = handle
+	return func() { tp.calls.Delete(handle) }
+}
+
+// principal is whom a Host call presenting handle acts as: the caller of a
+// call in flight, or the plugin itself.
+func (tp *Plugin) principal(handle string) *pluginv1.Principal {
+	if v, ok := tp.calls.Load(handle); ok && handle != "" {
+		if p, _ := v.(*pluginv1.Principal); p != nil {
+			return p
+		}
+	}
+	return &pluginv1.Principal{TokenKind: pluginv1.TokenKind_TOKEN_KIND_PLUGIN, Plugin: tp.manifest.GetName()}
 }

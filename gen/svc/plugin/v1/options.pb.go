@@ -37,6 +37,9 @@ const (
 	TokenKind_TOKEN_KIND_SESSION TokenKind = 4
 	// The operator's admin token.
 	TokenKind_TOKEN_KIND_ADMIN TokenKind = 5
+	// A plugin acting as itself through the Host service (a background job,
+	// not a call it serves). Accepted only by methods that list it.
+	TokenKind_TOKEN_KIND_PLUGIN TokenKind = 6
 )
 
 // Enum value maps for TokenKind.
@@ -48,6 +51,7 @@ var (
 		3: "TOKEN_KIND_APP_KEY",
 		4: "TOKEN_KIND_SESSION",
 		5: "TOKEN_KIND_ADMIN",
+		6: "TOKEN_KIND_PLUGIN",
 	}
 	TokenKind_value = map[string]int32{
 		"TOKEN_KIND_UNSPECIFIED": 0,
@@ -56,6 +60,7 @@ var (
 		"TOKEN_KIND_APP_KEY":     3,
 		"TOKEN_KIND_SESSION":     4,
 		"TOKEN_KIND_ADMIN":       5,
+		"TOKEN_KIND_PLUGIN":      6,
 	}
 )
 
@@ -611,14 +616,15 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\bhas_next\x18\x03 \x01(\bR\ahasNext\x12!\n" +
 	"\fhas_previous\x18\x04 \x01(\bR\vhasPrevious\"!\n" +
 	"\vGraphObject\x12\x12\n" +
-	"\x04node\x18\x01 \x01(\tR\x04node*\x9e\x01\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node*\xb5\x01\n" +
 	"\tTokenKind\x12\x1a\n" +
 	"\x16TOKEN_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fTOKEN_KIND_USER\x10\x01\x12\x1a\n" +
 	"\x16TOKEN_KIND_SYSTEM_USER\x10\x02\x12\x16\n" +
 	"\x12TOKEN_KIND_APP_KEY\x10\x03\x12\x16\n" +
 	"\x12TOKEN_KIND_SESSION\x10\x04\x12\x14\n" +
-	"\x10TOKEN_KIND_ADMIN\x10\x05*e\n" +
+	"\x10TOKEN_KIND_ADMIN\x10\x05\x12\x15\n" +
+	"\x11TOKEN_KIND_PLUGIN\x10\x06*e\n" +
 	"\bPageRole\x12\x19\n" +
 	"\x15PAGE_ROLE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10PAGE_ROLE_LINKED\x10\x01\x12\x13\n" +

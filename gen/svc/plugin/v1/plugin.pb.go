@@ -233,7 +233,9 @@ type Principal struct {
 	// The app is in live mode (false: development mode).
 	Live bool `protobuf:"varint,5,opt,name=live,proto3" json:"live,omitempty"`
 	// The user is platform staff.
-	Staff         bool `protobuf:"varint,6,opt,name=staff,proto3" json:"staff,omitempty"`
+	Staff bool `protobuf:"varint,6,opt,name=staff,proto3" json:"staff,omitempty"`
+	// The plugin acting as itself (token_kind TOKEN_KIND_PLUGIN).
+	Plugin        string `protobuf:"bytes,7,opt,name=plugin,proto3" json:"plugin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,6 +312,13 @@ func (x *Principal) GetStaff() bool {
 	return false
 }
 
+func (x *Principal) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
 type InvokeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Full procedure name, e.g. "/svc.book.v1.BookService/CreatePost".
@@ -321,7 +330,13 @@ type InvokeRequest struct {
 	// Absolute deadline in Unix nanoseconds; 0 means none.
 	DeadlineUnixNano int64 `protobuf:"varint,5,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
 	// Correlates frames on the fast lane; unused over gRPC.
-	CallId        uint64 `protobuf:"varint,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	CallId uint64 `protobuf:"varint,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Gateway → plugin: an opaque handle on the call being served. Plugin →
+	// Host: the handle of the call the plugin acts for, to act as that call's
+	// principal; without a live handle the plugin acts as itself. The
+	// principal field of a Host call is ignored: a plugin never chooses whom
+	// it acts as.
+	Delegation    string `protobuf:"bytes,7,opt,name=delegation,proto3" json:"delegation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -396,6 +411,13 @@ func (x *InvokeRequest) GetCallId() uint64 {
 		return x.CallId
 	}
 	return 0
+}
+
+func (x *InvokeRequest) GetDelegation() string {
+	if x != nil {
+		return x.Delegation
+	}
+	return ""
 }
 
 type InvokeResponse struct {
@@ -930,7 +952,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\tfast_lane\x18\a \x01(\v2\x17.svc.plugin.v1.FastLaneR\bfastLane\"+\n" +
 	"\bFastLane\x12\x1f\n" +
 	"\vsocket_path\x18\x01 \x01(\tR\n" +
-	"socketPath\"\xb6\x01\n" +
+	"socketPath\"\xce\x01\n" +
 	"\tPrincipal\x127\n" +
 	"\n" +
 	"token_kind\x18\x01 \x01(\x0e2\x18.svc.plugin.v1.TokenKindR\ttokenKind\x12\x17\n" +
@@ -938,14 +960,18 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06app_id\x18\x03 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x12\x12\n" +
 	"\x04live\x18\x05 \x01(\bR\x04live\x12\x14\n" +
-	"\x05staff\x18\x06 \x01(\bR\x05staff\"\xe1\x01\n" +
+	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x16\n" +
+	"\x06plugin\x18\a \x01(\tR\x06plugin\"\x81\x02\n" +
 	"\rInvokeRequest\x12\x1c\n" +
 	"\tprocedure\x18\x01 \x01(\tR\tprocedure\x12\x18\n" +
 	"\arequest\x18\x02 \x01(\fR\arequest\x126\n" +
 	"\tprincipal\x18\x03 \x01(\v2\x18.svc.plugin.v1.PrincipalR\tprincipal\x12\x19\n" +
 	"\btrace_id\x18\x04 \x01(\tR\atraceId\x12,\n" +
 	"\x12deadline_unix_nano\x18\x05 \x01(\x03R\x10deadlineUnixNano\x12\x17\n" +
-	"\acall_id\x18\x06 \x01(\x04R\x06callId\"q\n" +
+	"\acall_id\x18\x06 \x01(\x04R\x06callId\x12\x1e\n" +
+	"\n" +
+	"delegation\x18\a \x01(\tR\n" +
+	"delegation\"q\n" +
 	"\x0eInvokeResponse\x12\x1a\n" +
 	"\bresponse\x18\x01 \x01(\fR\bresponse\x12*\n" +
 	"\x05error\x18\x02 \x01(\v2\x14.svc.plugin.v1.ErrorR\x05error\x12\x17\n" +

@@ -1,0 +1,238 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/route"
+	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
+)
+
+// The completions plugin's methods this edge calls.
+const (
+	procChat    = "/svc.completions.v1.CompletionsService/ChatCompletion"
+	procStream  = "/svc.completions.v1.CompletionsService/StreamChatCompletion"
+	procModels  = "/svc.completions.v1.CompletionsService/ListModels"
+	procMetrics = "/svc.completions.v1.CompletionsService/ExportMetrics"
+)
+
+// Edge serves the OpenAI-shaped paths.
+type Edge struct {
+	routes func() *route.Table
+}
+
+// New returns the edge; routes gives the route table in use at each call.
+func New(routes func() *route.Table) *Edge { return &Edge{routes: routes} }
+
+// Handler is anything the edge can be registered on (server.Server).
+type Handler interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// Register adds the edge's paths to srv.
+func (e *Edge) Register(srv Handler) {
+	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(e.chatCompletions))
+	srv.Handle("GET /v1/models", http.HandlerFunc(e.models))
+}
+
+// method finds a completions method in the table in use, or explains that
+// the plugin is not there.
+func (e *Edge) method(proc string) (*route.Table, *route.Method, error) {
+	t := e.routes()
+	if t != nil {
+		if m, ok := t.Method(proc); ok {
+			return t, m, nil
+		}
+	}
+	return nil, nil, apierr.Unavailable("The completions plugin")
+}
+
+func (e *Edge) models(w http.ResponseWriter, r *http.Request) {
+	e.unary(w, r, procModels, &completionsv1.ListModelsRequest{})
+}
+
+func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, r, apierr.From(err))
+		return
+	}
+	req := &completionsv1.OpenAIRequest{Body: body}
+	if wantsStream(body) {
+		e.stream(w, r, req)
+		return
+	}
+	e.unary(w, r, procChat, req)
+}
+
+// wantsStream reads the request's "stream" field, leniently: a body it
+// cannot read goes to the unary method, whose parser explains what is
+// wrong.
+func wantsStream(body []byte) bool {
+	var head struct {
+		Stream json.RawMessage `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &head)
+	return string(head.Stream) == "true"
+}
+
+// unary calls a method answering an OpenAIResponse and writes it.
+func (e *Edge) unary(w http.ResponseWriter, r *http.Request, proc string, req proto.Message) {
+	t, m, err := e.method(proc)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	raw, err := proto.Marshal(req)
+	if err != nil {
+		writeError(w, r, apierr.Internal(err))
+		return
+	}
+	out, err := t.Call(r.Context(), m, req, raw)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var res completionsv1.OpenAIResponse
+	if err := proto.Unmarshal(out, &res); err != nil {
+		writeError(w, r, apierr.Internal(err))
+		return
+	}
+	writeJSON(w, int(res.GetStatus()), res.GetBody(), res.GetRetryAfterSeconds())
+}
+
+// stream relays a streamed answer: the first part decides between a
+// refusal (plain JSON) and a 200 event stream; each later part is one
+// event, flushed at once.
+func (e *Edge) stream(w http.ResponseWriter, r *http.Request, req *completionsv1.OpenAIRequest) {
+	t, m, err := e.method(procStream)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	raw, err := proto.Marshal(req)
+	if err != nil {
+		writeError(w, r, apierr.Internal(err))
+		return
+	}
+	rc := http.NewResponseController(w)
+	started := false
+	var part completionsv1.OpenAIStreamPart
+	err = t.Stream(r.Context(), m, req, raw, func(b []byte) error {
+		part.Reset()
+		if err := proto.Unmarshal(b, &part); err != nil {
+			return apierr.Internal(err)
+		}
+		if !started {
+			if part.GetStatus() != http.StatusOK {
+				writeJSON(w, int(part.GetStatus()), part.GetData(), part.GetRetryAfterSeconds())
+				return errRefused
+			}
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+			h.Set("X-Accel-Buffering", "no") // proxies in front must not hold events back
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		if err := writeEvent(w, part.GetData()); err != nil {
+			return err
+		}
+		return rc.Flush()
+	})
+	switch {
+	case err == nil, errors.Is(err, errRefused):
+	case r.Context().Err() != nil:
+		// The client left; the plugin's call (and its upstream) is cancelled
+		// with the request's context.
+	case !started:
+		writeError(w, r, err)
+	default:
+		// Bytes are out: the error can only be one more event.
+		_, body := errorBody(r.Context(), err)
+		_ = writeEvent(w, body)
+		_ = rc.Flush()
+	}
+}
+
+// errRefused ends a stream whose first part was a refusal.
+var errRefused = errors.New("refused")
+
+func writeEvent(w io.Writer, data []byte) error {
+	buf := make([]byte, 0, len(data)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, '\n', '\n')
+	_, err := w.Write(buf)
+	return err
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte, retryAfter int32) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(retryAfter)))
+	}
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeError answers one of the gateway's own refusals in OpenAI's shape.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := errorBody(r.Context(), err)
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Cache-Control", "no-store")
+	retry := int32(0)
+	if status == http.StatusServiceUnavailable {
+		retry = 1
+	}
+	writeJSON(w, status, body, retry)
+}
+
+// errorBody renders a gateway error as OpenAI's error object, with the
+// status OpenAI clients expect for it.
+func errorBody(ctx context.Context, err error) (int, []byte) {
+	e := apierr.From(err)
+	status, typ, code := e.HTTPStatus, "invalid_request_error", ""
+	switch {
+	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
+		// OpenAI answers every credential problem with 401.
+		status, code = http.StatusUnauthorized, "invalid_api_key"
+	case e.HTTPStatus == http.StatusNotFound:
+		code = "not_found"
+	case e.HTTPStatus == http.StatusRequestEntityTooLarge:
+		code = "request_too_large"
+	case e.HTTPStatus == http.StatusTooManyRequests:
+		typ, code = "rate_limit_error", "rate_limit_exceeded"
+	case e.HTTPStatus == http.StatusServiceUnavailable:
+		typ, code = "server_error", "service_unavailable"
+	case e.HTTPStatus == http.StatusGatewayTimeout:
+		status, typ, code = http.StatusServiceUnavailable, "server_error", "timeout"
+	case e.HTTPStatus >= 500:
+		status, typ = http.StatusInternalServerError, "server_error"
+		slog.ErrorContext(ctx, "chat completion failed", "error", e.Error())
+	}
+	var param, codep *string
+	if e.Field != "" {
+		param = &e.Field
+	}
+	if code != "" {
+		codep = &code
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": e.Message, "type": typ, "param": param, "code": codep,
+	}})
+	return status, b
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strings"
+	"unicode"
+)
+
+// builtinModel is the model that always answers. It is not a language
+// model: whatever it is asked, it replies with builtinReply, and counts
+// tokens with countTokens, a word-and-punctuation count of the text itself
+// (not any real model's tokenizer), so that its usage figures are honest
+// about what it did.
+const builtinModel = "svc-builtin"
+
+// builtinReply is svc-builtin's answer to every request.
+const builtinReply = "Thanks for your message! This is an automatic reply from svc-builtin, " +
+	"the platform's built-in model, which is not a language model."
+
+// countTokens counts the tokens of s the way svc-builtin does: every run
+// of letters and digits is one token, every other visible character one
+// more.
+func countTokens(s string) int {
+	n, inWord := 0, false
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				n++
+			}
+			inWord = true
+		case unicode.IsSpace(r):
+			inWord = false
+		default:
+			n++
+			inWord = false
+		}
+	}
+	return n
+}
+
+// tokenize splits s into the pieces countTokens counts, each with the
+// spaces before it, so that joining them gives s back (but for trailing
+// spaces). Streams send one piece per chunk.
+func tokenize(s string) []string {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	flush := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				flush()
+			}
+			inWord = true
+			cur.WriteRune(r)
+		case unicode.IsSpace(r):
+			if inWord {
+				flush()
+			}
+			inWord = false
+			cur.WriteRune(r)
+		default:
+			flush()
+			cur.WriteRune(r)
+			flush()
+			inWord = false
+		}
+	}
+	flush()
+	// Leading spaces belong to the piece that follows them.
+	merged := out[:0]
+	pending := ""
+	for _, p := range out {
+		if strings.TrimSpace(p) == "" {
+			pending += p
+			continue
+		}
+		merged = append(merged, pending+p)
+		pending = ""
+	}
+	return merged
+}
+
+// promptTokens counts a conversation's tokens for svc-builtin: its texts,
+// plus one per message for the role.
+func promptTokens(msgs []message) int {
+	n := 0
+	for _, m := range msgs {
+		n += 1 + countTokens(m.Content)
+	}
+	return n
+}
+
+// builtinAnswer is svc-builtin's reply to a conversation, cut to maxTokens
+// when given (then finish_reason is "length").
+func builtinAnswer(maxTokens int) (text, finish string, pieces []string) {
+	pieces = tokenize(builtinReply)
+	finish = "stop"
+	if maxTokens > 0 && maxTokens < len(pieces) {
+		pieces, finish = pieces[:maxTokens], "length"
+	}
+	return strings.Join(pieces, ""), finish, pieces
+}

@@ -1,0 +1,29 @@
+// Command completions is the completions plugin: OpenAI-compatible chat
+// completions (CONTRACT §7) routed to the OpenAI-compatible servers the
+// operator configures (vLLM, Ollama, LiteLLM, OpenAI itself), with a
+// built-in model, svc-builtin, that always answers.
+//
+// The gateway authenticates the caller and hands this plugin the OpenAI
+// request body untouched (see the gateway's openai edge); the plugin owns
+// everything after that:
+//
+//   - request.go parses and validates the body, keeping unknown fields so
+//     that they reach the upstream (OpenAI clients send new fields first);
+//   - router.go picks the upstreams that serve the model, by weight, and
+//     tries them in turn: 429, 5xx, connection errors and time-outs are
+//     retried on the next one, with backoff and Retry-After respected, as
+//     long as nothing has reached the client; nothing is retried after;
+//   - breaker.go takes an upstream that keeps failing out for a while (a
+//     circuit breaker, its transitions in one table);
+//   - sse.go reads the upstream's server-sent events, whatever the chunk
+//     boundaries;
+//   - builtin.go is svc-builtin, which is not a language model: a fixed,
+//     deterministic reply with honest token counts of its own text;
+//   - usage.go adds up usage per app, model, upstream and day in memory and
+//     writes it to the completions schema in batches, off the hot path, and
+//     counts it in Prometheus counters the gateway serves on /metrics.
+//
+// Upstreams come from the gateway's config file (completions.upstreams),
+// passed in SVC_COMPLETIONS_CONFIG; their API keys are read from the
+// environment variables the config names and never logged or answered.
+package main

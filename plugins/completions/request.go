@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// chatRequest is a validated chat completion request. fields keeps every
+// top-level field as sent, unknown ones included, so that the request can
+// be passed on to an upstream with only what the router must change.
+type chatRequest struct {
+	Model         string
+	Messages      []message // contents flattened to text, for svc-builtin and token counts
+	Stream        bool
+	IncludeUsage  bool
+	MaxTokens     int // 0: none given
+	N             int
+	fields        map[string]json.RawMessage
+	fieldsInOrder []string
+}
+
+// roles are the message roles accepted (CONTRACT §7).
+var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true}
+
+// parseRequest reads and validates an OpenAI chat completion body. Known
+// fields are checked (type and range, the refusal naming the field in
+// param); unknown fields are kept as they are.
+func parseRequest(body []byte) (*chatRequest, *apiError) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: it must be a JSON object.")
+	}
+	if !utf8.Valid(body) {
+		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: it is not valid UTF-8.")
+	}
+	req := &chatRequest{fields: map[string]json.RawMessage{}, N: 1}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return nil, badJSON(err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, badJSON(err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, badJSON(err)
+		}
+		if _, dup := req.fields[key]; !dup {
+			req.fieldsInOrder = append(req.fieldsInOrder, key)
+		}
+		req.fields[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, badJSON(err)
+	}
+	if dec.More() {
+		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: it has data after the object.")
+	}
+	if e := req.check(); e != nil {
+		return nil, e
+	}
+	return req, nil
+}
+
+func badJSON(err error) *apiError {
+	return invalid("", "invalid_json", "We could not parse the JSON body of your request: %v.", err)
+}
+
+// present tells whether a field was sent with a value other than null.
+func (r *chatRequest) present(name string) (json.RawMessage, bool) {
+	raw, ok := r.fields[name]
+	if !ok || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
+
+func (r *chatRequest) check() *apiError {
+	raw, ok := r.present("model")
+	if !ok {
+		return invalid("model", "missing_required_parameter", "Missing required parameter: 'model'.")
+	}
+	if err := json.Unmarshal(raw, &r.Model); err != nil || r.Model == "" {
+		return invalid("model", "invalid_type", "Invalid type for 'model': expected a non-empty string.")
+	}
+	if e := r.checkMessages(); e != nil {
+		return e
+	}
+	if e := checkNumber(r, "temperature", 0, 2, false); e != nil {
+		return e
+	}
+	if e := checkNumber(r, "top_p", 0, 1, false); e != nil {
+		return e
+	}
+	for _, name := range []string{"presence_penalty", "frequency_penalty"} {
+		if e := checkNumber(r, name, -2, 2, false); e != nil {
+			return e
+		}
+	}
+	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
+		if e := checkNumber(r, name, 1, math.MaxInt32, true); e != nil {
+			return e
+		}
+		if raw, ok := r.present(name); ok {
+			var n int
+			_ = json.Unmarshal(raw, &n)
+			if r.MaxTokens == 0 || n < r.MaxTokens {
+				r.MaxTokens = n
+			}
+		}
+	}
+	if e := checkNumber(r, "n", 1, 128, true); e != nil {
+		return e
+	}
+	if raw, ok := r.present("n"); ok {
+		_ = json.Unmarshal(raw, &r.N)
+	}
+	if e := r.checkStop(); e != nil {
+		return e
+	}
+	if raw, ok := r.present("stream"); ok {
+		if err := json.Unmarshal(raw, &r.Stream); err != nil {
+			return invalid("stream", "invalid_type", "Invalid type for 'stream': expected a boolean.")
+		}
+	}
+	if raw, ok := r.present("stream_options"); ok {
+		var so map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &so); err != nil {
+			return invalid("stream_options", "invalid_type", "Invalid type for 'stream_options': expected an object.")
+		}
+		if v, ok := so["include_usage"]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, &r.IncludeUsage); err != nil {
+				return invalid("stream_options.include_usage", "invalid_type", "Invalid type for 'stream_options.include_usage': expected a boolean.")
+			}
+		}
+		if !r.Stream {
+			return invalid("stream_options", "invalid_value", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+		}
+	}
+	if raw, ok := r.present("user"); ok {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return invalid("user", "invalid_type", "Invalid type for 'user': expected a string.")
+		}
+	}
+	return nil
+}
+
+func (r *chatRequest) checkMessages() *apiError {
+	raw, ok := r.present("messages")
+	if !ok {
+		return invalid("messages", "missing_required_parameter", "Missing required parameter: 'messages'.")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return invalid("messages", "invalid_type", "Invalid type for 'messages': expected an array of objects.")
+	}
+	if len(items) == 0 {
+		return invalid("messages", "empty_array", "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+	}
+	r.Messages = make([]message, len(items))
+	for i, item := range items {
+		param := fmt.Sprintf("messages[%d]", i)
+		var m struct {
+			Role    *string         `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(item, &m); err != nil {
+			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
+		}
+		if m.Role == nil {
+			return invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
+		}
+		if !roles[*m.Role] {
+			return invalid(param+".role", "invalid_value",
+				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user' and 'assistant'.", *m.Role)
+		}
+		text, e := contentText(m.Content, param+".content", *m.Role)
+		if e != nil {
+			return e
+		}
+		r.Messages[i] = message{Role: *m.Role, Content: text}
+	}
+	return nil
+}
+
+// contentText accepts a string or an array of text parts, as current
+// clients send, and returns the text. An assistant message may leave it out
+// (a reply that only called tools).
+func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if role == "assistant" {
+			return "", nil
+		}
+		return "", invalid(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string.", param)
+		}
+		return s, nil
+	case '[':
+		var parts []struct {
+			Type *string `json:"type"`
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of text parts.", param)
+		}
+		var b strings.Builder
+		for i, p := range parts {
+			pp := fmt.Sprintf("%s[%d]", param, i)
+			if p.Type == nil || *p.Type != "text" {
+				return "", invalid(pp+".type", "invalid_value", "Invalid value for '%s.type': only 'text' parts are supported.", pp)
+			}
+			if p.Text == nil {
+				return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
+			}
+			b.WriteString(*p.Text)
+		}
+		return b.String(), nil
+	}
+	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of text parts.", param)
+}
+
+// checkNumber checks an optional number field's type and range.
+func checkNumber(r *chatRequest, name string, lo, hi float64, integer bool) *apiError {
+	raw, ok := r.present(name)
+	if !ok {
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		what := "a number"
+		if integer {
+			what = "an integer"
+		}
+		return invalid(name, "invalid_type", "Invalid type for '%s': expected %s.", name, what)
+	}
+	if integer && v != math.Trunc(v) {
+		return invalid(name, "invalid_type", "Invalid type for '%s': expected an integer, but got a decimal number instead.", name)
+	}
+	switch {
+	case v < lo:
+		return invalid(name, "decimal_below_min_value",
+			"Invalid '%s': decimal below minimum value. Expected a value >= %s, but got %s instead.", name, num(lo), num(v))
+	case v > hi:
+		return invalid(name, "decimal_above_max_value",
+			"Invalid '%s': decimal above maximum value. Expected a value <= %s, but got %s instead.", name, num(hi), num(v))
+	}
+	return nil
+}
+
+func num(v float64) string { return fmt.Sprint(v) }
+
+func (r *chatRequest) checkStop() *apiError {
+	raw, ok := r.present("stop")
+	if !ok {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return invalid("stop", "invalid_type", "Invalid type for 'stop': expected a string or an array of strings.")
+	}
+	if len(many) > 4 {
+		return invalid("stop", "array_above_max_length", "Invalid 'stop': array too long. Expected an array with maximum length 4, but got %d instead.", len(many))
+	}
+	return nil
+}
+
+// upstreamBody is the request as sent to an upstream: the client's fields
+// as they came, unknown ones included, except that a stream always asks
+// for usage (so that usage is recorded even when the client did not ask).
+func (r *chatRequest) upstreamBody() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	put := func(k string, v []byte) {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	for _, k := range r.fieldsInOrder {
+		if k == "stream_options" && r.Stream {
+			continue
+		}
+		put(k, r.fields[k])
+	}
+	if r.Stream {
+		so := map[string]json.RawMessage{}
+		if raw, ok := r.present("stream_options"); ok {
+			_ = json.Unmarshal(raw, &so)
+		}
+		so["include_usage"] = json.RawMessage("true")
+		v, _ := json.Marshal(so)
+		put("stream_options", v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"time"
+)
+
+// router sends a model's requests to the upstreams serving it.
+type router struct {
+	upstreams []*upstream
+	byModel   map[string][]*upstream
+	models    []string // sorted, svc-builtin excluded
+	client    *http.Client
+	log       *slog.Logger
+	metrics   *metrics
+	// draw picks an index in [0, n) for the weighted order; tests make it
+	// deterministic.
+	draw func(n int) int
+}
+
+func newRouter(ups []*upstream, log *slog.Logger, m *metrics) *router {
+	rt := &router{upstreams: ups, byModel: map[string][]*upstream{}, log: log, metrics: m, draw: rand.IntN}
+	for _, u := range ups {
+		for _, name := range u.models {
+			if len(rt.byModel[name]) == 0 {
+				rt.models = append(rt.models, name)
+			}
+			rt.byModel[name] = append(rt.byModel[name], u)
+		}
+	}
+	sort.Strings(rt.models)
+	rt.client = &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}}
+	return rt
+}
+
+// serves tells whether a model is routed to some upstream.
+func (rt *router) serves(model string) bool { return len(rt.byModel[model]) > 0 }
+
+// defaultModel is what Complete uses when the caller names no model: the
+// first configured model, else svc-builtin.
+func (rt *router) defaultModel() string {
+	if len(rt.upstreams) > 0 {
+		return rt.upstreams[0].models[0]
+	}
+	return builtinModel
+}
+
+// order returns the model's upstreams in the order to try them: a weighted
+// random draw without replacement, so that weights share the load and a
+// failing upstream's requests spread over the others.
+func (rt *router) order(model string) []*upstream {
+	ups := rt.byModel[model]
+	out := make([]*upstream, 0, len(ups))
+	left := append([]*upstream(nil), ups...)
+	for len(left) > 0 {
+		total := 0
+		for _, u := range left {
+			total += u.weight
+		}
+		pick := rt.draw(total)
+		for i, u := range left {
+			if pick < u.weight {
+				out = append(out, u)
+				left = append(left[:i], left[i+1:]...)
+				break
+			}
+			pick -= u.weight
+		}
+	}
+	return out
+}
+
+// opened is an upstream answer that has started: the upstream that gave it
+// and its body, and the function that stops the first-byte timer.
+type opened struct {
+	u       *upstream
+	res     *http.Response
+	commit  func() // stops the first-byte timer
+	release context.CancelFunc
+}
+
+// open finds an upstream that answers req with 200, trying the model's
+// upstreams in turn as their breakers allow, with backoff between tries and
+// Retry-After respected, within a budget of every upstream's timeout
+// once (or the caller's deadline, when sooner). ready is called on the 200 answer and decides whether it is
+// usable (for a stream: its first event arrived); an error from it counts
+// as the upstream's failure. Nothing reaches the client before open
+// returns, so every failure here may still go elsewhere.
+func (rt *router) open(ctx context.Context, req *chatRequest, ready func(*opened) error) (*opened, error) {
+	ups := rt.order(req.Model)
+	// The request's budget: each upstream's timeout once, unless the
+	// caller's deadline comes first.
+	budget := time.Duration(0)
+	for _, u := range ups {
+		budget += u.timeout
+	}
+	deadline := time.Now().Add(budget)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	body := req.upstreamBody()
+	maxTries := len(ups) + 1
+	tries := 0
+	var last *attemptError
+	for tries < maxTries {
+		var earliest time.Time
+		for _, u := range ups {
+			if tries >= maxTries {
+				break
+			}
+			now := time.Now()
+			ok, at := u.breaker.admit(now)
+			if !ok {
+				if earliest.IsZero() || at.Before(earliest) {
+					earliest = at
+				}
+				continue
+			}
+			if tries > 0 {
+				if err := sleep(ctx, backoff(tries), deadline); err != nil {
+					u.breaker.release()
+					return nil, rt.giveUp(req, last, err)
+				}
+			}
+			tries++
+			o, err := rt.try(ctx, u, body, req.Stream, deadline, ready)
+			if err == nil {
+				u.breaker.record(time.Now(), true, "", 0)
+				rt.metrics.attempt(u.name, "ok")
+				return o, nil
+			}
+			var pt *passThrough
+			if errors.As(err, &pt) {
+				u.breaker.record(time.Now(), true, "", 0) // the upstream works; the request is wrong
+				rt.metrics.attempt(u.name, "refused")
+				return nil, pt
+			}
+			if ctx.Err() != nil {
+				u.breaker.release()
+				return nil, ctx.Err() // the client is gone: no upstream's fault
+			}
+			var ae *attemptError
+			if !errors.As(err, &ae) {
+				ae = &attemptError{upstream: u.name, reason: err.Error()}
+			}
+			u.breaker.record(time.Now(), false, ae.reason, ae.retryAfter)
+			rt.metrics.attempt(u.name, outcome(ae))
+			rt.log.WarnContext(ctx, "upstream failed; trying the next", "upstream", u.name, "model", req.Model, "reason", ae.reason)
+			last = ae
+		}
+		if tries >= maxTries || earliest.IsZero() {
+			break
+		}
+		// Every upstream is cooling down or asked to wait: wait for the
+		// first to come back, if that is before the deadline.
+		if err := sleep(ctx, time.Until(earliest), deadline); err != nil {
+			return nil, rt.giveUp(req, last, err)
+		}
+	}
+	return nil, rt.giveUp(req, last, nil)
+}
+
+// try makes one call to one upstream.
+func (rt *router) try(ctx context.Context, u *upstream, body []byte, stream bool, deadline time.Time, ready func(*opened) error) (*opened, error) {
+	timeout := min(u.timeout, time.Until(deadline))
+	actx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(timeout, cancel)
+	timedOut := func(err error) error {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return &attemptError{upstream: u.name, reason: "no answer within " + timeout.String()}
+		}
+		return err
+	}
+	res, err := u.post(actx, rt.client, body, stream)
+	if err != nil {
+		timer.Stop()
+		err = timedOut(err)
+		cancel()
+		return nil, err
+	}
+	o := &opened{u: u, res: res, commit: func() { timer.Stop() }, release: cancel}
+	if err := ready(o); err != nil {
+		timer.Stop()
+		te := timedOut(nil)
+		_ = res.Body.Close()
+		cancel()
+		if te != nil {
+			return nil, te
+		}
+		return nil, &attemptError{upstream: u.name, reason: err.Error()}
+	}
+	return o, nil
+}
+
+// giveUp is the answer when no upstream could serve: 429 when the last
+// failure was a rate limit, 503 otherwise.
+func (rt *router) giveUp(req *chatRequest, last *attemptError, cause error) error {
+	if errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	if last == nil {
+		return unavailable(req.Model, false, int(breakerCooldown/time.Second))
+	}
+	secs := int((last.retryAfter + time.Second - 1) / time.Second)
+	return unavailable(req.Model, last.rateLimited, secs)
+}
+
+func outcome(e *attemptError) string {
+	if e.rateLimited {
+		return "rate_limited"
+	}
+	return "failed"
+}
+
+// backoff is the pause before the n-th retry: 25 ms doubling, at most
+// 800 ms, with ±20 % jitter.
+func backoff(n int) time.Duration {
+	d := 25 * time.Millisecond << min(n-1, 5)
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+// errDeadline: waiting would end after the request's deadline.
+var errDeadline = errors.New("the request's deadline would pass while waiting")
+
+// sleep waits d, unless that ends after deadline or ctx ends first.
+func sleep(ctx context.Context, d time.Duration, deadline time.Time) error {
+	if d <= 0 {
+		return nil
+	}
+	if time.Now().Add(d).After(deadline) {
+		return errDeadline
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// complete answers a request that is not streamed: the upstream's JSON as
+// it came, and its usage.
+func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, u usage, name string, err error) {
+	o, err := rt.open(ctx, req, func(o *opened) error {
+		b, err := io.ReadAll(io.LimitReader(o.res.Body, maxUpstreamBody))
+		if err != nil {
+			return errors.New("answer broken: " + transportReason(err))
+		}
+		var head struct {
+			Usage   *usage            `json:"usage"`
+			Choices []json.RawMessage `json:"choices"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil || head.Choices == nil {
+			return errors.New("answer is not a chat completion")
+		}
+		if head.Usage != nil {
+			u = *head.Usage
+		}
+		body = b
+		return nil
+	})
+	if err != nil {
+		return nil, usage{}, "", err
+	}
+	o.commit()
+	_ = o.res.Body.Close()
+	o.release()
+	return body, u, o.u.name, nil
+}
+
+// streamResult is what a stream left behind, for usage.
+type streamResult struct {
+	upstream string
+	usage    usage
+	complete bool // [DONE] was reached
+}
+
+// stream answers a streamed request: once an upstream's first event has
+// arrived, every event goes to emit (the chunk JSON), ending with
+// "[DONE]". The usage chunk the router asked for is passed on only when the
+// client asked for it too. An error before the first emit may go to the
+// client as a refusal; after it, the stream is cut with an error event.
+func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte) error) (streamResult, error) {
+	var sse *sseReader
+	var first []byte
+	o, err := rt.open(ctx, req, func(o *opened) error {
+		sse = newSSEReader(o.res.Body)
+		ev, err := sse.Next()
+		if err != nil {
+			return errors.New("stream broken before its first event: " + readReason(err))
+		}
+		first = append([]byte(nil), ev...)
+		return nil
+	})
+	if err != nil {
+		return streamResult{}, err
+	}
+	// From here on, bytes reach the client: nothing is retried.
+	o.commit()
+	defer o.release()
+	defer func() { _ = o.res.Body.Close() }()
+	r := streamResult{upstream: o.u.name}
+	ev := first
+	for {
+		if bytes.Equal(ev, doneEvent) {
+			r.complete = true
+			return r, emit(doneEvent)
+		}
+		forward := true
+		if bytes.Contains(ev, []byte(`"usage"`)) {
+			var c struct {
+				Usage   *usage            `json:"usage"`
+				Choices []json.RawMessage `json:"choices"`
+			}
+			if json.Unmarshal(ev, &c) == nil && c.Usage != nil {
+				r.usage = *c.Usage
+				forward = req.IncludeUsage || len(c.Choices) > 0
+			}
+		}
+		if forward {
+			if err := emit(ev); err != nil {
+				return r, err
+			}
+		}
+		next, err := sse.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			reason := "the upstream stream ended without [DONE]"
+			if !errors.Is(err, io.EOF) {
+				reason = "the upstream stream broke: " + readReason(err)
+			}
+			rt.metrics.attempt(o.u.name, "broken")
+			rt.log.WarnContext(ctx, "upstream stream cut mid-answer", "upstream", o.u.name, "model", req.Model, "reason", reason)
+			e := &apiError{Status: http.StatusBadGateway, Type: "server_error", Code: strp("upstream_stream_broken"),
+				Message: "The upstream's answer broke off mid-stream; the reply above is incomplete."}
+			return r, emit(e.body())
+		}
+		ev = next
+	}
+}
+
+// doneEvent ends an OpenAI stream.
+var doneEvent = []byte("[DONE]")
+
+func readReason(err error) string {
+	switch {
+	case errors.Is(err, io.EOF):
+		return "no event"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "cut in the middle of an event"
+	case errors.Is(err, errEventTooLarge):
+		return err.Error()
+	}
+	return transportReason(err)
+}

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/protobuf/proto"
+
+	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
+	"github.com/svcplatform/svc/plugins/completions/internal/completionsdb"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+// service holds the plugin's parts; its methods are the handlers.
+type service struct {
+	router  *router
+	usage   *recorder
+	db      completionsdb.DBTX
+	metrics *metrics
+	now     func() time.Time
+}
+
+func (s *service) register(p *sdk.Plugin) {
+	methods := completionsv1.File_svc_completions_v1_completions_proto.Services().ByName("CompletionsService").Methods()
+	sdk.Handle(p, methods.ByName("ChatCompletion"), s.chatCompletion)
+	sdk.HandleStream(p, methods.ByName("StreamChatCompletion"), s.streamChatCompletion)
+	sdk.Handle(p, methods.ByName("ListModels"), s.listModels)
+	sdk.Handle(p, methods.ByName("Complete"), s.complete)
+	sdk.Handle(p, methods.ByName("GetUsage"), s.getUsage)
+	sdk.Handle(p, methods.ByName("ExportMetrics"), s.exportMetrics)
+}
+
+// refuse is an OpenAI error answer.
+func (s *service) refuse(e *apiError) *completionsv1.OpenAIResponse {
+	s.metrics.refusals.WithLabelValues(strconv.Itoa(e.Status)).Inc()
+	return &completionsv1.OpenAIResponse{Status: int32(e.Status), Body: e.body(), RetryAfterSeconds: int32(e.RetryAfter)}
+}
+
+// answerError turns what the router returned into the client's answer.
+func (s *service) answerError(call *sdk.Call, err error) (*completionsv1.OpenAIResponse, error) {
+	var ae *apiError
+	var pt *passThrough
+	switch {
+	case errors.As(err, &ae):
+		return s.refuse(ae), nil
+	case errors.As(err, &pt):
+		s.metrics.refusals.WithLabelValues(strconv.Itoa(pt.status)).Inc()
+		return &completionsv1.OpenAIResponse{Status: int32(pt.status), Body: pt.body}, nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil, err // the caller is gone or out of time; the SDK says so
+	}
+	call.Logger().Error("chat completion failed", "error", err)
+	return s.refuse(internalError()), nil
+}
+
+// chatCompletion answers a request that is not streamed.
+func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *completionsv1.OpenAIRequest) (*completionsv1.OpenAIResponse, error) {
+	req, e := parseRequest(in.GetBody())
+	if e != nil {
+		return s.refuse(e), nil
+	}
+	if req.Stream {
+		return s.refuse(invalid("stream", "invalid_value", "This method does not stream; call StreamChatCompletion.")), nil
+	}
+	app := call.Principal().AppID
+	if req.Model == builtinModel {
+		body, u := s.builtinCompletion(req)
+		s.usage.record(app, builtinModel, builtinModel, u)
+		return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body}, nil
+	}
+	if !s.router.serves(req.Model) {
+		return s.refuse(modelNotFound(req.Model)), nil
+	}
+	body, u, upstream, err := s.router.complete(ctx, req)
+	if err != nil {
+		return s.answerError(call, err)
+	}
+	s.usage.record(app, req.Model, upstream, u)
+	return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body}, nil
+}
+
+// streamChatCompletion answers a streamed request (see OpenAIStreamPart).
+func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *completionsv1.OpenAIRequest, send func(*completionsv1.OpenAIStreamPart) error) error {
+	refuse := func(e *apiError) error {
+		r := s.refuse(e)
+		return send(&completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds})
+	}
+	req, e := parseRequest(in.GetBody())
+	if e != nil {
+		return refuse(e)
+	}
+	if !req.Stream {
+		return refuse(invalid("stream", "invalid_value", "This method streams; call ChatCompletion for 'stream': false."))
+	}
+	app := call.Principal().AppID
+	started := false
+	emit := func(data []byte) error {
+		part := &completionsv1.OpenAIStreamPart{Data: data}
+		if !started {
+			part.Status, started = http.StatusOK, true
+		}
+		return send(part)
+	}
+	if req.Model == builtinModel {
+		u, err := s.builtinStream(req, emit)
+		s.usage.record(app, builtinModel, builtinModel, u)
+		return err
+	}
+	if !s.router.serves(req.Model) {
+		return refuse(modelNotFound(req.Model))
+	}
+	res, err := s.router.stream(ctx, req, emit)
+	if res.upstream != "" {
+		s.usage.record(app, req.Model, res.upstream, res.usage)
+	}
+	if err != nil && !started {
+		r, herr := s.answerError(call, err)
+		if herr != nil {
+			return herr
+		}
+		return send(&completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds})
+	}
+	return err
+}
+
+// builtinCompletion is svc-builtin's chat.completion.
+func (s *service) builtinCompletion(req *chatRequest) ([]byte, usage) {
+	text, finish, pieces := builtinAnswer(req.MaxTokens)
+	c := completion{ID: newID(), Object: "chat.completion", Created: s.now().Unix(), Model: builtinModel}
+	for i := range req.N {
+		c.Choices = append(c.Choices, choice{Index: i, Message: message{Role: "assistant", Content: text}, FinishReason: finish})
+	}
+	c.Usage = usage{PromptTokens: promptTokens(req.Messages), CompletionTokens: req.N * len(pieces)}
+	c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
+	b, _ := json.Marshal(c)
+	return b, c.Usage
+}
+
+// builtinStream streams svc-builtin's reply one token per chunk.
+func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usage, error) {
+	_, finish, pieces := builtinAnswer(req.MaxTokens)
+	u := usage{PromptTokens: promptTokens(req.Messages)}
+	base := chunk{ID: newID(), Object: "chat.completion.chunk", Created: s.now().Unix(), Model: builtinModel}
+	send := func(choices []chunkChoice, us *usage) error {
+		c := base
+		c.Choices, c.Usage = choices, us
+		b, _ := json.Marshal(c)
+		return emit(b)
+	}
+	for i := range req.N {
+		empty := ""
+		if err := send([]chunkChoice{{Index: i, Delta: delta{Role: "assistant", Content: &empty}}}, nil); err != nil {
+			return u, err
+		}
+		for _, p := range pieces {
+			p := p
+			if err := send([]chunkChoice{{Index: i, Delta: delta{Content: &p}}}, nil); err != nil {
+				return u, err
+			}
+			u.CompletionTokens++
+		}
+		if err := send([]chunkChoice{{Index: i, FinishReason: &finish}}, nil); err != nil {
+			return u, err
+		}
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if req.IncludeUsage {
+		if err := send([]chunkChoice{}, &u); err != nil {
+			return u, err
+		}
+	}
+	return u, emit(doneEvent)
+}
+
+// listModels answers GET /v1/models.
+func (s *service) listModels(context.Context, *sdk.Call, *completionsv1.ListModelsRequest) (*completionsv1.OpenAIResponse, error) {
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list"}
+	list.Data = append(list.Data, model{ID: builtinModel, Object: "model", Created: builtinCreated, OwnedBy: "svc"})
+	for _, m := range s.router.models {
+		owner := s.router.byModel[m][0].name
+		list.Data = append(list.Data, model{ID: m, Object: "model", Created: builtinCreated, OwnedBy: owner})
+	}
+	b, _ := json.Marshal(list)
+	return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: b}, nil
+}
+
+// builtinCreated is the "created" time of listed models: the day this
+// plugin first shipped (upstream models' own dates are not known).
+var builtinCreated = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).Unix()
+
+// complete is the typed method other plugins call: one reply, routed like
+// ChatCompletion, refusals as Graph errors.
+func (s *service) complete(ctx context.Context, call *sdk.Call, in *completionsv1.CompleteRequest) (*completionsv1.CompleteResponse, error) {
+	model := in.GetModel()
+	if model == "" {
+		model = s.router.defaultModel()
+	}
+	msgs := make([]message, len(in.GetMessages()))
+	for i, m := range in.GetMessages() {
+		msgs[i] = message{Role: m.GetRole(), Content: m.GetContent()}
+	}
+	body := map[string]any{"model": model, "messages": msgs}
+	if in.GetMaxTokens() > 0 {
+		body["max_tokens"] = in.GetMaxTokens()
+	}
+	raw, _ := json.Marshal(body)
+	out, err := s.chatCompletion(ctx, call, &completionsv1.OpenAIRequest{Body: raw})
+	if err != nil {
+		return nil, err
+	}
+	if out.GetStatus() != http.StatusOK {
+		return nil, graphError(out)
+	}
+	var c struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message      message `json:"message"`
+			FinishReason string  `json:"finish_reason"`
+		} `json:"choices"`
+		Usage usage `json:"usage"`
+	}
+	if err := json.Unmarshal(out.GetBody(), &c); err != nil || len(c.Choices) == 0 {
+		return nil, sdk.Unavailable("The model " + model).WithCause(fmt.Errorf("unreadable completion: %v", err))
+	}
+	return &completionsv1.CompleteResponse{
+		Content: c.Choices[0].Message.Content, Model: model, FinishReason: c.Choices[0].FinishReason,
+		PromptTokens: int32(c.Usage.PromptTokens), CompletionTokens: int32(c.Usage.CompletionTokens),
+	}, nil
+}
+
+// graphError turns an OpenAI refusal into the Graph error a calling plugin
+// understands (CONTRACT §3).
+func graphError(out *completionsv1.OpenAIResponse) error {
+	var e struct {
+		Error apiError `json:"error"`
+	}
+	_ = json.Unmarshal(out.GetBody(), &e)
+	msg := e.Error.Message
+	switch out.GetStatus() {
+	case http.StatusBadRequest:
+		param := ""
+		if e.Error.Param != nil {
+			param = *e.Error.Param
+		}
+		return sdk.Invalid(param, "%s", msg)
+	case http.StatusNotFound:
+		return &sdk.Error{HTTPStatus: http.StatusNotFound, Code: 100, Subcode: 33, Type: sdk.TypeGraphMethod, Field: "model", Message: msg}
+	case http.StatusTooManyRequests:
+		return &sdk.Error{HTTPStatus: http.StatusTooManyRequests, Code: 4, Type: sdk.TypeRateLimit, Transient: true, Message: msg}
+	case http.StatusServiceUnavailable, http.StatusBadGateway:
+		return &sdk.Error{HTTPStatus: http.StatusServiceUnavailable, Code: 2, Type: sdk.TypeUnavailable, Transient: true, Message: msg}
+	}
+	return sdk.Internal(fmt.Errorf("completion answered %d: %s", out.GetStatus(), msg))
+}
+
+// getUsage reads app/{app_id}/completions_usage.
+// The gateway has checked the caller's standing on the app (app_role
+// MEMBER).
+func (s *service) getUsage(ctx context.Context, _ *sdk.Call, in *completionsv1.GetUsageRequest) (*completionsv1.GetUsageResponse, error) {
+	today := s.now().UTC().Truncate(24 * time.Hour)
+	until, err := parseDay("until", in.GetUntil(), today)
+	if err != nil {
+		return nil, err
+	}
+	since, err := parseDay("since", in.GetSince(), until.AddDate(0, 0, -29))
+	if err != nil {
+		return nil, err
+	}
+	if since.After(until) {
+		return nil, sdk.Invalid("since", "Invalid parameter: since must not be after until.")
+	}
+	// Read your own writes: what this process counted goes in first.
+	if err := s.usage.flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := completionsdb.New(s.db).UsageByDay(ctx, completionsdb.UsageByDayParams{
+		AppID: in.GetAppId(), Since: pgtype.Date{Time: since, Valid: true}, Until: pgtype.Date{Time: until, Valid: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := &completionsv1.GetUsageResponse{Data: make([]*completionsv1.Usage, len(rows))}
+	for i, r := range rows {
+		res.Data[i] = &completionsv1.Usage{
+			Model: r.Model, Day: r.Day.Time.Format(time.DateOnly),
+			Requests: float64(r.Requests), PromptTokens: float64(r.PromptTokens), CompletionTokens: float64(r.CompletionTokens),
+			TotalTokens: float64(r.PromptTokens + r.CompletionTokens),
+		}
+	}
+	return res, nil
+}
+
+// parseDay reads a since/until value: a date, an RFC 3339 time or Unix
+// seconds, as the UTC day it falls on.
+func parseDay(field, v string, def time.Time) (time.Time, error) {
+	if v == "" {
+		return def, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t.UTC().Truncate(24 * time.Hour), nil
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs >= 0 && secs < 1<<40 {
+		return time.Unix(secs, 0).UTC().Truncate(24 * time.Hour), nil
+	}
+	return time.Time{}, sdk.Invalid(field, "Invalid parameter: %s must be a date (2026-11-23), an RFC 3339 time or Unix seconds.", field)
+}
+
+// exportMetrics hands the gateway this process's Prometheus metrics.
+func (s *service) exportMetrics(context.Context, *sdk.Call, *completionsv1.ExportMetricsRequest) (*completionsv1.ExportMetricsResponse, error) {
+	families, err := s.metrics.registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	res := &completionsv1.ExportMetricsResponse{}
+	for _, f := range families {
+		b, err := proto.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		res.Families = append(res.Families, b)
+	}
+	return res, nil
+}
+
+// newID is a completion id, "chatcmpl-" and 24 random characters.
+func newID() string {
+	return "chatcmpl-" + strings.ReplaceAll(rand.Text(), "=", "")[:24]
+}

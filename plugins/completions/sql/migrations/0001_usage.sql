@@ -1,0 +1,16 @@
+-- Usage per app, model, upstream and day (UTC). Rows are added to by the
+-- plugin's batched recorder, never per request: one upsert carries every
+-- (app, model, upstream, day) seen since the last flush.
+CREATE SCHEMA IF NOT EXISTS completions;
+
+CREATE TABLE completions.usage (
+    app_id            text   NOT NULL,
+    day               date   NOT NULL,
+    model             text   NOT NULL,
+    -- The upstream that answered, or "svc-builtin".
+    upstream          text   NOT NULL,
+    requests          bigint NOT NULL DEFAULT 0,
+    prompt_tokens     bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (app_id, day, model, upstream)
+);
