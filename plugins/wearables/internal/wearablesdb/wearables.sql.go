@@ -17,6 +17,7 @@ WHERE id IN (
     SELECT c.id FROM wearables.cards c
     WHERE c.user_id = $1 AND c.status = 'queued'
     ORDER BY c.id DESC OFFSET $2
+    FOR UPDATE SKIP LOCKED
 )
 `
 
@@ -25,7 +26,10 @@ type ExpireDisplacedCardsParams struct {
 	Keep   int32
 }
 
-// Keeps the newest @keep waiting cards of a user; older ones expire.
+// Keeps the newest @keep waiting cards of a user; older ones expire. Rows
+// locked by another transaction (a delivery, a concurrent push) are skipped,
+// never waited for: concurrent pushes of one user cannot deadlock, and the
+// next push enforces the bound on what was skipped.
 func (q *Queries) ExpireDisplacedCards(ctx context.Context, arg ExpireDisplacedCardsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, expireDisplacedCards, arg.UserID, arg.Keep)
 	if err != nil {

@@ -18,12 +18,16 @@ VALUES (@user_id, @app_id, @title, @body, @actions, now() + make_interval(secs =
 RETURNING *;
 
 -- name: ExpireDisplacedCards :execrows
--- Keeps the newest @keep waiting cards of a user; older ones expire.
+-- Keeps the newest @keep waiting cards of a user; older ones expire. Rows
+-- locked by another transaction (a delivery, a concurrent push) are skipped,
+-- never waited for: concurrent pushes of one user cannot deadlock, and the
+-- next push enforces the bound on what was skipped.
 UPDATE wearables.cards SET status = 'expired'
 WHERE id IN (
     SELECT c.id FROM wearables.cards c
     WHERE c.user_id = @user_id AND c.status = 'queued'
     ORDER BY c.id DESC OFFSET @keep
+    FOR UPDATE SKIP LOCKED
 );
 
 -- name: ExpireLapsedCards :execrows
