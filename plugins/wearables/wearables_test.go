@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -277,5 +278,32 @@ func wantField(t *testing.T, err error) {
 	var e *sdk.Error
 	if !errors.As(err, &e) || e.HTTPStatus != 400 || e.Code != 100 || e.Field == "" || !strings.Contains(e.Message, e.Field) {
 		t.Fatalf("got %v, want a refusal naming a field", err)
+	}
+}
+
+func TestConcurrentPushesOfOneUserAllSucceedWhileTheSimulatedDeviceDelivers(t *testing.T) {
+	t.Parallel()
+	// A small bound makes every push expire older cards while the simulated
+	// device acknowledges others: the paths that once deadlocked.
+	b := setup(t, Options{SimulateDevices: true, MaxWaiting: 3})
+	errs := make(chan error, 8*40)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 40 {
+				_, err := plugintest.Call[*wearablesv1.PushCardResponse](ctxFor(t), b.tp, procPush, app,
+					&wearablesv1.PushCardRequest{UserId: wearer, Card: card("ok")})
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a concurrent push failed: %v", err)
+		}
 	}
 }
