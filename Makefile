@@ -38,6 +38,7 @@ build:
 	$(GO) build -o bin/gateway ./gateway/cmd/gateway
 	@mkdir -p bin/plugins
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
+	@chmod go-w bin/plugins/* # the gateway launches only plugins no one else can replace
 	$(GO) build -o bin/testplugin ./plugins/testplugin
 	$(GO) build -o bin/examples/hello ./plugins/examples/hello
 

@@ -128,10 +128,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		guard: guard{a: authn},
 		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core}},
 	}
-	// Plugins inherit the environment; give them the database in use.
-	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
-		return err
-	}
 	devSeed := "1"
 	if cfg.NoDevSeed {
 		devSeed = "0"
@@ -144,12 +140,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
 		HostServer: hostServer{r: r, ids: ids},
 		OnChange:   r.rebuild,
+		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
+		// the database in use, and their own settings.
 		Env: func(plugin string) []string {
 			// SVC_DEV_SEED=1 tells every plugin that this is a development
 			// installation (the development seed is on), where it may add
 			// its own conveniences, e.g. the wearables plugin's simulated
 			// device; the gateway need not know plugin schemas for that.
-			env := []string{"SVC_DEV_SEED=" + devSeed}
+			env := []string{"SVC_DATABASE_URL=" + db.URL, "SVC_DEV_SEED=" + devSeed}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
 			}
