@@ -63,9 +63,10 @@ test-node: build
 	cd tests/node-oidc && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 	cd tests/node-openai && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go mod tidy, go vet, staticcheck
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/' | grep -v 'db/[a-z_.]*.go$$')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
 
