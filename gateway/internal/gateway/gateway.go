@@ -18,6 +18,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/admin"
 	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/catalog"
 	"github.com/svcplatform/svc/gateway/internal/config"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/graph"
@@ -35,6 +36,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
 	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
+	catalogv1 "github.com/svcplatform/svc/gen/svc/catalog/v1"
+	"github.com/svcplatform/svc/gen/svc/catalog/v1/catalogv1connect"
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -127,6 +130,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		guard: guard{a: authn},
 		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core}},
 	}
+	devSeed := "1"
+	if cfg.NoDevSeed {
+		devSeed = "0"
+	}
 	completionsEnv, err := completionsConfig(cfg.Completions)
 	if err != nil {
 		return err
@@ -138,7 +145,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
 		// the database in use, and their own settings.
 		Env: func(plugin string) []string {
-			env := []string{"SVC_DATABASE_URL=" + db.URL}
+			// SVC_DEV_SEED=1 tells every plugin that this is a development
+			// installation (the development seed is on), where it may add
+			// its own conveniences, e.g. the wearables plugin's simulated
+			// device; the gateway need not know plugin schemas for that.
+			env := []string{"SVC_DATABASE_URL=" + db.URL, "SVC_DEV_SEED=" + devSeed}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
 			}
@@ -146,7 +157,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	r.host = plugins
-	r.compiled = compiledServices(admin.New(plugins, r.routes))
+	r.compiled = compiledServices(admin.New(plugins, r.routes),
+		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/plugins/sdk", Version: buildVersion}}))
 	if err := r.rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}
@@ -253,12 +265,14 @@ const Version = buildVersion
 const PluginProtocol = protocol.Version
 
 // compiledServices are the Connect services compiled into the gateway.
-func compiledServices(adm *admin.Service) []server.Service {
+func compiledServices(adm *admin.Service, cat *catalog.Service) []server.Service {
 	_, platform := platformv1connect.NewPlatformServiceHandler(version.Service{}, server.HandlerOptions()...)
 	_, adminH := adminv1connect.NewAdminServiceHandler(adm, server.HandlerOptions()...)
+	_, catalogH := catalogv1connect.NewCatalogServiceHandler(cat, server.HandlerOptions()...)
 	return []server.Service{
 		{Schema: platformv1.File_svc_platform_v1_platform_proto.Services().ByName("PlatformService"), Handler: platform},
 		{Schema: adminv1.File_svc_admin_v1_admin_proto.Services().ByName("AdminService"), Handler: adminH},
+		{Schema: catalogv1.File_svc_catalog_v1_catalog_proto.Services().ByName("CatalogService"), Handler: catalogH},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"sync/atomic"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
@@ -60,11 +61,15 @@ type Method struct {
 	Output    protoreflect.MessageType
 	Access    *pluginv1.Access
 	Graph     *pluginv1.GraphRoute
-	invoker   Invoker
+	// RESTSuccessStatus is the status of a successful REST answer (the
+	// rest_success_status option); 0 means 200.
+	RESTSuccessStatus int
+	invoker           Invoker
 }
 
 // Table is one immutable generation of routes.
 type Table struct {
+	sources  []Source
 	methods  map[string]*Method
 	services []server.Service
 	files    Files
@@ -74,7 +79,7 @@ type Table struct {
 // Build makes a route table from sources. It fails when a manifest's
 // descriptors do not resolve or two sources serve the same service.
 func Build(sources []Source, guard Guard) (*Table, error) {
-	t := &Table{methods: map[string]*Method{}, guard: guard}
+	t := &Table{sources: sources, methods: map[string]*Method{}, guard: guard}
 	owner := map[string]string{}
 	for _, src := range sources {
 		files, err := protodesc.NewFiles(src.Manifest.GetFiles())
@@ -116,15 +121,20 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 		}
 		access := AccessOf(md)
 		graph, _ := proto.GetExtension(md.Options(), pluginv1.E_Graph).(*pluginv1.GraphRoute)
+		status, _ := proto.GetExtension(md.Options(), pluginv1.E_RestSuccessStatus).(int32)
+		if status != 0 && (status < 200 || status > 299) {
+			return server.Service{}, fmt.Errorf("plugin %s: %s: rest_success_status %d is not a 2xx status", src.Name, md.FullName(), status)
+		}
 		m := &Method{
-			Plugin:    src.Name,
-			Procedure: "/" + string(sd.FullName()) + "/" + string(md.Name()),
-			Desc:      md,
-			Input:     dynamicpb.NewMessageType(md.Input()),
-			Output:    dynamicpb.NewMessageType(md.Output()),
-			Access:    access,
-			Graph:     graph,
-			invoker:   src.Invoker,
+			Plugin:            src.Name,
+			Procedure:         "/" + string(sd.FullName()) + "/" + string(md.Name()),
+			Desc:              md,
+			Input:             dynamicpb.NewMessageType(md.Input()),
+			Output:            dynamicpb.NewMessageType(md.Output()),
+			Access:            access,
+			Graph:             graph,
+			RESTSuccessStatus: int(status),
+			invoker:           src.Invoker,
 		}
 		t.methods[m.Procedure] = m
 		mux.Handle(m.Procedure, t.handler(m))
@@ -140,6 +150,10 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 		},
 	}, nil
 }
+
+// Sources are the plugins (and in-process services) the table was built
+// from, in order.
+func (t *Table) Sources() []Source { return t.sources }
 
 // Services are the table's services, for server.SetServices.
 func (t *Table) Services() []server.Service { return t.services }
@@ -299,6 +313,9 @@ func (t *Table) handler(m *Method) http.Handler {
 		if err != nil {
 			return nil, connectError(ctx, err)
 		}
+		if m.RESTSuccessStatus != 0 {
+			server.SetRESTSuccessStatus(ctx, m.RESTSuccessStatus)
+		}
 		return connect.NewResponse(&rawMessage{b: out}), nil
 	}, opts...)
 }
@@ -308,9 +325,29 @@ func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *
 	if err := proto.Unmarshal(raw, in); err != nil {
 		return apierr.ToConnect(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))
 	}
+	// A stream lasts as long as its client wants; end it when the gateway
+	// shuts down, so that the shutdown need not wait for it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var shutdown atomic.Bool
+	if closing := server.ShuttingDown(ctx); closing != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-closing:
+				shutdown.Store(true)
+				cancel()
+			case <-stop:
+			}
+		}()
+	}
 	err := t.Stream(ctx, m, in, raw, func(b []byte) error {
 		return stream.Send(&rawMessage{b: b})
 	})
+	if err != nil && shutdown.Load() {
+		return apierr.ToConnect(apierr.Unavailable("This gateway (shutting down)"))
+	}
 	return connectError(ctx, err)
 }
 

@@ -16,10 +16,11 @@ import (
 // envelopeErrors rewrites the transcoder's REST error bodies (a JSON
 // google.rpc.Status) into the Graph error envelope, so that REST callers see
 // one error shape whichever layer refused the request. Success responses
-// pass through untouched and unbuffered.
-func envelopeErrors(next http.Handler) http.Handler {
+// pass through unbuffered, with the status the method asked for through
+// success (nil: 200).
+func envelopeErrors(next http.Handler, success *restStatus) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ew := &errorCapture{ResponseWriter: w}
+		ew := &errorCapture{ResponseWriter: w, success: success}
 		next.ServeHTTP(ew, r)
 		if !ew.capturing {
 			return
@@ -93,6 +94,7 @@ func (e errorString) Error() string { return string(e) }
 // errorCapture buffers the body of a response whose status is an error.
 type errorCapture struct {
 	http.ResponseWriter
+	success     *restStatus
 	capturing   bool
 	wroteHeader bool
 	status      int
@@ -107,6 +109,11 @@ func (w *errorCapture) WriteHeader(code int) {
 	if code >= 400 {
 		w.capturing, w.status = true, code
 		return
+	}
+	if code == http.StatusOK && w.success != nil {
+		if c := w.success.code.Load(); c != 0 {
+			code = int(c)
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

@@ -132,7 +132,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		t.transcoder.ServeHTTP(w, r)
 		return
 	}
-	envelopeErrors(t.transcoder).ServeHTTP(w, r)
+	r, status := withRESTStatus(r)
+	envelopeErrors(t.transcoder, status).ServeHTTP(w, r)
 }
 
 func unknown(w http.ResponseWriter, r *http.Request) {
@@ -214,6 +215,13 @@ func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, certFile, 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
+	// Requests' contexts carry the shutdown signal from the base context:
+	// no cost per request.
+	closing := make(chan struct{})
+	srv.BaseContext = func(net.Listener) context.Context {
+		return context.WithValue(context.Background(), shutdownKey{}, closing)
+	}
+	srv.RegisterOnShutdown(func() { close(closing) })
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)

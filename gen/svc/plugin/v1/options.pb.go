@@ -535,6 +535,14 @@ var file_svc_plugin_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Filename:      "svc/plugin/v1/options.proto",
 	},
 	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*int32)(nil),
+		Field:         51005,
+		Name:          "svc.plugin.v1.rest_success_status",
+		Tag:           "varint,51005,opt,name=rest_success_status",
+		Filename:      "svc/plugin/v1/options.proto",
+	},
+	{
 		ExtendedType:  (*descriptorpb.ServiceOptions)(nil),
 		ExtensionType: (*Access)(nil),
 		Field:         51003,
@@ -558,6 +566,12 @@ var (
 	E_Access = &file_svc_plugin_v1_options_proto_extTypes[0]
 	// optional svc.plugin.v1.GraphRoute graph = 51002;
 	E_Graph = &file_svc_plugin_v1_options_proto_extTypes[1]
+	// HTTP status of a successful REST answer (google.api.http binding), e.g.
+	// 202 for a method that only queues work; 0 means 200. Connect, gRPC and
+	// Graph callers are not affected.
+	//
+	// optional int32 rest_success_status = 51005;
+	E_RestSuccessStatus = &file_svc_plugin_v1_options_proto_extTypes[2]
 )
 
 // Extension fields to descriptorpb.ServiceOptions.
@@ -565,13 +579,13 @@ var (
 	// Default access for methods of the service that declare none.
 	//
 	// optional svc.plugin.v1.Access default_access = 51003;
-	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[2]
+	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[3]
 )
 
 // Extension fields to descriptorpb.MessageOptions.
 var (
 	// optional svc.plugin.v1.GraphObject object = 51004;
-	E_Object = &file_svc_plugin_v1_options_proto_extTypes[3]
+	E_Object = &file_svc_plugin_v1_options_proto_extTypes[4]
 )
 
 var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
@@ -623,7 +637,8 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x0eAPP_ROLE_ADMIN\x10\x03\x12\x14\n" +
 	"\x10APP_ROLE_GRANTEE\x10\x04:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
-	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:_\n" +
+	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:P\n" +
+	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:_\n" +
 	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:U\n" +
 	"\x06object\x12\x1f.google.protobuf.MessageOptions\x18\xbc\x8e\x03 \x01(\v2\x1a.svc.plugin.v1.GraphObjectR\x06objectB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
@@ -659,16 +674,17 @@ var file_svc_plugin_v1_options_proto_depIdxs = []int32{
 	2,  // 2: svc.plugin.v1.Access.app_role:type_name -> svc.plugin.v1.AppRole
 	7,  // 3: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
 	7,  // 4: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
-	8,  // 5: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	9,  // 6: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
-	3,  // 7: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	4,  // 8: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	3,  // 9: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	6,  // 10: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	7,  // [7:11] is the sub-list for extension type_name
-	3,  // [3:7] is the sub-list for extension extendee
+	7,  // 5: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
+	8,  // 6: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	9,  // 7: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	3,  // 8: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	4,  // 9: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	3,  // 10: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	6,  // 11: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	8,  // [8:12] is the sub-list for extension type_name
+	3,  // [3:8] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
 }
 
@@ -684,7 +700,7 @@ func file_svc_plugin_v1_options_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
 			NumEnums:      3,
 			NumMessages:   4,
-			NumExtensions: 4,
+			NumExtensions: 5,
 			NumServices:   0,
 		},
 		GoTypes:           file_svc_plugin_v1_options_proto_goTypes,

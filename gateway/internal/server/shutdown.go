@@ -1,0 +1,17 @@
+package server
+
+import "context"
+
+// shutdownKey carries, in every request's context, a channel closed when
+// the server starts its graceful shutdown.
+type shutdownKey struct{}
+
+// ShuttingDown returns a channel closed when the server serving ctx's
+// request starts to shut down (nil, never closed, outside ListenAndServe).
+// A graceful shutdown waits for requests in flight, so calls that would
+// otherwise last as long as the client wants (a device's card stream) end
+// themselves when it closes, and the client reconnects to another gateway.
+func ShuttingDown(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(shutdownKey{}).(chan struct{})
+	return ch
+}

@@ -1,0 +1,38 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// EnvDatabaseURL names the variable in which the gateway hands its plugins
+// the database URL.
+const EnvDatabaseURL = "SVC_DATABASE_URL"
+
+// Open connects a plugin to the database the gateway gave it (in
+// SVC_DATABASE_URL), with at most maxConns connections, and applies the
+// owner's migrations: what every plugin with a schema does first.
+func Open(ctx context.Context, owner string, files fs.FS, maxConns int32) (*pgxpool.Pool, error) {
+	url := os.Getenv(EnvDatabaseURL)
+	if url == "" {
+		return nil, fmt.Errorf("%s is not set: the %s plugin is started by the gateway", EnvDatabaseURL, owner)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", EnvDatabaseURL, err)
+	}
+	cfg.MaxConns = maxConns
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	if _, err := Apply(ctx, pool, owner, files); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("migrate %s schema: %w", owner, err)
+	}
+	return pool, nil
+}
