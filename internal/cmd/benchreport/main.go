@@ -161,7 +161,10 @@ type runner struct {
 	gw    *bench.Gateway
 	creds credentials
 	token string
-	oauth *bench.OAuthClient
+	// upstream is the fake OpenAI-compatible server the completions case
+	// routes to.
+	upstream *fakeUpstream
+	oauth    *bench.OAuthClient
 }
 
 // credentials is <data-dir>/dev-credentials.json (gateway/internal/seed).
@@ -180,6 +183,7 @@ type credentials struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
 		RedirectURI  string `json:"redirect_uri"`
+		APIKey       string `json:"api_key"`
 	} `json:"app"`
 	AdminToken string `json:"admin_token"`
 }
@@ -365,7 +369,14 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	// a benchmark's calls within seconds: raise them far away. The limiter
 	// still counts every call, so its cost stays in the figures.
 	cfgPath := filepath.Join(r.o.work, "gateway.json")
-	if err := os.WriteFile(cfgPath, []byte(`{"rate_limits": {"app": 1000000000, "user": 1000000000, "page": 1000000000}}`+"\n"), 0o644); err != nil {
+	cfg := `{"rate_limits": {"app": 1000000000, "user": 1000000000, "page": 1000000000}`
+	if up, err := startFakeUpstream(); err == nil {
+		r.upstream = up
+		cfg += ", " + up.completionsConfig()
+	} else {
+		r.notes = append(r.notes, "The fake completions upstream could not start: "+err.Error())
+	}
+	if err := os.WriteFile(cfgPath, []byte(cfg+"}\n"), 0o644); err != nil {
 		return err
 	}
 	dataDir := filepath.Join(r.o.work, "gateway")
@@ -417,6 +428,9 @@ func (r *runner) stopPlatform() {
 	if r.db != nil {
 		r.db.Close()
 	}
+	if r.upstream != nil {
+		_ = r.upstream.srv.Close()
+	}
 }
 
 func (r *runner) graphURL() string {
@@ -436,6 +450,7 @@ func (r *runner) measurePlatform(ctx context.Context) {
 	}
 	r.graphWrite(ctx)
 	r.messageSend(ctx)
+	r.completionsOverhead(ctx)
 	r.step("token exchange")
 	r.tokenExchange(ctx)
 	time.Sleep(2 * time.Second)
