@@ -53,9 +53,9 @@ type ControlRequest struct {
 type holderCondition int
 
 const (
-	anyHolder       holderCondition = iota
-	actorHolds                      // the acting app holds control
-	actorDoesNotHold                // anyone else holds control
+	anyHolder        holderCondition = iota
+	actorHolds                       // the acting app holds control
+	actorDoesNotHold                 // anyone else holds control
 )
 
 // controlTarget is the right column of a row.

@@ -94,7 +94,7 @@ func (s *service) inbox(ctx context.Context, call *sdk.Call, req *svcchatv1.Inbo
 			ConversationId: cid, PageId: c.PageID, PageName: page.GetPageName(),
 			LastMessage:   &svcchatv1.ThreadMessageSummary{Text: last.Text, SenderLabel: senderLabel(last, page), CreatedAt: rfc3339(last.CreatedAt)},
 			ControlHolder: holderName(Holder(c.Holder), c.HolderAppID), UpdatedAt: rfc3339(c.UpdatedAt),
-			DeepLink:      deepLink(c.PageID, cid),
+			DeepLink: deepLink(c.PageID, cid),
 		})
 	}
 	return res, nil
