@@ -53,7 +53,8 @@ func (w *chatWorld) setPage(t *testing.T, settings map[string]any) {
 // one attributed reply, the app taking control by sending (the assistant
 // silent), the app returning control to page_human, the owner replying
 // from the mobile endpoint, the consumer's inbox and thread, and every
-// step's event at the app's webhook.
+// step's event at the app's webhook; the chats list beside a direct
+// message from another user.
 func TestTheAssistantTheAppAndThePageOwnerTakeTurnsOnAThread(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t)
@@ -150,6 +151,40 @@ func TestTheAssistantTheAppAndThePageOwnerTakeTurnsOnAThread(t *testing.T) {
 	if res.StatusCode != 200 || len(th.Messages) != 5 || th.Messages[4].Text != "Dogs are welcome!" || th.Messages[2].SenderLabel != w.c.Page.Name {
 		t.Fatalf("thread: %d %s", res.StatusCode, body)
 	}
+	// 6. Another user writes to the consumer directly; the chats list shows
+	// the direct thread beside the Page thread, newest first, and the
+	// sponsored item. The direct message reaches no app.
+	res, body = do(t, "POST", w.g.URL+"/api/mobile/chat/messages", strings.NewReader(`{"toUserId":"`+user+`","text":"Lunch?"}`),
+		map[string]string{"Authorization": "Bearer " + w.staff, "Content-Type": "application/json"})
+	dm := decode[struct{ ThreadID, MessageID string }](t, body)
+	if res.StatusCode != 200 || dm.ThreadID == "" || dm.MessageID == "" {
+		t.Fatalf("direct message: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, "GET", w.g.URL+"/api/mobile/chat?view=list", nil, map[string]string{"Authorization": "Bearer " + w.consumer})
+	chats := decode[struct {
+		Threads []struct {
+			Kind, ConversationID, ThreadID, DeepLink string
+		} `json:"threads"`
+		SponsoredAd *struct{ Title string } `json:"sponsoredAd"`
+	}](t, body)
+	if res.StatusCode != 200 || len(chats.Threads) != 2 || chats.Threads[0].Kind != "direct" || chats.Threads[0].ThreadID != dm.ThreadID ||
+		chats.Threads[1].Kind != "page" || chats.Threads[1].ConversationID != cid || chats.Threads[1].DeepLink != "svcchat://page-inbox/"+page+"/"+cid ||
+		chats.SponsoredAd == nil || chats.SponsoredAd.Title == "" {
+		t.Fatalf("chats list: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, "GET", w.g.URL+"/api/mobile/chat?view=folders", nil, map[string]string{"Authorization": "Bearer " + w.consumer})
+	if folders := decode[struct {
+		Folders []struct {
+			Name    string
+			Threads []map[string]any
+		} `json:"folders"`
+	}](t, body); res.StatusCode != 200 || len(folders.Folders) != 2 || len(folders.Folders[0].Threads)+len(folders.Folders[1].Threads) != 2 {
+		t.Fatalf("chats folders: %d %s", res.StatusCode, body)
+	}
+	if n := dbCount(t, w.db, "SELECT count(*) FROM core.outbox WHERE data::text LIKE '%Lunch?%'"); n != 0 {
+		t.Fatalf("the direct message left %d events", n)
+	}
+
 	// The assistant answered once; its job is done, so the second message
 	// got no reply.
 	if n := dbCount(t, w.db, "SELECT count(*) FROM svcchat.messages WHERE sender = 'svc_ai'"); n != 1 {

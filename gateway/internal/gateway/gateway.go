@@ -138,8 +138,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		HostServer: hostServer{r: r, ids: ids},
 		OnChange:   r.rebuild,
 		Env: func(plugin string) []string {
-			if plugin == "completions" {
+			switch {
+			case plugin == "completions":
 				return completionsEnv
+			case plugin == "chat" && !cfg.NoDevSeed:
+				// The chat plugin seeds its one sponsored item with the
+				// development world.
+				return []string{"SVC_DEV_SEED=1"}
 			}
 			return nil
 		},
