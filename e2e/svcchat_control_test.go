@@ -164,10 +164,11 @@ func TestTheAssistantTheAppAndThePageOwnerTakeTurnsOnAThread(t *testing.T) {
 	chats := decode[struct {
 		Threads []struct {
 			Kind, ConversationID, ThreadID, DeepLink string
+			WithUserName                             string `json:"withUserName"`
 		} `json:"threads"`
 		SponsoredAd *struct{ Title string } `json:"sponsoredAd"`
 	}](t, body)
-	if res.StatusCode != 200 || len(chats.Threads) != 2 || chats.Threads[0].Kind != "direct" || chats.Threads[0].ThreadID != dm.ThreadID ||
+	if res.StatusCode != 200 || len(chats.Threads) != 2 || chats.Threads[0].Kind != "direct" || chats.Threads[0].ThreadID != dm.ThreadID || chats.Threads[0].WithUserName == "" ||
 		chats.Threads[1].Kind != "page" || chats.Threads[1].ConversationID != cid || chats.Threads[1].DeepLink != "svcchat://page-inbox/"+page+"/"+cid ||
 		chats.SponsoredAd == nil || chats.SponsoredAd.Title == "" {
 		t.Fatalf("chats list: %d %s", res.StatusCode, body)
@@ -249,6 +250,16 @@ func TestHandoverAndInboxRefusalsFollowTheContract(t *testing.T) {
 	t.Run("the inbox is the signed-in user's only", func(t *testing.T) {
 		res, body := w.mobileGet(t, w.consumer, "inbox?userId="+w.c.Users["owner"].ID)
 		wantGraphError(t, res, body, 400, 100, 0)
+	})
+	t.Run("a direct message to a user id that names nobody is not found", func(t *testing.T) {
+		res, body := do(t, "POST", w.g.URL+"/api/mobile/chat/messages", strings.NewReader(`{"toUserId":"123","text":"hi"}`),
+			map[string]string{"Authorization": "Bearer " + w.consumer, "Content-Type": "application/json"})
+		wantGraphError(t, res, body, 404, 100, 33)
+	})
+	t.Run("direct messages need a session", func(t *testing.T) {
+		res, body := do(t, "POST", w.g.URL+"/api/mobile/chat/messages", strings.NewReader(`{"toUserId":"`+w.c.Users["owner"].ID+`","text":"hi"}`),
+			map[string]string{"Authorization": "Bearer " + w.app, "Content-Type": "application/json"})
+		wantGraphError(t, res, body, 403, 200, 2069001)
 	})
 	t.Run("another user's thread is not found", func(t *testing.T) {
 		res, body := w.mobileGet(t, w.owner, "threads/"+cid)

@@ -49,9 +49,16 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 	if req.GetToUserId() == from {
 		return nil, sdk.Invalid("toUserId", "Invalid parameter: toUserId must be another user.")
 	}
+	to, err := call.Host().UserInfo(ctx, req.GetToUserId())
+	if err != nil {
+		return nil, err
+	}
+	if !to.GetUserExists() {
+		return nil, sdk.NotFound("User " + req.GetToUserId())
+	}
 	low, high := pair(from, req.GetToUserId())
 	var res chatv1.SendDirectMessageResponse
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := chatdb.New(tx)
 		th, err := q.OpenThread(ctx, chatdb.OpenThreadParams{UserLow: low, UserHigh: high})
 		if err != nil {
@@ -108,17 +115,26 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 	if err != nil {
 		return nil, err
 	}
+	names := map[string]string{}
 	for _, r := range rows {
 		other := r.UserLow
 		if other == userID {
 			other = r.UserHigh
 		}
+		name, ok := names[other]
+		if !ok {
+			u, err := call.Host().UserInfo(ctx, other)
+			if err != nil {
+				return nil, err
+			}
+			name, names[other] = u.GetName(), u.GetName()
+		}
 		label := "You"
 		if r.SenderUserID != userID {
-			label = r.SenderUserID // the chat app resolves user ids to names
+			label = name
 		}
 		direct = append(direct, chatItem{at: r.UpdatedAt.Time, json: map[string]any{"kind": "direct",
-			"threadId": strconv.FormatInt(r.ID, 10), "withUserId": other, "updatedAt": rfc3339(r.UpdatedAt),
+			"threadId": strconv.FormatInt(r.ID, 10), "withUserId": other, "withUserName": name, "updatedAt": rfc3339(r.UpdatedAt),
 			"lastMessage": map[string]any{"text": r.Text, "senderLabel": label, "createdAt": rfc3339(r.MessageCreatedAt)}}})
 	}
 	ad, err := s.sponsoredAd(ctx, q)

@@ -40,6 +40,15 @@ type svcchatInbox struct {
 	updatedAt string
 }
 
+// UserInfo knows users 900 to 902.
+func (h *svcchatInbox) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	switch req.GetUserId() {
+	case "900", "901", "902":
+		return &pluginv1.UserInfoResponse{UserExists: true, Name: "User " + req.GetUserId()}, nil
+	}
+	return &pluginv1.UserInfoResponse{}, nil
+}
+
 func (h *svcchatInbox) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
 	if req.GetProcedure() != inboxProcedure || req.GetDelegation() == "" {
 		return &pluginv1.InvokeResponse{Error: sdk.Unavailable("svcchat").Proto()}, nil
@@ -92,7 +101,7 @@ func TestTheChatsListMergesDirectAndPageThreadsNewestFirst(t *testing.T) {
 		t.Fatalf("list = %v", list)
 	}
 	first, second := threads[0].GetStructValue().GetFields(), threads[1].GetStructValue().GetFields()
-	if first["kind"].GetStringValue() != "direct" || first["withUserId"].GetStringValue() != "901" ||
+	if first["kind"].GetStringValue() != "direct" || first["withUserId"].GetStringValue() != "901" || first["withUserName"].GetStringValue() != "User 901" ||
 		first["lastMessage"].GetStructValue().GetFields()["senderLabel"].GetStringValue() != "You" ||
 		second["kind"].GetStringValue() != "page" || second["deepLink"].GetStringValue() != "svcchat://page-inbox/500/2000000001" {
 		t.Fatalf("list = %v", list)
@@ -131,6 +140,17 @@ func TestChatRefusals(t *testing.T) {
 	wantInvalid(t, err, "toUserId")
 	_, err = call[*structpb.Struct](t, b, "ListChats", session("900"), &chatv1.ListChatsRequest{View: "grid"})
 	wantInvalid(t, err, "view")
+	t.Run("a direct message to a user id that names nobody is not found", func(t *testing.T) {
+		_, err := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session("900"), &chatv1.SendDirectMessageRequest{ToUserId: "no-one", Text: "hi"})
+		e, ok := err.(*sdk.Error)
+		if !ok || e.HTTPStatus != 404 || e.Code != 100 || e.Subcode != 33 {
+			t.Fatalf("err = %v; want 404/100/33", err)
+		}
+		var n int
+		if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM chat.direct_threads").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d threads, %v", n, err)
+		}
+	})
 }
 
 func wantInvalid(t *testing.T, err error, field string) {
