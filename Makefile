@@ -38,6 +38,7 @@ build:
 	$(GO) build -o bin/gateway ./gateway/cmd/gateway
 	@mkdir -p bin/plugins
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
+	@chmod go-w bin/plugins/* # the gateway launches only plugins no one else can replace
 	$(GO) build -o bin/testplugin ./plugins/testplugin
 	$(GO) build -o bin/examples/hello ./plugins/examples/hello
 
@@ -62,9 +63,10 @@ test-node: build
 	cd tests/node-oidc && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 	cd tests/node-openai && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go mod tidy, go vet, staticcheck
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/' | grep -v 'db/[a-z_.]*.go$$')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
 

@@ -294,6 +294,11 @@ func TestIdempotentRetryCreatesOnePost(t *testing.T) {
 	other := map[string]any{"node": "page/" + w.c.Page.ID + "/posts", "content": "another body"}
 	res, b = w.post(t, w.owner, other, key)
 	wantGraphError(t, res, b, 400, 100, 0)
+	// Another user of the same app with the same key is another key: it
+	// never gets the first caller's answer (CONTRACT §1); here its own write
+	// is refused, since it does not manage the Page.
+	res, b = w.post(t, w.stranger, body, key)
+	wantGraphError(t, res, b, 403, 200, 2069003)
 }
 
 func countPosts(t *testing.T, dbURL, content string) int {

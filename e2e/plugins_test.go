@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -277,5 +278,70 @@ func TestAPartnerPluginIsInstalledWithoutRebuildingTheGateway(t *testing.T) {
 	}
 	if n := len(listPlugins(t, g, admin).Plugins); n != 2 {
 		t.Fatalf("%d plugins listed after the install", n)
+	}
+
+	// The partner's own event type, declared in its manifest, can be
+	// subscribed to and arrives signed: the gateway learned it on install.
+	c := g.Credentials(t)
+	w := &graphWorld{g: g, c: c}
+	rcv := newHookReceiver(t, c.App.ClientSecret)
+	res, body = w.post(t, c.App.APIKey, map[string]any{"node": "app/" + c.App.ID + "/subscriptions", "callback_url": rcv.srv.URL + "/hook",
+		"events": []string{"hello.waved"}, "verify_token": hookVerifyToken}, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("subscribe to the partner's event: %d %s", res.StatusCode, body)
+	}
+	res, body = w.post(t, c.App.APIKey, map[string]any{"node": "hello/Ada/waves"}, nil)
+	wave := decode[struct{ ID string }](t, body)
+	if res.StatusCode != 200 || wave.ID == "" {
+		t.Fatalf("wave: %d %s", res.StatusCode, body)
+	}
+	got := rcv.waitFor(wave.ID, 1)[0]
+	if got.body.Type != "hello.waved" || got.body.AppID != c.App.ID || got.body.Data["name"] != "Ada" {
+		t.Fatalf("delivered %+v", got.body)
+	}
+}
+
+// Make-before-break: a reload that would make two plugins claim one Graph
+// node is refused when the route table is built, and traffic stays on the
+// table in use.
+func TestAReloadThatMakesTwoPluginsClaimOneNodeFailsAndKeepsTheOldTable(t *testing.T) {
+	t.Parallel()
+	plugins := t.TempDir()
+	bin := gatewaytest.BinDir(t)
+	install := func(from, name string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(bin, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(plugins, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install("testplugin", "testplugin")
+	g := gatewaytest.Start(t, gatewaytest.Options{PluginsDir: plugins})
+	admin := g.Credentials(t).AdminToken
+	echo := func() {
+		t.Helper()
+		res, body := do(t, "GET", g.URL+"/api/v1/graph?node=echo/1", nil, nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("echo/1 = %d %s", res.StatusCode, body)
+		}
+	}
+	echo()
+
+	install("testplugin", "testplugin-alias")
+	res, body := do(t, "POST", g.URL+"/api/admin/plugins/testplugin-alias/reload", nil, map[string]string{"Authorization": "Bearer " + admin})
+	if res.StatusCode == 200 {
+		t.Fatalf("a plugin claiming echo/{id} twice was installed: %s", body)
+	}
+	if !strings.Contains(string(body), "echo/{id}") {
+		t.Errorf("the refusal does not name the node: %s", body)
+	}
+	echo() // still served by the table in use
+	for _, p := range listPlugins(t, g, admin).Plugins {
+		if p.Name == "testplugin-alias" && p.State == "serving" {
+			t.Fatalf("the refused plugin is serving: %+v", p)
+		}
 	}
 }

@@ -37,7 +37,7 @@ type Options struct {
 	Args []string
 	// Env are extra environment variables (KEY=value).
 	Env []string
-	// NoWait skips waiting for /healthz.
+	// NoWait skips waiting for /readyz.
 	NoWait bool
 	// TLSCert and TLSKey (PEM files) serve HTTPS; the certificate must be
 	// valid for 127.0.0.1. Gateway.Client then trusts it.
@@ -58,7 +58,7 @@ type Gateway struct {
 	done   chan struct{}
 }
 
-// Start runs a gateway and waits until /healthz answers 200.
+// Start runs a gateway and waits until /readyz answers 200.
 func Start(t testing.TB, opts Options) *Gateway {
 	t.Helper()
 	bin := BinDir(t)
@@ -141,12 +141,13 @@ func (g *Gateway) readLogs(r io.Reader, addrc chan<- string) {
 	}
 }
 
-// WaitHealthy polls /healthz until it answers 200.
+// WaitHealthy polls /readyz until it answers 200: the gateway serves, its
+// database is reachable and every plugin serves.
 func (g *Gateway) WaitHealthy(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		res, err := g.Client.Get(g.URL + "/healthz")
+		res, err := g.Client.Get(g.URL + "/readyz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {

@@ -42,6 +42,12 @@ func newLayout(dir string) (layout, error) {
 	if err != nil {
 		return layout{}, fmt.Errorf("pgembed: cluster folder %q: %w", dir, err)
 	}
+	// A cluster kept outside the data folder (see relocate) is reached
+	// through a symbolic link; the server is given the real path, which it
+	// can enter.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	l := layout{
 		dir:       abs,
 		dataDir:   filepath.Join(abs, "data"),
@@ -69,7 +75,19 @@ func prepareLayout(dir string, acct *account) (layout, error) {
 		return l, err
 	}
 	if err := acct.checkTraversable(filepath.Dir(l.dir)); err != nil {
-		return l, err
+		// Running as root from a folder the server's account cannot enter
+		// (a clone under /root, mode 0700): keep the cluster where that
+		// account can reach it, rather than ask to open the user's folders.
+		moved, merr := relocate(l.dir, acct)
+		if merr != nil {
+			return l, fmt.Errorf("%w (and the cluster could not be kept elsewhere: %v)", err, merr)
+		}
+		if l, err = newLayout(moved); err != nil {
+			return l, err
+		}
+		if err := acct.checkTraversable(filepath.Dir(l.dir)); err != nil {
+			return l, err
+		}
 	}
 	if err := acct.chownTree(l.dir); err != nil {
 		return l, err
@@ -218,4 +236,36 @@ func openLog(l layout, acct *account) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// relocateRoot holds the clusters that cannot live in their data folder
+// because the server's account cannot enter it.
+var relocateRoot = "/var/lib/svc"
+
+// relocate moves the (new, empty) cluster folder dir to a folder of its
+// own under relocateRoot, named by dir's path so that every start finds the
+// same one, and leaves a symbolic link at dir. A folder that already holds
+// a cluster is never moved.
+func relocate(dir string, acct *account) (string, error) {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		if len(entries) > 0 {
+			return "", fmt.Errorf("%s already holds files", dir)
+		}
+		if err := os.Remove(dir); err != nil {
+			return "", err
+		}
+	}
+	sum := sha256.Sum256([]byte(dir))
+	target := filepath.Join(relocateRoot, "pg-"+hex.EncodeToString(sum[:8]))
+	if err := makeClusterDir(target, acct); err != nil {
+		return "", err
+	}
+	if err := os.Symlink(target, dir); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	return target, nil
 }

@@ -12,30 +12,12 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/internal/pgtest"
 	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
-	coresql "github.com/svcplatform/svc/sql/core"
 )
 
-func TestMain(m *testing.M) {
-	name := pgtest.TemplateName("svc_svcchat", coresql.Migrations(), svcchatsql.Migrations())
-	pgtest.RegisterTemplate(name, func(ctx context.Context, url string) error {
-		pool, err := pgxpool.New(ctx, url)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		if _, err := migrate.Apply(ctx, pool, "core", coresql.Migrations()); err != nil {
-			return err
-		}
-		_, err = migrate.Apply(ctx, pool, "svcchat", svcchatsql.Migrations())
-		return err
-	})
-	pgtest.Main(m)
-}
+func TestMain(m *testing.M) { plugintest.Main(m, "svcchat", svcchatsql.Migrations()) }
 
 // gatewayFacts is the Host service of these tests: the core facts the
 // gateway would answer (one published Page with chat surfacing, apps by
@@ -108,7 +90,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	pool := pgtest.Pool(t, pgtest.NewDatabase(t))
+	pool := plugintest.Database(t)
 	facts := &gatewayFacts{
 		page: &pluginv1.PageAccessResponse{PageExists: true, Published: true, ChatSurfacing: true, PageName: "Demo Coffee", InboxMergeLinked: true,
 			AppLinked: true, AppProducts: []string{"svcchat"}},

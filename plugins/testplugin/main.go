@@ -9,12 +9,16 @@
 //	SVC_TESTPLUGIN_UNHEALTHY     fail the health check with this message
 //	SVC_TESTPLUGIN_CPUPROFILE    write a CPU profile of the first 5 s of serving here
 //
+// Installed under the name "testplugin-alias" it is a plugin of that name
+// that serves only AliasService, which claims TestService's Graph node.
+//
 // It is never installed in bin/plugins.
 package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -42,8 +46,14 @@ func main() {
 	if version == "" {
 		version = "1.0.0"
 	}
+	name := os.Getenv("SVC_TESTPLUGIN_NAME")
+	alias := filepath.Base(os.Args[0]) == "testplugin-alias"
+	if alias {
+		name = "testplugin-alias"
+	}
 	testsvc.New(testsvc.Config{
-		Name:       os.Getenv("SVC_TESTPLUGIN_NAME"),
+		Alias:      alias,
+		Name:       name,
 		Version:    version,
 		CrashAfter: crashAfter,
 		Unhealthy:  os.Getenv("SVC_TESTPLUGIN_UNHEALTHY"),

@@ -9,12 +9,24 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/svcplatform/svc/gateway/internal/gateway"
 )
 
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
+		fmt.Println(versionLine())
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "backup" {
+		if err := gateway.Backup(context.Background(), os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// SVC_CPUPROFILE=<file> records a CPU profile of the whole run, for
 	// performance work (go tool pprof bin/gateway <file>).
 	if path := os.Getenv("SVC_CPUPROFILE"); path != "" {
@@ -37,4 +49,20 @@ func main() {
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+}
+
+// versionLine says what this binary is: the gateway's release, the plugin
+// protocol it speaks, the Go toolchain and the commit it was built from
+// when the build recorded one.
+func versionLine() string {
+	line := fmt.Sprintf("svc gateway %s (plugin protocol %d)", gateway.Version, gateway.PluginProtocol)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		line += " " + info.GoVersion
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				line += " commit " + s.Value[:12]
+			}
+		}
+	}
+	return line
 }

@@ -36,6 +36,11 @@ type Config struct {
 	// WebhookAllowPrivateNetworks lets webhook callbacks reach private and
 	// link-local addresses (cloud metadata addresses stay refused).
 	WebhookAllowPrivateNetworks bool `json:"webhook_allow_private_networks"`
+	// WebhookAllowLoopback lets development-mode apps' callbacks reach this
+	// machine's loopback addresses. Unset: allowed while the development
+	// world is seeded, refused with --no-dev-seed, so that on a server no
+	// signed-in user can make the gateway probe its own ports.
+	WebhookAllowLoopback *bool `json:"webhook_allow_loopback,omitempty"`
 	// RateLimits are Graph calls allowed per minute per app, user and Page;
 	// zero keeps the default, a negative value means unlimited.
 	RateLimits RateLimits `json:"rate_limits"`
@@ -110,6 +115,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
 	allowPrivate := fs.Bool("webhook-allow-private-networks", false, "let webhook callbacks reach private networks")
+	allowLoopback := fs.Bool("webhook-allow-loopback", false, "let development apps' webhook callbacks reach loopback (default: only with the development seed)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -142,10 +148,16 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.LogLevel = *logLevel
 		case "webhook-allow-private-networks":
 			cfg.WebhookAllowPrivateNetworks = *allowPrivate
+		case "webhook-allow-loopback":
+			cfg.WebhookAllowLoopback = allowLoopback
 		}
 	})
 	cfg.DatabaseURL = getenv("SVC_DATABASE_URL")
 	cfg.AdminToken = getenv("SVC_ADMIN_TOKEN")
+	if cfg.WebhookAllowLoopback == nil {
+		dev := !cfg.NoDevSeed
+		cfg.WebhookAllowLoopback = &dev
+	}
 	return cfg, cfg.finish()
 }
 

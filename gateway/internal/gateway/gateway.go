@@ -39,6 +39,7 @@ import (
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
 // Run starts the gateway with command-line args and serves until ctx is
@@ -93,6 +94,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooks, err := webhook.New(webhook.Options{
 		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
 		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
+		RefuseLoopback:       cfg.WebhookAllowLoopback != nil && !*cfg.WebhookAllowLoopback,
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},
@@ -125,10 +127,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		guard: guard{a: authn},
 		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core}},
 	}
-	// Plugins inherit the environment; give them the database in use.
-	if err := os.Setenv("SVC_DATABASE_URL", db.URL); err != nil {
-		return err
-	}
 	completionsEnv, err := completionsConfig(cfg.Completions)
 	if err != nil {
 		return err
@@ -137,16 +135,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
 		HostServer: hostServer{r: r, ids: ids},
 		OnChange:   r.rebuild,
+		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
+		// the database in use, and their own settings.
 		Env: func(plugin string) []string {
+			env := []string{"SVC_DATABASE_URL=" + db.URL}
 			switch {
 			case plugin == "completions":
-				return completionsEnv
+				env = append(env, completionsEnv...)
 			case plugin == "chat" && !cfg.NoDevSeed:
 				// The chat plugin seeds its one sponsored item with the
 				// development world.
-				return []string{"SVC_DEV_SEED=1"}
+				env = append(env, "SVC_DEV_SEED=1")
 			}
-			return nil
+			return env
 		},
 	})
 	r.host = plugins
@@ -217,7 +218,17 @@ func completionsConfig(c config.Completions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("completions config: %w", err)
 	}
-	return []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}, nil
+	env := []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}
+	// Plugins get a scrubbed environment: pass the upstreams' API keys, and
+	// only those, from the variables the configuration names.
+	for _, u := range c.Upstreams {
+		if u.APIKeyEnv != "" {
+			if v, ok := os.LookupEnv(u.APIKeyEnv); ok {
+				env = append(env, u.APIKeyEnv+"="+v)
+			}
+		}
+	}
+	return env, nil
 }
 
 // limits applies the configured rate limits over the defaults.
@@ -239,6 +250,12 @@ func limits(c config.RateLimits) graph.Limits {
 
 // buildVersion is the gateway's version, shown to operators.
 const buildVersion = "1.39.0"
+
+// Version is the gateway's release, for bin/gateway --version.
+const Version = buildVersion
+
+// PluginProtocol is the plugin protocol version the gateway speaks.
+const PluginProtocol = protocol.Version
 
 // compiledServices are the Connect services compiled into the gateway.
 func compiledServices(adm *admin.Service) []server.Service {

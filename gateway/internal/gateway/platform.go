@@ -14,6 +14,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/observe"
@@ -48,6 +49,9 @@ func (r *routing) rebuild(snapshot []*host.Loaded) error {
 	}
 	t, err := route.Build(sources, r.guard)
 	if err != nil {
+		return err
+	}
+	if err := graph.CheckNodes(t); err != nil {
 		return err
 	}
 	if err := r.srv.SetServices(append(slices.Clone(r.compiled), t.Services()...), t.Files()); err != nil {

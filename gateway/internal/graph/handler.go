@@ -107,15 +107,17 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) (int, []byte
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && h.opts.Idempotency != nil {
+		// CONTRACT §1: the same key from the same caller, app and user
+		// both (two users of one app never share answers); the stored
+		// fingerprint covers the node, whether it is in the body or the
+		// query, and the body.
 		app, user := h.caller(r.Context())
-		scope := app
-		if scope == "" {
-			scope = "user:" + user
-		}
+		scope := "app:" + app + "/user:" + user
 		if len(key) > 255 {
 			return 0, nil, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
 		}
-		return h.opts.Idempotency.Do(r.Context(), scope, key, raw, func() (int, []byte, error) {
+		fingerprint := append([]byte(r.URL.Query().Get("node")+"\n"), raw...)
+		return h.opts.Idempotency.Do(r.Context(), scope, key, fingerprint, func() (int, []byte, error) {
 			return h.post(r.Context(), r.URL.Query(), raw)
 		})
 	}
@@ -218,13 +220,19 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 	if err := applyLimit(in); err != nil {
 		return nil, err
 	}
+	page := vars["page_id"]
 	if h.opts.Limiter != nil {
 		app, user := h.caller(ctx)
-		if err := h.opts.Limiter.Allow(ctx, app, user, vars["page_id"]); err != nil {
+		if err := h.opts.Limiter.Allow(ctx, app, user, page); err != nil {
 			return nil, err
 		}
 	}
 	raw, err := router.table.Call(ctx, m, in.Interface(), nil)
+	if h.opts.Limiter != nil && page != "" && authorized(err) {
+		// A Page's quota is spent only by calls allowed to act on it, so
+		// that no one can exhaust a Page's limit without access to it.
+		h.opts.Limiter.CountPage(page)
+	}
 	if err != nil {
 		return nil, err
 	}

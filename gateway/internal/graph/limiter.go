@@ -72,12 +72,40 @@ func (l *Limiter) Allow(_ context.Context, app, user, page string) error {
 				Transient: true, Message: fmt.Sprintf("%s; retry after the current %s window.", c.what, l.limits.Window)}
 		}
 	}
-	for _, c := range checks {
+	for _, c := range checks[:2] { // the Page's count waits for CountPage
 		if c.limit != 0 && c.key[len(c.key)-1] != ':' {
 			l.counts[c.key]++
 		}
 	}
 	return nil
+}
+
+// CountPage spends one call of the Page's limit, once the call was
+// authorized to act on the Page (see Allow).
+func (l *Limiter) CountPage(page string) {
+	if l.limits.Page == 0 || page == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w := l.now().UnixNano() / int64(l.limits.Window); w != l.window {
+		l.window = w
+		clear(l.counts)
+	}
+	l.counts["page:"+page]++
+}
+
+// authorized reports whether a call's error (nil on success) came after its
+// access check passed: anything but a credential or access refusal.
+func authorized(err error) bool {
+	if err == nil {
+		return true
+	}
+	e, ok := apierr.As(err)
+	if !ok {
+		return true
+	}
+	return e.HTTPStatus != http.StatusUnauthorized && e.HTTPStatus != http.StatusForbidden
 }
 
 // Usage is the share of the app's limit used in the current window, in

@@ -38,8 +38,12 @@ func TestLimiterRefusesEachCallerWithItsCode(t *testing.T) {
 		{"", "u", "", 17},
 	}
 	for i, s := range steps {
-		if got := code(l.Allow(ctx, s.app, s.user, s.page)); got != s.want {
+		got := code(l.Allow(ctx, s.app, s.user, s.page))
+		if got != s.want {
 			t.Fatalf("step %d: code %d, want %d", i, got, s.want)
+		}
+		if got == 0 {
+			l.CountPage(s.page) // the call was authorized
 		}
 	}
 	if u := l.Usage("a"); u != 100 {
@@ -48,5 +52,27 @@ func TestLimiterRefusesEachCallerWithItsCode(t *testing.T) {
 	now = now.Add(time.Minute)
 	if err := l.Allow(ctx, "a", "u", "p1"); err != nil {
 		t.Fatalf("a new window still refuses: %v", err)
+	}
+}
+
+// Issue 16: anyone could exhaust a Page's quota with calls refused by
+// authorization. Only authorized calls spend it.
+func TestCallsRefusedByAuthorizationDoNotSpendAPagesQuota(t *testing.T) {
+	t.Parallel()
+	l := NewLimiter(Limits{Page: 2, Window: time.Hour})
+	ctx := context.Background()
+	for range 50 {
+		if err := l.Allow(ctx, "intruder-app", "", "p1"); err != nil {
+			t.Fatalf("the Page was exhausted by refused calls: %v", err)
+		}
+		// authorization refused the call: CountPage is not called
+	}
+	for _, refused := range []error{apierr.NoToken(), apierr.NotPageAdmin(), apierr.MissingScope("x")} {
+		if authorized(refused) {
+			t.Fatalf("%v counts as authorized", refused)
+		}
+	}
+	if !authorized(nil) || !authorized(apierr.NotFound("x")) || !authorized(apierr.Invalid("f", "bad")) {
+		t.Fatal("a call past its access check does not count")
 	}
 }

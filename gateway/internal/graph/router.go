@@ -51,6 +51,15 @@ func newNodeRouter(t *route.Table) (*nodeRouter, error) {
 	return r, nil
 }
 
+// CheckNodes compiles the Graph node bindings of table t, so that a table
+// whose plugins claim one node twice (or bind a malformed pattern) is refused
+// when it is built: the reload that brought it fails and traffic stays on
+// the table in use, instead of failing requests afterwards.
+func CheckNodes(t *route.Table) error {
+	_, err := newNodeRouter(t)
+	return err
+}
+
 // match finds the binding for verb and node segments. found reports whether
 // the node exists for some other verb (so the error can say "unsupported
 // method" rather than "unknown node").

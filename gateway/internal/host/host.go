@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -404,6 +405,20 @@ func (h *Host) checkBinary(name string) error {
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return checkOwnership(path, fi, os.Geteuid())
+}
+
+// checkOwnership refuses a plugin binary that someone other than the
+// gateway's user (or root) could have written: owned by another user, or
+// writable by group or others. Whoever can replace a plugin runs code with
+// the gateway's database access.
+func checkOwnership(path string, fi os.FileInfo, euid int) error {
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s is writable by group or others (mode %v): chmod go-w it", path, fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != euid && st.Uid != 0 {
+		return fmt.Errorf("%s is owned by uid %d, not by the gateway's user (uid %d) or root", path, st.Uid, euid)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -224,18 +225,30 @@ func (h *Host) checkPin(name, sum string) (*goplugin.SecureConfig, error) {
 	return &goplugin.SecureConfig{Checksum: want, Hash: sha256.New()}, nil
 }
 
-// pluginEnv is the gateway's environment (plugins need its configuration,
-// e.g. SVC_DATABASE_URL), without go-plugin's variables, plus where the
-// plugin's sockets go and the plugin's own settings (Options.Env).
-func (h *Host) pluginEnv(name, dir string) []string {
-	parent := os.Environ()
-	env := make([]string, 0, len(parent)+2)
+// inheritedEnv are the variables of the gateway's environment a plugin
+// receives: what any process needs to run, never the gateway's
+// configuration or secrets (SVC_MASTER_KEY, SVC_ADMIN_TOKEN, its database
+// URL, upstream API keys).
+var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG",
+	"GODEBUG", "GOTRACEBACK", "GOMAXPROCS", "GOMEMLIMIT", "GOCOVERDIR"}
+
+// pluginEnv is the environment of plugin name's process: the inherited
+// variables (inheritedEnv, LC_*), the variables named for the plugin
+// (SVC_<NAME>_…, e.g. SVC_HELLO_GREETING for plugin "hello", so that an
+// operator configures a partner's plugin without the gateway's help), where
+// its sockets go, and what the gateway gives it (Options.Env: its database
+// URL, its settings). Nothing else of the gateway's environment leaks.
+func (h *Host) pluginEnv(name, dir string) []string { return h.pluginEnvFrom(os.Environ(), name, dir) }
+
+// pluginEnvFrom is pluginEnv with the gateway's environment given.
+func (h *Host) pluginEnvFrom(parent []string, name, dir string) []string {
+	own := "SVC_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)) + "_"
+	env := make([]string, 0, 16)
 	for _, kv := range parent {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "PLUGIN_") || k == protocol.EnvFastLaneDir || k == protocol.Handshake.MagicCookieKey {
-			continue
+		if slices.Contains(inheritedEnv, k) || strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, own) {
+			env = append(env, kv)
 		}
-		env = append(env, kv)
 	}
 	env = append(env, protocol.EnvGoPluginSocketDir+"="+dir)
 	if h.opts.transport == transportFastLane {

@@ -27,12 +27,10 @@
 // On first start the gateway generates an RSA-2048 key and stores it in
 // core.signing_keys, so that every gateway of an installation signs with
 // the same key (the first insert wins; the others read it). The private key
-// is stored as PKCS #8, sealed with AES-256-GCM when the operator gives a
-// key-encryption secret (Options.KeySecret), and otherwise protected by the
-// database's access control alone — the same boundary that protects the
-// rest of the installation's data; it never leaves the database except into
-// gateway memory, and is never logged or served (the JWKS holds the public
-// half only).
+// is stored as PKCS #8 sealed with AES-256-GCM under Options.KeySecret,
+// which the gateway derives from the installation's master key
+// (secretbox.Box.Derive), so a copy of the database alone does not hold it; it never leaves the database except into gateway memory, and is
+// never logged or served (the JWKS holds the public half only).
 //
 // # Rules worth knowing
 //

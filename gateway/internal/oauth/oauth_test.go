@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -660,4 +661,35 @@ func TestUserinfoNeedsAUserTokenWithOpenID(t *testing.T) {
 func isAPIError(err error, code, subcode int) bool {
 	e, ok := apierr.As(err)
 	return ok && e.Code == code && e.Subcode == subcode
+}
+
+// Issue 16: a Test User removed from a development app kept access for the
+// refresh token's 60 days. A refresh re-checks who may authorize the app.
+func TestARefreshByAUserRemovedFromTheAppIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	verifier := oauth2.GenerateVerifier()
+	code := codeFlow(t, b, b.Consumer, verifier, "public_profile")
+	tok, err := b.config().Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Pool.Exec(ctx, "DELETE FROM core.app_test_users WHERE app_id = $1 AND user_id = $2",
+		mustInt(t, b.App.ID), mustInt(t, b.Consumer.ID)); err != nil {
+		t.Fatal(err)
+	}
+	status, body := b.clientPost(t, oauth.PathToken, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}})
+	if status != 400 || body["error"] != "invalid_grant" {
+		t.Fatalf("refresh after removal: %d %v, want invalid_grant", status, body)
+	}
+}
+
+func mustInt(t *testing.T, id string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -207,6 +207,27 @@ func (s *Server) refresh(ctx context.Context, app identity.App, r *http.Request)
 			scopes = requested
 		}
 		userID = row.UserID
+		// The app's audience may have changed since the grant: a Tester
+		// removed from a development app, or a scope App Review no longer
+		// approves for a live app. A refresh re-checks both, so access ends
+		// within an access token's life, not a refresh token's 60 days.
+		may, err := s.ids.MayAuthorize(ctx, app, identity.FormatID(row.UserID))
+		if err != nil {
+			return err
+		}
+		if !may {
+			refused = invalidGrant("The user may no longer authorize this app.")
+			return nil
+		}
+		grantable, err := s.ids.GrantableScopes(ctx, app)
+		if err != nil {
+			return err
+		}
+		scopes = slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return !slices.Contains(grantable, sc) })
+		if len(scopes) == 0 {
+			refused = invalidGrant("None of the granted scopes is approved for this app any more.")
+			return nil
+		}
 		if err := q.MarkRefreshTokenUsed(ctx, hash); err != nil {
 			return fmt.Errorf("mark refresh token used: %w", err)
 		}

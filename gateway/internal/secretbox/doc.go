@@ -1,6 +1,7 @@
 // Package secretbox seals small secrets the gateway must be able to read
-// back (today: each app's webhook signing secret) with AES-256-GCM under
-// the installation's master key.
+// back (each app's webhook signing secret) with AES-256-GCM under the
+// installation's master key, and derives per-purpose keys from it for
+// components that seal on their own (Box.Derive: the OIDC signing key).
 //
 // The master key is 32 bytes, taken from the environment variable
 // SVC_MASTER_KEY (standard base64) or, when that is unset, from the file

@@ -24,8 +24,12 @@ import (
 // Options configure a Server.
 type Options struct {
 	Metrics *observe.Metrics
-	// Ready reports whether the gateway can serve: the database is migrated
-	// and every plugin is serving. It backs /healthz, /readyz and gRPC health.
+	// Ready reports whether the gateway can serve now: the database is
+	// reachable and every plugin is serving. It backs /readyz and gRPC
+	// health. /healthz is liveness: the port serves only after start-up
+	// (migrations done, plugins started), and a database briefly away or a
+	// plugin restarting must not get a live gateway killed by its
+	// supervisor, so /healthz answers 200 while the process serves.
 	Ready func(ctx context.Context) error
 	// Authenticate resolves the request's credential into its context,
 	// after the body limit and before any handler; nil: no authentication.
@@ -67,7 +71,7 @@ type rpcTable struct {
 // New builds a server with the operational endpoints and no services yet.
 func New(opts Options) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /healthz", s.health)
+	s.mux.HandleFunc("GET /healthz", s.live)
 	s.mux.HandleFunc("GET /readyz", s.health)
 	s.mux.Handle("GET /metrics", opts.Metrics.Handler())
 	s.mux.HandleFunc("GET /developers/changelog", func(w http.ResponseWriter, r *http.Request) {
@@ -146,6 +150,14 @@ func (s *Server) Names() []string {
 	return append([]string{grpchealth.HealthV1ServiceName}, t.names...)
 }
 
+// live answers /healthz: the process is up and serving.
+func (s *Server) live(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+// health answers /readyz: the database is reachable and every plugin serves.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -82,3 +82,29 @@ func TestAStreamedAnswerOutlivesTheBodyReadTimeout(t *testing.T) {
 		t.Fatalf("body %q, want %q", b, want)
 	}
 }
+
+func TestHealthzIsLivenessAndReadyzFollowsTheDependencies(t *testing.T) {
+	t.Parallel()
+	var down error
+	s := server.New(server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return down }})
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	status := func(path string) int {
+		res, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if status("/healthz") != 200 || status("/readyz") != 200 {
+		t.Fatal("a serving gateway with its dependencies up is live and ready")
+	}
+	down = io.ErrUnexpectedEOF // PostgreSQL briefly away, or a plugin restarting
+	if got := status("/healthz"); got != 200 {
+		t.Fatalf("/healthz = %d while a dependency is away; liveness must not fail", got)
+	}
+	if got := status("/readyz"); got != 503 {
+		t.Fatalf("/readyz = %d while a dependency is away, want 503", got)
+	}
+}

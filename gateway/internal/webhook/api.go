@@ -233,6 +233,9 @@ func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webho
 	if err := s.guard(ctx, call.Principal(), formatID(d.AppID), pluginv1.AppRole_APP_ROLE_DEVELOPER); err != nil {
 		return nil, err
 	}
+	if err := s.manual.allow(d.AppID); err != nil {
+		return nil, err
+	}
 	id, err := s.q.InsertWebhookDelivery(ctx, coredb.InsertWebhookDeliveryParams{
 		AppID: d.AppID, EventID: d.EventID, EventType: d.EventType, PageID: d.PageID,
 		EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: d.Test, ReplayOf: &d.Seq,
@@ -253,6 +256,9 @@ var testData = []byte(`{"test":true}`)
 func (s *Service) sendTestEvent(ctx context.Context, call *sdk.Call, req *webhookv1.SendTestEventRequest) (*webhookv1.SendTestEventResponse, error) {
 	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
+		return nil, err
+	}
+	if err := s.manual.allow(app.ID); err != nil {
 		return nil, err
 	}
 	if !s.knownEvent(req.GetType()) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,9 +53,9 @@ func TestFailedVerificationHandshakeIsRefusedNamingCallbackURL(t *testing.T) {
 		{"a receiver that redirects", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
 		}, "HTTP 302"},
-		{"a receiver that never answers in time", func(w http.ResponseWriter, r *http.Request) {
+		{"a receiver that never answers in time is only unreachable", func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
-		}, "timeout"},
+		}, "unreachable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -196,8 +197,8 @@ func TestOperatorMayAllowPrivateNetworks(t *testing.T) {
 		AppId: b.App.ID, CallbackUrl: "https://10.255.255.1/hook", Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	})
 	sdkErr(t, e, 400, 100, 0, "callback_url")
-	if !strings.Contains(e.Message, "did not answer the verification request") {
-		t.Errorf("message %q, want the handshake to have been tried", e.Message)
+	if !strings.Contains(e.Message, "did not answer the verification request: unreachable") {
+		t.Errorf("message %q, want the handshake tried and nothing said but unreachable", e.Message)
 	}
 	_, e = call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
 		AppId: b.App.ID, CallbackUrl: "https://169.254.169.254/", Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
@@ -298,4 +299,44 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 			&webhookv1.ReplayDeliveryRequest{DeliveryId: ds[0].GetId()})
 		sdkErr(t, e, 403, 200, 2069004, "")
 	})
+}
+
+// Issue 16: on an installation without the development world, a signed-in
+// developer must not make the gateway request its own loopback ports.
+func TestLoopbackCallbacksAreRefusedWhenTheOperatorSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *webhook.Options) { o.RefuseLoopback = true })
+	var asked atomic.Int32
+	rcv := newReceiver(t, b.App.ClientSecret, func(r *receiver) {
+		r.echo = func(c string) string { asked.Add(1); return c }
+	})
+	_, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
+		AppId: b.App.ID, CallbackUrl: rcv.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
+	})
+	sdkErr(t, e, 400, 100, 0, "callback_url")
+	if asked.Load() != 0 {
+		t.Fatal("the loopback receiver was requested")
+	}
+}
+
+func TestTestEventsAndReplaysAreLimitedPerApp(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rcv := newReceiver(t, b.App.ClientSecret)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
+	var refused *sdk.Error
+	sent := 0
+	for range 40 {
+		_, e := call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", b.appKey,
+			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventBookPostCreated})
+		if e != nil {
+			refused = e
+			break
+		}
+		sent++
+	}
+	if refused == nil || sent != 30 {
+		t.Fatalf("%d test events sent before a refusal (%v); want 30 per minute", sent, refused)
+	}
+	sdkErr(t, refused, 429, 4, 0, "")
 }

@@ -89,6 +89,10 @@ type Options struct {
 	// internal network. Loopback stays reserved to apps in development mode;
 	// cloud metadata addresses stay refused.
 	AllowPrivateNetworks bool
+	// RefuseLoopback refuses callbacks on this machine's loopback addresses
+	// even for development apps: the operator's choice on a shared server,
+	// the default when the development world is not seeded.
+	RefuseLoopback bool
 	// AttemptTimeout bounds one attempt: a 2xx must arrive within it.
 	AttemptTimeout time.Duration
 	// VerifyTimeout bounds the verification request made when saving.
@@ -126,6 +130,8 @@ type Options struct {
 // Service delivers webhooks and serves the webhook Graph nodes. Create it
 // with New, register its methods with Register, and call Run once.
 type Service struct {
+	// manual limits test events and replays per app.
+	manual     manualLimiter
 	opts       Options
 	pool       *pgxpool.Pool
 	q          *coredb.Queries
@@ -195,10 +201,10 @@ func New(opts Options) (*Service, error) {
 	if opts.PublicURL != "" {
 		s.userAgent += " (+" + opts.PublicURL + ")"
 	}
-	private := opts.AllowPrivateNetworks
+	private, loopback := opts.AllowPrivateNetworks, !opts.RefuseLoopback
 	s.reaches = [policies]reach{
-		plainDev: {loopback: true},
-		tlsDev:   {public: true, loopback: true, private: private},
+		plainDev: {loopback: loopback},
+		tlsDev:   {public: true, loopback: loopback, private: private},
 		tlsLive:  {public: true, private: private},
 	}
 	for p, r := range s.reaches {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -31,7 +32,14 @@ func (s *Service) verifyCallback(ctx context.Context, u *url.URL, dev bool, toke
 	req.Header.Set("User-Agent", s.userAgent)
 	res, err := s.clientFor(u, dev).Do(req)
 	if err != nil {
-		return refuse("callback_url did not answer the verification request: %s", describeSendError(err, s.opts.VerifyTimeout))
+		// Only "unreachable": whether a port refused, reset or timed out
+		// would let any signed-in developer map the networks the gateway
+		// sees. A refusal by the platform's own rules says which rule.
+		var blocked *BlockedAddressError
+		if errors.As(err, &blocked) {
+			return refuse("callback_url did not answer the verification request: %s", describeSendError(err, s.opts.VerifyTimeout))
+		}
+		return refuse("callback_url did not answer the verification request: unreachable")
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(res.Body, excerptLimit+1))

@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -405,7 +406,7 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	return nil
 }
 
-var tokenScopes = []string{"pages:read", "pages:manage"}
+var tokenScopes = []string{"pages:read", "pages:manage", "svcchat:send"}
 
 func (r *runner) stopPlatform() {
 	if r.gw != nil {
@@ -434,6 +435,7 @@ func (r *runner) measurePlatform(ctx context.Context) {
 		r.graphRead(ctx)
 	}
 	r.graphWrite(ctx)
+	r.messageSend(ctx)
 	r.step("token exchange")
 	r.tokenExchange(ctx)
 	time.Sleep(2 * time.Second)
@@ -746,6 +748,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 	m, ratios := median(rounds)
 	res, ref := m.ours, m.ref
 	r.raw["graph_write"] = res
+	r.raw["pgbench_insert"] = ref
 	row.Ours = fmt.Sprintf("%s posts/s, p50 %s, p99 %s", bench.Num(res.OKPerSec), bench.Ms(res.Latency.P50), bench.Ms(res.Latency.P99))
 	if res.ErrorTotal > 0 {
 		row.Ours += fmt.Sprintf("; %d errors", res.ErrorTotal)
@@ -788,6 +791,95 @@ func (r *runner) graphWrite(ctx context.Context) {
 		r.add(txRow)
 	}
 	_ = r.db.Exec(ctx, "DROP SCHEMA IF EXISTS svcbench CASCADE")
+}
+
+// messageSend measures the Page message send (message + conversation update
+// + outbox events, one transaction) against pgbench's single-row insert at
+// the same concurrency: the target of PERFORMANCE.md. The consumer first
+// writes to the Page, which opens the 24-hour window; the owner's token then
+// sends session messages through the linked app.
+func (r *runner) messageSend(ctx context.Context) {
+	what := fmt.Sprintf("Page message send `POST page/<id>/messages` (session message), %d connections", r.o.writeConns)
+	consumer, ok := r.creds.Users["consumer"]
+	url := r.gw.URL + "/api/v1/graph?node=page/" + r.creds.Page.ID + "/messages"
+	body := `{"recipient_user_id":"` + consumer.ID + `","text":"Benchmark reply {{counter}}: ☕ 咖啡 🚀"}`
+	row := bench.Row{What: what, Target: "≥ 60 % of pgbench single-row insert, same clients",
+		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
+			r.o.writeConns, r.o.dur, body, url)}
+	if !ok {
+		row.Verdict = "blocked: no consumer in the development credentials"
+		r.add(row)
+		return
+	}
+	r.step("Page message send: the consumer writes to the Page")
+	if err := r.openWindow(ctx, consumer.Username, consumer.Password); err != nil {
+		row.Verdict = "blocked: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	r.step(fmt.Sprintf("Page message send, %d connections", r.o.writeConns))
+	load := bench.Load{Method: "POST", URL: url, Connections: r.o.writeConns, Duration: r.o.dur,
+		Warmup: min(r.o.warmup, time.Second), BodyFunc: bench.Template(body),
+		Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+	res, a, b, err := r.runLoad(ctx, load)
+	if err != nil {
+		row.Verdict = "failed: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	r.details = append(r.details, "**Page message send** — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(a, b, res.Requests))
+	row.Ours = fmt.Sprintf("%s messages/s, p50 %s, p99 %s", bench.Num(res.OKPerSec), bench.Ms(res.Latency.P50), bench.Ms(res.Latency.P99))
+	if res.ErrorTotal > 0 {
+		row.Ours += fmt.Sprintf("; %d errors", res.ErrorTotal)
+	}
+	ref, ok := r.raw["pgbench_insert"].(*bench.PgbenchResult)
+	if !ok || ref == nil {
+		row.Reference, row.Verdict = "pgbench single-row insert not measured in this run", "n/a"
+		r.add(row)
+		return
+	}
+	ratio := res.OKPerSec / ref.TPS
+	row.Reference = fmt.Sprintf("pgbench single-row insert (the post-write row above), %d clients, synchronous_commit=on: %s tps", r.o.writeConns, bench.Num(ref.TPS))
+	row.Ratio = bench.Pct(ratio)
+	row.Verdict = bench.Verdict(true, ratio >= 0.6 && res.ErrorTotal == 0)
+	r.add(row)
+}
+
+// openWindow signs the user in on the mobile API and writes to the seeded
+// Page once, as the chat app does.
+func (r *runner) openWindow(ctx context.Context, username, password string) error {
+	post := func(url, token string, body any) (*http.Response, error) {
+		b, _ := json.Marshal(body)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	res, err := post(r.gw.URL+"/api/mobile/auth/session", "", map[string]string{"username": username, "password": password})
+	if err != nil {
+		return err
+	}
+	var s struct{ SessionToken string }
+	err = json.NewDecoder(res.Body).Decode(&s)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 {
+		return fmt.Errorf("consumer sign-in: %d %v", res.StatusCode, err)
+	}
+	res, err = post(r.gw.URL+"/api/mobile/svcchat/page-messaging/messages", s.SessionToken,
+		map[string]string{"pageId": r.creds.Page.ID, "text": "Hello from the benchmark"})
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		return fmt.Errorf("consumer writes to the Page: HTTP %d", res.StatusCode)
+	}
+	return nil
 }
 
 func (r *runner) tokenExchange(ctx context.Context) {

@@ -6,9 +6,10 @@
 // Plugin authors never import it; they use package sdk. The gateway's plugin
 // host and the sdk's test kit use it for the gateway's side of the wire.
 //
-// The fast lane exists because a gRPC call through go-plugin costs about
-// 47 µs of CPU per hop on our reference machine, more than our budget for a
-// whole request's plugin hop (PERFORMANCE.md). A fast-lane call is one write
+// The fast lane exists because a gRPC call through go-plugin costs several
+// times our budget for a whole request's plugin hop (PERFORMANCE.md); the
+// measured figures of both, side by side, are in bench/RESULTS.md and
+// `go test -run '^$' -bench BenchmarkHop ./gateway/internal/host/`. A fast-lane call is one write
 // and one read on each side: a 4-byte big-endian length, then a protobuf
 // svc.plugin.v1.InvokeRequest (gateway → plugin) or InvokeResponse
 // (plugin → gateway), numbered by call_id. Each connection of a small,

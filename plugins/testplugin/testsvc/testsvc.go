@@ -34,6 +34,8 @@ type Config struct {
 	CrashAfter int64
 	// Unhealthy, when set, makes the health check fail with this message.
 	Unhealthy string
+	// Alias serves AliasService alone, which claims TestService's Graph node.
+	Alias bool
 }
 
 // New returns the test plugin.
@@ -45,6 +47,11 @@ func New(cfg Config) *sdk.Plugin {
 	s := &service{cfg: cfg, pid: int64(os.Getpid())}
 	if cfg.Unhealthy != "" {
 		p.OnHealth(func(context.Context) error { return errors.New(cfg.Unhealthy) })
+	}
+	if cfg.Alias {
+		alias := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("AliasService").Methods()
+		sdk.Handle(p, alias.ByName("Echo"), s.Echo)
+		return p
 	}
 	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
 	sdk.Handle(p, methods.ByName("Echo"), s.Echo)

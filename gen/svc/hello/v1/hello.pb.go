@@ -24,6 +24,96 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type WaveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who to wave at: 1 to 64 characters.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveRequest) Reset() {
+	*x = WaveRequest{}
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveRequest) ProtoMessage() {}
+
+func (x *WaveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveRequest.ProtoReflect.Descriptor instead.
+func (*WaveRequest) Descriptor() ([]byte, []int) {
+	return file_svc_hello_v1_hello_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *WaveRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type WaveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id of the hello.waved event written with the wave.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaveResponse) Reset() {
+	*x = WaveResponse{}
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaveResponse) ProtoMessage() {}
+
+func (x *WaveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaveResponse.ProtoReflect.Descriptor instead.
+func (*WaveResponse) Descriptor() ([]byte, []int) {
+	return file_svc_hello_v1_hello_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *WaveResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 type SayHelloRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Who to greet: 1 to 64 characters.
@@ -34,7 +124,7 @@ type SayHelloRequest struct {
 
 func (x *SayHelloRequest) Reset() {
 	*x = SayHelloRequest{}
-	mi := &file_svc_hello_v1_hello_proto_msgTypes[0]
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +136,7 @@ func (x *SayHelloRequest) String() string {
 func (*SayHelloRequest) ProtoMessage() {}
 
 func (x *SayHelloRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_hello_v1_hello_proto_msgTypes[0]
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +149,7 @@ func (x *SayHelloRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SayHelloRequest.ProtoReflect.Descriptor instead.
 func (*SayHelloRequest) Descriptor() ([]byte, []int) {
-	return file_svc_hello_v1_hello_proto_rawDescGZIP(), []int{0}
+	return file_svc_hello_v1_hello_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SayHelloRequest) GetName() string {
@@ -81,7 +171,7 @@ type SayHelloResponse struct {
 
 func (x *SayHelloResponse) Reset() {
 	*x = SayHelloResponse{}
-	mi := &file_svc_hello_v1_hello_proto_msgTypes[1]
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -93,7 +183,7 @@ func (x *SayHelloResponse) String() string {
 func (*SayHelloResponse) ProtoMessage() {}
 
 func (x *SayHelloResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_hello_v1_hello_proto_msgTypes[1]
+	mi := &file_svc_hello_v1_hello_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -106,7 +196,7 @@ func (x *SayHelloResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SayHelloResponse.ProtoReflect.Descriptor instead.
 func (*SayHelloResponse) Descriptor() ([]byte, []int) {
-	return file_svc_hello_v1_hello_proto_rawDescGZIP(), []int{1}
+	return file_svc_hello_v1_hello_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SayHelloResponse) GetId() string {
@@ -127,15 +217,20 @@ var File_svc_hello_v1_hello_proto protoreflect.FileDescriptor
 
 const file_svc_hello_v1_hello_proto_rawDesc = "" +
 	"\n" +
-	"\x18svc/hello/v1/hello.proto\x12\fsvc.hello.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"0\n" +
+	"\x18svc/hello/v1/hello.proto\x12\fsvc.hello.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\",\n" +
+	"\vWaveRequest\x12\x1d\n" +
+	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\"\x1e\n" +
+	"\fWaveResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"0\n" +
 	"\x0fSayHelloRequest\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\"<\n" +
 	"\x10SayHelloResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage2\x94\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage2\xf6\x01\n" +
 	"\fHelloService\x12|\n" +
 	"\bSayHello\x12\x1d.svc.hello.v1.SayHelloRequest\x1a\x1e.svc.hello.v1.SayHelloResponse\"1\xd2\xf3\x18\x0e\n" +
-	"\fhello/{name}\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/hello/{name}\x90\x02\x01\x1a\x06\xda\xf3\x18\x02\b\x01B5Z3github.com/svcplatform/svc/gen/svc/hello/v1;hellov1b\x06proto3"
+	"\fhello/{name}\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/hello/{name}\x90\x02\x01\x12`\n" +
+	"\x04Wave\x12\x19.svc.hello.v1.WaveRequest\x1a\x1a.svc.hello.v1.WaveResponse\"!\xca\xf3\x18\x05\x12\x03\x03\x02\x01\xd2\xf3\x18\x14\x12\x12hello/{name}/waves\x1a\x06\xda\xf3\x18\x02\b\x01B5Z3github.com/svcplatform/svc/gen/svc/hello/v1;hellov1b\x06proto3"
 
 var (
 	file_svc_hello_v1_hello_proto_rawDescOnce sync.Once
@@ -149,16 +244,20 @@ func file_svc_hello_v1_hello_proto_rawDescGZIP() []byte {
 	return file_svc_hello_v1_hello_proto_rawDescData
 }
 
-var file_svc_hello_v1_hello_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_svc_hello_v1_hello_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_svc_hello_v1_hello_proto_goTypes = []any{
-	(*SayHelloRequest)(nil),  // 0: svc.hello.v1.SayHelloRequest
-	(*SayHelloResponse)(nil), // 1: svc.hello.v1.SayHelloResponse
+	(*WaveRequest)(nil),      // 0: svc.hello.v1.WaveRequest
+	(*WaveResponse)(nil),     // 1: svc.hello.v1.WaveResponse
+	(*SayHelloRequest)(nil),  // 2: svc.hello.v1.SayHelloRequest
+	(*SayHelloResponse)(nil), // 3: svc.hello.v1.SayHelloResponse
 }
 var file_svc_hello_v1_hello_proto_depIdxs = []int32{
-	0, // 0: svc.hello.v1.HelloService.SayHello:input_type -> svc.hello.v1.SayHelloRequest
-	1, // 1: svc.hello.v1.HelloService.SayHello:output_type -> svc.hello.v1.SayHelloResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
+	2, // 0: svc.hello.v1.HelloService.SayHello:input_type -> svc.hello.v1.SayHelloRequest
+	0, // 1: svc.hello.v1.HelloService.Wave:input_type -> svc.hello.v1.WaveRequest
+	3, // 2: svc.hello.v1.HelloService.SayHello:output_type -> svc.hello.v1.SayHelloResponse
+	1, // 3: svc.hello.v1.HelloService.Wave:output_type -> svc.hello.v1.WaveResponse
+	2, // [2:4] is the sub-list for method output_type
+	0, // [0:2] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
@@ -175,7 +274,7 @@ func file_svc_hello_v1_hello_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_hello_v1_hello_proto_rawDesc), len(file_svc_hello_v1_hello_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

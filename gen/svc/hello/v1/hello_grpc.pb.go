@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	HelloService_SayHello_FullMethodName = "/svc.hello.v1.HelloService/SayHello"
+	HelloService_Wave_FullMethodName     = "/svc.hello.v1.HelloService/Wave"
 )
 
 // HelloServiceClient is the client API for HelloService service.
@@ -32,6 +33,10 @@ const (
 type HelloServiceClient interface {
 	// SayHello greets name.
 	SayHello(ctx context.Context, in *SayHelloRequest, opts ...grpc.CallOption) (*SayHelloResponse, error)
+	// Wave waves at name on behalf of the calling app and emits the
+	// plugin's own event hello.waved to that app's webhook: a partner's
+	// event type, subscribed to with no change to the gateway.
+	Wave(ctx context.Context, in *WaveRequest, opts ...grpc.CallOption) (*WaveResponse, error)
 }
 
 type helloServiceClient struct {
@@ -52,6 +57,16 @@ func (c *helloServiceClient) SayHello(ctx context.Context, in *SayHelloRequest, 
 	return out, nil
 }
 
+func (c *helloServiceClient) Wave(ctx context.Context, in *WaveRequest, opts ...grpc.CallOption) (*WaveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaveResponse)
+	err := c.cc.Invoke(ctx, HelloService_Wave_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HelloServiceServer is the server API for HelloService service.
 // All implementations must embed UnimplementedHelloServiceServer
 // for forward compatibility.
@@ -62,6 +77,10 @@ func (c *helloServiceClient) SayHello(ctx context.Context, in *SayHelloRequest, 
 type HelloServiceServer interface {
 	// SayHello greets name.
 	SayHello(context.Context, *SayHelloRequest) (*SayHelloResponse, error)
+	// Wave waves at name on behalf of the calling app and emits the
+	// plugin's own event hello.waved to that app's webhook: a partner's
+	// event type, subscribed to with no change to the gateway.
+	Wave(context.Context, *WaveRequest) (*WaveResponse, error)
 	mustEmbedUnimplementedHelloServiceServer()
 }
 
@@ -74,6 +93,9 @@ type UnimplementedHelloServiceServer struct{}
 
 func (UnimplementedHelloServiceServer) SayHello(context.Context, *SayHelloRequest) (*SayHelloResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SayHello not implemented")
+}
+func (UnimplementedHelloServiceServer) Wave(context.Context, *WaveRequest) (*WaveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Wave not implemented")
 }
 func (UnimplementedHelloServiceServer) mustEmbedUnimplementedHelloServiceServer() {}
 func (UnimplementedHelloServiceServer) testEmbeddedByValue()                      {}
@@ -114,6 +136,24 @@ func _HelloService_SayHello_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HelloService_Wave_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelloServiceServer).Wave(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HelloService_Wave_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelloServiceServer).Wave(ctx, req.(*WaveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HelloService_ServiceDesc is the grpc.ServiceDesc for HelloService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -124,6 +164,10 @@ var HelloService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SayHello",
 			Handler:    _HelloService_SayHello_Handler,
+		},
+		{
+			MethodName: "Wave",
+			Handler:    _HelloService_Wave_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -629,7 +629,10 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x04Slow\x12\x1e.svc.testplugin.v1.SlowRequest\x1a\x1f.svc.testplugin.v1.SlowResponse\"\x12\xca\xf3\x18\x0e\x12\x01\x01\x1a\ttest:slow\x12L\n" +
 	"\x05Count\x12\x1f.svc.testplugin.v1.CountRequest\x1a .svc.testplugin.v1.CountResponse0\x01\x12J\n" +
 	"\x05Relay\x12\x1f.svc.testplugin.v1.RelayRequest\x1a .svc.testplugin.v1.RelayResponse\x12G\n" +
-	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x1a\x06\xda\xf3\x18\x02\b\x01B?Z=github.com/svcplatform/svc/gen/svc/testplugin/v1;testpluginv1b\x06proto3"
+	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
+	"\fAliasService\x12[\n" +
+	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"\x12\xd2\xf3\x18\v\n" +
+	"\techo/{id}\x90\x02\x01\x1a\x06\xda\xf3\x18\x02\b\x01B?Z=github.com/svcplatform/svc/gen/svc/testplugin/v1;testpluginv1b\x06proto3"
 
 var (
 	file_svc_testplugin_v1_testplugin_proto_rawDescOnce sync.Once
@@ -663,13 +666,15 @@ var file_svc_testplugin_v1_testplugin_proto_depIdxs = []int32{
 	4, // 3: svc.testplugin.v1.TestService.Count:input_type -> svc.testplugin.v1.CountRequest
 	6, // 4: svc.testplugin.v1.TestService.Relay:input_type -> svc.testplugin.v1.RelayRequest
 	8, // 5: svc.testplugin.v1.TestService.Fail:input_type -> svc.testplugin.v1.FailRequest
-	1, // 6: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	3, // 7: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
-	5, // 8: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
-	7, // 9: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
-	9, // 10: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
-	6, // [6:11] is the sub-list for method output_type
-	1, // [1:6] is the sub-list for method input_type
+	0, // 6: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
+	1, // 7: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	3, // 8: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
+	5, // 9: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
+	7, // 10: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
+	9, // 11: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
+	1, // 12: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	7, // [7:13] is the sub-list for method output_type
+	1, // [1:7] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
 	1, // [1:1] is the sub-list for extension extendee
 	0, // [0:1] is the sub-list for field type_name
@@ -688,7 +693,7 @@ func file_svc_testplugin_v1_testplugin_proto_init() {
 			NumEnums:      0,
 			NumMessages:   10,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_svc_testplugin_v1_testplugin_proto_goTypes,
 		DependencyIndexes: file_svc_testplugin_v1_testplugin_proto_depIdxs,

@@ -295,3 +295,115 @@ var TestService_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "svc/testplugin/v1/testplugin.proto",
 }
+
+const (
+	AliasService_Echo_FullMethodName = "/svc.testplugin.v1.AliasService/Echo"
+)
+
+// AliasServiceClient is the client API for AliasService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AliasService claims TestService's Graph node echo/{id} from another
+// service, to test that a reload making two plugins claim one node fails
+// and leaves traffic on the table in use. Served only by a testplugin
+// binary named "testplugin-alias".
+type AliasServiceClient interface {
+	Echo(ctx context.Context, in *EchoRequest, opts ...grpc.CallOption) (*EchoResponse, error)
+}
+
+type aliasServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAliasServiceClient(cc grpc.ClientConnInterface) AliasServiceClient {
+	return &aliasServiceClient{cc}
+}
+
+func (c *aliasServiceClient) Echo(ctx context.Context, in *EchoRequest, opts ...grpc.CallOption) (*EchoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EchoResponse)
+	err := c.cc.Invoke(ctx, AliasService_Echo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AliasServiceServer is the server API for AliasService service.
+// All implementations must embed UnimplementedAliasServiceServer
+// for forward compatibility.
+//
+// AliasService claims TestService's Graph node echo/{id} from another
+// service, to test that a reload making two plugins claim one node fails
+// and leaves traffic on the table in use. Served only by a testplugin
+// binary named "testplugin-alias".
+type AliasServiceServer interface {
+	Echo(context.Context, *EchoRequest) (*EchoResponse, error)
+	mustEmbedUnimplementedAliasServiceServer()
+}
+
+// UnimplementedAliasServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAliasServiceServer struct{}
+
+func (UnimplementedAliasServiceServer) Echo(context.Context, *EchoRequest) (*EchoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Echo not implemented")
+}
+func (UnimplementedAliasServiceServer) mustEmbedUnimplementedAliasServiceServer() {}
+func (UnimplementedAliasServiceServer) testEmbeddedByValue()                      {}
+
+// UnsafeAliasServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AliasServiceServer will
+// result in compilation errors.
+type UnsafeAliasServiceServer interface {
+	mustEmbedUnimplementedAliasServiceServer()
+}
+
+func RegisterAliasServiceServer(s grpc.ServiceRegistrar, srv AliasServiceServer) {
+	// If the following call panics, it indicates UnimplementedAliasServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AliasService_ServiceDesc, srv)
+}
+
+func _AliasService_Echo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EchoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AliasServiceServer).Echo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AliasService_Echo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AliasServiceServer).Echo(ctx, req.(*EchoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AliasService_ServiceDesc is the grpc.ServiceDesc for AliasService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AliasService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "svc.testplugin.v1.AliasService",
+	HandlerType: (*AliasServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Echo",
+			Handler:    _AliasService_Echo_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "svc/testplugin/v1/testplugin.proto",
+}

@@ -35,12 +35,18 @@ const (
 const (
 	// HelloServiceSayHelloProcedure is the fully-qualified name of the HelloService's SayHello RPC.
 	HelloServiceSayHelloProcedure = "/svc.hello.v1.HelloService/SayHello"
+	// HelloServiceWaveProcedure is the fully-qualified name of the HelloService's Wave RPC.
+	HelloServiceWaveProcedure = "/svc.hello.v1.HelloService/Wave"
 )
 
 // HelloServiceClient is a client for the svc.hello.v1.HelloService service.
 type HelloServiceClient interface {
 	// SayHello greets name.
 	SayHello(context.Context, *connect.Request[v1.SayHelloRequest]) (*connect.Response[v1.SayHelloResponse], error)
+	// Wave waves at name on behalf of the calling app and emits the
+	// plugin's own event hello.waved to that app's webhook: a partner's
+	// event type, subscribed to with no change to the gateway.
+	Wave(context.Context, *connect.Request[v1.WaveRequest]) (*connect.Response[v1.WaveResponse], error)
 }
 
 // NewHelloServiceClient constructs a client for the svc.hello.v1.HelloService service. By default,
@@ -61,12 +67,19 @@ func NewHelloServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		wave: connect.NewClient[v1.WaveRequest, v1.WaveResponse](
+			httpClient,
+			baseURL+HelloServiceWaveProcedure,
+			connect.WithSchema(helloServiceMethods.ByName("Wave")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // helloServiceClient implements HelloServiceClient.
 type helloServiceClient struct {
 	sayHello *connect.Client[v1.SayHelloRequest, v1.SayHelloResponse]
+	wave     *connect.Client[v1.WaveRequest, v1.WaveResponse]
 }
 
 // SayHello calls svc.hello.v1.HelloService.SayHello.
@@ -74,10 +87,19 @@ func (c *helloServiceClient) SayHello(ctx context.Context, req *connect.Request[
 	return c.sayHello.CallUnary(ctx, req)
 }
 
+// Wave calls svc.hello.v1.HelloService.Wave.
+func (c *helloServiceClient) Wave(ctx context.Context, req *connect.Request[v1.WaveRequest]) (*connect.Response[v1.WaveResponse], error) {
+	return c.wave.CallUnary(ctx, req)
+}
+
 // HelloServiceHandler is an implementation of the svc.hello.v1.HelloService service.
 type HelloServiceHandler interface {
 	// SayHello greets name.
 	SayHello(context.Context, *connect.Request[v1.SayHelloRequest]) (*connect.Response[v1.SayHelloResponse], error)
+	// Wave waves at name on behalf of the calling app and emits the
+	// plugin's own event hello.waved to that app's webhook: a partner's
+	// event type, subscribed to with no change to the gateway.
+	Wave(context.Context, *connect.Request[v1.WaveRequest]) (*connect.Response[v1.WaveResponse], error)
 }
 
 // NewHelloServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -94,10 +116,18 @@ func NewHelloServiceHandler(svc HelloServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	helloServiceWaveHandler := connect.NewUnaryHandler(
+		HelloServiceWaveProcedure,
+		svc.Wave,
+		connect.WithSchema(helloServiceMethods.ByName("Wave")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.hello.v1.HelloService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case HelloServiceSayHelloProcedure:
 			helloServiceSayHelloHandler.ServeHTTP(w, r)
+		case HelloServiceWaveProcedure:
+			helloServiceWaveHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -109,4 +139,8 @@ type UnimplementedHelloServiceHandler struct{}
 
 func (UnimplementedHelloServiceHandler) SayHello(context.Context, *connect.Request[v1.SayHelloRequest]) (*connect.Response[v1.SayHelloResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.hello.v1.HelloService.SayHello is not implemented"))
+}
+
+func (UnimplementedHelloServiceHandler) Wave(context.Context, *connect.Request[v1.WaveRequest]) (*connect.Response[v1.WaveResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.hello.v1.HelloService.Wave is not implemented"))
 }

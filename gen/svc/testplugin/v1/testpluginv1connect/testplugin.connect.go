@@ -23,6 +23,8 @@ const _ = connect.IsAtLeastVersion1_13_0
 const (
 	// TestServiceName is the fully-qualified name of the TestService service.
 	TestServiceName = "svc.testplugin.v1.TestService"
+	// AliasServiceName is the fully-qualified name of the AliasService service.
+	AliasServiceName = "svc.testplugin.v1.AliasService"
 )
 
 // These constants are the fully-qualified names of the RPCs defined in this package. They're
@@ -43,6 +45,8 @@ const (
 	TestServiceRelayProcedure = "/svc.testplugin.v1.TestService/Relay"
 	// TestServiceFailProcedure is the fully-qualified name of the TestService's Fail RPC.
 	TestServiceFailProcedure = "/svc.testplugin.v1.TestService/Fail"
+	// AliasServiceEchoProcedure is the fully-qualified name of the AliasService's Echo RPC.
+	AliasServiceEchoProcedure = "/svc.testplugin.v1.AliasService/Echo"
 )
 
 // TestServiceClient is a client for the svc.testplugin.v1.TestService service.
@@ -233,4 +237,76 @@ func (UnimplementedTestServiceHandler) Relay(context.Context, *connect.Request[v
 
 func (UnimplementedTestServiceHandler) Fail(context.Context, *connect.Request[v1.FailRequest]) (*connect.Response[v1.FailResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.Fail is not implemented"))
+}
+
+// AliasServiceClient is a client for the svc.testplugin.v1.AliasService service.
+type AliasServiceClient interface {
+	Echo(context.Context, *connect.Request[v1.EchoRequest]) (*connect.Response[v1.EchoResponse], error)
+}
+
+// NewAliasServiceClient constructs a client for the svc.testplugin.v1.AliasService service. By
+// default, it uses the Connect protocol with the binary Protobuf Codec, asks for gzipped responses,
+// and sends uncompressed requests. To use the gRPC or gRPC-Web protocols, supply the
+// connect.WithGRPC() or connect.WithGRPCWeb() options.
+//
+// The URL supplied here should be the base URL for the Connect or gRPC server (for example,
+// http://api.acme.com or https://acme.com/grpc).
+func NewAliasServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOption) AliasServiceClient {
+	baseURL = strings.TrimRight(baseURL, "/")
+	aliasServiceMethods := v1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("AliasService").Methods()
+	return &aliasServiceClient{
+		echo: connect.NewClient[v1.EchoRequest, v1.EchoResponse](
+			httpClient,
+			baseURL+AliasServiceEchoProcedure,
+			connect.WithSchema(aliasServiceMethods.ByName("Echo")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+	}
+}
+
+// aliasServiceClient implements AliasServiceClient.
+type aliasServiceClient struct {
+	echo *connect.Client[v1.EchoRequest, v1.EchoResponse]
+}
+
+// Echo calls svc.testplugin.v1.AliasService.Echo.
+func (c *aliasServiceClient) Echo(ctx context.Context, req *connect.Request[v1.EchoRequest]) (*connect.Response[v1.EchoResponse], error) {
+	return c.echo.CallUnary(ctx, req)
+}
+
+// AliasServiceHandler is an implementation of the svc.testplugin.v1.AliasService service.
+type AliasServiceHandler interface {
+	Echo(context.Context, *connect.Request[v1.EchoRequest]) (*connect.Response[v1.EchoResponse], error)
+}
+
+// NewAliasServiceHandler builds an HTTP handler from the service implementation. It returns the
+// path on which to mount the handler and the handler itself.
+//
+// By default, handlers support the Connect, gRPC, and gRPC-Web protocols with the binary Protobuf
+// and JSON codecs. They also support gzip compression.
+func NewAliasServiceHandler(svc AliasServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
+	aliasServiceMethods := v1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("AliasService").Methods()
+	aliasServiceEchoHandler := connect.NewUnaryHandler(
+		AliasServiceEchoProcedure,
+		svc.Echo,
+		connect.WithSchema(aliasServiceMethods.ByName("Echo")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	return "/svc.testplugin.v1.AliasService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case AliasServiceEchoProcedure:
+			aliasServiceEchoHandler.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// UnimplementedAliasServiceHandler returns CodeUnimplemented from all methods.
+type UnimplementedAliasServiceHandler struct{}
+
+func (UnimplementedAliasServiceHandler) Echo(context.Context, *connect.Request[v1.EchoRequest]) (*connect.Response[v1.EchoResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.AliasService.Echo is not implemented"))
 }

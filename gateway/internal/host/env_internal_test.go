@@ -1,0 +1,73 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestAPluginGetsAScrubbedEnvironment: a plugin never sees the gateway's
+// secrets or configuration, only what a process needs, the variables named
+// for it and what the gateway hands it.
+func TestAPluginGetsAScrubbedEnvironment(t *testing.T) {
+	t.Parallel()
+	h := New(Options{Dir: t.TempDir(), Env: func(plugin string) []string {
+		return []string{"SVC_DATABASE_URL=postgres://" + plugin + "@/db"}
+	}})
+	parent := []string{
+		"PATH=/usr/bin", "HOME=/root", "LC_CTYPE=C.UTF-8",
+		"SVC_MASTER_KEY=c2VjcmV0", "SVC_ADMIN_TOKEN=svc_admin_x", "SVC_DATABASE_URL=postgres://postgres@/svc",
+		"OPENAI_KEY=sk-upstream", "AWS_SECRET_ACCESS_KEY=x", "SVC_HELLO_GREETING=Hi",
+		"SVC_HELLOWORLD_X=not-hello's", "PLUGIN_PROTOCOL_VERSIONS=9",
+	}
+	env := h.pluginEnvFrom(parent, "hello", "/run/x")
+	has := func(kv string) bool { return slices.Contains(env, kv) }
+	for _, leak := range []string{"SVC_MASTER_KEY=", "SVC_ADMIN_TOKEN=", "OPENAI_KEY=", "AWS_SECRET_ACCESS_KEY=", "SVC_HELLOWORLD_X=", "PLUGIN_PROTOCOL_VERSIONS=", "SVC_DATABASE_URL=postgres://postgres@"} {
+		for _, kv := range env {
+			if strings.HasPrefix(kv, leak) {
+				t.Errorf("the plugin sees %s", kv)
+			}
+		}
+	}
+	for _, want := range []string{"PATH=/usr/bin", "HOME=/root", "LC_CTYPE=C.UTF-8", "SVC_HELLO_GREETING=Hi", "SVC_DATABASE_URL=postgres://hello@/db"} {
+		if !has(want) {
+			t.Errorf("the plugin lacks %s; env %v", want, env)
+		}
+	}
+}
+
+func TestOnlyBinariesTheGatewaysUserControlsAreLaunched(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode
+		uid  int // the gateway's euid, as the test pretends
+		ok   bool
+	}{
+		{"a binary of the gateway's user, 0755, is launched", 0o755, os.Geteuid(), true},
+		{"a binary writable by others is refused", 0o757, os.Geteuid(), false},
+		{"a binary writable by its group is refused", 0o775, os.Geteuid(), false},
+		{"a binary owned by another user is refused", 0o755, os.Geteuid() + 4242, os.Geteuid() == 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+			if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkOwnership(path, fi, tc.uid)
+			if (err == nil) != tc.ok {
+				t.Fatalf("checkOwnership = %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}

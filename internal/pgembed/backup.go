@@ -1,0 +1,92 @@
+package pgembed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+)
+
+// Backup copies the running cluster in srcDir (the folder given to Start)
+// into dest, a new cluster folder, with pg_basebackup: a consistent copy
+// taken while the server keeps serving (a checkpoint, then the data files
+// and the WAL written meanwhile, streamed). Start(Options{Dir: dest}) then
+// serves the data as of the end of the backup, after a short recovery. dest
+// must not exist or be empty. Progress goes to progress (pg_basebackup's
+// own report), nil for none.
+func Backup(ctx context.Context, srcDir, dest string, progress io.Writer, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	src, err := newLayout(srcDir)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(src.socketLockFile()); err != nil {
+		return fmt.Errorf("pgembed: no server is running in %s (the gateway must be running to take a backup): %w", src.dir, err)
+	}
+	if entries, err := os.ReadDir(dest); err == nil && len(entries) > 0 {
+		return fmt.Errorf("pgembed: backup folder %s is not empty", dest)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("pgembed: backup folder %s: %w", dest, err)
+	}
+	bins, err := findBinaries("")
+	if err != nil {
+		return err
+	}
+	tool := filepath.Join(filepath.Dir(bins.initdb), "pg_basebackup")
+	if _, err := os.Stat(tool); err != nil {
+		if tool, err = exec.LookPath("pg_basebackup"); err != nil {
+			return fmt.Errorf("pgembed: pg_basebackup not found beside %s or on PATH: %w", bins.initdb, err)
+		}
+	}
+	acct, err := serverAccount(ctx, logger)
+	if err != nil {
+		return err
+	}
+	to, err := prepareLayout(dest, acct)
+	if err != nil {
+		return err
+	}
+	args := []string{"--host", src.socketDir, "--port", strconv.Itoa(Port), "--username", Superuser,
+		"--pgdata", to.dataDir, "--wal-method", "stream", "--checkpoint", "fast", "--no-password"}
+	if progress != nil {
+		args = append(args, "--progress", "--verbose")
+	}
+	// The data folder must be created by pg_basebackup itself, as the
+	// account the server will run as.
+	if err := os.RemoveAll(to.dataDir); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, tool, args...)
+	cmd.Dir = to.dir
+	cmd.Env = childEnv()
+	cmd.SysProcAttr = toolProcAttr(acct)
+	if progress != nil {
+		cmd.Stdout, cmd.Stderr = progress, progress
+	}
+	logger.Info("backing up the embedded PostgreSQL cluster", "from", src.dir, "to", to.dir)
+	if out, err := runTool(cmd, progress == nil); err != nil {
+		return fmt.Errorf("pgembed: pg_basebackup: %w%s", err, out)
+	}
+	return nil
+}
+
+// runTool runs cmd, keeping its output for the error when it is not
+// already shown.
+func runTool(cmd *exec.Cmd, capture bool) (string, error) {
+	if !capture {
+		return "", cmd.Run()
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "\n" + string(out), err
+	}
+	return "", nil
+}
