@@ -11,27 +11,13 @@ import (
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/internal/pgtest"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
 
-func TestMain(m *testing.M) {
-	name := pgtest.TemplateName("svc_chat", chatsql.Migrations())
-	pgtest.RegisterTemplate(name, func(ctx context.Context, url string) error {
-		pool, err := pgxpool.New(ctx, url)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		_, err = migrate.Apply(ctx, pool, "chat", chatsql.Migrations())
-		return err
-	})
-	pgtest.Main(m)
-}
+func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
 
 // svcchatInbox is the Host of these tests: Host.Call answers svcchat's
 // Inbox with one Page thread, as the caller it is given.
@@ -66,7 +52,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	pool := pgtest.Pool(t, pgtest.NewDatabase(t))
+	pool := plugintest.Database(t)
 	p := sdk.New(info)
 	(&service{pool: pool}).register(p)
 	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(&svcchatInbox{updatedAt: "2000-01-01T00:00:00Z"})), pool: pool}
