@@ -91,6 +91,20 @@ func (h *HostClient) AppInfo(ctx context.Context, appID string) (*pluginv1.AppIn
 	return resp, nil
 }
 
+// UserInfo asks the gateway whether a user exists and how the user is
+// named.
+func (h *HostClient) UserInfo(ctx context.Context, userID string) (*pluginv1.UserInfoResponse, error) {
+	hc := h.p.host.Load()
+	if hc == nil {
+		return nil, ErrNoHost
+	}
+	resp, err := hc.client.UserInfo(ctx, &pluginv1.UserInfoRequest{UserId: userID})
+	if err != nil {
+		return nil, hostError("UserInfo", err)
+	}
+	return resp, nil
+}
+
 // hostError keeps a gateway that is briefly unreachable retryable for the
 // caller.
 func hostError(what string, err error) error {

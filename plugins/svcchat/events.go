@@ -7,7 +7,19 @@ const (
 	EventMessageSent     = "svcchat.message.sent"
 	EventOptIn           = "svcchat.opt_in"
 	EventOptOut          = "svcchat.opt_out"
+	EventHandover        = "svcchat.handover"
 )
+
+// handoverData is the data of svcchat.handover; holders are written svc_ai,
+// page_human or app:<app id>.
+type handoverData struct {
+	ConversationID string `json:"conversationId"`
+	PageID         string `json:"pageId"`
+	Action         string `json:"action"`
+	PreviousHolder string `json:"previousHolder"`
+	NewHolder      string `json:"newHolder"`
+	AppID          string `json:"appId"`
+}
 
 // pageMessageData is the data of page.message.received and
 // page.message.sent.

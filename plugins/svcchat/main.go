@@ -18,7 +18,7 @@ const version = "1.0.0"
 
 // info identifies the plugin and the events it emits.
 var info = sdk.Info{Name: "svcchat", Version: version,
-	Events: []string{EventMessageReceived, EventPageMessageSent, EventMessageSent, EventOptIn, EventOptOut}}
+	Events: []string{EventMessageReceived, EventPageMessageSent, EventMessageSent, EventOptIn, EventOptOut, EventHandover}}
 
 func main() {
 	p := sdk.New(info)
@@ -39,8 +39,9 @@ func setUp(p *sdk.Plugin) error {
 	if err != nil {
 		return err
 	}
-	svc := &service{pool: pool, log: p.Logger()}
+	svc := &service{pool: pool, log: p.Logger(), assistant: newAssistant(pool, p.Host, p.Logger())}
 	svc.register(p)
+	go svc.assistant.run(context.Background())
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
 }

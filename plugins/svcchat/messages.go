@@ -24,6 +24,9 @@ import (
 type service struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	// assistant is nudged when a user's message asks for its first reply;
+	// nil in tests that run without it.
+	assistant *assistant
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -41,6 +44,11 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("SubmitTemplate"), s.submitTemplate)
 	sdk.Handle(p, m.ByName("ListTemplateQueue"), s.listTemplateQueue)
 	sdk.Handle(p, m.ByName("DecideTemplate"), s.decideTemplate)
+	sdk.Handle(p, m.ByName("Handover"), s.handover)
+	sdk.Handle(p, m.ByName("MobileHandover"), s.mobileHandover)
+	sdk.Handle(p, m.ByName("Reply"), s.reply)
+	sdk.Handle(p, m.ByName("Inbox"), s.inbox)
+	sdk.Handle(p, m.ByName("GetThread"), s.getThread)
 }
 
 // newMessageID returns "m_" and 26 random base-32 characters (130 bits).
@@ -79,6 +87,13 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if err != nil {
 			return err
 		}
+		if Holder(conv.Holder) == HolderAssistant && page.GetInboxAutomation() {
+			// The first reply's job commits with the message: never lost,
+			// and only one per conversation ever.
+			if _, err := q.EnqueueAssistantReply(ctx, svcchatdb.EnqueueAssistantReplyParams{PageID: conv.PageID, ConversationID: conv.ID}); err != nil {
+				return err
+			}
+		}
 		if _, err := s.applyOptIn(ctx, tx, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
 			return err
 		}
@@ -97,6 +112,9 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	})
 	if err != nil {
 		return nil, err
+	}
+	if s.assistant != nil {
+		s.assistant.nudge()
 	}
 	return &res, nil
 }
@@ -235,7 +253,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 				return err
 			}
 		}
-		if err := takeControl(ctx, q, &conv, p.AppID); err != nil {
+		if _, err := applyControl(ctx, tx, &conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
 			return err
 		}
 		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
@@ -269,21 +287,6 @@ func emitSent(ctx context.Context, tx pgx.Tx, conv svcchatdb.SvcchatConversation
 		msg.ID, msg.Text, msg.Kind, msg.TemplateName, msg.AppID
 	_, err := event.Emit(ctx, tx, event.Event{Type: EventMessageSent, PageID: conv.PageID, Data: d})
 	return err
-}
-
-// takeControl makes app the holder of conv (interface §3.3: sending as an
-// app takes control), remembering the holder before the app.
-func takeControl(ctx context.Context, q *svcchatdb.Queries, conv *svcchatdb.SvcchatConversation, appID string) error {
-	if Holder(conv.Holder) == HolderApp && conv.HolderAppID == appID {
-		return nil
-	}
-	previous := conv.PreviousHolder
-	if Holder(conv.Holder) != HolderApp {
-		previous = conv.Holder
-	}
-	conv.Holder, conv.HolderAppID, conv.PreviousHolder = string(HolderApp), appID, previous
-	return q.SetControl(ctx, svcchatdb.SetControlParams{PageID: conv.PageID, ID: conv.ID,
-		Holder: conv.Holder, HolderAppID: appID, PreviousHolder: previous})
 }
 
 // lockConversation locks the conversation of a Page with a user, if any.

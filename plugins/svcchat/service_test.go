@@ -28,6 +28,25 @@ type gatewayFacts struct {
 	mu   sync.Mutex
 	page *pluginv1.PageAccessResponse
 	apps map[string]*pluginv1.AppInfoResponse
+	// roles are users' roles on the Page (none for anyone else).
+	roles map[string]pluginv1.PageRole
+	// complete answers the completions plugin's Complete; nil: no plugin
+	// serves it.
+	complete func(*pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error)
+	// completeCalls counts Complete calls; lastCall is the last one.
+	completeCalls int
+	lastCall      *pluginv1.InvokeRequest
+}
+
+func (g *gatewayFacts) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if req.GetProcedure() != completeProcedure || g.complete == nil {
+		return &pluginv1.InvokeResponse{Error: sdk.Unavailable("The completions plugin").Proto()}, nil
+	}
+	g.completeCalls++
+	g.lastCall = req
+	return g.complete(req)
 }
 
 func (g *gatewayFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
@@ -36,7 +55,12 @@ func (g *gatewayFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessReq
 	if req.GetPageId() != testPage {
 		return &pluginv1.PageAccessResponse{}, nil
 	}
-	return proto.Clone(g.page).(*pluginv1.PageAccessResponse), nil
+	out := proto.Clone(g.page).(*pluginv1.PageAccessResponse)
+	out.UserRole = g.roles[req.GetUserId()]
+	if req.GetAppId() != "" && g.apps[req.GetAppId()] == nil {
+		out.AppLinked, out.AppProducts = false, nil
+	}
+	return out, nil
 }
 
 func (g *gatewayFacts) AppInfo(_ context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
@@ -49,13 +73,16 @@ func (g *gatewayFacts) AppInfo(_ context.Context, req *pluginv1.AppInfoRequest) 
 }
 
 const (
-	testPage = "500"
-	liveApp  = "700"
-	devApp   = "701"
-	consumer = "900"
+	testPage  = "500"
+	liveApp   = "700"
+	devApp    = "701"
+	consumer  = "900"
+	pageOwner = "800"
+	pageAdmin = "801"
 )
 
 type bundle struct {
+	p     *sdk.Plugin
 	tp    *plugintest.Plugin
 	facts *gatewayFacts
 	pool  *pgxpool.Pool
@@ -65,16 +92,17 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	facts := &gatewayFacts{
-		page: &pluginv1.PageAccessResponse{PageExists: true, Published: true, ChatSurfacing: true, PageName: "Demo Coffee",
+		page: &pluginv1.PageAccessResponse{PageExists: true, Published: true, ChatSurfacing: true, PageName: "Demo Coffee", InboxMergeLinked: true,
 			AppLinked: true, AppProducts: []string{"svcchat"}},
 		apps: map[string]*pluginv1.AppInfoResponse{
 			liveApp: {AppExists: true, Name: "Live Shop", Live: true, PlatformConfig: &structpb.Struct{}},
 			devApp:  {AppExists: true, Name: "Dev Shop", PlatformConfig: &structpb.Struct{}},
 		},
+		roles: map[string]pluginv1.PageRole{pageOwner: pluginv1.PageRole_PAGE_ROLE_OWNER, pageAdmin: pluginv1.PageRole_PAGE_ROLE_ADMIN},
 	}
 	p := sdk.New(info)
 	(&service{pool: pool, log: p.Logger()}).register(p)
-	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool}
+	return &bundle{p: p, tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool}
 }
 
 var (

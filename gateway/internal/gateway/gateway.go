@@ -147,10 +147,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Env: func(plugin string) []string {
 			// SVC_DEV_SEED=1 tells every plugin that this is a development
 			// installation (the development seed is on), where it may add
-			// its own conveniences, e.g. the wearables plugin's simulated
-			// device; the gateway need not know plugin schemas for that.
+			// its own conveniences: the wearables plugin's simulated device,
+			// the chat plugin's sponsored item; the gateway need not know
+			// plugin schemas for that.
 			env := []string{"SVC_DATABASE_URL=" + db.URL, "SVC_DEV_SEED=" + devSeed}
-			if plugin == "completions" {
+			switch {
+			case plugin == "completions":
 				env = append(env, completionsEnv...)
 			}
 			return env

@@ -178,6 +178,19 @@ func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequ
 	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
 }
 
+// UserInfo tells a plugin whether a user exists and the user's name. An id
+// that names no user answers user_exists false.
+func (h hostServer) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	u, err := h.ids.User(ctx, req.GetUserId())
+	if errors.Is(err, identity.ErrNotFound) {
+		return &pluginv1.UserInfoResponse{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.UserInfoResponse{UserExists: true, Name: u.Name}, nil
+}
+
 // AppInfo describes an app to a plugin: name, mode, products and
 // platformConfig. An id that names no app answers app_exists false.
 func (h hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {

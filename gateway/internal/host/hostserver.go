@@ -49,10 +49,14 @@ func (c callerHost) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (
 	return c.next.AppInfo(context.WithValue(ctx, callerKey{}, c.name), req)
 }
 
+func (c callerHost) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	return c.next.UserInfo(context.WithValue(ctx, callerKey{}, c.name), req)
+}
+
 // routingHost is the Host service when Options.HostServer is nil (tests of
 // the host alone): Call goes to the plugin serving the procedure, with the
-// principal callerHost resolved and no access checks; PageAccess and
-// AppInfo are unimplemented. The gateway's HostServer checks access.
+// principal callerHost resolved and no access checks; PageAccess, AppInfo
+// and UserInfo are unimplemented. The gateway's HostServer checks access.
 type routingHost struct {
 	pluginv1.UnimplementedHostServer
 	h *Host

@@ -934,6 +934,104 @@ func (x *AppInfoResponse) GetPlatformConfig() *structpb.Struct {
 	return nil
 }
 
+type UserInfoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserInfoRequest) Reset() {
+	*x = UserInfoRequest{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserInfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserInfoRequest) ProtoMessage() {}
+
+func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserInfoRequest.ProtoReflect.Descriptor instead.
+func (*UserInfoRequest) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *UserInfoRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type UserInfoResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when there is no such user; name is then empty.
+	UserExists bool `protobuf:"varint,1,opt,name=user_exists,json=userExists,proto3" json:"user_exists,omitempty"`
+	// The user's display name.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserInfoResponse) Reset() {
+	*x = UserInfoResponse{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserInfoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserInfoResponse) ProtoMessage() {}
+
+func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserInfoResponse.ProtoReflect.Descriptor instead.
+func (*UserInfoResponse) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *UserInfoResponse) GetUserExists() bool {
+	if x != nil {
+		return x.UserExists
+	}
+	return false
+}
+
+func (x *UserInfoResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 var File_svc_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
@@ -1010,17 +1108,24 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04live\x18\x03 \x01(\bR\x04live\x12\x1a\n" +
 	"\bproducts\x18\x04 \x03(\tR\bproducts\x12@\n" +
-	"\x0fplatform_config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig2\xaa\x02\n" +
+	"\x0fplatform_config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig\"*\n" +
+	"\x0fUserInfoRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\"G\n" +
+	"\x10UserInfoResponse\x12\x1f\n" +
+	"\vuser_exists\x18\x01 \x01(\bR\n" +
+	"userExists\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name2\xaa\x02\n" +
 	"\x06Plugin\x12C\n" +
 	"\bDescribe\x12\x1e.svc.plugin.v1.DescribeRequest\x1a\x17.svc.plugin.v1.Manifest\x12E\n" +
 	"\x06Invoke\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse\x12M\n" +
 	"\fInvokeStream\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse0\x01\x12E\n" +
-	"\x06Health\x12\x1c.svc.plugin.v1.HealthRequest\x1a\x1d.svc.plugin.v1.HealthResponse2\xe8\x01\n" +
+	"\x06Health\x12\x1c.svc.plugin.v1.HealthRequest\x1a\x1d.svc.plugin.v1.HealthResponse2\xb5\x02\n" +
 	"\x04Host\x12C\n" +
 	"\x04Call\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse\x12Q\n" +
 	"\n" +
 	"PageAccess\x12 .svc.plugin.v1.PageAccessRequest\x1a!.svc.plugin.v1.PageAccessResponse\x12H\n" +
-	"\aAppInfo\x12\x1d.svc.plugin.v1.AppInfoRequest\x1a\x1e.svc.plugin.v1.AppInfoResponseB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
+	"\aAppInfo\x12\x1d.svc.plugin.v1.AppInfoRequest\x1a\x1e.svc.plugin.v1.AppInfoResponse\x12K\n" +
+	"\bUserInfo\x12\x1e.svc.plugin.v1.UserInfoRequest\x1a\x1f.svc.plugin.v1.UserInfoResponseB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_svc_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -1034,7 +1139,7 @@ func file_svc_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),                // 0: svc.plugin.v1.DescribeRequest
 	(*Manifest)(nil),                       // 1: svc.plugin.v1.Manifest
@@ -1049,21 +1154,23 @@ var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*PageAccessResponse)(nil),             // 10: svc.plugin.v1.PageAccessResponse
 	(*AppInfoRequest)(nil),                 // 11: svc.plugin.v1.AppInfoRequest
 	(*AppInfoResponse)(nil),                // 12: svc.plugin.v1.AppInfoResponse
-	(*descriptorpb.FileDescriptorSet)(nil), // 13: google.protobuf.FileDescriptorSet
-	(TokenKind)(0),                         // 14: svc.plugin.v1.TokenKind
-	(*v1.GraphError)(nil),                  // 15: svc.errors.v1.GraphError
-	(PageRole)(0),                          // 16: svc.plugin.v1.PageRole
-	(*structpb.Struct)(nil),                // 17: google.protobuf.Struct
+	(*UserInfoRequest)(nil),                // 13: svc.plugin.v1.UserInfoRequest
+	(*UserInfoResponse)(nil),               // 14: svc.plugin.v1.UserInfoResponse
+	(*descriptorpb.FileDescriptorSet)(nil), // 15: google.protobuf.FileDescriptorSet
+	(TokenKind)(0),                         // 16: svc.plugin.v1.TokenKind
+	(*v1.GraphError)(nil),                  // 17: svc.errors.v1.GraphError
+	(PageRole)(0),                          // 18: svc.plugin.v1.PageRole
+	(*structpb.Struct)(nil),                // 19: google.protobuf.Struct
 }
 var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
-	13, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
+	15, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
 	2,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
-	14, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
+	16, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
 	3,  // 3: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
 	6,  // 4: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
-	15, // 5: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	16, // 6: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	17, // 7: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	17, // 5: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
+	18, // 6: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	19, // 7: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
 	0,  // 8: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
 	4,  // 9: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
 	4,  // 10: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
@@ -1071,15 +1178,17 @@ var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 12: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
 	9,  // 13: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
 	11, // 14: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	1,  // 15: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	5,  // 16: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	5,  // 17: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	8,  // 18: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	5,  // 19: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	10, // 20: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	12, // 21: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	15, // [15:22] is the sub-list for method output_type
-	8,  // [8:15] is the sub-list for method input_type
+	13, // 15: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	1,  // 16: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	5,  // 17: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	5,  // 18: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	8,  // 19: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	5,  // 20: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	10, // 21: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	12, // 22: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	14, // 23: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	16, // [16:24] is the sub-list for method output_type
+	8,  // [8:16] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1097,7 +1206,7 @@ func file_svc_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_plugin_proto_rawDesc), len(file_svc_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -262,6 +262,7 @@ const (
 	Host_Call_FullMethodName       = "/svc.plugin.v1.Host/Call"
 	Host_PageAccess_FullMethodName = "/svc.plugin.v1.Host/PageAccess"
 	Host_AppInfo_FullMethodName    = "/svc.plugin.v1.Host/AppInfo"
+	Host_UserInfo_FullMethodName   = "/svc.plugin.v1.Host/UserInfo"
 )
 
 // HostClient is the client API for Host service.
@@ -280,6 +281,9 @@ type HostClient interface {
 	// read their part of the configuration through it (the svcchat plugin:
 	// platformConfig.svcchat.templates).
 	AppInfo(ctx context.Context, in *AppInfoRequest, opts ...grpc.CallOption) (*AppInfoResponse, error)
+	// UserInfo tells whether a user exists and how the user is named (the
+	// chat plugin: the recipient of a direct message, and its sender labels).
+	UserInfo(ctx context.Context, in *UserInfoRequest, opts ...grpc.CallOption) (*UserInfoResponse, error)
 }
 
 type hostClient struct {
@@ -320,6 +324,16 @@ func (c *hostClient) AppInfo(ctx context.Context, in *AppInfoRequest, opts ...gr
 	return out, nil
 }
 
+func (c *hostClient) UserInfo(ctx context.Context, in *UserInfoRequest, opts ...grpc.CallOption) (*UserInfoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserInfoResponse)
+	err := c.cc.Invoke(ctx, Host_UserInfo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -336,6 +350,9 @@ type HostServer interface {
 	// read their part of the configuration through it (the svcchat plugin:
 	// platformConfig.svcchat.templates).
 	AppInfo(context.Context, *AppInfoRequest) (*AppInfoResponse, error)
+	// UserInfo tells whether a user exists and how the user is named (the
+	// chat plugin: the recipient of a direct message, and its sender labels).
+	UserInfo(context.Context, *UserInfoRequest) (*UserInfoResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -354,6 +371,9 @@ func (UnimplementedHostServer) PageAccess(context.Context, *PageAccessRequest) (
 }
 func (UnimplementedHostServer) AppInfo(context.Context, *AppInfoRequest) (*AppInfoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AppInfo not implemented")
+}
+func (UnimplementedHostServer) UserInfo(context.Context, *UserInfoRequest) (*UserInfoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UserInfo not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -430,6 +450,24 @@ func _Host_AppInfo_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_UserInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserInfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).UserInfo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_UserInfo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).UserInfo(ctx, req.(*UserInfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -448,6 +486,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AppInfo",
 			Handler:    _Host_AppInfo_Handler,
+		},
+		{
+			MethodName: "UserInfo",
+			Handler:    _Host_UserInfo_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -25,6 +25,829 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type HandoverRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	PageId         string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	ConversationId string                 `protobuf:"bytes,2,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// take_thread_control, pass_thread_control, request_thread_control or
+	// return_thread_control (checked by the plugin, naming the field).
+	Action string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	// Only with return_thread_control: svc_ai or page_human.
+	ReturnTo *string `protobuf:"bytes,4,opt,name=return_to,json=returnTo,proto3,oneof" json:"return_to,omitempty"`
+	// Only with pass_thread_control: the app to pass control to (default:
+	// page_human).
+	TargetAppId   *string `protobuf:"bytes,5,opt,name=target_app_id,json=targetAppId,proto3,oneof" json:"target_app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoverRequest) Reset() {
+	*x = HandoverRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoverRequest) ProtoMessage() {}
+
+func (x *HandoverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoverRequest.ProtoReflect.Descriptor instead.
+func (*HandoverRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *HandoverRequest) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *HandoverRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *HandoverRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *HandoverRequest) GetReturnTo() string {
+	if x != nil && x.ReturnTo != nil {
+		return *x.ReturnTo
+	}
+	return ""
+}
+
+func (x *HandoverRequest) GetTargetAppId() string {
+	if x != nil && x.TargetAppId != nil {
+		return *x.TargetAppId
+	}
+	return ""
+}
+
+type HandoverResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	Control       *Control               `protobuf:"bytes,2,opt,name=control,proto3" json:"control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoverResponse) Reset() {
+	*x = HandoverResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoverResponse) ProtoMessage() {}
+
+func (x *HandoverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoverResponse.ProtoReflect.Descriptor instead.
+func (*HandoverResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *HandoverResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *HandoverResponse) GetControl() *Control {
+	if x != nil {
+		return x.Control
+	}
+	return nil
+}
+
+type MobileHandoverRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// svc_ai or page_human.
+	Mode          string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MobileHandoverRequest) Reset() {
+	*x = MobileHandoverRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MobileHandoverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MobileHandoverRequest) ProtoMessage() {}
+
+func (x *MobileHandoverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MobileHandoverRequest.ProtoReflect.Descriptor instead.
+func (*MobileHandoverRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MobileHandoverRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *MobileHandoverRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+type MobileHandoverResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// svc_ai or page_human.
+	ControlHolder string `protobuf:"bytes,2,opt,name=control_holder,json=controlHolder,proto3" json:"control_holder,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MobileHandoverResponse) Reset() {
+	*x = MobileHandoverResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MobileHandoverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MobileHandoverResponse) ProtoMessage() {}
+
+func (x *MobileHandoverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MobileHandoverResponse.ProtoReflect.Descriptor instead.
+func (*MobileHandoverResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MobileHandoverResponse) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *MobileHandoverResponse) GetControlHolder() string {
+	if x != nil {
+		return x.ControlHolder
+	}
+	return ""
+}
+
+type ReplyRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// 1 to 2,000 Unicode code points.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplyRequest) Reset() {
+	*x = ReplyRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplyRequest) ProtoMessage() {}
+
+func (x *ReplyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplyRequest.ProtoReflect.Descriptor instead.
+func (*ReplyRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReplyRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *ReplyRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type ReplyResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	MessageId      string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ReplyResponse) Reset() {
+	*x = ReplyResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplyResponse) ProtoMessage() {}
+
+func (x *ReplyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplyResponse.ProtoReflect.Descriptor instead.
+func (*ReplyResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReplyResponse) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *ReplyResponse) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+type InboxRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Must be the signed-in user.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InboxRequest) Reset() {
+	*x = InboxRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InboxRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InboxRequest) ProtoMessage() {}
+
+func (x *InboxRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InboxRequest.ProtoReflect.Descriptor instead.
+func (*InboxRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *InboxRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type InboxResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Threads       []*InboxThread         `protobuf:"bytes,1,rep,name=threads,proto3" json:"threads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InboxResponse) Reset() {
+	*x = InboxResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InboxResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InboxResponse) ProtoMessage() {}
+
+func (x *InboxResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InboxResponse.ProtoReflect.Descriptor instead.
+func (*InboxResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *InboxResponse) GetThreads() []*InboxThread {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+// InboxThread is one Page thread in the chat app's inbox.
+type InboxThread struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	PageId         string                 `protobuf:"bytes,2,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	PageName       string                 `protobuf:"bytes,3,opt,name=page_name,json=pageName,proto3" json:"page_name,omitempty"`
+	LastMessage    *ThreadMessageSummary  `protobuf:"bytes,4,opt,name=last_message,json=lastMessage,proto3" json:"last_message,omitempty"`
+	// svc_ai, page_human or app:<app id>.
+	ControlHolder string `protobuf:"bytes,5,opt,name=control_holder,json=controlHolder,proto3" json:"control_holder,omitempty"`
+	// RFC 3339 UTC.
+	UpdatedAt string `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// svcchat://page-inbox/<pageId>/<conversationId>
+	DeepLink      string `protobuf:"bytes,7,opt,name=deep_link,json=deepLink,proto3" json:"deep_link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InboxThread) Reset() {
+	*x = InboxThread{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InboxThread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InboxThread) ProtoMessage() {}
+
+func (x *InboxThread) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InboxThread.ProtoReflect.Descriptor instead.
+func (*InboxThread) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *InboxThread) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *InboxThread) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *InboxThread) GetPageName() string {
+	if x != nil {
+		return x.PageName
+	}
+	return ""
+}
+
+func (x *InboxThread) GetLastMessage() *ThreadMessageSummary {
+	if x != nil {
+		return x.LastMessage
+	}
+	return nil
+}
+
+func (x *InboxThread) GetControlHolder() string {
+	if x != nil {
+		return x.ControlHolder
+	}
+	return ""
+}
+
+func (x *InboxThread) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+func (x *InboxThread) GetDeepLink() string {
+	if x != nil {
+		return x.DeepLink
+	}
+	return ""
+}
+
+// ThreadMessageSummary is the last message of an inbox thread.
+type ThreadMessageSummary struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Text        string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	SenderLabel string                 `protobuf:"bytes,2,opt,name=sender_label,json=senderLabel,proto3" json:"sender_label,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThreadMessageSummary) Reset() {
+	*x = ThreadMessageSummary{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThreadMessageSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThreadMessageSummary) ProtoMessage() {}
+
+func (x *ThreadMessageSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThreadMessageSummary.ProtoReflect.Descriptor instead.
+func (*ThreadMessageSummary) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ThreadMessageSummary) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ThreadMessageSummary) GetSenderLabel() string {
+	if x != nil {
+		return x.SenderLabel
+	}
+	return ""
+}
+
+func (x *ThreadMessageSummary) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+type GetThreadRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// A message id: read the messages older than it.
+	Before string `protobuf:"bytes,2,opt,name=before,proto3" json:"before,omitempty"`
+	// Messages per read, 1 to 100; default 25.
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetThreadRequest) Reset() {
+	*x = GetThreadRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetThreadRequest) ProtoMessage() {}
+
+func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
+func (*GetThreadRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetThreadRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *GetThreadRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *GetThreadRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// Thread is one Page thread as the chat app shows it.
+type Thread struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	PageId         string                 `protobuf:"bytes,2,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	PageName       string                 `protobuf:"bytes,3,opt,name=page_name,json=pageName,proto3" json:"page_name,omitempty"`
+	// svc_ai, page_human or app:<app id>.
+	ControlHolder string `protobuf:"bytes,4,opt,name=control_holder,json=controlHolder,proto3" json:"control_holder,omitempty"`
+	// Oldest first.
+	Messages []*ThreadMessage `protobuf:"bytes,5,rep,name=messages,proto3" json:"messages,omitempty"`
+	// There are older messages: read them with before = the first
+	// message's id.
+	HasOlder      bool `protobuf:"varint,6,opt,name=has_older,json=hasOlder,proto3" json:"has_older,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Thread) Reset() {
+	*x = Thread{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Thread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Thread) ProtoMessage() {}
+
+func (x *Thread) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Thread.ProtoReflect.Descriptor instead.
+func (*Thread) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Thread) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *Thread) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *Thread) GetPageName() string {
+	if x != nil {
+		return x.PageName
+	}
+	return ""
+}
+
+func (x *Thread) GetControlHolder() string {
+	if x != nil {
+		return x.ControlHolder
+	}
+	return ""
+}
+
+func (x *Thread) GetMessages() []*ThreadMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *Thread) GetHasOlder() bool {
+	if x != nil {
+		return x.HasOlder
+	}
+	return false
+}
+
+// ThreadMessage is a message of a thread in the chat app.
+type ThreadMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// inbound (from the user) or outbound (as the Page).
+	Direction string `protobuf:"bytes,2,opt,name=direction,proto3" json:"direction,omitempty"`
+	Text      string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// "You" for the user's own messages; the Page name for the Page's; "<page
+	// name> · <assistant label>" for the assistant's.
+	SenderLabel string `protobuf:"bytes,4,opt,name=sender_label,json=senderLabel,proto3" json:"sender_label,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThreadMessage) Reset() {
+	*x = ThreadMessage{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThreadMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThreadMessage) ProtoMessage() {}
+
+func (x *ThreadMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThreadMessage.ProtoReflect.Descriptor instead.
+func (*ThreadMessage) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ThreadMessage) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ThreadMessage) GetDirection() string {
+	if x != nil {
+		return x.Direction
+	}
+	return ""
+}
+
+func (x *ThreadMessage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ThreadMessage) GetSenderLabel() string {
+	if x != nil {
+		return x.SenderLabel
+	}
+	return ""
+}
+
+func (x *ThreadMessage) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
 type WriteToPageRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
@@ -36,7 +859,7 @@ type WriteToPageRequest struct {
 
 func (x *WriteToPageRequest) Reset() {
 	*x = WriteToPageRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +871,7 @@ func (x *WriteToPageRequest) String() string {
 func (*WriteToPageRequest) ProtoMessage() {}
 
 func (x *WriteToPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +884,7 @@ func (x *WriteToPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteToPageRequest.ProtoReflect.Descriptor instead.
 func (*WriteToPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{0}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WriteToPageRequest) GetPageId() string {
@@ -88,7 +911,7 @@ type WriteToPageResponse struct {
 
 func (x *WriteToPageResponse) Reset() {
 	*x = WriteToPageResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -100,7 +923,7 @@ func (x *WriteToPageResponse) String() string {
 func (*WriteToPageResponse) ProtoMessage() {}
 
 func (x *WriteToPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -113,7 +936,7 @@ func (x *WriteToPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteToPageResponse.ProtoReflect.Descriptor instead.
 func (*WriteToPageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{1}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WriteToPageResponse) GetConversationId() string {
@@ -141,7 +964,7 @@ type OptInRequest struct {
 
 func (x *OptInRequest) Reset() {
 	*x = OptInRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -153,7 +976,7 @@ func (x *OptInRequest) String() string {
 func (*OptInRequest) ProtoMessage() {}
 
 func (x *OptInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -166,7 +989,7 @@ func (x *OptInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInRequest.ProtoReflect.Descriptor instead.
 func (*OptInRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{2}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OptInRequest) GetPageId() string {
@@ -194,7 +1017,7 @@ type OptOutRequest struct {
 
 func (x *OptOutRequest) Reset() {
 	*x = OptOutRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -206,7 +1029,7 @@ func (x *OptOutRequest) String() string {
 func (*OptOutRequest) ProtoMessage() {}
 
 func (x *OptOutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -219,7 +1042,7 @@ func (x *OptOutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptOutRequest.ProtoReflect.Descriptor instead.
 func (*OptOutRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{3}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OptOutRequest) GetPageId() string {
@@ -245,7 +1068,7 @@ type OptInResponse struct {
 
 func (x *OptInResponse) Reset() {
 	*x = OptInResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -257,7 +1080,7 @@ func (x *OptInResponse) String() string {
 func (*OptInResponse) ProtoMessage() {}
 
 func (x *OptInResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -270,7 +1093,7 @@ func (x *OptInResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInResponse.ProtoReflect.Descriptor instead.
 func (*OptInResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{4}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OptInResponse) GetOptIn() *OptInRecord {
@@ -298,7 +1121,7 @@ type OptInRecord struct {
 
 func (x *OptInRecord) Reset() {
 	*x = OptInRecord{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -310,7 +1133,7 @@ func (x *OptInRecord) String() string {
 func (*OptInRecord) ProtoMessage() {}
 
 func (x *OptInRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -323,7 +1146,7 @@ func (x *OptInRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInRecord.ProtoReflect.Descriptor instead.
 func (*OptInRecord) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{5}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *OptInRecord) GetPageId() string {
@@ -389,7 +1212,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +1224,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +1237,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{6}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SendMessageRequest) GetPageId() string {
@@ -477,7 +1300,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +1312,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +1325,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{7}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SendMessageResponse) GetRecipientId() string {
@@ -539,7 +1362,7 @@ type Control struct {
 
 func (x *Control) Reset() {
 	*x = Control{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -551,7 +1374,7 @@ func (x *Control) String() string {
 func (*Control) ProtoMessage() {}
 
 func (x *Control) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -564,7 +1387,7 @@ func (x *Control) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Control.ProtoReflect.Descriptor instead.
 func (*Control) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{8}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Control) GetHolder() string {
@@ -600,7 +1423,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +1435,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +1448,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{9}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Conversation) GetId() string {
@@ -690,7 +1513,7 @@ type ListConversationsRequest struct {
 
 func (x *ListConversationsRequest) Reset() {
 	*x = ListConversationsRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +1525,7 @@ func (x *ListConversationsRequest) String() string {
 func (*ListConversationsRequest) ProtoMessage() {}
 
 func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +1538,7 @@ func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConversationsRequest.ProtoReflect.Descriptor instead.
 func (*ListConversationsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{10}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListConversationsRequest) GetPageId() string {
@@ -756,7 +1579,7 @@ type ListConversationsResponse struct {
 
 func (x *ListConversationsResponse) Reset() {
 	*x = ListConversationsResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1591,7 @@ func (x *ListConversationsResponse) String() string {
 func (*ListConversationsResponse) ProtoMessage() {}
 
 func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1604,7 @@ func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConversationsResponse.ProtoReflect.Descriptor instead.
 func (*ListConversationsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{11}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListConversationsResponse) GetData() []*Conversation {
@@ -808,7 +1631,7 @@ type GetConversationRequest struct {
 
 func (x *GetConversationRequest) Reset() {
 	*x = GetConversationRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +1643,7 @@ func (x *GetConversationRequest) String() string {
 func (*GetConversationRequest) ProtoMessage() {}
 
 func (x *GetConversationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +1656,7 @@ func (x *GetConversationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConversationRequest.ProtoReflect.Descriptor instead.
 func (*GetConversationRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{12}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetConversationRequest) GetPageId() string {
@@ -874,7 +1697,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1709,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1722,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{13}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Message) GetId() string {
@@ -978,7 +1801,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1813,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1826,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{14}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListMessagesRequest) GetPageId() string {
@@ -1051,7 +1874,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1063,7 +1886,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1076,7 +1899,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{15}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListMessagesResponse) GetData() []*Message {
@@ -1110,7 +1933,7 @@ type Template struct {
 
 func (x *Template) Reset() {
 	*x = Template{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1945,7 @@ func (x *Template) String() string {
 func (*Template) ProtoMessage() {}
 
 func (x *Template) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1958,7 @@ func (x *Template) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Template.ProtoReflect.Descriptor instead.
 func (*Template) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{16}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Template) GetName() string {
@@ -1182,7 +2005,7 @@ type ListTemplatesRequest struct {
 
 func (x *ListTemplatesRequest) Reset() {
 	*x = ListTemplatesRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +2017,7 @@ func (x *ListTemplatesRequest) String() string {
 func (*ListTemplatesRequest) ProtoMessage() {}
 
 func (x *ListTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +2030,7 @@ func (x *ListTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{17}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListTemplatesRequest) GetAppId() string {
@@ -1226,7 +2049,7 @@ type ListTemplatesResponse struct {
 
 func (x *ListTemplatesResponse) Reset() {
 	*x = ListTemplatesResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +2061,7 @@ func (x *ListTemplatesResponse) String() string {
 func (*ListTemplatesResponse) ProtoMessage() {}
 
 func (x *ListTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +2074,7 @@ func (x *ListTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{18}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListTemplatesResponse) GetData() []*Template {
@@ -1275,7 +2098,7 @@ type CreateTemplateRequest struct {
 
 func (x *CreateTemplateRequest) Reset() {
 	*x = CreateTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +2110,7 @@ func (x *CreateTemplateRequest) String() string {
 func (*CreateTemplateRequest) ProtoMessage() {}
 
 func (x *CreateTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +2123,7 @@ func (x *CreateTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTemplateRequest.ProtoReflect.Descriptor instead.
 func (*CreateTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{19}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateTemplateRequest) GetAppId() string {
@@ -1341,7 +2164,7 @@ type TemplateActionRequest struct {
 
 func (x *TemplateActionRequest) Reset() {
 	*x = TemplateActionRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1353,7 +2176,7 @@ func (x *TemplateActionRequest) String() string {
 func (*TemplateActionRequest) ProtoMessage() {}
 
 func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1366,7 +2189,7 @@ func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemplateActionRequest.ProtoReflect.Descriptor instead.
 func (*TemplateActionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{20}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TemplateActionRequest) GetAppId() string {
@@ -1394,7 +2217,7 @@ type ListTemplateQueueRequest struct {
 
 func (x *ListTemplateQueueRequest) Reset() {
 	*x = ListTemplateQueueRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +2229,7 @@ func (x *ListTemplateQueueRequest) String() string {
 func (*ListTemplateQueueRequest) ProtoMessage() {}
 
 func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +2242,7 @@ func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{21}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListTemplateQueueRequest) GetLimit() int32 {
@@ -1453,7 +2276,7 @@ type ListTemplateQueueResponse struct {
 
 func (x *ListTemplateQueueResponse) Reset() {
 	*x = ListTemplateQueueResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +2288,7 @@ func (x *ListTemplateQueueResponse) String() string {
 func (*ListTemplateQueueResponse) ProtoMessage() {}
 
 func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +2301,7 @@ func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{22}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListTemplateQueueResponse) GetData() []*QueuedTemplate {
@@ -1513,7 +2336,7 @@ type QueuedTemplate struct {
 
 func (x *QueuedTemplate) Reset() {
 	*x = QueuedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +2348,7 @@ func (x *QueuedTemplate) String() string {
 func (*QueuedTemplate) ProtoMessage() {}
 
 func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +2361,7 @@ func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedTemplate.ProtoReflect.Descriptor instead.
 func (*QueuedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{23}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *QueuedTemplate) GetId() string {
@@ -1609,7 +2432,7 @@ type DecideTemplateRequest struct {
 
 func (x *DecideTemplateRequest) Reset() {
 	*x = DecideTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +2444,7 @@ func (x *DecideTemplateRequest) String() string {
 func (*DecideTemplateRequest) ProtoMessage() {}
 
 func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +2457,7 @@ func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateRequest.ProtoReflect.Descriptor instead.
 func (*DecideTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{24}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DecideTemplateRequest) GetId() string {
@@ -1667,7 +2490,7 @@ type DecideTemplateResponse struct {
 
 func (x *DecideTemplateResponse) Reset() {
 	*x = DecideTemplateResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +2502,7 @@ func (x *DecideTemplateResponse) String() string {
 func (*DecideTemplateResponse) ProtoMessage() {}
 
 func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +2515,7 @@ func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateResponse.ProtoReflect.Descriptor instead.
 func (*DecideTemplateResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{25}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DecideTemplateResponse) GetTemplate() *DecidedTemplate {
@@ -1718,7 +2541,7 @@ type DecidedTemplate struct {
 
 func (x *DecidedTemplate) Reset() {
 	*x = DecidedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +2553,7 @@ func (x *DecidedTemplate) String() string {
 func (*DecidedTemplate) ProtoMessage() {}
 
 func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +2566,7 @@ func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedTemplate.ProtoReflect.Descriptor instead.
 func (*DecidedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{26}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DecidedTemplate) GetId() string {
@@ -1792,7 +2615,70 @@ var File_svc_svcchat_v1_svcchat_proto protoreflect.FileDescriptor
 
 const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\n" +
-	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"X\n" +
+	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x83\x02\n" +
+	"\x0fHandoverRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
+	"\x06action\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06action\x12)\n" +
+	"\treturn_to\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@H\x00R\breturnTo\x88\x01\x01\x120\n" +
+	"\rtarget_app_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@H\x01R\vtargetAppId\x88\x01\x01B\f\n" +
+	"\n" +
+	"_return_toB\x10\n" +
+	"\x0e_target_app_id\"_\n" +
+	"\x10HandoverResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\x121\n" +
+	"\acontrol\x18\x02 \x01(\v2\x17.svc.svcchat.v1.ControlR\acontrol\"z\n" +
+	"\x15MobileHandoverRequest\x122\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0econversationId\x12-\n" +
+	"\x04mode\x18\x02 \x01(\tB\x19\xbaH\x16r\x14R\x06svc_aiR\n" +
+	"page_humanR\x04mode\"h\n" +
+	"\x16MobileHandoverResponse\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12%\n" +
+	"\x0econtrol_holder\x18\x02 \x01(\tR\rcontrolHolder\"b\n" +
+	"\fReplyRequest\x122\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0econversationId\x12\x1e\n" +
+	"\x04text\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fR\x04text\"W\n" +
+	"\rReplyResponse\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\"2\n" +
+	"\fInboxRequest\x12\"\n" +
+	"\auser_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\"F\n" +
+	"\rInboxResponse\x125\n" +
+	"\athreads\x18\x01 \x03(\v2\x1b.svc.svcchat.v1.InboxThreadR\athreads\"\x98\x02\n" +
+	"\vInboxThread\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x17\n" +
+	"\apage_id\x18\x02 \x01(\tR\x06pageId\x12\x1b\n" +
+	"\tpage_name\x18\x03 \x01(\tR\bpageName\x12G\n" +
+	"\flast_message\x18\x04 \x01(\v2$.svc.svcchat.v1.ThreadMessageSummaryR\vlastMessage\x12%\n" +
+	"\x0econtrol_holder\x18\x05 \x01(\tR\rcontrolHolder\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x06 \x01(\tR\tupdatedAt\x12\x1b\n" +
+	"\tdeep_link\x18\a \x01(\tR\bdeepLink\"l\n" +
+	"\x14ThreadMessageSummary\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12!\n" +
+	"\fsender_label\x18\x02 \x01(\tR\vsenderLabel\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\tR\tcreatedAt\"\x86\x01\n" +
+	"\x10GetThreadRequest\x120\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
+	"\x06before\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06before\x12\x1f\n" +
+	"\x05limit\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\"\xe6\x01\n" +
+	"\x06Thread\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x17\n" +
+	"\apage_id\x18\x02 \x01(\tR\x06pageId\x12\x1b\n" +
+	"\tpage_name\x18\x03 \x01(\tR\bpageName\x12%\n" +
+	"\x0econtrol_holder\x18\x04 \x01(\tR\rcontrolHolder\x129\n" +
+	"\bmessages\x18\x05 \x03(\v2\x1d.svc.svcchat.v1.ThreadMessageR\bmessages\x12\x1b\n" +
+	"\thas_older\x18\x06 \x01(\bR\bhasOlder\"\x93\x01\n" +
+	"\rThreadMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
+	"\tdirection\x18\x02 \x01(\tR\tdirection\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12!\n" +
+	"\fsender_label\x18\x04 \x01(\tR\vsenderLabel\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt\"X\n" +
 	"\x12WriteToPageRequest\x12\"\n" +
 	"\apage_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06pageId\x12\x1e\n" +
 	"\x04text\x18\x02 \x01(\tB\n" +
@@ -1929,7 +2815,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xdc\x0f\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xcb\x15\n" +
 	"\x0eSvcchatService\x12\x95\x01\n" +
 	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
@@ -1947,7 +2833,12 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x0fApproveTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"9\xca\xf3\x18\x02@\x02\xd2\xf3\x18/\x12-app/{app_id}/svcchat_templates/{name}/approve\x12\x8b\x01\n" +
 	"\x0eSubmitTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"8\xca\xf3\x18\x02@\x02\xd2\xf3\x18.\x12,app/{app_id}/svcchat_templates/{name}/submit\x12\xa7\x01\n" +
 	"\x11ListTemplateQueue\x12(.svc.svcchat.v1.ListTemplateQueueRequest\x1a).svc.svcchat.v1.ListTemplateQueueResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.\x12,/api/developers/admin/svcchat/template-queue\x90\x02\x01\x12\x9e\x01\n" +
-	"\x0eDecideTemplate\x12%.svc.svcchat.v1.DecideTemplateRequest\x1a&.svc.svcchat.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/developers/admin/svcchat/template-queueB9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
+	"\x0eDecideTemplate\x12%.svc.svcchat.v1.DecideTemplateRequest\x1a&.svc.svcchat.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/developers/admin/svcchat/template-queue\x12\xad\x01\n" +
+	"\bHandover\x12\x1f.svc.svcchat.v1.HandoverRequest\x1a .svc.svcchat.v1.HandoverResponse\"^\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x189\x127page/{page_id}/conversations/{conversation_id}/handover\x12\x9e\x01\n" +
+	"\x0eMobileHandover\x12%.svc.svcchat.v1.MobileHandoverRequest\x1a&.svc.svcchat.v1.MobileHandoverResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/handover\x12\x80\x01\n" +
+	"\x05Reply\x12\x1c.svc.svcchat.v1.ReplyRequest\x1a\x1d.svc.svcchat.v1.ReplyResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02-:\x01*\"(/api/mobile/svcchat/page-messaging/reply\x12\x80\x01\n" +
+	"\x05Inbox\x12\x1c.svc.svcchat.v1.InboxRequest\x1a\x1d.svc.svcchat.v1.InboxResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02*\x12(/api/mobile/svcchat/page-messaging/inbox\x90\x02\x01\x12\x95\x01\n" +
+	"\tGetThread\x12 .svc.svcchat.v1.GetThreadRequest\x1a\x16.svc.svcchat.v1.Thread\"N\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02>\x12</api/mobile/svcchat/page-messaging/threads/{conversation_id}\x90\x02\x01B9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
 
 var (
 	file_svc_svcchat_v1_svcchat_proto_rawDescOnce sync.Once
@@ -1961,81 +2852,108 @@ func file_svc_svcchat_v1_svcchat_proto_rawDescGZIP() []byte {
 	return file_svc_svcchat_v1_svcchat_proto_rawDescData
 }
 
-var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_svc_svcchat_v1_svcchat_proto_goTypes = []any{
-	(*WriteToPageRequest)(nil),        // 0: svc.svcchat.v1.WriteToPageRequest
-	(*WriteToPageResponse)(nil),       // 1: svc.svcchat.v1.WriteToPageResponse
-	(*OptInRequest)(nil),              // 2: svc.svcchat.v1.OptInRequest
-	(*OptOutRequest)(nil),             // 3: svc.svcchat.v1.OptOutRequest
-	(*OptInResponse)(nil),             // 4: svc.svcchat.v1.OptInResponse
-	(*OptInRecord)(nil),               // 5: svc.svcchat.v1.OptInRecord
-	(*SendMessageRequest)(nil),        // 6: svc.svcchat.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),       // 7: svc.svcchat.v1.SendMessageResponse
-	(*Control)(nil),                   // 8: svc.svcchat.v1.Control
-	(*Conversation)(nil),              // 9: svc.svcchat.v1.Conversation
-	(*ListConversationsRequest)(nil),  // 10: svc.svcchat.v1.ListConversationsRequest
-	(*ListConversationsResponse)(nil), // 11: svc.svcchat.v1.ListConversationsResponse
-	(*GetConversationRequest)(nil),    // 12: svc.svcchat.v1.GetConversationRequest
-	(*Message)(nil),                   // 13: svc.svcchat.v1.Message
-	(*ListMessagesRequest)(nil),       // 14: svc.svcchat.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),      // 15: svc.svcchat.v1.ListMessagesResponse
-	(*Template)(nil),                  // 16: svc.svcchat.v1.Template
-	(*ListTemplatesRequest)(nil),      // 17: svc.svcchat.v1.ListTemplatesRequest
-	(*ListTemplatesResponse)(nil),     // 18: svc.svcchat.v1.ListTemplatesResponse
-	(*CreateTemplateRequest)(nil),     // 19: svc.svcchat.v1.CreateTemplateRequest
-	(*TemplateActionRequest)(nil),     // 20: svc.svcchat.v1.TemplateActionRequest
-	(*ListTemplateQueueRequest)(nil),  // 21: svc.svcchat.v1.ListTemplateQueueRequest
-	(*ListTemplateQueueResponse)(nil), // 22: svc.svcchat.v1.ListTemplateQueueResponse
-	(*QueuedTemplate)(nil),            // 23: svc.svcchat.v1.QueuedTemplate
-	(*DecideTemplateRequest)(nil),     // 24: svc.svcchat.v1.DecideTemplateRequest
-	(*DecideTemplateResponse)(nil),    // 25: svc.svcchat.v1.DecideTemplateResponse
-	(*DecidedTemplate)(nil),           // 26: svc.svcchat.v1.DecidedTemplate
-	(*structpb.Struct)(nil),           // 27: google.protobuf.Struct
-	(*v1.Paging)(nil),                 // 28: svc.plugin.v1.Paging
+	(*HandoverRequest)(nil),           // 0: svc.svcchat.v1.HandoverRequest
+	(*HandoverResponse)(nil),          // 1: svc.svcchat.v1.HandoverResponse
+	(*MobileHandoverRequest)(nil),     // 2: svc.svcchat.v1.MobileHandoverRequest
+	(*MobileHandoverResponse)(nil),    // 3: svc.svcchat.v1.MobileHandoverResponse
+	(*ReplyRequest)(nil),              // 4: svc.svcchat.v1.ReplyRequest
+	(*ReplyResponse)(nil),             // 5: svc.svcchat.v1.ReplyResponse
+	(*InboxRequest)(nil),              // 6: svc.svcchat.v1.InboxRequest
+	(*InboxResponse)(nil),             // 7: svc.svcchat.v1.InboxResponse
+	(*InboxThread)(nil),               // 8: svc.svcchat.v1.InboxThread
+	(*ThreadMessageSummary)(nil),      // 9: svc.svcchat.v1.ThreadMessageSummary
+	(*GetThreadRequest)(nil),          // 10: svc.svcchat.v1.GetThreadRequest
+	(*Thread)(nil),                    // 11: svc.svcchat.v1.Thread
+	(*ThreadMessage)(nil),             // 12: svc.svcchat.v1.ThreadMessage
+	(*WriteToPageRequest)(nil),        // 13: svc.svcchat.v1.WriteToPageRequest
+	(*WriteToPageResponse)(nil),       // 14: svc.svcchat.v1.WriteToPageResponse
+	(*OptInRequest)(nil),              // 15: svc.svcchat.v1.OptInRequest
+	(*OptOutRequest)(nil),             // 16: svc.svcchat.v1.OptOutRequest
+	(*OptInResponse)(nil),             // 17: svc.svcchat.v1.OptInResponse
+	(*OptInRecord)(nil),               // 18: svc.svcchat.v1.OptInRecord
+	(*SendMessageRequest)(nil),        // 19: svc.svcchat.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),       // 20: svc.svcchat.v1.SendMessageResponse
+	(*Control)(nil),                   // 21: svc.svcchat.v1.Control
+	(*Conversation)(nil),              // 22: svc.svcchat.v1.Conversation
+	(*ListConversationsRequest)(nil),  // 23: svc.svcchat.v1.ListConversationsRequest
+	(*ListConversationsResponse)(nil), // 24: svc.svcchat.v1.ListConversationsResponse
+	(*GetConversationRequest)(nil),    // 25: svc.svcchat.v1.GetConversationRequest
+	(*Message)(nil),                   // 26: svc.svcchat.v1.Message
+	(*ListMessagesRequest)(nil),       // 27: svc.svcchat.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),      // 28: svc.svcchat.v1.ListMessagesResponse
+	(*Template)(nil),                  // 29: svc.svcchat.v1.Template
+	(*ListTemplatesRequest)(nil),      // 30: svc.svcchat.v1.ListTemplatesRequest
+	(*ListTemplatesResponse)(nil),     // 31: svc.svcchat.v1.ListTemplatesResponse
+	(*CreateTemplateRequest)(nil),     // 32: svc.svcchat.v1.CreateTemplateRequest
+	(*TemplateActionRequest)(nil),     // 33: svc.svcchat.v1.TemplateActionRequest
+	(*ListTemplateQueueRequest)(nil),  // 34: svc.svcchat.v1.ListTemplateQueueRequest
+	(*ListTemplateQueueResponse)(nil), // 35: svc.svcchat.v1.ListTemplateQueueResponse
+	(*QueuedTemplate)(nil),            // 36: svc.svcchat.v1.QueuedTemplate
+	(*DecideTemplateRequest)(nil),     // 37: svc.svcchat.v1.DecideTemplateRequest
+	(*DecideTemplateResponse)(nil),    // 38: svc.svcchat.v1.DecideTemplateResponse
+	(*DecidedTemplate)(nil),           // 39: svc.svcchat.v1.DecidedTemplate
+	(*structpb.Struct)(nil),           // 40: google.protobuf.Struct
+	(*v1.Paging)(nil),                 // 41: svc.plugin.v1.Paging
 }
 var file_svc_svcchat_v1_svcchat_proto_depIdxs = []int32{
-	5,  // 0: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
-	27, // 1: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
-	8,  // 2: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
-	9,  // 3: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
-	28, // 4: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
-	13, // 5: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
-	28, // 6: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	16, // 7: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
-	23, // 8: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
-	28, // 9: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
-	26, // 10: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
-	0,  // 11: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
-	2,  // 12: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
-	3,  // 13: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
-	6,  // 14: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
-	10, // 15: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
-	12, // 16: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
-	14, // 17: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
-	17, // 18: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
-	19, // 19: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
-	20, // 20: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	20, // 21: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	21, // 22: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
-	24, // 23: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
-	1,  // 24: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
-	4,  // 25: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
-	4,  // 26: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
-	7,  // 27: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
-	11, // 28: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
-	9,  // 29: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
-	15, // 30: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
-	18, // 31: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	16, // 32: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
-	16, // 33: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
-	16, // 34: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
-	22, // 35: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
-	25, // 36: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
-	24, // [24:37] is the sub-list for method output_type
-	11, // [11:24] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	21, // 0: svc.svcchat.v1.HandoverResponse.control:type_name -> svc.svcchat.v1.Control
+	8,  // 1: svc.svcchat.v1.InboxResponse.threads:type_name -> svc.svcchat.v1.InboxThread
+	9,  // 2: svc.svcchat.v1.InboxThread.last_message:type_name -> svc.svcchat.v1.ThreadMessageSummary
+	12, // 3: svc.svcchat.v1.Thread.messages:type_name -> svc.svcchat.v1.ThreadMessage
+	18, // 4: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
+	40, // 5: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
+	21, // 6: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
+	22, // 7: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
+	41, // 8: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
+	26, // 9: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
+	41, // 10: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	29, // 11: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
+	36, // 12: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
+	41, // 13: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	39, // 14: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
+	13, // 15: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
+	15, // 16: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
+	16, // 17: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
+	19, // 18: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
+	23, // 19: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
+	25, // 20: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
+	27, // 21: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
+	30, // 22: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
+	32, // 23: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
+	33, // 24: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	33, // 25: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	34, // 26: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
+	37, // 27: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
+	0,  // 28: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
+	2,  // 29: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
+	4,  // 30: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
+	6,  // 31: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
+	10, // 32: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
+	14, // 33: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
+	17, // 34: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
+	17, // 35: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
+	20, // 36: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
+	24, // 37: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
+	22, // 38: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
+	28, // 39: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
+	31, // 40: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	29, // 41: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
+	29, // 42: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
+	29, // 43: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
+	35, // 44: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
+	38, // 45: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
+	1,  // 46: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
+	3,  // 47: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
+	5,  // 48: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
+	7,  // 49: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
+	11, // 50: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
+	33, // [33:51] is the sub-list for method output_type
+	15, // [15:33] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_svc_svcchat_v1_svcchat_proto_init() }
@@ -2043,16 +2961,17 @@ func file_svc_svcchat_v1_svcchat_proto_init() {
 	if File_svc_svcchat_v1_svcchat_proto != nil {
 		return
 	}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[6].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[9].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[13].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[0].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[19].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[22].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_svcchat_v1_svcchat_proto_rawDesc), len(file_svc_svcchat_v1_svcchat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

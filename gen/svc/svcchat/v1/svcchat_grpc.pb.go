@@ -32,6 +32,11 @@ const (
 	SvcchatService_SubmitTemplate_FullMethodName    = "/svc.svcchat.v1.SvcchatService/SubmitTemplate"
 	SvcchatService_ListTemplateQueue_FullMethodName = "/svc.svcchat.v1.SvcchatService/ListTemplateQueue"
 	SvcchatService_DecideTemplate_FullMethodName    = "/svc.svcchat.v1.SvcchatService/DecideTemplate"
+	SvcchatService_Handover_FullMethodName          = "/svc.svcchat.v1.SvcchatService/Handover"
+	SvcchatService_MobileHandover_FullMethodName    = "/svc.svcchat.v1.SvcchatService/MobileHandover"
+	SvcchatService_Reply_FullMethodName             = "/svc.svcchat.v1.SvcchatService/Reply"
+	SvcchatService_Inbox_FullMethodName             = "/svc.svcchat.v1.SvcchatService/Inbox"
+	SvcchatService_GetThread_FullMethodName         = "/svc.svcchat.v1.SvcchatService/GetThread"
 )
 
 // SvcchatServiceClient is the client API for SvcchatService service.
@@ -79,6 +84,28 @@ type SvcchatServiceClient interface {
 	ListTemplateQueue(ctx context.Context, in *ListTemplateQueueRequest, opts ...grpc.CallOption) (*ListTemplateQueueResponse, error)
 	// DecideTemplate approves or rejects a template waiting for review.
 	DecideTemplate(ctx context.Context, in *DecideTemplateRequest, opts ...grpc.CallOption) (*DecideTemplateResponse, error)
+	// Handover changes who answers a conversation (CONTRACT §5):
+	// take_thread_control makes the calling app the holder;
+	// pass_thread_control (holder only) hands control to targetAppId or to
+	// page_human; request_thread_control leaves the holder and notifies it;
+	// return_thread_control (holder only) hands control to returnTo, or to
+	// the holder before the app. Every action emits svcchat.handover.
+	Handover(ctx context.Context, in *HandoverRequest, opts ...grpc.CallOption) (*HandoverResponse, error)
+	// MobileHandover is the Page owner setting the holder of a conversation
+	// from the Page inbox (mode svc_ai or page_human); it emits
+	// svcchat.handover.
+	MobileHandover(ctx context.Context, in *MobileHandoverRequest, opts ...grpc.CallOption) (*MobileHandoverResponse, error)
+	// Reply is a Page manager (owner or admin) answering a conversation as a
+	// human from the Page inbox: the holder becomes page_human; the window
+	// and opt-out rules of session messages apply.
+	Reply(ctx context.Context, in *ReplyRequest, opts ...grpc.CallOption) (*ReplyResponse, error)
+	// Inbox lists the signed-in user's Page threads for the chat app: only
+	// threads whose Page is published with chat surfacing on and an active
+	// inbox-merge link, and whose user is opted in; newest first.
+	Inbox(ctx context.Context, in *InboxRequest, opts ...grpc.CallOption) (*InboxResponse, error)
+	// GetThread reads one of the signed-in user's Page threads, oldest first;
+	// before (a message id) reads the messages older than it.
+	GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*Thread, error)
 }
 
 type svcchatServiceClient struct {
@@ -219,6 +246,56 @@ func (c *svcchatServiceClient) DecideTemplate(ctx context.Context, in *DecideTem
 	return out, nil
 }
 
+func (c *svcchatServiceClient) Handover(ctx context.Context, in *HandoverRequest, opts ...grpc.CallOption) (*HandoverResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HandoverResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_Handover_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) MobileHandover(ctx context.Context, in *MobileHandoverRequest, opts ...grpc.CallOption) (*MobileHandoverResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MobileHandoverResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_MobileHandover_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) Reply(ctx context.Context, in *ReplyRequest, opts ...grpc.CallOption) (*ReplyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplyResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_Reply_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) Inbox(ctx context.Context, in *InboxRequest, opts ...grpc.CallOption) (*InboxResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InboxResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_Inbox_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*Thread, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Thread)
+	err := c.cc.Invoke(ctx, SvcchatService_GetThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SvcchatServiceServer is the server API for SvcchatService service.
 // All implementations must embed UnimplementedSvcchatServiceServer
 // for forward compatibility.
@@ -264,6 +341,28 @@ type SvcchatServiceServer interface {
 	ListTemplateQueue(context.Context, *ListTemplateQueueRequest) (*ListTemplateQueueResponse, error)
 	// DecideTemplate approves or rejects a template waiting for review.
 	DecideTemplate(context.Context, *DecideTemplateRequest) (*DecideTemplateResponse, error)
+	// Handover changes who answers a conversation (CONTRACT §5):
+	// take_thread_control makes the calling app the holder;
+	// pass_thread_control (holder only) hands control to targetAppId or to
+	// page_human; request_thread_control leaves the holder and notifies it;
+	// return_thread_control (holder only) hands control to returnTo, or to
+	// the holder before the app. Every action emits svcchat.handover.
+	Handover(context.Context, *HandoverRequest) (*HandoverResponse, error)
+	// MobileHandover is the Page owner setting the holder of a conversation
+	// from the Page inbox (mode svc_ai or page_human); it emits
+	// svcchat.handover.
+	MobileHandover(context.Context, *MobileHandoverRequest) (*MobileHandoverResponse, error)
+	// Reply is a Page manager (owner or admin) answering a conversation as a
+	// human from the Page inbox: the holder becomes page_human; the window
+	// and opt-out rules of session messages apply.
+	Reply(context.Context, *ReplyRequest) (*ReplyResponse, error)
+	// Inbox lists the signed-in user's Page threads for the chat app: only
+	// threads whose Page is published with chat surfacing on and an active
+	// inbox-merge link, and whose user is opted in; newest first.
+	Inbox(context.Context, *InboxRequest) (*InboxResponse, error)
+	// GetThread reads one of the signed-in user's Page threads, oldest first;
+	// before (a message id) reads the messages older than it.
+	GetThread(context.Context, *GetThreadRequest) (*Thread, error)
 	mustEmbedUnimplementedSvcchatServiceServer()
 }
 
@@ -312,6 +411,21 @@ func (UnimplementedSvcchatServiceServer) ListTemplateQueue(context.Context, *Lis
 }
 func (UnimplementedSvcchatServiceServer) DecideTemplate(context.Context, *DecideTemplateRequest) (*DecideTemplateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DecideTemplate not implemented")
+}
+func (UnimplementedSvcchatServiceServer) Handover(context.Context, *HandoverRequest) (*HandoverResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Handover not implemented")
+}
+func (UnimplementedSvcchatServiceServer) MobileHandover(context.Context, *MobileHandoverRequest) (*MobileHandoverResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MobileHandover not implemented")
+}
+func (UnimplementedSvcchatServiceServer) Reply(context.Context, *ReplyRequest) (*ReplyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Reply not implemented")
+}
+func (UnimplementedSvcchatServiceServer) Inbox(context.Context, *InboxRequest) (*InboxResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Inbox not implemented")
+}
+func (UnimplementedSvcchatServiceServer) GetThread(context.Context, *GetThreadRequest) (*Thread, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetThread not implemented")
 }
 func (UnimplementedSvcchatServiceServer) mustEmbedUnimplementedSvcchatServiceServer() {}
 func (UnimplementedSvcchatServiceServer) testEmbeddedByValue()                        {}
@@ -568,6 +682,96 @@ func _SvcchatService_DecideTemplate_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SvcchatService_Handover_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HandoverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).Handover(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_Handover_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).Handover(ctx, req.(*HandoverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_MobileHandover_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MobileHandoverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).MobileHandover(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_MobileHandover_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).MobileHandover(ctx, req.(*MobileHandoverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_Reply_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).Reply(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_Reply_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).Reply(ctx, req.(*ReplyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_Inbox_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InboxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).Inbox(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_Inbox_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).Inbox(ctx, req.(*InboxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_GetThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).GetThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_GetThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).GetThread(ctx, req.(*GetThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SvcchatService_ServiceDesc is the grpc.ServiceDesc for SvcchatService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -626,6 +830,26 @@ var SvcchatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DecideTemplate",
 			Handler:    _SvcchatService_DecideTemplate_Handler,
+		},
+		{
+			MethodName: "Handover",
+			Handler:    _SvcchatService_Handover_Handler,
+		},
+		{
+			MethodName: "MobileHandover",
+			Handler:    _SvcchatService_MobileHandover_Handler,
+		},
+		{
+			MethodName: "Reply",
+			Handler:    _SvcchatService_Reply_Handler,
+		},
+		{
+			MethodName: "Inbox",
+			Handler:    _SvcchatService_Inbox_Handler,
+		},
+		{
+			MethodName: "GetThread",
+			Handler:    _SvcchatService_GetThread_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

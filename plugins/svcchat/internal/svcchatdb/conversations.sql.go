@@ -81,9 +81,9 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 }
 
 const insertMessage = `-- name: InsertMessage :one
-INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at
+INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id
 `
 
 type InsertMessageParams struct {
@@ -97,6 +97,7 @@ type InsertMessageParams struct {
 	Kind           string
 	TemplateName   *string
 	Text           string
+	SenderUserID   string
 }
 
 func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (SvcchatMessage, error) {
@@ -111,6 +112,7 @@ func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (S
 		arg.Kind,
 		arg.TemplateName,
 		arg.Text,
+		arg.SenderUserID,
 	)
 	var i SvcchatMessage
 	err := row.Scan(
@@ -125,6 +127,7 @@ func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (S
 		&i.TemplateName,
 		&i.Text,
 		&i.CreatedAt,
+		&i.SenderUserID,
 	)
 	return i, err
 }
@@ -285,7 +288,7 @@ func (q *Queries) ListConversationsFirst(ctx context.Context, arg ListConversati
 }
 
 const listMessagesAfter = `-- name: ListMessagesAfter :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq < $3
 ORDER BY seq DESC LIMIT $4
 `
@@ -323,6 +326,7 @@ func (q *Queries) ListMessagesAfter(ctx context.Context, arg ListMessagesAfterPa
 			&i.TemplateName,
 			&i.Text,
 			&i.CreatedAt,
+			&i.SenderUserID,
 		); err != nil {
 			return nil, err
 		}
@@ -335,7 +339,7 @@ func (q *Queries) ListMessagesAfter(ctx context.Context, arg ListMessagesAfterPa
 }
 
 const listMessagesBefore = `-- name: ListMessagesBefore :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq > $3
 ORDER BY seq ASC LIMIT $4
 `
@@ -373,6 +377,7 @@ func (q *Queries) ListMessagesBefore(ctx context.Context, arg ListMessagesBefore
 			&i.TemplateName,
 			&i.Text,
 			&i.CreatedAt,
+			&i.SenderUserID,
 		); err != nil {
 			return nil, err
 		}
@@ -385,7 +390,7 @@ func (q *Queries) ListMessagesBefore(ctx context.Context, arg ListMessagesBefore
 }
 
 const listMessagesFirst = `-- name: ListMessagesFirst :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2
 ORDER BY seq DESC LIMIT $3
 `
@@ -417,6 +422,7 @@ func (q *Queries) ListMessagesFirst(ctx context.Context, arg ListMessagesFirstPa
 			&i.TemplateName,
 			&i.Text,
 			&i.CreatedAt,
+			&i.SenderUserID,
 		); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,19 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type SvcchatAssistantJob struct {
+	PageID         string
+	ConversationID int64
+	Status         string
+	Attempts       int32
+	RunAfter       pgtype.Timestamptz
+	LastError      string
+	MessageID      string
+	Source         string
+	CreatedAt      pgtype.Timestamptz
+	UpdatedAt      pgtype.Timestamptz
+}
+
 type SvcchatConversation struct {
 	PageID          string
 	ID              int64
@@ -33,6 +46,7 @@ type SvcchatMessage struct {
 	TemplateName   *string
 	Text           string
 	CreatedAt      pgtype.Timestamptz
+	SenderUserID   string
 }
 
 type SvcchatOptIn struct {

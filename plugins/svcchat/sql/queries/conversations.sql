@@ -35,8 +35,8 @@ WHERE page_id = @page_id AND id = @id
 RETURNING last_message_seq, updated_at;
 
 -- name: InsertMessage :one
-INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text)
-VALUES (@page_id, @conversation_id, @seq, @id, @direction, @sender, @app_id, @kind, @template_name, @text)
+INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
+VALUES (@page_id, @conversation_id, @seq, @id, @direction, @sender, @app_id, @kind, @template_name, @text, @sender_user_id)
 RETURNING *;
 
 -- name: GetConversation :one

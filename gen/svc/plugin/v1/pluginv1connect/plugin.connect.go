@@ -49,6 +49,8 @@ const (
 	HostPageAccessProcedure = "/svc.plugin.v1.Host/PageAccess"
 	// HostAppInfoProcedure is the fully-qualified name of the Host's AppInfo RPC.
 	HostAppInfoProcedure = "/svc.plugin.v1.Host/AppInfo"
+	// HostUserInfoProcedure is the fully-qualified name of the Host's UserInfo RPC.
+	HostUserInfoProcedure = "/svc.plugin.v1.Host/UserInfo"
 )
 
 // PluginClient is a client for the svc.plugin.v1.Plugin service.
@@ -223,6 +225,9 @@ type HostClient interface {
 	// read their part of the configuration through it (the svcchat plugin:
 	// platformConfig.svcchat.templates).
 	AppInfo(context.Context, *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error)
+	// UserInfo tells whether a user exists and how the user is named (the
+	// chat plugin: the recipient of a direct message, and its sender labels).
+	UserInfo(context.Context, *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error)
 }
 
 // NewHostClient constructs a client for the svc.plugin.v1.Host service. By default, it uses the
@@ -254,6 +259,12 @@ func NewHostClient(httpClient connect.HTTPClient, baseURL string, opts ...connec
 			connect.WithSchema(hostMethods.ByName("AppInfo")),
 			connect.WithClientOptions(opts...),
 		),
+		userInfo: connect.NewClient[v1.UserInfoRequest, v1.UserInfoResponse](
+			httpClient,
+			baseURL+HostUserInfoProcedure,
+			connect.WithSchema(hostMethods.ByName("UserInfo")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -262,6 +273,7 @@ type hostClient struct {
 	call       *connect.Client[v1.InvokeRequest, v1.InvokeResponse]
 	pageAccess *connect.Client[v1.PageAccessRequest, v1.PageAccessResponse]
 	appInfo    *connect.Client[v1.AppInfoRequest, v1.AppInfoResponse]
+	userInfo   *connect.Client[v1.UserInfoRequest, v1.UserInfoResponse]
 }
 
 // Call calls svc.plugin.v1.Host.Call.
@@ -279,6 +291,11 @@ func (c *hostClient) AppInfo(ctx context.Context, req *connect.Request[v1.AppInf
 	return c.appInfo.CallUnary(ctx, req)
 }
 
+// UserInfo calls svc.plugin.v1.Host.UserInfo.
+func (c *hostClient) UserInfo(ctx context.Context, req *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error) {
+	return c.userInfo.CallUnary(ctx, req)
+}
+
 // HostHandler is an implementation of the svc.plugin.v1.Host service.
 type HostHandler interface {
 	// Call invokes a method of any loaded plugin (or of the gateway) with the
@@ -291,6 +308,9 @@ type HostHandler interface {
 	// read their part of the configuration through it (the svcchat plugin:
 	// platformConfig.svcchat.templates).
 	AppInfo(context.Context, *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error)
+	// UserInfo tells whether a user exists and how the user is named (the
+	// chat plugin: the recipient of a direct message, and its sender labels).
+	UserInfo(context.Context, *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error)
 }
 
 // NewHostHandler builds an HTTP handler from the service implementation. It returns the path on
@@ -318,6 +338,12 @@ func NewHostHandler(svc HostHandler, opts ...connect.HandlerOption) (string, htt
 		connect.WithSchema(hostMethods.ByName("AppInfo")),
 		connect.WithHandlerOptions(opts...),
 	)
+	hostUserInfoHandler := connect.NewUnaryHandler(
+		HostUserInfoProcedure,
+		svc.UserInfo,
+		connect.WithSchema(hostMethods.ByName("UserInfo")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.plugin.v1.Host/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case HostCallProcedure:
@@ -326,6 +352,8 @@ func NewHostHandler(svc HostHandler, opts ...connect.HandlerOption) (string, htt
 			hostPageAccessHandler.ServeHTTP(w, r)
 		case HostAppInfoProcedure:
 			hostAppInfoHandler.ServeHTTP(w, r)
+		case HostUserInfoProcedure:
+			hostUserInfoHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -345,4 +373,8 @@ func (UnimplementedHostHandler) PageAccess(context.Context, *connect.Request[v1.
 
 func (UnimplementedHostHandler) AppInfo(context.Context, *connect.Request[v1.AppInfoRequest]) (*connect.Response[v1.AppInfoResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.plugin.v1.Host.AppInfo is not implemented"))
+}
+
+func (UnimplementedHostHandler) UserInfo(context.Context, *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.plugin.v1.Host.UserInfo is not implemented"))
 }

@@ -70,6 +70,18 @@ const (
 	// SvcchatServiceDecideTemplateProcedure is the fully-qualified name of the SvcchatService's
 	// DecideTemplate RPC.
 	SvcchatServiceDecideTemplateProcedure = "/svc.svcchat.v1.SvcchatService/DecideTemplate"
+	// SvcchatServiceHandoverProcedure is the fully-qualified name of the SvcchatService's Handover RPC.
+	SvcchatServiceHandoverProcedure = "/svc.svcchat.v1.SvcchatService/Handover"
+	// SvcchatServiceMobileHandoverProcedure is the fully-qualified name of the SvcchatService's
+	// MobileHandover RPC.
+	SvcchatServiceMobileHandoverProcedure = "/svc.svcchat.v1.SvcchatService/MobileHandover"
+	// SvcchatServiceReplyProcedure is the fully-qualified name of the SvcchatService's Reply RPC.
+	SvcchatServiceReplyProcedure = "/svc.svcchat.v1.SvcchatService/Reply"
+	// SvcchatServiceInboxProcedure is the fully-qualified name of the SvcchatService's Inbox RPC.
+	SvcchatServiceInboxProcedure = "/svc.svcchat.v1.SvcchatService/Inbox"
+	// SvcchatServiceGetThreadProcedure is the fully-qualified name of the SvcchatService's GetThread
+	// RPC.
+	SvcchatServiceGetThreadProcedure = "/svc.svcchat.v1.SvcchatService/GetThread"
 )
 
 // SvcchatServiceClient is a client for the svc.svcchat.v1.SvcchatService service.
@@ -110,6 +122,28 @@ type SvcchatServiceClient interface {
 	ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error)
 	// DecideTemplate approves or rejects a template waiting for review.
 	DecideTemplate(context.Context, *connect.Request[v1.DecideTemplateRequest]) (*connect.Response[v1.DecideTemplateResponse], error)
+	// Handover changes who answers a conversation (CONTRACT §5):
+	// take_thread_control makes the calling app the holder;
+	// pass_thread_control (holder only) hands control to targetAppId or to
+	// page_human; request_thread_control leaves the holder and notifies it;
+	// return_thread_control (holder only) hands control to returnTo, or to
+	// the holder before the app. Every action emits svcchat.handover.
+	Handover(context.Context, *connect.Request[v1.HandoverRequest]) (*connect.Response[v1.HandoverResponse], error)
+	// MobileHandover is the Page owner setting the holder of a conversation
+	// from the Page inbox (mode svc_ai or page_human); it emits
+	// svcchat.handover.
+	MobileHandover(context.Context, *connect.Request[v1.MobileHandoverRequest]) (*connect.Response[v1.MobileHandoverResponse], error)
+	// Reply is a Page manager (owner or admin) answering a conversation as a
+	// human from the Page inbox: the holder becomes page_human; the window
+	// and opt-out rules of session messages apply.
+	Reply(context.Context, *connect.Request[v1.ReplyRequest]) (*connect.Response[v1.ReplyResponse], error)
+	// Inbox lists the signed-in user's Page threads for the chat app: only
+	// threads whose Page is published with chat surfacing on and an active
+	// inbox-merge link, and whose user is opted in; newest first.
+	Inbox(context.Context, *connect.Request[v1.InboxRequest]) (*connect.Response[v1.InboxResponse], error)
+	// GetThread reads one of the signed-in user's Page threads, oldest first;
+	// before (a message id) reads the messages older than it.
+	GetThread(context.Context, *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error)
 }
 
 // NewSvcchatServiceClient constructs a client for the svc.svcchat.v1.SvcchatService service. By
@@ -206,6 +240,38 @@ func NewSvcchatServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(svcchatServiceMethods.ByName("DecideTemplate")),
 			connect.WithClientOptions(opts...),
 		),
+		handover: connect.NewClient[v1.HandoverRequest, v1.HandoverResponse](
+			httpClient,
+			baseURL+SvcchatServiceHandoverProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("Handover")),
+			connect.WithClientOptions(opts...),
+		),
+		mobileHandover: connect.NewClient[v1.MobileHandoverRequest, v1.MobileHandoverResponse](
+			httpClient,
+			baseURL+SvcchatServiceMobileHandoverProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("MobileHandover")),
+			connect.WithClientOptions(opts...),
+		),
+		reply: connect.NewClient[v1.ReplyRequest, v1.ReplyResponse](
+			httpClient,
+			baseURL+SvcchatServiceReplyProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("Reply")),
+			connect.WithClientOptions(opts...),
+		),
+		inbox: connect.NewClient[v1.InboxRequest, v1.InboxResponse](
+			httpClient,
+			baseURL+SvcchatServiceInboxProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("Inbox")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getThread: connect.NewClient[v1.GetThreadRequest, v1.Thread](
+			httpClient,
+			baseURL+SvcchatServiceGetThreadProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("GetThread")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -224,6 +290,11 @@ type svcchatServiceClient struct {
 	submitTemplate    *connect.Client[v1.TemplateActionRequest, v1.Template]
 	listTemplateQueue *connect.Client[v1.ListTemplateQueueRequest, v1.ListTemplateQueueResponse]
 	decideTemplate    *connect.Client[v1.DecideTemplateRequest, v1.DecideTemplateResponse]
+	handover          *connect.Client[v1.HandoverRequest, v1.HandoverResponse]
+	mobileHandover    *connect.Client[v1.MobileHandoverRequest, v1.MobileHandoverResponse]
+	reply             *connect.Client[v1.ReplyRequest, v1.ReplyResponse]
+	inbox             *connect.Client[v1.InboxRequest, v1.InboxResponse]
+	getThread         *connect.Client[v1.GetThreadRequest, v1.Thread]
 }
 
 // WriteToPage calls svc.svcchat.v1.SvcchatService.WriteToPage.
@@ -291,6 +362,31 @@ func (c *svcchatServiceClient) DecideTemplate(ctx context.Context, req *connect.
 	return c.decideTemplate.CallUnary(ctx, req)
 }
 
+// Handover calls svc.svcchat.v1.SvcchatService.Handover.
+func (c *svcchatServiceClient) Handover(ctx context.Context, req *connect.Request[v1.HandoverRequest]) (*connect.Response[v1.HandoverResponse], error) {
+	return c.handover.CallUnary(ctx, req)
+}
+
+// MobileHandover calls svc.svcchat.v1.SvcchatService.MobileHandover.
+func (c *svcchatServiceClient) MobileHandover(ctx context.Context, req *connect.Request[v1.MobileHandoverRequest]) (*connect.Response[v1.MobileHandoverResponse], error) {
+	return c.mobileHandover.CallUnary(ctx, req)
+}
+
+// Reply calls svc.svcchat.v1.SvcchatService.Reply.
+func (c *svcchatServiceClient) Reply(ctx context.Context, req *connect.Request[v1.ReplyRequest]) (*connect.Response[v1.ReplyResponse], error) {
+	return c.reply.CallUnary(ctx, req)
+}
+
+// Inbox calls svc.svcchat.v1.SvcchatService.Inbox.
+func (c *svcchatServiceClient) Inbox(ctx context.Context, req *connect.Request[v1.InboxRequest]) (*connect.Response[v1.InboxResponse], error) {
+	return c.inbox.CallUnary(ctx, req)
+}
+
+// GetThread calls svc.svcchat.v1.SvcchatService.GetThread.
+func (c *svcchatServiceClient) GetThread(ctx context.Context, req *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error) {
+	return c.getThread.CallUnary(ctx, req)
+}
+
 // SvcchatServiceHandler is an implementation of the svc.svcchat.v1.SvcchatService service.
 type SvcchatServiceHandler interface {
 	// WriteToPage is a user writing to a Page from the chat app. It opens or
@@ -329,6 +425,28 @@ type SvcchatServiceHandler interface {
 	ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error)
 	// DecideTemplate approves or rejects a template waiting for review.
 	DecideTemplate(context.Context, *connect.Request[v1.DecideTemplateRequest]) (*connect.Response[v1.DecideTemplateResponse], error)
+	// Handover changes who answers a conversation (CONTRACT §5):
+	// take_thread_control makes the calling app the holder;
+	// pass_thread_control (holder only) hands control to targetAppId or to
+	// page_human; request_thread_control leaves the holder and notifies it;
+	// return_thread_control (holder only) hands control to returnTo, or to
+	// the holder before the app. Every action emits svcchat.handover.
+	Handover(context.Context, *connect.Request[v1.HandoverRequest]) (*connect.Response[v1.HandoverResponse], error)
+	// MobileHandover is the Page owner setting the holder of a conversation
+	// from the Page inbox (mode svc_ai or page_human); it emits
+	// svcchat.handover.
+	MobileHandover(context.Context, *connect.Request[v1.MobileHandoverRequest]) (*connect.Response[v1.MobileHandoverResponse], error)
+	// Reply is a Page manager (owner or admin) answering a conversation as a
+	// human from the Page inbox: the holder becomes page_human; the window
+	// and opt-out rules of session messages apply.
+	Reply(context.Context, *connect.Request[v1.ReplyRequest]) (*connect.Response[v1.ReplyResponse], error)
+	// Inbox lists the signed-in user's Page threads for the chat app: only
+	// threads whose Page is published with chat surfacing on and an active
+	// inbox-merge link, and whose user is opted in; newest first.
+	Inbox(context.Context, *connect.Request[v1.InboxRequest]) (*connect.Response[v1.InboxResponse], error)
+	// GetThread reads one of the signed-in user's Page threads, oldest first;
+	// before (a message id) reads the messages older than it.
+	GetThread(context.Context, *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error)
 }
 
 // NewSvcchatServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -421,6 +539,38 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 		connect.WithSchema(svcchatServiceMethods.ByName("DecideTemplate")),
 		connect.WithHandlerOptions(opts...),
 	)
+	svcchatServiceHandoverHandler := connect.NewUnaryHandler(
+		SvcchatServiceHandoverProcedure,
+		svc.Handover,
+		connect.WithSchema(svcchatServiceMethods.ByName("Handover")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceMobileHandoverHandler := connect.NewUnaryHandler(
+		SvcchatServiceMobileHandoverProcedure,
+		svc.MobileHandover,
+		connect.WithSchema(svcchatServiceMethods.ByName("MobileHandover")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceReplyHandler := connect.NewUnaryHandler(
+		SvcchatServiceReplyProcedure,
+		svc.Reply,
+		connect.WithSchema(svcchatServiceMethods.ByName("Reply")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceInboxHandler := connect.NewUnaryHandler(
+		SvcchatServiceInboxProcedure,
+		svc.Inbox,
+		connect.WithSchema(svcchatServiceMethods.ByName("Inbox")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceGetThreadHandler := connect.NewUnaryHandler(
+		SvcchatServiceGetThreadProcedure,
+		svc.GetThread,
+		connect.WithSchema(svcchatServiceMethods.ByName("GetThread")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.svcchat.v1.SvcchatService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SvcchatServiceWriteToPageProcedure:
@@ -449,6 +599,16 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 			svcchatServiceListTemplateQueueHandler.ServeHTTP(w, r)
 		case SvcchatServiceDecideTemplateProcedure:
 			svcchatServiceDecideTemplateHandler.ServeHTTP(w, r)
+		case SvcchatServiceHandoverProcedure:
+			svcchatServiceHandoverHandler.ServeHTTP(w, r)
+		case SvcchatServiceMobileHandoverProcedure:
+			svcchatServiceMobileHandoverHandler.ServeHTTP(w, r)
+		case SvcchatServiceReplyProcedure:
+			svcchatServiceReplyHandler.ServeHTTP(w, r)
+		case SvcchatServiceInboxProcedure:
+			svcchatServiceInboxHandler.ServeHTTP(w, r)
+		case SvcchatServiceGetThreadProcedure:
+			svcchatServiceGetThreadHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -508,4 +668,24 @@ func (UnimplementedSvcchatServiceHandler) ListTemplateQueue(context.Context, *co
 
 func (UnimplementedSvcchatServiceHandler) DecideTemplate(context.Context, *connect.Request[v1.DecideTemplateRequest]) (*connect.Response[v1.DecideTemplateResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.DecideTemplate is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) Handover(context.Context, *connect.Request[v1.HandoverRequest]) (*connect.Response[v1.HandoverResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.Handover is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) MobileHandover(context.Context, *connect.Request[v1.MobileHandoverRequest]) (*connect.Response[v1.MobileHandoverResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.MobileHandover is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) Reply(context.Context, *connect.Request[v1.ReplyRequest]) (*connect.Response[v1.ReplyResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.Reply is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) Inbox(context.Context, *connect.Request[v1.InboxRequest]) (*connect.Response[v1.InboxResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.Inbox is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) GetThread(context.Context, *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.GetThread is not implemented"))
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
+	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/migrate"
+)
+
+// version is the plugin's version, shown to operators.
+const version = "1.0.0"
+
+// info identifies the plugin; it emits no events (direct messages never
+// leave the chat app).
+var info = sdk.Info{Name: "chat", Version: version}
+
+func main() {
+	p := sdk.New(info)
+	if err := setUp(p); err != nil {
+		p.Logger().Error("chat plugin cannot start", "error", err)
+		os.Exit(1)
+	}
+	p.Serve()
+}
+
+// setUp connects to the database, migrates it, seeds the development
+// sponsored item when asked and registers the methods.
+func setUp(p *sdk.Plugin) error {
+	url := os.Getenv("SVC_DATABASE_URL")
+	if url == "" {
+		return fmt.Errorf("SVC_DATABASE_URL is not set: the chat plugin is started by the gateway")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse SVC_DATABASE_URL: %w", err)
+	}
+	cfg.MaxConns = 8
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	if _, err := migrate.Apply(ctx, pool, "chat", chatsql.Migrations()); err != nil {
+		pool.Close()
+		return fmt.Errorf("migrate chat schema: %w", err)
+	}
+	if os.Getenv("SVC_DEV_SEED") == "1" {
+		if err := seedSponsoredAd(ctx, chatdb.New(pool)); err != nil {
+			pool.Close()
+			return fmt.Errorf("seed the sponsored item: %w", err)
+		}
+	}
+	(&service{pool: pool}).register(p)
+	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
+	return nil
+}
+
+// seedSponsoredAd adds the development world's one active sponsored item
+// when there is none yet.
+func seedSponsoredAd(ctx context.Context, q *chatdb.Queries) error {
+	return q.InsertSponsoredAd(ctx, chatdb.InsertSponsoredAdParams{Title: "Demo Coffee beans, 20% off",
+		Body: "Fresh roasts delivered weekly.", LinkUrl: "https://example.com/demo-coffee", Sponsor: "Demo Coffee"})
+}

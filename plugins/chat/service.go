@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+// inboxProcedure is svcchat's inbox of Page threads for the signed-in user.
+const inboxProcedure = "/svc.svcchat.v1.SvcchatService/Inbox"
+
+// listLimit bounds the direct threads of one chats list.
+const listLimit = 200
+
+type service struct {
+	pool *pgxpool.Pool
+}
+
+func (s *service) register(p *sdk.Plugin) {
+	m := chatv1.File_svc_chat_v1_chat_proto.Services().ByName("ChatService").Methods()
+	sdk.Handle(p, m.ByName("SendDirectMessage"), s.sendDirectMessage)
+	sdk.Handle(p, m.ByName("ListChats"), s.listChats)
+}
+
+// pair names a thread's two users in a fixed order.
+func pair(a, b string) (low, high string) {
+	if a < b {
+		return a, b
+	}
+	return b, a
+}
+
+// sendDirectMessage is the signed-in user writing to another user.
+func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *chatv1.SendDirectMessageRequest) (*chatv1.SendDirectMessageResponse, error) {
+	from := call.Principal().UserID
+	if req.GetToUserId() == from {
+		return nil, sdk.Invalid("toUserId", "Invalid parameter: toUserId must be another user.")
+	}
+	to, err := call.Host().UserInfo(ctx, req.GetToUserId())
+	if err != nil {
+		return nil, err
+	}
+	if !to.GetUserExists() {
+		return nil, sdk.NotFound("User " + req.GetToUserId())
+	}
+	low, high := pair(from, req.GetToUserId())
+	var res chatv1.SendDirectMessageResponse
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := chatdb.New(tx)
+		th, err := q.OpenThread(ctx, chatdb.OpenThreadParams{UserLow: low, UserHigh: high})
+		if err != nil {
+			return err
+		}
+		seq, err := q.NextSeq(ctx, th.ID)
+		if err != nil {
+			return err
+		}
+		m, err := q.InsertMessage(ctx, chatdb.InsertMessageParams{ThreadID: th.ID, Seq: seq, ID: "dm_" + rand.Text(),
+			SenderUserID: from, Text: req.GetText()})
+		if err != nil {
+			return err
+		}
+		res.ThreadId, res.MessageId = strconv.FormatInt(th.ID, 10), m.ID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// chatItem is one thread of the chats list with the time it sorts by.
+type chatItem struct {
+	at   time.Time
+	json map[string]any
+}
+
+// listChats merges the user's direct threads with svcchat's Page threads.
+func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.ListChatsRequest) (*structpb.Struct, error) {
+	view := req.GetView()
+	if view == "" {
+		view = "list"
+	}
+	if view != "list" && view != "folders" {
+		return nil, sdk.Invalid("view", `Invalid parameter: view must be "list" or "folders".`)
+	}
+	userID := call.Principal().UserID
+	var inbox svcchatv1.InboxResponse
+	if err := call.Host().Call(ctx, inboxProcedure, &svcchatv1.InboxRequest{UserId: userID}, &inbox); err != nil {
+		return nil, err
+	}
+	var pages, direct []chatItem
+	for _, t := range inbox.GetThreads() {
+		at, _ := time.Parse(time.RFC3339, t.GetUpdatedAt())
+		pages = append(pages, chatItem{at: at, json: map[string]any{"kind": "page", "conversationId": t.GetConversationId(),
+			"pageId": t.GetPageId(), "pageName": t.GetPageName(), "controlHolder": t.GetControlHolder(),
+			"updatedAt": t.GetUpdatedAt(), "deepLink": t.GetDeepLink(), "lastMessage": map[string]any{
+				"text": t.GetLastMessage().GetText(), "senderLabel": t.GetLastMessage().GetSenderLabel(), "createdAt": t.GetLastMessage().GetCreatedAt()}}})
+	}
+	q := chatdb.New(s.pool)
+	rows, err := q.ListUserThreads(ctx, chatdb.ListUserThreadsParams{UserID: userID, Lim: listLimit})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, r := range rows {
+		other := r.UserLow
+		if other == userID {
+			other = r.UserHigh
+		}
+		name, ok := names[other]
+		if !ok {
+			u, err := call.Host().UserInfo(ctx, other)
+			if err != nil {
+				return nil, err
+			}
+			name, names[other] = u.GetName(), u.GetName()
+		}
+		label := "You"
+		if r.SenderUserID != userID {
+			label = name
+		}
+		direct = append(direct, chatItem{at: r.UpdatedAt.Time, json: map[string]any{"kind": "direct",
+			"threadId": strconv.FormatInt(r.ID, 10), "withUserId": other, "withUserName": name, "updatedAt": rfc3339(r.UpdatedAt),
+			"lastMessage": map[string]any{"text": r.Text, "senderLabel": label, "createdAt": rfc3339(r.MessageCreatedAt)}}})
+	}
+	ad, err := s.sponsoredAd(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"sponsoredAd": ad}
+	if view == "list" {
+		out["threads"] = newestFirst(append(append([]chatItem{}, pages...), direct...))
+	} else {
+		out["folders"] = []any{
+			map[string]any{"name": "Direct", "threads": newestFirst(direct)},
+			map[string]any{"name": "Pages", "threads": newestFirst(pages)},
+		}
+	}
+	return structpb.NewStruct(out)
+}
+
+// newestFirst sorts items by time, newest first, and returns their JSON.
+func newestFirst(items []chatItem) []any {
+	slices.SortStableFunc(items, func(a, b chatItem) int { return b.at.Compare(a.at) })
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = it.json
+	}
+	return out
+}
+
+// sponsoredAd is the newest active sponsored item, or nil.
+func (s *service) sponsoredAd(ctx context.Context, q *chatdb.Queries) (any, error) {
+	ad, err := q.ActiveSponsoredAd(ctx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": strconv.FormatInt(ad.ID, 10), "title": ad.Title, "body": ad.Body, "linkUrl": ad.LinkUrl, "sponsor": ad.Sponsor}, nil
+}
+
+func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

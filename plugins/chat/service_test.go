@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
+	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+)
+
+func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
+
+// svcchatInbox is the Host of these tests: Host.Call answers svcchat's
+// Inbox with one Page thread, as the caller it is given.
+type svcchatInbox struct {
+	pluginv1.UnimplementedHostServer
+	updatedAt string
+}
+
+// UserInfo knows users 900 to 902.
+func (h *svcchatInbox) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	switch req.GetUserId() {
+	case "900", "901", "902":
+		return &pluginv1.UserInfoResponse{UserExists: true, Name: "User " + req.GetUserId()}, nil
+	}
+	return &pluginv1.UserInfoResponse{}, nil
+}
+
+func (h *svcchatInbox) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	if req.GetProcedure() != inboxProcedure || req.GetDelegation() == "" {
+		return &pluginv1.InvokeResponse{Error: sdk.Unavailable("svcchat").Proto()}, nil
+	}
+	out, _ := proto.Marshal(&svcchatv1.InboxResponse{Threads: []*svcchatv1.InboxThread{{ConversationId: "2000000001", PageId: "500",
+		PageName: "Demo Coffee", ControlHolder: "svc_ai", UpdatedAt: h.updatedAt, DeepLink: "svcchat://page-inbox/500/2000000001",
+		LastMessage: &svcchatv1.ThreadMessageSummary{Text: "Hello", SenderLabel: "Demo Coffee · Assistant", CreatedAt: h.updatedAt}}}})
+	return &pluginv1.InvokeResponse{Response: out}, nil
+}
+
+type bundle struct {
+	tp   *plugintest.Plugin
+	pool *pgxpool.Pool
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := plugintest.Database(t)
+	p := sdk.New(info)
+	(&service{pool: pool}).register(p)
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(&svcchatInbox{updatedAt: "2000-01-01T00:00:00Z"})), pool: pool}
+}
+
+func session(user string) sdk.Principal {
+	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: user}
+}
+
+func call[Res proto.Message](t *testing.T, b *bundle, method string, p sdk.Principal, req proto.Message) (Res, error) {
+	t.Helper()
+	return plugintest.Call[Res](context.Background(), b.tp, "/svc.chat.v1.ChatService/"+method, p, req)
+}
+
+func TestTheChatsListMergesDirectAndPageThreadsNewestFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dm, err := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session("901"), &chatv1.SendDirectMessageRequest{ToUserId: "900", Text: "Coffee later?"})
+	if err != nil || dm.GetThreadId() == "" || dm.GetMessageId() == "" {
+		t.Fatalf("send = %v, %v", dm, err)
+	}
+	again, _ := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session("900"), &chatv1.SendDirectMessageRequest{ToUserId: "901", Text: "Sure"})
+	if again.GetThreadId() != dm.GetThreadId() {
+		t.Fatalf("the reply opened thread %s, not %s", again.GetThreadId(), dm.GetThreadId())
+	}
+	list, err := call[*structpb.Struct](t, b, "ListChats", session("900"), &chatv1.ListChatsRequest{View: "list"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := list.GetFields()["threads"].GetListValue().GetValues()
+	if len(threads) != 2 {
+		t.Fatalf("list = %v", list)
+	}
+	first, second := threads[0].GetStructValue().GetFields(), threads[1].GetStructValue().GetFields()
+	if first["kind"].GetStringValue() != "direct" || first["withUserId"].GetStringValue() != "901" || first["withUserName"].GetStringValue() != "User 901" ||
+		first["lastMessage"].GetStructValue().GetFields()["senderLabel"].GetStringValue() != "You" ||
+		second["kind"].GetStringValue() != "page" || second["deepLink"].GetStringValue() != "svcchat://page-inbox/500/2000000001" {
+		t.Fatalf("list = %v", list)
+	}
+	if _, ok := list.GetFields()["sponsoredAd"].GetKind().(*structpb.Value_NullValue); !ok {
+		t.Fatalf("sponsoredAd without any = %v", list.GetFields()["sponsoredAd"])
+	}
+
+	t.Run("folders group the same threads and carry the sponsored item", func(t *testing.T) {
+		if err := seedSponsoredAd(context.Background(), chatdb.New(b.pool)); err != nil {
+			t.Fatal(err)
+		}
+		f, err := call[*structpb.Struct](t, b, "ListChats", session("900"), &chatv1.ListChatsRequest{View: "folders"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		folders := f.GetFields()["folders"].GetListValue().GetValues()
+		if len(folders) != 2 || folders[0].GetStructValue().GetFields()["name"].GetStringValue() != "Direct" ||
+			len(folders[1].GetStructValue().GetFields()["threads"].GetListValue().GetValues()) != 1 ||
+			f.GetFields()["sponsoredAd"].GetStructValue().GetFields()["title"].GetStringValue() == "" {
+			t.Fatalf("folders = %v", f)
+		}
+	})
+	t.Run("a third user sees no one else's direct thread", func(t *testing.T) {
+		l, err := call[*structpb.Struct](t, b, "ListChats", session("902"), &chatv1.ListChatsRequest{})
+		if err != nil || len(l.GetFields()["threads"].GetListValue().GetValues()) != 1 {
+			t.Fatalf("list = %v, %v", l, err)
+		}
+	})
+}
+
+func TestChatRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session("900"), &chatv1.SendDirectMessageRequest{ToUserId: "900", Text: "me"})
+	wantInvalid(t, err, "toUserId")
+	_, err = call[*structpb.Struct](t, b, "ListChats", session("900"), &chatv1.ListChatsRequest{View: "grid"})
+	wantInvalid(t, err, "view")
+	t.Run("a direct message to a user id that names nobody is not found", func(t *testing.T) {
+		_, err := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session("900"), &chatv1.SendDirectMessageRequest{ToUserId: "no-one", Text: "hi"})
+		e, ok := err.(*sdk.Error)
+		if !ok || e.HTTPStatus != 404 || e.Code != 100 || e.Subcode != 33 {
+			t.Fatalf("err = %v; want 404/100/33", err)
+		}
+		var n int
+		if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM chat.direct_threads").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d threads, %v", n, err)
+		}
+	})
+}
+
+func wantInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	e, ok := err.(*sdk.Error)
+	if !ok || e.HTTPStatus != 400 || e.Code != 100 || e.Field != field {
+		t.Fatalf("err = %v; want 400/100 naming %s", err, field)
+	}
+}

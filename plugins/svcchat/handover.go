@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+)
+
+// errNotPageManager: the signed-in user does not own (or administer) the
+// conversation's Page (CONTRACT §3, 2069003).
+func errNotPageManager(role string) *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: sdk.TypeOAuth,
+		Message: "Only the Page's " + role + " may do this."}
+}
+
+// controlOf reads the control columns of a conversation row.
+func controlOf(c svcchatdb.SvcchatConversation) Control {
+	return Control{Holder: Holder(c.Holder), AppID: c.HolderAppID, Previous: Holder(c.PreviousHolder)}
+}
+
+// applyControl runs the control state machine on conv, whose row tx holds
+// locked: it stores the new control in conv and in the row, and emits
+// svcchat.handover when the table says so. appID is the acting app written
+// in the event ("" for a Page manager).
+func applyControl(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, req ControlRequest, appID string) (Control, error) {
+	cur := controlOf(*conv)
+	next, emit, err := NextControl(cur, req)
+	if err != nil {
+		return cur, err
+	}
+	if next != cur {
+		conv.Holder, conv.HolderAppID, conv.PreviousHolder = string(next.Holder), next.AppID, string(next.Previous)
+		if err := svcchatdb.New(tx).SetControl(ctx, svcchatdb.SetControlParams{PageID: conv.PageID, ID: conv.ID,
+			Holder: conv.Holder, HolderAppID: conv.HolderAppID, PreviousHolder: conv.PreviousHolder}); err != nil {
+			return cur, err
+		}
+	}
+	if emit {
+		_, err = event.Emit(ctx, tx, event.Event{Type: EventHandover, PageID: conv.PageID, Data: handoverData{
+			ConversationID: formatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
+			PreviousHolder: cur.String(), NewHolder: next.String(), AppID: appID,
+		}})
+	}
+	return next, err
+}
+
+// handover is the Graph handover node.
+func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.HandoverRequest) (*svcchatv1.HandoverResponse, error) {
+	creq, err := parseHandover(req.GetAction(), req.ReturnTo, req.TargetAppId)
+	if err != nil {
+		return nil, err
+	}
+	creq.ActorApp = call.Principal().AppID
+	if creq.TargetApp != "" {
+		if err := checkTargetApp(ctx, call, req.GetPageId(), creq.TargetApp); err != nil {
+			return nil, err
+		}
+	}
+	cid, ok := parseID(req.GetConversationId())
+	if !ok {
+		return nil, sdk.NotFound("Conversation " + req.GetConversationId())
+	}
+	var next Control
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		conv, err := svcchatdb.New(tx).LockConversation(ctx, svcchatdb.LockConversationParams{PageID: req.GetPageId(), ID: cid})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return sdk.NotFound("Conversation " + req.GetConversationId())
+		}
+		if err != nil {
+			return err
+		}
+		next, err = applyControl(ctx, tx, &conv, creq, creq.ActorApp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &svcchatv1.HandoverResponse{Success: true, Control: &svcchatv1.Control{Holder: string(next.Holder), AppId: next.AppID}}, nil
+}
+
+// checkTargetApp refuses a pass to an app that does not exist (404) or
+// cannot answer on the Page: not linked, or without svcchat (400 naming
+// targetAppId).
+func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) error {
+	app, err := call.Host().AppInfo(ctx, appID)
+	if err != nil {
+		return err
+	}
+	if !app.GetAppExists() {
+		return sdk.NotFound("App " + appID)
+	}
+	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: pageID, AppId: appID})
+	if err != nil {
+		return err
+	}
+	if !page.GetAppLinked() || !slices.Contains(page.GetAppProducts(), "svcchat") {
+		return sdk.Invalid("targetAppId", "Invalid parameter: targetAppId names an app that is not linked to this Page with svcchat enabled.")
+	}
+	return nil
+}
+
+// managedConversation finds a conversation named by a mobile body and
+// checks that the signed-in user manages its Page with at least role.
+func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, least pluginv1.PageRole) (svcchatdb.SvcchatConversation, *pluginv1.PageAccessResponse, error) {
+	cid, ok := parseID(id)
+	if !ok {
+		return svcchatdb.SvcchatConversation{}, nil, sdk.NotFound("Conversation " + id)
+	}
+	conv, err := svcchatdb.New(s.pool).GetConversationByID(ctx, cid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return conv, nil, sdk.NotFound("Conversation " + id)
+	}
+	if err != nil {
+		return conv, nil, err
+	}
+	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: conv.PageID, UserId: call.Principal().UserID})
+	if err != nil {
+		return conv, nil, err
+	}
+	if page.GetUserRole() < least {
+		if least == pluginv1.PageRole_PAGE_ROLE_OWNER {
+			return conv, nil, errNotPageManager("owner")
+		}
+		return conv, nil, errNotPageManager("owner or admins")
+	}
+	return conv, page, nil
+}
+
+// mobileHandover is the Page owner setting the holder from the Page inbox.
+func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcchatv1.MobileHandoverRequest) (*svcchatv1.MobileHandoverResponse, error) {
+	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), pluginv1.PageRole_PAGE_ROLE_OWNER)
+	if err != nil {
+		return nil, err
+	}
+	var next Control
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		conv, err := svcchatdb.New(tx).LockConversation(ctx, svcchatdb.LockConversationParams{PageID: found.PageID, ID: found.ID})
+		if err != nil {
+			return err
+		}
+		next, err = applyControl(ctx, tx, &conv, ControlRequest{Action: ActionSetMode, To: Holder(req.GetMode())}, "")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &svcchatv1.MobileHandoverResponse{ConversationId: formatID(found.ID), ControlHolder: next.String()}, nil
+}
+
+// reply is a Page manager answering as a human from the Page inbox.
+func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.ReplyRequest) (*svcchatv1.ReplyResponse, error) {
+	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), pluginv1.PageRole_PAGE_ROLE_ADMIN)
+	if err != nil {
+		return nil, err
+	}
+	if !page.GetPublished() || !page.GetChatSurfacing() {
+		return nil, errPageUnavailable()
+	}
+	manager := call.Principal().UserID
+	var res svcchatv1.ReplyResponse
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := svcchatdb.New(tx)
+		conv, err := q.LockConversation(ctx, svcchatdb.LockConversationParams{PageID: found.PageID, ID: found.ID})
+		if err != nil {
+			return err
+		}
+		opt, err := lockOptIn(ctx, q, conv.PageID, conv.UserID)
+		if err != nil {
+			return err
+		}
+		if OptInStatus(opt.Status) == OptInOptedOut {
+			return errOptedOut()
+		}
+		if !windowOpen(conv.WindowExpiresAt) {
+			return errWindowClosed()
+		}
+		if _, err := applyControl(ctx, tx, &conv, ControlRequest{Action: ActionHumanReply}, ""); err != nil {
+			return err
+		}
+		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
+			Direction: "outbound", Sender: string(HolderHuman), SenderUserID: manager, Kind: "session", Text: req.GetText(),
+		})
+		if err != nil {
+			return err
+		}
+		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
+		return emitSent(ctx, tx, conv, msg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

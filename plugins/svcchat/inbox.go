@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+)
+
+// inboxLimit bounds the threads the inbox lists: a user's Page threads are
+// few; the newest come first.
+const inboxLimit = 200
+
+// defaultAssistantLabel follows the Page name in the assistant's
+// attribution when the Page sets none (CONTRACT §5).
+const defaultAssistantLabel = "Assistant"
+
+// youLabel is the sender label of the user's own messages in the chat app.
+const youLabel = "You"
+
+// senderLabel is how the chat app names a message's sender: the user
+// ("You"), the Page, or the Page's assistant.
+func senderLabel(m svcchatdb.SvcchatMessage, page *pluginv1.PageAccessResponse) string {
+	switch {
+	case m.Direction == "inbound":
+		return youLabel
+	case m.Sender == string(HolderAssistant):
+		return assistantAttribution(page)
+	}
+	return page.GetPageName()
+}
+
+// assistantAttribution is "<page name> · <assistant label>".
+func assistantAttribution(page *pluginv1.PageAccessResponse) string {
+	label := page.GetAssistantLabel()
+	if label == "" {
+		label = defaultAssistantLabel
+	}
+	return page.GetPageName() + " · " + label
+}
+
+// surfaced tells whether the chat app may show a Page's threads: the Page
+// is published, chat surfacing is on and the inbox-merge link is active.
+func surfaced(page *pluginv1.PageAccessResponse) bool {
+	return page.GetPageExists() && page.GetPublished() && page.GetChatSurfacing() && page.GetInboxMergeLinked()
+}
+
+func deepLink(pageID, conversationID string) string {
+	return "svcchat://page-inbox/" + pageID + "/" + conversationID
+}
+
+// inbox lists the signed-in user's Page threads.
+func (s *service) inbox(ctx context.Context, call *sdk.Call, req *svcchatv1.InboxRequest) (*svcchatv1.InboxResponse, error) {
+	userID := call.Principal().UserID
+	if req.GetUserId() != userID {
+		return nil, sdk.Invalid("userId", "Invalid parameter: userId must be the signed-in user.")
+	}
+	q := svcchatdb.New(s.pool)
+	rows, err := q.ListUserConversations(ctx, svcchatdb.ListUserConversationsParams{UserID: userID, Lim: inboxLimit})
+	if err != nil {
+		return nil, err
+	}
+	res := &svcchatv1.InboxResponse{Threads: []*svcchatv1.InboxThread{}}
+	pages := map[string]*pluginv1.PageAccessResponse{}
+	for _, r := range rows {
+		c := r.SvcchatConversation
+		if OptInStatus(r.OptInStatus) != OptInActive {
+			continue
+		}
+		page, ok := pages[c.PageID]
+		if !ok {
+			if page, err = call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: c.PageID, UserId: userID}); err != nil {
+				return nil, err
+			}
+			pages[c.PageID] = page
+		}
+		if !surfaced(page) {
+			continue
+		}
+		last, err := q.LastMessage(ctx, svcchatdb.LastMessageParams{PageID: c.PageID, ConversationID: c.ID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // a thread with no message yet has nothing to show
+		}
+		if err != nil {
+			return nil, err
+		}
+		cid := formatID(c.ID)
+		res.Threads = append(res.Threads, &svcchatv1.InboxThread{
+			ConversationId: cid, PageId: c.PageID, PageName: page.GetPageName(),
+			LastMessage:   &svcchatv1.ThreadMessageSummary{Text: last.Text, SenderLabel: senderLabel(last, page), CreatedAt: rfc3339(last.CreatedAt)},
+			ControlHolder: holderName(Holder(c.Holder), c.HolderAppID), UpdatedAt: rfc3339(c.UpdatedAt),
+			DeepLink: deepLink(c.PageID, cid),
+		})
+	}
+	return res, nil
+}
+
+// getThread reads one of the signed-in user's Page threads.
+func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.GetThreadRequest) (*svcchatv1.Thread, error) {
+	userID := call.Principal().UserID
+	notFound := sdk.NotFound("Conversation " + req.GetConversationId())
+	cid, ok := parseID(req.GetConversationId())
+	if !ok {
+		return nil, notFound
+	}
+	q := svcchatdb.New(s.pool)
+	conv, err := q.GetConversationByID(ctx, cid)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && conv.UserID != userID) {
+		return nil, notFound // another user's thread is not shown to exist
+	}
+	if err != nil {
+		return nil, err
+	}
+	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: conv.PageID, UserId: userID})
+	if err != nil {
+		return nil, err
+	}
+	if !surfaced(page) {
+		return nil, errPageUnavailable()
+	}
+	limit := req.GetLimit()
+	if limit == 0 {
+		limit = 25
+	}
+	beforeSeq := int64(1) << 62
+	if req.GetBefore() != "" {
+		seq, err := q.MessageSeq(ctx, svcchatdb.MessageSeqParams{PageID: conv.PageID, ConversationID: conv.ID, ID: req.GetBefore()})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, sdk.Invalid("before", "Invalid parameter: before must be the id of a message of this thread.")
+		}
+		if err != nil {
+			return nil, err
+		}
+		beforeSeq = seq
+	}
+	rows, err := q.ListThreadMessages(ctx, svcchatdb.ListThreadMessagesParams{PageID: conv.PageID, ConversationID: conv.ID, BeforeSeq: beforeSeq, Lim: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	res := &svcchatv1.Thread{ConversationId: formatID(conv.ID), PageId: conv.PageID, PageName: page.GetPageName(),
+		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID), Messages: []*svcchatv1.ThreadMessage{}}
+	if len(rows) > int(limit) {
+		rows, res.HasOlder = rows[:limit], true
+	}
+	for i := len(rows) - 1; i >= 0; i-- { // oldest first
+		m := rows[i]
+		res.Messages = append(res.Messages, &svcchatv1.ThreadMessage{Id: m.ID, Direction: m.Direction, Text: m.Text,
+			SenderLabel: senderLabel(m, page), CreatedAt: rfc3339(m.CreatedAt)})
+	}
+	return res, nil
+}
