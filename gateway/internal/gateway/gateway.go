@@ -151,8 +151,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// the chat plugin's sponsored item; the gateway need not know
 			// plugin schemas for that.
 			env := []string{"SVC_DATABASE_URL=" + db.URL, "SVC_DEV_SEED=" + devSeed}
-			switch {
-			case plugin == "completions":
+			if plugin == "completions" {
 				env = append(env, completionsEnv...)
 			}
 			return env
