@@ -12,8 +12,12 @@ import (
 	"github.com/svcplatform/svc/internal/bench"
 )
 
-// benchModel is the model the fake upstream serves, routed by the gateway.
-const benchModel = "bench-model"
+// benchModel is the model the fake upstream serves, routed by the gateway;
+// slowModel streams slowly, to hold streams open.
+const (
+	benchModel = "bench-model"
+	slowModel  = "bench-slow"
+)
 
 // fakeUpstream is an OpenAI-compatible server on loopback answering at once
 // with a fixed completion (or a three-chunk stream), so that the difference
@@ -41,6 +45,24 @@ func startFakeUpstream() (*fakeUpstream, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"`+slowModel+`"`) {
+			// A long answer: one chunk every 100 ms until the client leaves
+			// or 30 s pass, to hold streams open.
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range 300 {
+				if _, err := io.WriteString(w, "data: "+fakeChunks[0]+"\n\n"); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			_, _ = io.WriteString(w, "data: [DONE]\n\n")
+			return
+		}
 		if !strings.Contains(string(body), `"stream":true`) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, fakeCompletion)
@@ -61,8 +83,8 @@ func startFakeUpstream() (*fakeUpstream, error) {
 // completionsConfig is the gateway configuration that routes benchModel to
 // the fake upstream.
 func (u *fakeUpstream) completionsConfig() string {
-	return fmt.Sprintf(`"completions": {"upstreams": [{"name": "fake", "base_url": %q, "models": [%q], "timeout": "10s"}]}`,
-		u.url+"/v1", benchModel)
+	return fmt.Sprintf(`"completions": {"upstreams": [{"name": "fake", "base_url": %q, "models": [%q, %q], "timeout": "10s"}]}`,
+		u.url+"/v1", benchModel, slowModel)
 }
 
 // completionsOverhead measures what the gateway adds to a chat completion:
@@ -110,4 +132,77 @@ func (r *runner) completionsOverhead(ctx context.Context) {
 		row.Verdict = bench.Verdict(true, added50 <= 300 && via.ErrorTotal == 0)
 		r.add(row)
 	}
+}
+
+// streamMemory holds n slow streams open through the gateway and reports
+// what each adds to the resident memory of the gateway and the completions
+// plugin, against the same processes idle a moment before.
+func (r *runner) streamMemory(ctx context.Context, n int) {
+	if r.upstream == nil {
+		return
+	}
+	r.step(fmt.Sprintf("completions: memory of %d open streams", n))
+	row := bench.Row{What: fmt.Sprintf("Chat completion streams: memory per open stream (%d streams held open)", n),
+		Reference: "the same processes just before", Target: "— (reported)", Verdict: "n/a",
+		Command: fmt.Sprintf("%d concurrent POST /v1/chat/completions {\"model\":%q,\"stream\":true}, RSS of bin/gateway and bin/plugins/completions before and while open", n, slowModel)}
+	pids := r.pluginPIDs(ctx)
+	rss := func() (int64, error) {
+		total, err := bench.RSS(r.gw.PID())
+		if err != nil {
+			return 0, err
+		}
+		if pid, ok := pids["completions"]; ok {
+			p, err := bench.RSS(pid)
+			if err != nil {
+				return 0, err
+			}
+			total += p
+		}
+		return total, nil
+	}
+	before, err := rss()
+	if err != nil {
+		row.Verdict = "failed: " + err.Error()
+		r.add(row)
+		return
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body := `{"model":"` + slowModel + `","stream":true,"messages":[{"role":"user","content":"hold on"}]}`
+	opened := make(chan error, n)
+	for range n {
+		go func() {
+			req, _ := http.NewRequestWithContext(sctx, http.MethodPost, r.gw.URL+"/v1/chat/completions", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+r.creds.App.APIKey)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				opened <- err
+				return
+			}
+			defer res.Body.Close()
+			buf := make([]byte, 512)
+			_, err = res.Body.Read(buf) // the first chunk: the stream is open end to end
+			opened <- err
+			_, _ = io.Copy(io.Discard, res.Body)
+		}()
+	}
+	failed := 0
+	for range n {
+		if err := <-opened; err != nil {
+			failed++
+		}
+	}
+	time.Sleep(time.Second)
+	during, err := rss()
+	cancel()
+	if err != nil || failed > 0 {
+		row.Verdict = fmt.Sprintf("failed: %d of %d streams did not open (%v)", failed, n, err)
+		r.add(row)
+		return
+	}
+	per := float64(during-before) / float64(n)
+	row.Ours = fmt.Sprintf("%.1f KiB per stream (gateway + completions plugin: %s idle, %s with %d open)",
+		per/1024, bench.MB(before), bench.MB(during), n)
+	r.add(row)
 }

@@ -451,6 +451,7 @@ func (r *runner) measurePlatform(ctx context.Context) {
 	r.graphWrite(ctx)
 	r.messageSend(ctx)
 	r.completionsOverhead(ctx)
+	r.streamMemory(ctx, 200)
 	r.step("token exchange")
 	r.tokenExchange(ctx)
 	time.Sleep(2 * time.Second)
