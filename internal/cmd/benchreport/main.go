@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -31,9 +32,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/svcplatform/svc/internal/bench"
 )
@@ -815,7 +819,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 // writes to the Page, which opens the 24-hour window; the owner's token then
 // sends session messages through the linked app.
 func (r *runner) messageSend(ctx context.Context) {
-	what := fmt.Sprintf("Page message send `POST page/<id>/messages` (session message), %d connections", r.o.writeConns)
+	what := fmt.Sprintf("Page message send `POST page/<id>/messages` (session message) into one conversation, %d connections", r.o.writeConns)
 	consumer, ok := r.creds.Users["consumer"]
 	url := r.gw.URL + "/api/v1/graph?node=page/" + r.creds.Page.ID + "/messages"
 	body := `{"recipient_user_id":"` + consumer.ID + `","text":"Benchmark reply {{counter}}: ☕ 咖啡 🚀"}`
@@ -857,8 +861,93 @@ func (r *runner) messageSend(ctx context.Context) {
 	ratio := res.OKPerSec / ref.TPS
 	row.Reference = fmt.Sprintf("pgbench single-row insert (the post-write row above), %d clients, synchronous_commit=on: %s tps", r.o.writeConns, bench.Num(ref.TPS))
 	row.Ratio = bench.Pct(ratio)
+	row.Target = "— (every send goes into one conversation, whose row lock orders them; the target is the next row's)"
+	row.Verdict = "n/a"
+	r.add(row)
+	r.messageSendSpread(ctx, url, ref)
+}
+
+// spreadRecipients is how many conversations the spread message-send run
+// uses, so that the eight connections rarely meet on one conversation.
+const spreadRecipients = 64
+
+// messageSendSpread is the message send over many conversations: the
+// benchmark adds recipients (users with a session, straight in the core
+// tables, as a seed would), each writes to the Page once, and the load
+// sends to them in turn.
+func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.PgbenchResult) {
+	what := fmt.Sprintf("Page message send over %d conversations, %d connections", spreadRecipients, r.o.writeConns)
+	row := bench.Row{What: what, Target: "≥ 60 % of pgbench single-row insert, same clients",
+		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -m POST (recipient_user_id rotating over %d users who wrote to the Page) '%s'",
+			r.o.writeConns, r.o.dur, spreadRecipients, url)}
+	r.step(fmt.Sprintf("Page message send: %d recipients write to the Page", spreadRecipients))
+	ids, err := r.addRecipients(ctx, spreadRecipients)
+	if err != nil {
+		row.Verdict = "blocked: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	r.step(fmt.Sprintf("Page message send over %d conversations, %d connections", spreadRecipients, r.o.writeConns))
+	load := bench.Load{Method: "POST", URL: url, Connections: r.o.writeConns, Duration: r.o.dur,
+		Warmup: min(r.o.warmup, time.Second),
+		BodyFunc: func(n uint64, dst []byte) []byte {
+			return fmt.Appendf(dst, `{"recipient_user_id":%q,"text":"Benchmark reply %d"}`, ids[n%uint64(len(ids))], n)
+		},
+		Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+	res, a, b, err := r.runLoad(ctx, load)
+	if err != nil {
+		row.Verdict = "failed: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	r.details = append(r.details, "**Page message send, spread** — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(a, b, res.Requests))
+	row.Ours = fmt.Sprintf("%s messages/s, p50 %s, p99 %s", bench.Num(res.OKPerSec), bench.Ms(res.Latency.P50), bench.Ms(res.Latency.P99))
+	if res.ErrorTotal > 0 {
+		row.Ours += fmt.Sprintf("; %d errors", res.ErrorTotal)
+	}
+	if ref == nil {
+		row.Reference, row.Verdict = "pgbench single-row insert not measured in this run", "n/a"
+		r.add(row)
+		return
+	}
+	ratio := res.OKPerSec / ref.TPS
+	row.Reference = fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on: %s tps", r.o.writeConns, bench.Num(ref.TPS))
+	row.Ratio = bench.Pct(ratio)
 	row.Verdict = bench.Verdict(true, ratio >= 0.6 && res.ErrorTotal == 0)
 	r.add(row)
+}
+
+// addRecipients creates n users with a mobile session each and has each
+// write to the seeded Page, which opens their conversations' windows.
+func (r *runner) addRecipients(ctx context.Context, n int) ([]string, error) {
+	conn, err := pgx.Connect(ctx, r.db.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `INSERT INTO core.users (username, name, password_hash)
+SELECT 'bench_recipient_' || g, 'Bench recipient ' || g, '!' FROM generate_series(1, $1) g RETURNING id`, n)
+	if err != nil {
+		return nil, fmt.Errorf("add recipients: %w", err)
+	}
+	userIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("add recipients: %w", err)
+	}
+	ids := make([]string, len(userIDs))
+	for i, uid := range userIDs {
+		token := "svc_session_bench_" + strconv.FormatInt(uid, 10) + "_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		sum := sha256.Sum256([]byte(token))
+		if _, err := conn.Exec(ctx, `INSERT INTO core.credentials (token_hash, kind, user_id, expires_at)
+VALUES ($1, 4, $2, now() + interval '1 hour')`, sum[:], uid); err != nil {
+			return nil, fmt.Errorf("session of a recipient: %w", err)
+		}
+		if err := r.writeToPage(ctx, token); err != nil {
+			return nil, err
+		}
+		ids[i] = strconv.FormatInt(uid, 10)
+	}
+	return ids, nil
 }
 
 // openWindow signs the user in on the mobile API and writes to the seeded
@@ -886,14 +975,26 @@ func (r *runner) openWindow(ctx context.Context, username, password string) erro
 	if err != nil || res.StatusCode != 200 {
 		return fmt.Errorf("consumer sign-in: %d %v", res.StatusCode, err)
 	}
-	res, err = post(r.gw.URL+"/api/mobile/svcchat/page-messaging/messages", s.SessionToken,
-		map[string]string{"pageId": r.creds.Page.ID, "text": "Hello from the benchmark"})
+	return r.writeToPage(ctx, s.SessionToken)
+}
+
+// writeToPage writes to the seeded Page as the user of session, as the chat
+// app does.
+func (r *runner) writeToPage(ctx context.Context, session string) error {
+	b, _ := json.Marshal(map[string]string{"pageId": r.creds.Page.ID, "text": "Hello from the benchmark"})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.gw.URL+"/api/mobile/svcchat/page-messaging/messages", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+session)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
 	res.Body.Close()
 	if res.StatusCode != 200 {
-		return fmt.Errorf("consumer writes to the Page: HTTP %d", res.StatusCode)
+		return fmt.Errorf("a user writes to the Page: HTTP %d", res.StatusCode)
 	}
 	return nil
 }
