@@ -15,7 +15,10 @@ import (
 )
 
 // serverUsers are tried in order when running as root; the last is created if none exists.
-var serverUsers = []string{"postgres", "svc-postgres"}
+// Only an account of our own: the system's "postgres" account would share files, processes
+// and peer authentication with any other PostgreSQL on the machine. Clusters made earlier
+// under "postgres" are handed over by chownTree at their next start.
+var serverUsers = []string{"svc-postgres"}
 
 // account is the unprivileged user initdb and postgres run as when the caller is root. A nil
 // *account means "the calling user", and its methods do nothing.
@@ -42,7 +45,7 @@ func serverAccount(ctx context.Context, logger *slog.Logger) (*account, error) {
 	if a, lerr := lookupAccount(name); lerr == nil {
 		return a, nil
 	}
-	return nil, fmt.Errorf("pgembed: running as root, PostgreSQL needs an unprivileged user but neither %s exists and `useradd --system %s` failed: %v: %s",
+	return nil, fmt.Errorf("pgembed: running as root, PostgreSQL needs an unprivileged user but %s does not exist and `useradd --system %s` failed: %v: %s",
 		strings.Join(serverUsers, " nor "), name, err, strings.TrimSpace(string(out)))
 }
 

@@ -464,3 +464,28 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 16: under root the embedded cluster must not run as the system's
+// shared "postgres" account, which another PostgreSQL on the machine uses.
+func TestUnderRootTheClusterRunsAsAnAccountOfItsOwn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the server runs as another user only when the tests run as root")
+	}
+	t.Parallel()
+	c, err := Start(testContext(t), Options{Dir: clusterDir(t), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(testContext(t))
+	info, err := os.Stat(c.layout.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := lookupAccount("svc-postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := info.Sys().(*syscall.Stat_t); int(st.Uid) != own.uid {
+		t.Fatalf("the data folder belongs to uid %d, not to svc-postgres (uid %d)", st.Uid, own.uid)
+	}
+}

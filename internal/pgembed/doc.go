@@ -14,10 +14,10 @@
 // # Running as root
 //
 // PostgreSQL refuses to run as root. When the calling process is root, initdb and postgres run
-// as the "postgres" system user if it exists, otherwise as "svc-postgres", which Start creates
-// with useradd. The cluster folder is handed to that user, and every folder above it must let
-// that user pass (the x bit); Start fixes the folders it created itself and explains what to
-// change for the others.
+// as "svc-postgres", an account of their own which Start creates with useradd (never the
+// system's shared "postgres" account). The cluster folder is handed to that user. When a folder
+// above it does not let that user pass (a clone under /root, mode 0700), a new cluster is kept
+// under /var/lib/svc instead, behind a link in the folder given (see relocate).
 //
 // # Crashes and ownership
 //
