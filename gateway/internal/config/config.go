@@ -116,6 +116,20 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
 	allowPrivate := fs.Bool("webhook-allow-private-networks", false, "let webhook callbacks reach private networks")
 	allowLoopback := fs.Bool("webhook-allow-loopback", false, "let development apps' webhook callbacks reach loopback (default: only with the development seed)")
+	rateApp := fs.Int("rate-limit-app", 0, "Graph calls per minute per app (0: default, negative: unlimited)")
+	rateUser := fs.Int("rate-limit-user", 0, "Graph calls per minute per user (0: default, negative: unlimited)")
+	ratePage := fs.Int("rate-limit-page", 0, "Graph calls per minute per Page (0: default, negative: unlimited)")
+	pins := map[string]string{}
+	fs.Func("plugin-pin", "pin a plugin binary: name=<sha256 in lowercase hex> (repeatable; SVC_PLUGIN_PIN takes a comma-separated list)", func(v string) error {
+		for _, one := range strings.Split(v, ",") {
+			name, sum, ok := strings.Cut(strings.TrimSpace(one), "=")
+			if !ok || name == "" || len(sum) != 64 {
+				return fmt.Errorf("want name=<64 hex digits>, got %q", one)
+			}
+			pins[name] = strings.ToLower(sum)
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -127,7 +141,27 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			return Config{}, err
 		}
 	}
-	// Flags given explicitly win over the file.
+	// Every flag may also come from the environment as SVC_<NAME>
+	// (--data-dir: SVC_DATA_DIR); a flag given on the command line wins
+	// over it, and it wins over the file.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || f.Name == "config" || envErr != nil {
+			return
+		}
+		name := EnvName(f.Name)
+		if v := getenv(name); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return Config{}, envErr
+	}
+	// Flags (and their environment variables) win over the file.
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "addr":
@@ -150,6 +184,19 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.WebhookAllowPrivateNetworks = *allowPrivate
 		case "webhook-allow-loopback":
 			cfg.WebhookAllowLoopback = allowLoopback
+		case "rate-limit-app":
+			cfg.RateLimits.App = *rateApp
+		case "rate-limit-user":
+			cfg.RateLimits.User = *rateUser
+		case "rate-limit-page":
+			cfg.RateLimits.Page = *ratePage
+		case "plugin-pin":
+			if cfg.PluginPins == nil {
+				cfg.PluginPins = map[string]string{}
+			}
+			for name, sum := range pins {
+				cfg.PluginPins[name] = sum
+			}
 		}
 	})
 	cfg.DatabaseURL = getenv("SVC_DATABASE_URL")
@@ -159,6 +206,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		cfg.WebhookAllowLoopback = &dev
 	}
 	return cfg, cfg.finish()
+}
+
+// EnvName is the environment variable of a flag: SVC_ and the flag's name
+// in upper case with - as _ (data-dir: SVC_DATA_DIR).
+func EnvName(flagName string) string {
+	return "SVC_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 func readFile(path string, cfg *Config) error {

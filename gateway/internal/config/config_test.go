@@ -62,3 +62,39 @@ func TestPublicURLDefaultsFromTheListenAddress(t *testing.T) {
 		t.Fatalf("public URL = %q", cfg.PublicURL)
 	}
 }
+
+func TestEverySettingComesFromAFlagTheEnvironmentOrTheFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"log_level":"warn","rate_limits":{"app":5,"user":6},"plugin_pins":{"book":"`+strings.Repeat("a", 64)+`"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("b", 64)
+	cfg, err := Parse([]string{"--config", file, "--rate-limit-user", "7"}, env(map[string]string{
+		"SVC_LOG_LEVEL":       "debug",         // the environment wins over the file
+		"SVC_RATE_LIMIT_USER": "8",             // a flag wins over the environment
+		"SVC_RATE_LIMIT_PAGE": "-1",            // settings only the file had before
+		"SVC_PLUGIN_PIN":      "hello=" + sum,  // pins by environment, beside the file's
+		"SVC_DATA_DIR":        "/srv/svc/data", // every flag has its variable
+		"SVC_NO_DEV_SEED":     "true",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LogLevel != "debug" || cfg.RateLimits.App != 5 || cfg.RateLimits.User != 7 || cfg.RateLimits.Page != -1 {
+		t.Fatalf("precedence: %+v", cfg)
+	}
+	if cfg.PluginPins["book"] != strings.Repeat("a", 64) || cfg.PluginPins["hello"] != sum {
+		t.Fatalf("pins: %v", cfg.PluginPins)
+	}
+	if cfg.DataDir != "/srv/svc/data" || !cfg.NoDevSeed || *cfg.WebhookAllowLoopback {
+		t.Fatalf("data dir, seed or loopback default: %+v", cfg)
+	}
+	if _, err := Parse(nil, env(map[string]string{"SVC_RATE_LIMIT_APP": "many"}), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "SVC_RATE_LIMIT_APP") {
+		t.Fatalf("a bad variable is refused naming it: %v", err)
+	}
+	if EnvName("webhook-allow-private-networks") != "SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS" {
+		t.Fatal("EnvName")
+	}
+}
