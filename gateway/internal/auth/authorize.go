@@ -227,19 +227,13 @@ func (a *Authenticator) AuthorizeApp(ctx context.Context, p *Principal, least pl
 	if least == pluginv1.AppRole_APP_ROLE_GRANTEE {
 		// A grant the user makes to the app needs no team role; the app
 		// must still exist.
-		if _, err := a.ids.App(ctx, appID); err != nil {
-			if errors.Is(err, identity.ErrNotFound) {
-				return apierr.NotFound("App " + appID)
-			}
-			return apierr.Internal(err)
-		}
-		return nil
+		return a.appExists(ctx, appID)
 	}
 	role, err := a.ids.TeamRole(ctx, appID, p.UserID)
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	if TeamRank(role) >= int(least) {
+	if teamRank(role) >= int(least) {
 		return nil
 	}
 	return a.appRefusal(ctx, appID, "Your role on the app's team does not allow this call.")
@@ -249,17 +243,26 @@ func (a *Authenticator) AuthorizeApp(ctx context.Context, p *Principal, least pl
 // for one that does not, so that ids of unknown apps read the same as
 // elsewhere (CONTRACT §1).
 func (a *Authenticator) appRefusal(ctx context.Context, appID, why string) error {
+	if err := a.appExists(ctx, appID); err != nil {
+		return err
+	}
+	return NotOnTeam(why)
+}
+
+// appExists is nil for an app that exists, and "does not exist" (or an
+// internal error) otherwise.
+func (a *Authenticator) appExists(ctx context.Context, appID string) error {
 	if _, err := a.ids.App(ctx, appID); errors.Is(err, identity.ErrNotFound) {
 		return apierr.NotFound("App " + appID)
 	} else if err != nil {
 		return apierr.Internal(err)
 	}
-	return NotOnTeam(why)
+	return nil
 }
 
-// TeamRank orders team roles as the AppRole enum does: tester (member) 1,
+// teamRank orders team roles as the AppRole enum does: tester (member) 1,
 // developer 2, admin 3; no role 0.
-func TeamRank(r identity.TeamRole) int {
+func teamRank(r identity.TeamRole) int {
 	switch r {
 	case identity.TeamAdmin:
 		return int(pluginv1.AppRole_APP_ROLE_ADMIN)

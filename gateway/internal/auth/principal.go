@@ -64,15 +64,20 @@ func FromContext(ctx context.Context) *Principal {
 	return p
 }
 
-// FromSDK is the principal of a call as an in-process service sees it
-// (sdk.Call.Principal), for rules applied inside a handler.
-func FromSDK(p sdk.Principal) *Principal {
-	if p.Kind == pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
+// FromProto is the principal of the plugin protocol's wire form (an
+// InvokeRequest's, e.g. a plugin's Host call as the host resolved it); nil
+// for an anonymous caller.
+func FromProto(p *pluginv1.Principal) *Principal {
+	if p.GetTokenKind() == pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
 		return nil
 	}
-	return &Principal{Kind: p.Kind, UserID: p.UserID, AppID: p.AppID, Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff,
-		Plugin: p.Plugin}
+	return &Principal{Kind: p.GetTokenKind(), UserID: p.GetUserId(), AppID: p.GetAppId(), Scopes: slices.Clone(p.GetScopes()),
+		Live: p.GetLive(), Staff: p.GetStaff(), Plugin: p.GetPlugin()}
 }
+
+// FromSDK is the principal of a call as an in-process service sees it
+// (sdk.Call.Principal), for rules applied inside a handler.
+func FromSDK(p sdk.Principal) *Principal { return FromProto(p.Proto()) }
 
 // Proto is the principal as the plugin protocol carries it to a plugin
 // (InvokeRequest.principal); nil stays nil for anonymous calls.

@@ -115,12 +115,9 @@ func authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 type guard struct{ a *auth.Authenticator }
 
 func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (*pluginv1.Principal, error) {
-	p := auth.FromContext(ctx)
 	if access.GetPublic() {
-		if p == nil {
-			return nil, nil
-		}
-		return p.Proto(), nil
+		// A public method ignores a bad credential; a good one is passed on.
+		return auth.FromContext(ctx).Proto(), nil
 	}
 	p, err := auth.Caller(ctx)
 	if err != nil {
@@ -159,9 +156,8 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 	if !ok {
 		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.UnknownPath(req.GetProcedure()))}, nil
 	}
-	if pp := req.GetPrincipal(); pp != nil && pp.GetTokenKind() != pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED {
-		ctx = auth.WithPrincipal(ctx, &auth.Principal{Kind: pp.GetTokenKind(), UserID: pp.GetUserId(), AppID: pp.GetAppId(),
-			Scopes: pp.GetScopes(), Live: pp.GetLive(), Staff: pp.GetStaff(), Plugin: pp.GetPlugin()})
+	if p := auth.FromProto(req.GetPrincipal()); p != nil {
+		ctx = auth.WithPrincipal(ctx, p)
 	}
 	in := m.Input.New().Interface()
 	if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
