@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/url"
-	"strings"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -21,18 +20,13 @@ func TestAUserTokenOfOneAppCannotManageTheUsersOtherApps(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.Options{})
 	c := g.Credentials(t)
 	owner := c.Users["owner"]
-	res, body := do(t, "POST", g.URL+"/api/mobile/auth/session", strings.NewReader(`{"username":"`+owner.Username+`","password":"`+owner.Password+`"}`),
-		map[string]string{"Content-Type": "application/json"})
-	if res.StatusCode != 200 {
-		t.Fatalf("sign in: %d %s", res.StatusCode, body)
-	}
-	session := decode[struct{ SessionToken string }](t, body).SessionToken
+	session := signInAt(t, g.URL, owner.Username, owner.Password)
 	w := &graphWorld{g: g, c: c}
 
 	// The owner tries a third-party tool, app T, and grants it only
 	// public_profile.
 	redirect := "http://127.0.0.1:9/callback"
-	res, body = w.post(t, session, map[string]any{"node": "me/apps", "name": "Tool T", "redirect_uris": []string{redirect}}, nil)
+	res, body := w.post(t, session, map[string]any{"node": "me/apps", "name": "Tool T", "redirect_uris": []string{redirect}}, nil)
 	if res.StatusCode != 200 {
 		t.Fatalf("register app T: %d %s", res.StatusCode, body)
 	}

@@ -19,16 +19,11 @@ func TestADeveloperRegistersAnAppAndActsForAPage(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.Options{})
 	c := g.Credentials(t)
 	owner := c.Users["owner"]
-	res, body := do(t, "POST", g.URL+"/api/mobile/auth/session", strings.NewReader(`{"username":"`+owner.Username+`","password":"`+owner.Password+`"}`),
-		map[string]string{"Content-Type": "application/json"})
-	if res.StatusCode != 200 {
-		t.Fatalf("sign in: %d %s", res.StatusCode, body)
-	}
-	session := decode[struct{ SessionToken string }](t, body).SessionToken
+	session := signInAt(t, g.URL, owner.Username, owner.Password)
 	w := &graphWorld{g: g, c: c}
 
 	redirect := "http://127.0.0.1:9/callback"
-	res, body = w.post(t, session, map[string]any{"node": "me/apps", "name": "Orders bot", "redirect_uris": []string{redirect}}, nil)
+	res, body := w.post(t, session, map[string]any{"node": "me/apps", "name": "Orders bot", "redirect_uris": []string{redirect}}, nil)
 	if res.StatusCode != 200 {
 		t.Fatalf("register app: %d %s", res.StatusCode, body)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,12 +47,7 @@ func TestRateLimitsAnswer4And17WithUsage(t *testing.T) {
 	}
 
 	owner := c.Users["owner"]
-	res, body := do(t, "POST", g.URL+"/api/mobile/auth/session", strings.NewReader(`{"username":"`+owner.Username+`","password":"`+owner.Password+`"}`),
-		map[string]string{"Content-Type": "application/json"})
-	if res.StatusCode != 200 {
-		t.Fatalf("session: %d %s", res.StatusCode, body)
-	}
-	session := decode[struct{ SessionToken string }](t, body).SessionToken
+	session := signInAt(t, g.URL, owner.Username, owner.Password)
 	for i := 1; i <= 5; i++ {
 		res, body := do(t, "GET", g.URL+"/api/v1/graph?node=me", nil, map[string]string{"Authorization": "Bearer " + session})
 		if i <= 4 {

@@ -323,3 +323,19 @@ func h2cClient() *http.Client {
 	tr.Protocols.SetUnencryptedHTTP2(true)
 	return &http.Client{Transport: tr}
 }
+
+// signInAt opens a first-party session on the gateway at base and returns
+// its token; signIn does it for a seeded user of a graphWorld.
+func signInAt(t *testing.T, base, username, password string) string {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"username": username, "password": password})
+	res, body := do(t, "POST", base+"/api/mobile/auth/session", strings.NewReader(string(b)),
+		map[string]string{"Content-Type": "application/json"})
+	s := decode[struct {
+		SessionToken string `json:"sessionToken"`
+	}](t, body)
+	if res.StatusCode != 200 || s.SessionToken == "" {
+		t.Fatalf("sign in %s: %d %s", username, res.StatusCode, body)
+	}
+	return s.SessionToken
+}

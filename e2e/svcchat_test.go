@@ -48,16 +48,7 @@ func newChatWorld(t *testing.T) *chatWorld {
 func signIn(t *testing.T, w *graphWorld, user string) string {
 	t.Helper()
 	u := w.c.Users[user]
-	b, _ := json.Marshal(map[string]string{"username": u.Username, "password": u.Password})
-	res, body := do(t, "POST", w.g.URL+"/api/mobile/auth/session", strings.NewReader(string(b)),
-		map[string]string{"Content-Type": "application/json"})
-	s := decode[struct {
-		SessionToken string `json:"sessionToken"`
-	}](t, body)
-	if res.StatusCode != 200 || s.SessionToken == "" {
-		t.Fatalf("sign in %s: %d %s", user, res.StatusCode, body)
-	}
-	return s.SessionToken
+	return signInAt(t, w.g.URL, u.Username, u.Password)
 }
 
 // appToken is a system user token of the seeded app (client_credentials).

@@ -45,22 +45,6 @@ func newWearablesWorld(t *testing.T) *wearablesWorld {
 	return w
 }
 
-// signInAt opens a first-party session on the gateway at base and returns
-// its token (svcchat_test.go's signIn does the same from a graphWorld).
-func signInAt(t *testing.T, base, username, password string) string {
-	t.Helper()
-	b, _ := json.Marshal(map[string]string{"username": username, "password": password})
-	res, body := do(t, "POST", base+"/api/mobile/auth/session", strings.NewReader(string(b)),
-		map[string]string{"Content-Type": "application/json"})
-	s := decode[struct {
-		SessionToken string `json:"sessionToken"`
-	}](t, body)
-	if res.StatusCode != 200 || s.SessionToken == "" {
-		t.Fatalf("sign in %s: %d %s", username, res.StatusCode, body)
-	}
-	return s.SessionToken
-}
-
 func (w *wearablesWorld) send(t *testing.T, path, token string, body any) (*http.Response, []byte) {
 	t.Helper()
 	b, _ := json.Marshal(body)

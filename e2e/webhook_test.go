@@ -191,7 +191,7 @@ func TestWebhooksDeliverSignedEventsEndToEnd(t *testing.T) {
 	if !strings.Contains(string(body), `"event_id"`) || !strings.Contains(string(body), `"response_excerpt"`) || log.Paging == nil {
 		t.Fatalf("delivery log fields %s", body)
 	}
-	session := ownerSession(t, w)
+	session := signIn(t, w, "owner")
 	if res, body := w.get(t, session, url.Values{"node": {deliveries}}); res.StatusCode != 200 {
 		t.Fatalf("the team Admin's session reads deliveries: %d %s", res.StatusCode, body)
 	}
@@ -274,20 +274,4 @@ func TestWebhookRefusalsFollowTheContract(t *testing.T) {
 		res, body := w.get(t, app.APIKey, url.Values{"node": {"app/" + app.ID + "/deliveries"}, "status": {"lost"}})
 		wantGraphError(t, res, body, 400, 100, 0)
 	})
-}
-
-// ownerSession signs the seeded owner in and returns the session token.
-func ownerSession(t *testing.T, w *graphWorld) string {
-	t.Helper()
-	u := w.c.Users["owner"]
-	b, _ := json.Marshal(map[string]string{"username": u.Username, "password": u.Password})
-	res, body := do(t, "POST", w.g.URL+"/api/mobile/auth/session", strings.NewReader(string(b)),
-		map[string]string{"Content-Type": "application/json"})
-	s := decode[struct {
-		SessionToken string `json:"sessionToken"`
-	}](t, body)
-	if res.StatusCode != 200 || s.SessionToken == "" {
-		t.Fatalf("sign in: %d %s", res.StatusCode, body)
-	}
-	return s.SessionToken
 }
