@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
@@ -33,24 +31,11 @@ func main() {
 // setUp connects to the database, migrates it, seeds the development
 // sponsored item when asked and registers the methods.
 func setUp(p *sdk.Plugin) error {
-	url := os.Getenv("SVC_DATABASE_URL")
-	if url == "" {
-		return fmt.Errorf("SVC_DATABASE_URL is not set: the chat plugin is started by the gateway")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, err := migrate.Open(ctx, "chat", chatsql.Migrations(), 8)
 	if err != nil {
-		return fmt.Errorf("parse SVC_DATABASE_URL: %w", err)
-	}
-	cfg.MaxConns = 8
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	if _, err := migrate.Apply(ctx, pool, "chat", chatsql.Migrations()); err != nil {
-		pool.Close()
-		return fmt.Errorf("migrate chat schema: %w", err)
+		return err
 	}
 	if os.Getenv("SVC_DEV_SEED") == "1" {
 		if err := seedSponsoredAd(ctx, chatdb.New(pool)); err != nil {

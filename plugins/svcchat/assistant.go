@@ -182,8 +182,8 @@ func (a *assistant) compose(ctx context.Context, q *svcchatdb.Queries, job svcch
 	if text == "" {
 		return "", errors.New("the model answered nothing")
 	}
-	if n := len([]rune(text)); n > 2000 {
-		text = string([]rune(text)[:2000]) // a message's limit
+	if r := []rune(text); len(r) > maxMessageText {
+		text = string(r[:maxMessageText]) // a message's limit
 	}
 	return text, nil
 }

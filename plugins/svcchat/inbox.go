@@ -125,7 +125,7 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.
 	}
 	limit := req.GetLimit()
 	if limit == 0 {
-		limit = 25
+		limit = sdk.DefaultPageSize
 	}
 	beforeSeq := int64(1) << 62
 	if req.GetBefore() != "" {

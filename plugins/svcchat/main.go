@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
@@ -31,11 +28,9 @@ func main() {
 
 // setUp connects to the database, migrates it and registers the methods.
 func setUp(p *sdk.Plugin) error {
-	url := os.Getenv("SVC_DATABASE_URL")
-	if url == "" {
-		return fmt.Errorf("SVC_DATABASE_URL is not set: the svcchat plugin is started by the gateway")
-	}
-	pool, err := openPool(url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := migrate.Open(ctx, "svcchat", svcchatsql.Migrations(), 16)
 	if err != nil {
 		return err
 	}
@@ -44,24 +39,4 @@ func setUp(p *sdk.Plugin) error {
 	go svc.assistant.run(context.Background())
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
-}
-
-// openPool connects to PostgreSQL and migrates the svcchat schema.
-func openPool(url string) (*pgxpool.Pool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("parse SVC_DATABASE_URL: %w", err)
-	}
-	cfg.MaxConns = 16
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	if _, err := migrate.Apply(ctx, pool, "svcchat", svcchatsql.Migrations()); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("migrate svcchat schema: %w", err)
-	}
-	return pool, nil
 }

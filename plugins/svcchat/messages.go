@@ -78,7 +78,10 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		return nil, err
 	}
 	userID := call.Principal().UserID
-	var res svcchatv1.WriteToPageResponse
+	var (
+		res    svcchatv1.WriteToPageResponse
+		queued bool // a new assistant job was written
+	)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := svcchatdb.New(tx)
 		conv, err := q.OpenConversation(ctx, svcchatdb.OpenConversationParams{
@@ -90,9 +93,11 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if Holder(conv.Holder) == HolderAssistant && page.GetInboxAutomation() {
 			// The first reply's job commits with the message: never lost,
 			// and only one per conversation ever.
-			if _, err := q.EnqueueAssistantReply(ctx, svcchatdb.EnqueueAssistantReplyParams{PageID: conv.PageID, ConversationID: conv.ID}); err != nil {
+			n, err := q.EnqueueAssistantReply(ctx, svcchatdb.EnqueueAssistantReplyParams{PageID: conv.PageID, ConversationID: conv.ID})
+			if err != nil {
 				return err
 			}
+			queued = n > 0
 		}
 		if _, err := s.applyOptIn(ctx, tx, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
 			return err
@@ -113,7 +118,8 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	if err != nil {
 		return nil, err
 	}
-	if s.assistant != nil {
+	if queued && s.assistant != nil {
+		// Only a new job needs the worker now; retries wait for its poll.
 		s.assistant.nudge()
 	}
 	return &res, nil

@@ -232,31 +232,6 @@ func (q *Queries) LockConversation(ctx context.Context, arg LockConversationPara
 	return i, err
 }
 
-const lockConversationByID = `-- name: LockConversationByID :one
-SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at FROM svcchat.conversations
-WHERE id = $1
-FOR UPDATE
-`
-
-// A conversation by id alone (the mobile endpoints name no Page), locked.
-func (q *Queries) LockConversationByID(ctx context.Context, id int64) (SvcchatConversation, error) {
-	row := q.db.QueryRow(ctx, lockConversationByID, id)
-	var i SvcchatConversation
-	err := row.Scan(
-		&i.PageID,
-		&i.ID,
-		&i.UserID,
-		&i.Holder,
-		&i.HolderAppID,
-		&i.PreviousHolder,
-		&i.WindowExpiresAt,
-		&i.LastMessageSeq,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-	)
-	return i, err
-}
-
 const messageSeq = `-- name: MessageSeq :one
 SELECT seq FROM svcchat.messages WHERE page_id = $1 AND conversation_id = $2 AND id = $3
 `

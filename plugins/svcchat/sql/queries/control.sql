@@ -4,12 +4,6 @@ SELECT * FROM svcchat.conversations
 WHERE page_id = @page_id AND id = @id
 FOR UPDATE;
 
--- name: LockConversationByID :one
--- A conversation by id alone (the mobile endpoints name no Page), locked.
-SELECT * FROM svcchat.conversations
-WHERE id = @id
-FOR UPDATE;
-
 -- name: GetConversationByID :one
 SELECT * FROM svcchat.conversations WHERE id = @id;
 
