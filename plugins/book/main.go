@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
@@ -25,23 +22,11 @@ func main() {
 }
 
 func run(p *sdk.Plugin) error {
-	url := os.Getenv("SVC_DATABASE_URL")
-	if url == "" {
-		return fmt.Errorf("SVC_DATABASE_URL is not set: the book plugin is started by the gateway")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, err := migrate.Open(ctx, "book", booksql.Migrations(), 16)
 	if err != nil {
-		return fmt.Errorf("parse SVC_DATABASE_URL: %w", err)
-	}
-	cfg.MaxConns = 16
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	if _, err := migrate.Apply(ctx, pool, "book", booksql.Migrations()); err != nil {
-		return fmt.Errorf("migrate book schema: %w", err)
+		return err
 	}
 	svc := &service{pool: pool}
 	svc.register(p)
