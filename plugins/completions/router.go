@@ -64,6 +64,9 @@ func (rt *router) defaultModel() string {
 // failing upstream's requests spread over the others.
 func (rt *router) order(model string) []*upstream {
 	ups := rt.byModel[model]
+	if len(ups) == 1 {
+		return ups // nothing to draw; callers only read the slice
+	}
 	out := make([]*upstream, 0, len(ups))
 	left := append([]*upstream(nil), ups...)
 	for len(left) > 0 {

@@ -89,10 +89,7 @@ func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *comple
 
 // streamChatCompletion answers a streamed request (see OpenAIStreamPart).
 func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *completionsv1.OpenAIRequest, send func(*completionsv1.OpenAIStreamPart) error) error {
-	refuse := func(e *apiError) error {
-		r := s.refuse(e)
-		return send(&completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds})
-	}
+	refuse := func(e *apiError) error { return send(refusalPart(s.refuse(e))) }
 	req, e := parseRequest(in.GetBody())
 	if e != nil {
 		return refuse(e)
@@ -126,9 +123,15 @@ func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *
 		if herr != nil {
 			return herr
 		}
-		return send(&completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds})
+		return send(refusalPart(r))
 	}
 	return err
+}
+
+// refusalPart is a refusal as a stream's only part: the edge answers it as
+// plain JSON with its status.
+func refusalPart(r *completionsv1.OpenAIResponse) *completionsv1.OpenAIStreamPart {
+	return &completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds}
 }
 
 // builtinCompletion is svc-builtin's chat.completion.

@@ -91,12 +91,7 @@ func (e *Edge) unary(w http.ResponseWriter, r *http.Request, proc string, req pr
 		writeError(w, r, err)
 		return
 	}
-	raw, err := proto.Marshal(req)
-	if err != nil {
-		writeError(w, r, apierr.Internal(err))
-		return
-	}
-	out, err := t.Call(r.Context(), m, req, raw)
+	out, err := t.Call(r.Context(), m, req, nil) // prepare encodes req
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -118,15 +113,10 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, req *completionsv1
 		writeError(w, r, err)
 		return
 	}
-	raw, err := proto.Marshal(req)
-	if err != nil {
-		writeError(w, r, apierr.Internal(err))
-		return
-	}
 	rc := http.NewResponseController(w)
 	started := false
 	var part completionsv1.OpenAIStreamPart
-	err = t.Stream(r.Context(), m, req, raw, func(b []byte) error {
+	err = t.Stream(r.Context(), m, req, nil, func(b []byte) error {
 		part.Reset()
 		if err := proto.Unmarshal(b, &part); err != nil {
 			return apierr.Internal(err)

@@ -197,7 +197,9 @@ func (t *Table) Call(ctx context.Context, m *Method, req proto.Message, raw []by
 // Stream runs one server-streaming call of m with an already decoded
 // request, handing each response message to send in order. raw, when not
 // nil, is req's wire form. A refusal by the plugin, before or between
-// messages, is returned as the platform's error.
+// messages, is returned as the platform's error. A stream lasts as long as
+// its client wants, so it is ended when the gateway shuts down (503, code
+// 2), for every protocol that streams: the shutdown need not wait for it.
 func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []byte, send func([]byte) error) error {
 	si, ok := m.invoker.(StreamInvoker)
 	if !ok {
@@ -207,12 +209,31 @@ func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []
 	if err != nil {
 		return err
 	}
-	return si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var shutdown atomic.Bool
+	if closing := server.ShuttingDown(ctx); closing != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-closing:
+				shutdown.Store(true)
+				cancel()
+			case <-stop:
+			}
+		}()
+	}
+	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
 		if e := res.GetError(); e != nil {
 			return sdk.ErrorFromProto(e)
 		}
 		return send(res.GetResponse())
 	})
+	if err != nil && shutdown.Load() {
+		return apierr.Unavailable("This gateway (shutting down)")
+	}
+	return err
 }
 
 // prepare validates and authorizes a call and builds the plugin request.
@@ -325,29 +346,9 @@ func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *
 	if err := proto.Unmarshal(raw, in); err != nil {
 		return apierr.ToConnect(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))
 	}
-	// A stream lasts as long as its client wants; end it when the gateway
-	// shuts down, so that the shutdown need not wait for it.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var shutdown atomic.Bool
-	if closing := server.ShuttingDown(ctx); closing != nil {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			select {
-			case <-closing:
-				shutdown.Store(true)
-				cancel()
-			case <-stop:
-			}
-		}()
-	}
 	err := t.Stream(ctx, m, in, raw, func(b []byte) error {
 		return stream.Send(&rawMessage{b: b})
 	})
-	if err != nil && shutdown.Load() {
-		return apierr.ToConnect(apierr.Unavailable("This gateway (shutting down)"))
-	}
 	return connectError(ctx, err)
 }
 
