@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
@@ -25,27 +24,15 @@ func main() {
 }
 
 func run(p *sdk.Plugin) error {
-	url := os.Getenv("SVC_DATABASE_URL")
-	if url == "" {
-		return fmt.Errorf("SVC_DATABASE_URL is not set: the completions plugin is started by the gateway")
-	}
 	ups, err := parseConfig(os.Getenv(EnvConfig), os.Getenv)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, err := migrate.Open(ctx, "completions", completionssql.Migrations(), 4) // usage batches and reads only
 	if err != nil {
-		return fmt.Errorf("parse SVC_DATABASE_URL: %w", err)
-	}
-	cfg.MaxConns = 4 // usage batches and usage reads only
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	if _, err := migrate.Apply(ctx, pool, "completions", completionssql.Migrations()); err != nil {
-		return fmt.Errorf("migrate completions schema: %w", err)
+		return err
 	}
 	svc := newService(p, pool, ups)
 	go svc.usage.run(context.Background())

@@ -37,11 +37,14 @@ func New(table func() *route.Table, states func() []host.Info, sdks []SDK) *Serv
 func (s *Service) GetCatalog(context.Context, *connect.Request[catalogv1.GetCatalogRequest]) (*connect.Response[catalogv1.GetCatalogResponse], error) {
 	res := &catalogv1.GetCatalogResponse{}
 	t := s.table()
+	var methods []*route.Method
+	if t != nil {
+		methods = t.Methods() // sorted by procedure: once, not per plugin
+	}
 	for _, src := range sortedSources(t) {
-		// t is not nil here: sortedSources returns nothing for nil.
 		entry := &catalogv1.CatalogEntry{Name: src.Name, Kind: "plugin", Version: src.Manifest.GetVersion(),
 			Nodes: []string{}, Events: append([]string{}, src.Manifest.GetEvents()...)}
-		for _, m := range t.Methods() {
+		for _, m := range methods {
 			if m.Plugin == src.Name {
 				entry.Nodes = append(entry.Nodes, graphBindings(m)...)
 			}
@@ -65,6 +68,10 @@ func (s *Service) GetParity(context.Context, *connect.Request[catalogv1.GetParit
 	}
 	res := &catalogv1.GetParityResponse{}
 	t := s.table()
+	var methods []*route.Method
+	if t != nil {
+		methods = t.Methods()
+	}
 	for _, src := range sortedSources(t) {
 		status := state[src.Name]
 		if status == "" {
@@ -73,7 +80,7 @@ func (s *Service) GetParity(context.Context, *connect.Request[catalogv1.GetParit
 		add := func(surface, name string) {
 			res.Data = append(res.Data, &catalogv1.ParityEntry{Product: src.Name, Surface: surface, Name: name, Status: status})
 		}
-		for _, m := range t.Methods() {
+		for _, m := range methods {
 			if m.Plugin != src.Name {
 				continue
 			}

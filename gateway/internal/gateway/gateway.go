@@ -42,6 +42,7 @@ import (
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
@@ -150,7 +151,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			// its own conveniences: the wearables plugin's simulated device,
 			// the chat plugin's sponsored item; the gateway need not know
 			// plugin schemas for that.
-			env := []string{"SVC_DATABASE_URL=" + db.URL, "SVC_DEV_SEED=" + devSeed}
+			env := []string{migrate.EnvDatabaseURL + "=" + db.URL, "SVC_DEV_SEED=" + devSeed}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
 			}
