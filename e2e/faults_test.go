@@ -229,4 +229,3 @@ func sum(m map[int]int) (n int) {
 	}
 	return n
 }
-

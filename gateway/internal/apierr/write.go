@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/svcplatform/svc/gateway/internal/observe"
-	"github.com/svcplatform/svc/plugins/sdk"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // envelope is the Graph error body of CONTRACT §3.
