@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,8 +26,17 @@ type Store struct {
 	Pool *pgxpool.Pool
 	// URL is the connection URL, handed to plugins. It may hold a password:
 	// never log it.
-	URL     string
-	cluster *pgembed.Cluster
+	URL string
+
+	// The embedded cluster, when there is one, restarted by supervise.
+	mu       sync.Mutex
+	cluster  *pgembed.Cluster
+	opts     pgembed.Options
+	log      *slog.Logger
+	closing  bool
+	gaveUp   chan error    // receives once when restarts keep failing
+	stopped  chan struct{} // closed when supervise has returned
+	restarts int
 }
 
 // Open connects to databaseURL, or, when it is empty, starts (or recovers)
@@ -37,11 +47,12 @@ func Open(ctx context.Context, databaseURL, dataDir, password string, log *slog.
 	s := &Store{URL: databaseURL}
 	if databaseURL == "" {
 		start := time.Now()
-		c, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(dataDir, "pg"), Logger: log, Password: password})
+		s.opts = pgembed.Options{Dir: filepath.Join(dataDir, "pg"), Logger: log, Password: password}
+		c, err := pgembed.Start(ctx, s.opts)
 		if err != nil {
 			return nil, fmt.Errorf("start embedded PostgreSQL: %w", err)
 		}
-		s.cluster = c
+		s.cluster, s.log = c, log
 		if err := createDatabase(ctx, c.URL("postgres"), DatabaseName); err != nil {
 			_ = c.Stop(context.Background())
 			return nil, err
@@ -72,6 +83,10 @@ func Open(ctx context.Context, databaseURL, dataDir, password string, log *slog.
 	if len(applied) > 0 {
 		log.Info("migrated core schema", "applied", applied)
 	}
+	if s.cluster != nil {
+		s.gaveUp, s.stopped = make(chan error, 1), make(chan struct{})
+		go s.supervise(s.cluster)
+	}
 	return s, nil
 }
 
@@ -80,22 +95,88 @@ func (s *Store) Close() {
 	if s.Pool != nil {
 		s.Pool.Close()
 	}
-	if s.cluster != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.cluster.Stop(ctx); err != nil {
-			slog.Error("stop embedded PostgreSQL", "error", err)
-		}
+	s.mu.Lock()
+	s.closing = true
+	c := s.cluster
+	s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		slog.Error("stop embedded PostgreSQL", "error", err)
+	}
+	if s.stopped != nil {
+		<-s.stopped
 	}
 }
 
-// Exited reports an unexpected exit of the embedded cluster; nil when the
-// database is external.
-func (s *Store) Exited() <-chan error {
-	if s.cluster == nil {
-		return nil
+// Exited receives an error when the embedded cluster went away and could not
+// be restarted (see supervise); nil when the database is external.
+func (s *Store) Exited() <-chan error { return s.gaveUp }
+
+// Restarts is how many times the embedded cluster was restarted after an
+// unexpected exit.
+func (s *Store) Restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// restartTries bounds the restarts in a row before supervise gives up and
+// the gateway exits for its own supervisor (systemd, Kubernetes) to act.
+const restartTries = 8
+
+// supervise restarts the embedded cluster when it exits without being asked
+// to (a crash, the OOM killer, a kill -9): the server runs crash recovery,
+// the pools reconnect on their own, and callers meanwhile get transient
+// 503s rather than a gateway that is gone. Restarts back off from 250 ms to
+// 8 s; after restartTries failures in a row it gives up through Exited.
+func (s *Store) supervise(c *pgembed.Cluster) {
+	defer close(s.stopped)
+	for {
+		err := <-c.Wait()
+		s.mu.Lock()
+		closing := s.closing
+		s.mu.Unlock()
+		if closing {
+			return
+		}
+		s.log.Error("embedded PostgreSQL exited; restarting it", "error", err)
+		delay := 250 * time.Millisecond
+		for try := 1; ; try++ {
+			time.Sleep(delay)
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			next, startErr := pgembed.Start(ctx, s.opts)
+			cancel()
+			if startErr == nil {
+				s.mu.Lock()
+				s.cluster, c = next, next
+				s.restarts++
+				closing := s.closing
+				s.mu.Unlock()
+				if closing { // Close ran while we started: stop what we started
+					_ = next.Stop(context.Background())
+					return
+				}
+				s.log.Info("embedded PostgreSQL restarted", "after", err.Error(), "tries", try)
+				break
+			}
+			s.log.Error("restart embedded PostgreSQL", "error", startErr, "try", try)
+			if try == restartTries {
+				s.gaveUp <- fmt.Errorf("embedded PostgreSQL exited (%v) and %d restarts failed, the last: %w", err, try, startErr)
+				return
+			}
+			delay = min(2*delay, 8*time.Second)
+		}
 	}
-	return s.cluster.Wait()
 }
 
 // createDatabase creates name unless it exists. Two gateways racing here
