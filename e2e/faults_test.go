@@ -21,6 +21,7 @@ import (
 
 	"github.com/svcplatform/svc/internal/gatewaytest"
 	"github.com/svcplatform/svc/internal/pgembed"
+	"github.com/svcplatform/svc/internal/pgtest"
 )
 
 // loadFigures counts what a fault test's load saw.
@@ -300,4 +301,182 @@ func sum(m map[int]int) (n int) {
 		n += v
 	}
 	return n
+}
+
+// Two gateways on one database under write load, one killed with SIGKILL
+// half-way: clients move to the other (as a load balancer would, retrying
+// with the same Idempotency-Key), which carries on; each key made one post,
+// whichever gateway saw it; every acknowledged post's event is delivered at
+// least once, the killed gateway's leased deliveries included.
+func TestTwoGatewaysOneKilledMidLoadLoseNothingAndKeepIdempotency(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	dataDir := t.TempDir() // one installation: one master key
+	a := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
+	b := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
+	w := &graphWorld{g: a, db: db, c: a.Credentials(t)}
+	owner := a.UserToken(t, "owner", "pages:read", "pages:manage")
+	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
+		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
+		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
+	}
+
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var acked, moved []string
+	var killed atomic.Bool
+	client := &http.Client{Timeout: 10 * time.Second}
+	write := func(base, key string) (int, string) {
+		body := fmt.Sprintf(`{"node":"page/%s/posts","content":"two gateways %s"}`, w.c.Page.ID, key)
+		req, _ := http.NewRequest("POST", base+"/api/v1/graph", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+owner)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, ""
+		}
+		defer res.Body.Close()
+		var out struct{ ID string }
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out.ID
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("two-%d-%d", i, n)
+				first, second := a.URL, b.URL
+				if n%2 == 1 || killed.Load() {
+					first, second = b.URL, a.URL
+				}
+				status, id := write(first, key)
+				if status == 0 || status == 503 { // the gateway is gone: the same request, to the other
+					mu.Lock()
+					moved = append(moved, key)
+					mu.Unlock()
+					status, id = write(second, key)
+				}
+				mu.Lock()
+				statuses[status]++
+				if status == 200 {
+					acked = append(acked, id)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := a.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-a.Done()
+	killed.Store(true)
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	// Every key made at most one post, though some were sent to both gateways.
+	doubled := dbCount(t, db, `SELECT count(*) FROM (SELECT content FROM book.posts WHERE content LIKE 'two gateways %' GROUP BY content HAVING count(*) > 1) d`)
+	stored := dbCount(t, db, `SELECT count(*) FROM book.posts WHERE id::text = ANY($1)`, acked)
+	// The killed gateway's leases end within the lease time; give it that.
+	delivered, duplicated := waitDelivered(rcv, "book.post.created", "postId", acked, 90*time.Second)
+	t.Logf("FIGURES two-gateways-one-killed: writes %d, statuses %v, retried on the other gateway %d, posts acknowledged %d, stored %d, keys with two posts %d, delivered %d, lost %d, duplicated %d",
+		sum(statuses), statuses, len(moved), len(acked), stored, doubled, delivered, len(acked)-delivered, duplicated)
+	if len(moved) == 0 {
+		t.Error("no write met the killed gateway: the fault did not happen under load")
+	}
+	for status := range statuses {
+		// 409: the killed gateway had claimed the key and was running the
+		// write; its claim holds until its lease ends (a transient answer).
+		if status != 200 && status != 409 {
+			t.Errorf("%d writes answered %d after moving to the live gateway", statuses[status], status)
+		}
+	}
+	if doubled != 0 || stored != len(acked) || delivered != len(acked) {
+		t.Errorf("of %d acknowledged posts: %d stored, %d keys made two posts, %d delivered", len(acked), stored, doubled, delivered)
+	}
+	res, body := do(t, "GET", b.URL+"/readyz", nil, nil)
+	if res.StatusCode != 200 {
+		t.Errorf("the surviving gateway is not ready: %d %s", res.StatusCode, body)
+	}
+}
+
+// SIGTERM while deliveries are in flight to a slow receiver: the stopping
+// gateway finishes or hands back what it holds, and the other gateway
+// delivers the rest; every event arrives.
+func TestSIGTERMDuringWebhookDeliveryHandsTheRestToTheOtherGateway(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	dataDir := t.TempDir()
+	a := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
+	w := &graphWorld{g: a, db: db, c: a.Credentials(t)}
+	w.owner = a.UserToken(t, "owner", "pages:read", "pages:manage")
+	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	// A slow receiver, so that deliveries are in flight when SIGTERM comes
+	// (set before the first request reaches the server).
+	inner := rcv.srv.Config.Handler
+	rcv.srv.Config.Handler = http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost {
+			time.Sleep(2 * time.Second)
+		}
+		inner.ServeHTTP(rw, req)
+	})
+	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
+		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
+		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
+	}
+	// More events than one gateway's workers hold at once (2 x 32).
+	ids := make([]string, 300)
+	var publishers sync.WaitGroup
+	for i := range ids {
+		publishers.Go(func() {
+			body := fmt.Sprintf(`{"node":"page/%s/posts","content":"sigterm %d"}`, w.c.Page.ID, i)
+			req, _ := http.NewRequest("POST", a.URL+"/api/v1/graph", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+w.owner)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("publish: %v", err)
+				return
+			}
+			defer res.Body.Close()
+			var out struct{ ID string }
+			if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
+				t.Errorf("publish: %d %v", res.StatusCode, err)
+			}
+			ids[i] = out.ID
+		})
+	}
+	publishers.Wait()
+	// Some deliveries are in flight on a (the only gateway so far).
+	deadline := time.Now().Add(30 * time.Second)
+	for len(rcv.all("book.post.created")) < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	b := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
+	before := len(rcv.all("book.post.created"))
+	if err := a.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-a.Done()
+	atStop := len(rcv.all("book.post.created"))
+	delivered, duplicated := waitDelivered(rcv, "book.post.created", "postId", ids, 90*time.Second)
+	t.Logf("FIGURES sigterm-during-delivery: events %d, delivered before SIGTERM %d, by the time the gateway stopped %d, in all %d (so by the other gateway %d), lost %d, duplicated %d",
+		len(ids), before, atStop, delivered, delivered+duplicated-atStop, len(ids)-delivered, duplicated)
+	if before >= len(ids) || atStop >= len(ids) {
+		t.Error("every event was delivered before the gateway stopped: nothing was handed over")
+	}
+	if delivered != len(ids) {
+		t.Errorf("%d of %d events delivered after the SIGTERM:\n%s", delivered, len(ids), b.Logs())
+	}
 }
