@@ -32,7 +32,7 @@ TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser bench bench-go clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser soak bench bench-go clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin and the example partner plugin
@@ -131,6 +131,16 @@ postgres:
 ## tool downloads a browser of its own)
 browser:
 	@$(call apt_install,command -v chromium >/dev/null || [ -n "$${SVC_CHROMIUM:-}" ],chromium)
+
+## soak: the steady-load test for ten minutes (make test runs it for 40 s);
+## prints the gateway's RSS, goroutines and open files per third of the run
+SOAK ?= 10m
+soak: postgres build
+	@rm -rf $(CURDIR)/.tmp/pgsoak; mkdir -p $(CURDIR)/.tmp
+	@url=$$($(GO) run ./internal/cmd/pgtestd start --dir $(CURDIR)/.tmp/pgsoak); status=0; \
+	SVC_SOAK=$(SOAK) SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m -v \
+	  -run 'TestASteadyLoadKeepsMemoryGoroutinesAndFilesFlat' ./e2e/ | grep -E 'FIGURES|^(---|ok|FAIL)' || status=$$?; \
+	$(GO) run ./internal/cmd/pgtestd stop --dir $(CURDIR)/.tmp/pgsoak || true; exit $$status
 
 ## bench: each target of PERFORMANCE.md against its reference in the same
 ## run (about 2 minutes) -> bench/RESULTS.md. Medians on a busy machine:
