@@ -43,8 +43,9 @@ func (f *loadFigures) record(status int, body []byte) {
 }
 
 // graphLoad writes posts (each with its own Idempotency-Key) and reads the
-// Page's posts from writers+readers goroutines until stop is closed.
-func graphLoad(w *graphWorld, writers, readers int, stop <-chan struct{}) (*loadFigures, *sync.WaitGroup) {
+// Page's posts from writers+readers goroutines until stop is closed; each
+// goroutine waits pace between its requests (0: none, as fast as it can).
+func graphLoad(w *graphWorld, writers, readers int, pace time.Duration, stop <-chan struct{}) (*loadFigures, *sync.WaitGroup) {
 	f := &loadFigures{statuses: map[int]int{}}
 	client := &http.Client{Timeout: 10 * time.Second}
 	send := func(req *http.Request) (int, []byte) {
@@ -72,6 +73,7 @@ func graphLoad(w *graphWorld, writers, readers int, stop <-chan struct{}) (*load
 				req.Header.Set("Idempotency-Key", fmt.Sprintf("fault-%d-%d", i, n))
 				status, b := send(req)
 				f.record(status, b)
+				time.Sleep(pace)
 				if status == 200 {
 					var out struct{ ID string }
 					_ = json.Unmarshal(b, &out)
@@ -97,6 +99,7 @@ func graphLoad(w *graphWorld, writers, readers int, stop <-chan struct{}) (*load
 				status, b := send(req)
 				f.record(status, b)
 				f.reads.Add(1)
+				time.Sleep(pace)
 				if status != 200 {
 					time.Sleep(20 * time.Millisecond)
 				}
@@ -142,7 +145,7 @@ func TestPostgreSQLKilledAndRestartedUnderLoadLosesNothing(t *testing.T) {
 	}
 
 	stop := make(chan struct{})
-	figures, wg := graphLoad(w, 4, 4, stop)
+	figures, wg := graphLoad(w, 4, 4, 0, stop)
 	time.Sleep(time.Second)
 	// SIGKILL: no shutdown at all; the next start runs crash recovery.
 	if err := syscall.Kill(cluster.PID(), syscall.SIGKILL); err != nil {
@@ -238,7 +241,7 @@ func TestTheEmbeddedDatabaseKilledUnderLoadIsRestartedByTheGateway(t *testing.T)
 	}
 
 	stop := make(chan struct{})
-	figures, wg := graphLoad(w, 4, 4, stop)
+	figures, wg := graphLoad(w, 4, 4, 0, stop)
 	time.Sleep(time.Second)
 	pid := postmasterPID(t, dataDir)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {

@@ -77,7 +77,7 @@ func TestASteadyLoadKeepsMemoryGoroutinesAndFilesFlat(t *testing.T) {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
 	}
 	stop := make(chan struct{})
-	figures, wg := graphLoad(w, 2, 2, stop)
+	figures, wg := graphLoad(w, 2, 2, 0, stop)
 	var samples []soakSample
 	var mu sync.Mutex
 	done := make(chan struct{})

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Config is everything the gateway needs to start.
@@ -47,6 +48,9 @@ type Config struct {
 	// Completions configures the completions plugin (CONTRACT §7); it is
 	// passed to that plugin, which validates it.
 	Completions Completions `json:"completions"`
+	// Retention bounds the core tables (gateway/internal/prune); zero
+	// fields keep the defaults.
+	Retention Retention `json:"retention"`
 
 	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty
 	// means the embedded cluster under DataDir.
@@ -55,6 +59,39 @@ type Config struct {
 	// is generated and kept in the data folder.
 	AdminToken string `json:"-"`
 }
+
+// Retention says how long the pruning job keeps rows, and how often it runs.
+type Retention struct {
+	// Events: dispatched outbox events (default 168h).
+	Events Duration `json:"events,omitempty"`
+	// Deliveries: finished webhook deliveries and their attempts (default 720h).
+	Deliveries Duration `json:"deliveries,omitempty"`
+	// IdempotencyKeys: replayed write answers (default 24h, CONTRACT §1).
+	IdempotencyKeys Duration `json:"idempotency_keys,omitempty"`
+	// Interval between pruning rounds (default 10m).
+	Interval Duration `json:"interval,omitempty"`
+}
+
+// Duration is a time.Duration written as Go writes it ("90s", "168h") in
+// the config file.
+type Duration time.Duration
+
+// UnmarshalJSON reads "90s"-style strings.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"90s\" or \"168h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("duration %q: want a positive Go duration such as \"90s\" or \"168h\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the string form.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // RateLimits are per-minute Graph call limits.
 type RateLimits struct {
@@ -119,6 +156,10 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	rateApp := fs.Int("rate-limit-app", 0, "Graph calls per minute per app (0: default, negative: unlimited)")
 	rateUser := fs.Int("rate-limit-user", 0, "Graph calls per minute per user (0: default, negative: unlimited)")
 	ratePage := fs.Int("rate-limit-page", 0, "Graph calls per minute per Page (0: default, negative: unlimited)")
+	retainEvents := fs.Duration("retain-events", 0, "keep dispatched outbox events this long (0: 168h)")
+	retainDeliveries := fs.Duration("retain-deliveries", 0, "keep finished webhook deliveries and their attempts this long (0: 720h)")
+	retainKeys := fs.Duration("retain-idempotency-keys", 0, "replay a write's answer for its Idempotency-Key this long (0: 24h)")
+	pruneInterval := fs.Duration("prune-interval", 0, "time between pruning rounds (0: 10m)")
 	pins := map[string]string{}
 	fs.Func("plugin-pin", "pin a plugin binary: name=<sha256 in lowercase hex> (repeatable; SVC_PLUGIN_PIN takes a comma-separated list)", func(v string) error {
 		for _, one := range strings.Split(v, ",") {
@@ -190,6 +231,14 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.RateLimits.User = *rateUser
 		case "rate-limit-page":
 			cfg.RateLimits.Page = *ratePage
+		case "retain-events":
+			cfg.Retention.Events = Duration(*retainEvents)
+		case "retain-deliveries":
+			cfg.Retention.Deliveries = Duration(*retainDeliveries)
+		case "retain-idempotency-keys":
+			cfg.Retention.IdempotencyKeys = Duration(*retainKeys)
+		case "prune-interval":
+			cfg.Retention.Interval = Duration(*pruneInterval)
 		case "plugin-pin":
 			if cfg.PluginPins == nil {
 				cfg.PluginPins = map[string]string{}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -96,5 +97,26 @@ func TestEverySettingComesFromAFlagTheEnvironmentOrTheFile(t *testing.T) {
 	}
 	if EnvName("webhook-allow-private-networks") != "SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS" {
 		t.Fatal("EnvName")
+	}
+}
+
+func TestRetentionComesFromTheFileAndFlagsAsGoDurations(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"retention":{"events":"2h","deliveries":"48h"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse([]string{"--config", file, "--retain-deliveries", "72h"}, env(map[string]string{"SVC_PRUNE_INTERVAL": "30s"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Retention
+	if r.Events != Duration(2*time.Hour) || r.Deliveries != Duration(72*time.Hour) || r.Interval != Duration(30*time.Second) || r.IdempotencyKeys != 0 {
+		t.Fatalf("retention = %+v", r)
+	}
+	bad := filepath.Join(t.TempDir(), "b.json")
+	_ = os.WriteFile(bad, []byte(`{"retention":{"events":"a week"}}`), 0o600)
+	if _, err := Parse([]string{"--config", bad}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "a week") {
+		t.Fatalf("a bad duration: err = %v", err)
 	}
 }

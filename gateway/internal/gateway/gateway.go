@@ -28,6 +28,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/openai"
+	"github.com/svcplatform/svc/gateway/internal/prune"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
@@ -194,6 +195,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	go reloadOnSIGHUP(ctx, plugins, log)
+	// The core tables stay bounded: one gateway at a time prunes.
+	pruner := prune.New(prune.Options{Pool: db.Pool, Log: log.With("component", "prune"), Interval: time.Duration(cfg.Retention.Interval),
+		Retention: prune.Retention{Events: time.Duration(cfg.Retention.Events), Deliveries: time.Duration(cfg.Retention.Deliveries),
+			IdempotencyKeys: time.Duration(cfg.Retention.IdempotencyKeys)}})
+	metrics.Registry().MustRegister(pruner.Collectors()...)
+	go pruner.Run(ctx)
 	// Webhook delivery runs until shutdown; stop() first, since serving can
 	// end without ctx ending.
 	hooksDone := make(chan error, 1)
