@@ -13,6 +13,7 @@ import (
 
 	"github.com/svcplatform/svc/internal/gatewaytest"
 	"github.com/svcplatform/svc/internal/oauthtest"
+	"github.com/svcplatform/svc/internal/pgtest"
 )
 
 // lifecycleWorld is a running gateway with the seed, an owner's session and
@@ -98,7 +99,7 @@ func (w *lifecycleWorld) exchange(t *testing.T, cfg oauth2.Config, cb *url.URL, 
 	return cfg.Exchange(context.Background(), cb.Query().Get("code"), oauth2.VerifierOption(verifier))
 }
 
-func (w *lifecycleWorld) mustPost(t *testing.T, token string, body map[string]any) []byte {
+func (w *graphWorld) mustPost(t *testing.T, token string, body map[string]any) []byte {
 	t.Helper()
 	res, b := w.post(t, token, body, nil)
 	if res.StatusCode != 200 {
@@ -107,7 +108,7 @@ func (w *lifecycleWorld) mustPost(t *testing.T, token string, body map[string]an
 	return b
 }
 
-func (w *lifecycleWorld) mustGet(t *testing.T, token, node string) []byte {
+func (w *graphWorld) mustGet(t *testing.T, token, node string) []byte {
 	t.Helper()
 	res, b := w.get(t, token, url.Values{"node": {node}})
 	if res.StatusCode != 200 {
@@ -548,5 +549,38 @@ func TestACookieSessionChangesAnAppOnlyWithItsCSRFToken(t *testing.T) {
 	res, body = do(t, "GET", w.g.URL+"/api/v1/graph?node="+url.QueryEscape(w.node("redirect_uris")), nil, map[string]string{"Cookie": cookie})
 	if res.StatusCode != 200 || !strings.Contains(string(body), "orders.example") {
 		t.Fatalf("a cookie read needs no token: %d %s", res.StatusCode, body)
+	}
+}
+
+// A secret shown once stays shown once in the database too: a write retried
+// with its Idempotency-Key answers the same Test User password, and the
+// kept answer is sealed, so the password is nowhere in plain.
+func TestAKeptIdempotentAnswerDoesNotHoldASecretInPlain(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	g := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db})
+	c := g.Credentials(t)
+	w := &graphWorld{g: g, c: c, db: db}
+	session := signInAt(t, g.URL, c.Users["owner"].Username, c.Users["owner"].Password)
+	node := map[string]any{"node": "app/" + c.App.ID + "/test_users"}
+	key := map[string]string{"Idempotency-Key": "create-test-user-1"}
+	res, first := w.post(t, session, node, key)
+	if res.StatusCode != 200 {
+		t.Fatalf("create test user: %d %s", res.StatusCode, first)
+	}
+	_, again := w.post(t, session, node, key)
+	created := decode[struct{ ID, Password string }](t, first)
+	if string(again) != string(first) || created.Password == "" {
+		t.Fatalf("the retry answered %s, the first %s", again, first)
+	}
+	if n := dbCount(t, db, `SELECT count(*) FROM core.idempotency_keys WHERE sealed`); n != 1 {
+		t.Fatalf("%d sealed answers, want 1", n)
+	}
+	if n := dbCount(t, db, `SELECT count(*) FROM core.idempotency_keys WHERE position($1::bytea in response) > 0`, []byte(created.Password)); n != 0 {
+		t.Fatal("the Test User's password is kept in plain")
+	}
+	users := decode[struct{ Data []any }](t, w.mustGet(t, session, "app/"+c.App.ID+"/test_users"))
+	if len(users.Data) != 2 { // the seed's consumer and the one created
+		t.Fatalf("test users = %+v: the retry created another", users)
 	}
 }
