@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/svcplatform/svc/internal/gatewaytest"
 	"github.com/svcplatform/svc/internal/oauthtest"
@@ -412,6 +413,11 @@ func TestWhoMayManageAnAppsLifecycle(t *testing.T) {
 	adminToken := tok.AccessToken                                // the Admin's token of this app
 	otherAppToken := w.g.UserToken(t, "owner", "public_profile") // the Admin's token of the seeded app
 	otherAppKey := w.c.App.APIKey                                // the seeded app's key
+	system, err := (&clientcredentials.Config{ClientID: w.app.ClientID, ClientSecret: w.app.ClientSecret,
+		TokenURL: w.g.URL + "/api/oauth/token", Scopes: []string{"public_profile"}}).Token(context.Background())
+	if err != nil {
+		t.Fatalf("client_credentials: %v", err)
+	}
 	review := map[string]any{"scopes": []string{"public_profile"}, "use_case": "Shows the user's name."}
 	testUser := decode[struct{ ID string }](t, w.mustPost(t, w.session, map[string]any{"node": w.node("test_users")}))
 
@@ -457,6 +463,7 @@ func TestWhoMayManageAnAppsLifecycle(t *testing.T) {
 	for _, o := range firstParty {
 		for _, c := range []cred{
 			appKeyRow,
+			{"the app's client_credentials token is the wrong kind of credential (2069001)", system.AccessToken, 403, 200, 2069001},
 			{"another app's key is the wrong kind of credential (2069001)", otherAppKey, 403, 200, 2069001},
 			{"the Admin's own user token of the app is not first-party (2069001)", adminToken, 403, 200, 2069001},
 			{"a Developer's session is below Admin (2069004)", developer, 403, 200, 2069004},
