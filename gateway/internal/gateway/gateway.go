@@ -87,6 +87,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer db.Close()
 
 	ids := identity.New(db.Pool)
+	// Client secrets sign webhooks, so identity keeps them sealed too.
+	ids.SetSealer(box)
 	authn := auth.New(ids, auth.Options{})
 	metrics := observe.NewMetrics()
 	var plugins *host.Host
@@ -125,7 +127,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	coregraph.New(ids, hooks.SetAppSecret).Register(core)
+	coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).Register(core)
 	hooks.Register(core)
 	coreManifest, err := core.Manifest()
 	if err != nil {
@@ -176,7 +178,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.Handle(graph.Path, graph.New(graph.Options{
 		PublicURL:   cfg.PublicURL,
 		Routes:      r.Table,
-		Idempotency: graph.NewPGIdempotency(db.Pool),
+		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      caller,
 	}))
