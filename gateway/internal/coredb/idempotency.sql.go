@@ -17,19 +17,30 @@ VALUES ($1, $2, $3)
 ON CONFLICT (scope, key) DO UPDATE
     SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, sealed = false, created_at = now()
     WHERE core.idempotency_keys.created_at < now() - interval '24 hours'
+       OR (core.idempotency_keys.status IS NULL
+           AND core.idempotency_keys.request_hash = EXCLUDED.request_hash
+           AND core.idempotency_keys.created_at < now() - make_interval(secs => $4::float8))
 RETURNING created_at
 `
 
 type ClaimIdempotencyKeyParams struct {
-	Scope       string
-	Key         string
-	RequestHash []byte
+	Scope             string
+	Key               string
+	RequestHash       []byte
+	ClaimLeaseSeconds float64
 }
 
-// Claims a key for a new request; an expired claim is taken over. Returns
-// no row when the key is held by a live claim or answer.
+// Claims a key for a new request. An expired key is taken over, and so is a
+// claim of the same request that never got its answer within the claim
+// lease (its gateway died mid-request). Returns no row when the key is held
+// by a live claim or an answer.
 func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (pgtype.Timestamptz, error) {
-	row := q.db.QueryRow(ctx, claimIdempotencyKey, arg.Scope, arg.Key, arg.RequestHash)
+	row := q.db.QueryRow(ctx, claimIdempotencyKey,
+		arg.Scope,
+		arg.Key,
+		arg.RequestHash,
+		arg.ClaimLeaseSeconds,
+	)
 	var created_at pgtype.Timestamptz
 	err := row.Scan(&created_at)
 	return created_at, err
@@ -65,18 +76,6 @@ func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyPa
 		&i.CreatedAt,
 	)
 	return i, err
-}
-
-const pruneIdempotencyKeys = `-- name: PruneIdempotencyKeys :execrows
-DELETE FROM core.idempotency_keys WHERE created_at < now() - interval '24 hours'
-`
-
-func (q *Queries) PruneIdempotencyKeys(ctx context.Context) (int64, error) {
-	result, err := q.db.Exec(ctx, pruneIdempotencyKeys)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const releaseIdempotencyKey = `-- name: ReleaseIdempotencyKey :exec

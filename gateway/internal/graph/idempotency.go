@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,13 +52,21 @@ func NewPGIdempotency(pool *pgxpool.Pool) *PGIdempotency {
 	return &PGIdempotency{pool: pool, q: coredb.New(pool)}
 }
 
+// ClaimLease is how long a claimed key with no answer yet holds off a
+// repeat of the same request. Longer than any Graph call runs, so a live
+// claim is never taken over; a claim left by a gateway that died
+// mid-request is, once it lapses. See docs/DECISIONS.md ("Idempotency keys
+// across a gateway's death") for what that can and cannot promise.
+const ClaimLease = 2 * time.Minute
+
 // Do claims the key, runs the write and keeps its answer. A repeat with the
 // same body gets the kept answer; with another body it is refused; while
 // the first is still running it is refused as a conflict. Failed writes
 // keep nothing, so they can be retried with the same key.
 func (s *PGIdempotency) Do(ctx context.Context, scope, key string, body []byte, run func() (int, []byte, error)) (int, []byte, error) {
 	sum := sha256.Sum256(body)
-	_, err := s.q.ClaimIdempotencyKey(ctx, coredb.ClaimIdempotencyKeyParams{Scope: scope, Key: key, RequestHash: sum[:]})
+	_, err := s.q.ClaimIdempotencyKey(ctx, coredb.ClaimIdempotencyKeyParams{Scope: scope, Key: key, RequestHash: sum[:],
+		ClaimLeaseSeconds: ClaimLease.Seconds()})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.repeat(ctx, scope, key, sum[:])
