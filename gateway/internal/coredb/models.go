@@ -137,6 +137,7 @@ type CoreOutbox struct {
 	Data         []byte
 	CreatedAt    pgtype.Timestamptz
 	DispatchedAt pgtype.Timestamptz
+	OrderingKey  *string
 }
 
 type CorePage struct {
@@ -206,6 +207,8 @@ type CoreWebhookDelivery struct {
 	Attempts       []byte
 	CreatedAt      pgtype.Timestamptz
 	CompletedAt    pgtype.Timestamptz
+	OrderingKey    *string
+	OrderingSeq    *int64
 }
 
 type CoreWebhookSubscription struct {
@@ -217,4 +220,6 @@ type CoreWebhookSubscription struct {
 	DisabledAt   pgtype.Timestamptz
 	CreatedAt    pgtype.Timestamptz
 	UpdatedAt    pgtype.Timestamptz
+	Ordering     string
+	PausedUntil  pgtype.Timestamptz
 }
