@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/admin"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
+	"github.com/svcplatform/svc/gateway/internal/chatapp"
 	"github.com/svcplatform/svc/gateway/internal/config"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/graph"
@@ -375,5 +376,8 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	// The consumer chat app, emulated: static files over the mobile APIs.
+	srv.Handle("GET /chat", chatapp.Handler())
+	srv.Handle("GET /chat/", chatapp.Handler())
 	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
 }
