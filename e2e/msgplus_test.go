@@ -382,6 +382,25 @@ func TestAHandoverWithExpiresInReturnsControlWhenItLapses(t *testing.T) {
 	}
 	res, body = w.get(t, w.app, url.Values{"node": {"page/" + w.c.Page.ID + "/conversations/424242/handovers"}})
 	wantGraphError(t, res, body, 404, 100, 33)
+
+	t.Run("the Page's handover_timeout is the default expires_in", func(t *testing.T) {
+		res, body := w.post(t, w.owner, map[string]any{"node": "page/" + w.c.Page.ID, "handover_timeout": 30}, nil)
+		if e := wantGraphError(t, res, body, 400, 100, 0); !strings.Contains(e.Error.Message, "handover_timeout") {
+			t.Errorf("message %q does not name handover_timeout", e.Error.Message)
+		}
+		w.setPage(t, map[string]any{"handover_timeout": 600})
+		res, body = w.get(t, w.owner, url.Values{"node": {"page/" + w.c.Page.ID}})
+		if res.StatusCode != 200 || !strings.Contains(string(body), `"handover_timeout":600`) {
+			t.Fatalf("page: %d %s", res.StatusCode, body)
+		}
+		if res, body := w.handover(t, cid, map[string]any{"action": "take_thread_control"}); res.StatusCode != 200 {
+			t.Fatalf("take: %d %s", res.StatusCode, body)
+		}
+		at, err := time.Parse(time.RFC3339, conversation()["control"].(map[string]any)["expires_at"].(string))
+		if err != nil || time.Until(at) < 9*time.Minute || time.Until(at) > 11*time.Minute {
+			t.Fatalf("expires_at %v (%v), want about 10 minutes from now", at, err)
+		}
+	})
 }
 
 // A receiver answering 410 disables its endpoint; events meanwhile are

@@ -117,6 +117,14 @@ func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.H
 		return nil, err
 	}
 	creq.ActorApp = call.Principal().AppID
+	if expiryMaker(creq.Action) && req.ExpiresIn == nil {
+		// The Page's handover_timeout, when set, is the default.
+		page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: req.GetPageId()})
+		if err != nil {
+			return nil, err
+		}
+		creq.ExpiresIn = int64(page.GetHandoverTimeout())
+	}
 	if creq.TargetApp != "" {
 		if err := checkTargetApp(ctx, call, req.GetPageId(), creq.TargetApp); err != nil {
 			return nil, err

@@ -149,6 +149,7 @@ type CorePage struct {
 	AssistantLabel   string
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
+	HandoverTimeout  *int32
 }
 
 type CorePageLink struct {

@@ -33,3 +33,8 @@ CREATE INDEX webhook_deliveries_ordered ON core.webhook_deliveries (app_id, orde
 -- The replay of a time range looks at failed and held deliveries only.
 CREATE INDEX webhook_deliveries_replayable ON core.webhook_deliveries (app_id, event_created_at)
     WHERE status IN ('failed', 'held');
+
+-- A Page's default expires_in for svcchat's take and pass (seconds, 60 to
+-- 86,400); NULL: handovers do not expire unless the call says so.
+ALTER TABLE core.pages ADD COLUMN handover_timeout integer
+    CHECK (handover_timeout BETWEEN 60 AND 86400);
