@@ -119,7 +119,7 @@ func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, 
 const createPage = `-- name: CreatePage :one
 INSERT INTO core.pages (name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at
+RETURNING id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout
 `
 
 type CreatePageParams struct {
@@ -150,6 +150,7 @@ func (q *Queries) CreatePage(ctx context.Context, arg CreatePageParams) (CorePag
 		&i.AssistantLabel,
 		&i.InboxMergeLinked,
 		&i.CreatedAt,
+		&i.HandoverTimeout,
 	)
 	return i, err
 }
@@ -323,7 +324,7 @@ func (q *Queries) GetAppByClientID(ctx context.Context, clientID string) (CoreAp
 }
 
 const getPage = `-- name: GetPage :one
-SELECT id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at FROM core.pages WHERE id = $1
+SELECT id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout FROM core.pages WHERE id = $1
 `
 
 func (q *Queries) GetPage(ctx context.Context, id int64) (CorePage, error) {
@@ -338,6 +339,7 @@ func (q *Queries) GetPage(ctx context.Context, id int64) (CorePage, error) {
 		&i.AssistantLabel,
 		&i.InboxMergeLinked,
 		&i.CreatedAt,
+		&i.HandoverTimeout,
 	)
 	return i, err
 }
@@ -518,7 +520,7 @@ func (q *Queries) ListAppProducts(ctx context.Context, appID int64) ([]string, e
 }
 
 const listManagedPages = `-- name: ListManagedPages :many
-SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, r.role
+SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, p.handover_timeout, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
 WHERE r.user_id = $1 AND p.id > $2
 ORDER BY p.id
@@ -540,6 +542,7 @@ type ListManagedPagesRow struct {
 	AssistantLabel   string
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
+	HandoverTimeout  *int32
 	Role             string
 }
 
@@ -562,6 +565,7 @@ func (q *Queries) ListManagedPages(ctx context.Context, arg ListManagedPagesPara
 			&i.AssistantLabel,
 			&i.InboxMergeLinked,
 			&i.CreatedAt,
+			&i.HandoverTimeout,
 			&i.Role,
 		); err != nil {
 			return nil, err
@@ -762,6 +766,7 @@ func (q *Queries) NextObjectID(ctx context.Context) (int64, error) {
 
 const pageAccess = `-- name: PageAccess :one
 SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
+       p.handover_timeout,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = $1), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = $2) AS app_linked,
@@ -786,6 +791,7 @@ type PageAccessRow struct {
 	InboxMergeLinked bool
 	Name             string
 	AssistantLabel   string
+	HandoverTimeout  *int32
 	UserRole         string
 	AppLinked        bool
 	LinkProducts     []string
@@ -805,6 +811,7 @@ func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAcc
 		&i.InboxMergeLinked,
 		&i.Name,
 		&i.AssistantLabel,
+		&i.HandoverTimeout,
 		&i.UserRole,
 		&i.AppLinked,
 		&i.LinkProducts,

@@ -144,6 +144,7 @@ type CoreOutbox struct {
 	Data         []byte
 	CreatedAt    pgtype.Timestamptz
 	DispatchedAt pgtype.Timestamptz
+	OrderingKey  *string
 }
 
 type CorePage struct {
@@ -155,6 +156,7 @@ type CorePage struct {
 	AssistantLabel   string
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
+	HandoverTimeout  *int32
 }
 
 type CorePageLink struct {
@@ -214,6 +216,8 @@ type CoreWebhookDelivery struct {
 	Attempts       []byte
 	CreatedAt      pgtype.Timestamptz
 	CompletedAt    pgtype.Timestamptz
+	OrderingKey    *string
+	OrderingSeq    *int64
 }
 
 type CoreWebhookSubscription struct {
@@ -225,4 +229,6 @@ type CoreWebhookSubscription struct {
 	DisabledAt   pgtype.Timestamptz
 	CreatedAt    pgtype.Timestamptz
 	UpdatedAt    pgtype.Timestamptz
+	Ordering     string
+	PausedUntil  pgtype.Timestamptz
 }

@@ -163,11 +163,15 @@ func (s *Service) updatePageSettings(ctx context.Context, _ *sdk.Call, req *core
 	if !ok {
 		return nil, sdk.NotFound("Page " + req.GetPageId())
 	}
-	if req.ChatSurfacing == nil && req.InboxAutomation == nil && req.AssistantLabel == nil {
-		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of chat_surfacing, inbox_automation, assistant_label.")
+	if req.ChatSurfacing == nil && req.InboxAutomation == nil && req.AssistantLabel == nil && req.HandoverTimeout == nil {
+		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of chat_surfacing, inbox_automation, assistant_label, handover_timeout.")
+	}
+	if t := req.HandoverTimeout; t != nil && *t != 0 && (*t < 60 || *t > 86400) {
+		return nil, sdk.Invalid("handover_timeout", "Invalid parameter: handover_timeout must be from 60 to 86400 seconds, or 0 for none.")
 	}
 	n, err := s.q.UpdatePageSettings(ctx, coredb.UpdatePageSettingsParams{
 		ID: id, ChatSurfacing: req.ChatSurfacing, InboxAutomation: req.InboxAutomation, AssistantLabel: req.AssistantLabel,
+		HandoverTimeout: req.HandoverTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -362,8 +366,12 @@ func (s *Service) mapErr(err error, what string) error {
 }
 
 func pageProto(p identity.Page, role string) *corev1.Page {
-	return &corev1.Page{Id: p.ID, Name: p.Name, Published: p.Published, Role: role,
+	out := &corev1.Page{Id: p.ID, Name: p.Name, Published: p.Published, Role: role,
 		ChatSurfacing: p.ChatSurfacing, InboxAutomation: p.InboxAutomation, AssistantLabel: p.AssistantLabel}
+	if p.HandoverTimeout > 0 {
+		out.HandoverTimeout = &p.HandoverTimeout
+	}
+	return out
 }
 
 func roleName(r pluginv1.PageRole) string {

@@ -49,6 +49,7 @@ LIMIT @max_rows;
 -- in one round trip. user_role is empty when the user has no role; the link
 -- columns describe the app's link to the Page (none when app_id is 0).
 SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
+       p.handover_timeout,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = @user_id), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = @app_id) AS app_linked,

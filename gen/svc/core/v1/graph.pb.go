@@ -452,6 +452,8 @@ type Page struct {
 	ChatSurfacing   bool   `protobuf:"varint,5,opt,name=chat_surfacing,json=chatSurfacing,proto3" json:"chat_surfacing,omitempty"`
 	InboxAutomation bool   `protobuf:"varint,6,opt,name=inbox_automation,json=inboxAutomation,proto3" json:"inbox_automation,omitempty"`
 	AssistantLabel  string `protobuf:"bytes,7,opt,name=assistant_label,json=assistantLabel,proto3" json:"assistant_label,omitempty"`
+	// Default expires_in of svcchat's take and pass, in seconds; absent: none.
+	HandoverTimeout *int32 `protobuf:"varint,8,opt,name=handover_timeout,json=handoverTimeout,proto3,oneof" json:"handover_timeout,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -535,12 +537,22 @@ func (x *Page) GetAssistantLabel() string {
 	return ""
 }
 
+func (x *Page) GetHandoverTimeout() int32 {
+	if x != nil && x.HandoverTimeout != nil {
+		return *x.HandoverTimeout
+	}
+	return 0
+}
+
 type UpdatePageSettingsRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	PageId          string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
 	ChatSurfacing   *bool                  `protobuf:"varint,2,opt,name=chat_surfacing,json=chatSurfacing,proto3,oneof" json:"chat_surfacing,omitempty"`
 	InboxAutomation *bool                  `protobuf:"varint,3,opt,name=inbox_automation,json=inboxAutomation,proto3,oneof" json:"inbox_automation,omitempty"`
 	AssistantLabel  *string                `protobuf:"bytes,4,opt,name=assistant_label,json=assistantLabel,proto3,oneof" json:"assistant_label,omitempty"`
+	// Default expires_in of svcchat's take and pass: 60 to 86,400 seconds,
+	// or 0 for none (CONTRACT §14). Checked by the handler, naming the field.
+	HandoverTimeout *int32 `protobuf:"varint,5,opt,name=handover_timeout,json=handoverTimeout,proto3,oneof" json:"handover_timeout,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -601,6 +613,13 @@ func (x *UpdatePageSettingsRequest) GetAssistantLabel() string {
 		return *x.AssistantLabel
 	}
 	return ""
+}
+
+func (x *UpdatePageSettingsRequest) GetHandoverTimeout() int32 {
+	if x != nil && x.HandoverTimeout != nil {
+		return *x.HandoverTimeout
+	}
+	return 0
 }
 
 type SuccessResponse struct {
@@ -3394,7 +3413,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
 	"\bpage_ids\x18\x03 \x03(\tR\apageIds\"2\n" +
 	"\x0eGetPageRequest\x12 \n" +
-	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xe3\x01\n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xa8\x02\n" +
 	"\x04Page\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -3402,17 +3421,21 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04role\x18\x04 \x01(\tR\x04role\x12%\n" +
 	"\x0echat_surfacing\x18\x05 \x01(\bR\rchatSurfacing\x12)\n" +
 	"\x10inbox_automation\x18\x06 \x01(\bR\x0finboxAutomation\x12'\n" +
-	"\x0fassistant_label\x18\a \x01(\tR\x0eassistantLabel:\n" +
+	"\x0fassistant_label\x18\a \x01(\tR\x0eassistantLabel\x12.\n" +
+	"\x10handover_timeout\x18\b \x01(\x05H\x00R\x0fhandoverTimeout\x88\x01\x01:\n" +
 	"\xe2\xf3\x18\x06\n" +
-	"\x04page\"\x8e\x02\n" +
+	"\x04pageB\x13\n" +
+	"\x11_handover_timeout\"\xd3\x02\n" +
 	"\x19UpdatePageSettingsRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12*\n" +
 	"\x0echat_surfacing\x18\x02 \x01(\bH\x00R\rchatSurfacing\x88\x01\x01\x12.\n" +
 	"\x10inbox_automation\x18\x03 \x01(\bH\x01R\x0finboxAutomation\x88\x01\x01\x127\n" +
-	"\x0fassistant_label\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18(H\x02R\x0eassistantLabel\x88\x01\x01B\x11\n" +
+	"\x0fassistant_label\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18(H\x02R\x0eassistantLabel\x88\x01\x01\x12.\n" +
+	"\x10handover_timeout\x18\x05 \x01(\x05H\x03R\x0fhandoverTimeout\x88\x01\x01B\x11\n" +
 	"\x0f_chat_surfacingB\x13\n" +
 	"\x11_inbox_automationB\x12\n" +
-	"\x10_assistant_label\"+\n" +
+	"\x10_assistant_labelB\x13\n" +
+	"\x11_handover_timeout\"+\n" +
 	"\x0fSuccessResponse\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x8d\x01\n" +
 	"\x1aListConnectedAssetsRequest\x12 \n" +
@@ -3812,6 +3835,7 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
+	file_svc_core_v1_graph_proto_msgTypes[8].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[9].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[16].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[48].OneofWrappers = []any{}
