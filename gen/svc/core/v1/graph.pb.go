@@ -224,6 +224,189 @@ func (x *ListMyPagesResponse) GetPaging() *v1.Paging {
 	return nil
 }
 
+type ListMyAppsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAppsRequest) Reset() {
+	*x = ListMyAppsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAppsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAppsRequest) ProtoMessage() {}
+
+func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAppsRequest.ProtoReflect.Descriptor instead.
+func (*ListMyAppsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListMyAppsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListMyAppsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListMyAppsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListMyAppsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*MyApp               `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAppsResponse) Reset() {
+	*x = ListMyAppsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAppsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAppsResponse) ProtoMessage() {}
+
+func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAppsResponse.ProtoReflect.Descriptor instead.
+func (*ListMyAppsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListMyAppsResponse) GetData() []*MyApp {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListMyAppsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// MyApp is an app seen from one of its team members.
+type MyApp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// development or live.
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// The user's team role: admin, developer or tester.
+	Role          string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MyApp) Reset() {
+	*x = MyApp{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MyApp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MyApp) ProtoMessage() {}
+
+func (x *MyApp) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MyApp.ProtoReflect.Descriptor instead.
+func (*MyApp) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MyApp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MyApp) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MyApp) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *MyApp) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 type ListMyBusinessPortfoliosRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
@@ -235,7 +418,7 @@ type ListMyBusinessPortfoliosRequest struct {
 
 func (x *ListMyBusinessPortfoliosRequest) Reset() {
 	*x = ListMyBusinessPortfoliosRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -247,7 +430,7 @@ func (x *ListMyBusinessPortfoliosRequest) String() string {
 func (*ListMyBusinessPortfoliosRequest) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -260,7 +443,7 @@ func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosRequest.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListMyBusinessPortfoliosRequest) GetLimit() int32 {
@@ -294,7 +477,7 @@ type ListMyBusinessPortfoliosResponse struct {
 
 func (x *ListMyBusinessPortfoliosResponse) Reset() {
 	*x = ListMyBusinessPortfoliosResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +489,7 @@ func (x *ListMyBusinessPortfoliosResponse) String() string {
 func (*ListMyBusinessPortfoliosResponse) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +502,7 @@ func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosResponse.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMyBusinessPortfoliosResponse) GetData() []*BusinessPortfolio {
@@ -347,7 +530,7 @@ type BusinessPortfolio struct {
 
 func (x *BusinessPortfolio) Reset() {
 	*x = BusinessPortfolio{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +542,7 @@ func (x *BusinessPortfolio) String() string {
 func (*BusinessPortfolio) ProtoMessage() {}
 
 func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +555,7 @@ func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BusinessPortfolio.ProtoReflect.Descriptor instead.
 func (*BusinessPortfolio) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BusinessPortfolio) GetId() string {
@@ -405,7 +588,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -417,7 +600,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -430,7 +613,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -457,7 +640,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +652,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +665,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Page) GetId() string {
@@ -546,7 +729,7 @@ type UpdatePageSettingsRequest struct {
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +741,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +754,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -611,7 +794,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +806,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +819,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -658,7 +841,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +853,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +866,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -724,7 +907,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -736,7 +919,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -749,7 +932,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -780,7 +963,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +975,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +988,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -852,7 +1035,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +1047,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +1060,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -896,7 +1079,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1091,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1104,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -949,7 +1132,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1144,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1157,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -1042,7 +1225,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1054,7 +1237,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1067,7 +1250,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -1092,7 +1275,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1287,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1300,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *App) GetId() string {
@@ -1165,7 +1348,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1360,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1373,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -1216,7 +1399,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1411,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1424,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -1260,7 +1443,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1455,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1468,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -1305,7 +1488,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1500,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1513,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -1359,7 +1542,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1554,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1567,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -1425,7 +1608,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1620,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1633,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -1478,7 +1661,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1673,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1686,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -1538,7 +1721,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1733,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1746,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -1597,7 +1780,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1792,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1805,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -1651,7 +1834,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1846,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1859,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -1717,7 +1900,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1912,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1925,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -1818,7 +2001,19 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
 	"\x13ListMyPagesResponse\x12%\n" +
 	"\x04data\x18\x01 \x03(\v2\x11.svc.core.v1.PageR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"p\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"b\n" +
+	"\x11ListMyAppsRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
+	"\x12ListMyAppsResponse\x12&\n" +
+	"\x04data\x18\x01 \x03(\v2\x12.svc.core.v1.MyAppR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"S\n" +
+	"\x05MyApp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x12\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\"p\n" +
 	"\x1fListMyBusinessPortfoliosRequest\x12\x1f\n" +
 	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
@@ -1937,7 +2132,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\rclient_secret\x18\x05 \x01(\tR\fclientSecret\x12\x17\n" +
 	"\aapi_key\x18\x06 \x01(\tR\x06apiKey\x12#\n" +
 	"\rredirect_uris\x18\a \x03(\tR\fredirectUris\x12\x1a\n" +
-	"\bproducts\x18\b \x03(\tR\bproducts2\xde\r\n" +
+	"\bproducts\x18\b \x03(\tR\bproducts2\xc6\x0e\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -1945,7 +2140,10 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12Y\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12f\n" +
+	"\n" +
+	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
+	"\ame/apps\x90\x02\x01\x12Y\n" +
 	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
@@ -1979,88 +2177,95 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
 	(*ListMyPagesRequest)(nil),               // 2: svc.core.v1.ListMyPagesRequest
 	(*ListMyPagesResponse)(nil),              // 3: svc.core.v1.ListMyPagesResponse
-	(*ListMyBusinessPortfoliosRequest)(nil),  // 4: svc.core.v1.ListMyBusinessPortfoliosRequest
-	(*ListMyBusinessPortfoliosResponse)(nil), // 5: svc.core.v1.ListMyBusinessPortfoliosResponse
-	(*BusinessPortfolio)(nil),                // 6: svc.core.v1.BusinessPortfolio
-	(*GetPageRequest)(nil),                   // 7: svc.core.v1.GetPageRequest
-	(*Page)(nil),                             // 8: svc.core.v1.Page
-	(*UpdatePageSettingsRequest)(nil),        // 9: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                  // 10: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),       // 11: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),      // 12: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                   // 13: svc.core.v1.ConnectedAsset
-	(*DebugTokenRequest)(nil),                // 14: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 15: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 16: svc.core.v1.DebugTokenData
-	(*GetAppRequest)(nil),                    // 17: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 18: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 19: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 20: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 21: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 22: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 23: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 24: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 25: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 26: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 27: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 28: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 29: svc.core.v1.CreatedApp
-	(*v1.Paging)(nil),                        // 30: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 31: google.protobuf.Struct
+	(*ListMyAppsRequest)(nil),                // 4: svc.core.v1.ListMyAppsRequest
+	(*ListMyAppsResponse)(nil),               // 5: svc.core.v1.ListMyAppsResponse
+	(*MyApp)(nil),                            // 6: svc.core.v1.MyApp
+	(*ListMyBusinessPortfoliosRequest)(nil),  // 7: svc.core.v1.ListMyBusinessPortfoliosRequest
+	(*ListMyBusinessPortfoliosResponse)(nil), // 8: svc.core.v1.ListMyBusinessPortfoliosResponse
+	(*BusinessPortfolio)(nil),                // 9: svc.core.v1.BusinessPortfolio
+	(*GetPageRequest)(nil),                   // 10: svc.core.v1.GetPageRequest
+	(*Page)(nil),                             // 11: svc.core.v1.Page
+	(*UpdatePageSettingsRequest)(nil),        // 12: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                  // 13: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),       // 14: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),      // 15: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                   // 16: svc.core.v1.ConnectedAsset
+	(*DebugTokenRequest)(nil),                // 17: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),               // 18: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                   // 19: svc.core.v1.DebugTokenData
+	(*GetAppRequest)(nil),                    // 20: svc.core.v1.GetAppRequest
+	(*App)(nil),                              // 21: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                 // 22: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),              // 23: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                        // 24: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),           // 25: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),             // 26: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),            // 27: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                         // 28: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),            // 29: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),            // 30: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                 // 31: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 32: svc.core.v1.CreatedApp
+	(*v1.Paging)(nil),                        // 33: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 34: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	8,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	30, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	6,  // 2: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	30, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
-	13, // 4: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	30, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	16, // 6: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	31, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	31, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
-	25, // 9: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	30, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	0,  // 11: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 12: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	4,  // 13: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	28, // 14: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	7,  // 15: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	9,  // 16: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	11, // 17: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	14, // 18: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	17, // 19: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	19, // 20: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	20, // 21: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	22, // 22: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	23, // 23: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	26, // 24: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	27, // 25: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	1,  // 26: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 27: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	5,  // 28: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	29, // 29: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	8,  // 30: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	10, // 31: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	12, // 32: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	15, // 33: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	18, // 34: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	10, // 35: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
-	21, // 36: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	10, // 37: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	24, // 38: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	10, // 39: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	10, // 40: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	26, // [26:41] is the sub-list for method output_type
-	11, // [11:26] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	33, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
+	33, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
+	33, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	33, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	19, // 8: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	34, // 9: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
+	34, // 10: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	28, // 11: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	33, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	0,  // 13: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	2,  // 14: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	7,  // 15: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	4,  // 16: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	31, // 17: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	10, // 18: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	12, // 19: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	14, // 20: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	17, // 21: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	20, // 22: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	22, // 23: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	23, // 24: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	25, // 25: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	26, // 26: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	29, // 27: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	30, // 28: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	1,  // 29: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 30: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	8,  // 31: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	5,  // 32: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	32, // 33: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	11, // 34: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	13, // 35: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	15, // 36: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	18, // 37: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	21, // 38: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	13, // 39: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
+	24, // 40: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	13, // 41: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	27, // 42: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	13, // 43: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	13, // 44: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	29, // [29:45] is the sub-list for method output_type
+	13, // [13:29] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -2068,15 +2273,15 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[9].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[16].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
