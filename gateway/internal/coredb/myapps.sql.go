@@ -11,7 +11,7 @@ import (
 
 const listAppsOfUser = `-- name: ListAppsOfUser :many
 
-SELECT a.id, a.name, a.mode, t.role
+SELECT a.id, a.name, a.client_id, a.mode, t.role
 FROM core.app_team t
 JOIN core.apps a ON a.id = t.app_id
 WHERE t.user_id = $1 AND a.id > $2
@@ -26,10 +26,11 @@ type ListAppsOfUserParams struct {
 }
 
 type ListAppsOfUserRow struct {
-	ID   int64
-	Name string
-	Mode string
-	Role string
+	ID       int64
+	Name     string
+	ClientID string
+	Mode     string
+	Role     string
 }
 
 // Apps seen from a team member (GET me/apps, the developer console).
@@ -45,6 +46,7 @@ func (q *Queries) ListAppsOfUser(ctx context.Context, arg ListAppsOfUserParams) 
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
+			&i.ClientID,
 			&i.Mode,
 			&i.Role,
 		); err != nil {

@@ -132,7 +132,7 @@ func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.Li
 		apps, res.Paging.HasNext = apps[:limit], true
 	}
 	for _, a := range apps {
-		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role)})
+		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
 	}
 	setCursors(res.Paging, len(apps), func(i int) string { return apps[i].ID })
 	return res, nil

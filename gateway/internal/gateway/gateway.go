@@ -20,6 +20,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
 	"github.com/svcplatform/svc/gateway/internal/config"
+	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
@@ -375,5 +376,8 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	// The developer console: pages over the public APIs, signed in with
+	// the login page's session cookie.
+	console.New(console.Options{LoginPath: oauth.PathLogin}).Register(srv)
 	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
 }

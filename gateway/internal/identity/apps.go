@@ -443,7 +443,7 @@ func (s *Service) AppsOfUser(ctx context.Context, userID, after string, limit in
 	}
 	out := make([]MyApp, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, MyApp{App: App{ID: FormatID(r.ID), Name: r.Name, Mode: AppMode(r.Mode)}, Role: TeamRole(r.Role)})
+		out = append(out, MyApp{App: App{ID: FormatID(r.ID), Name: r.Name, ClientID: r.ClientID, Mode: AppMode(r.Mode)}, Role: TeamRole(r.Role)})
 	}
 	return out, nil
 }

@@ -344,7 +344,10 @@ type MyApp struct {
 	// development or live.
 	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
 	// The user's team role: admin, developer or tester.
-	Role          string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	// The OAuth client id (public; the console's Graph explorer signs in
+	// with it).
+	ClientId      string `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -403,6 +406,13 @@ func (x *MyApp) GetMode() string {
 func (x *MyApp) GetRole() string {
 	if x != nil {
 		return x.Role
+	}
+	return ""
+}
+
+func (x *MyApp) GetClientId() string {
+	if x != nil {
+		return x.ClientId
 	}
 	return ""
 }
@@ -2008,12 +2018,13 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
 	"\x12ListMyAppsResponse\x12&\n" +
 	"\x04data\x18\x01 \x03(\v2\x12.svc.core.v1.MyAppR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"S\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"p\n" +
 	"\x05MyApp\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04role\"p\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\x12\x1b\n" +
+	"\tclient_id\x18\x05 \x01(\tR\bclientId\"p\n" +
 	"\x1fListMyBusinessPortfoliosRequest\x12\x1f\n" +
 	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
