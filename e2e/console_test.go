@@ -1,0 +1,258 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/svcplatform/svc/internal/browsertest"
+	"github.com/svcplatform/svc/internal/gatewaytest"
+)
+
+// js quotes s as a JavaScript string literal.
+func js(s string) string { return fmt.Sprintf("%q", s) }
+
+// waitText waits until the element sel exists and its text contains want.
+func waitText(sel, want string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(
+		`(document.querySelector(%s)?.textContent || '').includes(%s)`, js(sel), js(want)))
+}
+
+// A developer does everything in the console, in a real browser: signs in,
+// creates an app (its secrets shown once), links the Page, subscribes a
+// local receiver (the handshake), sends a test event and sees it delivered
+// in the log, replays it, drafts and approves a template, sees a refused
+// form's message beside its field, gets a token in the Graph explorer
+// through the real OAuth flow with PKCE and reads me/pages with it, debugs
+// that token, and reads the API reference.
+func TestADeveloperWorksInTheConsole(t *testing.T) {
+	t.Parallel()
+	g := gatewaytest.Start(t, gatewaytest.Options{})
+	c := g.Credentials(t)
+	owner := c.Users["owner"]
+	console := g.URL + "/developers/console"
+	b := browsertest.New(t)
+
+	// Sign in: the console sends a signed-out browser to the login page
+	// and back.
+	b.Do("open the console signed out", chromedp.Navigate(console), chromedp.WaitVisible(chromedp.ID("username")))
+	if loc := browsertest.Get(b, "read the login URL", chromedp.Location()); !strings.Contains(loc, "/login?next=") {
+		t.Fatalf("a signed-out browser is at %s, want the login page", loc)
+	}
+	b.Do("sign in",
+		chromedp.SendKeys(chromedp.ID("username"), owner.Username),
+		chromedp.SendKeys(chromedp.ID("password"), owner.Password),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("create-app")))
+	b.Do("see the seeded app", waitText("#apps", "Demo App"))
+	b.Shot("apps")
+
+	// Create an app; its secrets are shown once.
+	callback := console + "/explorer/callback"
+	b.Do("create an app",
+		chromedp.SendKeys(chromedp.ID("app-name-input"), "Console app"),
+		chromedp.SendKeys(chromedp.ID("app-redirects"), callback),
+		chromedp.Click(chromedp.CSS(`input[name=products][value=svcchat]`)),
+		chromedp.Click(chromedp.CSS(`#create-app button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-secret=client_secret]`)),
+		waitText("#apps", "Console app"))
+	b.Shot("app-created")
+	secret := browsertest.Get(b, "read the client secret", chromedp.Text(chromedp.CSS(`[data-secret=client_secret]`)))
+	apiKey := browsertest.Get(b, "read the app key", chromedp.Text(chromedp.CSS(`[data-secret=api_key]`)))
+	if secret == "" || !strings.HasPrefix(apiKey, "svc_test_") {
+		t.Fatalf("the new app's secrets are not shown: secret %q, key %q", secret, apiKey)
+	}
+
+	// Settings: link the seeded Page with svcchat.
+	b.Do("open the app's settings", chromedp.Click(chromedp.ID("open-created")), chromedp.WaitVisible(chromedp.ID("link-page")))
+	b.Do("see the overview", waitText("#overview", "Console app"))
+	appID := browsertest.Get(b, "read the app id", chromedp.Evaluate[string](`document.body.dataset.app`))
+	b.Do("link the Page",
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('#link-page-id option[value="%s"]')`, c.Page.ID)),
+		chromedp.SetValue(chromedp.ID("link-page-id"), c.Page.ID),
+		chromedp.Click(chromedp.CSS(`#link-page button[type=submit]`)),
+		waitText("#links", c.Page.Name))
+	b.Shot("app-settings")
+
+	// Webhooks: subscribe a local receiver, send a test event, see it
+	// delivered in the log, replay it.
+	hooks := newHookReceiver(t, secret)
+	b.Do("open webhooks", chromedp.Navigate(console+"/apps/"+appID+"/webhooks"))
+	b.Do("see the event types", chromedp.WaitVisible(chromedp.CSS(`input[name=events][value="page.message.received"]`)))
+	b.Do("subscribe the receiver",
+		chromedp.SendKeys(chromedp.ID("callback-url"), hooks.srv.URL+"/hook"),
+		chromedp.Click(chromedp.CSS(`input[name=events][value="page.message.received"]`)),
+		chromedp.SendKeys(chromedp.ID("verify-token"), hookVerifyToken),
+		chromedp.Click(chromedp.CSS(`#subscribe button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("subscribed")),
+		waitText("#subscribed-url", hooks.srv.URL))
+	b.Do("send a test event",
+		chromedp.SendKeys(chromedp.ID("test-type"), "book.post.created"),
+		chromedp.Click(chromedp.CSS(`#test-event button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#test-result [data-status=succeeded]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#deliveries [data-delivery]`)))
+	first := browsertest.Get(b, "read the delivery", chromedp.Evaluate[string](`document.querySelector('#test-result [data-delivery]').dataset.delivery`))
+	event := waitForType(t, hooks, "book.post.created")
+	b.Shot("webhook-delivered")
+	b.Do("replay it",
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-replay=%q]`, first))),
+		waitText("#test-result", "Replay of "+first),
+		chromedp.WaitVisible(chromedp.CSS(`#test-result [data-status=succeeded]`)))
+	b.Shot("webhook-replayed")
+	if d := hooks.waitFor(event, 2); d[0].delivery == d[1].delivery {
+		t.Errorf("the replay reused the delivery id %s", d[0].delivery)
+	}
+
+	// Templates: a refused draft shows the message beside its field; a good
+	// one is drafted and approved.
+	b.Do("open templates", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
+	b.Do("see the templates", waitText("#templates", "hello_world"))
+	b.Do("draft a template with a bad name",
+		chromedp.SendKeys(chromedp.ID("template-name"), "Bad Name!"),
+		chromedp.SendKeys(chromedp.ID("template-body"), "Order {{order_id}} shipped."),
+		chromedp.SendKeys(chromedp.ID("template-params"), "order_id"),
+		chromedp.Click(chromedp.CSS(`#draft button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#draft .field-error[data-field=name]`)))
+	b.Shot("refused-form")
+	b.Do("draft it again with a good name",
+		chromedp.SetValue(chromedp.ID("template-name"), "shipping_update"),
+		chromedp.Click(chromedp.CSS(`#draft button[type=submit]`)),
+		waitText(`[data-template=shipping_update]`, "draft"))
+	b.Do("approve it",
+		chromedp.Click(chromedp.CSS(`tr:has([data-template=shipping_update]) button`)),
+		waitText(`[data-template=shipping_update]`, "approved"))
+	b.Shot("template-approved")
+
+	// The Graph explorer: a token through the real OAuth flow with PKCE,
+	// then me/pages with it.
+	b.Do("open the explorer", chromedp.Navigate(console+"/explorer"), chromedp.WaitVisible(chromedp.ID("authorize")))
+	b.Do("see the apps", chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('#explorer-app option[value="%s"]')`, appID)))
+	b.Shot("explorer")
+	b.Do("ask for a token",
+		chromedp.SetValue(chromedp.ID("explorer-app"), appID),
+		chromedp.Click(chromedp.CSS(`#authorize button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[value=allow]`)))
+	b.Shot("explorer-consent")
+	b.Do("allow, and exchange the code with the client secret",
+		chromedp.Click(chromedp.CSS(`button[value=allow]`)),
+		chromedp.WaitVisible(chromedp.ID("client-secret")),
+		chromedp.SendKeys(chromedp.ID("client-secret"), secret),
+		chromedp.Click(chromedp.CSS(`#exchange button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("request")))
+	b.Do("see the token", chromedp.WaitVisible(chromedp.ID("have-token")))
+	b.Do("read me/pages",
+		chromedp.SetValue(chromedp.ID("req-node"), "me/pages"),
+		chromedp.Click(chromedp.CSS(`#request button[type=submit]`)),
+		waitText("#response-body", c.Page.ID))
+	if curl := browsertest.Get(b, "read the curl command", chromedp.Text(chromedp.ID("curl"))); !strings.Contains(curl, "node=me%2Fpages") {
+		t.Errorf("the explorer's curl command does not name the node: %s", curl)
+	}
+	b.Shot("explorer-response")
+
+	// The token debugger describes the explorer's token with itself.
+	b.Do("open the debugger", chromedp.Navigate(console+"/debugger"), chromedp.WaitVisible(chromedp.ID("input-token")))
+	b.Do("debug the token", chromedp.Click(chromedp.CSS(`#debug button[type=submit]`)),
+		waitText(`[data-field=is_valid]`, "true"), waitText(`[data-field=app_id]`, appID))
+	b.Shot("debugger")
+
+	// The completions playground answers as the app, and usage is shown.
+	b.Do("open completions", chromedp.Navigate(console+"/apps/"+appID+"/completions"), chromedp.WaitVisible(chromedp.ID("complete")))
+	b.Do("try a completion", chromedp.SendKeys(chromedp.ID("user-message"), "Hello"),
+		chromedp.Click(chromedp.CSS(`#complete button[type=submit]`)),
+		waitText("#completion", "finish_reason stop"),
+		waitText("#usage", "svc-builtin"))
+	b.Shot("completions")
+
+	// The API reference lists the Graph nodes and filters them.
+	b.Do("open the reference", chromedp.Navigate(console+"/reference"), chromedp.WaitVisible(chromedp.ID("search-q")))
+	b.Do("read the reference", waitText("#reference", "svcchat"),
+		chromedp.SendKeys(chromedp.ID("search-q"), "subscriptions"),
+		waitText("#reference", "app/{app_id}/subscriptions"))
+	b.Shot("reference")
+}
+
+// The console's pages are not served to a browser that is not signed in,
+// and carry the login pages' security headers with a script policy that
+// allows only the gateway's own scripts.
+func TestConsolePagesNeedASessionAndCarryStrictHeaders(t *testing.T) {
+	t.Parallel()
+	g := gatewaytest.Start(t, gatewaytest.Options{})
+	c := g.Credentials(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	res, err := noRedirect.Get(g.URL + "/developers/console/apps/1/webhooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/login?next="+url.QueryEscape("/developers/console/apps/1/webhooks") {
+		t.Fatalf("signed out: %d to %q, want 303 to the login page", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	// A bearer session is not a console session: the console is for
+	// browsers, signed in with the cookie.
+	session := signInAt(t, g.URL, c.Users["owner"].Username, c.Users["owner"].Password)
+	req, _ := http.NewRequest("GET", g.URL+"/developers/console", nil)
+	req.Header.Set("Authorization", "Bearer "+session)
+	if res, err = noRedirect.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Errorf("bearer session: %d, want 303 to the login page", res.StatusCode)
+	}
+
+	req, _ = http.NewRequest("GET", g.URL+"/developers/console", nil)
+	req.AddCookie(&http.Cookie{Name: "svc_session", Value: session})
+	if res, err = noRedirect.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("signed in: %d", res.StatusCode)
+	}
+	want := map[string]string{
+		"X-Frame-Options":        "DENY",
+		"X-Content-Type-Options": "nosniff",
+		"Cache-Control":          "no-store",
+		"Referrer-Policy":        "same-origin",
+	}
+	for h, v := range want {
+		if got := res.Header.Get(h); got != v {
+			t.Errorf("%s = %q, want %q", h, got, v)
+		}
+	}
+	csp := res.Header.Get("Content-Security-Policy")
+	for _, d := range []string{"script-src 'self'", "frame-ancestors 'none'", "default-src 'none'"} {
+		if !strings.Contains(csp, d) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, d)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("Content-Security-Policy %q allows inline code", csp)
+	}
+}
+
+// waitForType returns the id of the first event of type the receiver got.
+func waitForType(t *testing.T, r *hookReceiver, typ string) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		for _, d := range r.got {
+			if d.body.Type == typ {
+				r.mu.Unlock()
+				return d.body.ID
+			}
+		}
+		r.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s event delivered", typ)
+	return ""
+}
