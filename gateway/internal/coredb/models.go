@@ -9,12 +9,16 @@ import (
 )
 
 type CoreApp struct {
-	ID               int64
-	Name             string
-	ClientID         string
-	ClientSecretHash []byte
-	Mode             string
-	CreatedAt        pgtype.Timestamptz
+	ID                      int64
+	Name                    string
+	ClientID                string
+	ClientSecretHash        []byte
+	Mode                    string
+	CreatedAt               pgtype.Timestamptz
+	PreviousSecretHash      []byte
+	PreviousSecretExpiresAt pgtype.Timestamptz
+	ClientSecretSealed      []byte
+	PreviousSecretSealed    []byte
 }
 
 type CoreAppConfig struct {
@@ -34,14 +38,16 @@ type CoreAppRedirectUri struct {
 }
 
 type CoreAppScopeReview struct {
-	AppID       int64
-	Scope       string
-	Status      string
-	Score       *int32
-	ReviewerID  *int64
-	Reason      string
-	SubmittedAt pgtype.Timestamptz
-	DecidedAt   pgtype.Timestamptz
+	AppID            int64
+	Scope            string
+	Status           string
+	Score            *int32
+	ReviewerID       *int64
+	Reason           string
+	SubmittedAt      pgtype.Timestamptz
+	DecidedAt        pgtype.Timestamptz
+	UseCase          string
+	PrivacyPolicyUrl string
 }
 
 type CoreAppTeam struct {
@@ -180,6 +186,7 @@ type CoreUser struct {
 	PasswordHash string
 	IsStaff      bool
 	CreatedAt    pgtype.Timestamptz
+	TestUserOf   *int64
 }
 
 type CoreWebhookAppSecret struct {

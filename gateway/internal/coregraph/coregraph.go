@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -27,12 +28,22 @@ type Service struct {
 	onSecret func(ctx context.Context, appID, secret string) error
 	// now is the clock, replaceable in tests.
 	now func() time.Time
+	// forget drops revoked or expired credentials from the authenticator's
+	// cache, so that they stop working at once on this gateway.
+	forget func(hashes ...[]byte)
 }
 
 // New returns the service over the identity store. onSecret is called
 // with every client secret the service creates (for webhook signing).
 func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
-	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now}
+	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now, forget: func(...[]byte) {}}
+}
+
+// OnRevoke sets what is told the hashes of credentials the service revokes
+// or expires (auth.Authenticator.Forget).
+func (s *Service) OnRevoke(forget func(hashes ...[]byte)) *Service {
+	s.forget = forget
+	return s
 }
 
 // Register adds the service's methods to p.
@@ -54,6 +65,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListPageLinks"), s.listPageLinks)
 	sdk.Handle(p, m.ByName("CreatePageLink"), s.createPageLink)
 	sdk.Handle(p, m.ByName("DeletePageLink"), s.deletePageLink)
+	s.registerLifecycle(p)
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {
@@ -250,15 +262,20 @@ func (s *Service) getApp(ctx context.Context, call *sdk.Call, req *corev1.GetApp
 	return &corev1.App{Id: app.ID, Name: app.Name, Mode: string(app.Mode), Products: nonNil(products), Scopes: nonNil(scopes)}, nil
 }
 
-func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppRequest) (*corev1.SuccessResponse, error) {
+func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppRequest) (*corev1.WentLive, error) {
 	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
-	if err := s.id.GoLive(ctx, app.ID); err != nil {
+	live, err := s.id.GoLive(ctx, app.ID)
+	if errors.Is(err, identity.ErrReviewRequired) || errors.Is(err, identity.ErrInvalid) {
+		return nil, sdk.Invalid("mode", "Invalid parameter: mode: %s.", trimSentinel(err))
+	}
+	if err != nil {
 		return nil, s.mapErr(err, "App "+app.ID)
 	}
-	return &corev1.SuccessResponse{Success: true}, nil
+	s.forget(live.RevokedKeys...)
+	return &corev1.WentLive{Success: true, Mode: string(identity.ModeLive), ApiKey: live.APIKey}, nil
 }
 
 func (s *Service) getAppConfig(ctx context.Context, call *sdk.Call, req *corev1.GetAppConfigRequest) (*corev1.AppConfig, error) {
@@ -363,7 +380,9 @@ func (s *Service) mapErr(err error, what string) error {
 	case errors.Is(err, identity.ErrNotFound):
 		return sdk.NotFound(what)
 	case errors.Is(err, identity.ErrInvalid):
-		return sdk.Invalid("", "Invalid parameter: %v", err)
+		return sdk.Invalid("", "Invalid parameter: %v", trimSentinel(err))
+	case errors.Is(err, identity.ErrNotStaff):
+		return sdk.Errorf(http.StatusForbidden, 200, 2069005, "Only platform staff can make this call, signed in with a session.")
 	}
 	return err
 }

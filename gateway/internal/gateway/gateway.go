@@ -96,6 +96,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("master key: %w", err)
 	}
 	log.Info("master key loaded", "source", keySource, "fingerprint", box.Fingerprint())
+	// Client secrets sign webhooks, so identity keeps them sealed too.
+	ids.SetSealer(box)
 	hooks, err := webhook.New(webhook.Options{
 		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
 		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
@@ -121,7 +123,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	coregraph.New(ids, hooks.SetAppSecret).Register(core)
+	coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).Register(core)
 	hooks.Register(core)
 	coreManifest, err := core.Manifest()
 	if err != nil {
