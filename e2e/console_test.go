@@ -77,6 +77,26 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("link-page-id"), c.Page.ID),
 		chromedp.Click(chromedp.CSS(`#link-page button[type=submit]`)),
 		waitText("#links", c.Page.Name))
+	b.Do("add a redirect URI",
+		chromedp.SendKeys(chromedp.ID("redirect-uri"), "https://app.example/oauth"),
+		chromedp.Click(chromedp.CSS(`#add-redirect button[type=submit]`)),
+		waitText("#redirects", "https://app.example/oauth"), waitText("#redirects", callback))
+	b.Do("a refused redirect URI shows its message beside the field",
+		chromedp.SendKeys(chromedp.ID("redirect-uri"), "ftp://nowhere"),
+		chromedp.Click(chromedp.CSS(`#add-redirect button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#add-redirect .field-error[data-field=uri]`)))
+	b.Do("rotate the app key",
+		chromedp.Click(chromedp.CSS(`#rotate-key button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#new-key [data-secret=api_key]`)))
+	rotated := browsertest.Get(b, "read the new key", chromedp.Text(chromedp.CSS(`#new-key [data-secret=api_key]`)))
+	if !strings.HasPrefix(rotated, "svc_test_") || rotated == apiKey {
+		t.Errorf("the rotated key %q is not a new svc_test_ key", rotated)
+	}
+	b.Do("create a Test User",
+		chromedp.Click(chromedp.CSS(`#add-test-user button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-secret=test_password]`)))
+	testUser := browsertest.Get(b, "read the Test User", chromedp.Text(chromedp.CSS(`[data-secret=test_username]`)))
+	b.Do("see the Test User listed", waitText("#test-users", testUser), waitText("#roles", "admin"))
 	b.Shot("app-settings")
 
 	// Webhooks: subscribe a local receiver, send a test event, see it
@@ -174,6 +194,75 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("search-q"), "subscriptions"),
 		waitText("#reference", "app/{app_id}/subscriptions"))
 	b.Shot("reference")
+
+	// App Review: the wizard submits the scopes the app uses (the explorer
+	// was granted public_profile and pages:read); the basic ones pass the
+	// automated check, svcchat:send waits for staff.
+	b.Do("open the App Review wizard", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.ID("review")))
+	b.Do("submit without a use case: the message is beside the field, in its step",
+		chromedp.Click(chromedp.CSS(`input[name=scopes][value=public_profile]`)),
+		chromedp.Click(chromedp.CSS(`input[name=scopes][value="pages:read"]`)),
+		chromedp.Click(chromedp.CSS(`input[name=scopes][value="svcchat:send"]`)),
+		chromedp.Click(chromedp.CSS(`#step-1 [data-next]`)),
+		chromedp.SendKeys(chromedp.ID("privacy-policy-url"), "https://app.example/privacy"),
+		chromedp.Click(chromedp.CSS(`#step-2 [data-next]`)),
+		chromedp.Click(chromedp.CSS(`#review button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#review .field-error[data-field=use_case]`)))
+	b.Shot("review-refused")
+	b.Do("submit for review",
+		chromedp.SendKeys(chromedp.ID("use-case"), "Coffee shop owners sign in so that the app shows their profile name and reads "+
+			"their Page to list opening hours; customers get order updates through svcchat messages from that Page."),
+		chromedp.Click(chromedp.CSS(`#review button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("submitted")),
+		waitText(`[data-scope=public_profile]`, "automated_approved"),
+		waitText(`[data-scope="svcchat:send"]`, "pending"))
+	b.Shot("review-submitted")
+
+	// Staff approve svcchat:send in the App Review queue, in their own
+	// browser.
+	staff := c.Users["staff"]
+	sb := browsertest.New(t)
+	sb.Do("staff open the review queue", chromedp.Navigate(console+"/staff/review"), chromedp.WaitVisible(chromedp.ID("username")))
+	sb.Do("staff sign in",
+		chromedp.SendKeys(chromedp.ID("username"), staff.Username),
+		chromedp.SendKeys(chromedp.ID("password"), staff.Password),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("queue")))
+	reviewRow := fmt.Sprintf(`form[data-app=%q][data-scope="svcchat:send"]`, appID)
+	sb.Do("see the app in the queue", chromedp.WaitVisible(chromedp.CSS(reviewRow)))
+	sb.Shot("staff-review-queue")
+	sb.Do("approve svcchat:send", chromedp.Click(chromedp.CSS(reviewRow+` button[value=approve]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(reviewRow)))
+
+	// Go live: the live key is shown once.
+	b.Do("see the approval", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.ID("review")))
+	b.Do("read the statuses", waitText(`[data-scope="svcchat:send"]`, "approved"))
+	b.Do("go live", chromedp.Navigate(console+"/apps/"+appID), chromedp.WaitVisible(chromedp.ID("go-live")))
+	b.Do("press go live", chromedp.Click(chromedp.CSS(`#go-live button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-secret=live_key]`)), waitText("#app-mode", "live"))
+	if live := browsertest.Get(b, "read the live key", chromedp.Text(chromedp.CSS(`[data-secret=live_key]`))); !strings.HasPrefix(live, "svc_live_") {
+		t.Errorf("going live showed %q, want a svc_live_ key", live)
+	}
+	b.Shot("live")
+
+	// A live app submits its draft templates to staff, who approve them in
+	// the template queue.
+	b.Do("open templates of the live app", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
+	b.Do("draft and submit a template",
+		chromedp.SendKeys(chromedp.ID("template-name"), "pickup_ready"),
+		chromedp.SendKeys(chromedp.ID("template-body"), "Order {{order_id}} is ready."),
+		chromedp.SendKeys(chromedp.ID("template-params"), "order_id"),
+		chromedp.Click(chromedp.CSS(`#draft button[type=submit]`)),
+		waitText(`[data-template=pickup_ready]`, "draft"),
+		chromedp.Click(chromedp.CSS(`tr:has([data-template=pickup_ready]) button:nth-of-type(2)`)),
+		waitText(`[data-template=pickup_ready]`, "pending_review"))
+	sb.Do("staff open the template queue", chromedp.Navigate(console+"/staff/templates"), chromedp.WaitVisible(chromedp.ID("queue")))
+	sb.Do("see the template", waitText("#queue", "pickup_ready"))
+	sb.Shot("staff-template-queue")
+	sb.Do("approve it", chromedp.Click(chromedp.CSS(`tr:has(code) button[value=approve]`)), waitText("#queue", "The queue is empty"))
+	b.Do("see it approved", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
+	b.Do("read its status", waitText(`[data-template=pickup_ready]`, "approved"))
+	b.Shot("template-approved-by-staff")
 }
 
 // The console's pages are not served to a browser that is not signed in,

@@ -43,10 +43,6 @@ var templates = func() map[string]*template.Template {
 
 // Options configure the console.
 type Options struct {
-	// CSRFToken returns the CSRF token of the request's session, which the
-	// pages send back in X-Svc-CSRF on every state change; it may set a
-	// cookie. Nil renders an empty token.
-	CSRFToken func(w http.ResponseWriter, r *http.Request) string
 	// LoginPath is the sign-in page (default /login).
 	LoginPath string
 }
@@ -137,34 +133,37 @@ type view struct {
 }
 
 func (c *Console) serve(w http.ResponseWriter, r *http.Request) {
-	p := c.sessionUser(r)
+	p, session := c.sessionUser(r)
 	if p == nil {
 		http.Redirect(w, r, c.opts.LoginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
 	pg, appID, ok := route(strings.TrimPrefix(r.URL.Path, Path))
 	if !ok {
-		c.render(w, r, http.StatusNotFound, view{page: page{Name: "notfound", Title: "Not found"}, UserID: p.UserID, Staff: p.Staff})
+		c.render(w, r, http.StatusNotFound, view{page: page{Name: "notfound", Title: "Not found"}, UserID: p.UserID, Staff: p.Staff,
+			CSRF: auth.CSRFToken(session)})
 		return
 	}
-	v := view{page: pg, AppID: appID, UserID: p.UserID, Staff: p.Staff, Path: r.URL.Path}
-	if c.opts.CSRFToken != nil {
-		v.CSRF = c.opts.CSRFToken(w, r)
-	}
+	// The page's scripts send the session's CSRF token back in
+	// auth.CSRFHeader on every state change (the rule is package auth's).
+	v := view{page: pg, AppID: appID, UserID: p.UserID, Staff: p.Staff, Path: r.URL.Path,
+		CSRF: auth.CSRFToken(session)}
 	c.render(w, r, http.StatusOK, v)
 }
 
-// sessionUser is the console session of the request: a first-party
-// session presented as the session cookie, or nil.
-func (c *Console) sessionUser(r *http.Request) *auth.Principal {
-	if ck, err := r.Cookie(auth.SessionCookie); err != nil || ck.Value == "" {
-		return nil
+// sessionUser is the console session of the request, a first-party
+// session presented as the session cookie, and the cookie's value; or nil.
+// A bearer session is not a console session: a browser never sends one.
+func (c *Console) sessionUser(r *http.Request) (*auth.Principal, string) {
+	ck, err := r.Cookie(auth.SessionCookie)
+	if err != nil || ck.Value == "" || r.Header.Get("Authorization") != "" {
+		return nil, ""
 	}
 	p, err := auth.Caller(r.Context())
 	if err != nil || p == nil || p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
-		return nil
+		return nil, ""
 	}
-	return p
+	return p, ck.Value
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, v view) {

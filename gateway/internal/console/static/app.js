@@ -19,7 +19,7 @@ async function overview() {
 }
 
 onSubmit(document.getElementById('go-live'), (v) => graph.post(appNode(), v), (res) => {
-  const key = res.api_key || res.apiKey || res.key;
+  const key = res.api_key;
   replace(document.getElementById('live-key'), el('p', { class: 'ok', role: 'status' }, 'The app is live.'),
     key ? secret('Live app key', key, 'live_key') : null);
   overview();
@@ -41,8 +41,8 @@ document.getElementById('add-callback').addEventListener('click', async () => {
 
 onSubmit(document.getElementById('rotate-key'), (v) => graph.post(appNode('keys'), v), (res, form) => {
   const kind = form.elements.kind.value;
-  const value = res.value || res.api_key || res.client_secret || res.key || res.secret;
-  replace(document.getElementById('new-key'), secret(kind === 'api_key' ? 'New app key' : 'New client secret', value, kind));
+  replace(document.getElementById('new-key'), secret(kind === 'api_key' ? 'New app key' : 'New client secret', res.value, kind),
+    res.previous_expires_at ? el('p', { class: 'muted' }, `The previous one works until ${res.previous_expires_at}.`) : null);
 });
 
 async function links() {
@@ -78,6 +78,7 @@ async function testUsers() {
   replace(box, table([
     ['Id', (u) => el('code', {}, u.id)],
     ['Username', (u) => u.username || ''],
+    ['Name', (u) => u.name || ''],
     ['', (u) => dangerButton('Delete', () => graph.del(appNode('test_users'), { user_id: u.id }), testUsers)],
   ], res.data, 'No Test Users.'));
 }

@@ -18,9 +18,9 @@ function decide(r) {
 async function load() {
   const res = await loading(box, call('GET', PATH));
   replace(box, table([
-    ['App', (r) => `${r.appName || ''} (${r.appId})`],
+    ['App', (r) => `${r.appName} (${r.appId})`],
     ['Scope', (r) => el('code', {}, r.scope)],
-    ['Use case', (r) => r.useCase || r.use_case || ''],
+    ['Use case', (r) => [r.useCase || '', r.privacyPolicyUrl ? el('p', { class: 'muted' }, 'Privacy policy: ', r.privacyPolicyUrl) : null]],
     ['Submitted', (r) => r.submittedAt || ''],
     ['Decision', decide],
   ], res.data, 'The queue is empty.'));
