@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -344,4 +347,139 @@ func waitForType(t *testing.T, r *hookReceiver, typ string) string {
 	}
 	t.Fatalf("no %s event delivered", typ)
 	return ""
+}
+
+// Every state change the console makes, sent with the session cookie but
+// without the session's CSRF token (or from another site with it), is
+// refused with 403, code 200, subcode 2069008, and changes nothing: every
+// read of the app answers the same afterwards. With the token the console
+// page carries, the same request passes.
+func TestConsoleStateChangesWithoutTheCSRFTokenAreRefusedAndChangeNothing(t *testing.T) {
+	t.Parallel()
+	g := gatewaytest.Start(t, gatewaytest.Options{})
+	c := g.Credentials(t)
+	owner := c.Users["owner"]
+	session := signInAt(t, g.URL, owner.Username, owner.Password)
+	cookie := map[string]string{"Cookie": "svc_session=" + session, "Content-Type": "application/json"}
+	app := c.App.ID
+
+	graphPost := func(h map[string]string, body map[string]any) (*http.Response, []byte) {
+		b, _ := json.Marshal(body)
+		return do(t, "POST", g.URL+"/api/v1/graph", bytes.NewReader(b), h)
+	}
+	graphDelete := func(h map[string]string, q url.Values) (*http.Response, []byte) {
+		return do(t, "DELETE", g.URL+"/api/v1/graph?"+q.Encode(), nil, h)
+	}
+	// reads is everything the console shows of the app and the user.
+	reads := func() string {
+		var out strings.Builder
+		for _, node := range []string{"me/apps", "app/" + app, "app/" + app + "/redirect_uris", "app/" + app + "/roles",
+			"app/" + app + "/test_users", "app/" + app + "/review", "app/" + app + "/page_links", "app/" + app + "/config",
+			"app/" + app + "/subscriptions", "app/" + app + "/svcchat_templates", "app/" + app + "/deliveries"} {
+			res, body := do(t, "GET", g.URL+"/api/v1/graph?"+url.Values{"node": {node}}.Encode(), nil, cookie)
+			if res.StatusCode != 200 {
+				t.Fatalf("read %s: %d %s", node, res.StatusCode, body)
+			}
+			fmt.Fprintf(&out, "%s: %s\n", node, body)
+		}
+		return out.String()
+	}
+	before := reads()
+
+	type change struct {
+		name string
+		send func(h map[string]string) (*http.Response, []byte)
+	}
+	post := func(node string, body map[string]any) func(map[string]string) (*http.Response, []byte) {
+		return func(h map[string]string) (*http.Response, []byte) {
+			b := map[string]any{"node": node}
+			for k, v := range body {
+				b[k] = v
+			}
+			return graphPost(h, b)
+		}
+	}
+	del := func(node string, q url.Values) func(map[string]string) (*http.Response, []byte) {
+		return func(h map[string]string) (*http.Response, []byte) {
+			all := url.Values{"node": {node}}
+			for k, v := range q {
+				all[k] = v
+			}
+			return graphDelete(h, all)
+		}
+	}
+	rest := func(method, path string, body map[string]any) func(map[string]string) (*http.Response, []byte) {
+		return func(h map[string]string) (*http.Response, []byte) {
+			b, _ := json.Marshal(body)
+			return do(t, method, g.URL+path, bytes.NewReader(b), h)
+		}
+	}
+	a := "app/" + app
+	changes := []change{
+		{"create an app", post("me/apps", map[string]any{"name": "Forged", "redirect_uris": []string{"https://evil.example/cb"}})},
+		{"go live", post(a, map[string]any{"mode": "live"})},
+		{"add a redirect URI", post(a+"/redirect_uris", map[string]any{"uri": "https://evil.example/cb"})},
+		{"remove a redirect URI", del(a+"/redirect_uris", url.Values{"uri": {c.App.RedirectURI}})},
+		{"rotate the app key", post(a+"/keys", map[string]any{"kind": "api_key"})},
+		{"rotate the client secret", post(a+"/keys", map[string]any{"kind": "client_secret"})},
+		{"add a team member", post(a+"/roles", map[string]any{"user_id": c.Users["consumer"].ID, "role": "admin"})},
+		{"remove a team member", del(a+"/roles", url.Values{"user_id": {owner.ID}})},
+		{"create a Test User", post(a+"/test_users", nil)},
+		{"delete a Test User", del(a+"/test_users", url.Values{"user_id": {c.Users["consumer"].ID}})},
+		{"link a Page", post(a+"/page_links", map[string]any{"page_id": c.Page.ID, "products": []string{"book"}})},
+		{"unlink a Page", del(a+"/page_links", url.Values{"page_id": {c.Page.ID}})},
+		{"save the configuration", post(a+"/config", map[string]any{"platformConfig": map[string]any{"forged": true}})},
+		{"subscribe a webhook", post(a+"/subscriptions", map[string]any{"callback_url": "http://127.0.0.1:9/x", "events": []string{"book.post.created"}, "verify_token": "v"})},
+		{"delete the subscription", del(a+"/subscriptions", nil)},
+		{"send a test event", post(a+"/test_event", map[string]any{"type": "book.post.created"})},
+		{"replay a delivery", post("delivery/whd_forged/replay", nil)},
+		{"draft a template", post(a+"/svcchat_templates", map[string]any{"name": "forged", "body": "x", "params": []string{}})},
+		{"approve a template", post(a+"/svcchat_templates/hello_world/approve", nil)},
+		{"submit a template", post(a+"/svcchat_templates/hello_world/submit", nil)},
+		{"submit for review", post(a+"/review", map[string]any{"scopes": []string{"pages:read"}, "use_case": "forged"})},
+		{"decide an App Review", rest("POST", "/api/developers/admin/app-review", map[string]any{"appId": app, "scope": "pages:read", "decision": "approve"})},
+		{"decide a template", rest("POST", "/api/developers/admin/svcchat/template-queue", map[string]any{"id": "1", "decision": "approve"})},
+	}
+	for _, ch := range changes {
+		res, body := ch.send(cookie)
+		if res.StatusCode != 403 || !strings.Contains(string(body), `"error_subcode":2069008`) {
+			t.Errorf("%s with the cookie and no CSRF token: %d %s, want 403 with subcode 2069008", ch.name, res.StatusCode, body)
+		}
+	}
+	// The console page carries the session's token; from another site, even
+	// the right token is refused.
+	token := consoleCSRFToken(t, g.URL, session)
+	crossSite := map[string]string{"X-Svc-CSRF": token, "Origin": "https://evil.example"}
+	for k, v := range cookie {
+		crossSite[k] = v
+	}
+	for _, ch := range changes {
+		res, body := ch.send(crossSite)
+		if res.StatusCode != 403 || !strings.Contains(string(body), `"error_subcode":2069008`) {
+			t.Errorf("%s from another origin: %d %s, want 403 with subcode 2069008", ch.name, res.StatusCode, body)
+		}
+	}
+	if after := reads(); after != before {
+		t.Errorf("refused requests changed what the console shows:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	withToken := map[string]string{"X-Svc-CSRF": token, "Origin": g.URL}
+	for k, v := range cookie {
+		withToken[k] = v
+	}
+	res, body := post(a+"/redirect_uris", map[string]any{"uri": "https://app.example/cb"})(withToken)
+	if res.StatusCode != 200 {
+		t.Fatalf("the same change with the console's token: %d %s", res.StatusCode, body)
+	}
+}
+
+// consoleCSRFToken reads the CSRF token a console page carries for session.
+func consoleCSRFToken(t *testing.T, base, session string) string {
+	t.Helper()
+	res, body := do(t, "GET", base+"/developers/console", nil, map[string]string{"Cookie": "svc_session=" + session})
+	m := regexp.MustCompile(`<meta name="svc-csrf" content="([^"]+)">`).FindSubmatch(body)
+	if res.StatusCode != 200 || m == nil {
+		t.Fatalf("console page: %d, no CSRF token in %s", res.StatusCode, body)
+	}
+	return string(m[1])
 }
