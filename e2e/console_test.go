@@ -483,3 +483,34 @@ func consoleCSRFToken(t *testing.T, base, session string) string {
 	}
 	return string(m[1])
 }
+
+// me/apps lists the apps on the user's teams with the user's role, and
+// only for the user's own session: an app key or a user token an app holds
+// is refused with 2069001, so an app cannot learn the user's other apps.
+func TestMyAppsListsTheUsersTeamsForTheSessionOnly(t *testing.T) {
+	t.Parallel()
+	g := gatewaytest.Start(t, gatewaytest.Options{})
+	c := g.Credentials(t)
+	w := &graphWorld{g: g, c: c}
+	q := url.Values{"node": {"me/apps"}}
+
+	owner := signInAt(t, g.URL, c.Users["owner"].Username, c.Users["owner"].Password)
+	res, body := w.get(t, owner, q)
+	if res.StatusCode != 200 {
+		t.Fatalf("me/apps: %d %s", res.StatusCode, body)
+	}
+	list := decode[struct {
+		Data []struct{ ID, Name, Mode, Role, ClientID string }
+	}](t, body)
+	if len(list.Data) != 1 || list.Data[0].ID != c.App.ID || list.Data[0].Role != "admin" || list.Data[0].Mode != "development" {
+		t.Fatalf("the owner's apps = %s, want the seeded app with role admin", body)
+	}
+
+	staff := signInAt(t, g.URL, c.Users["staff"].Username, c.Users["staff"].Password)
+	if res, body = w.get(t, staff, q); res.StatusCode != 200 || strings.Contains(string(body), c.App.ID) {
+		t.Errorf("someone off the team sees the app: %d %s", res.StatusCode, body)
+	}
+
+	res, body = w.get(t, c.App.APIKey, q)
+	wantGraphError(t, res, body, 403, 200, 2069001)
+}

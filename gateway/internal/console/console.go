@@ -95,6 +95,8 @@ func route(rest string) (page, string, bool) {
 	switch {
 	case rest == "" || rest == "apps":
 		return page{Name: "apps", Title: "Apps", Nav: "apps"}, "", true
+	case parts[0] == "apps" && len(parts) > 1 && parts[1] == "":
+		return page{}, "", false
 	case parts[0] == "apps" && len(parts) == 2:
 		return page{Name: "app", Title: "App settings", Nav: "apps", AppTab: "settings"}, parts[1], true
 	case parts[0] == "apps" && len(parts) == 3:
