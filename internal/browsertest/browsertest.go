@@ -157,3 +157,17 @@ func (b *Browser) Shot(name string) string {
 	b.t.Logf("screenshot: %s", path)
 	return path
 }
+
+// WaitText waits until an element matching the CSS selector contains text,
+// for pages that change on their own (a reply arriving, a poll refreshing).
+func WaitText(css, text string) chromedp.Action[chromedp.Void] {
+	found := chromedp.PollFunction[bool](
+		`(sel, text) => [...document.querySelectorAll(sel)].some((e) => e.textContent.includes(text))`,
+		chromedp.WithPollingArgs(css, text), chromedp.WithPollingInterval(100*time.Millisecond))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := found(ctx, t); err != nil {
+			return chromedp.Void{}, fmt.Errorf("waiting for %q in %s: %w", text, css, err)
+		}
+		return chromedp.Void{}, nil
+	}
+}

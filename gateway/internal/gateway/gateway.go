@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/admin"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
+	"github.com/svcplatform/svc/gateway/internal/chatapp"
 	"github.com/svcplatform/svc/gateway/internal/config"
 	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
@@ -381,5 +382,8 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	// The developer console: pages over the public APIs, signed in with
 	// the login page's session cookie.
 	console.New(console.Options{LoginPath: oauth.PathLogin}).Register(srv)
+	// The consumer chat app, emulated: static files over the mobile APIs.
+	srv.Handle("GET /chat", chatapp.Handler())
+	srv.Handle("GET /chat/", chatapp.Handler())
 	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
 }
