@@ -15,7 +15,7 @@ const claimIdempotencyKey = `-- name: ClaimIdempotencyKey :one
 INSERT INTO core.idempotency_keys (scope, key, request_hash)
 VALUES ($1, $2, $3)
 ON CONFLICT (scope, key) DO UPDATE
-    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
+    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, sealed = false, created_at = now()
     WHERE core.idempotency_keys.created_at < now() - interval '24 hours'
 RETURNING created_at
 `
@@ -36,7 +36,7 @@ func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyK
 }
 
 const getIdempotencyKey = `-- name: GetIdempotencyKey :one
-SELECT request_hash, status, response, created_at
+SELECT request_hash, status, response, sealed, created_at
 FROM core.idempotency_keys
 WHERE scope = $1 AND key = $2
 `
@@ -50,6 +50,7 @@ type GetIdempotencyKeyRow struct {
 	RequestHash []byte
 	Status      *int32
 	Response    []byte
+	Sealed      bool
 	CreatedAt   pgtype.Timestamptz
 }
 
@@ -60,6 +61,7 @@ func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyPa
 		&i.RequestHash,
 		&i.Status,
 		&i.Response,
+		&i.Sealed,
 		&i.CreatedAt,
 	)
 	return i, err
@@ -92,13 +94,14 @@ func (q *Queries) ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempote
 }
 
 const storeIdempotentResponse = `-- name: StoreIdempotentResponse :exec
-UPDATE core.idempotency_keys SET status = $1, response = $2
-WHERE scope = $3 AND key = $4
+UPDATE core.idempotency_keys SET status = $1, response = $2, sealed = $3
+WHERE scope = $4 AND key = $5
 `
 
 type StoreIdempotentResponseParams struct {
 	Status   *int32
 	Response []byte
+	Sealed   bool
 	Scope    string
 	Key      string
 }
@@ -107,6 +110,7 @@ func (q *Queries) StoreIdempotentResponse(ctx context.Context, arg StoreIdempote
 	_, err := q.db.Exec(ctx, storeIdempotentResponse,
 		arg.Status,
 		arg.Response,
+		arg.Sealed,
 		arg.Scope,
 		arg.Key,
 	)

@@ -82,6 +82,7 @@ type CoreIdempotencyKey struct {
 	Status      *int32
 	Response    []byte
 	CreatedAt   pgtype.Timestamptz
+	Sealed      bool
 }
 
 type CoreInstallation struct {

@@ -171,7 +171,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.Handle(graph.Path, graph.New(graph.Options{
 		PublicURL:   cfg.PublicURL,
 		Routes:      r.Table,
-		Idempotency: graph.NewPGIdempotency(db.Pool),
+		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      caller,
 	}))

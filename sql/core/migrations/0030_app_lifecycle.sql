@@ -27,3 +27,9 @@ ALTER TABLE core.app_scope_reviews
         CHECK (status IN ('pending', 'automated_approved', 'approved', 'rejected')),
     ADD COLUMN use_case           text NOT NULL DEFAULT '',
     ADD COLUMN privacy_policy_url text NOT NULL DEFAULT '';
+
+-- A Graph write's kept answer (Idempotency-Key) may carry a secret shown
+-- once (a rotated key, a Test User's password, a new app's client secret):
+-- it is kept sealed under the master key (package graph).
+ALTER TABLE core.idempotency_keys
+    ADD COLUMN sealed boolean NOT NULL DEFAULT false;

@@ -4,17 +4,17 @@
 INSERT INTO core.idempotency_keys (scope, key, request_hash)
 VALUES (@scope, @key, @request_hash)
 ON CONFLICT (scope, key) DO UPDATE
-    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
+    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, sealed = false, created_at = now()
     WHERE core.idempotency_keys.created_at < now() - interval '24 hours'
 RETURNING created_at;
 
 -- name: GetIdempotencyKey :one
-SELECT request_hash, status, response, created_at
+SELECT request_hash, status, response, sealed, created_at
 FROM core.idempotency_keys
 WHERE scope = @scope AND key = @key;
 
 -- name: StoreIdempotentResponse :exec
-UPDATE core.idempotency_keys SET status = @status, response = @response
+UPDATE core.idempotency_keys SET status = @status, response = @response, sealed = @sealed
 WHERE scope = @scope AND key = @key;
 
 -- name: ReleaseIdempotencyKey :exec
