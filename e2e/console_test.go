@@ -17,14 +17,8 @@ import (
 	"github.com/svcplatform/svc/internal/gatewaytest"
 )
 
-// js quotes s as a JavaScript string literal.
-func js(s string) string { return fmt.Sprintf("%q", s) }
-
-// waitText waits until the element sel exists and its text contains want.
-func waitText(sel, want string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](fmt.Sprintf(
-		`(document.querySelector(%s)?.textContent || '').includes(%s)`, js(sel), js(want)))
-}
+// waitText waits until an element matching sel contains want.
+var waitText = browsertest.WaitText
 
 // A developer does everything in the console, in a real browser: signs in,
 // creates an app (its secrets shown once), links the Page, subscribes a
