@@ -191,6 +191,9 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("search-q"), "subscriptions"),
 		waitText("#reference", "app/{app_id}/subscriptions"))
 	b.Shot("reference")
+	if who := browsertest.Get(b, "read who is signed in", chromedp.Text(chromedp.ID("who"))); !strings.Contains(who, "Signed in as") {
+		t.Errorf("the header says %q", who)
+	}
 
 	// App Review: the wizard submits the scopes the app uses (the explorer
 	// was granted public_profile and pages:read); the basic ones pass the
@@ -260,6 +263,11 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	b.Do("see it approved", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
 	b.Do("read its status", waitText(`[data-template=pickup_ready]`, "approved"))
 	b.Shot("template-approved-by-staff")
+
+	// Signing out revokes the session: the console sends the browser to
+	// the login page again.
+	b.Do("sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("username")))
+	b.Do("the console asks to sign in again", chromedp.Navigate(console), chromedp.WaitVisible(chromedp.ID("username")))
 }
 
 // The console's pages are not served to a browser that is not signed in,

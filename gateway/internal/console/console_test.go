@@ -40,6 +40,9 @@ func TestRouteMapsConsolePathsToPages(t *testing.T) {
 
 func TestEveryPageHasATemplateAndAScript(t *testing.T) {
 	t.Parallel()
+	if _, err := staticFiles.ReadFile("static/layout.js"); err != nil {
+		t.Errorf("the layout's script: %v", err)
+	}
 	for _, n := range pageNames {
 		if templates[n] == nil {
 			t.Errorf("page %s has no template", n)
