@@ -155,9 +155,8 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#authorize button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`button[value=allow]`)))
 	b.Shot("explorer-consent")
-	b.Do("allow, and exchange the code with the client secret",
-		chromedp.Click(chromedp.CSS(`button[value=allow]`)),
-		chromedp.WaitVisible(chromedp.ID("client-secret")),
+	b.Do("allow", chromedp.Click(chromedp.CSS(`button[value=allow]`)), chromedp.WaitVisible(chromedp.ID("client-secret")))
+	b.Do("exchange the code with the client secret",
 		chromedp.SendKeys(chromedp.ID("client-secret"), secret),
 		chromedp.Click(chromedp.CSS(`#exchange button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.ID("request")))
