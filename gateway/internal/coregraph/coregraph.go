@@ -52,6 +52,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("GetMe"), s.getMe)
 	sdk.Handle(p, m.ByName("ListMyPages"), s.listMyPages)
 	sdk.Handle(p, m.ByName("ListMyBusinessPortfolios"), s.listMyBusinessPortfolios)
+	sdk.Handle(p, m.ByName("ListMyApps"), s.listMyApps)
 	sdk.Handle(p, m.ByName("CreateApp"), s.createApp)
 	sdk.Handle(p, m.ByName("GetPage"), s.getPage)
 	sdk.Handle(p, m.ByName("UpdatePageSettings"), s.updatePageSettings)
@@ -121,6 +122,31 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 	if len(bp.PageIds) > 0 && req.GetAfter() == "" {
 		res.Data = append(res.Data, bp)
 	}
+	return res, nil
+}
+
+// listMyApps lists the apps on the caller's teams with the caller's role.
+func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.ListMyAppsRequest) (*corev1.ListMyAppsResponse, error) {
+	after, err := decodeCursor("after", req.GetAfter())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetBefore() != "" {
+		return nil, sdk.Invalid("before", "Invalid parameter: this list pages forward only; use after.")
+	}
+	limit := int(req.GetLimit())
+	apps, err := s.id.AppsOfUser(ctx, call.Principal().UserID, after, limit+1)
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	res := &corev1.ListMyAppsResponse{Paging: &pluginv1.Paging{HasPrevious: after != ""}}
+	if len(apps) > limit {
+		apps, res.Paging.HasNext = apps[:limit], true
+	}
+	for _, a := range apps {
+		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
+	}
+	setCursors(res.Paging, len(apps), func(i int) string { return apps[i].ID })
 	return res, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/catalog"
 	"github.com/svcplatform/svc/gateway/internal/chatapp"
 	"github.com/svcplatform/svc/gateway/internal/config"
+	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
@@ -392,6 +393,9 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	// The developer console: pages over the public APIs, signed in with
+	// the login page's session cookie.
+	console.New(console.Options{LoginPath: oauth.PathLogin}).Register(srv)
 	// The consumer chat app, emulated: static files over the mobile APIs.
 	srv.Handle("GET /chat", chatapp.Handler())
 	srv.Handle("GET /chat/", chatapp.Handler())

@@ -446,3 +446,34 @@ func (s *Service) CreateAppKey(ctx context.Context, appID string) (string, error
 	}
 	return plain, nil
 }
+
+// MyApp is an app seen from one of its team members, with that member's
+// role.
+type MyApp struct {
+	App
+	Role TeamRole
+}
+
+// AppsOfUser lists the apps on whose team the user is, in id order, at
+// most limit of them after the app id after ("" for the first page).
+func (s *Service) AppsOfUser(ctx context.Context, userID, after string, limit int) ([]MyApp, error) {
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return nil, err
+	}
+	var afterID int64
+	if after != "" {
+		if afterID, err = mustID("app", after); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.q.ListAppsOfUser(ctx, coredb.ListAppsOfUserParams{UserID: uid, AfterID: afterID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list apps of user: %w", err)
+	}
+	out := make([]MyApp, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, MyApp{App: App{ID: FormatID(r.ID), Name: r.Name, ClientID: r.ClientID, Mode: AppMode(r.Mode)}, Role: TeamRole(r.Role)})
+	}
+	return out, nil
+}

@@ -225,6 +225,199 @@ func (x *ListMyPagesResponse) GetPaging() *v1.Paging {
 	return nil
 }
 
+type ListMyAppsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAppsRequest) Reset() {
+	*x = ListMyAppsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAppsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAppsRequest) ProtoMessage() {}
+
+func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAppsRequest.ProtoReflect.Descriptor instead.
+func (*ListMyAppsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListMyAppsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListMyAppsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListMyAppsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListMyAppsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*MyApp               `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAppsResponse) Reset() {
+	*x = ListMyAppsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAppsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAppsResponse) ProtoMessage() {}
+
+func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAppsResponse.ProtoReflect.Descriptor instead.
+func (*ListMyAppsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListMyAppsResponse) GetData() []*MyApp {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListMyAppsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// MyApp is an app seen from one of its team members.
+type MyApp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// development or live.
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// The user's team role: admin, developer or tester.
+	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	// The OAuth client id (public; the console's Graph explorer signs in
+	// with it).
+	ClientId      string `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MyApp) Reset() {
+	*x = MyApp{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MyApp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MyApp) ProtoMessage() {}
+
+func (x *MyApp) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MyApp.ProtoReflect.Descriptor instead.
+func (*MyApp) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MyApp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MyApp) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MyApp) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *MyApp) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *MyApp) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
 type ListMyBusinessPortfoliosRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
@@ -236,7 +429,7 @@ type ListMyBusinessPortfoliosRequest struct {
 
 func (x *ListMyBusinessPortfoliosRequest) Reset() {
 	*x = ListMyBusinessPortfoliosRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -248,7 +441,7 @@ func (x *ListMyBusinessPortfoliosRequest) String() string {
 func (*ListMyBusinessPortfoliosRequest) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -261,7 +454,7 @@ func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosRequest.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListMyBusinessPortfoliosRequest) GetLimit() int32 {
@@ -295,7 +488,7 @@ type ListMyBusinessPortfoliosResponse struct {
 
 func (x *ListMyBusinessPortfoliosResponse) Reset() {
 	*x = ListMyBusinessPortfoliosResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +500,7 @@ func (x *ListMyBusinessPortfoliosResponse) String() string {
 func (*ListMyBusinessPortfoliosResponse) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +513,7 @@ func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosResponse.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMyBusinessPortfoliosResponse) GetData() []*BusinessPortfolio {
@@ -348,7 +541,7 @@ type BusinessPortfolio struct {
 
 func (x *BusinessPortfolio) Reset() {
 	*x = BusinessPortfolio{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +553,7 @@ func (x *BusinessPortfolio) String() string {
 func (*BusinessPortfolio) ProtoMessage() {}
 
 func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +566,7 @@ func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BusinessPortfolio.ProtoReflect.Descriptor instead.
 func (*BusinessPortfolio) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BusinessPortfolio) GetId() string {
@@ -406,7 +599,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +611,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +624,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -460,7 +653,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -472,7 +665,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -485,7 +678,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Page) GetId() string {
@@ -559,7 +752,7 @@ type UpdatePageSettingsRequest struct {
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +764,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +777,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -631,7 +824,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +836,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +849,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -678,7 +871,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +883,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +896,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -744,7 +937,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -756,7 +949,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -769,7 +962,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -800,7 +993,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +1005,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +1018,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -872,7 +1065,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +1077,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +1090,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -916,7 +1109,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1121,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1134,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -969,7 +1162,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1174,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1187,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -1062,7 +1255,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1074,7 +1267,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1087,7 +1280,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -1112,7 +1305,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1317,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1330,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *App) GetId() string {
@@ -1185,7 +1378,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1390,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1403,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -1236,7 +1429,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1441,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1454,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -1280,7 +1473,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1485,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1498,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -1325,7 +1518,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1530,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1543,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -1379,7 +1572,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1584,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1597,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -1445,7 +1638,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1650,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1663,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -1498,7 +1691,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1703,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1716,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -1558,7 +1751,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1763,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1776,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -1617,7 +1810,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +1822,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +1835,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -1671,7 +1864,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1683,7 +1876,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1696,7 +1889,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -1737,7 +1930,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1942,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1955,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -1833,7 +2026,7 @@ type WentLive struct {
 
 func (x *WentLive) Reset() {
 	*x = WentLive{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +2038,7 @@ func (x *WentLive) String() string {
 func (*WentLive) ProtoMessage() {}
 
 func (x *WentLive) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +2051,7 @@ func (x *WentLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
 func (*WentLive) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WentLive) GetSuccess() bool {
@@ -1891,7 +2084,7 @@ type ListRedirectUrisRequest struct {
 
 func (x *ListRedirectUrisRequest) Reset() {
 	*x = ListRedirectUrisRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +2096,7 @@ func (x *ListRedirectUrisRequest) String() string {
 func (*ListRedirectUrisRequest) ProtoMessage() {}
 
 func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +2109,7 @@ func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListRedirectUrisRequest) GetAppId() string {
@@ -1935,7 +2128,7 @@ type ListRedirectUrisResponse struct {
 
 func (x *ListRedirectUrisResponse) Reset() {
 	*x = ListRedirectUrisResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2140,7 @@ func (x *ListRedirectUrisResponse) String() string {
 func (*ListRedirectUrisResponse) ProtoMessage() {}
 
 func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2153,7 @@ func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
@@ -1979,7 +2172,7 @@ type RedirectUri struct {
 
 func (x *RedirectUri) Reset() {
 	*x = RedirectUri{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1991,7 +2184,7 @@ func (x *RedirectUri) String() string {
 func (*RedirectUri) ProtoMessage() {}
 
 func (x *RedirectUri) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2004,7 +2197,7 @@ func (x *RedirectUri) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
 func (*RedirectUri) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RedirectUri) GetUri() string {
@@ -2024,7 +2217,7 @@ type AddRedirectUriRequest struct {
 
 func (x *AddRedirectUriRequest) Reset() {
 	*x = AddRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2229,7 @@ func (x *AddRedirectUriRequest) String() string {
 func (*AddRedirectUriRequest) ProtoMessage() {}
 
 func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2242,7 @@ func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AddRedirectUriRequest) GetAppId() string {
@@ -2076,7 +2269,7 @@ type DeleteRedirectUriRequest struct {
 
 func (x *DeleteRedirectUriRequest) Reset() {
 	*x = DeleteRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2281,7 @@ func (x *DeleteRedirectUriRequest) String() string {
 func (*DeleteRedirectUriRequest) ProtoMessage() {}
 
 func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2294,7 @@ func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteRedirectUriRequest) GetAppId() string {
@@ -2127,7 +2320,7 @@ type ListAppRolesRequest struct {
 
 func (x *ListAppRolesRequest) Reset() {
 	*x = ListAppRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2332,7 @@ func (x *ListAppRolesRequest) String() string {
 func (*ListAppRolesRequest) ProtoMessage() {}
 
 func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2345,7 @@ func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListAppRolesRequest) GetAppId() string {
@@ -2171,7 +2364,7 @@ type ListAppRolesResponse struct {
 
 func (x *ListAppRolesResponse) Reset() {
 	*x = ListAppRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2376,7 @@ func (x *ListAppRolesResponse) String() string {
 func (*ListAppRolesResponse) ProtoMessage() {}
 
 func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2389,7 @@ func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
@@ -2218,7 +2411,7 @@ type AppRoleEntry struct {
 
 func (x *AppRoleEntry) Reset() {
 	*x = AppRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2423,7 @@ func (x *AppRoleEntry) String() string {
 func (*AppRoleEntry) ProtoMessage() {}
 
 func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2436,7 @@ func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
 func (*AppRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AppRoleEntry) GetUserId() string {
@@ -2271,7 +2464,7 @@ type SetAppRoleRequest struct {
 
 func (x *SetAppRoleRequest) Reset() {
 	*x = SetAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2476,7 @@ func (x *SetAppRoleRequest) String() string {
 func (*SetAppRoleRequest) ProtoMessage() {}
 
 func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2489,7 @@ func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetAppRoleRequest) GetAppId() string {
@@ -2330,7 +2523,7 @@ type DeleteAppRoleRequest struct {
 
 func (x *DeleteAppRoleRequest) Reset() {
 	*x = DeleteAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2342,7 +2535,7 @@ func (x *DeleteAppRoleRequest) String() string {
 func (*DeleteAppRoleRequest) ProtoMessage() {}
 
 func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2355,7 +2548,7 @@ func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DeleteAppRoleRequest) GetAppId() string {
@@ -2381,7 +2574,7 @@ type ListTestUsersRequest struct {
 
 func (x *ListTestUsersRequest) Reset() {
 	*x = ListTestUsersRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2586,7 @@ func (x *ListTestUsersRequest) String() string {
 func (*ListTestUsersRequest) ProtoMessage() {}
 
 func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2599,7 @@ func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListTestUsersRequest) GetAppId() string {
@@ -2425,7 +2618,7 @@ type ListTestUsersResponse struct {
 
 func (x *ListTestUsersResponse) Reset() {
 	*x = ListTestUsersResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2630,7 @@ func (x *ListTestUsersResponse) String() string {
 func (*ListTestUsersResponse) ProtoMessage() {}
 
 func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2643,7 @@ func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListTestUsersResponse) GetData() []*TestUser {
@@ -2472,7 +2665,7 @@ type TestUser struct {
 
 func (x *TestUser) Reset() {
 	*x = TestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2677,7 @@ func (x *TestUser) String() string {
 func (*TestUser) ProtoMessage() {}
 
 func (x *TestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2690,7 @@ func (x *TestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
 func (*TestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TestUser) GetId() string {
@@ -2530,7 +2723,7 @@ type CreateTestUserRequest struct {
 
 func (x *CreateTestUserRequest) Reset() {
 	*x = CreateTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2735,7 @@ func (x *CreateTestUserRequest) String() string {
 func (*CreateTestUserRequest) ProtoMessage() {}
 
 func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2748,7 @@ func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CreateTestUserRequest) GetAppId() string {
@@ -2577,7 +2770,7 @@ type CreatedTestUser struct {
 
 func (x *CreatedTestUser) Reset() {
 	*x = CreatedTestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2589,7 +2782,7 @@ func (x *CreatedTestUser) String() string {
 func (*CreatedTestUser) ProtoMessage() {}
 
 func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2602,7 +2795,7 @@ func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
 func (*CreatedTestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CreatedTestUser) GetId() string {
@@ -2636,7 +2829,7 @@ type DeleteTestUserRequest struct {
 
 func (x *DeleteTestUserRequest) Reset() {
 	*x = DeleteTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2841,7 @@ func (x *DeleteTestUserRequest) String() string {
 func (*DeleteTestUserRequest) ProtoMessage() {}
 
 func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2854,7 @@ func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteTestUserRequest) GetAppId() string {
@@ -2688,7 +2881,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +2893,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +2906,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -2745,7 +2938,7 @@ type RotatedKey struct {
 
 func (x *RotatedKey) Reset() {
 	*x = RotatedKey{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2757,7 +2950,7 @@ func (x *RotatedKey) String() string {
 func (*RotatedKey) ProtoMessage() {}
 
 func (x *RotatedKey) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2770,7 +2963,7 @@ func (x *RotatedKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
 func (*RotatedKey) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RotatedKey) GetKind() string {
@@ -2803,7 +2996,7 @@ type GetAppReviewRequest struct {
 
 func (x *GetAppReviewRequest) Reset() {
 	*x = GetAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +3008,7 @@ func (x *GetAppReviewRequest) String() string {
 func (*GetAppReviewRequest) ProtoMessage() {}
 
 func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +3021,7 @@ func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetAppReviewRequest) GetAppId() string {
@@ -2848,7 +3041,7 @@ type AppReview struct {
 
 func (x *AppReview) Reset() {
 	*x = AppReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +3053,7 @@ func (x *AppReview) String() string {
 func (*AppReview) ProtoMessage() {}
 
 func (x *AppReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +3066,7 @@ func (x *AppReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
 func (*AppReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AppReview) GetData() []*ScopeReview {
@@ -2898,7 +3091,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +3103,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3116,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -2962,7 +3155,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2974,7 +3167,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2987,7 +3180,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -3027,7 +3220,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3039,7 +3232,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3052,7 +3245,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -3071,7 +3264,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3083,7 +3276,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3096,7 +3289,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -3122,7 +3315,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3327,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3340,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -3205,7 +3398,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3217,7 +3410,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3230,7 +3423,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -3270,7 +3463,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3282,7 +3475,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3295,7 +3488,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -3320,7 +3513,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3332,7 +3525,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3345,7 +3538,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -3400,7 +3593,20 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
 	"\x13ListMyPagesResponse\x12%\n" +
 	"\x04data\x18\x01 \x03(\v2\x11.svc.core.v1.PageR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"b\n" +
+	"\x11ListMyAppsRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
+	"\x12ListMyAppsResponse\x12&\n" +
+	"\x04data\x18\x01 \x03(\v2\x12.svc.core.v1.MyAppR\x04data\x12-\n" +
 	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"p\n" +
+	"\x05MyApp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x12\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\x12\x1b\n" +
+	"\tclient_id\x18\x05 \x01(\tR\bclientId\"p\n" +
 	"\x1fListMyBusinessPortfoliosRequest\x12\x1f\n" +
 	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
@@ -3622,7 +3828,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x05 \x01(\tR\tdecidedAt2\xc8\x1b\n" +
+	"decided_at\x18\x05 \x01(\tR\tdecidedAt2\xb0\x1c\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -3630,7 +3836,10 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12Y\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12f\n" +
+	"\n" +
+	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
+	"\ame/apps\x90\x02\x01\x12Y\n" +
 	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
@@ -3683,151 +3892,158 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
 	(*ListMyPagesRequest)(nil),               // 2: svc.core.v1.ListMyPagesRequest
 	(*ListMyPagesResponse)(nil),              // 3: svc.core.v1.ListMyPagesResponse
-	(*ListMyBusinessPortfoliosRequest)(nil),  // 4: svc.core.v1.ListMyBusinessPortfoliosRequest
-	(*ListMyBusinessPortfoliosResponse)(nil), // 5: svc.core.v1.ListMyBusinessPortfoliosResponse
-	(*BusinessPortfolio)(nil),                // 6: svc.core.v1.BusinessPortfolio
-	(*GetPageRequest)(nil),                   // 7: svc.core.v1.GetPageRequest
-	(*Page)(nil),                             // 8: svc.core.v1.Page
-	(*UpdatePageSettingsRequest)(nil),        // 9: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                  // 10: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),       // 11: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),      // 12: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                   // 13: svc.core.v1.ConnectedAsset
-	(*DebugTokenRequest)(nil),                // 14: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 15: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 16: svc.core.v1.DebugTokenData
-	(*GetAppRequest)(nil),                    // 17: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 18: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 19: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 20: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 21: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 22: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 23: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 24: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 25: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 26: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 27: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 28: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 29: svc.core.v1.CreatedApp
-	(*WentLive)(nil),                         // 30: svc.core.v1.WentLive
-	(*ListRedirectUrisRequest)(nil),          // 31: svc.core.v1.ListRedirectUrisRequest
-	(*ListRedirectUrisResponse)(nil),         // 32: svc.core.v1.ListRedirectUrisResponse
-	(*RedirectUri)(nil),                      // 33: svc.core.v1.RedirectUri
-	(*AddRedirectUriRequest)(nil),            // 34: svc.core.v1.AddRedirectUriRequest
-	(*DeleteRedirectUriRequest)(nil),         // 35: svc.core.v1.DeleteRedirectUriRequest
-	(*ListAppRolesRequest)(nil),              // 36: svc.core.v1.ListAppRolesRequest
-	(*ListAppRolesResponse)(nil),             // 37: svc.core.v1.ListAppRolesResponse
-	(*AppRoleEntry)(nil),                     // 38: svc.core.v1.AppRoleEntry
-	(*SetAppRoleRequest)(nil),                // 39: svc.core.v1.SetAppRoleRequest
-	(*DeleteAppRoleRequest)(nil),             // 40: svc.core.v1.DeleteAppRoleRequest
-	(*ListTestUsersRequest)(nil),             // 41: svc.core.v1.ListTestUsersRequest
-	(*ListTestUsersResponse)(nil),            // 42: svc.core.v1.ListTestUsersResponse
-	(*TestUser)(nil),                         // 43: svc.core.v1.TestUser
-	(*CreateTestUserRequest)(nil),            // 44: svc.core.v1.CreateTestUserRequest
-	(*CreatedTestUser)(nil),                  // 45: svc.core.v1.CreatedTestUser
-	(*DeleteTestUserRequest)(nil),            // 46: svc.core.v1.DeleteTestUserRequest
-	(*RotateAppKeyRequest)(nil),              // 47: svc.core.v1.RotateAppKeyRequest
-	(*RotatedKey)(nil),                       // 48: svc.core.v1.RotatedKey
-	(*GetAppReviewRequest)(nil),              // 49: svc.core.v1.GetAppReviewRequest
-	(*AppReview)(nil),                        // 50: svc.core.v1.AppReview
-	(*ScopeReview)(nil),                      // 51: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),           // 52: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),        // 53: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),       // 54: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                // 55: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),           // 56: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),          // 57: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),               // 58: svc.core.v1.DecidedScopeReview
-	(*v1.Paging)(nil),                        // 59: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 60: google.protobuf.Struct
+	(*ListMyAppsRequest)(nil),                // 4: svc.core.v1.ListMyAppsRequest
+	(*ListMyAppsResponse)(nil),               // 5: svc.core.v1.ListMyAppsResponse
+	(*MyApp)(nil),                            // 6: svc.core.v1.MyApp
+	(*ListMyBusinessPortfoliosRequest)(nil),  // 7: svc.core.v1.ListMyBusinessPortfoliosRequest
+	(*ListMyBusinessPortfoliosResponse)(nil), // 8: svc.core.v1.ListMyBusinessPortfoliosResponse
+	(*BusinessPortfolio)(nil),                // 9: svc.core.v1.BusinessPortfolio
+	(*GetPageRequest)(nil),                   // 10: svc.core.v1.GetPageRequest
+	(*Page)(nil),                             // 11: svc.core.v1.Page
+	(*UpdatePageSettingsRequest)(nil),        // 12: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                  // 13: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),       // 14: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),      // 15: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                   // 16: svc.core.v1.ConnectedAsset
+	(*DebugTokenRequest)(nil),                // 17: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),               // 18: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                   // 19: svc.core.v1.DebugTokenData
+	(*GetAppRequest)(nil),                    // 20: svc.core.v1.GetAppRequest
+	(*App)(nil),                              // 21: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                 // 22: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),              // 23: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                        // 24: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),           // 25: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),             // 26: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),            // 27: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                         // 28: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),            // 29: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),            // 30: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                 // 31: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 32: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                         // 33: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),          // 34: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),         // 35: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                      // 36: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),            // 37: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),         // 38: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),              // 39: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),             // 40: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                     // 41: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                // 42: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),             // 43: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),             // 44: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),            // 45: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                         // 46: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),            // 47: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                  // 48: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),            // 49: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),              // 50: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                       // 51: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),              // 52: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                        // 53: svc.core.v1.AppReview
+	(*ScopeReview)(nil),                      // 54: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),           // 55: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),        // 56: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),       // 57: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                // 58: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),           // 59: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),          // 60: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),               // 61: svc.core.v1.DecidedScopeReview
+	(*v1.Paging)(nil),                        // 62: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 63: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	8,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	59, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	6,  // 2: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	59, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
-	13, // 4: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	59, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	16, // 6: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	60, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	60, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
-	25, // 9: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	59, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	33, // 11: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
-	38, // 12: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
-	43, // 13: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	51, // 14: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	55, // 15: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	58, // 16: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	0,  // 17: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 18: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	4,  // 19: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	28, // 20: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	7,  // 21: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	9,  // 22: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	11, // 23: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	14, // 24: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	17, // 25: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	19, // 26: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	20, // 27: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	22, // 28: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	23, // 29: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	26, // 30: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	27, // 31: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	31, // 32: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	34, // 33: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	35, // 34: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	36, // 35: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	39, // 36: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	40, // 37: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	41, // 38: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	44, // 39: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	46, // 40: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	47, // 41: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	49, // 42: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	52, // 43: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	53, // 44: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	56, // 45: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	1,  // 46: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 47: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	5,  // 48: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	29, // 49: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	8,  // 50: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	10, // 51: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	12, // 52: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	15, // 53: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	18, // 54: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	30, // 55: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	21, // 56: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	10, // 57: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	24, // 58: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	10, // 59: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	10, // 60: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	32, // 61: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	10, // 62: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	10, // 63: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	37, // 64: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	10, // 65: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	10, // 66: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	42, // 67: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	45, // 68: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	10, // 69: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	48, // 70: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	50, // 71: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	50, // 72: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	54, // 73: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	57, // 74: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	46, // [46:75] is the sub-list for method output_type
-	17, // [17:46] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	62, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
+	62, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
+	62, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	62, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	19, // 8: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	63, // 9: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
+	63, // 10: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	28, // 11: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	62, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	36, // 13: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	41, // 14: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	46, // 15: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	54, // 16: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	58, // 17: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	61, // 18: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	0,  // 19: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	2,  // 20: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	7,  // 21: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	4,  // 22: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	31, // 23: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	10, // 24: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	12, // 25: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	14, // 26: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	17, // 27: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	20, // 28: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	22, // 29: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	23, // 30: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	25, // 31: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	26, // 32: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	29, // 33: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	30, // 34: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	34, // 35: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	37, // 36: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	38, // 37: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	39, // 38: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	42, // 39: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	43, // 40: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	44, // 41: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	47, // 42: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	49, // 43: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	50, // 44: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	52, // 45: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	55, // 46: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	56, // 47: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	59, // 48: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	1,  // 49: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 50: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	8,  // 51: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	5,  // 52: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	32, // 53: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	11, // 54: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	13, // 55: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	15, // 56: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	18, // 57: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	21, // 58: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	33, // 59: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	24, // 60: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	13, // 61: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	27, // 62: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	13, // 63: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	13, // 64: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	35, // 65: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	13, // 66: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	13, // 67: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	40, // 68: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	13, // 69: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	13, // 70: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	45, // 71: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	48, // 72: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	13, // 73: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	51, // 74: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	53, // 75: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	53, // 76: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	57, // 77: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	60, // 78: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	49, // [49:79] is the sub-list for method output_type
+	19, // [19:49] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -3835,17 +4051,17 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[8].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[9].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[16].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[48].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[11].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[19].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	GraphService_GetMe_FullMethodName                    = "/svc.core.v1.GraphService/GetMe"
 	GraphService_ListMyPages_FullMethodName              = "/svc.core.v1.GraphService/ListMyPages"
 	GraphService_ListMyBusinessPortfolios_FullMethodName = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	GraphService_ListMyApps_FullMethodName               = "/svc.core.v1.GraphService/ListMyApps"
 	GraphService_CreateApp_FullMethodName                = "/svc.core.v1.GraphService/CreateApp"
 	GraphService_GetPage_FullMethodName                  = "/svc.core.v1.GraphService/GetPage"
 	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
@@ -67,6 +68,11 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(ctx context.Context, in *ListMyBusinessPortfoliosRequest, opts ...grpc.CallOption) (*ListMyBusinessPortfoliosResponse, error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(ctx context.Context, in *ListMyAppsRequest, opts ...grpc.CallOption) (*ListMyAppsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -179,6 +185,16 @@ func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, in *L
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListMyBusinessPortfoliosResponse)
 	err := c.cc.Invoke(ctx, GraphService_ListMyBusinessPortfolios_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListMyApps(ctx context.Context, in *ListMyAppsRequest, opts ...grpc.CallOption) (*ListMyAppsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMyAppsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListMyApps_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -462,6 +478,11 @@ type GraphServiceServer interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -558,6 +579,9 @@ func (UnimplementedGraphServiceServer) ListMyPages(context.Context, *ListMyPages
 }
 func (UnimplementedGraphServiceServer) ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyBusinessPortfolios not implemented")
+}
+func (UnimplementedGraphServiceServer) ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMyApps not implemented")
 }
 func (UnimplementedGraphServiceServer) CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateApp not implemented")
@@ -708,6 +732,24 @@ func _GraphService_ListMyBusinessPortfolios_Handler(srv interface{}, ctx context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).ListMyBusinessPortfolios(ctx, req.(*ListMyBusinessPortfoliosRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListMyApps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMyAppsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListMyApps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListMyApps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListMyApps(ctx, req.(*ListMyAppsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1198,6 +1240,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMyBusinessPortfolios",
 			Handler:    _GraphService_ListMyBusinessPortfolios_Handler,
+		},
+		{
+			MethodName: "ListMyApps",
+			Handler:    _GraphService_ListMyApps_Handler,
 		},
 		{
 			MethodName: "CreateApp",

@@ -41,6 +41,8 @@ const (
 	// GraphServiceListMyBusinessPortfoliosProcedure is the fully-qualified name of the GraphService's
 	// ListMyBusinessPortfolios RPC.
 	GraphServiceListMyBusinessPortfoliosProcedure = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	// GraphServiceListMyAppsProcedure is the fully-qualified name of the GraphService's ListMyApps RPC.
+	GraphServiceListMyAppsProcedure = "/svc.core.v1.GraphService/ListMyApps"
 	// GraphServiceCreateAppProcedure is the fully-qualified name of the GraphService's CreateApp RPC.
 	GraphServiceCreateAppProcedure = "/svc.core.v1.GraphService/CreateApp"
 	// GraphServiceGetPageProcedure is the fully-qualified name of the GraphService's GetPage RPC.
@@ -125,6 +127,11 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -234,6 +241,13 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceListMyBusinessPortfoliosProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listMyApps: connect.NewClient[v1.ListMyAppsRequest, v1.ListMyAppsResponse](
+			httpClient,
+			baseURL+GraphServiceListMyAppsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListMyApps")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
@@ -412,6 +426,7 @@ type graphServiceClient struct {
 	getMe                    *connect.Client[v1.GetMeRequest, v1.User]
 	listMyPages              *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
 	listMyBusinessPortfolios *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
+	listMyApps               *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
 	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
 	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
@@ -453,6 +468,11 @@ func (c *graphServiceClient) ListMyPages(ctx context.Context, req *connect.Reque
 // ListMyBusinessPortfolios calls svc.core.v1.GraphService.ListMyBusinessPortfolios.
 func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, req *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return c.listMyBusinessPortfolios.CallUnary(ctx, req)
+}
+
+// ListMyApps calls svc.core.v1.GraphService.ListMyApps.
+func (c *graphServiceClient) ListMyApps(ctx context.Context, req *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
+	return c.listMyApps.CallUnary(ctx, req)
 }
 
 // CreateApp calls svc.core.v1.GraphService.CreateApp.
@@ -595,6 +615,11 @@ type GraphServiceHandler interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -700,6 +725,13 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceListMyBusinessPortfoliosProcedure,
 		svc.ListMyBusinessPortfolios,
 		connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListMyAppsHandler := connect.NewUnaryHandler(
+		GraphServiceListMyAppsProcedure,
+		svc.ListMyApps,
+		connect.WithSchema(graphServiceMethods.ByName("ListMyApps")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -878,6 +910,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyPagesHandler.ServeHTTP(w, r)
 		case GraphServiceListMyBusinessPortfoliosProcedure:
 			graphServiceListMyBusinessPortfoliosHandler.ServeHTTP(w, r)
+		case GraphServiceListMyAppsProcedure:
+			graphServiceListMyAppsHandler.ServeHTTP(w, r)
 		case GraphServiceCreateAppProcedure:
 			graphServiceCreateAppHandler.ServeHTTP(w, r)
 		case GraphServiceGetPageProcedure:
@@ -949,6 +983,10 @@ func (UnimplementedGraphServiceHandler) ListMyPages(context.Context, *connect.Re
 
 func (UnimplementedGraphServiceHandler) ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyBusinessPortfolios is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyApps is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error) {
