@@ -110,6 +110,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},
+		// During a client-secret rotation's overlap deliveries carry a
+		// signature by each secret (CONTRACT §14).
+		SigningSecrets: func(ctx context.Context, appID string) ([]string, error) {
+			s, err := ids.SigningSecrets(ctx, appID)
+			if err != nil || s.Previous == "" {
+				return []string{s.Current}, err
+			}
+			return []string{s.Current, s.Previous}, nil
+		},
 		EventTypes: func() []string {
 			if plugins == nil {
 				return nil
