@@ -209,7 +209,8 @@ func (q *quota) take(ctx context.Context, app, kind string, win time.Time, limit
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.window.Equal(win) {
-		*b = bucket{window: win} // a new window: the old slice is over
+		// A new window: the old slice is over.
+		b.window, b.balance, b.exhausted = win, 0, time.Time{}
 	}
 	if b.balance < 1 {
 		if !b.exhausted.IsZero() && now.Sub(b.exhausted) < recheckEvery {

@@ -365,7 +365,7 @@ const maxHeldEvents = 16
 // The result's usage is the upstream's, or, when its usage chunk never came
 // (the client left, the upstream broke off), the tokens forwarded and an
 // estimate of the prompt's (see tokens.go).
-func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte) error, onOpen func(wait time.Duration)) (streamResult, error) {
+func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte) error, onOpen func(wait time.Duration)) (r streamResult, err error) {
 	start := time.Now()
 	var sse *sseReader
 	var held [][]byte
@@ -401,7 +401,7 @@ func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte
 	idle.Stop()
 	defer idle.Stop()
 
-	r := streamResult{upstream: u.name}
+	r.upstream = u.name
 	streamed, gotUsage := 0, false
 	defer func() {
 		if !gotUsage {
