@@ -297,3 +297,16 @@ func TestUpstreamBodyKeepsTheClientsFieldsAndAsksForUsage(t *testing.T) {
 		t.Fatalf("field order changed: %s", req.upstreamBody())
 	}
 }
+
+func TestUpstreamBodyIsTheClientsOwnUnlessAKeyIsSentTwice(t *testing.T) {
+	t.Parallel()
+	body := `{"model":"m","messages":[{"role":"user","content":"a"}] , "seed":7}`
+	if got := mustParse(t, body).upstreamBody(); string(got) != body {
+		t.Fatalf("a body needing no change was rewritten: %s", got)
+	}
+	// The router routed on the last "model"; the upstream must see only it.
+	got := mustParse(t, `{"model":"other","model":"m","messages":[{"role":"user","content":"a"}]}`).upstreamBody()
+	if string(got) != `{"model":"m","messages":[{"role":"user","content":"a"}]}` {
+		t.Fatalf("upstream body %s", got)
+	}
+}

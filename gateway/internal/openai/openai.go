@@ -96,16 +96,6 @@ func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	e.unary(w, r, c, procChat, req)
 }
 
-// wantsStream reads the request's "stream" field, leniently: a body it
-// cannot read goes to the unary method, whose parser explains what is
-// wrong.
-func wantsStream(body []byte) bool {
-	var head struct {
-		Stream json.RawMessage `json:"stream"`
-	}
-	_ = json.Unmarshal(body, &head)
-	return string(head.Stream) == "true"
-}
 
 // unary calls a method answering an OpenAIResponse and writes it.
 func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc string, req proto.Message) {
