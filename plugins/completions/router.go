@@ -365,7 +365,7 @@ const maxHeldEvents = 16
 // The result's usage is the upstream's, or, when its usage chunk never came
 // (the client left, the upstream broke off), the tokens forwarded and an
 // estimate of the prompt's (see tokens.go).
-func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte) error, onOpen func(wait time.Duration)) (r streamResult, err error) {
+func (rt *router) stream(ctx context.Context, req *chatRequest, emit emitFunc, onOpen func(wait time.Duration)) (r streamResult, err error) {
 	start := time.Now()
 	var sse *sseReader
 	var held [][]byte
@@ -439,11 +439,11 @@ func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte
 			rt.metrics.attempt(u.name, "broken")
 			rt.log.WarnContext(ctx, "upstream stream cut mid-answer", "upstream", u.name, "model", req.Model, "reason", reason)
 			e := &apiError{Status: http.StatusBadGateway, Type: "server_error", Code: strp(code), Message: msg}
-			return r, emit(e.body())
+			return r, emit(e.body(), false)
 		}
 		if bytes.Equal(ev, doneEvent) {
 			r.complete = true
-			return r, emit(doneEvent)
+			return r, emit(doneEvent, false)
 		}
 		forward := true
 		if bytes.Contains(ev, keyUsage) {
@@ -457,13 +457,17 @@ func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte
 			}
 		}
 		if forward {
-			if err := emit(ev); err != nil {
+			if err := emit(ev, len(held) > 0 || sse.ready()); err != nil {
 				return r, err
 			}
 			streamed += streamedTokens(ev)
 		}
 	}
 }
+
+// emitFunc forwards one event's data to the client; more says that the
+// next event is already at hand, so that it may go out with this one.
+type emitFunc func(data []byte, more bool) error
 
 // doneEvent ends an OpenAI stream.
 var doneEvent = []byte("[DONE]")

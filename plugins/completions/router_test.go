@@ -84,7 +84,7 @@ func TestANonStreamedAnswerComesBackAsTheUpstreamWroteItWithItsUsage(t *testing.
 func collect(t *testing.T, rt *router, body string) ([]string, streamResult, error) {
 	t.Helper()
 	var events []string
-	res, err := rt.stream(context.Background(), mustParse(t, body), func(b []byte) error {
+	res, err := rt.stream(context.Background(), mustParse(t, body), func(b []byte, _ bool) error {
 		events = append(events, string(b))
 		return nil
 	}, func(time.Duration) {})

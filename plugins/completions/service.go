@@ -159,16 +159,23 @@ func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *
 	started := false
 	var wait time.Duration
 	part := &completionsv1.OpenAIStreamPart{}
-	emit := func(data []byte) error {
-		// One part, reused: send marshals it before returning.
-		part.Data = data
+	var batch []byte
+	emit := func(data []byte, more bool) error {
+		// Events at hand together go in one part, framed, so that the edge
+		// writes and flushes them once.
+		batch = append(batch, "data: "...)
+		batch = append(batch, data...)
+		batch = append(batch, '\n', '\n')
+		if more && len(batch) < 64<<10 {
+			return nil
+		}
+		part.Events = batch
 		if !started {
 			part.Status, part.UpstreamNanos, started = http.StatusOK, wait.Nanoseconds(), true
-			err := send(part)
-			part.Status, part.UpstreamNanos = 0, 0
-			return err
 		}
-		return send(part)
+		err := send(part) // marshals part before returning: both may be reused
+		part.Status, part.UpstreamNanos, batch = 0, 0, batch[:0]
+		return err
 	}
 	if req.Model == builtinModel {
 		u, err := s.builtinStream(req, emit)
@@ -211,7 +218,7 @@ func (s *service) builtinCompletion(req *chatRequest) ([]byte, usage) {
 }
 
 // builtinStream streams svc-builtin's reply one token per chunk.
-func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usage, error) {
+func (s *service) builtinStream(req *chatRequest, emit emitFunc) (usage, error) {
 	_, finish, pieces := builtinAnswer(req.MaxTokens)
 	u := usage{PromptTokens: promptTokens(req.Messages)}
 	base := chunk{ID: newID(), Object: "chat.completion.chunk", Created: s.now().Unix(), Model: builtinModel}
@@ -219,7 +226,7 @@ func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usag
 		c := base
 		c.Choices, c.Usage = choices, us
 		b, _ := json.Marshal(c)
-		return emit(b)
+		return emit(b, true) // all at hand; [DONE] sends them
 	}
 	for i := range req.N {
 		empty := ""
@@ -243,7 +250,7 @@ func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usag
 			return u, err
 		}
 	}
-	return u, emit(doneEvent)
+	return u, emit(doneEvent, false)
 }
 
 // listModels answers GET /v1/models.

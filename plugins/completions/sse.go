@@ -107,3 +107,10 @@ func nonNil(b []byte) []byte {
 	}
 	return b
 }
+
+// ready tells whether a whole next event is already buffered, so that a
+// caller forwarding events may wait for it and send both at once.
+func (s *sseReader) ready() bool {
+	b, _ := s.r.Peek(s.r.Buffered())
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n")) || bytes.Contains(b, []byte("\r\r"))
+}

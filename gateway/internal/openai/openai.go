@@ -144,13 +144,17 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *com
 				return errRefused
 			}
 			h := w.Header()
-			h.Set("Content-Type", "text/event-stream; charset=utf-8")
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no") // proxies in front must not hold events back
+			h["Content-Type"] = sseContentType
+			h["Cache-Control"] = noCache
+			h["X-Accel-Buffering"] = no // proxies in front must not hold events back
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		if err := writeEvent(w, part.GetData()); err != nil {
+		if ev := part.GetEvents(); len(ev) > 0 {
+			if _, err := w.Write(ev); err != nil { // framed by the plugin
+				return err
+			}
+		} else if err := writeEvent(w, part.GetData()); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -169,6 +173,13 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *com
 		_ = rc.Flush()
 	}
 }
+
+// Header values of every event stream, shared (net/http only reads them).
+var (
+	sseContentType = []string{"text/event-stream; charset=utf-8"}
+	noCache        = []string{"no-cache"}
+	no             = []string{"no"}
+)
 
 // errRefused ends a stream whose first part was a refusal.
 var errRefused = errors.New("refused")

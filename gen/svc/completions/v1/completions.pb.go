@@ -154,6 +154,11 @@ type OpenAIStreamPart struct {
 	// On the first part: time spent waiting for upstreams until this part
 	// (the gateway's overhead to the first byte is the rest).
 	UpstreamNanos int64 `protobuf:"varint,4,opt,name=upstream_nanos,json=upstreamNanos,proto3" json:"upstream_nanos,omitempty"`
+	// Server-sent events already framed ("data: <data>" and a blank line
+	// each), to be written as they are, instead of data: the plugin sends
+	// the events an upstream delivered together in one part, so that the
+	// edge writes and flushes them once.
+	Events        []byte `protobuf:"bytes,5,opt,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -214,6 +219,13 @@ func (x *OpenAIStreamPart) GetUpstreamNanos() int64 {
 		return x.UpstreamNanos
 	}
 	return 0
+}
+
+func (x *OpenAIStreamPart) GetEvents() []byte {
+	if x != nil {
+		return x.Events
+	}
+	return nil
 }
 
 type ListModelsRequest struct {
@@ -1136,12 +1148,13 @@ const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12.\n" +
 	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
-	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\"\x95\x01\n" +
+	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\"\xad\x01\n" +
 	"\x10OpenAIStreamPart\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12.\n" +
 	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
-	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\"\x13\n" +
+	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\x12\x16\n" +
+	"\x06events\x18\x05 \x01(\fR\x06events\"\x13\n" +
 	"\x11ListModelsRequest\"q\n" +
 	"\vChatMessage\x12=\n" +
 	"\x04role\x18\x01 \x01(\tB)\xbaH&r$R\x06systemR\tdeveloperR\x04userR\tassistantR\x04role\x12#\n" +
