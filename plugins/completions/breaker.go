@@ -193,10 +193,6 @@ func (b *breaker) runProbe() {
 	b.apply(time.Now(), probeSucceeded)
 }
 
-// release gives back an admitted call that was never made (the client
-// left first). Nothing to undo today; kept so that the router says so.
-func (b *breaker) release() {}
-
 // upstreamState is what operators see of an upstream.
 type upstreamState struct {
 	State     string

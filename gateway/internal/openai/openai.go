@@ -96,7 +96,6 @@ func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	e.unary(w, r, c, procChat, req)
 }
 
-
 // unary calls a method answering an OpenAIResponse and writes it.
 func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc string, req proto.Message) {
 	t, m, err := e.method(proc)
