@@ -29,8 +29,10 @@ PLUGINS   := $(filter-out sdk examples testplugin,$(notdir $(patsubst %/main.go,
 ADDR      ?= 127.0.0.1:8080
 DATA_DIR  ?= ./var
 TEST_PG   := $(CURDIR)/.tmp/pgtest
+# Screenshots and other files tests keep (go test -artifacts)
+TEST_OUT  := $(CURDIR)/.tmp/test-output
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres bench bench-go clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser bench bench-go clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin and the example partner plugin
@@ -47,13 +49,13 @@ run: postgres build
 	./bin/gateway --addr $(ADDR) --data-dir $(DATA_DIR) --plugins-dir ./bin/plugins
 
 ## test: install what the tests need and run the whole suite
-test: tools postgres check-generated build test-go test-node
+test: tools postgres browser check-generated build test-go test-node
 
 test-go:
-	@rm -rf $(TEST_PG); mkdir -p $(dir $(TEST_PG))
+	@rm -rf $(TEST_PG) $(TEST_OUT); mkdir -p $(dir $(TEST_PG)) $(TEST_OUT)
 	@url=$$($(GO) run ./internal/cmd/pgtestd start --dir $(TEST_PG)); \
 	status=0; \
-	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m ./... || status=$$?; \
+	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m -artifacts -outputdir $(TEST_OUT) ./... || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
 	exit $$status
 
@@ -116,12 +118,19 @@ $(TOOLS)/.staticcheck-%:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$*
 	@touch $@
 
+# apt_install: install Debian packages $(2) unless the shell test $(1) passes
+apt_install = if $(1); then :; else echo "installing $(2) (apt-get install -y $(2))"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $(2); fi
+
 ## postgres: install the PostgreSQL server from Debian's packages if missing
 postgres:
-	@if command -v initdb >/dev/null && command -v postgres >/dev/null || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then :; \
-	else echo "installing PostgreSQL (apt-get install -y postgresql)"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q postgresql; fi
+	@$(call apt_install,command -v initdb >/dev/null && command -v postgres >/dev/null || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1,postgresql)
+
+## browser: install Debian's Chromium for the browser tests if missing (no
+## tool downloads a browser of its own)
+browser:
+	@$(call apt_install,command -v chromium >/dev/null || [ -n "$${SVC_CHROMIUM:-}" ],chromium)
 
 ## bench: each target of PERFORMANCE.md against its reference in the same
 ## run (about 2 minutes) -> bench/RESULTS.md. Medians on a busy machine:

@@ -345,3 +345,63 @@ func TestAReloadThatMakesTwoPluginsClaimOneNodeFailsAndKeepsTheOldTable(t *testi
 		}
 	}
 }
+
+// A plugin process connects as a database role of its own, and every
+// escape it tries is refused: the core tables, other plugins' schemas,
+// reading the outbox, new schemas or roles, and the superuser over the same
+// socket (the embedded cluster requires every role's password). It may
+// write events and use its own schema.
+func TestAPluginThatTriesToEscapeItsDatabaseRoleIsRefusedEachTime(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	// The embedded cluster may run as an unprivileged user: let it into the folder.
+	for _, dir := range []string{filepath.Dir(dataDir), dataDir} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plugins := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(gatewaytest.BinDir(t), "testplugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plugins, "testplugin"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"book", "svcchat"} { // other plugins' schemas exist to be tried
+		b, err := os.ReadFile(filepath.Join(gatewaytest.BinDir(t), "plugins", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(plugins, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := gatewaytest.Start(t, gatewaytest.Options{Embedded: true, DataDir: dataDir, PluginsDir: plugins})
+	res, body := do(t, "GET", g.URL+"/api/v1/testplugin/probe-database", nil, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("probe: %d %s", res.StatusCode, body)
+	}
+	probe := decode[struct {
+		Role     string
+		Attempts map[string]string
+	}](t, body)
+	t.Logf("role %s: %v", probe.Role, probe.Attempts)
+	if !strings.HasPrefix(probe.Role, "svc_plugin_testplugin_") {
+		t.Errorf("the plugin signs in as %q, not a role of its own", probe.Role)
+	}
+	want := map[string]string{
+		"write core.outbox": "allowed", "own schema, a table": "allowed",
+		"read core.users": "42501", "read core.outbox": "42501", "read book.posts": "42501", "read svcchat.opt_ins": "42501",
+		"read credentials": "42501", "update core.apps": "42501", "create a schema": "42501", "create a role": "42501",
+		"become superuser": "42501", "connect as postgres with a guess": "28P01",
+	}
+	for what, outcome := range want {
+		if got := probe.Attempts[what]; got != outcome {
+			t.Errorf("%s: %q, want %q", what, got, outcome)
+		}
+	}
+	if got := probe.Attempts["connect as postgres without a password"]; got == "allowed" {
+		t.Errorf("the plugin connected as the superuser without a password")
+	}
+}

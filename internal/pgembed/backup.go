@@ -18,9 +18,10 @@ import (
 // taken while the server keeps serving (a checkpoint, then the data files
 // and the WAL written meanwhile, streamed). Start(Options{Dir: dest}) then
 // serves the data as of the end of the backup, after a short recovery. dest
-// must not exist or be empty. Progress goes to progress (pg_basebackup's
-// own report), nil for none.
-func Backup(ctx context.Context, srcDir, dest string, progress io.Writer, logger *slog.Logger) error {
+// must not exist or be empty. password is the superuser's (Options.Password;
+// empty when the socket is trusted). Progress goes to progress
+// (pg_basebackup's own report), nil for none.
+func Backup(ctx context.Context, srcDir, dest, password string, progress io.Writer, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -67,6 +68,10 @@ func Backup(ctx context.Context, srcDir, dest string, progress io.Writer, logger
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.Dir = to.dir
 	cmd.Env = childEnv()
+	if password != "" {
+		// The environment, not the command line that ps shows.
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
+	}
 	cmd.SysProcAttr = toolProcAttr(acct)
 	if progress != nil {
 		cmd.Stdout, cmd.Stderr = progress, progress

@@ -17,7 +17,9 @@ import (
 func TestABackupTakenUnderLoadRestoresIntoANewFolder(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	src, err := Start(ctx, Options{Dir: clusterDir(t), Logger: testLogger(t)})
+	// With a superuser password, as the gateway runs it: pg_basebackup must give it too.
+	const password = "backup test password"
+	src, err := Start(ctx, Options{Dir: clusterDir(t), Logger: testLogger(t), Password: password})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestABackupTakenUnderLoadRestoresIntoANewFolder(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	before := committed.Load()
 	dest := filepath.Join(t.TempDir(), "restored")
-	if err := Backup(ctx, src.layout.dir, dest, nil, testLogger(t)); err != nil {
+	if err := Backup(ctx, src.layout.dir, dest, password, nil, testLogger(t)); err != nil {
 		close(stop)
 		wg.Wait()
 		t.Fatal(err)
@@ -64,7 +66,7 @@ func TestABackupTakenUnderLoadRestoresIntoANewFolder(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d rows committed before the backup began, %d in all during the run", before, committed.Load())
 
-	restored, err := Start(ctx, Options{Dir: dest, Logger: testLogger(t)})
+	restored, err := Start(ctx, Options{Dir: dest, Logger: testLogger(t), Password: password})
 	if err != nil {
 		t.Fatalf("start the restored cluster: %v", err)
 	}

@@ -22,8 +22,9 @@ import (
 // is private to the cluster, so the port only names the socket file (.s.PGSQL.5432).
 const Port = 5432
 
-// Superuser is the database role initdb creates. Local connections are trusted, so URLs carry no
-// password; the private socket folder is what keeps other users out.
+// Superuser is the database role initdb creates. Local connections are trusted (except for
+// members of [PasswordGroup]), so its URLs carry no password; the private socket folder is what
+// keeps other users out.
 const Superuser = "postgres"
 
 const (
@@ -51,13 +52,19 @@ type Options struct {
 	// Detach lets the server outlive the calling process: no parent-death signal, its own
 	// session. pgtestd uses it; the server is then stopped with StopDir (or a later Start).
 	Detach bool
+	// Password, when set, is the superuser's password, and every connection must then give its
+	// role's password (SCRAM-SHA-256): processes that can reach the socket, such as plugins
+	// run as the same account, can connect only as a role whose password they were given.
+	// Empty means the private socket is trusted (except for members of [PasswordGroup]).
+	Password string
 }
 
 // Cluster is a running server started by [Start].
 type Cluster struct {
-	layout layout
-	logger *slog.Logger
-	cmd    *exec.Cmd
+	layout   layout
+	logger   *slog.Logger
+	cmd      *exec.Cmd
+	password string // the superuser's, or empty when the socket is trusted
 
 	// done is closed once the server process has exited and exitErr is set.
 	done    chan struct{}
@@ -120,8 +127,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := ensureInitialized(ctx, bins, l, acct, opts.Fast, logFile, logger); err != nil {
 		return nil, err
 	}
+	if err := writeHBA(l, acct, hbaTrusted); err != nil {
+		return nil, err
+	}
 
-	c := &Cluster{layout: l, logger: logger, done: make(chan struct{})}
+	c := &Cluster{layout: l, logger: logger, done: make(chan struct{}), password: opts.Password}
 	logStart, _ := logFile.Seek(0, io.SeekEnd)
 	if err := c.spawn(bins, acct, opts, logFile); err != nil {
 		return nil, err
@@ -133,6 +143,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		c.kill()
 		return nil, fmt.Errorf("pgembed: postgres in %s did not start: %w%s", l.dir, err, logTail(l.logPath, logStart))
 	}
+	if opts.Password != "" {
+		if err := c.requirePasswords(ctx, acct, opts.Password); err != nil {
+			_ = c.Stop(context.Background())
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	c.ready = true
 	c.mu.Unlock()
@@ -142,14 +158,23 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 // URL returns a connection URL for database dbname over the cluster's unix socket, as the
-// superuser, understood by pgx and libpq.
+// superuser (with its password, when it has one: never log the URL), understood by pgx and
+// libpq.
 func (c *Cluster) URL(dbname string) string {
+	user := url.User(Superuser)
+	if c.password != "" {
+		user = url.UserPassword(Superuser, c.password)
+	}
+	return c.urlWith(user, dbname)
+}
+
+func (c *Cluster) urlWith(user *url.Userinfo, dbname string) string {
 	q := url.Values{}
 	q.Set("host", c.layout.socketDir)
 	q.Set("port", strconv.Itoa(Port))
 	// TLS over a private unix socket adds nothing; saying so spares pgx the attempt.
 	q.Set("sslmode", "disable")
-	u := url.URL{Scheme: "postgres", User: url.User(Superuser), Path: "/" + dbname, RawQuery: q.Encode()}
+	u := url.URL{Scheme: "postgres", User: user, Path: "/" + dbname, RawQuery: q.Encode()}
 	return u.String()
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -487,5 +488,37 @@ func TestUnderRootTheClusterRunsAsAnAccountOfItsOwn(t *testing.T) {
 	}
 	if st := info.Sys().(*syscall.Stat_t); int(st.Uid) != own.uid {
 		t.Fatalf("the data folder belongs to uid %d, not to svc-postgres (uid %d)", st.Uid, own.uid)
+	}
+}
+
+// A cluster made with a trusted socket (as clusters were before passwords)
+// takes a superuser password at its next start; from then on a connection
+// without a password is refused, and one with it is served. Members of
+// PasswordGroup need their password even on a trusted socket.
+func TestAPasswordMakesEveryConnectionSignIn(t *testing.T) {
+	t.Parallel()
+	dir := clusterDir(t)
+	c := start(t, Options{Dir: dir, Fast: true})
+	exec1(t, c.URL("postgres"), "CREATE ROLE "+PasswordGroup+" NOLOGIN; CREATE ROLE member LOGIN PASSWORD 'member pw' IN ROLE "+PasswordGroup+"; CREATE ROLE plain LOGIN")
+	ctx := testContext(t)
+	if conn, err := pgx.Connect(ctx, c.urlWith(url.User("member"), "postgres")); err == nil {
+		conn.Close(ctx)
+		t.Error("a member of the password group connected without its password on a trusted socket")
+	}
+	exec1(t, c.urlWith(url.UserPassword("member", "member pw"), "postgres"), "SELECT 1")
+	exec1(t, c.urlWith(url.User("plain"), "postgres"), "SELECT 1")
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	c = start(t, Options{Dir: dir, Fast: true, Password: "superuser pw"})
+	for _, user := range []*url.Userinfo{url.User(Superuser), url.UserPassword(Superuser, "guess"), url.User("plain")} {
+		if conn, err := pgx.Connect(ctx, c.urlWith(user, "postgres")); err == nil {
+			conn.Close(ctx)
+			t.Errorf("%s connected without the right password", user.Username())
+		}
+	}
+	if got := queryString(t, c.URL("postgres"), "SELECT current_user"); got != Superuser {
+		t.Errorf("the URL with the password connected as %q", got)
 	}
 }

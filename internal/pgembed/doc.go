@@ -9,7 +9,8 @@
 //
 // The server never listens on TCP (listen_addresses is empty): clients reach it through the
 // unix socket in the private socket folder, with trust authentication, as the superuser
-// "postgres". [Cluster.URL] builds a pgx connection URL for it.
+// "postgres". [Cluster.URL] builds a pgx connection URL for it. Roles that are members of
+// [PasswordGroup] are the exception: they must give their password (SCRAM-SHA-256).
 //
 // # Running as root
 //

@@ -33,6 +33,7 @@ func (s *service) register(p *sdk.Plugin) {
 	m := chatv1.File_svc_chat_v1_chat_proto.Services().ByName("ChatService").Methods()
 	sdk.Handle(p, m.ByName("SendDirectMessage"), s.sendDirectMessage)
 	sdk.Handle(p, m.ByName("ListChats"), s.listChats)
+	sdk.Handle(p, m.ByName("GetDirectThread"), s.getDirectThread)
 }
 
 // pair names a thread's two users in a fixed order.
@@ -161,6 +162,67 @@ func newestFirst(items []chatItem) []any {
 		out[i] = it.json
 	}
 	return out
+}
+
+// threadPage is the default number of messages per thread read.
+const threadPage = 25
+
+// getDirectThread reads a page of one of the signed-in user's direct
+// threads. Someone else's thread, a malformed id and a missing one all
+// answer the same 404, so that ids reveal nothing.
+func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chatv1.GetDirectThreadRequest) (*chatv1.DirectThread, error) {
+	userID := call.Principal().UserID
+	notFound := sdk.NotFound("Thread " + req.GetThreadId())
+	id, err := strconv.ParseInt(req.GetThreadId(), 10, 64)
+	if err != nil {
+		return nil, notFound
+	}
+	q := chatdb.New(s.pool)
+	th, err := q.GetThread(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && th.UserLow != userID && th.UserHigh != userID {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	before := th.LastMessageSeq + 1
+	if req.GetBefore() != "" {
+		if before, err = q.MessageSeq(ctx, chatdb.MessageSeqParams{ThreadID: id, ID: req.GetBefore()}); errors.Is(err, pgx.ErrNoRows) {
+			return nil, sdk.Invalid("before", "Invalid parameter: before must be a message of this thread.")
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	limit := req.GetLimit()
+	if limit == 0 {
+		limit = threadPage
+	}
+	// One more than asked tells whether older messages remain.
+	rows, err := q.ListThreadMessages(ctx, chatdb.ListThreadMessagesParams{ThreadID: id, BeforeSeq: before, Lim: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	other := th.UserLow
+	if other == userID {
+		other = th.UserHigh
+	}
+	u, err := call.Host().UserInfo(ctx, other)
+	if err != nil {
+		return nil, err
+	}
+	out := &chatv1.DirectThread{ThreadId: req.GetThreadId(), WithUserId: other, WithUserName: u.GetName(),
+		HasOlder: len(rows) > int(limit)}
+	rows = rows[:min(len(rows), int(limit))]
+	for i := len(rows) - 1; i >= 0; i-- {
+		r := rows[i]
+		label := u.GetName()
+		if r.SenderUserID == userID {
+			label = "You"
+		}
+		out.Messages = append(out.Messages, &chatv1.DirectMessage{Id: r.ID, SenderUserId: r.SenderUserID,
+			SenderLabel: label, Text: r.Text, CreatedAt: rfc3339(r.CreatedAt)})
+	}
+	return out, nil
 }
 
 // sponsoredAd is the newest active sponsored item, or nil.

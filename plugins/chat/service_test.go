@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -145,4 +147,53 @@ func wantInvalid(t *testing.T, err error, field string) {
 	if !ok || e.HTTPStatus != 400 || e.Code != 100 || e.Field != field {
 		t.Fatalf("err = %v; want 400/100 naming %s", err, field)
 	}
+}
+
+func TestADirectThreadReadsInPagesOldestFirstForItsTwoUsersOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var threadID string
+	var ids []string
+	for i, from := range []string{"900", "901", "900", "901", "900"} {
+		to := map[string]string{"900": "901", "901": "900"}[from]
+		r, err := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session(from), &chatv1.SendDirectMessageRequest{ToUserId: to, Text: "m" + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		threadID, ids = r.GetThreadId(), append(ids, r.GetMessageId())
+	}
+	th, err := call[*chatv1.DirectThread](t, b, "GetDirectThread", session("901"), &chatv1.GetDirectThreadRequest{ThreadId: threadID, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := func(th *chatv1.DirectThread) (out []string) {
+		for _, m := range th.GetMessages() {
+			out = append(out, m.GetSenderLabel()+":"+m.GetText())
+		}
+		return out
+	}
+	if got := texts(th); !slices.Equal(got, []string{"User 900:m2", "You:m3", "User 900:m4"}) || !th.GetHasOlder() || th.GetWithUserId() != "900" || th.GetWithUserName() != "User 900" {
+		t.Fatalf("newest page = %v (has older %v, with %s %q)", got, th.GetHasOlder(), th.GetWithUserId(), th.GetWithUserName())
+	}
+	older, err := call[*chatv1.DirectThread](t, b, "GetDirectThread", session("901"), &chatv1.GetDirectThreadRequest{ThreadId: threadID, Limit: 3, Before: th.GetMessages()[0].GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(older); !slices.Equal(got, []string{"User 900:m0", "You:m1"}) || older.GetHasOlder() || older.GetMessages()[0].GetId() != ids[0] {
+		t.Fatalf("older page = %v (has older %v)", got, older.GetHasOlder())
+	}
+
+	t.Run("someone else's thread, a malformed id and a missing one are the same 404", func(t *testing.T) {
+		for _, c := range []struct{ user, id string }{{"902", threadID}, {"900", "not-a-number"}, {"900", "4999999999"}} {
+			_, err := call[*chatv1.DirectThread](t, b, "GetDirectThread", session(c.user), &chatv1.GetDirectThreadRequest{ThreadId: c.id})
+			e, ok := err.(*sdk.Error)
+			if !ok || e.HTTPStatus != 404 || e.Code != 100 || e.Subcode != 33 {
+				t.Fatalf("user %s thread %q: err = %v; want 404/100/33", c.user, c.id, err)
+			}
+		}
+	})
+	t.Run("before must name a message of the thread", func(t *testing.T) {
+		_, err := call[*chatv1.DirectThread](t, b, "GetDirectThread", session("900"), &chatv1.GetDirectThreadRequest{ThreadId: threadID, Before: "dm_other"})
+		wantInvalid(t, err, "before")
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
@@ -20,8 +21,14 @@ func main() {
 		fmt.Println(versionLine())
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == "backup" {
-		if err := gateway.Backup(context.Background(), os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+	if len(os.Args) > 1 && (os.Args[1] == "backup" || os.Args[1] == "database-url") {
+		command := map[string]func([]string, io.Writer, io.Writer) error{
+			"backup": func(args []string, stdout, stderr io.Writer) error {
+				return gateway.Backup(context.Background(), args, stdout, stderr)
+			},
+			"database-url": gateway.DatabaseURL,
+		}[os.Args[1]]
+		if err := command(os.Args[2:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "gateway:", err)
 			os.Exit(1)
 		}

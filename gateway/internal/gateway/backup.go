@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/svcplatform/svc/gateway/internal/secretbox"
+	"github.com/svcplatform/svc/gateway/internal/store"
 	"github.com/svcplatform/svc/internal/pgembed"
 )
 
@@ -42,7 +44,16 @@ func Backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fmt.Fprintf(stdout, "backing up %s into %s\n", *dataDir, *to)
-	if err := pgembed.Backup(ctx, filepath.Join(*dataDir, "pg"), filepath.Join(*to, "pg"), stderr, log); err != nil {
+	// The database's superuser password derives from the master key.
+	box, source, err := secretbox.Load(os.Getenv, *dataDir)
+	if source == secretbox.Created {
+		_ = os.Remove(filepath.Join(*dataDir, secretbox.KeyFileName))
+		return fmt.Errorf("backup: %s holds no master key: set %s as for the gateway", *dataDir, secretbox.EnvMasterKey)
+	}
+	if err != nil {
+		return fmt.Errorf("backup: master key: %w", err)
+	}
+	if err := pgembed.Backup(ctx, filepath.Join(*dataDir, "pg"), filepath.Join(*to, "pg"), embeddedPassword(box), stderr, log); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	for _, name := range dataFiles {
@@ -59,4 +70,35 @@ func Backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "backup complete: start it with  bin/gateway --data-dir %s\n", *to)
 	return nil
+}
+
+// DatabaseURL is `gateway database-url --data-dir <folder>`: it prints the
+// superuser URL of the embedded database (with its password, derived from
+// the master key) for psql and other tools of an operator:
+//
+//	psql "$(bin/gateway database-url)"
+func DatabaseURL(args []string, stdout, stderr io.Writer) error {
+	flags := flag.NewFlagSet("gateway database-url", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	dataDir := flags.String("data-dir", "./var", "data folder of the gateway")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if os.Getenv("SVC_DATABASE_URL") != "" {
+		return errors.New("database-url: SVC_DATABASE_URL is set: that is the database in use")
+	}
+	box, source, err := secretbox.Load(os.Getenv, *dataDir)
+	if source == secretbox.Created {
+		_ = os.Remove(filepath.Join(*dataDir, secretbox.KeyFileName))
+		return fmt.Errorf("database-url: %s holds no master key: set %s as for the gateway", *dataDir, secretbox.EnvMasterKey)
+	}
+	if err != nil {
+		return fmt.Errorf("database-url: master key: %w", err)
+	}
+	u, err := pgembed.URLFor(filepath.Join(*dataDir, "pg"), store.DatabaseName, embeddedPassword(box))
+	if err != nil {
+		return fmt.Errorf("database-url: %w", err)
+	}
+	_, err = fmt.Fprintln(stdout, u)
+	return err
 }

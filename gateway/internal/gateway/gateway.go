@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/admin"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
+	"github.com/svcplatform/svc/gateway/internal/chatapp"
 	"github.com/svcplatform/svc/gateway/internal/config"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/graph"
@@ -70,7 +71,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "0") + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	}
 
-	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir, log)
+	box, keySource, err := secretbox.Load(os.Getenv, cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("master key: %w", err)
+	}
+	log.Info("master key loaded", "source", keySource, "fingerprint", box.Fingerprint())
+	// The embedded cluster's superuser signs in with a password derived
+	// from the master key, so that plugins, which can reach its socket,
+	// can connect only as their own roles (store.PluginURL).
+	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir, embeddedPassword(box), log)
 	if err != nil {
 		return err
 	}
@@ -90,11 +99,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return plugins.Ready()
 		},
 	})
-	box, keySource, err := secretbox.Load(os.Getenv, cfg.DataDir)
-	if err != nil {
-		return fmt.Errorf("master key: %w", err)
-	}
-	log.Info("master key loaded", "source", keySource, "fingerprint", box.Fingerprint())
 	hooks, err := webhook.New(webhook.Options{
 		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
 		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
@@ -145,17 +149,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		OnChange:   r.rebuild,
 		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
 		// the database in use, and their own settings.
-		Env: func(plugin string) []string {
+		Env: func(plugin string) ([]string, error) {
 			// SVC_DEV_SEED=1 tells every plugin that this is a development
 			// installation (the development seed is on), where it may add
 			// its own conveniences: the wearables plugin's simulated device,
 			// the chat plugin's sponsored item; the gateway need not know
 			// plugin schemas for that.
-			env := []string{migrate.EnvDatabaseURL + "=" + db.URL, "SVC_DEV_SEED=" + devSeed}
+			dbURL, err := pluginDatabaseURL(ctx, db, box, plugin, log)
+			if err != nil {
+				return nil, err
+			}
+			env := []string{migrate.EnvDatabaseURL + "=" + dbURL, "SVC_DEV_SEED=" + devSeed}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
 			}
-			return env
+			return env, nil
 		},
 	})
 	r.host = plugins
@@ -375,5 +383,8 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	// The consumer chat app, emulated: static files over the mobile APIs.
+	srv.Handle("GET /chat", chatapp.Handler())
+	srv.Handle("GET /chat/", chatapp.Handler())
 	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
 }

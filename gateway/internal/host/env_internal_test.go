@@ -13,8 +13,8 @@ import (
 // for it and what the gateway hands it.
 func TestAPluginGetsAScrubbedEnvironment(t *testing.T) {
 	t.Parallel()
-	h := New(Options{Dir: t.TempDir(), Env: func(plugin string) []string {
-		return []string{"SVC_DATABASE_URL=postgres://" + plugin + "@/db"}
+	h := New(Options{Dir: t.TempDir(), Env: func(plugin string) ([]string, error) {
+		return []string{"SVC_DATABASE_URL=postgres://" + plugin + "@/db"}, nil
 	}})
 	parent := []string{
 		"PATH=/usr/bin", "HOME=/root", "LC_CTYPE=C.UTF-8",
@@ -22,7 +22,10 @@ func TestAPluginGetsAScrubbedEnvironment(t *testing.T) {
 		"OPENAI_KEY=sk-upstream", "AWS_SECRET_ACCESS_KEY=x", "SVC_HELLO_GREETING=Hi",
 		"SVC_HELLOWORLD_X=not-hello's", "PLUGIN_PROTOCOL_VERSIONS=9",
 	}
-	env := h.pluginEnvFrom(parent, "hello", "/run/x")
+	env, err := h.pluginEnvFrom(parent, "hello", "/run/x")
+	if err != nil {
+		t.Fatal(err)
+	}
 	has := func(kv string) bool { return slices.Contains(env, kv) }
 	for _, leak := range []string{"SVC_MASTER_KEY=", "SVC_ADMIN_TOKEN=", "OPENAI_KEY=", "AWS_SECRET_ACCESS_KEY=", "SVC_HELLOWORLD_X=", "PLUGIN_PROTOCOL_VERSIONS=", "SVC_DATABASE_URL=postgres://postgres@"} {
 		for _, kv := range env {

@@ -49,9 +49,10 @@ type Options struct {
 	// replaced or stopped, after which it is killed anyway. Zero: 30 s.
 	DrainTimeout time.Duration
 	// Env returns extra environment variables (KEY=value) for one plugin's
-	// processes, beyond the gateway's own environment that every plugin
-	// inherits: settings meant for that plugin alone. Nil: none.
-	Env func(plugin string) []string
+	// processes, beyond the scrubbed environment every plugin gets (see
+	// pluginEnv): its database URL, settings meant for that plugin alone.
+	// An error stops that launch. Nil: none.
+	Env func(plugin string) ([]string, error)
 
 	// transport selects the call path; benchmarks compare them.
 	transport transport

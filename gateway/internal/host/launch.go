@@ -61,7 +61,10 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 	log := h.log.With("plugin", name)
 	stderrTail := &tailBuffer{max: 2048}
 	cmd := exec.Command(path)
-	cmd.Env = h.pluginEnv(name, dir)
+	if cmd.Env, err = h.pluginEnv(name, dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: protocol.Handshake,
@@ -238,10 +241,12 @@ var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "
 // operator configures a partner's plugin without the gateway's help), where
 // its sockets go, and what the gateway gives it (Options.Env: its database
 // URL, its settings). Nothing else of the gateway's environment leaks.
-func (h *Host) pluginEnv(name, dir string) []string { return h.pluginEnvFrom(os.Environ(), name, dir) }
+func (h *Host) pluginEnv(name, dir string) ([]string, error) {
+	return h.pluginEnvFrom(os.Environ(), name, dir)
+}
 
 // pluginEnvFrom is pluginEnv with the gateway's environment given.
-func (h *Host) pluginEnvFrom(parent []string, name, dir string) []string {
+func (h *Host) pluginEnvFrom(parent []string, name, dir string) ([]string, error) {
 	own := "SVC_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)) + "_"
 	env := make([]string, 0, 16)
 	for _, kv := range parent {
@@ -255,9 +260,13 @@ func (h *Host) pluginEnvFrom(parent []string, name, dir string) []string {
 		env = append(env, protocol.EnvFastLaneDir+"="+dir)
 	}
 	if h.opts.Env != nil {
-		env = append(env, h.opts.Env(name)...)
+		own, err := h.opts.Env(name)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, own...)
 	}
-	return env
+	return env, nil
 }
 
 func fileSHA256(path string) (string, error) {

@@ -30,12 +30,14 @@ type Store struct {
 }
 
 // Open connects to databaseURL, or, when it is empty, starts (or recovers)
-// the embedded cluster under dataDir/pg. It then migrates the core schema.
-func Open(ctx context.Context, databaseURL, dataDir string, log *slog.Logger) (*Store, error) {
+// the embedded cluster under dataDir/pg with password as its superuser's
+// password (every connection to it then needs its role's password: see
+// PluginURL). It then migrates the core schema.
+func Open(ctx context.Context, databaseURL, dataDir, password string, log *slog.Logger) (*Store, error) {
 	s := &Store{URL: databaseURL}
 	if databaseURL == "" {
 		start := time.Now()
-		c, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(dataDir, "pg"), Logger: log})
+		c, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(dataDir, "pg"), Logger: log, Password: password})
 		if err != nil {
 			return nil, fmt.Errorf("start embedded PostgreSQL: %w", err)
 		}

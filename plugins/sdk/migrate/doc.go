@@ -19,7 +19,10 @@
 // Migrations only move forward. Apply refuses to run when the database is ahead of the files
 // (an older binary against a newer schema), when an applied file was edited, and when a new file
 // is numbered below one already applied. Fix a mistake with a new migration, never by editing
-// an old one.
+// an old one. The one exception is an edit that changes nothing for a database that applied the
+// old text (dropping a statement that the runner now does itself, say): the file then names the
+// old text's SHA-256 in a line "-- migrate:replaces <hex>", and a database that recorded either
+// checksum is current.
 //
 // Several processes may call Apply for the same owner at once (replicas of the gateway starting
 // together): a PostgreSQL advisory lock keyed by the owner name lets one apply while the others

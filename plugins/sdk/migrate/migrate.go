@@ -38,6 +38,11 @@ type migration struct {
 	file     string // the file name, e.g. 0001_init.sql
 	sql      string
 	checksum string // hex SHA-256 of the file
+	// replaces are the checksums of earlier contents of the file that a
+	// database may have recorded, declared by "-- migrate:replaces <hex>"
+	// lines: edits that change nothing for a database that applied the old
+	// text (see doc.go).
+	replaces []string
 }
 
 // record is one row of schema_migrations.
@@ -150,10 +155,23 @@ func load(files fs.FS) ([]migration, error) {
 			return nil, fmt.Errorf("read migration file %s: %w", name, err)
 		}
 		sum := sha256.Sum256(b)
-		out = append(out, migration{version: version, file: name, sql: string(b), checksum: hex.EncodeToString(sum[:])})
+		out = append(out, migration{version: version, file: name, sql: string(b), checksum: hex.EncodeToString(sum[:]),
+			replaces: replacedChecksums(string(b))})
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	return out, nil
+}
+
+// replacesLine declares an earlier checksum of the file it is in.
+var replacesLine = regexp.MustCompile(`(?m)^-- migrate:replaces ([0-9a-f]{64})\s*$`)
+
+// replacedChecksums reads the "-- migrate:replaces <hex>" lines of a file.
+func replacedChecksums(sql string) []string {
+	var out []string
+	for _, m := range replacesLine.FindAllStringSubmatch(sql, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 // plan compares the files with what the database recorded and returns the files to apply, or
@@ -178,7 +196,7 @@ func plan(owner string, migrations []migration, records []record) ([]migration, 
 			return nil, fmt.Errorf("migrate: database schema %s is at version %d but this binary only knows up to %d: run a newer binary", owner, current, known)
 		case !ok:
 			return nil, fmt.Errorf("migrate: database schema %s has version %d (%s) applied but this binary has no such migration: a migration file was removed or renumbered; restore it", owner, r.version, r.file)
-		case m.checksum != r.checksum:
+		case m.checksum != r.checksum && !slices.Contains(m.replaces, r.checksum):
 			return nil, fmt.Errorf("migrate: migration %s of schema %s was changed after it was applied (checksum %.12s… recorded, %.12s… now): migrations are forward-only, so restore the file and put the change in a new migration", m.file, owner, r.checksum, m.checksum)
 		}
 	}

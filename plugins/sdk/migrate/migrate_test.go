@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strconv"
@@ -295,6 +297,31 @@ func TestChangedAppliedFileIsRefused(t *testing.T) {
 	_, err := Apply(t.Context(), db, "book", edited)
 	if err == nil || !strings.Contains(err.Error(), "0002_likes.sql") || !strings.Contains(err.Error(), "changed after it was applied") {
 		t.Fatalf("Apply with an edited file = %v, want a refusal naming 0002_likes.sql", err)
+	}
+}
+
+func TestAnEditThatNamesTheOldChecksumIsCurrentAndOnlyThatOne(t *testing.T) {
+	db := setup(t)
+	if _, err := Apply(t.Context(), db, "book", bookV3); err != nil {
+		t.Fatal(err)
+	}
+	old := sha256.Sum256(bookV3["0002_likes.sql"].Data)
+	edited := files(
+		"0001_posts.sql", sql(bookV3, "0001_posts.sql"),
+		"0002_likes.sql", "-- migrate:replaces "+hex.EncodeToString(old[:])+"\nCREATE TABLE likes (post_id bigint REFERENCES posts);",
+		"0003_seed.sql", sql(bookV3, "0003_seed.sql"),
+	)
+	if applied, err := Apply(t.Context(), db, "book", edited); err != nil || len(applied) != 0 {
+		t.Fatalf("Apply with an edit naming the old checksum = %v, %v; want nothing to do", applied, err)
+	}
+	other := sha256.Sum256([]byte("something else"))
+	wrong := files(
+		"0001_posts.sql", sql(bookV3, "0001_posts.sql"),
+		"0002_likes.sql", "-- migrate:replaces "+hex.EncodeToString(other[:])+"\nCREATE TABLE likes (post_id bigint);",
+		"0003_seed.sql", sql(bookV3, "0003_seed.sql"),
+	)
+	if _, err := Apply(t.Context(), db, "book", wrong); err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
+		t.Fatalf("Apply with an edit naming another checksum = %v, want a refusal", err)
 	}
 }
 

@@ -59,6 +59,7 @@ func New(cfg Config) *sdk.Plugin {
 	sdk.Stream(p, ProcCount, s.Count)
 	sdk.Unary(p, ProcRelay, s.Relay)
 	sdk.Unary(p, ProcFail, s.Fail)
+	sdk.Handle(p, methods.ByName("ProbeDatabase"), s.ProbeDatabase)
 	return p
 }
 

@@ -1,6 +1,9 @@
+-- The migration runner makes the schema: the plugin's role owns it but may
+-- not create schemas. An earlier text of this file made it too; a database
+-- that applied that text is current:
+-- migrate:replaces 24ca2d39b8e8027e57b20af49a5d88a30e03405ddbfe270d58f5043f7e433e80
 -- The book plugin's schema: a Page's posts. Every table carries page_id, so
 -- the data can be sharded by Page.
-CREATE SCHEMA IF NOT EXISTS book;
 
 CREATE SEQUENCE book.post_id_seq START WITH 1000000001;
 

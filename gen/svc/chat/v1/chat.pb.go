@@ -175,6 +175,224 @@ func (x *ListChatsRequest) GetView() string {
 	return ""
 }
 
+type GetDirectThreadRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// A message id: read the messages older than it.
+	Before string `protobuf:"bytes,2,opt,name=before,proto3" json:"before,omitempty"`
+	// Messages per read, 1 to 100; default 25.
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDirectThreadRequest) Reset() {
+	*x = GetDirectThreadRequest{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDirectThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDirectThreadRequest) ProtoMessage() {}
+
+func (x *GetDirectThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDirectThreadRequest.ProtoReflect.Descriptor instead.
+func (*GetDirectThreadRequest) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetDirectThreadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *GetDirectThreadRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *GetDirectThreadRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type DirectThread struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId     string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	WithUserId   string                 `protobuf:"bytes,2,opt,name=with_user_id,json=withUserId,proto3" json:"with_user_id,omitempty"`
+	WithUserName string                 `protobuf:"bytes,3,opt,name=with_user_name,json=withUserName,proto3" json:"with_user_name,omitempty"`
+	// Oldest first.
+	Messages []*DirectMessage `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
+	// There are older messages: read them with before = the first message's id.
+	HasOlder      bool `protobuf:"varint,5,opt,name=has_older,json=hasOlder,proto3" json:"has_older,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DirectThread) Reset() {
+	*x = DirectThread{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DirectThread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DirectThread) ProtoMessage() {}
+
+func (x *DirectThread) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DirectThread.ProtoReflect.Descriptor instead.
+func (*DirectThread) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DirectThread) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *DirectThread) GetWithUserId() string {
+	if x != nil {
+		return x.WithUserId
+	}
+	return ""
+}
+
+func (x *DirectThread) GetWithUserName() string {
+	if x != nil {
+		return x.WithUserName
+	}
+	return ""
+}
+
+func (x *DirectThread) GetMessages() []*DirectMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *DirectThread) GetHasOlder() bool {
+	if x != nil {
+		return x.HasOlder
+	}
+	return false
+}
+
+type DirectMessage struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Id           string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	SenderUserId string                 `protobuf:"bytes,2,opt,name=sender_user_id,json=senderUserId,proto3" json:"sender_user_id,omitempty"`
+	// "You" for the reader's own messages, else the other user's name.
+	SenderLabel string `protobuf:"bytes,3,opt,name=sender_label,json=senderLabel,proto3" json:"sender_label,omitempty"`
+	Text        string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DirectMessage) Reset() {
+	*x = DirectMessage{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DirectMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DirectMessage) ProtoMessage() {}
+
+func (x *DirectMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DirectMessage.ProtoReflect.Descriptor instead.
+func (*DirectMessage) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DirectMessage) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DirectMessage) GetSenderUserId() string {
+	if x != nil {
+		return x.SenderUserId
+	}
+	return ""
+}
+
+func (x *DirectMessage) GetSenderLabel() string {
+	if x != nil {
+		return x.SenderLabel
+	}
+	return ""
+}
+
+func (x *DirectMessage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *DirectMessage) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
 var File_svc_chat_v1_chat_proto protoreflect.FileDescriptor
 
 const file_svc_chat_v1_chat_proto_rawDesc = "" +
@@ -190,10 +408,29 @@ const file_svc_chat_v1_chat_proto_rawDesc = "" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\"/\n" +
 	"\x10ListChatsRequest\x12\x1b\n" +
-	"\x04view\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18\x10R\x04view2\x88\x02\n" +
+	"\x04view\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18\x10R\x04view\"\x80\x01\n" +
+	"\x16GetDirectThreadRequest\x12$\n" +
+	"\tthread_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\bthreadId\x12\x1f\n" +
+	"\x06before\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06before\x12\x1f\n" +
+	"\x05limit\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\"\xc8\x01\n" +
+	"\fDirectThread\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12 \n" +
+	"\fwith_user_id\x18\x02 \x01(\tR\n" +
+	"withUserId\x12$\n" +
+	"\x0ewith_user_name\x18\x03 \x01(\tR\fwithUserName\x126\n" +
+	"\bmessages\x18\x04 \x03(\v2\x1a.svc.chat.v1.DirectMessageR\bmessages\x12\x1b\n" +
+	"\thas_older\x18\x05 \x01(\bR\bhasOlder\"\x9b\x01\n" +
+	"\rDirectMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12$\n" +
+	"\x0esender_user_id\x18\x02 \x01(\tR\fsenderUserId\x12!\n" +
+	"\fsender_label\x18\x03 \x01(\tR\vsenderLabel\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt2\x94\x03\n" +
 	"\vChatService\x12\x8f\x01\n" +
 	"\x11SendDirectMessage\x12%.svc.chat.v1.SendDirectMessageRequest\x1a&.svc.chat.v1.SendDirectMessageResponse\"+\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/mobile/chat/messages\x12g\n" +
-	"\tListChats\x12\x1d.svc.chat.v1.ListChatsRequest\x1a\x17.google.protobuf.Struct\"\"\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x12\x12\x10/api/mobile/chat\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/chat/v1;chatv1b\x06proto3"
+	"\tListChats\x12\x1d.svc.chat.v1.ListChatsRequest\x1a\x17.google.protobuf.Struct\"\"\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x12\x12\x10/api/mobile/chat\x90\x02\x01\x12\x89\x01\n" +
+	"\x0fGetDirectThread\x12#.svc.chat.v1.GetDirectThreadRequest\x1a\x19.svc.chat.v1.DirectThread\"6\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02&\x12$/api/mobile/chat/threads/{thread_id}\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/chat/v1;chatv1b\x06proto3"
 
 var (
 	file_svc_chat_v1_chat_proto_rawDescOnce sync.Once
@@ -207,23 +444,29 @@ func file_svc_chat_v1_chat_proto_rawDescGZIP() []byte {
 	return file_svc_chat_v1_chat_proto_rawDescData
 }
 
-var file_svc_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_svc_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_svc_chat_v1_chat_proto_goTypes = []any{
 	(*SendDirectMessageRequest)(nil),  // 0: svc.chat.v1.SendDirectMessageRequest
 	(*SendDirectMessageResponse)(nil), // 1: svc.chat.v1.SendDirectMessageResponse
 	(*ListChatsRequest)(nil),          // 2: svc.chat.v1.ListChatsRequest
-	(*structpb.Struct)(nil),           // 3: google.protobuf.Struct
+	(*GetDirectThreadRequest)(nil),    // 3: svc.chat.v1.GetDirectThreadRequest
+	(*DirectThread)(nil),              // 4: svc.chat.v1.DirectThread
+	(*DirectMessage)(nil),             // 5: svc.chat.v1.DirectMessage
+	(*structpb.Struct)(nil),           // 6: google.protobuf.Struct
 }
 var file_svc_chat_v1_chat_proto_depIdxs = []int32{
-	0, // 0: svc.chat.v1.ChatService.SendDirectMessage:input_type -> svc.chat.v1.SendDirectMessageRequest
-	2, // 1: svc.chat.v1.ChatService.ListChats:input_type -> svc.chat.v1.ListChatsRequest
-	1, // 2: svc.chat.v1.ChatService.SendDirectMessage:output_type -> svc.chat.v1.SendDirectMessageResponse
-	3, // 3: svc.chat.v1.ChatService.ListChats:output_type -> google.protobuf.Struct
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	5, // 0: svc.chat.v1.DirectThread.messages:type_name -> svc.chat.v1.DirectMessage
+	0, // 1: svc.chat.v1.ChatService.SendDirectMessage:input_type -> svc.chat.v1.SendDirectMessageRequest
+	2, // 2: svc.chat.v1.ChatService.ListChats:input_type -> svc.chat.v1.ListChatsRequest
+	3, // 3: svc.chat.v1.ChatService.GetDirectThread:input_type -> svc.chat.v1.GetDirectThreadRequest
+	1, // 4: svc.chat.v1.ChatService.SendDirectMessage:output_type -> svc.chat.v1.SendDirectMessageResponse
+	6, // 5: svc.chat.v1.ChatService.ListChats:output_type -> google.protobuf.Struct
+	4, // 6: svc.chat.v1.ChatService.GetDirectThread:output_type -> svc.chat.v1.DirectThread
+	4, // [4:7] is the sub-list for method output_type
+	1, // [1:4] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_svc_chat_v1_chat_proto_init() }
@@ -237,7 +480,7 @@ func file_svc_chat_v1_chat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_chat_v1_chat_proto_rawDesc), len(file_svc_chat_v1_chat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	ChatService_SendDirectMessage_FullMethodName = "/svc.chat.v1.ChatService/SendDirectMessage"
 	ChatService_ListChats_FullMethodName         = "/svc.chat.v1.ChatService/ListChats"
+	ChatService_GetDirectThread_FullMethodName   = "/svc.chat.v1.ChatService/GetDirectThread"
 )
 
 // ChatServiceClient is the client API for ChatService service.
@@ -42,6 +43,10 @@ type ChatServiceClient interface {
 	// The answer is a JSON object because the two views have different
 	// shapes at the top level.
 	ListChats(ctx context.Context, in *ListChatsRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// GetDirectThread reads one direct thread of the signed-in user, newest
+	// page of messages last. A thread the user is not in answers 404, the
+	// same as one that does not exist.
+	GetDirectThread(ctx context.Context, in *GetDirectThreadRequest, opts ...grpc.CallOption) (*DirectThread, error)
 }
 
 type chatServiceClient struct {
@@ -72,6 +77,16 @@ func (c *chatServiceClient) ListChats(ctx context.Context, in *ListChatsRequest,
 	return out, nil
 }
 
+func (c *chatServiceClient) GetDirectThread(ctx context.Context, in *GetDirectThreadRequest, opts ...grpc.CallOption) (*DirectThread, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DirectThread)
+	err := c.cc.Invoke(ctx, ChatService_GetDirectThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ChatServiceServer is the server API for ChatService service.
 // All implementations must embed UnimplementedChatServiceServer
 // for forward compatibility.
@@ -90,6 +105,10 @@ type ChatServiceServer interface {
 	// The answer is a JSON object because the two views have different
 	// shapes at the top level.
 	ListChats(context.Context, *ListChatsRequest) (*structpb.Struct, error)
+	// GetDirectThread reads one direct thread of the signed-in user, newest
+	// page of messages last. A thread the user is not in answers 404, the
+	// same as one that does not exist.
+	GetDirectThread(context.Context, *GetDirectThreadRequest) (*DirectThread, error)
 	mustEmbedUnimplementedChatServiceServer()
 }
 
@@ -105,6 +124,9 @@ func (UnimplementedChatServiceServer) SendDirectMessage(context.Context, *SendDi
 }
 func (UnimplementedChatServiceServer) ListChats(context.Context, *ListChatsRequest) (*structpb.Struct, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListChats not implemented")
+}
+func (UnimplementedChatServiceServer) GetDirectThread(context.Context, *GetDirectThreadRequest) (*DirectThread, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDirectThread not implemented")
 }
 func (UnimplementedChatServiceServer) mustEmbedUnimplementedChatServiceServer() {}
 func (UnimplementedChatServiceServer) testEmbeddedByValue()                     {}
@@ -163,6 +185,24 @@ func _ChatService_ListChats_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ChatService_GetDirectThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDirectThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChatServiceServer).GetDirectThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChatService_GetDirectThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChatServiceServer).GetDirectThread(ctx, req.(*GetDirectThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ChatService_ServiceDesc is the grpc.ServiceDesc for ChatService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -177,6 +217,10 @@ var ChatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListChats",
 			Handler:    _ChatService_ListChats_Handler,
+		},
+		{
+			MethodName: "GetDirectThread",
+			Handler:    _ChatService_GetDirectThread_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -582,6 +582,96 @@ func (*FailResponse) Descriptor() ([]byte, []int) {
 	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{9}
 }
 
+type ProbeDatabaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeDatabaseRequest) Reset() {
+	*x = ProbeDatabaseRequest{}
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeDatabaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeDatabaseRequest) ProtoMessage() {}
+
+func (x *ProbeDatabaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeDatabaseRequest.ProtoReflect.Descriptor instead.
+func (*ProbeDatabaseRequest) Descriptor() ([]byte, []int) {
+	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{10}
+}
+
+type ProbeDatabaseResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The role the plugin's URL signs in as.
+	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// Each attempt ("read core.users", …) → "allowed" or the refusal's SQLSTATE.
+	Attempts      map[string]string `protobuf:"bytes,2,rep,name=attempts,proto3" json:"attempts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeDatabaseResponse) Reset() {
+	*x = ProbeDatabaseResponse{}
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeDatabaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeDatabaseResponse) ProtoMessage() {}
+
+func (x *ProbeDatabaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeDatabaseResponse.ProtoReflect.Descriptor instead.
+func (*ProbeDatabaseResponse) Descriptor() ([]byte, []int) {
+	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ProbeDatabaseResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *ProbeDatabaseResponse) GetAttempts() map[string]string {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
 var File_svc_testplugin_v1_testplugin_proto protoreflect.FileDescriptor
 
 const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
@@ -622,14 +712,22 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x04code\x18\x03 \x01(\x05R\x04code\x12#\n" +
 	"\rerror_subcode\x18\x04 \x01(\x05R\ferrorSubcode\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\"\x0e\n" +
-	"\fFailResponse2\xd6\x03\n" +
+	"\fFailResponse\"\x16\n" +
+	"\x14ProbeDatabaseRequest\"\xbc\x01\n" +
+	"\x15ProbeDatabaseResponse\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12R\n" +
+	"\battempts\x18\x02 \x03(\v26.svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntryR\battempts\x1a;\n" +
+	"\rAttemptsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xe6\x04\n" +
 	"\vTestService\x12\x7f\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"6\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x82\xd3\xe4\x93\x02\x1e\x12\x1c/api/v1/testplugin/echo/{id}\x90\x02\x01\x12[\n" +
 	"\x04Slow\x12\x1e.svc.testplugin.v1.SlowRequest\x1a\x1f.svc.testplugin.v1.SlowResponse\"\x12\xca\xf3\x18\x0e\x12\x01\x01\x1a\ttest:slow\x12L\n" +
 	"\x05Count\x12\x1f.svc.testplugin.v1.CountRequest\x1a .svc.testplugin.v1.CountResponse0\x01\x12J\n" +
 	"\x05Relay\x12\x1f.svc.testplugin.v1.RelayRequest\x1a .svc.testplugin.v1.RelayResponse\x12G\n" +
-	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
+	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x12\x8d\x01\n" +
+	"\rProbeDatabase\x12'.svc.testplugin.v1.ProbeDatabaseRequest\x1a(.svc.testplugin.v1.ProbeDatabaseResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/testplugin/probe-database\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
 	"\fAliasService\x12[\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"\x12\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x90\x02\x01\x1a\x06\xda\xf3\x18\x02\b\x01B?Z=github.com/svcplatform/svc/gen/svc/testplugin/v1;testpluginv1b\x06proto3"
@@ -646,38 +744,44 @@ func file_svc_testplugin_v1_testplugin_proto_rawDescGZIP() []byte {
 	return file_svc_testplugin_v1_testplugin_proto_rawDescData
 }
 
-var file_svc_testplugin_v1_testplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_svc_testplugin_v1_testplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_svc_testplugin_v1_testplugin_proto_goTypes = []any{
-	(*EchoRequest)(nil),   // 0: svc.testplugin.v1.EchoRequest
-	(*EchoResponse)(nil),  // 1: svc.testplugin.v1.EchoResponse
-	(*SlowRequest)(nil),   // 2: svc.testplugin.v1.SlowRequest
-	(*SlowResponse)(nil),  // 3: svc.testplugin.v1.SlowResponse
-	(*CountRequest)(nil),  // 4: svc.testplugin.v1.CountRequest
-	(*CountResponse)(nil), // 5: svc.testplugin.v1.CountResponse
-	(*RelayRequest)(nil),  // 6: svc.testplugin.v1.RelayRequest
-	(*RelayResponse)(nil), // 7: svc.testplugin.v1.RelayResponse
-	(*FailRequest)(nil),   // 8: svc.testplugin.v1.FailRequest
-	(*FailResponse)(nil),  // 9: svc.testplugin.v1.FailResponse
+	(*EchoRequest)(nil),           // 0: svc.testplugin.v1.EchoRequest
+	(*EchoResponse)(nil),          // 1: svc.testplugin.v1.EchoResponse
+	(*SlowRequest)(nil),           // 2: svc.testplugin.v1.SlowRequest
+	(*SlowResponse)(nil),          // 3: svc.testplugin.v1.SlowResponse
+	(*CountRequest)(nil),          // 4: svc.testplugin.v1.CountRequest
+	(*CountResponse)(nil),         // 5: svc.testplugin.v1.CountResponse
+	(*RelayRequest)(nil),          // 6: svc.testplugin.v1.RelayRequest
+	(*RelayResponse)(nil),         // 7: svc.testplugin.v1.RelayResponse
+	(*FailRequest)(nil),           // 8: svc.testplugin.v1.FailRequest
+	(*FailResponse)(nil),          // 9: svc.testplugin.v1.FailResponse
+	(*ProbeDatabaseRequest)(nil),  // 10: svc.testplugin.v1.ProbeDatabaseRequest
+	(*ProbeDatabaseResponse)(nil), // 11: svc.testplugin.v1.ProbeDatabaseResponse
+	nil,                           // 12: svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
 }
 var file_svc_testplugin_v1_testplugin_proto_depIdxs = []int32{
-	1, // 0: svc.testplugin.v1.RelayResponse.echo:type_name -> svc.testplugin.v1.EchoResponse
-	0, // 1: svc.testplugin.v1.TestService.Echo:input_type -> svc.testplugin.v1.EchoRequest
-	2, // 2: svc.testplugin.v1.TestService.Slow:input_type -> svc.testplugin.v1.SlowRequest
-	4, // 3: svc.testplugin.v1.TestService.Count:input_type -> svc.testplugin.v1.CountRequest
-	6, // 4: svc.testplugin.v1.TestService.Relay:input_type -> svc.testplugin.v1.RelayRequest
-	8, // 5: svc.testplugin.v1.TestService.Fail:input_type -> svc.testplugin.v1.FailRequest
-	0, // 6: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
-	1, // 7: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	3, // 8: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
-	5, // 9: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
-	7, // 10: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
-	9, // 11: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
-	1, // 12: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	7, // [7:13] is the sub-list for method output_type
-	1, // [1:7] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	1,  // 0: svc.testplugin.v1.RelayResponse.echo:type_name -> svc.testplugin.v1.EchoResponse
+	12, // 1: svc.testplugin.v1.ProbeDatabaseResponse.attempts:type_name -> svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
+	0,  // 2: svc.testplugin.v1.TestService.Echo:input_type -> svc.testplugin.v1.EchoRequest
+	2,  // 3: svc.testplugin.v1.TestService.Slow:input_type -> svc.testplugin.v1.SlowRequest
+	4,  // 4: svc.testplugin.v1.TestService.Count:input_type -> svc.testplugin.v1.CountRequest
+	6,  // 5: svc.testplugin.v1.TestService.Relay:input_type -> svc.testplugin.v1.RelayRequest
+	8,  // 6: svc.testplugin.v1.TestService.Fail:input_type -> svc.testplugin.v1.FailRequest
+	10, // 7: svc.testplugin.v1.TestService.ProbeDatabase:input_type -> svc.testplugin.v1.ProbeDatabaseRequest
+	0,  // 8: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
+	1,  // 9: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	3,  // 10: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
+	5,  // 11: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
+	7,  // 12: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
+	9,  // 13: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
+	11, // 14: svc.testplugin.v1.TestService.ProbeDatabase:output_type -> svc.testplugin.v1.ProbeDatabaseResponse
+	1,  // 15: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	9,  // [9:16] is the sub-list for method output_type
+	2,  // [2:9] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_svc_testplugin_v1_testplugin_proto_init() }
@@ -691,7 +795,7 @@ func file_svc_testplugin_v1_testplugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_testplugin_v1_testplugin_proto_rawDesc), len(file_svc_testplugin_v1_testplugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

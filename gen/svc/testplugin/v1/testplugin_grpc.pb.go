@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TestService_Echo_FullMethodName  = "/svc.testplugin.v1.TestService/Echo"
-	TestService_Slow_FullMethodName  = "/svc.testplugin.v1.TestService/Slow"
-	TestService_Count_FullMethodName = "/svc.testplugin.v1.TestService/Count"
-	TestService_Relay_FullMethodName = "/svc.testplugin.v1.TestService/Relay"
-	TestService_Fail_FullMethodName  = "/svc.testplugin.v1.TestService/Fail"
+	TestService_Echo_FullMethodName          = "/svc.testplugin.v1.TestService/Echo"
+	TestService_Slow_FullMethodName          = "/svc.testplugin.v1.TestService/Slow"
+	TestService_Count_FullMethodName         = "/svc.testplugin.v1.TestService/Count"
+	TestService_Relay_FullMethodName         = "/svc.testplugin.v1.TestService/Relay"
+	TestService_Fail_FullMethodName          = "/svc.testplugin.v1.TestService/Fail"
+	TestService_ProbeDatabase_FullMethodName = "/svc.testplugin.v1.TestService/ProbeDatabase"
 )
 
 // TestServiceClient is the client API for TestService service.
@@ -45,6 +46,9 @@ type TestServiceClient interface {
 	Relay(ctx context.Context, in *RelayRequest, opts ...grpc.CallOption) (*RelayResponse, error)
 	// Fail answers with the error it is asked for.
 	Fail(ctx context.Context, in *FailRequest, opts ...grpc.CallOption) (*FailResponse, error)
+	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
+	// what a compromised plugin would try, and says what happened.
+	ProbeDatabase(ctx context.Context, in *ProbeDatabaseRequest, opts ...grpc.CallOption) (*ProbeDatabaseResponse, error)
 }
 
 type testServiceClient struct {
@@ -114,6 +118,16 @@ func (c *testServiceClient) Fail(ctx context.Context, in *FailRequest, opts ...g
 	return out, nil
 }
 
+func (c *testServiceClient) ProbeDatabase(ctx context.Context, in *ProbeDatabaseRequest, opts ...grpc.CallOption) (*ProbeDatabaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProbeDatabaseResponse)
+	err := c.cc.Invoke(ctx, TestService_ProbeDatabase_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TestServiceServer is the server API for TestService service.
 // All implementations must embed UnimplementedTestServiceServer
 // for forward compatibility.
@@ -133,6 +147,9 @@ type TestServiceServer interface {
 	Relay(context.Context, *RelayRequest) (*RelayResponse, error)
 	// Fail answers with the error it is asked for.
 	Fail(context.Context, *FailRequest) (*FailResponse, error)
+	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
+	// what a compromised plugin would try, and says what happened.
+	ProbeDatabase(context.Context, *ProbeDatabaseRequest) (*ProbeDatabaseResponse, error)
 	mustEmbedUnimplementedTestServiceServer()
 }
 
@@ -157,6 +174,9 @@ func (UnimplementedTestServiceServer) Relay(context.Context, *RelayRequest) (*Re
 }
 func (UnimplementedTestServiceServer) Fail(context.Context, *FailRequest) (*FailResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Fail not implemented")
+}
+func (UnimplementedTestServiceServer) ProbeDatabase(context.Context, *ProbeDatabaseRequest) (*ProbeDatabaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ProbeDatabase not implemented")
 }
 func (UnimplementedTestServiceServer) mustEmbedUnimplementedTestServiceServer() {}
 func (UnimplementedTestServiceServer) testEmbeddedByValue()                     {}
@@ -262,6 +282,24 @@ func _TestService_Fail_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TestService_ProbeDatabase_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProbeDatabaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TestServiceServer).ProbeDatabase(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TestService_ProbeDatabase_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TestServiceServer).ProbeDatabase(ctx, req.(*ProbeDatabaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TestService_ServiceDesc is the grpc.ServiceDesc for TestService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -284,6 +322,10 @@ var TestService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Fail",
 			Handler:    _TestService_Fail_Handler,
+		},
+		{
+			MethodName: "ProbeDatabase",
+			Handler:    _TestService_ProbeDatabase_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -30,6 +30,24 @@ func (q *Queries) ActiveSponsoredAd(ctx context.Context) (ChatSponsoredAd, error
 	return i, err
 }
 
+const getThread = `-- name: GetThread :one
+SELECT id, user_low, user_high, last_message_seq, created_at, updated_at FROM chat.direct_threads WHERE id = $1
+`
+
+func (q *Queries) GetThread(ctx context.Context, id int64) (ChatDirectThread, error) {
+	row := q.db.QueryRow(ctx, getThread, id)
+	var i ChatDirectThread
+	err := row.Scan(
+		&i.ID,
+		&i.UserLow,
+		&i.UserHigh,
+		&i.LastMessageSeq,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const insertMessage = `-- name: InsertMessage :one
 INSERT INTO chat.direct_messages (thread_id, seq, id, sender_user_id, text)
 VALUES ($1, $2, $3, $4, $5)
@@ -88,6 +106,47 @@ func (q *Queries) InsertSponsoredAd(ctx context.Context, arg InsertSponsoredAdPa
 	return err
 }
 
+const listThreadMessages = `-- name: ListThreadMessages :many
+SELECT thread_id, seq, id, sender_user_id, text, created_at FROM chat.direct_messages
+WHERE thread_id = $1 AND seq < $2
+ORDER BY seq DESC
+LIMIT $3
+`
+
+type ListThreadMessagesParams struct {
+	ThreadID  int64
+	BeforeSeq int64
+	Lim       int32
+}
+
+// A page of a thread's messages older than before_seq, newest first.
+func (q *Queries) ListThreadMessages(ctx context.Context, arg ListThreadMessagesParams) ([]ChatDirectMessage, error) {
+	rows, err := q.db.Query(ctx, listThreadMessages, arg.ThreadID, arg.BeforeSeq, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChatDirectMessage
+	for rows.Next() {
+		var i ChatDirectMessage
+		if err := rows.Scan(
+			&i.ThreadID,
+			&i.Seq,
+			&i.ID,
+			&i.SenderUserID,
+			&i.Text,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listUserThreads = `-- name: ListUserThreads :many
 SELECT t.id, t.user_low, t.user_high, t.updated_at,
        m.id AS message_id, m.sender_user_id, m.text, m.created_at AS message_created_at
@@ -142,6 +201,23 @@ func (q *Queries) ListUserThreads(ctx context.Context, arg ListUserThreadsParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const messageSeq = `-- name: MessageSeq :one
+SELECT seq FROM chat.direct_messages WHERE thread_id = $1 AND id = $2
+`
+
+type MessageSeqParams struct {
+	ThreadID int64
+	ID       string
+}
+
+// The place of a message in its thread, for reading what is older.
+func (q *Queries) MessageSeq(ctx context.Context, arg MessageSeqParams) (int64, error) {
+	row := q.db.QueryRow(ctx, messageSeq, arg.ThreadID, arg.ID)
+	var seq int64
+	err := row.Scan(&seq)
+	return seq, err
 }
 
 const nextSeq = `-- name: NextSeq :one

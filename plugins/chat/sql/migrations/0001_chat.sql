@@ -1,7 +1,10 @@
+-- The migration runner makes the schema: the plugin's role owns it but may
+-- not create schemas. An earlier text of this file made it too; a database
+-- that applied that text is current:
+-- migrate:replaces 1eb3f3a1d552078728086e57d39afb61f8137774d0e7f068604c14a7df6046e3
 -- The chat plugin's schema: the consumer chat app's own data. Direct
 -- messages are between users and belong to no Page or app; they are never
 -- exposed through the Graph, to apps or in webhooks (CONTRACT §5).
-CREATE SCHEMA IF NOT EXISTS chat;
 
 CREATE SEQUENCE chat.thread_id_seq START WITH 4000000001;
 

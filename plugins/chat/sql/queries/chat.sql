@@ -25,6 +25,20 @@ WHERE t.user_low = @user_id OR t.user_high = @user_id
 ORDER BY t.updated_at DESC
 LIMIT @lim;
 
+-- name: GetThread :one
+SELECT * FROM chat.direct_threads WHERE id = @id;
+
+-- name: MessageSeq :one
+-- The place of a message in its thread, for reading what is older.
+SELECT seq FROM chat.direct_messages WHERE thread_id = @thread_id AND id = @id;
+
+-- name: ListThreadMessages :many
+-- A page of a thread's messages older than before_seq, newest first.
+SELECT * FROM chat.direct_messages
+WHERE thread_id = @thread_id AND seq < @before_seq
+ORDER BY seq DESC
+LIMIT @lim;
+
 -- name: ActiveSponsoredAd :one
 SELECT * FROM chat.sponsored_ads WHERE active ORDER BY id DESC LIMIT 1;
 

@@ -1,6 +1,9 @@
+-- The migration runner makes the schema: the plugin's role owns it but may
+-- not create schemas. An earlier text of this file made it too; a database
+-- that applied that text is current:
+-- migrate:replaces b7eb8636bb60922f7fd4c06a65b42975ebd894d9cfbc4eaa535092e373ea12f0
 -- The lenses plugin's schema: the camera lenses the chat app offers. Lenses
 -- belong to the platform, not to a Page or a user.
-CREATE SCHEMA IF NOT EXISTS lenses;
 
 CREATE TABLE lenses.lenses (
     id         text        PRIMARY KEY,

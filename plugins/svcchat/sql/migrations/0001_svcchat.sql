@@ -1,3 +1,7 @@
+-- The migration runner makes the schema: the plugin's role owns it but may
+-- not create schemas. An earlier text of this file made it too; a database
+-- that applied that text is current:
+-- migrate:replaces 17678080e72bb90da8ad7a99f2303f5f67f39adf37fa3c6902d7a74742749559
 -- The svcchat plugin's schema: Page business messaging (CONTRACT §5).
 --
 -- Every Page-owned table carries page_id and every key of it starts with
@@ -6,7 +10,6 @@
 -- belong to an app, not to a Page: they are keyed by app_id (a small table,
 -- read on template sends to any Page; under Citus a reference table or one
 -- distributed by app_id).
-CREATE SCHEMA IF NOT EXISTS svcchat;
 
 -- Conversation ids are decimal strings to clients (CONTRACT §1).
 CREATE SEQUENCE svcchat.conversation_id_seq START WITH 2000000001;

@@ -1,7 +1,10 @@
+-- The migration runner makes the schema: the plugin's role owns it but may
+-- not create schemas. An earlier text of this file made it too; a database
+-- that applied that text is current:
+-- migrate:replaces c848d2d81daff02ba8f0552f1114b39f10c892929e40c01f14b843a27c3966c5
 -- The wearables plugin's schema: the device each user paired and the cards
 -- apps pushed to them. Cards belong to a user, not a Page: every table
 -- carries user_id, the key to shard them by.
-CREATE SCHEMA IF NOT EXISTS wearables;
 
 CREATE SEQUENCE wearables.device_id_seq START WITH 3000000001;
 

@@ -39,6 +39,9 @@ const (
 	ChatServiceSendDirectMessageProcedure = "/svc.chat.v1.ChatService/SendDirectMessage"
 	// ChatServiceListChatsProcedure is the fully-qualified name of the ChatService's ListChats RPC.
 	ChatServiceListChatsProcedure = "/svc.chat.v1.ChatService/ListChats"
+	// ChatServiceGetDirectThreadProcedure is the fully-qualified name of the ChatService's
+	// GetDirectThread RPC.
+	ChatServiceGetDirectThreadProcedure = "/svc.chat.v1.ChatService/GetDirectThread"
 )
 
 // ChatServiceClient is a client for the svc.chat.v1.ChatService service.
@@ -52,6 +55,10 @@ type ChatServiceClient interface {
 	// The answer is a JSON object because the two views have different
 	// shapes at the top level.
 	ListChats(context.Context, *connect.Request[v1.ListChatsRequest]) (*connect.Response[structpb.Struct], error)
+	// GetDirectThread reads one direct thread of the signed-in user, newest
+	// page of messages last. A thread the user is not in answers 404, the
+	// same as one that does not exist.
+	GetDirectThread(context.Context, *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error)
 }
 
 // NewChatServiceClient constructs a client for the svc.chat.v1.ChatService service. By default, it
@@ -78,6 +85,13 @@ func NewChatServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		getDirectThread: connect.NewClient[v1.GetDirectThreadRequest, v1.DirectThread](
+			httpClient,
+			baseURL+ChatServiceGetDirectThreadProcedure,
+			connect.WithSchema(chatServiceMethods.ByName("GetDirectThread")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -85,6 +99,7 @@ func NewChatServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 type chatServiceClient struct {
 	sendDirectMessage *connect.Client[v1.SendDirectMessageRequest, v1.SendDirectMessageResponse]
 	listChats         *connect.Client[v1.ListChatsRequest, structpb.Struct]
+	getDirectThread   *connect.Client[v1.GetDirectThreadRequest, v1.DirectThread]
 }
 
 // SendDirectMessage calls svc.chat.v1.ChatService.SendDirectMessage.
@@ -95,6 +110,11 @@ func (c *chatServiceClient) SendDirectMessage(ctx context.Context, req *connect.
 // ListChats calls svc.chat.v1.ChatService.ListChats.
 func (c *chatServiceClient) ListChats(ctx context.Context, req *connect.Request[v1.ListChatsRequest]) (*connect.Response[structpb.Struct], error) {
 	return c.listChats.CallUnary(ctx, req)
+}
+
+// GetDirectThread calls svc.chat.v1.ChatService.GetDirectThread.
+func (c *chatServiceClient) GetDirectThread(ctx context.Context, req *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error) {
+	return c.getDirectThread.CallUnary(ctx, req)
 }
 
 // ChatServiceHandler is an implementation of the svc.chat.v1.ChatService service.
@@ -108,6 +128,10 @@ type ChatServiceHandler interface {
 	// The answer is a JSON object because the two views have different
 	// shapes at the top level.
 	ListChats(context.Context, *connect.Request[v1.ListChatsRequest]) (*connect.Response[structpb.Struct], error)
+	// GetDirectThread reads one direct thread of the signed-in user, newest
+	// page of messages last. A thread the user is not in answers 404, the
+	// same as one that does not exist.
+	GetDirectThread(context.Context, *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error)
 }
 
 // NewChatServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -130,12 +154,21 @@ func NewChatServiceHandler(svc ChatServiceHandler, opts ...connect.HandlerOption
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	chatServiceGetDirectThreadHandler := connect.NewUnaryHandler(
+		ChatServiceGetDirectThreadProcedure,
+		svc.GetDirectThread,
+		connect.WithSchema(chatServiceMethods.ByName("GetDirectThread")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.chat.v1.ChatService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ChatServiceSendDirectMessageProcedure:
 			chatServiceSendDirectMessageHandler.ServeHTTP(w, r)
 		case ChatServiceListChatsProcedure:
 			chatServiceListChatsHandler.ServeHTTP(w, r)
+		case ChatServiceGetDirectThreadProcedure:
+			chatServiceGetDirectThreadHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -151,4 +184,8 @@ func (UnimplementedChatServiceHandler) SendDirectMessage(context.Context, *conne
 
 func (UnimplementedChatServiceHandler) ListChats(context.Context, *connect.Request[v1.ListChatsRequest]) (*connect.Response[structpb.Struct], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.ListChats is not implemented"))
+}
+
+func (UnimplementedChatServiceHandler) GetDirectThread(context.Context, *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.GetDirectThread is not implemented"))
 }

@@ -45,6 +45,9 @@ const (
 	TestServiceRelayProcedure = "/svc.testplugin.v1.TestService/Relay"
 	// TestServiceFailProcedure is the fully-qualified name of the TestService's Fail RPC.
 	TestServiceFailProcedure = "/svc.testplugin.v1.TestService/Fail"
+	// TestServiceProbeDatabaseProcedure is the fully-qualified name of the TestService's ProbeDatabase
+	// RPC.
+	TestServiceProbeDatabaseProcedure = "/svc.testplugin.v1.TestService/ProbeDatabase"
 	// AliasServiceEchoProcedure is the fully-qualified name of the AliasService's Echo RPC.
 	AliasServiceEchoProcedure = "/svc.testplugin.v1.AliasService/Echo"
 )
@@ -63,6 +66,9 @@ type TestServiceClient interface {
 	Relay(context.Context, *connect.Request[v1.RelayRequest]) (*connect.Response[v1.RelayResponse], error)
 	// Fail answers with the error it is asked for.
 	Fail(context.Context, *connect.Request[v1.FailRequest]) (*connect.Response[v1.FailResponse], error)
+	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
+	// what a compromised plugin would try, and says what happened.
+	ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error)
 }
 
 // NewTestServiceClient constructs a client for the svc.testplugin.v1.TestService service. By
@@ -107,16 +113,23 @@ func NewTestServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithSchema(testServiceMethods.ByName("Fail")),
 			connect.WithClientOptions(opts...),
 		),
+		probeDatabase: connect.NewClient[v1.ProbeDatabaseRequest, v1.ProbeDatabaseResponse](
+			httpClient,
+			baseURL+TestServiceProbeDatabaseProcedure,
+			connect.WithSchema(testServiceMethods.ByName("ProbeDatabase")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // testServiceClient implements TestServiceClient.
 type testServiceClient struct {
-	echo  *connect.Client[v1.EchoRequest, v1.EchoResponse]
-	slow  *connect.Client[v1.SlowRequest, v1.SlowResponse]
-	count *connect.Client[v1.CountRequest, v1.CountResponse]
-	relay *connect.Client[v1.RelayRequest, v1.RelayResponse]
-	fail  *connect.Client[v1.FailRequest, v1.FailResponse]
+	echo          *connect.Client[v1.EchoRequest, v1.EchoResponse]
+	slow          *connect.Client[v1.SlowRequest, v1.SlowResponse]
+	count         *connect.Client[v1.CountRequest, v1.CountResponse]
+	relay         *connect.Client[v1.RelayRequest, v1.RelayResponse]
+	fail          *connect.Client[v1.FailRequest, v1.FailResponse]
+	probeDatabase *connect.Client[v1.ProbeDatabaseRequest, v1.ProbeDatabaseResponse]
 }
 
 // Echo calls svc.testplugin.v1.TestService.Echo.
@@ -144,6 +157,11 @@ func (c *testServiceClient) Fail(ctx context.Context, req *connect.Request[v1.Fa
 	return c.fail.CallUnary(ctx, req)
 }
 
+// ProbeDatabase calls svc.testplugin.v1.TestService.ProbeDatabase.
+func (c *testServiceClient) ProbeDatabase(ctx context.Context, req *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error) {
+	return c.probeDatabase.CallUnary(ctx, req)
+}
+
 // TestServiceHandler is an implementation of the svc.testplugin.v1.TestService service.
 type TestServiceHandler interface {
 	// Echo answers the request with the serving process's identity, so tests
@@ -158,6 +176,9 @@ type TestServiceHandler interface {
 	Relay(context.Context, *connect.Request[v1.RelayRequest]) (*connect.Response[v1.RelayResponse], error)
 	// Fail answers with the error it is asked for.
 	Fail(context.Context, *connect.Request[v1.FailRequest]) (*connect.Response[v1.FailResponse], error)
+	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
+	// what a compromised plugin would try, and says what happened.
+	ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error)
 }
 
 // NewTestServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -198,6 +219,12 @@ func NewTestServiceHandler(svc TestServiceHandler, opts ...connect.HandlerOption
 		connect.WithSchema(testServiceMethods.ByName("Fail")),
 		connect.WithHandlerOptions(opts...),
 	)
+	testServiceProbeDatabaseHandler := connect.NewUnaryHandler(
+		TestServiceProbeDatabaseProcedure,
+		svc.ProbeDatabase,
+		connect.WithSchema(testServiceMethods.ByName("ProbeDatabase")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.testplugin.v1.TestService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TestServiceEchoProcedure:
@@ -210,6 +237,8 @@ func NewTestServiceHandler(svc TestServiceHandler, opts ...connect.HandlerOption
 			testServiceRelayHandler.ServeHTTP(w, r)
 		case TestServiceFailProcedure:
 			testServiceFailHandler.ServeHTTP(w, r)
+		case TestServiceProbeDatabaseProcedure:
+			testServiceProbeDatabaseHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -237,6 +266,10 @@ func (UnimplementedTestServiceHandler) Relay(context.Context, *connect.Request[v
 
 func (UnimplementedTestServiceHandler) Fail(context.Context, *connect.Request[v1.FailRequest]) (*connect.Response[v1.FailResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.Fail is not implemented"))
+}
+
+func (UnimplementedTestServiceHandler) ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.ProbeDatabase is not implemented"))
 }
 
 // AliasServiceClient is a client for the svc.testplugin.v1.AliasService service.

@@ -1,0 +1,121 @@
+package pgembed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PasswordGroup is the role whose members must sign in with a password
+// (SCRAM-SHA-256) even where the private socket is otherwise trusted. The
+// gateway makes each plugin's database role a member, so that a plugin
+// cannot connect as any role but its own.
+const PasswordGroup = "svc_password_login"
+
+// hbaTrusted is the client authentication of a cluster with no superuser
+// password (tests, and the first moments of every start): the private
+// socket is trusted, except for PasswordGroup's members. Rules are read top
+// down and the first match decides.
+const hbaTrusted = `# Written by pgembed at every start; edits are lost.
+local all +` + PasswordGroup + ` scram-sha-256
+# Everyone else on the private socket is trusted: the socket folder's
+# permissions are what keep other users of the machine out.
+local all all trust
+local replication all trust
+# Nothing listens on TCP; should someone enable it, refuse.
+host all all all reject
+host replication all all reject
+`
+
+// hbaPasswords is the client authentication of a cluster whose superuser
+// has a password (Options.Password): every role signs in with its password,
+// so a process that can reach the socket (a plugin, run as the same account
+// as the gateway) can still act only as the role it was given.
+const hbaPasswords = `# Written by pgembed at every start; edits are lost.
+# Every role, the superuser included, signs in with its password.
+local all all scram-sha-256
+local replication all scram-sha-256
+# Nothing listens on TCP; should someone enable it, refuse.
+host all all all reject
+host replication all all reject
+`
+
+// writeHBA writes pg_hba.conf into the data folder, owned by the server's
+// account, before the server reads it, so that clusters made before a rule
+// existed get it too.
+func writeHBA(l layout, acct *account, rules string) error {
+	path := filepath.Join(l.dataDir, "pg_hba.conf")
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(rules), 0o600); err != nil {
+		return fmt.Errorf("pgembed: write pg_hba.conf: %w", err)
+	}
+	if err := acct.chown(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("pgembed: write pg_hba.conf: %w", err)
+	}
+	return nil
+}
+
+// requirePasswords gives the superuser password and then makes every
+// connection need one: the server started with the trusted rules (the only
+// way in before the superuser has a password), and no other process of ours
+// runs yet. It returns once a connection without a password is refused.
+func (c *Cluster) requirePasswords(ctx context.Context, acct *account, password string) error {
+	conn, err := pgx.Connect(ctx, c.urlWith(url.User(Superuser), "postgres"))
+	if err != nil {
+		return fmt.Errorf("pgembed: connect to set the superuser's password: %w", err)
+	}
+	defer conn.Close(context.Background())
+	// The password travels as a SCRAM verifier, never in clear: server logs
+	// and statistics never see it.
+	verifier, err := ScramVerifier(password)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `ALTER ROLE `+pgx.Identifier{Superuser}.Sanitize()+` PASSWORD '`+verifier+`'`); err != nil {
+		return fmt.Errorf("pgembed: set the superuser's password: %w", err)
+	}
+	if err := writeHBA(c.layout, acct, hbaPasswords); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {
+		return fmt.Errorf("pgembed: reload pg_hba.conf: %w", err)
+	}
+	// The reload is asynchronous: wait until the trusted way in is closed.
+	for {
+		probe, err := pgx.Connect(ctx, c.urlWith(url.User(Superuser), "postgres"))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return nil
+		}
+		_ = probe.Close(ctx)
+		select {
+		case <-ctx.Done():
+			return errors.New("pgembed: the server still trusts connections without a password after reloading pg_hba.conf")
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// URLFor is [Cluster.URL] for the cluster folder dir, whether or not this
+// process started it: for tools that connect to a running cluster, such as
+// `gateway database-url`. password is the superuser's (empty when trusted).
+func URLFor(dir, dbname, password string) (string, error) {
+	l, err := newLayout(dir)
+	if err != nil {
+		return "", err
+	}
+	c := &Cluster{layout: l, password: password}
+	return c.URL(dbname), nil
+}
