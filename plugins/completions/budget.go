@@ -49,8 +49,19 @@ func (s *service) setBudget(ctx context.Context, _ *sdk.Call, in *completionsv1.
 	if p.MonthlyTokens == nil && p.RequestsPerMinute == nil {
 		return nil, sdk.Invalid("monthly_tokens", "Invalid parameter: give monthly_tokens, requests_per_minute or both.")
 	}
-	if err := completionsdb.New(s.db).SetBudget(ctx, p); err != nil {
+	q := completionsdb.New(s.db)
+	if err := q.SetBudget(ctx, p); err != nil {
 		return nil, err
+	}
+	if p.MonthlyTokens != nil {
+		// The month's counter starts again from recorded usage (this
+		// process's own, written first), under the new budget.
+		if err := s.usage.flush(ctx); err != nil {
+			return nil, err
+		}
+		if err := q.ResetTokenLeases(ctx, in.GetAppId()); err != nil {
+			return nil, err
+		}
 	}
 	s.quota.forget(in.GetAppId())
 	return &completionsv1.SetBudgetResponse{Success: true}, nil

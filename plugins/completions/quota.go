@@ -86,6 +86,8 @@ type bucket struct {
 	window    time.Time
 	balance   int64     // leased and not spent; negative: a debt
 	exhausted time.Time // when the window was last found used up
+	started   bool      // the token window's counter was started from usage
+	refilling bool      // a lease is being taken in the background
 }
 
 func newQuota(db completionsdb.DBTX, log *slog.Logger, defaults limits) *quota {
@@ -137,7 +139,7 @@ func (q *quota) forget(app string) {
 	for _, kind := range []string{kindTokens, kindRequests} {
 		if b := q.buckets[bucketKey{app, kind}]; b != nil {
 			b.mu.Lock()
-			b.exhausted = time.Time{}
+			b.exhausted, b.started = time.Time{}, false
 			b.mu.Unlock()
 		}
 	}
@@ -203,27 +205,29 @@ func (q *quota) bucket(app, kind string) *bucket {
 }
 
 // take admits one request against a window: with a positive balance, or
-// after leasing a slice. For requests (spend) it takes one unit.
+// after leasing a slice. For requests (spend) it takes one unit. When the
+// balance runs low, the next slice is leased in the background, so that
+// steady traffic never waits for the database.
 func (q *quota) take(ctx context.Context, app, kind string, win time.Time, limit int64, spend bool, now time.Time) bool {
 	b := q.bucket(app, kind)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.window.Equal(win) {
 		// A new window: the old slice is over.
-		b.window, b.balance, b.exhausted = win, 0, time.Time{}
+		b.window, b.balance, b.exhausted, b.started = win, 0, time.Time{}, false
 	}
+	slice := max(1, (limit+slicesPerLimit-1)/slicesPerLimit)
 	if b.balance < 1 {
 		if !b.exhausted.IsZero() && now.Sub(b.exhausted) < recheckEvery {
 			return false
 		}
-		want := max(1, (limit+slicesPerLimit-1)/slicesPerLimit) + max(0, -b.balance)
-		got, err := completionsdb.New(q.db).LeaseQuota(ctx, completionsdb.LeaseQuotaParams{
-			AppID: app, Kind: kind, WindowStart: pgtype.Timestamptz{Time: win, Valid: true}, Want: want, QuotaLimit: limit,
-		})
+		want := slice + max(0, -b.balance)
+		got, err := q.lease(ctx, app, kind, win, limit, want, !b.started)
 		if err != nil {
 			q.log.WarnContext(ctx, "quota not leased; admitting the request", "app", app, "kind", kind, "error", err)
 			return true
 		}
+		b.started = true
 		b.balance += got
 		b.exhausted = time.Time{}
 		if got < want {
@@ -236,7 +240,47 @@ func (q *quota) take(ctx context.Context, app, kind string, win time.Time, limit
 	if spend {
 		b.balance--
 	}
+	if b.balance*2 < slice && !b.refilling && b.exhausted.IsZero() && b.started {
+		b.refilling = true
+		go q.refill(b, app, kind, win, limit, slice)
+	}
 	return true
+}
+
+// refill leases the next slice of a window in the background.
+func (q *quota) refill(b *bucket, app, kind string, win time.Time, limit, want int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := q.lease(ctx, app, kind, win, limit, want, false)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refilling = false
+	if err != nil {
+		q.log.Warn("quota not leased in the background", "app", app, "kind", kind, "error", err)
+		return
+	}
+	if !b.window.Equal(win) {
+		return // the window ended meanwhile; its slice is of no use
+	}
+	b.balance += got
+	if got < want {
+		b.exhausted = q.now()
+	}
+}
+
+// lease takes up to want units of a window from its counter row; start
+// first starts a month's token counter from the usage recorded so far.
+func (q *quota) lease(ctx context.Context, app, kind string, win time.Time, limit, want int64, start bool) (int64, error) {
+	db := completionsdb.New(q.db)
+	if start && kind == kindTokens {
+		if err := db.StartTokenWindow(ctx, completionsdb.StartTokenWindowParams{AppID: app,
+			WindowStart: pgtype.Timestamptz{Time: win, Valid: true}, Since: pgtype.Date{Time: win, Valid: true}}); err != nil {
+			return 0, err
+		}
+	}
+	return db.LeaseQuota(ctx, completionsdb.LeaseQuotaParams{
+		AppID: app, Kind: kind, WindowStart: pgtype.Timestamptz{Time: win, Valid: true}, Want: want, QuotaLimit: limit,
+	})
 }
 
 // budgetExceeded is the refusal of a request over the app's monthly token

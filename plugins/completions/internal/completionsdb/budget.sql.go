@@ -73,6 +73,16 @@ func (q *Queries) PruneQuotaLeases(ctx context.Context) error {
 	return err
 }
 
+const resetTokenLeases = `-- name: ResetTokenLeases :exec
+DELETE FROM completions.quota_leases WHERE app_id = $1 AND kind = 'tokens'
+`
+
+// A changed budget starts its month's counter again from recorded usage.
+func (q *Queries) ResetTokenLeases(ctx context.Context, appID string) error {
+	_, err := q.db.Exec(ctx, resetTokenLeases, appID)
+	return err
+}
+
 const setBudget = `-- name: SetBudget :exec
 INSERT INTO completions.budgets AS b (app_id, monthly_tokens, requests_per_minute)
 VALUES ($1, $2::bigint, $3::bigint)
@@ -91,5 +101,27 @@ type SetBudgetParams struct {
 // Sets what the request names; a null parameter keeps the stored value.
 func (q *Queries) SetBudget(ctx context.Context, arg SetBudgetParams) error {
 	_, err := q.db.Exec(ctx, setBudget, arg.AppID, arg.MonthlyTokens, arg.RequestsPerMinute)
+	return err
+}
+
+const startTokenWindow = `-- name: StartTokenWindow :exec
+INSERT INTO completions.quota_leases (app_id, kind, window_start, granted, last_grant)
+SELECT $1, 'tokens', $2, coalesce(sum(prompt_tokens + completion_tokens), 0)::bigint, 0
+FROM completions.usage
+WHERE app_id = $1 AND day >= $3::date
+ON CONFLICT (app_id, kind, window_start) DO NOTHING
+`
+
+type StartTokenWindowParams struct {
+	AppID       string
+	WindowStart pgtype.Timestamptz
+	Since       pgtype.Date
+}
+
+// Starts a month's token counter from the tokens already recorded that
+// month, so that a budget set mid-month counts what came before it; a
+// counter already there is kept.
+func (q *Queries) StartTokenWindow(ctx context.Context, arg StartTokenWindowParams) error {
+	_, err := q.db.Exec(ctx, startTokenWindow, arg.AppID, arg.WindowStart, arg.Since)
 	return err
 }

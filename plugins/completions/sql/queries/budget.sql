@@ -22,6 +22,20 @@ SET granted    = q.granted + LEAST(@want::bigint, GREATEST((@quota_limit::bigint
     last_grant = LEAST(@want::bigint, GREATEST((@quota_limit::bigint) - q.granted, 0))
 RETURNING last_grant;
 
+-- name: StartTokenWindow :exec
+-- Starts a month's token counter from the tokens already recorded that
+-- month, so that a budget set mid-month counts what came before it; a
+-- counter already there is kept.
+INSERT INTO completions.quota_leases (app_id, kind, window_start, granted, last_grant)
+SELECT @app_id, 'tokens', @window_start, coalesce(sum(prompt_tokens + completion_tokens), 0)::bigint, 0
+FROM completions.usage
+WHERE app_id = @app_id AND day >= @since::date
+ON CONFLICT (app_id, kind, window_start) DO NOTHING;
+
+-- name: ResetTokenLeases :exec
+-- A changed budget starts its month's counter again from recorded usage.
+DELETE FROM completions.quota_leases WHERE app_id = @app_id AND kind = 'tokens';
+
 -- name: PruneQuotaLeases :exec
 -- Minute windows are over once their minute is; months are kept a year.
 DELETE FROM completions.quota_leases
