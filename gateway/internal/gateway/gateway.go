@@ -247,7 +247,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // section of the config file, which it validates. The upstreams' API keys
 // stay in the variables the section names, which the plugin inherits.
 func completionsConfig(c config.Completions) ([]string, error) {
-	if len(c.Upstreams) == 0 {
+	if len(c.Upstreams) == 0 && c.Budget == nil {
 		return nil, nil
 	}
 	b, err := json.Marshal(c)
