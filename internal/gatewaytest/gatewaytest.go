@@ -58,6 +58,9 @@ type Gateway struct {
 	done   chan struct{}
 }
 
+// startTimeout bounds a gateway's start in tests.
+const startTimeout = 2 * time.Minute
+
 // Start runs a gateway and waits until /readyz answers 200.
 func Start(t testing.TB, opts Options) *Gateway {
 	t.Helper()
@@ -104,8 +107,11 @@ func Start(t testing.TB, opts Options) *Gateway {
 	case g.Addr = <-addrc:
 	case <-g.done:
 		t.Fatalf("gateway exited before serving:\n%s", g.Logs())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("gateway did not start within 60s:\n%s", g.Logs())
+	// A bound, not a speed check: a first start creates the embedded
+	// cluster (initdb), which on a machine busy with parallel packages
+	// takes far longer than its usual seconds.
+	case <-time.After(startTimeout):
+		t.Fatalf("gateway did not start within %s:\n%s", startTimeout, g.Logs())
 	}
 	g.URL = "http://" + g.Addr
 	g.Client = http.DefaultClient
@@ -114,7 +120,7 @@ func Start(t testing.TB, opts Options) *Gateway {
 		g.Client = tlsClient(t, opts.TLSCert)
 	}
 	if !opts.NoWait {
-		g.WaitHealthy(t, 60*time.Second)
+		g.WaitHealthy(t, startTimeout)
 	}
 	return g
 }

@@ -129,7 +129,7 @@ func TestReceiverDownThenUpLosesNoEvent(t *testing.T) {
 		return true
 	})
 	rcv.start()
-	eventually(t, 20*time.Second, "every event delivered once the receiver is up", func() bool { return len(rcv.byEvent()) == len(ids) })
+	eventually(t, 60*time.Second, "every event delivered once the receiver is up", func() bool { return len(rcv.byEvent()) == len(ids) })
 
 	for _, id := range ids {
 		ds := rcv.byEvent()[id]

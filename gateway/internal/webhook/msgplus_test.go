@@ -302,15 +302,26 @@ func TestConversationOrderingUnderFailuresAndParallelSends(t *testing.T) {
 	eventually(t, 30*time.Second, "the held conversation delivered after it recovers", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(got[stuck]) == perConv
+		return distinctSeqs(got[stuck]) == perConv
 	})
 	mu.Lock()
 	defer mu.Unlock()
 	for _, key := range keys {
-		for i, seq := range got[key] {
-			if seq != i+1 {
-				t.Fatalf("%s received in the order %v, want 1…%d", key, got[key], perConv)
+		// At least once, in order: an attempt whose answer was lost (a
+		// timeout under load) is sent again before the next event, so a
+		// sequence may repeat, but never go back or skip.
+		want := 1
+		for _, seq := range got[key] {
+			switch seq {
+			case want:
+				want++
+			case want - 1: // the same event again
+			default:
+				t.Fatalf("%s received in the order %v, want 1…%d (repeats allowed)", key, got[key], perConv)
 			}
+		}
+		if want != perConv+1 {
+			t.Fatalf("%s received %v, want 1…%d", key, got[key], perConv)
 		}
 	}
 	for key, at := range doneAt {
@@ -342,4 +353,13 @@ func serveHook(t *testing.T, handle func(http.ResponseWriter, *http.Request, []b
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String() + "/hook"
+}
+
+// distinctSeqs counts the different sequences in seqs.
+func distinctSeqs(seqs []int) int {
+	seen := map[int]bool{}
+	for _, s := range seqs {
+		seen[s] = true
+	}
+	return len(seen)
 }
