@@ -150,6 +150,13 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// errNotPublic refuses a connection to an address of the platform's own
+// networks.
+var errNotPublic = errors.New("not a public address")
+
+// errBadRedirect stops a redirect the media check does not follow.
+var errBadRedirect = errors.New("redirected")
+
 // newMediaClient is the client of the media check. It connects only to
 // public addresses (a reel must not make the platform probe its own
 // network), loopback too in development, and follows at most 5 redirects,
@@ -168,7 +175,7 @@ func newMediaClient(development bool) *http.Client {
 			return nil
 		}
 		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
-			return fmt.Errorf("media check: %s is not a public address", ip)
+			return fmt.Errorf("media check: %s: %w", ip, errNotPublic)
 		}
 		return nil
 	}}
@@ -178,10 +185,10 @@ func newMediaClient(development bool) *http.Client {
 	}
 	return &http.Client{Transport: transport, Timeout: checkTimeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 5 {
-			return errors.New("more than 5 redirects")
+			return fmt.Errorf("%w: more than 5", errBadRedirect)
 		}
 		if err := validateVideoURL(req.URL.String(), development); err != nil {
-			return errors.New("redirected to a URL that is not https")
+			return fmt.Errorf("%w: to a URL that is not https", errBadRedirect)
 		}
 		return nil
 	}}
@@ -194,11 +201,17 @@ func checkMedia(ctx context.Context, client *http.Client, videoURL string) (Reel
 	if err == nil && (res.StatusCode == http.StatusMethodNotAllowed || res.StatusCode == http.StatusNotImplemented) {
 		res, err = mediaHeaders(ctx, client, http.MethodGet, videoURL)
 	}
-	if err != nil {
-		var redirect *url.Error
-		if errors.As(err, &redirect) && strings.Contains(redirect.Err.Error(), "redirect") {
-			return Rejected, "the video URL " + redirect.Err.Error()
+	if errors.Is(err, errNotPublic) {
+		return Rejected, "the video URL's host is not a public address"
+	}
+	if errors.Is(err, errBadRedirect) {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return Rejected, "the video URL " + ue.Err.Error()
 		}
+		return Rejected, "the video URL redirected where it may not"
+	}
+	if err != nil {
 		return Unreachable, "the video URL could not be reached"
 	}
 	switch {
