@@ -259,3 +259,39 @@ func TestSocialOperationsAnswerTheirShapeAndTheirDocumentedRefusals(t *testing.T
 		t.Fatalf("%d reels stored, want 2", n)
 	}
 }
+
+func TestMeAssignedAssetsListsThePagesAndAppsTheUserHasARoleOnWithTheirTasks(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	owner := w.c.Users["owner"].ID
+	res, body := w.get(t, w.owner, url.Values{"node": {"me/assigned_assets"}})
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, body)
+	}
+	type asset struct {
+		ID, Type, Name string
+		BusinessID     string `json:"business_id"`
+		Tasks          []string
+	}
+	out := decode[struct{ Data []asset }](t, body)
+	byID := map[string]asset{}
+	for _, a := range out.Data {
+		byID[a.Type+" "+a.ID] = a
+	}
+	page := byID["PAGE "+w.c.Page.ID]
+	if page.Name != w.c.Page.Name || page.BusinessID != "bp_"+owner || strings.Join(page.Tasks, ",") != "MANAGE,CREATE_CONTENT,MODERATE,ADVERTISE,ANALYZE" {
+		t.Fatalf("the seeded Page is %+v in %s", page, body)
+	}
+	if app, ok := byID["APP "+w.c.App.ID]; !ok || len(app.Tasks) == 0 || app.BusinessID != "" {
+		t.Fatalf("the seeded app is %+v in %s", app, body)
+	}
+	// The consumer has no role on the seeded Page.
+	res, body = w.get(t, w.stranger, url.Values{"node": {"me/assigned_assets"}})
+	if res.StatusCode != 200 || strings.Contains(string(body), w.c.Page.ID) {
+		t.Fatalf("consumer: %d %s", res.StatusCode, body)
+	}
+	res, body = w.get(t, "", url.Values{"node": {"me/assigned_assets"}})
+	wantGraphError(t, res, body, 401, 104, 0)
+	res, body = w.get(t, w.c.App.APIKey, url.Values{"node": {"me/assigned_assets"}})
+	wantGraphError(t, res, body, 403, 200, 2069001)
+}

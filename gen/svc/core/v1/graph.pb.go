@@ -1801,6 +1801,167 @@ func (x *CreatedApp) GetProducts() []string {
 	return nil
 }
 
+type ListMyAssignedAssetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAssignedAssetsRequest) Reset() {
+	*x = ListMyAssignedAssetsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAssignedAssetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
+
+func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
+func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+}
+
+type ListMyAssignedAssetsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AssignedAsset       `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAssignedAssetsResponse) Reset() {
+	*x = ListMyAssignedAssetsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAssignedAssetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
+
+func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
+func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// AssignedAsset is one asset a user has a role on.
+type AssignedAsset struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// PAGE, APP, AD_ACCOUNT or CATALOG.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The business portfolio holding the asset ("bp_" + its owner's id);
+	// empty for an asset in no portfolio.
+	BusinessId string `protobuf:"bytes,4,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	// What the user's role allows on it.
+	Tasks         []string `protobuf:"bytes,5,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssignedAsset) Reset() {
+	*x = AssignedAsset{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssignedAsset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssignedAsset) ProtoMessage() {}
+
+func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
+func (*AssignedAsset) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *AssignedAsset) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetTasks() []string {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
 var File_svc_core_v1_graph_proto protoreflect.FileDescriptor
 
 const file_svc_core_v1_graph_proto_rawDesc = "" +
@@ -1937,7 +2098,17 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\rclient_secret\x18\x05 \x01(\tR\fclientSecret\x12\x17\n" +
 	"\aapi_key\x18\x06 \x01(\tR\x06apiKey\x12#\n" +
 	"\rredirect_uris\x18\a \x03(\tR\fredirectUris\x12\x1a\n" +
-	"\bproducts\x18\b \x03(\tR\bproducts2\xde\r\n" +
+	"\bproducts\x18\b \x03(\tR\bproducts\"\x1d\n" +
+	"\x1bListMyAssignedAssetsRequest\"N\n" +
+	"\x1cListMyAssignedAssetsResponse\x12.\n" +
+	"\x04data\x18\x01 \x03(\v2\x1a.svc.core.v1.AssignedAssetR\x04data\"~\n" +
+	"\rAssignedAsset\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
+	"\vbusiness_id\x18\x04 \x01(\tR\n" +
+	"businessId\x12\x14\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xf1\x0e\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -1945,7 +2116,9 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12Y\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12\x90\x01\n" +
+	"\x14ListMyAssignedAssets\x12(.svc.core.v1.ListMyAssignedAssetsRequest\x1a).svc.core.v1.ListMyAssignedAssetsResponse\"#\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x14\n" +
+	"\x12me/assigned_assets\x90\x02\x01\x12Y\n" +
 	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
@@ -1979,7 +2152,7 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
@@ -2011,56 +2184,62 @@ var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*DeletePageLinkRequest)(nil),            // 27: svc.core.v1.DeletePageLinkRequest
 	(*CreateAppRequest)(nil),                 // 28: svc.core.v1.CreateAppRequest
 	(*CreatedApp)(nil),                       // 29: svc.core.v1.CreatedApp
-	(*v1.Paging)(nil),                        // 30: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 31: google.protobuf.Struct
+	(*ListMyAssignedAssetsRequest)(nil),      // 30: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),     // 31: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                    // 32: svc.core.v1.AssignedAsset
+	(*v1.Paging)(nil),                        // 33: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 34: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
 	8,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	30, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	33, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	6,  // 2: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	30, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	33, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
 	13, // 4: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	30, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	33, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
 	16, // 6: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	31, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	31, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	34, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
+	34, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
 	25, // 9: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	30, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	0,  // 11: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 12: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	4,  // 13: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	28, // 14: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	7,  // 15: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	9,  // 16: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	11, // 17: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	14, // 18: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	17, // 19: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	19, // 20: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	20, // 21: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	22, // 22: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	23, // 23: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	26, // 24: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	27, // 25: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	1,  // 26: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 27: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	5,  // 28: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	29, // 29: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	8,  // 30: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	10, // 31: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	12, // 32: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	15, // 33: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	18, // 34: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	10, // 35: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
-	21, // 36: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	10, // 37: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	24, // 38: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	10, // 39: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	10, // 40: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	26, // [26:41] is the sub-list for method output_type
-	11, // [11:26] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	33, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	32, // 11: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	0,  // 12: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	2,  // 13: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	4,  // 14: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	30, // 15: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	28, // 16: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	7,  // 17: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	9,  // 18: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	11, // 19: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	14, // 20: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	17, // 21: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	19, // 22: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	20, // 23: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	22, // 24: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	23, // 25: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	26, // 26: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	27, // 27: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	1,  // 28: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 29: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	5,  // 30: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	31, // 31: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	29, // 32: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	8,  // 33: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	10, // 34: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	12, // 35: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	15, // 36: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	18, // 37: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	10, // 38: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
+	21, // 39: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	10, // 40: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	24, // 41: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	10, // 42: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	10, // 43: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	28, // [28:44] is the sub-list for method output_type
+	12, // [12:28] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -2076,7 +2255,7 @@ func file_svc_core_v1_graph_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,6 +41,9 @@ const (
 	// GraphServiceListMyBusinessPortfoliosProcedure is the fully-qualified name of the GraphService's
 	// ListMyBusinessPortfolios RPC.
 	GraphServiceListMyBusinessPortfoliosProcedure = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	// GraphServiceListMyAssignedAssetsProcedure is the fully-qualified name of the GraphService's
+	// ListMyAssignedAssets RPC.
+	GraphServiceListMyAssignedAssetsProcedure = "/svc.core.v1.GraphService/ListMyAssignedAssets"
 	// GraphServiceCreateAppProcedure is the fully-qualified name of the GraphService's CreateApp RPC.
 	GraphServiceCreateAppProcedure = "/svc.core.v1.GraphService/CreateApp"
 	// GraphServiceGetPageProcedure is the fully-qualified name of the GraphService's GetPage RPC.
@@ -84,6 +87,14 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// ListMyAssignedAssets lists the assets the user has a role on, with the
+	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
+	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
+	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
+	// to no portfolio (business_id empty). No ad accounts or catalogs exist
+	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -146,6 +157,13 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceListMyBusinessPortfoliosProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listMyAssignedAssets: connect.NewClient[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse](
+			httpClient,
+			baseURL+GraphServiceListMyAssignedAssetsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListMyAssignedAssets")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
@@ -235,6 +253,7 @@ type graphServiceClient struct {
 	getMe                    *connect.Client[v1.GetMeRequest, v1.User]
 	listMyPages              *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
 	listMyBusinessPortfolios *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
+	listMyAssignedAssets     *connect.Client[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse]
 	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
 	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
@@ -262,6 +281,11 @@ func (c *graphServiceClient) ListMyPages(ctx context.Context, req *connect.Reque
 // ListMyBusinessPortfolios calls svc.core.v1.GraphService.ListMyBusinessPortfolios.
 func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, req *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return c.listMyBusinessPortfolios.CallUnary(ctx, req)
+}
+
+// ListMyAssignedAssets calls svc.core.v1.GraphService.ListMyAssignedAssets.
+func (c *graphServiceClient) ListMyAssignedAssets(ctx context.Context, req *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error) {
+	return c.listMyAssignedAssets.CallUnary(ctx, req)
 }
 
 // CreateApp calls svc.core.v1.GraphService.CreateApp.
@@ -334,6 +358,14 @@ type GraphServiceHandler interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// ListMyAssignedAssets lists the assets the user has a role on, with the
+	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
+	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
+	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
+	// to no portfolio (business_id empty). No ad accounts or catalogs exist
+	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -392,6 +424,13 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceListMyBusinessPortfoliosProcedure,
 		svc.ListMyBusinessPortfolios,
 		connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListMyAssignedAssetsHandler := connect.NewUnaryHandler(
+		GraphServiceListMyAssignedAssetsProcedure,
+		svc.ListMyAssignedAssets,
+		connect.WithSchema(graphServiceMethods.ByName("ListMyAssignedAssets")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -481,6 +520,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyPagesHandler.ServeHTTP(w, r)
 		case GraphServiceListMyBusinessPortfoliosProcedure:
 			graphServiceListMyBusinessPortfoliosHandler.ServeHTTP(w, r)
+		case GraphServiceListMyAssignedAssetsProcedure:
+			graphServiceListMyAssignedAssetsHandler.ServeHTTP(w, r)
 		case GraphServiceCreateAppProcedure:
 			graphServiceCreateAppHandler.ServeHTTP(w, r)
 		case GraphServiceGetPageProcedure:
@@ -524,6 +565,10 @@ func (UnimplementedGraphServiceHandler) ListMyPages(context.Context, *connect.Re
 
 func (UnimplementedGraphServiceHandler) ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyBusinessPortfolios is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyAssignedAssets is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error) {
