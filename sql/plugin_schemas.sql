@@ -6,5 +6,6 @@ CREATE SCHEMA book;
 CREATE SCHEMA chat;
 CREATE SCHEMA completions;
 CREATE SCHEMA lenses;
+CREATE SCHEMA social;
 CREATE SCHEMA svcchat;
 CREATE SCHEMA wearables;

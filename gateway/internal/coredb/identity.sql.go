@@ -67,6 +67,54 @@ func (q *Queries) ApprovedScopes(ctx context.Context, appID int64) ([]string, er
 	return items, nil
 }
 
+const assignedAssets = `-- name: AssignedAssets :many
+(SELECT 'PAGE'::text AS type, p.id, p.name, r.role,
+    coalesce((SELECT o.user_id FROM core.page_roles o WHERE o.page_id = p.id AND o.role = 'owner' LIMIT 1), 0)::bigint AS owner_id
+ FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
+ WHERE r.user_id = $1 ORDER BY p.id LIMIT 1000)
+UNION ALL
+(SELECT 'APP'::text, a.id, a.name, t.role, 0::bigint
+ FROM core.app_team t JOIN core.apps a ON a.id = t.app_id
+ WHERE t.user_id = $1 ORDER BY a.id LIMIT 1000)
+`
+
+type AssignedAssetsRow struct {
+	Type    string
+	ID      int64
+	Name    string
+	Role    string
+	OwnerID int64
+}
+
+// The assets a user has a role on (me/assigned_assets): Pages, with the
+// owner whose business portfolio holds them, then apps of the user's
+// teams; each in id order, at most 1,000 of each.
+func (q *Queries) AssignedAssets(ctx context.Context, userID int64) ([]AssignedAssetsRow, error) {
+	rows, err := q.db.Query(ctx, assignedAssets, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AssignedAssetsRow
+	for rows.Next() {
+		var i AssignedAssetsRow
+		if err := rows.Scan(
+			&i.Type,
+			&i.ID,
+			&i.Name,
+			&i.Role,
+			&i.OwnerID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const countUsers = `-- name: CountUsers :one
 SELECT count(*) FROM core.users
 `

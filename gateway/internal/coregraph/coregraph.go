@@ -53,6 +53,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListMyPages"), s.listMyPages)
 	sdk.Handle(p, m.ByName("ListMyBusinessPortfolios"), s.listMyBusinessPortfolios)
 	sdk.Handle(p, m.ByName("ListMyApps"), s.listMyApps)
+	sdk.Handle(p, m.ByName("ListMyAssignedAssets"), s.listMyAssignedAssets)
 	sdk.Handle(p, m.ByName("CreateApp"), s.createApp)
 	sdk.Handle(p, m.ByName("GetPage"), s.getPage)
 	sdk.Handle(p, m.ByName("UpdatePageSettings"), s.updatePageSettings)
@@ -147,6 +148,39 @@ func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.Li
 		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
 	}
 	setCursors(res.Paging, len(apps), func(i int) string { return apps[i].ID })
+	return res, nil
+}
+
+// assetTasks maps an asset's type and the user's role on it to the tasks
+// the role allows, as Meta's assigned_assets names them. A Page's owner
+// and admins may do everything on it.
+var assetTasks = map[[2]string][]string{
+	{"PAGE", "owner"}:    {"MANAGE", "CREATE_CONTENT", "MODERATE", "ADVERTISE", "ANALYZE"},
+	{"PAGE", "admin"}:    {"MANAGE", "CREATE_CONTENT", "MODERATE", "ADVERTISE", "ANALYZE"},
+	{"APP", "admin"}:     {"MANAGE", "DEVELOP", "TEST"},
+	{"APP", "developer"}: {"DEVELOP", "TEST"},
+	{"APP", "tester"}:    {"TEST"},
+}
+
+// listMyAssignedAssets lists the Pages and apps the user has a role on.
+func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *corev1.ListMyAssignedAssetsRequest) (*corev1.ListMyAssignedAssetsResponse, error) {
+	uid, ok := identity.ParseID(call.Principal().UserID)
+	if !ok {
+		return nil, sdk.NotFound("User " + call.Principal().UserID)
+	}
+	rows, err := s.q.AssignedAssets(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	res := &corev1.ListMyAssignedAssetsResponse{Data: make([]*corev1.AssignedAsset, 0, len(rows))}
+	for _, r := range rows {
+		a := &corev1.AssignedAsset{Id: identity.FormatID(r.ID), Type: r.Type, Name: r.Name,
+			Tasks: nonNil(assetTasks[[2]string{r.Type, r.Role}])}
+		if r.OwnerID != 0 {
+			a.BusinessId = "bp_" + identity.FormatID(r.OwnerID)
+		}
+		res.Data = append(res.Data, a)
+	}
 	return res, nil
 }
 

@@ -15,6 +15,11 @@ const (
 	ScopeChatSend      = "svcchat:send"
 	ScopeChatRead      = "svcchat:read"
 	ScopeWearablesPush = "wearables:push"
+	// Threads scopes carry the names Meta's Threads API gives the same
+	// grants, so that a Threads client's scope list works unchanged.
+	ScopeThreadsBasic          = "threads_basic"
+	ScopeThreadsContentPublish = "threads_content_publish"
+	ScopeThreadsManageInsights = "threads_manage_insights"
 )
 
 // scopeInfo describes each scope: its plain-words description on the consent
@@ -26,19 +31,23 @@ var scopeInfo = map[string]struct {
 	// Protocol scopes need no review at all.
 	Protocol bool
 }{
-	ScopeOpenID:        {Description: "Confirm who you are (your account id)", Protocol: true},
-	ScopePublicProfile: {Description: "See your name", Basic: true},
-	ScopePagesRead:     {Description: "See the Pages you manage and their posts", Basic: true},
-	ScopePagesManage:   {Description: "Publish posts and change settings on the Pages you manage"},
-	ScopeChatSend:      {Description: "Send messages as your Pages to people who wrote to them"},
-	ScopeChatRead:      {Description: "Read your Pages' conversations"},
-	ScopeWearablesPush: {Description: "Show cards on your paired wearable devices"},
+	ScopeOpenID:                {Description: "Confirm who you are (your account id)", Protocol: true},
+	ScopePublicProfile:         {Description: "See your name", Basic: true},
+	ScopePagesRead:             {Description: "See the Pages you manage and their posts", Basic: true},
+	ScopePagesManage:           {Description: "Publish posts and change settings on the Pages you manage"},
+	ScopeChatSend:              {Description: "Send messages as your Pages to people who wrote to them"},
+	ScopeChatRead:              {Description: "Read your Pages' conversations"},
+	ScopeWearablesPush:         {Description: "Show cards on your paired wearable devices"},
+	ScopeThreadsBasic:          {Description: "See threads and their replies", Basic: true},
+	ScopeThreadsContentPublish: {Description: "Publish threads, replies and likes as you"},
+	ScopeThreadsManageInsights: {Description: "See the views, likes and replies of your threads"},
 }
 
 // AllScopes lists every scope, in a fixed order (for discovery).
 func AllScopes() []string {
 	return []string{ScopeOpenID, ScopePublicProfile, ScopePagesRead, ScopePagesManage,
-		ScopeChatSend, ScopeChatRead, ScopeWearablesPush}
+		ScopeChatSend, ScopeChatRead, ScopeWearablesPush,
+		ScopeThreadsBasic, ScopeThreadsContentPublish, ScopeThreadsManageInsights}
 }
 
 // KnownScope reports whether scope exists.

@@ -3576,6 +3576,167 @@ func (x *DecidedScopeReview) GetDecidedAt() string {
 	return ""
 }
 
+type ListMyAssignedAssetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAssignedAssetsRequest) Reset() {
+	*x = ListMyAssignedAssetsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAssignedAssetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
+
+func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
+func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
+}
+
+type ListMyAssignedAssetsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AssignedAsset       `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAssignedAssetsResponse) Reset() {
+	*x = ListMyAssignedAssetsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAssignedAssetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
+
+func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
+func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// AssignedAsset is one asset a user has a role on.
+type AssignedAsset struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// PAGE, APP, AD_ACCOUNT or CATALOG.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The business portfolio holding the asset ("bp_" + its owner's id);
+	// empty for an asset in no portfolio.
+	BusinessId string `protobuf:"bytes,4,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	// What the user's role allows on it.
+	Tasks         []string `protobuf:"bytes,5,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssignedAsset) Reset() {
+	*x = AssignedAsset{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssignedAsset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssignedAsset) ProtoMessage() {}
+
+func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
+func (*AssignedAsset) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *AssignedAsset) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *AssignedAsset) GetTasks() []string {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
 var File_svc_core_v1_graph_proto protoreflect.FileDescriptor
 
 const file_svc_core_v1_graph_proto_rawDesc = "" +
@@ -3828,7 +3989,17 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x05 \x01(\tR\tdecidedAt2\xb0\x1c\n" +
+	"decided_at\x18\x05 \x01(\tR\tdecidedAt\"\x1d\n" +
+	"\x1bListMyAssignedAssetsRequest\"N\n" +
+	"\x1cListMyAssignedAssetsResponse\x12.\n" +
+	"\x04data\x18\x01 \x03(\v2\x1a.svc.core.v1.AssignedAssetR\x04data\"~\n" +
+	"\rAssignedAsset\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
+	"\vbusiness_id\x18\x04 \x01(\tR\n" +
+	"businessId\x12\x14\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xc3\x1d\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -3839,7 +4010,9 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x16me/business_portfolios\x90\x02\x01\x12f\n" +
 	"\n" +
 	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
-	"\ame/apps\x90\x02\x01\x12Y\n" +
+	"\ame/apps\x90\x02\x01\x12\x90\x01\n" +
+	"\x14ListMyAssignedAssets\x12(.svc.core.v1.ListMyAssignedAssetsRequest\x1a).svc.core.v1.ListMyAssignedAssetsResponse\"#\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x14\n" +
+	"\x12me/assigned_assets\x90\x02\x01\x12Y\n" +
 	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
@@ -3892,7 +4065,7 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
@@ -3956,94 +4129,100 @@ var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*DecideAppReviewRequest)(nil),           // 59: svc.core.v1.DecideAppReviewRequest
 	(*DecideAppReviewResponse)(nil),          // 60: svc.core.v1.DecideAppReviewResponse
 	(*DecidedScopeReview)(nil),               // 61: svc.core.v1.DecidedScopeReview
-	(*v1.Paging)(nil),                        // 62: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 63: google.protobuf.Struct
+	(*ListMyAssignedAssetsRequest)(nil),      // 62: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),     // 63: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                    // 64: svc.core.v1.AssignedAsset
+	(*v1.Paging)(nil),                        // 65: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 66: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
 	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	62, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	65, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	62, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	65, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
 	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	62, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	65, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
 	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	62, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	65, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
 	19, // 8: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	63, // 9: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	63, // 10: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	66, // 9: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
+	66, // 10: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
 	28, // 11: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	62, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	65, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
 	36, // 13: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
 	41, // 14: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
 	46, // 15: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
 	54, // 16: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
 	58, // 17: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
 	61, // 18: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	0,  // 19: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 20: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	7,  // 21: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	4,  // 22: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	31, // 23: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	10, // 24: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	12, // 25: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	14, // 26: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	17, // 27: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	20, // 28: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	22, // 29: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	23, // 30: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	25, // 31: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	26, // 32: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	29, // 33: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	30, // 34: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	34, // 35: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	37, // 36: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	38, // 37: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	39, // 38: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	42, // 39: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	43, // 40: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	44, // 41: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	47, // 42: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	49, // 43: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	50, // 44: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	52, // 45: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	55, // 46: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	56, // 47: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	59, // 48: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	1,  // 49: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 50: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	8,  // 51: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	5,  // 52: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	32, // 53: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	11, // 54: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	13, // 55: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	15, // 56: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	18, // 57: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	21, // 58: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	33, // 59: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	24, // 60: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	13, // 61: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	27, // 62: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	13, // 63: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	13, // 64: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	35, // 65: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	13, // 66: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	13, // 67: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	40, // 68: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	13, // 69: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	13, // 70: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	45, // 71: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	48, // 72: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	13, // 73: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	51, // 74: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	53, // 75: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	53, // 76: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	57, // 77: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	60, // 78: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	49, // [49:79] is the sub-list for method output_type
-	19, // [19:49] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	64, // 19: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	0,  // 20: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	2,  // 21: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	7,  // 22: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	4,  // 23: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	62, // 24: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	31, // 25: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	10, // 26: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	12, // 27: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	14, // 28: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	17, // 29: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	20, // 30: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	22, // 31: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	23, // 32: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	25, // 33: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	26, // 34: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	29, // 35: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	30, // 36: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	34, // 37: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	37, // 38: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	38, // 39: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	39, // 40: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	42, // 41: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	43, // 42: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	44, // 43: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	47, // 44: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	49, // 45: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	50, // 46: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	52, // 47: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	55, // 48: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	56, // 49: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	59, // 50: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	1,  // 51: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 52: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	8,  // 53: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	5,  // 54: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	63, // 55: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	32, // 56: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	11, // 57: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	13, // 58: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	15, // 59: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	18, // 60: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	21, // 61: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	33, // 62: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	24, // 63: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	13, // 64: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	27, // 65: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	13, // 66: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	13, // 67: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	35, // 68: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	13, // 69: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	13, // 70: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	40, // 71: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	13, // 72: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	13, // 73: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	45, // 74: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	48, // 75: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	13, // 76: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	51, // 77: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	53, // 78: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	53, // 79: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	57, // 80: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	60, // 81: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	51, // [51:82] is the sub-list for method output_type
+	20, // [20:51] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -4061,7 +4240,7 @@ func file_svc_core_v1_graph_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   62,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	GraphService_ListMyPages_FullMethodName              = "/svc.core.v1.GraphService/ListMyPages"
 	GraphService_ListMyBusinessPortfolios_FullMethodName = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
 	GraphService_ListMyApps_FullMethodName               = "/svc.core.v1.GraphService/ListMyApps"
+	GraphService_ListMyAssignedAssets_FullMethodName     = "/svc.core.v1.GraphService/ListMyAssignedAssets"
 	GraphService_CreateApp_FullMethodName                = "/svc.core.v1.GraphService/CreateApp"
 	GraphService_GetPage_FullMethodName                  = "/svc.core.v1.GraphService/GetPage"
 	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
@@ -73,6 +74,14 @@ type GraphServiceClient interface {
 	// the user's own session only, so that an app cannot learn a user's other
 	// apps through a token the user gave it.
 	ListMyApps(ctx context.Context, in *ListMyAppsRequest, opts ...grpc.CallOption) (*ListMyAppsResponse, error)
+	// ListMyAssignedAssets lists the assets the user has a role on, with the
+	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
+	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
+	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
+	// to no portfolio (business_id empty). No ad accounts or catalogs exist
+	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	ListMyAssignedAssets(ctx context.Context, in *ListMyAssignedAssetsRequest, opts ...grpc.CallOption) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -195,6 +204,16 @@ func (c *graphServiceClient) ListMyApps(ctx context.Context, in *ListMyAppsReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListMyAppsResponse)
 	err := c.cc.Invoke(ctx, GraphService_ListMyApps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListMyAssignedAssets(ctx context.Context, in *ListMyAssignedAssetsRequest, opts ...grpc.CallOption) (*ListMyAssignedAssetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMyAssignedAssetsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListMyAssignedAssets_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -483,6 +502,14 @@ type GraphServiceServer interface {
 	// the user's own session only, so that an app cannot learn a user's other
 	// apps through a token the user gave it.
 	ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error)
+	// ListMyAssignedAssets lists the assets the user has a role on, with the
+	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
+	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
+	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
+	// to no portfolio (business_id empty). No ad accounts or catalogs exist
+	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	ListMyAssignedAssets(context.Context, *ListMyAssignedAssetsRequest) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -582,6 +609,9 @@ func (UnimplementedGraphServiceServer) ListMyBusinessPortfolios(context.Context,
 }
 func (UnimplementedGraphServiceServer) ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyApps not implemented")
+}
+func (UnimplementedGraphServiceServer) ListMyAssignedAssets(context.Context, *ListMyAssignedAssetsRequest) (*ListMyAssignedAssetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMyAssignedAssets not implemented")
 }
 func (UnimplementedGraphServiceServer) CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateApp not implemented")
@@ -750,6 +780,24 @@ func _GraphService_ListMyApps_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).ListMyApps(ctx, req.(*ListMyAppsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListMyAssignedAssets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMyAssignedAssetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListMyAssignedAssets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListMyAssignedAssets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListMyAssignedAssets(ctx, req.(*ListMyAssignedAssetsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1244,6 +1292,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMyApps",
 			Handler:    _GraphService_ListMyApps_Handler,
+		},
+		{
+			MethodName: "ListMyAssignedAssets",
+			Handler:    _GraphService_ListMyAssignedAssets_Handler,
 		},
 		{
 			MethodName: "CreateApp",

@@ -43,6 +43,9 @@ const (
 	GraphServiceListMyBusinessPortfoliosProcedure = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
 	// GraphServiceListMyAppsProcedure is the fully-qualified name of the GraphService's ListMyApps RPC.
 	GraphServiceListMyAppsProcedure = "/svc.core.v1.GraphService/ListMyApps"
+	// GraphServiceListMyAssignedAssetsProcedure is the fully-qualified name of the GraphService's
+	// ListMyAssignedAssets RPC.
+	GraphServiceListMyAssignedAssetsProcedure = "/svc.core.v1.GraphService/ListMyAssignedAssets"
 	// GraphServiceCreateAppProcedure is the fully-qualified name of the GraphService's CreateApp RPC.
 	GraphServiceCreateAppProcedure = "/svc.core.v1.GraphService/CreateApp"
 	// GraphServiceGetPageProcedure is the fully-qualified name of the GraphService's GetPage RPC.
@@ -132,6 +135,14 @@ type GraphServiceClient interface {
 	// the user's own session only, so that an app cannot learn a user's other
 	// apps through a token the user gave it.
 	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
+	// ListMyAssignedAssets lists the assets the user has a role on, with the
+	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
+	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
+	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
+	// to no portfolio (business_id empty). No ad accounts or catalogs exist
+	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -248,6 +259,13 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceListMyAppsProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("ListMyApps")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listMyAssignedAssets: connect.NewClient[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse](
+			httpClient,
+			baseURL+GraphServiceListMyAssignedAssetsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListMyAssignedAssets")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
@@ -427,6 +445,7 @@ type graphServiceClient struct {
 	listMyPages              *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
 	listMyBusinessPortfolios *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
 	listMyApps               *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
+	listMyAssignedAssets     *connect.Client[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse]
 	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
 	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
@@ -473,6 +492,11 @@ func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, req *
 // ListMyApps calls svc.core.v1.GraphService.ListMyApps.
 func (c *graphServiceClient) ListMyApps(ctx context.Context, req *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
 	return c.listMyApps.CallUnary(ctx, req)
+}
+
+// ListMyAssignedAssets calls svc.core.v1.GraphService.ListMyAssignedAssets.
+func (c *graphServiceClient) ListMyAssignedAssets(ctx context.Context, req *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error) {
+	return c.listMyAssignedAssets.CallUnary(ctx, req)
 }
 
 // CreateApp calls svc.core.v1.GraphService.CreateApp.
@@ -620,6 +644,14 @@ type GraphServiceHandler interface {
 	// the user's own session only, so that an app cannot learn a user's other
 	// apps through a token the user gave it.
 	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
+	// ListMyAssignedAssets lists the assets the user has a role on, with the
+	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
+	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
+	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
+	// to no portfolio (business_id empty). No ad accounts or catalogs exist
+	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -732,6 +764,13 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceListMyAppsProcedure,
 		svc.ListMyApps,
 		connect.WithSchema(graphServiceMethods.ByName("ListMyApps")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListMyAssignedAssetsHandler := connect.NewUnaryHandler(
+		GraphServiceListMyAssignedAssetsProcedure,
+		svc.ListMyAssignedAssets,
+		connect.WithSchema(graphServiceMethods.ByName("ListMyAssignedAssets")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -912,6 +951,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyBusinessPortfoliosHandler.ServeHTTP(w, r)
 		case GraphServiceListMyAppsProcedure:
 			graphServiceListMyAppsHandler.ServeHTTP(w, r)
+		case GraphServiceListMyAssignedAssetsProcedure:
+			graphServiceListMyAssignedAssetsHandler.ServeHTTP(w, r)
 		case GraphServiceCreateAppProcedure:
 			graphServiceCreateAppHandler.ServeHTTP(w, r)
 		case GraphServiceGetPageProcedure:
@@ -987,6 +1028,10 @@ func (UnimplementedGraphServiceHandler) ListMyBusinessPortfolios(context.Context
 
 func (UnimplementedGraphServiceHandler) ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyApps is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyAssignedAssets is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error) {

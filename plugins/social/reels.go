@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/social/internal/socialdb"
+)
+
+// Bounds of the media check.
+const (
+	// MaxVideoBytes is the largest video a reel may point at: 1 GiB.
+	MaxVideoBytes = 1 << 30
+	// maxAttempts is how often an unreachable video is tried.
+	maxAttempts = 3
+	// checkTimeout bounds one check, redirects included.
+	checkTimeout = 15 * time.Second
+)
+
+// createReel stores a processing reel and answers before its video is
+// checked. The gateway has checked pages:manage and the Page admin role.
+func (s *service) createReel(ctx context.Context, call *sdk.Call, req *socialv1.CreateReelRequest) (*socialv1.CreateReelResponse, error) {
+	if err := validateVideoURL(req.GetVideoUrl(), s.opts.Development); err != nil {
+		return nil, err
+	}
+	if strings.ContainsRune(req.GetCaption(), 0) {
+		return nil, sdk.Invalid("caption", "Invalid parameter: caption must not contain the NUL character.")
+	}
+	row, err := socialdb.New(s.pool).InsertReel(ctx, socialdb.InsertReelParams{
+		PageID: req.GetPageId(), AuthorID: call.Principal().UserID, VideoUrl: req.GetVideoUrl(), Caption: req.GetCaption(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return &socialv1.CreateReelResponse{Id: strconv.FormatInt(row.ID, 10), Status: row.Status}, nil
+}
+
+// getReel reads a reel the caller may see (a user with a role on its Page
+// or an app linked to it) and counts the read as a view unless the reader
+// published it.
+func (s *service) getReel(ctx context.Context, call *sdk.Call, req *socialv1.GetReelRequest) (*socialv1.Reel, error) {
+	row, access, err := s.visibleReel(ctx, call, req.GetReelId())
+	if err != nil {
+		return nil, err
+	}
+	visible := access.GetUserRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetAppLinked()
+	if !visible {
+		return nil, reelNotFound(req.GetReelId())
+	}
+	p := call.Principal()
+	if p.UserID != row.AuthorID {
+		if err := socialdb.New(s.pool).CountReelView(ctx, row.ID); err != nil {
+			return nil, err
+		}
+	}
+	return &socialv1.Reel{
+		Id: strconv.FormatInt(row.ID, 10), PageId: row.PageID, VideoUrl: row.VideoUrl, Caption: row.Caption,
+		Status: row.Status, ErrorReason: row.ErrorReason, AuthorId: row.AuthorID,
+		CreatedTime: row.CreatedAt.Time.UTC().Format(time.RFC3339),
+	}, nil
+}
+
+// reelInsights answers a reel's counts to the users with a role on its
+// Page; to anyone else the reel does not exist.
+func (s *service) reelInsights(ctx context.Context, call *sdk.Call, req *socialv1.GetReelInsightsRequest) (*socialv1.InsightsResponse, error) {
+	metrics, err := parseMetrics(req.GetMetric())
+	if err != nil {
+		return nil, err
+	}
+	row, access, err := s.visibleReel(ctx, call, req.GetReelId())
+	if err != nil {
+		return nil, err
+	}
+	if access.GetUserRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
+		return nil, reelNotFound(req.GetReelId())
+	}
+	// Reels take no likes or replies yet: 0 is what was counted.
+	return insights(metrics, counts{Views: row.Views}), nil
+}
+
+// visibleReel reads a reel and what the caller may do on its Page.
+func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, *pluginv1.PageAccessResponse, error) {
+	id, ok := parseID(reelID)
+	if !ok {
+		return socialdb.SocialReel{}, nil, reelNotFound(reelID)
+	}
+	row, err := socialdb.New(s.pool).GetReel(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row, nil, reelNotFound(reelID)
+	}
+	if err != nil {
+		return row, nil, err
+	}
+	p := call.Principal()
+	access, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: row.PageID, UserId: p.UserID, AppId: p.AppID})
+	if err != nil {
+		return row, nil, err
+	}
+	return row, access, nil
+}
+
+func reelNotFound(id string) error { return sdk.NotFound("Reel " + id) }
+
+// validateVideoURL accepts an absolute https URL without credentials (they
+// would be stored in plain text), or in development an http URL on a
+// loopback host. Anything else is refused naming video_url.
+func validateVideoURL(raw string, development bool) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return sdk.Invalid("video_url", "Invalid parameter: video_url must be an absolute https URL.")
+	}
+	if u.User != nil {
+		return sdk.Invalid("video_url", "Invalid parameter: video_url must not carry a user name or password.")
+	}
+	switch {
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && development && isLoopbackHost(u.Hostname()):
+		return nil
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+		return sdk.Invalid("video_url", "Invalid parameter: video_url must use https (http on loopback is for development only).")
+	}
+	return sdk.Invalid("video_url", "Invalid parameter: video_url must use https, not %q.", u.Scheme)
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// errNotPublic refuses a connection to an address of the platform's own
+// networks.
+var errNotPublic = errors.New("not a public address")
+
+// errBadRedirect stops a redirect the media check does not follow.
+var errBadRedirect = errors.New("redirected")
+
+// newMediaClient is the client of the media check. It connects only to
+// public addresses (a reel must not make the platform probe its own
+// network), loopback too in development, and follows at most 5 redirects,
+// each of which must pass validateVideoURL.
+func newMediaClient(development bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return err
+		}
+		ip := net.ParseIP(host)
+		if ip == nil {
+			return fmt.Errorf("media check: %s is not an IP address", host)
+		}
+		if ip.IsLoopback() && development {
+			return nil
+		}
+		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
+			return fmt.Errorf("media check: %s: %w", ip, errNotPublic)
+		}
+		return nil
+	}}
+	transport := &http.Transport{
+		DialContext: dialer.DialContext, TLSHandshakeTimeout: 10 * time.Second,
+		ResponseHeaderTimeout: 10 * time.Second, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
+	}
+	return &http.Client{Transport: transport, Timeout: checkTimeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return fmt.Errorf("%w: more than 5", errBadRedirect)
+		}
+		if err := validateVideoURL(req.URL.String(), development); err != nil {
+			return fmt.Errorf("%w: to a URL that is not https", errBadRedirect)
+		}
+		return nil
+	}}
+}
+
+// checkMedia asks the video's server for its headers and says what they
+// mean for the reel, with the reason when it is not Accepted.
+func checkMedia(ctx context.Context, client *http.Client, videoURL string) (ReelTrigger, string) {
+	res, err := mediaHeaders(ctx, client, http.MethodHead, videoURL)
+	if err == nil && (res.StatusCode == http.StatusMethodNotAllowed || res.StatusCode == http.StatusNotImplemented) {
+		res, err = mediaHeaders(ctx, client, http.MethodGet, videoURL)
+	}
+	if errors.Is(err, errNotPublic) {
+		return Rejected, "the video URL's host is not a public address"
+	}
+	if errors.Is(err, errBadRedirect) {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return Rejected, "the video URL " + ue.Err.Error()
+		}
+		return Rejected, "the video URL redirected where it may not"
+	}
+	if err != nil {
+		return Unreachable, "the video URL could not be reached"
+	}
+	switch {
+	case res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests:
+		return Unreachable, fmt.Sprintf("the video URL answered HTTP %d", res.StatusCode)
+	case res.StatusCode < 200 || res.StatusCode > 299:
+		return Rejected, fmt.Sprintf("the video URL answered HTTP %d", res.StatusCode)
+	}
+	ct := res.Header.Get("Content-Type")
+	media, _, err := mime.ParseMediaType(ct)
+	if err != nil || !strings.HasPrefix(media, "video/") {
+		return Rejected, fmt.Sprintf("the Content-Type %q is not video/*", ct)
+	}
+	size := res.ContentLength
+	if size < 0 {
+		size, err = strconv.ParseInt(res.Header.Get("Content-Length"), 10, 64)
+		if err != nil || size < 0 {
+			return Rejected, "the video URL gives no Content-Length, so the size cannot be checked"
+		}
+	}
+	switch {
+	case size == 0:
+		return Rejected, "the video is empty (Content-Length 0)"
+	case size > MaxVideoBytes:
+		return Rejected, fmt.Sprintf("the video is %d bytes, more than 1 GiB", size)
+	}
+	return Accepted, ""
+}
+
+// mediaHeaders sends one request and closes the body unread: only the
+// headers matter, and a video is not downloaded.
+func mediaHeaders(ctx context.Context, client *http.Client, method, videoURL string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, videoURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "svc-social-media-check/"+version)
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	_ = res.Body.Close()
+	return res, nil
+}
+
+// runChecker checks processing reels until ctx ends: at once after a reel
+// is created in this process, and every Poll for reels of other processes
+// and retries that came due.
+func (s *service) runChecker(ctx context.Context) {
+	tick := time.NewTicker(s.opts.Poll)
+	defer tick.Stop()
+	for {
+		for {
+			did, err := s.checkOne(ctx)
+			if err != nil {
+				s.log.Warn("reel check failed", "error", err)
+				break
+			}
+			if !did {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// checkOne claims the next due reel, checks its video and stores the
+// outcome (emitting social.reel.ready) in the claiming transaction. It
+// reports whether there was a reel to check.
+func (s *service) checkOne(ctx context.Context) (bool, error) {
+	did := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := socialdb.New(tx)
+		reel, err := q.ClaimReelCheck(ctx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		did = true
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		trigger, reason := checkMedia(cctx, s.opts.HTTPClient, reel.VideoUrl)
+		cancel()
+		if trigger == Unreachable && reel.Attempts+1 >= maxAttempts {
+			trigger = GaveUp
+		}
+		to, emit, err := reelTransition(ReelStatus(reel.Status), trigger)
+		if err != nil {
+			return err
+		}
+		if to != Failed {
+			reason = ""
+		}
+		// A retry waits 5 s, then 10 s.
+		retry := float64(int(5) << reel.Attempts)
+		if err := q.SetReelChecked(ctx, socialdb.SetReelCheckedParams{ID: reel.ID, Status: string(to), ErrorReason: reason, RetrySeconds: retry}); err != nil {
+			return err
+		}
+		if !emit {
+			return nil
+		}
+		_, err = event.Emit(ctx, tx, event.Event{
+			Type: EventReelReady, PageID: reel.PageID,
+			Data: map[string]string{"id": strconv.FormatInt(reel.ID, 10), "page_id": reel.PageID},
+		})
+		return err
+	})
+	return did, err
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	socialsql "github.com/svcplatform/svc/plugins/social/sql"
+)
+
+func TestMain(m *testing.M) { plugintest.Main(m, "social", socialsql.Migrations()) }
+
+const (
+	author = "1000000001"
+	reader = "1000000002"
+	appID  = "2000000001"
+	pageID = "3000000001"
+
+	procCreateThread   = "/svc.social.v1.ThreadsService/CreateThread"
+	procGetThread      = "/svc.social.v1.ThreadsService/GetThread"
+	procCreateReply    = "/svc.social.v1.ThreadsService/CreateReply"
+	procListReplies    = "/svc.social.v1.ThreadsService/ListReplies"
+	procLikeThread     = "/svc.social.v1.ThreadsService/LikeThread"
+	procThreadInsights = "/svc.social.v1.ThreadsService/GetThreadInsights"
+	procCreateReel     = "/svc.social.v1.ReelsService/CreateReel"
+	procGetReel        = "/svc.social.v1.ReelsService/GetReel"
+	procReelInsights   = "/svc.social.v1.ReelsService/GetReelInsights"
+)
+
+func user(id string) sdk.Principal {
+	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: id, AppID: appID,
+		Scopes: []string{"threads_basic", "threads_content_publish", "threads_manage_insights", "pages:read", "pages:manage"}}
+}
+
+// pageFacts stands in for the gateway's Host service: the author is the
+// Page's admin, nobody else has a role, and no app is linked.
+type pageFacts struct {
+	pluginv1.UnimplementedHostServer
+}
+
+func (pageFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	res := &pluginv1.PageAccessResponse{PageExists: req.GetPageId() == pageID, Published: true}
+	if res.PageExists && req.GetUserId() == author {
+		res.UserRole = pluginv1.PageRole_PAGE_ROLE_ADMIN
+	}
+	return res, nil
+}
+
+type bundle struct {
+	tp   *plugintest.Plugin
+	svc  *service
+	pool *pgxpool.Pool
+}
+
+// setup runs the plugin in-process on a fresh database. The reel checker
+// does not run by itself: tests drive it with checkOne.
+func setup(t testing.TB, opts Options) *bundle {
+	t.Helper()
+	pool := plugintest.Database(t)
+	p := sdk.New(sdk.Info{Name: "social", Version: version, Events: []string{EventThreadCreated, EventReelReady}})
+	svc := newService(pool, opts, p.Logger())
+	svc.register(p)
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(pageFacts{})), svc: svc, pool: pool}
+}
+
+func ctxFor(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {
+	t.Helper()
+	return plugintest.Call[T](ctxFor(t), b.tp, proc, who, req)
+}
+
+func wantRefusal(t testing.TB, err error, status, code, subcode int) *sdk.Error {
+	t.Helper()
+	var e *sdk.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v, want a refusal %d/%d/%d", err, status, code, subcode)
+	}
+	if e.HTTPStatus != status || e.Code != code || e.Subcode != subcode {
+		t.Fatalf("got %d/%d/%d %q, want %d/%d/%d", e.HTTPStatus, e.Code, e.Subcode, e.Message, status, code, subcode)
+	}
+	return e
+}
+
+func countRows(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(ctxFor(t), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
