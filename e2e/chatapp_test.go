@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -13,7 +14,8 @@ import (
 // The consumer chat app at /chat, in a real browser, on the public mobile
 // APIs only: the consumer signs in, writes to the seeded Page, sees the
 // assistant's attributed reply arrive, opts in, receives the app's template
-// message, finds the thread again by its deep link, and exchanges direct
+// message and sees it turn read (and the Page typing), finds the thread
+// again by its deep link, and exchanges direct
 // messages with another user; a refused write shows the message beside the
 // field it names.
 func TestTheConsumerUsesTheEmulatedChatAppInABrowser(t *testing.T) {
@@ -51,6 +53,26 @@ func TestTheConsumerUsesTheEmulatedChatAppInABrowser(t *testing.T) {
 	}
 	b.Do("see the app's template message arrive", browsertest.WaitText("#messages li.theirs .text", "A-1042"))
 	b.Shot("template-message")
+
+	// The consumer has the thread open: what the app sent turns to read.
+	sent := decode[sentMessage](t, body)
+	deadline := time.Now().Add(20 * time.Second)
+	for w.graphStatuses(t, sent.ConversationID)[sent.MessageID] != "read" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the template message never turned read: %v", w.graphStatuses(t, sent.ConversationID))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.Do("see the status read", browsertest.WaitText(`#messages li[data-message-id="`+sent.MessageID+`"] .status`, "read"))
+	if res, body := w.senderAction(t, "typing_on"); res.StatusCode != 200 {
+		t.Fatalf("typing_on: %d %s", res.StatusCode, body)
+	}
+	b.Do("see the Page typing", chromedp.WaitVisible(chromedp.ID("typing")))
+	b.Shot("typing")
+	if res, body := w.senderAction(t, "typing_off"); res.StatusCode != 200 {
+		t.Fatalf("typing_off: %d %s", res.StatusCode, body)
+	}
+	b.Do("see the typing stop", chromedp.WaitNotVisible(chromedp.ID("typing")))
 
 	t.Run("a refused write shows the envelope's message beside the field", func(t *testing.T) {
 		long := strings.Repeat("x", 2001)

@@ -24,10 +24,15 @@ type hookReceiver struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	got    []hookDelivery
+	// answer, when set, may refuse a signed delivery with a status (0:
+	// accept it), after a delay of its choice.
+	answer func(raw []byte) int
 }
 
 type hookDelivery struct {
 	delivery, event string
+	raw             []byte
+	header          http.Header
 	body            struct {
 		ID         string         `json:"id"`
 		Type       string         `json:"type"`
@@ -61,7 +66,16 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
-		d := hookDelivery{delivery: req.Header.Get("X-Svc-Delivery"), event: req.Header.Get("X-Svc-Event")}
+		r.mu.Lock()
+		answer := r.answer
+		r.mu.Unlock()
+		if answer != nil {
+			if status := answer(raw); status != 0 {
+				http.Error(w, "not now", status)
+				return
+			}
+		}
+		d := hookDelivery{delivery: req.Header.Get("X-Svc-Delivery"), event: req.Header.Get("X-Svc-Event"), raw: raw, header: req.Header.Clone()}
 		if err := json.Unmarshal(raw, &d.body); err != nil {
 			t.Errorf("delivery body %s: %v", raw, err)
 		}

@@ -145,7 +145,7 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := emitSent(ctx, tx, locked, msg); err != nil {
+	if err := emitSent(ctx, tx, &locked, msg); err != nil {
 		return false, err
 	}
 	return finish(msg.ID, source)

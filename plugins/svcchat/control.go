@@ -23,6 +23,9 @@ const (
 	ActionAppSend ControlAction = "app_message"
 	// ActionHumanReply: a Page manager replies from the Page inbox.
 	ActionHumanReply ControlAction = "human_reply"
+	// ActionExpire: a take or pass with expires_in lapsed with no message
+	// from the holder; control returns to what it was before (CONTRACT §14).
+	ActionExpire ControlAction = "expire"
 )
 
 // Control is who answers a conversation: the holder, the holding app when
@@ -47,6 +50,11 @@ type ControlRequest struct {
 	TargetApp string
 	// To: return_thread_control's returnTo, or the mobile handover's mode.
 	To Holder
+	// ExpiresIn: take or pass with expires_in (seconds; 0: no expiry).
+	ExpiresIn int64
+	// Restore: expire's target, the control before the take or pass that
+	// set the expiry.
+	Restore Control
 }
 
 // holderCondition is the left column of a row of the control table.
@@ -68,6 +76,7 @@ const (
 	toReturnOrBefore                      // To, else the holder before the app, else page_human
 	toMode                                // To
 	toHuman                               // page_human
+	toRestore                             // Restore (expire)
 	refuseNotHolder                       // 409/10/2018300
 )
 
@@ -93,6 +102,7 @@ var controlTable = []controlRule{
 	{ActionSetMode, anyHolder, toMode, true},
 	{ActionAppSend, anyHolder, toActor, false},
 	{ActionHumanReply, anyHolder, toHuman, false},
+	{ActionExpire, anyHolder, toRestore, true},
 }
 
 // NextControl is the conversation-control state machine: the control after
@@ -130,6 +140,11 @@ func NextControl(cur Control, req ControlRequest) (Control, bool, error) {
 			next = Control{Holder: req.To}
 		case toHuman:
 			next = Control{Holder: HolderHuman}
+		case toRestore:
+			next = req.Restore
+			if next.Holder == "" {
+				next = Control{Holder: HolderHuman}
+			}
 		}
 		return next, r.emitAlways || next.String() != cur.String(), nil
 	}
@@ -150,10 +165,25 @@ func errNotHolder(a ControlAction) *sdk.Error {
 		Message: "Only the app that holds control of this conversation may " + string(a) + "."}
 }
 
+// Bounds of expires_in (CONTRACT §14).
+const (
+	minExpiresIn = 60
+	maxExpiresIn = 86400
+)
+
+// expiresInFloor is the smallest expires_in accepted: minExpiresIn, or a
+// lower value set with SVC_SVCCHAT_TEST_MIN_EXPIRES_IN for tests that
+// watch an expiry happen (never set it in production).
+var expiresInFloor int64 = minExpiresIn
+
+// expiryMakers are the actions that may set an expiry.
+func expiryMaker(a ControlAction) bool { return a == ActionTake || a == ActionPass }
+
 // parseHandover checks a Graph handover body (interface §2.3): a known
 // action; returnTo only with return_thread_control and only svc_ai or
-// page_human; targetAppId only with pass_thread_control.
-func parseHandover(action string, returnTo, targetApp *string) (ControlRequest, error) {
+// page_human; targetAppId only with pass_thread_control; expires_in only
+// with take or pass, from 60 to 86,400 seconds.
+func parseHandover(action string, returnTo, targetApp *string, expiresIn *int64) (ControlRequest, error) {
 	req := ControlRequest{Action: ControlAction(action)}
 	switch req.Action {
 	case ActionTake, ActionPass, ActionRequest, ActionReturn:
@@ -181,6 +211,15 @@ func parseHandover(action string, returnTo, targetApp *string) (ControlRequest, 
 			return req, sdk.Invalid("targetAppId", "Invalid parameter: targetAppId must name an app.")
 		}
 		req.TargetApp = *targetApp
+	}
+	if expiresIn != nil {
+		if !expiryMaker(req.Action) {
+			return req, sdk.Invalid("expires_in", "Invalid parameter: expires_in is only allowed with take_thread_control and pass_thread_control.")
+		}
+		if *expiresIn < expiresInFloor || *expiresIn > maxExpiresIn {
+			return req, sdk.Invalid("expires_in", "Invalid parameter: expires_in must be from %d to %d seconds.", expiresInFloor, maxExpiresIn)
+		}
+		req.ExpiresIn = *expiresIn
 	}
 	return req, nil
 }

@@ -102,8 +102,15 @@ func TestGraphHandoverActionsFollowTheTableAndEmitEvents(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("events = %+v", got)
 	}
+	first := got[0].Sequence
 	for i := range want {
 		want[i].ConversationID, want[i].PageID = cid, testPage
+		// Nothing else happens in the conversation meanwhile: the events'
+		// data.sequence values follow each other.
+		if got[i].Sequence != first+int64(i) || first < 1 {
+			t.Fatalf("event %d has sequence %d after %d", i, got[i].Sequence, first)
+		}
+		got[i].Sequence = 0
 		if got[i] != want[i] {
 			t.Fatalf("event %d = %+v; want %+v", i, got[i], want[i])
 		}

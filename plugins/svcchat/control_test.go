@@ -60,6 +60,10 @@ func TestControlTable(t *testing.T) {
 			ControlRequest{Action: ActionHumanReply}, humanHolds, true, 0},
 		{"a human reply while page_human holds control emits nothing", humanHolds,
 			ControlRequest{Action: ActionHumanReply}, humanHolds, false, 0},
+		{"an expiry returns control to the state before the take or pass", Control{Holder: HolderApp, AppID: "B", Previous: HolderAssistant},
+			ControlRequest{Action: ActionExpire, Restore: appAHolds}, appAHolds, true, 0},
+		{"an expiry with nothing to restore goes to page_human", appAHolds,
+			ControlRequest{Action: ActionExpire}, humanHolds, true, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
@@ -92,25 +96,33 @@ func TestControlTable(t *testing.T) {
 func TestHandoverBodies(t *testing.T) {
 	t.Parallel()
 	s := func(v string) *string { return &v }
+	n := func(v int64) *int64 { return &v }
 	cases := []struct {
 		rule             string
 		action           string
 		returnTo, target *string
 		field            string // refused naming it; "" allowed
+		expiresIn        *int64
 	}{
-		{"an unknown action is refused naming action", "grab", nil, nil, "action"},
-		{"a missing action is refused naming action", "", nil, nil, "action"},
-		{"returnTo with another action is refused naming returnTo", "take_thread_control", s("svc_ai"), nil, "returnTo"},
-		{"an unknown returnTo is refused naming returnTo", "return_thread_control", s("app"), nil, "returnTo"},
-		{"targetAppId with another action is refused naming targetAppId", "take_thread_control", nil, s("5"), "targetAppId"},
-		{"an empty targetAppId is refused naming targetAppId", "pass_thread_control", nil, s(""), "targetAppId"},
-		{"return_thread_control with returnTo page_human is accepted", "return_thread_control", s("page_human"), nil, ""},
-		{"pass_thread_control with targetAppId is accepted", "pass_thread_control", nil, s("5"), ""},
-		{"request_thread_control alone is accepted", "request_thread_control", nil, nil, ""},
+		{"an unknown action is refused naming action", "grab", nil, nil, "action", nil},
+		{"a missing action is refused naming action", "", nil, nil, "action", nil},
+		{"returnTo with another action is refused naming returnTo", "take_thread_control", s("svc_ai"), nil, "returnTo", nil},
+		{"an unknown returnTo is refused naming returnTo", "return_thread_control", s("app"), nil, "returnTo", nil},
+		{"targetAppId with another action is refused naming targetAppId", "take_thread_control", nil, s("5"), "targetAppId", nil},
+		{"an empty targetAppId is refused naming targetAppId", "pass_thread_control", nil, s(""), "targetAppId", nil},
+		{"return_thread_control with returnTo page_human is accepted", "return_thread_control", s("page_human"), nil, "", nil},
+		{"pass_thread_control with targetAppId is accepted", "pass_thread_control", nil, s("5"), "", nil},
+		{"request_thread_control alone is accepted", "request_thread_control", nil, nil, "", nil},
+		{"expires_in with take_thread_control is accepted from 60 s", "take_thread_control", nil, nil, "", n(60)},
+		{"expires_in with pass_thread_control is accepted up to 86,400 s", "pass_thread_control", nil, nil, "", n(86400)},
+		{"expires_in under 60 s is refused naming expires_in", "take_thread_control", nil, nil, "expires_in", n(59)},
+		{"expires_in over a day is refused naming expires_in", "pass_thread_control", nil, nil, "expires_in", n(86401)},
+		{"expires_in with return_thread_control is refused naming expires_in", "return_thread_control", nil, nil, "expires_in", n(600)},
+		{"expires_in with request_thread_control is refused naming expires_in", "request_thread_control", nil, nil, "expires_in", n(600)},
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
-			_, err := parseHandover(c.action, c.returnTo, c.target)
+			_, err := parseHandover(c.action, c.returnTo, c.target, c.expiresIn)
 			if c.field == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -141,7 +153,7 @@ func FuzzParseHandover(f *testing.F) {
 		if hasTarget {
 			ta = &target
 		}
-		req, err := parseHandover(action, rt, ta)
+		req, err := parseHandover(action, rt, ta, nil)
 		if err != nil {
 			var e *sdk.Error
 			if !errors.As(err, &e) || e.HTTPStatus != 400 || e.Code != 100 || e.Field == "" {

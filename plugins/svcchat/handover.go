@@ -5,13 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
@@ -28,38 +29,102 @@ func controlOf(c svcchatdb.SvcchatConversation) Control {
 }
 
 // applyControl runs the control state machine on conv, whose row tx holds
-// locked: it stores the new control in conv and in the row, and emits
-// svcchat.handover when the table says so. appID is the acting app written
-// in the event ("" for a Page manager).
+// locked: it stores the new control in conv and in the row, keeps the
+// handover expiry (CONTRACT §14) and, when the table says so, emits
+// svcchat.handover and records it in the conversation's history. appID is
+// the acting app written in the event ("" for a Page manager or the
+// expiry).
+//
+// The expiry: a take or pass with expires_in arms it, remembering the
+// control before the action; a message from the holder (an app's send, a
+// manager's reply while page_human holds) restarts it; any other change of
+// control disarms it.
 func applyControl(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, req ControlRequest, appID string) (Control, error) {
 	cur := controlOf(*conv)
 	next, emit, err := NextControl(cur, req)
 	if err != nil {
 		return cur, err
 	}
+	q := svcchatdb.New(tx)
 	if next != cur {
 		conv.Holder, conv.HolderAppID, conv.PreviousHolder = string(next.Holder), next.AppID, string(next.Previous)
-		if err := svcchatdb.New(tx).SetControl(ctx, svcchatdb.SetControlParams{PageID: conv.PageID, ID: conv.ID,
+		if err := q.SetControl(ctx, svcchatdb.SetControlParams{PageID: conv.PageID, ID: conv.ID,
 			Holder: conv.Holder, HolderAppID: conv.HolderAppID, PreviousHolder: conv.PreviousHolder}); err != nil {
 			return cur, err
 		}
 	}
-	if emit {
-		_, err = event.Emit(ctx, tx, event.Event{Type: EventHandover, PageID: conv.PageID, Data: handoverData{
-			ConversationID: formatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
-			PreviousHolder: cur.String(), NewHolder: next.String(), AppID: appID,
-		}})
+	expiry := svcchatdb.SetControlExpiryParams{PageID: conv.PageID, ID: conv.ID,
+		ExpireHolder: conv.ExpireHolder, ExpireAppID: conv.ExpireAppID, ExpirePrevious: conv.ExpirePrevious}
+	change := true
+	switch {
+	case expiryMaker(req.Action) && req.ExpiresIn > 0:
+		at := pgtype.Timestamptz{Time: time.Now().Add(time.Duration(req.ExpiresIn) * time.Second), Valid: true}
+		in := int32(req.ExpiresIn)
+		expiry.ControlExpiresAt, expiry.ControlExpiresIn = at, &in
+		expiry.ExpireHolder, expiry.ExpireAppID, expiry.ExpirePrevious = string(cur.Holder), cur.AppID, string(cur.Previous)
+	case !conv.ControlExpiresAt.Valid:
+		change = false // nothing armed, nothing to arm
+	case next != cur || req.Action == ActionExpire:
+		expiry.ExpireHolder, expiry.ExpireAppID, expiry.ExpirePrevious = "", "", ""
+	case (req.Action == ActionAppSend || req.Action == ActionHumanReply) && conv.ControlExpiresIn != nil:
+		at := pgtype.Timestamptz{Time: time.Now().Add(time.Duration(*conv.ControlExpiresIn) * time.Second), Valid: true}
+		expiry.ControlExpiresAt, expiry.ControlExpiresIn = at, conv.ControlExpiresIn
+	default:
+		change = false
 	}
-	return next, err
+	if change {
+		if err := q.SetControlExpiry(ctx, expiry); err != nil {
+			return cur, err
+		}
+		conv.ControlExpiresIn = expiry.ControlExpiresIn
+		conv.ExpireHolder, conv.ExpireAppID, conv.ExpirePrevious = expiry.ExpireHolder, expiry.ExpireAppID, expiry.ExpirePrevious
+		conv.ControlExpiresAt = expiry.ControlExpiresAt
+	}
+	if !emit {
+		return next, nil
+	}
+	data := &handoverData{
+		ConversationID: formatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
+		PreviousHolder: cur.String(), NewHolder: next.String(), AppID: appID,
+	}
+	var expiresAt pgtype.Timestamptz
+	if conv.ControlExpiresAt.Valid && expiryMaker(req.Action) && req.ExpiresIn > 0 {
+		data.ExpiresAt, expiresAt = rfc3339(conv.ControlExpiresAt), conv.ControlExpiresAt
+	}
+	seq, err := emitConv(ctx, tx, conv, convEvent{EventHandover, data})
+	if err != nil {
+		return next, err
+	}
+	return next, q.InsertHandover(ctx, svcchatdb.InsertHandoverParams{PageID: conv.PageID, ConversationID: conv.ID, Seq: seq,
+		Action: string(req.Action), PreviousHolder: cur.String(), NewHolder: next.String(), AppID: appID, ExpiresAt: expiresAt})
+}
+
+// controlProto is a conversation's control as reads and handovers answer
+// it, with expires_at while an expiry is armed.
+func controlProto(c svcchatdb.SvcchatConversation) *svcchatv1.Control {
+	out := &svcchatv1.Control{Holder: c.Holder, AppId: c.HolderAppID}
+	if c.ControlExpiresAt.Valid {
+		at := rfc3339(c.ControlExpiresAt)
+		out.ExpiresAt = &at
+	}
+	return out
 }
 
 // handover is the Graph handover node.
 func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.HandoverRequest) (*svcchatv1.HandoverResponse, error) {
-	creq, err := parseHandover(req.GetAction(), req.ReturnTo, req.TargetAppId)
+	creq, err := parseHandover(req.GetAction(), req.ReturnTo, req.TargetAppId, req.ExpiresIn)
 	if err != nil {
 		return nil, err
 	}
 	creq.ActorApp = call.Principal().AppID
+	if expiryMaker(creq.Action) && req.ExpiresIn == nil {
+		// The Page's handover_timeout, when set, is the default.
+		page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: req.GetPageId()})
+		if err != nil {
+			return nil, err
+		}
+		creq.ExpiresIn = int64(page.GetHandoverTimeout())
+	}
 	if creq.TargetApp != "" {
 		if err := checkTargetApp(ctx, call, req.GetPageId(), creq.TargetApp); err != nil {
 			return nil, err
@@ -69,22 +134,22 @@ func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.H
 	if !ok {
 		return nil, sdk.NotFound("Conversation " + req.GetConversationId())
 	}
-	var next Control
+	var conv svcchatdb.SvcchatConversation
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		conv, err := svcchatdb.New(tx).LockConversation(ctx, svcchatdb.LockConversationParams{PageID: req.GetPageId(), ID: cid})
+		conv, err = svcchatdb.New(tx).LockConversation(ctx, svcchatdb.LockConversationParams{PageID: req.GetPageId(), ID: cid})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return sdk.NotFound("Conversation " + req.GetConversationId())
 		}
 		if err != nil {
 			return err
 		}
-		next, err = applyControl(ctx, tx, &conv, creq, creq.ActorApp)
+		_, err = applyControl(ctx, tx, &conv, creq, creq.ActorApp)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &svcchatv1.HandoverResponse{Success: true, Control: &svcchatv1.Control{Holder: string(next.Holder), AppId: next.AppID}}, nil
+	return &svcchatv1.HandoverResponse{Success: true, Control: controlProto(conv)}, nil
 }
 
 // checkTargetApp refuses a pass to an app that does not exist (404) or
@@ -193,7 +258,7 @@ func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.Repl
 			return err
 		}
 		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
-		return emitSent(ctx, tx, conv, msg)
+		return emitSent(ctx, tx, &conv, msg)
 	})
 	if err != nil {
 		return nil, err

@@ -100,19 +100,13 @@ func (s *service) inbox(ctx context.Context, call *sdk.Call, req *svcchatv1.Inbo
 	return res, nil
 }
 
-// getThread reads one of the signed-in user's Page threads.
+// getThread reads one of the signed-in user's Page threads. The fetch is
+// the chat app showing the thread: it first marks the Page's messages in
+// it delivered (one statement, one svcchat.message.delivered per message).
 func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.GetThreadRequest) (*svcchatv1.Thread, error) {
 	userID := call.Principal().UserID
-	notFound := sdk.NotFound("Conversation " + req.GetConversationId())
-	cid, ok := parseID(req.GetConversationId())
-	if !ok {
-		return nil, notFound
-	}
 	q := svcchatdb.New(s.pool)
-	conv, err := q.GetConversationByID(ctx, cid)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && conv.UserID != userID) {
-		return nil, notFound // another user's thread is not shown to exist
-	}
+	conv, err := userThread(ctx, q, req.GetConversationId(), userID)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +116,9 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.
 	}
 	if !surfaced(page) {
 		return nil, errPageUnavailable()
+	}
+	if _, err := s.markUserThread(ctx, conv, TriggerFetched); err != nil {
+		return nil, err
 	}
 	limit := req.GetLimit()
 	if limit == 0 {
@@ -143,14 +140,15 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.
 		return nil, err
 	}
 	res := &svcchatv1.Thread{ConversationId: formatID(conv.ID), PageId: conv.PageID, PageName: page.GetPageName(),
-		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID), Messages: []*svcchatv1.ThreadMessage{}}
+		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID), Messages: []*svcchatv1.ThreadMessage{},
+		Typing: typing(conv)}
 	if len(rows) > int(limit) {
 		rows, res.HasOlder = rows[:limit], true
 	}
 	for i := len(rows) - 1; i >= 0; i-- { // oldest first
 		m := rows[i]
 		res.Messages = append(res.Messages, &svcchatv1.ThreadMessage{Id: m.ID, Direction: m.Direction, Text: m.Text,
-			SenderLabel: senderLabel(m, page), CreatedAt: rfc3339(m.CreatedAt)})
+			SenderLabel: senderLabel(m, page), CreatedAt: rfc3339(m.CreatedAt), Status: m.Status})
 	}
 	return res, nil
 }

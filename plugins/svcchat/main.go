@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/svcplatform/svc/plugins/sdk"
@@ -15,7 +16,13 @@ const version = "1.0.0"
 
 // info identifies the plugin and the events it emits.
 var info = sdk.Info{Name: "svcchat", Version: version,
-	Events: []string{EventMessageReceived, EventPageMessageSent, EventMessageSent, EventOptIn, EventOptOut, EventHandover}}
+	Events: []string{EventMessageReceived, EventPageMessageSent, EventMessageSent, EventOptIn, EventOptOut, EventHandover,
+		EventDelivered, EventRead}}
+
+// envTestMinExpiresIn lowers the smallest expires_in a handover accepts,
+// for tests that watch an expiry happen in seconds. Test-only: production
+// keeps the documented 60.
+const envTestMinExpiresIn = "SVC_SVCCHAT_TEST_MIN_EXPIRES_IN"
 
 func main() {
 	p := sdk.New(info)
@@ -35,8 +42,13 @@ func setUp(p *sdk.Plugin) error {
 		return err
 	}
 	svc := &service{pool: pool, log: p.Logger(), assistant: newAssistant(pool, p.Host, p.Logger())}
+	if v, err := strconv.ParseInt(os.Getenv(envTestMinExpiresIn), 10, 64); err == nil && v >= 1 && v < minExpiresIn {
+		expiresInFloor = v
+		p.Logger().Warn("handover expires_in may be as short as the test setting", "seconds", v, "variable", envTestMinExpiresIn)
+	}
 	svc.register(p)
 	go svc.assistant.run(context.Background())
+	go (&expirer{pool: pool, log: p.Logger(), poll: time.Second}).run(context.Background())
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
@@ -49,6 +48,8 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("Reply"), s.reply)
 	sdk.Handle(p, m.ByName("Inbox"), s.inbox)
 	sdk.Handle(p, m.ByName("GetThread"), s.getThread)
+	sdk.Handle(p, m.ByName("MarkThreadRead"), s.markThreadRead)
+	sdk.Handle(p, m.ByName("ListHandovers"), s.listHandovers)
 }
 
 // newMessageID returns "m_" and 26 random base-32 characters (130 bits).
@@ -99,7 +100,7 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 			}
 			queued = n > 0
 		}
-		if _, err := s.applyOptIn(ctx, tx, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
+		if _, err := s.applyOptIn(ctx, tx, &conv, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
 			return err
 		}
 		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
@@ -109,7 +110,7 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 			return err
 		}
 		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
-		_, err = event.Emit(ctx, tx, event.Event{Type: EventMessageReceived, PageID: conv.PageID, Data: pageMessageData{
+		_, err = emitConv(ctx, tx, &conv, convEvent{EventMessageReceived, &pageMessageData{
 			ConversationID: res.ConversationId, MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
 			Text: msg.Text, Kind: msg.Kind,
 		}})
@@ -128,7 +129,7 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 // appendMessage numbers and stores the next message of conv, whose row the
 // transaction holds locked.
 func appendMessage(ctx context.Context, q *svcchatdb.Queries, conv svcchatdb.SvcchatConversation, m svcchatdb.InsertMessageParams) (svcchatdb.SvcchatMessage, error) {
-	next, err := q.NextMessageSeq(ctx, svcchatdb.NextMessageSeqParams{PageID: conv.PageID, ID: conv.ID})
+	next, err := q.NextMessageSeq(ctx, svcchatdb.NextMessageSeqParams{PageID: conv.PageID, ID: conv.ID, ClearTyping: m.Direction == "outbound"})
 	if err != nil {
 		return svcchatdb.SvcchatMessage{}, err
 	}
@@ -139,7 +140,10 @@ func appendMessage(ctx context.Context, q *svcchatdb.Queries, conv svcchatdb.Svc
 // sendShape is a message write's body, checked for exactly one of the two
 // shapes of interface §2.1.
 type sendShape struct {
-	template     bool
+	template bool
+	// action is a sender action (typing_on, typing_off, mark_seen): no
+	// message is sent.
+	action       string
 	recipient    string
 	text         string
 	templateName string
@@ -152,6 +156,28 @@ type sendShape struct {
 // omitted for a template without parameters). Anything else is refused
 // naming the first field that is wrong.
 func parseSend(req *svcchatv1.SendMessageRequest) (sendShape, error) {
+	if req.SenderAction != nil {
+		switch req.GetSenderAction() {
+		case actionTypingOn, actionTypingOff, actionMarkSeen:
+		default:
+			return sendShape{}, sdk.Invalid("sender_action", "Invalid parameter: sender_action must be typing_on, typing_off or mark_seen.")
+		}
+		switch {
+		case req.Type != nil:
+			return sendShape{}, sdk.Invalid("type", "Invalid parameter: type cannot be sent with sender_action.")
+		case req.To != nil:
+			return sendShape{}, sdk.Invalid("to", "Invalid parameter: a sender action names its recipient in recipient_user_id.")
+		case req.Text != nil:
+			return sendShape{}, sdk.Invalid("text", "Invalid parameter: text cannot be sent with sender_action; send the message separately.")
+		case req.TemplateName != nil:
+			return sendShape{}, sdk.Invalid("templateName", "Invalid parameter: templateName cannot be sent with sender_action.")
+		case req.TemplateParams != nil:
+			return sendShape{}, sdk.Invalid("templateParams", "Invalid parameter: templateParams cannot be sent with sender_action.")
+		case req.RecipientUserId == nil:
+			return sendShape{}, sdk.Invalid("recipient_user_id", "Invalid parameter: recipient_user_id is required with sender_action.")
+		}
+		return sendShape{action: req.GetSenderAction(), recipient: req.GetRecipientUserId()}, nil
+	}
 	if req.Type != nil {
 		if req.GetType() != "template" {
 			return sendShape{}, sdk.Invalid("type", `Invalid parameter: type must be "template" (a session message has no type).`)
@@ -217,6 +243,12 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	if err != nil {
 		return nil, err
 	}
+	if shape.action != "" {
+		if err := s.sendAction(ctx, req.GetPageId(), shape.recipient, shape.action); err != nil {
+			return nil, err
+		}
+		return &svcchatv1.SendMessageResponse{RecipientId: shape.recipient}, nil
+	}
 	p := call.Principal()
 	kind, text := "session", shape.text
 	var templateName *string
@@ -269,7 +301,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			return err
 		}
 		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, formatID(conv.ID)
-		return emitSent(ctx, tx, conv, msg)
+		return emitSent(ctx, tx, &conv, msg)
 	})
 	if err != nil {
 		return nil, err
@@ -278,20 +310,18 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 }
 
 // emitSent writes page.message.sent and svcchat.message.sent for msg.
-func emitSent(ctx context.Context, tx pgx.Tx, conv svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) error {
+func emitSent(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) error {
 	cid := formatID(conv.ID)
-	if _, err := event.Emit(ctx, tx, event.Event{Type: EventPageMessageSent, PageID: conv.PageID, Data: pageMessageData{
+	page := &pageMessageData{
 		ConversationID: cid, MessageID: msg.ID, PageID: conv.PageID, UserID: conv.UserID,
 		Text: msg.Text, Kind: msg.Kind, TemplateName: msg.TemplateName,
-	}}); err != nil {
-		return err
 	}
 	var d messageSentData
 	d.Conversation.ID, d.Conversation.PageID, d.Conversation.UserID = cid, conv.PageID, conv.UserID
 	d.Conversation.ControlHolder = holderName(Holder(conv.Holder), conv.HolderAppID)
 	d.Message.ID, d.Message.Text, d.Message.Kind, d.Message.TemplateName, d.Message.AppID =
 		msg.ID, msg.Text, msg.Kind, msg.TemplateName, msg.AppID
-	_, err := event.Emit(ctx, tx, event.Event{Type: EventMessageSent, PageID: conv.PageID, Data: d})
+	_, err := emitConv(ctx, tx, conv, convEvent{EventPageMessageSent, page}, convEvent{EventMessageSent, &d})
 	return err
 }
 

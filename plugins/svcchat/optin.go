@@ -15,8 +15,10 @@ import (
 // applyOptIn runs the opt-in state machine for a user and a Page inside
 // tx: it locks the record, writes the new standing and emits the event
 // when something changed, and returns the record as it is now. purposes
-// and source are recorded on a change.
-func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, pageID, userID string, trigger OptInTrigger, purposes []string, source string) (svcchatdb.SvcchatOptIn, error) {
+// and source are recorded on a change. conv is the user's conversation with
+// the Page, locked by tx, or nil when there is none: the event then carries
+// no sequence.
+func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, pageID, userID string, trigger OptInTrigger, purposes []string, source string) (svcchatdb.SvcchatOptIn, error) {
 	q := svcchatdb.New(tx)
 	cur, err := lockOptIn(ctx, q, pageID, userID)
 	if err != nil {
@@ -34,9 +36,13 @@ func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, pageID, userID stri
 	if err != nil {
 		return rec, err
 	}
-	_, err = event.Emit(ctx, tx, event.Event{Type: eventType, PageID: pageID, Data: optInData{
-		PageID: pageID, UserID: userID, Purposes: rec.Purposes, Source: rec.Source,
-	}})
+	data := &optInData{PageID: pageID, UserID: userID, Purposes: rec.Purposes, Source: rec.Source}
+	if conv != nil {
+		data.ConversationID = formatID(conv.ID)
+		_, err = emitConv(ctx, tx, conv, convEvent{eventType, data})
+		return rec, err
+	}
+	_, err = event.Emit(ctx, tx, event.Event{Type: eventType, PageID: pageID, Data: data})
 	return rec, err
 }
 
@@ -68,8 +74,16 @@ func (s *service) optOut(ctx context.Context, call *sdk.Call, req *svcchatv1.Opt
 func (s *service) changeOptIn(ctx context.Context, pageID, userID string, trigger OptInTrigger, purposes []string) (*svcchatv1.OptInResponse, error) {
 	var rec svcchatdb.SvcchatOptIn
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		rec, err = s.applyOptIn(ctx, tx, pageID, userID, trigger, purposes, "mobile")
+		// The conversation's lock orders this event among its others.
+		conv, found, err := lockConversation(ctx, svcchatdb.New(tx), pageID, userID)
+		if err != nil {
+			return err
+		}
+		var locked *svcchatdb.SvcchatConversation
+		if found {
+			locked = &conv
+		}
+		rec, err = s.applyOptIn(ctx, tx, locked, pageID, userID, trigger, purposes, "mobile")
 		return err
 	})
 	if err != nil {

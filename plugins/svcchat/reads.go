@@ -91,7 +91,7 @@ func conversationProto(row conversationRow) *svcchatv1.Conversation {
 	c := row.SvcchatConversation
 	out := &svcchatv1.Conversation{
 		Id: formatID(c.ID), PageId: c.PageID, UserId: c.UserID,
-		Control:     &svcchatv1.Control{Holder: c.Holder, AppId: c.HolderAppID},
+		Control:     controlProto(c),
 		UpdatedTime: rfc3339(c.UpdatedAt), OptIn: row.OptInStatus,
 	}
 	if windowOpen(c.WindowExpiresAt) {
@@ -130,7 +130,10 @@ func (s *service) listMessages(ctx context.Context, _ *sdk.Call, req *svcchatv1.
 	for i, m := range rows {
 		res.Data[i] = &svcchatv1.Message{Id: m.ID, ConversationId: formatID(m.ConversationID), Direction: m.Direction,
 			Sender: m.Sender, AppId: m.AppID, Text: m.Text, Kind: m.Kind, TemplateName: m.TemplateName,
-			CreatedTime: rfc3339(m.CreatedAt)}
+			CreatedTime: rfc3339(m.CreatedAt), Status: m.Status}
+		if m.Status == string(MessageFailed) {
+			res.Data[i].Error = &m.Error
+		}
 	}
 	return res, nil
 }

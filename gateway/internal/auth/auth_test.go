@@ -139,14 +139,18 @@ func TestAuthenticateResolvesEveryKindOfCredential(t *testing.T) {
 		if _, err := b.IDs.SubmitForReview(ctx, b.App.ID, []string{"public_profile"}, 90); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.IDs.GoLive(ctx, b.App.ID); err != nil {
+		live, err := b.IDs.GoLive(ctx, b.App.ID)
+		if err != nil {
 			t.Fatal(err)
 		}
 		fresh := auth.New(b.IDs, auth.Options{CacheTTL: -1})
-		p, err := fresh.Authenticate(ctx, bearerRequest(key))
+		p, err := fresh.Authenticate(ctx, bearerRequest(live.APIKey))
 		if err != nil || !p.Live {
 			t.Fatalf("principal = %+v, %v", p, err)
 		}
+		// Development keys stop at going live.
+		_, err = fresh.Authenticate(ctx, bearerRequest(key))
+		wantAPIError(t, err, 401, 190, 467)
 	})
 }
 

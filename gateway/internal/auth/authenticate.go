@@ -55,7 +55,9 @@ func New(ids *identity.Service, opts Options) *Authenticator {
 // Authenticate resolves the request's credential: the Authorization header's
 // bearer token, else the session cookie. It returns nil, nil when the
 // request carries no credential, and an *apierr.Error for a bad one:
-// 190/467 unknown, malformed or revoked, 190/463 expired.
+// 190/467 unknown, malformed or revoked, 190/463 expired; and 2069008 for a
+// cookie request that changes something without the session's CSRF token
+// or from another origin (CSRFHeader).
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Principal, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
@@ -73,6 +75,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 		// The cookie carries sessions only: a token pasted into it is refused.
 		if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
 			return nil, apierr.InvalidToken()
+		}
+		// A browser sends the cookie whoever made the page: a request that
+		// changes something must prove it comes from our own pages.
+		if err := checkCookieRequest(r, c.Value); err != nil {
+			return nil, err
 		}
 		return p, nil
 	}

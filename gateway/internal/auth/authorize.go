@@ -134,13 +134,14 @@ func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
 	if len(accepted) == 1 && accepted[0] == pluginv1.TokenKind_TOKEN_KIND_ADMIN {
 		return AdminTokenRequired()
 	}
+	// A first-party call says so, whatever credential an app holds.
+	if slices.Equal(accepted, []pluginv1.TokenKind{pluginv1.TokenKind_TOKEN_KIND_SESSION}) && got != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+		return FirstPartyOnly()
+	}
 	userish := slices.Contains(accepted, pluginv1.TokenKind_TOKEN_KIND_USER) ||
 		slices.Contains(accepted, pluginv1.TokenKind_TOKEN_KIND_SESSION)
 	if userish && (got == pluginv1.TokenKind_TOKEN_KIND_APP_KEY || got == pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER) {
 		return apierr.UserTokenRequired()
-	}
-	if slices.Equal(accepted, []pluginv1.TokenKind{pluginv1.TokenKind_TOKEN_KIND_SESSION}) && got != pluginv1.TokenKind_TOKEN_KIND_SESSION {
-		return FirstPartyOnly()
 	}
 	return KindNotAccepted()
 }

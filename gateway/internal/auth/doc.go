@@ -21,13 +21,20 @@
 // role removed or a link deleted takes effect within CacheTTL.
 //
 // The session cookie is HttpOnly and SameSite=Lax (Secure under TLS), so a
-// cross-site request that changes state does not carry it; the gateway's
-// own HTML forms add a CSRF token on top (package oauth).
+// cross-site request that changes state does not carry it; on top of that,
+// any request authenticated by the cookie that is not GET, HEAD or OPTIONS
+// must carry X-Svc-CSRF equal to CSRFToken of the session (readable by the
+// gateway's own pages at GET /api/mobile/auth/session), and is refused when
+// its Origin is another host or Sec-Fetch-Site says another site (subcode
+// 2069008). Bearer requests are not affected: a browser never adds them on
+// its own. The login and consent forms keep their double-submit token
+// (package oauth).
 //
 // Errors are the CONTRACT §3 rows, built with apierr. Subcodes of our own,
 // for rows the contract leaves open, all with HTTP 403 and code 200:
 // 2069004 platform staff required, 2069005 the operator's admin token
-// required, 2069006 this kind of credential is not accepted by the method.
+// required, 2069006 this kind of credential is not accepted by the method,
+// 2069008 a cookie request without the session's CSRF token.
 // Wrong username or password at the session endpoint: HTTP 401, code 190,
 // subcode 2069007.
 //

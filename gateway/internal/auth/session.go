@@ -25,13 +25,17 @@ func WrongCredentials() *apierr.Error {
 
 // SessionHandler serves the first-party session endpoint
 // (`/api/mobile/auth/session`): POST {"username","password"} opens a session
-// and answers {"sessionToken","userId","expiresAt"}; DELETE with the session
-// as bearer token closes it. Errors use the Graph envelope.
+// and answers {"sessionToken","userId","expiresAt"}; GET with the session
+// (bearer token or cookie) answers {"userId","expiresAt","csrfToken"}, the
+// token a page signed in by cookie sends in X-Svc-CSRF; DELETE closes the
+// session. Errors use the Graph envelope.
 func (a *Authenticator) SessionHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodPost:
 			a.signIn(w, r)
+		case http.MethodGet:
+			a.describeSession(w, r)
 		case http.MethodDelete:
 			a.signOut(w, r)
 		default:
@@ -84,6 +88,33 @@ func (a *Authenticator) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, signInResponse{SessionToken: s.Token, UserID: s.UserID,
 		ExpiresAt: s.ExpiresAt.UTC().Format(time.RFC3339)})
+}
+
+type sessionInfo struct {
+	UserID    string `json:"userId"`
+	ExpiresAt string `json:"expiresAt"`
+	CSRFToken string `json:"csrfToken"`
+}
+
+// describeSession tells the signed-in session's user and its CSRF token.
+// It has no CORS headers, so only the gateway's own pages can read it.
+func (a *Authenticator) describeSession(w http.ResponseWriter, r *http.Request) {
+	p, err := a.Authenticate(r.Context(), r)
+	if err != nil {
+		apierr.Write(w, r, err)
+		return
+	}
+	if p == nil {
+		apierr.Write(w, r, apierr.NoToken())
+		return
+	}
+	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION {
+		apierr.Write(w, r, KindNotAccepted())
+		return
+	}
+	token, _ := bearer(r)
+	writeJSON(w, http.StatusOK, sessionInfo{UserID: p.UserID, ExpiresAt: p.ExpiresAt.UTC().Format(time.RFC3339),
+		CSRFToken: CSRFToken(token)})
 }
 
 func (a *Authenticator) signOut(w http.ResponseWriter, r *http.Request) {

@@ -120,14 +120,18 @@ const updatePageSettings = `-- name: UpdatePageSettings :execrows
 UPDATE core.pages SET
     chat_surfacing   = coalesce($1, chat_surfacing),
     inbox_automation = coalesce($2, inbox_automation),
-    assistant_label  = coalesce($3, assistant_label)
-WHERE id = $4
+    assistant_label  = coalesce($3, assistant_label),
+    -- 0 clears the default.
+    handover_timeout = CASE WHEN $4::integer IS NULL THEN handover_timeout
+                            ELSE NULLIF($4::integer, 0) END
+WHERE id = $5
 `
 
 type UpdatePageSettingsParams struct {
 	ChatSurfacing   *bool
 	InboxAutomation *bool
 	AssistantLabel  *string
+	HandoverTimeout *int32
 	ID              int64
 }
 
@@ -137,6 +141,7 @@ func (q *Queries) UpdatePageSettings(ctx context.Context, arg UpdatePageSettings
 		arg.ChatSurfacing,
 		arg.InboxAutomation,
 		arg.AssistantLabel,
+		arg.HandoverTimeout,
 		arg.ID,
 	)
 	if err != nil {

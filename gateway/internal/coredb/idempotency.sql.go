@@ -15,28 +15,39 @@ const claimIdempotencyKey = `-- name: ClaimIdempotencyKey :one
 INSERT INTO core.idempotency_keys (scope, key, request_hash)
 VALUES ($1, $2, $3)
 ON CONFLICT (scope, key) DO UPDATE
-    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
+    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, sealed = false, created_at = now()
     WHERE core.idempotency_keys.created_at < now() - interval '24 hours'
+       OR (core.idempotency_keys.status IS NULL
+           AND core.idempotency_keys.request_hash = EXCLUDED.request_hash
+           AND core.idempotency_keys.created_at < now() - make_interval(secs => $4::float8))
 RETURNING created_at
 `
 
 type ClaimIdempotencyKeyParams struct {
-	Scope       string
-	Key         string
-	RequestHash []byte
+	Scope             string
+	Key               string
+	RequestHash       []byte
+	ClaimLeaseSeconds float64
 }
 
-// Claims a key for a new request; an expired claim is taken over. Returns
-// no row when the key is held by a live claim or answer.
+// Claims a key for a new request. An expired key is taken over, and so is a
+// claim of the same request that never got its answer within the claim
+// lease (its gateway died mid-request). Returns no row when the key is held
+// by a live claim or an answer.
 func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (pgtype.Timestamptz, error) {
-	row := q.db.QueryRow(ctx, claimIdempotencyKey, arg.Scope, arg.Key, arg.RequestHash)
+	row := q.db.QueryRow(ctx, claimIdempotencyKey,
+		arg.Scope,
+		arg.Key,
+		arg.RequestHash,
+		arg.ClaimLeaseSeconds,
+	)
 	var created_at pgtype.Timestamptz
 	err := row.Scan(&created_at)
 	return created_at, err
 }
 
 const getIdempotencyKey = `-- name: GetIdempotencyKey :one
-SELECT request_hash, status, response, created_at
+SELECT request_hash, status, response, sealed, created_at
 FROM core.idempotency_keys
 WHERE scope = $1 AND key = $2
 `
@@ -50,6 +61,7 @@ type GetIdempotencyKeyRow struct {
 	RequestHash []byte
 	Status      *int32
 	Response    []byte
+	Sealed      bool
 	CreatedAt   pgtype.Timestamptz
 }
 
@@ -60,21 +72,10 @@ func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyPa
 		&i.RequestHash,
 		&i.Status,
 		&i.Response,
+		&i.Sealed,
 		&i.CreatedAt,
 	)
 	return i, err
-}
-
-const pruneIdempotencyKeys = `-- name: PruneIdempotencyKeys :execrows
-DELETE FROM core.idempotency_keys WHERE created_at < now() - interval '24 hours'
-`
-
-func (q *Queries) PruneIdempotencyKeys(ctx context.Context) (int64, error) {
-	result, err := q.db.Exec(ctx, pruneIdempotencyKeys)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const releaseIdempotencyKey = `-- name: ReleaseIdempotencyKey :exec
@@ -92,13 +93,14 @@ func (q *Queries) ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempote
 }
 
 const storeIdempotentResponse = `-- name: StoreIdempotentResponse :exec
-UPDATE core.idempotency_keys SET status = $1, response = $2
-WHERE scope = $3 AND key = $4
+UPDATE core.idempotency_keys SET status = $1, response = $2, sealed = $3
+WHERE scope = $4 AND key = $5
 `
 
 type StoreIdempotentResponseParams struct {
 	Status   *int32
 	Response []byte
+	Sealed   bool
 	Scope    string
 	Key      string
 }
@@ -107,6 +109,7 @@ func (q *Queries) StoreIdempotentResponse(ctx context.Context, arg StoreIdempote
 	_, err := q.db.Exec(ctx, storeIdempotentResponse,
 		arg.Status,
 		arg.Response,
+		arg.Sealed,
 		arg.Scope,
 		arg.Key,
 	)

@@ -42,9 +42,11 @@ func (q *Queries) AddTestUser(ctx context.Context, arg AddTestUserParams) error 
 }
 
 const approvedScopes = `-- name: ApprovedScopes :many
-SELECT scope FROM core.app_scope_reviews WHERE app_id = $1 AND status = 'approved' ORDER BY scope
+SELECT scope FROM core.app_scope_reviews
+WHERE app_id = $1 AND status IN ('approved', 'automated_approved') ORDER BY scope
 `
 
+// Scopes App Review approved, by staff or by the automated review.
 func (q *Queries) ApprovedScopes(ctx context.Context, appID int64) ([]string, error) {
 	rows, err := q.db.Query(ctx, approvedScopes, appID)
 	if err != nil {
@@ -79,7 +81,7 @@ func (q *Queries) CountUsers(ctx context.Context) (int64, error) {
 const createApp = `-- name: CreateApp :one
 INSERT INTO core.apps (id, name, client_id, client_secret_hash, mode)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, name, client_id, client_secret_hash, mode, created_at
+RETURNING id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed
 `
 
 type CreateAppParams struct {
@@ -106,6 +108,10 @@ func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, 
 		&i.ClientSecretHash,
 		&i.Mode,
 		&i.CreatedAt,
+		&i.PreviousSecretHash,
+		&i.PreviousSecretExpiresAt,
+		&i.ClientSecretSealed,
+		&i.PreviousSecretSealed,
 	)
 	return i, err
 }
@@ -113,7 +119,7 @@ func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, 
 const createPage = `-- name: CreatePage :one
 INSERT INTO core.pages (name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at
+RETURNING id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout
 `
 
 type CreatePageParams struct {
@@ -144,14 +150,15 @@ func (q *Queries) CreatePage(ctx context.Context, arg CreatePageParams) (CorePag
 		&i.AssistantLabel,
 		&i.InboxMergeLinked,
 		&i.CreatedAt,
+		&i.HandoverTimeout,
 	)
 	return i, err
 }
 
 const createUser = `-- name: CreateUser :one
-INSERT INTO core.users (username, name, password_hash, is_staff)
-VALUES ($1, $2, $3, $4)
-RETURNING id, username, name, password_hash, is_staff, created_at
+INSERT INTO core.users (username, name, password_hash, is_staff, test_user_of)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id, username, name, password_hash, is_staff, created_at, test_user_of
 `
 
 type CreateUserParams struct {
@@ -159,6 +166,7 @@ type CreateUserParams struct {
 	Name         string
 	PasswordHash string
 	IsStaff      bool
+	TestUserOf   *int64
 }
 
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (CoreUser, error) {
@@ -167,6 +175,7 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (CoreUse
 		arg.Name,
 		arg.PasswordHash,
 		arg.IsStaff,
+		arg.TestUserOf,
 	)
 	var i CoreUser
 	err := row.Scan(
@@ -176,6 +185,7 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (CoreUse
 		&i.PasswordHash,
 		&i.IsStaff,
 		&i.CreatedAt,
+		&i.TestUserOf,
 	)
 	return i, err
 }
@@ -184,7 +194,7 @@ const decideScopeReview = `-- name: DecideScopeReview :one
 UPDATE core.app_scope_reviews
 SET status = $1, reviewer_id = $2, reason = $3, decided_at = now()
 WHERE app_id = $4 AND scope = $5 AND status = 'pending'
-RETURNING app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at
+RETURNING app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at, use_case, privacy_policy_url
 `
 
 type DecideScopeReviewParams struct {
@@ -214,6 +224,8 @@ func (q *Queries) DecideScopeReview(ctx context.Context, arg DecideScopeReviewPa
 		&i.Reason,
 		&i.SubmittedAt,
 		&i.DecidedAt,
+		&i.UseCase,
+		&i.PrivacyPolicyUrl,
 	)
 	return i, err
 }
@@ -268,7 +280,7 @@ func (q *Queries) EnableAppProduct(ctx context.Context, arg EnableAppProductPara
 }
 
 const getApp = `-- name: GetApp :one
-SELECT id, name, client_id, client_secret_hash, mode, created_at FROM core.apps WHERE id = $1
+SELECT id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed FROM core.apps WHERE id = $1
 `
 
 func (q *Queries) GetApp(ctx context.Context, id int64) (CoreApp, error) {
@@ -281,12 +293,16 @@ func (q *Queries) GetApp(ctx context.Context, id int64) (CoreApp, error) {
 		&i.ClientSecretHash,
 		&i.Mode,
 		&i.CreatedAt,
+		&i.PreviousSecretHash,
+		&i.PreviousSecretExpiresAt,
+		&i.ClientSecretSealed,
+		&i.PreviousSecretSealed,
 	)
 	return i, err
 }
 
 const getAppByClientID = `-- name: GetAppByClientID :one
-SELECT id, name, client_id, client_secret_hash, mode, created_at FROM core.apps WHERE client_id = $1
+SELECT id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed FROM core.apps WHERE client_id = $1
 `
 
 func (q *Queries) GetAppByClientID(ctx context.Context, clientID string) (CoreApp, error) {
@@ -299,12 +315,16 @@ func (q *Queries) GetAppByClientID(ctx context.Context, clientID string) (CoreAp
 		&i.ClientSecretHash,
 		&i.Mode,
 		&i.CreatedAt,
+		&i.PreviousSecretHash,
+		&i.PreviousSecretExpiresAt,
+		&i.ClientSecretSealed,
+		&i.PreviousSecretSealed,
 	)
 	return i, err
 }
 
 const getPage = `-- name: GetPage :one
-SELECT id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at FROM core.pages WHERE id = $1
+SELECT id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout FROM core.pages WHERE id = $1
 `
 
 func (q *Queries) GetPage(ctx context.Context, id int64) (CorePage, error) {
@@ -319,12 +339,13 @@ func (q *Queries) GetPage(ctx context.Context, id int64) (CorePage, error) {
 		&i.AssistantLabel,
 		&i.InboxMergeLinked,
 		&i.CreatedAt,
+		&i.HandoverTimeout,
 	)
 	return i, err
 }
 
 const getScopeReview = `-- name: GetScopeReview :one
-SELECT app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at FROM core.app_scope_reviews WHERE app_id = $1 AND scope = $2
+SELECT app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at, use_case, privacy_policy_url FROM core.app_scope_reviews WHERE app_id = $1 AND scope = $2
 `
 
 type GetScopeReviewParams struct {
@@ -344,6 +365,8 @@ func (q *Queries) GetScopeReview(ctx context.Context, arg GetScopeReviewParams) 
 		&i.Reason,
 		&i.SubmittedAt,
 		&i.DecidedAt,
+		&i.UseCase,
+		&i.PrivacyPolicyUrl,
 	)
 	return i, err
 }
@@ -365,7 +388,7 @@ func (q *Queries) GetTeamRole(ctx context.Context, arg GetTeamRoleParams) (strin
 }
 
 const getUser = `-- name: GetUser :one
-SELECT id, username, name, password_hash, is_staff, created_at FROM core.users WHERE id = $1
+SELECT id, username, name, password_hash, is_staff, created_at, test_user_of FROM core.users WHERE id = $1
 `
 
 func (q *Queries) GetUser(ctx context.Context, id int64) (CoreUser, error) {
@@ -378,12 +401,13 @@ func (q *Queries) GetUser(ctx context.Context, id int64) (CoreUser, error) {
 		&i.PasswordHash,
 		&i.IsStaff,
 		&i.CreatedAt,
+		&i.TestUserOf,
 	)
 	return i, err
 }
 
 const getUserByUsername = `-- name: GetUserByUsername :one
-SELECT id, username, name, password_hash, is_staff, created_at FROM core.users WHERE lower(username) = lower($1)
+SELECT id, username, name, password_hash, is_staff, created_at, test_user_of FROM core.users WHERE lower(username) = lower($1)
 `
 
 func (q *Queries) GetUserByUsername(ctx context.Context, username string) (CoreUser, error) {
@@ -396,6 +420,7 @@ func (q *Queries) GetUserByUsername(ctx context.Context, username string) (CoreU
 		&i.PasswordHash,
 		&i.IsStaff,
 		&i.CreatedAt,
+		&i.TestUserOf,
 	)
 	return i, err
 }
@@ -495,7 +520,7 @@ func (q *Queries) ListAppProducts(ctx context.Context, appID int64) ([]string, e
 }
 
 const listManagedPages = `-- name: ListManagedPages :many
-SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, r.role
+SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, p.handover_timeout, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
 WHERE r.user_id = $1 AND p.id > $2
 ORDER BY p.id
@@ -517,6 +542,7 @@ type ListManagedPagesRow struct {
 	AssistantLabel   string
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
+	HandoverTimeout  *int32
 	Role             string
 }
 
@@ -539,6 +565,7 @@ func (q *Queries) ListManagedPages(ctx context.Context, arg ListManagedPagesPara
 			&i.AssistantLabel,
 			&i.InboxMergeLinked,
 			&i.CreatedAt,
+			&i.HandoverTimeout,
 			&i.Role,
 		); err != nil {
 			return nil, err
@@ -552,7 +579,7 @@ func (q *Queries) ListManagedPages(ctx context.Context, arg ListManagedPagesPara
 }
 
 const listPendingScopeReviews = `-- name: ListPendingScopeReviews :many
-SELECT app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at FROM core.app_scope_reviews WHERE status = 'pending' ORDER BY submitted_at, app_id, scope
+SELECT app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at, use_case, privacy_policy_url FROM core.app_scope_reviews WHERE status = 'pending' ORDER BY submitted_at, app_id, scope
 `
 
 func (q *Queries) ListPendingScopeReviews(ctx context.Context) ([]CoreAppScopeReview, error) {
@@ -573,6 +600,8 @@ func (q *Queries) ListPendingScopeReviews(ctx context.Context) ([]CoreAppScopeRe
 			&i.Reason,
 			&i.SubmittedAt,
 			&i.DecidedAt,
+			&i.UseCase,
+			&i.PrivacyPolicyUrl,
 		); err != nil {
 			return nil, err
 		}
@@ -609,7 +638,7 @@ func (q *Queries) ListRedirectURIs(ctx context.Context, appID int64) ([]string, 
 }
 
 const listScopeReviews = `-- name: ListScopeReviews :many
-SELECT app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at FROM core.app_scope_reviews WHERE app_id = $1 ORDER BY scope
+SELECT app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at, use_case, privacy_policy_url FROM core.app_scope_reviews WHERE app_id = $1 ORDER BY scope
 `
 
 func (q *Queries) ListScopeReviews(ctx context.Context, appID int64) ([]CoreAppScopeReview, error) {
@@ -630,6 +659,8 @@ func (q *Queries) ListScopeReviews(ctx context.Context, appID int64) ([]CoreAppS
 			&i.Reason,
 			&i.SubmittedAt,
 			&i.DecidedAt,
+			&i.UseCase,
+			&i.PrivacyPolicyUrl,
 		); err != nil {
 			return nil, err
 		}
@@ -735,6 +766,7 @@ func (q *Queries) NextObjectID(ctx context.Context) (int64, error) {
 
 const pageAccess = `-- name: PageAccess :one
 SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
+       p.handover_timeout,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = $1), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = $2) AS app_linked,
@@ -759,6 +791,7 @@ type PageAccessRow struct {
 	InboxMergeLinked bool
 	Name             string
 	AssistantLabel   string
+	HandoverTimeout  *int32
 	UserRole         string
 	AppLinked        bool
 	LinkProducts     []string
@@ -778,6 +811,7 @@ func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAcc
 		&i.InboxMergeLinked,
 		&i.Name,
 		&i.AssistantLabel,
+		&i.HandoverTimeout,
 		&i.UserRole,
 		&i.AppLinked,
 		&i.LinkProducts,
@@ -890,22 +924,25 @@ func (q *Queries) SetUserStaff(ctx context.Context, arg SetUserStaffParams) (int
 }
 
 const submitScopeReview = `-- name: SubmitScopeReview :one
-INSERT INTO core.app_scope_reviews (app_id, scope, status, score, reason, decided_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO core.app_scope_reviews (app_id, scope, status, score, reason, decided_at, use_case, privacy_policy_url)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (app_id, scope) DO UPDATE
 SET status = excluded.status, score = excluded.score, reason = excluded.reason,
-    submitted_at = now(), decided_at = excluded.decided_at, reviewer_id = NULL
-WHERE core.app_scope_reviews.status <> 'approved'
-RETURNING app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at
+    submitted_at = now(), decided_at = excluded.decided_at, reviewer_id = NULL,
+    use_case = excluded.use_case, privacy_policy_url = excluded.privacy_policy_url
+WHERE core.app_scope_reviews.status NOT IN ('approved', 'automated_approved')
+RETURNING app_id, scope, status, score, reviewer_id, reason, submitted_at, decided_at, use_case, privacy_policy_url
 `
 
 type SubmitScopeReviewParams struct {
-	AppID     int64
-	Scope     string
-	Status    string
-	Score     *int32
-	Reason    string
-	DecidedAt pgtype.Timestamptz
+	AppID            int64
+	Scope            string
+	Status           string
+	Score            *int32
+	Reason           string
+	DecidedAt        pgtype.Timestamptz
+	UseCase          string
+	PrivacyPolicyUrl string
 }
 
 // Records a review request, unless the scope is already approved.
@@ -917,6 +954,8 @@ func (q *Queries) SubmitScopeReview(ctx context.Context, arg SubmitScopeReviewPa
 		arg.Score,
 		arg.Reason,
 		arg.DecidedAt,
+		arg.UseCase,
+		arg.PrivacyPolicyUrl,
 	)
 	var i CoreAppScopeReview
 	err := row.Scan(
@@ -928,6 +967,8 @@ func (q *Queries) SubmitScopeReview(ctx context.Context, arg SubmitScopeReviewPa
 		&i.Reason,
 		&i.SubmittedAt,
 		&i.DecidedAt,
+		&i.UseCase,
+		&i.PrivacyPolicyUrl,
 	)
 	return i, err
 }

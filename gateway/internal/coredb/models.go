@@ -9,12 +9,16 @@ import (
 )
 
 type CoreApp struct {
-	ID               int64
-	Name             string
-	ClientID         string
-	ClientSecretHash []byte
-	Mode             string
-	CreatedAt        pgtype.Timestamptz
+	ID                      int64
+	Name                    string
+	ClientID                string
+	ClientSecretHash        []byte
+	Mode                    string
+	CreatedAt               pgtype.Timestamptz
+	PreviousSecretHash      []byte
+	PreviousSecretExpiresAt pgtype.Timestamptz
+	ClientSecretSealed      []byte
+	PreviousSecretSealed    []byte
 }
 
 type CoreAppConfig struct {
@@ -34,14 +38,16 @@ type CoreAppRedirectUri struct {
 }
 
 type CoreAppScopeReview struct {
-	AppID       int64
-	Scope       string
-	Status      string
-	Score       *int32
-	ReviewerID  *int64
-	Reason      string
-	SubmittedAt pgtype.Timestamptz
-	DecidedAt   pgtype.Timestamptz
+	AppID            int64
+	Scope            string
+	Status           string
+	Score            *int32
+	ReviewerID       *int64
+	Reason           string
+	SubmittedAt      pgtype.Timestamptz
+	DecidedAt        pgtype.Timestamptz
+	UseCase          string
+	PrivacyPolicyUrl string
 }
 
 type CoreAppTeam struct {
@@ -84,6 +90,7 @@ type CoreIdempotencyKey struct {
 	Status      *int32
 	Response    []byte
 	CreatedAt   pgtype.Timestamptz
+	Sealed      bool
 }
 
 type CoreInstallation struct {
@@ -145,6 +152,7 @@ type CoreOutbox struct {
 	Data         []byte
 	CreatedAt    pgtype.Timestamptz
 	DispatchedAt pgtype.Timestamptz
+	OrderingKey  *string
 }
 
 type CorePage struct {
@@ -156,6 +164,7 @@ type CorePage struct {
 	AssistantLabel   string
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
+	HandoverTimeout  *int32
 }
 
 type CorePageLink struct {
@@ -188,6 +197,7 @@ type CoreUser struct {
 	PasswordHash string
 	IsStaff      bool
 	CreatedAt    pgtype.Timestamptz
+	TestUserOf   *int64
 }
 
 type CoreWebhookAppSecret struct {
@@ -214,6 +224,8 @@ type CoreWebhookDelivery struct {
 	Attempts       []byte
 	CreatedAt      pgtype.Timestamptz
 	CompletedAt    pgtype.Timestamptz
+	OrderingKey    *string
+	OrderingSeq    *int64
 }
 
 type CoreWebhookSubscription struct {
@@ -225,4 +237,6 @@ type CoreWebhookSubscription struct {
 	DisabledAt   pgtype.Timestamptz
 	CreatedAt    pgtype.Timestamptz
 	UpdatedAt    pgtype.Timestamptz
+	Ordering     string
+	PausedUntil  pgtype.Timestamptz
 }

@@ -13,23 +13,32 @@ import (
 
 const claimDeliveries = `-- name: ClaimDeliveries :many
 WITH due AS (
-    SELECT seq,
+    SELECT d.seq,
            now() + make_interval(secs => $1::bigint / 1000.0) AS lease_ends,
            $2::bigint AS lease_token
-    FROM core.webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
+    FROM core.webhook_deliveries d
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM core.webhook_subscriptions s
+                      WHERE s.app_id = d.app_id AND s.paused_until > now() AND NOT d.test)
+      AND (d.ordering_key IS NULL OR (
+          NOT EXISTS (SELECT 1 FROM core.webhook_deliveries p
+                      WHERE p.app_id = d.app_id AND p.ordering_key = d.ordering_key
+                        AND p.status = 'pending' AND p.ordering_seq < d.ordering_seq)
+          AND NOT EXISTS (SELECT 1 FROM core.outbox o
+                          WHERE o.dispatched_at IS NULL AND o.ordering_key = d.ordering_key
+                            AND o.seq < d.ordering_seq)))
+    ORDER BY d.next_attempt_at
     LIMIT $3
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
     UPDATE core.webhook_deliveries d
     SET next_attempt_at = due.lease_ends, lease_token = due.lease_token
     FROM due WHERE d.seq = due.seq
     RETURNING d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at,
-              d.data, d.test, d.failed_attempts
+              d.data, d.test, d.failed_attempts, d.ordering_key
 )
 SELECT c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
-       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed, c.ordering_key
 FROM claimed c
 JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
@@ -57,11 +66,18 @@ type ClaimDeliveriesRow struct {
 	CallbackUrl    *string
 	Active         *bool
 	Sealed         []byte
+	OrderingKey    *string
 }
 
 // Leases up to max_rows due deliveries to the caller: their next_attempt_at
 // moves past the lease, so no one else claims them meanwhile, and
 // lease_token fences the result. Returns what an attempt needs.
+//
+// Skipped: deliveries to an endpoint paused by Retry-After, and ordered
+// deliveries that are not their key's turn: an older delivery of the same
+// app and key is still pending (being attempted or waiting for a retry),
+// or an older event of the key is not dispatched yet (another gateway's
+// dispatch of it has not committed).
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseMs, arg.LeaseToken, arg.MaxRows)
 	if err != nil {
@@ -86,6 +102,7 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 			&i.CallbackUrl,
 			&i.Active,
 			&i.Sealed,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -121,9 +138,22 @@ func (q *Queries) DeleteWebhookSubscription(ctx context.Context, appID int64) (i
 	return result.RowsAffected(), nil
 }
 
+const disableWebhookEndpoint = `-- name: DisableWebhookEndpoint :exec
+UPDATE core.webhook_subscriptions
+SET active = false, disabled_at = now(), updated_at = now()
+WHERE app_id = $1 AND active
+`
+
+// The receiver answered 410 Gone: the endpoint is disabled at once (saving
+// the subscription again enables it) and its deliveries are held.
+func (q *Queries) DisableWebhookEndpoint(ctx context.Context, appID int64) error {
+	_, err := q.db.Exec(ctx, disableWebhookEndpoint, appID)
+	return err
+}
+
 const dispatchEvents = `-- name: DispatchEvents :many
 WITH ev AS (
-    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at
+    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key
     FROM core.outbox o
     WHERE o.dispatched_at IS NULL
     ORDER BY o.seq
@@ -138,20 +168,35 @@ WITH ev AS (
     FROM ev JOIN core.apps a
       ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END
 ), fanout AS (
-    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data,
-           row_number() OVER (ORDER BY ev.seq, r.app_id) <= $2::bigint AS leased,
-           now() + make_interval(secs => $3::bigint / 1000.0) AS lease_ends,
-           $4::bigint AS lease_token
+    -- A disabled endpoint's deliveries are created held; an ordered
+    -- subscription's carry the event's ordering key and seq.
+    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, s.active,
+           COALESCE(s.paused_until > now(), false) AS paused,
+           CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
+           ev.seq AS event_seq
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
-    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND s.active AND ev.type = ANY (s.events)
+    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
+), ranked AS (
+    -- Only unordered deliveries to enabled endpoints that are not paused
+    -- are leased at once: the others go through the claim, which checks
+    -- an ordered one's turn and a paused endpoint's Retry-After.
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
+               AND row_number() OVER (PARTITION BY f.active AND NOT f.paused AND f.ordering_key IS NULL
+                                      ORDER BY f.event_seq, f.app_id) <= $2::bigint AS leased,
+           now() + make_interval(secs => $3::bigint / 1000.0) AS lease_ends,
+           $4::bigint AS lease_token
+    FROM fanout f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
-                                         next_attempt_at, lease_token)
+                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq)
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
-           CASE WHEN f.leased THEN f.lease_ends ELSE now() END,
-           CASE WHEN f.leased THEN f.lease_token END
-    FROM fanout f
+           CASE WHEN f.active THEN 'pending' ELSE 'held' END,
+           CASE WHEN NOT f.active THEN NULL WHEN f.leased THEN f.lease_ends ELSE now() END,
+           CASE WHEN f.leased THEN f.lease_token END,
+           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END
+    FROM ranked f
+    ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
               lease_token
 ), dispatched AS (
@@ -252,7 +297,7 @@ func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) 
 }
 
 const getWebhookDelivery = `-- name: GetWebhookDelivery :one
-SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at FROM core.webhook_deliveries WHERE id = $1
+SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at, ordering_key, ordering_seq FROM core.webhook_deliveries WHERE id = $1
 `
 
 func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhookDelivery, error) {
@@ -276,12 +321,14 @@ func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhoo
 		&i.Attempts,
 		&i.CreatedAt,
 		&i.CompletedAt,
+		&i.OrderingKey,
+		&i.OrderingSeq,
 	)
 	return i, err
 }
 
 const getWebhookSubscription = `-- name: GetWebhookSubscription :one
-SELECT app_id, callback_url, events, active, failing_since, disabled_at, created_at, updated_at FROM core.webhook_subscriptions WHERE app_id = $1
+SELECT app_id, callback_url, events, active, failing_since, disabled_at, created_at, updated_at, ordering, paused_until FROM core.webhook_subscriptions WHERE app_id = $1
 `
 
 func (q *Queries) GetWebhookSubscription(ctx context.Context, appID int64) (CoreWebhookSubscription, error) {
@@ -296,6 +343,8 @@ func (q *Queries) GetWebhookSubscription(ctx context.Context, appID int64) (Core
 		&i.DisabledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Ordering,
+		&i.PausedUntil,
 	)
 	return i, err
 }
@@ -458,6 +507,24 @@ func (q *Queries) ListWebhookDeliveriesOlder(ctx context.Context, arg ListWebhoo
 	return items, nil
 }
 
+const pauseWebhookEndpoint = `-- name: PauseWebhookEndpoint :exec
+UPDATE core.webhook_subscriptions
+SET paused_until = GREATEST(COALESCE(paused_until, now()), $1::timestamptz)
+WHERE app_id = $2
+`
+
+type PauseWebhookEndpointParams struct {
+	Until pgtype.Timestamptz
+	AppID int64
+}
+
+// The receiver answered 429 or 503 with Retry-After: nothing more is sent
+// to it before until.
+func (q *Queries) PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) error {
+	_, err := q.db.Exec(ctx, pauseWebhookEndpoint, arg.Until, arg.AppID)
+	return err
+}
+
 const recordOutcomes = `-- name: RecordOutcomes :many
 WITH outcome AS (
     SELECT unnest($1::bigint[]) AS seq, unnest($2::bigint[]) AS lease_token,
@@ -479,7 +546,7 @@ WITH outcome AS (
                            THEN NULL ELSE d.lease_token END,
         completed_at = CASE
             WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.completed_at
-            WHEN o.status <> 'pending' THEN now() END
+            WHEN o.status IN ('succeeded', 'failed') THEN now() END
     FROM outcome o
     WHERE d.seq = o.seq
     RETURNING 1
@@ -564,24 +631,85 @@ func (q *Queries) RecordOutcomes(ctx context.Context, arg RecordOutcomesParams) 
 	return items, nil
 }
 
+const replayWebhookDeliveries = `-- name: ReplayWebhookDeliveries :one
+WITH picked AS (
+    SELECT d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at, d.data, d.test, d.replay_of, d.status, d.failed_attempts, d.next_attempt_at, d.lease_token, d.attempts, d.created_at, d.completed_at, d.ordering_key, d.ordering_seq FROM core.webhook_deliveries d
+    WHERE d.app_id = $1 AND d.status = ANY ($2::text[])
+      AND d.event_created_at >= $3 AND d.event_created_at < $4
+    ORDER BY d.seq
+    LIMIT $5
+    FOR UPDATE SKIP LOCKED
+), released AS (
+    UPDATE core.webhook_deliveries d
+    SET status = 'pending', next_attempt_at = now(), lease_token = NULL
+    FROM picked p
+    WHERE d.seq = p.seq AND p.status = 'held'
+    RETURNING 1
+), copied AS (
+    INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
+                                         replay_of, next_attempt_at, ordering_key, ordering_seq)
+    SELECT p.app_id, p.event_id, p.event_type, p.page_id, p.event_created_at, p.data, p.test,
+           p.seq, now(), p.ordering_key, p.ordering_seq
+    FROM picked p WHERE p.status = 'failed'
+    ORDER BY p.seq
+    RETURNING 1
+)
+SELECT ((SELECT count(*) FROM released) + (SELECT count(*) FROM copied))::bigint AS queued
+`
+
+type ReplayWebhookDeliveriesParams struct {
+	AppID    int64
+	Statuses []string
+	Since    pgtype.Timestamptz
+	Until    pgtype.Timestamptz
+	MaxRows  int32
+}
+
+// Replays an app's deliveries of a time range (by event time) whose status
+// is one of statuses (failed, held), oldest first, at most max_rows: a
+// held delivery is sent as it is (pending now: it was never sent); a
+// failed one is copied into a new delivery (replay_of), as a single replay
+// does. Ordered deliveries keep their key and seq, so they stay in order.
+// Returns how many deliveries were queued.
+func (q *Queries) ReplayWebhookDeliveries(ctx context.Context, arg ReplayWebhookDeliveriesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, replayWebhookDeliveries,
+		arg.AppID,
+		arg.Statuses,
+		arg.Since,
+		arg.Until,
+		arg.MaxRows,
+	)
+	var queued int64
+	err := row.Scan(&queued)
+	return queued, err
+}
+
 const saveWebhookSubscription = `-- name: SaveWebhookSubscription :exec
-INSERT INTO core.webhook_subscriptions (app_id, callback_url, events)
-VALUES ($1, $2, $3)
+INSERT INTO core.webhook_subscriptions (app_id, callback_url, events, ordering)
+VALUES ($1, $2, $3, $4)
 ON CONFLICT (app_id) DO UPDATE
-SET callback_url = excluded.callback_url, events = excluded.events, active = true,
-    failing_since = NULL, disabled_at = NULL, updated_at = now()
+SET callback_url = excluded.callback_url, events = excluded.events, ordering = excluded.ordering, active = true,
+    failing_since = NULL, disabled_at = NULL, paused_until = NULL, updated_at = now()
 `
 
 type SaveWebhookSubscriptionParams struct {
 	AppID       int64
 	CallbackUrl string
 	Events      []string
+	Ordering    string
 }
 
 // Creates or replaces the app's endpoint. Saving re-enables an endpoint
 // that was disabled for failing and forgets its failures.
+// Deliveries held while it was disabled stay held: the app replays the
+// time range it wants (ReplayWebhookDeliveries).
 func (q *Queries) SaveWebhookSubscription(ctx context.Context, arg SaveWebhookSubscriptionParams) error {
-	_, err := q.db.Exec(ctx, saveWebhookSubscription, arg.AppID, arg.CallbackUrl, arg.Events)
+	_, err := q.db.Exec(ctx, saveWebhookSubscription,
+		arg.AppID,
+		arg.CallbackUrl,
+		arg.Events,
+		arg.Ordering,
+	)
 	return err
 }
 

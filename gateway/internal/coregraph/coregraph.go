@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -27,12 +28,22 @@ type Service struct {
 	onSecret func(ctx context.Context, appID, secret string) error
 	// now is the clock, replaceable in tests.
 	now func() time.Time
+	// forget drops revoked or expired credentials from the authenticator's
+	// cache, so that they stop working at once on this gateway.
+	forget func(hashes ...[]byte)
 }
 
 // New returns the service over the identity store. onSecret is called
 // with every client secret the service creates (for webhook signing).
 func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
-	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now}
+	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now, forget: func(...[]byte) {}}
+}
+
+// OnRevoke sets what is told the hashes of credentials the service revokes
+// or expires (auth.Authenticator.Forget).
+func (s *Service) OnRevoke(forget func(hashes ...[]byte)) *Service {
+	s.forget = forget
+	return s
 }
 
 // Register adds the service's methods to p.
@@ -41,6 +52,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("GetMe"), s.getMe)
 	sdk.Handle(p, m.ByName("ListMyPages"), s.listMyPages)
 	sdk.Handle(p, m.ByName("ListMyBusinessPortfolios"), s.listMyBusinessPortfolios)
+	sdk.Handle(p, m.ByName("ListMyApps"), s.listMyApps)
 	sdk.Handle(p, m.ByName("CreateApp"), s.createApp)
 	sdk.Handle(p, m.ByName("GetPage"), s.getPage)
 	sdk.Handle(p, m.ByName("UpdatePageSettings"), s.updatePageSettings)
@@ -53,6 +65,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListPageLinks"), s.listPageLinks)
 	sdk.Handle(p, m.ByName("CreatePageLink"), s.createPageLink)
 	sdk.Handle(p, m.ByName("DeletePageLink"), s.deletePageLink)
+	s.registerLifecycle(p)
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {
@@ -112,6 +125,31 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 	return res, nil
 }
 
+// listMyApps lists the apps on the caller's teams with the caller's role.
+func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.ListMyAppsRequest) (*corev1.ListMyAppsResponse, error) {
+	after, err := decodeCursor("after", req.GetAfter())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetBefore() != "" {
+		return nil, sdk.Invalid("before", "Invalid parameter: this list pages forward only; use after.")
+	}
+	limit := int(req.GetLimit())
+	apps, err := s.id.AppsOfUser(ctx, call.Principal().UserID, after, limit+1)
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	res := &corev1.ListMyAppsResponse{Paging: &pluginv1.Paging{HasPrevious: after != ""}}
+	if len(apps) > limit {
+		apps, res.Paging.HasNext = apps[:limit], true
+	}
+	for _, a := range apps {
+		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
+	}
+	setCursors(res.Paging, len(apps), func(i int) string { return apps[i].ID })
+	return res, nil
+}
+
 func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.CreateAppRequest) (*corev1.CreatedApp, error) {
 	for _, u := range req.GetRedirectUris() {
 		if err := identity.ValidRedirectURI(u); err != nil {
@@ -151,11 +189,15 @@ func (s *Service) updatePageSettings(ctx context.Context, _ *sdk.Call, req *core
 	if !ok {
 		return nil, sdk.NotFound("Page " + req.GetPageId())
 	}
-	if req.ChatSurfacing == nil && req.InboxAutomation == nil && req.AssistantLabel == nil {
-		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of chat_surfacing, inbox_automation, assistant_label.")
+	if req.ChatSurfacing == nil && req.InboxAutomation == nil && req.AssistantLabel == nil && req.HandoverTimeout == nil {
+		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of chat_surfacing, inbox_automation, assistant_label, handover_timeout.")
+	}
+	if t := req.HandoverTimeout; t != nil && *t != 0 && (*t < 60 || *t > 86400) {
+		return nil, sdk.Invalid("handover_timeout", "Invalid parameter: handover_timeout must be from 60 to 86400 seconds, or 0 for none.")
 	}
 	n, err := s.q.UpdatePageSettings(ctx, coredb.UpdatePageSettingsParams{
 		ID: id, ChatSurfacing: req.ChatSurfacing, InboxAutomation: req.InboxAutomation, AssistantLabel: req.AssistantLabel,
+		HandoverTimeout: req.HandoverTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -224,15 +266,20 @@ func (s *Service) getApp(ctx context.Context, call *sdk.Call, req *corev1.GetApp
 	return &corev1.App{Id: app.ID, Name: app.Name, Mode: string(app.Mode), Products: nonNil(products), Scopes: nonNil(scopes)}, nil
 }
 
-func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppRequest) (*corev1.SuccessResponse, error) {
+func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.UpdateAppRequest) (*corev1.WentLive, error) {
 	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
-	if err := s.id.GoLive(ctx, app.ID); err != nil {
+	live, err := s.id.GoLive(ctx, app.ID)
+	if errors.Is(err, identity.ErrReviewRequired) || errors.Is(err, identity.ErrInvalid) {
+		return nil, sdk.Invalid("mode", "Invalid parameter: mode: %s.", trimSentinel(err))
+	}
+	if err != nil {
 		return nil, s.mapErr(err, "App "+app.ID)
 	}
-	return &corev1.SuccessResponse{Success: true}, nil
+	s.forget(live.RevokedKeys...)
+	return &corev1.WentLive{Success: true, Mode: string(identity.ModeLive), ApiKey: live.APIKey}, nil
 }
 
 func (s *Service) getAppConfig(ctx context.Context, call *sdk.Call, req *corev1.GetAppConfigRequest) (*corev1.AppConfig, error) {
@@ -337,14 +384,20 @@ func (s *Service) mapErr(err error, what string) error {
 	case errors.Is(err, identity.ErrNotFound):
 		return sdk.NotFound(what)
 	case errors.Is(err, identity.ErrInvalid):
-		return sdk.Invalid("", "Invalid parameter: %v", err)
+		return sdk.Invalid("", "Invalid parameter: %v", trimSentinel(err))
+	case errors.Is(err, identity.ErrNotStaff):
+		return sdk.Errorf(http.StatusForbidden, 200, 2069005, "Only platform staff can make this call, signed in with a session.")
 	}
 	return err
 }
 
 func pageProto(p identity.Page, role string) *corev1.Page {
-	return &corev1.Page{Id: p.ID, Name: p.Name, Published: p.Published, Role: role,
+	out := &corev1.Page{Id: p.ID, Name: p.Name, Published: p.Published, Role: role,
 		ChatSurfacing: p.ChatSurfacing, InboxAutomation: p.InboxAutomation, AssistantLabel: p.AssistantLabel}
+	if p.HandoverTimeout > 0 {
+		out.HandoverTimeout = &p.HandoverTimeout
+	}
+	return out
 }
 
 func roleName(r pluginv1.PageRole) string {

@@ -23,6 +23,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/catalog"
 	"github.com/svcplatform/svc/gateway/internal/chatapp"
 	"github.com/svcplatform/svc/gateway/internal/config"
+	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/docsearch"
 	"github.com/svcplatform/svc/gateway/internal/graph"
@@ -91,6 +92,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer db.Close()
 
 	ids := identity.New(db.Pool)
+	// Client secrets sign webhooks, so identity keeps them sealed too.
+	ids.SetSealer(box)
 	authn := auth.New(ids, auth.Options{})
 	metrics := observe.NewMetrics()
 	var plugins *host.Host
@@ -129,7 +132,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	coregraph.New(ids, hooks.SetAppSecret).Register(core)
+	coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).Register(core)
 	hooks.Register(core)
 	coreManifest, err := core.Manifest()
 	if err != nil {
@@ -197,7 +200,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.Handle(graph.Path, graph.New(graph.Options{
 		PublicURL:   cfg.PublicURL,
 		Routes:      r.Table,
-		Idempotency: graph.NewPGIdempotency(db.Pool),
+		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      caller,
 	}))
@@ -424,6 +427,9 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	// The developer console: pages over the public APIs, signed in with
+	// the login page's session cookie.
+	console.New(console.Options{LoginPath: oauth.PathLogin}).Register(srv)
 	// The consumer chat app, emulated: static files over the mobile APIs.
 	srv.Handle("GET /chat", chatapp.Handler())
 	srv.Handle("GET /chat/", chatapp.Handler())

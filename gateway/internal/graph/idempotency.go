@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,14 +25,39 @@ type IdempotencyStore interface {
 // PGIdempotency keeps idempotency keys in core.idempotency_keys, so every
 // gateway replica sees them.
 type PGIdempotency struct {
-	pool *pgxpool.Pool
-	q    *coredb.Queries
+	pool   *pgxpool.Pool
+	q      *coredb.Queries
+	sealer Sealer
 }
+
+// Sealer encrypts kept answers at rest (*secretbox.Box implements it).
+type Sealer interface {
+	Seal(plain []byte, context string) []byte
+	Open(sealed []byte, context string) ([]byte, error)
+}
+
+// SealWith makes the store keep answers sealed with b: some answers carry
+// a secret shown once (a new app's client secret, a rotated key, a Test
+// User's password), which must not rest in the database in plain.
+func (s *PGIdempotency) SealWith(b Sealer) *PGIdempotency {
+	s.sealer = b
+	return s
+}
+
+// sealContext binds a kept answer to its key.
+func sealContext(scope, key string) string { return "idempotent answer\x00" + scope + "\x00" + key }
 
 // NewPGIdempotency returns a store over pool.
 func NewPGIdempotency(pool *pgxpool.Pool) *PGIdempotency {
 	return &PGIdempotency{pool: pool, q: coredb.New(pool)}
 }
+
+// ClaimLease is how long a claimed key with no answer yet holds off a
+// repeat of the same request. Longer than any Graph call runs, so a live
+// claim is never taken over; a claim left by a gateway that died
+// mid-request is, once it lapses. See docs/DECISIONS.md ("Idempotency keys
+// across a gateway's death") for what that can and cannot promise.
+const ClaimLease = 2 * time.Minute
 
 // Do claims the key, runs the write and keeps its answer. A repeat with the
 // same body gets the kept answer; with another body it is refused; while
@@ -39,7 +65,8 @@ func NewPGIdempotency(pool *pgxpool.Pool) *PGIdempotency {
 // keep nothing, so they can be retried with the same key.
 func (s *PGIdempotency) Do(ctx context.Context, scope, key string, body []byte, run func() (int, []byte, error)) (int, []byte, error) {
 	sum := sha256.Sum256(body)
-	_, err := s.q.ClaimIdempotencyKey(ctx, coredb.ClaimIdempotencyKeyParams{Scope: scope, Key: key, RequestHash: sum[:]})
+	_, err := s.q.ClaimIdempotencyKey(ctx, coredb.ClaimIdempotencyKeyParams{Scope: scope, Key: key, RequestHash: sum[:],
+		ClaimLeaseSeconds: ClaimLease.Seconds()})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.repeat(ctx, scope, key, sum[:])
@@ -56,7 +83,12 @@ func (s *PGIdempotency) Do(ctx context.Context, scope, key string, body []byte, 
 		return status, out, runErr
 	}
 	st := int32(status)
-	if err := s.q.StoreIdempotentResponse(bg, coredb.StoreIdempotentResponseParams{Scope: scope, Key: key, Status: &st, Response: out}); err != nil {
+	kept, sealed := out, s.sealer != nil
+	if sealed {
+		kept = s.sealer.Seal(out, sealContext(scope, key))
+	}
+	if err := s.q.StoreIdempotentResponse(bg, coredb.StoreIdempotentResponseParams{Scope: scope, Key: key, Status: &st,
+		Response: kept, Sealed: sealed}); err != nil {
 		return 0, nil, apierr.Internal(fmt.Errorf("store idempotent response: %w", err))
 	}
 	return status, out, nil
@@ -75,5 +107,15 @@ func (s *PGIdempotency) repeat(ctx context.Context, scope, key string, sum []byt
 		e.HTTPStatus, e.Transient = http.StatusConflict, true
 		return 0, nil, e
 	}
-	return int(*row.Status), row.Response, nil
+	if !row.Sealed {
+		return int(*row.Status), row.Response, nil
+	}
+	if s.sealer == nil {
+		return 0, nil, apierr.Internal(errors.New("idempotent answer is sealed and no sealer is configured"))
+	}
+	out, err := s.sealer.Open(row.Response, sealContext(scope, key))
+	if err != nil {
+		return 0, nil, apierr.Internal(fmt.Errorf("open idempotent answer: %w", err))
+	}
+	return int(*row.Status), out, nil
 }

@@ -42,13 +42,20 @@ type App struct {
 	Mode     AppMode
 	// SecretHash is the stored form of the client secret.
 	SecretHash []byte
+	// PreviousSecretHash is the secret before the last rotation while its
+	// overlap lasts (when the app was loaded), else nil.
+	PreviousSecretHash []byte
 }
 
 // Live reports whether the app is in live mode.
 func (a App) Live() bool { return a.Mode == ModeLive }
 
-func appFrom(a coredb.CoreApp) App {
-	return App{ID: FormatID(a.ID), Name: a.Name, ClientID: a.ClientID, Mode: AppMode(a.Mode), SecretHash: a.ClientSecretHash}
+func (s *Service) appFrom(a coredb.CoreApp) App {
+	app := App{ID: FormatID(a.ID), Name: a.Name, ClientID: a.ClientID, Mode: AppMode(a.Mode), SecretHash: a.ClientSecretHash}
+	if a.PreviousSecretHash != nil && a.PreviousSecretExpiresAt.Valid && s.now().Before(a.PreviousSecretExpiresAt.Time) {
+		app.PreviousSecretHash = a.PreviousSecretHash
+	}
+	return app
 }
 
 // NewApp describes an app to create.
@@ -96,7 +103,12 @@ func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 		if err != nil {
 			return fmt.Errorf("create app: %w", err)
 		}
-		out = CreatedApp{App: appFrom(a), ClientSecret: secret}
+		out = CreatedApp{App: s.appFrom(a), ClientSecret: secret}
+		if sealed := s.sealSecret(id, secret); sealed != nil {
+			if err := s.q.SetClientSecretSealed(ctx, coredb.SetClientSecretSealedParams{ID: id, ClientSecretSealed: sealed}); err != nil {
+				return fmt.Errorf("seal client secret: %w", err)
+			}
+		}
 		for _, u := range n.RedirectURIs {
 			if err := s.q.AddRedirectURI(ctx, coredb.AddRedirectURIParams{AppID: id, Uri: u}); err != nil {
 				return fmt.Errorf("add redirect uri: %w", err)
@@ -156,7 +168,7 @@ func (s *Service) App(ctx context.Context, id string) (App, error) {
 	if err != nil {
 		return App{}, notFound(err, "app "+id)
 	}
-	return appFrom(a), nil
+	return s.appFrom(a), nil
 }
 
 // AppByClientID returns the app whose client id this is.
@@ -168,13 +180,20 @@ func (s *Service) AppByClientID(ctx context.Context, clientID string) (App, erro
 	if err != nil {
 		return App{}, notFound(err, "client")
 	}
-	return appFrom(a), nil
+	return s.appFrom(a), nil
 }
 
-// CheckClientSecret reports whether secret is the app's client secret, in
-// constant time.
+// CheckClientSecret reports whether secret is the app's client secret, or
+// the one before the last rotation while the overlap lasts, in constant
+// time.
 func (a App) CheckClientSecret(secret string) bool {
-	return secret != "" && subtle.ConstantTimeCompare(HashToken(secret), a.SecretHash) == 1
+	if secret == "" {
+		return false
+	}
+	h := HashToken(secret)
+	current := subtle.ConstantTimeCompare(h, a.SecretHash) == 1
+	previous := a.PreviousSecretHash != nil && subtle.ConstantTimeCompare(h, a.PreviousSecretHash) == 1
+	return current || previous
 }
 
 // SetClientSecret replaces the app's client secret (a rotation); "" makes a
@@ -269,23 +288,34 @@ func (s *Service) AppConfig(ctx context.Context, appID string) ([]byte, error) {
 	return raw, nil
 }
 
-// SetTeamRole puts a user on the app's team with role.
+// SetTeamRole puts a user on the app's team with role, or changes the
+// user's role. Demoting the last Admin is refused (ErrLastAdmin); a user
+// that does not exist is ErrNotFound.
 func (s *Service) SetTeamRole(ctx context.Context, appID, userID string, role TeamRole) error {
 	if !slices.Contains([]TeamRole{TeamAdmin, TeamDeveloper, TeamTester}, role) {
 		return fmt.Errorf("team role %q: %w", role, ErrInvalid)
 	}
-	aid, err := mustID("app", appID)
-	if err != nil {
+	if _, err := s.User(ctx, userID); err != nil {
 		return err
 	}
-	uid, err := mustID("user", userID)
-	if err != nil {
-		return err
-	}
-	if err := s.q.UpsertTeamMember(ctx, coredb.UpsertTeamMemberParams{AppID: aid, UserID: uid, Role: string(role)}); err != nil {
-		return notFound(err, "team member")
-	}
-	return nil
+	return s.InTx(ctx, func(s *Service) error {
+		aid, err := s.lockApp(ctx, appID)
+		if err != nil {
+			return err
+		}
+		current, err := s.TeamRole(ctx, appID, userID)
+		if err != nil {
+			return err
+		}
+		if err := s.keepAnAdmin(ctx, aid, current, role); err != nil {
+			return err
+		}
+		uid, _ := ParseID(userID)
+		if err := s.q.UpsertTeamMember(ctx, coredb.UpsertTeamMemberParams{AppID: aid, UserID: uid, Role: string(role)}); err != nil {
+			return fmt.Errorf("set team role: %w", err)
+		}
+		return nil
+	})
 }
 
 // TeamRole returns the user's role on the app's team, or "" when none.
@@ -415,4 +445,35 @@ func (s *Service) CreateAppKey(ctx context.Context, appID string) (string, error
 		return "", fmt.Errorf("store app key: %w", err)
 	}
 	return plain, nil
+}
+
+// MyApp is an app seen from one of its team members, with that member's
+// role.
+type MyApp struct {
+	App
+	Role TeamRole
+}
+
+// AppsOfUser lists the apps on whose team the user is, in id order, at
+// most limit of them after the app id after ("" for the first page).
+func (s *Service) AppsOfUser(ctx context.Context, userID, after string, limit int) ([]MyApp, error) {
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return nil, err
+	}
+	var afterID int64
+	if after != "" {
+		if afterID, err = mustID("app", after); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.q.ListAppsOfUser(ctx, coredb.ListAppsOfUserParams{UserID: uid, AfterID: afterID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list apps of user: %w", err)
+	}
+	out := make([]MyApp, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, MyApp{App: App{ID: FormatID(r.ID), Name: r.Name, ClientID: r.ClientID, Mode: AppMode(r.Mode)}, Role: TeamRole(r.Role)})
+	}
+	return out, nil
 }

@@ -152,7 +152,7 @@ func TestAppReview(t *testing.T) {
 	ctx := context.Background()
 	app := w.App.ID
 
-	if err := w.IDs.GoLive(ctx, app); !errors.Is(err, identity.ErrReviewRequired) {
+	if _, err := w.IDs.GoLive(ctx, app); !errors.Is(err, identity.ErrReviewRequired) {
 		t.Fatalf("going live without review: err = %v, want ErrReviewRequired", err)
 	}
 	key, _ := w.IDs.CreateAppKey(ctx, app)
@@ -172,14 +172,14 @@ func TestAppReview(t *testing.T) {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
 		for _, r := range rs {
-			if r.Status != identity.ReviewApproved || r.Score == nil || *r.Score != 85 {
+			if r.Status != identity.ReviewAutomatedApproved || r.Score == nil || *r.Score != 85 {
 				t.Errorf("%s: %+v", r.Scope, r)
 			}
 		}
 	})
 	t.Run("an approved scope stays approved when submitted again", func(t *testing.T) {
 		rs, err := w.IDs.SubmitForReview(ctx, app, []string{identity.ScopePagesRead}, 10)
-		if err != nil || rs[0].Status != identity.ReviewApproved {
+		if err != nil || rs[0].Status != identity.ReviewAutomatedApproved {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
 	})
@@ -210,12 +210,12 @@ func TestAppReview(t *testing.T) {
 		if err != nil || r.Status != identity.ReviewRejected || r.Reason != "no use case shown" {
 			t.Fatalf("reject = %+v, %v", r, err)
 		}
-		if _, err := w.IDs.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatRead); !errors.Is(err, identity.ErrNotFound) {
-			t.Errorf("approving a decided review: err = %v, want ErrNotFound", err)
+		if _, err := w.IDs.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatRead); !errors.Is(err, identity.ErrNotPending) {
+			t.Errorf("approving a decided review: err = %v, want ErrNotPending", err)
 		}
 	})
 	t.Run("a live app can be granted openid and approved scopes only", func(t *testing.T) {
-		if err := w.IDs.GoLive(ctx, app); err != nil {
+		if _, err := w.IDs.GoLive(ctx, app); err != nil {
 			t.Fatal(err)
 		}
 		a, err := w.IDs.App(ctx, app)

@@ -30,11 +30,17 @@ type Page struct {
 	InboxAutomation  bool
 	AssistantLabel   string
 	InboxMergeLinked bool
+	// HandoverTimeout is svcchat's default expires_in, seconds; 0: none.
+	HandoverTimeout int32
 }
 
 func pageFrom(p coredb.CorePage) Page {
-	return Page{ID: FormatID(p.ID), Name: p.Name, Published: p.Published, ChatSurfacing: p.ChatSurfacing,
+	out := Page{ID: FormatID(p.ID), Name: p.Name, Published: p.Published, ChatSurfacing: p.ChatSurfacing,
 		InboxAutomation: p.InboxAutomation, AssistantLabel: p.AssistantLabel, InboxMergeLinked: p.InboxMergeLinked}
+	if p.HandoverTimeout != nil {
+		out.HandoverTimeout = *p.HandoverTimeout
+	}
+	return out
 }
 
 // NewPage describes a Page to create; OwnerID becomes its owner.
@@ -179,6 +185,8 @@ type PageFacts struct {
 	// Name and AssistantLabel attribute the built-in assistant's replies.
 	Name           string
 	AssistantLabel string
+	// HandoverTimeout is svcchat's default expires_in, seconds; 0: none.
+	HandoverTimeout int32
 }
 
 // UserManages reports whether the user owns or administers the Page.
@@ -191,7 +199,7 @@ func (f PageFacts) Proto() *pluginv1.PageAccessResponse {
 	return &pluginv1.PageAccessResponse{PageExists: f.Exists, UserRole: f.UserRole, AppLinked: f.AppLinked,
 		AppProducts: f.LinkProducts, Published: f.Published, ChatSurfacing: f.ChatSurfacing,
 		PageName: f.Name, InboxAutomation: f.InboxAutomation, AssistantLabel: f.AssistantLabel,
-		InboxMergeLinked: f.InboxMergeLinked}
+		InboxMergeLinked: f.InboxMergeLinked, HandoverTimeout: f.HandoverTimeout}
 }
 
 // PageFacts reads what userID and appID (either may be "") may do on pageID,
@@ -213,6 +221,9 @@ func (s *Service) PageFacts(ctx context.Context, pageID, userID, appID string) (
 	f := PageFacts{Exists: true, AppLinked: row.AppLinked, AppProducts: row.AppProducts, Published: row.Published,
 		ChatSurfacing: row.ChatSurfacing, InboxAutomation: row.InboxAutomation, InboxMergeLinked: row.InboxMergeLinked,
 		Name: row.Name, AssistantLabel: row.AssistantLabel}
+	if row.HandoverTimeout != nil {
+		f.HandoverTimeout = *row.HandoverTimeout
+	}
 	switch PageRole(row.UserRole) {
 	case RoleOwner:
 		f.UserRole = pluginv1.PageRole_PAGE_ROLE_OWNER

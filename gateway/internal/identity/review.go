@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,12 +20,20 @@ const AutoReviewMinScore = 85
 // ReviewStatus is the state of one scope's App Review.
 type ReviewStatus string
 
-// Review states: pending (waiting for staff), approved, rejected.
+// Review states (CONTRACT §4): not submitted; approved by the automated
+// review (basic scopes at score AutoReviewMinScore or more); pending (waiting
+// for staff); approved by staff; rejected (by staff, or by the automated
+// review below the score).
 const (
-	ReviewPending  ReviewStatus = "pending"
-	ReviewApproved ReviewStatus = "approved"
-	ReviewRejected ReviewStatus = "rejected"
+	ReviewNotSubmitted      ReviewStatus = "not_submitted"
+	ReviewAutomatedApproved ReviewStatus = "automated_approved"
+	ReviewPending           ReviewStatus = "pending"
+	ReviewApproved          ReviewStatus = "approved"
+	ReviewRejected          ReviewStatus = "rejected"
 )
+
+// Approved reports whether the scope may be granted to a live app.
+func (r ReviewStatus) Approved() bool { return r == ReviewApproved || r == ReviewAutomatedApproved }
 
 // ScopeReview is the App Review of one scope of one app.
 type ScopeReview struct {
@@ -37,11 +46,16 @@ type ScopeReview struct {
 	Reason      string
 	SubmittedAt time.Time
 	DecidedAt   time.Time
+	// UseCase and PrivacyPolicyURL are the submission, for staff.
+	UseCase          string
+	PrivacyPolicyURL string
+	// AppName is set in the staff queue.
+	AppName string
 }
 
 func reviewFrom(r coredb.CoreAppScopeReview) ScopeReview {
 	out := ScopeReview{AppID: FormatID(r.AppID), Scope: r.Scope, Status: ReviewStatus(r.Status), Reason: r.Reason,
-		SubmittedAt: r.SubmittedAt.Time, DecidedAt: r.DecidedAt.Time}
+		SubmittedAt: r.SubmittedAt.Time, DecidedAt: r.DecidedAt.Time, UseCase: r.UseCase, PrivacyPolicyURL: r.PrivacyPolicyUrl}
 	if r.Score != nil {
 		s := int(*r.Score)
 		out.Score = &s
@@ -52,12 +66,18 @@ func reviewFrom(r coredb.CoreAppScopeReview) ScopeReview {
 	return out
 }
 
-// SubmitForReview asks App Review for scopes. Basic scopes are decided at
-// once by the automated review: approved at score AutoReviewMinScore or
-// more, rejected below. The others (svcchat:send, svcchat:read,
-// pages:manage, wearables:push) wait in the staff queue. A scope already
-// approved stays approved; openid needs no review and is skipped.
+// SubmitForReview asks App Review for scopes with an automated review
+// score already computed (SubmitReview computes it from a submission).
+// Basic scopes are decided at once by the automated review: approved at
+// score AutoReviewMinScore or more, rejected below. The others
+// (svcchat:send, svcchat:read, pages:manage, wearables:push) wait in the
+// staff queue. A scope already approved stays approved; openid needs no
+// review and is skipped.
 func (s *Service) SubmitForReview(ctx context.Context, appID string, scopes []string, score int) ([]ScopeReview, error) {
+	return s.submitForReview(ctx, appID, scopes, score, ReviewSubmission{})
+}
+
+func (s *Service) submitForReview(ctx context.Context, appID string, scopes []string, score int, sub ReviewSubmission) ([]ScopeReview, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -79,15 +99,19 @@ func (s *Service) SubmitForReview(ctx context.Context, appID string, scopes []st
 			if sc == ScopeOpenID {
 				continue
 			}
-			p := coredb.SubmitScopeReviewParams{AppID: aid, Scope: sc, Status: string(ReviewPending)}
+			p := coredb.SubmitScopeReviewParams{AppID: aid, Scope: sc, Status: string(ReviewPending),
+				UseCase: sub.UseCase, PrivacyPolicyUrl: sub.PrivacyPolicyURL}
 			if BasicScope(sc) {
 				sc32 := int32(score)
 				p.Score = &sc32
-				p.DecidedAt = pgtype.Timestamptz{Time: time.Now(), Valid: true}
-				p.Status = string(ReviewApproved)
+				p.DecidedAt = pgtype.Timestamptz{Time: s.now(), Valid: true}
+				p.Status = string(ReviewAutomatedApproved)
 				if score < AutoReviewMinScore {
 					p.Status = string(ReviewRejected)
 					p.Reason = fmt.Sprintf("automated review score %d is below %d", score, AutoReviewMinScore)
+					if len(sub.shortfalls) > 0 {
+						p.Reason += ": " + strings.Join(sub.shortfalls, "; ")
+					}
 				}
 			}
 			r, err := s.q.SubmitScopeReview(ctx, p)
@@ -125,8 +149,15 @@ func (s *Service) decide(ctx context.Context, staffUserID, appID, scope string, 
 	}
 	r, err := s.q.DecideScopeReview(ctx, coredb.DecideScopeReviewParams{AppID: aid, Scope: scope,
 		Status: string(status), ReviewerID: &staff, Reason: reason})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Either there is no review of the scope, or it is decided already.
+		if _, gerr := s.q.GetScopeReview(ctx, coredb.GetScopeReviewParams{AppID: aid, Scope: scope}); gerr == nil {
+			return ScopeReview{}, fmt.Errorf("review of %s for app %s: %w", scope, appID, ErrNotPending)
+		}
+		return ScopeReview{}, fmt.Errorf("review of %s for app %s: %w", scope, appID, ErrNotFound)
+	}
 	if err != nil {
-		return ScopeReview{}, notFound(err, "pending review of "+scope)
+		return ScopeReview{}, fmt.Errorf("decide review: %w", err)
 	}
 	return reviewFrom(r), nil
 }
@@ -164,29 +195,88 @@ func (s *Service) PendingScopeReviews(ctx context.Context, staffUserID string) (
 	return out, nil
 }
 
-// GoLive switches the app to live mode. App Review must have approved at
-// least one scope; from then on the app can be granted approved scopes only
-// and new app keys are svc_live_ keys.
-func (s *Service) GoLive(ctx context.Context, appID string) error {
-	aid, err := mustID("app", appID)
-	if err != nil {
-		return err
-	}
-	return s.InTx(ctx, func(s *Service) error {
-		approved, err := s.q.ApprovedScopes(ctx, aid)
+// WentLive is the answer to going live: the svc_live_ key, shown once, and
+// the hashes of the svc_test_ keys revoked, for the authenticator's cache.
+type WentLive struct {
+	APIKey      string
+	RevokedKeys [][]byte
+}
+
+// GoLive switches the app to live mode. Every scope the app uses must be
+// approved by App Review (ErrReviewRequired otherwise, naming them): the
+// scopes users have granted it and not revoked, and the scopes submitted
+// for review and not rejected; and at least one scope must be approved.
+// From then on the app can be granted approved scopes only. Its svc_test_
+// keys stop working at once (development and live credentials are kept
+// apart, as Meta and Stripe do) and a svc_live_ key is issued, returned
+// once. An app already live is ErrInvalid.
+func (s *Service) GoLive(ctx context.Context, appID string) (WentLive, error) {
+	var out WentLive
+	err := s.InTx(ctx, func(s *Service) error {
+		aid, err := s.lockApp(ctx, appID)
 		if err != nil {
-			return fmt.Errorf("approved scopes: %w", err)
+			return err
+		}
+		app, err := s.App(ctx, appID)
+		if err != nil {
+			return err
+		}
+		if app.Live() {
+			return fmt.Errorf("app %s is live already: %w", appID, ErrInvalid)
+		}
+		missing, approved, err := s.scopesAwaitingReview(ctx, aid)
+		if err != nil {
+			return err
 		}
 		if len(approved) == 0 {
-			return fmt.Errorf("app %s: %w", appID, ErrReviewRequired)
+			return fmt.Errorf("App Review has approved no scope of app %s yet: %w", appID, ErrReviewRequired)
 		}
-		n, err := s.q.SetAppMode(ctx, coredb.SetAppModeParams{ID: aid, Mode: string(ModeLive)})
-		if err != nil {
+		if len(missing) > 0 {
+			return fmt.Errorf("App Review has not approved %s, which app %s uses: %w", strings.Join(missing, ", "), appID, ErrReviewRequired)
+		}
+		if _, err := s.q.SetAppMode(ctx, coredb.SetAppModeParams{ID: aid, Mode: string(ModeLive)}); err != nil {
 			return fmt.Errorf("set app mode: %w", err)
 		}
-		if n == 0 {
-			return fmt.Errorf("app %s: %w", appID, ErrNotFound)
+		if out.RevokedKeys, err = s.q.RevokeTestKeys(ctx, &aid); err != nil {
+			return fmt.Errorf("revoke test keys: %w", err)
 		}
-		return nil
+		out.APIKey, err = s.CreateAppKey(ctx, appID)
+		return err
 	})
+	return out, err
+}
+
+// scopesAwaitingReview returns the scopes the app uses that App Review has
+// not approved, and the approved ones.
+func (s *Service) scopesAwaitingReview(ctx context.Context, aid int64) (missing, approved []string, err error) {
+	reviews, err := s.q.ListScopeReviews(ctx, aid)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list reviews: %w", err)
+	}
+	granted, err := s.q.GrantedScopes(ctx, aid)
+	if err != nil {
+		return nil, nil, fmt.Errorf("granted scopes: %w", err)
+	}
+	status := map[string]ReviewStatus{}
+	for _, r := range reviews {
+		status[r.Scope] = ReviewStatus(r.Status)
+		if ReviewStatus(r.Status).Approved() {
+			approved = append(approved, r.Scope)
+		}
+	}
+	used := map[string]bool{}
+	for _, r := range reviews {
+		if ReviewStatus(r.Status) != ReviewRejected {
+			used[r.Scope] = true
+		}
+	}
+	for _, g := range granted {
+		used[g] = true
+	}
+	for _, sc := range AllScopes() {
+		if used[sc] && sc != ScopeOpenID && !status[sc].Approved() {
+			missing = append(missing, sc)
+		}
+	}
+	return missing, approved, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,6 +27,10 @@ var (
 	ErrReviewRequired = errors.New("identity: App Review approval required")
 	// ErrInvalid: an argument is malformed (the message says which).
 	ErrInvalid = errors.New("identity: invalid argument")
+	// ErrLastAdmin: the change would leave the app's team without an Admin.
+	ErrLastAdmin = errors.New("identity: the last Admin of an app cannot be removed")
+	// ErrNotPending: a staff decision on a review that is not pending.
+	ErrNotPending = errors.New("identity: the review is not pending")
 )
 
 // Service is the identity store. Its methods are safe for concurrent use.
@@ -35,11 +40,38 @@ type Service struct {
 	tx   pgx.Tx
 	// signIn limits password sign-ins; shared by transactional copies.
 	signIn *signInGuard
+	// env holds what the Service is configured with after New; shared by
+	// transactional copies.
+	env *env
 }
+
+// env is the Service's replaceable clock and its sealer.
+type env struct {
+	now    func() time.Time
+	sealer Sealer
+}
+
+// Sealer encrypts secrets that must be read back in plain (the client
+// secret signs webhooks). *secretbox.Box implements it.
+type Sealer interface {
+	Seal(plain []byte, context string) []byte
+	Open(sealed []byte, context string) ([]byte, error)
+}
+
+// SetSealer makes the Service keep client secrets sealed with b, so that
+// SigningSecrets can answer them; without one only hashes are kept. Call it
+// before serving.
+func (s *Service) SetSealer(b Sealer) { s.env.sealer = b }
+
+// SetClock replaces the clock that decides key and secret overlaps, for
+// tests that move time.
+func (s *Service) SetClock(now func() time.Time) { s.env.now = now }
+
+func (s *Service) now() time.Time { return s.env.now() }
 
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool, q: coredb.New(pool), signIn: newSignInGuard()}
+	return &Service{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), env: &env{now: time.Now}}
 }
 
 // InTx runs fn with a Service whose every call is part of one transaction,
@@ -49,7 +81,7 @@ func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
 		return fn(s)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn})
+		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn, env: s.env})
 	})
 }
 

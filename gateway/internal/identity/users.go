@@ -30,6 +30,9 @@ type NewUser struct {
 	Name     string
 	Password string
 	Staff    bool
+	// TestUserOf, when set, is the app this Test User was made for: the
+	// user is deleted with the app or when the app removes it.
+	TestUserOf string
 }
 
 // CreateUser creates a user, hashing the password with argon2id.
@@ -45,7 +48,15 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	u, err := s.q.CreateUser(ctx, coredb.CreateUserParams{Username: n.Username, Name: n.Name, PasswordHash: hash, IsStaff: n.Staff})
+	p := coredb.CreateUserParams{Username: n.Username, Name: n.Name, PasswordHash: hash, IsStaff: n.Staff}
+	if n.TestUserOf != "" {
+		aid, err := mustID("app", n.TestUserOf)
+		if err != nil {
+			return User{}, err
+		}
+		p.TestUserOf = &aid
+	}
+	u, err := s.q.CreateUser(ctx, p)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return User{}, fmt.Errorf("create user %q: %w", n.Username, ErrUsernameTaken)

@@ -610,7 +610,7 @@ func TestLiveAppsOpenToEveryoneForApprovedScopesOnly(t *testing.T) {
 	if _, err := b.IDs.ApproveScope(ctx, b.Staff.ID, b.App.ID, "svcchat:send"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.GoLive(ctx, b.App.ID); err != nil {
+	if _, err := b.IDs.GoLive(ctx, b.App.ID); err != nil {
 		t.Fatal(err)
 	}
 	verifier := oauth2.GenerateVerifier()

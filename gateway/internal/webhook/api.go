@@ -22,6 +22,16 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk/event"
 )
 
+// Subscription orderings (CONTRACT §14).
+const (
+	// OrderingNone: deliveries run in parallel.
+	OrderingNone = "none"
+	// OrderingConversation: the events of one ordering key (svcchat: one
+	// conversation) go to the app one at a time, in the order they were
+	// emitted; a failing one holds back only its own key.
+	OrderingConversation = "conversation"
+)
+
 // Register adds the WebhookService methods to p, the gateway's in-process
 // plugin.
 func (s *Service) Register(p *sdk.Plugin) {
@@ -32,6 +42,63 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, methods.ByName("ListDeliveries"), s.listDeliveries)
 	sdk.Handle(p, methods.ByName("ReplayDelivery"), s.replayDelivery)
 	sdk.Handle(p, methods.ByName("SendTestEvent"), s.sendTestEvent)
+	sdk.Handle(p, methods.ByName("ReplayDeliveries"), s.replayDeliveries)
+}
+
+// replayRangeLimit bounds the deliveries one range replay queues.
+const replayRangeLimit = 10000
+
+// replayDeliveries queues again every failed or held delivery of an app
+// whose event happened in [since, until): held ones are sent as they are,
+// failed ones as new deliveries of the same event. It counts as one manual
+// delivery toward the per-app limit.
+func (s *Service) replayDeliveries(ctx context.Context, call *sdk.Call, req *webhookv1.ReplayDeliveriesRequest) (*webhookv1.ReplayDeliveriesResponse, error) {
+	app, err := s.app(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	since, until, err := parseRange(req.GetSince(), req.GetUntil(), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	statuses := []string{StatusFailed, StatusHeld}
+	if st := req.GetStatus(); st != "" {
+		statuses = []string{st}
+	}
+	if err := s.manual.allow(app.ID); err != nil {
+		return nil, err
+	}
+	n, err := s.q.ReplayWebhookDeliveries(ctx, coredb.ReplayWebhookDeliveriesParams{AppID: app.ID, Statuses: statuses,
+		Since: pgtype.Timestamptz{Time: since, Valid: true}, Until: pgtype.Timestamptz{Time: until, Valid: true}, MaxRows: replayRangeLimit})
+	if err != nil {
+		return nil, fmt.Errorf("replay deliveries of app %d: %w", app.ID, err)
+	}
+	if n > 0 {
+		s.notify()
+	}
+	call.Logger().InfoContext(ctx, "webhook deliveries replayed", "app_id", app.ID, "replayed", n, "since", since, "until", until)
+	return &webhookv1.ReplayDeliveriesResponse{Success: true, Replayed: n}, nil
+}
+
+// parseRange reads a replay's since (required) and until (default now),
+// RFC 3339, since before until; a bad one is refused naming it.
+func parseRange(sinceText, untilText string, now time.Time) (since, until time.Time, err error) {
+	if sinceText == "" {
+		return since, until, sdk.Invalid("since", "Invalid parameter: since is required (RFC 3339, e.g. 2026-01-02T15:04:05Z).")
+	}
+	if since, err = time.Parse(time.RFC3339, sinceText); err != nil {
+		return since, until, sdk.Invalid("since", "Invalid parameter: since must be an RFC 3339 time, e.g. 2026-01-02T15:04:05Z.")
+	}
+	until = now
+	if untilText != "" {
+		if until, err = time.Parse(time.RFC3339, untilText); err != nil {
+			return since, until, sdk.Invalid("until", "Invalid parameter: until must be an RFC 3339 time, e.g. 2026-01-02T15:04:05Z.")
+		}
+	}
+	if !since.Before(until) {
+		return since, until, sdk.Invalid("until", "Invalid parameter: until must be after since.")
+	}
+	return since, until, nil
 }
 
 // app loads the app a node names. Who may act on it was decided by the
@@ -65,7 +132,7 @@ func (s *Service) listSubscriptions(ctx context.Context, call *sdk.Call, req *we
 	if err != nil {
 		return nil, fmt.Errorf("read subscription of app %d: %w", app.ID, err)
 	}
-	res.Data = []*webhookv1.Subscription{{CallbackUrl: sub.CallbackUrl, Events: sub.Events, Active: sub.Active}}
+	res.Data = []*webhookv1.Subscription{{CallbackUrl: sub.CallbackUrl, Events: sub.Events, Active: sub.Active, Ordering: sub.Ordering}}
 	return res, nil
 }
 
@@ -94,8 +161,12 @@ func (s *Service) saveSubscription(ctx context.Context, call *sdk.Call, req *web
 	if err != nil {
 		return nil, sdk.Invalid("callback_url", "Invalid parameter: %v.", err)
 	}
+	ordering := req.GetOrdering()
+	if ordering == "" {
+		ordering = OrderingNone
+	}
 	if err := s.q.SaveWebhookSubscription(ctx, coredb.SaveWebhookSubscriptionParams{
-		AppID: app.ID, CallbackUrl: u.String(), Events: events,
+		AppID: app.ID, CallbackUrl: u.String(), Events: events, Ordering: ordering,
 	}); err != nil {
 		return nil, fmt.Errorf("save subscription of app %d: %w", app.ID, err)
 	}

@@ -51,6 +51,9 @@ const (
 	// Not attempted (Run stopped first, or the lease was too short): due
 	// again at once, nothing logged.
 	released
+	// Not sent because the endpoint is disabled (or answered 410 Gone now):
+	// kept as held until the app replays it.
+	held
 )
 
 // result is one finished job, for the recorder.
@@ -62,6 +65,11 @@ type result struct {
 	// endpointFault says the failure is the endpoint's (it counts toward
 	// disabling it), not ours.
 	endpointFault bool
+	// gone: the receiver answered 410 Gone; its endpoint is disabled.
+	gone bool
+	// retryAfter: the receiver answered 429 or 503 with Retry-After; the
+	// next attempt to the endpoint waits this long (bounded).
+	retryAfter time.Duration
 }
 
 // attemptLog is one entry of a delivery's attempt log.
@@ -92,8 +100,8 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 		return result{job: j, outcome: notSent, attempt: &attemptLog{at: now,
 			err: "not sent: the app has no webhook subscription"}}
 	case !*d.Active && !d.Test:
-		return result{job: j, outcome: notSent, attempt: &attemptLog{at: now,
-			err: "not sent: the endpoint was disabled after failing; save the subscription to enable it again"}}
+		return result{job: j, outcome: held, attempt: &attemptLog{at: now,
+			err: "held: the endpoint is disabled; save the subscription to enable it again, then replay the held deliveries"}}
 	}
 	dev := d.AppMode != "live"
 	u, err := parseCallback(*d.CallbackUrl, dev)
@@ -122,10 +130,25 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", s.userAgent)
-	h.Set(HeaderSignature, Signature(string(secret), body))
+	secrets := []string{string(secret)}
+	if s.opts.SigningSecrets != nil {
+		// The current secret first, then the previous one while a
+		// rotation's overlap lasts.
+		if list, err := s.opts.SigningSecrets(ctx, formatID(d.AppID)); err != nil {
+			s.log.WarnContext(ctx, "cannot read an app's signing secrets; signing with the webhook copy", "app_id", d.AppID, "error", err)
+		} else if len(list) > 0 && list[0] != "" {
+			secrets = list
+		}
+	}
+	ts := strconv.FormatInt(now.Unix(), 10)
+	h.Set(HeaderSignature, Signature(secrets[0], body))
 	h.Set(HeaderEvent, d.EventType)
 	h.Set(HeaderDelivery, d.ID)
-	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(HeaderTimestamp, ts)
+	// Set directly: the Standard Webhooks spelling is lower case.
+	h[HeaderWebhookID] = []string{d.EventID}
+	h[HeaderWebhookTimestamp] = []string{ts}
+	h[HeaderWebhookSignature] = []string{StandardSignature(secrets, d.EventID, now.Unix(), body)}
 
 	res, err := s.clientFor(u, dev).Do(req)
 	log := &attemptLog{at: now}
@@ -147,8 +170,48 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 	if res.StatusCode >= 200 && res.StatusCode <= 299 {
 		return result{job: j, outcome: succeeded, attempt: log}
 	}
+	switch res.StatusCode {
+	case http.StatusGone:
+		log.err = "the receiver answered HTTP 410 Gone: the endpoint is disabled and its events are held until it is saved again"
+		return result{job: j, outcome: held, gone: true, attempt: log}
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if wait, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok {
+			log.err = fmt.Sprintf("the receiver answered HTTP %d with Retry-After: nothing is sent to it for %s", res.StatusCode, wait)
+			return result{job: j, outcome: failed, endpointFault: true, attempt: log, retryAfter: wait}
+		}
+	}
 	log.err = fmt.Sprintf("the receiver answered HTTP %d, not 2xx", res.StatusCode)
 	return result{job: j, outcome: failed, endpointFault: true, attempt: log}
+}
+
+// Bounds of a Retry-After a receiver may set: at least a second, at most
+// an hour, so that a receiver can neither make us spin nor park its events
+// for days.
+const (
+	minRetryAfter = time.Second
+	maxRetryAfter = time.Hour
+)
+
+// parseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3: delay
+// seconds or an HTTP date) as a wait from now, clamped to [minRetryAfter,
+// maxRetryAfter]; false when absent or not of either form.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	var wait time.Duration
+	if n, err := strconv.ParseUint(v, 10, 63); err == nil {
+		if n > uint64(maxRetryAfter/time.Second) {
+			n = uint64(maxRetryAfter / time.Second)
+		}
+		wait = time.Duration(n) * time.Second
+	} else if at, err := http.ParseTime(v); err == nil {
+		wait = at.Sub(now)
+	} else {
+		return 0, false
+	}
+	return min(max(wait, minRetryAfter), maxRetryAfter), true
 }
 
 // leaseMargin is kept between an attempt's end and its lease's end, for

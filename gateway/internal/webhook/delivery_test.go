@@ -332,17 +332,25 @@ func TestEndpointIsDisabledAfterFailingForTheWholeWindow(t *testing.T) {
 		return res.GetData()[0].GetActive()
 	}
 	eventually(t, 10*time.Second, "the endpoint is disabled", func() bool { return !active() })
-	// Pending deliveries stop, new events are not fanned out to it.
-	eventually(t, 5*time.Second, "pending deliveries fail", func() bool {
+	// Pending deliveries stop and are held; new events are held too, not
+	// sent.
+	eventually(t, 5*time.Second, "pending deliveries are held", func() bool {
 		return len(b.deliveries(t, &webhookv1.ListDeliveriesRequest{Status: webhook.StatusPending})) == 0
 	})
 	posts := rcv.posts.Load()
 	b.emit(t, b.pageEvent(3))
+	eventually(t, 5*time.Second, "the new event's delivery is held", func() bool {
+		return len(b.deliveries(t, &webhookv1.ListDeliveriesRequest{Status: webhook.StatusHeld})) == 3
+	})
 	time.Sleep(300 * time.Millisecond)
-	if rcv.posts.Load() != posts || len(b.deliveries(t, nil)) != 2 {
-		t.Fatalf("a disabled endpoint still gets requests or deliveries")
+	if rcv.posts.Load() != posts || len(b.deliveries(t, nil)) != 3 {
+		t.Fatalf("a disabled endpoint still gets requests, or events were not held")
 	}
-	last := b.deliveries(t, nil)[0].GetAttempts()
+	all := b.deliveries(t, nil) // newest first: the last one was held at once, without an attempt
+	if len(all[0].GetAttempts()) != 0 {
+		t.Errorf("the event after the disabling was attempted: %v", all[0].GetAttempts())
+	}
+	last := all[len(all)-1].GetAttempts()
 	if e := last[len(last)-1].GetError(); !strings.Contains(e, "disabled") {
 		t.Errorf("last attempt error %q, want it to say the endpoint is disabled", e)
 	}
@@ -355,6 +363,14 @@ func TestEndpointIsDisabledAfterFailingForTheWholeWindow(t *testing.T) {
 	}
 	id := b.emit(t, b.pageEvent(4))[0]
 	eventually(t, 5*time.Second, "delivered after re-enabling", func() bool { return len(rcv.byEvent()[id]) == 1 })
+
+	// The held events wait for a replay of their time range.
+	res, e := call[*webhookv1.ReplayDeliveriesResponse](t, b, "ReplayDeliveries", b.appKey, &webhookv1.ReplayDeliveriesRequest{
+		AppId: b.App.ID, Since: time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), Status: webhook.StatusHeld})
+	if e != nil || res.GetReplayed() != 3 {
+		t.Fatalf("replay held = %v, %v; want 3 replayed", res, e)
+	}
+	eventually(t, 5*time.Second, "the held events delivered after the replay", func() bool { return len(rcv.byEvent()) == 4 })
 }
 
 func TestEndpointThatSucceedsSometimesStaysEnabled(t *testing.T) {

@@ -38,8 +38,16 @@
 //     {"id","type","created","api_version","app_id","page_id","data"} with
 //     X-Svc-Signature-256 (sha256=<hex HMAC-SHA256 of the body keyed by the
 //     app's client secret>), X-Svc-Event, X-Svc-Delivery (the delivery id,
-//     the same on every retry) and X-Svc-Timestamp. Any 2xx within the
-//     attempt timeout (10 s) succeeds; redirects are not followed.
+//     the same on every retry) and X-Svc-Timestamp, and the Standard
+//     Webhooks headers webhook-id (the event id), webhook-timestamp and
+//     webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>",
+//     one per signing secret, space-separated: during a client secret
+//     rotation's overlap both the new and the previous secret sign, see
+//     Options.SigningSecrets). Any 2xx within the attempt timeout (10 s)
+//     succeeds; redirects are not followed. 410 Gone disables the endpoint
+//     at once and holds the delivery; 429 or 503 with Retry-After pauses
+//     the endpoint (nothing is sent to it, the failed delivery is due again
+//     then; bounded to [1 s, 1 h]).
 //  4. Record. A recorder writes outcomes in batches, one statement per
 //     batch: the attempt log, the delivery's new state (fenced by
 //     lease_token, so a result from a lost lease is logged and changes
@@ -47,12 +55,32 @@
 //     retried after about 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h and
 //     24 h (±20 % jitter), then the delivery fails. An endpoint whose every attempt failed for 24
 //     hours is disabled (active false, disabled_at set); saving the
-//     subscription again re-enables it.
+//     subscription again re-enables it. While it is disabled its
+//     deliveries are held (status held, never attempted): after saving
+//     the subscription again the app replays the time range it wants with
+//     app/{app_id}/deliveries/replay ({"since","until","status"}); a held
+//     delivery is then sent as it is, a failed one as a new delivery of the
+//     same event.
+//
+// # Ordered delivery
+//
+// An event may carry an ordering key (event.Event.OrderingKey; svcchat
+// sets its conversation). A subscription saved with ordering
+// "conversation" gets such events one at a time per key, in outbox order:
+// the dispatcher copies key and outbox seq onto the delivery and never
+// leases it at once, and the claim takes an ordered delivery only when no
+// older delivery of the same app and key is pending (in flight, or waiting
+// for a retry) and no older event of the key is still undispatched (a
+// dispatch of another gateway not yet committed). A delivery that keeps
+// failing so holds back its own key until it succeeds or fails for good;
+// other keys flow. The producer must emit the events of one key in
+// serialised transactions, so that outbox order is their order.
 //
 // Delivery is at least once: a gateway stopped or killed mid-attempt sends
 // that attempt again, with the same X-Svc-Delivery and event id, and
-// receivers deduplicate by id. Deliveries run in parallel and retries come
-// later, so an app may receive events out of order; created orders them.
+// receivers deduplicate by id. Without ordering, deliveries run in
+// parallel and retries come later, so an app may receive events out of
+// order; created (and svcchat's data.sequence) orders them.
 //
 // # Who may call the Graph nodes
 //

@@ -247,6 +247,7 @@ type delivery struct {
 	UserAgent string
 	Body      webhook.Body
 	Raw       []byte
+	Header    http.Header
 }
 
 // receiver is a webhook endpoint on loopback that checks every request's
@@ -365,7 +366,7 @@ func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	r.got = append(r.got, delivery{ID: req.Header.Get("X-Svc-Delivery"), Event: req.Header.Get("X-Svc-Event"),
-		Timestamp: req.Header.Get("X-Svc-Timestamp"), UserAgent: req.Header.Get("User-Agent"), Body: body, Raw: raw})
+		Timestamp: req.Header.Get("X-Svc-Timestamp"), UserAgent: req.Header.Get("User-Agent"), Body: body, Raw: raw, Header: req.Header.Clone()})
 	r.mu.Unlock()
 	_, _ = io.WriteString(w, `{"ok":true}`)
 }

@@ -16,6 +16,9 @@ const (
 	StatusPending   = "pending"
 	StatusSucceeded = "succeeded"
 	StatusFailed    = "failed"
+	// StatusHeld: kept unsent while the endpoint is disabled; replaying a
+	// time range (app/{app_id}/deliveries/replay) sends it.
+	StatusHeld = "held"
 )
 
 // recordLoop writes outcomes until the results channel closes. Whatever
@@ -64,6 +67,9 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 	p := coredb.RecordOutcomesParams{WindowMs: s.opts.FailureWindow.Milliseconds()}
 	health := map[int64]*endpointHealth{}
 	var order []int64
+	gone := map[int64]bool{}
+	pauses := map[int64]time.Time{}
+	ordered := false
 	for _, res := range batch {
 		d := res.job.d
 		entry := ""
@@ -77,15 +83,29 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 			status = StatusSucceeded
 		case notSent:
 			status = StatusFailed
+		case held:
+			status = StatusHeld
+			if res.gone {
+				gone[d.AppID] = true
+			}
 		case failed:
 			failedInc = 1
 			var retry bool
-			if delay, retry = s.retryDelay(int(d.FailedAttempts)); !retry {
+			if delay, retry = s.retryDelay(int(d.FailedAttempts)); retry && res.retryAfter > 0 {
+				// The receiver said when to come back: that, not the
+				// schedule, and nothing else to it meanwhile.
+				delay = res.retryAfter
+				if until := res.attempt.at.Add(res.retryAfter); until.After(pauses[d.AppID]) {
+					pauses[d.AppID] = until
+				}
+			}
+			if !retry {
 				status = StatusFailed
 				s.log.InfoContext(ctx, "webhook delivery failed after its last retry",
 					"delivery_id", d.ID, "app_id", d.AppID, "event_type", d.EventType, "attempts", d.FailedAttempts+1)
 			}
 		}
+		ordered = ordered || d.OrderingKey != nil
 		p.Seqs = append(p.Seqs, d.Seq)
 		p.LeaseTokens = append(p.LeaseTokens, res.job.token)
 		p.Statuses = append(p.Statuses, status)
@@ -115,6 +135,26 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 	for _, app := range disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed for the failure window",
 			"app_id", app, "window", s.opts.FailureWindow)
+	}
+	for app := range gone {
+		// Logged, not returned: the batch is written and must not be
+		// written twice; the next 410 disables the endpoint again.
+		if err := q.DisableWebhookEndpoint(ctx, app); err != nil {
+			s.log.ErrorContext(ctx, "cannot disable a webhook endpoint that answered 410", "app_id", app, "error", err)
+			continue
+		}
+		s.log.WarnContext(ctx, "webhook endpoint disabled: the receiver answered 410 Gone", "app_id", app)
+	}
+	for app, until := range pauses {
+		if err := q.PauseWebhookEndpoint(ctx, coredb.PauseWebhookEndpointParams{AppID: app,
+			Until: pgtype.Timestamptz{Time: until, Valid: true}}); err != nil {
+			s.log.ErrorContext(ctx, "cannot pause a webhook endpoint that answered Retry-After", "app_id", app, "error", err)
+		}
+	}
+	if ordered {
+		// An ordered delivery is done or rescheduled: the next of its key
+		// may be due now.
+		s.notify()
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func TestResultOfALostLeaseChangesNothing(t *testing.T) {
 	}
 	appID, _ := parseID(w.App.ID)
 	if err := s.q.SaveWebhookSubscription(ctx, coredb.SaveWebhookSubscriptionParams{
-		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{EventBookPostCreated},
+		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{EventBookPostCreated}, Ordering: OrderingNone,
 	}); err != nil {
 		t.Fatal(err)
 	}

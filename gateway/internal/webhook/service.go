@@ -81,6 +81,13 @@ type Options struct {
 	// test events of: those the loaded plugins declare. Required when
 	// Register is used.
 	EventTypes func() []string
+	// SigningSecrets returns the secrets an app's deliveries are signed
+	// with: its current client secret first, then the previous one while a
+	// rotation's overlap lasts (identity.Service.SigningSecrets). The
+	// webhook-signature header carries one signature per secret; X-Svc-
+	// Signature-256 uses the first. Nil, or an error or empty answer: the
+	// copy kept by SetAppSecret alone.
+	SigningSecrets func(ctx context.Context, appID string) ([]string, error)
 	// Guard decides who may act on an app, for the Graph nodes that name a
 	// delivery rather than an app. Required when Register is used.
 	Guard AppGuard

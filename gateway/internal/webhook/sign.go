@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,7 +19,31 @@ const (
 	HeaderEvent     = "X-Svc-Event"
 	HeaderDelivery  = "X-Svc-Delivery"
 	HeaderTimestamp = "X-Svc-Timestamp"
+	// Standard Webhooks (www.standardwebhooks.com) headers, sent beside
+	// ours so that its libraries verify our deliveries (CONTRACT §14).
+	HeaderWebhookID        = "webhook-id"
+	HeaderWebhookTimestamp = "webhook-timestamp"
+	HeaderWebhookSignature = "webhook-signature"
 )
+
+// StandardSignature is the webhook-signature value of a delivery: for each
+// secret, "v1," and the base64 HMAC-SHA256 of "<id>.<timestamp>.<body>"
+// keyed by the secret's bytes (the client secret as it was handed out),
+// space-separated. During a client secret rotation secrets holds the
+// current and the previous one, so a receiver holding either verifies.
+func StandardSignature(secrets []string, id string, timestamp int64, body []byte) string {
+	signed := make([]string, 0, len(secrets))
+	for _, secret := range secrets {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(id))
+		mac.Write([]byte{'.'})
+		mac.Write([]byte(strconv.FormatInt(timestamp, 10)))
+		mac.Write([]byte{'.'})
+		mac.Write(body)
+		signed = append(signed, "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	}
+	return strings.Join(signed, " ")
+}
 
 // Signature is the X-Svc-Signature-256 value of body for an app whose
 // client secret is secret: "sha256=" and the lowercase hex HMAC-SHA256 of

@@ -20,6 +20,13 @@ type Event struct {
 	AppID string
 	// Data is the event's data object, marshalled to JSON.
 	Data any
+	// OrderingKey groups events that subscribers may ask to receive in
+	// order (subscription ordering "conversation"): the events of one key
+	// are delivered to such an app one at a time, in the order they were
+	// emitted. The producer must serialise the transactions that emit
+	// events of one key (svcchat emits under the conversation's row lock),
+	// so that emit order is commit order. Empty: no ordering.
+	OrderingKey string
 }
 
 // Emit inserts e into the outbox using tx, which should be the transaction
@@ -35,6 +42,7 @@ func Emit(ctx context.Context, tx eventdb.DBTX, e Event) (string, error) {
 	id := NewID()
 	err = eventdb.New(tx).InsertEvent(ctx, eventdb.InsertEventParams{
 		ID: id, Type: e.Type, PageID: optional(e.PageID), AppID: optional(e.AppID), Data: data,
+		OrderingKey: optional(e.OrderingKey),
 	})
 	if err != nil {
 		return "", fmt.Errorf("event %s: insert into outbox: %w", e.Type, err)

@@ -8,8 +8,8 @@ SELECT nextval('core.object_id')::bigint AS id;
 SELECT count(*) FROM core.users;
 
 -- name: CreateUser :one
-INSERT INTO core.users (username, name, password_hash, is_staff)
-VALUES (@username, @name, @password_hash, @is_staff)
+INSERT INTO core.users (username, name, password_hash, is_staff, test_user_of)
+VALUES (@username, @name, @password_hash, @is_staff, sqlc.narg('test_user_of'))
 RETURNING *;
 
 -- name: GetUser :one
@@ -49,6 +49,7 @@ LIMIT @max_rows;
 -- in one round trip. user_role is empty when the user has no role; the link
 -- columns describe the app's link to the Page (none when app_id is 0).
 SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
+       p.handover_timeout,
        COALESCE((SELECT r.role FROM core.page_roles r
                  WHERE r.page_id = p.id AND r.user_id = @user_id), '')::text AS user_role,
        EXISTS (SELECT 1 FROM core.page_links l WHERE l.page_id = p.id AND l.app_id = @app_id) AS app_linked,
@@ -121,12 +122,13 @@ DELETE FROM core.page_links WHERE page_id = @page_id AND app_id = @app_id;
 
 -- name: SubmitScopeReview :one
 -- Records a review request, unless the scope is already approved.
-INSERT INTO core.app_scope_reviews (app_id, scope, status, score, reason, decided_at)
-VALUES (@app_id, @scope, @status, sqlc.narg('score'), @reason, sqlc.narg('decided_at'))
+INSERT INTO core.app_scope_reviews (app_id, scope, status, score, reason, decided_at, use_case, privacy_policy_url)
+VALUES (@app_id, @scope, @status, sqlc.narg('score'), @reason, sqlc.narg('decided_at'), @use_case, @privacy_policy_url)
 ON CONFLICT (app_id, scope) DO UPDATE
 SET status = excluded.status, score = excluded.score, reason = excluded.reason,
-    submitted_at = now(), decided_at = excluded.decided_at, reviewer_id = NULL
-WHERE core.app_scope_reviews.status <> 'approved'
+    submitted_at = now(), decided_at = excluded.decided_at, reviewer_id = NULL,
+    use_case = excluded.use_case, privacy_policy_url = excluded.privacy_policy_url
+WHERE core.app_scope_reviews.status NOT IN ('approved', 'automated_approved')
 RETURNING *;
 
 -- name: GetScopeReview :one
@@ -146,7 +148,9 @@ SELECT * FROM core.app_scope_reviews WHERE app_id = @app_id ORDER BY scope;
 SELECT * FROM core.app_scope_reviews WHERE status = 'pending' ORDER BY submitted_at, app_id, scope;
 
 -- name: ApprovedScopes :many
-SELECT scope FROM core.app_scope_reviews WHERE app_id = @app_id AND status = 'approved' ORDER BY scope;
+-- Scopes App Review approved, by staff or by the automated review.
+SELECT scope FROM core.app_scope_reviews
+WHERE app_id = @app_id AND status IN ('approved', 'automated_approved') ORDER BY scope;
 
 -- name: InsertCredential :exec
 INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, hint, expires_at)

@@ -15,11 +15,13 @@ SELECT * FROM core.webhook_subscriptions WHERE app_id = @app_id;
 -- name: SaveWebhookSubscription :exec
 -- Creates or replaces the app's endpoint. Saving re-enables an endpoint
 -- that was disabled for failing and forgets its failures.
-INSERT INTO core.webhook_subscriptions (app_id, callback_url, events)
-VALUES (@app_id, @callback_url, @events)
+-- Deliveries held while it was disabled stay held: the app replays the
+-- time range it wants (ReplayWebhookDeliveries).
+INSERT INTO core.webhook_subscriptions (app_id, callback_url, events, ordering)
+VALUES (@app_id, @callback_url, @events, @ordering)
 ON CONFLICT (app_id) DO UPDATE
-SET callback_url = excluded.callback_url, events = excluded.events, active = true,
-    failing_since = NULL, disabled_at = NULL, updated_at = now();
+SET callback_url = excluded.callback_url, events = excluded.events, ordering = excluded.ordering, active = true,
+    failing_since = NULL, disabled_at = NULL, paused_until = NULL, updated_at = now();
 
 -- name: DeleteWebhookSubscription :execrows
 DELETE FROM core.webhook_subscriptions WHERE app_id = @app_id;
@@ -37,7 +39,7 @@ DELETE FROM core.webhook_subscriptions WHERE app_id = @app_id;
 -- claim. Every row carries the counts; when nothing was leased there is one
 -- row, whose delivery columns are NULL.
 WITH ev AS (
-    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at
+    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key
     FROM core.outbox o
     WHERE o.dispatched_at IS NULL
     ORDER BY o.seq
@@ -52,20 +54,35 @@ WITH ev AS (
     FROM ev JOIN core.apps a
       ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END
 ), fanout AS (
-    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data,
-           row_number() OVER (ORDER BY ev.seq, r.app_id) <= sqlc.arg(claim_max)::bigint AS leased,
-           now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
-           sqlc.arg(lease_token)::bigint AS lease_token
+    -- A disabled endpoint's deliveries are created held; an ordered
+    -- subscription's carry the event's ordering key and seq.
+    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, s.active,
+           COALESCE(s.paused_until > now(), false) AS paused,
+           CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
+           ev.seq AS event_seq
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
-    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND s.active AND ev.type = ANY (s.events)
+    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
+), ranked AS (
+    -- Only unordered deliveries to enabled endpoints that are not paused
+    -- are leased at once: the others go through the claim, which checks
+    -- an ordered one's turn and a paused endpoint's Retry-After.
+    SELECT f.*, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
+               AND row_number() OVER (PARTITION BY f.active AND NOT f.paused AND f.ordering_key IS NULL
+                                      ORDER BY f.event_seq, f.app_id) <= sqlc.arg(claim_max)::bigint AS leased,
+           now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
+           sqlc.arg(lease_token)::bigint AS lease_token
+    FROM fanout f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
-                                         next_attempt_at, lease_token)
+                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq)
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
-           CASE WHEN f.leased THEN f.lease_ends ELSE now() END,
-           CASE WHEN f.leased THEN f.lease_token END
-    FROM fanout f
+           CASE WHEN f.active THEN 'pending' ELSE 'held' END,
+           CASE WHEN NOT f.active THEN NULL WHEN f.leased THEN f.lease_ends ELSE now() END,
+           CASE WHEN f.leased THEN f.lease_token END,
+           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END
+    FROM ranked f
+    ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
               lease_token
 ), dispatched AS (
@@ -89,24 +106,39 @@ LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
 -- Leases up to max_rows due deliveries to the caller: their next_attempt_at
 -- moves past the lease, so no one else claims them meanwhile, and
 -- lease_token fences the result. Returns what an attempt needs.
+--
+-- Skipped: deliveries to an endpoint paused by Retry-After, and ordered
+-- deliveries that are not their key's turn: an older delivery of the same
+-- app and key is still pending (being attempted or waiting for a retry),
+-- or an older event of the key is not dispatched yet (another gateway's
+-- dispatch of it has not committed).
 WITH due AS (
-    SELECT seq,
+    SELECT d.seq,
            now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
            @lease_token::bigint AS lease_token
-    FROM core.webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
+    FROM core.webhook_deliveries d
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM core.webhook_subscriptions s
+                      WHERE s.app_id = d.app_id AND s.paused_until > now() AND NOT d.test)
+      AND (d.ordering_key IS NULL OR (
+          NOT EXISTS (SELECT 1 FROM core.webhook_deliveries p
+                      WHERE p.app_id = d.app_id AND p.ordering_key = d.ordering_key
+                        AND p.status = 'pending' AND p.ordering_seq < d.ordering_seq)
+          AND NOT EXISTS (SELECT 1 FROM core.outbox o
+                          WHERE o.dispatched_at IS NULL AND o.ordering_key = d.ordering_key
+                            AND o.seq < d.ordering_seq)))
+    ORDER BY d.next_attempt_at
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
     UPDATE core.webhook_deliveries d
     SET next_attempt_at = due.lease_ends, lease_token = due.lease_token
     FROM due WHERE d.seq = due.seq
     RETURNING d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at,
-              d.data, d.test, d.failed_attempts
+              d.data, d.test, d.failed_attempts, d.ordering_key
 )
 SELECT c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
-       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed, c.ordering_key
 FROM claimed c
 JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
@@ -146,7 +178,7 @@ WITH outcome AS (
                            THEN NULL ELSE d.lease_token END,
         completed_at = CASE
             WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.completed_at
-            WHEN o.status <> 'pending' THEN now() END
+            WHEN o.status IN ('succeeded', 'failed') THEN now() END
     FROM outcome o
     WHERE d.seq = o.seq
     RETURNING 1
@@ -206,3 +238,48 @@ LIMIT @max_rows;
 -- name: CountPendingWebhookDeliveries :one
 -- The backlog: deliveries not yet done, for metrics and tests.
 SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending';
+
+-- name: DisableWebhookEndpoint :exec
+-- The receiver answered 410 Gone: the endpoint is disabled at once (saving
+-- the subscription again enables it) and its deliveries are held.
+UPDATE core.webhook_subscriptions
+SET active = false, disabled_at = now(), updated_at = now()
+WHERE app_id = @app_id AND active;
+
+-- name: PauseWebhookEndpoint :exec
+-- The receiver answered 429 or 503 with Retry-After: nothing more is sent
+-- to it before until.
+UPDATE core.webhook_subscriptions
+SET paused_until = GREATEST(COALESCE(paused_until, now()), @until::timestamptz)
+WHERE app_id = @app_id;
+
+-- name: ReplayWebhookDeliveries :one
+-- Replays an app's deliveries of a time range (by event time) whose status
+-- is one of statuses (failed, held), oldest first, at most max_rows: a
+-- held delivery is sent as it is (pending now: it was never sent); a
+-- failed one is copied into a new delivery (replay_of), as a single replay
+-- does. Ordered deliveries keep their key and seq, so they stay in order.
+-- Returns how many deliveries were queued.
+WITH picked AS (
+    SELECT d.* FROM core.webhook_deliveries d
+    WHERE d.app_id = @app_id AND d.status = ANY (@statuses::text[])
+      AND d.event_created_at >= @since AND d.event_created_at < @until
+    ORDER BY d.seq
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED
+), released AS (
+    UPDATE core.webhook_deliveries d
+    SET status = 'pending', next_attempt_at = now(), lease_token = NULL
+    FROM picked p
+    WHERE d.seq = p.seq AND p.status = 'held'
+    RETURNING 1
+), copied AS (
+    INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
+                                         replay_of, next_attempt_at, ordering_key, ordering_seq)
+    SELECT p.app_id, p.event_id, p.event_type, p.page_id, p.event_created_at, p.data, p.test,
+           p.seq, now(), p.ordering_key, p.ordering_seq
+    FROM picked p WHERE p.status = 'failed'
+    ORDER BY p.seq
+    RETURNING 1
+)
+SELECT ((SELECT count(*) FROM released) + (SELECT count(*) FROM copied))::bigint AS queued;

@@ -9,6 +9,7 @@ package corev1
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -224,6 +225,199 @@ func (x *ListMyPagesResponse) GetPaging() *v1.Paging {
 	return nil
 }
 
+type ListMyAppsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAppsRequest) Reset() {
+	*x = ListMyAppsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAppsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAppsRequest) ProtoMessage() {}
+
+func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAppsRequest.ProtoReflect.Descriptor instead.
+func (*ListMyAppsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListMyAppsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListMyAppsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListMyAppsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListMyAppsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*MyApp               `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyAppsResponse) Reset() {
+	*x = ListMyAppsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyAppsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyAppsResponse) ProtoMessage() {}
+
+func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyAppsResponse.ProtoReflect.Descriptor instead.
+func (*ListMyAppsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListMyAppsResponse) GetData() []*MyApp {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListMyAppsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// MyApp is an app seen from one of its team members.
+type MyApp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// development or live.
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// The user's team role: admin, developer or tester.
+	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	// The OAuth client id (public; the console's Graph explorer signs in
+	// with it).
+	ClientId      string `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MyApp) Reset() {
+	*x = MyApp{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MyApp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MyApp) ProtoMessage() {}
+
+func (x *MyApp) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MyApp.ProtoReflect.Descriptor instead.
+func (*MyApp) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MyApp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MyApp) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MyApp) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *MyApp) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *MyApp) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
 type ListMyBusinessPortfoliosRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
@@ -235,7 +429,7 @@ type ListMyBusinessPortfoliosRequest struct {
 
 func (x *ListMyBusinessPortfoliosRequest) Reset() {
 	*x = ListMyBusinessPortfoliosRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -247,7 +441,7 @@ func (x *ListMyBusinessPortfoliosRequest) String() string {
 func (*ListMyBusinessPortfoliosRequest) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -260,7 +454,7 @@ func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosRequest.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListMyBusinessPortfoliosRequest) GetLimit() int32 {
@@ -294,7 +488,7 @@ type ListMyBusinessPortfoliosResponse struct {
 
 func (x *ListMyBusinessPortfoliosResponse) Reset() {
 	*x = ListMyBusinessPortfoliosResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +500,7 @@ func (x *ListMyBusinessPortfoliosResponse) String() string {
 func (*ListMyBusinessPortfoliosResponse) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +513,7 @@ func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosResponse.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMyBusinessPortfoliosResponse) GetData() []*BusinessPortfolio {
@@ -347,7 +541,7 @@ type BusinessPortfolio struct {
 
 func (x *BusinessPortfolio) Reset() {
 	*x = BusinessPortfolio{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +553,7 @@ func (x *BusinessPortfolio) String() string {
 func (*BusinessPortfolio) ProtoMessage() {}
 
 func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +566,7 @@ func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BusinessPortfolio.ProtoReflect.Descriptor instead.
 func (*BusinessPortfolio) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BusinessPortfolio) GetId() string {
@@ -405,7 +599,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -417,7 +611,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -430,7 +624,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -451,13 +645,15 @@ type Page struct {
 	ChatSurfacing   bool   `protobuf:"varint,5,opt,name=chat_surfacing,json=chatSurfacing,proto3" json:"chat_surfacing,omitempty"`
 	InboxAutomation bool   `protobuf:"varint,6,opt,name=inbox_automation,json=inboxAutomation,proto3" json:"inbox_automation,omitempty"`
 	AssistantLabel  string `protobuf:"bytes,7,opt,name=assistant_label,json=assistantLabel,proto3" json:"assistant_label,omitempty"`
+	// Default expires_in of svcchat's take and pass, in seconds; absent: none.
+	HandoverTimeout *int32 `protobuf:"varint,8,opt,name=handover_timeout,json=handoverTimeout,proto3,oneof" json:"handover_timeout,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +665,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +678,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Page) GetId() string {
@@ -534,19 +730,29 @@ func (x *Page) GetAssistantLabel() string {
 	return ""
 }
 
+func (x *Page) GetHandoverTimeout() int32 {
+	if x != nil && x.HandoverTimeout != nil {
+		return *x.HandoverTimeout
+	}
+	return 0
+}
+
 type UpdatePageSettingsRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	PageId          string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
 	ChatSurfacing   *bool                  `protobuf:"varint,2,opt,name=chat_surfacing,json=chatSurfacing,proto3,oneof" json:"chat_surfacing,omitempty"`
 	InboxAutomation *bool                  `protobuf:"varint,3,opt,name=inbox_automation,json=inboxAutomation,proto3,oneof" json:"inbox_automation,omitempty"`
 	AssistantLabel  *string                `protobuf:"bytes,4,opt,name=assistant_label,json=assistantLabel,proto3,oneof" json:"assistant_label,omitempty"`
+	// Default expires_in of svcchat's take and pass: 60 to 86,400 seconds,
+	// or 0 for none (CONTRACT §14). Checked by the handler, naming the field.
+	HandoverTimeout *int32 `protobuf:"varint,5,opt,name=handover_timeout,json=handoverTimeout,proto3,oneof" json:"handover_timeout,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +764,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +777,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -602,6 +808,13 @@ func (x *UpdatePageSettingsRequest) GetAssistantLabel() string {
 	return ""
 }
 
+func (x *UpdatePageSettingsRequest) GetHandoverTimeout() int32 {
+	if x != nil && x.HandoverTimeout != nil {
+		return *x.HandoverTimeout
+	}
+	return 0
+}
+
 type SuccessResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
@@ -611,7 +824,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +836,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +849,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -658,7 +871,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +883,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +896,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -724,7 +937,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -736,7 +949,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -749,7 +962,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -780,7 +993,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +1005,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +1018,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -852,7 +1065,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +1077,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +1090,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -896,7 +1109,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1121,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1134,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -949,7 +1162,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1174,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1187,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -1042,7 +1255,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1054,7 +1267,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1067,7 +1280,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -1092,7 +1305,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1317,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1330,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *App) GetId() string {
@@ -1165,7 +1378,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1390,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1403,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -1216,7 +1429,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1441,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1454,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -1260,7 +1473,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1485,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1498,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -1305,7 +1518,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1530,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1543,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -1359,7 +1572,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1584,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1597,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -1425,7 +1638,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1650,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1663,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -1478,7 +1691,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1703,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1716,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -1538,7 +1751,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1763,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1776,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -1597,7 +1810,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1822,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1835,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -1651,7 +1864,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1876,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1889,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -1717,7 +1930,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1942,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1955,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -1801,11 +2014,1573 @@ func (x *CreatedApp) GetProducts() []string {
 	return nil
 }
 
+// WentLive answers an app going live: its svc_live_ key, shown once.
+type WentLive struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	Mode          string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	ApiKey        string                 `protobuf:"bytes,3,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WentLive) Reset() {
+	*x = WentLive{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WentLive) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WentLive) ProtoMessage() {}
+
+func (x *WentLive) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
+func (*WentLive) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *WentLive) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *WentLive) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *WentLive) GetApiKey() string {
+	if x != nil {
+		return x.ApiKey
+	}
+	return ""
+}
+
+type ListRedirectUrisRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRedirectUrisRequest) Reset() {
+	*x = ListRedirectUrisRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRedirectUrisRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRedirectUrisRequest) ProtoMessage() {}
+
+func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
+func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListRedirectUrisRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListRedirectUrisResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*RedirectUri         `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRedirectUrisResponse) Reset() {
+	*x = ListRedirectUrisResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRedirectUrisResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRedirectUrisResponse) ProtoMessage() {}
+
+func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
+func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type RedirectUri struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Uri           string                 `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedirectUri) Reset() {
+	*x = RedirectUri{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedirectUri) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedirectUri) ProtoMessage() {}
+
+func (x *RedirectUri) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
+func (*RedirectUri) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *RedirectUri) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+type AddRedirectUriRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Uri           string                 `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddRedirectUriRequest) Reset() {
+	*x = AddRedirectUriRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddRedirectUriRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddRedirectUriRequest) ProtoMessage() {}
+
+func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
+func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AddRedirectUriRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AddRedirectUriRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+type DeleteRedirectUriRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Uri           string                 `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRedirectUriRequest) Reset() {
+	*x = DeleteRedirectUriRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRedirectUriRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRedirectUriRequest) ProtoMessage() {}
+
+func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
+func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *DeleteRedirectUriRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DeleteRedirectUriRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+type ListAppRolesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppRolesRequest) Reset() {
+	*x = ListAppRolesRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppRolesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppRolesRequest) ProtoMessage() {}
+
+func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
+func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListAppRolesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListAppRolesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AppRoleEntry        `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppRolesResponse) Reset() {
+	*x = ListAppRolesResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppRolesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppRolesResponse) ProtoMessage() {}
+
+func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
+func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// AppRoleEntry is one user's role on an app's team.
+type AppRoleEntry struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// admin, developer or tester.
+	Role          string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppRoleEntry) Reset() {
+	*x = AppRoleEntry{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppRoleEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppRoleEntry) ProtoMessage() {}
+
+func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
+func (*AppRoleEntry) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AppRoleEntry) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AppRoleEntry) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+type SetAppRoleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Role          string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppRoleRequest) Reset() {
+	*x = SetAppRoleRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppRoleRequest) ProtoMessage() {}
+
+func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
+func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SetAppRoleRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppRoleRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SetAppRoleRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+type DeleteAppRoleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAppRoleRequest) Reset() {
+	*x = DeleteAppRoleRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAppRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAppRoleRequest) ProtoMessage() {}
+
+func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *DeleteAppRoleRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DeleteAppRoleRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type ListTestUsersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTestUsersRequest) Reset() {
+	*x = ListTestUsersRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTestUsersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTestUsersRequest) ProtoMessage() {}
+
+func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
+func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListTestUsersRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListTestUsersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*TestUser            `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTestUsersResponse) Reset() {
+	*x = ListTestUsersResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTestUsersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTestUsersResponse) ProtoMessage() {}
+
+func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
+func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListTestUsersResponse) GetData() []*TestUser {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// TestUser is a Test User of an app.
+type TestUser struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Username      string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestUser) Reset() {
+	*x = TestUser{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestUser) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestUser) ProtoMessage() {}
+
+func (x *TestUser) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
+func (*TestUser) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *TestUser) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TestUser) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *TestUser) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type CreateTestUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTestUserRequest) Reset() {
+	*x = CreateTestUserRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTestUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTestUserRequest) ProtoMessage() {}
+
+func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
+func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *CreateTestUserRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// CreatedTestUser is a new Test User with its password, shown once.
+type CreatedTestUser struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Username      string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	Password      string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatedTestUser) Reset() {
+	*x = CreatedTestUser{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatedTestUser) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatedTestUser) ProtoMessage() {}
+
+func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
+func (*CreatedTestUser) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *CreatedTestUser) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreatedTestUser) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *CreatedTestUser) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+type DeleteTestUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteTestUserRequest) Reset() {
+	*x = DeleteTestUserRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteTestUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteTestUserRequest) ProtoMessage() {}
+
+func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
+func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *DeleteTestUserRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DeleteTestUserRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type RotateAppKeyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateAppKeyRequest) Reset() {
+	*x = RotateAppKeyRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateAppKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateAppKeyRequest) ProtoMessage() {}
+
+func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
+func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *RotateAppKeyRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *RotateAppKeyRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+// RotatedKey is a new app key or client secret, shown once.
+type RotatedKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_key or client_secret.
+	Kind  string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Value string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	// Until when the replaced key or secret keeps working (RFC 3339 UTC);
+	// absent when nothing was replaced.
+	PreviousExpiresAt *string `protobuf:"bytes,3,opt,name=previous_expires_at,json=previousExpiresAt,proto3,oneof" json:"previous_expires_at,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RotatedKey) Reset() {
+	*x = RotatedKey{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotatedKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotatedKey) ProtoMessage() {}
+
+func (x *RotatedKey) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
+func (*RotatedKey) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *RotatedKey) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RotatedKey) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *RotatedKey) GetPreviousExpiresAt() string {
+	if x != nil && x.PreviousExpiresAt != nil {
+		return *x.PreviousExpiresAt
+	}
+	return ""
+}
+
+type GetAppReviewRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAppReviewRequest) Reset() {
+	*x = GetAppReviewRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAppReviewRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAppReviewRequest) ProtoMessage() {}
+
+func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
+func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *GetAppReviewRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// AppReview is the App Review status of every scope that needs one.
+type AppReview struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*ScopeReview         `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppReview) Reset() {
+	*x = AppReview{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppReview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppReview) ProtoMessage() {}
+
+func (x *AppReview) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
+func (*AppReview) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *AppReview) GetData() []*ScopeReview {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// ScopeReview is the App Review of one scope of one app.
+type ScopeReview struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope string                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// not_submitted, automated_approved, pending, approved or rejected.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it was rejected (staff's words, or what the automated review
+	// missed).
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScopeReview) Reset() {
+	*x = ScopeReview{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScopeReview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScopeReview) ProtoMessage() {}
+
+func (x *ScopeReview) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
+func (*ScopeReview) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ScopeReview) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *ScopeReview) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ScopeReview) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type SubmitAppReviewRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	AppId  string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Scopes []string               `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// What the app does with the data the scopes give it.
+	UseCase string `protobuf:"bytes,3,opt,name=use_case,json=useCase,proto3" json:"use_case,omitempty"`
+	// Where the app's privacy policy is published (https); part of the
+	// automated review's score.
+	PrivacyPolicyUrl string `protobuf:"bytes,4,opt,name=privacy_policy_url,json=privacyPolicyUrl,proto3" json:"privacy_policy_url,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SubmitAppReviewRequest) Reset() {
+	*x = SubmitAppReviewRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitAppReviewRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitAppReviewRequest) ProtoMessage() {}
+
+func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
+func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SubmitAppReviewRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SubmitAppReviewRequest) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *SubmitAppReviewRequest) GetUseCase() string {
+	if x != nil {
+		return x.UseCase
+	}
+	return ""
+}
+
+func (x *SubmitAppReviewRequest) GetPrivacyPolicyUrl() string {
+	if x != nil {
+		return x.PrivacyPolicyUrl
+	}
+	return ""
+}
+
+type ListAppReviewQueueRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppReviewQueueRequest) Reset() {
+	*x = ListAppReviewQueueRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppReviewQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppReviewQueueRequest) ProtoMessage() {}
+
+func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
+func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ListAppReviewQueueRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListAppReviewQueueResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*QueuedScopeReview   `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppReviewQueueResponse) Reset() {
+	*x = ListAppReviewQueueResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppReviewQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppReviewQueueResponse) ProtoMessage() {}
+
+func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
+func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// QueuedScopeReview is a scope of an app waiting for a staff decision.
+type QueuedScopeReview struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	AppId            string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	AppName          string                 `protobuf:"bytes,2,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
+	Scope            string                 `protobuf:"bytes,3,opt,name=scope,proto3" json:"scope,omitempty"`
+	UseCase          string                 `protobuf:"bytes,4,opt,name=use_case,json=useCase,proto3" json:"use_case,omitempty"`
+	PrivacyPolicyUrl string                 `protobuf:"bytes,5,opt,name=privacy_policy_url,json=privacyPolicyUrl,proto3" json:"privacy_policy_url,omitempty"`
+	// RFC 3339 UTC.
+	SubmittedAt   string `protobuf:"bytes,6,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueuedScopeReview) Reset() {
+	*x = QueuedScopeReview{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueuedScopeReview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueuedScopeReview) ProtoMessage() {}
+
+func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
+func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *QueuedScopeReview) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *QueuedScopeReview) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *QueuedScopeReview) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *QueuedScopeReview) GetUseCase() string {
+	if x != nil {
+		return x.UseCase
+	}
+	return ""
+}
+
+func (x *QueuedScopeReview) GetPrivacyPolicyUrl() string {
+	if x != nil {
+		return x.PrivacyPolicyUrl
+	}
+	return ""
+}
+
+func (x *QueuedScopeReview) GetSubmittedAt() string {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return ""
+}
+
+type DecideAppReviewRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Scope    string                 `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
+	Decision string                 `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Required to reject; shown to the app.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideAppReviewRequest) Reset() {
+	*x = DecideAppReviewRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideAppReviewRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideAppReviewRequest) ProtoMessage() {}
+
+func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
+func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *DecideAppReviewRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DecideAppReviewRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *DecideAppReviewRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *DecideAppReviewRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type DecideAppReviewResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Review        *DecidedScopeReview    `protobuf:"bytes,1,opt,name=review,proto3" json:"review,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideAppReviewResponse) Reset() {
+	*x = DecideAppReviewResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideAppReviewResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideAppReviewResponse) ProtoMessage() {}
+
+func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
+func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
+	if x != nil {
+		return x.Review
+	}
+	return nil
+}
+
+// DecidedScopeReview is a scope's review after a staff decision.
+type DecidedScopeReview struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	AppId  string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Scope  string                 `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
+	Status string                 `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Reason string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// RFC 3339 UTC.
+	DecidedAt     string `protobuf:"bytes,5,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecidedScopeReview) Reset() {
+	*x = DecidedScopeReview{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecidedScopeReview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecidedScopeReview) ProtoMessage() {}
+
+func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
+func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *DecidedScopeReview) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DecidedScopeReview) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *DecidedScopeReview) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DecidedScopeReview) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DecidedScopeReview) GetDecidedAt() string {
+	if x != nil {
+		return x.DecidedAt
+	}
+	return ""
+}
+
 var File_svc_core_v1_graph_proto protoreflect.FileDescriptor
 
 const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
-	"\x17svc/core/v1/graph.proto\x12\vsvc.core.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x0e\n" +
+	"\x17svc/core/v1/graph.proto\x12\vsvc.core.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x0e\n" +
 	"\fGetMeRequest\"6\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1818,7 +3593,20 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
 	"\x13ListMyPagesResponse\x12%\n" +
 	"\x04data\x18\x01 \x03(\v2\x11.svc.core.v1.PageR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"b\n" +
+	"\x11ListMyAppsRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\tR\x06before\"k\n" +
+	"\x12ListMyAppsResponse\x12&\n" +
+	"\x04data\x18\x01 \x03(\v2\x12.svc.core.v1.MyAppR\x04data\x12-\n" +
 	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"p\n" +
+	"\x05MyApp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x12\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\x12\x1b\n" +
+	"\tclient_id\x18\x05 \x01(\tR\bclientId\"p\n" +
 	"\x1fListMyBusinessPortfoliosRequest\x12\x1f\n" +
 	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
@@ -1831,7 +3619,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
 	"\bpage_ids\x18\x03 \x03(\tR\apageIds\"2\n" +
 	"\x0eGetPageRequest\x12 \n" +
-	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xe3\x01\n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xa8\x02\n" +
 	"\x04Page\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -1839,17 +3627,21 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04role\x18\x04 \x01(\tR\x04role\x12%\n" +
 	"\x0echat_surfacing\x18\x05 \x01(\bR\rchatSurfacing\x12)\n" +
 	"\x10inbox_automation\x18\x06 \x01(\bR\x0finboxAutomation\x12'\n" +
-	"\x0fassistant_label\x18\a \x01(\tR\x0eassistantLabel:\n" +
+	"\x0fassistant_label\x18\a \x01(\tR\x0eassistantLabel\x12.\n" +
+	"\x10handover_timeout\x18\b \x01(\x05H\x00R\x0fhandoverTimeout\x88\x01\x01:\n" +
 	"\xe2\xf3\x18\x06\n" +
-	"\x04page\"\x8e\x02\n" +
+	"\x04pageB\x13\n" +
+	"\x11_handover_timeout\"\xd3\x02\n" +
 	"\x19UpdatePageSettingsRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12*\n" +
 	"\x0echat_surfacing\x18\x02 \x01(\bH\x00R\rchatSurfacing\x88\x01\x01\x12.\n" +
 	"\x10inbox_automation\x18\x03 \x01(\bH\x01R\x0finboxAutomation\x88\x01\x01\x127\n" +
-	"\x0fassistant_label\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18(H\x02R\x0eassistantLabel\x88\x01\x01B\x11\n" +
+	"\x0fassistant_label\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18(H\x02R\x0eassistantLabel\x88\x01\x01\x12.\n" +
+	"\x10handover_timeout\x18\x05 \x01(\x05H\x03R\x0fhandoverTimeout\x88\x01\x01B\x11\n" +
 	"\x0f_chat_surfacingB\x13\n" +
 	"\x11_inbox_automationB\x12\n" +
-	"\x10_assistant_label\"+\n" +
+	"\x10_assistant_labelB\x13\n" +
+	"\x11_handover_timeout\"+\n" +
 	"\x0fSuccessResponse\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x8d\x01\n" +
 	"\x1aListConnectedAssetsRequest\x12 \n" +
@@ -1937,7 +3729,106 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\rclient_secret\x18\x05 \x01(\tR\fclientSecret\x12\x17\n" +
 	"\aapi_key\x18\x06 \x01(\tR\x06apiKey\x12#\n" +
 	"\rredirect_uris\x18\a \x03(\tR\fredirectUris\x12\x1a\n" +
-	"\bproducts\x18\b \x03(\tR\bproducts2\xde\r\n" +
+	"\bproducts\x18\b \x03(\tR\bproducts\"Q\n" +
+	"\bWentLive\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x17\n" +
+	"\aapi_key\x18\x03 \x01(\tR\x06apiKey\"9\n" +
+	"\x17ListRedirectUrisRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"H\n" +
+	"\x18ListRedirectUrisResponse\x12,\n" +
+	"\x04data\x18\x01 \x03(\v2\x18.svc.core.v1.RedirectUriR\x04data\"\x1f\n" +
+	"\vRedirectUri\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\"U\n" +
+	"\x15AddRedirectUriRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1c\n" +
+	"\x03uri\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fR\x03uri\"X\n" +
+	"\x18DeleteRedirectUriRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1c\n" +
+	"\x03uri\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fR\x03uri\"5\n" +
+	"\x13ListAppRolesRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"E\n" +
+	"\x14ListAppRolesResponse\x12-\n" +
+	"\x04data\x18\x01 \x03(\v2\x19.svc.core.v1.AppRoleEntryR\x04data\";\n" +
+	"\fAppRoleEntry\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\"\x8c\x01\n" +
+	"\x11SetAppRoleRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\"\n" +
+	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\x123\n" +
+	"\x04role\x18\x03 \x01(\tB\x1f\xbaH\x1cr\x1aR\x05adminR\tdeveloperR\x06testerR\x04role\"Z\n" +
+	"\x14DeleteAppRoleRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\"\n" +
+	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\"6\n" +
+	"\x14ListTestUsersRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"B\n" +
+	"\x15ListTestUsersResponse\x12)\n" +
+	"\x04data\x18\x01 \x03(\v2\x15.svc.core.v1.TestUserR\x04data\"J\n" +
+	"\bTestUser\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"7\n" +
+	"\x15CreateTestUserRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"Y\n" +
+	"\x0fCreatedTestUser\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12\x1a\n" +
+	"\bpassword\x18\x03 \x01(\tR\bpassword\"[\n" +
+	"\x15DeleteTestUserRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\"\n" +
+	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\"h\n" +
+	"\x13RotateAppKeyRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x121\n" +
+	"\x04kind\x18\x02 \x01(\tB\x1d\xbaH\x1ar\x18R\aapi_keyR\rclient_secretR\x04kind\"\x83\x01\n" +
+	"\n" +
+	"RotatedKey\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x123\n" +
+	"\x13previous_expires_at\x18\x03 \x01(\tH\x00R\x11previousExpiresAt\x88\x01\x01B\x16\n" +
+	"\x14_previous_expires_at\"5\n" +
+	"\x13GetAppReviewRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"9\n" +
+	"\tAppReview\x12,\n" +
+	"\x04data\x18\x01 \x03(\v2\x18.svc.core.v1.ScopeReviewR\x04data\"S\n" +
+	"\vScopeReview\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x95\x02\n" +
+	"\x16SubmitAppReviewRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12|\n" +
+	"\x06scopes\x18\x02 \x03(\tBd\xbaHa\x92\x01^\b\x01\x10\n" +
+	"\"XrVR\x0epublic_profileR\n" +
+	"pages:readR\fpages:manageR\fsvcchat:sendR\fsvcchat:readR\x0ewearables:pushR\x06scopes\x12%\n" +
+	"\buse_case\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x88'R\auseCase\x126\n" +
+	"\x12privacy_policy_url\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\x10privacyPolicyUrl\"<\n" +
+	"\x19ListAppReviewQueueRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\"P\n" +
+	"\x1aListAppReviewQueueResponse\x122\n" +
+	"\x04data\x18\x01 \x03(\v2\x1e.svc.core.v1.QueuedScopeReviewR\x04data\"\xc7\x01\n" +
+	"\x11QueuedScopeReview\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x19\n" +
+	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x14\n" +
+	"\x05scope\x18\x03 \x01(\tR\x05scope\x12\x19\n" +
+	"\buse_case\x18\x04 \x01(\tR\auseCase\x12,\n" +
+	"\x12privacy_policy_url\x18\x05 \x01(\tR\x10privacyPolicyUrl\x12!\n" +
+	"\fsubmitted_at\x18\x06 \x01(\tR\vsubmittedAt\"\xb1\x01\n" +
+	"\x16DecideAppReviewRequest\x12 \n" +
+	"\x06app_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\x12\x1f\n" +
+	"\x05scope\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05scope\x122\n" +
+	"\bdecision\x18\x03 \x01(\tB\x16\xbaH\x13r\x11R\aapproveR\x06rejectR\bdecision\x12 \n" +
+	"\x06reason\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xe8\aR\x06reason\"R\n" +
+	"\x17DecideAppReviewResponse\x127\n" +
+	"\x06review\x18\x01 \x01(\v2\x1f.svc.core.v1.DecidedScopeReviewR\x06review\"\x90\x01\n" +
+	"\x12DecidedScopeReview\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x14\n" +
+	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"decided_at\x18\x05 \x01(\tR\tdecidedAt2\xb0\x1c\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12k\n" +
@@ -1945,7 +3836,10 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12Y\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12f\n" +
+	"\n" +
+	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
+	"\ame/apps\x90\x02\x01\x12Y\n" +
 	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x10\n" +
@@ -1957,15 +3851,34 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"DebugToken\x12\x1e.svc.core.v1.DebugTokenRequest\x1a\x1f.svc.core.v1.DebugTokenResponse\"\x1d\xca\xf3\x18\x05\x12\x03\x03\x01\x02\xd2\xf3\x18\r\n" +
 	"\vdebug_token\x90\x02\x01\x12S\n" +
 	"\x06GetApp\x12\x1a.svc.core.v1.GetAppRequest\x1a\x10.svc.core.v1.App\"\x1b\xca\xf3\x18\x02@\x03\xd2\xf3\x18\x0e\n" +
-	"\fapp/{app_id}\x90\x02\x01\x12e\n" +
-	"\tUpdateApp\x12\x1d.svc.core.v1.UpdateAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x1b\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x0e\x12\fapp/{app_id}\x12l\n" +
+	"\fapp/{app_id}\x90\x02\x01\x12^\n" +
+	"\tUpdateApp\x12\x1d.svc.core.v1.UpdateAppRequest\x1a\x15.svc.core.v1.WentLive\"\x1b\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x0e\x12\fapp/{app_id}\x12l\n" +
 	"\fGetAppConfig\x12 .svc.core.v1.GetAppConfigRequest\x1a\x16.svc.core.v1.AppConfig\"\"\xca\xf3\x18\x02@\x02\xd2\xf3\x18\x15\n" +
 	"\x13app/{app_id}/config\x90\x02\x01\x12u\n" +
 	"\x0fUpdateAppConfig\x12#.svc.core.v1.UpdateAppConfigRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x1f\xca\xf3\x18\x02@\x02\xd2\xf3\x18\x15\x12\x13app/{app_id}/config\x12~\n" +
 	"\rListPageLinks\x12!.svc.core.v1.ListPageLinksRequest\x1a\".svc.core.v1.ListPageLinksResponse\"&\xca\xf3\x18\x02@\x01\xd2\xf3\x18\x19\n" +
 	"\x17app/{app_id}/page_links\x90\x02\x01\x12}\n" +
 	"\x0eCreatePageLink\x12\".svc.core.v1.CreatePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\")\xca\xf3\x18\b\x12\x02\x01\x04 \x02@\x04\xd2\xf3\x18\x19\x12\x17app/{app_id}/page_links\x12}\n" +
-	"\x0eDeletePageLink\x12\".svc.core.v1.DeletePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\")\xca\xf3\x18\b\x12\x02\x01\x04 \x02@\x04\xd2\xf3\x18\x19\x1a\x17app/{app_id}/page_linksB3Z1github.com/svcplatform/svc/gen/svc/core/v1;corev1b\x06proto3"
+	"\x0eDeletePageLink\x12\".svc.core.v1.DeletePageLinkRequest\x1a\x1c.svc.core.v1.SuccessResponse\")\xca\xf3\x18\b\x12\x02\x01\x04 \x02@\x04\xd2\xf3\x18\x19\x1a\x17app/{app_id}/page_links\x12\x8e\x01\n" +
+	"\x10ListRedirectUris\x12$.svc.core.v1.ListRedirectUrisRequest\x1a%.svc.core.v1.ListRedirectUrisResponse\"-\xca\xf3\x18\x06\x12\x02\x01\x04@\x02\xd2\xf3\x18\x1c\n" +
+	"\x1aapp/{app_id}/redirect_uris\x90\x02\x01\x12~\n" +
+	"\x0eAddRedirectUri\x12\".svc.core.v1.AddRedirectUriRequest\x1a\x1c.svc.core.v1.SuccessResponse\"*\xca\xf3\x18\x06\x12\x02\x01\x04@\x03\xd2\xf3\x18\x1c\x12\x1aapp/{app_id}/redirect_uris\x12\x84\x01\n" +
+	"\x11DeleteRedirectUri\x12%.svc.core.v1.DeleteRedirectUriRequest\x1a\x1c.svc.core.v1.SuccessResponse\"*\xca\xf3\x18\x06\x12\x02\x01\x04@\x03\xd2\xf3\x18\x1c\x1a\x1aapp/{app_id}/redirect_uris\x12z\n" +
+	"\fListAppRoles\x12 .svc.core.v1.ListAppRolesRequest\x1a!.svc.core.v1.ListAppRolesResponse\"%\xca\xf3\x18\x06\x12\x02\x01\x04@\x01\xd2\xf3\x18\x14\n" +
+	"\x12app/{app_id}/roles\x90\x02\x01\x12m\n" +
+	"\n" +
+	"SetAppRole\x12\x1e.svc.core.v1.SetAppRoleRequest\x1a\x1c.svc.core.v1.SuccessResponse\"!\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x14\x12\x12app/{app_id}/roles\x12s\n" +
+	"\rDeleteAppRole\x12!.svc.core.v1.DeleteAppRoleRequest\x1a\x1c.svc.core.v1.SuccessResponse\"!\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x14\x1a\x12app/{app_id}/roles\x12\x82\x01\n" +
+	"\rListTestUsers\x12!.svc.core.v1.ListTestUsersRequest\x1a\".svc.core.v1.ListTestUsersResponse\"*\xca\xf3\x18\x06\x12\x02\x01\x04@\x02\xd2\xf3\x18\x19\n" +
+	"\x17app/{app_id}/test_users\x90\x02\x01\x12z\n" +
+	"\x0eCreateTestUser\x12\".svc.core.v1.CreateTestUserRequest\x1a\x1c.svc.core.v1.CreatedTestUser\"&\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x19\x12\x17app/{app_id}/test_users\x12z\n" +
+	"\x0eDeleteTestUser\x12\".svc.core.v1.DeleteTestUserRequest\x1a\x1c.svc.core.v1.SuccessResponse\"&\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x19\x1a\x17app/{app_id}/test_users\x12k\n" +
+	"\fRotateAppKey\x12 .svc.core.v1.RotateAppKeyRequest\x1a\x17.svc.core.v1.RotatedKey\" \xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x13\x12\x11app/{app_id}/keys\x12l\n" +
+	"\fGetAppReview\x12 .svc.core.v1.GetAppReviewRequest\x1a\x16.svc.core.v1.AppReview\"\"\xca\xf3\x18\x02@\x02\xd2\xf3\x18\x15\n" +
+	"\x13app/{app_id}/review\x90\x02\x01\x12r\n" +
+	"\x0fSubmitAppReview\x12#.svc.core.v1.SubmitAppReviewRequest\x1a\x16.svc.core.v1.AppReview\"\"\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x15\x12\x13app/{app_id}/review\x12\x98\x01\n" +
+	"\x12ListAppReviewQueue\x12&.svc.core.v1.ListAppReviewQueueRequest\x1a'.svc.core.v1.ListAppReviewQueueResponse\"1\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02\"\x12 /api/developers/admin/app-review\x90\x02\x01\x12\x8f\x01\n" +
+	"\x0fDecideAppReview\x12#.svc.core.v1.DecideAppReviewRequest\x1a$.svc.core.v1.DecideAppReviewResponse\"1\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02%:\x01*\" /api/developers/admin/app-reviewB3Z1github.com/svcplatform/svc/gen/svc/core/v1;corev1b\x06proto3"
 
 var (
 	file_svc_core_v1_graph_proto_rawDescOnce sync.Once
@@ -1979,88 +3892,158 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
 	(*ListMyPagesRequest)(nil),               // 2: svc.core.v1.ListMyPagesRequest
 	(*ListMyPagesResponse)(nil),              // 3: svc.core.v1.ListMyPagesResponse
-	(*ListMyBusinessPortfoliosRequest)(nil),  // 4: svc.core.v1.ListMyBusinessPortfoliosRequest
-	(*ListMyBusinessPortfoliosResponse)(nil), // 5: svc.core.v1.ListMyBusinessPortfoliosResponse
-	(*BusinessPortfolio)(nil),                // 6: svc.core.v1.BusinessPortfolio
-	(*GetPageRequest)(nil),                   // 7: svc.core.v1.GetPageRequest
-	(*Page)(nil),                             // 8: svc.core.v1.Page
-	(*UpdatePageSettingsRequest)(nil),        // 9: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                  // 10: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),       // 11: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),      // 12: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                   // 13: svc.core.v1.ConnectedAsset
-	(*DebugTokenRequest)(nil),                // 14: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 15: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 16: svc.core.v1.DebugTokenData
-	(*GetAppRequest)(nil),                    // 17: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 18: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 19: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 20: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 21: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 22: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 23: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 24: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 25: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 26: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 27: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 28: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 29: svc.core.v1.CreatedApp
-	(*v1.Paging)(nil),                        // 30: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 31: google.protobuf.Struct
+	(*ListMyAppsRequest)(nil),                // 4: svc.core.v1.ListMyAppsRequest
+	(*ListMyAppsResponse)(nil),               // 5: svc.core.v1.ListMyAppsResponse
+	(*MyApp)(nil),                            // 6: svc.core.v1.MyApp
+	(*ListMyBusinessPortfoliosRequest)(nil),  // 7: svc.core.v1.ListMyBusinessPortfoliosRequest
+	(*ListMyBusinessPortfoliosResponse)(nil), // 8: svc.core.v1.ListMyBusinessPortfoliosResponse
+	(*BusinessPortfolio)(nil),                // 9: svc.core.v1.BusinessPortfolio
+	(*GetPageRequest)(nil),                   // 10: svc.core.v1.GetPageRequest
+	(*Page)(nil),                             // 11: svc.core.v1.Page
+	(*UpdatePageSettingsRequest)(nil),        // 12: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                  // 13: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),       // 14: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),      // 15: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                   // 16: svc.core.v1.ConnectedAsset
+	(*DebugTokenRequest)(nil),                // 17: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),               // 18: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                   // 19: svc.core.v1.DebugTokenData
+	(*GetAppRequest)(nil),                    // 20: svc.core.v1.GetAppRequest
+	(*App)(nil),                              // 21: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                 // 22: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),              // 23: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                        // 24: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),           // 25: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),             // 26: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),            // 27: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                         // 28: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),            // 29: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),            // 30: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                 // 31: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 32: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                         // 33: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),          // 34: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),         // 35: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                      // 36: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),            // 37: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),         // 38: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),              // 39: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),             // 40: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                     // 41: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                // 42: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),             // 43: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),             // 44: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),            // 45: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                         // 46: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),            // 47: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                  // 48: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),            // 49: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),              // 50: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                       // 51: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),              // 52: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                        // 53: svc.core.v1.AppReview
+	(*ScopeReview)(nil),                      // 54: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),           // 55: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),        // 56: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),       // 57: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                // 58: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),           // 59: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),          // 60: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),               // 61: svc.core.v1.DecidedScopeReview
+	(*v1.Paging)(nil),                        // 62: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 63: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	8,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	30, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	6,  // 2: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	30, // 3: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
-	13, // 4: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	30, // 5: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	16, // 6: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	31, // 7: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	31, // 8: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
-	25, // 9: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	30, // 10: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	0,  // 11: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 12: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	4,  // 13: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	28, // 14: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	7,  // 15: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	9,  // 16: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	11, // 17: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	14, // 18: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	17, // 19: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	19, // 20: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	20, // 21: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	22, // 22: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	23, // 23: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	26, // 24: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	27, // 25: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	1,  // 26: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 27: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	5,  // 28: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	29, // 29: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	8,  // 30: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	10, // 31: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	12, // 32: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	15, // 33: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	18, // 34: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	10, // 35: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.SuccessResponse
-	21, // 36: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	10, // 37: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	24, // 38: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	10, // 39: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	10, // 40: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	26, // [26:41] is the sub-list for method output_type
-	11, // [11:26] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	62, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
+	62, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
+	62, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	62, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	19, // 8: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	63, // 9: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
+	63, // 10: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	28, // 11: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	62, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	36, // 13: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	41, // 14: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	46, // 15: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	54, // 16: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	58, // 17: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	61, // 18: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	0,  // 19: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	2,  // 20: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	7,  // 21: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	4,  // 22: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	31, // 23: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	10, // 24: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	12, // 25: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	14, // 26: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	17, // 27: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	20, // 28: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	22, // 29: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	23, // 30: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	25, // 31: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	26, // 32: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	29, // 33: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	30, // 34: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	34, // 35: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	37, // 36: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	38, // 37: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	39, // 38: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	42, // 39: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	43, // 40: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	44, // 41: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	47, // 42: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	49, // 43: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	50, // 44: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	52, // 45: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	55, // 46: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	56, // 47: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	59, // 48: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	1,  // 49: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 50: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	8,  // 51: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	5,  // 52: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	32, // 53: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	11, // 54: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	13, // 55: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	15, // 56: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	18, // 57: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	21, // 58: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	33, // 59: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	24, // 60: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	13, // 61: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	27, // 62: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	13, // 63: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	13, // 64: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	35, // 65: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	13, // 66: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	13, // 67: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	40, // 68: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	13, // 69: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	13, // 70: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	45, // 71: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	48, // 72: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	13, // 73: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	51, // 74: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	53, // 75: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	53, // 76: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	57, // 77: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	60, // 78: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	49, // [49:79] is the sub-list for method output_type
+	19, // [19:49] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -2068,15 +4051,17 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[9].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[16].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[11].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[19].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	GraphService_GetMe_FullMethodName                    = "/svc.core.v1.GraphService/GetMe"
 	GraphService_ListMyPages_FullMethodName              = "/svc.core.v1.GraphService/ListMyPages"
 	GraphService_ListMyBusinessPortfolios_FullMethodName = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	GraphService_ListMyApps_FullMethodName               = "/svc.core.v1.GraphService/ListMyApps"
 	GraphService_CreateApp_FullMethodName                = "/svc.core.v1.GraphService/CreateApp"
 	GraphService_GetPage_FullMethodName                  = "/svc.core.v1.GraphService/GetPage"
 	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
@@ -34,6 +35,20 @@ const (
 	GraphService_ListPageLinks_FullMethodName            = "/svc.core.v1.GraphService/ListPageLinks"
 	GraphService_CreatePageLink_FullMethodName           = "/svc.core.v1.GraphService/CreatePageLink"
 	GraphService_DeletePageLink_FullMethodName           = "/svc.core.v1.GraphService/DeletePageLink"
+	GraphService_ListRedirectUris_FullMethodName         = "/svc.core.v1.GraphService/ListRedirectUris"
+	GraphService_AddRedirectUri_FullMethodName           = "/svc.core.v1.GraphService/AddRedirectUri"
+	GraphService_DeleteRedirectUri_FullMethodName        = "/svc.core.v1.GraphService/DeleteRedirectUri"
+	GraphService_ListAppRoles_FullMethodName             = "/svc.core.v1.GraphService/ListAppRoles"
+	GraphService_SetAppRole_FullMethodName               = "/svc.core.v1.GraphService/SetAppRole"
+	GraphService_DeleteAppRole_FullMethodName            = "/svc.core.v1.GraphService/DeleteAppRole"
+	GraphService_ListTestUsers_FullMethodName            = "/svc.core.v1.GraphService/ListTestUsers"
+	GraphService_CreateTestUser_FullMethodName           = "/svc.core.v1.GraphService/CreateTestUser"
+	GraphService_DeleteTestUser_FullMethodName           = "/svc.core.v1.GraphService/DeleteTestUser"
+	GraphService_RotateAppKey_FullMethodName             = "/svc.core.v1.GraphService/RotateAppKey"
+	GraphService_GetAppReview_FullMethodName             = "/svc.core.v1.GraphService/GetAppReview"
+	GraphService_SubmitAppReview_FullMethodName          = "/svc.core.v1.GraphService/SubmitAppReview"
+	GraphService_ListAppReviewQueue_FullMethodName       = "/svc.core.v1.GraphService/ListAppReviewQueue"
+	GraphService_DecideAppReview_FullMethodName          = "/svc.core.v1.GraphService/DecideAppReview"
 )
 
 // GraphServiceClient is the client API for GraphService service.
@@ -53,6 +68,11 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(ctx context.Context, in *ListMyBusinessPortfoliosRequest, opts ...grpc.CallOption) (*ListMyBusinessPortfoliosResponse, error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(ctx context.Context, in *ListMyAppsRequest, opts ...grpc.CallOption) (*ListMyAppsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -69,9 +89,11 @@ type GraphServiceClient interface {
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(ctx context.Context, in *GetAppRequest, opts ...grpc.CallOption) (*App, error)
-	// UpdateApp moves an app to live mode once App Review has approved it.
-	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
-	UpdateApp(ctx context.Context, in *UpdateAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// UpdateApp moves an app to live mode once App Review has approved every
+	// scope it uses, and answers its svc_live_ key once; its svc_test_ keys
+	// stop working. Changing the mode is first-party: a team Admin's session
+	// (CONTRACT §4).
+	UpdateApp(ctx context.Context, in *UpdateAppRequest, opts ...grpc.CallOption) (*WentLive, error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(ctx context.Context, in *GetAppConfigRequest, opts ...grpc.CallOption) (*AppConfig, error)
 	// UpdateAppConfig replaces an app's platformConfig.
@@ -84,6 +106,51 @@ type GraphServiceClient interface {
 	CreatePageLink(ctx context.Context, in *CreatePageLinkRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(ctx context.Context, in *DeletePageLinkRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListRedirectUris lists the app's registered redirect URIs.
+	ListRedirectUris(ctx context.Context, in *ListRedirectUrisRequest, opts ...grpc.CallOption) (*ListRedirectUrisResponse, error)
+	// AddRedirectUri registers a redirect URI: absolute https, or http to
+	// loopback; no fragment. /oauth/authorize accepts it, compared exactly,
+	// from the next request on. A team Admin's session or a token the Admin
+	// gave this app; never an app key, which could otherwise send codes
+	// anywhere.
+	AddRedirectUri(ctx context.Context, in *AddRedirectUriRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// DeleteRedirectUri unregisters a redirect URI: authorization requests
+	// naming it are refused from then on.
+	DeleteRedirectUri(ctx context.Context, in *DeleteRedirectUriRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListAppRoles lists the app's team: Admins, Developers and Testers.
+	ListAppRoles(ctx context.Context, in *ListAppRolesRequest, opts ...grpc.CallOption) (*ListAppRolesResponse, error)
+	// SetAppRole puts a user on the team or changes the user's role. The last
+	// Admin cannot be demoted. First-party: a team Admin's session.
+	SetAppRole(ctx context.Context, in *SetAppRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// DeleteAppRole takes a user off the team. The last Admin cannot be
+	// removed. First-party: a team Admin's session.
+	DeleteAppRole(ctx context.Context, in *DeleteAppRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListTestUsers lists the app's Test Users (never their passwords).
+	ListTestUsers(ctx context.Context, in *ListTestUsersRequest, opts ...grpc.CallOption) (*ListTestUsersResponse, error)
+	// CreateTestUser makes a Test User, who may sign in and authorize the app
+	// in development mode, and answers its password once. First-party: a team
+	// Admin's session.
+	CreateTestUser(ctx context.Context, in *CreateTestUserRequest, opts ...grpc.CallOption) (*CreatedTestUser, error)
+	// DeleteTestUser removes a Test User; one the app created is deleted with
+	// its sessions and tokens. First-party: a team Admin's session.
+	DeleteTestUser(ctx context.Context, in *DeleteTestUserRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// RotateAppKey issues a new app API key or client secret and answers it
+	// once; the one it replaces keeps working 24 hours more, then never.
+	// First-party: a team Admin's session.
+	RotateAppKey(ctx context.Context, in *RotateAppKeyRequest, opts ...grpc.CallOption) (*RotatedKey, error)
+	// GetAppReview lists the App Review status of every scope that needs one.
+	GetAppReview(ctx context.Context, in *GetAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error)
+	// SubmitAppReview submits scopes to App Review: basic scopes pass an
+	// automated check at score 85 or more (see docs/DECISIONS.md), the others
+	// wait for staff. It answers every scope's status after the submission.
+	// First-party: a team Admin's session.
+	SubmitAppReview(ctx context.Context, in *SubmitAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error)
+	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
+	// decision, oldest first.
+	ListAppReviewQueue(ctx context.Context, in *ListAppReviewQueueRequest, opts ...grpc.CallOption) (*ListAppReviewQueueResponse, error)
+	// DecideAppReview approves or rejects one pending scope of one app. A
+	// decision on a review that is not pending: 409, code 10, subcode 2018305.
+	DecideAppReview(ctx context.Context, in *DecideAppReviewRequest, opts ...grpc.CallOption) (*DecideAppReviewResponse, error)
 }
 
 type graphServiceClient struct {
@@ -118,6 +185,16 @@ func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, in *L
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListMyBusinessPortfoliosResponse)
 	err := c.cc.Invoke(ctx, GraphService_ListMyBusinessPortfolios_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListMyApps(ctx context.Context, in *ListMyAppsRequest, opts ...grpc.CallOption) (*ListMyAppsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMyAppsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListMyApps_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +261,9 @@ func (c *graphServiceClient) GetApp(ctx context.Context, in *GetAppRequest, opts
 	return out, nil
 }
 
-func (c *graphServiceClient) UpdateApp(ctx context.Context, in *UpdateAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+func (c *graphServiceClient) UpdateApp(ctx context.Context, in *UpdateAppRequest, opts ...grpc.CallOption) (*WentLive, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(SuccessResponse)
+	out := new(WentLive)
 	err := c.cc.Invoke(ctx, GraphService_UpdateApp_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -244,6 +321,146 @@ func (c *graphServiceClient) DeletePageLink(ctx context.Context, in *DeletePageL
 	return out, nil
 }
 
+func (c *graphServiceClient) ListRedirectUris(ctx context.Context, in *ListRedirectUrisRequest, opts ...grpc.CallOption) (*ListRedirectUrisResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRedirectUrisResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListRedirectUris_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) AddRedirectUri(ctx context.Context, in *AddRedirectUriRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_AddRedirectUri_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DeleteRedirectUri(ctx context.Context, in *DeleteRedirectUriRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_DeleteRedirectUri_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListAppRoles(ctx context.Context, in *ListAppRolesRequest, opts ...grpc.CallOption) (*ListAppRolesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAppRolesResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListAppRoles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) SetAppRole(ctx context.Context, in *SetAppRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_SetAppRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DeleteAppRole(ctx context.Context, in *DeleteAppRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_DeleteAppRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListTestUsers(ctx context.Context, in *ListTestUsersRequest, opts ...grpc.CallOption) (*ListTestUsersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTestUsersResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListTestUsers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) CreateTestUser(ctx context.Context, in *CreateTestUserRequest, opts ...grpc.CallOption) (*CreatedTestUser, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedTestUser)
+	err := c.cc.Invoke(ctx, GraphService_CreateTestUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DeleteTestUser(ctx context.Context, in *DeleteTestUserRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_DeleteTestUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) RotateAppKey(ctx context.Context, in *RotateAppKeyRequest, opts ...grpc.CallOption) (*RotatedKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotatedKey)
+	err := c.cc.Invoke(ctx, GraphService_RotateAppKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) GetAppReview(ctx context.Context, in *GetAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppReview)
+	err := c.cc.Invoke(ctx, GraphService_GetAppReview_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) SubmitAppReview(ctx context.Context, in *SubmitAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppReview)
+	err := c.cc.Invoke(ctx, GraphService_SubmitAppReview_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListAppReviewQueue(ctx context.Context, in *ListAppReviewQueueRequest, opts ...grpc.CallOption) (*ListAppReviewQueueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAppReviewQueueResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListAppReviewQueue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DecideAppReview(ctx context.Context, in *DecideAppReviewRequest, opts ...grpc.CallOption) (*DecideAppReviewResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideAppReviewResponse)
+	err := c.cc.Invoke(ctx, GraphService_DecideAppReview_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GraphServiceServer is the server API for GraphService service.
 // All implementations must embed UnimplementedGraphServiceServer
 // for forward compatibility.
@@ -261,6 +478,11 @@ type GraphServiceServer interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -277,9 +499,11 @@ type GraphServiceServer interface {
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *GetAppRequest) (*App, error)
-	// UpdateApp moves an app to live mode once App Review has approved it.
-	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
-	UpdateApp(context.Context, *UpdateAppRequest) (*SuccessResponse, error)
+	// UpdateApp moves an app to live mode once App Review has approved every
+	// scope it uses, and answers its svc_live_ key once; its svc_test_ keys
+	// stop working. Changing the mode is first-party: a team Admin's session
+	// (CONTRACT §4).
+	UpdateApp(context.Context, *UpdateAppRequest) (*WentLive, error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(context.Context, *GetAppConfigRequest) (*AppConfig, error)
 	// UpdateAppConfig replaces an app's platformConfig.
@@ -292,6 +516,51 @@ type GraphServiceServer interface {
 	CreatePageLink(context.Context, *CreatePageLinkRequest) (*SuccessResponse, error)
 	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(context.Context, *DeletePageLinkRequest) (*SuccessResponse, error)
+	// ListRedirectUris lists the app's registered redirect URIs.
+	ListRedirectUris(context.Context, *ListRedirectUrisRequest) (*ListRedirectUrisResponse, error)
+	// AddRedirectUri registers a redirect URI: absolute https, or http to
+	// loopback; no fragment. /oauth/authorize accepts it, compared exactly,
+	// from the next request on. A team Admin's session or a token the Admin
+	// gave this app; never an app key, which could otherwise send codes
+	// anywhere.
+	AddRedirectUri(context.Context, *AddRedirectUriRequest) (*SuccessResponse, error)
+	// DeleteRedirectUri unregisters a redirect URI: authorization requests
+	// naming it are refused from then on.
+	DeleteRedirectUri(context.Context, *DeleteRedirectUriRequest) (*SuccessResponse, error)
+	// ListAppRoles lists the app's team: Admins, Developers and Testers.
+	ListAppRoles(context.Context, *ListAppRolesRequest) (*ListAppRolesResponse, error)
+	// SetAppRole puts a user on the team or changes the user's role. The last
+	// Admin cannot be demoted. First-party: a team Admin's session.
+	SetAppRole(context.Context, *SetAppRoleRequest) (*SuccessResponse, error)
+	// DeleteAppRole takes a user off the team. The last Admin cannot be
+	// removed. First-party: a team Admin's session.
+	DeleteAppRole(context.Context, *DeleteAppRoleRequest) (*SuccessResponse, error)
+	// ListTestUsers lists the app's Test Users (never their passwords).
+	ListTestUsers(context.Context, *ListTestUsersRequest) (*ListTestUsersResponse, error)
+	// CreateTestUser makes a Test User, who may sign in and authorize the app
+	// in development mode, and answers its password once. First-party: a team
+	// Admin's session.
+	CreateTestUser(context.Context, *CreateTestUserRequest) (*CreatedTestUser, error)
+	// DeleteTestUser removes a Test User; one the app created is deleted with
+	// its sessions and tokens. First-party: a team Admin's session.
+	DeleteTestUser(context.Context, *DeleteTestUserRequest) (*SuccessResponse, error)
+	// RotateAppKey issues a new app API key or client secret and answers it
+	// once; the one it replaces keeps working 24 hours more, then never.
+	// First-party: a team Admin's session.
+	RotateAppKey(context.Context, *RotateAppKeyRequest) (*RotatedKey, error)
+	// GetAppReview lists the App Review status of every scope that needs one.
+	GetAppReview(context.Context, *GetAppReviewRequest) (*AppReview, error)
+	// SubmitAppReview submits scopes to App Review: basic scopes pass an
+	// automated check at score 85 or more (see docs/DECISIONS.md), the others
+	// wait for staff. It answers every scope's status after the submission.
+	// First-party: a team Admin's session.
+	SubmitAppReview(context.Context, *SubmitAppReviewRequest) (*AppReview, error)
+	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
+	// decision, oldest first.
+	ListAppReviewQueue(context.Context, *ListAppReviewQueueRequest) (*ListAppReviewQueueResponse, error)
+	// DecideAppReview approves or rejects one pending scope of one app. A
+	// decision on a review that is not pending: 409, code 10, subcode 2018305.
+	DecideAppReview(context.Context, *DecideAppReviewRequest) (*DecideAppReviewResponse, error)
 	mustEmbedUnimplementedGraphServiceServer()
 }
 
@@ -311,6 +580,9 @@ func (UnimplementedGraphServiceServer) ListMyPages(context.Context, *ListMyPages
 func (UnimplementedGraphServiceServer) ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyBusinessPortfolios not implemented")
 }
+func (UnimplementedGraphServiceServer) ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMyApps not implemented")
+}
 func (UnimplementedGraphServiceServer) CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateApp not implemented")
 }
@@ -329,7 +601,7 @@ func (UnimplementedGraphServiceServer) DebugToken(context.Context, *DebugTokenRe
 func (UnimplementedGraphServiceServer) GetApp(context.Context, *GetAppRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetApp not implemented")
 }
-func (UnimplementedGraphServiceServer) UpdateApp(context.Context, *UpdateAppRequest) (*SuccessResponse, error) {
+func (UnimplementedGraphServiceServer) UpdateApp(context.Context, *UpdateAppRequest) (*WentLive, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateApp not implemented")
 }
 func (UnimplementedGraphServiceServer) GetAppConfig(context.Context, *GetAppConfigRequest) (*AppConfig, error) {
@@ -346,6 +618,48 @@ func (UnimplementedGraphServiceServer) CreatePageLink(context.Context, *CreatePa
 }
 func (UnimplementedGraphServiceServer) DeletePageLink(context.Context, *DeletePageLinkRequest) (*SuccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeletePageLink not implemented")
+}
+func (UnimplementedGraphServiceServer) ListRedirectUris(context.Context, *ListRedirectUrisRequest) (*ListRedirectUrisResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRedirectUris not implemented")
+}
+func (UnimplementedGraphServiceServer) AddRedirectUri(context.Context, *AddRedirectUriRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddRedirectUri not implemented")
+}
+func (UnimplementedGraphServiceServer) DeleteRedirectUri(context.Context, *DeleteRedirectUriRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteRedirectUri not implemented")
+}
+func (UnimplementedGraphServiceServer) ListAppRoles(context.Context, *ListAppRolesRequest) (*ListAppRolesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppRoles not implemented")
+}
+func (UnimplementedGraphServiceServer) SetAppRole(context.Context, *SetAppRoleRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppRole not implemented")
+}
+func (UnimplementedGraphServiceServer) DeleteAppRole(context.Context, *DeleteAppRoleRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteAppRole not implemented")
+}
+func (UnimplementedGraphServiceServer) ListTestUsers(context.Context, *ListTestUsersRequest) (*ListTestUsersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTestUsers not implemented")
+}
+func (UnimplementedGraphServiceServer) CreateTestUser(context.Context, *CreateTestUserRequest) (*CreatedTestUser, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateTestUser not implemented")
+}
+func (UnimplementedGraphServiceServer) DeleteTestUser(context.Context, *DeleteTestUserRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteTestUser not implemented")
+}
+func (UnimplementedGraphServiceServer) RotateAppKey(context.Context, *RotateAppKeyRequest) (*RotatedKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateAppKey not implemented")
+}
+func (UnimplementedGraphServiceServer) GetAppReview(context.Context, *GetAppReviewRequest) (*AppReview, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAppReview not implemented")
+}
+func (UnimplementedGraphServiceServer) SubmitAppReview(context.Context, *SubmitAppReviewRequest) (*AppReview, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitAppReview not implemented")
+}
+func (UnimplementedGraphServiceServer) ListAppReviewQueue(context.Context, *ListAppReviewQueueRequest) (*ListAppReviewQueueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppReviewQueue not implemented")
+}
+func (UnimplementedGraphServiceServer) DecideAppReview(context.Context, *DecideAppReviewRequest) (*DecideAppReviewResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecideAppReview not implemented")
 }
 func (UnimplementedGraphServiceServer) mustEmbedUnimplementedGraphServiceServer() {}
 func (UnimplementedGraphServiceServer) testEmbeddedByValue()                      {}
@@ -418,6 +732,24 @@ func _GraphService_ListMyBusinessPortfolios_Handler(srv interface{}, ctx context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).ListMyBusinessPortfolios(ctx, req.(*ListMyBusinessPortfoliosRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListMyApps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMyAppsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListMyApps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListMyApps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListMyApps(ctx, req.(*ListMyAppsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -638,6 +970,258 @@ func _GraphService_DeletePageLink_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GraphService_ListRedirectUris_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRedirectUrisRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListRedirectUris(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListRedirectUris_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListRedirectUris(ctx, req.(*ListRedirectUrisRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_AddRedirectUri_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddRedirectUriRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).AddRedirectUri(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_AddRedirectUri_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).AddRedirectUri(ctx, req.(*AddRedirectUriRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DeleteRedirectUri_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteRedirectUriRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DeleteRedirectUri(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DeleteRedirectUri_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DeleteRedirectUri(ctx, req.(*DeleteRedirectUriRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListAppRoles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppRolesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListAppRoles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListAppRoles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListAppRoles(ctx, req.(*ListAppRolesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_SetAppRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).SetAppRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_SetAppRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).SetAppRole(ctx, req.(*SetAppRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DeleteAppRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteAppRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DeleteAppRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DeleteAppRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DeleteAppRole(ctx, req.(*DeleteAppRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListTestUsers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTestUsersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListTestUsers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListTestUsers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListTestUsers(ctx, req.(*ListTestUsersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_CreateTestUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateTestUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).CreateTestUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_CreateTestUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).CreateTestUser(ctx, req.(*CreateTestUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DeleteTestUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteTestUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DeleteTestUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DeleteTestUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DeleteTestUser(ctx, req.(*DeleteTestUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_RotateAppKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateAppKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).RotateAppKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_RotateAppKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).RotateAppKey(ctx, req.(*RotateAppKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_GetAppReview_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAppReviewRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).GetAppReview(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_GetAppReview_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).GetAppReview(ctx, req.(*GetAppReviewRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_SubmitAppReview_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitAppReviewRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).SubmitAppReview(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_SubmitAppReview_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).SubmitAppReview(ctx, req.(*SubmitAppReviewRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListAppReviewQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppReviewQueueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListAppReviewQueue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListAppReviewQueue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListAppReviewQueue(ctx, req.(*ListAppReviewQueueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DecideAppReview_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideAppReviewRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DecideAppReview(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DecideAppReview_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DecideAppReview(ctx, req.(*DecideAppReviewRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GraphService_ServiceDesc is the grpc.ServiceDesc for GraphService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -656,6 +1240,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMyBusinessPortfolios",
 			Handler:    _GraphService_ListMyBusinessPortfolios_Handler,
+		},
+		{
+			MethodName: "ListMyApps",
+			Handler:    _GraphService_ListMyApps_Handler,
 		},
 		{
 			MethodName: "CreateApp",
@@ -704,6 +1292,62 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeletePageLink",
 			Handler:    _GraphService_DeletePageLink_Handler,
+		},
+		{
+			MethodName: "ListRedirectUris",
+			Handler:    _GraphService_ListRedirectUris_Handler,
+		},
+		{
+			MethodName: "AddRedirectUri",
+			Handler:    _GraphService_AddRedirectUri_Handler,
+		},
+		{
+			MethodName: "DeleteRedirectUri",
+			Handler:    _GraphService_DeleteRedirectUri_Handler,
+		},
+		{
+			MethodName: "ListAppRoles",
+			Handler:    _GraphService_ListAppRoles_Handler,
+		},
+		{
+			MethodName: "SetAppRole",
+			Handler:    _GraphService_SetAppRole_Handler,
+		},
+		{
+			MethodName: "DeleteAppRole",
+			Handler:    _GraphService_DeleteAppRole_Handler,
+		},
+		{
+			MethodName: "ListTestUsers",
+			Handler:    _GraphService_ListTestUsers_Handler,
+		},
+		{
+			MethodName: "CreateTestUser",
+			Handler:    _GraphService_CreateTestUser_Handler,
+		},
+		{
+			MethodName: "DeleteTestUser",
+			Handler:    _GraphService_DeleteTestUser_Handler,
+		},
+		{
+			MethodName: "RotateAppKey",
+			Handler:    _GraphService_RotateAppKey_Handler,
+		},
+		{
+			MethodName: "GetAppReview",
+			Handler:    _GraphService_GetAppReview_Handler,
+		},
+		{
+			MethodName: "SubmitAppReview",
+			Handler:    _GraphService_SubmitAppReview_Handler,
+		},
+		{
+			MethodName: "ListAppReviewQueue",
+			Handler:    _GraphService_ListAppReviewQueue_Handler,
+		},
+		{
+			MethodName: "DecideAppReview",
+			Handler:    _GraphService_DecideAppReview_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -706,8 +706,10 @@ type PageAccessResponse struct {
 	AssistantLabel string `protobuf:"bytes,9,opt,name=assistant_label,json=assistantLabel,proto3" json:"assistant_label,omitempty"`
 	// The Page's threads may be merged into the chat app's inbox.
 	InboxMergeLinked bool `protobuf:"varint,10,opt,name=inbox_merge_linked,json=inboxMergeLinked,proto3" json:"inbox_merge_linked,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Default expires_in of svcchat's take and pass, in seconds; 0: none.
+	HandoverTimeout int32 `protobuf:"varint,11,opt,name=handover_timeout,json=handoverTimeout,proto3" json:"handover_timeout,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PageAccessResponse) Reset() {
@@ -808,6 +810,13 @@ func (x *PageAccessResponse) GetInboxMergeLinked() bool {
 		return x.InboxMergeLinked
 	}
 	return false
+}
+
+func (x *PageAccessResponse) GetHandoverTimeout() int32 {
+	if x != nil {
+		return x.HandoverTimeout
+	}
+	return 0
 }
 
 type AppInfoRequest struct {
@@ -1085,7 +1094,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x11PageAccessRequest\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x15\n" +
-	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\x91\x03\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\xbc\x03\n" +
 	"\x12PageAccessResponse\x12\x1f\n" +
 	"\vpage_exists\x18\x01 \x01(\bR\n" +
 	"pageExists\x124\n" +
@@ -1099,7 +1108,8 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10inbox_automation\x18\b \x01(\bR\x0finboxAutomation\x12'\n" +
 	"\x0fassistant_label\x18\t \x01(\tR\x0eassistantLabel\x12,\n" +
 	"\x12inbox_merge_linked\x18\n" +
-	" \x01(\bR\x10inboxMergeLinked\"'\n" +
+	" \x01(\bR\x10inboxMergeLinked\x12)\n" +
+	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\"'\n" +
 	"\x0eAppInfoRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\"\xb6\x01\n" +
 	"\x0fAppInfoResponse\x12\x1d\n" +

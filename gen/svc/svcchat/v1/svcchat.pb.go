@@ -25,6 +25,337 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type MarkThreadReadRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *MarkThreadReadRequest) Reset() {
+	*x = MarkThreadReadRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkThreadReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkThreadReadRequest) ProtoMessage() {}
+
+func (x *MarkThreadReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkThreadReadRequest.ProtoReflect.Descriptor instead.
+func (*MarkThreadReadRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *MarkThreadReadRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+type MarkThreadReadResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Success bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	// How many messages became read.
+	Read          int32 `protobuf:"varint,2,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkThreadReadResponse) Reset() {
+	*x = MarkThreadReadResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkThreadReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkThreadReadResponse) ProtoMessage() {}
+
+func (x *MarkThreadReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkThreadReadResponse.ProtoReflect.Descriptor instead.
+func (*MarkThreadReadResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *MarkThreadReadResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *MarkThreadReadResponse) GetRead() int32 {
+	if x != nil {
+		return x.Read
+	}
+	return 0
+}
+
+type ListHandoversRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	PageId         string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	ConversationId string                 `protobuf:"bytes,2,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	Limit          int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	After          string                 `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
+	Before         string                 `protobuf:"bytes,5,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListHandoversRequest) Reset() {
+	*x = ListHandoversRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHandoversRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHandoversRequest) ProtoMessage() {}
+
+func (x *ListHandoversRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHandoversRequest.ProtoReflect.Descriptor instead.
+func (*ListHandoversRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ListHandoversRequest) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *ListHandoversRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *ListHandoversRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListHandoversRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListHandoversRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListHandoversResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*HandoverRecord      `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHandoversResponse) Reset() {
+	*x = ListHandoversResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHandoversResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHandoversResponse) ProtoMessage() {}
+
+func (x *ListHandoversResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHandoversResponse.ProtoReflect.Descriptor instead.
+func (*ListHandoversResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListHandoversResponse) GetData() []*HandoverRecord {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListHandoversResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// HandoverRecord is one change of a conversation's control.
+type HandoverRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// take_thread_control, pass_thread_control, request_thread_control,
+	// return_thread_control, set_thread_control, app_message, human_reply
+	// or expire.
+	Action string `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	// svc_ai, page_human or app:<app id>. The Graph renders proto names;
+	// CONTRACT §14 spells these fields like the svcchat.handover event.
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	PreviousHolder string `protobuf:"bytes,2,opt,name=previousHolder,proto3" json:"previousHolder,omitempty"`
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	NewHolder string `protobuf:"bytes,3,opt,name=newHolder,proto3" json:"newHolder,omitempty"`
+	// The acting app, if any.
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	AppId string `protobuf:"bytes,4,opt,name=appId,proto3" json:"appId,omitempty"`
+	// RFC 3339 UTC.
+	At string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	// The data.sequence of its svcchat.handover event.
+	Sequence int64 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// When control set by this change lapses, if it does (RFC 3339 UTC).
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	ExpiresAt     *string `protobuf:"bytes,7,opt,name=expiresAt,proto3,oneof" json:"expiresAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoverRecord) Reset() {
+	*x = HandoverRecord{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoverRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoverRecord) ProtoMessage() {}
+
+func (x *HandoverRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoverRecord.ProtoReflect.Descriptor instead.
+func (*HandoverRecord) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HandoverRecord) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *HandoverRecord) GetPreviousHolder() string {
+	if x != nil {
+		return x.PreviousHolder
+	}
+	return ""
+}
+
+func (x *HandoverRecord) GetNewHolder() string {
+	if x != nil {
+		return x.NewHolder
+	}
+	return ""
+}
+
+func (x *HandoverRecord) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *HandoverRecord) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *HandoverRecord) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *HandoverRecord) GetExpiresAt() string {
+	if x != nil && x.ExpiresAt != nil {
+		return *x.ExpiresAt
+	}
+	return ""
+}
+
 type HandoverRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	PageId         string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
@@ -36,14 +367,19 @@ type HandoverRequest struct {
 	ReturnTo *string `protobuf:"bytes,4,opt,name=return_to,json=returnTo,proto3,oneof" json:"return_to,omitempty"`
 	// Only with pass_thread_control: the app to pass control to (default:
 	// page_human).
-	TargetAppId   *string `protobuf:"bytes,5,opt,name=target_app_id,json=targetAppId,proto3,oneof" json:"target_app_id,omitempty"`
+	TargetAppId *string `protobuf:"bytes,5,opt,name=target_app_id,json=targetAppId,proto3,oneof" json:"target_app_id,omitempty"`
+	// Only with take_thread_control and pass_thread_control: control returns
+	// to the holder before this action after this many seconds (60 to
+	// 86,400) without a message from the new holder. Checked by the plugin,
+	// naming the field.
+	ExpiresIn     *int64 `protobuf:"varint,6,opt,name=expires_in,json=expiresIn,proto3,oneof" json:"expires_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HandoverRequest) Reset() {
 	*x = HandoverRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +391,7 @@ func (x *HandoverRequest) String() string {
 func (*HandoverRequest) ProtoMessage() {}
 
 func (x *HandoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +404,7 @@ func (x *HandoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandoverRequest.ProtoReflect.Descriptor instead.
 func (*HandoverRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{0}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HandoverRequest) GetPageId() string {
@@ -106,6 +442,13 @@ func (x *HandoverRequest) GetTargetAppId() string {
 	return ""
 }
 
+func (x *HandoverRequest) GetExpiresIn() int64 {
+	if x != nil && x.ExpiresIn != nil {
+		return *x.ExpiresIn
+	}
+	return 0
+}
+
 type HandoverResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
@@ -116,7 +459,7 @@ type HandoverResponse struct {
 
 func (x *HandoverResponse) Reset() {
 	*x = HandoverResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -128,7 +471,7 @@ func (x *HandoverResponse) String() string {
 func (*HandoverResponse) ProtoMessage() {}
 
 func (x *HandoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -141,7 +484,7 @@ func (x *HandoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandoverResponse.ProtoReflect.Descriptor instead.
 func (*HandoverResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{1}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *HandoverResponse) GetSuccess() bool {
@@ -169,7 +512,7 @@ type MobileHandoverRequest struct {
 
 func (x *MobileHandoverRequest) Reset() {
 	*x = MobileHandoverRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -181,7 +524,7 @@ func (x *MobileHandoverRequest) String() string {
 func (*MobileHandoverRequest) ProtoMessage() {}
 
 func (x *MobileHandoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -194,7 +537,7 @@ func (x *MobileHandoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MobileHandoverRequest.ProtoReflect.Descriptor instead.
 func (*MobileHandoverRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{2}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MobileHandoverRequest) GetConversationId() string {
@@ -222,7 +565,7 @@ type MobileHandoverResponse struct {
 
 func (x *MobileHandoverResponse) Reset() {
 	*x = MobileHandoverResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +577,7 @@ func (x *MobileHandoverResponse) String() string {
 func (*MobileHandoverResponse) ProtoMessage() {}
 
 func (x *MobileHandoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,7 +590,7 @@ func (x *MobileHandoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MobileHandoverResponse.ProtoReflect.Descriptor instead.
 func (*MobileHandoverResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{3}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MobileHandoverResponse) GetConversationId() string {
@@ -275,7 +618,7 @@ type ReplyRequest struct {
 
 func (x *ReplyRequest) Reset() {
 	*x = ReplyRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +630,7 @@ func (x *ReplyRequest) String() string {
 func (*ReplyRequest) ProtoMessage() {}
 
 func (x *ReplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +643,7 @@ func (x *ReplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyRequest.ProtoReflect.Descriptor instead.
 func (*ReplyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{4}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReplyRequest) GetConversationId() string {
@@ -327,7 +670,7 @@ type ReplyResponse struct {
 
 func (x *ReplyResponse) Reset() {
 	*x = ReplyResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +682,7 @@ func (x *ReplyResponse) String() string {
 func (*ReplyResponse) ProtoMessage() {}
 
 func (x *ReplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +695,7 @@ func (x *ReplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyResponse.ProtoReflect.Descriptor instead.
 func (*ReplyResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{5}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReplyResponse) GetConversationId() string {
@@ -379,7 +722,7 @@ type InboxRequest struct {
 
 func (x *InboxRequest) Reset() {
 	*x = InboxRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +734,7 @@ func (x *InboxRequest) String() string {
 func (*InboxRequest) ProtoMessage() {}
 
 func (x *InboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +747,7 @@ func (x *InboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxRequest.ProtoReflect.Descriptor instead.
 func (*InboxRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{6}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InboxRequest) GetUserId() string {
@@ -423,7 +766,7 @@ type InboxResponse struct {
 
 func (x *InboxResponse) Reset() {
 	*x = InboxResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +778,7 @@ func (x *InboxResponse) String() string {
 func (*InboxResponse) ProtoMessage() {}
 
 func (x *InboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +791,7 @@ func (x *InboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxResponse.ProtoReflect.Descriptor instead.
 func (*InboxResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{7}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InboxResponse) GetThreads() []*InboxThread {
@@ -477,7 +820,7 @@ type InboxThread struct {
 
 func (x *InboxThread) Reset() {
 	*x = InboxThread{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +832,7 @@ func (x *InboxThread) String() string {
 func (*InboxThread) ProtoMessage() {}
 
 func (x *InboxThread) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +845,7 @@ func (x *InboxThread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxThread.ProtoReflect.Descriptor instead.
 func (*InboxThread) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{8}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InboxThread) GetConversationId() string {
@@ -567,7 +910,7 @@ type ThreadMessageSummary struct {
 
 func (x *ThreadMessageSummary) Reset() {
 	*x = ThreadMessageSummary{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +922,7 @@ func (x *ThreadMessageSummary) String() string {
 func (*ThreadMessageSummary) ProtoMessage() {}
 
 func (x *ThreadMessageSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +935,7 @@ func (x *ThreadMessageSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadMessageSummary.ProtoReflect.Descriptor instead.
 func (*ThreadMessageSummary) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{9}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ThreadMessageSummary) GetText() string {
@@ -629,7 +972,7 @@ type GetThreadRequest struct {
 
 func (x *GetThreadRequest) Reset() {
 	*x = GetThreadRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +984,7 @@ func (x *GetThreadRequest) String() string {
 func (*GetThreadRequest) ProtoMessage() {}
 
 func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +997,7 @@ func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{10}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetThreadRequest) GetConversationId() string {
@@ -690,14 +1033,16 @@ type Thread struct {
 	Messages []*ThreadMessage `protobuf:"bytes,5,rep,name=messages,proto3" json:"messages,omitempty"`
 	// There are older messages: read them with before = the first
 	// message's id.
-	HasOlder      bool `protobuf:"varint,6,opt,name=has_older,json=hasOlder,proto3" json:"has_older,omitempty"`
+	HasOlder bool `protobuf:"varint,6,opt,name=has_older,json=hasOlder,proto3" json:"has_older,omitempty"`
+	// The Page is typing (sender_action typing_on, shown for at most 20 s).
+	Typing        bool `protobuf:"varint,7,opt,name=typing,proto3" json:"typing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Thread) Reset() {
 	*x = Thread{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +1054,7 @@ func (x *Thread) String() string {
 func (*Thread) ProtoMessage() {}
 
 func (x *Thread) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +1067,7 @@ func (x *Thread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thread.ProtoReflect.Descriptor instead.
 func (*Thread) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{11}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Thread) GetConversationId() string {
@@ -767,6 +1112,13 @@ func (x *Thread) GetHasOlder() bool {
 	return false
 }
 
+func (x *Thread) GetTyping() bool {
+	if x != nil {
+		return x.Typing
+	}
+	return false
+}
+
 // ThreadMessage is a message of a thread in the chat app.
 type ThreadMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -778,14 +1130,17 @@ type ThreadMessage struct {
 	// name> · <assistant label>" for the assistant's.
 	SenderLabel string `protobuf:"bytes,4,opt,name=sender_label,json=senderLabel,proto3" json:"sender_label,omitempty"`
 	// RFC 3339 UTC.
-	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt string `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// sent, delivered, read or failed (Page messages; the user's own are
+	// sent).
+	Status        string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ThreadMessage) Reset() {
 	*x = ThreadMessage{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +1152,7 @@ func (x *ThreadMessage) String() string {
 func (*ThreadMessage) ProtoMessage() {}
 
 func (x *ThreadMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +1165,7 @@ func (x *ThreadMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadMessage.ProtoReflect.Descriptor instead.
 func (*ThreadMessage) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{12}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ThreadMessage) GetId() string {
@@ -848,6 +1203,13 @@ func (x *ThreadMessage) GetCreatedAt() string {
 	return ""
 }
 
+func (x *ThreadMessage) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
 type WriteToPageRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
@@ -859,7 +1221,7 @@ type WriteToPageRequest struct {
 
 func (x *WriteToPageRequest) Reset() {
 	*x = WriteToPageRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +1233,7 @@ func (x *WriteToPageRequest) String() string {
 func (*WriteToPageRequest) ProtoMessage() {}
 
 func (x *WriteToPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +1246,7 @@ func (x *WriteToPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteToPageRequest.ProtoReflect.Descriptor instead.
 func (*WriteToPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{13}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WriteToPageRequest) GetPageId() string {
@@ -911,7 +1273,7 @@ type WriteToPageResponse struct {
 
 func (x *WriteToPageResponse) Reset() {
 	*x = WriteToPageResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1285,7 @@ func (x *WriteToPageResponse) String() string {
 func (*WriteToPageResponse) ProtoMessage() {}
 
 func (x *WriteToPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1298,7 @@ func (x *WriteToPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteToPageResponse.ProtoReflect.Descriptor instead.
 func (*WriteToPageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{14}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WriteToPageResponse) GetConversationId() string {
@@ -964,7 +1326,7 @@ type OptInRequest struct {
 
 func (x *OptInRequest) Reset() {
 	*x = OptInRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1338,7 @@ func (x *OptInRequest) String() string {
 func (*OptInRequest) ProtoMessage() {}
 
 func (x *OptInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1351,7 @@ func (x *OptInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInRequest.ProtoReflect.Descriptor instead.
 func (*OptInRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{15}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OptInRequest) GetPageId() string {
@@ -1017,7 +1379,7 @@ type OptOutRequest struct {
 
 func (x *OptOutRequest) Reset() {
 	*x = OptOutRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1391,7 @@ func (x *OptOutRequest) String() string {
 func (*OptOutRequest) ProtoMessage() {}
 
 func (x *OptOutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1404,7 @@ func (x *OptOutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptOutRequest.ProtoReflect.Descriptor instead.
 func (*OptOutRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{16}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OptOutRequest) GetPageId() string {
@@ -1068,7 +1430,7 @@ type OptInResponse struct {
 
 func (x *OptInResponse) Reset() {
 	*x = OptInResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1442,7 @@ func (x *OptInResponse) String() string {
 func (*OptInResponse) ProtoMessage() {}
 
 func (x *OptInResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1455,7 @@ func (x *OptInResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInResponse.ProtoReflect.Descriptor instead.
 func (*OptInResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{17}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OptInResponse) GetOptIn() *OptInRecord {
@@ -1121,7 +1483,7 @@ type OptInRecord struct {
 
 func (x *OptInRecord) Reset() {
 	*x = OptInRecord{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1495,7 @@ func (x *OptInRecord) String() string {
 func (*OptInRecord) ProtoMessage() {}
 
 func (x *OptInRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1508,7 @@ func (x *OptInRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInRecord.ProtoReflect.Descriptor instead.
 func (*OptInRecord) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{18}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OptInRecord) GetPageId() string {
@@ -1205,14 +1567,17 @@ type SendMessageRequest struct {
 	// Parameter name to value; the values must be strings.
 	TemplateParams *structpb.Struct `protobuf:"bytes,6,opt,name=template_params,json=templateParams,proto3" json:"template_params,omitempty"`
 	// 1 to 2,000 Unicode code points.
-	Text          *string `protobuf:"bytes,7,opt,name=text,proto3,oneof" json:"text,omitempty"`
+	Text *string `protobuf:"bytes,7,opt,name=text,proto3,oneof" json:"text,omitempty"`
+	// typing_on, typing_off or mark_seen, with recipient_user_id and no
+	// message (Messenger's sender actions). Checked by the plugin.
+	SenderAction  *string `protobuf:"bytes,8,opt,name=sender_action,json=senderAction,proto3,oneof" json:"sender_action,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1589,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1602,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{19}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SendMessageRequest) GetPageId() string {
@@ -1289,18 +1654,26 @@ func (x *SendMessageRequest) GetText() string {
 	return ""
 }
 
+func (x *SendMessageRequest) GetSenderAction() string {
+	if x != nil && x.SenderAction != nil {
+		return *x.SenderAction
+	}
+	return ""
+}
+
 type SendMessageResponse struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	RecipientId    string                 `protobuf:"bytes,1,opt,name=recipient_id,json=recipientId,proto3" json:"recipient_id,omitempty"`
-	MessageId      string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	ConversationId string                 `protobuf:"bytes,3,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecipientId string                 `protobuf:"bytes,1,opt,name=recipient_id,json=recipientId,proto3" json:"recipient_id,omitempty"`
+	// Empty for a sender action.
+	MessageId      string `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	ConversationId string `protobuf:"bytes,3,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1685,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1698,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{20}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SendMessageResponse) GetRecipientId() string {
@@ -1355,14 +1728,17 @@ type Control struct {
 	// svc_ai, page_human or app.
 	Holder string `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
 	// The holding app, when holder is app.
-	AppId         string `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	AppId string `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// When control returns to the holder before the take or pass that set
+	// it (expires_in); absent when it does not lapse. RFC 3339 UTC.
+	ExpiresAt     *string `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3,oneof" json:"expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Control) Reset() {
 	*x = Control{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1750,7 @@ func (x *Control) String() string {
 func (*Control) ProtoMessage() {}
 
 func (x *Control) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1763,7 @@ func (x *Control) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Control.ProtoReflect.Descriptor instead.
 func (*Control) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{21}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Control) GetHolder() string {
@@ -1400,6 +1776,13 @@ func (x *Control) GetHolder() string {
 func (x *Control) GetAppId() string {
 	if x != nil {
 		return x.AppId
+	}
+	return ""
+}
+
+func (x *Control) GetExpiresAt() string {
+	if x != nil && x.ExpiresAt != nil {
+		return *x.ExpiresAt
 	}
 	return ""
 }
@@ -1423,7 +1806,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1818,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1831,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{22}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Conversation) GetId() string {
@@ -1513,7 +1896,7 @@ type ListConversationsRequest struct {
 
 func (x *ListConversationsRequest) Reset() {
 	*x = ListConversationsRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1908,7 @@ func (x *ListConversationsRequest) String() string {
 func (*ListConversationsRequest) ProtoMessage() {}
 
 func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1921,7 @@ func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConversationsRequest.ProtoReflect.Descriptor instead.
 func (*ListConversationsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{23}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListConversationsRequest) GetPageId() string {
@@ -1579,7 +1962,7 @@ type ListConversationsResponse struct {
 
 func (x *ListConversationsResponse) Reset() {
 	*x = ListConversationsResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1974,7 @@ func (x *ListConversationsResponse) String() string {
 func (*ListConversationsResponse) ProtoMessage() {}
 
 func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1987,7 @@ func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConversationsResponse.ProtoReflect.Descriptor instead.
 func (*ListConversationsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{24}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListConversationsResponse) GetData() []*Conversation {
@@ -1631,7 +2014,7 @@ type GetConversationRequest struct {
 
 func (x *GetConversationRequest) Reset() {
 	*x = GetConversationRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +2026,7 @@ func (x *GetConversationRequest) String() string {
 func (*GetConversationRequest) ProtoMessage() {}
 
 func (x *GetConversationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +2039,7 @@ func (x *GetConversationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConversationRequest.ProtoReflect.Descriptor instead.
 func (*GetConversationRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{25}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetConversationRequest) GetPageId() string {
@@ -1690,14 +2073,19 @@ type Message struct {
 	// The template's name, for template messages.
 	TemplateName *string `protobuf:"bytes,8,opt,name=template_name,json=templateName,proto3,oneof" json:"template_name,omitempty"`
 	// RFC 3339 UTC.
-	CreatedTime   string `protobuf:"bytes,9,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	CreatedTime string `protobuf:"bytes,9,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	// sent, delivered (the user's chat app fetched it), read (the user read
+	// the thread) or failed; inbound messages are sent.
+	Status string `protobuf:"bytes,10,opt,name=status,proto3" json:"status,omitempty"`
+	// Why the message failed, when status is failed.
+	Error         *string `protobuf:"bytes,11,opt,name=error,proto3,oneof" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +2097,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +2110,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{26}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Message) GetId() string {
@@ -1788,6 +2176,20 @@ func (x *Message) GetCreatedTime() string {
 	return ""
 }
 
+func (x *Message) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Message) GetError() string {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ""
+}
+
 type ListMessagesRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	PageId         string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
@@ -1801,7 +2203,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +2215,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1826,7 +2228,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{27}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListMessagesRequest) GetPageId() string {
@@ -1874,7 +2276,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1886,7 +2288,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1899,7 +2301,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{28}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListMessagesResponse) GetData() []*Message {
@@ -1933,7 +2335,7 @@ type Template struct {
 
 func (x *Template) Reset() {
 	*x = Template{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2347,7 @@ func (x *Template) String() string {
 func (*Template) ProtoMessage() {}
 
 func (x *Template) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2360,7 @@ func (x *Template) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Template.ProtoReflect.Descriptor instead.
 func (*Template) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{29}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Template) GetName() string {
@@ -2005,7 +2407,7 @@ type ListTemplatesRequest struct {
 
 func (x *ListTemplatesRequest) Reset() {
 	*x = ListTemplatesRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2017,7 +2419,7 @@ func (x *ListTemplatesRequest) String() string {
 func (*ListTemplatesRequest) ProtoMessage() {}
 
 func (x *ListTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2030,7 +2432,7 @@ func (x *ListTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{30}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListTemplatesRequest) GetAppId() string {
@@ -2049,7 +2451,7 @@ type ListTemplatesResponse struct {
 
 func (x *ListTemplatesResponse) Reset() {
 	*x = ListTemplatesResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2463,7 @@ func (x *ListTemplatesResponse) String() string {
 func (*ListTemplatesResponse) ProtoMessage() {}
 
 func (x *ListTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2476,7 @@ func (x *ListTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{31}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListTemplatesResponse) GetData() []*Template {
@@ -2098,7 +2500,7 @@ type CreateTemplateRequest struct {
 
 func (x *CreateTemplateRequest) Reset() {
 	*x = CreateTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2512,7 @@ func (x *CreateTemplateRequest) String() string {
 func (*CreateTemplateRequest) ProtoMessage() {}
 
 func (x *CreateTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2525,7 @@ func (x *CreateTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTemplateRequest.ProtoReflect.Descriptor instead.
 func (*CreateTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{32}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateTemplateRequest) GetAppId() string {
@@ -2164,7 +2566,7 @@ type TemplateActionRequest struct {
 
 func (x *TemplateActionRequest) Reset() {
 	*x = TemplateActionRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2578,7 @@ func (x *TemplateActionRequest) String() string {
 func (*TemplateActionRequest) ProtoMessage() {}
 
 func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2591,7 @@ func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemplateActionRequest.ProtoReflect.Descriptor instead.
 func (*TemplateActionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{33}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TemplateActionRequest) GetAppId() string {
@@ -2217,7 +2619,7 @@ type ListTemplateQueueRequest struct {
 
 func (x *ListTemplateQueueRequest) Reset() {
 	*x = ListTemplateQueueRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2631,7 @@ func (x *ListTemplateQueueRequest) String() string {
 func (*ListTemplateQueueRequest) ProtoMessage() {}
 
 func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2644,7 @@ func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{34}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListTemplateQueueRequest) GetLimit() int32 {
@@ -2276,7 +2678,7 @@ type ListTemplateQueueResponse struct {
 
 func (x *ListTemplateQueueResponse) Reset() {
 	*x = ListTemplateQueueResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2288,7 +2690,7 @@ func (x *ListTemplateQueueResponse) String() string {
 func (*ListTemplateQueueResponse) ProtoMessage() {}
 
 func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2301,7 +2703,7 @@ func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{35}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListTemplateQueueResponse) GetData() []*QueuedTemplate {
@@ -2336,7 +2738,7 @@ type QueuedTemplate struct {
 
 func (x *QueuedTemplate) Reset() {
 	*x = QueuedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2348,7 +2750,7 @@ func (x *QueuedTemplate) String() string {
 func (*QueuedTemplate) ProtoMessage() {}
 
 func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2361,7 +2763,7 @@ func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedTemplate.ProtoReflect.Descriptor instead.
 func (*QueuedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{36}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *QueuedTemplate) GetId() string {
@@ -2432,7 +2834,7 @@ type DecideTemplateRequest struct {
 
 func (x *DecideTemplateRequest) Reset() {
 	*x = DecideTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2444,7 +2846,7 @@ func (x *DecideTemplateRequest) String() string {
 func (*DecideTemplateRequest) ProtoMessage() {}
 
 func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2457,7 +2859,7 @@ func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateRequest.ProtoReflect.Descriptor instead.
 func (*DecideTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{37}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DecideTemplateRequest) GetId() string {
@@ -2490,7 +2892,7 @@ type DecideTemplateResponse struct {
 
 func (x *DecideTemplateResponse) Reset() {
 	*x = DecideTemplateResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2502,7 +2904,7 @@ func (x *DecideTemplateResponse) String() string {
 func (*DecideTemplateResponse) ProtoMessage() {}
 
 func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2515,7 +2917,7 @@ func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateResponse.ProtoReflect.Descriptor instead.
 func (*DecideTemplateResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DecideTemplateResponse) GetTemplate() *DecidedTemplate {
@@ -2541,7 +2943,7 @@ type DecidedTemplate struct {
 
 func (x *DecidedTemplate) Reset() {
 	*x = DecidedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2955,7 @@ func (x *DecidedTemplate) String() string {
 func (*DecidedTemplate) ProtoMessage() {}
 
 func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2566,7 +2968,7 @@ func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedTemplate.ProtoReflect.Descriptor instead.
 func (*DecidedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DecidedTemplate) GetId() string {
@@ -2615,16 +3017,43 @@ var File_svc_svcchat_v1_svcchat_proto protoreflect.FileDescriptor
 
 const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\n" +
-	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x83\x02\n" +
+	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"I\n" +
+	"\x15MarkThreadReadRequest\x120\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"F\n" +
+	"\x16MarkThreadReadResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x12\n" +
+	"\x04read\x18\x02 \x01(\x05R\x04read\"\xb9\x01\n" +
+	"\x14ListHandoversRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
+	"\x05limit\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x04 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x05 \x01(\tR\x06before\"z\n" +
+	"\x15ListHandoversResponse\x122\n" +
+	"\x04data\x18\x01 \x03(\v2\x1e.svc.svcchat.v1.HandoverRecordR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xe1\x01\n" +
+	"\x0eHandoverRecord\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12&\n" +
+	"\x0epreviousHolder\x18\x02 \x01(\tR\x0epreviousHolder\x12\x1c\n" +
+	"\tnewHolder\x18\x03 \x01(\tR\tnewHolder\x12\x14\n" +
+	"\x05appId\x18\x04 \x01(\tR\x05appId\x12\x0e\n" +
+	"\x02at\x18\x05 \x01(\tR\x02at\x12\x1a\n" +
+	"\bsequence\x18\x06 \x01(\x03R\bsequence\x12!\n" +
+	"\texpiresAt\x18\a \x01(\tH\x00R\texpiresAt\x88\x01\x01B\f\n" +
+	"\n" +
+	"_expiresAt\"\xb6\x02\n" +
 	"\x0fHandoverRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
 	"\x06action\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06action\x12)\n" +
 	"\treturn_to\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@H\x00R\breturnTo\x88\x01\x01\x120\n" +
-	"\rtarget_app_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@H\x01R\vtargetAppId\x88\x01\x01B\f\n" +
+	"\rtarget_app_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@H\x01R\vtargetAppId\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"expires_in\x18\x06 \x01(\x03H\x02R\texpiresIn\x88\x01\x01B\f\n" +
 	"\n" +
 	"_return_toB\x10\n" +
-	"\x0e_target_app_id\"_\n" +
+	"\x0e_target_app_idB\r\n" +
+	"\v_expires_in\"_\n" +
 	"\x10HandoverResponse\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\x121\n" +
 	"\acontrol\x18\x02 \x01(\v2\x17.svc.svcchat.v1.ControlR\acontrol\"z\n" +
@@ -2664,21 +3093,23 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x10GetThreadRequest\x120\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
 	"\x06before\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06before\x12\x1f\n" +
-	"\x05limit\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\"\xe6\x01\n" +
+	"\x05limit\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\"\xfe\x01\n" +
 	"\x06Thread\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x17\n" +
 	"\apage_id\x18\x02 \x01(\tR\x06pageId\x12\x1b\n" +
 	"\tpage_name\x18\x03 \x01(\tR\bpageName\x12%\n" +
 	"\x0econtrol_holder\x18\x04 \x01(\tR\rcontrolHolder\x129\n" +
 	"\bmessages\x18\x05 \x03(\v2\x1d.svc.svcchat.v1.ThreadMessageR\bmessages\x12\x1b\n" +
-	"\thas_older\x18\x06 \x01(\bR\bhasOlder\"\x93\x01\n" +
+	"\thas_older\x18\x06 \x01(\bR\bhasOlder\x12\x16\n" +
+	"\x06typing\x18\a \x01(\bR\x06typing\"\xab\x01\n" +
 	"\rThreadMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirection\x18\x02 \x01(\tR\tdirection\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12!\n" +
 	"\fsender_label\x18\x04 \x01(\tR\vsenderLabel\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\tcreatedAt\"X\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"X\n" +
 	"\x12WriteToPageRequest\x12\"\n" +
 	"\apage_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06pageId\x12\x1e\n" +
 	"\x04text\x18\x02 \x01(\tB\n" +
@@ -2702,7 +3133,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06source\x18\x04 \x01(\tR\x06source\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\x06 \x01(\tR\tupdatedAt\"\xfd\x02\n" +
+	"updated_at\x18\x06 \x01(\tR\tupdatedAt\"\xc2\x03\n" +
 	"\x12SendMessageRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12:\n" +
 	"\x11recipient_user_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x00R\x0frecipientUserId\x88\x01\x01\x12\x1e\n" +
@@ -2711,20 +3142,25 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\rtemplate_name\x18\x05 \x01(\tH\x03R\ftemplateName\x88\x01\x01\x12@\n" +
 	"\x0ftemplate_params\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x0etemplateParams\x12#\n" +
 	"\x04text\x18\a \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fH\x04R\x04text\x88\x01\x01B\x14\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fH\x04R\x04text\x88\x01\x01\x121\n" +
+	"\rsender_action\x18\b \x01(\tB\a\xbaH\x04r\x02\x18 H\x05R\fsenderAction\x88\x01\x01B\x14\n" +
 	"\x12_recipient_user_idB\x05\n" +
 	"\x03_toB\a\n" +
 	"\x05_typeB\x10\n" +
 	"\x0e_template_nameB\a\n" +
-	"\x05_text\"\x80\x01\n" +
+	"\x05_textB\x10\n" +
+	"\x0e_sender_action\"\x80\x01\n" +
 	"\x13SendMessageResponse\x12!\n" +
 	"\frecipient_id\x18\x01 \x01(\tR\vrecipientId\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\x12'\n" +
-	"\x0fconversation_id\x18\x03 \x01(\tR\x0econversationId\"8\n" +
+	"\x0fconversation_id\x18\x03 \x01(\tR\x0econversationId\"k\n" +
 	"\aControl\x12\x16\n" +
 	"\x06holder\x18\x01 \x01(\tR\x06holder\x12\x15\n" +
-	"\x06app_id\x18\x02 \x01(\tR\x05appId\"\xa8\x02\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\"\n" +
+	"\n" +
+	"expires_at\x18\x03 \x01(\tH\x00R\texpiresAt\x88\x01\x01B\r\n" +
+	"\v_expires_at\"\xa8\x02\n" +
 	"\fConversation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\apage_id\x18\x02 \x01(\tR\x06pageId\x12\x17\n" +
@@ -2745,7 +3181,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"l\n" +
 	"\x16GetConversationRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
-	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"\x96\x02\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"\xd3\x02\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x1c\n" +
@@ -2755,8 +3191,12 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x04text\x18\x06 \x01(\tR\x04text\x12\x12\n" +
 	"\x04kind\x18\a \x01(\tR\x04kind\x12(\n" +
 	"\rtemplate_name\x18\b \x01(\tH\x00R\ftemplateName\x88\x01\x01\x12!\n" +
-	"\fcreated_time\x18\t \x01(\tR\vcreatedTimeB\x10\n" +
-	"\x0e_template_name\"\xb8\x01\n" +
+	"\fcreated_time\x18\t \x01(\tR\vcreatedTime\x12\x16\n" +
+	"\x06status\x18\n" +
+	" \x01(\tR\x06status\x12\x19\n" +
+	"\x05error\x18\v \x01(\tH\x01R\x05error\x88\x01\x01B\x10\n" +
+	"\x0e_template_nameB\b\n" +
+	"\x06_error\"\xb8\x01\n" +
 	"\x13ListMessagesRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
@@ -2815,7 +3255,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xcb\x15\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xc2\x18\n" +
 	"\x0eSvcchatService\x12\x95\x01\n" +
 	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
@@ -2837,8 +3277,11 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\bHandover\x12\x1f.svc.svcchat.v1.HandoverRequest\x1a .svc.svcchat.v1.HandoverResponse\"^\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x189\x127page/{page_id}/conversations/{conversation_id}/handover\x12\x9e\x01\n" +
 	"\x0eMobileHandover\x12%.svc.svcchat.v1.MobileHandoverRequest\x1a&.svc.svcchat.v1.MobileHandoverResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/handover\x12\x80\x01\n" +
 	"\x05Reply\x12\x1c.svc.svcchat.v1.ReplyRequest\x1a\x1d.svc.svcchat.v1.ReplyResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02-:\x01*\"(/api/mobile/svcchat/page-messaging/reply\x12\x80\x01\n" +
-	"\x05Inbox\x12\x1c.svc.svcchat.v1.InboxRequest\x1a\x1d.svc.svcchat.v1.InboxResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02*\x12(/api/mobile/svcchat/page-messaging/inbox\x90\x02\x01\x12\x95\x01\n" +
-	"\tGetThread\x12 .svc.svcchat.v1.GetThreadRequest\x1a\x16.svc.svcchat.v1.Thread\"N\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02>\x12</api/mobile/svcchat/page-messaging/threads/{conversation_id}\x90\x02\x01B9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
+	"\x05Inbox\x12\x1c.svc.svcchat.v1.InboxRequest\x1a\x1d.svc.svcchat.v1.InboxResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02*\x12(/api/mobile/svcchat/page-messaging/inbox\x90\x02\x01\x12\x92\x01\n" +
+	"\tGetThread\x12 .svc.svcchat.v1.GetThreadRequest\x1a\x16.svc.svcchat.v1.Thread\"K\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02>\x12</api/mobile/svcchat/page-messaging/threads/{conversation_id}\x12\xb4\x01\n" +
+	"\x0eMarkThreadRead\x12%.svc.svcchat.v1.MarkThreadReadRequest\x1a&.svc.svcchat.v1.MarkThreadReadResponse\"S\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02F:\x01*\"A/api/mobile/svcchat/page-messaging/threads/{conversation_id}/read\x12\xc0\x01\n" +
+	"\rListHandovers\x12$.svc.svcchat.v1.ListHandoversRequest\x1a%.svc.svcchat.v1.ListHandoversResponse\"b\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:read \x01:\asvcchat\xd2\xf3\x18:\n" +
+	"8page/{page_id}/conversations/{conversation_id}/handovers\x90\x02\x01B9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
 
 var (
 	file_svc_svcchat_v1_svcchat_proto_rawDescOnce sync.Once
@@ -2852,108 +3295,119 @@ func file_svc_svcchat_v1_svcchat_proto_rawDescGZIP() []byte {
 	return file_svc_svcchat_v1_svcchat_proto_rawDescData
 }
 
-var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_svc_svcchat_v1_svcchat_proto_goTypes = []any{
-	(*HandoverRequest)(nil),           // 0: svc.svcchat.v1.HandoverRequest
-	(*HandoverResponse)(nil),          // 1: svc.svcchat.v1.HandoverResponse
-	(*MobileHandoverRequest)(nil),     // 2: svc.svcchat.v1.MobileHandoverRequest
-	(*MobileHandoverResponse)(nil),    // 3: svc.svcchat.v1.MobileHandoverResponse
-	(*ReplyRequest)(nil),              // 4: svc.svcchat.v1.ReplyRequest
-	(*ReplyResponse)(nil),             // 5: svc.svcchat.v1.ReplyResponse
-	(*InboxRequest)(nil),              // 6: svc.svcchat.v1.InboxRequest
-	(*InboxResponse)(nil),             // 7: svc.svcchat.v1.InboxResponse
-	(*InboxThread)(nil),               // 8: svc.svcchat.v1.InboxThread
-	(*ThreadMessageSummary)(nil),      // 9: svc.svcchat.v1.ThreadMessageSummary
-	(*GetThreadRequest)(nil),          // 10: svc.svcchat.v1.GetThreadRequest
-	(*Thread)(nil),                    // 11: svc.svcchat.v1.Thread
-	(*ThreadMessage)(nil),             // 12: svc.svcchat.v1.ThreadMessage
-	(*WriteToPageRequest)(nil),        // 13: svc.svcchat.v1.WriteToPageRequest
-	(*WriteToPageResponse)(nil),       // 14: svc.svcchat.v1.WriteToPageResponse
-	(*OptInRequest)(nil),              // 15: svc.svcchat.v1.OptInRequest
-	(*OptOutRequest)(nil),             // 16: svc.svcchat.v1.OptOutRequest
-	(*OptInResponse)(nil),             // 17: svc.svcchat.v1.OptInResponse
-	(*OptInRecord)(nil),               // 18: svc.svcchat.v1.OptInRecord
-	(*SendMessageRequest)(nil),        // 19: svc.svcchat.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),       // 20: svc.svcchat.v1.SendMessageResponse
-	(*Control)(nil),                   // 21: svc.svcchat.v1.Control
-	(*Conversation)(nil),              // 22: svc.svcchat.v1.Conversation
-	(*ListConversationsRequest)(nil),  // 23: svc.svcchat.v1.ListConversationsRequest
-	(*ListConversationsResponse)(nil), // 24: svc.svcchat.v1.ListConversationsResponse
-	(*GetConversationRequest)(nil),    // 25: svc.svcchat.v1.GetConversationRequest
-	(*Message)(nil),                   // 26: svc.svcchat.v1.Message
-	(*ListMessagesRequest)(nil),       // 27: svc.svcchat.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),      // 28: svc.svcchat.v1.ListMessagesResponse
-	(*Template)(nil),                  // 29: svc.svcchat.v1.Template
-	(*ListTemplatesRequest)(nil),      // 30: svc.svcchat.v1.ListTemplatesRequest
-	(*ListTemplatesResponse)(nil),     // 31: svc.svcchat.v1.ListTemplatesResponse
-	(*CreateTemplateRequest)(nil),     // 32: svc.svcchat.v1.CreateTemplateRequest
-	(*TemplateActionRequest)(nil),     // 33: svc.svcchat.v1.TemplateActionRequest
-	(*ListTemplateQueueRequest)(nil),  // 34: svc.svcchat.v1.ListTemplateQueueRequest
-	(*ListTemplateQueueResponse)(nil), // 35: svc.svcchat.v1.ListTemplateQueueResponse
-	(*QueuedTemplate)(nil),            // 36: svc.svcchat.v1.QueuedTemplate
-	(*DecideTemplateRequest)(nil),     // 37: svc.svcchat.v1.DecideTemplateRequest
-	(*DecideTemplateResponse)(nil),    // 38: svc.svcchat.v1.DecideTemplateResponse
-	(*DecidedTemplate)(nil),           // 39: svc.svcchat.v1.DecidedTemplate
-	(*structpb.Struct)(nil),           // 40: google.protobuf.Struct
-	(*v1.Paging)(nil),                 // 41: svc.plugin.v1.Paging
+	(*MarkThreadReadRequest)(nil),     // 0: svc.svcchat.v1.MarkThreadReadRequest
+	(*MarkThreadReadResponse)(nil),    // 1: svc.svcchat.v1.MarkThreadReadResponse
+	(*ListHandoversRequest)(nil),      // 2: svc.svcchat.v1.ListHandoversRequest
+	(*ListHandoversResponse)(nil),     // 3: svc.svcchat.v1.ListHandoversResponse
+	(*HandoverRecord)(nil),            // 4: svc.svcchat.v1.HandoverRecord
+	(*HandoverRequest)(nil),           // 5: svc.svcchat.v1.HandoverRequest
+	(*HandoverResponse)(nil),          // 6: svc.svcchat.v1.HandoverResponse
+	(*MobileHandoverRequest)(nil),     // 7: svc.svcchat.v1.MobileHandoverRequest
+	(*MobileHandoverResponse)(nil),    // 8: svc.svcchat.v1.MobileHandoverResponse
+	(*ReplyRequest)(nil),              // 9: svc.svcchat.v1.ReplyRequest
+	(*ReplyResponse)(nil),             // 10: svc.svcchat.v1.ReplyResponse
+	(*InboxRequest)(nil),              // 11: svc.svcchat.v1.InboxRequest
+	(*InboxResponse)(nil),             // 12: svc.svcchat.v1.InboxResponse
+	(*InboxThread)(nil),               // 13: svc.svcchat.v1.InboxThread
+	(*ThreadMessageSummary)(nil),      // 14: svc.svcchat.v1.ThreadMessageSummary
+	(*GetThreadRequest)(nil),          // 15: svc.svcchat.v1.GetThreadRequest
+	(*Thread)(nil),                    // 16: svc.svcchat.v1.Thread
+	(*ThreadMessage)(nil),             // 17: svc.svcchat.v1.ThreadMessage
+	(*WriteToPageRequest)(nil),        // 18: svc.svcchat.v1.WriteToPageRequest
+	(*WriteToPageResponse)(nil),       // 19: svc.svcchat.v1.WriteToPageResponse
+	(*OptInRequest)(nil),              // 20: svc.svcchat.v1.OptInRequest
+	(*OptOutRequest)(nil),             // 21: svc.svcchat.v1.OptOutRequest
+	(*OptInResponse)(nil),             // 22: svc.svcchat.v1.OptInResponse
+	(*OptInRecord)(nil),               // 23: svc.svcchat.v1.OptInRecord
+	(*SendMessageRequest)(nil),        // 24: svc.svcchat.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),       // 25: svc.svcchat.v1.SendMessageResponse
+	(*Control)(nil),                   // 26: svc.svcchat.v1.Control
+	(*Conversation)(nil),              // 27: svc.svcchat.v1.Conversation
+	(*ListConversationsRequest)(nil),  // 28: svc.svcchat.v1.ListConversationsRequest
+	(*ListConversationsResponse)(nil), // 29: svc.svcchat.v1.ListConversationsResponse
+	(*GetConversationRequest)(nil),    // 30: svc.svcchat.v1.GetConversationRequest
+	(*Message)(nil),                   // 31: svc.svcchat.v1.Message
+	(*ListMessagesRequest)(nil),       // 32: svc.svcchat.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),      // 33: svc.svcchat.v1.ListMessagesResponse
+	(*Template)(nil),                  // 34: svc.svcchat.v1.Template
+	(*ListTemplatesRequest)(nil),      // 35: svc.svcchat.v1.ListTemplatesRequest
+	(*ListTemplatesResponse)(nil),     // 36: svc.svcchat.v1.ListTemplatesResponse
+	(*CreateTemplateRequest)(nil),     // 37: svc.svcchat.v1.CreateTemplateRequest
+	(*TemplateActionRequest)(nil),     // 38: svc.svcchat.v1.TemplateActionRequest
+	(*ListTemplateQueueRequest)(nil),  // 39: svc.svcchat.v1.ListTemplateQueueRequest
+	(*ListTemplateQueueResponse)(nil), // 40: svc.svcchat.v1.ListTemplateQueueResponse
+	(*QueuedTemplate)(nil),            // 41: svc.svcchat.v1.QueuedTemplate
+	(*DecideTemplateRequest)(nil),     // 42: svc.svcchat.v1.DecideTemplateRequest
+	(*DecideTemplateResponse)(nil),    // 43: svc.svcchat.v1.DecideTemplateResponse
+	(*DecidedTemplate)(nil),           // 44: svc.svcchat.v1.DecidedTemplate
+	(*v1.Paging)(nil),                 // 45: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),           // 46: google.protobuf.Struct
 }
 var file_svc_svcchat_v1_svcchat_proto_depIdxs = []int32{
-	21, // 0: svc.svcchat.v1.HandoverResponse.control:type_name -> svc.svcchat.v1.Control
-	8,  // 1: svc.svcchat.v1.InboxResponse.threads:type_name -> svc.svcchat.v1.InboxThread
-	9,  // 2: svc.svcchat.v1.InboxThread.last_message:type_name -> svc.svcchat.v1.ThreadMessageSummary
-	12, // 3: svc.svcchat.v1.Thread.messages:type_name -> svc.svcchat.v1.ThreadMessage
-	18, // 4: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
-	40, // 5: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
-	21, // 6: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
-	22, // 7: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
-	41, // 8: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
-	26, // 9: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
-	41, // 10: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	29, // 11: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
-	36, // 12: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
-	41, // 13: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
-	39, // 14: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
-	13, // 15: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
-	15, // 16: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
-	16, // 17: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
-	19, // 18: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
-	23, // 19: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
-	25, // 20: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
-	27, // 21: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
-	30, // 22: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
-	32, // 23: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
-	33, // 24: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	33, // 25: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	34, // 26: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
-	37, // 27: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
-	0,  // 28: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
-	2,  // 29: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
-	4,  // 30: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
-	6,  // 31: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
-	10, // 32: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
-	14, // 33: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
-	17, // 34: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
-	17, // 35: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
-	20, // 36: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
-	24, // 37: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
-	22, // 38: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
-	28, // 39: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
-	31, // 40: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	29, // 41: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
-	29, // 42: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
-	29, // 43: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
-	35, // 44: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
-	38, // 45: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
-	1,  // 46: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
-	3,  // 47: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
-	5,  // 48: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
-	7,  // 49: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
-	11, // 50: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
-	33, // [33:51] is the sub-list for method output_type
-	15, // [15:33] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	4,  // 0: svc.svcchat.v1.ListHandoversResponse.data:type_name -> svc.svcchat.v1.HandoverRecord
+	45, // 1: svc.svcchat.v1.ListHandoversResponse.paging:type_name -> svc.plugin.v1.Paging
+	26, // 2: svc.svcchat.v1.HandoverResponse.control:type_name -> svc.svcchat.v1.Control
+	13, // 3: svc.svcchat.v1.InboxResponse.threads:type_name -> svc.svcchat.v1.InboxThread
+	14, // 4: svc.svcchat.v1.InboxThread.last_message:type_name -> svc.svcchat.v1.ThreadMessageSummary
+	17, // 5: svc.svcchat.v1.Thread.messages:type_name -> svc.svcchat.v1.ThreadMessage
+	23, // 6: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
+	46, // 7: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
+	26, // 8: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
+	27, // 9: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
+	45, // 10: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
+	31, // 11: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
+	45, // 12: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	34, // 13: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
+	41, // 14: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
+	45, // 15: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	44, // 16: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
+	18, // 17: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
+	20, // 18: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
+	21, // 19: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
+	24, // 20: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
+	28, // 21: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
+	30, // 22: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
+	32, // 23: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
+	35, // 24: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
+	37, // 25: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
+	38, // 26: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	38, // 27: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	39, // 28: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
+	42, // 29: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
+	5,  // 30: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
+	7,  // 31: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
+	9,  // 32: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
+	11, // 33: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
+	15, // 34: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
+	0,  // 35: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
+	2,  // 36: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
+	19, // 37: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
+	22, // 38: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
+	22, // 39: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
+	25, // 40: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
+	29, // 41: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
+	27, // 42: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
+	33, // 43: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
+	36, // 44: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	34, // 45: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
+	34, // 46: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
+	34, // 47: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
+	40, // 48: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
+	43, // 49: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
+	6,  // 50: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
+	8,  // 51: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
+	10, // 52: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
+	12, // 53: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
+	16, // 54: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
+	1,  // 55: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
+	3,  // 56: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
+	37, // [37:57] is the sub-list for method output_type
+	17, // [17:37] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_svc_svcchat_v1_svcchat_proto_init() }
@@ -2961,17 +3415,19 @@ func file_svc_svcchat_v1_svcchat_proto_init() {
 	if File_svc_svcchat_v1_svcchat_proto != nil {
 		return
 	}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[0].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[19].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[22].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[4].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[5].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[24].OneofWrappers = []any{}
 	file_svc_svcchat_v1_svcchat_proto_msgTypes[26].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[27].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_svcchat_v1_svcchat_proto_rawDesc), len(file_svc_svcchat_v1_svcchat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

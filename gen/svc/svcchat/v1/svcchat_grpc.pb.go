@@ -37,6 +37,8 @@ const (
 	SvcchatService_Reply_FullMethodName             = "/svc.svcchat.v1.SvcchatService/Reply"
 	SvcchatService_Inbox_FullMethodName             = "/svc.svcchat.v1.SvcchatService/Inbox"
 	SvcchatService_GetThread_FullMethodName         = "/svc.svcchat.v1.SvcchatService/GetThread"
+	SvcchatService_MarkThreadRead_FullMethodName    = "/svc.svcchat.v1.SvcchatService/MarkThreadRead"
+	SvcchatService_ListHandovers_FullMethodName     = "/svc.svcchat.v1.SvcchatService/ListHandovers"
 )
 
 // SvcchatServiceClient is the client API for SvcchatService service.
@@ -104,8 +106,15 @@ type SvcchatServiceClient interface {
 	// inbox-merge link, and whose user is opted in; newest first.
 	Inbox(ctx context.Context, in *InboxRequest, opts ...grpc.CallOption) (*InboxResponse, error)
 	// GetThread reads one of the signed-in user's Page threads, oldest first;
-	// before (a message id) reads the messages older than it.
+	// before (a message id) reads the messages older than it. Fetching a
+	// thread marks its Page messages delivered (svcchat.message.delivered).
 	GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*Thread, error)
+	// MarkThreadRead is the user reading a Page thread: every Page message of
+	// it not yet read becomes read (svcchat.message.read for each).
+	MarkThreadRead(ctx context.Context, in *MarkThreadReadRequest, opts ...grpc.CallOption) (*MarkThreadReadResponse, error)
+	// ListHandovers lists every change of a conversation's control, newest
+	// first (CONTRACT §14).
+	ListHandovers(ctx context.Context, in *ListHandoversRequest, opts ...grpc.CallOption) (*ListHandoversResponse, error)
 }
 
 type svcchatServiceClient struct {
@@ -296,6 +305,26 @@ func (c *svcchatServiceClient) GetThread(ctx context.Context, in *GetThreadReque
 	return out, nil
 }
 
+func (c *svcchatServiceClient) MarkThreadRead(ctx context.Context, in *MarkThreadReadRequest, opts ...grpc.CallOption) (*MarkThreadReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MarkThreadReadResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_MarkThreadRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) ListHandovers(ctx context.Context, in *ListHandoversRequest, opts ...grpc.CallOption) (*ListHandoversResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListHandoversResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_ListHandovers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SvcchatServiceServer is the server API for SvcchatService service.
 // All implementations must embed UnimplementedSvcchatServiceServer
 // for forward compatibility.
@@ -361,8 +390,15 @@ type SvcchatServiceServer interface {
 	// inbox-merge link, and whose user is opted in; newest first.
 	Inbox(context.Context, *InboxRequest) (*InboxResponse, error)
 	// GetThread reads one of the signed-in user's Page threads, oldest first;
-	// before (a message id) reads the messages older than it.
+	// before (a message id) reads the messages older than it. Fetching a
+	// thread marks its Page messages delivered (svcchat.message.delivered).
 	GetThread(context.Context, *GetThreadRequest) (*Thread, error)
+	// MarkThreadRead is the user reading a Page thread: every Page message of
+	// it not yet read becomes read (svcchat.message.read for each).
+	MarkThreadRead(context.Context, *MarkThreadReadRequest) (*MarkThreadReadResponse, error)
+	// ListHandovers lists every change of a conversation's control, newest
+	// first (CONTRACT §14).
+	ListHandovers(context.Context, *ListHandoversRequest) (*ListHandoversResponse, error)
 	mustEmbedUnimplementedSvcchatServiceServer()
 }
 
@@ -426,6 +462,12 @@ func (UnimplementedSvcchatServiceServer) Inbox(context.Context, *InboxRequest) (
 }
 func (UnimplementedSvcchatServiceServer) GetThread(context.Context, *GetThreadRequest) (*Thread, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetThread not implemented")
+}
+func (UnimplementedSvcchatServiceServer) MarkThreadRead(context.Context, *MarkThreadReadRequest) (*MarkThreadReadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MarkThreadRead not implemented")
+}
+func (UnimplementedSvcchatServiceServer) ListHandovers(context.Context, *ListHandoversRequest) (*ListHandoversResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListHandovers not implemented")
 }
 func (UnimplementedSvcchatServiceServer) mustEmbedUnimplementedSvcchatServiceServer() {}
 func (UnimplementedSvcchatServiceServer) testEmbeddedByValue()                        {}
@@ -772,6 +814,42 @@ func _SvcchatService_GetThread_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SvcchatService_MarkThreadRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MarkThreadReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).MarkThreadRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_MarkThreadRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).MarkThreadRead(ctx, req.(*MarkThreadReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_ListHandovers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListHandoversRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).ListHandovers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_ListHandovers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).ListHandovers(ctx, req.(*ListHandoversRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SvcchatService_ServiceDesc is the grpc.ServiceDesc for SvcchatService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -850,6 +928,14 @@ var SvcchatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetThread",
 			Handler:    _SvcchatService_GetThread_Handler,
+		},
+		{
+			MethodName: "MarkThreadRead",
+			Handler:    _SvcchatService_MarkThreadRead_Handler,
+		},
+		{
+			MethodName: "ListHandovers",
+			Handler:    _SvcchatService_ListHandovers_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -118,8 +118,13 @@ type Subscription struct {
 	// Event types delivered, e.g. book.post.created.
 	Events []string `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
 	// False once the endpoint has failed every delivery for 24 hours; saving
-	// the subscription again re-enables it.
-	Active        bool `protobuf:"varint,3,opt,name=active,proto3" json:"active,omitempty"`
+	// the subscription again re-enables it. A receiver answering 410 Gone
+	// disables it at once. Events of a disabled endpoint are held (replay
+	// them with app/{app_id}/deliveries/replay).
+	Active bool `protobuf:"varint,3,opt,name=active,proto3" json:"active,omitempty"`
+	// none (default) or conversation: the events of one conversation are
+	// delivered one at a time, in data.sequence order.
+	Ordering      string `protobuf:"bytes,4,opt,name=ordering,proto3" json:"ordering,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -175,6 +180,13 @@ func (x *Subscription) GetActive() bool {
 	return false
 }
 
+func (x *Subscription) GetOrdering() string {
+	if x != nil {
+		return x.Ordering
+	}
+	return ""
+}
+
 type SaveSubscriptionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
@@ -183,7 +195,11 @@ type SaveSubscriptionRequest struct {
 	// Event types to receive; see CONTRACT §6.
 	Events []string `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// Echoed to the callback in the verification request as hub.verify_token.
-	VerifyToken   string `protobuf:"bytes,4,opt,name=verify_token,json=verifyToken,proto3" json:"verify_token,omitempty"`
+	VerifyToken string `protobuf:"bytes,4,opt,name=verify_token,json=verifyToken,proto3" json:"verify_token,omitempty"`
+	// none (the default) or conversation: deliver the events of one
+	// conversation one at a time, in order; a failing one holds back only
+	// its own conversation.
+	Ordering      string `protobuf:"bytes,5,opt,name=ordering,proto3" json:"ordering,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -242,6 +258,13 @@ func (x *SaveSubscriptionRequest) GetEvents() []string {
 func (x *SaveSubscriptionRequest) GetVerifyToken() string {
 	if x != nil {
 		return x.VerifyToken
+	}
+	return ""
+}
+
+func (x *SaveSubscriptionRequest) GetOrdering() string {
+	if x != nil {
+		return x.Ordering
 	}
 	return ""
 }
@@ -381,7 +404,7 @@ func (x *DeleteSubscriptionResponse) GetSuccess() bool {
 type ListDeliveriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	// Only deliveries in this state: pending, succeeded or failed.
+	// Only deliveries in this state: pending, succeeded, failed or held.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	// Only deliveries of this event type.
 	EventType string `protobuf:"bytes,3,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
@@ -768,6 +791,130 @@ func (x *ReplayDeliveryResponse) GetId() string {
 	return ""
 }
 
+type ReplayDeliveriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// RFC 3339: the range's start (inclusive), by event time. Required.
+	Since string `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// RFC 3339: the range's end (exclusive); default now.
+	Until string `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
+	// failed or held; empty: both.
+	Status        string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayDeliveriesRequest) Reset() {
+	*x = ReplayDeliveriesRequest{}
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayDeliveriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayDeliveriesRequest) ProtoMessage() {}
+
+func (x *ReplayDeliveriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayDeliveriesRequest.ProtoReflect.Descriptor instead.
+func (*ReplayDeliveriesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_webhook_v1_webhook_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ReplayDeliveriesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ReplayDeliveriesRequest) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+func (x *ReplayDeliveriesRequest) GetUntil() string {
+	if x != nil {
+		return x.Until
+	}
+	return ""
+}
+
+func (x *ReplayDeliveriesRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+type ReplayDeliveriesResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Success bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	// How many deliveries were queued.
+	Replayed      int64 `protobuf:"varint,2,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayDeliveriesResponse) Reset() {
+	*x = ReplayDeliveriesResponse{}
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayDeliveriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayDeliveriesResponse) ProtoMessage() {}
+
+func (x *ReplayDeliveriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayDeliveriesResponse.ProtoReflect.Descriptor instead.
+func (*ReplayDeliveriesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_webhook_v1_webhook_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ReplayDeliveriesResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *ReplayDeliveriesResponse) GetReplayed() int64 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
 type SendTestEventRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
@@ -779,7 +926,7 @@ type SendTestEventRequest struct {
 
 func (x *SendTestEventRequest) Reset() {
 	*x = SendTestEventRequest{}
-	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[13]
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -791,7 +938,7 @@ func (x *SendTestEventRequest) String() string {
 func (*SendTestEventRequest) ProtoMessage() {}
 
 func (x *SendTestEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[13]
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -804,7 +951,7 @@ func (x *SendTestEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendTestEventRequest.ProtoReflect.Descriptor instead.
 func (*SendTestEventRequest) Descriptor() ([]byte, []int) {
-	return file_svc_webhook_v1_webhook_proto_rawDescGZIP(), []int{13}
+	return file_svc_webhook_v1_webhook_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SendTestEventRequest) GetAppId() string {
@@ -831,7 +978,7 @@ type SendTestEventResponse struct {
 
 func (x *SendTestEventResponse) Reset() {
 	*x = SendTestEventResponse{}
-	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[14]
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +990,7 @@ func (x *SendTestEventResponse) String() string {
 func (*SendTestEventResponse) ProtoMessage() {}
 
 func (x *SendTestEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[14]
+	mi := &file_svc_webhook_v1_webhook_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +1003,7 @@ func (x *SendTestEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendTestEventResponse.ProtoReflect.Descriptor instead.
 func (*SendTestEventResponse) Descriptor() ([]byte, []int) {
-	return file_svc_webhook_v1_webhook_proto_rawDescGZIP(), []int{14}
+	return file_svc_webhook_v1_webhook_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SendTestEventResponse) GetId() string {
@@ -874,27 +1021,29 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\x18ListSubscriptionsRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"M\n" +
 	"\x19ListSubscriptionsResponse\x120\n" +
-	"\x04data\x18\x01 \x03(\v2\x1c.svc.webhook.v1.SubscriptionR\x04data\"a\n" +
+	"\x04data\x18\x01 \x03(\v2\x1c.svc.webhook.v1.SubscriptionR\x04data\"}\n" +
 	"\fSubscription\x12!\n" +
 	"\fcallback_url\x18\x01 \x01(\tR\vcallbackUrl\x12\x16\n" +
 	"\x06events\x18\x02 \x03(\tR\x06events\x12\x16\n" +
-	"\x06active\x18\x03 \x01(\bR\x06active\"\xbd\x01\n" +
+	"\x06active\x18\x03 \x01(\bR\x06active\x12\x1a\n" +
+	"\bordering\x18\x04 \x01(\tR\bordering\"\xf6\x01\n" +
 	"\x17SaveSubscriptionRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12-\n" +
 	"\fcallback_url\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\vcallbackUrl\x12$\n" +
 	"\x06events\x18\x03 \x03(\tB\f\xbaH\t\x92\x01\x06\b\x01\x10 \x18\x01R\x06events\x12-\n" +
 	"\fverify_token\x18\x04 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\vverifyToken\"4\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\vverifyToken\x127\n" +
+	"\bordering\x18\x05 \x01(\tB\x1b\xbaH\x18r\x16R\x00R\x04noneR\fconversationR\bordering\"4\n" +
 	"\x18SaveSubscriptionResponse\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\";\n" +
 	"\x19DeleteSubscriptionRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"6\n" +
 	"\x1aDeleteSubscriptionResponse\x12\x18\n" +
-	"\asuccess\x18\x01 \x01(\bR\asuccess\"\xeb\x01\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\xf1\x01\n" +
 	"\x15ListDeliveriesRequest\x12\x1e\n" +
-	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12;\n" +
-	"\x06status\x18\x02 \x01(\tB#\xbaH r\x1eR\x00R\apendingR\tsucceededR\x06failedR\x06status\x12&\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12A\n" +
+	"\x06status\x18\x02 \x01(\tB)\xbaH&r$R\x00R\apendingR\tsucceededR\x06failedR\x04heldR\x06status\x12&\n" +
 	"\n" +
 	"event_type\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\teventType\x12\x1f\n" +
 	"\x05limit\x18\x04 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
@@ -922,12 +1071,20 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\vdelivery_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18PR\n" +
 	"deliveryId\"(\n" +
 	"\x16ReplayDeliveryResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"U\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xa6\x01\n" +
+	"\x17ReplayDeliveriesRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1d\n" +
+	"\x05since\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05since\x12\x1d\n" +
+	"\x05until\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05until\x12-\n" +
+	"\x06status\x18\x04 \x01(\tB\x15\xbaH\x12r\x10R\x00R\x06failedR\x04heldR\x06status\"P\n" +
+	"\x18ReplayDeliveriesResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x1a\n" +
+	"\breplayed\x18\x02 \x01(\x03R\breplayed\"U\n" +
 	"\x14SendTestEventRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1d\n" +
 	"\x04type\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04type\"'\n" +
 	"\x15SendTestEventResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id2\xe6\x06\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id2\xf4\a\n" +
 	"\x0eWebhookService\x12\x8d\x01\n" +
 	"\x11ListSubscriptions\x12(.svc.webhook.v1.ListSubscriptionsRequest\x1a).svc.webhook.v1.ListSubscriptionsResponse\"#\xd2\xf3\x18\x1c\n" +
 	"\x1aapp/{app_id}/subscriptions\x90\x02\x01\x12\x87\x01\n" +
@@ -935,7 +1092,8 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\x12DeleteSubscription\x12).svc.webhook.v1.DeleteSubscriptionRequest\x1a*.svc.webhook.v1.DeleteSubscriptionResponse\" \xd2\xf3\x18\x1c\x1a\x1aapp/{app_id}/subscriptions\x12\x8d\x01\n" +
 	"\x0eListDeliveries\x12%.svc.webhook.v1.ListDeliveriesRequest\x1a&.svc.webhook.v1.ListDeliveriesResponse\",\xca\xf3\x18\b\x12\x04\x03\x02\x01\x04@\x01\xd2\xf3\x18\x19\n" +
 	"\x17app/{app_id}/deliveries\x90\x02\x01\x12\x8e\x01\n" +
-	"\x0eReplayDelivery\x12%.svc.webhook.v1.ReplayDeliveryRequest\x1a&.svc.webhook.v1.ReplayDeliveryResponse\"-\xca\xf3\x18\x06\x12\x04\x03\x02\x01\x04\xd2\xf3\x18\x1f\x12\x1ddelivery/{delivery_id}/replay\x12{\n" +
+	"\x0eReplayDelivery\x12%.svc.webhook.v1.ReplayDeliveryRequest\x1a&.svc.webhook.v1.ReplayDeliveryResponse\"-\xca\xf3\x18\x06\x12\x04\x03\x02\x01\x04\xd2\xf3\x18\x1f\x12\x1ddelivery/{delivery_id}/replay\x12\x8b\x01\n" +
+	"\x10ReplayDeliveries\x12'.svc.webhook.v1.ReplayDeliveriesRequest\x1a(.svc.webhook.v1.ReplayDeliveriesResponse\"$\xd2\xf3\x18 \x12\x1eapp/{app_id}/deliveries/replay\x12{\n" +
 	"\rSendTestEvent\x12$.svc.webhook.v1.SendTestEventRequest\x1a%.svc.webhook.v1.SendTestEventResponse\"\x1d\xd2\xf3\x18\x19\x12\x17app/{app_id}/test_event\x1a\f\xda\xf3\x18\b\x12\x04\x03\x02\x01\x04@\x02B9Z7github.com/svcplatform/svc/gen/svc/webhook/v1;webhookv1b\x06proto3"
 
 var (
@@ -950,7 +1108,7 @@ func file_svc_webhook_v1_webhook_proto_rawDescGZIP() []byte {
 	return file_svc_webhook_v1_webhook_proto_rawDescData
 }
 
-var file_svc_webhook_v1_webhook_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_svc_webhook_v1_webhook_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_svc_webhook_v1_webhook_proto_goTypes = []any{
 	(*ListSubscriptionsRequest)(nil),   // 0: svc.webhook.v1.ListSubscriptionsRequest
 	(*ListSubscriptionsResponse)(nil),  // 1: svc.webhook.v1.ListSubscriptionsResponse
@@ -965,29 +1123,33 @@ var file_svc_webhook_v1_webhook_proto_goTypes = []any{
 	(*Attempt)(nil),                    // 10: svc.webhook.v1.Attempt
 	(*ReplayDeliveryRequest)(nil),      // 11: svc.webhook.v1.ReplayDeliveryRequest
 	(*ReplayDeliveryResponse)(nil),     // 12: svc.webhook.v1.ReplayDeliveryResponse
-	(*SendTestEventRequest)(nil),       // 13: svc.webhook.v1.SendTestEventRequest
-	(*SendTestEventResponse)(nil),      // 14: svc.webhook.v1.SendTestEventResponse
-	(*v1.Paging)(nil),                  // 15: svc.plugin.v1.Paging
+	(*ReplayDeliveriesRequest)(nil),    // 13: svc.webhook.v1.ReplayDeliveriesRequest
+	(*ReplayDeliveriesResponse)(nil),   // 14: svc.webhook.v1.ReplayDeliveriesResponse
+	(*SendTestEventRequest)(nil),       // 15: svc.webhook.v1.SendTestEventRequest
+	(*SendTestEventResponse)(nil),      // 16: svc.webhook.v1.SendTestEventResponse
+	(*v1.Paging)(nil),                  // 17: svc.plugin.v1.Paging
 }
 var file_svc_webhook_v1_webhook_proto_depIdxs = []int32{
 	2,  // 0: svc.webhook.v1.ListSubscriptionsResponse.data:type_name -> svc.webhook.v1.Subscription
 	9,  // 1: svc.webhook.v1.ListDeliveriesResponse.data:type_name -> svc.webhook.v1.Delivery
-	15, // 2: svc.webhook.v1.ListDeliveriesResponse.paging:type_name -> svc.plugin.v1.Paging
+	17, // 2: svc.webhook.v1.ListDeliveriesResponse.paging:type_name -> svc.plugin.v1.Paging
 	10, // 3: svc.webhook.v1.Delivery.attempts:type_name -> svc.webhook.v1.Attempt
 	0,  // 4: svc.webhook.v1.WebhookService.ListSubscriptions:input_type -> svc.webhook.v1.ListSubscriptionsRequest
 	3,  // 5: svc.webhook.v1.WebhookService.SaveSubscription:input_type -> svc.webhook.v1.SaveSubscriptionRequest
 	5,  // 6: svc.webhook.v1.WebhookService.DeleteSubscription:input_type -> svc.webhook.v1.DeleteSubscriptionRequest
 	7,  // 7: svc.webhook.v1.WebhookService.ListDeliveries:input_type -> svc.webhook.v1.ListDeliveriesRequest
 	11, // 8: svc.webhook.v1.WebhookService.ReplayDelivery:input_type -> svc.webhook.v1.ReplayDeliveryRequest
-	13, // 9: svc.webhook.v1.WebhookService.SendTestEvent:input_type -> svc.webhook.v1.SendTestEventRequest
-	1,  // 10: svc.webhook.v1.WebhookService.ListSubscriptions:output_type -> svc.webhook.v1.ListSubscriptionsResponse
-	4,  // 11: svc.webhook.v1.WebhookService.SaveSubscription:output_type -> svc.webhook.v1.SaveSubscriptionResponse
-	6,  // 12: svc.webhook.v1.WebhookService.DeleteSubscription:output_type -> svc.webhook.v1.DeleteSubscriptionResponse
-	8,  // 13: svc.webhook.v1.WebhookService.ListDeliveries:output_type -> svc.webhook.v1.ListDeliveriesResponse
-	12, // 14: svc.webhook.v1.WebhookService.ReplayDelivery:output_type -> svc.webhook.v1.ReplayDeliveryResponse
-	14, // 15: svc.webhook.v1.WebhookService.SendTestEvent:output_type -> svc.webhook.v1.SendTestEventResponse
-	10, // [10:16] is the sub-list for method output_type
-	4,  // [4:10] is the sub-list for method input_type
+	13, // 9: svc.webhook.v1.WebhookService.ReplayDeliveries:input_type -> svc.webhook.v1.ReplayDeliveriesRequest
+	15, // 10: svc.webhook.v1.WebhookService.SendTestEvent:input_type -> svc.webhook.v1.SendTestEventRequest
+	1,  // 11: svc.webhook.v1.WebhookService.ListSubscriptions:output_type -> svc.webhook.v1.ListSubscriptionsResponse
+	4,  // 12: svc.webhook.v1.WebhookService.SaveSubscription:output_type -> svc.webhook.v1.SaveSubscriptionResponse
+	6,  // 13: svc.webhook.v1.WebhookService.DeleteSubscription:output_type -> svc.webhook.v1.DeleteSubscriptionResponse
+	8,  // 14: svc.webhook.v1.WebhookService.ListDeliveries:output_type -> svc.webhook.v1.ListDeliveriesResponse
+	12, // 15: svc.webhook.v1.WebhookService.ReplayDelivery:output_type -> svc.webhook.v1.ReplayDeliveryResponse
+	14, // 16: svc.webhook.v1.WebhookService.ReplayDeliveries:output_type -> svc.webhook.v1.ReplayDeliveriesResponse
+	16, // 17: svc.webhook.v1.WebhookService.SendTestEvent:output_type -> svc.webhook.v1.SendTestEventResponse
+	11, // [11:18] is the sub-list for method output_type
+	4,  // [4:11] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -1004,7 +1166,7 @@ func file_svc_webhook_v1_webhook_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_webhook_v1_webhook_proto_rawDesc), len(file_svc_webhook_v1_webhook_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

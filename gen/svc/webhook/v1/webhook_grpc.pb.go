@@ -24,6 +24,7 @@ const (
 	WebhookService_DeleteSubscription_FullMethodName = "/svc.webhook.v1.WebhookService/DeleteSubscription"
 	WebhookService_ListDeliveries_FullMethodName     = "/svc.webhook.v1.WebhookService/ListDeliveries"
 	WebhookService_ReplayDelivery_FullMethodName     = "/svc.webhook.v1.WebhookService/ReplayDelivery"
+	WebhookService_ReplayDeliveries_FullMethodName   = "/svc.webhook.v1.WebhookService/ReplayDeliveries"
 	WebhookService_SendTestEvent_FullMethodName      = "/svc.webhook.v1.WebhookService/SendTestEvent"
 )
 
@@ -57,6 +58,11 @@ type WebhookServiceClient interface {
 	// ReplayDelivery delivers a delivery's event again, as a new delivery
 	// carrying the same event id.
 	ReplayDelivery(ctx context.Context, in *ReplayDeliveryRequest, opts ...grpc.CallOption) (*ReplayDeliveryResponse, error)
+	// ReplayDeliveries queues again every failed or held delivery of the app
+	// whose event happened in [since, until): a held delivery (kept while the
+	// endpoint was disabled) is sent as it is; a failed one as a new delivery
+	// carrying the same event id. At most 10,000 per call.
+	ReplayDeliveries(ctx context.Context, in *ReplayDeliveriesRequest, opts ...grpc.CallOption) (*ReplayDeliveriesResponse, error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
 	// to the app's callback, whatever its event filter.
 	SendTestEvent(ctx context.Context, in *SendTestEventRequest, opts ...grpc.CallOption) (*SendTestEventResponse, error)
@@ -120,6 +126,16 @@ func (c *webhookServiceClient) ReplayDelivery(ctx context.Context, in *ReplayDel
 	return out, nil
 }
 
+func (c *webhookServiceClient) ReplayDeliveries(ctx context.Context, in *ReplayDeliveriesRequest, opts ...grpc.CallOption) (*ReplayDeliveriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplayDeliveriesResponse)
+	err := c.cc.Invoke(ctx, WebhookService_ReplayDeliveries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *webhookServiceClient) SendTestEvent(ctx context.Context, in *SendTestEventRequest, opts ...grpc.CallOption) (*SendTestEventResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SendTestEventResponse)
@@ -160,6 +176,11 @@ type WebhookServiceServer interface {
 	// ReplayDelivery delivers a delivery's event again, as a new delivery
 	// carrying the same event id.
 	ReplayDelivery(context.Context, *ReplayDeliveryRequest) (*ReplayDeliveryResponse, error)
+	// ReplayDeliveries queues again every failed or held delivery of the app
+	// whose event happened in [since, until): a held delivery (kept while the
+	// endpoint was disabled) is sent as it is; a failed one as a new delivery
+	// carrying the same event id. At most 10,000 per call.
+	ReplayDeliveries(context.Context, *ReplayDeliveriesRequest) (*ReplayDeliveriesResponse, error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
 	// to the app's callback, whatever its event filter.
 	SendTestEvent(context.Context, *SendTestEventRequest) (*SendTestEventResponse, error)
@@ -187,6 +208,9 @@ func (UnimplementedWebhookServiceServer) ListDeliveries(context.Context, *ListDe
 }
 func (UnimplementedWebhookServiceServer) ReplayDelivery(context.Context, *ReplayDeliveryRequest) (*ReplayDeliveryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReplayDelivery not implemented")
+}
+func (UnimplementedWebhookServiceServer) ReplayDeliveries(context.Context, *ReplayDeliveriesRequest) (*ReplayDeliveriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplayDeliveries not implemented")
 }
 func (UnimplementedWebhookServiceServer) SendTestEvent(context.Context, *SendTestEventRequest) (*SendTestEventResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendTestEvent not implemented")
@@ -302,6 +326,24 @@ func _WebhookService_ReplayDelivery_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WebhookService_ReplayDeliveries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplayDeliveriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WebhookServiceServer).ReplayDeliveries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WebhookService_ReplayDeliveries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WebhookServiceServer).ReplayDeliveries(ctx, req.(*ReplayDeliveriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WebhookService_SendTestEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SendTestEventRequest)
 	if err := dec(in); err != nil {
@@ -346,6 +388,10 @@ var WebhookService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReplayDelivery",
 			Handler:    _WebhookService_ReplayDelivery_Handler,
+		},
+		{
+			MethodName: "ReplayDeliveries",
+			Handler:    _WebhookService_ReplayDeliveries_Handler,
 		},
 		{
 			MethodName: "SendTestEvent",

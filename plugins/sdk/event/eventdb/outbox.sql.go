@@ -11,16 +11,17 @@ import (
 
 const insertEvent = `-- name: InsertEvent :exec
 
-INSERT INTO core.outbox (id, type, page_id, app_id, data)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO core.outbox (id, type, page_id, app_id, data, ordering_key)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type InsertEventParams struct {
-	ID     string
-	Type   string
-	PageID *string
-	AppID  *string
-	Data   []byte
+	ID          string
+	Type        string
+	PageID      *string
+	AppID       *string
+	Data        []byte
+	OrderingKey *string
 }
 
 // Queries of the plugin SDK. They run in the caller's transaction, against
@@ -32,6 +33,7 @@ func (q *Queries) InsertEvent(ctx context.Context, arg InsertEventParams) error 
 		arg.PageID,
 		arg.AppID,
 		arg.Data,
+		arg.OrderingKey,
 	)
 	return err
 }

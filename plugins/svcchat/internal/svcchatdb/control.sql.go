@@ -10,7 +10,7 @@ import (
 )
 
 const getConversationByID = `-- name: GetConversationByID :one
-SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at FROM svcchat.conversations WHERE id = $1
+SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at, last_event_seq, typing_until, control_expires_at, control_expires_in, expire_holder, expire_app_id, expire_previous FROM svcchat.conversations WHERE id = $1
 `
 
 func (q *Queries) GetConversationByID(ctx context.Context, id int64) (SvcchatConversation, error) {
@@ -27,12 +27,19 @@ func (q *Queries) GetConversationByID(ctx context.Context, id int64) (SvcchatCon
 		&i.LastMessageSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastEventSeq,
+		&i.TypingUntil,
+		&i.ControlExpiresAt,
+		&i.ControlExpiresIn,
+		&i.ExpireHolder,
+		&i.ExpireAppID,
+		&i.ExpirePrevious,
 	)
 	return i, err
 }
 
 const lastMessage = `-- name: LastMessage :one
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2
 ORDER BY seq DESC LIMIT 1
 `
@@ -58,6 +65,9 @@ func (q *Queries) LastMessage(ctx context.Context, arg LastMessageParams) (Svcch
 		&i.Text,
 		&i.CreatedAt,
 		&i.SenderUserID,
+		&i.Status,
+		&i.Error,
+		&i.StatusAt,
 	)
 	return i, err
 }
@@ -98,7 +108,7 @@ func (q *Queries) ListInboundTexts(ctx context.Context, arg ListInboundTextsPara
 }
 
 const listThreadMessages = `-- name: ListThreadMessages :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq < $3
 ORDER BY seq DESC LIMIT $4
 `
@@ -139,6 +149,9 @@ func (q *Queries) ListThreadMessages(ctx context.Context, arg ListThreadMessages
 			&i.Text,
 			&i.CreatedAt,
 			&i.SenderUserID,
+			&i.Status,
+			&i.Error,
+			&i.StatusAt,
 		); err != nil {
 			return nil, err
 		}
@@ -151,7 +164,7 @@ func (q *Queries) ListThreadMessages(ctx context.Context, arg ListThreadMessages
 }
 
 const listUserConversations = `-- name: ListUserConversations :many
-SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, COALESCE(o.status, 'none')::text AS opt_in_status
+SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, c.last_event_seq, c.typing_until, c.control_expires_at, c.control_expires_in, c.expire_holder, c.expire_app_id, c.expire_previous, COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.user_id = $1
@@ -190,6 +203,13 @@ func (q *Queries) ListUserConversations(ctx context.Context, arg ListUserConvers
 			&i.SvcchatConversation.LastMessageSeq,
 			&i.SvcchatConversation.CreatedAt,
 			&i.SvcchatConversation.UpdatedAt,
+			&i.SvcchatConversation.LastEventSeq,
+			&i.SvcchatConversation.TypingUntil,
+			&i.SvcchatConversation.ControlExpiresAt,
+			&i.SvcchatConversation.ControlExpiresIn,
+			&i.SvcchatConversation.ExpireHolder,
+			&i.SvcchatConversation.ExpireAppID,
+			&i.SvcchatConversation.ExpirePrevious,
 			&i.OptInStatus,
 		); err != nil {
 			return nil, err
@@ -203,7 +223,7 @@ func (q *Queries) ListUserConversations(ctx context.Context, arg ListUserConvers
 }
 
 const lockConversation = `-- name: LockConversation :one
-SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at FROM svcchat.conversations
+SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at, last_event_seq, typing_until, control_expires_at, control_expires_in, expire_holder, expire_app_id, expire_previous FROM svcchat.conversations
 WHERE page_id = $1 AND id = $2
 FOR UPDATE
 `
@@ -228,6 +248,13 @@ func (q *Queries) LockConversation(ctx context.Context, arg LockConversationPara
 		&i.LastMessageSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastEventSeq,
+		&i.TypingUntil,
+		&i.ControlExpiresAt,
+		&i.ControlExpiresIn,
+		&i.ExpireHolder,
+		&i.ExpireAppID,
+		&i.ExpirePrevious,
 	)
 	return i, err
 }

@@ -15,7 +15,7 @@ const createConversation = `-- name: CreateConversation :one
 INSERT INTO svcchat.conversations (page_id, user_id, holder)
 VALUES ($1, $2, $3)
 ON CONFLICT (page_id, user_id) DO NOTHING
-RETURNING page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at
+RETURNING page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at, last_event_seq, typing_until, control_expires_at, control_expires_in, expire_holder, expire_app_id, expire_previous
 `
 
 type CreateConversationParams struct {
@@ -40,12 +40,19 @@ func (q *Queries) CreateConversation(ctx context.Context, arg CreateConversation
 		&i.LastMessageSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastEventSeq,
+		&i.TypingUntil,
+		&i.ControlExpiresAt,
+		&i.ControlExpiresIn,
+		&i.ExpireHolder,
+		&i.ExpireAppID,
+		&i.ExpirePrevious,
 	)
 	return i, err
 }
 
 const getConversation = `-- name: GetConversation :one
-SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, COALESCE(o.status, 'none')::text AS opt_in_status
+SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, c.last_event_seq, c.typing_until, c.control_expires_at, c.control_expires_in, c.expire_holder, c.expire_app_id, c.expire_previous, COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.page_id = $1 AND c.id = $2
@@ -75,6 +82,13 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 		&i.SvcchatConversation.LastMessageSeq,
 		&i.SvcchatConversation.CreatedAt,
 		&i.SvcchatConversation.UpdatedAt,
+		&i.SvcchatConversation.LastEventSeq,
+		&i.SvcchatConversation.TypingUntil,
+		&i.SvcchatConversation.ControlExpiresAt,
+		&i.SvcchatConversation.ControlExpiresIn,
+		&i.SvcchatConversation.ExpireHolder,
+		&i.SvcchatConversation.ExpireAppID,
+		&i.SvcchatConversation.ExpirePrevious,
 		&i.OptInStatus,
 	)
 	return i, err
@@ -83,7 +97,7 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 const insertMessage = `-- name: InsertMessage :one
 INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id
+RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at
 `
 
 type InsertMessageParams struct {
@@ -128,12 +142,15 @@ func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (S
 		&i.Text,
 		&i.CreatedAt,
 		&i.SenderUserID,
+		&i.Status,
+		&i.Error,
+		&i.StatusAt,
 	)
 	return i, err
 }
 
 const listConversationsAfter = `-- name: ListConversationsAfter :many
-SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, COALESCE(o.status, 'none')::text AS opt_in_status
+SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, c.last_event_seq, c.typing_until, c.control_expires_at, c.control_expires_in, c.expire_holder, c.expire_app_id, c.expire_previous, COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.page_id = $1 AND c.id < $2
@@ -171,6 +188,13 @@ func (q *Queries) ListConversationsAfter(ctx context.Context, arg ListConversati
 			&i.SvcchatConversation.LastMessageSeq,
 			&i.SvcchatConversation.CreatedAt,
 			&i.SvcchatConversation.UpdatedAt,
+			&i.SvcchatConversation.LastEventSeq,
+			&i.SvcchatConversation.TypingUntil,
+			&i.SvcchatConversation.ControlExpiresAt,
+			&i.SvcchatConversation.ControlExpiresIn,
+			&i.SvcchatConversation.ExpireHolder,
+			&i.SvcchatConversation.ExpireAppID,
+			&i.SvcchatConversation.ExpirePrevious,
 			&i.OptInStatus,
 		); err != nil {
 			return nil, err
@@ -184,7 +208,7 @@ func (q *Queries) ListConversationsAfter(ctx context.Context, arg ListConversati
 }
 
 const listConversationsBefore = `-- name: ListConversationsBefore :many
-SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, COALESCE(o.status, 'none')::text AS opt_in_status
+SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, c.last_event_seq, c.typing_until, c.control_expires_at, c.control_expires_in, c.expire_holder, c.expire_app_id, c.expire_previous, COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.page_id = $1 AND c.id > $2
@@ -223,6 +247,13 @@ func (q *Queries) ListConversationsBefore(ctx context.Context, arg ListConversat
 			&i.SvcchatConversation.LastMessageSeq,
 			&i.SvcchatConversation.CreatedAt,
 			&i.SvcchatConversation.UpdatedAt,
+			&i.SvcchatConversation.LastEventSeq,
+			&i.SvcchatConversation.TypingUntil,
+			&i.SvcchatConversation.ControlExpiresAt,
+			&i.SvcchatConversation.ControlExpiresIn,
+			&i.SvcchatConversation.ExpireHolder,
+			&i.SvcchatConversation.ExpireAppID,
+			&i.SvcchatConversation.ExpirePrevious,
 			&i.OptInStatus,
 		); err != nil {
 			return nil, err
@@ -236,7 +267,7 @@ func (q *Queries) ListConversationsBefore(ctx context.Context, arg ListConversat
 }
 
 const listConversationsFirst = `-- name: ListConversationsFirst :many
-SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, COALESCE(o.status, 'none')::text AS opt_in_status
+SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, c.last_event_seq, c.typing_until, c.control_expires_at, c.control_expires_in, c.expire_holder, c.expire_app_id, c.expire_previous, COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.page_id = $1
@@ -275,6 +306,13 @@ func (q *Queries) ListConversationsFirst(ctx context.Context, arg ListConversati
 			&i.SvcchatConversation.LastMessageSeq,
 			&i.SvcchatConversation.CreatedAt,
 			&i.SvcchatConversation.UpdatedAt,
+			&i.SvcchatConversation.LastEventSeq,
+			&i.SvcchatConversation.TypingUntil,
+			&i.SvcchatConversation.ControlExpiresAt,
+			&i.SvcchatConversation.ControlExpiresIn,
+			&i.SvcchatConversation.ExpireHolder,
+			&i.SvcchatConversation.ExpireAppID,
+			&i.SvcchatConversation.ExpirePrevious,
 			&i.OptInStatus,
 		); err != nil {
 			return nil, err
@@ -288,7 +326,7 @@ func (q *Queries) ListConversationsFirst(ctx context.Context, arg ListConversati
 }
 
 const listMessagesAfter = `-- name: ListMessagesAfter :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq < $3
 ORDER BY seq DESC LIMIT $4
 `
@@ -327,6 +365,9 @@ func (q *Queries) ListMessagesAfter(ctx context.Context, arg ListMessagesAfterPa
 			&i.Text,
 			&i.CreatedAt,
 			&i.SenderUserID,
+			&i.Status,
+			&i.Error,
+			&i.StatusAt,
 		); err != nil {
 			return nil, err
 		}
@@ -339,7 +380,7 @@ func (q *Queries) ListMessagesAfter(ctx context.Context, arg ListMessagesAfterPa
 }
 
 const listMessagesBefore = `-- name: ListMessagesBefore :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq > $3
 ORDER BY seq ASC LIMIT $4
 `
@@ -378,6 +419,9 @@ func (q *Queries) ListMessagesBefore(ctx context.Context, arg ListMessagesBefore
 			&i.Text,
 			&i.CreatedAt,
 			&i.SenderUserID,
+			&i.Status,
+			&i.Error,
+			&i.StatusAt,
 		); err != nil {
 			return nil, err
 		}
@@ -390,7 +434,7 @@ func (q *Queries) ListMessagesBefore(ctx context.Context, arg ListMessagesBefore
 }
 
 const listMessagesFirst = `-- name: ListMessagesFirst :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2
 ORDER BY seq DESC LIMIT $3
 `
@@ -423,6 +467,9 @@ func (q *Queries) ListMessagesFirst(ctx context.Context, arg ListMessagesFirstPa
 			&i.Text,
 			&i.CreatedAt,
 			&i.SenderUserID,
+			&i.Status,
+			&i.Error,
+			&i.StatusAt,
 		); err != nil {
 			return nil, err
 		}
@@ -435,7 +482,7 @@ func (q *Queries) ListMessagesFirst(ctx context.Context, arg ListMessagesFirstPa
 }
 
 const lockConversationByUser = `-- name: LockConversationByUser :one
-SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at FROM svcchat.conversations
+SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at, last_event_seq, typing_until, control_expires_at, control_expires_in, expire_holder, expire_app_id, expire_previous FROM svcchat.conversations
 WHERE page_id = $1 AND user_id = $2
 FOR UPDATE
 `
@@ -461,20 +508,29 @@ func (q *Queries) LockConversationByUser(ctx context.Context, arg LockConversati
 		&i.LastMessageSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastEventSeq,
+		&i.TypingUntil,
+		&i.ControlExpiresAt,
+		&i.ControlExpiresIn,
+		&i.ExpireHolder,
+		&i.ExpireAppID,
+		&i.ExpirePrevious,
 	)
 	return i, err
 }
 
 const nextMessageSeq = `-- name: NextMessageSeq :one
 UPDATE svcchat.conversations
-SET last_message_seq = last_message_seq + 1, updated_at = now()
-WHERE page_id = $1 AND id = $2
+SET last_message_seq = last_message_seq + 1, updated_at = now(),
+    typing_until = CASE WHEN $1::boolean THEN NULL ELSE typing_until END
+WHERE page_id = $2 AND id = $3
 RETURNING last_message_seq, updated_at
 `
 
 type NextMessageSeqParams struct {
-	PageID string
-	ID     int64
+	ClearTyping bool
+	PageID      string
+	ID          int64
 }
 
 type NextMessageSeqRow struct {
@@ -483,8 +539,9 @@ type NextMessageSeqRow struct {
 }
 
 // Numbers the conversation's next message; the caller holds the row lock.
+// A message from the Page ends its typing indicator.
 func (q *Queries) NextMessageSeq(ctx context.Context, arg NextMessageSeqParams) (NextMessageSeqRow, error) {
-	row := q.db.QueryRow(ctx, nextMessageSeq, arg.PageID, arg.ID)
+	row := q.db.QueryRow(ctx, nextMessageSeq, arg.ClearTyping, arg.PageID, arg.ID)
 	var i NextMessageSeqRow
 	err := row.Scan(&i.LastMessageSeq, &i.UpdatedAt)
 	return i, err
@@ -495,7 +552,7 @@ INSERT INTO svcchat.conversations (page_id, user_id, holder, window_expires_at)
 VALUES ($1, $2, $3, now() + interval '24 hours')
 ON CONFLICT (page_id, user_id) DO UPDATE
 SET window_expires_at = now() + interval '24 hours', updated_at = now()
-RETURNING page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at
+RETURNING page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at, last_event_seq, typing_until, control_expires_at, control_expires_in, expire_holder, expire_app_id, expire_previous
 `
 
 type OpenConversationParams struct {
@@ -520,6 +577,13 @@ func (q *Queries) OpenConversation(ctx context.Context, arg OpenConversationPara
 		&i.LastMessageSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.LastEventSeq,
+		&i.TypingUntil,
+		&i.ControlExpiresAt,
+		&i.ControlExpiresIn,
+		&i.ExpireHolder,
+		&i.ExpireAppID,
+		&i.ExpirePrevious,
 	)
 	return i, err
 }

@@ -22,16 +22,35 @@ type SvcchatAssistantJob struct {
 }
 
 type SvcchatConversation struct {
-	PageID          string
-	ID              int64
-	UserID          string
-	Holder          string
-	HolderAppID     string
-	PreviousHolder  string
-	WindowExpiresAt pgtype.Timestamptz
-	LastMessageSeq  int64
-	CreatedAt       pgtype.Timestamptz
-	UpdatedAt       pgtype.Timestamptz
+	PageID           string
+	ID               int64
+	UserID           string
+	Holder           string
+	HolderAppID      string
+	PreviousHolder   string
+	WindowExpiresAt  pgtype.Timestamptz
+	LastMessageSeq   int64
+	CreatedAt        pgtype.Timestamptz
+	UpdatedAt        pgtype.Timestamptz
+	LastEventSeq     int64
+	TypingUntil      pgtype.Timestamptz
+	ControlExpiresAt pgtype.Timestamptz
+	ControlExpiresIn *int32
+	ExpireHolder     string
+	ExpireAppID      string
+	ExpirePrevious   string
+}
+
+type SvcchatHandover struct {
+	PageID         string
+	ConversationID int64
+	Seq            int64
+	Action         string
+	PreviousHolder string
+	NewHolder      string
+	AppID          string
+	ExpiresAt      pgtype.Timestamptz
+	CreatedAt      pgtype.Timestamptz
 }
 
 type SvcchatMessage struct {
@@ -47,6 +66,9 @@ type SvcchatMessage struct {
 	Text           string
 	CreatedAt      pgtype.Timestamptz
 	SenderUserID   string
+	Status         string
+	Error          string
+	StatusAt       pgtype.Timestamptz
 }
 
 type SvcchatOptIn struct {

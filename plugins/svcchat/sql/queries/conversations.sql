@@ -29,8 +29,10 @@ WHERE page_id = @page_id AND id = @id;
 
 -- name: NextMessageSeq :one
 -- Numbers the conversation's next message; the caller holds the row lock.
+-- A message from the Page ends its typing indicator.
 UPDATE svcchat.conversations
-SET last_message_seq = last_message_seq + 1, updated_at = now()
+SET last_message_seq = last_message_seq + 1, updated_at = now(),
+    typing_until = CASE WHEN @clear_typing::boolean THEN NULL ELSE typing_until END
 WHERE page_id = @page_id AND id = @id
 RETURNING last_message_seq, updated_at;
 

@@ -41,6 +41,8 @@ const (
 	// GraphServiceListMyBusinessPortfoliosProcedure is the fully-qualified name of the GraphService's
 	// ListMyBusinessPortfolios RPC.
 	GraphServiceListMyBusinessPortfoliosProcedure = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	// GraphServiceListMyAppsProcedure is the fully-qualified name of the GraphService's ListMyApps RPC.
+	GraphServiceListMyAppsProcedure = "/svc.core.v1.GraphService/ListMyApps"
 	// GraphServiceCreateAppProcedure is the fully-qualified name of the GraphService's CreateApp RPC.
 	GraphServiceCreateAppProcedure = "/svc.core.v1.GraphService/CreateApp"
 	// GraphServiceGetPageProcedure is the fully-qualified name of the GraphService's GetPage RPC.
@@ -72,6 +74,47 @@ const (
 	// GraphServiceDeletePageLinkProcedure is the fully-qualified name of the GraphService's
 	// DeletePageLink RPC.
 	GraphServiceDeletePageLinkProcedure = "/svc.core.v1.GraphService/DeletePageLink"
+	// GraphServiceListRedirectUrisProcedure is the fully-qualified name of the GraphService's
+	// ListRedirectUris RPC.
+	GraphServiceListRedirectUrisProcedure = "/svc.core.v1.GraphService/ListRedirectUris"
+	// GraphServiceAddRedirectUriProcedure is the fully-qualified name of the GraphService's
+	// AddRedirectUri RPC.
+	GraphServiceAddRedirectUriProcedure = "/svc.core.v1.GraphService/AddRedirectUri"
+	// GraphServiceDeleteRedirectUriProcedure is the fully-qualified name of the GraphService's
+	// DeleteRedirectUri RPC.
+	GraphServiceDeleteRedirectUriProcedure = "/svc.core.v1.GraphService/DeleteRedirectUri"
+	// GraphServiceListAppRolesProcedure is the fully-qualified name of the GraphService's ListAppRoles
+	// RPC.
+	GraphServiceListAppRolesProcedure = "/svc.core.v1.GraphService/ListAppRoles"
+	// GraphServiceSetAppRoleProcedure is the fully-qualified name of the GraphService's SetAppRole RPC.
+	GraphServiceSetAppRoleProcedure = "/svc.core.v1.GraphService/SetAppRole"
+	// GraphServiceDeleteAppRoleProcedure is the fully-qualified name of the GraphService's
+	// DeleteAppRole RPC.
+	GraphServiceDeleteAppRoleProcedure = "/svc.core.v1.GraphService/DeleteAppRole"
+	// GraphServiceListTestUsersProcedure is the fully-qualified name of the GraphService's
+	// ListTestUsers RPC.
+	GraphServiceListTestUsersProcedure = "/svc.core.v1.GraphService/ListTestUsers"
+	// GraphServiceCreateTestUserProcedure is the fully-qualified name of the GraphService's
+	// CreateTestUser RPC.
+	GraphServiceCreateTestUserProcedure = "/svc.core.v1.GraphService/CreateTestUser"
+	// GraphServiceDeleteTestUserProcedure is the fully-qualified name of the GraphService's
+	// DeleteTestUser RPC.
+	GraphServiceDeleteTestUserProcedure = "/svc.core.v1.GraphService/DeleteTestUser"
+	// GraphServiceRotateAppKeyProcedure is the fully-qualified name of the GraphService's RotateAppKey
+	// RPC.
+	GraphServiceRotateAppKeyProcedure = "/svc.core.v1.GraphService/RotateAppKey"
+	// GraphServiceGetAppReviewProcedure is the fully-qualified name of the GraphService's GetAppReview
+	// RPC.
+	GraphServiceGetAppReviewProcedure = "/svc.core.v1.GraphService/GetAppReview"
+	// GraphServiceSubmitAppReviewProcedure is the fully-qualified name of the GraphService's
+	// SubmitAppReview RPC.
+	GraphServiceSubmitAppReviewProcedure = "/svc.core.v1.GraphService/SubmitAppReview"
+	// GraphServiceListAppReviewQueueProcedure is the fully-qualified name of the GraphService's
+	// ListAppReviewQueue RPC.
+	GraphServiceListAppReviewQueueProcedure = "/svc.core.v1.GraphService/ListAppReviewQueue"
+	// GraphServiceDecideAppReviewProcedure is the fully-qualified name of the GraphService's
+	// DecideAppReview RPC.
+	GraphServiceDecideAppReviewProcedure = "/svc.core.v1.GraphService/DecideAppReview"
 )
 
 // GraphServiceClient is a client for the svc.core.v1.GraphService service.
@@ -84,6 +127,11 @@ type GraphServiceClient interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -100,9 +148,11 @@ type GraphServiceClient interface {
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
-	// UpdateApp moves an app to live mode once App Review has approved it.
-	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
-	UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// UpdateApp moves an app to live mode once App Review has approved every
+	// scope it uses, and answers its svc_live_ key once; its svc_test_ keys
+	// stop working. Changing the mode is first-party: a team Admin's session
+	// (CONTRACT §4).
+	UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.WentLive], error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(context.Context, *connect.Request[v1.GetAppConfigRequest]) (*connect.Response[v1.AppConfig], error)
 	// UpdateAppConfig replaces an app's platformConfig.
@@ -115,6 +165,51 @@ type GraphServiceClient interface {
 	CreatePageLink(context.Context, *connect.Request[v1.CreatePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(context.Context, *connect.Request[v1.DeletePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListRedirectUris lists the app's registered redirect URIs.
+	ListRedirectUris(context.Context, *connect.Request[v1.ListRedirectUrisRequest]) (*connect.Response[v1.ListRedirectUrisResponse], error)
+	// AddRedirectUri registers a redirect URI: absolute https, or http to
+	// loopback; no fragment. /oauth/authorize accepts it, compared exactly,
+	// from the next request on. A team Admin's session or a token the Admin
+	// gave this app; never an app key, which could otherwise send codes
+	// anywhere.
+	AddRedirectUri(context.Context, *connect.Request[v1.AddRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeleteRedirectUri unregisters a redirect URI: authorization requests
+	// naming it are refused from then on.
+	DeleteRedirectUri(context.Context, *connect.Request[v1.DeleteRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListAppRoles lists the app's team: Admins, Developers and Testers.
+	ListAppRoles(context.Context, *connect.Request[v1.ListAppRolesRequest]) (*connect.Response[v1.ListAppRolesResponse], error)
+	// SetAppRole puts a user on the team or changes the user's role. The last
+	// Admin cannot be demoted. First-party: a team Admin's session.
+	SetAppRole(context.Context, *connect.Request[v1.SetAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeleteAppRole takes a user off the team. The last Admin cannot be
+	// removed. First-party: a team Admin's session.
+	DeleteAppRole(context.Context, *connect.Request[v1.DeleteAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListTestUsers lists the app's Test Users (never their passwords).
+	ListTestUsers(context.Context, *connect.Request[v1.ListTestUsersRequest]) (*connect.Response[v1.ListTestUsersResponse], error)
+	// CreateTestUser makes a Test User, who may sign in and authorize the app
+	// in development mode, and answers its password once. First-party: a team
+	// Admin's session.
+	CreateTestUser(context.Context, *connect.Request[v1.CreateTestUserRequest]) (*connect.Response[v1.CreatedTestUser], error)
+	// DeleteTestUser removes a Test User; one the app created is deleted with
+	// its sessions and tokens. First-party: a team Admin's session.
+	DeleteTestUser(context.Context, *connect.Request[v1.DeleteTestUserRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// RotateAppKey issues a new app API key or client secret and answers it
+	// once; the one it replaces keeps working 24 hours more, then never.
+	// First-party: a team Admin's session.
+	RotateAppKey(context.Context, *connect.Request[v1.RotateAppKeyRequest]) (*connect.Response[v1.RotatedKey], error)
+	// GetAppReview lists the App Review status of every scope that needs one.
+	GetAppReview(context.Context, *connect.Request[v1.GetAppReviewRequest]) (*connect.Response[v1.AppReview], error)
+	// SubmitAppReview submits scopes to App Review: basic scopes pass an
+	// automated check at score 85 or more (see docs/DECISIONS.md), the others
+	// wait for staff. It answers every scope's status after the submission.
+	// First-party: a team Admin's session.
+	SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error)
+	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
+	// decision, oldest first.
+	ListAppReviewQueue(context.Context, *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error)
+	// DecideAppReview approves or rejects one pending scope of one app. A
+	// decision on a review that is not pending: 409, code 10, subcode 2018305.
+	DecideAppReview(context.Context, *connect.Request[v1.DecideAppReviewRequest]) (*connect.Response[v1.DecideAppReviewResponse], error)
 }
 
 // NewGraphServiceClient constructs a client for the svc.core.v1.GraphService service. By default,
@@ -146,6 +241,13 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceListMyBusinessPortfoliosProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listMyApps: connect.NewClient[v1.ListMyAppsRequest, v1.ListMyAppsResponse](
+			httpClient,
+			baseURL+GraphServiceListMyAppsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListMyApps")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
@@ -189,7 +291,7 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
-		updateApp: connect.NewClient[v1.UpdateAppRequest, v1.SuccessResponse](
+		updateApp: connect.NewClient[v1.UpdateAppRequest, v1.WentLive](
 			httpClient,
 			baseURL+GraphServiceUpdateAppProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("UpdateApp")),
@@ -227,6 +329,95 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(graphServiceMethods.ByName("DeletePageLink")),
 			connect.WithClientOptions(opts...),
 		),
+		listRedirectUris: connect.NewClient[v1.ListRedirectUrisRequest, v1.ListRedirectUrisResponse](
+			httpClient,
+			baseURL+GraphServiceListRedirectUrisProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListRedirectUris")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		addRedirectUri: connect.NewClient[v1.AddRedirectUriRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceAddRedirectUriProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("AddRedirectUri")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteRedirectUri: connect.NewClient[v1.DeleteRedirectUriRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceDeleteRedirectUriProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DeleteRedirectUri")),
+			connect.WithClientOptions(opts...),
+		),
+		listAppRoles: connect.NewClient[v1.ListAppRolesRequest, v1.ListAppRolesResponse](
+			httpClient,
+			baseURL+GraphServiceListAppRolesProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListAppRoles")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		setAppRole: connect.NewClient[v1.SetAppRoleRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceSetAppRoleProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("SetAppRole")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteAppRole: connect.NewClient[v1.DeleteAppRoleRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceDeleteAppRoleProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DeleteAppRole")),
+			connect.WithClientOptions(opts...),
+		),
+		listTestUsers: connect.NewClient[v1.ListTestUsersRequest, v1.ListTestUsersResponse](
+			httpClient,
+			baseURL+GraphServiceListTestUsersProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListTestUsers")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		createTestUser: connect.NewClient[v1.CreateTestUserRequest, v1.CreatedTestUser](
+			httpClient,
+			baseURL+GraphServiceCreateTestUserProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("CreateTestUser")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteTestUser: connect.NewClient[v1.DeleteTestUserRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceDeleteTestUserProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DeleteTestUser")),
+			connect.WithClientOptions(opts...),
+		),
+		rotateAppKey: connect.NewClient[v1.RotateAppKeyRequest, v1.RotatedKey](
+			httpClient,
+			baseURL+GraphServiceRotateAppKeyProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("RotateAppKey")),
+			connect.WithClientOptions(opts...),
+		),
+		getAppReview: connect.NewClient[v1.GetAppReviewRequest, v1.AppReview](
+			httpClient,
+			baseURL+GraphServiceGetAppReviewProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("GetAppReview")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		submitAppReview: connect.NewClient[v1.SubmitAppReviewRequest, v1.AppReview](
+			httpClient,
+			baseURL+GraphServiceSubmitAppReviewProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("SubmitAppReview")),
+			connect.WithClientOptions(opts...),
+		),
+		listAppReviewQueue: connect.NewClient[v1.ListAppReviewQueueRequest, v1.ListAppReviewQueueResponse](
+			httpClient,
+			baseURL+GraphServiceListAppReviewQueueProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListAppReviewQueue")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		decideAppReview: connect.NewClient[v1.DecideAppReviewRequest, v1.DecideAppReviewResponse](
+			httpClient,
+			baseURL+GraphServiceDecideAppReviewProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DecideAppReview")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -235,18 +426,33 @@ type graphServiceClient struct {
 	getMe                    *connect.Client[v1.GetMeRequest, v1.User]
 	listMyPages              *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
 	listMyBusinessPortfolios *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
+	listMyApps               *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
 	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
 	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
 	listConnectedAssets      *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
 	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
-	updateApp                *connect.Client[v1.UpdateAppRequest, v1.SuccessResponse]
+	updateApp                *connect.Client[v1.UpdateAppRequest, v1.WentLive]
 	getAppConfig             *connect.Client[v1.GetAppConfigRequest, v1.AppConfig]
 	updateAppConfig          *connect.Client[v1.UpdateAppConfigRequest, v1.SuccessResponse]
 	listPageLinks            *connect.Client[v1.ListPageLinksRequest, v1.ListPageLinksResponse]
 	createPageLink           *connect.Client[v1.CreatePageLinkRequest, v1.SuccessResponse]
 	deletePageLink           *connect.Client[v1.DeletePageLinkRequest, v1.SuccessResponse]
+	listRedirectUris         *connect.Client[v1.ListRedirectUrisRequest, v1.ListRedirectUrisResponse]
+	addRedirectUri           *connect.Client[v1.AddRedirectUriRequest, v1.SuccessResponse]
+	deleteRedirectUri        *connect.Client[v1.DeleteRedirectUriRequest, v1.SuccessResponse]
+	listAppRoles             *connect.Client[v1.ListAppRolesRequest, v1.ListAppRolesResponse]
+	setAppRole               *connect.Client[v1.SetAppRoleRequest, v1.SuccessResponse]
+	deleteAppRole            *connect.Client[v1.DeleteAppRoleRequest, v1.SuccessResponse]
+	listTestUsers            *connect.Client[v1.ListTestUsersRequest, v1.ListTestUsersResponse]
+	createTestUser           *connect.Client[v1.CreateTestUserRequest, v1.CreatedTestUser]
+	deleteTestUser           *connect.Client[v1.DeleteTestUserRequest, v1.SuccessResponse]
+	rotateAppKey             *connect.Client[v1.RotateAppKeyRequest, v1.RotatedKey]
+	getAppReview             *connect.Client[v1.GetAppReviewRequest, v1.AppReview]
+	submitAppReview          *connect.Client[v1.SubmitAppReviewRequest, v1.AppReview]
+	listAppReviewQueue       *connect.Client[v1.ListAppReviewQueueRequest, v1.ListAppReviewQueueResponse]
+	decideAppReview          *connect.Client[v1.DecideAppReviewRequest, v1.DecideAppReviewResponse]
 }
 
 // GetMe calls svc.core.v1.GraphService.GetMe.
@@ -262,6 +468,11 @@ func (c *graphServiceClient) ListMyPages(ctx context.Context, req *connect.Reque
 // ListMyBusinessPortfolios calls svc.core.v1.GraphService.ListMyBusinessPortfolios.
 func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, req *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return c.listMyBusinessPortfolios.CallUnary(ctx, req)
+}
+
+// ListMyApps calls svc.core.v1.GraphService.ListMyApps.
+func (c *graphServiceClient) ListMyApps(ctx context.Context, req *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
+	return c.listMyApps.CallUnary(ctx, req)
 }
 
 // CreateApp calls svc.core.v1.GraphService.CreateApp.
@@ -295,7 +506,7 @@ func (c *graphServiceClient) GetApp(ctx context.Context, req *connect.Request[v1
 }
 
 // UpdateApp calls svc.core.v1.GraphService.UpdateApp.
-func (c *graphServiceClient) UpdateApp(ctx context.Context, req *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
+func (c *graphServiceClient) UpdateApp(ctx context.Context, req *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.WentLive], error) {
 	return c.updateApp.CallUnary(ctx, req)
 }
 
@@ -324,6 +535,76 @@ func (c *graphServiceClient) DeletePageLink(ctx context.Context, req *connect.Re
 	return c.deletePageLink.CallUnary(ctx, req)
 }
 
+// ListRedirectUris calls svc.core.v1.GraphService.ListRedirectUris.
+func (c *graphServiceClient) ListRedirectUris(ctx context.Context, req *connect.Request[v1.ListRedirectUrisRequest]) (*connect.Response[v1.ListRedirectUrisResponse], error) {
+	return c.listRedirectUris.CallUnary(ctx, req)
+}
+
+// AddRedirectUri calls svc.core.v1.GraphService.AddRedirectUri.
+func (c *graphServiceClient) AddRedirectUri(ctx context.Context, req *connect.Request[v1.AddRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.addRedirectUri.CallUnary(ctx, req)
+}
+
+// DeleteRedirectUri calls svc.core.v1.GraphService.DeleteRedirectUri.
+func (c *graphServiceClient) DeleteRedirectUri(ctx context.Context, req *connect.Request[v1.DeleteRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.deleteRedirectUri.CallUnary(ctx, req)
+}
+
+// ListAppRoles calls svc.core.v1.GraphService.ListAppRoles.
+func (c *graphServiceClient) ListAppRoles(ctx context.Context, req *connect.Request[v1.ListAppRolesRequest]) (*connect.Response[v1.ListAppRolesResponse], error) {
+	return c.listAppRoles.CallUnary(ctx, req)
+}
+
+// SetAppRole calls svc.core.v1.GraphService.SetAppRole.
+func (c *graphServiceClient) SetAppRole(ctx context.Context, req *connect.Request[v1.SetAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.setAppRole.CallUnary(ctx, req)
+}
+
+// DeleteAppRole calls svc.core.v1.GraphService.DeleteAppRole.
+func (c *graphServiceClient) DeleteAppRole(ctx context.Context, req *connect.Request[v1.DeleteAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.deleteAppRole.CallUnary(ctx, req)
+}
+
+// ListTestUsers calls svc.core.v1.GraphService.ListTestUsers.
+func (c *graphServiceClient) ListTestUsers(ctx context.Context, req *connect.Request[v1.ListTestUsersRequest]) (*connect.Response[v1.ListTestUsersResponse], error) {
+	return c.listTestUsers.CallUnary(ctx, req)
+}
+
+// CreateTestUser calls svc.core.v1.GraphService.CreateTestUser.
+func (c *graphServiceClient) CreateTestUser(ctx context.Context, req *connect.Request[v1.CreateTestUserRequest]) (*connect.Response[v1.CreatedTestUser], error) {
+	return c.createTestUser.CallUnary(ctx, req)
+}
+
+// DeleteTestUser calls svc.core.v1.GraphService.DeleteTestUser.
+func (c *graphServiceClient) DeleteTestUser(ctx context.Context, req *connect.Request[v1.DeleteTestUserRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.deleteTestUser.CallUnary(ctx, req)
+}
+
+// RotateAppKey calls svc.core.v1.GraphService.RotateAppKey.
+func (c *graphServiceClient) RotateAppKey(ctx context.Context, req *connect.Request[v1.RotateAppKeyRequest]) (*connect.Response[v1.RotatedKey], error) {
+	return c.rotateAppKey.CallUnary(ctx, req)
+}
+
+// GetAppReview calls svc.core.v1.GraphService.GetAppReview.
+func (c *graphServiceClient) GetAppReview(ctx context.Context, req *connect.Request[v1.GetAppReviewRequest]) (*connect.Response[v1.AppReview], error) {
+	return c.getAppReview.CallUnary(ctx, req)
+}
+
+// SubmitAppReview calls svc.core.v1.GraphService.SubmitAppReview.
+func (c *graphServiceClient) SubmitAppReview(ctx context.Context, req *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error) {
+	return c.submitAppReview.CallUnary(ctx, req)
+}
+
+// ListAppReviewQueue calls svc.core.v1.GraphService.ListAppReviewQueue.
+func (c *graphServiceClient) ListAppReviewQueue(ctx context.Context, req *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error) {
+	return c.listAppReviewQueue.CallUnary(ctx, req)
+}
+
+// DecideAppReview calls svc.core.v1.GraphService.DecideAppReview.
+func (c *graphServiceClient) DecideAppReview(ctx context.Context, req *connect.Request[v1.DecideAppReviewRequest]) (*connect.Response[v1.DecideAppReviewResponse], error) {
+	return c.decideAppReview.CallUnary(ctx, req)
+}
+
 // GraphServiceHandler is an implementation of the svc.core.v1.GraphService service.
 type GraphServiceHandler interface {
 	// GetMe reads the caller's user.
@@ -334,6 +615,11 @@ type GraphServiceHandler interface {
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
 	// one per user who owns Pages, holding those Pages.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// ListMyApps lists the apps on whose team the user is (any role), with
+	// the user's role, for the developer console. A first-party operation:
+	// the user's own session only, so that an app cannot learn a user's other
+	// apps through a token the user gave it.
+	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
 	// this answer. A first-party operation: the user's own session only, so
@@ -350,9 +636,11 @@ type GraphServiceHandler interface {
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
-	// UpdateApp moves an app to live mode once App Review has approved it.
-	// Changing the mode is first-party: a team Admin's session (CONTRACT §4).
-	UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// UpdateApp moves an app to live mode once App Review has approved every
+	// scope it uses, and answers its svc_live_ key once; its svc_test_ keys
+	// stop working. Changing the mode is first-party: a team Admin's session
+	// (CONTRACT §4).
+	UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.WentLive], error)
 	// GetAppConfig reads an app's platformConfig.
 	GetAppConfig(context.Context, *connect.Request[v1.GetAppConfigRequest]) (*connect.Response[v1.AppConfig], error)
 	// UpdateAppConfig replaces an app's platformConfig.
@@ -365,6 +653,51 @@ type GraphServiceHandler interface {
 	CreatePageLink(context.Context, *connect.Request[v1.CreatePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// DeletePageLink unlinks a Page from an app, on the same terms.
 	DeletePageLink(context.Context, *connect.Request[v1.DeletePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListRedirectUris lists the app's registered redirect URIs.
+	ListRedirectUris(context.Context, *connect.Request[v1.ListRedirectUrisRequest]) (*connect.Response[v1.ListRedirectUrisResponse], error)
+	// AddRedirectUri registers a redirect URI: absolute https, or http to
+	// loopback; no fragment. /oauth/authorize accepts it, compared exactly,
+	// from the next request on. A team Admin's session or a token the Admin
+	// gave this app; never an app key, which could otherwise send codes
+	// anywhere.
+	AddRedirectUri(context.Context, *connect.Request[v1.AddRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeleteRedirectUri unregisters a redirect URI: authorization requests
+	// naming it are refused from then on.
+	DeleteRedirectUri(context.Context, *connect.Request[v1.DeleteRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListAppRoles lists the app's team: Admins, Developers and Testers.
+	ListAppRoles(context.Context, *connect.Request[v1.ListAppRolesRequest]) (*connect.Response[v1.ListAppRolesResponse], error)
+	// SetAppRole puts a user on the team or changes the user's role. The last
+	// Admin cannot be demoted. First-party: a team Admin's session.
+	SetAppRole(context.Context, *connect.Request[v1.SetAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeleteAppRole takes a user off the team. The last Admin cannot be
+	// removed. First-party: a team Admin's session.
+	DeleteAppRole(context.Context, *connect.Request[v1.DeleteAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListTestUsers lists the app's Test Users (never their passwords).
+	ListTestUsers(context.Context, *connect.Request[v1.ListTestUsersRequest]) (*connect.Response[v1.ListTestUsersResponse], error)
+	// CreateTestUser makes a Test User, who may sign in and authorize the app
+	// in development mode, and answers its password once. First-party: a team
+	// Admin's session.
+	CreateTestUser(context.Context, *connect.Request[v1.CreateTestUserRequest]) (*connect.Response[v1.CreatedTestUser], error)
+	// DeleteTestUser removes a Test User; one the app created is deleted with
+	// its sessions and tokens. First-party: a team Admin's session.
+	DeleteTestUser(context.Context, *connect.Request[v1.DeleteTestUserRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// RotateAppKey issues a new app API key or client secret and answers it
+	// once; the one it replaces keeps working 24 hours more, then never.
+	// First-party: a team Admin's session.
+	RotateAppKey(context.Context, *connect.Request[v1.RotateAppKeyRequest]) (*connect.Response[v1.RotatedKey], error)
+	// GetAppReview lists the App Review status of every scope that needs one.
+	GetAppReview(context.Context, *connect.Request[v1.GetAppReviewRequest]) (*connect.Response[v1.AppReview], error)
+	// SubmitAppReview submits scopes to App Review: basic scopes pass an
+	// automated check at score 85 or more (see docs/DECISIONS.md), the others
+	// wait for staff. It answers every scope's status after the submission.
+	// First-party: a team Admin's session.
+	SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error)
+	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
+	// decision, oldest first.
+	ListAppReviewQueue(context.Context, *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error)
+	// DecideAppReview approves or rejects one pending scope of one app. A
+	// decision on a review that is not pending: 409, code 10, subcode 2018305.
+	DecideAppReview(context.Context, *connect.Request[v1.DecideAppReviewRequest]) (*connect.Response[v1.DecideAppReviewResponse], error)
 }
 
 // NewGraphServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -392,6 +725,13 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceListMyBusinessPortfoliosProcedure,
 		svc.ListMyBusinessPortfolios,
 		connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListMyAppsHandler := connect.NewUnaryHandler(
+		GraphServiceListMyAppsProcedure,
+		svc.ListMyApps,
+		connect.WithSchema(graphServiceMethods.ByName("ListMyApps")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -473,6 +813,95 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(graphServiceMethods.ByName("DeletePageLink")),
 		connect.WithHandlerOptions(opts...),
 	)
+	graphServiceListRedirectUrisHandler := connect.NewUnaryHandler(
+		GraphServiceListRedirectUrisProcedure,
+		svc.ListRedirectUris,
+		connect.WithSchema(graphServiceMethods.ByName("ListRedirectUris")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceAddRedirectUriHandler := connect.NewUnaryHandler(
+		GraphServiceAddRedirectUriProcedure,
+		svc.AddRedirectUri,
+		connect.WithSchema(graphServiceMethods.ByName("AddRedirectUri")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceDeleteRedirectUriHandler := connect.NewUnaryHandler(
+		GraphServiceDeleteRedirectUriProcedure,
+		svc.DeleteRedirectUri,
+		connect.WithSchema(graphServiceMethods.ByName("DeleteRedirectUri")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListAppRolesHandler := connect.NewUnaryHandler(
+		GraphServiceListAppRolesProcedure,
+		svc.ListAppRoles,
+		connect.WithSchema(graphServiceMethods.ByName("ListAppRoles")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceSetAppRoleHandler := connect.NewUnaryHandler(
+		GraphServiceSetAppRoleProcedure,
+		svc.SetAppRole,
+		connect.WithSchema(graphServiceMethods.ByName("SetAppRole")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceDeleteAppRoleHandler := connect.NewUnaryHandler(
+		GraphServiceDeleteAppRoleProcedure,
+		svc.DeleteAppRole,
+		connect.WithSchema(graphServiceMethods.ByName("DeleteAppRole")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListTestUsersHandler := connect.NewUnaryHandler(
+		GraphServiceListTestUsersProcedure,
+		svc.ListTestUsers,
+		connect.WithSchema(graphServiceMethods.ByName("ListTestUsers")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceCreateTestUserHandler := connect.NewUnaryHandler(
+		GraphServiceCreateTestUserProcedure,
+		svc.CreateTestUser,
+		connect.WithSchema(graphServiceMethods.ByName("CreateTestUser")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceDeleteTestUserHandler := connect.NewUnaryHandler(
+		GraphServiceDeleteTestUserProcedure,
+		svc.DeleteTestUser,
+		connect.WithSchema(graphServiceMethods.ByName("DeleteTestUser")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceRotateAppKeyHandler := connect.NewUnaryHandler(
+		GraphServiceRotateAppKeyProcedure,
+		svc.RotateAppKey,
+		connect.WithSchema(graphServiceMethods.ByName("RotateAppKey")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceGetAppReviewHandler := connect.NewUnaryHandler(
+		GraphServiceGetAppReviewProcedure,
+		svc.GetAppReview,
+		connect.WithSchema(graphServiceMethods.ByName("GetAppReview")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceSubmitAppReviewHandler := connect.NewUnaryHandler(
+		GraphServiceSubmitAppReviewProcedure,
+		svc.SubmitAppReview,
+		connect.WithSchema(graphServiceMethods.ByName("SubmitAppReview")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListAppReviewQueueHandler := connect.NewUnaryHandler(
+		GraphServiceListAppReviewQueueProcedure,
+		svc.ListAppReviewQueue,
+		connect.WithSchema(graphServiceMethods.ByName("ListAppReviewQueue")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceDecideAppReviewHandler := connect.NewUnaryHandler(
+		GraphServiceDecideAppReviewProcedure,
+		svc.DecideAppReview,
+		connect.WithSchema(graphServiceMethods.ByName("DecideAppReview")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.core.v1.GraphService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case GraphServiceGetMeProcedure:
@@ -481,6 +910,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyPagesHandler.ServeHTTP(w, r)
 		case GraphServiceListMyBusinessPortfoliosProcedure:
 			graphServiceListMyBusinessPortfoliosHandler.ServeHTTP(w, r)
+		case GraphServiceListMyAppsProcedure:
+			graphServiceListMyAppsHandler.ServeHTTP(w, r)
 		case GraphServiceCreateAppProcedure:
 			graphServiceCreateAppHandler.ServeHTTP(w, r)
 		case GraphServiceGetPageProcedure:
@@ -505,6 +936,34 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceCreatePageLinkHandler.ServeHTTP(w, r)
 		case GraphServiceDeletePageLinkProcedure:
 			graphServiceDeletePageLinkHandler.ServeHTTP(w, r)
+		case GraphServiceListRedirectUrisProcedure:
+			graphServiceListRedirectUrisHandler.ServeHTTP(w, r)
+		case GraphServiceAddRedirectUriProcedure:
+			graphServiceAddRedirectUriHandler.ServeHTTP(w, r)
+		case GraphServiceDeleteRedirectUriProcedure:
+			graphServiceDeleteRedirectUriHandler.ServeHTTP(w, r)
+		case GraphServiceListAppRolesProcedure:
+			graphServiceListAppRolesHandler.ServeHTTP(w, r)
+		case GraphServiceSetAppRoleProcedure:
+			graphServiceSetAppRoleHandler.ServeHTTP(w, r)
+		case GraphServiceDeleteAppRoleProcedure:
+			graphServiceDeleteAppRoleHandler.ServeHTTP(w, r)
+		case GraphServiceListTestUsersProcedure:
+			graphServiceListTestUsersHandler.ServeHTTP(w, r)
+		case GraphServiceCreateTestUserProcedure:
+			graphServiceCreateTestUserHandler.ServeHTTP(w, r)
+		case GraphServiceDeleteTestUserProcedure:
+			graphServiceDeleteTestUserHandler.ServeHTTP(w, r)
+		case GraphServiceRotateAppKeyProcedure:
+			graphServiceRotateAppKeyHandler.ServeHTTP(w, r)
+		case GraphServiceGetAppReviewProcedure:
+			graphServiceGetAppReviewHandler.ServeHTTP(w, r)
+		case GraphServiceSubmitAppReviewProcedure:
+			graphServiceSubmitAppReviewHandler.ServeHTTP(w, r)
+		case GraphServiceListAppReviewQueueProcedure:
+			graphServiceListAppReviewQueueHandler.ServeHTTP(w, r)
+		case GraphServiceDecideAppReviewProcedure:
+			graphServiceDecideAppReviewHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -524,6 +983,10 @@ func (UnimplementedGraphServiceHandler) ListMyPages(context.Context, *connect.Re
 
 func (UnimplementedGraphServiceHandler) ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyBusinessPortfolios is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyApps is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error) {
@@ -550,7 +1013,7 @@ func (UnimplementedGraphServiceHandler) GetApp(context.Context, *connect.Request
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.GetApp is not implemented"))
 }
 
-func (UnimplementedGraphServiceHandler) UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
+func (UnimplementedGraphServiceHandler) UpdateApp(context.Context, *connect.Request[v1.UpdateAppRequest]) (*connect.Response[v1.WentLive], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.UpdateApp is not implemented"))
 }
 
@@ -572,4 +1035,60 @@ func (UnimplementedGraphServiceHandler) CreatePageLink(context.Context, *connect
 
 func (UnimplementedGraphServiceHandler) DeletePageLink(context.Context, *connect.Request[v1.DeletePageLinkRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DeletePageLink is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListRedirectUris(context.Context, *connect.Request[v1.ListRedirectUrisRequest]) (*connect.Response[v1.ListRedirectUrisResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListRedirectUris is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) AddRedirectUri(context.Context, *connect.Request[v1.AddRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.AddRedirectUri is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DeleteRedirectUri(context.Context, *connect.Request[v1.DeleteRedirectUriRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DeleteRedirectUri is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListAppRoles(context.Context, *connect.Request[v1.ListAppRolesRequest]) (*connect.Response[v1.ListAppRolesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListAppRoles is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) SetAppRole(context.Context, *connect.Request[v1.SetAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.SetAppRole is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DeleteAppRole(context.Context, *connect.Request[v1.DeleteAppRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DeleteAppRole is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListTestUsers(context.Context, *connect.Request[v1.ListTestUsersRequest]) (*connect.Response[v1.ListTestUsersResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListTestUsers is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) CreateTestUser(context.Context, *connect.Request[v1.CreateTestUserRequest]) (*connect.Response[v1.CreatedTestUser], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.CreateTestUser is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DeleteTestUser(context.Context, *connect.Request[v1.DeleteTestUserRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DeleteTestUser is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) RotateAppKey(context.Context, *connect.Request[v1.RotateAppKeyRequest]) (*connect.Response[v1.RotatedKey], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RotateAppKey is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) GetAppReview(context.Context, *connect.Request[v1.GetAppReviewRequest]) (*connect.Response[v1.AppReview], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.GetAppReview is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.SubmitAppReview is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListAppReviewQueue(context.Context, *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListAppReviewQueue is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DecideAppReview(context.Context, *connect.Request[v1.DecideAppReviewRequest]) (*connect.Response[v1.DecideAppReviewResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DecideAppReview is not implemented"))
 }

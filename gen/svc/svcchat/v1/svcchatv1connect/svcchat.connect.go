@@ -82,6 +82,12 @@ const (
 	// SvcchatServiceGetThreadProcedure is the fully-qualified name of the SvcchatService's GetThread
 	// RPC.
 	SvcchatServiceGetThreadProcedure = "/svc.svcchat.v1.SvcchatService/GetThread"
+	// SvcchatServiceMarkThreadReadProcedure is the fully-qualified name of the SvcchatService's
+	// MarkThreadRead RPC.
+	SvcchatServiceMarkThreadReadProcedure = "/svc.svcchat.v1.SvcchatService/MarkThreadRead"
+	// SvcchatServiceListHandoversProcedure is the fully-qualified name of the SvcchatService's
+	// ListHandovers RPC.
+	SvcchatServiceListHandoversProcedure = "/svc.svcchat.v1.SvcchatService/ListHandovers"
 )
 
 // SvcchatServiceClient is a client for the svc.svcchat.v1.SvcchatService service.
@@ -142,8 +148,15 @@ type SvcchatServiceClient interface {
 	// inbox-merge link, and whose user is opted in; newest first.
 	Inbox(context.Context, *connect.Request[v1.InboxRequest]) (*connect.Response[v1.InboxResponse], error)
 	// GetThread reads one of the signed-in user's Page threads, oldest first;
-	// before (a message id) reads the messages older than it.
+	// before (a message id) reads the messages older than it. Fetching a
+	// thread marks its Page messages delivered (svcchat.message.delivered).
 	GetThread(context.Context, *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error)
+	// MarkThreadRead is the user reading a Page thread: every Page message of
+	// it not yet read becomes read (svcchat.message.read for each).
+	MarkThreadRead(context.Context, *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error)
+	// ListHandovers lists every change of a conversation's control, newest
+	// first (CONTRACT §14).
+	ListHandovers(context.Context, *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error)
 }
 
 // NewSvcchatServiceClient constructs a client for the svc.svcchat.v1.SvcchatService service. By
@@ -269,6 +282,18 @@ func NewSvcchatServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			httpClient,
 			baseURL+SvcchatServiceGetThreadProcedure,
 			connect.WithSchema(svcchatServiceMethods.ByName("GetThread")),
+			connect.WithClientOptions(opts...),
+		),
+		markThreadRead: connect.NewClient[v1.MarkThreadReadRequest, v1.MarkThreadReadResponse](
+			httpClient,
+			baseURL+SvcchatServiceMarkThreadReadProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("MarkThreadRead")),
+			connect.WithClientOptions(opts...),
+		),
+		listHandovers: connect.NewClient[v1.ListHandoversRequest, v1.ListHandoversResponse](
+			httpClient,
+			baseURL+SvcchatServiceListHandoversProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("ListHandovers")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
@@ -295,6 +320,8 @@ type svcchatServiceClient struct {
 	reply             *connect.Client[v1.ReplyRequest, v1.ReplyResponse]
 	inbox             *connect.Client[v1.InboxRequest, v1.InboxResponse]
 	getThread         *connect.Client[v1.GetThreadRequest, v1.Thread]
+	markThreadRead    *connect.Client[v1.MarkThreadReadRequest, v1.MarkThreadReadResponse]
+	listHandovers     *connect.Client[v1.ListHandoversRequest, v1.ListHandoversResponse]
 }
 
 // WriteToPage calls svc.svcchat.v1.SvcchatService.WriteToPage.
@@ -387,6 +414,16 @@ func (c *svcchatServiceClient) GetThread(ctx context.Context, req *connect.Reque
 	return c.getThread.CallUnary(ctx, req)
 }
 
+// MarkThreadRead calls svc.svcchat.v1.SvcchatService.MarkThreadRead.
+func (c *svcchatServiceClient) MarkThreadRead(ctx context.Context, req *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error) {
+	return c.markThreadRead.CallUnary(ctx, req)
+}
+
+// ListHandovers calls svc.svcchat.v1.SvcchatService.ListHandovers.
+func (c *svcchatServiceClient) ListHandovers(ctx context.Context, req *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error) {
+	return c.listHandovers.CallUnary(ctx, req)
+}
+
 // SvcchatServiceHandler is an implementation of the svc.svcchat.v1.SvcchatService service.
 type SvcchatServiceHandler interface {
 	// WriteToPage is a user writing to a Page from the chat app. It opens or
@@ -445,8 +482,15 @@ type SvcchatServiceHandler interface {
 	// inbox-merge link, and whose user is opted in; newest first.
 	Inbox(context.Context, *connect.Request[v1.InboxRequest]) (*connect.Response[v1.InboxResponse], error)
 	// GetThread reads one of the signed-in user's Page threads, oldest first;
-	// before (a message id) reads the messages older than it.
+	// before (a message id) reads the messages older than it. Fetching a
+	// thread marks its Page messages delivered (svcchat.message.delivered).
 	GetThread(context.Context, *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error)
+	// MarkThreadRead is the user reading a Page thread: every Page message of
+	// it not yet read becomes read (svcchat.message.read for each).
+	MarkThreadRead(context.Context, *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error)
+	// ListHandovers lists every change of a conversation's control, newest
+	// first (CONTRACT §14).
+	ListHandovers(context.Context, *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error)
 }
 
 // NewSvcchatServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -568,6 +612,18 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 		SvcchatServiceGetThreadProcedure,
 		svc.GetThread,
 		connect.WithSchema(svcchatServiceMethods.ByName("GetThread")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceMarkThreadReadHandler := connect.NewUnaryHandler(
+		SvcchatServiceMarkThreadReadProcedure,
+		svc.MarkThreadRead,
+		connect.WithSchema(svcchatServiceMethods.ByName("MarkThreadRead")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceListHandoversHandler := connect.NewUnaryHandler(
+		SvcchatServiceListHandoversProcedure,
+		svc.ListHandovers,
+		connect.WithSchema(svcchatServiceMethods.ByName("ListHandovers")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -609,6 +665,10 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 			svcchatServiceInboxHandler.ServeHTTP(w, r)
 		case SvcchatServiceGetThreadProcedure:
 			svcchatServiceGetThreadHandler.ServeHTTP(w, r)
+		case SvcchatServiceMarkThreadReadProcedure:
+			svcchatServiceMarkThreadReadHandler.ServeHTTP(w, r)
+		case SvcchatServiceListHandoversProcedure:
+			svcchatServiceListHandoversHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -688,4 +748,12 @@ func (UnimplementedSvcchatServiceHandler) Inbox(context.Context, *connect.Reques
 
 func (UnimplementedSvcchatServiceHandler) GetThread(context.Context, *connect.Request[v1.GetThreadRequest]) (*connect.Response[v1.Thread], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.GetThread is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) MarkThreadRead(context.Context, *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.MarkThreadRead is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) ListHandovers(context.Context, *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.ListHandovers is not implemented"))
 }

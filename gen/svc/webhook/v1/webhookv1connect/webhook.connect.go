@@ -48,6 +48,9 @@ const (
 	// WebhookServiceReplayDeliveryProcedure is the fully-qualified name of the WebhookService's
 	// ReplayDelivery RPC.
 	WebhookServiceReplayDeliveryProcedure = "/svc.webhook.v1.WebhookService/ReplayDelivery"
+	// WebhookServiceReplayDeliveriesProcedure is the fully-qualified name of the WebhookService's
+	// ReplayDeliveries RPC.
+	WebhookServiceReplayDeliveriesProcedure = "/svc.webhook.v1.WebhookService/ReplayDeliveries"
 	// WebhookServiceSendTestEventProcedure is the fully-qualified name of the WebhookService's
 	// SendTestEvent RPC.
 	WebhookServiceSendTestEventProcedure = "/svc.webhook.v1.WebhookService/SendTestEvent"
@@ -70,6 +73,11 @@ type WebhookServiceClient interface {
 	// ReplayDelivery delivers a delivery's event again, as a new delivery
 	// carrying the same event id.
 	ReplayDelivery(context.Context, *connect.Request[v1.ReplayDeliveryRequest]) (*connect.Response[v1.ReplayDeliveryResponse], error)
+	// ReplayDeliveries queues again every failed or held delivery of the app
+	// whose event happened in [since, until): a held delivery (kept while the
+	// endpoint was disabled) is sent as it is; a failed one as a new delivery
+	// carrying the same event id. At most 10,000 per call.
+	ReplayDeliveries(context.Context, *connect.Request[v1.ReplayDeliveriesRequest]) (*connect.Response[v1.ReplayDeliveriesResponse], error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
 	// to the app's callback, whatever its event filter.
 	SendTestEvent(context.Context, *connect.Request[v1.SendTestEventRequest]) (*connect.Response[v1.SendTestEventResponse], error)
@@ -118,6 +126,12 @@ func NewWebhookServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(webhookServiceMethods.ByName("ReplayDelivery")),
 			connect.WithClientOptions(opts...),
 		),
+		replayDeliveries: connect.NewClient[v1.ReplayDeliveriesRequest, v1.ReplayDeliveriesResponse](
+			httpClient,
+			baseURL+WebhookServiceReplayDeliveriesProcedure,
+			connect.WithSchema(webhookServiceMethods.ByName("ReplayDeliveries")),
+			connect.WithClientOptions(opts...),
+		),
 		sendTestEvent: connect.NewClient[v1.SendTestEventRequest, v1.SendTestEventResponse](
 			httpClient,
 			baseURL+WebhookServiceSendTestEventProcedure,
@@ -134,6 +148,7 @@ type webhookServiceClient struct {
 	deleteSubscription *connect.Client[v1.DeleteSubscriptionRequest, v1.DeleteSubscriptionResponse]
 	listDeliveries     *connect.Client[v1.ListDeliveriesRequest, v1.ListDeliveriesResponse]
 	replayDelivery     *connect.Client[v1.ReplayDeliveryRequest, v1.ReplayDeliveryResponse]
+	replayDeliveries   *connect.Client[v1.ReplayDeliveriesRequest, v1.ReplayDeliveriesResponse]
 	sendTestEvent      *connect.Client[v1.SendTestEventRequest, v1.SendTestEventResponse]
 }
 
@@ -162,6 +177,11 @@ func (c *webhookServiceClient) ReplayDelivery(ctx context.Context, req *connect.
 	return c.replayDelivery.CallUnary(ctx, req)
 }
 
+// ReplayDeliveries calls svc.webhook.v1.WebhookService.ReplayDeliveries.
+func (c *webhookServiceClient) ReplayDeliveries(ctx context.Context, req *connect.Request[v1.ReplayDeliveriesRequest]) (*connect.Response[v1.ReplayDeliveriesResponse], error) {
+	return c.replayDeliveries.CallUnary(ctx, req)
+}
+
 // SendTestEvent calls svc.webhook.v1.WebhookService.SendTestEvent.
 func (c *webhookServiceClient) SendTestEvent(ctx context.Context, req *connect.Request[v1.SendTestEventRequest]) (*connect.Response[v1.SendTestEventResponse], error) {
 	return c.sendTestEvent.CallUnary(ctx, req)
@@ -184,6 +204,11 @@ type WebhookServiceHandler interface {
 	// ReplayDelivery delivers a delivery's event again, as a new delivery
 	// carrying the same event id.
 	ReplayDelivery(context.Context, *connect.Request[v1.ReplayDeliveryRequest]) (*connect.Response[v1.ReplayDeliveryResponse], error)
+	// ReplayDeliveries queues again every failed or held delivery of the app
+	// whose event happened in [since, until): a held delivery (kept while the
+	// endpoint was disabled) is sent as it is; a failed one as a new delivery
+	// carrying the same event id. At most 10,000 per call.
+	ReplayDeliveries(context.Context, *connect.Request[v1.ReplayDeliveriesRequest]) (*connect.Response[v1.ReplayDeliveriesResponse], error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
 	// to the app's callback, whatever its event filter.
 	SendTestEvent(context.Context, *connect.Request[v1.SendTestEventRequest]) (*connect.Response[v1.SendTestEventResponse], error)
@@ -228,6 +253,12 @@ func NewWebhookServiceHandler(svc WebhookServiceHandler, opts ...connect.Handler
 		connect.WithSchema(webhookServiceMethods.ByName("ReplayDelivery")),
 		connect.WithHandlerOptions(opts...),
 	)
+	webhookServiceReplayDeliveriesHandler := connect.NewUnaryHandler(
+		WebhookServiceReplayDeliveriesProcedure,
+		svc.ReplayDeliveries,
+		connect.WithSchema(webhookServiceMethods.ByName("ReplayDeliveries")),
+		connect.WithHandlerOptions(opts...),
+	)
 	webhookServiceSendTestEventHandler := connect.NewUnaryHandler(
 		WebhookServiceSendTestEventProcedure,
 		svc.SendTestEvent,
@@ -246,6 +277,8 @@ func NewWebhookServiceHandler(svc WebhookServiceHandler, opts ...connect.Handler
 			webhookServiceListDeliveriesHandler.ServeHTTP(w, r)
 		case WebhookServiceReplayDeliveryProcedure:
 			webhookServiceReplayDeliveryHandler.ServeHTTP(w, r)
+		case WebhookServiceReplayDeliveriesProcedure:
+			webhookServiceReplayDeliveriesHandler.ServeHTTP(w, r)
 		case WebhookServiceSendTestEventProcedure:
 			webhookServiceSendTestEventHandler.ServeHTTP(w, r)
 		default:
@@ -275,6 +308,10 @@ func (UnimplementedWebhookServiceHandler) ListDeliveries(context.Context, *conne
 
 func (UnimplementedWebhookServiceHandler) ReplayDelivery(context.Context, *connect.Request[v1.ReplayDeliveryRequest]) (*connect.Response[v1.ReplayDeliveryResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.webhook.v1.WebhookService.ReplayDelivery is not implemented"))
+}
+
+func (UnimplementedWebhookServiceHandler) ReplayDeliveries(context.Context, *connect.Request[v1.ReplayDeliveriesRequest]) (*connect.Response[v1.ReplayDeliveriesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.webhook.v1.WebhookService.ReplayDeliveries is not implemented"))
 }
 
 func (UnimplementedWebhookServiceHandler) SendTestEvent(context.Context, *connect.Request[v1.SendTestEventRequest]) (*connect.Response[v1.SendTestEventResponse], error) {

@@ -1,0 +1,81 @@
+package console
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRouteMapsConsolePathsToPages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		path, page, app string
+	}{
+		{"", "apps", ""},
+		{"/", "apps", ""},
+		{"/apps", "apps", ""},
+		{"/apps/42", "app", "42"},
+		{"/apps/42/", "app", "42"},
+		{"/apps/any-form_is.fine/webhooks", "webhooks", "any-form_is.fine"},
+		{"/apps/42/review", "review", "42"},
+		{"/apps/42/templates", "templates", "42"},
+		{"/apps/42/completions", "completions", "42"},
+		{"/debugger", "debugger", ""},
+		{"/explorer", "explorer", ""},
+		{"/explorer/callback", "callback", ""},
+		{"/reference", "reference", ""},
+		{"/staff/templates", "staff-templates", ""},
+		{"/staff/review", "staff-review", ""},
+	} {
+		p, app, ok := route(tc.path)
+		if !ok || p.Name != tc.page || app != tc.app {
+			t.Errorf("route(%q) = %q, app %q, %v; want %q, app %q", tc.path, p.Name, app, ok, tc.page, tc.app)
+		}
+	}
+	for _, path := range []string{"/nope", "/apps/42/nope", "/apps/42/webhooks/x", "/staff", "/explorer/other", "/apps//review"} {
+		if p, _, ok := route(path); ok {
+			t.Errorf("route(%q) = %q, want no page", path, p.Name)
+		}
+	}
+}
+
+func TestEveryPageHasATemplateAndAScript(t *testing.T) {
+	t.Parallel()
+	if _, err := staticFiles.ReadFile("static/layout.js"); err != nil {
+		t.Errorf("the layout's script: %v", err)
+	}
+	for _, n := range pageNames {
+		if templates[n] == nil {
+			t.Errorf("page %s has no template", n)
+		}
+		if n == "notfound" {
+			continue
+		}
+		if _, err := staticFiles.ReadFile("static/" + n + ".js"); err != nil {
+			t.Errorf("page %s has no script: %v", n, err)
+		}
+	}
+}
+
+// FuzzRoute: any path maps to a known page or to none, and an app id is
+// one path segment.
+func FuzzRoute(f *testing.F) {
+	for _, s := range []string{"", "/apps/1/webhooks", "/apps//review", "/staff/review", "//", "/apps/%2F/x"} {
+		f.Add(s)
+	}
+	known := map[string]bool{}
+	for _, n := range pageNames {
+		known[n] = true
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		p, app, ok := route(path)
+		if !ok {
+			return
+		}
+		if !known[p.Name] || p.Name == "notfound" {
+			t.Fatalf("route(%q) = unknown page %q", path, p.Name)
+		}
+		if strings.Contains(app, "/") || (p.AppTab != "" && app == "") {
+			t.Fatalf("route(%q) = app id %q with a slash", path, app)
+		}
+	})
+}

@@ -1,0 +1,90 @@
+// The Graph explorer: get a token for one of your apps through the real
+// OAuth flow with PKCE, build a Graph request, send it, and see the
+// response and the equivalent curl command.
+import { graph, call, el, replace, onSubmit, APIError } from '/assets/ui/api.js';
+import * as tok from './token.js';
+
+document.getElementById('explorer-callback').textContent = tok.callbackURL;
+const appSelect = document.getElementById('explorer-app');
+let apps = [];
+
+async function loadApps() {
+  const res = await graph.get('me/apps', { limit: 100 });
+  apps = res.data || [];
+  replace(appSelect, apps.map((a) => el('option', { value: a.id }, `${a.name} (${a.id})`)));
+  const t = tok.current();
+  if (t) appSelect.value = t.appId;
+}
+
+function showToken() {
+  const t = tok.current();
+  const box = document.getElementById('token-state');
+  if (!t) { replace(box, el('p', { class: 'empty', id: 'no-token' }, 'No token yet.')); return; }
+  const forget = el('button', { type: 'button', class: 'secondary', onclick: () => { tok.forget(); showToken(); } }, 'Forget it');
+  replace(box, el('p', { class: 'ok', id: 'have-token' }, `A user token of app ${t.appId} with scopes ${t.scopes}, until ${new Date(t.expiresAt).toLocaleTimeString()}. `, forget));
+}
+
+onSubmit(document.getElementById('authorize'), async (v) => {
+  const app = apps.find((a) => a.id === v.app);
+  if (!app) throw new APIError(400, { message: 'Invalid parameter: app: choose one of your apps.' });
+  const verifier = tok.random(48);
+  const state = tok.random(16);
+  const scope = (v.scope || []).join(' ');
+  tok.savePending({ verifier, state, appId: app.id, clientId: app.client_id, scope });
+  const u = new URL('/oauth/authorize', location.origin);
+  u.search = new URLSearchParams({
+    response_type: 'code', client_id: app.client_id, redirect_uri: tok.callbackURL, scope, state,
+    code_challenge: await tok.challenge(verifier), code_challenge_method: 'S256', prompt: 'consent',
+  }).toString();
+  location.assign(u.toString());
+});
+
+function curlFor(method, url, body) {
+  const q = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const parts = ['curl', '-X', method, '-H', q('Authorization: Bearer $TOKEN')];
+  if (body !== undefined) parts.push('-H', q('Content-Type: application/json'), '-d', q(JSON.stringify(body)));
+  parts.push(q(url));
+  return parts.join(' ');
+}
+
+onSubmit(document.getElementById('request'), async (v) => {
+  const t = tok.current();
+  if (!t) throw new APIError(401, { message: 'Get a token first (step 1).' });
+  const params = Object.fromEntries(new URLSearchParams(v.params || ''));
+  let body;
+  if (v.method === 'POST') {
+    try { body = v.body ? JSON.parse(v.body) : {}; } catch (x) { throw new APIError(400, { message: `Invalid parameter: body is not JSON: ${x.message}` }); }
+  }
+  const url = new URL('/api/v1/graph', location.origin);
+  url.search = new URLSearchParams({ node: v.node, ...params }).toString();
+  const status = document.getElementById('response-status');
+  const out = document.getElementById('response-body');
+  status.textContent = 'Sending…';
+  document.getElementById('curl').textContent = v.method === 'POST'
+    ? curlFor('POST', `${location.origin}/api/v1/graph`, { node: v.node, ...params, ...body })
+    : curlFor(v.method, url.toString());
+  let res;
+  try {
+    res = v.method === 'POST' ? await graph.post(v.node, { ...params, ...body }, { token: t.token })
+      : v.method === 'DELETE' ? await graph.del(v.node, params, { token: t.token })
+        : await graph.get(v.node, params, { token: t.token });
+    status.textContent = 'HTTP 200';
+    status.className = 'ok';
+  } catch (err) {
+    if (!(err instanceof APIError)) throw err;
+    status.textContent = `HTTP ${err.status}`;
+    status.className = 'form-error';
+    res = { error: err.error };
+  }
+  out.textContent = JSON.stringify(res, null, 2);
+});
+
+async function nodeList() {
+  const res = await call('GET', '/api/developers/platform/catalog');
+  const nodes = [...new Set((res.data || []).flatMap((p) => p.nodes || []))].sort();
+  replace(document.getElementById('node-list'), nodes.map((n) => el('option', { value: n.replace(/^(GET|POST|DELETE) /, '') })));
+}
+
+showToken();
+loadApps().catch(() => {});
+nodeList().catch(() => {});

@@ -1,0 +1,4 @@
+package webhook
+
+// ParseRetryAfter exposes parseRetryAfter to the external tests.
+var ParseRetryAfter = parseRetryAfter
