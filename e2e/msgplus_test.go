@@ -448,3 +448,41 @@ func TestAGoneEndpointHoldsEventsUntilTheAppReplaysThem(t *testing.T) {
 	}
 	waitUntil(t, 10*time.Second, "both held events delivered", func() bool { return len(rcv.all("book.post.created")) == 2 })
 }
+
+// During a client-secret rotation's overlap every delivery carries a
+// Standard Webhooks signature by each secret, so a receiver still holding
+// the old secret and one already holding the new both verify it with the
+// reference library; X-Svc-Signature-256 is by the new secret.
+func TestDuringASecretRotationDeliveriesAreSignedByBothSecrets(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	w.owner = w.g.UserToken(t, "owner", "pages:read", "pages:manage")
+	session := signIn(t, w, "owner")
+	res, body := w.post(t, session, map[string]any{"node": "app/" + w.c.App.ID + "/keys", "kind": "client_secret"}, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("rotate the client secret: %d %s", res.StatusCode, body)
+	}
+	newSecret := decode[struct{ Value string }](t, body).Value
+	if newSecret == "" || newSecret == w.c.App.ClientSecret {
+		t.Fatalf("rotation answered %s", body)
+	}
+	rcv := newHookReceiver(t, newSecret)
+	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
+		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
+		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
+	}
+	post := w.publish(t, "signed twice")
+	d := rcv.waitForData("book.post.created", "postId", post)
+	if n := len(strings.Fields(d.header.Get("webhook-signature"))); n != 2 {
+		t.Fatalf("webhook-signature has %d signatures during the overlap, want 2: %q", n, d.header.Get("webhook-signature"))
+	}
+	for name, secret := range map[string]string{"old": w.c.App.ClientSecret, "new": newSecret} {
+		wh, err := standardwebhooks.NewWebhookRaw([]byte(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wh.Verify(d.raw, d.header); err != nil {
+			t.Errorf("a receiver with the %s secret refuses the delivery: %v", name, err)
+		}
+	}
+}

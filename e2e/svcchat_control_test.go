@@ -89,7 +89,7 @@ func TestTheAssistantTheAppAndThePageOwnerTakeTurnsOnAThread(t *testing.T) {
 	// 2. The app takes control by sending; the assistant stays silent.
 	sent := wantSent(t, first(w.session(t, "Yes, 9 to 5. Anything else?")), user)
 	took := rcv.waitForData("svcchat.handover", "action", "app_message")
-	if d := took.body.Data; keys(d) != "action,appId,conversationId,newHolder,pageId,previousHolder" || d["previousHolder"] != "svc_ai" ||
+	if d := took.body.Data; keys(d) != "action,appId,conversationId,newHolder,pageId,previousHolder,sequence" || d["previousHolder"] != "svc_ai" ||
 		d["newHolder"] != "app:"+app || d["appId"] != app || d["conversationId"] != cid || d["pageId"] != page {
 		t.Fatalf("svcchat.handover on the app's send = %+v", took.body)
 	}

@@ -161,13 +161,13 @@ func TestAConsumerAndAnAppMessageThroughThePage(t *testing.T) {
 	// 1. The consumer writes: a conversation, an opt-in from the message.
 	cid, inbound := w.write(t, "Hi! Where is my order?")
 	got := rcv.waitForData("page.message.received", "messageId", inbound)
-	if d := got.body.Data; keys(d) != "conversationId,kind,messageId,pageId,templateName,text,userId" ||
+	if d := got.body.Data; keys(d) != "conversationId,kind,messageId,pageId,sequence,templateName,text,userId" ||
 		d["conversationId"] != cid || d["pageId"] != page || d["userId"] != user || d["text"] != "Hi! Where is my order?" ||
 		d["kind"] != "session" || d["templateName"] != nil || got.body.AppID != app || *got.body.PageID != page {
 		t.Fatalf("page.message.received = %+v", got.body)
 	}
 	got = rcv.waitForData("svcchat.opt_in", "userId", user)
-	if d := got.body.Data; keys(d) != "pageId,purposes,source,userId" || d["source"] != "message" || d["pageId"] != page ||
+	if d := got.body.Data; keys(d) != "conversationId,pageId,purposes,sequence,source,userId" || d["source"] != "message" || d["pageId"] != page ||
 		fmt.Sprint(d["purposes"]) != "[transactional]" {
 		t.Fatalf("svcchat.opt_in = %+v", got.body)
 	}
@@ -178,7 +178,7 @@ func TestAConsumerAndAnAppMessageThroughThePage(t *testing.T) {
 		t.Fatalf("the answer opened conversation %s, not %s", sent.ConversationID, cid)
 	}
 	got = rcv.waitForData("page.message.sent", "messageId", sent.MessageID)
-	if d := got.body.Data; keys(d) != "conversationId,kind,messageId,pageId,templateName,text,userId" ||
+	if d := got.body.Data; keys(d) != "conversationId,kind,messageId,pageId,sequence,templateName,text,userId" ||
 		d["text"] != "It ships today." || d["kind"] != "session" || d["userId"] != user || d["conversationId"] != cid {
 		t.Fatalf("page.message.sent = %+v", got.body)
 	}
@@ -188,7 +188,7 @@ func TestAConsumerAndAnAppMessageThroughThePage(t *testing.T) {
 	})
 	conv, _ := chatSent.body.Data["conversation"].(map[string]any)
 	msg, _ := chatSent.body.Data["message"].(map[string]any)
-	if keys(chatSent.body.Data) != "conversation,message" || keys(conv) != "controlHolder,id,pageId,userId" ||
+	if keys(chatSent.body.Data) != "conversation,message,sequence" || keys(conv) != "controlHolder,id,pageId,userId" ||
 		keys(msg) != "appId,id,kind,templateName,text" || conv["controlHolder"] != "app:"+app || conv["id"] != cid ||
 		msg["appId"] != app || msg["text"] != "It ships today." || msg["kind"] != "session" {
 		t.Fatalf("svcchat.message.sent = %+v", chatSent.body)

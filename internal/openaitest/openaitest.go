@@ -3,7 +3,14 @@
 // streamed (server-sent events cut at odd places, CRLF and LF line ends,
 // keep-alive comments) or not, and fails on demand: 429 with Retry-After,
 // 500, a hang, a stream that breaks before its first event or in the middle
-// of the answer. It records every request it gets.
+// of the answer, a stream that stalls before its first token. It records
+// every request it gets.
+//
+// A request may also say where its own stream stops, so that a test can
+// abort streams at chosen points and know exactly what was sent: the field
+// "x_test_hold_after":k streams k content chunks and then holds the stream
+// open, sending nothing more, until the client leaves; "x_test_break_after":k
+// streams k content chunks and then cuts the connection.
 package openaitest
 
 import (
@@ -34,6 +41,9 @@ const (
 	BreakBeforeFirstEvent
 	// BreakMidStream streams two content chunks, then cuts the connection.
 	BreakMidStream
+	// StallBeforeFirstToken sends the role chunk (no text) and then nothing
+	// until the caller gives up.
+	StallBeforeFirstToken
 )
 
 // Upstream is a running fake upstream.
@@ -137,17 +147,22 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "The server had an error.")
 		return
 	case Hang:
-		select {
-		case <-r.Context().Done():
-		case <-u.release:
-		}
+		u.hold(r)
 		return
 	}
 	model, _ := body["model"].(string)
 	msgs, _ := body["messages"].([]any)
 	prompt, completion := u.Usage(len(msgs))
 	if stream, _ := body["stream"].(bool); stream {
-		u.stream(w, f, model, prompt, completion, body)
+		if k, ok := body["x_test_hold_after"].(float64); ok {
+			u.streamUntil(w, r, model, int(k), false)
+			return
+		}
+		if k, ok := body["x_test_break_after"].(float64); ok {
+			u.streamUntil(w, r, model, int(k), true)
+			return
+		}
+		u.stream(w, r, f, model, prompt, completion, body)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -163,7 +178,7 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 // stream writes the answer as server-sent events, one word per chunk, and
 // sends the bytes in pieces of odd sizes so that event and line boundaries
 // fall anywhere.
-func (u *Upstream) stream(w http.ResponseWriter, f Failure, model string, prompt, completion int, body map[string]any) {
+func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, f Failure, model string, prompt, completion int, body map[string]any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	flusher := w.(http.Flusher)
@@ -171,18 +186,12 @@ func (u *Upstream) stream(w http.ResponseWriter, f Failure, model string, prompt
 		flusher.Flush()
 		panic(http.ErrAbortHandler) // net/http drops the connection
 	}
-	chunk := func(delta map[string]any, finish any, usage any) string {
-		choices := []any{}
-		if delta != nil {
-			choices = append(choices, map[string]any{"index": 0, "delta": delta, "finish_reason": finish})
-		}
-		c := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000,
-			"model": model, "choices": choices}
-		if usage != nil {
-			c["usage"] = usage
-		}
-		b, _ := json.Marshal(c)
-		return string(b)
+	chunk := chunkFunc(model)
+	if f == StallBeforeFirstToken {
+		_, _ = io.WriteString(w, "data: "+chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)+"\n\n")
+		flusher.Flush()
+		u.hold(r)
+		return
 	}
 	var events []string
 	events = append(events, chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil))
@@ -212,6 +221,50 @@ func (u *Upstream) stream(w http.ResponseWriter, f Failure, model string, prompt
 		text.WriteString("data: " + ev + end)
 	}
 	u.writeOdd(w, flusher, text.String())
+}
+
+// chunkFunc returns a function writing one chat.completion.chunk of model.
+func chunkFunc(model string) func(delta map[string]any, finish any, usage any) string {
+	return func(delta map[string]any, finish any, usage any) string {
+		choices := []any{}
+		if delta != nil {
+			choices = append(choices, map[string]any{"index": 0, "delta": delta, "finish_reason": finish})
+		}
+		c := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000,
+			"model": model, "choices": choices}
+		if usage != nil {
+			c["usage"] = usage
+		}
+		b, _ := json.Marshal(c)
+		return string(b)
+	}
+}
+
+// hold waits until the client leaves or the upstream stops.
+func (u *Upstream) hold(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-u.release:
+	}
+}
+
+// streamUntil streams the role chunk and k content chunks, one word of the
+// reply each (cycling through the reply), then holds the stream or cuts it.
+func (u *Upstream) streamUntil(w http.ResponseWriter, r *http.Request, model string, k int, cut bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	flusher := w.(http.Flusher)
+	chunk := chunkFunc(model)
+	words := strings.Fields(u.Reply)
+	_, _ = io.WriteString(w, "data: "+chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)+"\n\n")
+	for i := range k {
+		_, _ = io.WriteString(w, "data: "+chunk(map[string]any{"content": " " + words[i%len(words)]}, nil, nil)+"\n\n")
+	}
+	flusher.Flush()
+	if cut {
+		panic(http.ErrAbortHandler)
+	}
+	u.hold(r)
 }
 
 // writeOdd writes s in pieces of 1, 7, 3, 13, 2, 29 … bytes, flushing each.

@@ -14,7 +14,9 @@ const (
 	closed breakerState = iota
 	// open: the upstream is out until its cooldown ends.
 	open
-	// halfOpen: the cooldown ended; one call probes the upstream.
+	// halfOpen: the cooldown ended; a probe (a real generation of one
+	// token, not a client's call) is in flight. Clients' calls still go
+	// elsewhere until it succeeds.
 	halfOpen
 )
 
@@ -37,10 +39,14 @@ const (
 	// success: a call got a usable answer.
 	success breakerEvent = iota
 	// failure: a call failed in a way worth retrying elsewhere (429, 5xx,
-	// connection error, time-out).
+	// connection error, time-out, a stream that stalled or broke).
 	failure
-	// cooled: a call is about to be made after the cooldown ended.
+	// cooled: the cooldown ended; a probe is sent.
 	cooled
+	// probeSucceeded: the probe generated its token.
+	probeSucceeded
+	// probeFailed: the probe did not.
+	probeFailed
 )
 
 // failureCount qualifies a failure event: whether the consecutive failures
@@ -55,7 +61,7 @@ const (
 
 // breakerRow is one row of the transition table: in state From, on event
 // On, with the failure count When, the breaker goes to To; Cooldown says
-// whether a new cooldown starts.
+// whether a new cooldown starts (and, at its end, a probe).
 type breakerRow struct {
 	From     breakerState
 	On       breakerEvent
@@ -65,15 +71,16 @@ type breakerRow struct {
 }
 
 // breakerTable is every transition of the breaker. A pair (state, event)
-// absent from it cannot happen (an open breaker admits no call, so sees no
-// success or failure) and leaves the state unchanged.
+// absent from it leaves the state unchanged: a call admitted before the
+// breaker opened may finish after, and its outcome says nothing the probe
+// will not.
 var breakerTable = []breakerRow{
 	{From: closed, On: success, To: closed},
 	{From: closed, On: failure, When: belowThreshold, To: closed},
 	{From: closed, On: failure, When: atThreshold, To: open, Cooldown: true},
 	{From: open, On: cooled, To: halfOpen},
-	{From: halfOpen, On: success, To: closed},
-	{From: halfOpen, On: failure, To: open, Cooldown: true},
+	{From: halfOpen, On: probeSucceeded, To: closed},
+	{From: halfOpen, On: probeFailed, To: open, Cooldown: true},
 }
 
 // transition is the breaker's one transition function: it finds the row of
@@ -93,6 +100,11 @@ func transition(from breakerState, on breakerEvent, count failureCount) (to brea
 type breaker struct {
 	threshold int           // consecutive failures that open it
 	cooldown  time.Duration // how long it stays open
+	// probe makes the upstream generate one token; nil: the cooldown's end
+	// closes the breaker by itself (tests of the table alone).
+	probe func() error
+	// afterFunc schedules the probe; time.AfterFunc, or a test's clock.
+	afterFunc func(time.Duration, func())
 
 	mu        sync.Mutex
 	state     breakerState
@@ -100,11 +112,10 @@ type breaker struct {
 	until     time.Time // end of the cooldown (open)
 	notBefore time.Time // Retry-After
 	lastError string
-	probing   bool // a half-open probe is in flight
 }
 
 // admit tells whether a call may go to the upstream now; when it may not,
-// it returns when it may.
+// it returns when it may (at the earliest).
 func (b *breaker) admit(now time.Time) (ok bool, retryAt time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -116,14 +127,9 @@ func (b *breaker) admit(now time.Time) (ok bool, retryAt time.Time) {
 		if now.Before(b.until) {
 			return false, b.until
 		}
-		b.state, _ = transition(b.state, cooled, anyCount)
-		b.probing = true
-		return true, time.Time{}
+		return false, now.Add(b.cooldown / 4) // the probe is due
 	case halfOpen:
-		if b.probing {
-			return false, now.Add(b.cooldown / 4)
-		}
-		b.probing = true
+		return false, now.Add(b.cooldown / 4)
 	}
 	return true, time.Time{}
 }
@@ -143,28 +149,51 @@ func (b *breaker) record(now time.Time, ok bool, errText string, retryAfter time
 	if retryAfter > 0 {
 		b.notBefore = now.Add(retryAfter)
 	}
+	b.apply(now, ev)
+}
+
+// apply moves the breaker by one event; b.mu is held. A new cooldown
+// schedules the probe at its end.
+func (b *breaker) apply(now time.Time, ev breakerEvent) {
 	count := belowThreshold
 	if b.failures >= b.threshold {
 		count = atThreshold
 	}
 	var start bool
 	b.state, start = transition(b.state, ev, count)
-	b.probing = false
-	if start {
-		b.until = now.Add(b.cooldown)
+	if !start {
+		return
 	}
+	b.until = now.Add(b.cooldown)
+	after := b.afterFunc
+	if after == nil {
+		after = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+	}
+	after(b.cooldown, b.runProbe)
 }
 
-// release gives back an admitted call that was never made (the client
-// left first): a half-open breaker may then admit another probe.
-func (b *breaker) release() {
+// runProbe ends a cooldown: it sends the probe and applies its outcome.
+func (b *breaker) runProbe() {
+	b.mu.Lock()
+	b.apply(time.Now(), cooled)
+	probe := b.probe
+	b.mu.Unlock()
+	err := error(nil)
+	if probe != nil {
+		err = probe()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.probing = false
+	if err != nil {
+		b.lastError = "probe: " + err.Error()
+		b.apply(time.Now(), probeFailed)
+		return
+	}
+	b.failures = 0
+	b.apply(time.Now(), probeSucceeded)
 }
 
-// upstreamState is what operators may see of an upstream (issue 19's
-// admin view reads it).
+// upstreamState is what operators see of an upstream.
 type upstreamState struct {
 	State     string
 	Until     time.Time

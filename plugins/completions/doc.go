@@ -10,18 +10,25 @@
 //   - request.go parses and validates the body, keeping unknown fields so
 //     that they reach the upstream (OpenAI clients send new fields first);
 //   - router.go picks the upstreams that serve the model, by weight, and
-//     tries them in turn: 429, 5xx, connection errors and time-outs are
-//     retried on the next one, with backoff and Retry-After respected, as
-//     long as nothing has reached the client; nothing is retried after;
-//   - breaker.go takes an upstream that keeps failing out for a while (a
-//     circuit breaker, its transitions in one table);
+//     tries them in turn: 429, 5xx, connection errors and time-outs
+//     (a stream's time to first token included) are retried on the next
+//     one, with backoff and Retry-After respected, as long as nothing has
+//     reached the client; nothing is retried after;
+//   - breaker.go takes an upstream that keeps failing or stalling out for
+//     its cooldown, then probes it with a one-token generation before
+//     letting calls in again (its transitions in one table); budget.go
+//     shows operators each upstream's state;
+//   - quota.go enforces each app's monthly token budget and requests per
+//     minute across gateways, by leasing slices of shared counter rows;
 //   - sse.go reads the upstream's server-sent events, whatever the chunk
 //     boundaries;
 //   - builtin.go is svc-builtin, which is not a language model: a fixed,
 //     deterministic reply with honest token counts of its own text;
 //   - usage.go adds up usage per app, model, upstream and day in memory and
-//     writes it to the completions schema in batches, off the hot path, and
-//     counts it in Prometheus counters the gateway serves on /metrics.
+//     writes it to the completions schema in batches, exactly once, off the
+//     hot path and when the plugin stops, and counts it in Prometheus
+//     counters the gateway serves on /metrics; tokens.go counts what an
+//     unfinished stream carried.
 //
 // Upstreams come from the gateway's config file (completions.upstreams),
 // passed in SVC_COMPLETIONS_CONFIG; their API keys are read from the

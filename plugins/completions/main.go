@@ -24,7 +24,7 @@ func main() {
 }
 
 func run(p *sdk.Plugin) error {
-	ups, err := parseConfig(os.Getenv(EnvConfig), os.Getenv)
+	ups, budget, err := parseConfig(os.Getenv(EnvConfig), os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -34,8 +34,10 @@ func run(p *sdk.Plugin) error {
 	if err != nil {
 		return err
 	}
-	svc := newService(p, pool, ups)
+	svc := newService(p, pool, ups, budget)
 	go svc.usage.run(context.Background())
+	go svc.prune(context.Background())
+	p.OnStop(svc.stop)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	for _, u := range ups {
 		p.Logger().Info("upstream configured", "upstream", u.name, "models", u.models, "weight", u.weight, "timeout", u.timeout.String())
@@ -45,11 +47,12 @@ func run(p *sdk.Plugin) error {
 }
 
 // newService builds the plugin's parts and registers its methods on p.
-func newService(p *sdk.Plugin, pool *pgxpool.Pool, ups []*upstream) *service {
+func newService(p *sdk.Plugin, pool *pgxpool.Pool, ups []*upstream, budget limits) *service {
 	m := newMetrics()
 	s := &service{
 		router:  newRouter(ups, p.Logger(), m),
 		usage:   newRecorder(pool, p.Logger(), m),
+		quota:   newQuota(pool, p.Logger(), budget),
 		db:      pool,
 		metrics: m,
 		now:     time.Now,

@@ -21,6 +21,11 @@ type chatRequest struct {
 	N             int
 	fields        map[string]json.RawMessage
 	fieldsInOrder []string
+	// raw is the body as sent; passed on as it is when nothing in it must
+	// change and no key appears twice (an upstream might read the other
+	// one than the router did).
+	raw     []byte
+	dupKeys bool
 }
 
 // roles are the message roles accepted (CONTRACT §7).
@@ -54,6 +59,8 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 		}
 		if _, dup := req.fields[key]; !dup {
 			req.fieldsInOrder = append(req.fieldsInOrder, key)
+		} else {
+			req.dupKeys = true
 		}
 		req.fields[key] = raw
 	}
@@ -66,6 +73,7 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 	if e := req.check(); e != nil {
 		return nil, e
 	}
+	req.raw = body
 	return req, nil
 }
 
@@ -285,6 +293,9 @@ func (r *chatRequest) checkStop() *apiError {
 // as they came, unknown ones included, except that a stream always asks
 // for usage (so that usage is recorded even when the client did not ask).
 func (r *chatRequest) upstreamBody() []byte {
+	if !r.dupKeys && (!r.Stream || r.IncludeUsage) {
+		return r.raw // nothing to change: no copy, no encoding
+	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,9 @@ func newRouter(ups []*upstream, log *slog.Logger, m *metrics) *router {
 		}
 	}
 	sort.Strings(rt.models)
+	for _, u := range ups {
+		u.breaker.probe = func() error { return rt.probe(u) }
+	}
 	rt.client = &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConns:        256,
@@ -135,7 +139,6 @@ func (rt *router) open(ctx context.Context, req *chatRequest, ready func(*opened
 			}
 			if tries > 0 {
 				if err := sleep(ctx, backoff(tries), deadline); err != nil {
-					u.breaker.release()
 					return nil, rt.giveUp(req, last, err)
 				}
 			}
@@ -153,8 +156,9 @@ func (rt *router) open(ctx context.Context, req *chatRequest, ready func(*opened
 				return nil, pt
 			}
 			if ctx.Err() != nil {
-				u.breaker.release()
-				return nil, ctx.Err() // the client is gone: no upstream's fault
+				// The client is gone (no upstream's fault) while this one
+				// was answering: usage counts the request against it.
+				return nil, &clientGone{upstream: u.name, err: ctx.Err()}
 			}
 			var ae *attemptError
 			if !errors.As(err, &ae) {
@@ -177,14 +181,20 @@ func (rt *router) open(ctx context.Context, req *chatRequest, ready func(*opened
 	return nil, rt.giveUp(req, last, nil)
 }
 
-// try makes one call to one upstream.
+// try makes one call to one upstream. Its time limit is the upstream's
+// timeout for a whole answer, or its time-to-first-token timeout for a
+// stream (ready returns once the first token is in).
 func (rt *router) try(ctx context.Context, u *upstream, body []byte, stream bool, deadline time.Time, ready func(*opened) error) (*opened, error) {
-	timeout := min(u.timeout, time.Until(deadline))
+	limit, what := u.timeout, "no answer within "
+	if stream {
+		limit, what = u.ttft, "no first token within "
+	}
+	timeout := min(limit, time.Until(deadline))
 	actx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(timeout, cancel)
 	timedOut := func(err error) error {
 		if ctx.Err() == nil && actx.Err() != nil {
-			return &attemptError{upstream: u.name, reason: "no answer within " + timeout.String()}
+			return &attemptError{upstream: u.name, reason: what + timeout.String()}
 		}
 		return err
 	}
@@ -258,9 +268,20 @@ func sleep(ctx context.Context, d time.Duration, deadline time.Time) error {
 	}
 }
 
+// clientGone: the caller left, or ran out of time, while an upstream was
+// answering. It is no upstream's fault; usage still counts the request.
+type clientGone struct {
+	upstream string
+	err      error
+}
+
+func (e *clientGone) Error() string { return e.upstream + ": " + e.err.Error() }
+func (e *clientGone) Unwrap() error { return e.err }
+
 // complete answers a request that is not streamed: the upstream's JSON as
-// it came, and its usage.
-func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, u usage, name string, err error) {
+// it came, its usage, and the time spent on upstreams.
+func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, u usage, name string, wait time.Duration, err error) {
+	start := time.Now()
 	o, err := rt.open(ctx, req, func(o *opened) error {
 		b, err := io.ReadAll(io.LimitReader(o.res.Body, maxUpstreamBody))
 		if err != nil {
@@ -275,17 +296,50 @@ func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, 
 		}
 		if head.Usage != nil {
 			u = *head.Usage
+		} else {
+			u = usage{PromptTokens: estimatePromptTokens(req.Messages)}
 		}
 		body = b
 		return nil
 	})
+	wait = time.Since(start)
 	if err != nil {
-		return nil, usage{}, "", err
+		return nil, usage{}, "", wait, err
 	}
 	o.commit()
 	_ = o.res.Body.Close()
 	o.release()
-	return body, u, o.u.name, nil
+	return body, u, o.u.name, wait, nil
+}
+
+// probe asks u for a real generation of one token, as the end of its
+// cooldown: an upstream whose health check says "ok" while generation is
+// broken fails this.
+func (rt *router) probe(u *upstream) error {
+	ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"model": u.models[0], "max_tokens": 1,
+		"messages": []message{{Role: "user", Content: "Say OK."}}})
+	res, err := u.post(ctx, rt.client, body, false)
+	if err != nil {
+		rt.metrics.attempt(u.name, "probe_failed")
+		var ae *attemptError
+		if errors.As(err, &ae) {
+			return errors.New(ae.reason)
+		}
+		return err // a passThrough: the upstream refused even this
+	}
+	defer func() { _ = res.Body.Close() }()
+	var c struct {
+		Choices []json.RawMessage `json:"choices"`
+	}
+	b, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if err != nil || json.Unmarshal(b, &c) != nil || len(c.Choices) == 0 {
+		rt.metrics.attempt(u.name, "probe_failed")
+		return errors.New("the probe's answer is not a chat completion")
+	}
+	rt.metrics.attempt(u.name, "probe_ok")
+	return nil
 }
 
 // streamResult is what a stream left behind, for usage.
@@ -295,22 +349,39 @@ type streamResult struct {
 	complete bool // [DONE] was reached
 }
 
-// stream answers a streamed request: once an upstream's first event has
-// arrived, every event goes to emit (the chunk JSON), ending with
-// "[DONE]". The usage chunk the router asked for is passed on only when the
-// client asked for it too. An error before the first emit may go to the
-// client as a refusal; after it, the stream is cut with an error event.
-func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte) error) (streamResult, error) {
+// maxHeldEvents bounds the preamble held back before the first token.
+const maxHeldEvents = 16
+
+// stream answers a streamed request: once an upstream's first token has
+// arrived (the preamble before it, such as the role chunk, is held back, so
+// that an upstream stalling before its first token can still be left for
+// the next), every event goes to emit (the chunk JSON), ending with
+// "[DONE]". onOpen is called once, before the first emit, with the time
+// spent on upstreams until then. The usage chunk the router asked for is
+// passed on only when the client asked for it too. An error before the
+// first emit may go to the client as a refusal; after it, the stream is cut
+// with an error event.
+//
+// The result's usage is the upstream's, or, when its usage chunk never came
+// (the client left, the upstream broke off), the tokens forwarded and an
+// estimate of the prompt's (see tokens.go).
+func (rt *router) stream(ctx context.Context, req *chatRequest, emit emitFunc, onOpen func(wait time.Duration)) (r streamResult, err error) {
+	start := time.Now()
 	var sse *sseReader
-	var first []byte
+	var held [][]byte
 	o, err := rt.open(ctx, req, func(o *opened) error {
 		sse = newSSEReader(o.res.Body)
-		ev, err := sse.Next()
-		if err != nil {
-			return errors.New("stream broken before its first event: " + readReason(err))
+		held = held[:0]
+		for {
+			ev, err := sse.Next()
+			if err != nil {
+				return errors.New("stream broken before its first token: " + readReason(err))
+			}
+			held = append(held, append([]byte(nil), ev...))
+			if len(held) >= maxHeldEvents || bytes.Equal(ev, doneEvent) || carriesAnswer(ev) {
+				return nil
+			}
 		}
-		first = append([]byte(nil), ev...)
-		return nil
 	})
 	if err != nil {
 		return streamResult{}, err
@@ -319,47 +390,84 @@ func (rt *router) stream(ctx context.Context, req *chatRequest, emit func([]byte
 	o.commit()
 	defer o.release()
 	defer func() { _ = o.res.Body.Close() }()
-	r := streamResult{upstream: o.u.name}
-	ev := first
+	onOpen(time.Since(start))
+	u := o.u
+	// A stream that stops mid-answer for the upstream's time-to-first-token
+	// timeout is stalled: cut it, and count it against the upstream.
+	var stalled atomic.Bool
+	// The timer runs only while reading, so that a slow client is not
+	// taken for a stalled upstream.
+	idle := time.AfterFunc(u.ttft, func() { stalled.Store(true); o.release() })
+	idle.Stop()
+	defer idle.Stop()
+
+	r.upstream = u.name
+	streamed, gotUsage := 0, false
+	defer func() {
+		if !gotUsage {
+			r.usage = usage{PromptTokens: estimatePromptTokens(req.Messages), CompletionTokens: streamed}
+			r.usage.TotalTokens = r.usage.PromptTokens + r.usage.CompletionTokens
+		}
+	}()
+	next := func() ([]byte, error) {
+		if len(held) > 0 {
+			ev := held[0]
+			held = held[1:]
+			return ev, nil
+		}
+		idle.Reset(u.ttft)
+		ev, err := sse.Next()
+		idle.Stop()
+		return ev, err
+	}
 	for {
+		ev, err := next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			reason, code := "the upstream stream ended without [DONE]", "upstream_stream_broken"
+			msg := "The upstream's answer broke off mid-stream; the reply above is incomplete."
+			switch {
+			case stalled.Load():
+				reason, code = "the upstream stream stalled for "+u.ttft.String(), "upstream_stream_stalled"
+				msg = "The upstream stopped sending mid-answer; the reply above is incomplete."
+			case !errors.Is(err, io.EOF):
+				reason = "the upstream stream broke: " + readReason(err)
+			}
+			u.breaker.record(time.Now(), false, reason, 0)
+			rt.metrics.attempt(u.name, "broken")
+			rt.log.WarnContext(ctx, "upstream stream cut mid-answer", "upstream", u.name, "model", req.Model, "reason", reason)
+			e := &apiError{Status: http.StatusBadGateway, Type: "server_error", Code: strp(code), Message: msg}
+			return r, emit(e.body(), false)
+		}
 		if bytes.Equal(ev, doneEvent) {
 			r.complete = true
-			return r, emit(doneEvent)
+			return r, emit(doneEvent, false)
 		}
 		forward := true
-		if bytes.Contains(ev, []byte(`"usage"`)) {
+		if bytes.Contains(ev, keyUsage) {
 			var c struct {
 				Usage   *usage            `json:"usage"`
 				Choices []json.RawMessage `json:"choices"`
 			}
 			if json.Unmarshal(ev, &c) == nil && c.Usage != nil {
-				r.usage = *c.Usage
+				r.usage, gotUsage = *c.Usage, true
 				forward = req.IncludeUsage || len(c.Choices) > 0
 			}
 		}
 		if forward {
-			if err := emit(ev); err != nil {
+			if err := emit(ev, len(held) > 0 || sse.ready()); err != nil {
 				return r, err
 			}
+			streamed += streamedTokens(ev)
 		}
-		next, err := sse.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return r, ctx.Err()
-			}
-			reason := "the upstream stream ended without [DONE]"
-			if !errors.Is(err, io.EOF) {
-				reason = "the upstream stream broke: " + readReason(err)
-			}
-			rt.metrics.attempt(o.u.name, "broken")
-			rt.log.WarnContext(ctx, "upstream stream cut mid-answer", "upstream", o.u.name, "model", req.Model, "reason", reason)
-			e := &apiError{Status: http.StatusBadGateway, Type: "server_error", Code: strp("upstream_stream_broken"),
-				Message: "The upstream's answer broke off mid-stream; the reply above is incomplete."}
-			return r, emit(e.body())
-		}
-		ev = next
 	}
 }
+
+// emitFunc forwards one event's data to the client; more says that the
+// next event is already at hand, so that it may go out with this one.
+type emitFunc func(data []byte, more bool) error
 
 // doneEvent ends an OpenAI stream.
 var doneEvent = []byte("[DONE]")

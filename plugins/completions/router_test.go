@@ -36,7 +36,7 @@ func setupRouter(t *testing.T, timeout string, n int) routerBundle {
 			APIKeyEnv: fmt.Sprintf("KEY_%d", i), Models: []string{"m"}, Timeout: timeout})
 	}
 	raw, _ := json.Marshal(config{Upstreams: cfg})
-	ups, err := parseConfig(string(raw), func(k string) string { return "key-" + strings.TrimPrefix(k, "KEY_") })
+	ups, _, err := parseConfig(string(raw), func(k string) string { return "key-" + strings.TrimPrefix(k, "KEY_") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ const streamBody = `{"model":"m","stream":true,"messages":[{"role":"user","conte
 func TestANonStreamedAnswerComesBackAsTheUpstreamWroteItWithItsUsage(t *testing.T) {
 	t.Parallel()
 	b := setupRouter(t, "5s", 1)
-	body, u, name, err := b.rt.complete(context.Background(), mustParse(t, plainBody))
+	body, u, name, _, err := b.rt.complete(context.Background(), mustParse(t, plainBody))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +84,10 @@ func TestANonStreamedAnswerComesBackAsTheUpstreamWroteItWithItsUsage(t *testing.
 func collect(t *testing.T, rt *router, body string) ([]string, streamResult, error) {
 	t.Helper()
 	var events []string
-	res, err := rt.stream(context.Background(), mustParse(t, body), func(b []byte) error {
+	res, err := rt.stream(context.Background(), mustParse(t, body), func(b []byte, _ bool) error {
 		events = append(events, string(b))
 		return nil
-	})
+	}, func(time.Duration) {})
 	return events, res, err
 }
 
@@ -175,7 +175,7 @@ func TestFailuresBeforeTheFirstByteGoToTheNextUpstream(t *testing.T) {
 					t.Fatalf("streamed %q", events)
 				}
 			} else {
-				_, _, answered, err = b.rt.complete(context.Background(), mustParse(t, tc.body))
+				_, _, answered, _, err = b.rt.complete(context.Background(), mustParse(t, tc.body))
 			}
 			if err != nil || answered != "up1" {
 				t.Fatalf("answered by %q, error %v", answered, err)
@@ -211,7 +211,7 @@ func TestWhenEveryUpstreamIsRateLimitedTheAnswerIs429WithRetryAfter(t *testing.T
 	t.Parallel()
 	b := setupRouter(t, "1s", 1)
 	b.ups[0].Always(openaitest.RateLimit)
-	_, _, _, err := b.rt.complete(context.Background(), mustParse(t, plainBody))
+	_, _, _, _, err := b.rt.complete(context.Background(), mustParse(t, plainBody))
 	var ae *apiError
 	if !errors.As(err, &ae) || ae.Status != http.StatusTooManyRequests || ae.RetryAfter < 1 {
 		t.Fatalf("got %v", err)
@@ -227,13 +227,13 @@ func TestAnUpstreamRefusingTheRequestIsPassedThroughAndNotRetried(t *testing.T) 
 	t.Parallel()
 	b := setupRouter(t, "5s", 2)
 	b.ups[0].Key = "another key" // the fake answers 401, which is retried…
-	_, _, name, err := b.rt.complete(context.Background(), mustParse(t, plainBody))
+	_, _, name, _, err := b.rt.complete(context.Background(), mustParse(t, plainBody))
 	if err != nil || name != "up1" {
 		t.Fatalf("a 401 (bad key) must go to the next upstream: %v %s", err, name)
 	}
 	// …but a 400 about the request itself is the client's.
 	b2 := setupRouter(t, "5s", 2)
-	_, _, _, err = b2.rt.complete(context.Background(), mustParse(t, `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":false,"response_format":"bad"}`))
+	_, _, _, _, err = b2.rt.complete(context.Background(), mustParse(t, `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":false,"response_format":"bad"}`))
 	if err != nil {
 		t.Fatal(err) // the fake accepts anything JSON
 	}
@@ -244,7 +244,7 @@ func TestAnUpstreamThatKeepsFailingIsTakenOutAndTheNextRequestSkipsIt(t *testing
 	b := setupRouter(t, "5s", 2)
 	b.ups[0].Always(openaitest.ServerError)
 	for range breakerThreshold {
-		if _, _, name, err := b.rt.complete(context.Background(), mustParse(t, plainBody)); err != nil || name != "up1" {
+		if _, _, name, _, err := b.rt.complete(context.Background(), mustParse(t, plainBody)); err != nil || name != "up1" {
 			t.Fatalf("answered by %s: %v", name, err)
 		}
 	}
@@ -252,7 +252,7 @@ func TestAnUpstreamThatKeepsFailingIsTakenOutAndTheNextRequestSkipsIt(t *testing
 		t.Fatalf("first upstream state %+v", s)
 	}
 	before := len(b.ups[0].Requests())
-	if _, _, name, err := b.rt.complete(context.Background(), mustParse(t, plainBody)); err != nil || name != "up1" {
+	if _, _, name, _, err := b.rt.complete(context.Background(), mustParse(t, plainBody)); err != nil || name != "up1" {
 		t.Fatalf("answered by %s: %v", name, err)
 	}
 	if after := len(b.ups[0].Requests()); after != before {
@@ -267,7 +267,7 @@ func TestAClientThatLeavesCancelsTheUpstreamRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, _, _, err := b.rt.complete(ctx, mustParse(t, plainBody))
+		_, _, _, _, err := b.rt.complete(ctx, mustParse(t, plainBody))
 		done <- err
 	}()
 	for len(b.ups[0].Requests()) == 0 {
@@ -295,5 +295,18 @@ func TestUpstreamBodyKeepsTheClientsFieldsAndAsksForUsage(t *testing.T) {
 	}
 	if !bytes.HasPrefix(req.upstreamBody(), []byte(`{"model":"m"`)) {
 		t.Fatalf("field order changed: %s", req.upstreamBody())
+	}
+}
+
+func TestUpstreamBodyIsTheClientsOwnUnlessAKeyIsSentTwice(t *testing.T) {
+	t.Parallel()
+	body := `{"model":"m","messages":[{"role":"user","content":"a"}] , "seed":7}`
+	if got := mustParse(t, body).upstreamBody(); string(got) != body {
+		t.Fatalf("a body needing no change was rewritten: %s", got)
+	}
+	// The router routed on the last "model"; the upstream must see only it.
+	got := mustParse(t, `{"model":"other","model":"m","messages":[{"role":"user","content":"a"}]}`).upstreamBody()
+	if string(got) != `{"model":"m","messages":[{"role":"user","content":"a"}]}` {
+		t.Fatalf("upstream body %s", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -23,9 +24,13 @@ import (
 type service struct {
 	router  *router
 	usage   *recorder
+	quota   *quota
 	db      completionsdb.DBTX
 	metrics *metrics
 	now     func() time.Time
+	// inflight counts completions being answered, so that a stopping
+	// plugin writes their usage after they end.
+	inflight atomic.Int64
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -36,6 +41,41 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, methods.ByName("Complete"), s.complete)
 	sdk.Handle(p, methods.ByName("GetUsage"), s.getUsage)
 	sdk.Handle(p, methods.ByName("ExportMetrics"), s.exportMetrics)
+	sdk.Handle(p, methods.ByName("GetBudget"), s.getBudget)
+	sdk.Handle(p, methods.ByName("SetBudget"), s.setBudget)
+	sdk.Handle(p, methods.ByName("ListUpstreams"), s.listUpstreams)
+}
+
+// stop writes the usage still in memory once the completions in flight
+// have ended (the host cancels them as it stops the plugin), within ctx.
+func (s *service) stop(ctx context.Context) {
+	for s.inflight.Load() > 0 && ctx.Err() == nil {
+		t := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if err := s.usage.flush(ctx); err != nil {
+		s.usage.log.Error("usage not written at stop", "error", err)
+	}
+}
+
+// account records one request's usage and charges its tokens to the app's
+// budget.
+func (s *service) account(app, model, upstream string, u usage) {
+	s.usage.record(app, model, upstream, u)
+	s.quota.charge(app, u.PromptTokens+u.CompletionTokens)
+}
+
+// accountAbort records a request whose client left while an upstream was
+// answering: the prompt, estimated, and nothing generated.
+func (s *service) accountAbort(app string, req *chatRequest, err error) {
+	var cg *clientGone
+	if errors.As(err, &cg) {
+		s.account(app, req.Model, cg.upstream, usage{PromptTokens: estimatePromptTokens(req.Messages)})
+	}
 }
 
 // refuse is an OpenAI error answer.
@@ -70,21 +110,31 @@ func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *comple
 	if req.Stream {
 		return s.refuse(invalid("stream", "invalid_value", "This method does not stream; call StreamChatCompletion.")), nil
 	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	app := call.Principal().AppID
-	if req.Model == builtinModel {
-		body, u := s.builtinCompletion(req)
-		s.usage.record(app, builtinModel, builtinModel, u)
-		return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body}, nil
-	}
-	if !s.router.serves(req.Model) {
+	if req.Model != builtinModel && !s.router.serves(req.Model) {
 		return s.refuse(modelNotFound(req.Model)), nil
 	}
-	body, u, upstream, err := s.router.complete(ctx, req)
-	if err != nil {
-		return s.answerError(call, err)
+	if e := s.quota.admit(ctx, app); e != nil {
+		return s.refuse(e), nil
 	}
-	s.usage.record(app, req.Model, upstream, u)
-	return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body}, nil
+	if req.Model == builtinModel {
+		body, u := s.builtinCompletion(req)
+		s.account(app, builtinModel, builtinModel, u)
+		return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body}, nil
+	}
+	body, u, upstream, wait, err := s.router.complete(ctx, req)
+	if err != nil {
+		s.accountAbort(app, req, err)
+		r, herr := s.answerError(call, err)
+		if r != nil {
+			r.UpstreamNanos = wait.Nanoseconds()
+		}
+		return r, herr
+	}
+	s.account(app, req.Model, upstream, u)
+	return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body, UpstreamNanos: wait.Nanoseconds()}, nil
 }
 
 // streamChatCompletion answers a streamed request (see OpenAIStreamPart).
@@ -97,26 +147,46 @@ func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *
 	if !req.Stream {
 		return refuse(invalid("stream", "invalid_value", "This method streams; call ChatCompletion for 'stream': false."))
 	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	app := call.Principal().AppID
+	if req.Model != builtinModel && !s.router.serves(req.Model) {
+		return refuse(modelNotFound(req.Model))
+	}
+	if e := s.quota.admit(ctx, app); e != nil {
+		return refuse(e)
+	}
 	started := false
-	emit := func(data []byte) error {
-		part := &completionsv1.OpenAIStreamPart{Data: data}
-		if !started {
-			part.Status, started = http.StatusOK, true
+	var wait time.Duration
+	part := &completionsv1.OpenAIStreamPart{}
+	var batch []byte
+	emit := func(data []byte, more bool) error {
+		// Events at hand together go in one part, framed, so that the edge
+		// writes and flushes them once.
+		batch = append(batch, "data: "...)
+		batch = append(batch, data...)
+		batch = append(batch, '\n', '\n')
+		if more && len(batch) < 64<<10 {
+			return nil
 		}
-		return send(part)
+		part.Events = batch
+		if !started {
+			part.Status, part.UpstreamNanos, started = http.StatusOK, wait.Nanoseconds(), true
+		}
+		err := send(part) // marshals part before returning: both may be reused
+		part.Status, part.UpstreamNanos, batch = 0, 0, batch[:0]
+		return err
 	}
 	if req.Model == builtinModel {
 		u, err := s.builtinStream(req, emit)
-		s.usage.record(app, builtinModel, builtinModel, u)
+		s.account(app, builtinModel, builtinModel, u)
 		return err
 	}
-	if !s.router.serves(req.Model) {
-		return refuse(modelNotFound(req.Model))
-	}
-	res, err := s.router.stream(ctx, req, emit)
+	res, err := s.router.stream(ctx, req, emit, func(d time.Duration) { wait = d })
 	if res.upstream != "" {
-		s.usage.record(app, req.Model, res.upstream, res.usage)
+		s.account(app, req.Model, res.upstream, res.usage)
+	} else {
+		s.accountAbort(app, req, err)
 	}
 	if err != nil && !started {
 		r, herr := s.answerError(call, err)
@@ -148,7 +218,7 @@ func (s *service) builtinCompletion(req *chatRequest) ([]byte, usage) {
 }
 
 // builtinStream streams svc-builtin's reply one token per chunk.
-func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usage, error) {
+func (s *service) builtinStream(req *chatRequest, emit emitFunc) (usage, error) {
 	_, finish, pieces := builtinAnswer(req.MaxTokens)
 	u := usage{PromptTokens: promptTokens(req.Messages)}
 	base := chunk{ID: newID(), Object: "chat.completion.chunk", Created: s.now().Unix(), Model: builtinModel}
@@ -156,7 +226,7 @@ func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usag
 		c := base
 		c.Choices, c.Usage = choices, us
 		b, _ := json.Marshal(c)
-		return emit(b)
+		return emit(b, true) // all at hand; [DONE] sends them
 	}
 	for i := range req.N {
 		empty := ""
@@ -180,7 +250,7 @@ func (s *service) builtinStream(req *chatRequest, emit func([]byte) error) (usag
 			return u, err
 		}
 	}
-	return u, emit(doneEvent)
+	return u, emit(doneEvent, false)
 }
 
 // listModels answers GET /v1/models.

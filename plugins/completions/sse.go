@@ -24,7 +24,8 @@ type sseReader struct {
 	data bytes.Buffer
 	// lastCR: the previous line ended with CR, so an LF right after it is
 	// that line's CRLF, not an empty line.
-	lastCR bool
+	lastCR  bool
+	lineBuf []byte
 }
 
 func newSSEReader(r io.Reader) *sseReader {
@@ -73,37 +74,47 @@ func (s *sseReader) Next() ([]byte, error) {
 }
 
 // line reads one line without its terminator. At the end of the stream it
-// returns what is left with io.EOF.
+// returns what is left with io.EOF. It scans the buffered bytes for the
+// line's end instead of reading byte by byte, and reuses one buffer: the
+// line is valid until the next call.
 func (s *sseReader) line() ([]byte, error) {
-	var out []byte
+	s.lineBuf = s.lineBuf[:0]
 	for {
-		b, err := s.r.ReadByte()
-		if err != nil {
-			return out, err
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				return s.lineBuf, err
+			}
 		}
+		buf, _ := s.r.Peek(s.r.Buffered())
 		if s.lastCR {
 			s.lastCR = false
-			if b == '\n' && out == nil {
+			if buf[0] == '\n' && len(s.lineBuf) == 0 {
+				_, _ = s.r.Discard(1) // the LF of a CRLF
 				continue
 			}
 		}
-		switch b {
-		case '\n':
-			return nonNil(out), nil
-		case '\r':
-			s.lastCR = true
-			return nonNil(out), nil
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			if len(s.lineBuf)+len(buf) > maxEventBytes {
+				return nil, fmt.Errorf("reading an event line: %w", errEventTooLarge)
+			}
+			s.lineBuf = append(s.lineBuf, buf...)
+			_, _ = s.r.Discard(len(buf))
+			continue
 		}
-		if len(out) > maxEventBytes {
+		if len(s.lineBuf)+i > maxEventBytes {
 			return nil, fmt.Errorf("reading an event line: %w", errEventTooLarge)
 		}
-		out = append(out, b)
+		s.lineBuf = append(s.lineBuf, buf[:i]...)
+		s.lastCR = buf[i] == '\r'
+		_, _ = s.r.Discard(i + 1)
+		return s.lineBuf, nil
 	}
 }
 
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
+// ready tells whether a whole next event is already buffered, so that a
+// caller forwarding events may wait for it and send both at once.
+func (s *sseReader) ready() bool {
+	b, _ := s.r.Peek(s.r.Buffered())
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n")) || bytes.Contains(b, []byte("\r\r"))
 }

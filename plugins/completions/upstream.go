@@ -14,7 +14,8 @@ import (
 )
 
 // Breaker settings: three failures in a row take an upstream out for 30
-// seconds, then one call probes it.
+// seconds (the upstream's cooldown setting), then a one-token generation
+// probes it.
 const (
 	breakerThreshold = 3
 	breakerCooldown  = 30 * time.Second
@@ -30,7 +31,8 @@ type upstream struct {
 	key     string // never logged
 	models  []string
 	weight  int
-	timeout time.Duration
+	timeout time.Duration // a whole answer that is not streamed
+	ttft    time.Duration // a stream's first token, and each later wait
 	breaker *breaker
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"sync"
 	"time"
@@ -26,8 +27,15 @@ type usageCounts struct {
 }
 
 // recorder adds up usage in memory and writes it in batches, so that a
-// request pays a map update, never a database round trip. Counts not yet
-// written when the process dies are lost; issue 19 makes them durable.
+// request pays a map update, never a database round trip.
+//
+// Each batch is written exactly once: it gets an id when it is cut, the id
+// goes into completions.usage_batches in the same statement as the counts,
+// and a failed write is retried with the same id and the same counts (never
+// merged into later ones), so that a write that committed but whose answer
+// was lost adds nothing the second time. Batches still in memory are
+// written when the plugin stops (sdk OnStop); only a process killed
+// outright loses the last second.
 type recorder struct {
 	db      completionsdb.DBTX
 	log     *slog.Logger
@@ -35,14 +43,23 @@ type recorder struct {
 
 	mu      sync.Mutex
 	pending map[usageKey]*usageCounts
-	flushMu sync.Mutex // one flush at a time, so that a failed batch is merged back in order
+	flushMu sync.Mutex   // one flush at a time, so that batches are written in order
+	unsent  []usageBatch // cut, not yet written; guarded by flushMu
+	flushes int          // guarded by flushMu; prunes old batch ids now and then
+}
+
+// usageBatch is counts cut from pending, with the id that makes their
+// write idempotent.
+type usageBatch struct {
+	id     string
+	counts map[usageKey]*usageCounts
 }
 
 func newRecorder(db completionsdb.DBTX, log *slog.Logger, m *metrics) *recorder {
 	return &recorder{db: db, log: log, metrics: m, pending: map[usageKey]*usageCounts{}}
 }
 
-// record counts one answered request.
+// record counts one request.
 func (r *recorder) record(app, model, upstream string, u usage) {
 	r.metrics.usage(model, upstream, u)
 	day := time.Now().UTC().Truncate(24 * time.Hour)
@@ -59,43 +76,52 @@ func (r *recorder) record(app, model, upstream string, u usage) {
 	r.mu.Unlock()
 }
 
-// run flushes every flushEvery until ctx ends, then once more.
+// run flushes every flushEvery until ctx ends.
 func (r *recorder) run(ctx context.Context) {
 	t := time.NewTicker(flushEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := r.flush(fctx); err != nil {
-				r.log.Error("usage not written at shutdown", "error", err)
-			}
-			cancel()
 			return
 		case <-t.C:
-			if err := r.flush(ctx); err != nil {
-				r.log.Warn("usage not written; retrying with the next batch", "error", err)
+			if err := r.flush(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("usage not written; retrying the same batch", "error", err)
 			}
 		}
 	}
 }
 
-// flush writes what was recorded since the last flush in one statement. On
-// failure the counts go back into the next batch.
+// flush cuts what was recorded since the last flush into a batch and writes
+// every batch not yet written, oldest first. A batch that fails stays, with
+// its id, for the next flush.
 func (r *recorder) flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	batch := r.pending
-	if len(batch) == 0 {
-		r.mu.Unlock()
-		return nil
+	if len(r.pending) > 0 {
+		r.unsent = append(r.unsent, usageBatch{id: rand.Text(), counts: r.pending})
+		r.pending = map[usageKey]*usageCounts{}
 	}
-	r.pending = map[usageKey]*usageCounts{}
 	r.mu.Unlock()
+	q := completionsdb.New(r.db)
+	for len(r.unsent) > 0 {
+		if _, err := q.AddUsage(ctx, r.unsent[0].params()); err != nil {
+			return err
+		}
+		r.unsent = r.unsent[1:]
+	}
+	if r.flushes++; r.flushes%3600 == 0 {
+		if err := q.PruneUsageBatches(ctx); err != nil {
+			r.log.Warn("old usage batch ids not pruned", "error", err)
+		}
+	}
+	return nil
+}
 
-	var p completionsdb.AddUsageParams
-	for k, c := range batch {
+func (b usageBatch) params() completionsdb.AddUsageParams {
+	p := completionsdb.AddUsageParams{BatchID: b.id}
+	for k, c := range b.counts {
 		p.AppIds = append(p.AppIds, k.app)
 		p.Days = append(p.Days, pgtype.Date{Time: k.day, Valid: true})
 		p.Models = append(p.Models, k.model)
@@ -104,21 +130,7 @@ func (r *recorder) flush(ctx context.Context) error {
 		p.PromptTokens = append(p.PromptTokens, c.prompt)
 		p.CompletionTokens = append(p.CompletionTokens, c.completion)
 	}
-	if err := completionsdb.New(r.db).AddUsage(ctx, p); err != nil {
-		r.mu.Lock()
-		for k, c := range batch {
-			if cur := r.pending[k]; cur != nil {
-				cur.requests += c.requests
-				cur.prompt += c.prompt
-				cur.completion += c.completion
-			} else {
-				r.pending[k] = c
-			}
-		}
-		r.mu.Unlock()
-		return err
-	}
-	return nil
+	return p
 }
 
 // metrics are the plugin's Prometheus counters, served by the gateway on

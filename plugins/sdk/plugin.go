@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -24,6 +25,8 @@ type Plugin struct {
 	methods  map[string]*method
 	services []protoreflect.ServiceDescriptor
 	health   func(context.Context) error
+	stops    []func(context.Context)
+	stopOnce sync.Once
 	manifest *pluginv1.Manifest
 
 	host     atomic.Pointer[hostConn]
@@ -56,6 +59,33 @@ func (p *Plugin) OnHealth(check func(ctx context.Context) error) {
 	defer p.mu.Unlock()
 	p.mustNotBeFrozen()
 	p.health = check
+}
+
+// stopTimeout bounds the stop hooks together: the gateway kills a plugin
+// that has not exited two seconds after asking it to stop.
+const stopTimeout = 1500 * time.Millisecond
+
+// OnStop adds a hook run once when the plugin stops, after it has stopped
+// serving calls and before the process exits: when the gateway shuts it
+// down (a reload, the gateway's own stop) and when the gateway has died.
+// Hooks run in the order added and share a deadline of 1.5 s; use them to
+// write what is still held in memory (batched counters), not for long work.
+func (p *Plugin) OnStop(hook func(ctx context.Context)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mustNotBeFrozen()
+	p.stops = append(p.stops, hook)
+}
+
+// stop runs the stop hooks, once.
+func (p *Plugin) stop() {
+	p.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		for _, hook := range p.stops {
+			hook(ctx)
+		}
+	})
 }
 
 // Host returns a client of the gateway's Host service acting for no one, for

@@ -29,7 +29,7 @@ func (p *Plugin) Serve() {
 		p.log.Error("plugin cannot start", "error", err)
 		os.Exit(1)
 	}
-	watchParent(p.log)
+	watchParent(p.log, p.stop)
 	lane, err := p.listenLane()
 	if err != nil {
 		// The gateway falls back to gRPC; slower, still correct.
@@ -49,6 +49,7 @@ func (p *Plugin) Serve() {
 	if lane != nil {
 		_ = lane.Close()
 	}
+	p.stop()
 	os.Exit(0)
 }
 

@@ -105,6 +105,15 @@ type Completions struct {
 	// Upstreams are the OpenAI-compatible servers chat completions are
 	// routed to; none: only the built-in model answers.
 	Upstreams []CompletionsUpstream `json:"upstreams,omitempty"`
+	// Budget is every app's default monthly token budget and requests per
+	// minute; an app's own (app/<id>/completions_budget) replaces it.
+	Budget *CompletionsBudget `json:"budget,omitempty"`
+}
+
+// CompletionsBudget is a budget and a rate limit; 0 means none.
+type CompletionsBudget struct {
+	MonthlyTokens     int64 `json:"monthly_tokens,omitempty"`
+	RequestsPerMinute int64 `json:"requests_per_minute,omitempty"`
 }
 
 // CompletionsUpstream is one OpenAI-compatible server.
@@ -121,9 +130,14 @@ type CompletionsUpstream struct {
 	Models []string `json:"models"`
 	// Weight shares a model's requests among its upstreams; default 1.
 	Weight int `json:"weight,omitempty"`
-	// Timeout bounds a call until the first byte of the answer, e.g. "30s";
-	// default 60s.
+	// Timeout bounds a call that is not streamed, e.g. "30s"; default 60s.
 	Timeout string `json:"timeout,omitempty"`
+	// TTFTTimeout bounds a stream until its first token, and each later
+	// wait for an event; default: Timeout.
+	TTFTTimeout string `json:"ttft_timeout,omitempty"`
+	// Cooldown is how long a failing upstream stays out before a one-token
+	// probe; default 30s.
+	Cooldown string `json:"cooldown,omitempty"`
 }
 
 // Defaults are the settings with no file, flag or environment.

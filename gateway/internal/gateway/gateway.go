@@ -114,6 +114,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},
+		// During a client-secret rotation's overlap deliveries carry a
+		// signature by each secret (CONTRACT §14).
+		SigningSecrets: func(ctx context.Context, appID string) ([]string, error) {
+			s, err := ids.SigningSecrets(ctx, appID)
+			if err != nil || s.Previous == "" {
+				return []string{s.Current}, err
+			}
+			return []string{s.Current, s.Previous}, nil
+		},
 		EventTypes: func() []string {
 			if plugins == nil {
 				return nil
@@ -259,7 +268,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // section of the config file, which it validates. The upstreams' API keys
 // stay in the variables the section names, which the plugin inherits.
 func completionsConfig(c config.Completions) ([]string, error) {
-	if len(c.Upstreams) == 0 {
+	if len(c.Upstreams) == 0 && c.Budget == nil {
 		return nil, nil
 	}
 	b, err := json.Marshal(c)

@@ -9,6 +9,8 @@
 // server-sent events flushed one per message, and writes the gateway's own
 // refusals (no credential, plugin restarting, body too large) in OpenAI's
 // error shape {"error":{"message","type","param","code"}} (CONTRACT §3).
+// Every answer carries X-Svc-Overhead-Ms, the gateway's own share of its
+// time (OverheadHeader).
 //
 // It must not parse or validate completion requests, pick models or talk
 // to upstreams: all of that is the plugin's. The one field it reads is

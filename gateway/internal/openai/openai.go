@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -55,62 +56,75 @@ func (e *Edge) method(proc string) (*route.Table, *route.Method, error) {
 	return nil, nil, apierr.Unavailable("The completions plugin")
 }
 
+// OverheadHeader says, in milliseconds, how much of a response's time was
+// the gateway's own (CONTRACT §14): from the moment the edge has the
+// request until it writes the response's headers, less the time the
+// completions plugin spent waiting for upstreams. For a stream the headers
+// go out with the first event, so it is the overhead to the first byte.
+const OverheadHeader = "X-Svc-Overhead-Ms"
+
+// clock is when the edge got a request, to compute OverheadHeader.
+type clock struct {
+	start    time.Time
+	upstream time.Duration
+}
+
+// stamp sets OverheadHeader; call it just before the headers are written.
+func (c *clock) stamp(w http.ResponseWriter) {
+	d := time.Since(c.start) - c.upstream
+	var b [24]byte
+	w.Header()[OverheadHeader] = []string{string(strconv.AppendFloat(b[:0], float64(max(d, 0))/float64(time.Millisecond), 'f', 3, 64))}
+}
+
 func (e *Edge) models(w http.ResponseWriter, r *http.Request) {
-	e.unary(w, r, procModels, &completionsv1.ListModelsRequest{})
+	c := &clock{start: time.Now()}
+	e.unary(w, r, c, procModels, &completionsv1.ListModelsRequest{})
 }
 
 func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	c := &clock{start: time.Now()}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, r, apierr.From(err))
+		writeError(w, r, c, apierr.From(err))
 		return
 	}
 	req := &completionsv1.OpenAIRequest{Body: body}
 	if wantsStream(body) {
-		e.stream(w, r, req)
+		e.stream(w, r, c, req)
 		return
 	}
-	e.unary(w, r, procChat, req)
-}
-
-// wantsStream reads the request's "stream" field, leniently: a body it
-// cannot read goes to the unary method, whose parser explains what is
-// wrong.
-func wantsStream(body []byte) bool {
-	var head struct {
-		Stream json.RawMessage `json:"stream"`
-	}
-	_ = json.Unmarshal(body, &head)
-	return string(head.Stream) == "true"
+	e.unary(w, r, c, procChat, req)
 }
 
 // unary calls a method answering an OpenAIResponse and writes it.
-func (e *Edge) unary(w http.ResponseWriter, r *http.Request, proc string, req proto.Message) {
+func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc string, req proto.Message) {
 	t, m, err := e.method(proc)
 	if err != nil {
-		writeError(w, r, err)
+		writeError(w, r, c, err)
 		return
 	}
 	out, err := t.Call(r.Context(), m, req, nil) // prepare encodes req
 	if err != nil {
-		writeError(w, r, err)
+		writeError(w, r, c, err)
 		return
 	}
 	var res completionsv1.OpenAIResponse
 	if err := proto.Unmarshal(out, &res); err != nil {
-		writeError(w, r, apierr.Internal(err))
+		writeError(w, r, c, apierr.Internal(err))
 		return
 	}
+	c.upstream = time.Duration(res.GetUpstreamNanos())
+	c.stamp(w)
 	writeJSON(w, int(res.GetStatus()), res.GetBody(), res.GetRetryAfterSeconds())
 }
 
 // stream relays a streamed answer: the first part decides between a
 // refusal (plain JSON) and a 200 event stream; each later part is one
 // event, flushed at once.
-func (e *Edge) stream(w http.ResponseWriter, r *http.Request, req *completionsv1.OpenAIRequest) {
+func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *completionsv1.OpenAIRequest) {
 	t, m, err := e.method(procStream)
 	if err != nil {
-		writeError(w, r, err)
+		writeError(w, r, c, err)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -122,18 +136,24 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, req *completionsv1
 			return apierr.Internal(err)
 		}
 		if !started {
+			c.upstream = time.Duration(part.GetUpstreamNanos())
+			c.stamp(w)
 			if part.GetStatus() != http.StatusOK {
 				writeJSON(w, int(part.GetStatus()), part.GetData(), part.GetRetryAfterSeconds())
 				return errRefused
 			}
 			h := w.Header()
-			h.Set("Content-Type", "text/event-stream; charset=utf-8")
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no") // proxies in front must not hold events back
+			h["Content-Type"] = sseContentType
+			h["Cache-Control"] = noCache
+			h["X-Accel-Buffering"] = no // proxies in front must not hold events back
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		if err := writeEvent(w, part.GetData()); err != nil {
+		if ev := part.GetEvents(); len(ev) > 0 {
+			if _, err := w.Write(ev); err != nil { // framed by the plugin
+				return err
+			}
+		} else if err := writeEvent(w, part.GetData()); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -144,7 +164,7 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, req *completionsv1
 		// The client left; the plugin's call (and its upstream) is cancelled
 		// with the request's context.
 	case !started:
-		writeError(w, r, err)
+		writeError(w, r, c, err)
 	default:
 		// Bytes are out: the error can only be one more event.
 		_, body := errorBody(r.Context(), err)
@@ -152,6 +172,13 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, req *completionsv1
 		_ = rc.Flush()
 	}
 }
+
+// Header values of every event stream, shared (net/http only reads them).
+var (
+	sseContentType = []string{"text/event-stream; charset=utf-8"}
+	noCache        = []string{"no-cache"}
+	no             = []string{"no"}
+)
 
 // errRefused ends a stream whose first part was a refusal.
 var errRefused = errors.New("refused")
@@ -179,8 +206,9 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, retryAfter int32)
 }
 
 // writeError answers one of the gateway's own refusals in OpenAI's shape.
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, c *clock, err error) {
 	status, body := errorBody(r.Context(), err)
+	c.stamp(w)
 	h := w.Header()
 	h.Del("Content-Length")
 	h.Set("Cache-Control", "no-store")

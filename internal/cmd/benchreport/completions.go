@@ -87,51 +87,64 @@ func (u *fakeUpstream) completionsConfig() string {
 		u.url+"/v1", benchModel, slowModel)
 }
 
+// overheadConns are the concurrencies of the overhead figures.
+var overheadConns = []int{1, 16, 128}
+
 // completionsOverhead measures what the gateway adds to a chat completion:
 // the same request to the fake upstream directly and through
-// /v1/chat/completions, one connection, streamed and not, in the same run.
+// /v1/chat/completions, at 1, 16 and 128 concurrent requests, streamed and
+// not, in the same run (each pair back to back).
 func (r *runner) completionsOverhead(ctx context.Context) {
 	if r.upstream == nil {
 		return
 	}
+	dur := min(r.o.dur, 5*time.Second)
 	for _, stream := range []bool{false, true} {
-		kind := "not streamed"
-		body := `{"model":"` + benchModel + `","messages":[{"role":"user","content":"Benchmark question {{counter}}"}]}`
-		if stream {
-			kind = "streamed (3 chunks and [DONE])"
-			body = `{"model":"` + benchModel + `","stream":true,"messages":[{"role":"user","content":"Benchmark question {{counter}}"}]}`
+		for _, conns := range overheadConns {
+			r.completionsOverheadAt(ctx, stream, conns, dur)
 		}
-		row := bench.Row{What: "Chat completion proxy overhead, " + kind + ", 1 connection",
-			Target:  "≤ 300 µs p50 added",
-			Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c 1 -d %s -m POST -H 'Authorization: Bearer $APP_KEY' -body '%s' <gateway>/v1/chat/completions, then the same against the upstream", r.o.dur, body)}
-		r.step("completions proxy overhead, " + kind)
-		headers := []bench.Header{{Name: "Content-Type", Value: "application/json"}}
-		direct, _, _, err := r.runLoad(ctx, bench.Load{Method: "POST", URL: r.upstream.url + "/v1/chat/completions",
-			Connections: 1, Duration: r.o.dur, Warmup: min(r.o.warmup, time.Second), BodyFunc: bench.Template(body), Headers: headers})
-		if err != nil {
-			row.Verdict = "failed: " + firstLine(err.Error())
-			r.add(row)
-			continue
-		}
-		via, a, b, err := r.runLoad(ctx, bench.Load{Method: "POST", URL: r.gw.URL + "/v1/chat/completions",
-			Connections: 1, Duration: r.o.dur, Warmup: min(r.o.warmup, time.Second), BodyFunc: bench.Template(body),
-			Headers: append(headers, bench.Header{Name: "Authorization", Value: "Bearer " + r.creds.App.APIKey})})
-		if err != nil {
-			row.Verdict = "failed: " + firstLine(err.Error())
-			r.add(row)
-			continue
-		}
-		r.details = append(r.details, "**Completions via the gateway, "+kind+"** — "+strings.TrimSpace(via.String())+"\n  "+cpuLine(a, b, via.Requests))
-		added50, added99 := via.Latency.P50-direct.Latency.P50, via.Latency.P99-direct.Latency.P99
-		row.Ours = fmt.Sprintf("p50 %s, p99 %s through the gateway (+%.0f µs p50, +%.0f µs p99)",
-			bench.Ms(via.Latency.P50), bench.Ms(via.Latency.P99), added50, added99)
-		if via.ErrorTotal > 0 {
-			row.Ours += fmt.Sprintf("; %d errors", via.ErrorTotal)
-		}
-		row.Reference = fmt.Sprintf("the fake upstream called directly: p50 %s, p99 %s", bench.Ms(direct.Latency.P50), bench.Ms(direct.Latency.P99))
-		row.Verdict = bench.Verdict(true, added50 <= 300 && via.ErrorTotal == 0)
-		r.add(row)
 	}
+}
+
+func (r *runner) completionsOverheadAt(ctx context.Context, stream bool, conns int, dur time.Duration) {
+	kind := "not streamed"
+	body := `{"model":"` + benchModel + `","messages":[{"role":"user","content":"Benchmark question {{counter}}"}]}`
+	if stream {
+		kind = "streamed (3 chunks and [DONE])"
+		body = `{"model":"` + benchModel + `","stream":true,"messages":[{"role":"user","content":"Benchmark question {{counter}}"}]}`
+	}
+	label := fmt.Sprintf("%s, %d concurrent", kind, conns)
+	row := bench.Row{What: "Chat completion proxy overhead, " + label,
+		Target:  "≤ 300 µs p50 added",
+		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -m POST -H 'Authorization: Bearer $APP_KEY' -body '%s' <gateway>/v1/chat/completions, then the same against the upstream", conns, dur, body)}
+	r.step("completions proxy overhead, " + label)
+	headers := []bench.Header{{Name: "Content-Type", Value: "application/json"}}
+	warm := min(r.o.warmup, time.Second)
+	direct, _, _, err := r.runLoad(ctx, bench.Load{Method: "POST", URL: r.upstream.url + "/v1/chat/completions",
+		Connections: conns, Duration: dur, Warmup: warm, BodyFunc: bench.Template(body), Headers: headers})
+	if err != nil {
+		row.Verdict = "failed: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	via, a, b, err := r.runLoad(ctx, bench.Load{Method: "POST", URL: r.gw.URL + "/v1/chat/completions",
+		Connections: conns, Duration: dur, Warmup: warm, BodyFunc: bench.Template(body),
+		Headers: append(headers, bench.Header{Name: "Authorization", Value: "Bearer " + r.creds.App.APIKey})})
+	if err != nil {
+		row.Verdict = "failed: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	r.details = append(r.details, "**Completions via the gateway, "+label+"** — "+strings.TrimSpace(via.String())+"\n  "+cpuLine(a, b, via.Requests))
+	added50, added99 := via.Latency.P50-direct.Latency.P50, via.Latency.P99-direct.Latency.P99
+	row.Ours = fmt.Sprintf("p50 %s, p99 %s through the gateway (+%.0f µs p50, +%.0f µs p99)",
+		bench.Ms(via.Latency.P50), bench.Ms(via.Latency.P99), added50, added99)
+	if via.ErrorTotal > 0 {
+		row.Ours += fmt.Sprintf("; %d errors", via.ErrorTotal)
+	}
+	row.Reference = fmt.Sprintf("the fake upstream called directly: p50 %s, p99 %s", bench.Ms(direct.Latency.P50), bench.Ms(direct.Latency.P99))
+	row.Verdict = bench.Verdict(true, added50 <= 300 && via.ErrorTotal == 0)
+	r.add(row)
 }
 
 // streamMemory holds n slow streams open through the gateway and reports

@@ -77,6 +77,7 @@ type options struct {
 	pgbench    string
 	skipStart  bool
 	skipCheck  bool
+	only       string
 }
 
 func run(ctx context.Context, args []string) error {
@@ -96,11 +97,18 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.pgbench, "pgbench", "", "pgbench binary (default: on PATH or /usr/lib/postgresql/<v>/bin; \"none\" runs without the database references)")
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
+	fs.StringVar(&o.only, "only", "", `"completions": measure only the chat completion figures (for profiling; the report is partial)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.only != "" && o.only != "completions" {
+		return fmt.Errorf("-only %q: the one case that runs alone is \"completions\"", o.only)
+	}
+	if o.only != "" {
+		o.skipStart, o.skipCheck = true, true
 	}
 	if o.rounds < 1 || o.rounds > 9 {
 		return errors.New("-rounds must be between 1 and 9")
@@ -124,7 +132,7 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s is missing: run make build first", gatewayBin)
 	}
 	// Bounded whatever happens: the whole run is ~2.5 minutes with defaults.
-	budget := 4*time.Minute + time.Duration(4+4*o.rounds)*(o.dur+o.warmup)
+	budget := 6*time.Minute + time.Duration(4+4*o.rounds)*(o.dur+o.warmup)
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	if err := os.RemoveAll(o.work); err != nil {
@@ -442,6 +450,11 @@ func (r *runner) graphURL() string {
 }
 
 func (r *runner) measurePlatform(ctx context.Context) {
+	if r.o.only == "completions" {
+		r.completionsOverhead(ctx)
+		r.streamMemory(ctx, 200)
+		return
+	}
 	time.Sleep(2 * time.Second) // let start-up work settle before "idle"
 	r.step("idle memory")
 	r.memory(ctx, "2 s after the first start (seeded)")

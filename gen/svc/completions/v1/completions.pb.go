@@ -9,6 +9,7 @@ package completionsv1
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -76,8 +77,10 @@ type OpenAIResponse struct {
 	Body   []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
 	// Seconds the client should wait before retrying (Retry-After), if any.
 	RetryAfterSeconds int32 `protobuf:"varint,3,opt,name=retry_after_seconds,json=retryAfterSeconds,proto3" json:"retry_after_seconds,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Time spent waiting for upstreams (the gateway's overhead is the rest).
+	UpstreamNanos int64 `protobuf:"varint,4,opt,name=upstream_nanos,json=upstreamNanos,proto3" json:"upstream_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenAIResponse) Reset() {
@@ -131,6 +134,13 @@ func (x *OpenAIResponse) GetRetryAfterSeconds() int32 {
 	return 0
 }
 
+func (x *OpenAIResponse) GetUpstreamNanos() int64 {
+	if x != nil {
+		return x.UpstreamNanos
+	}
+	return 0
+}
+
 // OpenAIStreamPart is one part of a streamed answer. The first part sets
 // the status: 200 opens the event stream, anything else is a refusal whose
 // data is the OpenAI error object, and nothing follows it. Every part of a
@@ -141,8 +151,16 @@ type OpenAIStreamPart struct {
 	Status            int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
 	Data              []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
 	RetryAfterSeconds int32                  `protobuf:"varint,3,opt,name=retry_after_seconds,json=retryAfterSeconds,proto3" json:"retry_after_seconds,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// On the first part: time spent waiting for upstreams until this part
+	// (the gateway's overhead to the first byte is the rest).
+	UpstreamNanos int64 `protobuf:"varint,4,opt,name=upstream_nanos,json=upstreamNanos,proto3" json:"upstream_nanos,omitempty"`
+	// Server-sent events already framed ("data: <data>" and a blank line
+	// each), to be written as they are, instead of data: the plugin sends
+	// the events an upstream delivered together in one part, so that the
+	// edge writes and flushes them once.
+	Events        []byte `protobuf:"bytes,5,opt,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenAIStreamPart) Reset() {
@@ -194,6 +212,20 @@ func (x *OpenAIStreamPart) GetRetryAfterSeconds() int32 {
 		return x.RetryAfterSeconds
 	}
 	return 0
+}
+
+func (x *OpenAIStreamPart) GetUpstreamNanos() int64 {
+	if x != nil {
+		return x.UpstreamNanos
+	}
+	return 0
+}
+
+func (x *OpenAIStreamPart) GetEvents() []byte {
+	if x != nil {
+		return x.Events
+	}
+	return nil
 }
 
 type ListModelsRequest struct {
@@ -710,21 +742,419 @@ func (x *ExportMetricsResponse) GetFamilies() [][]byte {
 	return nil
 }
 
+type GetBudgetRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBudgetRequest) Reset() {
+	*x = GetBudgetRequest{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBudgetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBudgetRequest) ProtoMessage() {}
+
+func (x *GetBudgetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBudgetRequest.ProtoReflect.Descriptor instead.
+func (*GetBudgetRequest) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetBudgetRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// Budget is an app's completions budget and rate limit. A limit of 0 means
+// none. Counts are whole numbers; doubles so that JSON renders them as
+// numbers.
+type Budget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tokens (prompt and completion) the app may use per calendar month
+	// (UTC).
+	MonthlyTokens float64 `protobuf:"fixed64,1,opt,name=monthly_tokens,json=monthlyTokens,proto3" json:"monthly_tokens,omitempty"`
+	// Chat completion requests the app may make per minute.
+	RequestsPerMinute float64 `protobuf:"fixed64,2,opt,name=requests_per_minute,json=requestsPerMinute,proto3" json:"requests_per_minute,omitempty"`
+	// Tokens used this month so far.
+	UsedTokens float64 `protobuf:"fixed64,3,opt,name=used_tokens,json=usedTokens,proto3" json:"used_tokens,omitempty"`
+	// When the monthly budget starts again, RFC 3339.
+	ResetsAt string `protobuf:"bytes,4,opt,name=resets_at,json=resetsAt,proto3" json:"resets_at,omitempty"`
+	// "app" when the app set its own budget or limit, else "config".
+	Source        string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Budget) Reset() {
+	*x = Budget{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Budget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Budget) ProtoMessage() {}
+
+func (x *Budget) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Budget.ProtoReflect.Descriptor instead.
+func (*Budget) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Budget) GetMonthlyTokens() float64 {
+	if x != nil {
+		return x.MonthlyTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetRequestsPerMinute() float64 {
+	if x != nil {
+		return x.RequestsPerMinute
+	}
+	return 0
+}
+
+func (x *Budget) GetUsedTokens() float64 {
+	if x != nil {
+		return x.UsedTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetResetsAt() string {
+	if x != nil {
+		return x.ResetsAt
+	}
+	return ""
+}
+
+func (x *Budget) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+type SetBudgetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// A whole number of tokens, 0 for no budget; absent: unchanged.
+	MonthlyTokens *float64 `protobuf:"fixed64,2,opt,name=monthly_tokens,json=monthlyTokens,proto3,oneof" json:"monthly_tokens,omitempty"`
+	// A whole number of requests, 0 for no limit; absent: unchanged.
+	RequestsPerMinute *float64 `protobuf:"fixed64,3,opt,name=requests_per_minute,json=requestsPerMinute,proto3,oneof" json:"requests_per_minute,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SetBudgetRequest) Reset() {
+	*x = SetBudgetRequest{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBudgetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBudgetRequest) ProtoMessage() {}
+
+func (x *SetBudgetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBudgetRequest.ProtoReflect.Descriptor instead.
+func (*SetBudgetRequest) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SetBudgetRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetBudgetRequest) GetMonthlyTokens() float64 {
+	if x != nil && x.MonthlyTokens != nil {
+		return *x.MonthlyTokens
+	}
+	return 0
+}
+
+func (x *SetBudgetRequest) GetRequestsPerMinute() float64 {
+	if x != nil && x.RequestsPerMinute != nil {
+		return *x.RequestsPerMinute
+	}
+	return 0
+}
+
+type SetBudgetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBudgetResponse) Reset() {
+	*x = SetBudgetResponse{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBudgetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBudgetResponse) ProtoMessage() {}
+
+func (x *SetBudgetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBudgetResponse.ProtoReflect.Descriptor instead.
+func (*SetBudgetResponse) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SetBudgetResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+type ListUpstreamsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUpstreamsRequest) Reset() {
+	*x = ListUpstreamsRequest{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUpstreamsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUpstreamsRequest) ProtoMessage() {}
+
+func (x *ListUpstreamsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUpstreamsRequest.ProtoReflect.Descriptor instead.
+func (*ListUpstreamsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{16}
+}
+
+type ListUpstreamsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Upstreams     []*Upstream            `protobuf:"bytes,1,rep,name=upstreams,proto3" json:"upstreams,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUpstreamsResponse) Reset() {
+	*x = ListUpstreamsResponse{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUpstreamsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUpstreamsResponse) ProtoMessage() {}
+
+func (x *ListUpstreamsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUpstreamsResponse.ProtoReflect.Descriptor instead.
+func (*ListUpstreamsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListUpstreamsResponse) GetUpstreams() []*Upstream {
+	if x != nil {
+		return x.Upstreams
+	}
+	return nil
+}
+
+// Upstream is one configured upstream as operators see it.
+type Upstream struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// healthy, cooling_down or probing.
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// RFC 3339; empty unless cooling down (or asked by Retry-After to wait).
+	CooldownUntil string `protobuf:"bytes,3,opt,name=cooldown_until,proto3" json:"cooldown_until,omitempty"`
+	// The last failure, without anything the request carried.
+	LastError     string   `protobuf:"bytes,4,opt,name=last_error,proto3" json:"last_error,omitempty"`
+	Models        []string `protobuf:"bytes,5,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Upstream) Reset() {
+	*x = Upstream{}
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Upstream) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Upstream) ProtoMessage() {}
+
+func (x *Upstream) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Upstream.ProtoReflect.Descriptor instead.
+func (*Upstream) Descriptor() ([]byte, []int) {
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Upstream) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Upstream) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Upstream) GetCooldownUntil() string {
+	if x != nil {
+		return x.CooldownUntil
+	}
+	return ""
+}
+
+func (x *Upstream) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *Upstream) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
 var File_svc_completions_v1_completions_proto protoreflect.FileDescriptor
 
 const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\n" +
-	"$svc/completions/v1/completions.proto\x12\x12svc.completions.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1bsvc/plugin/v1/options.proto\"#\n" +
+	"$svc/completions/v1/completions.proto\x12\x12svc.completions.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"#\n" +
 	"\rOpenAIRequest\x12\x12\n" +
-	"\x04body\x18\x01 \x01(\fR\x04body\"l\n" +
+	"\x04body\x18\x01 \x01(\fR\x04body\"\x93\x01\n" +
 	"\x0eOpenAIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12.\n" +
-	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\"n\n" +
+	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
+	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\"\xad\x01\n" +
 	"\x10OpenAIStreamPart\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12.\n" +
-	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\"\x13\n" +
+	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
+	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\x12\x16\n" +
+	"\x06events\x18\x05 \x01(\fR\x06events\"\x13\n" +
 	"\x11ListModelsRequest\"q\n" +
 	"\vChatMessage\x12=\n" +
 	"\x04role\x18\x01 \x01(\tB)\xbaH&r$R\x06systemR\tdeveloperR\x04userR\tassistantR\x04role\x12#\n" +
@@ -756,7 +1186,35 @@ const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x03(\v2\x19.svc.completions.v1.UsageR\x04data\"\x16\n" +
 	"\x14ExportMetricsRequest\"3\n" +
 	"\x15ExportMetricsResponse\x12\x1a\n" +
-	"\bfamilies\x18\x01 \x03(\fR\bfamilies2\x9b\x05\n" +
+	"\bfamilies\x18\x01 \x03(\fR\bfamilies\"2\n" +
+	"\x10GetBudgetRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"\xb5\x01\n" +
+	"\x06Budget\x12%\n" +
+	"\x0emonthly_tokens\x18\x01 \x01(\x01R\rmonthlyTokens\x12.\n" +
+	"\x13requests_per_minute\x18\x02 \x01(\x01R\x11requestsPerMinute\x12\x1f\n" +
+	"\vused_tokens\x18\x03 \x01(\x01R\n" +
+	"usedTokens\x12\x1b\n" +
+	"\tresets_at\x18\x04 \x01(\tR\bresetsAt\x12\x16\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"\xf0\x01\n" +
+	"\x10SetBudgetRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12C\n" +
+	"\x0emonthly_tokens\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x004&\xf5k\fC)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\rmonthlyTokens\x88\x01\x01\x12L\n" +
+	"\x13requests_per_minute\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00e\xcd\xcdA)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\x11requestsPerMinute\x88\x01\x01B\x11\n" +
+	"\x0f_monthly_tokensB\x16\n" +
+	"\x14_requests_per_minute\"-\n" +
+	"\x11SetBudgetResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x16\n" +
+	"\x14ListUpstreamsRequest\"S\n" +
+	"\x15ListUpstreamsResponse\x12:\n" +
+	"\tupstreams\x18\x01 \x03(\v2\x1c.svc.completions.v1.UpstreamR\tupstreams\"\x94\x01\n" +
+	"\bUpstream\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12&\n" +
+	"\x0ecooldown_until\x18\x03 \x01(\tR\x0ecooldown_until\x12\x1e\n" +
+	"\n" +
+	"last_error\x18\x04 \x01(\tR\n" +
+	"last_error\x12\x16\n" +
+	"\x06models\x18\x05 \x03(\tR\x06models2\xca\b\n" +
 	"\x12CompletionsService\x12W\n" +
 	"\x0eChatCompletion\x12!.svc.completions.v1.OpenAIRequest\x1a\".svc.completions.v1.OpenAIResponse\x12a\n" +
 	"\x14StreamChatCompletion\x12!.svc.completions.v1.OpenAIRequest\x1a$.svc.completions.v1.OpenAIStreamPart0\x01\x12\\\n" +
@@ -765,7 +1223,11 @@ const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\bComplete\x12#.svc.completions.v1.CompleteRequest\x1a$.svc.completions.v1.CompleteResponse\"\n" +
 	"\xca\xf3\x18\x06\x12\x04\x03\x01\x02\x06\x12\x8a\x01\n" +
 	"\bGetUsage\x12#.svc.completions.v1.GetUsageRequest\x1a$.svc.completions.v1.GetUsageResponse\"3\xca\xf3\x18\b\x12\x04\x03\x01\x02\x04@\x01\xd2\xf3\x18 \n" +
-	"\x1eapp/{app_id}/completions_usage\x90\x02\x01\x12p\n" +
+	"\x1eapp/{app_id}/completions_usage\x90\x02\x01\x12\x83\x01\n" +
+	"\tGetBudget\x12$.svc.completions.v1.GetBudgetRequest\x1a\x1a.svc.completions.v1.Budget\"4\xca\xf3\x18\b\x12\x04\x03\x01\x02\x04@\x01\xd2\xf3\x18!\n" +
+	"\x1fapp/{app_id}/completions_budget\x90\x02\x01\x12\x8b\x01\n" +
+	"\tSetBudget\x12$.svc.completions.v1.SetBudgetRequest\x1a%.svc.completions.v1.SetBudgetResponse\"1\xca\xf3\x18\b\x12\x04\x03\x01\x02\x04@\x03\xd2\xf3\x18!\x12\x1fapp/{app_id}/completions_budget\x12\x98\x01\n" +
+	"\rListUpstreams\x12(.svc.completions.v1.ListUpstreamsRequest\x1a).svc.completions.v1.ListUpstreamsResponse\"2\xca\xf3\x18\x03\x12\x01\x05\x82\xd3\xe4\x93\x02\"\x12 /api/admin/completions/upstreams\x90\x02\x01\x12p\n" +
 	"\rExportMetrics\x12(.svc.completions.v1.ExportMetricsRequest\x1a).svc.completions.v1.ExportMetricsResponse\"\n" +
 	"\xca\xf3\x18\x03\x12\x01\x05\x90\x02\x01\x1a\t\xda\xf3\x18\x05\x12\x03\x03\x01\x02BAZ?github.com/svcplatform/svc/gen/svc/completions/v1;completionsv1b\x06proto3"
 
@@ -781,7 +1243,7 @@ func file_svc_completions_v1_completions_proto_rawDescGZIP() []byte {
 	return file_svc_completions_v1_completions_proto_rawDescData
 }
 
-var file_svc_completions_v1_completions_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_svc_completions_v1_completions_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_svc_completions_v1_completions_proto_goTypes = []any{
 	(*OpenAIRequest)(nil),         // 0: svc.completions.v1.OpenAIRequest
 	(*OpenAIResponse)(nil),        // 1: svc.completions.v1.OpenAIResponse
@@ -795,27 +1257,41 @@ var file_svc_completions_v1_completions_proto_goTypes = []any{
 	(*GetUsageResponse)(nil),      // 9: svc.completions.v1.GetUsageResponse
 	(*ExportMetricsRequest)(nil),  // 10: svc.completions.v1.ExportMetricsRequest
 	(*ExportMetricsResponse)(nil), // 11: svc.completions.v1.ExportMetricsResponse
+	(*GetBudgetRequest)(nil),      // 12: svc.completions.v1.GetBudgetRequest
+	(*Budget)(nil),                // 13: svc.completions.v1.Budget
+	(*SetBudgetRequest)(nil),      // 14: svc.completions.v1.SetBudgetRequest
+	(*SetBudgetResponse)(nil),     // 15: svc.completions.v1.SetBudgetResponse
+	(*ListUpstreamsRequest)(nil),  // 16: svc.completions.v1.ListUpstreamsRequest
+	(*ListUpstreamsResponse)(nil), // 17: svc.completions.v1.ListUpstreamsResponse
+	(*Upstream)(nil),              // 18: svc.completions.v1.Upstream
 }
 var file_svc_completions_v1_completions_proto_depIdxs = []int32{
 	4,  // 0: svc.completions.v1.CompleteRequest.messages:type_name -> svc.completions.v1.ChatMessage
 	8,  // 1: svc.completions.v1.GetUsageResponse.data:type_name -> svc.completions.v1.Usage
-	0,  // 2: svc.completions.v1.CompletionsService.ChatCompletion:input_type -> svc.completions.v1.OpenAIRequest
-	0,  // 3: svc.completions.v1.CompletionsService.StreamChatCompletion:input_type -> svc.completions.v1.OpenAIRequest
-	3,  // 4: svc.completions.v1.CompletionsService.ListModels:input_type -> svc.completions.v1.ListModelsRequest
-	5,  // 5: svc.completions.v1.CompletionsService.Complete:input_type -> svc.completions.v1.CompleteRequest
-	7,  // 6: svc.completions.v1.CompletionsService.GetUsage:input_type -> svc.completions.v1.GetUsageRequest
-	10, // 7: svc.completions.v1.CompletionsService.ExportMetrics:input_type -> svc.completions.v1.ExportMetricsRequest
-	1,  // 8: svc.completions.v1.CompletionsService.ChatCompletion:output_type -> svc.completions.v1.OpenAIResponse
-	2,  // 9: svc.completions.v1.CompletionsService.StreamChatCompletion:output_type -> svc.completions.v1.OpenAIStreamPart
-	1,  // 10: svc.completions.v1.CompletionsService.ListModels:output_type -> svc.completions.v1.OpenAIResponse
-	6,  // 11: svc.completions.v1.CompletionsService.Complete:output_type -> svc.completions.v1.CompleteResponse
-	9,  // 12: svc.completions.v1.CompletionsService.GetUsage:output_type -> svc.completions.v1.GetUsageResponse
-	11, // 13: svc.completions.v1.CompletionsService.ExportMetrics:output_type -> svc.completions.v1.ExportMetricsResponse
-	8,  // [8:14] is the sub-list for method output_type
-	2,  // [2:8] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	18, // 2: svc.completions.v1.ListUpstreamsResponse.upstreams:type_name -> svc.completions.v1.Upstream
+	0,  // 3: svc.completions.v1.CompletionsService.ChatCompletion:input_type -> svc.completions.v1.OpenAIRequest
+	0,  // 4: svc.completions.v1.CompletionsService.StreamChatCompletion:input_type -> svc.completions.v1.OpenAIRequest
+	3,  // 5: svc.completions.v1.CompletionsService.ListModels:input_type -> svc.completions.v1.ListModelsRequest
+	5,  // 6: svc.completions.v1.CompletionsService.Complete:input_type -> svc.completions.v1.CompleteRequest
+	7,  // 7: svc.completions.v1.CompletionsService.GetUsage:input_type -> svc.completions.v1.GetUsageRequest
+	12, // 8: svc.completions.v1.CompletionsService.GetBudget:input_type -> svc.completions.v1.GetBudgetRequest
+	14, // 9: svc.completions.v1.CompletionsService.SetBudget:input_type -> svc.completions.v1.SetBudgetRequest
+	16, // 10: svc.completions.v1.CompletionsService.ListUpstreams:input_type -> svc.completions.v1.ListUpstreamsRequest
+	10, // 11: svc.completions.v1.CompletionsService.ExportMetrics:input_type -> svc.completions.v1.ExportMetricsRequest
+	1,  // 12: svc.completions.v1.CompletionsService.ChatCompletion:output_type -> svc.completions.v1.OpenAIResponse
+	2,  // 13: svc.completions.v1.CompletionsService.StreamChatCompletion:output_type -> svc.completions.v1.OpenAIStreamPart
+	1,  // 14: svc.completions.v1.CompletionsService.ListModels:output_type -> svc.completions.v1.OpenAIResponse
+	6,  // 15: svc.completions.v1.CompletionsService.Complete:output_type -> svc.completions.v1.CompleteResponse
+	9,  // 16: svc.completions.v1.CompletionsService.GetUsage:output_type -> svc.completions.v1.GetUsageResponse
+	13, // 17: svc.completions.v1.CompletionsService.GetBudget:output_type -> svc.completions.v1.Budget
+	15, // 18: svc.completions.v1.CompletionsService.SetBudget:output_type -> svc.completions.v1.SetBudgetResponse
+	17, // 19: svc.completions.v1.CompletionsService.ListUpstreams:output_type -> svc.completions.v1.ListUpstreamsResponse
+	11, // 20: svc.completions.v1.CompletionsService.ExportMetrics:output_type -> svc.completions.v1.ExportMetricsResponse
+	12, // [12:21] is the sub-list for method output_type
+	3,  // [3:12] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_svc_completions_v1_completions_proto_init() }
@@ -823,13 +1299,14 @@ func file_svc_completions_v1_completions_proto_init() {
 	if File_svc_completions_v1_completions_proto != nil {
 		return
 	}
+	file_svc_completions_v1_completions_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_completions_v1_completions_proto_rawDesc), len(file_svc_completions_v1_completions_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,9 @@ const (
 	CompletionsService_ListModels_FullMethodName           = "/svc.completions.v1.CompletionsService/ListModels"
 	CompletionsService_Complete_FullMethodName             = "/svc.completions.v1.CompletionsService/Complete"
 	CompletionsService_GetUsage_FullMethodName             = "/svc.completions.v1.CompletionsService/GetUsage"
+	CompletionsService_GetBudget_FullMethodName            = "/svc.completions.v1.CompletionsService/GetBudget"
+	CompletionsService_SetBudget_FullMethodName            = "/svc.completions.v1.CompletionsService/SetBudget"
+	CompletionsService_ListUpstreams_FullMethodName        = "/svc.completions.v1.CompletionsService/ListUpstreams"
 	CompletionsService_ExportMetrics_FullMethodName        = "/svc.completions.v1.CompletionsService/ExportMetrics"
 )
 
@@ -59,6 +62,15 @@ type CompletionsServiceClient interface {
 	// GetUsage reads an app's completions usage per model and day
 	// (CONTRACT §7).
 	GetUsage(ctx context.Context, in *GetUsageRequest, opts ...grpc.CallOption) (*GetUsageResponse, error)
+	// GetBudget reads an app's monthly token budget and requests-per-minute
+	// limit, and the tokens used this month (CONTRACT §14).
+	GetBudget(ctx context.Context, in *GetBudgetRequest, opts ...grpc.CallOption) (*Budget, error)
+	// SetBudget sets an app's own budget or limit over the configured
+	// default; the fields sent change, the others stay.
+	SetBudget(ctx context.Context, in *SetBudgetRequest, opts ...grpc.CallOption) (*SetBudgetResponse, error)
+	// ListUpstreams is the operator's view of the upstreams: each one's
+	// breaker state, the end of its cooldown and its last error.
+	ListUpstreams(ctx context.Context, in *ListUpstreamsRequest, opts ...grpc.CallOption) (*ListUpstreamsResponse, error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
 	ExportMetrics(ctx context.Context, in *ExportMetricsRequest, opts ...grpc.CallOption) (*ExportMetricsResponse, error)
@@ -131,6 +143,36 @@ func (c *completionsServiceClient) GetUsage(ctx context.Context, in *GetUsageReq
 	return out, nil
 }
 
+func (c *completionsServiceClient) GetBudget(ctx context.Context, in *GetBudgetRequest, opts ...grpc.CallOption) (*Budget, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Budget)
+	err := c.cc.Invoke(ctx, CompletionsService_GetBudget_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *completionsServiceClient) SetBudget(ctx context.Context, in *SetBudgetRequest, opts ...grpc.CallOption) (*SetBudgetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetBudgetResponse)
+	err := c.cc.Invoke(ctx, CompletionsService_SetBudget_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *completionsServiceClient) ListUpstreams(ctx context.Context, in *ListUpstreamsRequest, opts ...grpc.CallOption) (*ListUpstreamsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUpstreamsResponse)
+	err := c.cc.Invoke(ctx, CompletionsService_ListUpstreams_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *completionsServiceClient) ExportMetrics(ctx context.Context, in *ExportMetricsRequest, opts ...grpc.CallOption) (*ExportMetricsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExportMetricsResponse)
@@ -173,6 +215,15 @@ type CompletionsServiceServer interface {
 	// GetUsage reads an app's completions usage per model and day
 	// (CONTRACT §7).
 	GetUsage(context.Context, *GetUsageRequest) (*GetUsageResponse, error)
+	// GetBudget reads an app's monthly token budget and requests-per-minute
+	// limit, and the tokens used this month (CONTRACT §14).
+	GetBudget(context.Context, *GetBudgetRequest) (*Budget, error)
+	// SetBudget sets an app's own budget or limit over the configured
+	// default; the fields sent change, the others stay.
+	SetBudget(context.Context, *SetBudgetRequest) (*SetBudgetResponse, error)
+	// ListUpstreams is the operator's view of the upstreams: each one's
+	// breaker state, the end of its cooldown and its last error.
+	ListUpstreams(context.Context, *ListUpstreamsRequest) (*ListUpstreamsResponse, error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
 	ExportMetrics(context.Context, *ExportMetricsRequest) (*ExportMetricsResponse, error)
@@ -200,6 +251,15 @@ func (UnimplementedCompletionsServiceServer) Complete(context.Context, *Complete
 }
 func (UnimplementedCompletionsServiceServer) GetUsage(context.Context, *GetUsageRequest) (*GetUsageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetUsage not implemented")
+}
+func (UnimplementedCompletionsServiceServer) GetBudget(context.Context, *GetBudgetRequest) (*Budget, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBudget not implemented")
+}
+func (UnimplementedCompletionsServiceServer) SetBudget(context.Context, *SetBudgetRequest) (*SetBudgetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetBudget not implemented")
+}
+func (UnimplementedCompletionsServiceServer) ListUpstreams(context.Context, *ListUpstreamsRequest) (*ListUpstreamsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUpstreams not implemented")
 }
 func (UnimplementedCompletionsServiceServer) ExportMetrics(context.Context, *ExportMetricsRequest) (*ExportMetricsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExportMetrics not implemented")
@@ -308,6 +368,60 @@ func _CompletionsService_GetUsage_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CompletionsService_GetBudget_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBudgetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CompletionsServiceServer).GetBudget(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CompletionsService_GetBudget_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CompletionsServiceServer).GetBudget(ctx, req.(*GetBudgetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CompletionsService_SetBudget_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBudgetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CompletionsServiceServer).SetBudget(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CompletionsService_SetBudget_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CompletionsServiceServer).SetBudget(ctx, req.(*SetBudgetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CompletionsService_ListUpstreams_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUpstreamsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CompletionsServiceServer).ListUpstreams(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CompletionsService_ListUpstreams_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CompletionsServiceServer).ListUpstreams(ctx, req.(*ListUpstreamsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _CompletionsService_ExportMetrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExportMetricsRequest)
 	if err := dec(in); err != nil {
@@ -348,6 +462,18 @@ var CompletionsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetUsage",
 			Handler:    _CompletionsService_GetUsage_Handler,
+		},
+		{
+			MethodName: "GetBudget",
+			Handler:    _CompletionsService_GetBudget_Handler,
+		},
+		{
+			MethodName: "SetBudget",
+			Handler:    _CompletionsService_SetBudget_Handler,
+		},
+		{
+			MethodName: "ListUpstreams",
+			Handler:    _CompletionsService_ListUpstreams_Handler,
 		},
 		{
 			MethodName: "ExportMetrics",

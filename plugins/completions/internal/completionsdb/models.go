@@ -8,6 +8,21 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type CompletionsBudget struct {
+	AppID             string
+	MonthlyTokens     *int64
+	RequestsPerMinute *int64
+	UpdatedAt         pgtype.Timestamptz
+}
+
+type CompletionsQuotaLease struct {
+	AppID       string
+	Kind        string
+	WindowStart pgtype.Timestamptz
+	Granted     int64
+	LastGrant   int64
+}
+
 type CompletionsUsage struct {
 	AppID            string
 	Day              pgtype.Date
@@ -16,4 +31,9 @@ type CompletionsUsage struct {
 	Requests         int64
 	PromptTokens     int64
 	CompletionTokens int64
+}
+
+type CompletionsUsageBatch struct {
+	ID        string
+	WrittenAt pgtype.Timestamptz
 }

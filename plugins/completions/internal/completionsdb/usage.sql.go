@@ -11,10 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const addUsage = `-- name: AddUsage :exec
+const addUsage = `-- name: AddUsage :execrows
+WITH batch AS (
+    INSERT INTO completions.usage_batches (id) VALUES ($8)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+)
 INSERT INTO completions.usage AS u (app_id, day, model, upstream, requests, prompt_tokens, completion_tokens)
 SELECT unnest($1::text[]), unnest($2::date[]), unnest($3::text[]), unnest($4::text[]),
        unnest($5::bigint[]), unnest($6::bigint[]), unnest($7::bigint[])
+WHERE EXISTS (SELECT 1 FROM batch)
 ON CONFLICT (app_id, day, model, upstream) DO UPDATE
 SET requests          = u.requests + excluded.requests,
     prompt_tokens     = u.prompt_tokens + excluded.prompt_tokens,
@@ -29,12 +35,14 @@ type AddUsageParams struct {
 	Requests         []int64
 	PromptTokens     []int64
 	CompletionTokens []int64
+	BatchID          string
 }
 
-// Adds one batch of counts; each (app, day, model, upstream) appears once
-// in a batch.
-func (q *Queries) AddUsage(ctx context.Context, arg AddUsageParams) error {
-	_, err := q.db.Exec(ctx, addUsage,
+// Adds one batch of counts, exactly once: the batch id goes in with the
+// counts, and a batch whose id is already there adds nothing (0 rows).
+// Each (app, day, model, upstream) appears once in a batch.
+func (q *Queries) AddUsage(ctx context.Context, arg AddUsageParams) (int64, error) {
+	result, err := q.db.Exec(ctx, addUsage,
 		arg.AppIds,
 		arg.Days,
 		arg.Models,
@@ -42,7 +50,21 @@ func (q *Queries) AddUsage(ctx context.Context, arg AddUsageParams) error {
 		arg.Requests,
 		arg.PromptTokens,
 		arg.CompletionTokens,
+		arg.BatchID,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const pruneUsageBatches = `-- name: PruneUsageBatches :exec
+DELETE FROM completions.usage_batches WHERE written_at < now() - interval '1 day'
+`
+
+// Batch ids are needed only while a batch may still be retried.
+func (q *Queries) PruneUsageBatches(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, pruneUsageBatches)
 	return err
 }
 
@@ -96,4 +118,23 @@ func (q *Queries) UsageByDay(ctx context.Context, arg UsageByDayParams) ([]Usage
 		return nil, err
 	}
 	return items, nil
+}
+
+const usedTokens = `-- name: UsedTokens :one
+SELECT coalesce(sum(prompt_tokens + completion_tokens), 0)::bigint
+FROM completions.usage
+WHERE app_id = $1 AND day >= $2::date
+`
+
+type UsedTokensParams struct {
+	AppID string
+	Since pgtype.Date
+}
+
+// An app's tokens from a day on (the budget's month so far).
+func (q *Queries) UsedTokens(ctx context.Context, arg UsedTokensParams) (int64, error) {
+	row := q.db.QueryRow(ctx, usedTokens, arg.AppID, arg.Since)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }

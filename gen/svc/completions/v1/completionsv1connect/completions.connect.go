@@ -48,6 +48,15 @@ const (
 	// CompletionsServiceGetUsageProcedure is the fully-qualified name of the CompletionsService's
 	// GetUsage RPC.
 	CompletionsServiceGetUsageProcedure = "/svc.completions.v1.CompletionsService/GetUsage"
+	// CompletionsServiceGetBudgetProcedure is the fully-qualified name of the CompletionsService's
+	// GetBudget RPC.
+	CompletionsServiceGetBudgetProcedure = "/svc.completions.v1.CompletionsService/GetBudget"
+	// CompletionsServiceSetBudgetProcedure is the fully-qualified name of the CompletionsService's
+	// SetBudget RPC.
+	CompletionsServiceSetBudgetProcedure = "/svc.completions.v1.CompletionsService/SetBudget"
+	// CompletionsServiceListUpstreamsProcedure is the fully-qualified name of the CompletionsService's
+	// ListUpstreams RPC.
+	CompletionsServiceListUpstreamsProcedure = "/svc.completions.v1.CompletionsService/ListUpstreams"
 	// CompletionsServiceExportMetricsProcedure is the fully-qualified name of the CompletionsService's
 	// ExportMetrics RPC.
 	CompletionsServiceExportMetricsProcedure = "/svc.completions.v1.CompletionsService/ExportMetrics"
@@ -72,6 +81,15 @@ type CompletionsServiceClient interface {
 	// GetUsage reads an app's completions usage per model and day
 	// (CONTRACT §7).
 	GetUsage(context.Context, *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error)
+	// GetBudget reads an app's monthly token budget and requests-per-minute
+	// limit, and the tokens used this month (CONTRACT §14).
+	GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error)
+	// SetBudget sets an app's own budget or limit over the configured
+	// default; the fields sent change, the others stay.
+	SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error)
+	// ListUpstreams is the operator's view of the upstreams: each one's
+	// breaker state, the end of its cooldown and its last error.
+	ListUpstreams(context.Context, *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
 	ExportMetrics(context.Context, *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error)
@@ -120,6 +138,26 @@ func NewCompletionsServiceClient(httpClient connect.HTTPClient, baseURL string, 
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		getBudget: connect.NewClient[v1.GetBudgetRequest, v1.Budget](
+			httpClient,
+			baseURL+CompletionsServiceGetBudgetProcedure,
+			connect.WithSchema(completionsServiceMethods.ByName("GetBudget")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		setBudget: connect.NewClient[v1.SetBudgetRequest, v1.SetBudgetResponse](
+			httpClient,
+			baseURL+CompletionsServiceSetBudgetProcedure,
+			connect.WithSchema(completionsServiceMethods.ByName("SetBudget")),
+			connect.WithClientOptions(opts...),
+		),
+		listUpstreams: connect.NewClient[v1.ListUpstreamsRequest, v1.ListUpstreamsResponse](
+			httpClient,
+			baseURL+CompletionsServiceListUpstreamsProcedure,
+			connect.WithSchema(completionsServiceMethods.ByName("ListUpstreams")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		exportMetrics: connect.NewClient[v1.ExportMetricsRequest, v1.ExportMetricsResponse](
 			httpClient,
 			baseURL+CompletionsServiceExportMetricsProcedure,
@@ -137,6 +175,9 @@ type completionsServiceClient struct {
 	listModels           *connect.Client[v1.ListModelsRequest, v1.OpenAIResponse]
 	complete             *connect.Client[v1.CompleteRequest, v1.CompleteResponse]
 	getUsage             *connect.Client[v1.GetUsageRequest, v1.GetUsageResponse]
+	getBudget            *connect.Client[v1.GetBudgetRequest, v1.Budget]
+	setBudget            *connect.Client[v1.SetBudgetRequest, v1.SetBudgetResponse]
+	listUpstreams        *connect.Client[v1.ListUpstreamsRequest, v1.ListUpstreamsResponse]
 	exportMetrics        *connect.Client[v1.ExportMetricsRequest, v1.ExportMetricsResponse]
 }
 
@@ -165,6 +206,21 @@ func (c *completionsServiceClient) GetUsage(ctx context.Context, req *connect.Re
 	return c.getUsage.CallUnary(ctx, req)
 }
 
+// GetBudget calls svc.completions.v1.CompletionsService.GetBudget.
+func (c *completionsServiceClient) GetBudget(ctx context.Context, req *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error) {
+	return c.getBudget.CallUnary(ctx, req)
+}
+
+// SetBudget calls svc.completions.v1.CompletionsService.SetBudget.
+func (c *completionsServiceClient) SetBudget(ctx context.Context, req *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error) {
+	return c.setBudget.CallUnary(ctx, req)
+}
+
+// ListUpstreams calls svc.completions.v1.CompletionsService.ListUpstreams.
+func (c *completionsServiceClient) ListUpstreams(ctx context.Context, req *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error) {
+	return c.listUpstreams.CallUnary(ctx, req)
+}
+
 // ExportMetrics calls svc.completions.v1.CompletionsService.ExportMetrics.
 func (c *completionsServiceClient) ExportMetrics(ctx context.Context, req *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error) {
 	return c.exportMetrics.CallUnary(ctx, req)
@@ -190,6 +246,15 @@ type CompletionsServiceHandler interface {
 	// GetUsage reads an app's completions usage per model and day
 	// (CONTRACT §7).
 	GetUsage(context.Context, *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error)
+	// GetBudget reads an app's monthly token budget and requests-per-minute
+	// limit, and the tokens used this month (CONTRACT §14).
+	GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error)
+	// SetBudget sets an app's own budget or limit over the configured
+	// default; the fields sent change, the others stay.
+	SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error)
+	// ListUpstreams is the operator's view of the upstreams: each one's
+	// breaker state, the end of its cooldown and its last error.
+	ListUpstreams(context.Context, *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
 	ExportMetrics(context.Context, *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error)
@@ -234,6 +299,26 @@ func NewCompletionsServiceHandler(svc CompletionsServiceHandler, opts ...connect
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	completionsServiceGetBudgetHandler := connect.NewUnaryHandler(
+		CompletionsServiceGetBudgetProcedure,
+		svc.GetBudget,
+		connect.WithSchema(completionsServiceMethods.ByName("GetBudget")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	completionsServiceSetBudgetHandler := connect.NewUnaryHandler(
+		CompletionsServiceSetBudgetProcedure,
+		svc.SetBudget,
+		connect.WithSchema(completionsServiceMethods.ByName("SetBudget")),
+		connect.WithHandlerOptions(opts...),
+	)
+	completionsServiceListUpstreamsHandler := connect.NewUnaryHandler(
+		CompletionsServiceListUpstreamsProcedure,
+		svc.ListUpstreams,
+		connect.WithSchema(completionsServiceMethods.ByName("ListUpstreams")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	completionsServiceExportMetricsHandler := connect.NewUnaryHandler(
 		CompletionsServiceExportMetricsProcedure,
 		svc.ExportMetrics,
@@ -253,6 +338,12 @@ func NewCompletionsServiceHandler(svc CompletionsServiceHandler, opts ...connect
 			completionsServiceCompleteHandler.ServeHTTP(w, r)
 		case CompletionsServiceGetUsageProcedure:
 			completionsServiceGetUsageHandler.ServeHTTP(w, r)
+		case CompletionsServiceGetBudgetProcedure:
+			completionsServiceGetBudgetHandler.ServeHTTP(w, r)
+		case CompletionsServiceSetBudgetProcedure:
+			completionsServiceSetBudgetHandler.ServeHTTP(w, r)
+		case CompletionsServiceListUpstreamsProcedure:
+			completionsServiceListUpstreamsHandler.ServeHTTP(w, r)
 		case CompletionsServiceExportMetricsProcedure:
 			completionsServiceExportMetricsHandler.ServeHTTP(w, r)
 		default:
@@ -282,6 +373,18 @@ func (UnimplementedCompletionsServiceHandler) Complete(context.Context, *connect
 
 func (UnimplementedCompletionsServiceHandler) GetUsage(context.Context, *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.GetUsage is not implemented"))
+}
+
+func (UnimplementedCompletionsServiceHandler) GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.GetBudget is not implemented"))
+}
+
+func (UnimplementedCompletionsServiceHandler) SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.SetBudget is not implemented"))
+}
+
+func (UnimplementedCompletionsServiceHandler) ListUpstreams(context.Context, *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.ListUpstreams is not implemented"))
 }
 
 func (UnimplementedCompletionsServiceHandler) ExportMetrics(context.Context, *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error) {
