@@ -75,6 +75,14 @@ type CoreCredential struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type CoreDocsSection struct {
+	Path   string
+	Kind   string
+	Title  string
+	Body   string
+	Search interface{}
+}
+
 type CoreIdempotencyKey struct {
 	Scope       string
 	Key         string

@@ -12,10 +12,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	svcroot "github.com/svcplatform/svc"
 	"github.com/svcplatform/svc/gateway/internal/admin"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
@@ -23,12 +25,14 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/config"
 	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
+	"github.com/svcplatform/svc/gateway/internal/docsearch"
 	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/openai"
+	"github.com/svcplatform/svc/gateway/internal/openapi"
 	"github.com/svcplatform/svc/gateway/internal/prune"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
@@ -180,8 +184,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	r.host = plugins
+	docsIndex := docsearch.NewIndex(db.Pool)
 	r.compiled = compiledServices(admin.New(plugins, r.routes),
-		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/plugins/sdk", Version: buildVersion}}))
+		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/plugins/sdk", Version: buildVersion}}),
+		docsearch.NewService(docsIndex))
+	// The API reference and the docs search index follow the route table:
+	// rebuilt (the reference, lazily) and refreshed (the index, off the
+	// request path) whenever a plugin loads, restarts or goes.
+	reference := openapi.New(openapi.Info{Title: "svc", Version: buildVersion, ServerURL: cfg.PublicURL}, r.Table, compiledReference())
+	srv.Handle("GET "+openapi.Path, reference)
+	docEntries, err := docsearch.DocEntries(svcroot.Docs)
+	if err != nil {
+		return fmt.Errorf("embedded docs: %w", err)
+	}
+	docsIndexer := docsearch.NewRefresher(docsIndex, func() ([]docsearch.Entry, error) {
+		doc, _ := reference.Current()
+		return append(slices.Clone(docEntries), docsearch.APIEntries(doc)...), nil
+	}, log.With("component", "docsearch"))
+	r.onTable = docsIndexer.Trigger
+	go docsIndexer.Run(ctx)
 	if err := r.rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}
@@ -294,14 +315,27 @@ const Version = buildVersion
 const PluginProtocol = protocol.Version
 
 // compiledServices are the Connect services compiled into the gateway.
-func compiledServices(adm *admin.Service, cat *catalog.Service) []server.Service {
+func compiledServices(adm *admin.Service, cat *catalog.Service, docs *docsearch.Service) []server.Service {
 	_, platform := platformv1connect.NewPlatformServiceHandler(version.Service{}, server.HandlerOptions()...)
 	_, adminH := adminv1connect.NewAdminServiceHandler(adm, server.HandlerOptions()...)
 	_, catalogH := catalogv1connect.NewCatalogServiceHandler(cat, server.HandlerOptions()...)
+	_, docsH := catalogv1connect.NewDocsServiceHandler(docs, server.HandlerOptions()...)
 	return []server.Service{
 		{Schema: platformv1.File_svc_platform_v1_platform_proto.Services().ByName("PlatformService"), Handler: platform},
 		{Schema: adminv1.File_svc_admin_v1_admin_proto.Services().ByName("AdminService"), Handler: adminH},
 		{Schema: catalogv1.File_svc_catalog_v1_catalog_proto.Services().ByName("CatalogService"), Handler: catalogH},
+		{Schema: catalogv1.File_svc_catalog_v1_docs_proto.Services().ByName("DocsService"), Handler: docsH},
+	}
+}
+
+// compiledReference describes the compiled services for the API reference,
+// with who may call them (they are outside the route table's access rules).
+func compiledReference() []openapi.Compiled {
+	return []openapi.Compiled{
+		{Service: platformv1.File_svc_platform_v1_platform_proto.Services().ByName("PlatformService"), Public: true, Access: "anyone."},
+		{Service: adminv1.File_svc_admin_v1_admin_proto.Services().ByName("AdminService"), Access: "the operator, with the admin token."},
+		{Service: catalogv1.File_svc_catalog_v1_catalog_proto.Services().ByName("CatalogService"), Public: true, Access: "anyone."},
+		{Service: catalogv1.File_svc_catalog_v1_docs_proto.Services().ByName("DocsService"), Public: true, Access: "anyone."},
 	}
 }
 

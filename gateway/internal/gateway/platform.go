@@ -36,6 +36,8 @@ type routing struct {
 
 	mu    sync.Mutex // serialises rebuilds
 	table atomic.Pointer[route.Table]
+	// onTable, when set, is told of each new table; it must not block.
+	onTable func()
 }
 
 // rebuild makes and publishes a table for the plugins of snapshot. On error
@@ -58,6 +60,9 @@ func (r *routing) rebuild(snapshot []*host.Loaded) error {
 		return fmt.Errorf("transcoder: %w", err)
 	}
 	r.table.Store(t)
+	if r.onTable != nil {
+		r.onTable()
+	}
 	return nil
 }
 
