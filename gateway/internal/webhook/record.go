@@ -128,6 +128,16 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 		p.HadSuccess = append(p.HadSuccess, h.hadSuccess)
 		p.Since = append(p.Since, pgtype.Timestamptz{Time: h.since, Valid: !h.since.IsZero()})
 	}
+	for app := range gone {
+		// Before the outcomes: whoever sees a delivery held by a 410 sees
+		// its endpoint disabled too. Logged, not returned: the next 410
+		// disables the endpoint again.
+		if err := q.DisableWebhookEndpoint(ctx, app); err != nil {
+			s.log.ErrorContext(ctx, "cannot disable a webhook endpoint that answered 410", "app_id", app, "error", err)
+			continue
+		}
+		s.log.WarnContext(ctx, "webhook endpoint disabled: the receiver answered 410 Gone", "app_id", app)
+	}
 	disabled, err := q.RecordOutcomes(ctx, p)
 	if err != nil {
 		return fmt.Errorf("record %d webhook outcomes: %w", len(batch), err)
@@ -135,15 +145,6 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 	for _, app := range disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed for the failure window",
 			"app_id", app, "window", s.opts.FailureWindow)
-	}
-	for app := range gone {
-		// Logged, not returned: the batch is written and must not be
-		// written twice; the next 410 disables the endpoint again.
-		if err := q.DisableWebhookEndpoint(ctx, app); err != nil {
-			s.log.ErrorContext(ctx, "cannot disable a webhook endpoint that answered 410", "app_id", app, "error", err)
-			continue
-		}
-		s.log.WarnContext(ctx, "webhook endpoint disabled: the receiver answered 410 Gone", "app_id", app)
 	}
 	for app, until := range pauses {
 		if err := q.PauseWebhookEndpoint(ctx, coredb.PauseWebhookEndpointParams{AppID: app,
