@@ -29,14 +29,13 @@ type Store struct {
 	URL string
 
 	// The embedded cluster, when there is one, restarted by supervise.
-	mu       sync.Mutex
-	cluster  *pgembed.Cluster
-	opts     pgembed.Options
-	log      *slog.Logger
-	closing  bool
-	gaveUp   chan error    // receives once when restarts keep failing
-	stopped  chan struct{} // closed when supervise has returned
-	restarts int
+	mu      sync.Mutex
+	cluster *pgembed.Cluster
+	opts    pgembed.Options
+	log     *slog.Logger
+	closing bool
+	gaveUp  chan error    // receives once when restarts keep failing
+	stopped chan struct{} // closed when supervise has returned
 }
 
 // Open connects to databaseURL, or, when it is empty, starts (or recovers)
@@ -116,14 +115,6 @@ func (s *Store) Close() {
 // be restarted (see supervise); nil when the database is external.
 func (s *Store) Exited() <-chan error { return s.gaveUp }
 
-// Restarts is how many times the embedded cluster was restarted after an
-// unexpected exit.
-func (s *Store) Restarts() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.restarts
-}
-
 // restartTries bounds the restarts in a row before supervise gives up and
 // the gateway exits for its own supervisor (systemd, Kubernetes) to act.
 const restartTries = 8
@@ -159,7 +150,6 @@ func (s *Store) supervise(c *pgembed.Cluster) {
 			if startErr == nil {
 				s.mu.Lock()
 				s.cluster, c = next, next
-				s.restarts++
 				closing := s.closing
 				s.mu.Unlock()
 				if closing { // Close ran while we started: stop what we started
