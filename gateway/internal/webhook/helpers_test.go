@@ -265,9 +265,9 @@ type receiver struct {
 	hold    chan struct{}
 	holding atomic.Int32
 	// peak is the most requests held at once.
-	peak    atomic.Int32
-	echo    func(challenge string) string
-	delay   time.Duration
+	peak  atomic.Int32
+	echo  func(challenge string) string
+	delay time.Duration
 	// noKeepAlive closes every connection after one request.
 	noKeepAlive bool
 }
