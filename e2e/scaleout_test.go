@@ -151,7 +151,9 @@ func TestGatewaysJoiningARunningOneShareEverythingThroughTheDatabase(t *testing.
 	// Pruning: each gateway tried, the advisory lock let one at a time
 	// prune, and what was past its retention is gone.
 	eventually(t, "events past their retention pruned",
-		func() bool { return dbCount(t, db, `SELECT count(*) FROM core.outbox WHERE created_at < now() - interval '5 seconds'`) == 0 })
+		func() bool {
+			return dbCount(t, db, `SELECT count(*) FROM core.outbox WHERE created_at < now() - interval '5 seconds'`) == 0
+		})
 	var rounds []string
 	done := 0
 	for i, g := range gateways {
