@@ -32,7 +32,7 @@ TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser soak bench bench-go clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser soak bench bench-go profile clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin and the example partner plugin
@@ -148,6 +148,11 @@ soak: postgres build
 BENCH_FLAGS ?=
 bench: postgres build
 	$(GO) run ./internal/cmd/benchreport $(BENCH_FLAGS)
+
+## profile: make bench's load with CPU and allocation profiles of the gateway and of the book, svcchat and completions plugins, into .tmp/profile (its report there too; bench/RESULTS.md is left alone), then the top of each CPU profile
+profile: postgres build
+	$(GO) run ./internal/cmd/benchreport -skip-startup -skip-loadgen-check -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
+	@for f in .tmp/profile/*.cpu.pprof; do echo "== $$f (go tool pprof -top $$f)"; $(GO) tool pprof -top -nodecount=25 $$f 2>/dev/null | sed -n 1,32p; done
 
 ## bench-go: Go benchmarks (plugin hop, webhook delivery, token exchange)
 bench-go: build
