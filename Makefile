@@ -20,7 +20,7 @@ PROTOC_GEN_GO_GRPC_VERSION   := v1.6.2
 SQLC_VERSION                 := v1.30.0
 STATICCHECK_VERSION          := v0.8.2
 # Dependency protos are read from these Go modules at generate time.
-PROTOVALIDATE_PROTO_VERSION  := v1.1.0
+PROTOVALIDATE_PROTO_VERSION  := v1.2.2
 GOOGLEAPIS_FROM              := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 
 # Product plugins: every plugins/<name> with a main package, except the SDK,

@@ -174,7 +174,9 @@ func (c *Cluster) urlWith(user *url.Userinfo, dbname string) string {
 	q.Set("port", strconv.Itoa(Port))
 	// TLS over a private unix socket adds nothing; saying so spares pgx the attempt.
 	q.Set("sslmode", "disable")
-	u := url.URL{Scheme: "postgres", User: user, Path: "/" + dbname, RawQuery: q.Encode()}
+	// A space is %20, not +: pgx from 5.12 reads a + in the query literally.
+	// (Encode writes a literal + as %2B, so the replacement is exact.)
+	u := url.URL{Scheme: "postgres", User: user, Path: "/" + dbname, RawQuery: strings.ReplaceAll(q.Encode(), "+", "%20")}
 	return u.String()
 }
 

@@ -331,7 +331,7 @@ func TestAClusterUnderAFolderTheServerCannotEnterIsKeptOutsideIt(t *testing.T) {
 
 func TestURL(t *testing.T) {
 	c := &Cluster{layout: layout{socketDir: "/srv/my data/run"}}
-	want := "postgres://postgres@/app?host=%2Fsrv%2Fmy+data%2Frun&port=5432&sslmode=disable"
+	want := "postgres://postgres@/app?host=%2Fsrv%2Fmy%20data%2Frun&port=5432&sslmode=disable"
 	if got := c.URL("app"); got != want {
 		t.Errorf("URL = %s, want %s", got, want)
 	}
