@@ -1,3 +1,4 @@
+-- (0002 is reel likes and replies, written at the same time on another branch.)
 -- Issue 17: social.reels is keyed by (page_id, id), so the table can be
 -- distributed by Page (Citus): a distributed table's primary key and
 -- unique constraints must contain its distribution column. Reel ids stay
