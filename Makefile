@@ -32,7 +32,7 @@ TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser soak bench bench-go clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser soak bench bench-go profile proto-check clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin and the example partner plugin
@@ -66,11 +66,24 @@ test-node: build
 	cd tests/node-openai && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 
 ## lint: gofmt, go mod tidy, go vet, staticcheck
-lint: tools
+lint: tools proto-check
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/' | grep -v 'db/[a-z_.]*.go$$')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
+
+# BREAKING_AGAINST is the commit the protos must stay compatible with: the
+# last commit of main (the working tree is what is about to change it).
+BREAKING_AGAINST ?= $(shell git rev-parse --verify -q main^{commit} || git rev-parse HEAD)
+
+## proto-check: buf lint, and buf breaking against BREAKING_AGAINST (default main), so that a v1 proto never breaks
+proto-check: tools $(DEPS)/.ok
+	$(TOOLS)/buf lint
+	@base=.tmp/proto-base; rm -rf $$base; mkdir -p $$base/.deps; \
+	git archive $(BREAKING_AGAINST) proto buf.yaml | tar -x -C $$base; \
+	ln -s $(abspath $(DEPS)) $$base/.deps/proto; \
+	$(TOOLS)/buf build -o .tmp/proto-now.binpb && (cd $$base && $(abspath $(TOOLS))/buf build -o ../proto-base.binpb) && \
+	echo "buf breaking against $(BREAKING_AGAINST)" && $(TOOLS)/buf breaking .tmp/proto-now.binpb --against .tmp/proto-base.binpb
 
 ## generate: regenerate protobuf and sqlc code (committed)
 generate: tools $(DEPS)/.ok
@@ -148,6 +161,11 @@ soak: postgres build
 BENCH_FLAGS ?=
 bench: postgres build
 	$(GO) run ./internal/cmd/benchreport $(BENCH_FLAGS)
+
+## profile: make bench's load with CPU and allocation profiles of the gateway and of the book, svcchat and completions plugins, into .tmp/profile (its report there too; bench/RESULTS.md is left alone), then the top of each CPU profile
+profile: postgres build
+	$(GO) run ./internal/cmd/benchreport -skip-startup -skip-loadgen-check -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
+	@for f in .tmp/profile/*.cpu.pprof; do echo "== $$f (go tool pprof -top $$f)"; $(GO) tool pprof -top -nodecount=25 $$f 2>/dev/null | sed -n 1,32p; done
 
 ## bench-go: Go benchmarks (plugin hop, webhook delivery, token exchange)
 bench-go: build

@@ -202,3 +202,50 @@ func promValues(t *testing.T, g *gatewaytest.Gateway, name string) map[string]fl
 	}
 	return out
 }
+
+// /metrics shows each plugin call by procedure and outcome, the gateway's
+// connection pool, and the webhook queue's lag.
+func TestMetricsShowPluginCallsPoolsAndDeliveryLag(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	if res, body := w.get(t, w.owner, url.Values{"node": {"page/" + w.c.Page.ID + "/posts"}}); res.StatusCode != 200 {
+		t.Fatalf("read: %d %s", res.StatusCode, body)
+	}
+	if res, body := w.get(t, w.owner, url.Values{"node": {"post/999999999"}}); res.StatusCode != 404 {
+		t.Fatalf("read of a missing post: %d %s", res.StatusCode, body)
+	}
+	// An endpoint that answers 503 keeps its deliveries pending.
+	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
+		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
+		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
+	}
+	rcv.mu.Lock()
+	rcv.answer = func([]byte) int { return 503 }
+	rcv.mu.Unlock()
+	w.publish(t, "waits for its webhook")
+
+	calls := promValues(t, w.g, "svc_plugin_call_duration_seconds_count")
+	outcomes := map[string]float64{}
+	for labels, n := range calls {
+		if strings.Contains(labels, `plugin="book"`) {
+			for _, o := range []string{"ok", "refused", "failed"} {
+				if strings.Contains(labels, `outcome="`+o+`"`) {
+					outcomes[o] += n
+				}
+			}
+		}
+	}
+	if outcomes["ok"] < 2 || outcomes["refused"] < 1 || outcomes["failed"] != 0 {
+		t.Errorf("book's calls by outcome = %v, want the read and the write ok and the missing post refused; series %v", outcomes, calls)
+	}
+	if acquires := promValues(t, w.g, "svc_db_pool_acquires_total")[`pool="gateway"`]; acquires == 0 {
+		t.Error("svc_db_pool_acquires_total{pool=\"gateway\"} is missing or 0 after requests")
+	}
+	eventually(t, "the delivery pending in the lag metrics", func() bool {
+		return promValues(t, w.g, "svc_webhook_pending_deliveries")[""] >= 1
+	})
+	if _, ok := promValues(t, w.g, "svc_webhook_due_wait_seconds")[""]; !ok {
+		t.Error("svc_webhook_due_wait_seconds is missing")
+	}
+}

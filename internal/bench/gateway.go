@@ -28,6 +28,9 @@ type GatewayOptions struct {
 	DatabaseURL string
 	// Args are extra flags (e.g. --config FILE).
 	Args []string
+	// Env are extra environment variables (KEY=value), e.g. the profile
+	// files of make profile.
+	Env []string
 }
 
 // Gateway is a running gateway process.
@@ -52,6 +55,7 @@ func StartGateway(ctx context.Context, o GatewayOptions) (*Gateway, error) {
 	if o.DatabaseURL != "" {
 		cmd.Env = append(cmd.Env, "SVC_DATABASE_URL="+o.DatabaseURL)
 	}
+	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stdout = io.Discard
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stderr, err := cmd.StderrPipe()

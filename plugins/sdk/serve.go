@@ -29,7 +29,8 @@ func (p *Plugin) Serve() {
 		p.log.Error("plugin cannot start", "error", err)
 		os.Exit(1)
 	}
-	watchParent(p.log, p.stop)
+	finishProfiles := p.startProfiles()
+	watchParent(p.log, func() { p.stop(); finishProfiles() })
 	lane, err := p.listenLane()
 	if err != nil {
 		// The gateway falls back to gRPC; slower, still correct.
@@ -50,6 +51,7 @@ func (p *Plugin) Serve() {
 		_ = lane.Close()
 	}
 	p.stop()
+	finishProfiles()
 	os.Exit(0)
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 
@@ -47,6 +48,10 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// SVC_MEMPROFILE=<file> writes the allocation profile at exit.
+	if path := os.Getenv("SVC_MEMPROFILE"); path != "" {
+		defer writeAllocs(path)
+	}
 	err := gateway.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -72,4 +77,20 @@ func versionLine() string {
 		}
 	}
 	return line
+}
+
+// writeAllocs writes the allocation profile (since the start, and what is
+// in use) to path.
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		runtime.GC()
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gateway: allocation profile:", err)
+	}
 }

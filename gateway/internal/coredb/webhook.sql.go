@@ -804,3 +804,35 @@ func (q *Queries) WebhookApp(ctx context.Context, id int64) (WebhookAppRow, erro
 	err := row.Scan(&i.ID, &i.Mode)
 	return i, err
 }
+
+const webhookLag = `-- name: WebhookLag :one
+SELECT (SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending')::bigint AS pending,
+       (SELECT count(*) FROM core.outbox WHERE dispatched_at IS NULL)::bigint AS undispatched,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(next_attempt_at))
+                 FROM core.webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS due_wait,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(created_at))
+                 FROM core.outbox WHERE dispatched_at IS NULL), 0)::float8 AS dispatch_wait
+`
+
+type WebhookLagRow struct {
+	Pending      int64
+	Undispatched int64
+	DueWait      float64
+	DispatchWait float64
+}
+
+// The metrics' view of delivery: deliveries pending (due, leased or
+// waiting for a retry), outbox events not yet dispatched, and how long
+// the oldest due delivery (not leased to anyone) and the oldest
+// undispatched event have waited, in seconds (0 when none).
+func (q *Queries) WebhookLag(ctx context.Context) (WebhookLagRow, error) {
+	row := q.db.QueryRow(ctx, webhookLag)
+	var i WebhookLagRow
+	err := row.Scan(
+		&i.Pending,
+		&i.Undispatched,
+		&i.DueWait,
+		&i.DispatchWait,
+	)
+	return i, err
+}

@@ -78,6 +78,7 @@ type options struct {
 	skipStart  bool
 	skipCheck  bool
 	only       string
+	profile    string
 }
 
 func run(ctx context.Context, args []string) error {
@@ -97,6 +98,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.pgbench, "pgbench", "", "pgbench binary (default: on PATH or /usr/lib/postgresql/<v>/bin; \"none\" runs without the database references)")
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
+	fs.StringVar(&o.profile, "profile", "", "write CPU and allocation profiles of the gateway and the book, svcchat and completions plugins into this folder (make profile)")
 	fs.StringVar(&o.only, "only", "", `"completions": measure only the chat completion figures (for profiling; the report is partial)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -117,7 +119,10 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("-d must be at least 1s (pgbench counts in whole seconds)")
 	}
 	o.pluginsDir = filepath.Join(o.bin, "plugins")
-	for _, p := range []*string{&o.bin, &o.pluginsDir, &o.work, &o.out} {
+	for _, p := range []*string{&o.bin, &o.pluginsDir, &o.work, &o.out, &o.profile} {
+		if *p == "" {
+			continue
+		}
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err
@@ -140,6 +145,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return err
+	}
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
 	}
 	pgbench := o.pgbench
 	switch pgbench {
@@ -395,7 +405,7 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	startCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	gw, err := bench.StartGateway(startCtx, bench.GatewayOptions{Bin: r.gatewayBin, PluginsDir: r.o.pluginsDir,
-		DataDir: dataDir, DatabaseURL: db.URL, Args: []string{"--config", cfgPath}})
+		DataDir: dataDir, DatabaseURL: db.URL, Args: []string{"--config", cfgPath}, Env: profileEnv(r.o.profile)})
 	if err != nil {
 		return err
 	}
@@ -427,6 +437,23 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	}
 	r.token = tok.AccessToken
 	return nil
+}
+
+// profileEnv asks the gateway and the plugins on the measured paths for
+// their CPU profile of the whole run and their allocation profile at exit,
+// in dir (none when dir is empty).
+func profileEnv(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	env := []string{"SVC_CPUPROFILE=" + filepath.Join(dir, "gateway.cpu.pprof"),
+		"SVC_MEMPROFILE=" + filepath.Join(dir, "gateway.allocs.pprof")}
+	for _, p := range []string{"book", "svcchat", "completions"} {
+		prefix := "SVC_" + strings.ToUpper(p) + "_"
+		env = append(env, prefix+"CPUPROFILE="+filepath.Join(dir, p+".cpu.pprof"),
+			prefix+"MEMPROFILE="+filepath.Join(dir, p+".allocs.pprof"))
+	}
+	return env
 }
 
 var tokenScopes = []string{"pages:read", "pages:manage", "svcchat:send"}

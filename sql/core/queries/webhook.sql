@@ -278,6 +278,18 @@ LIMIT @max_rows;
 -- The backlog: deliveries not yet done, for metrics and tests.
 SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending';
 
+-- name: WebhookLag :one
+-- The metrics' view of delivery: deliveries pending (due, leased or
+-- waiting for a retry), outbox events not yet dispatched, and how long
+-- the oldest due delivery (not leased to anyone) and the oldest
+-- undispatched event have waited, in seconds (0 when none).
+SELECT (SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending')::bigint AS pending,
+       (SELECT count(*) FROM core.outbox WHERE dispatched_at IS NULL)::bigint AS undispatched,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(next_attempt_at))
+                 FROM core.webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS due_wait,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(created_at))
+                 FROM core.outbox WHERE dispatched_at IS NULL), 0)::float8 AS dispatch_wait;
+
 -- name: DisableWebhookEndpoint :exec
 -- The receiver answered 410 Gone: the endpoint is disabled at once (saving
 -- the subscription again enables it) and its deliveries are held.

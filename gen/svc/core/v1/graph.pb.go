@@ -1466,7 +1466,7 @@ func (x *GetAppConfigRequest) GetAppId() string {
 
 type AppConfig struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
-	PlatformConfig *structpb.Struct       `protobuf:"bytes,1,opt,name=platformConfig,proto3" json:"platformConfig,omitempty"`
+	PlatformConfig *structpb.Struct       `protobuf:"bytes,1,opt,name=platform_config,json=platformConfig,proto3" json:"platform_config,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1511,7 +1511,7 @@ func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
 type UpdateAppConfigRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	AppId          string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	PlatformConfig *structpb.Struct       `protobuf:"bytes,2,opt,name=platformConfig,proto3" json:"platformConfig,omitempty"`
+	PlatformConfig *structpb.Struct       `protobuf:"bytes,2,opt,name=platform_config,json=platformConfig,proto3" json:"platform_config,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -3850,12 +3850,12 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1f\n" +
 	"\x04mode\x18\x02 \x01(\tB\v\xbaH\br\x06R\x04liveR\x04mode\"5\n" +
 	"\x13GetAppConfigRequest\x12\x1e\n" +
-	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"L\n" +
-	"\tAppConfig\x12?\n" +
-	"\x0eplatformConfig\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig\"\x81\x01\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"M\n" +
+	"\tAppConfig\x12@\n" +
+	"\x0fplatform_config\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x0eplatformConfig\"\x82\x01\n" +
 	"\x16UpdateAppConfigRequest\x12\x1e\n" +
-	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12G\n" +
-	"\x0eplatformConfig\x18\x02 \x01(\v2\x17.google.protobuf.StructB\x06\xbaH\x03\xc8\x01\x01R\x0eplatformConfig\"\x85\x01\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12H\n" +
+	"\x0fplatform_config\x18\x02 \x01(\v2\x17.google.protobuf.StructB\x06\xbaH\x03\xc8\x01\x01R\x0eplatformConfig\"\x85\x01\n" +
 	"\x14ListPageLinksRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1f\n" +
 	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
@@ -4145,8 +4145,8 @@ var file_svc_core_v1_graph_proto_depIdxs = []int32{
 	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
 	65, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
 	19, // 8: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	66, // 9: svc.core.v1.AppConfig.platformConfig:type_name -> google.protobuf.Struct
-	66, // 10: svc.core.v1.UpdateAppConfigRequest.platformConfig:type_name -> google.protobuf.Struct
+	66, // 9: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	66, // 10: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
 	28, // 11: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
 	65, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
 	36, // 13: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
