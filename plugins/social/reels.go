@@ -68,7 +68,7 @@ func (s *service) getReel(ctx context.Context, call *sdk.Call, req *socialv1.Get
 	}
 	p := call.Principal()
 	if p.UserID != row.AuthorID {
-		if err := socialdb.New(s.pool).CountReelView(ctx, row.ID); err != nil {
+		if err := socialdb.New(s.pool).CountReelView(ctx, socialdb.CountReelViewParams{PageID: row.PageID, ID: row.ID}); err != nil {
 			return nil, err
 		}
 	}
@@ -313,7 +313,7 @@ func (s *service) checkOne(ctx context.Context) (bool, error) {
 		}
 		// A retry waits 5 s, then 10 s.
 		retry := float64(int(5) << reel.Attempts)
-		if err := q.SetReelChecked(ctx, socialdb.SetReelCheckedParams{ID: reel.ID, Status: string(to), ErrorReason: reason, RetrySeconds: retry}); err != nil {
+		if err := q.SetReelChecked(ctx, socialdb.SetReelCheckedParams{PageID: reel.PageID, ID: reel.ID, Status: string(to), ErrorReason: reason, RetrySeconds: retry}); err != nil {
 			return err
 		}
 		if !emit {

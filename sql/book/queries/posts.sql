@@ -4,6 +4,7 @@ VALUES (@page_id, @author_user_id, @app_id, @content, @audience)
 RETURNING *;
 
 -- name: GetPost :one
+-- By id alone (post/<id>): on a sharded cluster a query to every shard.
 SELECT * FROM book.posts WHERE id = @id;
 
 -- name: ListPostsFirst :many

@@ -48,6 +48,7 @@ const getPost = `-- name: GetPost :one
 SELECT id, page_id, author_user_id, app_id, content, audience, created_at FROM book.posts WHERE id = $1
 `
 
+// By id alone (post/<id>): on a sharded cluster a query to every shard.
 func (q *Queries) GetPost(ctx context.Context, id int64) (BookPost, error) {
 	row := q.db.QueryRow(ctx, getPost, id)
 	var i BookPost

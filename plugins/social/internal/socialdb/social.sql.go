@@ -40,11 +40,16 @@ func (q *Queries) ClaimReelCheck(ctx context.Context) (SocialReel, error) {
 }
 
 const countReelView = `-- name: CountReelView :exec
-UPDATE social.reels SET views = views + 1 WHERE id = $1
+UPDATE social.reels SET views = views + 1 WHERE page_id = $1 AND id = $2
 `
 
-func (q *Queries) CountReelView(ctx context.Context, id int64) error {
-	_, err := q.db.Exec(ctx, countReelView, id)
+type CountReelViewParams struct {
+	PageID string
+	ID     int64
+}
+
+func (q *Queries) CountReelView(ctx context.Context, arg CountReelViewParams) error {
+	_, err := q.db.Exec(ctx, countReelView, arg.PageID, arg.ID)
 	return err
 }
 
@@ -52,6 +57,7 @@ const getReel = `-- name: GetReel :one
 SELECT id, page_id, author_id, video_url, caption, status, error_reason, attempts, check_after, views, created_at, checked_at FROM social.reels WHERE id = $1
 `
 
+// By id alone (reel/<id>): on a sharded cluster a query to every shard.
 func (q *Queries) GetReel(ctx context.Context, id int64) (SocialReel, error) {
 	row := q.db.QueryRow(ctx, getReel, id)
 	var i SocialReel
@@ -295,13 +301,14 @@ UPDATE social.reels SET
     attempts     = attempts + 1,
     check_after  = now() + make_interval(secs => $3::float8),
     checked_at   = CASE WHEN $1 <> 'processing' THEN now() ELSE checked_at END
-WHERE id = $4
+WHERE page_id = $4 AND id = $5
 `
 
 type SetReelCheckedParams struct {
 	Status       string
 	ErrorReason  string
 	RetrySeconds float64
+	PageID       string
 	ID           int64
 }
 
@@ -310,6 +317,7 @@ func (q *Queries) SetReelChecked(ctx context.Context, arg SetReelCheckedParams) 
 		arg.Status,
 		arg.ErrorReason,
 		arg.RetrySeconds,
+		arg.PageID,
 		arg.ID,
 	)
 	return err

@@ -45,10 +45,11 @@ VALUES (@page_id, @author_id, @video_url, @caption)
 RETURNING *;
 
 -- name: GetReel :one
+-- By id alone (reel/<id>): on a sharded cluster a query to every shard.
 SELECT * FROM social.reels WHERE id = @id;
 
 -- name: CountReelView :exec
-UPDATE social.reels SET views = views + 1 WHERE id = @id;
+UPDATE social.reels SET views = views + 1 WHERE page_id = @page_id AND id = @id;
 
 -- name: ClaimReelCheck :one
 -- The next processing reel due for its check that no other worker holds;
@@ -66,4 +67,4 @@ UPDATE social.reels SET
     attempts     = attempts + 1,
     check_after  = now() + make_interval(secs => @retry_seconds::float8),
     checked_at   = CASE WHEN @status <> 'processing' THEN now() ELSE checked_at END
-WHERE id = @id;
+WHERE page_id = @page_id AND id = @id;

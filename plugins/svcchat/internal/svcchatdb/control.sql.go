@@ -13,6 +13,8 @@ const getConversationByID = `-- name: GetConversationByID :one
 SELECT page_id, id, user_id, holder, holder_app_id, previous_holder, window_expires_at, last_message_seq, created_at, updated_at, last_event_seq, typing_until, control_expires_at, control_expires_in, expire_holder, expire_app_id, expire_previous FROM svcchat.conversations WHERE id = $1
 `
 
+// By id alone (the chat app's thread): on a sharded cluster a query to
+// every shard.
 func (q *Queries) GetConversationByID(ctx context.Context, id int64) (SvcchatConversation, error) {
 	row := q.db.QueryRow(ctx, getConversationByID, id)
 	var i SvcchatConversation

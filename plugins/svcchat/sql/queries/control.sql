@@ -5,6 +5,8 @@ WHERE page_id = @page_id AND id = @id
 FOR UPDATE;
 
 -- name: GetConversationByID :one
+-- By id alone (the chat app's thread): on a sharded cluster a query to
+-- every shard.
 SELECT * FROM svcchat.conversations WHERE id = @id;
 
 -- name: ListUserConversations :many
