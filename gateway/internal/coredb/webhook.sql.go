@@ -12,12 +12,14 @@ import (
 )
 
 const claimDeliveries = `-- name: ClaimDeliveries :many
-WITH due AS (
-    SELECT d.seq,
-           now() + make_interval(secs => $1::bigint / 1000.0) AS lease_ends,
-           $2::bigint AS lease_token
+WITH busy AS (
+    -- Two set-returning functions in one select list run in lockstep.
+    SELECT unnest($1::bigint[]) AS app_id, unnest($2::bigint[]) AS room
+), candidate AS (
+    SELECT d.seq, d.app_id, d.next_attempt_at
     FROM core.webhook_deliveries d
     WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.app_id = d.app_id AND b.room <= 0)
       AND NOT EXISTS (SELECT 1 FROM core.webhook_subscriptions s
                       WHERE s.app_id = d.app_id AND s.paused_until > now() AND NOT d.test)
       AND (d.ordering_key IS NULL OR (
@@ -29,6 +31,24 @@ WITH due AS (
                             AND o.seq < d.ordering_seq)))
     ORDER BY d.next_attempt_at
     LIMIT $3
+), fair AS (
+    SELECT c.seq, c.next_attempt_at
+    FROM (SELECT candidate.seq, candidate.app_id, candidate.next_attempt_at,
+                 row_number() OVER (PARTITION BY candidate.app_id ORDER BY candidate.next_attempt_at) AS n
+          FROM candidate) c
+    LEFT JOIN busy b ON b.app_id = c.app_id
+    WHERE c.n <= COALESCE(b.room, $4::bigint)
+), due AS (
+    -- The candidates were read unlocked: the lock re-checks that each is
+    -- still due (another gateway may have claimed it meanwhile).
+    SELECT d.seq,
+           now() + make_interval(secs => $5::bigint / 1000.0) AS lease_ends,
+           $6::bigint AS lease_token
+    FROM core.webhook_deliveries d
+    JOIN fair f ON f.seq = d.seq
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    ORDER BY f.next_attempt_at
+    LIMIT $7
     FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
     UPDATE core.webhook_deliveries d
@@ -46,6 +66,10 @@ LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id
 `
 
 type ClaimDeliveriesParams struct {
+	BusyApps   []int64
+	BusyRoom   []int64
+	ScanRows   int32
+	AppShare   int64
 	LeaseMs    int64
 	LeaseToken int64
 	MaxRows    int32
@@ -78,8 +102,23 @@ type ClaimDeliveriesRow struct {
 // app and key is still pending (being attempted or waiting for a retry),
 // or an older event of the key is not dispatched yet (another gateway's
 // dispatch of it has not committed).
+//
+// Fair share: no app gets more than app_share of the caller's attempts in
+// flight. busy_apps and busy_room name the apps the caller already has
+// attempts of, and how many more each may start (0: none, and its due
+// deliveries are not even considered). The candidates are the scan_rows
+// oldest due deliveries of the other apps; of those, each app gets its
+// oldest, up to its room.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
-	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseMs, arg.LeaseToken, arg.MaxRows)
+	rows, err := q.db.Query(ctx, claimDeliveries,
+		arg.BusyApps,
+		arg.BusyRoom,
+		arg.ScanRows,
+		arg.AppShare,
+		arg.LeaseMs,
+		arg.LeaseToken,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -152,12 +191,15 @@ func (q *Queries) DisableWebhookEndpoint(ctx context.Context, appID int64) error
 }
 
 const dispatchEvents = `-- name: DispatchEvents :many
-WITH ev AS (
+WITH busy AS (
+    -- Two set-returning functions in one select list run in lockstep.
+    SELECT unnest($1::bigint[]) AS app_id, unnest($2::bigint[]) AS room
+), ev AS (
     SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key
     FROM core.outbox o
     WHERE o.dispatched_at IS NULL
     ORDER BY o.seq
-    LIMIT $1
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
 ), recipient AS (
     SELECT ev.seq, l.app_id
@@ -177,16 +219,24 @@ WITH ev AS (
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
-), ranked AS (
+), leasable AS (
     -- Only unordered deliveries to enabled endpoints that are not paused
     -- are leased at once: the others go through the claim, which checks
-    -- an ordered one's turn and a paused endpoint's Retry-After.
+    -- an ordered one's turn and a paused endpoint's Retry-After. Each app
+    -- gets its oldest, up to its room.
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
-               AND row_number() OVER (PARTITION BY f.active AND NOT f.paused AND f.ordering_key IS NULL
-                                      ORDER BY f.event_seq, f.app_id) <= $2::bigint AS leased,
-           now() + make_interval(secs => $3::bigint / 1000.0) AS lease_ends,
-           $4::bigint AS lease_token
+               AND row_number() OVER (PARTITION BY f.app_id, f.active AND NOT f.paused AND f.ordering_key IS NULL
+                                      ORDER BY f.event_seq)
+                   <= COALESCE((SELECT b.room FROM busy b WHERE b.app_id = f.app_id),
+                               $4::bigint) AS may_lease
     FROM fanout f
+), ranked AS (
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.may_lease, f.may_lease
+               AND row_number() OVER (PARTITION BY f.may_lease ORDER BY f.event_seq, f.app_id)
+                   <= $5::bigint AS leased,
+           now() + make_interval(secs => $6::bigint / 1000.0) AS lease_ends,
+           $7::bigint AS lease_token
+    FROM leasable f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
                                          status, next_attempt_at, lease_token, ordering_key, ordering_seq)
@@ -218,7 +268,10 @@ LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id
 `
 
 type DispatchEventsParams struct {
+	BusyApps   []int64
+	BusyRoom   []int64
 	MaxEvents  int32
+	AppShare   int64
 	ClaimMax   int64
 	LeaseMs    int64
 	LeaseToken int64
@@ -253,10 +306,14 @@ type DispatchEventsRow struct {
 // caller with lease_token, as ClaimDeliveries would lease them, and are
 // returned with what an attempt needs: the first attempt then costs no
 // claim. Every row carries the counts; when nothing was leased there is one
-// row, whose delivery columns are NULL.
+// row, whose delivery columns are NULL. The fair share of ClaimDeliveries
+// (app_share, busy_apps, busy_room) bounds what each app gets leased.
 func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) ([]DispatchEventsRow, error) {
 	rows, err := q.db.Query(ctx, dispatchEvents,
+		arg.BusyApps,
+		arg.BusyRoom,
 		arg.MaxEvents,
+		arg.AppShare,
 		arg.ClaimMax,
 		arg.LeaseMs,
 		arg.LeaseToken,
@@ -745,5 +802,37 @@ func (q *Queries) WebhookApp(ctx context.Context, id int64) (WebhookAppRow, erro
 	row := q.db.QueryRow(ctx, webhookApp, id)
 	var i WebhookAppRow
 	err := row.Scan(&i.ID, &i.Mode)
+	return i, err
+}
+
+const webhookLag = `-- name: WebhookLag :one
+SELECT (SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending')::bigint AS pending,
+       (SELECT count(*) FROM core.outbox WHERE dispatched_at IS NULL)::bigint AS undispatched,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(next_attempt_at))
+                 FROM core.webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS due_wait,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(created_at))
+                 FROM core.outbox WHERE dispatched_at IS NULL), 0)::float8 AS dispatch_wait
+`
+
+type WebhookLagRow struct {
+	Pending      int64
+	Undispatched int64
+	DueWait      float64
+	DispatchWait float64
+}
+
+// The metrics' view of delivery: deliveries pending (due, leased or
+// waiting for a retry), outbox events not yet dispatched, and how long
+// the oldest due delivery (not leased to anyone) and the oldest
+// undispatched event have waited, in seconds (0 when none).
+func (q *Queries) WebhookLag(ctx context.Context) (WebhookLagRow, error) {
+	row := q.db.QueryRow(ctx, webhookLag)
+	var i WebhookLagRow
+	err := row.Scan(
+		&i.Pending,
+		&i.Undispatched,
+		&i.DueWait,
+		&i.DispatchWait,
+	)
 	return i, err
 }

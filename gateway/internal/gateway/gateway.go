@@ -147,10 +147,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("core services: %w", err)
 	}
+	calls := observe.NewCalls(metrics)
 	r := &routing{
 		srv:   srv,
+		calls: calls,
 		guard: guard{a: authn},
-		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core}},
+		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core, calls: calls}},
 	}
 	devSeed := "1"
 	if cfg.NoDevSeed {
@@ -233,6 +235,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Retention: prune.Retention{Events: time.Duration(cfg.Retention.Events), Deliveries: time.Duration(cfg.Retention.Deliveries),
 			IdempotencyKeys: time.Duration(cfg.Retention.IdempotencyKeys)}})
 	metrics.Registry().MustRegister(pruner.Collectors()...)
+	metrics.Registry().MustRegister(hooks.Collectors()...)
+	metrics.Registry().MustRegister(observe.PoolCollector("gateway", db.Pool))
 	go pruner.Run(ctx)
 	// Webhook delivery runs until shutdown; stop() first, since serving can
 	// end without ctx ending.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -33,6 +34,7 @@ type routing struct {
 	core     route.Source
 	compiled []server.Service // compiled-in Connect services (platform, admin)
 	host     *host.Host
+	calls    *observe.Calls
 
 	mu    sync.Mutex // serialises rebuilds
 	table atomic.Pointer[route.Table]
@@ -47,7 +49,7 @@ func (r *routing) rebuild(snapshot []*host.Loaded) error {
 	defer r.mu.Unlock()
 	sources := []route.Source{r.core}
 	for _, l := range snapshot {
-		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Invoker: hostInvoker{h: r.host, plugin: l.Name}})
+		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Invoker: hostInvoker{h: r.host, plugin: l.Name, calls: r.calls}})
 	}
 	t, err := route.Build(sources, r.guard)
 	if err != nil {
@@ -77,25 +79,59 @@ func (r *routing) routes(plugin string) []string {
 	return nil
 }
 
-// hostInvoker calls one plugin through the host.
+// hostInvoker calls one plugin through the host, timing each call.
 type hostInvoker struct {
 	h      *host.Host
 	plugin string
+	calls  *observe.Calls
 }
 
 func (i hostInvoker) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return i.h.Invoke(ctx, i.plugin, req)
+	start := time.Now()
+	resp, err := i.h.Invoke(ctx, i.plugin, req)
+	i.calls.Observe(i.plugin, req.GetProcedure(), callOutcome(resp, err), start)
+	return resp, err
 }
 
 func (i hostInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error {
-	return i.h.InvokeStream(ctx, i.plugin, req, send)
+	start := time.Now()
+	refused := false
+	err := i.h.InvokeStream(ctx, i.plugin, req, func(resp *pluginv1.InvokeResponse) error {
+		refused = refused || resp.GetError() != nil
+		return send(resp)
+	})
+	outcome := callOutcome(nil, err)
+	if refused {
+		outcome = observe.CallRefused
+	}
+	i.calls.Observe(i.plugin, req.GetProcedure(), outcome, start)
+	return err
 }
 
-// localInvoker runs an in-process sdk.Plugin: the gateway's own services.
-type localInvoker struct{ p *sdk.Plugin }
+// callOutcome labels a call: a hop error failed it, an error in the
+// answer is the plugin's refusal.
+func callOutcome(resp *pluginv1.InvokeResponse, err error) string {
+	switch {
+	case err != nil:
+		return observe.CallFailed
+	case resp.GetError() != nil:
+		return observe.CallRefused
+	}
+	return observe.CallOK
+}
+
+// localInvoker runs an in-process sdk.Plugin: the gateway's own services,
+// timed as the plugin "core".
+type localInvoker struct {
+	p     *sdk.Plugin
+	calls *observe.Calls
+}
 
 func (l localInvoker) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return l.p.Invoke(ctx, req), nil
+	start := time.Now()
+	resp := l.p.Invoke(ctx, req)
+	l.calls.Observe("core", req.GetProcedure(), callOutcome(resp, nil), start)
+	return resp, nil
 }
 
 func (l localInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error {

@@ -204,7 +204,7 @@ func TestCrashedGatewaysClaimsComeBackWhenTheLeaseEnds(t *testing.T) {
 	// own latency against the lease.
 	beforeClaim := time.Now()
 	rows, err := coredb.New(b.Pool).ClaimDeliveries(context.Background(), coredb.ClaimDeliveriesParams{
-		MaxRows: 10, LeaseMs: lease.Milliseconds(), LeaseToken: 42,
+		MaxRows: 10, ScanRows: 10, AppShare: 10, LeaseMs: lease.Milliseconds(), LeaseToken: 42,
 	})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("claim as the crashed gateway: %d rows, %v", len(rows), err)
@@ -409,6 +409,56 @@ func TestRotatedSecretSignsLaterDeliveries(t *testing.T) {
 	run(t, b.svc)
 	id := b.emit(t, b.pageEvent(1))[0]
 	eventually(t, 5*time.Second, "delivered with the new secret", func() bool { return len(rcv.byEvent()[id]) == 1 })
+}
+
+func TestSlowEndpointHoldsNoMoreThanItsAppShareOfTheWorkers(t *testing.T) {
+	t.Parallel()
+	const workers, share, events = 4, 2, 10
+	b := setup(t, func(o *webhook.Options) {
+		o.Workers, o.AppShare = workers, share
+		o.AttemptTimeout, o.DrainTimeout = time.Minute, 100*time.Millisecond
+	})
+	// The World app's endpoint hangs.
+	slow := newReceiver(t, b.App.ClientSecret)
+	b.subscribe(t, slow.URL(), webhook.EventBookPostCreated)
+	release := slow.holdRequests()
+	defer release()
+
+	// Another app of the same Page answers at once.
+	ctx := context.Background()
+	other, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Fast", AdminID: b.Owner.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.IDs.LinkPage(ctx, other.ID, b.Page.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.SetAppSecret(ctx, other.ID, other.ClientSecret); err != nil {
+		t.Fatal(err)
+	}
+	fast := newReceiver(t, other.ClientSecret)
+	key := b.appKey
+	key.AppID = other.ID
+	if _, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", key, &webhookv1.SaveSubscriptionRequest{
+		AppId: other.ID, CallbackUrl: fast.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
+	}); e != nil {
+		t.Fatal(e)
+	}
+
+	evs := make([]event.Event, events)
+	for i := range evs {
+		evs[i] = b.pageEvent(i)
+	}
+	b.emit(t, evs...)
+	run(t, b.svc)
+	// Without the share, the hanging endpoint takes every worker after a
+	// few events and the other app waits a whole attempt timeout.
+	eventually(t, 10*time.Second, "every event delivered to the fast app while the slow one hangs",
+		func() bool { return len(fast.received()) == events })
+	eventually(t, 5*time.Second, "the slow endpoint holding its share", func() bool { return slow.holding.Load() == share })
+	if peak := slow.peak.Load(); peak != share {
+		t.Errorf("the slow endpoint held %d requests at once, want its share %d", peak, share)
+	}
 }
 
 func TestAppWithoutASigningSecretIsNotSentUnsigned(t *testing.T) {

@@ -264,8 +264,10 @@ type receiver struct {
 	status  atomic.Int32 // answer to POSTs; 0 means 200
 	hold    chan struct{}
 	holding atomic.Int32
-	echo    func(challenge string) string
-	delay   time.Duration
+	// peak is the most requests held at once.
+	peak  atomic.Int32
+	echo  func(challenge string) string
+	delay time.Duration
 	// noKeepAlive closes every connection after one request.
 	noKeepAlive bool
 }
@@ -342,7 +344,9 @@ func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if hold := r.holdChan(); hold != nil {
-		r.holding.Add(1)
+		n := r.holding.Add(1)
+		for p := r.peak.Load(); n > p && !r.peak.CompareAndSwap(p, n); p = r.peak.Load() {
+		}
 		select {
 		case <-hold:
 		case <-req.Context().Done():

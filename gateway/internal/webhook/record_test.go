@@ -40,12 +40,12 @@ func TestResultOfALostLeaseChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.q.DispatchEvents(ctx, coredb.DispatchEventsParams{MaxEvents: 10, LeaseMs: 1}); err != nil {
+	if _, err := s.q.DispatchEvents(ctx, coredb.DispatchEventsParams{MaxEvents: 10, LeaseMs: 1, AppShare: 10}); err != nil {
 		t.Fatal(err)
 	}
 	claim := func(token int64, lease time.Duration) *job {
 		t.Helper()
-		rows, err := s.q.ClaimDeliveries(ctx, coredb.ClaimDeliveriesParams{MaxRows: 1, LeaseMs: lease.Milliseconds(), LeaseToken: token})
+		rows, err := s.q.ClaimDeliveries(ctx, coredb.ClaimDeliveriesParams{MaxRows: 1, ScanRows: 10, AppShare: 10, LeaseMs: lease.Milliseconds(), LeaseToken: token})
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("claim with token %d: %d rows, %v", token, len(rows), err)
 		}

@@ -23,6 +23,9 @@ const (
 	busyPoll = 5 * time.Millisecond
 	// claimBatch bounds one claim.
 	claimBatch = 256
+	// claimScan is how many of the oldest due deliveries one claim
+	// considers per delivery it wants, to pick each app's share from them.
+	claimScan = 2
 	// recordBatch bounds one recorder statement.
 	recordBatch = 512
 	// statementTimeout bounds the dispatcher's and the claimer's
@@ -56,7 +59,12 @@ func (s *Service) Run(ctx context.Context) error {
 		capacity:  int64(2 * s.opts.Workers),
 		results:   make(chan result, recordBatch),
 		slotFreed: make(chan struct{}, 1),
+		held:      map[int64]int64{},
+		running:   map[int64]int{},
+		parked:    map[int64][]*job{},
 	}
+	// A busy app may lease all but the workers kept for the others.
+	r.appLeases = r.capacity - int64(s.opts.Workers-s.opts.AppShare)
 	// Attempts run under sendCtx: not cancelled with ctx, so that they may
 	// finish while Run drains.
 	sendCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
@@ -100,6 +108,91 @@ type runner struct {
 	capacity  int64
 	results   chan result
 	slotFreed chan struct{}
+
+	// The fair share (Options.AppShare). held counts each app's jobs
+	// leased and not yet attempted to the end; no app holds more than
+	// appLeases, so the others always have leases left. running counts
+	// each app's jobs being attempted, at most AppShare; an app's further
+	// jobs wait in parked until one of its attempts ends, so that a hung
+	// endpoint holds no more than AppShare workers.
+	appLeases int64
+	fairMu    sync.Mutex
+	held      map[int64]int64
+	running   map[int64]int
+	parked    map[int64][]*job
+}
+
+// busy returns the apps this runner holds jobs of and how many more each
+// may lease, as ClaimDeliveries and DispatchEvents take them.
+func (r *runner) busy() (apps, room []int64) {
+	r.fairMu.Lock()
+	defer r.fairMu.Unlock()
+	for app, n := range r.held {
+		apps = append(apps, app)
+		room = append(room, max(0, r.appLeases-n))
+	}
+	return apps, room
+}
+
+// anyFull reports whether an app holds all the leases it may.
+func (r *runner) anyFull() bool {
+	r.fairMu.Lock()
+	defer r.fairMu.Unlock()
+	for _, n := range r.held {
+		if n >= r.appLeases {
+			return true
+		}
+	}
+	return false
+}
+
+// queue hands a leased job to the workers.
+func (r *runner) queue(j *job) {
+	r.fairMu.Lock()
+	r.held[j.d.AppID]++
+	r.fairMu.Unlock()
+	r.jobs <- j
+}
+
+// start reports whether a worker may attempt j now; if its app already
+// has AppShare attempts running, j is parked for the worker of one of them.
+func (r *runner) start(j *job) bool {
+	app := j.d.AppID
+	r.fairMu.Lock()
+	defer r.fairMu.Unlock()
+	if r.running[app] >= r.s.opts.AppShare {
+		r.parked[app] = append(r.parked[app], j)
+		return false
+	}
+	r.running[app]++
+	return true
+}
+
+// done counts j attempted to the end, and returns the next parked job of
+// its app, which the caller's worker attempts in its place, or nil. It
+// wakes the claimer when the app was at its lease limit: the last claim
+// may have stopped there while deliveries of the app were due.
+func (r *runner) done(j *job) *job {
+	app := j.d.AppID
+	r.fairMu.Lock()
+	wasFull := r.held[app] >= r.appLeases
+	if r.held[app]--; r.held[app] == 0 {
+		delete(r.held, app)
+	}
+	var next *job
+	if q := r.parked[app]; len(q) > 0 {
+		next, r.parked[app] = q[0], q[1:]
+		if len(r.parked[app]) == 0 {
+			delete(r.parked, app)
+		}
+	} else if r.running[app]--; r.running[app] == 0 {
+		delete(r.running, app)
+	}
+	r.fairMu.Unlock()
+	if wasFull {
+		r.s.notify()
+	}
+	return next
 }
 
 func signal(c chan struct{}) {
@@ -179,10 +272,12 @@ func (r *runner) dispatch(ctx context.Context) (int64, error) {
 	s := r.s
 	slots := r.reserve(claimBatch)
 	token, leaseEnds := newLeaseToken(), time.Now().Add(s.opts.Lease)
+	busyApps, busyRoom := r.busy()
 	qctx, cancel := statementContext(ctx)
 	defer cancel()
 	rows, err := r.q.DispatchEvents(qctx, coredb.DispatchEventsParams{
 		MaxEvents: dispatchBatch, ClaimMax: slots, LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
+		AppShare: r.appLeases, BusyApps: busyApps, BusyRoom: busyRoom,
 	})
 	if err != nil {
 		r.unreserve(slots)
@@ -194,12 +289,12 @@ func (r *runner) dispatch(ctx context.Context) (int64, error) {
 			continue // no delivery leased: the row only carries the counts
 		}
 		leased++
-		r.jobs <- &job{token: token, leaseEnds: leaseEnds, d: coredb.ClaimDeliveriesRow{
+		r.queue(&job{token: token, leaseEnds: leaseEnds, d: coredb.ClaimDeliveriesRow{
 			Seq: *d.Seq, ID: *d.ID, AppID: *d.AppID, EventID: *d.EventID, EventType: *d.EventType,
 			PageID: d.PageID, EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: *d.Test,
 			FailedAttempts: *d.FailedAttempts, AppMode: *d.AppMode, CallbackUrl: d.CallbackUrl,
 			Active: d.Active, Sealed: d.Sealed,
-		}}
+		}})
 	}
 	r.unreserve(slots - leased)
 	if len(rows) == 0 {
@@ -211,19 +306,23 @@ func (r *runner) dispatch(ctx context.Context) (int64, error) {
 	return rows[0].Events, nil
 }
 
-// claimLoop keeps up to two batches of Workers jobs leased, and returns
-// when ctx ends. It claims once at least one batch is free, when
-// deliveries may be due: it was woken, the poll ticked, or the last claim
-// came back full. So claims stay large under load and an idle gateway does
-// not query after every attempt.
+// claimLoop keeps up to 2×Workers jobs leased, and returns when ctx ends.
+// It claims once at least a batch of them is free, when deliveries may be
+// due: it was woken, the poll ticked, or the last claim came back full. So
+// claims stay batched under load and an idle gateway does not query after
+// every attempt.
 func (r *runner) claimLoop(ctx context.Context) {
 	s := r.s
-	batch := int64(s.opts.Workers)
+	// While an app holds all the leases it may, only Workers-AppShare
+	// can be free: claims then have to be that small for the other apps
+	// to get any.
+	batch, small := int64(s.opts.Workers), max(1, int64(s.opts.Workers-s.opts.AppShare))
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
 	due, more := true, false
 	for {
-		if free := r.capacity - r.inflight.Load(); free >= batch && (due || more) && ctx.Err() == nil {
+		free := r.capacity - r.inflight.Load()
+		if (free >= batch || free >= small && r.anyFull()) && (due || more) && ctx.Err() == nil {
 			want := min(free, claimBatch)
 			got, err := r.claim(ctx, want)
 			if err != nil {
@@ -254,17 +353,19 @@ func (r *runner) claim(ctx context.Context, n int64) (int64, error) {
 		return 0, nil
 	}
 	token, leaseEnds := newLeaseToken(), time.Now().Add(s.opts.Lease)
+	busyApps, busyRoom := r.busy()
 	qctx, cancel := statementContext(ctx)
 	defer cancel()
 	rows, err := r.q.ClaimDeliveries(qctx, coredb.ClaimDeliveriesParams{
 		MaxRows: int32(slots), LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
+		ScanRows: int32(claimScan * slots), AppShare: r.appLeases, BusyApps: busyApps, BusyRoom: busyRoom,
 	})
 	r.unreserve(slots - int64(len(rows)))
 	if err != nil {
 		return 0, err
 	}
 	for _, d := range rows {
-		r.jobs <- &job{d: d, token: token, leaseEnds: leaseEnds}
+		r.queue(&job{d: d, token: token, leaseEnds: leaseEnds})
 	}
 	return int64(len(rows)), nil
 }
@@ -299,17 +400,22 @@ func newLeaseToken() int64 {
 	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
 }
 
-// work runs jobs until the queue closes. Jobs taken after ctx ended are
-// released unsent.
+// work runs jobs until the queue closes, and the jobs parked behind the
+// ones it ran. Jobs taken after ctx ended are released unsent.
 func (r *runner) work(ctx, sendCtx context.Context) {
 	for j := range r.jobs {
-		var res result
-		if ctx.Err() != nil {
-			res = result{job: j, outcome: released}
-		} else {
-			res = r.s.attempt(sendCtx, j)
+		if !r.start(j) {
+			continue
 		}
-		r.results <- res
-		r.unreserve(1)
+		for ; j != nil; j = r.done(j) {
+			var res result
+			if ctx.Err() != nil {
+				res = result{job: j, outcome: released}
+			} else {
+				res = r.s.attempt(sendCtx, j)
+			}
+			r.results <- res
+			r.unreserve(1)
+		}
 	}
 }

@@ -115,6 +115,13 @@ type Options struct {
 	FailureWindow time.Duration
 	// Workers bounds the attempts in flight in this gateway. Default 32.
 	Workers int
+	// AppShare bounds one app's deliveries leased by this gateway (being
+	// attempted or queued for a worker), so that an app whose endpoint is
+	// slow or hangs holds at most this many workers and the other apps
+	// keep the rest. Default three quarters of Workers: one busy app alone
+	// still has most of the workers. Each gateway applies it to itself: N
+	// gateways give one app up to N×AppShare.
+	AppShare int
 	// PollInterval is the longest the outbox and the due deliveries go
 	// unpolled: the worst added latency of an event after a quiet spell
 	// (while events flow the outbox is polled every few milliseconds).
@@ -178,6 +185,9 @@ func New(opts Options) (*Service, error) {
 	setDefault(&opts.Lease, 2*opts.AttemptTimeout+30*time.Second)
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
+	}
+	if opts.AppShare <= 0 {
+		opts.AppShare = max(1, opts.Workers-opts.Workers/4)
 	}
 	if opts.RetrySchedule == nil {
 		opts.RetrySchedule = DefaultRetrySchedule

@@ -37,8 +37,12 @@ DELETE FROM core.webhook_subscriptions WHERE app_id = @app_id;
 -- caller with lease_token, as ClaimDeliveries would lease them, and are
 -- returned with what an attempt needs: the first attempt then costs no
 -- claim. Every row carries the counts; when nothing was leased there is one
--- row, whose delivery columns are NULL.
-WITH ev AS (
+-- row, whose delivery columns are NULL. The fair share of ClaimDeliveries
+-- (app_share, busy_apps, busy_room) bounds what each app gets leased.
+WITH busy AS (
+    -- Two set-returning functions in one select list run in lockstep.
+    SELECT unnest(@busy_apps::bigint[]) AS app_id, unnest(@busy_room::bigint[]) AS room
+), ev AS (
     SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key
     FROM core.outbox o
     WHERE o.dispatched_at IS NULL
@@ -63,16 +67,24 @@ WITH ev AS (
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
-), ranked AS (
+), leasable AS (
     -- Only unordered deliveries to enabled endpoints that are not paused
     -- are leased at once: the others go through the claim, which checks
-    -- an ordered one's turn and a paused endpoint's Retry-After.
+    -- an ordered one's turn and a paused endpoint's Retry-After. Each app
+    -- gets its oldest, up to its room.
     SELECT f.*, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
-               AND row_number() OVER (PARTITION BY f.active AND NOT f.paused AND f.ordering_key IS NULL
-                                      ORDER BY f.event_seq, f.app_id) <= sqlc.arg(claim_max)::bigint AS leased,
+               AND row_number() OVER (PARTITION BY f.app_id, f.active AND NOT f.paused AND f.ordering_key IS NULL
+                                      ORDER BY f.event_seq)
+                   <= COALESCE((SELECT b.room FROM busy b WHERE b.app_id = f.app_id),
+                               sqlc.arg(app_share)::bigint) AS may_lease
+    FROM fanout f
+), ranked AS (
+    SELECT f.*, f.may_lease
+               AND row_number() OVER (PARTITION BY f.may_lease ORDER BY f.event_seq, f.app_id)
+                   <= sqlc.arg(claim_max)::bigint AS leased,
            now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
            sqlc.arg(lease_token)::bigint AS lease_token
-    FROM fanout f
+    FROM leasable f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
                                          status, next_attempt_at, lease_token, ordering_key, ordering_seq)
@@ -112,12 +124,21 @@ LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
 -- app and key is still pending (being attempted or waiting for a retry),
 -- or an older event of the key is not dispatched yet (another gateway's
 -- dispatch of it has not committed).
-WITH due AS (
-    SELECT d.seq,
-           now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
-           @lease_token::bigint AS lease_token
+--
+-- Fair share: no app gets more than app_share of the caller's attempts in
+-- flight. busy_apps and busy_room name the apps the caller already has
+-- attempts of, and how many more each may start (0: none, and its due
+-- deliveries are not even considered). The candidates are the scan_rows
+-- oldest due deliveries of the other apps; of those, each app gets its
+-- oldest, up to its room.
+WITH busy AS (
+    -- Two set-returning functions in one select list run in lockstep.
+    SELECT unnest(@busy_apps::bigint[]) AS app_id, unnest(@busy_room::bigint[]) AS room
+), candidate AS (
+    SELECT d.seq, d.app_id, d.next_attempt_at
     FROM core.webhook_deliveries d
     WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.app_id = d.app_id AND b.room <= 0)
       AND NOT EXISTS (SELECT 1 FROM core.webhook_subscriptions s
                       WHERE s.app_id = d.app_id AND s.paused_until > now() AND NOT d.test)
       AND (d.ordering_key IS NULL OR (
@@ -128,6 +149,24 @@ WITH due AS (
                           WHERE o.dispatched_at IS NULL AND o.ordering_key = d.ordering_key
                             AND o.seq < d.ordering_seq)))
     ORDER BY d.next_attempt_at
+    LIMIT @scan_rows
+), fair AS (
+    SELECT c.seq, c.next_attempt_at
+    FROM (SELECT candidate.*,
+                 row_number() OVER (PARTITION BY candidate.app_id ORDER BY candidate.next_attempt_at) AS n
+          FROM candidate) c
+    LEFT JOIN busy b ON b.app_id = c.app_id
+    WHERE c.n <= COALESCE(b.room, sqlc.arg(app_share)::bigint)
+), due AS (
+    -- The candidates were read unlocked: the lock re-checks that each is
+    -- still due (another gateway may have claimed it meanwhile).
+    SELECT d.seq,
+           now() + make_interval(secs => sqlc.arg(lease_ms)::bigint / 1000.0) AS lease_ends,
+           @lease_token::bigint AS lease_token
+    FROM core.webhook_deliveries d
+    JOIN fair f ON f.seq = d.seq
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    ORDER BY f.next_attempt_at
     LIMIT @max_rows
     FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
@@ -238,6 +277,18 @@ LIMIT @max_rows;
 -- name: CountPendingWebhookDeliveries :one
 -- The backlog: deliveries not yet done, for metrics and tests.
 SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending';
+
+-- name: WebhookLag :one
+-- The metrics' view of delivery: deliveries pending (due, leased or
+-- waiting for a retry), outbox events not yet dispatched, and how long
+-- the oldest due delivery (not leased to anyone) and the oldest
+-- undispatched event have waited, in seconds (0 when none).
+SELECT (SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending')::bigint AS pending,
+       (SELECT count(*) FROM core.outbox WHERE dispatched_at IS NULL)::bigint AS undispatched,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(next_attempt_at))
+                 FROM core.webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS due_wait,
+       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(created_at))
+                 FROM core.outbox WHERE dispatched_at IS NULL), 0)::float8 AS dispatch_wait;
 
 -- name: DisableWebhookEndpoint :exec
 -- The receiver answered 410 Gone: the endpoint is disabled at once (saving
