@@ -189,6 +189,10 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	b.Do("read the reference", waitText("#reference", "svcchat"),
 		chromedp.SendKeys(chromedp.ID("search-q"), "subscriptions"),
 		waitText("#reference", "app/{app_id}/subscriptions"))
+	// It is rendered from /api/v1/openapi.json: REST paths and Graph nodes
+	// with who may call them.
+	b.Do("search the reference", chromedp.Navigate(console+"/reference"), chromedp.WaitVisible(chromedp.ID("search-q")), chromedp.SendKeys(chromedp.ID("search-q"), "checkout"),
+		waitText("#reference", "POST maison/{maison_id}/checkout"), waitText("#reference", "commerce_checkout"))
 	b.Shot("reference")
 	if who := browsertest.Get(b, "read who is signed in", chromedp.Text(chromedp.ID("who"))); !strings.Contains(who, "Signed in as") {
 		t.Errorf("the header says %q", who)

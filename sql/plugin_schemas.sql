@@ -9,3 +9,6 @@ CREATE SCHEMA lenses;
 CREATE SCHEMA social;
 CREATE SCHEMA svcchat;
 CREATE SCHEMA wearables;
+CREATE SCHEMA ads;
+CREATE SCHEMA commerce;
+CREATE SCHEMA extmsg;

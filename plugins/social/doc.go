@@ -11,8 +11,9 @@
 //
 // views: every read of a thread or reel by anyone but its author adds one,
 // in the statement that reads it (a thread) or right after the access check
-// (a reel). likes: one per user, from thread/<id>/likes. replies: the
-// thread's direct replies. Nothing is sampled or estimated.
+// (a reel). likes: one per user, from thread/<id>/likes and reel/<id>/likes.
+// replies: the thread's direct replies, the reel's reel/<id>/replies.
+// Nothing is sampled or estimated.
 //
 // # Reels
 //

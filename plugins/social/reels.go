@@ -58,13 +58,9 @@ func (s *service) createReel(ctx context.Context, call *sdk.Call, req *socialv1.
 // or an app linked to it) and counts the read as a view unless the reader
 // published it.
 func (s *service) getReel(ctx context.Context, call *sdk.Call, req *socialv1.GetReelRequest) (*socialv1.Reel, error) {
-	row, access, err := s.visibleReel(ctx, call, req.GetReelId())
+	row, err := s.readableReel(ctx, call, req.GetReelId())
 	if err != nil {
 		return nil, err
-	}
-	visible := access.GetUserRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetAppLinked()
-	if !visible {
-		return nil, reelNotFound(req.GetReelId())
 	}
 	p := call.Principal()
 	if p.UserID != row.AuthorID {
@@ -93,8 +89,87 @@ func (s *service) reelInsights(ctx context.Context, call *sdk.Call, req *socialv
 	if access.GetUserRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
 		return nil, reelNotFound(req.GetReelId())
 	}
-	// Reels take no likes or replies yet: 0 is what was counted.
-	return insights(metrics, counts{Views: row.Views}), nil
+	e, err := socialdb.New(s.pool).ReelEngagement(ctx, socialdb.ReelEngagementParams{PageID: row.PageID, ReelID: row.ID})
+	if err != nil {
+		return nil, err
+	}
+	return insights(metrics, counts{Views: row.Views, Likes: e.Likes, Replies: e.Replies}), nil
+}
+
+// readableReel reads a reel the caller may see: a user with a role on its
+// Page, or anyone through an app linked to it. To anyone else it does not
+// exist.
+func (s *service) readableReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, error) {
+	row, access, err := s.visibleReel(ctx, call, reelID)
+	if err != nil {
+		return row, err
+	}
+	if access.GetUserRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && !access.GetAppLinked() {
+		return row, reelNotFound(reelID)
+	}
+	return row, nil
+}
+
+// likeReel records the token's user's like of a reel the user may read;
+// liking again changes nothing.
+func (s *service) likeReel(ctx context.Context, call *sdk.Call, req *socialv1.LikeReelRequest) (*socialv1.SuccessResponse, error) {
+	row, err := s.readableReel(ctx, call, req.GetReelId())
+	if err != nil {
+		return nil, err
+	}
+	err = socialdb.New(s.pool).LikeReel(ctx, socialdb.LikeReelParams{PageID: row.PageID, ReelID: row.ID, UserID: call.Principal().UserID})
+	if err != nil {
+		return nil, err
+	}
+	return &socialv1.SuccessResponse{Success: true}, nil
+}
+
+// createReelReply stores the token's user's reply to a reel the user may
+// read. The gateway has checked the length of text.
+func (s *service) createReelReply(ctx context.Context, call *sdk.Call, req *socialv1.CreateReelReplyRequest) (*socialv1.CreateThreadResponse, error) {
+	if strings.ContainsRune(req.GetText(), 0) {
+		return nil, sdk.Invalid("text", "Invalid parameter: text must not contain the NUL character.")
+	}
+	row, err := s.readableReel(ctx, call, req.GetReelId())
+	if err != nil {
+		return nil, err
+	}
+	reply, err := socialdb.New(s.pool).InsertReelReply(ctx, socialdb.InsertReelReplyParams{
+		PageID: row.PageID, ReelID: row.ID, AuthorID: call.Principal().UserID, Text: req.GetText(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &socialv1.CreateThreadResponse{Id: strconv.FormatInt(reply.ID, 10)}, nil
+}
+
+// listReelReplies lists a reel's replies, oldest first.
+func (s *service) listReelReplies(ctx context.Context, call *sdk.Call, req *socialv1.ListReelRepliesRequest) (*socialv1.ListReelRepliesResponse, error) {
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
+	if err != nil {
+		return nil, err
+	}
+	row, err := s.readableReel(ctx, call, req.GetReelId())
+	if err != nil {
+		return nil, err
+	}
+	q := socialdb.New(s.pool)
+	var rows []socialdb.SocialReelReply
+	if w.Before != 0 {
+		rows, err = q.ReelRepliesBefore(ctx, socialdb.ReelRepliesBeforeParams{PageID: row.PageID, ReelID: row.ID, Before: w.Before, Lim: w.Fetch()})
+	} else {
+		rows, err = q.ReelRepliesAfter(ctx, socialdb.ReelRepliesAfterParams{PageID: row.PageID, ReelID: row.ID, After: w.After, Lim: w.Fetch()})
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, paging := sdk.Page(w, rows, func(r socialdb.SocialReelReply) int64 { return r.ID })
+	res := &socialv1.ListReelRepliesResponse{Data: make([]*socialv1.ReelReply, len(rows)), Paging: paging}
+	for i, r := range rows {
+		res.Data[i] = &socialv1.ReelReply{Id: strconv.FormatInt(r.ID, 10), ReelId: strconv.FormatInt(r.ReelID, 10),
+			Text: r.Text, AuthorId: r.AuthorID, CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339)}
+	}
+	return res, nil
 }
 
 // visibleReel reads a reel and what the caller may do on its Page.

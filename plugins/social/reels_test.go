@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // videoServer is a real HTTP server answering every request with status,
@@ -300,4 +301,67 @@ func FuzzValidateVideoURL(f *testing.F) {
 			t.Fatalf("accepted %q (dev %v)", s, dev)
 		}
 	})
+}
+
+func TestReelLikesAndRepliesAreCountedInTheReelsInsights(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{Development: true})
+	srv, _ := videoServer(t, 200, "video/mp4", 10)
+	id := b.reel(t, srv.URL)
+	fan := throughLinkedApp(reader)
+	// The author and a reader through a linked app like it; a second like
+	// of the same user changes nothing.
+	for _, who := range []sdk.Principal{user(author), fan, fan} {
+		res, err := call[*socialv1.SuccessResponse](t, b, procLikeReel, who, &socialv1.LikeReelRequest{ReelId: id})
+		if err != nil || !res.GetSuccess() {
+			t.Fatalf("like: %v %v", res, err)
+		}
+	}
+	var replies []string
+	for _, text := range []string{"first", "second", "third"} {
+		res, err := call[*socialv1.CreateThreadResponse](t, b, procReplyToReel, fan, &socialv1.CreateReelReplyRequest{ReelId: id, Text: text})
+		if err != nil || res.GetId() == "" {
+			t.Fatalf("reply: %v %v", res, err)
+		}
+		replies = append(replies, res.GetId())
+	}
+	page, err := call[*socialv1.ListReelRepliesResponse](t, b, procReelReplies, user(author), &socialv1.ListReelRepliesRequest{ReelId: id, Limit: 2})
+	if err != nil || len(page.GetData()) != 2 || page.GetData()[0].GetText() != "first" || page.GetData()[0].GetId() != replies[0] ||
+		page.GetData()[0].GetAuthorId() != fan.UserID || page.GetData()[0].GetReelId() != id || !page.GetPaging().GetHasNext() {
+		t.Fatalf("first page %v %v", page, err)
+	}
+	next, err := call[*socialv1.ListReelRepliesResponse](t, b, procReelReplies, user(author), &socialv1.ListReelRepliesRequest{ReelId: id, Limit: 2, After: page.GetPaging().GetAfter()})
+	if err != nil || len(next.GetData()) != 1 || next.GetData()[0].GetText() != "third" || next.GetPaging().GetHasNext() {
+		t.Fatalf("second page %v %v", next, err)
+	}
+	res, err := call[*socialv1.InsightsResponse](t, b, procReelInsights, user(author), &socialv1.GetReelInsightsRequest{ReelId: id, Metric: "likes,replies"})
+	if err != nil || len(res.GetData()) != 2 || res.GetData()[0].GetValues()[0].GetValue() != 2 || res.GetData()[1].GetValues()[0].GetValue() != 3 {
+		t.Fatalf("insights %v %v", res, err)
+	}
+	if n := countRows(t, b.pool, `SELECT count(*) FROM social.reel_likes WHERE page_id = $1`, pageID); n != 2 {
+		t.Fatalf("%d likes stored, want 2", n)
+	}
+}
+
+func TestReelLikesAndRepliesOfAReelTheUserCannotSeeAreNotFoundAndStoreNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{Development: true})
+	srv, _ := videoServer(t, 200, "video/mp4", 10)
+	id := b.reel(t, srv.URL)
+	// A user with no role on the Page, through an app not linked to it.
+	for _, reel := range []string{id, "6000009999", "no-such-reel"} {
+		_, err := call[*socialv1.SuccessResponse](t, b, procLikeReel, user(reader), &socialv1.LikeReelRequest{ReelId: reel})
+		wantRefusal(t, err, 404, 100, 33)
+		_, err = call[*socialv1.CreateThreadResponse](t, b, procReplyToReel, user(reader), &socialv1.CreateReelReplyRequest{ReelId: reel, Text: "hi"})
+		wantRefusal(t, err, 404, 100, 33)
+		_, err = call[*socialv1.ListReelRepliesResponse](t, b, procReelReplies, user(reader), &socialv1.ListReelRepliesRequest{ReelId: reel})
+		wantRefusal(t, err, 404, 100, 33)
+	}
+	_, err := call[*socialv1.CreateThreadResponse](t, b, procReplyToReel, user(author), &socialv1.CreateReelReplyRequest{ReelId: id, Text: "a\x00b"})
+	if e := wantRefusal(t, err, 400, 100, 0); e.Field != "text" {
+		t.Fatalf("refusal %+v", e)
+	}
+	if n := countRows(t, b.pool, `SELECT (SELECT count(*) FROM social.reel_likes) + (SELECT count(*) FROM social.reel_replies)`); n != 0 {
+		t.Fatalf("%d rows stored by refused calls", n)
+	}
 }

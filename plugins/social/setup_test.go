@@ -22,6 +22,9 @@ const (
 	reader = "1000000002"
 	appID  = "2000000001"
 	pageID = "3000000001"
+	// linkedApp is an app linked to the Page: its users' tokens see the
+	// Page's reels.
+	linkedApp = "2000000002"
 
 	procCreateThread   = "/svc.social.v1.ThreadsService/CreateThread"
 	procGetThread      = "/svc.social.v1.ThreadsService/GetThread"
@@ -32,6 +35,9 @@ const (
 	procCreateReel     = "/svc.social.v1.ReelsService/CreateReel"
 	procGetReel        = "/svc.social.v1.ReelsService/GetReel"
 	procReelInsights   = "/svc.social.v1.ReelsService/GetReelInsights"
+	procLikeReel       = "/svc.social.v1.ReelsService/LikeReel"
+	procReplyToReel    = "/svc.social.v1.ReelsService/CreateReelReply"
+	procReelReplies    = "/svc.social.v1.ReelsService/ListReelReplies"
 )
 
 func user(id string) sdk.Principal {
@@ -39,8 +45,15 @@ func user(id string) sdk.Principal {
 		Scopes: []string{"threads_basic", "threads_content_publish", "threads_manage_insights", "pages:read", "pages:manage"}}
 }
 
+// throughLinkedApp is user id's token issued to the app linked to the Page.
+func throughLinkedApp(id string) sdk.Principal {
+	p := user(id)
+	p.AppID = linkedApp
+	return p
+}
+
 // pageFacts stands in for the gateway's Host service: the author is the
-// Page's admin, nobody else has a role, and no app is linked.
+// Page's admin, nobody else has a role, and only linkedApp is linked.
 type pageFacts struct {
 	pluginv1.UnimplementedHostServer
 }
@@ -50,6 +63,7 @@ func (pageFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) 
 	if res.PageExists && req.GetUserId() == author {
 		res.UserRole = pluginv1.PageRole_PAGE_ROLE_ADMIN
 	}
+	res.AppLinked = res.PageExists && req.GetAppId() == linkedApp
 	return res, nil
 }
 

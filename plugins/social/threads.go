@@ -70,6 +70,9 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, reels.ByName("CreateReel"), s.createReel)
 	sdk.Handle(p, reels.ByName("GetReel"), s.getReel)
 	sdk.Handle(p, reels.ByName("GetReelInsights"), s.reelInsights)
+	sdk.Handle(p, reels.ByName("LikeReel"), s.likeReel)
+	sdk.Handle(p, reels.ByName("CreateReelReply"), s.createReelReply)
+	sdk.Handle(p, reels.ByName("ListReelReplies"), s.listReelReplies)
 }
 
 // createThread publishes a top-level thread of the token's user.

@@ -1,72 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 )
 
-// The template lifecycle, row by row: every (status, action, mode) is
-// checked, the allowed steps against interface §3.1 and CONTRACT §5, and
-// everything else is refused.
-func TestTemplateLifecycleRowByRow(t *testing.T) {
-	t.Parallel()
-	allowed := []struct {
-		rule   string
-		from   TemplateStatus
-		action TemplateAction
-		live   []bool
-		to     TemplateStatus
-	}{
-		{"a development-mode app approves its own draft", StatusDraft, ActionApprove, []bool{false}, StatusApproved},
-		{"a live app submits its draft to review", StatusDraft, ActionSubmit, []bool{true}, StatusPendingReview},
-		{"staff approve a template under review", StatusPendingReview, ActionStaffApprove, []bool{false, true}, StatusApproved},
-		{"staff reject a template under review", StatusPendingReview, ActionStaffReject, []bool{false, true}, StatusRejected},
-		{"editing a draft keeps it a draft", StatusDraft, ActionEdit, []bool{false, true}, StatusDraft},
-		{"editing a rejected template makes it a draft again", StatusRejected, ActionEdit, []bool{false, true}, StatusDraft},
-		{"editing an approved template makes it a draft again", StatusApproved, ActionEdit, []bool{false, true}, StatusDraft},
-		{"editing a template under review withdraws it to draft", StatusPendingReview, ActionEdit, []bool{false, true}, StatusDraft},
-	}
-	want := map[string]TemplateStatus{}
-	for _, a := range allowed {
-		for _, live := range a.live {
-			key := fmt.Sprint(a.from, a.action, live)
-			want[key] = a.to
-			t.Run(fmt.Sprintf("%s (live=%v)", a.rule, live), func(t *testing.T) {
-				got, err := NextTemplateStatus(a.from, a.action, live)
-				if err != nil || got != a.to {
-					t.Fatalf("%s %s live=%v = %q, %v; want %q", a.from, a.action, live, got, err, a.to)
-				}
-			})
-		}
-	}
-	statuses := []TemplateStatus{StatusDraft, StatusPendingReview, StatusApproved, StatusRejected}
-	actions := []TemplateAction{ActionApprove, ActionSubmit, ActionStaffApprove, ActionStaffReject, ActionEdit}
-	for _, from := range statuses {
-		for _, action := range actions {
-			for _, live := range []bool{false, true} {
-				if _, ok := want[fmt.Sprint(from, action, live)]; ok {
-					continue
-				}
-				t.Run(fmt.Sprintf("%s on a %s template is refused (live=%v)", action, from, live), func(t *testing.T) {
-					if got, err := NextTemplateStatus(from, action, live); !errors.Is(err, ErrTransition) {
-						t.Fatalf("= %q, %v; want refused", got, err)
-					}
-				})
-			}
-		}
-	}
-}
-
-func TestALiveAppCannotApproveItsOwnTemplate(t *testing.T) {
-	t.Parallel()
-	if _, err := NextTemplateStatus(StatusDraft, ActionApprove, true); !errors.Is(err, ErrTransition) {
-		t.Fatal("a live app approved its own draft")
-	}
-	if msg := lifecycleMessage(StatusDraft, ActionApprove, true); msg != "A live app cannot approve its own template; submit it for review." {
-		t.Fatalf("message = %q", msg)
-	}
-}
+// The template lifecycle is tested row by row in package msgtemplate.
 
 // The opt-in state machine, row by row (interface §3.2, CONTRACT §5).
 func TestOptInRowByRow(t *testing.T) {

@@ -152,17 +152,17 @@ func FuzzTemplateBody(f *testing.F) {
 		values := map[string]string{}
 		var rebuilt strings.Builder
 		for _, s := range segs {
-			if s.param == "" {
-				rebuilt.WriteString(s.text)
+			if s.Param == "" {
+				rebuilt.WriteString(s.Text)
 				continue
 			}
-			if !validParamName(s.param) {
-				t.Fatalf("parsed an invalid param %q", s.param)
+			if !validParamName(s.Param) {
+				t.Fatalf("parsed an invalid param %q", s.Param)
 			}
-			rebuilt.WriteString("{{" + s.param + "}}")
-			if _, ok := values[s.param]; !ok {
-				params = append(params, s.param)
-				values[s.param] = "{{" + s.param + "}}"
+			rebuilt.WriteString("{{" + s.Param + "}}")
+			if _, ok := values[s.Param]; !ok {
+				params = append(params, s.Param)
+				values[s.Param] = "{{" + s.Param + "}}"
 			}
 		}
 		if rebuilt.String() != body {

@@ -12,6 +12,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/msgtemplate"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
@@ -265,17 +266,7 @@ func (s *service) templateStep(ctx context.Context, call *sdk.Call, req *svcchat
 
 // lifecycleMessage explains a refused lifecycle step to the developer.
 func lifecycleMessage(from TemplateStatus, action TemplateAction, live bool) string {
-	switch {
-	case action == ActionApprove && live && from == StatusDraft:
-		return "A live app cannot approve its own template; submit it for review."
-	case action == ActionSubmit && !live && from == StatusDraft:
-		return "An app in development mode approves its own drafts; submit is for live apps."
-	case from == StatusRejected:
-		return "The template was rejected; edit it to make it a draft again."
-	}
-	return "The template is " + string(from) + "; it cannot be " + map[TemplateAction]string{
-		ActionApprove: "approved", ActionSubmit: "submitted", ActionStaffApprove: "approved", ActionStaffReject: "rejected",
-	}[action] + " now."
+	return msgtemplate.Explain(from, action, live)
 }
 
 // listTemplateQueue lists the templates waiting for review, oldest

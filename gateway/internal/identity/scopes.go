@@ -20,6 +20,14 @@ const (
 	ScopeThreadsBasic          = "threads_basic"
 	ScopeThreadsContentPublish = "threads_content_publish"
 	ScopeThreadsManageInsights = "threads_manage_insights"
+	// Ads, commerce and business-messaging scopes carry the names Meta's
+	// Marketing, Commerce and WhatsApp Business APIs give the same grants
+	// (docs/DECISIONS.md, "Named operations").
+	ScopeAdsRead                  = "ads_read"
+	ScopeAdsManagement            = "ads_management"
+	ScopeLeadsRetrieval           = "leads_retrieval"
+	ScopeCommerceCheckout         = "commerce_checkout"
+	ScopeExtmsgBusinessManagement = "extmsg_business_management"
 )
 
 // scopeInfo describes each scope: its plain-words description on the consent
@@ -31,23 +39,29 @@ var scopeInfo = map[string]struct {
 	// Protocol scopes need no review at all.
 	Protocol bool
 }{
-	ScopeOpenID:                {Description: "Confirm who you are (your account id)", Protocol: true},
-	ScopePublicProfile:         {Description: "See your name", Basic: true},
-	ScopePagesRead:             {Description: "See the Pages you manage and their posts", Basic: true},
-	ScopePagesManage:           {Description: "Publish posts and change settings on the Pages you manage"},
-	ScopeChatSend:              {Description: "Send messages as your Pages to people who wrote to them"},
-	ScopeChatRead:              {Description: "Read your Pages' conversations"},
-	ScopeWearablesPush:         {Description: "Show cards on your paired wearable devices"},
-	ScopeThreadsBasic:          {Description: "See threads and their replies", Basic: true},
-	ScopeThreadsContentPublish: {Description: "Publish threads, replies and likes as you"},
-	ScopeThreadsManageInsights: {Description: "See the views, likes and replies of your threads"},
+	ScopeOpenID:                   {Description: "Confirm who you are (your account id)", Protocol: true},
+	ScopePublicProfile:            {Description: "See your name", Basic: true},
+	ScopePagesRead:                {Description: "See the Pages you manage and their posts", Basic: true},
+	ScopePagesManage:              {Description: "Publish posts and change settings on the Pages you manage"},
+	ScopeChatSend:                 {Description: "Send messages as your Pages to people who wrote to them"},
+	ScopeChatRead:                 {Description: "Read your Pages' conversations"},
+	ScopeWearablesPush:            {Description: "Show cards on your paired wearable devices"},
+	ScopeThreadsBasic:             {Description: "See threads and their replies", Basic: true},
+	ScopeThreadsContentPublish:    {Description: "Publish threads, replies and likes as you"},
+	ScopeThreadsManageInsights:    {Description: "See the views, likes and replies of your threads"},
+	ScopeAdsRead:                  {Description: "See your business's ad accounts, campaigns and lead forms"},
+	ScopeAdsManagement:            {Description: "Create sandbox ad accounts, campaigns and lead forms in your business"},
+	ScopeLeadsRetrieval:           {Description: "See the leads people submit to your business's lead forms"},
+	ScopeCommerceCheckout:         {Description: "Place orders in shops for you (you pay later, outside the app)"},
+	ScopeExtmsgBusinessManagement: {Description: "Connect your business's messaging accounts to the app and manage their message templates"},
 }
 
 // AllScopes lists every scope, in a fixed order (for discovery).
 func AllScopes() []string {
 	return []string{ScopeOpenID, ScopePublicProfile, ScopePagesRead, ScopePagesManage,
 		ScopeChatSend, ScopeChatRead, ScopeWearablesPush,
-		ScopeThreadsBasic, ScopeThreadsContentPublish, ScopeThreadsManageInsights}
+		ScopeThreadsBasic, ScopeThreadsContentPublish, ScopeThreadsManageInsights,
+		ScopeAdsRead, ScopeAdsManagement, ScopeLeadsRetrieval, ScopeCommerceCheckout, ScopeExtmsgBusinessManagement}
 }
 
 // KnownScope reports whether scope exists.

@@ -79,8 +79,8 @@ type GraphServiceClient interface {
 	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
 	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
 	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
-	// to no portfolio (business_id empty). No ad accounts or catalogs exist
-	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
+	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
 	ListMyAssignedAssets(ctx context.Context, in *ListMyAssignedAssetsRequest, opts ...grpc.CallOption) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
@@ -507,8 +507,8 @@ type GraphServiceServer interface {
 	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
 	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
 	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
-	// to no portfolio (business_id empty). No ad accounts or catalogs exist
-	// yet, so none are listed. At most 1,000 of each kind, in one page.
+	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
+	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
 	ListMyAssignedAssets(context.Context, *ListMyAssignedAssetsRequest) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in

@@ -1025,6 +1025,304 @@ func (x *GetReelRequest) GetReelId() string {
 	return ""
 }
 
+type LikeReelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReelId        string                 `protobuf:"bytes,1,opt,name=reel_id,json=reelId,proto3" json:"reel_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LikeReelRequest) Reset() {
+	*x = LikeReelRequest{}
+	mi := &file_svc_social_v1_social_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LikeReelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LikeReelRequest) ProtoMessage() {}
+
+func (x *LikeReelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_social_v1_social_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LikeReelRequest.ProtoReflect.Descriptor instead.
+func (*LikeReelRequest) Descriptor() ([]byte, []int) {
+	return file_svc_social_v1_social_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *LikeReelRequest) GetReelId() string {
+	if x != nil {
+		return x.ReelId
+	}
+	return ""
+}
+
+type CreateReelReplyRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ReelId string                 `protobuf:"bytes,1,opt,name=reel_id,json=reelId,proto3" json:"reel_id,omitempty"`
+	// 1 to 500 Unicode code points.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateReelReplyRequest) Reset() {
+	*x = CreateReelReplyRequest{}
+	mi := &file_svc_social_v1_social_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateReelReplyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateReelReplyRequest) ProtoMessage() {}
+
+func (x *CreateReelReplyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_social_v1_social_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateReelReplyRequest.ProtoReflect.Descriptor instead.
+func (*CreateReelReplyRequest) Descriptor() ([]byte, []int) {
+	return file_svc_social_v1_social_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CreateReelReplyRequest) GetReelId() string {
+	if x != nil {
+		return x.ReelId
+	}
+	return ""
+}
+
+func (x *CreateReelReplyRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type ListReelRepliesRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ReelId string                 `protobuf:"bytes,1,opt,name=reel_id,json=reelId,proto3" json:"reel_id,omitempty"`
+	// Page size, 1 to 100; the Graph fills in 25.
+	Limit int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Opaque cursors from a previous page.
+	After         string `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReelRepliesRequest) Reset() {
+	*x = ListReelRepliesRequest{}
+	mi := &file_svc_social_v1_social_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReelRepliesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReelRepliesRequest) ProtoMessage() {}
+
+func (x *ListReelRepliesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_social_v1_social_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReelRepliesRequest.ProtoReflect.Descriptor instead.
+func (*ListReelRepliesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_social_v1_social_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListReelRepliesRequest) GetReelId() string {
+	if x != nil {
+		return x.ReelId
+	}
+	return ""
+}
+
+func (x *ListReelRepliesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListReelRepliesRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListReelRepliesRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListReelRepliesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*ReelReply           `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReelRepliesResponse) Reset() {
+	*x = ListReelRepliesResponse{}
+	mi := &file_svc_social_v1_social_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReelRepliesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReelRepliesResponse) ProtoMessage() {}
+
+func (x *ListReelRepliesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_social_v1_social_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReelRepliesResponse.ProtoReflect.Descriptor instead.
+func (*ListReelRepliesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_social_v1_social_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListReelRepliesResponse) GetData() []*ReelReply {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListReelRepliesResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// ReelReply is a user's short text reply to a reel.
+type ReelReply struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ReelId string                 `protobuf:"bytes,2,opt,name=reel_id,json=reelId,proto3" json:"reel_id,omitempty"`
+	// 1 to 500 code points, as written.
+	Text     string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	AuthorId string `protobuf:"bytes,4,opt,name=author_id,json=authorId,proto3" json:"author_id,omitempty"`
+	// RFC 3339 UTC.
+	CreatedTime   string `protobuf:"bytes,5,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReelReply) Reset() {
+	*x = ReelReply{}
+	mi := &file_svc_social_v1_social_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReelReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReelReply) ProtoMessage() {}
+
+func (x *ReelReply) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_social_v1_social_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReelReply.ProtoReflect.Descriptor instead.
+func (*ReelReply) Descriptor() ([]byte, []int) {
+	return file_svc_social_v1_social_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ReelReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ReelReply) GetReelId() string {
+	if x != nil {
+		return x.ReelId
+	}
+	return ""
+}
+
+func (x *ReelReply) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ReelReply) GetAuthorId() string {
+	if x != nil {
+		return x.AuthorId
+	}
+	return ""
+}
+
+func (x *ReelReply) GetCreatedTime() string {
+	if x != nil {
+		return x.CreatedTime
+	}
+	return ""
+}
+
 var File_svc_social_v1_social_proto protoreflect.FileDescriptor
 
 const file_svc_social_v1_social_proto_rawDesc = "" +
@@ -1094,7 +1392,27 @@ const file_svc_social_v1_social_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\"2\n" +
 	"\x0eGetReelRequest\x12 \n" +
-	"\areel_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06reelId2\x83\a\n" +
+	"\areel_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06reelId\"3\n" +
+	"\x0fLikeReelRequest\x12 \n" +
+	"\areel_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06reelId\"Z\n" +
+	"\x16CreateReelReplyRequest\x12 \n" +
+	"\areel_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06reelId\x12\x1e\n" +
+	"\x04text\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xf4\x03R\x04text\"\x89\x01\n" +
+	"\x16ListReelRepliesRequest\x12 \n" +
+	"\areel_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06reelId\x12\x1f\n" +
+	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\tR\x06before\"v\n" +
+	"\x17ListReelRepliesResponse\x12,\n" +
+	"\x04data\x18\x01 \x03(\v2\x18.svc.social.v1.ReelReplyR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\x88\x01\n" +
+	"\tReelReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\areel_id\x18\x02 \x01(\tR\x06reelId\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1b\n" +
+	"\tauthor_id\x18\x04 \x01(\tR\bauthorId\x12!\n" +
+	"\fcreated_time\x18\x05 \x01(\tR\vcreatedTime2\x83\a\n" +
 	"\x0eThreadsService\x12\x89\x01\n" +
 	"\fCreateThread\x12\".svc.social.v1.CreateThreadRequest\x1a#.svc.social.v1.CreateThreadResponse\"0\xca\xf3\x18\x1c\x12\x01\x01\x1a\x17threads_content_publish\xd2\xf3\x18\f\x12\n" +
 	"me/threads\x12s\n" +
@@ -1106,13 +1424,18 @@ const file_svc_social_v1_social_proto_rawDesc = "" +
 	"\n" +
 	"LikeThread\x12 .svc.social.v1.LikeThreadRequest\x1a\x1e.svc.social.v1.SuccessResponse\">\xca\xf3\x18\x1c\x12\x01\x01\x1a\x17threads_content_publish\xd2\xf3\x18\x1a\x12\x18thread/{thread_id}/likes\x12\xb2\x01\n" +
 	"\x11GetThreadInsights\x12'.svc.social.v1.GetThreadInsightsRequest\x1a\x1f.svc.social.v1.InsightsResponse\"S\xca\xf3\x18+\x12\x01\x01\x1a\rthreads_basic\x1a\x17threads_manage_insights\xd2\xf3\x18\x1d\n" +
-	"\x1bthread/{thread_id}/insights\x90\x02\x012\x8b\x03\n" +
+	"\x1bthread/{thread_id}/insights\x90\x02\x012\xc6\x06\n" +
 	"\fReelsService\x12\x84\x01\n" +
 	"\n" +
 	"CreateReel\x12 .svc.social.v1.CreateReelRequest\x1a!.svc.social.v1.CreateReelResponse\"1\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x02\xd2\xf3\x18\x16\x12\x14page/{page_id}/reels\x12c\n" +
 	"\aGetReel\x12\x1d.svc.social.v1.GetReelRequest\x1a\x13.svc.social.v1.Reel\"$\xca\xf3\x18\f\x1a\n" +
 	"pages:read\xd2\xf3\x18\x10\n" +
-	"\x0ereel/{reel_id}\x12\x8e\x01\n" +
+	"\x0ereel/{reel_id}\x12\x86\x01\n" +
+	"\bLikeReel\x12\x1e.svc.social.v1.LikeReelRequest\x1a\x1e.svc.social.v1.SuccessResponse\":\xca\xf3\x18\x1c\x12\x01\x01\x1a\x17threads_content_publish\xd2\xf3\x18\x16\x12\x14reel/{reel_id}/likes\x12\x9b\x01\n" +
+	"\x0fCreateReelReply\x12%.svc.social.v1.CreateReelReplyRequest\x1a#.svc.social.v1.CreateThreadResponse\"<\xca\xf3\x18\x1c\x12\x01\x01\x1a\x17threads_content_publish\xd2\xf3\x18\x18\x12\x16reel/{reel_id}/replies\x12\x91\x01\n" +
+	"\x0fListReelReplies\x12%.svc.social.v1.ListReelRepliesRequest\x1a&.svc.social.v1.ListReelRepliesResponse\"/\xca\xf3\x18\f\x1a\n" +
+	"pages:read\xd2\xf3\x18\x18\n" +
+	"\x16reel/{reel_id}/replies\x90\x02\x01\x12\x8e\x01\n" +
 	"\x0fGetReelInsights\x12%.svc.social.v1.GetReelInsightsRequest\x1a\x1f.svc.social.v1.InsightsResponse\"3\xca\xf3\x18\x0f\x12\x01\x01\x1a\n" +
 	"pages:read\xd2\xf3\x18\x19\n" +
 	"\x17reel/{reel_id}/insights\x90\x02\x01B7Z5github.com/svcplatform/svc/gen/svc/social/v1;socialv1b\x06proto3"
@@ -1129,7 +1452,7 @@ func file_svc_social_v1_social_proto_rawDescGZIP() []byte {
 	return file_svc_social_v1_social_proto_rawDescData
 }
 
-var file_svc_social_v1_social_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_svc_social_v1_social_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_svc_social_v1_social_proto_goTypes = []any{
 	(*Thread)(nil),                   // 0: svc.social.v1.Thread
 	(*CreateThreadRequest)(nil),      // 1: svc.social.v1.CreateThreadRequest
@@ -1149,36 +1472,49 @@ var file_svc_social_v1_social_proto_goTypes = []any{
 	(*CreateReelRequest)(nil),        // 15: svc.social.v1.CreateReelRequest
 	(*CreateReelResponse)(nil),       // 16: svc.social.v1.CreateReelResponse
 	(*GetReelRequest)(nil),           // 17: svc.social.v1.GetReelRequest
-	(*v1.Paging)(nil),                // 18: svc.plugin.v1.Paging
+	(*LikeReelRequest)(nil),          // 18: svc.social.v1.LikeReelRequest
+	(*CreateReelReplyRequest)(nil),   // 19: svc.social.v1.CreateReelReplyRequest
+	(*ListReelRepliesRequest)(nil),   // 20: svc.social.v1.ListReelRepliesRequest
+	(*ListReelRepliesResponse)(nil),  // 21: svc.social.v1.ListReelRepliesResponse
+	(*ReelReply)(nil),                // 22: svc.social.v1.ReelReply
+	(*v1.Paging)(nil),                // 23: svc.plugin.v1.Paging
 }
 var file_svc_social_v1_social_proto_depIdxs = []int32{
 	0,  // 0: svc.social.v1.ListRepliesResponse.data:type_name -> svc.social.v1.Thread
-	18, // 1: svc.social.v1.ListRepliesResponse.paging:type_name -> svc.plugin.v1.Paging
+	23, // 1: svc.social.v1.ListRepliesResponse.paging:type_name -> svc.plugin.v1.Paging
 	12, // 2: svc.social.v1.InsightsResponse.data:type_name -> svc.social.v1.Insight
 	13, // 3: svc.social.v1.Insight.values:type_name -> svc.social.v1.InsightValue
-	1,  // 4: svc.social.v1.ThreadsService.CreateThread:input_type -> svc.social.v1.CreateThreadRequest
-	3,  // 5: svc.social.v1.ThreadsService.GetThread:input_type -> svc.social.v1.GetThreadRequest
-	4,  // 6: svc.social.v1.ThreadsService.CreateReply:input_type -> svc.social.v1.CreateReplyRequest
-	5,  // 7: svc.social.v1.ThreadsService.ListReplies:input_type -> svc.social.v1.ListRepliesRequest
-	7,  // 8: svc.social.v1.ThreadsService.LikeThread:input_type -> svc.social.v1.LikeThreadRequest
-	9,  // 9: svc.social.v1.ThreadsService.GetThreadInsights:input_type -> svc.social.v1.GetThreadInsightsRequest
-	15, // 10: svc.social.v1.ReelsService.CreateReel:input_type -> svc.social.v1.CreateReelRequest
-	17, // 11: svc.social.v1.ReelsService.GetReel:input_type -> svc.social.v1.GetReelRequest
-	10, // 12: svc.social.v1.ReelsService.GetReelInsights:input_type -> svc.social.v1.GetReelInsightsRequest
-	2,  // 13: svc.social.v1.ThreadsService.CreateThread:output_type -> svc.social.v1.CreateThreadResponse
-	0,  // 14: svc.social.v1.ThreadsService.GetThread:output_type -> svc.social.v1.Thread
-	2,  // 15: svc.social.v1.ThreadsService.CreateReply:output_type -> svc.social.v1.CreateThreadResponse
-	6,  // 16: svc.social.v1.ThreadsService.ListReplies:output_type -> svc.social.v1.ListRepliesResponse
-	8,  // 17: svc.social.v1.ThreadsService.LikeThread:output_type -> svc.social.v1.SuccessResponse
-	11, // 18: svc.social.v1.ThreadsService.GetThreadInsights:output_type -> svc.social.v1.InsightsResponse
-	16, // 19: svc.social.v1.ReelsService.CreateReel:output_type -> svc.social.v1.CreateReelResponse
-	14, // 20: svc.social.v1.ReelsService.GetReel:output_type -> svc.social.v1.Reel
-	11, // 21: svc.social.v1.ReelsService.GetReelInsights:output_type -> svc.social.v1.InsightsResponse
-	13, // [13:22] is the sub-list for method output_type
-	4,  // [4:13] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	22, // 4: svc.social.v1.ListReelRepliesResponse.data:type_name -> svc.social.v1.ReelReply
+	23, // 5: svc.social.v1.ListReelRepliesResponse.paging:type_name -> svc.plugin.v1.Paging
+	1,  // 6: svc.social.v1.ThreadsService.CreateThread:input_type -> svc.social.v1.CreateThreadRequest
+	3,  // 7: svc.social.v1.ThreadsService.GetThread:input_type -> svc.social.v1.GetThreadRequest
+	4,  // 8: svc.social.v1.ThreadsService.CreateReply:input_type -> svc.social.v1.CreateReplyRequest
+	5,  // 9: svc.social.v1.ThreadsService.ListReplies:input_type -> svc.social.v1.ListRepliesRequest
+	7,  // 10: svc.social.v1.ThreadsService.LikeThread:input_type -> svc.social.v1.LikeThreadRequest
+	9,  // 11: svc.social.v1.ThreadsService.GetThreadInsights:input_type -> svc.social.v1.GetThreadInsightsRequest
+	15, // 12: svc.social.v1.ReelsService.CreateReel:input_type -> svc.social.v1.CreateReelRequest
+	17, // 13: svc.social.v1.ReelsService.GetReel:input_type -> svc.social.v1.GetReelRequest
+	18, // 14: svc.social.v1.ReelsService.LikeReel:input_type -> svc.social.v1.LikeReelRequest
+	19, // 15: svc.social.v1.ReelsService.CreateReelReply:input_type -> svc.social.v1.CreateReelReplyRequest
+	20, // 16: svc.social.v1.ReelsService.ListReelReplies:input_type -> svc.social.v1.ListReelRepliesRequest
+	10, // 17: svc.social.v1.ReelsService.GetReelInsights:input_type -> svc.social.v1.GetReelInsightsRequest
+	2,  // 18: svc.social.v1.ThreadsService.CreateThread:output_type -> svc.social.v1.CreateThreadResponse
+	0,  // 19: svc.social.v1.ThreadsService.GetThread:output_type -> svc.social.v1.Thread
+	2,  // 20: svc.social.v1.ThreadsService.CreateReply:output_type -> svc.social.v1.CreateThreadResponse
+	6,  // 21: svc.social.v1.ThreadsService.ListReplies:output_type -> svc.social.v1.ListRepliesResponse
+	8,  // 22: svc.social.v1.ThreadsService.LikeThread:output_type -> svc.social.v1.SuccessResponse
+	11, // 23: svc.social.v1.ThreadsService.GetThreadInsights:output_type -> svc.social.v1.InsightsResponse
+	16, // 24: svc.social.v1.ReelsService.CreateReel:output_type -> svc.social.v1.CreateReelResponse
+	14, // 25: svc.social.v1.ReelsService.GetReel:output_type -> svc.social.v1.Reel
+	8,  // 26: svc.social.v1.ReelsService.LikeReel:output_type -> svc.social.v1.SuccessResponse
+	2,  // 27: svc.social.v1.ReelsService.CreateReelReply:output_type -> svc.social.v1.CreateThreadResponse
+	21, // 28: svc.social.v1.ReelsService.ListReelReplies:output_type -> svc.social.v1.ListReelRepliesResponse
+	11, // 29: svc.social.v1.ReelsService.GetReelInsights:output_type -> svc.social.v1.InsightsResponse
+	18, // [18:30] is the sub-list for method output_type
+	6,  // [6:18] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_svc_social_v1_social_proto_init() }
@@ -1192,7 +1528,7 @@ func file_svc_social_v1_social_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_social_v1_social_proto_rawDesc), len(file_svc_social_v1_social_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

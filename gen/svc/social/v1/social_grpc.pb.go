@@ -351,6 +351,9 @@ var ThreadsService_ServiceDesc = grpc.ServiceDesc{
 const (
 	ReelsService_CreateReel_FullMethodName      = "/svc.social.v1.ReelsService/CreateReel"
 	ReelsService_GetReel_FullMethodName         = "/svc.social.v1.ReelsService/GetReel"
+	ReelsService_LikeReel_FullMethodName        = "/svc.social.v1.ReelsService/LikeReel"
+	ReelsService_CreateReelReply_FullMethodName = "/svc.social.v1.ReelsService/CreateReelReply"
+	ReelsService_ListReelReplies_FullMethodName = "/svc.social.v1.ReelsService/ListReelReplies"
 	ReelsService_GetReelInsights_FullMethodName = "/svc.social.v1.ReelsService/GetReelInsights"
 )
 
@@ -372,9 +375,19 @@ type ReelsServiceClient interface {
 	// answer not found. A read by anyone but the reel's author counts as one
 	// view.
 	GetReel(ctx context.Context, in *GetReelRequest, opts ...grpc.CallOption) (*Reel, error)
+	// LikeReel records that the token's user likes the reel; liking it again
+	// changes nothing. Anyone who may read the reel may like it, as
+	// themselves (threads_content_publish: "replies and likes as you").
+	LikeReel(ctx context.Context, in *LikeReelRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// CreateReelReply publishes a short text reply of the token's user to a
+	// reel the user may read.
+	CreateReelReply(ctx context.Context, in *CreateReelReplyRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error)
+	// ListReelReplies lists a reel's replies, oldest first, to whoever may
+	// read the reel.
+	ListReelReplies(ctx context.Context, in *ListReelRepliesRequest, opts ...grpc.CallOption) (*ListReelRepliesResponse, error)
 	// GetReelInsights answers the reel's lifetime metrics to the Page's
-	// admins (others: not found). Reels have no like or reply writes yet, so
-	// likes and replies are 0, which is what was counted.
+	// admins (others: not found): views from reads, likes and replies from
+	// reel/<id>/likes and reel/<id>/replies.
 	GetReelInsights(ctx context.Context, in *GetReelInsightsRequest, opts ...grpc.CallOption) (*InsightsResponse, error)
 }
 
@@ -400,6 +413,36 @@ func (c *reelsServiceClient) GetReel(ctx context.Context, in *GetReelRequest, op
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Reel)
 	err := c.cc.Invoke(ctx, ReelsService_GetReel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *reelsServiceClient) LikeReel(ctx context.Context, in *LikeReelRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, ReelsService_LikeReel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *reelsServiceClient) CreateReelReply(ctx context.Context, in *CreateReelReplyRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateThreadResponse)
+	err := c.cc.Invoke(ctx, ReelsService_CreateReelReply_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *reelsServiceClient) ListReelReplies(ctx context.Context, in *ListReelRepliesRequest, opts ...grpc.CallOption) (*ListReelRepliesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListReelRepliesResponse)
+	err := c.cc.Invoke(ctx, ReelsService_ListReelReplies_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -434,9 +477,19 @@ type ReelsServiceServer interface {
 	// answer not found. A read by anyone but the reel's author counts as one
 	// view.
 	GetReel(context.Context, *GetReelRequest) (*Reel, error)
+	// LikeReel records that the token's user likes the reel; liking it again
+	// changes nothing. Anyone who may read the reel may like it, as
+	// themselves (threads_content_publish: "replies and likes as you").
+	LikeReel(context.Context, *LikeReelRequest) (*SuccessResponse, error)
+	// CreateReelReply publishes a short text reply of the token's user to a
+	// reel the user may read.
+	CreateReelReply(context.Context, *CreateReelReplyRequest) (*CreateThreadResponse, error)
+	// ListReelReplies lists a reel's replies, oldest first, to whoever may
+	// read the reel.
+	ListReelReplies(context.Context, *ListReelRepliesRequest) (*ListReelRepliesResponse, error)
 	// GetReelInsights answers the reel's lifetime metrics to the Page's
-	// admins (others: not found). Reels have no like or reply writes yet, so
-	// likes and replies are 0, which is what was counted.
+	// admins (others: not found): views from reads, likes and replies from
+	// reel/<id>/likes and reel/<id>/replies.
 	GetReelInsights(context.Context, *GetReelInsightsRequest) (*InsightsResponse, error)
 	mustEmbedUnimplementedReelsServiceServer()
 }
@@ -453,6 +506,15 @@ func (UnimplementedReelsServiceServer) CreateReel(context.Context, *CreateReelRe
 }
 func (UnimplementedReelsServiceServer) GetReel(context.Context, *GetReelRequest) (*Reel, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetReel not implemented")
+}
+func (UnimplementedReelsServiceServer) LikeReel(context.Context, *LikeReelRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LikeReel not implemented")
+}
+func (UnimplementedReelsServiceServer) CreateReelReply(context.Context, *CreateReelReplyRequest) (*CreateThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateReelReply not implemented")
+}
+func (UnimplementedReelsServiceServer) ListReelReplies(context.Context, *ListReelRepliesRequest) (*ListReelRepliesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListReelReplies not implemented")
 }
 func (UnimplementedReelsServiceServer) GetReelInsights(context.Context, *GetReelInsightsRequest) (*InsightsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetReelInsights not implemented")
@@ -514,6 +576,60 @@ func _ReelsService_GetReel_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ReelsService_LikeReel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LikeReelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReelsServiceServer).LikeReel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ReelsService_LikeReel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReelsServiceServer).LikeReel(ctx, req.(*LikeReelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ReelsService_CreateReelReply_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateReelReplyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReelsServiceServer).CreateReelReply(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ReelsService_CreateReelReply_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReelsServiceServer).CreateReelReply(ctx, req.(*CreateReelReplyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ReelsService_ListReelReplies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListReelRepliesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReelsServiceServer).ListReelReplies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ReelsService_ListReelReplies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReelsServiceServer).ListReelReplies(ctx, req.(*ListReelRepliesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ReelsService_GetReelInsights_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetReelInsightsRequest)
 	if err := dec(in); err != nil {
@@ -546,6 +662,18 @@ var ReelsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetReel",
 			Handler:    _ReelsService_GetReel_Handler,
+		},
+		{
+			MethodName: "LikeReel",
+			Handler:    _ReelsService_LikeReel_Handler,
+		},
+		{
+			MethodName: "CreateReelReply",
+			Handler:    _ReelsService_CreateReelReply_Handler,
+		},
+		{
+			MethodName: "ListReelReplies",
+			Handler:    _ReelsService_ListReelReplies_Handler,
 		},
 		{
 			MethodName: "GetReelInsights",

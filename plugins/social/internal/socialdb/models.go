@@ -23,6 +23,22 @@ type SocialReel struct {
 	CheckedAt   pgtype.Timestamptz
 }
 
+type SocialReelLike struct {
+	PageID    string
+	ReelID    int64
+	UserID    string
+	CreatedAt pgtype.Timestamptz
+}
+
+type SocialReelReply struct {
+	PageID    string
+	ID        int64
+	ReelID    int64
+	AuthorID  string
+	Text      string
+	CreatedAt pgtype.Timestamptz
+}
+
 type SocialThread struct {
 	ID        int64
 	AuthorID  string

@@ -135,6 +135,38 @@ func (q *Queries) InsertReel(ctx context.Context, arg InsertReelParams) (SocialR
 	return i, err
 }
 
+const insertReelReply = `-- name: InsertReelReply :one
+INSERT INTO social.reel_replies (page_id, reel_id, author_id, text)
+VALUES ($1, $2, $3, $4)
+RETURNING page_id, id, reel_id, author_id, text, created_at
+`
+
+type InsertReelReplyParams struct {
+	PageID   string
+	ReelID   int64
+	AuthorID string
+	Text     string
+}
+
+func (q *Queries) InsertReelReply(ctx context.Context, arg InsertReelReplyParams) (SocialReelReply, error) {
+	row := q.db.QueryRow(ctx, insertReelReply,
+		arg.PageID,
+		arg.ReelID,
+		arg.AuthorID,
+		arg.Text,
+	)
+	var i SocialReelReply
+	err := row.Scan(
+		&i.PageID,
+		&i.ID,
+		&i.ReelID,
+		&i.AuthorID,
+		&i.Text,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const insertThread = `-- name: InsertThread :one
 INSERT INTO social.threads (author_id, app_id, text, reply_to)
 VALUES ($1, $2, $3, $4)
@@ -166,6 +198,23 @@ func (q *Queries) InsertThread(ctx context.Context, arg InsertThreadParams) (Soc
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const likeReel = `-- name: LikeReel :exec
+INSERT INTO social.reel_likes (page_id, reel_id, user_id)
+VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING
+`
+
+type LikeReelParams struct {
+	PageID string
+	ReelID int64
+	UserID string
+}
+
+func (q *Queries) LikeReel(ctx context.Context, arg LikeReelParams) error {
+	_, err := q.db.Exec(ctx, likeReel, arg.PageID, arg.ReelID, arg.UserID)
+	return err
 }
 
 const likeThread = `-- name: LikeThread :exec
@@ -210,6 +259,121 @@ func (q *Queries) ReadThread(ctx context.Context, arg ReadThreadParams) (SocialT
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const reelEngagement = `-- name: ReelEngagement :one
+SELECT
+    (SELECT count(*) FROM social.reel_likes l WHERE l.page_id = $1 AND l.reel_id = $2)::bigint AS likes,
+    (SELECT count(*) FROM social.reel_replies r WHERE r.page_id = $1 AND r.reel_id = $2)::bigint AS replies
+`
+
+type ReelEngagementParams struct {
+	PageID string
+	ReelID int64
+}
+
+type ReelEngagementRow struct {
+	Likes   int64
+	Replies int64
+}
+
+func (q *Queries) ReelEngagement(ctx context.Context, arg ReelEngagementParams) (ReelEngagementRow, error) {
+	row := q.db.QueryRow(ctx, reelEngagement, arg.PageID, arg.ReelID)
+	var i ReelEngagementRow
+	err := row.Scan(&i.Likes, &i.Replies)
+	return i, err
+}
+
+const reelRepliesAfter = `-- name: ReelRepliesAfter :many
+SELECT page_id, id, reel_id, author_id, text, created_at FROM social.reel_replies
+WHERE page_id = $1 AND reel_id = $2 AND id > $3
+ORDER BY id LIMIT $4
+`
+
+type ReelRepliesAfterParams struct {
+	PageID string
+	ReelID int64
+	After  int64
+	Lim    int32
+}
+
+// A page of a reel's replies, oldest first, after a cursor (0: the start).
+func (q *Queries) ReelRepliesAfter(ctx context.Context, arg ReelRepliesAfterParams) ([]SocialReelReply, error) {
+	rows, err := q.db.Query(ctx, reelRepliesAfter,
+		arg.PageID,
+		arg.ReelID,
+		arg.After,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SocialReelReply
+	for rows.Next() {
+		var i SocialReelReply
+		if err := rows.Scan(
+			&i.PageID,
+			&i.ID,
+			&i.ReelID,
+			&i.AuthorID,
+			&i.Text,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const reelRepliesBefore = `-- name: ReelRepliesBefore :many
+SELECT page_id, id, reel_id, author_id, text, created_at FROM social.reel_replies
+WHERE page_id = $1 AND reel_id = $2 AND id < $3
+ORDER BY id DESC LIMIT $4
+`
+
+type ReelRepliesBeforeParams struct {
+	PageID string
+	ReelID int64
+	Before int64
+	Lim    int32
+}
+
+// A page of replies before a cursor, newest first (the caller reverses).
+func (q *Queries) ReelRepliesBefore(ctx context.Context, arg ReelRepliesBeforeParams) ([]SocialReelReply, error) {
+	rows, err := q.db.Query(ctx, reelRepliesBefore,
+		arg.PageID,
+		arg.ReelID,
+		arg.Before,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SocialReelReply
+	for rows.Next() {
+		var i SocialReelReply
+		if err := rows.Scan(
+			&i.PageID,
+			&i.ID,
+			&i.ReelID,
+			&i.AuthorID,
+			&i.Text,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const repliesAfter = `-- name: RepliesAfter :many

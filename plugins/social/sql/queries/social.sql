@@ -68,3 +68,30 @@ UPDATE social.reels SET
     check_after  = now() + make_interval(secs => @retry_seconds::float8),
     checked_at   = CASE WHEN @status <> 'processing' THEN now() ELSE checked_at END
 WHERE page_id = @page_id AND id = @id;
+
+-- name: LikeReel :exec
+INSERT INTO social.reel_likes (page_id, reel_id, user_id)
+VALUES (@page_id, @reel_id, @user_id)
+ON CONFLICT DO NOTHING;
+
+-- name: InsertReelReply :one
+INSERT INTO social.reel_replies (page_id, reel_id, author_id, text)
+VALUES (@page_id, @reel_id, @author_id, @text)
+RETURNING *;
+
+-- name: ReelRepliesAfter :many
+-- A page of a reel's replies, oldest first, after a cursor (0: the start).
+SELECT * FROM social.reel_replies
+WHERE page_id = @page_id AND reel_id = @reel_id AND id > @after
+ORDER BY id LIMIT @lim;
+
+-- name: ReelRepliesBefore :many
+-- A page of replies before a cursor, newest first (the caller reverses).
+SELECT * FROM social.reel_replies
+WHERE page_id = @page_id AND reel_id = @reel_id AND id < @before
+ORDER BY id DESC LIMIT @lim;
+
+-- name: ReelEngagement :one
+SELECT
+    (SELECT count(*) FROM social.reel_likes l WHERE l.page_id = @page_id AND l.reel_id = @reel_id)::bigint AS likes,
+    (SELECT count(*) FROM social.reel_replies r WHERE r.page_id = @page_id AND r.reel_id = @reel_id)::bigint AS replies;

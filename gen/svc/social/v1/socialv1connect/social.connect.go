@@ -57,6 +57,14 @@ const (
 	ReelsServiceCreateReelProcedure = "/svc.social.v1.ReelsService/CreateReel"
 	// ReelsServiceGetReelProcedure is the fully-qualified name of the ReelsService's GetReel RPC.
 	ReelsServiceGetReelProcedure = "/svc.social.v1.ReelsService/GetReel"
+	// ReelsServiceLikeReelProcedure is the fully-qualified name of the ReelsService's LikeReel RPC.
+	ReelsServiceLikeReelProcedure = "/svc.social.v1.ReelsService/LikeReel"
+	// ReelsServiceCreateReelReplyProcedure is the fully-qualified name of the ReelsService's
+	// CreateReelReply RPC.
+	ReelsServiceCreateReelReplyProcedure = "/svc.social.v1.ReelsService/CreateReelReply"
+	// ReelsServiceListReelRepliesProcedure is the fully-qualified name of the ReelsService's
+	// ListReelReplies RPC.
+	ReelsServiceListReelRepliesProcedure = "/svc.social.v1.ReelsService/ListReelReplies"
 	// ReelsServiceGetReelInsightsProcedure is the fully-qualified name of the ReelsService's
 	// GetReelInsights RPC.
 	ReelsServiceGetReelInsightsProcedure = "/svc.social.v1.ReelsService/GetReelInsights"
@@ -299,9 +307,19 @@ type ReelsServiceClient interface {
 	// answer not found. A read by anyone but the reel's author counts as one
 	// view.
 	GetReel(context.Context, *connect.Request[v1.GetReelRequest]) (*connect.Response[v1.Reel], error)
+	// LikeReel records that the token's user likes the reel; liking it again
+	// changes nothing. Anyone who may read the reel may like it, as
+	// themselves (threads_content_publish: "replies and likes as you").
+	LikeReel(context.Context, *connect.Request[v1.LikeReelRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// CreateReelReply publishes a short text reply of the token's user to a
+	// reel the user may read.
+	CreateReelReply(context.Context, *connect.Request[v1.CreateReelReplyRequest]) (*connect.Response[v1.CreateThreadResponse], error)
+	// ListReelReplies lists a reel's replies, oldest first, to whoever may
+	// read the reel.
+	ListReelReplies(context.Context, *connect.Request[v1.ListReelRepliesRequest]) (*connect.Response[v1.ListReelRepliesResponse], error)
 	// GetReelInsights answers the reel's lifetime metrics to the Page's
-	// admins (others: not found). Reels have no like or reply writes yet, so
-	// likes and replies are 0, which is what was counted.
+	// admins (others: not found): views from reads, likes and replies from
+	// reel/<id>/likes and reel/<id>/replies.
 	GetReelInsights(context.Context, *connect.Request[v1.GetReelInsightsRequest]) (*connect.Response[v1.InsightsResponse], error)
 }
 
@@ -328,6 +346,25 @@ func NewReelsServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(reelsServiceMethods.ByName("GetReel")),
 			connect.WithClientOptions(opts...),
 		),
+		likeReel: connect.NewClient[v1.LikeReelRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+ReelsServiceLikeReelProcedure,
+			connect.WithSchema(reelsServiceMethods.ByName("LikeReel")),
+			connect.WithClientOptions(opts...),
+		),
+		createReelReply: connect.NewClient[v1.CreateReelReplyRequest, v1.CreateThreadResponse](
+			httpClient,
+			baseURL+ReelsServiceCreateReelReplyProcedure,
+			connect.WithSchema(reelsServiceMethods.ByName("CreateReelReply")),
+			connect.WithClientOptions(opts...),
+		),
+		listReelReplies: connect.NewClient[v1.ListReelRepliesRequest, v1.ListReelRepliesResponse](
+			httpClient,
+			baseURL+ReelsServiceListReelRepliesProcedure,
+			connect.WithSchema(reelsServiceMethods.ByName("ListReelReplies")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		getReelInsights: connect.NewClient[v1.GetReelInsightsRequest, v1.InsightsResponse](
 			httpClient,
 			baseURL+ReelsServiceGetReelInsightsProcedure,
@@ -342,6 +379,9 @@ func NewReelsServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 type reelsServiceClient struct {
 	createReel      *connect.Client[v1.CreateReelRequest, v1.CreateReelResponse]
 	getReel         *connect.Client[v1.GetReelRequest, v1.Reel]
+	likeReel        *connect.Client[v1.LikeReelRequest, v1.SuccessResponse]
+	createReelReply *connect.Client[v1.CreateReelReplyRequest, v1.CreateThreadResponse]
+	listReelReplies *connect.Client[v1.ListReelRepliesRequest, v1.ListReelRepliesResponse]
 	getReelInsights *connect.Client[v1.GetReelInsightsRequest, v1.InsightsResponse]
 }
 
@@ -353,6 +393,21 @@ func (c *reelsServiceClient) CreateReel(ctx context.Context, req *connect.Reques
 // GetReel calls svc.social.v1.ReelsService.GetReel.
 func (c *reelsServiceClient) GetReel(ctx context.Context, req *connect.Request[v1.GetReelRequest]) (*connect.Response[v1.Reel], error) {
 	return c.getReel.CallUnary(ctx, req)
+}
+
+// LikeReel calls svc.social.v1.ReelsService.LikeReel.
+func (c *reelsServiceClient) LikeReel(ctx context.Context, req *connect.Request[v1.LikeReelRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.likeReel.CallUnary(ctx, req)
+}
+
+// CreateReelReply calls svc.social.v1.ReelsService.CreateReelReply.
+func (c *reelsServiceClient) CreateReelReply(ctx context.Context, req *connect.Request[v1.CreateReelReplyRequest]) (*connect.Response[v1.CreateThreadResponse], error) {
+	return c.createReelReply.CallUnary(ctx, req)
+}
+
+// ListReelReplies calls svc.social.v1.ReelsService.ListReelReplies.
+func (c *reelsServiceClient) ListReelReplies(ctx context.Context, req *connect.Request[v1.ListReelRepliesRequest]) (*connect.Response[v1.ListReelRepliesResponse], error) {
+	return c.listReelReplies.CallUnary(ctx, req)
 }
 
 // GetReelInsights calls svc.social.v1.ReelsService.GetReelInsights.
@@ -369,9 +424,19 @@ type ReelsServiceHandler interface {
 	// answer not found. A read by anyone but the reel's author counts as one
 	// view.
 	GetReel(context.Context, *connect.Request[v1.GetReelRequest]) (*connect.Response[v1.Reel], error)
+	// LikeReel records that the token's user likes the reel; liking it again
+	// changes nothing. Anyone who may read the reel may like it, as
+	// themselves (threads_content_publish: "replies and likes as you").
+	LikeReel(context.Context, *connect.Request[v1.LikeReelRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// CreateReelReply publishes a short text reply of the token's user to a
+	// reel the user may read.
+	CreateReelReply(context.Context, *connect.Request[v1.CreateReelReplyRequest]) (*connect.Response[v1.CreateThreadResponse], error)
+	// ListReelReplies lists a reel's replies, oldest first, to whoever may
+	// read the reel.
+	ListReelReplies(context.Context, *connect.Request[v1.ListReelRepliesRequest]) (*connect.Response[v1.ListReelRepliesResponse], error)
 	// GetReelInsights answers the reel's lifetime metrics to the Page's
-	// admins (others: not found). Reels have no like or reply writes yet, so
-	// likes and replies are 0, which is what was counted.
+	// admins (others: not found): views from reads, likes and replies from
+	// reel/<id>/likes and reel/<id>/replies.
 	GetReelInsights(context.Context, *connect.Request[v1.GetReelInsightsRequest]) (*connect.Response[v1.InsightsResponse], error)
 }
 
@@ -394,6 +459,25 @@ func NewReelsServiceHandler(svc ReelsServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(reelsServiceMethods.ByName("GetReel")),
 		connect.WithHandlerOptions(opts...),
 	)
+	reelsServiceLikeReelHandler := connect.NewUnaryHandler(
+		ReelsServiceLikeReelProcedure,
+		svc.LikeReel,
+		connect.WithSchema(reelsServiceMethods.ByName("LikeReel")),
+		connect.WithHandlerOptions(opts...),
+	)
+	reelsServiceCreateReelReplyHandler := connect.NewUnaryHandler(
+		ReelsServiceCreateReelReplyProcedure,
+		svc.CreateReelReply,
+		connect.WithSchema(reelsServiceMethods.ByName("CreateReelReply")),
+		connect.WithHandlerOptions(opts...),
+	)
+	reelsServiceListReelRepliesHandler := connect.NewUnaryHandler(
+		ReelsServiceListReelRepliesProcedure,
+		svc.ListReelReplies,
+		connect.WithSchema(reelsServiceMethods.ByName("ListReelReplies")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	reelsServiceGetReelInsightsHandler := connect.NewUnaryHandler(
 		ReelsServiceGetReelInsightsProcedure,
 		svc.GetReelInsights,
@@ -407,6 +491,12 @@ func NewReelsServiceHandler(svc ReelsServiceHandler, opts ...connect.HandlerOpti
 			reelsServiceCreateReelHandler.ServeHTTP(w, r)
 		case ReelsServiceGetReelProcedure:
 			reelsServiceGetReelHandler.ServeHTTP(w, r)
+		case ReelsServiceLikeReelProcedure:
+			reelsServiceLikeReelHandler.ServeHTTP(w, r)
+		case ReelsServiceCreateReelReplyProcedure:
+			reelsServiceCreateReelReplyHandler.ServeHTTP(w, r)
+		case ReelsServiceListReelRepliesProcedure:
+			reelsServiceListReelRepliesHandler.ServeHTTP(w, r)
 		case ReelsServiceGetReelInsightsProcedure:
 			reelsServiceGetReelInsightsHandler.ServeHTTP(w, r)
 		default:
@@ -424,6 +514,18 @@ func (UnimplementedReelsServiceHandler) CreateReel(context.Context, *connect.Req
 
 func (UnimplementedReelsServiceHandler) GetReel(context.Context, *connect.Request[v1.GetReelRequest]) (*connect.Response[v1.Reel], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.social.v1.ReelsService.GetReel is not implemented"))
+}
+
+func (UnimplementedReelsServiceHandler) LikeReel(context.Context, *connect.Request[v1.LikeReelRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.social.v1.ReelsService.LikeReel is not implemented"))
+}
+
+func (UnimplementedReelsServiceHandler) CreateReelReply(context.Context, *connect.Request[v1.CreateReelReplyRequest]) (*connect.Response[v1.CreateThreadResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.social.v1.ReelsService.CreateReelReply is not implemented"))
+}
+
+func (UnimplementedReelsServiceHandler) ListReelReplies(context.Context, *connect.Request[v1.ListReelRepliesRequest]) (*connect.Response[v1.ListReelRepliesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.social.v1.ReelsService.ListReelReplies is not implemented"))
 }
 
 func (UnimplementedReelsServiceHandler) GetReelInsights(context.Context, *connect.Request[v1.GetReelInsightsRequest]) (*connect.Response[v1.InsightsResponse], error) {

@@ -1,0 +1,27 @@
+// Command ads is the ads product plugin (CONTRACT §12): sandbox ad
+// accounts of business portfolios, their lead campaigns and lead forms, and
+// the leads people submit to the forms. It owns the ads schema (migrated at
+// start) and serves svc.ads.v1.AdsService to the gateway.
+//
+// # Ownership
+//
+// A business portfolio is "bp_<user id>", as the gateway's
+// me/business_portfolios and me/assigned_assets name it, and its user
+// manages every ad account it owns. Everything under an ad account
+// (campaigns, forms, leads) is its business's: to any other caller it does
+// not exist (404, code 100, subcode 33), the answer Meta gives for an
+// object the caller may not load. A lead form's questions are public to
+// signed-in people, who submit leads to it; its leads are the owner's.
+//
+// # Sandbox only
+//
+// Every ad account is a sandbox account (is_sandbox, checked by the
+// schema): campaigns have no budget, nothing is delivered or billed, no
+// money moves. A business holds at most 5. In a development installation
+// (SVC_DEV_SEED=1) me/adaccounts gives a business with none its sandbox
+// account the first time its user lists them, which is how the development
+// world's business gets one without the gateway knowing this schema.
+//
+// It is started by the gateway, never by hand; it reads the database URL
+// from SVC_DATABASE_URL, which the gateway passes on.
+package main

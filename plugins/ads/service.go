@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
+	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+// maxAccountsPerBusiness bounds the sandbox ad accounts of one business.
+const maxAccountsPerBusiness = 5
+
+type service struct {
+	pool *pgxpool.Pool
+	// development provisions a business's sandbox ad account on first look.
+	development bool
+}
+
+func (s *service) register(p *sdk.Plugin) {
+	m := adsv1.File_svc_ads_v1_ads_proto.Services().ByName("AdsService").Methods()
+	sdk.Handle(p, m.ByName("ListMyAdAccounts"), s.listMyAdAccounts)
+	sdk.Handle(p, m.ByName("CreateAdAccount"), s.createAdAccount)
+	sdk.Handle(p, m.ByName("GetAdAccount"), s.getAdAccount)
+	sdk.Handle(p, m.ByName("ListLeadCampaigns"), s.listLeadCampaigns)
+	sdk.Handle(p, m.ByName("CreateLeadCampaign"), s.createLeadCampaign)
+	sdk.Handle(p, m.ByName("ListLeadgenForms"), s.listLeadgenForms)
+	sdk.Handle(p, m.ByName("CreateLeadgenForm"), s.createLeadgenForm)
+	sdk.Handle(p, m.ByName("GetLeadgenForm"), s.getLeadgenForm)
+	sdk.Handle(p, m.ByName("SubmitLead"), s.submitLead)
+	sdk.Handle(p, m.ByName("ListLeads"), s.listLeads)
+}
+
+// businessOf is the business portfolio of a user, as the gateway's
+// me/business_portfolios names it.
+func businessOf(userID string) string { return "bp_" + userID }
+
+// listMyAdAccounts lists the ad accounts of the caller's business, giving
+// it its sandbox account first in development.
+func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *adsv1.ListMyAdAccountsRequest) (*adsv1.ListAdAccountsResponse, error) {
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
+	if err != nil {
+		return nil, err
+	}
+	business := businessOf(call.Principal().UserID)
+	if s.development {
+		if err := s.provisionSandbox(ctx, call, business); err != nil {
+			return nil, err
+		}
+	}
+	q := adsdb.New(s.pool)
+	var rows []adsdb.AdsAdAccount
+	if w.Before != 0 {
+		rows, err = q.BusinessAdAccountsBefore(ctx, adsdb.BusinessAdAccountsBeforeParams{BusinessID: business, Before: w.Before, Lim: w.Fetch()})
+	} else {
+		rows, err = q.BusinessAdAccountsAfter(ctx, adsdb.BusinessAdAccountsAfterParams{BusinessID: business, After: w.After, Lim: w.Fetch()})
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, paging := sdk.Page(w, rows, func(a adsdb.AdsAdAccount) int64 { return a.ID })
+	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging}
+	for i, r := range rows {
+		res.Data[i] = accountProto(r)
+	}
+	return res, nil
+}
+
+// provisionSandbox gives a business with no ad account its sandbox account
+// (development only).
+func (s *service) provisionSandbox(ctx context.Context, call *sdk.Call, business string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := adsdb.New(tx)
+		if err := q.LockBusiness(ctx, business); err != nil {
+			return err
+		}
+		n, err := q.CountBusinessAdAccounts(ctx, business)
+		if err != nil || n > 0 {
+			return err
+		}
+		name := "Sandbox ad account"
+		if u, err := call.Host().UserInfo(ctx, call.Principal().UserID); err == nil && u.GetName() != "" {
+			name = u.GetName() + "'s sandbox ad account"
+		}
+		_, err = q.InsertAdAccount(ctx, adsdb.InsertAdAccountParams{BusinessID: business, Name: name})
+		return err
+	})
+}
+
+// createAdAccount creates a sandbox ad account in the caller's business.
+func (s *service) createAdAccount(ctx context.Context, call *sdk.Call, req *adsv1.CreateAdAccountRequest) (*adsv1.CreatedResponse, error) {
+	if err := plainText("name", req.GetName()); err != nil {
+		return nil, err
+	}
+	business := businessOf(call.Principal().UserID)
+	var row adsdb.AdsAdAccount
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := adsdb.New(tx)
+		if err := q.LockBusiness(ctx, business); err != nil {
+			return err
+		}
+		n, err := q.CountBusinessAdAccounts(ctx, business)
+		if err != nil {
+			return err
+		}
+		if n >= maxAccountsPerBusiness {
+			return sdk.Invalid("name", "Invalid parameter: business %s already has %d sandbox ad accounts, the most it may have.", business, n)
+		}
+		row, err = q.InsertAdAccount(ctx, adsdb.InsertAdAccountParams{BusinessID: business, Name: req.GetName()})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &adsv1.CreatedResponse{Id: formatID(row.ID)}, nil
+}
+
+func (s *service) getAdAccount(ctx context.Context, call *sdk.Call, req *adsv1.GetAdAccountRequest) (*adsv1.AdAccount, error) {
+	row, err := s.ownedAccount(ctx, call, req.GetAdAccountId())
+	if err != nil {
+		return nil, err
+	}
+	return accountProto(row), nil
+}
+
+// ownedAccount reads an ad account of the caller's business; any other
+// account, like one that does not exist, is not found.
+func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (adsdb.AdsAdAccount, error) {
+	n, ok := parseID(id)
+	if !ok {
+		return adsdb.AdsAdAccount{}, accountNotFound(id)
+	}
+	row, err := adsdb.New(s.pool).GetAdAccount(ctx, n)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != businessOf(call.Principal().UserID) {
+		return adsdb.AdsAdAccount{}, accountNotFound(id)
+	}
+	return row, err
+}
+
+func (s *service) listLeadCampaigns(ctx context.Context, call *sdk.Call, req *adsv1.ListLeadCampaignsRequest) (*adsv1.ListLeadCampaignsResponse, error) {
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
+	if err != nil {
+		return nil, err
+	}
+	acct, err := s.ownedAccount(ctx, call, req.GetAdAccountId())
+	if err != nil {
+		return nil, err
+	}
+	q := adsdb.New(s.pool)
+	var rows []adsdb.AdsLeadCampaign
+	if w.Before != 0 {
+		rows, err = q.LeadCampaignsBefore(ctx, adsdb.LeadCampaignsBeforeParams{AdAccountID: acct.ID, Before: w.Before, Lim: w.Fetch()})
+	} else {
+		rows, err = q.LeadCampaignsAfter(ctx, adsdb.LeadCampaignsAfterParams{AdAccountID: acct.ID, After: w.After, Lim: w.Fetch()})
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, paging := sdk.Page(w, rows, func(c adsdb.AdsLeadCampaign) int64 { return c.ID })
+	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging}
+	for i, r := range rows {
+		res.Data[i] = &adsv1.LeadCampaign{Id: formatID(r.ID), AdAccountId: formatID(r.AdAccountID), Name: r.Name,
+			Objective: "OUTCOME_LEADS", Status: r.Status, LeadgenFormId: optionalID(r.LeadgenFormID), CreatedTime: rfc3339(r.CreatedAt)}
+	}
+	return res, nil
+}
+
+// createLeadCampaign creates a lead campaign, PAUSED unless asked ACTIVE.
+func (s *service) createLeadCampaign(ctx context.Context, call *sdk.Call, req *adsv1.CreateLeadCampaignRequest) (*adsv1.CreatedResponse, error) {
+	if err := plainText("name", req.GetName()); err != nil {
+		return nil, err
+	}
+	acct, err := s.ownedAccount(ctx, call, req.GetAdAccountId())
+	if err != nil {
+		return nil, err
+	}
+	status := req.GetStatus()
+	if status == "" {
+		status = "PAUSED"
+	}
+	var form *int64
+	if f := req.GetLeadgenFormId(); f != "" {
+		id, ok := parseID(f)
+		exists := false
+		if ok {
+			if exists, err = adsdb.New(s.pool).FormOfAccountExists(ctx, adsdb.FormOfAccountExistsParams{AdAccountID: acct.ID, ID: id}); err != nil {
+				return nil, err
+			}
+		}
+		if !exists {
+			e := sdk.NotFound("Lead form " + f + " of ad account " + req.GetAdAccountId())
+			e.Field = "leadgen_form_id"
+			return nil, e
+		}
+		form = &id
+	}
+	row, err := adsdb.New(s.pool).InsertLeadCampaign(ctx, adsdb.InsertLeadCampaignParams{AdAccountID: acct.ID, Name: req.GetName(), Status: status, LeadgenFormID: form})
+	if err != nil {
+		return nil, err
+	}
+	return &adsv1.CreatedResponse{Id: formatID(row.ID)}, nil
+}
+
+func accountProto(r adsdb.AdsAdAccount) *adsv1.AdAccount {
+	return &adsv1.AdAccount{Id: formatID(r.ID), Name: r.Name, BusinessId: r.BusinessID, Currency: r.Currency,
+		IsSandbox: r.IsSandbox, CreatedTime: rfc3339(r.CreatedAt)}
+}
+
+func accountNotFound(id string) error { return sdk.NotFound("Ad account " + id) }
+
+// plainText refuses text with a NUL character, which PostgreSQL cannot
+// store; the gateway has checked lengths.
+func plainText(field, s string) error {
+	if strings.ContainsRune(s, 0) {
+		return sdk.Invalid(field, "Invalid parameter: %s must not contain the NUL character.", field)
+	}
+	return nil
+}
+
+// parseID reads an id this plugin handed out. Ids are opaque to callers:
+// anything else names nothing (CONTRACT §1), so the caller answers 404.
+func parseID(s string) (int64, bool) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+func formatID(id int64) string { return strconv.FormatInt(id, 10) }
+
+func optionalID(id *int64) string {
+	if id == nil {
+		return ""
+	}
+	return formatID(*id)
+}
+
+func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

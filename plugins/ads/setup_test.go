@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	adssql "github.com/svcplatform/svc/plugins/ads/sql"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+)
+
+func TestMain(m *testing.M) { plugintest.Main(m, "ads", adssql.Migrations()) }
+
+const (
+	owner    = "1000000001"
+	consumer = "1000000002"
+	appID    = "2000000001"
+
+	procListMine       = "/svc.ads.v1.AdsService/ListMyAdAccounts"
+	procCreateAccount  = "/svc.ads.v1.AdsService/CreateAdAccount"
+	procGetAccount     = "/svc.ads.v1.AdsService/GetAdAccount"
+	procListCampaigns  = "/svc.ads.v1.AdsService/ListLeadCampaigns"
+	procCreateCampaign = "/svc.ads.v1.AdsService/CreateLeadCampaign"
+	procListForms      = "/svc.ads.v1.AdsService/ListLeadgenForms"
+	procCreateForm     = "/svc.ads.v1.AdsService/CreateLeadgenForm"
+	procGetForm        = "/svc.ads.v1.AdsService/GetLeadgenForm"
+	procSubmitLead     = "/svc.ads.v1.AdsService/SubmitLead"
+	procListLeads      = "/svc.ads.v1.AdsService/ListLeads"
+)
+
+func user(id string) sdk.Principal {
+	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: id, AppID: appID,
+		Scopes: []string{"ads_read", "ads_management", "leads_retrieval"}}
+}
+
+func session(id string) sdk.Principal {
+	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: id}
+}
+
+// users stands in for the gateway's Host service: every user exists and
+// is called by its id.
+type users struct {
+	pluginv1.UnimplementedHostServer
+}
+
+func (users) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	return &pluginv1.UserInfoResponse{UserExists: true, Name: "User " + req.GetUserId()}, nil
+}
+
+type bundle struct {
+	tp   *plugintest.Plugin
+	pool *pgxpool.Pool
+}
+
+// setup runs the plugin in-process on a fresh database.
+func setup(t testing.TB, development bool) *bundle {
+	t.Helper()
+	pool := plugintest.Database(t)
+	p := sdk.New(sdk.Info{Name: "ads", Version: version})
+	(&service{pool: pool, development: development}).register(p)
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(users{})), pool: pool}
+}
+
+func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return plugintest.Call[T](ctx, b.tp, proc, who, req)
+}
+
+func must[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) T {
+	t.Helper()
+	res, err := call[T](t, b, proc, who, req)
+	if err != nil {
+		t.Fatalf("%s: %v", proc, err)
+	}
+	return res
+}
+
+func countRows(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

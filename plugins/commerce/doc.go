@@ -1,0 +1,26 @@
+// Command commerce is the commerce product plugin (CONTRACT §12): shops
+// ("maisons"), their catalogs, and checkout, which turns a cart into an
+// order waiting for payment. It owns the commerce schema (migrated at
+// start) and serves svc.commerce.v1.CommerceService to the gateway.
+//
+// # Checkout
+//
+// maison/<id>/checkout prices each line from the shop's catalog in the
+// transaction that stores the order, in the shop's currency and its minor
+// units, and answers {order_id, status:"pending_payment", total}. Payment
+// happens outside the platform; no money moves here. Idempotency is the
+// gateway's: a Graph write with an Idempotency-Key already used by the same
+// caller answers the first response without calling the plugin again
+// (CONTRACT §1), so a retried checkout never orders twice.
+//
+// # Development shop
+//
+// In a development installation (SVC_DEV_SEED=1) the plugin seeds one shop,
+// Maison Demo (id 7000000001, EUR), with three products that can be ordered
+// (7100000001 to 7100000003) and one that is sold out (7100000004). Their
+// ids are fixed so that guides and tests can name them; shops made later
+// take ids from 7000000101.
+//
+// It is started by the gateway, never by hand; it reads the database URL
+// from SVC_DATABASE_URL, which the gateway passes on.
+package main

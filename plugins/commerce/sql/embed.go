@@ -1,0 +1,20 @@
+// Package commercesql embeds the commerce plugin's schema migrations, so that
+// they ship inside the plugin binary.
+package commercesql
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations returns the commerce schema's migration files, NNNN_name.sql.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // the path is fixed at compile time
+	}
+	return sub
+}
