@@ -455,7 +455,7 @@ func TestSlowEndpointHoldsNoMoreThanItsAppShareOfTheWorkers(t *testing.T) {
 	run(t, b.svc)
 	// Without the share, the hanging endpoint takes every worker after a
 	// few events and the other app waits a whole attempt timeout.
-	eventually(t, 10*time.Second, "every event delivered to the fast app while the slow one hangs",
+	eventually(t, 30*time.Second, "every event delivered to the fast app while the slow one hangs",
 		func() bool { return len(fast.received()) == events })
 	eventually(t, 5*time.Second, "the slow endpoint holding its share", func() bool { return slow.holding.Load() == share })
 	if peak := slow.peak.Load(); peak != share {
