@@ -22,6 +22,21 @@ import (
 // empty when the socket is trusted). Progress goes to progress
 // (pg_basebackup's own report), nil for none.
 func Backup(ctx context.Context, srcDir, dest, password string, progress io.Writer, logger *slog.Logger) error {
+	return backup(ctx, srcDir, dest, password, false, progress, logger)
+}
+
+// Standby is Backup made into a streaming standby of the cluster in srcDir
+// (pg_basebackup --write-recovery-conf): Start(Options{Dir: dest}, without
+// a Password, since a standby cannot set one) then serves a read-only copy
+// that follows the primary over its private socket. It has the primary's
+// roles and their passwords, so the members of PasswordGroup sign in to it
+// with theirs. For read-replica tests and single-machine trials; a
+// production replica is made by the operator's own tools.
+func Standby(ctx context.Context, srcDir, dest, password string, logger *slog.Logger) error {
+	return backup(ctx, srcDir, dest, password, true, nil, logger)
+}
+
+func backup(ctx context.Context, srcDir, dest, password string, standby bool, progress io.Writer, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -59,6 +74,9 @@ func Backup(ctx context.Context, srcDir, dest, password string, progress io.Writ
 		"--pgdata", to.dataDir, "--wal-method", "stream", "--checkpoint", "fast", "--no-password"}
 	if progress != nil {
 		args = append(args, "--progress", "--verbose")
+	}
+	if standby {
+		args = append(args, "--write-recovery-conf")
 	}
 	// The data folder must be created by pg_basebackup itself, as the
 	// account the server will run as.

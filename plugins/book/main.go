@@ -7,6 +7,7 @@ import (
 
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 	booksql "github.com/svcplatform/svc/sql/book"
 )
 
@@ -28,7 +29,13 @@ func run(p *sdk.Plugin) error {
 	if err != nil {
 		return err
 	}
-	svc := &service{pool: pool}
+	// Reads of posts may come from a read replica when the gateway has one.
+	db, err := replica.Open(pool, 16, p.Logger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := &service{pool: pool, db: db}
 	svc.register(p)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	p.Serve()

@@ -15,13 +15,15 @@ import (
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 )
 
 // EventPostCreated is emitted when a post is published.
 const EventPostCreated = "book.post.created"
 
 type service struct {
-	pool *pgxpool.Pool
+	pool *pgxpool.Pool // the primary: writes
+	db   *replica.DB   // reads, from a replica when the gateway allows
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -74,16 +76,20 @@ func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPo
 	if err != nil {
 		return nil, err
 	}
-	q := bookdb.New(s.pool)
 	var rows []bookdb.BookPost
-	switch {
-	case w.After != 0:
-		rows, err = q.ListPostsAfter(ctx, bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()})
-	case w.Before != 0:
-		rows, err = q.ListPostsBefore(ctx, bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()})
-	default:
-		rows, err = q.ListPostsFirst(ctx, bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()})
-	}
+	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
+		q := bookdb.New(db)
+		var err error
+		switch {
+		case w.After != 0:
+			rows, err = q.ListPostsAfter(ctx, bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()})
+		case w.Before != 0:
+			rows, err = q.ListPostsBefore(ctx, bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()})
+		default:
+			rows, err = q.ListPostsFirst(ctx, bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()})
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +108,11 @@ func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPo
 	if err != nil {
 		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}
-	row, err := bookdb.New(s.pool).GetPost(ctx, id)
+	var row bookdb.BookPost
+	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
+		row, err = bookdb.New(db).GetPost(ctx, id)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}

@@ -10,6 +10,7 @@ import (
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 )
 
 // version is the plugin's version, shown to operators.
@@ -43,7 +44,14 @@ func setUp(p *sdk.Plugin) error {
 			return fmt.Errorf("seed the sponsored item: %w", err)
 		}
 	}
-	(&service{pool: pool}).register(p)
+	// Chat list and thread reads may come from a read replica when the
+	// gateway has one.
+	db, err := replica.Open(pool, 8, p.Logger())
+	if err != nil {
+		pool.Close()
+		return err
+	}
+	(&service{pool: pool, db: db}).register(p)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 )
 
 // inboxProcedure is svcchat's inbox of Page threads for the signed-in user.
@@ -26,7 +27,8 @@ const inboxProcedure = "/svc.svcchat.v1.SvcchatService/Inbox"
 const listLimit = 200
 
 type service struct {
-	pool *pgxpool.Pool
+	pool *pgxpool.Pool // the primary: writes
+	db   *replica.DB   // reads without side effects, from a replica when the gateway allows
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -111,8 +113,16 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 			"updatedAt": t.GetUpdatedAt(), "deepLink": t.GetDeepLink(), "lastMessage": map[string]any{
 				"text": t.GetLastMessage().GetText(), "senderLabel": t.GetLastMessage().GetSenderLabel(), "createdAt": t.GetLastMessage().GetCreatedAt()}}})
 	}
-	q := chatdb.New(s.pool)
-	rows, err := q.ListUserThreads(ctx, chatdb.ListUserThreadsParams{UserID: userID, Lim: listLimit})
+	var rows []chatdb.ListUserThreadsRow
+	var ad any
+	err := s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
+		q := chatdb.New(db)
+		if rows, err = q.ListUserThreads(ctx, chatdb.ListUserThreadsParams{UserID: userID, Lim: listLimit}); err != nil {
+			return err
+		}
+		ad, err = s.sponsoredAd(ctx, q)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +147,6 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 		direct = append(direct, chatItem{at: r.UpdatedAt.Time, json: map[string]any{"kind": "direct",
 			"threadId": strconv.FormatInt(r.ID, 10), "withUserId": other, "withUserName": name, "updatedAt": rfc3339(r.UpdatedAt),
 			"lastMessage": map[string]any{"text": r.Text, "senderLabel": label, "createdAt": rfc3339(r.MessageCreatedAt)}}})
-	}
-	ad, err := s.sponsoredAd(ctx, q)
-	if err != nil {
-		return nil, err
 	}
 	out := map[string]any{"sponsoredAd": ad}
 	if view == "list" {
@@ -177,28 +183,33 @@ func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chat
 	if err != nil {
 		return nil, notFound
 	}
-	q := chatdb.New(s.pool)
-	th, err := q.GetThread(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && th.UserLow != userID && th.UserHigh != userID {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	before := th.LastMessageSeq + 1
-	if req.GetBefore() != "" {
-		if before, err = q.MessageSeq(ctx, chatdb.MessageSeqParams{ThreadID: id, ID: req.GetBefore()}); errors.Is(err, pgx.ErrNoRows) {
-			return nil, sdk.Invalid("before", "Invalid parameter: before must be a message of this thread.")
-		} else if err != nil {
-			return nil, err
-		}
-	}
 	limit := req.GetLimit()
 	if limit == 0 {
 		limit = threadPage
 	}
-	// One more than asked tells whether older messages remain.
-	rows, err := q.ListThreadMessages(ctx, chatdb.ListThreadMessagesParams{ThreadID: id, BeforeSeq: before, Lim: limit + 1})
+	var th chatdb.ChatDirectThread
+	var rows []chatdb.ChatDirectMessage
+	err = s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
+		q := chatdb.New(db)
+		th, err = q.GetThread(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && th.UserLow != userID && th.UserHigh != userID {
+			return notFound
+		}
+		if err != nil {
+			return err
+		}
+		before := th.LastMessageSeq + 1
+		if req.GetBefore() != "" {
+			if before, err = q.MessageSeq(ctx, chatdb.MessageSeqParams{ThreadID: id, ID: req.GetBefore()}); errors.Is(err, pgx.ErrNoRows) {
+				return sdk.Invalid("before", "Invalid parameter: before must be a message of this thread.")
+			} else if err != nil {
+				return err
+			}
+		}
+		// One more than asked tells whether older messages remain.
+		rows, err = q.ListThreadMessages(ctx, chatdb.ListThreadMessagesParams{ThreadID: id, BeforeSeq: before, Lim: limit + 1})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

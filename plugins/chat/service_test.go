@@ -17,6 +17,7 @@ import (
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
@@ -56,7 +57,7 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	p := sdk.New(info)
-	(&service{pool: pool}).register(p)
+	(&service{pool: pool, db: replica.PrimaryOnly(pool)}).register(p)
 	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(&svcchatInbox{updatedAt: "2000-01-01T00:00:00Z"})), pool: pool}
 }
 

@@ -110,8 +110,12 @@ func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, 
 	return nil
 }
 
-// callContext applies the gateway's deadline to the handler's context.
+// callContext applies the gateway's deadline to the handler's context and
+// carries its read-replica decision (MayReadReplica).
 func callContext(ctx context.Context, req *pluginv1.InvokeRequest) (context.Context, context.CancelFunc) {
+	if req.GetReadReplica() {
+		ctx = WithReadReplica(ctx)
+	}
 	if d := req.GetDeadlineUnixNano(); d > 0 {
 		return context.WithDeadline(ctx, time.Unix(0, d))
 	}
@@ -142,4 +146,23 @@ func (p *Plugin) refuse(call *Call, err error) *pluginv1.Error {
 func (p *Plugin) panicked(call *Call, r any) *pluginv1.Error {
 	call.Logger().Error("handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 	return Internal(fmt.Errorf("panic: %v", r)).Proto()
+}
+
+type readReplicaKey struct{}
+
+// WithReadReplica marks ctx as the gateway marks a call that may read a
+// replica: for tests of handlers, and for in-process callers that make the
+// same decision themselves.
+func WithReadReplica(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readReplicaKey{}, true)
+}
+
+// MayReadReplica reports whether the gateway let the call being served read
+// from a read replica: the method has no side effects, a healthy replica is
+// configured, and it has replayed the caller's own last write. Outside a
+// call (background work) it is false. plugins/sdk/replica uses it to choose
+// a pool.
+func MayReadReplica(ctx context.Context) bool {
+	ok, _ := ctx.Value(readReplicaKey{}).(bool)
+	return ok
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
@@ -60,13 +61,29 @@ func (s *service) inbox(ctx context.Context, call *sdk.Call, req *svcchatv1.Inbo
 	if req.GetUserId() != userID {
 		return nil, sdk.Invalid("userId", "Invalid parameter: userId must be the signed-in user.")
 	}
-	q := svcchatdb.New(s.pool)
+	// A list that may lag: from the read replica when the gateway allows,
+	// all of it again from the primary should the replica fail midway.
+	var res *svcchatv1.InboxResponse
+	pages := map[string]*pluginv1.PageAccessResponse{}
+	err := s.db.Read(ctx, func(db *pgxpool.Pool) error {
+		var err error
+		res, err = s.inboxFrom(ctx, call, svcchatdb.New(db), userID, pages)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// inboxFrom reads the inbox of userID with q; pages caches the Pages'
+// access answers across tries.
+func (s *service) inboxFrom(ctx context.Context, call *sdk.Call, q *svcchatdb.Queries, userID string, pages map[string]*pluginv1.PageAccessResponse) (*svcchatv1.InboxResponse, error) {
 	rows, err := q.ListUserConversations(ctx, svcchatdb.ListUserConversationsParams{UserID: userID, Lim: inboxLimit})
 	if err != nil {
 		return nil, err
 	}
 	res := &svcchatv1.InboxResponse{Threads: []*svcchatv1.InboxThread{}}
-	pages := map[string]*pluginv1.PageAccessResponse{}
 	for _, r := range rows {
 		c := r.SvcchatConversation
 		if OptInStatus(r.OptInStatus) != OptInActive {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 )
 
@@ -41,7 +42,13 @@ func setUp(p *sdk.Plugin) error {
 	if err != nil {
 		return err
 	}
-	svc := &service{pool: pool, log: p.Logger(), assistant: newAssistant(pool, p.Host, p.Logger())}
+	// Conversation and message reads may come from a read replica when the
+	// gateway has one.
+	db, err := replica.Open(pool, 16, p.Logger())
+	if err != nil {
+		return err
+	}
+	svc := &service{pool: pool, db: db, log: p.Logger(), assistant: newAssistant(pool, p.Host, p.Logger())}
 	if v, err := strconv.ParseInt(os.Getenv(envTestMinExpiresIn), 10, 64); err == nil && v >= 1 && v < minExpiresIn {
 		expiresInFloor = v
 		p.Logger().Warn("handover expires_in may be as short as the test setting", "seconds", v, "variable", envTestMinExpiresIn)

@@ -17,11 +17,13 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
 type service struct {
-	pool *pgxpool.Pool
+	pool *pgxpool.Pool // the primary: writes, and reads inside them
+	db   *replica.DB   // reads without side effects, from a replica when the gateway allows
 	log  *slog.Logger
 	// assistant is nudged when a user's message asks for its first reply;
 	// nil in tests that run without it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
@@ -25,33 +26,33 @@ func (s *service) listConversations(ctx context.Context, _ *sdk.Call, req *svcch
 	if err != nil {
 		return nil, err
 	}
-	q := svcchatdb.New(s.pool)
 	var rows []conversationRow
-	switch {
-	case w.After != 0:
-		r, err := q.ListConversationsAfter(ctx, svcchatdb.ListConversationsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()})
-		if err != nil {
-			return nil, err
+	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
+		rows = rows[:0]
+		q := svcchatdb.New(db)
+		switch {
+		case w.After != 0:
+			r, err := q.ListConversationsAfter(ctx, svcchatdb.ListConversationsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()})
+			for _, c := range r {
+				rows = append(rows, conversationRow(c))
+			}
+			return err
+		case w.Before != 0:
+			r, err := q.ListConversationsBefore(ctx, svcchatdb.ListConversationsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()})
+			for _, c := range r {
+				rows = append(rows, conversationRow(c))
+			}
+			return err
+		default:
+			r, err := q.ListConversationsFirst(ctx, svcchatdb.ListConversationsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()})
+			for _, c := range r {
+				rows = append(rows, conversationRow(c))
+			}
+			return err
 		}
-		for _, c := range r {
-			rows = append(rows, conversationRow(c))
-		}
-	case w.Before != 0:
-		r, err := q.ListConversationsBefore(ctx, svcchatdb.ListConversationsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range r {
-			rows = append(rows, conversationRow(c))
-		}
-	default:
-		r, err := q.ListConversationsFirst(ctx, svcchatdb.ListConversationsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range r {
-			rows = append(rows, conversationRow(c))
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c conversationRow) int64 { return c.SvcchatConversation.ID })
 	res := &svcchatv1.ListConversationsResponse{Data: make([]*svcchatv1.Conversation, len(rows)), Paging: paging}
@@ -77,7 +78,11 @@ func (s *service) conversation(ctx context.Context, pageID, id string) (conversa
 	if !ok {
 		return conversationRow{}, sdk.NotFound("Conversation " + id)
 	}
-	c, err := svcchatdb.New(s.pool).GetConversation(ctx, svcchatdb.GetConversationParams{PageID: pageID, ID: cid})
+	var c svcchatdb.GetConversationRow
+	err := s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
+		c, err = svcchatdb.New(db).GetConversation(ctx, svcchatdb.GetConversationParams{PageID: pageID, ID: cid})
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return conversationRow{}, sdk.NotFound("Conversation " + id)
 	}
@@ -112,16 +117,19 @@ func (s *service) listMessages(ctx context.Context, _ *sdk.Call, req *svcchatv1.
 		return nil, err
 	}
 	conv := row.SvcchatConversation
-	q := svcchatdb.New(s.pool)
 	var rows []svcchatdb.SvcchatMessage
-	switch {
-	case w.After != 0:
-		rows, err = q.ListMessagesAfter(ctx, svcchatdb.ListMessagesAfterParams{PageID: conv.PageID, ConversationID: conv.ID, Cursor: w.After, Lim: w.Fetch()})
-	case w.Before != 0:
-		rows, err = q.ListMessagesBefore(ctx, svcchatdb.ListMessagesBeforeParams{PageID: conv.PageID, ConversationID: conv.ID, Cursor: w.Before, Lim: w.Fetch()})
-	default:
-		rows, err = q.ListMessagesFirst(ctx, svcchatdb.ListMessagesFirstParams{PageID: conv.PageID, ConversationID: conv.ID, Lim: w.Fetch()})
-	}
+	err = s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
+		q := svcchatdb.New(db)
+		switch {
+		case w.After != 0:
+			rows, err = q.ListMessagesAfter(ctx, svcchatdb.ListMessagesAfterParams{PageID: conv.PageID, ConversationID: conv.ID, Cursor: w.After, Lim: w.Fetch()})
+		case w.Before != 0:
+			rows, err = q.ListMessagesBefore(ctx, svcchatdb.ListMessagesBeforeParams{PageID: conv.PageID, ConversationID: conv.ID, Cursor: w.Before, Lim: w.Fetch()})
+		default:
+			rows, err = q.ListMessagesFirst(ctx, svcchatdb.ListMessagesFirstParams{PageID: conv.PageID, ConversationID: conv.ID, Lim: w.Fetch()})
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 )
 
@@ -101,7 +102,7 @@ func setup(t *testing.T) *bundle {
 		roles: map[string]pluginv1.PageRole{pageOwner: pluginv1.PageRole_PAGE_ROLE_OWNER, pageAdmin: pluginv1.PageRole_PAGE_ROLE_ADMIN},
 	}
 	p := sdk.New(info)
-	(&service{pool: pool, log: p.Logger()}).register(p)
+	(&service{pool: pool, db: replica.PrimaryOnly(pool), log: p.Logger()}).register(p)
 	return &bundle{p: p, tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool}
 }
 

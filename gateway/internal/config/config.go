@@ -51,6 +51,9 @@ type Config struct {
 	// Retention bounds the core tables (gateway/internal/prune); zero
 	// fields keep the defaults.
 	Retention Retention `json:"retention"`
+	// Replica optionally adds a PostgreSQL read replica that serves reads
+	// which may lag (docs/DECISIONS.md, "Read replicas"); none by default.
+	Replica Replica `json:"replica"`
 
 	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty
 	// means the embedded cluster under DataDir.
@@ -70,6 +73,20 @@ type Retention struct {
 	IdempotencyKeys Duration `json:"idempotency_keys,omitempty"`
 	// Interval between pruning rounds (default 10m).
 	Interval Duration `json:"interval,omitempty"`
+}
+
+// Replica is a read replica of the database: a streaming standby.
+type Replica struct {
+	// URL is the standby's postgres:// URL with the gateway's role
+	// (SVC_DATABASE_REPLICA_URL; prefer the environment or a pgpass file
+	// for a password); empty means no replica. Plugins get it with their
+	// own role, which the standby has by replication.
+	URL string `json:"url,omitempty"`
+	// MaxLag is how far behind in time the replica may be and still serve
+	// reads (default 5s).
+	MaxLag Duration `json:"max_lag,omitempty"`
+	// MaxLagBytes is how far behind in WAL bytes (default 16 MiB).
+	MaxLagBytes int64 `json:"max_lag_bytes,omitempty"`
 }
 
 // Duration is a time.Duration written as Go writes it ("90s", "168h") in
@@ -174,6 +191,9 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	retainDeliveries := fs.Duration("retain-deliveries", 0, "keep finished webhook deliveries and their attempts this long (0: 720h)")
 	retainKeys := fs.Duration("retain-idempotency-keys", 0, "replay a write's answer for its Idempotency-Key this long (0: 24h)")
 	pruneInterval := fs.Duration("prune-interval", 0, "time between pruning rounds (0: 10m)")
+	replicaURL := fs.String("database-replica-url", "", "postgres:// URL of a streaming read replica serving reads that may lag (default: none)")
+	replicaLag := fs.Duration("replica-max-lag", 0, "skip the read replica while it is this far behind (0: 5s)")
+	replicaLagBytes := fs.Int64("replica-max-lag-bytes", 0, "skip the read replica while it is this many WAL bytes behind (0: 16 MiB)")
 	pins := map[string]string{}
 	fs.Func("plugin-pin", "pin a plugin binary: name=<sha256 in lowercase hex> (repeatable; SVC_PLUGIN_PIN takes a comma-separated list)", func(v string) error {
 		for _, one := range strings.Split(v, ",") {
@@ -253,6 +273,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.Retention.IdempotencyKeys = Duration(*retainKeys)
 		case "prune-interval":
 			cfg.Retention.Interval = Duration(*pruneInterval)
+		case "database-replica-url":
+			cfg.Replica.URL = *replicaURL
+		case "replica-max-lag":
+			cfg.Replica.MaxLag = Duration(*replicaLag)
+		case "replica-max-lag-bytes":
+			cfg.Replica.MaxLagBytes = *replicaLagBytes
 		case "plugin-pin":
 			if cfg.PluginPins == nil {
 				cfg.PluginPins = map[string]string{}
@@ -314,6 +340,15 @@ func (c *Config) finish() error {
 		return fmt.Errorf("--public-url %q must be an absolute http(s) URL", c.PublicURL)
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.Replica.MaxLag < 0 || c.Replica.MaxLagBytes < 0 {
+		return errors.New("--replica-max-lag and --replica-max-lag-bytes must not be negative")
+	}
+	if c.Replica.URL != "" {
+		if u, err := url.Parse(c.Replica.URL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			// Not echoed: it may hold a password.
+			return errors.New("--database-replica-url must be a postgres:// URL")
+		}
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

@@ -120,3 +120,37 @@ func TestRetentionComesFromTheFileAndFlagsAsGoDurations(t *testing.T) {
 		t.Fatalf("a bad duration: err = %v", err)
 	}
 }
+
+func TestTheReadReplicaComesFromTheEnvironmentTheFileOrFlags(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse(nil, env(nil), io.Discard)
+	if err != nil || cfg.Replica != (Replica{}) {
+		t.Fatalf("no replica is configured by default: %+v, %v", cfg.Replica, err)
+	}
+	cfg, err = Parse(nil, env(map[string]string{"SVC_DATABASE_REPLICA_URL": "postgres://r/svc", "SVC_REPLICA_MAX_LAG": "2s"}), io.Discard)
+	if err != nil || cfg.Replica.URL != "postgres://r/svc" || time.Duration(cfg.Replica.MaxLag) != 2*time.Second {
+		t.Fatalf("from the environment: %+v, %v", cfg.Replica, err)
+	}
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"replica":{"url":"postgres://file/svc","max_lag":"9s","max_lag_bytes":1024}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Parse([]string{"--config", file, "--replica-max-lag-bytes", "2048"}, env(nil), io.Discard)
+	want := Replica{URL: "postgres://file/svc", MaxLag: Duration(9 * time.Second), MaxLagBytes: 2048}
+	if err != nil || cfg.Replica != want {
+		t.Fatalf("file and flag: %+v, %v; want %+v", cfg.Replica, err, want)
+	}
+}
+
+func TestABadReadReplicaSettingIsRefusedWithoutEchoingTheURL(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--database-replica-url", "mysql://user:secret@h/db"},
+		{"--replica-max-lag-bytes", "-1"},
+	} {
+		_, err := Parse(args, env(nil), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "replica") || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%v: err = %v", args, err)
+		}
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/openai"
 	"github.com/svcplatform/svc/gateway/internal/openapi"
 	"github.com/svcplatform/svc/gateway/internal/prune"
+	"github.com/svcplatform/svc/gateway/internal/replica"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
@@ -51,6 +52,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	sdkreplica "github.com/svcplatform/svc/plugins/sdk/replica"
 )
 
 // Run starts the gateway with command-line args and serves until ctx is
@@ -152,7 +154,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		srv:   srv,
 		calls: calls,
 		guard: guard{a: authn},
-		core:  route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core, calls: calls}},
+		// The gateway's own services read the primary only: their lookups
+		// (tokens, apps, roles) must not lag.
+		core: route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core, calls: calls}, PrimaryOnly: true},
+	}
+	// A read replica, when configured, serves plugin reads that may lag;
+	// the gateway's own lookups (tokens, sessions, apps) stay on the primary.
+	var reads *replica.Router
+	if cfg.Replica.URL != "" {
+		reads, err = replica.New(replica.Options{Primary: db.Pool, URL: cfg.Replica.URL,
+			MaxLag: time.Duration(cfg.Replica.MaxLag), MaxLagBytes: cfg.Replica.MaxLagBytes, Log: log.With("component", "replica")})
+		if err != nil {
+			return err
+		}
+		defer reads.Close()
+		metrics.Registry().MustRegister(reads.Collectors()...)
+		go reads.Run(ctx)
+		r.reads = reads
+		log.Info("read replica configured", "max_lag", time.Duration(cfg.Replica.MaxLag).String(), "max_lag_bytes", cfg.Replica.MaxLagBytes)
 	}
 	devSeed := "1"
 	if cfg.NoDevSeed {
@@ -179,6 +198,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return nil, err
 			}
 			env := []string{migrate.EnvDatabaseURL + "=" + dbURL, "SVC_DEV_SEED=" + devSeed}
+			if cfg.Replica.URL != "" {
+				// The standby has the plugin's role by replication.
+				replicaURL, err := store.SameRole(cfg.Replica.URL, dbURL, db.URL)
+				if err != nil {
+					return nil, err
+				}
+				env = append(env, sdkreplica.EnvURL+"="+replicaURL)
+			}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
 			}

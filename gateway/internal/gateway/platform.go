@@ -35,6 +35,9 @@ type routing struct {
 	compiled []server.Service // compiled-in Connect services (platform, admin)
 	host     *host.Host
 	calls    *observe.Calls
+	// reads, when a read replica is configured, decides which reads it
+	// serves (gateway/internal/replica); nil otherwise.
+	reads route.Reads
 
 	mu    sync.Mutex // serialises rebuilds
 	table atomic.Pointer[route.Table]
@@ -54,6 +57,9 @@ func (r *routing) rebuild(snapshot []*host.Loaded) error {
 	t, err := route.Build(sources, r.guard)
 	if err != nil {
 		return err
+	}
+	if r.reads != nil {
+		t.WithReads(r.reads)
 	}
 	if err := graph.CheckNodes(t); err != nil {
 		return err

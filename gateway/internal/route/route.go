@@ -44,12 +44,23 @@ type Guard interface {
 	Check(ctx context.Context, access *pluginv1.Access, target Target) (*pluginv1.Principal, error)
 }
 
+// Reads decides which reads a read replica may serve (gateway/internal/replica).
+type Reads interface {
+	// MayRead answers whether a read by p may be served by the replica.
+	MayRead(p *pluginv1.Principal) bool
+	// Wrote says that a call of p with side effects has ended.
+	Wrote(p *pluginv1.Principal)
+}
+
 // Source is one plugin (or the gateway's own in-process services) as the
 // router sees it.
 type Source struct {
 	Name     string
 	Manifest *pluginv1.Manifest
 	Invoker  Invoker
+	// PrimaryOnly: the source never reads a replica (the gateway's own
+	// services), so its reads are not offered one.
+	PrimaryOnly bool
 }
 
 // Method is one routable method.
@@ -64,7 +75,11 @@ type Method struct {
 	// RESTSuccessStatus is the status of a successful REST answer (the
 	// rest_success_status option); 0 means 200.
 	RESTSuccessStatus int
-	invoker           Invoker
+	// ReadOnly: the method has no side effects (idempotency_level
+	// NO_SIDE_EFFECTS), so a read replica may serve it.
+	ReadOnly    bool
+	primaryOnly bool
+	invoker     Invoker
 }
 
 // Table is one immutable generation of routes.
@@ -74,6 +89,7 @@ type Table struct {
 	services []server.Service
 	files    Files
 	guard    Guard
+	reads    Reads
 }
 
 // Build makes a route table from sources. It fails when a manifest's
@@ -134,6 +150,8 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 			Access:            access,
 			Graph:             graph,
 			RESTSuccessStatus: int(status),
+			ReadOnly:          readOnly(md),
+			primaryOnly:       src.PrimaryOnly,
 			invoker:           src.Invoker,
 		}
 		t.methods[m.Procedure] = m
@@ -149,6 +167,14 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 			vanguard.WithTargetCodecs(vanguard.CodecProto),
 		},
 	}, nil
+}
+
+// WithReads has the table ask reads, per call, whether a read replica may
+// serve a read, and tell it of every call with side effects. Call it before
+// the table is in use.
+func (t *Table) WithReads(reads Reads) *Table {
+	t.reads = reads
+	return t
 }
 
 // Sources are the plugins (and in-process services) the table was built
@@ -184,6 +210,7 @@ func (t *Table) Call(ctx context.Context, m *Method, req proto.Message, raw []by
 	if err != nil {
 		return nil, err
 	}
+	defer t.wrote(m, ireq)
 	res, err := m.invoker.Invoke(ctx, ireq)
 	if err != nil {
 		return nil, err
@@ -209,6 +236,7 @@ func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []
 	if err != nil {
 		return err
 	}
+	defer t.wrote(m, ireq)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var shutdown atomic.Bool
@@ -260,7 +288,24 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 	if d, ok := ctx.Deadline(); ok {
 		ireq.DeadlineUnixNano = d.UnixNano()
 	}
+	if m.ReadOnly && !m.primaryOnly && t.reads != nil {
+		ireq.ReadReplica = t.reads.MayRead(principal)
+	}
 	return ireq, nil
+}
+
+// wrote tells the read router that a call with side effects has ended,
+// whatever its outcome (a refused call may still have committed something).
+func (t *Table) wrote(m *Method, ireq *pluginv1.InvokeRequest) {
+	if !m.ReadOnly && t.reads != nil {
+		t.reads.Wrote(ireq.GetPrincipal())
+	}
+}
+
+// readOnly reports whether md declares no side effects.
+func readOnly(md protoreflect.MethodDescriptor) bool {
+	mo, ok := md.Options().(*descriptorpb.MethodOptions)
+	return ok && mo.GetIdempotencyLevel() == descriptorpb.MethodOptions_NO_SIDE_EFFECTS
 }
 
 // AccessOf is the access rule of a method: its own access option, else its
@@ -315,8 +360,7 @@ func stringField(req proto.Message, name, fallback string) string {
 // request and response kept as bytes.
 func (t *Table) handler(m *Method) http.Handler {
 	opts := []connect.HandlerOption{connect.WithCodec(rawCodec{}), connect.WithSchema(m.Desc)}
-	if mo, ok := m.Desc.Options().(*descriptorpb.MethodOptions); ok &&
-		mo.GetIdempotencyLevel() == descriptorpb.MethodOptions_NO_SIDE_EFFECTS {
+	if m.ReadOnly {
 		// Lets Connect clients call it with GET, cacheable.
 		opts = append(opts, connect.WithIdempotency(connect.IdempotencyNoSideEffects))
 	}

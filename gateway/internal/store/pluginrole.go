@@ -200,3 +200,23 @@ SELECT kind, name FROM (
 	}
 	return nil
 }
+
+// SameRole answers replicaURL signing in as pluginURL does: the plugin's
+// own role and password (store.PluginURL), which a streaming standby has by
+// replication. When the plugin shares the gateway's URL (gatewayURL: the
+// database role may not create roles), replicaURL is answered as it is.
+func SameRole(replicaURL, pluginURL, gatewayURL string) (string, error) {
+	if pluginURL == gatewayURL {
+		return replicaURL, nil
+	}
+	r, err := url.Parse(replicaURL)
+	if err != nil || (r.Scheme != "postgres" && r.Scheme != "postgresql") {
+		return "", errors.New("the read replica's URL is not a postgres:// URL, so a plugin role's URL cannot be made from it")
+	}
+	p, err := url.Parse(pluginURL)
+	if err != nil {
+		return "", errors.New("a plugin's database URL does not parse")
+	}
+	r.User = p.User
+	return r.String(), nil
+}

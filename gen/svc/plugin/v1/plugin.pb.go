@@ -336,7 +336,14 @@ type InvokeRequest struct {
 	// principal; without a live handle the plugin acts as itself. The
 	// principal field of a Host call is ignored: a plugin never chooses whom
 	// it acts as.
-	Delegation    string `protobuf:"bytes,7,opt,name=delegation,proto3" json:"delegation,omitempty"`
+	Delegation string `protobuf:"bytes,7,opt,name=delegation,proto3" json:"delegation,omitempty"`
+	// Gateway → plugin: the call is a read that a read replica may serve. The
+	// gateway sets it only for methods without side effects
+	// (idempotency_level NO_SIDE_EFFECTS), while a replica is configured and
+	// healthy (reachable, within its lag bound), and once that replica has
+	// replayed past the caller's last write through this gateway, so that a
+	// caller reads its own writes. False: read from the primary.
+	ReadReplica   bool `protobuf:"varint,8,opt,name=read_replica,json=readReplica,proto3" json:"read_replica,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -418,6 +425,13 @@ func (x *InvokeRequest) GetDelegation() string {
 		return x.Delegation
 	}
 	return ""
+}
+
+func (x *InvokeRequest) GetReadReplica() bool {
+	if x != nil {
+		return x.ReadReplica
+	}
+	return false
 }
 
 type InvokeResponse struct {
@@ -1068,7 +1082,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x12\x12\n" +
 	"\x04live\x18\x05 \x01(\bR\x04live\x12\x14\n" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x16\n" +
-	"\x06plugin\x18\a \x01(\tR\x06plugin\"\x81\x02\n" +
+	"\x06plugin\x18\a \x01(\tR\x06plugin\"\xa4\x02\n" +
 	"\rInvokeRequest\x12\x1c\n" +
 	"\tprocedure\x18\x01 \x01(\tR\tprocedure\x12\x18\n" +
 	"\arequest\x18\x02 \x01(\fR\arequest\x126\n" +
@@ -1078,7 +1092,8 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\acall_id\x18\x06 \x01(\x04R\x06callId\x12\x1e\n" +
 	"\n" +
 	"delegation\x18\a \x01(\tR\n" +
-	"delegation\"q\n" +
+	"delegation\x12!\n" +
+	"\fread_replica\x18\b \x01(\bR\vreadReplica\"q\n" +
 	"\x0eInvokeResponse\x12\x1a\n" +
 	"\bresponse\x18\x01 \x01(\fR\bresponse\x12*\n" +
 	"\x05error\x18\x02 \x01(\v2\x14.svc.plugin.v1.ErrorR\x05error\x12\x17\n" +
