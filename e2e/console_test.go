@@ -45,7 +45,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("username"), owner.Username),
 		chromedp.SendKeys(chromedp.ID("password"), owner.Password),
 		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.ID("create-app")))
+		chromedp.WaitVisible(chromedp.CSS(`#create-app[data-bound]`)))
 	b.Do("see the seeded app", waitText("#apps", "Demo App"))
 	b.Shot("apps")
 
@@ -127,7 +127,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 
 	// Templates: a refused draft shows the message beside its field; a good
 	// one is drafted and approved.
-	b.Do("open templates", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
+	b.Do("open templates", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.CSS(`#draft[data-bound]`)))
 	b.Do("see the templates", waitText("#templates", "hello_world"))
 	b.Do("draft a template with a bad name",
 		chromedp.SendKeys(chromedp.ID("template-name"), "Bad Name!"),
@@ -147,7 +147,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 
 	// The Graph explorer: a token through the real OAuth flow with PKCE,
 	// then me/pages with it.
-	b.Do("open the explorer", chromedp.Navigate(console+"/explorer"), chromedp.WaitVisible(chromedp.ID("authorize")))
+	b.Do("open the explorer", chromedp.Navigate(console+"/explorer"), chromedp.WaitVisible(chromedp.CSS(`#authorize[data-bound]`)))
 	b.Do("see the apps", chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('#explorer-app option[value="%s"]')`, appID)))
 	b.Shot("explorer")
 	b.Do("ask for a token",
@@ -177,7 +177,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	b.Shot("debugger")
 
 	// The completions playground answers as the app, and usage is shown.
-	b.Do("open completions", chromedp.Navigate(console+"/apps/"+appID+"/completions"), chromedp.WaitVisible(chromedp.ID("complete")))
+	b.Do("open completions", chromedp.Navigate(console+"/apps/"+appID+"/completions"), chromedp.WaitVisible(chromedp.CSS(`#complete[data-bound]`)))
 	b.Do("try a completion", chromedp.SendKeys(chromedp.ID("user-message"), "Hello"),
 		chromedp.Click(chromedp.CSS(`#complete button[type=submit]`)),
 		waitText("#completion", "finish_reason stop"),
@@ -201,7 +201,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	// App Review: the wizard submits the scopes the app uses (the explorer
 	// was granted public_profile and pages:read); the basic ones pass the
 	// automated check, svcchat:send waits for staff.
-	b.Do("open the App Review wizard", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.ID("review")))
+	b.Do("open the App Review wizard", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.CSS(`#review[data-bound]`)))
 	b.Do("submit without a use case: the message is beside the field, in its step",
 		chromedp.Click(chromedp.CSS(`input[name=scopes][value=public_profile]`)),
 		chromedp.Click(chromedp.CSS(`input[name=scopes][value="pages:read"]`)),
@@ -240,7 +240,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	// Go live: the live key is shown once.
 	b.Do("see the approval", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.ID("review")))
 	b.Do("read the statuses", waitText(`[data-scope="svcchat:send"]`, "approved"))
-	b.Do("go live", chromedp.Navigate(console+"/apps/"+appID), chromedp.WaitVisible(chromedp.ID("go-live")))
+	b.Do("go live", chromedp.Navigate(console+"/apps/"+appID), chromedp.WaitVisible(chromedp.CSS(`#go-live[data-bound]`)))
 	b.Do("press go live", chromedp.Click(chromedp.CSS(`#go-live button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-secret=live_key]`)), waitText("#app-mode", "live"))
 	if live := browsertest.Get(b, "read the live key", chromedp.Text(chromedp.CSS(`[data-secret=live_key]`))); !strings.HasPrefix(live, "svc_live_") {
@@ -250,7 +250,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 
 	// A live app submits its draft templates to staff, who approve them in
 	// the template queue.
-	b.Do("open templates of the live app", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
+	b.Do("open templates of the live app", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.CSS(`#draft[data-bound]`)))
 	b.Do("draft and submit a template",
 		chromedp.SendKeys(chromedp.ID("template-name"), "pickup_ready"),
 		chromedp.SendKeys(chromedp.ID("template-body"), "Order {{order_id}} is ready."),
@@ -263,7 +263,7 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	sb.Do("see the template", waitText("#queue", "pickup_ready"))
 	sb.Shot("staff-template-queue")
 	sb.Do("approve it", chromedp.Click(chromedp.CSS(`tr:has(code) button[value=approve]`)), waitText("#queue", "The queue is empty"))
-	b.Do("see it approved", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.ID("draft")))
+	b.Do("see it approved", chromedp.Navigate(console+"/apps/"+appID+"/templates"), chromedp.WaitVisible(chromedp.CSS(`#draft[data-bound]`)))
 	b.Do("read its status", waitText(`[data-template=pickup_ready]`, "approved"))
 	b.Shot("template-approved-by-staff")
 

@@ -167,6 +167,9 @@ export function onSubmit(form, action, then) {
       if (button) button.disabled = false;
     }
   });
+  // Marks the form as handled here, so that a test clicks only once the
+  // module has attached: before that, a click submits the form natively.
+  form.dataset.bound = '1';
 }
 
 /** el builds an element; children are nodes or text (never parsed as HTML). */
