@@ -285,6 +285,31 @@ func TestMeAssignedAssetsListsThePagesAndAppsTheUserHasARoleOnWithTheirTasks(t *
 	if app, ok := byID["APP "+w.c.App.ID]; !ok || len(app.Tasks) == 0 || app.BusinessID != "" {
 		t.Fatalf("the seeded app is %+v in %s", app, body)
 	}
+	// w.owner's token may not read ad accounts (no ads_read): none listed.
+	for _, a := range out.Data {
+		if a.Type == "AD_ACCOUNT" {
+			t.Fatalf("a token without ads_read sees ad account %+v", a)
+		}
+	}
+	// With ads_read, the business's sandbox ad account (the ads plugin's,
+	// provisioned on the first list in development) is listed too.
+	ads := w.g.UserToken(t, "owner", "ads_read")
+	res, body = w.get(t, ads, url.Values{"node": {"me/adaccounts"}})
+	accounts := decode[struct{ Data []asset }](t, body)
+	if res.StatusCode != 200 || len(accounts.Data) == 0 {
+		t.Fatalf("me/adaccounts: %d %s", res.StatusCode, body)
+	}
+	res, body = w.get(t, ads, url.Values{"node": {"me/assigned_assets"}})
+	listed := map[string]asset{}
+	for _, a := range decode[struct{ Data []asset }](t, body).Data {
+		listed[a.Type+" "+a.ID] = a
+	}
+	acct := listed["AD_ACCOUNT "+accounts.Data[0].ID]
+	if res.StatusCode != 200 || acct.Name != accounts.Data[0].Name || acct.BusinessID != "bp_"+owner ||
+		strings.Join(acct.Tasks, ",") != "MANAGE,ADVERTISE,ANALYZE" {
+		t.Fatalf("with ads_read the ad account is %+v in %d %s", acct, res.StatusCode, body)
+	}
+
 	// The consumer has no role on the seeded Page.
 	res, body = w.get(t, w.stranger, url.Values{"node": {"me/assigned_assets"}})
 	if res.StatusCode != 200 || strings.Contains(string(body), w.c.Page.ID) {

@@ -31,6 +31,17 @@ type Service struct {
 	// forget drops revoked or expired credentials from the authenticator's
 	// cache, so that they stop working at once on this gateway.
 	forget func(hashes ...[]byte)
+	// pluginAssets lists the caller's assets kept by plugins (ad accounts)
+	// for me/assigned_assets; nil lists none.
+	pluginAssets func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)
+}
+
+// WithPluginAssets sets what lists the assets plugins keep for the caller
+// (the gateway asks the ads plugin for ad accounts), beside the Pages and
+// apps of me/assigned_assets.
+func (s *Service) WithPluginAssets(f func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)) *Service {
+	s.pluginAssets = f
+	return s
 }
 
 // New returns the service over the identity store. onSecret is called
@@ -162,7 +173,8 @@ var assetTasks = map[[2]string][]string{
 	{"APP", "tester"}:    {"TEST"},
 }
 
-// listMyAssignedAssets lists the Pages and apps the user has a role on.
+// listMyAssignedAssets lists the Pages and apps the user has a role on,
+// then the assets plugins keep for the caller (ad accounts).
 func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *corev1.ListMyAssignedAssetsRequest) (*corev1.ListMyAssignedAssetsResponse, error) {
 	uid, ok := identity.ParseID(call.Principal().UserID)
 	if !ok {
@@ -180,6 +192,13 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 			a.BusinessId = "bp_" + identity.FormatID(r.OwnerID)
 		}
 		res.Data = append(res.Data, a)
+	}
+	if s.pluginAssets != nil {
+		more, err := s.pluginAssets(ctx, call.Principal())
+		if err != nil {
+			return nil, err
+		}
+		res.Data = append(res.Data, more...)
 	}
 	return res, nil
 }

@@ -143,7 +143,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).Register(core)
+	graphSvc := coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget)
+	graphSvc.Register(core)
 	hooks.Register(core)
 	coreManifest, err := core.Manifest()
 	if err != nil {
@@ -158,6 +159,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// (tokens, apps, roles) must not lag.
 		core: route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core, calls: calls}, PrimaryOnly: true},
 	}
+	// me/assigned_assets lists the ad accounts the ads plugin keeps too.
+	graphSvc.WithPluginAssets(r.pluginAssets)
 	// A read replica, when configured, serves plugin reads that may lag;
 	// the gateway's own lookups (tokens, sessions, apps) stay on the primary.
 	var reads *replica.Router

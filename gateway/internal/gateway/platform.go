@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
@@ -21,6 +24,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/server"
+	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -276,4 +280,66 @@ func eventTypes(plugins []host.Info) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// adAccountsProcedure lists the caller's ad accounts, in the ads plugin.
+const adAccountsProcedure = "/svc.ads.v1.AdsService/ListMyAdAccounts"
+
+// adAccountTasks are what a business's owner may do on its ad accounts, as
+// Meta's assigned_assets names them.
+var adAccountTasks = []string{"MANAGE", "ADVERTISE", "ANALYZE"}
+
+// pluginAssets lists the caller's ad accounts as assigned assets, asking
+// the ads plugin through the route table as the caller, with the same
+// access checks as the caller's own call of me/adaccounts: a token that may
+// not read them (no ads_read) lists none, as Meta lists only the assets a
+// token may see, and so does a gateway without the ads plugin. The answer
+// is read through its descriptor, so the gateway does not depend on the
+// plugin's types.
+func (r *routing) pluginAssets(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error) {
+	t := r.Table()
+	m, ok := t.Method(adAccountsProcedure)
+	if !ok {
+		return nil, nil
+	}
+	ctx = auth.WithPrincipal(ctx, auth.FromSDK(caller))
+	req := m.Input.New()
+	if f := req.Descriptor().Fields().ByName("limit"); f != nil {
+		req.Set(f, protoreflect.ValueOfInt32(100))
+	}
+	raw, err := proto.Marshal(req.Interface())
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.Call(ctx, m, req.Interface(), raw)
+	if e, ok := apierr.As(err); ok && (e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := m.Output.New().Interface()
+	if err := proto.Unmarshal(out, res); err != nil {
+		return nil, err
+	}
+	js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Data []struct {
+			ID         string `json:"id"`
+			Name       string `json:"name"`
+			BusinessID string `json:"business_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(js, &list); err != nil {
+		return nil, err
+	}
+	assets := make([]*corev1.AssignedAsset, 0, len(list.Data))
+	for _, a := range list.Data {
+		assets = append(assets, &corev1.AssignedAsset{Id: a.ID, Type: "AD_ACCOUNT", Name: a.Name,
+			BusinessId: a.BusinessID, Tasks: adAccountTasks})
+	}
+	return assets, nil
 }
