@@ -286,7 +286,7 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 	if err != nil {
 		return nil, err
 	}
-	if form.BusinessID != businessOf(call.Principal().UserID) {
+	if form.BusinessID != sdk.BusinessOf(call.Principal().UserID) {
 		return nil, formNotFound(req.GetLeadgenFormId())
 	}
 	q := adsdb.New(s.pool)

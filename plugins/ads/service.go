@@ -39,10 +39,6 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListLeads"), s.listLeads)
 }
 
-// businessOf is the business portfolio of a user, as the gateway's
-// me/business_portfolios names it.
-func businessOf(userID string) string { return "bp_" + userID }
-
 // listMyAdAccounts lists the ad accounts of the caller's business, giving
 // it its sandbox account first in development.
 func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *adsv1.ListMyAdAccountsRequest) (*adsv1.ListAdAccountsResponse, error) {
@@ -50,7 +46,7 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 	if err != nil {
 		return nil, err
 	}
-	business := businessOf(call.Principal().UserID)
+	business := sdk.BusinessOf(call.Principal().UserID)
 	if s.development {
 		if err := s.provisionSandbox(ctx, call, business); err != nil {
 			return nil, err
@@ -100,7 +96,7 @@ func (s *service) createAdAccount(ctx context.Context, call *sdk.Call, req *adsv
 	if err := plainText("name", req.GetName()); err != nil {
 		return nil, err
 	}
-	business := businessOf(call.Principal().UserID)
+	business := sdk.BusinessOf(call.Principal().UserID)
 	var row adsdb.AdsAdAccount
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := adsdb.New(tx)
@@ -139,7 +135,7 @@ func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	row, err := adsdb.New(s.pool).GetAdAccount(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != businessOf(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != sdk.BusinessOf(call.Principal().UserID) {
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	return row, err

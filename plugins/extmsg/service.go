@@ -38,16 +38,12 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("DecideTemplate"), s.decideTemplate)
 }
 
-// businessOf is the business portfolio of a user, as the gateway's
-// me/business_portfolios names it.
-func businessOf(userID string) string { return "bp_" + userID }
-
 // embeddedSignup connects the caller's business's account to the app. The
 // gateway has checked that the caller may grant to the app (a user token
 // of that app, or the user's session).
 func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extmsgv1.EmbeddedSignupRequest) (*extmsgv1.EmbeddedSignupResponse, error) {
 	p := call.Principal()
-	if req.GetBusinessId() != businessOf(p.UserID) {
+	if req.GetBusinessId() != sdk.BusinessOf(p.UserID) {
 		e := sdk.NotFound("Business " + req.GetBusinessId())
 		e.Field = "businessId"
 		return nil, e
@@ -81,7 +77,7 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	}
 	row, err := extmsgdb.New(s.pool).GetAccount(ctx, n)
 	p := call.Principal()
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != businessOf(p.UserID) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != sdk.BusinessOf(p.UserID) {
 		return row, accountNotFound(id)
 	}
 	if err != nil {
