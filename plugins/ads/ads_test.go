@@ -55,7 +55,7 @@ func TestAnAdAccountBelongsToItsUsersBusinessAndIsASandbox(t *testing.T) {
 		if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "name" {
 			t.Fatalf("refusal %+v", e)
 		}
-		if n := countRows(t, b.pool, `SELECT count(*) FROM ads.ad_accounts`); n != maxAccountsPerBusiness {
+		if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM ads.ad_accounts`); n != maxAccountsPerBusiness {
 			t.Fatalf("%d accounts stored", n)
 		}
 	})
@@ -70,7 +70,7 @@ func TestInDevelopmentABusinessGetsItsSandboxAdAccountOnFirstLook(t *testing.T) 
 			t.Fatalf("me/adaccounts %v", list)
 		}
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM ads.ad_accounts WHERE business_id = $1`, "bp_"+owner); n != 1 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM ads.ad_accounts WHERE business_id = $1`, "bp_"+owner); n != 1 {
 		t.Fatalf("%d accounts provisioned, want 1", n)
 	}
 	// Outside development nothing is provisioned.
@@ -140,7 +140,7 @@ func TestBadLeadFormsAreRefusedNamingTheFieldAndStoreNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM ads.leadgen_forms`); n != 0 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM ads.leadgen_forms`); n != 0 {
 		t.Fatalf("%d forms stored by refused calls", n)
 	}
 }
@@ -198,7 +198,7 @@ func TestLeadsSubmittedToAFormAreReadableByTheFormsOwnerOnly(t *testing.T) {
 			}
 		})
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM ads.leads`); n != 1 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM ads.leads`); n != 1 {
 		t.Fatalf("%d leads stored, want 1", n)
 	}
 }
@@ -225,7 +225,7 @@ func TestLeadCampaignsStartPausedAndPromoteAFormOfTheirOwnAccount(t *testing.T) 
 	}
 	_, err = call[*adsv1.CreatedResponse](t, b, procCreateCampaign, user(consumer), &adsv1.CreateLeadCampaignRequest{AdAccountId: acct, Name: "x"})
 	plugintest.WantRefusal(t, err, 404, 100, 33)
-	if n := countRows(t, b.pool, `SELECT count(*) FROM ads.lead_campaigns`); n != 2 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM ads.lead_campaigns`); n != 2 {
 		t.Fatalf("%d campaigns stored, want 2", n)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
@@ -68,9 +67,7 @@ func setup(t testing.TB, development bool) *bundle {
 
 func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return plugintest.Call[T](ctx, b.tp, proc, who, req)
+	return plugintest.CallT[T](t, b.tp, proc, who, req)
 }
 
 func must[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) T {
@@ -80,13 +77,4 @@ func must[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Princip
 		t.Fatalf("%s: %v", proc, err)
 	}
 	return res
-}
-
-func countRows(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
@@ -53,9 +52,7 @@ func setup(t *testing.T) *bundle {
 
 func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return plugintest.Call[T](ctx, b.tp, proc, who, req)
+	return plugintest.CallT[T](t, b.tp, proc, who, req)
 }
 
 func (b *bundle) count(t *testing.T, query string) int {

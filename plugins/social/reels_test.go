@@ -12,6 +12,7 @@ import (
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
 
 // videoServer is a real HTTP server answering every request with status,
@@ -129,7 +130,7 @@ func TestAReelWhoseVideoIsRefusedBecomesErrorWithTheReason(t *testing.T) {
 			if r.GetStatus() != "error" || !strings.Contains(r.GetErrorReason(), c.reason) {
 				t.Fatalf("reel %v, want error with %q", r, c.reason)
 			}
-			if n := countRows(t, b.pool, `SELECT count(*) FROM core.outbox`); n != 0 {
+			if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM core.outbox`); n != 0 {
 				t.Fatalf("%d events for a refused reel", n)
 			}
 		})
@@ -216,9 +217,9 @@ func TestReelViewsCountReadsByOthersAndInsightsAreThePageAdminsOnly(t *testing.T
 	// cannot see it at all (no view either).
 	b.getReel(t, id)
 	_, err := call[*socialv1.Reel](t, b, procGetReel, user(reader), &socialv1.GetReelRequest{ReelId: id})
-	wantRefusal(t, err, 404, 100, 33)
+	plugintest.WantRefusal(t, err, 404, 100, 33)
 	_, err = call[*socialv1.InsightsResponse](t, b, procReelInsights, user(reader), &socialv1.GetReelInsightsRequest{ReelId: id})
-	wantRefusal(t, err, 404, 100, 33)
+	plugintest.WantRefusal(t, err, 404, 100, 33)
 	// Another admin's reads count: make the author's reads count by
 	// changing who published it.
 	if _, err := b.pool.Exec(ctxFor(t), `UPDATE social.reels SET author_id = 'someone else'`); err != nil {
@@ -231,12 +232,12 @@ func TestReelViewsCountReadsByOthersAndInsightsAreThePageAdminsOnly(t *testing.T
 		t.Fatalf("insights %v %v", res, err)
 	}
 	_, err = call[*socialv1.InsightsResponse](t, b, procReelInsights, user(author), &socialv1.GetReelInsightsRequest{ReelId: id, Metric: "plays"})
-	if e := wantRefusal(t, err, 400, 100, 0); e.Field != "metric" {
+	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "metric" {
 		t.Fatalf("refusal %+v", e)
 	}
 	for _, unknown := range []string{"1", "x", "6000000001 "} {
 		_, err := call[*socialv1.Reel](t, b, procGetReel, user(author), &socialv1.GetReelRequest{ReelId: unknown})
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 	}
 }
 
@@ -249,11 +250,11 @@ func TestBadVideoURLsAreRefusedNamingVideoURLAndStoreNothing(t *testing.T) {
 		"mailto:a@b", "https://cdn.example.com/%zz",
 	} {
 		_, err := call[*socialv1.CreateReelResponse](t, b, procCreateReel, user(author), &socialv1.CreateReelRequest{PageId: pageID, VideoUrl: u})
-		if e := wantRefusal(t, err, 400, 100, 0); e.Field != "video_url" {
+		if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "video_url" {
 			t.Fatalf("%s: refusal %+v", u, e)
 		}
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM social.reels`); n != 0 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM social.reels`); n != 0 {
 		t.Fatalf("%d reels stored by refused calls", n)
 	}
 }
@@ -290,7 +291,7 @@ func FuzzValidateVideoURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, dev bool) {
 		err := validateVideoURL(s, dev)
 		if err != nil {
-			if e := wantRefusal(t, err, 400, 100, 0); e.Field != "video_url" {
+			if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "video_url" {
 				t.Fatalf("refusal names %q", e.Field)
 			}
 			return
@@ -338,7 +339,7 @@ func TestReelLikesAndRepliesAreCountedInTheReelsInsights(t *testing.T) {
 	if err != nil || len(res.GetData()) != 2 || res.GetData()[0].GetValues()[0].GetValue() != 2 || res.GetData()[1].GetValues()[0].GetValue() != 3 {
 		t.Fatalf("insights %v %v", res, err)
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM social.reel_likes WHERE page_id = $1`, pageID); n != 2 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM social.reel_likes WHERE page_id = $1`, pageID); n != 2 {
 		t.Fatalf("%d likes stored, want 2", n)
 	}
 }
@@ -351,17 +352,17 @@ func TestReelLikesAndRepliesOfAReelTheUserCannotSeeAreNotFoundAndStoreNothing(t 
 	// A user with no role on the Page, through an app not linked to it.
 	for _, reel := range []string{id, "6000009999", "no-such-reel"} {
 		_, err := call[*socialv1.SuccessResponse](t, b, procLikeReel, user(reader), &socialv1.LikeReelRequest{ReelId: reel})
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 		_, err = call[*socialv1.CreateThreadResponse](t, b, procReplyToReel, user(reader), &socialv1.CreateReelReplyRequest{ReelId: reel, Text: "hi"})
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 		_, err = call[*socialv1.ListReelRepliesResponse](t, b, procReelReplies, user(reader), &socialv1.ListReelRepliesRequest{ReelId: reel})
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 	}
 	_, err := call[*socialv1.CreateThreadResponse](t, b, procReplyToReel, user(author), &socialv1.CreateReelReplyRequest{ReelId: id, Text: "a\x00b"})
-	if e := wantRefusal(t, err, 400, 100, 0); e.Field != "text" {
+	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "text" {
 		t.Fatalf("refusal %+v", e)
 	}
-	if n := countRows(t, b.pool, `SELECT (SELECT count(*) FROM social.reel_likes) + (SELECT count(*) FROM social.reel_replies)`); n != 0 {
+	if n := plugintest.Count(t, b.pool, `SELECT (SELECT count(*) FROM social.reel_likes) + (SELECT count(*) FROM social.reel_replies)`); n != 0 {
 		t.Fatalf("%d rows stored by refused calls", n)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -92,26 +91,5 @@ func ctxFor(t testing.TB) context.Context {
 
 func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {
 	t.Helper()
-	return plugintest.Call[T](ctxFor(t), b.tp, proc, who, req)
-}
-
-func wantRefusal(t testing.TB, err error, status, code, subcode int) *sdk.Error {
-	t.Helper()
-	var e *sdk.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("got %v, want a refusal %d/%d/%d", err, status, code, subcode)
-	}
-	if e.HTTPStatus != status || e.Code != code || e.Subcode != subcode {
-		t.Fatalf("got %d/%d/%d %q, want %d/%d/%d", e.HTTPStatus, e.Code, e.Subcode, e.Message, status, code, subcode)
-	}
-	return e
-}
-
-func countRows(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(ctxFor(t), query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return plugintest.CallT[T](t, b.tp, proc, who, req)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
 
 func (b *bundle) thread(t *testing.T, text string) string {
@@ -100,7 +101,7 @@ func TestRepliesAreThreadsListedOldestFirstWithCursors(t *testing.T) {
 	if err != nil || len(back.GetData()) != 2 || back.GetData()[0].GetId() != want[2] || back.GetData()[1].GetId() != want[3] {
 		t.Fatalf("before page %v %v", back, err)
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM core.outbox WHERE type = $1 AND data->>'reply_to' = $2`, EventThreadCreated, root); n != 5 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM core.outbox WHERE type = $1 AND data->>'reply_to' = $2`, EventThreadCreated, root); n != 5 {
 		t.Fatalf("%d reply events, want 5", n)
 	}
 }
@@ -141,48 +142,48 @@ func TestThreadRefusals(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Options{})
 	id := b.thread(t, "mine")
-	before := countRows(t, b.pool, `SELECT count(*) FROM social.threads`)
+	before := plugintest.Count(t, b.pool, `SELECT count(*) FROM social.threads`)
 
 	t.Run("an unknown metric is refused naming metric", func(t *testing.T) {
 		_, err := call[*socialv1.InsightsResponse](t, b, procThreadInsights, user(author), &socialv1.GetThreadInsightsRequest{ThreadId: id, Metric: "views,reach"})
-		if e := wantRefusal(t, err, 400, 100, 0); e.Field != "metric" || !strings.Contains(e.Message, "reach") {
+		if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "metric" || !strings.Contains(e.Message, "reach") {
 			t.Fatalf("refusal %+v", e)
 		}
 	})
 	t.Run("insights of another user's thread are refused with code 10", func(t *testing.T) {
 		_, err := call[*socialv1.InsightsResponse](t, b, procThreadInsights, user(reader), &socialv1.GetThreadInsightsRequest{ThreadId: id})
-		wantRefusal(t, err, 403, 10, 0)
+		plugintest.WantRefusal(t, err, 403, 10, 0)
 	})
 	t.Run("text with NUL is refused naming text", func(t *testing.T) {
 		_, err := call[*socialv1.CreateThreadResponse](t, b, procCreateThread, user(author), &socialv1.CreateThreadRequest{Text: "a\x00b"})
-		if e := wantRefusal(t, err, 400, 100, 0); e.Field != "text" {
+		if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "text" {
 			t.Fatalf("refusal %+v", e)
 		}
 	})
 	for _, unknown := range []string{"9999999999", "abc", "-1", "0", "5000000001x"} {
 		t.Run("unknown thread "+unknown+" answers 404/100/33 everywhere", func(t *testing.T) {
 			_, err := call[*socialv1.Thread](t, b, procGetThread, user(author), &socialv1.GetThreadRequest{ThreadId: unknown})
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 			_, err = call[*socialv1.CreateThreadResponse](t, b, procCreateReply, user(author), &socialv1.CreateReplyRequest{ThreadId: unknown, Text: "x"})
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 			_, err = call[*socialv1.ListRepliesResponse](t, b, procListReplies, user(author), &socialv1.ListRepliesRequest{ThreadId: unknown})
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 			_, err = call[*socialv1.SuccessResponse](t, b, procLikeThread, user(author), &socialv1.LikeThreadRequest{ThreadId: unknown})
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 			_, err = call[*socialv1.InsightsResponse](t, b, procThreadInsights, user(author), &socialv1.GetThreadInsightsRequest{ThreadId: unknown})
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 		})
 	}
 	t.Run("a cursor this list did not hand out is refused naming after", func(t *testing.T) {
 		_, err := call[*socialv1.ListRepliesResponse](t, b, procListReplies, user(author), &socialv1.ListRepliesRequest{ThreadId: id, After: "nope"})
-		if e := wantRefusal(t, err, 400, 100, 0); e.Field != "after" {
+		if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "after" {
 			t.Fatalf("refusal %+v", e)
 		}
 	})
-	if after := countRows(t, b.pool, `SELECT count(*) FROM social.threads`); after != before {
+	if after := plugintest.Count(t, b.pool, `SELECT count(*) FROM social.threads`); after != before {
 		t.Fatalf("refusals changed the threads: %d → %d", before, after)
 	}
-	if n := countRows(t, b.pool, `SELECT count(*) FROM social.thread_likes`); n != 0 {
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM social.thread_likes`); n != 0 {
 		t.Fatalf("refusals stored %d likes", n)
 	}
 }
@@ -216,7 +217,7 @@ func FuzzParseMetrics(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got, err := parseMetrics(s)
 		if err != nil {
-			wantRefusal(t, err, 400, 100, 0)
+			plugintest.WantRefusal(t, err, 400, 100, 0)
 			return
 		}
 		seen := map[string]bool{}

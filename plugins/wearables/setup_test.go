@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -223,14 +222,3 @@ func (b *bundle) waitStatus(t testing.TB, cardID, want string) {
 }
 
 // wantRefusal checks err is the *sdk.Error with these numbers.
-func wantRefusal(t testing.TB, err error, status, code, subcode int) *sdk.Error {
-	t.Helper()
-	var e *sdk.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("got %v, want a refusal %d/%d/%d", err, status, code, subcode)
-	}
-	if e.HTTPStatus != status || e.Code != code || e.Subcode != subcode {
-		t.Fatalf("got %d/%d/%d %q, want %d/%d/%d", e.HTTPStatus, e.Code, e.Subcode, e.Message, status, code, subcode)
-	}
-	return e
-}

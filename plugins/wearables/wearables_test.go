@@ -19,7 +19,7 @@ func TestAPushForAnotherUserIsRefusedWith2070001AndStoresNothing(t *testing.T) {
 	b := setup(t, Options{SimulateDevices: true})
 	_, err := plugintest.Call[*wearablesv1.PushCardResponse](ctxFor(t), b.tp, procPush, app,
 		&wearablesv1.PushCardRequest{UserId: other, Card: card("ok")})
-	wantRefusal(t, err, 403, 200, SubcodeNotTheWearer)
+	plugintest.WantRefusal(t, err, 403, 200, SubcodeNotTheWearer)
 	var n int
 	if err := b.pool.QueryRow(ctxFor(t), `SELECT (SELECT count(*) FROM wearables.cards) + (SELECT count(*) FROM wearables.devices)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("rows after a refused push: %d %v", n, err)
@@ -33,7 +33,7 @@ func TestTextWithNULIsRefusedNamingTheField(t *testing.T) {
 	c.Actions[0].Label = "o\x00k"
 	_, err := plugintest.Call[*wearablesv1.PushCardResponse](ctxFor(t), b.tp, procPush, app,
 		&wearablesv1.PushCardRequest{UserId: wearer, Card: c})
-	if e := wantRefusal(t, err, 400, 100, 0); e.Field != "card.actions[0].label" {
+	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "card.actions[0].label" {
 		t.Fatalf("field %q", e.Field)
 	}
 }
@@ -136,23 +136,23 @@ func TestPartnerActionRules(t *testing.T) {
 
 	t.Run("an action the card does not offer is refused naming action_id", func(t *testing.T) {
 		_, err := b.confirm(t, device, delivered, "maybe")
-		if e := wantRefusal(t, err, 400, 100, 0); e.Field != "action_id" {
+		if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "action_id" {
 			t.Fatalf("field %q", e.Field)
 		}
 	})
 	t.Run("another wearer's card does not exist for the caller", func(t *testing.T) {
 		_, err := b.confirm(t, otherDevice, delivered, "accept")
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 	})
 	t.Run("a card id that names nothing, whatever its form, is not found", func(t *testing.T) {
 		for _, id := range []string{"4999999999", "card-1", "99999999999999999999999"} {
 			_, err := b.confirm(t, device, id, "accept")
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 		}
 	})
 	t.Run("a card not yet on the device is refused with 2070003", func(t *testing.T) {
 		_, err := b.confirm(t, device, queued, "accept")
-		wantRefusal(t, err, 409, 10, SubcodeNotDelivered)
+		plugintest.WantRefusal(t, err, 409, 10, SubcodeNotDelivered)
 	})
 	if n := len(b.events(t, EventActionConfirmed)); n != 0 {
 		t.Fatalf("refused actions emitted %d events", n)
@@ -178,7 +178,7 @@ func TestPartnerActionRules(t *testing.T) {
 	})
 	t.Run("another action after a confirmation is refused with 2070004", func(t *testing.T) {
 		_, err := b.confirm(t, device, delivered, "decline")
-		wantRefusal(t, err, 409, 10, SubcodeAlreadyConfirmed)
+		plugintest.WantRefusal(t, err, 409, 10, SubcodeAlreadyConfirmed)
 	})
 }
 
@@ -187,7 +187,7 @@ func TestAnAckOfAnotherWearersCardIsNotFound(t *testing.T) {
 	b := setup(t, Options{})
 	cardID := b.push(t, "ok")
 	_, err := b.ack(t, otherDevice, cardID)
-	wantRefusal(t, err, 404, 100, 33)
+	plugintest.WantRefusal(t, err, 404, 100, 33)
 	if b.status(t, cardID) != "queued" || len(b.events(t, EventCardDelivered)) != 0 {
 		t.Fatal("a refused ack changed the card")
 	}
@@ -207,7 +207,7 @@ func TestAnExpiredCardIsNotSentAndCannotBeAcknowledged(t *testing.T) {
 		t.Fatalf("the device got %s, want only %s", got, fresh)
 	}
 	_, err := b.ack(t, device, lapsed)
-	wantRefusal(t, err, 409, 10, SubcodeCardExpired)
+	plugintest.WantRefusal(t, err, 409, 10, SubcodeCardExpired)
 	if n, err := wearablesdb.New(b.pool).ExpireLapsedCards(ctxFor(t)); err != nil || n != 1 {
 		t.Fatalf("the sweep expired %d cards (%v), want 1", n, err)
 	}

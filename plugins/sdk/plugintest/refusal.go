@@ -1,8 +1,13 @@
 package plugintest
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -20,4 +25,26 @@ func WantRefusal(t testing.TB, err error, status, code, subcode int) *sdk.Error 
 		t.Fatalf("got %d/%d/%d %q, want %d/%d/%d", e.HTTPStatus, e.Code, e.Subcode, e.Message, status, code, subcode)
 	}
 	return e
+}
+
+// Count runs a query that answers one number (SELECT count(*) …) and
+// returns it, failing the test on error: how tests check what a call
+// stored, or that a refusal stored nothing.
+func Count(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if err := pool.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// CallT is Call bounded by 30 seconds, for a test's calls.
+func CallT[Res proto.Message](t testing.TB, tp *Plugin, procedure string, principal sdk.Principal, req proto.Message) (Res, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return Call[Res](ctx, tp, procedure, principal, req)
 }
