@@ -6,9 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // Call is what a handler knows of the call it serves, beyond the request.
@@ -67,9 +72,16 @@ func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp 
 	}
 	ctx, cancel := callContext(ctx, req)
 	defer cancel()
+	ctx, span := startSpan(ctx, req)
 	defer func() {
 		if r := recover(); r != nil {
 			resp = &pluginv1.InvokeResponse{Error: p.panicked(call, r)}
+		}
+		if span != nil {
+			if e := resp.GetError(); e != nil {
+				span.SetStatus(codes.Error, e.GetMessage())
+			}
+			span.End()
 		}
 	}()
 	out, err := m.unary(ctx, call, req.GetRequest())
@@ -77,6 +89,16 @@ func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp 
 		return &pluginv1.InvokeResponse{Error: p.refuse(call, err)}
 	}
 	return &pluginv1.InvokeResponse{Response: out}
+}
+
+// startSpan starts the plugin's span of a call when tracing is on and the
+// gateway sent the call's trace context; span is nil otherwise.
+func startSpan(ctx context.Context, req *pluginv1.InvokeRequest) (context.Context, trace.Span) {
+	if !tracing.Enabled() || req.GetTraceparent() == "" {
+		return ctx, nil
+	}
+	ctx = tracing.Extract(ctx, req.GetTraceparent())
+	return tracing.Tracer().Start(ctx, strings.TrimPrefix(req.GetProcedure(), "/"), trace.WithSpanKind(trace.SpanKindServer))
 }
 
 // invokeStream runs one streaming call, sending each message and, when the
@@ -89,6 +111,10 @@ func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, 
 	}
 	ctx, cancel := callContext(ctx, req)
 	defer cancel()
+	ctx, span := startSpan(ctx, req)
+	if span != nil {
+		defer span.End()
+	}
 	var sendErr error
 	defer func() {
 		if r := recover(); r != nil {

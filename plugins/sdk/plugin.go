@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // Plugin is one plugin: its identity, its methods and its connection to the
@@ -37,11 +38,20 @@ type Plugin struct {
 
 // New returns a plugin with no methods yet.
 func New(info Info) *Plugin {
-	return &Plugin{
+	p := &Plugin{
 		info:    info,
 		log:     newLogger(stderr),
 		methods: make(map[string]*method),
 	}
+	// Tracing is on when the gateway passed an endpoint; its spans are
+	// flushed when the plugin stops.
+	flush, err := tracing.FromEnv(context.Background(), info.Name, info.Version)
+	if err != nil {
+		p.log.Error("tracing stays off", "error", err)
+	} else if tracing.Enabled() {
+		p.stops = append(p.stops, func(ctx context.Context) { _ = flush(ctx) })
+	}
+	return p
 }
 
 // Info returns the plugin's identity.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // Config is everything the gateway needs to start.
@@ -54,6 +56,10 @@ type Config struct {
 	// Replica optionally adds a PostgreSQL read replica that serves reads
 	// which may lag (docs/DECISIONS.md, "Read replicas"); none by default.
 	Replica Replica `json:"replica"`
+	// TracingEndpoint turns on OpenTelemetry tracing: the OTLP/HTTP
+	// receiver (http://host:4318) that the gateway's and the plugins'
+	// spans go to (plugins/sdk/tracing). Empty: off.
+	TracingEndpoint string `json:"tracing_endpoint,omitempty"`
 
 	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty
 	// means the embedded cluster under DataDir.
@@ -194,6 +200,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	replicaURL := fs.String("database-replica-url", "", "postgres:// URL of a streaming read replica serving reads that may lag (default: none)")
 	replicaLag := fs.Duration("replica-max-lag", 0, "skip the read replica while it is this far behind (0: 5s)")
 	replicaLagBytes := fs.Int64("replica-max-lag-bytes", 0, "skip the read replica while it is this many WAL bytes behind (0: 16 MiB)")
+	tracingEndpoint := fs.String("tracing-endpoint", "", "send OpenTelemetry traces to this OTLP/HTTP receiver, e.g. http://127.0.0.1:4318 (default: tracing off)")
 	pins := map[string]string{}
 	fs.Func("plugin-pin", "pin a plugin binary: name=<sha256 in lowercase hex> (repeatable; SVC_PLUGIN_PIN takes a comma-separated list)", func(v string) error {
 		for _, one := range strings.Split(v, ",") {
@@ -279,6 +286,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.Replica.MaxLag = Duration(*replicaLag)
 		case "replica-max-lag-bytes":
 			cfg.Replica.MaxLagBytes = *replicaLagBytes
+		case "tracing-endpoint":
+			cfg.TracingEndpoint = *tracingEndpoint
 		case "plugin-pin":
 			if cfg.PluginPins == nil {
 				cfg.PluginPins = map[string]string{}
@@ -321,6 +330,9 @@ func (c *Config) finish() error {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w", c.Addr, err)
+	}
+	if err := tracing.CheckEndpoint(c.TracingEndpoint); err != nil {
+		return fmt.Errorf("--tracing-endpoint: %w", err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key must be given together")

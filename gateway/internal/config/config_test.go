@@ -38,12 +38,13 @@ func TestBadSettingsAreRefusedClearly(t *testing.T) {
 	unknown := filepath.Join(t.TempDir(), "u.json")
 	_ = os.WriteFile(unknown, []byte(`{"adress":"x"}`), 0o600)
 	cases := map[string][]string{
-		"addr":       {"--addr", "nope"},
-		"public-url": {"--public-url", "ftp://x"},
-		"tls-cert":   {"--tls-cert", "a.pem"},
-		"log-level":  {"--log-level", "loud"},
-		"adress":     {"--config", unknown},
-		"unexpected": {"extra"},
+		"addr":             {"--addr", "nope"},
+		"public-url":       {"--public-url", "ftp://x"},
+		"tls-cert":         {"--tls-cert", "a.pem"},
+		"log-level":        {"--log-level", "loud"},
+		"adress":           {"--config", unknown},
+		"unexpected":       {"extra"},
+		"tracing-endpoint": {"--tracing-endpoint", "localhost:4318"},
 	}
 	for want, args := range cases {
 		_, err := Parse(args, env(nil), io.Discard)
@@ -152,5 +153,16 @@ func TestABadReadReplicaSettingIsRefusedWithoutEchoingTheURL(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "replica") || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%v: err = %v", args, err)
 		}
+	}
+}
+
+func TestTracingEndpointComesFromTheEnvironmentLikeEveryFlag(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse(nil, env(map[string]string{"SVC_TRACING_ENDPOINT": "http://127.0.0.1:4318"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TracingEndpoint != "http://127.0.0.1:4318" {
+		t.Fatalf("tracing endpoint = %q", cfg.TracingEndpoint)
 	}
 }

@@ -53,6 +53,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
 	sdkreplica "github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // Run starts the gateway with command-line args and serves until ctx is
@@ -65,6 +66,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	slog.SetDefault(log)
+	// Tracing first, so that the database pools made below trace too.
+	flushTraces, err := tracing.Setup(ctx, "gateway", Version, cfg.TracingEndpoint)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = flushTraces(fctx)
+	}()
+	if cfg.TracingEndpoint != "" {
+		log.Info("tracing on", "endpoint", cfg.TracingEndpoint)
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -211,6 +225,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
+			}
+			if cfg.TracingEndpoint != "" {
+				env = append(env, tracing.EnvEndpoint+"="+cfg.TracingEndpoint)
 			}
 			return env, nil
 		},

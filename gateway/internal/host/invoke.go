@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // Invoke runs one unary call on the process currently serving plugin. The
@@ -32,6 +37,11 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 	defer g.release()
 	setDeadline(ctx, req)
 	defer h.delegated.open(plugin, req)()
+	var span trace.Span
+	if tracing.Enabled() {
+		ctx, span = startCallSpan(ctx, plugin, req)
+		defer func() { span.End() }()
+	}
 	var resp *pluginv1.InvokeResponse
 	var err error
 	if g.lane != nil {
@@ -40,9 +50,22 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 		resp, err = g.conn.Plugin.Invoke(ctx, req)
 	}
 	if err != nil {
-		return nil, m.hopError(ctx, err)
+		err = m.hopError(ctx, err)
+		if span != nil {
+			span.SetStatus(otelcodes.Error, err.Error())
+		}
+		return nil, err
 	}
 	return resp, nil
+}
+
+// startCallSpan starts the gateway's client span of a plugin call and puts
+// its context in the request, so that the plugin's span is its child.
+func startCallSpan(ctx context.Context, plugin string, req *pluginv1.InvokeRequest) (context.Context, trace.Span) {
+	ctx, span := tracing.Tracer().Start(ctx, "plugin "+plugin+" "+strings.TrimPrefix(req.GetProcedure(), "/"),
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attribute.String("svc.plugin", plugin)))
+	req.Traceparent = tracing.Inject(ctx)
+	return ctx, span
 }
 
 // InvokeStream runs one server-streaming call and hands each response to
@@ -60,6 +83,11 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 	defer g.release()
 	setDeadline(ctx, req)
 	defer h.delegated.open(plugin, req)()
+	if tracing.Enabled() {
+		var span trace.Span
+		ctx, span = startCallSpan(ctx, plugin, req)
+		defer span.End()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the plugin's side when recv gives up
 	stream, err := g.conn.Plugin.InvokeStream(ctx, req)

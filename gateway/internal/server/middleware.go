@@ -10,9 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/version"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // MaxBodyBytes is the largest request body accepted (CONTRACT §1).
@@ -23,11 +28,32 @@ const MaxBodyBytes = 1 << 20
 func traced(metrics *observe.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := observe.NewTraceID()
-		ctx := observe.WithTraceID(r.Context(), id)
+		ctx := r.Context()
+		var span trace.Span
+		var id string
+		if tracing.Enabled() {
+			// The request's trace: the client's when it sent a
+			// traceparent, and X-Svc-Trace-Id is its id.
+			ctx, span = tracing.Tracer().Start(tracing.Extract(ctx, r.Header.Get("Traceparent")), r.Method+" "+classify(r),
+				trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+					attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
+			id = span.SpanContext().TraceID().String()
+		} else {
+			id = observe.NewTraceID()
+		}
+		ctx = observe.WithTraceID(ctx, id)
 		r = r.WithContext(ctx)
 		w.Header().Set(observe.TraceHeader, id)
 		sw := &statusWriter{ResponseWriter: w}
+		if span != nil {
+			defer func() {
+				span.SetAttributes(attribute.Int("http.response.status_code", sw.status()))
+				if sw.status() >= 500 {
+					span.SetStatus(codes.Error, http.StatusText(sw.status()))
+				}
+				span.End()
+			}()
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/svcplatform/svc/internal/pgembed"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
 
@@ -65,6 +66,9 @@ func Open(ctx context.Context, databaseURL, dataDir, password string, log *slog.
 		return nil, fmt.Errorf("SVC_DATABASE_URL is not a valid PostgreSQL URL: %w", errors.Unwrap(err))
 	}
 	cfg.MaxConns = 16
+	if tracing.Enabled() {
+		cfg.ConnConfig.Tracer = tracing.PgxTracer{}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
 		err = pool.Ping(ctx)

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // EnvDatabaseURL names the variable in which the gateway hands its plugins
@@ -26,6 +28,9 @@ func Open(ctx context.Context, owner string, files fs.FS, maxConns int32) (*pgxp
 		return nil, fmt.Errorf("parse %s: %w", EnvDatabaseURL, err)
 	}
 	cfg.MaxConns = maxConns
+	if tracing.Enabled() {
+		cfg.ConnConfig.Tracer = tracing.PgxTracer{}
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)

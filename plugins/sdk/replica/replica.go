@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
 // EnvURL names the variable in which the gateway hands a plugin the read
@@ -67,6 +68,9 @@ func open(primary *pgxpool.Pool, url string, maxConns int32, log *slog.Logger) (
 	}
 	// Shown in the replica's pg_stat_activity, so an operator sees who reads there.
 	cfg.ConnConfig.RuntimeParams["application_name"] = "svc replica reads"
+	if tracing.Enabled() {
+		cfg.ConnConfig.Tracer = tracing.PgxTracer{}
+	}
 	d.replica, err = pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("replica pool: %w", err)

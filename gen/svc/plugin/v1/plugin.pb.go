@@ -343,7 +343,10 @@ type InvokeRequest struct {
 	// healthy (reachable, within its lag bound), and once that replica has
 	// replayed past the caller's last write through this gateway, so that a
 	// caller reads its own writes. False: read from the primary.
-	ReadReplica   bool `protobuf:"varint,8,opt,name=read_replica,json=readReplica,proto3" json:"read_replica,omitempty"`
+	ReadReplica bool `protobuf:"varint,8,opt,name=read_replica,json=readReplica,proto3" json:"read_replica,omitempty"`
+	// Gateway → plugin: the W3C traceparent of the gateway's span of this
+	// call, when tracing is on (plugins/sdk/tracing); empty otherwise.
+	Traceparent   string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -432,6 +435,13 @@ func (x *InvokeRequest) GetReadReplica() bool {
 		return x.ReadReplica
 	}
 	return false
+}
+
+func (x *InvokeRequest) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
 }
 
 type InvokeResponse struct {
@@ -1082,7 +1092,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x12\x12\n" +
 	"\x04live\x18\x05 \x01(\bR\x04live\x12\x14\n" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x16\n" +
-	"\x06plugin\x18\a \x01(\tR\x06plugin\"\xa4\x02\n" +
+	"\x06plugin\x18\a \x01(\tR\x06plugin\"\xc6\x02\n" +
 	"\rInvokeRequest\x12\x1c\n" +
 	"\tprocedure\x18\x01 \x01(\tR\tprocedure\x12\x18\n" +
 	"\arequest\x18\x02 \x01(\fR\arequest\x126\n" +
@@ -1093,7 +1103,8 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"delegation\x18\a \x01(\tR\n" +
 	"delegation\x12!\n" +
-	"\fread_replica\x18\b \x01(\bR\vreadReplica\"q\n" +
+	"\fread_replica\x18\b \x01(\bR\vreadReplica\x12 \n" +
+	"\vtraceparent\x18\t \x01(\tR\vtraceparent\"q\n" +
 	"\x0eInvokeResponse\x12\x1a\n" +
 	"\bresponse\x18\x01 \x01(\fR\bresponse\x12*\n" +
 	"\x05error\x18\x02 \x01(\v2\x14.svc.plugin.v1.ErrorR\x05error\x12\x17\n" +
