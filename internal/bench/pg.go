@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -189,6 +192,10 @@ type Pgbench struct {
 	Defines [][2]string
 	// Options is PGOPTIONS for the sessions, e.g. "-c synchronous_commit=on".
 	Options string
+	// LogDir, when set, has pgbench log every transaction (-l) into files
+	// there, from which Run computes the latency percentiles (pgbench's own
+	// summary has only the mean). The folder is emptied of earlier logs.
+	LogDir string
 }
 
 // PgbenchResult is what pgbench reported.
@@ -201,6 +208,8 @@ type PgbenchResult struct {
 	Output       string  `json:"-"`
 	// CPU is pgbench's own user+system time.
 	CPU time.Duration `json:"-"`
+	// Latency is from the transaction log (Pgbench.LogDir), nil without it.
+	Latency *Latency `json:"latency_us,omitempty"`
 }
 
 // Command is the shell command that runs p (the URL's password redacted).
@@ -210,6 +219,9 @@ func (p Pgbench) Command() string {
 		fmt.Fprintf(&b, "PGOPTIONS='%s' ", p.Options)
 	}
 	fmt.Fprintf(&b, "%s -n -M prepared -c %d -j %d -T %d", filepath.Base(p.Bin), p.Clients, p.Threads, p.Seconds)
+	if p.LogDir != "" {
+		b.WriteString(" -l")
+	}
 	for _, d := range p.Defines {
 		fmt.Fprintf(&b, " -D %s=%s", d[0], d[1])
 	}
@@ -233,6 +245,18 @@ func (p Pgbench) Run(ctx context.Context) (*PgbenchResult, error) {
 		"-T", strconv.Itoa(p.Seconds)}
 	for _, d := range p.Defines {
 		args = append(args, "-D", d[0]+"="+d[1])
+	}
+	prefix := ""
+	if p.LogDir != "" {
+		if err := os.MkdirAll(p.LogDir, 0o755); err != nil {
+			return nil, err
+		}
+		prefix = filepath.Join(p.LogDir, "pgbench_log")
+		old, _ := filepath.Glob(prefix + ".*")
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
+		args = append(args, "-l", "--log-prefix="+prefix)
 	}
 	args = append(args, "-f", p.ScriptPath, p.URL)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.Seconds+60)*time.Second)
@@ -264,7 +288,100 @@ func (p Pgbench) Run(ctx context.Context) (*PgbenchResult, error) {
 	if m := reFailed.FindSubmatch(out); m != nil {
 		res.Failed, _ = strconv.ParseInt(string(m[1]), 10, 64)
 	}
+	if prefix != "" {
+		lat, err := readPgbenchLogs(prefix)
+		if err != nil {
+			return res, err
+		}
+		res.Latency = lat
+	}
 	return res, nil
+}
+
+// readPgbenchLogs reads every log file of one run (pgbench writes one per
+// thread: prefix.<pid> and prefix.<pid>.<thread>) into one histogram.
+func readPgbenchLogs(prefix string) (*Latency, error) {
+	files, _ := filepath.Glob(prefix + ".*")
+	if len(files) == 0 {
+		return nil, fmt.Errorf("pgbench wrote no transaction log %s.*", prefix)
+	}
+	var h Histogram
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		_, _, err = ReadPgbenchLog(fh, &h)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	if h.Count() == 0 {
+		return nil, fmt.Errorf("pgbench's transaction log %s.* holds no completed transaction", prefix)
+	}
+	lat := latencyOf(&h)
+	return &lat, nil
+}
+
+// ReadPgbenchLog reads a pgbench per-transaction log (-l; the lines are
+// "client_id transaction_no time script_no time_epoch time_us" and, with
+// some options, more fields) and records each completed transaction's
+// latency (the third field, in µs) in h. Transactions logged as "skipped"
+// or failed (a word in place of the time) are counted in failed, not
+// recorded. A line of another shape is an error naming it.
+func ReadPgbenchLog(r io.Reader, h *Histogram) (done, failed uint64, err error) {
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			return done, failed, fmt.Errorf("line %d: %d fields, want at least 6", n, len(f))
+		}
+		for _, i := range []int{0, 1, 3, 4, 5} {
+			if _, err := strconv.ParseUint(f[i], 10, 64); err != nil {
+				return done, failed, fmt.Errorf("line %d: field %d %q is not a whole number", n, i+1, short(f[i]))
+			}
+		}
+		us, err := strconv.ParseUint(f[2], 10, 63)
+		if err != nil {
+			if isWord(f[2]) { // skipped, failed, serialization, deadlock
+				failed++
+				continue
+			}
+			return done, failed, fmt.Errorf("line %d: latency %q is neither a number of µs nor a word", n, short(f[2]))
+		}
+		if us > uint64(math.MaxInt64/int64(time.Microsecond)) {
+			return done, failed, fmt.Errorf("line %d: latency %d µs is out of range", n, us)
+		}
+		h.Record(time.Duration(us) * time.Microsecond)
+		done++
+	}
+	if err := sc.Err(); err != nil {
+		return done, failed, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return done, failed, nil
+}
+
+func isWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // tail is the end of a command's output, where its errors are.
