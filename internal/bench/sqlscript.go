@@ -75,7 +75,8 @@ func ReadNamedQuery(name string, paths ...string) (string, string, error) {
 	return "", "", fmt.Errorf("query %s: none of %s exists (run from the repository's root)", name, strings.Join(paths, ", "))
 }
 
-// BindNamed replaces each sqlc named parameter @name of query with
+// BindNamed replaces each sqlc named parameter (@name, sqlc.arg(name),
+// sqlc.narg(name), sqlc.slice(name)) of query with
 // args[name]: a pgbench variable (":page_id"), a literal ("NULL") or any
 // expression. Text inside single-quoted literals, quoted identifiers and
 // comments is left alone, and so is a "@" not followed by a letter or "_"
@@ -97,6 +98,19 @@ func BindNamed(query string, args map[string]string) (string, error) {
 			}
 			b.WriteString(query[i : i+j])
 			i += j
+		case c == 's' && (i == 0 || !identPart(query[i-1])) && strings.HasPrefix(query[i:], "sqlc."):
+			name, j, ok := sqlcArg(query, i)
+			if !ok {
+				b.WriteByte(c)
+				i++
+				continue
+			}
+			v, found := args[name]
+			if !found {
+				return "", fmt.Errorf("parameter sqlc.…(%s) has no argument", name)
+			}
+			b.WriteString(v)
+			i = j
 		case c == '@' && i+1 < len(query) && identStart(query[i+1]):
 			j := i + 1
 			for j < len(query) && identPart(query[j]) {
@@ -115,6 +129,40 @@ func BindNamed(query string, args map[string]string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// sqlcArg reads sqlc.arg(name), sqlc.narg(name) or sqlc.slice(name) (the
+// name bare or single-quoted) at i, returning the name and the index after
+// the closing parenthesis.
+func sqlcArg(s string, i int) (name string, end int, ok bool) {
+	rest, found := strings.CutPrefix(s[i:], "sqlc.")
+	if !found {
+		return "", 0, false
+	}
+	for _, fn := range []string{"arg(", "narg(", "slice("} {
+		inner, found := strings.CutPrefix(rest, fn)
+		if !found {
+			continue
+		}
+		close := strings.IndexByte(inner, ')')
+		if close < 0 {
+			return "", 0, false
+		}
+		name = strings.TrimSpace(inner[:close])
+		if len(name) >= 2 && name[0] == '\'' && name[len(name)-1] == '\'' {
+			name = name[1 : len(name)-1]
+		}
+		if name == "" || !identStart(name[0]) {
+			return "", 0, false
+		}
+		for k := 1; k < len(name); k++ {
+			if !identPart(name[k]) {
+				return "", 0, false
+			}
+		}
+		return name, i + len("sqlc.") + len(fn) + close + 1, true
+	}
+	return "", 0, false
 }
 
 // skipQuoted returns the index just after the quoted text starting at i

@@ -86,6 +86,17 @@ func TestBindNamedReplacesEachParameter(t *testing.T) {
 	}
 }
 
+func TestBindNamedReplacesSqlcArgFunctions(t *testing.T) {
+	got, err := BindNamed("VALUES (@id, sqlc.narg(page_id), sqlc.arg('data'), mysqlc.arg(x), sqlc.other(y))",
+		map[string]string{"id": ":id", "page_id": "NULL", "data": ":data"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "VALUES (:id, NULL, :data, mysqlc.arg(x), sqlc.other(y))"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestBindNamedLeavesQuotedTextCommentsAndOperatorsAlone(t *testing.T) {
 	in := "SELECT '@a', \"@b\", 'it''s @c' -- @d\n, @e, x @> y, x @@ y, '@unclosed"
 	got, err := BindNamed(in, map[string]string{"e": "1"})
@@ -126,6 +137,7 @@ func FuzzBindNamed(f *testing.F) {
 	f.Add("SELECT @a, '@b', @c_1 -- @d", "X")
 	f.Add("'unclosed @a", "")
 	f.Add("@", "v")
+	f.Add("sqlc.narg(a) sqlc.arg('b') sqlc.slice( c )", "v")
 	f.Fuzz(func(t *testing.T, q, v string) {
 		// Every parameter bound to a pgbench variable: no parameter may be
 		// left outside quotes and comments, and unbound text is kept.
@@ -143,6 +155,9 @@ func FuzzBindNamed(f *testing.F) {
 					j++
 				}
 				args[q[i+1:j]] = v
+			}
+			if name, _, ok := sqlcArg(q, i); ok {
+				args[name] = v
 			}
 		}
 		got, err := BindNamed(q, args)
