@@ -153,7 +153,7 @@ func (r *runner) curveScenarios() []*curve {
 		url := r.graphURL() + "&limit=" + strconv.Itoa(lim)
 		sc := &curveScenario{key: fmt.Sprintf("read%d", lim), title: fmt.Sprintf("Graph read page/<id>/posts?limit=%d", lim),
 			short: fmt.Sprintf("Read, limit=%d", lim),
-			unit: "reads/s", load: readLoad(url), loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> %s '%s'", auth, url),
+			unit:  "reads/s", load: readLoad(url), loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> %s '%s'", auth, url),
 			check:   func(ctx context.Context) error { return r.checkList(ctx, url, lim) },
 			defines: [][2]string{{"page_id", page}, {"lim", strconv.Itoa(lim + 1)}}}
 		q, src, err := list(":lim")
@@ -167,8 +167,8 @@ func (r *runner) curveScenarios() []*curve {
 		u := r.gw.URL + "/api/v1/graph?node=page/" + page + "&fields=" + url.QueryEscape(expandFields)
 		sc := &curveScenario{key: "expand", title: "Graph read page/<id>?fields=" + expandFields,
 			short: "Read, Page + posts edge expanded (fields=)",
-			unit: "reads/s", load: readLoad(u), loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> %s '%s'", auth, u),
-			check: func(ctx context.Context) error { return r.checkExpand(ctx, u) },
+			unit:  "reads/s", load: readLoad(u), loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> %s '%s'", auth, u),
+			check:   func(ctx context.Context) error { return r.checkExpand(ctx, u) },
 			defines: [][2]string{{"page_id", page}, {"user_id", user}, {"no_app", "0"}, {"lim", "11"}}}
 		var parts, srcs []string
 		var err error
@@ -204,7 +204,7 @@ func (r *runner) curveScenarios() []*curve {
 		u := r.gw.URL + "/api/v1/graph"
 		sc := &curveScenario{key: "batch", title: fmt.Sprintf("Graph batch of %d reads page/<id>/posts?limit=10", curveBatch),
 			short: fmt.Sprintf("Batch of %d reads (limit=10)", curveBatch),
-			unit: "batches/s",
+			unit:  "batches/s",
 			load: func(n int) bench.Load {
 				return bench.Load{Method: "POST", URL: u, Connections: n, Body: body,
 					Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
