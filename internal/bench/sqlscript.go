@@ -144,11 +144,11 @@ func sqlcArg(s string, i int) (name string, end int, ok bool) {
 		if !found {
 			continue
 		}
-		close := strings.IndexByte(inner, ')')
-		if close < 0 {
+		paren := strings.IndexByte(inner, ')')
+		if paren < 0 {
 			return "", 0, false
 		}
-		name = strings.TrimSpace(inner[:close])
+		name = strings.TrimSpace(inner[:paren])
 		if len(name) >= 2 && name[0] == '\'' && name[len(name)-1] == '\'' {
 			name = name[1 : len(name)-1]
 		}
@@ -160,7 +160,7 @@ func sqlcArg(s string, i int) (name string, end int, ok bool) {
 				return "", 0, false
 			}
 		}
-		return name, i + len("sqlc.") + len(fn) + close + 1, true
+		return name, i + len("sqlc.") + len(fn) + paren + 1, true
 	}
 	return "", 0, false
 }

@@ -352,11 +352,11 @@ func (r *runner) measureCurves(ctx context.Context) {
 				r.pgbench = ""
 			}
 		}
-		for i, n := range r.o.curveConns {
+		for _, n := range r.o.curveConns {
 			if ctx.Err() != nil {
 				break
 			}
-			c.Points = append(c.Points, r.curvePoint(ctx, c.sc, n, i == 0))
+			c.Points = append(c.Points, r.curvePoint(ctx, c.sc, n))
 		}
 		if c.sc.teardown != "" && r.pgbench != "" {
 			_ = r.db.Exec(ctx, c.sc.teardown)
@@ -369,7 +369,7 @@ func (r *runner) measureCurves(ctx context.Context) {
 	}
 }
 
-func (r *runner) curvePoint(ctx context.Context, sc *curveScenario, n int, first bool) curvePoint {
+func (r *runner) curvePoint(ctx context.Context, sc *curveScenario, n int) curvePoint {
 	p := curvePoint{Connections: n}
 	r.step(fmt.Sprintf("curve %s, %d connections, %s + %s warmup", sc.key, n, r.o.curveDur, r.o.curveWarmup))
 	l := sc.load(n)
@@ -393,12 +393,8 @@ func (r *runner) curvePoint(ctx context.Context, sc *curveScenario, n int, first
 	r.step(fmt.Sprintf("curve %s, pgbench, %d clients", sc.key, n))
 	pg := bench.Pgbench{Bin: r.pgbench, URL: bench.LibpqURL(r.db.URL), Script: sc.script,
 		ScriptPath: filepath.Join(r.o.work, "curve_"+sc.key+".sql"), Clients: n, Threads: min(2, n),
-		Seconds: max(1, int(r.o.curveWarmup.Seconds())), Defines: sc.defines, Options: sc.options,
-		LogDir: filepath.Join(r.o.work, "pgbench_logs")}
-	if first { // the first point of a scenario warms the tables' pages; not counted
-		_, _ = pg.Run(ctx)
-	}
-	pg.Seconds = max(1, int(r.o.curveDur.Seconds()))
+		Seconds: pgbenchSeconds(r.o.curveWarmup, r.o.curveDur, n), Defines: sc.defines, Options: sc.options,
+		LogDir: filepath.Join(r.o.work, "pgbench_logs"), Window: r.o.curveDur}
 	start := time.Now()
 	ref, err := pg.Run(ctx)
 	if err != nil {
@@ -410,6 +406,16 @@ func (r *runner) curvePoint(ctx context.Context, sc *curveScenario, n int, first
 		p.PgbenchShare = ref.CPU.Seconds() / wall / float64(runtime.NumCPU())
 	}
 	return p
+}
+
+// pgbenchSeconds is pgbench's -T for a curve point: its -T counts the
+// clients' connection set-up (seconds at 128 clients on a busy machine), so
+// the run is longer than the measured window by the warmup and an allowance
+// for the connections, and its rate and percentiles come from the last
+// curve-d of its transaction log (bench.Pgbench.Window).
+func pgbenchSeconds(warmup, dur time.Duration, clients int) int {
+	allowance := time.Second + time.Duration(clients)*25*time.Millisecond
+	return int((warmup + dur + allowance + time.Second - 1) / time.Second)
 }
 
 // ---- the report and the image -----------------------------------------
@@ -424,12 +430,13 @@ func (r *runner) curvesSection() string {
 	}
 	fmt.Fprintf(&b, "![Throughput and p99 against connections, ours beside pgbench](%s)\n\n", filepath.ToSlash(img))
 	fmt.Fprintf(&b, "Each point: our request through the gateway for %s after a %s warmup (load generator: one request in flight per connection), "+
-		"then pgbench running the statements our handlers run, at the same concurrency (`-c N -j min(2,N)`, `-M prepared`, for %s; "+
-		"the first point of each scenario after an uncounted pgbench warmup). pgbench's percentiles come from its transaction log (`-l`). "+
+		"then pgbench running the statements our handlers run, at the same concurrency (`-c N -j min(2,N)`, `-M prepared`). "+
+		"pgbench's `-T` counts its clients' connection set-up, which takes seconds at 128 clients on a busy machine, so it runs for T = %s + %s + 1 s + 25 ms per client "+
+		"and its rate and percentiles are those of the transactions that ended in the last %s of its transaction log (`-l`), as ours come after a warmup. "+
 		"Points are short and this machine is shared: read the shape, not the third digit. "+
 		"\"ratio\" is our 2xx rate over pgbench's tps; \"loadgen CPU\" is the load generator's share of the %d CPUs during our run (it shares them with everything measured), "+
 		"\"pgbench CPU\" pgbench's own share during its run.\n\n",
-		r.o.curveDur, r.o.curveWarmup, r.o.curveDur, runtime.NumCPU())
+		r.o.curveDur, r.o.curveWarmup, r.o.curveWarmup, r.o.curveDur, r.o.curveDur, runtime.NumCPU())
 	for _, c := range r.curves {
 		fmt.Fprintf(&b, "### %s\n\n", c.Title)
 		if c.Blocked != "" {
@@ -440,7 +447,9 @@ func (r *runner) curvesSection() string {
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range c.Points {
 			ours := []string{"—", "—", "—", "—", "—", "—"}
-			if p.Ours != nil {
+			if p.Ours != nil && p.Ours.Requests == 0 {
+				ours = []string{"0: no request completed within " + r.o.curveDur.String(), "—", "—", "—", "—", bench.Pct(p.LoadgenShare)}
+			} else if p.Ours != nil {
 				o := p.Ours
 				ours = []string{bench.Num(o.OKPerSec), bench.Ms(o.Latency.P50), bench.Ms(o.Latency.P99),
 					strconv.FormatUint(o.ErrorTotal, 10), fmt.Sprintf("%.0f µs", p.GatewayCPU), bench.Pct(p.LoadgenShare)}
@@ -451,6 +460,9 @@ func (r *runner) curvesSection() string {
 			ratio := "—"
 			if p.Ref != nil {
 				ref = []string{bench.Num(p.Ref.TPS), "—", "—", bench.Pct(p.PgbenchShare)}
+				if p.Ref.WindowSeconds > 0 && p.Ref.WindowSeconds < r.o.curveDur.Seconds()*0.95 {
+					ref[0] += fmt.Sprintf(" (over %.1f s: the connections took the rest)", p.Ref.WindowSeconds)
+				}
 				if p.Ref.Latency != nil {
 					ref[1], ref[2] = bench.Ms(p.Ref.Latency.P50), bench.Ms(p.Ref.Latency.P99)
 				}
@@ -469,7 +481,8 @@ func (r *runner) curvesSection() string {
 		var pgCmd string
 		for _, p := range c.Points {
 			if p.Ref != nil {
-				pgCmd = strings.Replace(p.Ref.Command, fmt.Sprintf("-c %d -j %d", p.Connections, min(2, p.Connections)), "-c <N> -j <min(2,N)>", 1)
+				pgCmd = strings.Replace(p.Ref.Command, fmt.Sprintf("-c %d -j %d -T %d", p.Connections, min(2, p.Connections),
+					pgbenchSeconds(r.o.curveWarmup, r.o.curveDur, p.Connections)), "-c <N> -j <min(2,N)> -T <T>", 1)
 				break
 			}
 		}
@@ -508,7 +521,9 @@ func (r *runner) writeCurvesSVG() error {
 			x := float64(p.Connections)
 			if p.Ours != nil {
 				ourT = append(ourT, bench.Point{X: x, Y: p.Ours.OKPerSec})
-				ourP = append(ourP, bench.Point{X: x, Y: p.Ours.Latency.P99 / 1e3})
+				if p.Ours.Requests > 0 { // no p99 of nothing: a gap
+					ourP = append(ourP, bench.Point{X: x, Y: p.Ours.Latency.P99 / 1e3})
+				}
 			}
 			if p.Ref != nil {
 				refT = append(refT, bench.Point{X: x, Y: p.Ref.TPS})

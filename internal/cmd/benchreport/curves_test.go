@@ -51,13 +51,13 @@ func TestCurvesReportAndImage(t *testing.T) {
 	r := &runner{o: options{out: filepath.Join(dir, "RESULTS.md"), curvesSVG: filepath.Join(dir, "curves.svg"),
 		curveConns: []int{1, 8}, curveDur: 3 * time.Second, curveWarmup: time.Second}}
 	ours := func(rps, p99 float64) *bench.Result {
-		return &bench.Result{OKPerSec: rps, Latency: bench.Latency{P50: p99 / 2, P99: p99}}
+		return &bench.Result{Requests: uint64(rps * 3), OKPerSec: rps, Latency: bench.Latency{P50: p99 / 2, P99: p99}}
 	}
 	r.curves = []*curve{
 		{sc: &curveScenario{unit: "reads/s", loadCmd: "loadgen -c <N> URL", script: "SELECT 1;\n", sql: "x.sql Q"},
 			Key: "read10", Title: "Graph read", Short: "Read", Points: []curvePoint{
 				{Connections: 1, Ours: ours(900, 2000), LoadgenShare: 0.05, GatewayCPU: 300,
-					Ref: &bench.PgbenchResult{TPS: 9000, Command: "pgbench -n -M prepared -c 1 -j 1 -T 3 -l -f curve_read10.sql 'db'",
+					Ref: &bench.PgbenchResult{TPS: 9000, Command: "pgbench -n -M prepared -c 1 -j 1 -T 6 -l -f curve_read10.sql 'db'",
 						Latency: &bench.Latency{P50: 100, P99: 400}}, PgbenchShare: 0.2},
 				{Connections: 8, Ours: ours(3000, 9000), RefError: "pgbench: boom | bad"},
 			}},
@@ -66,7 +66,7 @@ func TestCurvesReportAndImage(t *testing.T) {
 	md := r.curvesSection()
 	for _, want := range []string{"![Throughput and p99 against connections, ours beside pgbench](curves.svg)",
 		"| 1 | 900 | 1.00 ms | 2.00 ms | 0 | 300 µs | 5.0 % | 9,000 | 0.10 ms | 0.40 ms | 20.0 % | 10.0 % |",
-		"| 8 | 3,000 |", "failed: pgbench: boom \\| bad", "`pgbench -n -M prepared -c <N> -j <min(2,N)> -T 3 -l -f curve_read10.sql 'db'`",
+		"| 8 | 3,000 |", "failed: pgbench: boom \\| bad", "`pgbench -n -M prepared -c <N> -j <min(2,N)> -T <T> -l -f curve_read10.sql 'db'`",
 		"### Graph batch\n\nNot measured: the batch answered 400"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the curves section lacks %q:\n%s", want, md)
