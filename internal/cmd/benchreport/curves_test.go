@@ -111,3 +111,29 @@ func TestCurvesReportAndImage(t *testing.T) {
 		t.Error("curves.svg draws the blocked scenario")
 	}
 }
+
+// Every curve's pgbench script is built from the repository's current
+// query files: a renamed query or a new parameter fails here, not in the
+// middle of a bench run.
+func TestEveryCurveScriptIsBuiltFromTheQueryFiles(t *testing.T) {
+	t.Chdir("../../..")
+	r := &runner{gw: &bench.Gateway{URL: "http://127.0.0.1:1"}, raw: map[string]any{}}
+	r.creds.Page.ID, r.creds.App.ID = "100000000000003", "100000000000004"
+	r.creds.Users = map[string]struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+		Password string `json:"password"`
+	}{"owner": {ID: "100000000000000"}}
+	for _, c := range r.curveScenarios() {
+		if c.Blocked != "" {
+			t.Errorf("curve %s is blocked: %s", c.Key, c.Blocked)
+			continue
+		}
+		if strings.Contains(c.sc.script, "@") {
+			t.Errorf("curve %s: a parameter is left unbound:\n%s", c.Key, c.sc.script)
+		}
+		if c.Key == "write" && (strings.Contains(c.sc.script, "book.posts") || strings.Contains(c.sc.script, "core.outbox")) {
+			t.Errorf("the write reference touches the real tables:\n%s", c.sc.script)
+		}
+	}
+}
