@@ -156,8 +156,10 @@ soak: postgres build
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(CURDIR)/.tmp/pgsoak || true; exit $$status
 
 ## bench: each target of PERFORMANCE.md against its reference in the same
-## run (about 2 minutes) -> bench/RESULTS.md. Medians on a busy machine:
-## make bench BENCH_FLAGS='-rounds 3 -d 5s'
+## run, then the curves (read and write at 1..128 connections beside pgbench),
+## about 6 minutes -> bench/RESULTS.md and bench/curves.svg. Medians on a busy
+## machine: make bench BENCH_FLAGS='-rounds 3 -d 5s'; without the curves:
+## make bench BENCH_FLAGS=-curves=false
 BENCH_FLAGS ?=
 bench: postgres build
 	$(GO) run ./internal/cmd/benchreport $(BENCH_FLAGS)

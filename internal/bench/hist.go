@@ -129,3 +129,10 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	}
 	return time.Duration(h.max)
 }
+
+// latencyOf summarises h in microseconds.
+func latencyOf(h *Histogram) Latency {
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	return Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
+		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
+}

@@ -277,10 +277,7 @@ func Run(ctx context.Context, l Load) (*Result, error) {
 		res.RPS = float64(res.Requests) / res.Seconds
 		res.OKPerSec = float64(ok) / res.Seconds
 	}
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	h := res.hist
-	res.Latency = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
+	res.Latency = latencyOf(res.hist)
 	if len(res.Errors) == 0 {
 		res.Errors = nil
 	}

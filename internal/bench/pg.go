@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -189,6 +191,15 @@ type Pgbench struct {
 	Defines [][2]string
 	// Options is PGOPTIONS for the sessions, e.g. "-c synchronous_commit=on".
 	Options string
+	// LogDir, when set, has pgbench log every transaction (-l) into files
+	// there, from which Run computes the latency percentiles (pgbench's own
+	// summary has only the mean). The folder is emptied of earlier logs.
+	LogDir string
+	// Window, with LogDir, takes the rate and the percentiles from the
+	// transactions that ended in the run's last Window only (see
+	// readPgbenchLogs); Seconds must leave room for the connections and a
+	// warmup before it.
+	Window time.Duration
 }
 
 // PgbenchResult is what pgbench reported.
@@ -201,6 +212,11 @@ type PgbenchResult struct {
 	Output       string  `json:"-"`
 	// CPU is pgbench's own user+system time.
 	CPU time.Duration `json:"-"`
+	// Latency is from the transaction log (Pgbench.LogDir), nil without it.
+	Latency *Latency `json:"latency_us,omitempty"`
+	// WindowSeconds is the period TPS and Latency cover when Pgbench.Window
+	// was set (shorter than asked when the connections took longer).
+	WindowSeconds float64 `json:"window_s,omitempty"`
 }
 
 // Command is the shell command that runs p (the URL's password redacted).
@@ -210,6 +226,9 @@ func (p Pgbench) Command() string {
 		fmt.Fprintf(&b, "PGOPTIONS='%s' ", p.Options)
 	}
 	fmt.Fprintf(&b, "%s -n -M prepared -c %d -j %d -T %d", filepath.Base(p.Bin), p.Clients, p.Threads, p.Seconds)
+	if p.LogDir != "" {
+		b.WriteString(" -l")
+	}
 	for _, d := range p.Defines {
 		fmt.Fprintf(&b, " -D %s=%s", d[0], d[1])
 	}
@@ -233,6 +252,18 @@ func (p Pgbench) Run(ctx context.Context) (*PgbenchResult, error) {
 		"-T", strconv.Itoa(p.Seconds)}
 	for _, d := range p.Defines {
 		args = append(args, "-D", d[0]+"="+d[1])
+	}
+	prefix := ""
+	if p.LogDir != "" {
+		if err := os.MkdirAll(p.LogDir, 0o755); err != nil {
+			return nil, err
+		}
+		prefix = filepath.Join(p.LogDir, "pgbench_log")
+		old, _ := filepath.Glob(prefix + ".*")
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
+		args = append(args, "-l", "--log-prefix="+prefix)
 	}
 	args = append(args, "-f", p.ScriptPath, p.URL)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.Seconds+60)*time.Second)
@@ -264,7 +295,179 @@ func (p Pgbench) Run(ctx context.Context) (*PgbenchResult, error) {
 	if m := reFailed.FindSubmatch(out); m != nil {
 		res.Failed, _ = strconv.ParseInt(string(m[1]), 10, 64)
 	}
+	if prefix != "" {
+		w, err := readPgbenchLogs(prefix, p.Window)
+		if err != nil {
+			return res, err
+		}
+		res.Latency = &w.Latency
+		if p.Window > 0 {
+			res.TPS, res.WindowSeconds, res.Failed = w.TPS, w.Seconds, int64(w.Failed)
+		}
+	}
 	return res, nil
+}
+
+// PgbenchTx is one transaction of a pgbench log.
+type PgbenchTx struct {
+	// End is when it finished, in µs since the Unix epoch.
+	End int64
+	// Latency is how long it took; zero for a failed or skipped one.
+	Latency time.Duration
+	// Failed is true for a transaction logged as skipped or failed.
+	Failed bool
+}
+
+// readPgbenchLogs reads every log file of one run (pgbench writes one per
+// thread: prefix.<pid> and prefix.<pid>.<thread>) and summarises the
+// transactions that ended in the run's last window (all of them when window
+// is zero): pgbench's -T counts its connection set-up, which on a busy
+// machine takes seconds at 128 clients, so the rate and the percentiles
+// come from the steady end of the run, as ours come after a warmup.
+func readPgbenchLogs(prefix string, window time.Duration) (*pgbenchWindow, error) {
+	files, _ := filepath.Glob(prefix + ".*")
+	if len(files) == 0 {
+		return nil, fmt.Errorf("pgbench wrote no transaction log %s.*", prefix)
+	}
+	var txs []PgbenchTx
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		_, _, err = ReadPgbenchLog(fh, func(tx PgbenchTx) { txs = append(txs, tx) })
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	w := summarizeWindow(txs, window)
+	if w == nil {
+		return nil, fmt.Errorf("pgbench's transaction log %s.* holds no completed transaction", prefix)
+	}
+	return w, nil
+}
+
+// pgbenchWindow is what the log says of a run's last window.
+type pgbenchWindow struct {
+	Seconds float64
+	TPS     float64
+	Failed  uint64
+	Latency Latency
+}
+
+// summarizeWindow keeps the transactions that ended within window of the
+// last one and after the first one began (a run whose connections took most
+// of it has a shorter window, which Seconds tells); nil without any
+// completed transaction.
+func summarizeWindow(txs []PgbenchTx, window time.Duration) *pgbenchWindow {
+	var last, firstStart int64
+	have := false
+	for _, tx := range txs {
+		if tx.Failed {
+			continue
+		}
+		start := tx.End - tx.Latency.Microseconds()
+		if !have || tx.End > last {
+			last = tx.End
+		}
+		if !have || start < firstStart {
+			firstStart = start
+		}
+		have = true
+	}
+	if !have {
+		return nil
+	}
+	from := firstStart
+	if window > 0 {
+		from = max(from, last-window.Microseconds())
+	}
+	var h Histogram
+	var failed uint64
+	for _, tx := range txs {
+		if window > 0 && (tx.End <= from || tx.End > last) {
+			continue
+		}
+		if tx.Failed {
+			failed++
+			continue
+		}
+		h.Record(tx.Latency)
+	}
+	w := &pgbenchWindow{Seconds: float64(last-from) / 1e6, Failed: failed, Latency: latencyOf(&h)}
+	if w.Seconds > 0 {
+		w.TPS = float64(h.Count()) / w.Seconds
+	}
+	return w
+}
+
+// ReadPgbenchLog reads a pgbench per-transaction log (-l; the lines are
+// "client_id transaction_no time script_no time_epoch time_us" and, with
+// some options, more fields) and calls each for every transaction: time is
+// its latency in µs, time_epoch and time_us when it ended. Transactions
+// logged as "skipped" or failed (a word in place of the time) are counted
+// in failed and passed with Failed set. A line of another shape is an error
+// naming it.
+func ReadPgbenchLog(r io.Reader, each func(PgbenchTx)) (done, failed uint64, err error) {
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			return done, failed, fmt.Errorf("line %d: %d fields, want at least 6", n, len(f))
+		}
+		for _, i := range []int{0, 1, 3} {
+			if _, err := strconv.ParseUint(f[i], 10, 64); err != nil {
+				return done, failed, fmt.Errorf("line %d: field %d %q is not a whole number", n, i+1, short(f[i]))
+			}
+		}
+		sec, err1 := strconv.ParseInt(f[4], 10, 64)
+		usec, err2 := strconv.ParseInt(f[5], 10, 64)
+		if err1 != nil || err2 != nil || sec < 0 || usec < 0 || usec >= 1e6 || sec > 1<<40 {
+			return done, failed, fmt.Errorf("line %d: end time %q %q is not seconds and microseconds", n, short(f[4]), short(f[5]))
+		}
+		end := sec*1e6 + usec
+		us, err := strconv.ParseUint(f[2], 10, 63)
+		if err != nil {
+			if isWord(f[2]) { // skipped, failed, serialization, deadlock
+				failed++
+				each(PgbenchTx{End: end, Failed: true})
+				continue
+			}
+			return done, failed, fmt.Errorf("line %d: latency %q is neither a number of µs nor a word", n, short(f[2]))
+		}
+		if us > uint64(end) {
+			return done, failed, fmt.Errorf("line %d: latency %d µs is longer than the time since the epoch", n, us)
+		}
+		each(PgbenchTx{End: end, Latency: time.Duration(us) * time.Microsecond})
+		done++
+	}
+	if err := sc.Err(); err != nil {
+		return done, failed, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return done, failed, nil
+}
+
+func isWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // tail is the end of a command's output, where its errors are.

@@ -79,6 +79,12 @@ type options struct {
 	skipCheck  bool
 	only       string
 	profile    string
+	// The curves (curves.go).
+	curves      bool
+	curveConns  []int
+	curveDur    time.Duration
+	curveWarmup time.Duration
+	curvesSVG   string
 }
 
 func run(ctx context.Context, args []string) error {
@@ -99,18 +105,33 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
 	fs.StringVar(&o.profile, "profile", "", "write CPU and allocation profiles of the gateway and the book, svcchat and completions plugins into this folder (make profile)")
-	fs.StringVar(&o.only, "only", "", `"completions": measure only the chat completion figures (for profiling; the report is partial)`)
+	fs.StringVar(&o.only, "only", "", `"completions" or "curves": measure only those figures (the report is partial)`)
+	fs.BoolVar(&o.curves, "curves", true, "measure the curves: the Graph reads and the post write at each of -curve-conns, beside pgbench (about 3.5 minutes)")
+	conns := fs.String("curve-conns", "1,8,32,64,128", "connections of the curves' points, ascending")
+	fs.DurationVar(&o.curveDur, "curve-d", 3*time.Second, "measured duration of each curve point (ours and pgbench each)")
+	fs.DurationVar(&o.curveWarmup, "curve-warmup", time.Second, "unmeasured warmup before each curve point of ours")
+	fs.StringVar(&o.curvesSVG, "curves-svg", "", "the curves image to write (default curves.svg beside -o)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var err error
+	if o.curveConns, err = parseConns(*conns); err != nil {
+		return err
+	}
+	if o.curveDur < time.Second {
+		return errors.New("-curve-d must be at least 1s (pgbench counts in whole seconds)")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.only != "" && o.only != "completions" {
-		return fmt.Errorf("-only %q: the one case that runs alone is \"completions\"", o.only)
+	if o.only != "" && o.only != "completions" && o.only != "curves" {
+		return fmt.Errorf("-only %q: the cases that run alone are \"completions\" and \"curves\"", o.only)
 	}
 	if o.only != "" {
 		o.skipStart, o.skipCheck = true, true
+	}
+	if o.only == "curves" {
+		o.curves = true
 	}
 	if o.rounds < 1 || o.rounds > 9 {
 		return errors.New("-rounds must be between 1 and 9")
@@ -119,7 +140,10 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("-d must be at least 1s (pgbench counts in whole seconds)")
 	}
 	o.pluginsDir = filepath.Join(o.bin, "plugins")
-	for _, p := range []*string{&o.bin, &o.pluginsDir, &o.work, &o.out, &o.profile} {
+	if o.curvesSVG == "" {
+		o.curvesSVG = filepath.Join(filepath.Dir(o.out), "curves.svg")
+	}
+	for _, p := range []*string{&o.bin, &o.pluginsDir, &o.work, &o.out, &o.profile, &o.curvesSVG} {
 		if *p == "" {
 			continue
 		}
@@ -138,6 +162,10 @@ func run(ctx context.Context, args []string) error {
 	}
 	// Bounded whatever happens: the whole run is ~2.5 minutes with defaults.
 	budget := 6*time.Minute + time.Duration(4+4*o.rounds)*(o.dur+o.warmup)
+	if o.curves {
+		// Five scenarios; per point ours, pgbench, connection set-up.
+		budget += time.Duration(5*len(o.curveConns)) * (2*o.curveDur + 2*o.curveWarmup + 5*time.Second)
+	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	if err := os.RemoveAll(o.work); err != nil {
@@ -187,6 +215,8 @@ type runner struct {
 	// routes to.
 	upstream *fakeUpstream
 	oauth    *bench.OAuthClient
+	// curves are the measured curves (curves.go).
+	curves []*curve
 }
 
 // credentials is <data-dir>/dev-credentials.json (gateway/internal/seed).
@@ -482,6 +512,15 @@ func (r *runner) measurePlatform(ctx context.Context) {
 		r.streamMemory(ctx, 200)
 		return
 	}
+	if r.o.only == "curves" {
+		r.step(fmt.Sprintf("seeding %d posts through the Graph", r.o.posts))
+		if err := r.seed(ctx); err != nil {
+			r.notes = append(r.notes, "The curves are missing: seeding posts failed: "+err.Error())
+			return
+		}
+		r.measureCurves(ctx)
+		return
+	}
 	time.Sleep(2 * time.Second) // let start-up work settle before "idle"
 	r.step("idle memory")
 	r.memory(ctx, "2 s after the first start (seeded)")
@@ -500,6 +539,11 @@ func (r *runner) measurePlatform(ctx context.Context) {
 	r.tokenExchange(ctx)
 	time.Sleep(2 * time.Second)
 	r.memory(ctx, "2 s after the load")
+	if r.o.curves {
+		r.measureCurves(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, fmt.Sprintf("2 s after the curves (up to %d connections)", r.o.curveConns[len(r.o.curveConns)-1]))
+	}
 }
 
 func (r *runner) authHeader() bench.Header {
@@ -1281,6 +1325,9 @@ func (r *runner) write() error {
 	}, r.notes...)
 	for i, n := range notes {
 		notes[i] = strings.ReplaceAll(strings.TrimSpace(n), "\n", " ⏎ ")
+	}
+	if len(r.curves) > 0 {
+		r.rep.Sections = append(r.rep.Sections, bench.Section{Title: "Curves: throughput and p99 against connections", Body: r.curvesSection()})
 	}
 	if len(r.details) > 0 {
 		r.rep.Sections = append(r.rep.Sections, bench.Section{Title: "Details", Body: strings.Join(r.details, "\n\n")})
