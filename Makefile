@@ -166,7 +166,7 @@ bench: postgres build
 
 ## profile: make bench's load with CPU and allocation profiles of the gateway and of the book, svcchat and completions plugins, into .tmp/profile (its report there too; bench/RESULTS.md is left alone), then the top of each CPU profile
 profile: postgres build
-	$(GO) run ./internal/cmd/benchreport -skip-startup -skip-loadgen-check -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
+	$(GO) run ./internal/cmd/benchreport -skip-startup -skip-loadgen-check -only read -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
 	@for f in .tmp/profile/*.cpu.pprof; do echo "== $$f (go tool pprof -top $$f)"; $(GO) tool pprof -top -nodecount=25 $$f 2>/dev/null | sed -n 1,32p; done
 
 ## bench-go: Go benchmarks (plugin hop, webhook delivery, token exchange)

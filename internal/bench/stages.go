@@ -94,23 +94,33 @@ func Stages(profile []byte, stages []Stage) ([]StageCPU, error) {
 	return append(out, StageCPU{"rest", sums[len(stages)]}), nil
 }
 
-// StageTable writes stages as a Markdown table of microseconds of CPU per
-// request and shares.
+// StageTable writes stages as a Markdown table: microseconds of CPU per
+// request, or seconds in all when requests is 0, and shares.
 func StageTable(cpu []StageCPU, requests uint64) string {
 	var total float64
 	for _, s := range cpu {
 		total += s.Seconds
 	}
+	amount := func(sec float64) string {
+		if requests == 0 {
+			return fmt.Sprintf("%.2f s", sec)
+		}
+		return fmt.Sprintf("%.1f µs", 1e6*sec/float64(requests))
+	}
 	var b strings.Builder
-	b.WriteString("| stage | CPU per request | share |\n|---|---|---|\n")
+	if requests == 0 {
+		b.WriteString("| stage | CPU | share |\n|---|---|---|\n")
+	} else {
+		b.WriteString("| stage | CPU per request | share |\n|---|---|---|\n")
+	}
 	for _, s := range cpu {
 		share := 0.0
 		if total > 0 {
 			share = 100 * s.Seconds / total
 		}
-		fmt.Fprintf(&b, "| %s | %.1f µs | %.1f %% |\n", s.Stage, 1e6*s.Seconds/float64(max(requests, 1)), share)
+		fmt.Fprintf(&b, "| %s | %s | %.1f %% |\n", s.Stage, amount(s.Seconds), share)
 	}
-	fmt.Fprintf(&b, "| **total** | **%.1f µs** | |\n", 1e6*total/float64(max(requests, 1)))
+	fmt.Fprintf(&b, "| **total** | **%s** | |\n", amount(total))
 	return b.String()
 }
 

@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
 	fs.StringVar(&o.profile, "profile", "", "write CPU and allocation profiles of the gateway and the book, svcchat and completions plugins into this folder (make profile)")
-	fs.StringVar(&o.only, "only", "", `"completions" or "curves": measure only those figures (the report is partial)`)
+	fs.StringVar(&o.only, "only", "", `"completions", "curves" or "read" (the Graph read alone, for its per-stage CPU with -profile): measure only those figures (the report is partial)`)
 	fs.BoolVar(&o.curves, "curves", true, "measure the curves: the Graph reads and the post write at each of -curve-conns, beside pgbench (about 3.5 minutes)")
 	conns := fs.String("curve-conns", "1,8,32,64,128", "connections of the curves' points, ascending")
 	fs.DurationVar(&o.curveDur, "curve-d", 3*time.Second, "measured duration of each curve point (ours and pgbench each)")
@@ -124,8 +124,8 @@ func run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.only != "" && o.only != "completions" && o.only != "curves" {
-		return fmt.Errorf("-only %q: the cases that run alone are \"completions\" and \"curves\"", o.only)
+	if o.only != "" && o.only != "completions" && o.only != "curves" && o.only != "read" {
+		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\" and \"read\"", o.only)
 	}
 	if o.only != "" {
 		o.skipStart, o.skipCheck = true, true
@@ -206,6 +206,9 @@ type runner struct {
 	loadgenRow  int
 	mem         []memSample
 	busyAtStart float64
+	// reads counts the measured Graph reads, for the per-stage CPU of
+	// -only read -profile.
+	reads uint64
 
 	db    *bench.Database
 	gw    *bench.Gateway
@@ -262,6 +265,9 @@ func (r *runner) runAll(ctx context.Context) {
 		r.measurePlatform(ctx)
 	}
 	r.stopPlatform()
+	if r.o.profile != "" {
+		r.stageBreakdown()
+	}
 	if !r.o.skipStart {
 		r.step("start-up times (embedded database)")
 		r.startup(ctx)
@@ -512,6 +518,15 @@ func (r *runner) measurePlatform(ctx context.Context) {
 		r.streamMemory(ctx, 200)
 		return
 	}
+	if r.o.only == "read" {
+		r.step(fmt.Sprintf("seeding %d posts through the Graph", r.o.posts))
+		if err := r.seed(ctx); err != nil {
+			r.add(bench.Row{What: "Graph read", Verdict: "blocked: seeding posts: " + firstLine(err.Error())})
+			return
+		}
+		r.graphRead(ctx)
+		return
+	}
 	if r.o.only == "curves" {
 		r.step(fmt.Sprintf("seeding %d posts through the Graph", r.o.posts))
 		if err := r.seed(ctx); err != nil {
@@ -631,6 +646,7 @@ func (r *runner) graphRead(ctx context.Context) {
 			r.add(row)
 			return
 		}
+		r.reads += res.Requests
 		r.details = append(r.details, "**Graph read**"+r.roundLabel(i)+" — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(snapA, snapB, res.Requests))
 		r.step(fmt.Sprintf("pgbench, same SQL, %d clients%s", r.o.readConns, r.roundLabel(i)))
 		ref, refLine := r.pgbenchRead(ctx, i == 0)
@@ -1394,4 +1410,38 @@ func gitDescribe() string {
 		return "?"
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// stageBreakdown divides the gateway's and the book plugin's CPU profiles
+// among the stages of a request (bench.GatewayStages, bench.PluginStages)
+// and adds the tables to the report. With -only read, the profiles hold
+// the Graph read (and the seeding and warmup before it), so the figures are
+// also given per measured read, an upper bound.
+func (r *runner) stageBreakdown() {
+	perRead := r.o.only == "read" && r.reads > 0
+	var b strings.Builder
+	b.WriteString("**Where the CPU goes** (`make profile`: pprof CPU profiles of the whole run, each sample given to the innermost stage on its stack; `bench.Stages`)")
+	if perRead {
+		fmt.Fprintf(&b, ", per Graph read: the CPU of %d measured reads plus the seeding and warmup before them", r.reads)
+	}
+	b.WriteString("\n\n")
+	for _, p := range []struct {
+		file   string
+		stages []bench.Stage
+	}{{"gateway", bench.GatewayStages}, {"book", bench.PluginStages}} {
+		raw, err := os.ReadFile(filepath.Join(r.o.profile, p.file+".cpu.pprof"))
+		if err == nil {
+			var cpu []bench.StageCPU
+			if cpu, err = bench.Stages(raw, p.stages); err == nil {
+				n := uint64(0)
+				if perRead {
+					n = r.reads
+				}
+				fmt.Fprintf(&b, "%s:\n\n%s\n", p.file, bench.StageTable(cpu, n))
+				continue
+			}
+		}
+		fmt.Fprintf(&b, "%s: no breakdown (%v)\n\n", p.file, err)
+	}
+	r.details = append(r.details, b.String())
 }
