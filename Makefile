@@ -164,7 +164,7 @@ BENCH_FLAGS ?=
 bench: postgres build
 	$(GO) run ./internal/cmd/benchreport $(BENCH_FLAGS)
 
-## profile: make bench's load with CPU and allocation profiles of the gateway and of the book, svcchat and completions plugins, into .tmp/profile (its report there too; bench/RESULTS.md is left alone), then the top of each CPU profile
+## profile: the Graph read under make bench's load with CPU and allocation profiles of the gateway and the book plugin, into .tmp/profile; its report there, with the CPU per stage (bench/RESULTS.md is left alone), then the top of each CPU profile
 profile: postgres build
 	$(GO) run ./internal/cmd/benchreport -skip-startup -skip-loadgen-check -only read -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
 	@for f in .tmp/profile/*.cpu.pprof; do echo "== $$f (go tool pprof -top $$f)"; $(GO) tool pprof -top -nodecount=25 $$f 2>/dev/null | sed -n 1,32p; done
