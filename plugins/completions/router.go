@@ -18,8 +18,9 @@ import (
 type router struct {
 	upstreams []*upstream
 	byModel   map[string][]*upstream
-	models    []string // sorted, svc-builtin excluded
-	client    *http.Client
+	models    []string      // sorted, svc-builtin excluded
+	client    *http.Client  // https upstreams, and any behind a proxy
+	direct    *directClient // plain http upstreams (see directClient)
 	log       *slog.Logger
 	metrics   *metrics
 	// draw picks an index in [0, n) for the weighted order; tests make it
@@ -40,7 +41,9 @@ func newRouter(ups []*upstream, log *slog.Logger, m *metrics) *router {
 	sort.Strings(rt.models)
 	for _, u := range ups {
 		u.breaker.probe = func() error { return rt.probe(u) }
+		u.useDirect()
 	}
+	rt.direct = newDirectClient()
 	rt.client = &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConns:        256,
@@ -198,7 +201,7 @@ func (rt *router) try(ctx context.Context, u *upstream, body []byte, stream bool
 		}
 		return err
 	}
-	res, err := u.post(actx, rt.client, body, stream)
+	res, err := rt.post(actx, u, body, stream)
 	if err != nil {
 		timer.Stop()
 		err = timedOut(err)
@@ -320,7 +323,7 @@ func (rt *router) probe(u *upstream) error {
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"model": u.models[0], "max_tokens": 1,
 		"messages": []message{{Role: "user", Content: "Say OK."}}})
-	res, err := u.post(ctx, rt.client, body, false)
+	res, err := rt.post(ctx, u, body, false)
 	if err != nil {
 		rt.metrics.attempt(u.name, "probe_failed")
 		var ae *attemptError
