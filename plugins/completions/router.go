@@ -12,6 +12,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/svcplatform/svc/plugins/sdk/jsonobj"
 )
 
 // router sends a model's requests to the upstreams serving it.
@@ -290,15 +292,12 @@ func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, 
 		if err != nil {
 			return errors.New("answer broken: " + transportReason(err))
 		}
-		var head struct {
-			Usage   *usage            `json:"usage"`
-			Choices []json.RawMessage `json:"choices"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil || head.Choices == nil {
+		got, ok := completionUsage(b)
+		if !ok {
 			return errors.New("answer is not a chat completion")
 		}
-		if head.Usage != nil {
-			u = *head.Usage
+		if got != nil {
+			u = *got
 		} else {
 			u = usage{PromptTokens: estimatePromptTokens(req.Messages)}
 		}
@@ -313,6 +312,37 @@ func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, 
 	_ = o.res.Body.Close()
 	o.release()
 	return body, u, o.u.name, wait, nil
+}
+
+// completionUsage reads a chat.completion answer's usage (nil when it has
+// none) and tells whether the answer is one: a JSON object whose choices
+// is an array and whose usage, when given, is a usage object. The answer
+// is passed on as it came, so only usage is decoded.
+func completionUsage(b []byte) (*usage, bool) {
+	if !json.Valid(b) {
+		return nil, false
+	}
+	var usageRaw []byte
+	choices := false
+	if !jsonobj.Members(b, func(key, value []byte) bool {
+		switch string(key) { // the last of a repeated key wins, as in encoding/json
+		case "choices":
+			choices = value[0] == '['
+		case "usage":
+			usageRaw = value
+		}
+		return true
+	}) || !choices {
+		return nil, false
+	}
+	if usageRaw == nil || string(usageRaw) == "null" {
+		return nil, true
+	}
+	var u usage
+	if json.Unmarshal(usageRaw, &u) != nil {
+		return nil, false
+	}
+	return &u, true
 }
 
 // probe asks u for a real generation of one token, as the end of its
