@@ -150,6 +150,11 @@ func (d *directClient) exchange(ctx context.Context, dc *directConn, t directTar
 	}
 	dc.lim.N = directMaxHeaderBytes
 	res, err := http.ReadResponse(dc.br, nil)
+	// Informational answers (103 Early Hints, an unasked-for 100) come
+	// before the real one; net/http skips up to five of them too.
+	for skipped := 0; err == nil && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols && skipped < 5; skipped++ {
+		res, err = http.ReadResponse(dc.br, nil)
+	}
 	dc.lim.N = math.MaxInt64
 	if err != nil {
 		stop()

@@ -211,6 +211,23 @@ func TestAKeptAliveConnectionThatFailsBeforeAnyAnswerIsReplacedOnce(t *testing.T
 	}
 }
 
+func TestInformationalAnswersBeforeTheAnswerAreSkipped(t *testing.T) {
+	url, _ := rawUpstream(t, func(_, _ int) string {
+		return "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" + okAnswer
+	})
+	d := newDirectClient()
+	defer d.closeIdle()
+	res, err := d.do(context.Background(), target(t, url), nil, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if res.StatusCode != 200 || string(b) != "{}" {
+		t.Errorf("answer %d %q", res.StatusCode, b)
+	}
+}
+
 func TestAnAnswerWithConnectionCloseIsNotKept(t *testing.T) {
 	url, conns := rawUpstream(t, func(_, _ int) string {
 		return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
