@@ -269,7 +269,7 @@ func (b *directBody) Close() error {
 		b.eof = err == nil && n < directDrainOnClose // io.Copy ends without error at EOF
 		_ = b.dc.c.SetReadDeadline(time.Time{})
 	}
-	if b.eof && b.keep {
+	if b.eof && b.keep && b.dc.br.Buffered() == 0 { // bytes after the answer: not to be trusted
 		b.d.put(b.dc)
 		return nil
 	}

@@ -228,6 +228,26 @@ func TestInformationalAnswersBeforeTheAnswerAreSkipped(t *testing.T) {
 	}
 }
 
+func TestAConnectionWithBytesAfterTheAnswerIsNotKept(t *testing.T) {
+	url, conns := rawUpstream(t, func(_, _ int) string { return okAnswer + "HTTP/1.1 200 OK\r\n" })
+	d := newDirectClient()
+	defer d.closeIdle()
+	tg := target(t, url)
+	for range 2 {
+		res, err := d.do(context.Background(), tg, nil, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := io.ReadAll(res.Body); string(b) != "{}" {
+			t.Fatalf("body %q", b)
+		}
+		_ = res.Body.Close()
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections: one with unasked-for bytes after its answer was used again", n)
+	}
+}
+
 func TestAnAnswerWithConnectionCloseIsNotKept(t *testing.T) {
 	url, conns := rawUpstream(t, func(_, _ int) string {
 		return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
