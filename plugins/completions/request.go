@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/svcplatform/svc/plugins/sdk/jsonobj"
 )
 
 // chatRequest is a validated chat completion request. fields keeps every
@@ -42,33 +44,24 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 	if !utf8.Valid(body) {
 		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: it is not valid UTF-8.")
 	}
-	req := &chatRequest{fields: map[string]json.RawMessage{}, N: 1}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, err := dec.Token(); err != nil {
-		return nil, badJSON(err)
+	if !json.Valid(body) {
+		var v any
+		return nil, badJSON(json.Unmarshal(body, &v)) // for the message saying where
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, badJSON(err)
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, badJSON(err)
-		}
-		if _, dup := req.fields[key]; !dup {
-			req.fieldsInOrder = append(req.fieldsInOrder, key)
+	req := &chatRequest{fields: make(map[string]json.RawMessage, 8), N: 1}
+	// The walk reads each top-level member once, without decoding it;
+	// check decodes the known ones.
+	if !jsonobj.Members(body, func(key, value []byte) bool {
+		k := string(key)
+		if _, dup := req.fields[k]; !dup {
+			req.fieldsInOrder = append(req.fieldsInOrder, k)
 		} else {
 			req.dupKeys = true
 		}
-		req.fields[key] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, badJSON(err)
-	}
-	if dec.More() {
-		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: it has data after the object.")
+		req.fields[k] = value
+		return true
+	}) {
+		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: it must be a JSON object.")
 	}
 	if e := req.check(); e != nil {
 		return nil, e

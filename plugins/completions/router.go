@@ -12,14 +12,17 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/svcplatform/svc/plugins/sdk/jsonobj"
 )
 
 // router sends a model's requests to the upstreams serving it.
 type router struct {
 	upstreams []*upstream
 	byModel   map[string][]*upstream
-	models    []string // sorted, svc-builtin excluded
-	client    *http.Client
+	models    []string      // sorted, svc-builtin excluded
+	client    *http.Client  // https upstreams, and any behind a proxy
+	direct    *directClient // plain http upstreams (see directClient)
 	log       *slog.Logger
 	metrics   *metrics
 	// draw picks an index in [0, n) for the weighted order; tests make it
@@ -40,7 +43,9 @@ func newRouter(ups []*upstream, log *slog.Logger, m *metrics) *router {
 	sort.Strings(rt.models)
 	for _, u := range ups {
 		u.breaker.probe = func() error { return rt.probe(u) }
+		u.useDirect()
 	}
+	rt.direct = newDirectClient()
 	rt.client = &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConns:        256,
@@ -198,7 +203,7 @@ func (rt *router) try(ctx context.Context, u *upstream, body []byte, stream bool
 		}
 		return err
 	}
-	res, err := u.post(actx, rt.client, body, stream)
+	res, err := rt.post(actx, u, body, stream)
 	if err != nil {
 		timer.Stop()
 		err = timedOut(err)
@@ -287,15 +292,12 @@ func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, 
 		if err != nil {
 			return errors.New("answer broken: " + transportReason(err))
 		}
-		var head struct {
-			Usage   *usage            `json:"usage"`
-			Choices []json.RawMessage `json:"choices"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil || head.Choices == nil {
+		got, ok := completionUsage(b)
+		if !ok {
 			return errors.New("answer is not a chat completion")
 		}
-		if head.Usage != nil {
-			u = *head.Usage
+		if got != nil {
+			u = *got
 		} else {
 			u = usage{PromptTokens: estimatePromptTokens(req.Messages)}
 		}
@@ -312,6 +314,37 @@ func (rt *router) complete(ctx context.Context, req *chatRequest) (body []byte, 
 	return body, u, o.u.name, wait, nil
 }
 
+// completionUsage reads a chat.completion answer's usage (nil when it has
+// none) and tells whether the answer is one: a JSON object whose choices
+// is an array and whose usage, when given, is a usage object. The answer
+// is passed on as it came, so only usage is decoded.
+func completionUsage(b []byte) (*usage, bool) {
+	if !json.Valid(b) {
+		return nil, false
+	}
+	var usageRaw []byte
+	choices := false
+	if !jsonobj.Members(b, func(key, value []byte) bool {
+		switch string(key) { // the last of a repeated key wins, as in encoding/json
+		case "choices":
+			choices = value[0] == '['
+		case "usage":
+			usageRaw = value
+		}
+		return true
+	}) || !choices {
+		return nil, false
+	}
+	if usageRaw == nil || string(usageRaw) == "null" {
+		return nil, true
+	}
+	var u usage
+	if json.Unmarshal(usageRaw, &u) != nil {
+		return nil, false
+	}
+	return &u, true
+}
+
 // probe asks u for a real generation of one token, as the end of its
 // cooldown: an upstream whose health check says "ok" while generation is
 // broken fails this.
@@ -320,7 +353,7 @@ func (rt *router) probe(u *upstream) error {
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"model": u.models[0], "max_tokens": 1,
 		"messages": []message{{Role: "user", Content: "Say OK."}}})
-	res, err := u.post(ctx, rt.client, body, false)
+	res, err := rt.post(ctx, u, body, false)
 	if err != nil {
 		rt.metrics.attempt(u.name, "probe_failed")
 		var ae *attemptError

@@ -310,3 +310,32 @@ func TestUpstreamBodyIsTheClientsOwnUnlessAKeyIsSentTwice(t *testing.T) {
 		t.Fatalf("upstream body %s", got)
 	}
 }
+
+// FuzzCompletionUsage: an upstream's answer is taken as a chat completion,
+// and its usage read, exactly when a full decode of its top level (exact
+// keys, the last repeated key winning) finds an array of choices and a
+// usage object or none.
+func FuzzCompletionUsage(f *testing.F) {
+	for _, s := range []string{benchAnswer, `{"choices":[]}`, `{"choices":null}`, `{"choices":[],"usage":null}`,
+		`{"choices":[],"usage":{"prompt_tokens":"x"}}`, `{"choices":{}}`, `[]`, `{"usage":{"prompt_tokens":1},"choices":[1],"usage":{"completion_tokens":2}}`, `{"choices":[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := completionUsage(b)
+		var m map[string]json.RawMessage
+		wantOK := json.Unmarshal(b, &m) == nil && m != nil
+		var choices []json.RawMessage
+		wantOK = wantOK && json.Unmarshal(m["choices"], &choices) == nil && choices != nil
+		var want *usage
+		if raw, has := m["usage"]; wantOK && has && string(raw) != "null" {
+			want = &usage{}
+			wantOK = json.Unmarshal(raw, want) == nil
+		}
+		if ok != wantOK {
+			t.Fatalf("%q: taken %v, a full decode says %v", b, ok, wantOK)
+		}
+		if ok && (got == nil) != (want == nil) || got != nil && want != nil && *got != *want {
+			t.Fatalf("%q: usage %+v, a full decode says %+v", b, got, want)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,6 +35,28 @@ type upstream struct {
 	timeout time.Duration // a whole answer that is not streamed
 	ttft    time.Duration // a stream's first token, and each later wait
 	breaker *breaker
+	// direct is where the direct client sends requests, nil when they go
+	// through net/http (https, a proxy); see directClient.
+	direct *directTarget
+	// headers are the direct client's extra request headers, streamed or
+	// not (they hold the key: never logged).
+	headers, streamHeaders []byte
+}
+
+// useDirect decides whether u's requests go through the direct client and
+// prepares them.
+func (u *upstream) useDirect() {
+	t, ok := directTargetOf(u.url)
+	if !ok || strings.ContainsFunc(u.key, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return // net/http refuses such a key, saying so
+	}
+	u.direct = &t
+	auth := ""
+	if u.key != "" {
+		auth = "Authorization: Bearer " + u.key + "\r\n"
+	}
+	u.headers = []byte("Accept: application/json\r\n" + auth)
+	u.streamHeaders = []byte("Accept: text/event-stream\r\n" + auth)
 }
 
 // attemptError is a failed call to one upstream that another upstream (or
@@ -61,21 +84,8 @@ func (p *passThrough) Error() string {
 
 // post sends body to the upstream. The answer is open when err is nil and
 // the status is 200; any other status is read and classified here.
-func (u *upstream) post(ctx context.Context, client *http.Client, body []byte, stream bool) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, &attemptError{upstream: u.name, reason: "bad request: " + err.Error()}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if stream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
-	}
-	if u.key != "" {
-		req.Header.Set("Authorization", "Bearer "+u.key)
-	}
-	res, err := client.Do(req)
+func (rt *router) post(ctx context.Context, u *upstream, body []byte, stream bool) (*http.Response, error) {
+	res, err := rt.send(ctx, u, body, stream)
 	if err != nil {
 		return nil, &attemptError{upstream: u.name, reason: transportReason(err)}
 	}
@@ -95,6 +105,31 @@ func (u *upstream) post(ctx context.Context, client *http.Client, body []byte, s
 		return nil, &passThrough{status: s, body: b}
 	}
 	return nil, &attemptError{upstream: u.name, reason: "unexpected answer " + res.Status}
+}
+
+// send makes the exchange, through the direct client when it serves u.
+func (rt *router) send(ctx context.Context, u *upstream, body []byte, stream bool) (*http.Response, error) {
+	if u.direct != nil {
+		h := u.headers
+		if stream {
+			h = u.streamHeaders
+		}
+		return rt.direct.do(ctx, *u.direct, h, body)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	if u.key != "" {
+		req.Header.Set("Authorization", "Bearer "+u.key)
+	}
+	return rt.client.Do(req)
 }
 
 // transportReason describes a failed exchange without the URL's query or
