@@ -11,9 +11,9 @@ func TestAStatementSpanIsNamedAfterItsSqlcQuery(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
 		"-- name: ListPostsFirst :many\nSELECT 1": "SQL ListPostsFirst",
-		"  select * from book.posts":               "SQL SELECT",
-		"":                                         "SQL",
-		"-- name: ":                                "SQL --",
+		"  select * from book.posts":              "SQL SELECT",
+		"":                                        "SQL",
+		"-- name: ":                               "SQL --",
 	}
 	for sql, want := range cases {
 		if got := statementName(sql); got != want {
