@@ -36,14 +36,6 @@ type Service struct {
 	pluginAssets func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)
 }
 
-// WithPluginAssets sets what lists the assets plugins keep for the caller
-// (the gateway asks the ads plugin for ad accounts), beside the Pages and
-// apps of me/assigned_assets.
-func (s *Service) WithPluginAssets(f func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)) *Service {
-	s.pluginAssets = f
-	return s
-}
-
 // New returns the service over the identity store. onSecret is called
 // with every client secret the service creates (for webhook signing).
 func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
