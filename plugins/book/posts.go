@@ -45,29 +45,15 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 		audience = "everyone"
 	}
 	principal := call.Principal()
-	var post bookdb.BookPost
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		post, err = bookdb.New(tx).CreatePost(ctx, bookdb.CreatePostParams{
-			PageID: req.GetPageId(), AuthorUserID: principal.UserID, AppID: principal.AppID,
-			Content: req.GetContent(), Audience: audience,
-		})
-		if err != nil {
-			return err
-		}
-		_, err = event.Emit(ctx, tx, event.Event{
-			Type: EventPostCreated, PageID: post.PageID,
-			Data: map[string]string{
-				"postId": strconv.FormatInt(post.ID, 10), "pageId": post.PageID,
-				"content": post.Content, "audience": post.Audience,
-			},
-		})
-		return err
+	id, err := bookdb.New(s.pool).CreatePost(ctx, bookdb.CreatePostParams{
+		PageID: req.GetPageId(), AuthorUserID: principal.UserID, AppID: principal.AppID,
+		Content: req.GetContent(), Audience: audience,
+		EventID: event.NewID(), EventType: EventPostCreated,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &bookv1.CreatePostResponse{Id: strconv.FormatInt(post.ID, 10)}, nil
+	return &bookv1.CreatePostResponse{Id: strconv.FormatInt(id, 10)}, nil
 }
 
 // listPosts pages through a Page's posts, newest first.

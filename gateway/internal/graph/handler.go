@@ -165,66 +165,73 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 			return 0, nil, apierr.Invalid("fields", "Invalid parameter: %v.", err)
 		}
 	}
-	out, err := h.call(ctx, verb, node, q, body)
+	raw, b, err := h.call(ctx, verb, node, q, body)
 	if err != nil {
 		return 0, nil, err
 	}
-	if fields == nil {
-		if b, ok, err := h.renderPlain(node, q, out); ok || err != nil {
-			return http.StatusOK, b, err
+	if fields == nil && b.answer != nil {
+		doc, err := b.answer.render(make([]byte, 0, 2*len(raw)+256), raw, func(dst []byte, p listPage) []byte {
+			return h.appendPaging(dst, node, q, p)
+		})
+		if err == nil {
+			return http.StatusOK, doc, nil
 		}
+	}
+	out, err := decodeAnswer(b.method, raw)
+	if err != nil {
+		return 0, nil, err
 	}
 	doc, err := h.render(ctx, node, q, out, fields)
 	if err != nil {
 		return 0, nil, err
 	}
-	b, err := json.Marshal(doc)
+	b2, err := json.Marshal(doc)
 	if err != nil {
 		return 0, nil, apierr.Internal(err)
 	}
-	return http.StatusOK, b, nil
+	return http.StatusOK, b2, nil
 }
 
 // call matches the node, binds the request and runs it, returning the
-// decoded response message.
-func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) (protoreflect.Message, error) {
+// response's wire bytes and the binding that served it.
+func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) ([]byte, binding, error) {
 	segs, err := ParseNode(node)
 	if err != nil {
-		return nil, apierr.Invalid("node", "Invalid parameter: %v.", err)
+		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
 	}
 	router, err := h.routerFor()
 	if err != nil {
-		return nil, err
+		return nil, binding{}, err
 	}
 	b, vars, ok, exists := router.match(verb, segs)
 	if !ok {
 		if exists {
-			return nil, apierr.Invalid("node", "Unsupported %s request on node %q.", verb, node)
+			return nil, binding{}, apierr.Invalid("node", "Unsupported %s request on node %q.", verb, node)
 		}
-		return nil, apierr.UnknownNode(node)
+		return nil, binding{}, apierr.UnknownNode(node)
 	}
 	m := b.method
 	in := m.Input.New()
 	if err := bindPath(in, vars); err != nil {
-		return nil, err
+		return nil, binding{}, err
 	}
 	if body != nil {
 		if err := bindBody(in, body, vars); err != nil {
-			return nil, err
+			return nil, binding{}, err
 		}
 		// Query parameters other than node and fields are not mixed into a
 		// write: the body is the write.
 	} else if err := bindQuery(in, q, vars); err != nil {
-		return nil, err
+		return nil, binding{}, err
 	}
 	if err := applyLimit(in); err != nil {
-		return nil, err
+		return nil, binding{}, err
 	}
 	page := vars["page_id"]
 	if h.opts.Limiter != nil {
 		app, user := h.caller(ctx)
 		if err := h.opts.Limiter.Allow(ctx, app, user, page); err != nil {
-			return nil, err
+			return nil, binding{}, err
 		}
 	}
 	raw, err := router.table.Call(ctx, m, in.Interface(), nil)
@@ -234,8 +241,14 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 		h.opts.Limiter.CountPage(page)
 	}
 	if err != nil {
-		return nil, err
+		return nil, binding{}, err
 	}
+	return raw, b, nil
+}
+
+// decodeAnswer decodes a method's response for the paths that need the
+// message: field selection, edges, and shapes the wire renderer leaves.
+func decodeAnswer(m *route.Method, raw []byte) (protoreflect.Message, error) {
 	out := m.Output.New()
 	if err := proto.Unmarshal(raw, out.Interface()); err != nil {
 		return nil, apierr.Internal(fmt.Errorf("%s answered an invalid %s: %w", m.Plugin, m.Desc.Output().FullName(), err))
@@ -244,45 +257,6 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 }
 
 var renderJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-
-// renderPlain writes a response that needs no field selection straight
-// from protojson, without the generic JSON round trip: an object as is, a
-// list (data + paging) item by item with the Graph paging object. ok is
-// false for shapes it does not handle.
-func (h *Handler) renderPlain(node string, q url.Values, out protoreflect.Message) ([]byte, bool, error) {
-	md := out.Descriptor()
-	if !isList(md) {
-		b, err := renderJSON.Marshal(out.Interface())
-		if err != nil {
-			return nil, true, apierr.Internal(err)
-		}
-		return b, true, nil
-	}
-	if md.Fields().Len() != 2 {
-		return nil, false, nil
-	}
-	items := out.Get(md.Fields().ByName("data")).List()
-	var buf bytes.Buffer
-	buf.WriteString(`{"data":[`)
-	for i := range items.Len() {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		b, err := renderJSON.Marshal(items.Get(i).Message().Interface())
-		if err != nil {
-			return nil, true, apierr.Internal(err)
-		}
-		buf.Write(b)
-	}
-	buf.WriteString(`],"paging":`)
-	p, err := json.Marshal(h.paging(node, q, out))
-	if err != nil {
-		return nil, true, apierr.Internal(err)
-	}
-	buf.Write(p)
-	buf.WriteByte('}')
-	return buf.Bytes(), true, nil
-}
 
 // render turns a response message into the Graph JSON document: paging
 // rewritten, fields selected, edges expanded.
@@ -299,7 +273,7 @@ func (h *Handler) render(ctx context.Context, node string, q url.Values, out pro
 	}
 	md := out.Descriptor()
 	if isList(md) {
-		doc["paging"] = h.paging(node, q, out)
+		doc["paging"] = json.RawMessage(h.appendPaging(nil, node, q, pageOf(out)))
 		items, _ := doc["data"].([]any)
 		itemMD := md.Fields().ByName("data").Message()
 		for i, it := range items {
@@ -350,17 +324,26 @@ func itemNode(md protoreflect.MessageDescriptor, obj map[string]any) string {
 	return strings.Join(segs, "/") + "/" + id
 }
 
-// paging renders the paging object with absolute next/previous URLs.
-func (h *Handler) paging(node string, q url.Values, out protoreflect.Message) map[string]any {
-	pfd := out.Descriptor().Fields().ByName("paging")
-	p := out.Get(pfd).Message()
+// pageOf reads the paging message of a decoded list answer.
+func pageOf(out protoreflect.Message) listPage {
+	p := out.Get(out.Descriptor().Fields().ByName("paging")).Message()
 	get := func(name string) protoreflect.Value {
 		return p.Get(p.Descriptor().Fields().ByName(protoreflect.Name(name)))
 	}
-	before, after := get("before").String(), get("after").String()
-	res := map[string]any{"cursors": map[string]any{"before": before, "after": after}}
+	return listPage{before: get("before").String(), after: get("after").String(),
+		hasNext: get("has_next").Bool(), hasPrevious: get("has_previous").Bool()}
+}
+
+// appendPaging writes the Graph paging object: the cursors, and absolute
+// next and previous URLs where there is more to read.
+func (h *Handler) appendPaging(b []byte, node string, q url.Values, p listPage) []byte {
+	b = append(b, `{"cursors":{"after":`...)
+	b = appendJSONString(b, p.after)
+	b = append(b, `,"before":`...)
+	b = appendJSONString(b, p.before)
+	b = append(b, '}')
 	link := func(set, drop, cursor string) string {
-		v := url.Values{}
+		v := make(url.Values, len(q)+1)
 		for k, vs := range q {
 			v[k] = vs
 		}
@@ -369,13 +352,15 @@ func (h *Handler) paging(node string, q url.Values, out protoreflect.Message) ma
 		v.Set(set, cursor)
 		return strings.TrimRight(h.opts.PublicURL, "/") + Path + "?" + v.Encode()
 	}
-	if get("has_next").Bool() && after != "" {
-		res["next"] = link("after", "before", after)
+	if p.hasNext && p.after != "" {
+		b = append(b, `,"next":`...)
+		b = appendJSONString(b, link("after", "before", p.after))
 	}
-	if get("has_previous").Bool() && before != "" {
-		res["previous"] = link("before", "after", before)
+	if p.hasPrevious && p.before != "" {
+		b = append(b, `,"previous":`...)
+		b = appendJSONString(b, link("before", "after", p.before))
 	}
-	return res
+	return append(b, '}')
 }
 
 // selectFields keeps the selected fields of obj and expands edges. With no
@@ -434,7 +419,11 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	if f.Limit > 0 {
 		q.Set("limit", fmt.Sprint(f.Limit))
 	}
-	out, err := h.call(ctx, http.MethodGet, sub, q, nil)
+	raw, b, err := h.call(ctx, http.MethodGet, sub, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decodeAnswer(b.method, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,9 @@ import (
 type binding struct {
 	pattern *Pattern
 	method  *route.Method
+	// answer renders the method's response from its wire bytes; nil when
+	// its shape needs the decoding path.
+	answer *wireAnswer
 }
 
 // nodeRouter matches node paths for one route table.
@@ -29,6 +32,7 @@ func newNodeRouter(t *route.Table) (*nodeRouter, error) {
 		if g == nil {
 			continue
 		}
+		answer := compileAnswer(m.Output.Descriptor())
 		for _, b := range [][2]string{{http.MethodGet, g.GetGet()}, {http.MethodPost, g.GetPost()}, {http.MethodDelete, g.GetDelete()}} {
 			if b[1] == "" {
 				continue
@@ -42,7 +46,7 @@ func newNodeRouter(t *route.Table) (*nodeRouter, error) {
 				return nil, fmt.Errorf("graph node %s %s is bound by both %s and %s", b[0], b[1], prev, m.Procedure)
 			}
 			shapes[key] = m.Procedure
-			r.byVerb[b[0]] = append(r.byVerb[b[0]], binding{pattern: p, method: m})
+			r.byVerb[b[0]] = append(r.byVerb[b[0]], binding{pattern: p, method: m, answer: answer})
 		}
 	}
 	for _, bs := range r.byVerb {

@@ -1,7 +1,20 @@
 -- name: CreatePost :one
-INSERT INTO book.posts (page_id, author_user_id, app_id, content, audience)
-VALUES (@page_id, @author_user_id, @app_id, @content, @audience)
-RETURNING *;
+-- The post and its book.post.created event in one statement: one round trip
+-- to PostgreSQL instead of a transaction's four (BEGIN, two inserts,
+-- COMMIT), and as atomic. The event's data is what sdk/event would write:
+-- {"postId", "pageId", "content", "audience"}.
+WITH post AS (
+    INSERT INTO book.posts (page_id, author_user_id, app_id, content, audience)
+    VALUES (@page_id, @author_user_id, @app_id, @content, @audience)
+    RETURNING *
+), emitted AS (
+    INSERT INTO core.outbox (id, type, page_id, data)
+    SELECT @event_id, @event_type, post.page_id,
+           jsonb_build_object('postId', post.id::text, 'pageId', post.page_id,
+                              'content', post.content, 'audience', post.audience)
+    FROM post
+)
+SELECT post.id FROM post;
 
 -- name: GetPost :one
 -- By id alone (post/<id>): on a sharded cluster a query to every shard.
