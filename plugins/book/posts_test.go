@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"testing"
 
@@ -28,21 +27,6 @@ var (
 	stranger = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: "8", AppID: "91"}
 )
 
-// pageFacts answers the Host's PageAccess as the gateway would for page:
-// pageAdmin is its admin and linkedApp is linked to it.
-type pageFacts struct {
-	pluginv1.UnimplementedHostServer
-}
-
-func (pageFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	res := &pluginv1.PageAccessResponse{PageExists: req.GetPageId() == page, Published: true}
-	if res.PageExists && req.GetUserId() == pageAdmin {
-		res.UserRole = pluginv1.PageRole_PAGE_ROLE_ADMIN
-	}
-	res.AppLinked = res.PageExists && req.GetAppId() == linkedApp
-	return res, nil
-}
-
 type bundle struct {
 	tp   *plugintest.Plugin
 	pool *pgxpool.Pool
@@ -59,7 +43,7 @@ func setup(t *testing.T) *bundle {
 	}
 	t.Cleanup(db.Close)
 	(&service{pool: pool, db: db}).register(p)
-	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(pageFacts{})), pool: pool}
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(plugintest.OnePage{PageID: page, Admins: []string{pageAdmin}, LinkedApps: []string{linkedApp}})), pool: pool}
 }
 
 func (b *bundle) post(t *testing.T, content string) (*bookv1.CreatePostResponse, error) {
