@@ -17,7 +17,7 @@ BUF_VERSION                  := v1.75.0
 PROTOC_GEN_GO_VERSION        := v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
 PROTOC_GEN_GO_GRPC_VERSION   := v1.6.2
-SQLC_VERSION                 := v1.30.0
+SQLC_VERSION                 := v1.31.1
 STATICCHECK_VERSION          := v0.8.2
 # Dependency protos are read from these Go modules at generate time.
 PROTOVALIDATE_PROTO_VERSION  := v1.2.2
