@@ -17,7 +17,7 @@ BUF_VERSION                  := v1.75.0
 PROTOC_GEN_GO_VERSION        := v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
 PROTOC_GEN_GO_GRPC_VERSION   := v1.6.2
-SQLC_VERSION                 := v1.30.0
+SQLC_VERSION                 := v1.31.1
 STATICCHECK_VERSION          := v0.8.2
 # Dependency protos are read from these Go modules at generate time.
 PROTOVALIDATE_PROTO_VERSION  := v1.2.2
@@ -28,6 +28,10 @@ GOOGLEAPIS_FROM              := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 PLUGINS   := $(filter-out sdk examples testplugin,$(notdir $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))))
 ADDR      ?= 127.0.0.1:8080
 DATA_DIR  ?= ./var
+# The example partner plugin is a module of its own (example.com/hello), as
+# a partner's is: the main module's ./... skips it, so it is built, tested
+# and linted from its folder.
+EXAMPLE   := plugins/examples/hello
 TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
@@ -42,7 +46,7 @@ build:
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
 	@chmod go-w bin/plugins/* # the gateway launches only plugins no one else can replace
 	$(GO) build -o bin/testplugin ./plugins/testplugin
-	$(GO) build -o bin/examples/hello ./plugins/examples/hello
+	cd $(EXAMPLE) && $(GO) build -o $(CURDIR)/bin/examples/hello .
 
 ## run: build everything and start the platform on the embedded database
 run: postgres build
@@ -56,6 +60,7 @@ test-go:
 	@url=$$($(GO) run ./internal/cmd/pgtestd start --dir $(TEST_PG)); \
 	status=0; \
 	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m -artifacts -outputdir $(TEST_OUT) ./... || status=$$?; \
+	(cd $(EXAMPLE) && $(GO) test -count=1 ./...) || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
 	exit $$status
 
@@ -71,6 +76,7 @@ lint: tools proto-check
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
+	cd $(EXAMPLE) && $(GO) mod tidy -diff && $(GO) vet ./... && $(TOOLS)/staticcheck ./...
 
 # BREAKING_AGAINST is the commit the protos must stay compatible with: the
 # last commit of main (the working tree is what is about to change it).

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,7 +73,6 @@ type docsHits struct {
 
 func TestTheAPIReferenceListsEveryRESTPathOfEveryLoadedPluginAndAPartnersAfterItsInstall(t *testing.T) {
 	t.Parallel()
-	root := gatewaytest.ModuleRoot()
 	bin := gatewaytest.BinDir(t)
 	plugins := t.TempDir()
 	built, err := os.ReadDir(filepath.Join(bin, "plugins"))
@@ -118,11 +116,7 @@ func TestTheAPIReferenceListsEveryRESTPathOfEveryLoadedPluginAndAPartnersAfterIt
 	}
 
 	// The partner builds its plugin and drops it in: no gateway rebuild.
-	build := exec.Command("go", "build", "-o", filepath.Join(plugins, "hello"), "./plugins/examples/hello")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the example plugin: %v\n%s", err, out)
-	}
+	buildPartnerPlugin(t, filepath.Join(plugins, "hello"))
 	res, body := do(t, "POST", g.URL+"/api/admin/plugins/hello/reload", nil, map[string]string{"Authorization": "Bearer " + admin})
 	if res.StatusCode != 200 {
 		t.Fatalf("install: %d %s", res.StatusCode, body)

@@ -258,12 +258,8 @@ func TestAPartnerPluginIsInstalledWithoutRebuildingTheGateway(t *testing.T) {
 	res, body := do(t, "GET", g.URL+"/api/v1/graph?node=hello/Ada", nil, nil)
 	wantGraphError(t, res, body, 404, 2500, 0)
 
-	// The partner builds the plugin from its own folder and drops it in.
-	build := exec.Command("go", "build", "-o", filepath.Join(plugins, "hello"), "./plugins/examples/hello")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the example plugin: %v\n%s", err, out)
-	}
+	// The partner builds the plugin in its own module and drops it in.
+	buildPartnerPlugin(t, filepath.Join(plugins, "hello"))
 	res, body = do(t, "POST", g.URL+"/api/admin/plugins/hello/reload", nil, map[string]string{"Authorization": "Bearer " + admin})
 	if res.StatusCode != 200 {
 		t.Fatalf("install: %d %s", res.StatusCode, body)
@@ -298,6 +294,31 @@ func TestAPartnerPluginIsInstalledWithoutRebuildingTheGateway(t *testing.T) {
 	got := rcv.waitFor(wave.ID, 1)[0]
 	if got.body.Type != "hello.waved" || got.body.AppID != c.App.ID || got.body.Data["name"] != "Ada" {
 		t.Fatalf("delivered %+v", got.body)
+	}
+}
+
+// buildPartnerPlugin builds the example partner plugin as a partner does:
+// with `go build` in its own folder, which is a module of its own
+// (example.com/hello) that uses the platform only through its SDK and
+// generated types. It fails the test if the folder is part of this module.
+func buildPartnerPlugin(t *testing.T, out string) {
+	t.Helper()
+	dir := filepath.Join(gatewaytest.ModuleRoot(), "plugins", "examples", "hello")
+	mod := exec.Command("go", "list", "-m")
+	mod.Dir = dir
+	mod.Env = append(os.Environ(), "GOWORK=off")
+	name, err := mod.Output()
+	if err != nil {
+		t.Fatalf("go list -m in %s: %v", dir, err)
+	}
+	if got := strings.TrimSpace(string(name)); got != "example.com/hello" {
+		t.Fatalf("the example plugin is built as part of module %q, not on its own", got)
+	}
+	build := exec.Command("go", "build", "-o", out, ".")
+	build.Dir = dir
+	build.Env = mod.Env
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the example plugin: %v\n%s", err, b)
 	}
 }
 

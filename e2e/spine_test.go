@@ -216,8 +216,12 @@ func TestChangelogOverEveryProtocol(t *testing.T) {
 		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 			t.Fatalf("status %d, type %q", res.StatusCode, res.Header.Get("Content-Type"))
 		}
-		if !bytes.Contains(body, []byte("1.15.0")) || !bytes.Contains(body, []byte("<table>")) {
+		if !bytes.Contains(body, []byte("1.15.0")) || !bytes.Contains(body, []byte("phase 3: handover node")) || !bytes.Contains(body, []byte("<table>")) {
 			t.Fatalf("page lacks the history: %s", body)
+		}
+		// Rendered like every other page: no scripts, never framed.
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || res.Header.Get("X-Frame-Options") != "DENY" {
+			t.Fatalf("security headers: CSP %q, X-Frame-Options %q", csp, res.Header.Get("X-Frame-Options"))
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"os"
 	"time"
 
+	booksql "github.com/svcplatform/svc/plugins/book/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
-	booksql "github.com/svcplatform/svc/sql/book"
 )
 
 // version is the plugin's version, shown to operators.

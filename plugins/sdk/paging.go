@@ -7,9 +7,12 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
-// DefaultPageSize is the page size of a list read that asks for none
-// (CONTRACT §2).
-const DefaultPageSize = 25
+// The page sizes of Graph list reads (CONTRACT §2): DefaultPageSize when a
+// read asks for none, at most MaxPageSize.
+const (
+	DefaultPageSize = 25
+	MaxPageSize     = 100
+)
 
 // Window is one page of a Graph list read keyed by a growing int64 (an id
 // or a sequence number): at most Limit rows after or before a cursor. Fetch
@@ -45,6 +48,16 @@ func ParseWindow(limit int32, after, before string) (Window, error) {
 		}
 	}
 	return w, nil
+}
+
+// ParseForwardWindow is ParseWindow for a list that pages forward only
+// (its order has no cheap reverse): a before cursor is refused naming it.
+func ParseForwardWindow(limit int32, after, before string) (Window, error) {
+	w, err := ParseWindow(limit, after, "")
+	if err == nil && before != "" {
+		err = Invalid("before", "Invalid parameter: this list pages forward only; use after.")
+	}
+	return w, err
 }
 
 // Fetch is how many rows to read: one more than the page, to tell whether
@@ -83,12 +96,13 @@ func EncodeCursor(key int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(key, 10)))
 }
 
-// DecodeCursor reads a cursor made by EncodeCursor; anything else is
+// DecodeCursor reads a cursor made by EncodeCursor; anything else (a key
+// EncodeCursor would not have written, such as "+7" or "007", too) is
 // refused naming field.
 func DecodeCursor(field, s string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err == nil {
-		if key, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && key > 0 {
+		if key, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && key > 0 && strconv.FormatInt(key, 10) == string(b) {
 			return key, nil
 		}
 	}

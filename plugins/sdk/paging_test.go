@@ -28,10 +28,38 @@ func TestAPageOfRowsCarriesItsCursorsBothWays(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCursor: a cursor decodes to a positive key that encodes back to
-// it, or is refused as invalid naming its parameter.
+func TestACursorThisListDidNotHandOutIsRefusedNamingItsParameter(t *testing.T) {
+	// "+7" and "007" name row 7 but are not what EncodeCursor writes.
+	for _, c := range []string{"Kzc", "MDA3", "MA", "LTE", "%%%"} {
+		if _, err := ParseWindow(0, c, ""); !isInvalid(err, "after") {
+			t.Errorf("after=%q: %v", c, err)
+		}
+		if _, err := ParseWindow(0, "", c); !isInvalid(err, "before") {
+			t.Errorf("before=%q: %v", c, err)
+		}
+	}
+}
+
+func TestAForwardOnlyListRefusesABeforeCursorNamingIt(t *testing.T) {
+	if _, err := ParseForwardWindow(0, "", EncodeCursor(7)); !isInvalid(err, "before") {
+		t.Fatalf("before: %v", err)
+	}
+	w, err := ParseForwardWindow(10, EncodeCursor(7), "")
+	if err != nil || w.After != 7 || w.Limit != 10 {
+		t.Fatalf("after: %+v %v", w, err)
+	}
+}
+
+// isInvalid reports whether err is the 400 code 100 naming field.
+func isInvalid(err error, field string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.HTTPStatus == 400 && e.Code == 100 && e.Field == field
+}
+
+// FuzzDecodeCursor: a cursor decodes to a positive key that encodes to
+// exactly it, or is refused as invalid naming its parameter.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{EncodeCursor(1), EncodeCursor(1 << 62), "", "MA", "LTE", "%%%"} {
+	for _, s := range []string{EncodeCursor(1), EncodeCursor(1 << 62), "", "MA", "LTE", "%%%", "Kzc", "MDA3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -46,8 +74,8 @@ func FuzzDecodeCursor(f *testing.F) {
 		if key <= 0 {
 			t.Fatalf("DecodeCursor(%q) = %d", s, key)
 		}
-		if _, err := DecodeCursor("after", EncodeCursor(key)); err != nil {
-			t.Fatalf("round trip of %d: %v", key, err)
+		if EncodeCursor(key) != s {
+			t.Fatalf("DecodeCursor(%q) = %d, which is the cursor %q", s, key, EncodeCursor(key))
 		}
 	})
 }

@@ -51,21 +51,6 @@ func throughLinkedApp(id string) sdk.Principal {
 	return p
 }
 
-// pageFacts stands in for the gateway's Host service: the author is the
-// Page's admin, nobody else has a role, and only linkedApp is linked.
-type pageFacts struct {
-	pluginv1.UnimplementedHostServer
-}
-
-func (pageFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	res := &pluginv1.PageAccessResponse{PageExists: req.GetPageId() == pageID, Published: true}
-	if res.PageExists && req.GetUserId() == author {
-		res.UserRole = pluginv1.PageRole_PAGE_ROLE_ADMIN
-	}
-	res.AppLinked = res.PageExists && req.GetAppId() == linkedApp
-	return res, nil
-}
-
 type bundle struct {
 	tp   *plugintest.Plugin
 	svc  *service
@@ -80,7 +65,7 @@ func setup(t testing.TB, opts Options) *bundle {
 	p := sdk.New(sdk.Info{Name: "social", Version: version, Events: []string{EventThreadCreated, EventReelReady}})
 	svc := newService(pool, opts, p.Logger())
 	svc.register(p)
-	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(pageFacts{})), svc: svc, pool: pool}
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(plugintest.OnePage{PageID: pageID, Admins: []string{author}, LinkedApps: []string{linkedApp}})), svc: svc, pool: pool}
 }
 
 func ctxFor(t testing.TB) context.Context {

@@ -14,6 +14,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
 
 var (
@@ -61,18 +62,18 @@ func TestGraphHandoverActionsFollowTheTableAndEmitEvents(t *testing.T) {
 	}
 	t.Run("another app's pass is refused with 2018300 and changes nothing", func(t *testing.T) {
 		_, err := b.handover(t, liveSend, cid, "pass_thread_control", nil, nil)
-		wantRefusal(t, err, 409, 10, 2018300)
+		plugintest.WantRefusal(t, err, 409, 10, 2018300)
 	})
 	t.Run("another app's return is refused with 2018300", func(t *testing.T) {
 		_, err := b.handover(t, liveSend, cid, "return_thread_control", strp("svc_ai"), nil)
-		wantRefusal(t, err, 409, 10, 2018300)
+		plugintest.WantRefusal(t, err, 409, 10, 2018300)
 	})
 	if res, err := b.handover(t, liveSend, cid, "request_thread_control", nil, nil); err != nil || res.GetControl().GetAppId() != devApp {
 		t.Fatalf("request = %v, %v", res, err)
 	}
 	t.Run("a pass to an app that does not exist is not found", func(t *testing.T) {
 		_, err := b.handover(t, devSend, cid, "pass_thread_control", nil, strp("424242"))
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 	})
 	if res, err := b.handover(t, devSend, cid, "pass_thread_control", nil, strp(liveApp)); err != nil || res.GetControl().GetAppId() != liveApp {
 		t.Fatalf("pass = %v, %v", res, err)
@@ -83,14 +84,14 @@ func TestGraphHandoverActionsFollowTheTableAndEmitEvents(t *testing.T) {
 	t.Run("a conversation id that names nothing is not found", func(t *testing.T) {
 		for _, id := range []string{"1", "abc", ""} {
 			_, err := b.handover(t, devSend, id, "take_thread_control", nil, nil)
-			wantRefusal(t, err, 404, 100, 33)
+			plugintest.WantRefusal(t, err, 404, 100, 33)
 		}
 	})
 	t.Run("bad bodies are refused with 400/100", func(t *testing.T) {
 		_, err := b.handover(t, devSend, cid, "take_thread_control", strp("svc_ai"), nil)
-		wantRefusal(t, err, 400, 100, 0)
+		plugintest.WantRefusal(t, err, 400, 100, 0)
 		_, err = b.handover(t, devSend, cid, "steal", nil, nil)
-		wantRefusal(t, err, 400, 100, 0)
+		plugintest.WantRefusal(t, err, 400, 100, 0)
 	})
 	got := b.handoverEvents(t)
 	want := []handoverData{
@@ -159,10 +160,10 @@ func TestTheMobileHandoverIsThePageOwnersOnly(t *testing.T) {
 	must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
 	for _, who := range []sdk.Principal{admin, user} {
 		_, err := call[*svcchatv1.MobileHandoverResponse](t, b, "MobileHandover", who, &svcchatv1.MobileHandoverRequest{ConversationId: cid, Mode: "svc_ai"})
-		wantRefusal(t, err, 403, 200, 2069003)
+		plugintest.WantRefusal(t, err, 403, 200, 2069003)
 	}
 	_, err := call[*svcchatv1.MobileHandoverResponse](t, b, "MobileHandover", owner, &svcchatv1.MobileHandoverRequest{ConversationId: "77", Mode: "svc_ai"})
-	wantRefusal(t, err, 404, 100, 33)
+	plugintest.WantRefusal(t, err, 404, 100, 33)
 	res := must[*svcchatv1.MobileHandoverResponse](t, b, "MobileHandover", owner, &svcchatv1.MobileHandoverRequest{ConversationId: cid, Mode: "svc_ai"})
 	if res.GetConversationId() != cid || res.GetControlHolder() != "svc_ai" {
 		t.Fatalf("mobile handover = %v", res)
@@ -179,7 +180,7 @@ func TestAPageManagerRepliesAsAHuman(t *testing.T) {
 	cid := b.userWrites(t, "hi").GetConversationId()
 	t.Run("a user who does not manage the Page is refused with 2069003", func(t *testing.T) {
 		_, err := call[*svcchatv1.ReplyResponse](t, b, "Reply", user, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "x"})
-		wantRefusal(t, err, 403, 200, 2069003)
+		plugintest.WantRefusal(t, err, 403, 200, 2069003)
 	})
 	res := must[*svcchatv1.ReplyResponse](t, b, "Reply", admin, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "Hello from a human"})
 	if res.GetConversationId() != cid || !strings.HasPrefix(res.GetMessageId(), "m_") {
@@ -192,7 +193,7 @@ func TestAPageManagerRepliesAsAHuman(t *testing.T) {
 	t.Run("a reply to a user who opted out is refused with 1545041", func(t *testing.T) {
 		must[*svcchatv1.OptInResponse](t, b, "OptOut", user, &svcchatv1.OptOutRequest{PageId: testPage, UserId: consumer})
 		_, err := call[*svcchatv1.ReplyResponse](t, b, "Reply", owner, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "x"})
-		wantRefusal(t, err, 400, 551, 1545041)
+		plugintest.WantRefusal(t, err, 400, 551, 1545041)
 	})
 	t.Run("a reply outside the window is refused with 2018278", func(t *testing.T) {
 		b.userWrites(t, "back")
@@ -200,14 +201,14 @@ func TestAPageManagerRepliesAsAHuman(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := call[*svcchatv1.ReplyResponse](t, b, "Reply", owner, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "x"})
-		wantRefusal(t, err, 400, 10, 2018278)
+		plugintest.WantRefusal(t, err, 400, 10, 2018278)
 	})
 	t.Run("chat surfacing off refuses the reply with 2018304", func(t *testing.T) {
 		b.facts.mu.Lock()
 		b.facts.page.ChatSurfacing = false
 		b.facts.mu.Unlock()
 		_, err := call[*svcchatv1.ReplyResponse](t, b, "Reply", owner, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "x"})
-		wantRefusal(t, err, 403, 10, 2018304)
+		plugintest.WantRefusal(t, err, 403, 10, 2018304)
 	})
 	var n int
 	if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM svcchat.messages WHERE sender = 'page_human' AND sender_user_id = $1", pageAdmin).Scan(&n); err != nil || n != 1 {
@@ -232,11 +233,11 @@ func TestTheInboxListsOnlySurfacedOptedInThreads(t *testing.T) {
 	}
 	t.Run("userId must be the signed-in user", func(t *testing.T) {
 		_, err := call[*svcchatv1.InboxResponse](t, b, "Inbox", user, &svcchatv1.InboxRequest{UserId: pageOwner})
-		wantRefusal(t, err, 400, 100, 0)
+		plugintest.WantRefusal(t, err, 400, 100, 0)
 	})
 	t.Run("another user cannot read the thread", func(t *testing.T) {
 		_, err := call[*svcchatv1.Thread](t, b, "GetThread", owner, &svcchatv1.GetThreadRequest{ConversationId: cid})
-		wantRefusal(t, err, 404, 100, 33)
+		plugintest.WantRefusal(t, err, 404, 100, 33)
 	})
 	for _, c := range []struct {
 		rule   string
@@ -256,7 +257,7 @@ func TestTheInboxListsOnlySurfacedOptedInThreads(t *testing.T) {
 				t.Fatalf("inbox = %v", th)
 			}
 			_, err := call[*svcchatv1.Thread](t, b, "GetThread", user, &svcchatv1.GetThreadRequest{ConversationId: cid})
-			wantRefusal(t, err, 403, 10, 2018304)
+			plugintest.WantRefusal(t, err, 403, 10, 2018304)
 		})
 	}
 	t.Run("an opt-out hides the thread", func(t *testing.T) {
@@ -288,7 +289,7 @@ func TestAThreadReadsOldestFirstWithABeforeCursor(t *testing.T) {
 		t.Fatalf("older = %v", older)
 	}
 	_, err := call[*svcchatv1.Thread](t, b, "GetThread", user, &svcchatv1.GetThreadRequest{ConversationId: cid, Before: "m_nothing"})
-	wantRefusal(t, err, 400, 100, 0)
+	plugintest.WantRefusal(t, err, 400, 100, 0)
 }
 
 // modelAnswers makes the fake completions plugin answer text.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 
@@ -128,14 +127,6 @@ func must[Res proto.Message](t *testing.T, b *bundle, method string, p sdk.Princ
 	return res
 }
 
-func wantRefusal(t *testing.T, err error, status, code, subcode int) {
-	t.Helper()
-	var e *sdk.Error
-	if !errors.As(err, &e) || e.HTTPStatus != status || e.Code != code || e.Subcode != subcode {
-		t.Fatalf("error = %v; want %d %d/%d", err, status, code, subcode)
-	}
-}
-
 func (b *bundle) userWrites(t *testing.T, text string) *svcchatv1.WriteToPageResponse {
 	t.Helper()
 	return must[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", user, &svcchatv1.WriteToPageRequest{PageId: testPage, Text: text})
@@ -154,11 +145,11 @@ func TestALiveAppSendsOnlyApprovedTemplates(t *testing.T) {
 
 	t.Run("a live app's draft is refused with 2018302", func(t *testing.T) {
 		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "pickup", map[string]any{"name": "Casey"}))
-		wantRefusal(t, err, 403, 10, 2018302)
+		plugintest.WantRefusal(t, err, 403, 10, 2018302)
 	})
 	t.Run("a live app cannot approve its own draft (2018305)", func(t *testing.T) {
 		_, err := call[*svcchatv1.Template](t, b, "ApproveTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "pickup"})
-		wantRefusal(t, err, 409, 10, 2018305)
+		plugintest.WantRefusal(t, err, 409, 10, 2018305)
 	})
 	t.Run("the platform's approved defaults are sendable", func(t *testing.T) {
 		must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "hello_world", nil))
@@ -171,7 +162,7 @@ func TestALiveAppSendsOnlyApprovedTemplates(t *testing.T) {
 	}
 	t.Run("a template under review is still refused with 2018302", func(t *testing.T) {
 		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "pickup", map[string]any{"name": "Casey"}))
-		wantRefusal(t, err, 403, 10, 2018302)
+		plugintest.WantRefusal(t, err, 403, 10, 2018302)
 	})
 	queue := must[*svcchatv1.ListTemplateQueueResponse](t, b, "ListTemplateQueue", staff, &svcchatv1.ListTemplateQueueRequest{})
 	if len(queue.GetData()) != 1 || queue.GetData()[0].GetAppName() != "Live Shop" || queue.GetData()[0].GetName() != "pickup" ||
@@ -181,7 +172,7 @@ func TestALiveAppSendsOnlyApprovedTemplates(t *testing.T) {
 	id := queue.GetData()[0].GetId()
 	t.Run("rejecting needs a reason", func(t *testing.T) {
 		_, err := call[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: id, Decision: "reject"})
-		wantRefusal(t, err, 400, 100, 0)
+		plugintest.WantRefusal(t, err, 400, 100, 0)
 	})
 	dec := must[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: id, Decision: "approve"})
 	if dec.GetTemplate().GetStatus() != "approved" || dec.GetTemplate().GetDecidedAt() == "" || dec.GetTemplate().GetAppId() != liveApp {
@@ -189,7 +180,7 @@ func TestALiveAppSendsOnlyApprovedTemplates(t *testing.T) {
 	}
 	t.Run("a decision on a template that is not pending is refused with 2018305", func(t *testing.T) {
 		_, err := call[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: id, Decision: "approve"})
-		wantRefusal(t, err, 409, 10, 2018305)
+		plugintest.WantRefusal(t, err, 409, 10, 2018305)
 	})
 	res := must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveSend, template(liveSend, "pickup", map[string]any{"name": "Casey"}))
 	if res.GetRecipientId() != consumer {
@@ -217,7 +208,7 @@ func TestEditingARejectedTemplateMakesItADraftAgain(t *testing.T) {
 		t.Fatalf("list = %v", list)
 	}
 	_, err := call[*svcchatv1.Template](t, b, "SubmitTemplate", liveKey, &svcchatv1.TemplateActionRequest{AppId: liveApp, Name: "promo"})
-	wantRefusal(t, err, 409, 10, 2018305)
+	plugintest.WantRefusal(t, err, 409, 10, 2018305)
 
 	create.Body = "Your receipt is ready"
 	edited := must[*svcchatv1.Template](t, b, "CreateTemplate", liveKey, create)
@@ -259,7 +250,7 @@ func TestPlatformConfigTemplatesStartAsDraftsAndFollowTheConfig(t *testing.T) {
 	}
 	t.Run("a template the config declares cannot be created through the Graph", func(t *testing.T) {
 		_, err := call[*svcchatv1.Template](t, b, "CreateTemplate", devSend, &svcchatv1.CreateTemplateRequest{AppId: devApp, Name: "order_update", Body: "x", Params: []string{}})
-		wantRefusal(t, err, 400, 100, 0)
+		plugintest.WantRefusal(t, err, 400, 100, 0)
 	})
 
 	// Removing it from the config brings the platform default back.
@@ -280,9 +271,9 @@ func TestAnUnpublishedPageRefusesWritesAndSendsWith2018304(t *testing.T) {
 	b.facts.page.Published = false
 	b.facts.mu.Unlock()
 	_, err := call[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", user, &svcchatv1.WriteToPageRequest{PageId: testPage, Text: "again"})
-	wantRefusal(t, err, 403, 10, 2018304)
+	plugintest.WantRefusal(t, err, 403, 10, 2018304)
 	_, err = call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
-	wantRefusal(t, err, 403, 10, 2018304)
+	plugintest.WantRefusal(t, err, 403, 10, 2018304)
 	t.Run("an opt-out still works on an unpublished Page", func(t *testing.T) {
 		res := must[*svcchatv1.OptInResponse](t, b, "OptOut", user, &svcchatv1.OptOutRequest{PageId: testPage, UserId: consumer})
 		if res.GetOptIn().GetStatus() != "opted_out" {
@@ -332,6 +323,6 @@ func TestOptInAnswersTheRecordAndARepeatEmitsNothing(t *testing.T) {
 	})
 	t.Run("a session message to them is outside the window (2018278)", func(t *testing.T) {
 		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
-		wantRefusal(t, err, 400, 10, 2018278)
+		plugintest.WantRefusal(t, err, 400, 10, 2018278)
 	})
 }

@@ -64,6 +64,18 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 	_, _ = w.Write(body)
 }
 
+// WriteJSON is the one function that answers a request with a JSON value
+// that must not be cached (sessions, tokens, OAuth answers): no-store, and
+// Pragma for HTTP/1.0 caches (RFC 6749 §5.1). Errors go through Write.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
 // Body renders err as the Graph error envelope and returns it with its HTTP
 // status, for answers that are not written directly (batch items).
 func Body(ctx context.Context, err error) (int, []byte) {

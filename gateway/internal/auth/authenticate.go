@@ -59,10 +59,8 @@ func New(ids *identity.Service, opts Options) *Authenticator {
 // cookie request that changes something without the session's CSRF token
 // or from another origin (CSRFHeader).
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Principal, error) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-		token = strings.TrimSpace(token)
-		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	if token, present := BearerToken(r); present {
+		if token == "" {
 			return nil, apierr.InvalidToken()
 		}
 		return a.AuthenticateToken(ctx, token)
@@ -84,6 +82,22 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 		return p, nil
 	}
 	return nil, nil
+}
+
+// BearerToken is the one reading of a request's Authorization header: the
+// token of "Bearer <token>" (the scheme in any case, RFC 6750 §2.1), and
+// whether the header is there at all. A header that is there but is not a
+// bearer token answers "", true.
+func BearerToken(r *http.Request) (token string, present bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	return strings.TrimSpace(token), true
 }
 
 // AuthenticateToken resolves one bearer token.

@@ -30,11 +30,13 @@
 // its own. The login and consent forms keep their double-submit token
 // (package oauth).
 //
-// Errors are the CONTRACT §3 rows, built with apierr. Subcodes of our own,
-// for rows the contract leaves open, all with HTTP 403 and code 200:
-// 2069004 platform staff required, 2069005 the operator's admin token
-// required, 2069006 this kind of credential is not accepted by the method,
-// 2069008 a cookie request without the session's CSRF token.
+// Errors are the CONTRACT §3 rows, built with apierr, among them 2069004
+// (the caller's standing on the app's team does not allow the call) and
+// 2069005 (platform staff only). Subcodes of our own, for rows the contract
+// leaves open, all with HTTP 403 and code 200: 2069006 this kind of
+// credential is not accepted by the method (the operator's admin token
+// where it is required too), 2069008 a cookie request without the session's
+// CSRF token.
 // Wrong username or password at the session endpoint: HTTP 401, code 190,
 // subcode 2069007.
 //

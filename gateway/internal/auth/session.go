@@ -86,7 +86,7 @@ func (a *Authenticator) signIn(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, apierr.Internal(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, signInResponse{SessionToken: s.Token, UserID: s.UserID,
+	apierr.WriteJSON(w, http.StatusOK, signInResponse{SessionToken: s.Token, UserID: s.UserID,
 		ExpiresAt: s.ExpiresAt.UTC().Format(time.RFC3339)})
 }
 
@@ -113,7 +113,7 @@ func (a *Authenticator) describeSession(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	token, _ := bearer(r)
-	writeJSON(w, http.StatusOK, sessionInfo{UserID: p.UserID, ExpiresAt: p.ExpiresAt.UTC().Format(time.RFC3339),
+	apierr.WriteJSON(w, http.StatusOK, sessionInfo{UserID: p.UserID, ExpiresAt: p.ExpiresAt.UTC().Format(time.RFC3339),
 		CSRFToken: CSRFToken(token)})
 }
 
@@ -136,13 +136,14 @@ func (a *Authenticator) signOut(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, apierr.Internal(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+	apierr.WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
 }
 
-// bearer returns the bearer token of the request, or the session cookie.
+// bearer returns the credential Authenticate read: the bearer token of the
+// request, or the session cookie.
 func bearer(r *http.Request) (string, bool) {
-	if h := r.Header.Get("Authorization"); len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") {
-		return h[7:], true
+	if token, present := BearerToken(r); present {
+		return token, token != ""
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil {
 		return c.Value, true
@@ -181,13 +182,6 @@ func unknownField(err error) (string, bool) {
 		return name, true
 	}
 	return "", false
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // SignInThrottled answers a sign-in over a limit: 429, code 17 (too many

@@ -2,12 +2,10 @@ package coregraph
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,14 +32,6 @@ type Service struct {
 	// pluginAssets lists the caller's assets kept by plugins (ad accounts)
 	// for me/assigned_assets; nil lists none.
 	pluginAssets func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)
-}
-
-// WithPluginAssets sets what lists the assets plugins keep for the caller
-// (the gateway asks the ads plugin for ad accounts), beside the Pages and
-// apps of me/assigned_assets.
-func (s *Service) WithPluginAssets(f func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)) *Service {
-	s.pluginAssets = f
-	return s
 }
 
 // New returns the service over the identity store. onSecret is called
@@ -89,26 +79,19 @@ func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequ
 }
 
 func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.ListMyPagesRequest) (*corev1.ListMyPagesResponse, error) {
-	after, err := decodeCursor("after", req.GetAfter())
+	w, err := sdk.ParseForwardWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
 	if err != nil {
 		return nil, err
 	}
-	if req.GetBefore() != "" {
-		return nil, sdk.Invalid("before", "Invalid parameter: this list pages forward only; use after.")
-	}
-	limit := int(req.GetLimit())
-	pages, err := s.id.ManagedPages(ctx, call.Principal().UserID, after, limit+1)
+	pages, err := s.id.ManagedPages(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
-	res := &corev1.ListMyPagesResponse{Paging: &pluginv1.Paging{HasPrevious: after != ""}}
-	if len(pages) > limit {
-		pages, res.Paging.HasNext = pages[:limit], true
-	}
+	pages, paging := sdk.Page(w, pages, func(p identity.ManagedPage) int64 { return idKey(p.ID) })
+	res := &corev1.ListMyPagesResponse{Paging: paging}
 	for _, p := range pages {
 		res.Data = append(res.Data, pageProto(p.Page, string(p.Role)))
 	}
-	setCursors(res.Paging, len(pages), func(i int) string { return pages[i].ID })
 	return res, nil
 }
 
@@ -139,26 +122,19 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 
 // listMyApps lists the apps on the caller's teams with the caller's role.
 func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.ListMyAppsRequest) (*corev1.ListMyAppsResponse, error) {
-	after, err := decodeCursor("after", req.GetAfter())
+	w, err := sdk.ParseForwardWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
 	if err != nil {
 		return nil, err
 	}
-	if req.GetBefore() != "" {
-		return nil, sdk.Invalid("before", "Invalid parameter: this list pages forward only; use after.")
-	}
-	limit := int(req.GetLimit())
-	apps, err := s.id.AppsOfUser(ctx, call.Principal().UserID, after, limit+1)
+	apps, err := s.id.AppsOfUser(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
-	res := &corev1.ListMyAppsResponse{Paging: &pluginv1.Paging{HasPrevious: after != ""}}
-	if len(apps) > limit {
-		apps, res.Paging.HasNext = apps[:limit], true
-	}
+	apps, paging := sdk.Page(w, apps, func(a identity.MyApp) int64 { return idKey(a.ID) })
+	res := &corev1.ListMyAppsResponse{Paging: paging}
 	for _, a := range apps {
 		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
 	}
-	setCursors(res.Paging, len(apps), func(i int) string { return apps[i].ID })
 	return res, nil
 }
 
@@ -266,24 +242,20 @@ func (s *Service) listConnectedAssets(ctx context.Context, _ *sdk.Call, req *cor
 	if !ok {
 		return nil, sdk.NotFound("Page " + req.GetPageId())
 	}
-	after, err := decodeIDCursor("after", req.GetAfter())
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), "")
 	if err != nil {
 		return nil, err
 	}
-	limit := req.GetLimit()
-	rows, err := s.q.ListConnectedApps(ctx, coredb.ListConnectedAppsParams{PageID: pid, AfterID: after, MaxRows: limit + 1})
+	rows, err := s.q.ListConnectedApps(ctx, coredb.ListConnectedAppsParams{PageID: pid, AfterID: w.After, MaxRows: w.Fetch()})
 	if err != nil {
 		return nil, err
 	}
-	res := &corev1.ListConnectedAssetsResponse{Paging: &pluginv1.Paging{HasPrevious: after != 0}}
-	if len(rows) > int(limit) {
-		rows, res.Paging.HasNext = rows[:limit], true
-	}
+	rows, paging := sdk.Page(w, rows, func(r coredb.ListConnectedAppsRow) int64 { return r.ID })
+	res := &corev1.ListConnectedAssetsResponse{Paging: paging}
 	for _, r := range rows {
 		id := identity.FormatID(r.ID)
 		res.Data = append(res.Data, &corev1.ConnectedAsset{Id: id, Type: "APP", AppId: id, Name: r.Name, Products: nonNil(r.Products)})
 	}
-	setCursors(res.Paging, len(rows), func(i int) string { return identity.FormatID(rows[i].ID) })
 	return res, nil
 }
 
@@ -381,24 +353,20 @@ func (s *Service) listPageLinks(ctx context.Context, call *sdk.Call, req *corev1
 	if err != nil {
 		return nil, err
 	}
-	after, err := decodeIDCursor("after", req.GetAfter())
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), "")
 	if err != nil {
 		return nil, err
 	}
 	aid, _ := identity.ParseID(app.ID)
-	limit := req.GetLimit()
-	rows, err := s.q.ListAppPageLinks(ctx, coredb.ListAppPageLinksParams{AppID: aid, AfterID: after, MaxRows: limit + 1})
+	rows, err := s.q.ListAppPageLinks(ctx, coredb.ListAppPageLinksParams{AppID: aid, AfterID: w.After, MaxRows: w.Fetch()})
 	if err != nil {
 		return nil, err
 	}
-	res := &corev1.ListPageLinksResponse{Paging: &pluginv1.Paging{HasPrevious: after != 0}}
-	if len(rows) > int(limit) {
-		rows, res.Paging.HasNext = rows[:limit], true
-	}
+	rows, paging := sdk.Page(w, rows, func(r coredb.ListAppPageLinksRow) int64 { return r.ID })
+	res := &corev1.ListPageLinksResponse{Paging: paging}
 	for _, r := range rows {
 		res.Data = append(res.Data, &corev1.PageLink{PageId: identity.FormatID(r.ID), PageName: r.Name, Products: nonNil(r.Products)})
 	}
-	setCursors(res.Paging, len(rows), func(i int) string { return identity.FormatID(rows[i].ID) })
 	return res, nil
 }
 
@@ -463,38 +431,21 @@ func roleName(r pluginv1.PageRole) string {
 	return ""
 }
 
-// setCursors fills before/after from the first and last of n items.
-func setCursors(p *pluginv1.Paging, n int, id func(int) string) {
-	if n == 0 {
-		p.HasNext, p.HasPrevious = false, false
-		return
+// Cursors of the core's lists are sdk cursors of the rows' ids, which are
+// decimal (identity.FormatID).
+
+// cursorID is the id an after cursor stands for; "" when there is none.
+func cursorID(key int64) string {
+	if key == 0 {
+		return ""
 	}
-	p.Before, p.After = encodeCursor(id(0)), encodeCursor(id(n-1))
+	return identity.FormatID(key)
 }
 
-func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
-
-func decodeCursor(field, c string) (string, error) {
-	if c == "" {
-		return "", nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return "", sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
-	}
-	if _, ok := identity.ParseID(string(b)); !ok {
-		return "", sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
-	}
-	return string(b), nil
-}
-
-func decodeIDCursor(field, c string) (int64, error) {
-	s, err := decodeCursor(field, c)
-	if err != nil || s == "" {
-		return 0, err
-	}
-	id, _ := strconv.ParseInt(s, 10, 64)
-	return id, nil
+// idKey is the cursor key of an id the core wrote.
+func idKey(id string) int64 {
+	key, _ := identity.ParseID(id)
+	return key
 }
 
 func nonNil(s []string) []string {

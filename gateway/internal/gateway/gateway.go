@@ -25,6 +25,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/config"
 	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
+	"github.com/svcplatform/svc/gateway/internal/dispatch"
 	"github.com/svcplatform/svc/gateway/internal/docsearch"
 	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
@@ -115,7 +116,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var plugins *host.Host
 	srv := server.New(server.Options{
 		Metrics:      metrics,
-		Authenticate: authenticate(authn),
+		Authenticate: dispatch.Authenticate(authn),
 		Ready: func(ctx context.Context) error {
 			if err := db.Pool.Ping(ctx); err != nil {
 				return err
@@ -143,7 +144,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if plugins == nil {
 				return nil
 			}
-			return eventTypes(plugins.Plugins())
+			return plugins.EventTypes()
 		},
 	})
 	if err != nil {
@@ -160,36 +161,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	graphSvc := coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget)
 	graphSvc.Register(core)
 	hooks.Register(core)
-	coreManifest, err := core.Manifest()
-	if err != nil {
-		return fmt.Errorf("core services: %w", err)
-	}
-	calls := observe.NewCalls(metrics)
-	r := &routing{
-		srv:   srv,
-		calls: calls,
-		guard: guard{a: authn},
-		// The gateway's own services read the primary only: their lookups
-		// (tokens, apps, roles) must not lag.
-		core: route.Source{Name: "core", Manifest: coreManifest, Invoker: localInvoker{p: core, calls: calls}, PrimaryOnly: true},
-	}
-	// me/assigned_assets lists the ad accounts the ads plugin keeps too.
-	graphSvc.WithPluginAssets(r.pluginAssets)
 	// A read replica, when configured, serves plugin reads that may lag;
 	// the gateway's own lookups (tokens, sessions, apps) stay on the primary.
-	var reads *replica.Router
+	var reads route.Reads
 	if cfg.Replica.URL != "" {
-		reads, err = replica.New(replica.Options{Primary: db.Pool, URL: cfg.Replica.URL,
+		replicaReads, err := replica.New(replica.Options{Primary: db.Pool, URL: cfg.Replica.URL,
 			MaxLag: time.Duration(cfg.Replica.MaxLag), MaxLagBytes: cfg.Replica.MaxLagBytes, Log: log.With("component", "replica")})
 		if err != nil {
 			return err
 		}
-		defer reads.Close()
-		metrics.Registry().MustRegister(reads.Collectors()...)
-		go reads.Run(ctx)
-		r.reads = reads
+		defer replicaReads.Close()
+		metrics.Registry().MustRegister(replicaReads.Collectors()...)
+		go replicaReads.Run(ctx)
+		reads = replicaReads
 		log.Info("read replica configured", "max_lag", time.Duration(cfg.Replica.MaxLag).String(), "max_lag_bytes", cfg.Replica.MaxLagBytes)
 	}
+	// Every call of a plugin or of the gateway's own services takes the
+	// dispatcher's path: route, validate, authorize, invoke.
+	r, err := dispatch.New(dispatch.Options{Server: srv, Auth: authn, Core: core, Calls: observe.NewCalls(metrics), Reads: reads})
+	if err != nil {
+		return err
+	}
+	// me/assigned_assets lists the ad accounts the ads plugin keeps too.
+	graphSvc.WithPluginAssets(r.CallJSON)
 	devSeed := "1"
 	if cfg.NoDevSeed {
 		devSeed = "0"
@@ -200,8 +194,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	plugins = host.New(host.Options{
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
-		HostServer: hostServer{r: r, ids: ids},
-		OnChange:   r.rebuild,
+		HostServer: r.HostServer(ids),
+		OnChange:   r.Rebuild,
 		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
 		// the database in use, and their own settings.
 		Env: func(plugin string) ([]string, error) {
@@ -232,11 +226,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return env, nil
 		},
 	})
-	r.host = plugins
+	r.UseHost(plugins)
 	docsIndex := docsearch.NewIndex(db.Pool)
-	r.compiled = compiledServices(admin.New(plugins, r.routes),
+	r.Compiled(compiledServices(admin.New(plugins, r.Routes),
 		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/plugins/sdk", Version: buildVersion}}),
-		docsearch.NewService(docsIndex))
+		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
 	// rebuilt (the reference, lazily) and refreshed (the index, off the
 	// request path) whenever a plugin loads, restarts or goes.
@@ -250,9 +244,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		doc, _ := reference.Current()
 		return append(slices.Clone(docEntries), docsearch.APIEntries(doc)...), nil
 	}, log.With("component", "docsearch"))
-	r.onTable = docsIndexer.Trigger
+	r.OnTable(docsIndexer.Trigger)
 	go docsIndexer.Run(ctx)
-	if err := r.rebuild(nil); err != nil {
+	if err := r.Rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}
 	srv.Handle(graph.Path, graph.New(graph.Options{
@@ -260,7 +254,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Routes:      r.Table,
 		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
-		Caller:      caller,
+		Caller:      dispatch.Caller,
 	}))
 	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
 	edge := openai.New(r.Table)

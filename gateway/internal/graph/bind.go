@@ -14,12 +14,14 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
-// Paging limits of Graph list reads (CONTRACT §2).
+// Paging limits of Graph list reads (CONTRACT §2), the SDK's: a plugin
+// that pages with sdk.ParseWindow agrees with the Graph layer.
 const (
-	DefaultLimit = 25
-	MaxLimit     = 100
+	DefaultLimit = sdk.DefaultPageSize
+	MaxLimit     = sdk.MaxPageSize
 )
 
 // reserved query parameters are read by the Graph layer itself.

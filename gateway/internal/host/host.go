@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,6 +280,24 @@ func (h *Host) Plugins() []Info {
 	for _, m := range ms {
 		out = append(out, m.info())
 	}
+	return out
+}
+
+// EventTypes is the catalog of event types apps may subscribe to: every
+// type the plugins declare in their manifests (sdk.Info.Events), sorted.
+// A partner plugin's events join it when the plugin loads, with no change
+// to the gateway. Plugins that were loaded once keep their types while
+// they restart, since their last manifest is kept.
+func (h *Host) EventTypes() []string {
+	var out []string
+	for _, p := range h.Plugins() {
+		for _, t := range p.Manifest.GetEvents() {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

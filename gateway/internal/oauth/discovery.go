@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -87,12 +88,12 @@ func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	challenge := func(status int, code, desc string) {
 		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error=%q, error_description=%q`, code, desc))
-		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+		apierr.WriteJSON(w, status, map[string]string{"error": code, "error_description": desc})
 	}
 	token, ok := bearerToken(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="svc"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": errInvalidRequest,
+		apierr.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": errInvalidRequest,
 			"error_description": "A bearer access token is required."})
 		return
 	}
@@ -124,13 +125,14 @@ func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 		}
 		claims["name"] = u.Name
 	}
-	writeJSON(w, http.StatusOK, claims)
+	apierr.WriteJSON(w, http.StatusOK, claims)
 }
 
+// bearerToken reads the access token of a UserInfo request: the
+// Authorization header's, or the form's (RFC 6750 §2.2).
 func bearerToken(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	if len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") && len(h[7:]) > 0 {
-		return h[7:], true
+	if token, _ := auth.BearerToken(r); token != "" {
+		return token, true
 	}
 	if r.Method == http.MethodPost && isFormContentType(r.Header.Get("Content-Type")) {
 		if err := r.ParseForm(); err == nil && r.PostForm.Get("access_token") != "" {

@@ -3,6 +3,8 @@ package oauth
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 )
 
 // RFC 6749 §5.2 and RFC 7009/7662 error codes.
@@ -55,16 +57,7 @@ func writeProtocolError(w http.ResponseWriter, e *protocolError) {
 	if e.basicChallenge {
 		h.Set("WWW-Authenticate", `Basic realm="svc", charset="UTF-8"`)
 	}
-	writeJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.description})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	apierr.WriteJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.description})
 }
 
 func jsonEncode(w http.ResponseWriter, v any) error { return json.NewEncoder(w).Encode(v) }

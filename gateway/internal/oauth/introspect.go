@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -126,7 +127,7 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 		writeProtocolError(w, serverError())
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	apierr.WriteJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) describe(ctx context.Context, app identity.App, token string) (introspection, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -65,7 +66,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeProtocolError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	apierr.WriteJSON(w, http.StatusOK, res)
 }
 
 // exchangeCode is the authorization_code grant with PKCE (RFC 6749 §4.1.3,

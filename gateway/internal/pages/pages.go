@@ -59,6 +59,16 @@ type SignedIn struct {
 	CSRF string
 }
 
+// Release is one line of the changelog page.
+type Release struct {
+	Version, Date, Kind, Summary string
+}
+
+// RenderChangelog writes the changelog page (/developers/changelog).
+func RenderChangelog(w http.ResponseWriter, releases []Release) error {
+	return render(w, http.StatusOK, "changelog.html", releases)
+}
+
 // RenderLogin writes the sign-in page with status.
 func RenderLogin(w http.ResponseWriter, status int, d Login) error {
 	return render(w, status, "login.html", d)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/pages"
 	"github.com/svcplatform/svc/gateway/internal/version"
 )
 
@@ -75,7 +76,14 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET /readyz", s.health)
 	s.mux.Handle("GET /metrics", opts.Metrics.Handler())
 	s.mux.HandleFunc("GET /developers/changelog", func(w http.ResponseWriter, r *http.Request) {
-		if err := version.RenderHTML(w); err != nil {
+		log := version.Changelog()
+		releases := make([]pages.Release, len(log))
+		for i, e := range log {
+			releases[i] = pages.Release{Version: e.Version, Date: e.Date, Kind: e.Kind, Summary: e.Summary}
+		}
+		// The same renderer, and so the same security headers, as every
+		// other page of the gateway.
+		if err := pages.RenderChangelog(w, releases); err != nil {
 			slog.ErrorContext(r.Context(), "render changelog", "error", err)
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
@@ -71,9 +70,3 @@ func Major(path string) (major string, ok bool) {
 
 // Supported reports whether the gateway serves the major version.
 func Supported(major string) bool { return major == Current }
-
-// RenderHTML writes the changelog page served at /developers/changelog.
-func RenderHTML(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return changelogPage.Execute(w, changelog)
-}

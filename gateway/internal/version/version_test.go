@@ -1,8 +1,6 @@
 package version
 
 import (
-	"net/http/httptest"
-	"strings"
 	"testing"
 )
 
@@ -54,12 +52,5 @@ func TestChangelogHoldsTheInterfacesHistoryThenOurs(t *testing.T) {
 	}
 	if got := len(ChangelogProto().GetData()); got != len(log) {
 		t.Fatalf("proto form has %d entries, want %d", got, len(log))
-	}
-	rec := httptest.NewRecorder()
-	if err := RenderHTML(rec); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(rec.Body.String(), "phase 3: handover node") {
-		t.Fatal("the page does not render the history")
 	}
 }

@@ -2,14 +2,12 @@ package webhook
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -214,23 +212,17 @@ func (s *Service) listDeliveries(ctx context.Context, call *sdk.Call, req *webho
 	if err != nil {
 		return nil, err
 	}
-	limit := req.GetLimit()
-	if limit <= 0 {
-		limit = 25
+	// Cursors are the deliveries' seq.
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
+	if err != nil {
+		return nil, err
 	}
 	status, eventType := optional(req.GetStatus()), optional(req.GetEventType())
 	type row = coredb.ListWebhookDeliveriesOlderRow
 	var rows []row
-	switch {
-	case req.GetAfter() != "" && req.GetBefore() != "":
-		return nil, sdk.Invalid("after", "Invalid parameter: give after or before, not both.")
-	case req.GetBefore() != "":
-		cursor, err := decodeCursor("before", req.GetBefore())
-		if err != nil {
-			return nil, err
-		}
+	if w.Before != 0 {
 		newer, err := s.q.ListWebhookDeliveriesNewer(ctx, coredb.ListWebhookDeliveriesNewerParams{
-			AppID: app.ID, Cursor: cursor, Status: status, EventType: eventType, MaxRows: limit + 1,
+			AppID: app.ID, Cursor: w.Before, Status: status, EventType: eventType, MaxRows: w.Fetch(),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list deliveries of app %d: %w", app.ID, err)
@@ -238,36 +230,20 @@ func (s *Service) listDeliveries(ctx context.Context, call *sdk.Call, req *webho
 		for _, r := range newer {
 			rows = append(rows, row(r))
 		}
-	default:
+	} else {
 		cursor := int64(math.MaxInt64)
-		if req.GetAfter() != "" {
-			if cursor, err = decodeCursor("after", req.GetAfter()); err != nil {
-				return nil, err
-			}
+		if w.After != 0 {
+			cursor = w.After
 		}
 		if rows, err = s.q.ListWebhookDeliveriesOlder(ctx, coredb.ListWebhookDeliveriesOlderParams{
-			AppID: app.ID, Cursor: cursor, Status: status, EventType: eventType, MaxRows: limit + 1,
+			AppID: app.ID, Cursor: cursor, Status: status, EventType: eventType, MaxRows: w.Fetch(),
 		}); err != nil {
 			return nil, fmt.Errorf("list deliveries of app %d: %w", app.ID, err)
 		}
 	}
-	more := len(rows) > int(limit)
-	if more {
-		rows = rows[:limit]
-	}
-	paging := &pluginv1.Paging{}
-	if req.GetBefore() != "" {
-		slices.Reverse(rows) // fetched oldest first from the cursor
-		paging.HasPrevious, paging.HasNext = more, true
-	} else {
-		paging.HasNext, paging.HasPrevious = more, req.GetAfter() != ""
-	}
+	// Fetched oldest first from a before cursor: Page puts them back.
+	rows, paging := sdk.Page(w, rows, func(r row) int64 { return r.Seq })
 	res := &webhookv1.ListDeliveriesResponse{Data: make([]*webhookv1.Delivery, len(rows)), Paging: paging}
-	if len(rows) == 0 {
-		paging.HasNext, paging.HasPrevious = false, false
-		return res, nil
-	}
-	paging.Before, paging.After = encodeCursor(rows[0].Seq), encodeCursor(rows[len(rows)-1].Seq)
 	for i, r := range rows {
 		var log []attemptEntry
 		if err := json.Unmarshal(r.Attempts, &log); err != nil {
@@ -356,19 +332,4 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// Cursors are opaque to clients: base64url of the delivery's seq.
-func encodeCursor(seq int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(seq, 10)))
-}
-
-func decodeCursor(field, s string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		if seq, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && seq > 0 {
-			return seq, nil
-		}
-	}
-	return 0, sdk.Invalid(field, "Invalid parameter: %s is not a cursor from this list.", field)
 }

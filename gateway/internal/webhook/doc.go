@@ -84,13 +84,15 @@
 //
 // # Who may call the Graph nodes
 //
-// The gateway admits app keys, user tokens and sessions; the handlers
-// decide. The app's own key may do everything; a user needs a role on the
-// app's team (AppAccess): Admin or Developer to manage subscriptions,
-// replay or send test events, any role (Tester too) to read the delivery
-// log. Anyone else is refused with HTTP 403, code 200, error_subcode
-// 2069004 (SubcodeNotOnTeam, our number: "not a member of the app's team");
-// an unknown app is not found (404, code 100, subcode 33).
+// Who may act on an app is the platform's one rule (CONTRACT §4), declared
+// on the methods as access.app_role and enforced by the gateway (auth); a
+// delivery named only by its id is checked by the same rule through
+// Options.Guard. The app's own key may do everything; a user needs a role
+// on the app's team: Admin or Developer to manage subscriptions, replay or
+// send test events, any role (Tester too) to read the delivery log. Anyone
+// else is refused with HTTP 403, code 200, error_subcode 2069004 (CONTRACT
+// §3, "the role on the app's team does not allow it"); an unknown app is not
+// found (404, code 100, subcode 33).
 //
 // # Why a table and not River
 //

@@ -785,13 +785,13 @@ func (r *runner) pgbenchRun(ctx context.Context, name, script string, clients in
 
 func (r *runner) pgbenchRead(ctx context.Context, warmup bool) (*bench.PgbenchResult, string) {
 	r.step(fmt.Sprintf("pgbench, same SQL, %d clients", r.o.readConns))
-	// The book plugin's ListPostsFirst (sql/book/queries/posts.sql) with the
+	// The book plugin's ListPostsFirst (plugins/book/sql/queries/posts.sql) with the
 	// same parameters: -D variables are sent as parameters under -M prepared.
 	script := "SELECT " + postColumns + " FROM book.posts WHERE page_id = :page_id\nORDER BY id DESC LIMIT :lim;\n"
 	return r.pgbenchRun(ctx, "read", script, r.o.readConns, [][2]string{{"page_id", r.creds.Page.ID}, {"lim", "11"}}, "", warmup)
 }
 
-// benchSchema mirrors book.posts (sql/book/migrations) and core.outbox
+// benchSchema mirrors book.posts (plugins/book/sql/migrations) and core.outbox
 // (sql/core/migrations) for the write references: same columns, defaults,
 // indexes and notify trigger, in a schema of their own.
 const benchSchema = `

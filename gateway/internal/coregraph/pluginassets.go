@@ -1,0 +1,67 @@
+package coregraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+// PluginCall calls a plugin's method through the route table as caller,
+// with the caller's own access checks, request and answer in protojson
+// (dispatch.Dispatcher.CallJSON); ok is false when no plugin serves
+// procedure.
+type PluginCall func(ctx context.Context, caller sdk.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
+
+// WithPluginAssets has me/assigned_assets list, beside the Pages and apps,
+// the assets plugins keep for the caller: the ads plugin's ad accounts,
+// asked for through call.
+func (s *Service) WithPluginAssets(call PluginCall) *Service {
+	s.pluginAssets = func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error) {
+		return adAccounts(ctx, call, caller)
+	}
+	return s
+}
+
+// adAccountsProcedure lists the caller's ad accounts, in the ads plugin.
+const adAccountsProcedure = "/svc.ads.v1.AdsService/ListMyAdAccounts"
+
+// adAccountTasks are what a business's owner may do on its ad accounts, as
+// Meta's assigned_assets names them.
+var adAccountTasks = []string{"MANAGE", "ADVERTISE", "ANALYZE"}
+
+// adAccounts lists the caller's ad accounts as assigned assets, with the
+// same access checks as the caller's own call of me/adaccounts: a token
+// that may not read them (no ads_read) lists none, as Meta lists only the
+// assets a token may see, and so does a gateway without the ads plugin.
+// The answer is read as JSON, so the gateway does not depend on the
+// plugin's types.
+func adAccounts(ctx context.Context, call PluginCall, caller sdk.Principal) ([]*corev1.AssignedAsset, error) {
+	js, ok, err := call(ctx, caller, adAccountsProcedure, []byte(`{"limit":100}`))
+	var refusal *sdk.Error
+	if errors.As(err, &refusal) && (refusal.HTTPStatus == http.StatusUnauthorized || refusal.HTTPStatus == http.StatusForbidden) {
+		return nil, nil
+	}
+	if err != nil || !ok {
+		return nil, err
+	}
+	var list struct {
+		Data []struct {
+			ID         string `json:"id"`
+			Name       string `json:"name"`
+			BusinessID string `json:"business_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(js, &list); err != nil {
+		return nil, err
+	}
+	assets := make([]*corev1.AssignedAsset, 0, len(list.Data))
+	for _, a := range list.Data {
+		assets = append(assets, &corev1.AssignedAsset{Id: a.ID, Type: "AD_ACCOUNT", Name: a.Name,
+			BusinessId: a.BusinessID, Tasks: adAccountTasks})
+	}
+	return assets, nil
+}

@@ -1,0 +1,275 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/dispatch"
+	"github.com/svcplatform/svc/gateway/internal/host"
+	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/server"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/gen/svc/testplugin/v1/testpluginv1connect"
+	"github.com/svcplatform/svc/plugins/sdk"
+)
+
+func TestMain(m *testing.M) { identitytest.Main(m) }
+
+const (
+	echoProcedure = testpluginv1.TestService_Echo_FullMethodName
+	slowProcedure = testpluginv1.TestService_Slow_FullMethodName
+	failProcedure = testpluginv1.TestService_Fail_FullMethodName
+)
+
+// rig is a Dispatcher serving the test plugin's TestService in-process as
+// the gateway's own services are served, over real HTTP, with a real
+// authenticator on a fresh database. handled counts the calls that reached
+// a handler.
+type rig struct {
+	w       *identitytest.World
+	d       *dispatch.Dispatcher
+	metrics *observe.Metrics
+	client  testpluginv1connect.TestServiceClient
+	handled atomic.Int32
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{w: identitytest.NewWorld(t), metrics: observe.NewMetrics()}
+	authn := auth.New(r.w.IDs, auth.Options{})
+	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
+	sdk.Unary(core, echoProcedure, func(_ context.Context, call *sdk.Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+		r.handled.Add(1)
+		return &testpluginv1.EchoResponse{Id: req.GetId(), UserId: call.Principal().UserID}, nil
+	})
+	sdk.Unary(core, slowProcedure, func(context.Context, *sdk.Call, *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
+		r.handled.Add(1)
+		return &testpluginv1.SlowResponse{}, nil
+	})
+	sdk.Unary(core, failProcedure, func(_ context.Context, _ *sdk.Call, req *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
+		r.handled.Add(1)
+		return nil, sdk.Errorf(int(req.GetHttpStatus()), int(req.GetCode()), int(req.GetErrorSubcode()), "%s", req.GetMessage())
+	})
+	srv := server.New(server.Options{Metrics: r.metrics, Authenticate: dispatch.Authenticate(authn)})
+	d, err := dispatch.New(dispatch.Options{Server: srv, Auth: authn, Core: core, Calls: observe.NewCalls(r.metrics)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Rebuild(nil); err != nil {
+		t.Fatal(err)
+	}
+	r.d = d
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	r.client = testpluginv1connect.NewTestServiceClient(hs.Client(), hs.URL)
+	return r
+}
+
+// bearer is a request carrying token as its bearer credential.
+func bearer[T any](msg *T, token string) *connect.Request[T] {
+	req := connect.NewRequest(msg)
+	if token != "" {
+		req.Header().Set("Authorization", "Bearer "+token)
+	}
+	return req
+}
+
+// wantRefused checks that err is the platform's refusal with these numbers
+// and that no handler ran.
+func (r *rig) wantRefused(t *testing.T, err error, status, code int) *apierr.Error {
+	t.Helper()
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a refusal %d/%d", err, status, code)
+	}
+	e := apierr.FromConnect(ce)
+	if e.HTTPStatus != status || e.Code != code {
+		t.Fatalf("refusal = HTTP %d code %d/%d (%s), want HTTP %d code %d", e.HTTPStatus, e.Code, e.Subcode, e.Message, status, code)
+	}
+	if n := r.handled.Load(); n != 0 {
+		t.Fatalf("a refused call reached a handler (%d calls)", n)
+	}
+	return e
+}
+
+// session opens a session for the World's owner: a credential the
+// authenticator resolves to a user.
+func (r *rig) session(t *testing.T) string {
+	t.Helper()
+	s, err := r.w.IDs.CreateSession(context.Background(), r.w.Owner.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Token
+}
+
+func TestAnAuthenticatedCallReachesItsHandlerWithTheCallersPrincipal(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	res, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, r.session(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Msg.GetId() != "1" || res.Msg.GetUserId() != r.w.Owner.ID {
+		t.Fatalf("answer = %v, want id 1 for user %s", res.Msg, r.w.Owner.ID)
+	}
+}
+
+func TestAuthenticateACredentialThatNamesNothingIsRefusedWith190BeforeTheHandler(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	_, err := r.client.Slow(context.Background(), bearer(&testpluginv1.SlowRequest{}, "svc_nothing-at-all"))
+	r.wantRefused(t, err, http.StatusUnauthorized, 190)
+}
+
+func TestAuthenticateAPublicMethodIgnoresABadCredential(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	res, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, "svc_nothing-at-all"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Msg.GetUserId() != "" {
+		t.Fatalf("a bad credential became user %q", res.Msg.GetUserId())
+	}
+}
+
+func TestRouteAHostCallOfAProcedureNoPluginServesIsRefusedWith2500(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	res, err := r.d.HostServer(r.w.IDs).Call(context.Background(), &pluginv1.InvokeRequest{Procedure: "/svc.nothing.v1.Nothing/Call"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sdk.ErrorFromProto(res.GetError())
+	if e == nil || e.HTTPStatus != http.StatusNotFound || e.Code != 2500 {
+		t.Fatalf("answer = %v, want 404 code 2500", res)
+	}
+}
+
+func TestValidateARequestBreakingItsProtoRulesIsRefusedWith100BeforeTheHandler(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	_, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: ""}, ""))
+	r.wantRefused(t, err, http.StatusBadRequest, 100)
+}
+
+func TestAuthorizeACallWithoutACredentialIsRefusedWith104BeforeTheHandler(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	_, err := r.client.Slow(context.Background(), bearer(&testpluginv1.SlowRequest{}, ""))
+	r.wantRefused(t, err, http.StatusUnauthorized, 104)
+}
+
+func TestAuthorizeAnAppKeyOnAMethodForUserTokensIsRefusedWith403BeforeTheHandler(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	key, err := r.w.IDs.CreateAppKey(context.Background(), r.w.App.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.client.Slow(context.Background(), bearer(&testpluginv1.SlowRequest{}, key))
+	r.wantRefused(t, err, http.StatusForbidden, 200)
+}
+
+func TestAuthorizeAHostCallIsCheckedLikeAnOutsideCall(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	raw, err := proto.Marshal(&testpluginv1.SlowRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No principal: the host resolved none for this plugin.
+	res, err := r.d.HostServer(r.w.IDs).Call(context.Background(), &pluginv1.InvokeRequest{Procedure: slowProcedure, Request: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := sdk.ErrorFromProto(res.GetError()); e == nil || e.HTTPStatus != http.StatusUnauthorized {
+		t.Fatalf("answer = %v, want a 401 refusal", res)
+	}
+	if n := r.handled.Load(); n != 0 {
+		t.Fatal("a Host call skipped the access check")
+	}
+}
+
+func TestInvokeThePluginsRefusalReachesTheCallerWithItsNumbersAndIsCountedAsRefused(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	_, err := r.client.Fail(context.Background(), bearer(&testpluginv1.FailRequest{HttpStatus: 409, Code: 100, ErrorSubcode: 2018001, Message: "Taken."}, r.session(t)))
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v", err)
+	}
+	if e := apierr.FromConnect(ce); e.HTTPStatus != 409 || e.Code != 100 || e.Subcode != 2018001 || e.Message != "Taken." {
+		t.Fatalf("refusal = %+v", e)
+	}
+	if n := r.handled.Load(); n != 1 {
+		t.Fatalf("%d handler calls, want 1", n)
+	}
+	if n := r.calls(t, "core", failProcedure, observe.CallRefused); n != 1 {
+		t.Fatalf("%d calls counted as refused, want 1", n)
+	}
+}
+
+// calls is how many calls the metrics counted with these labels.
+func (r *rig) calls(t *testing.T, plugin, procedure, outcome string) uint64 {
+	t.Helper()
+	families, err := r.metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "svc_plugin_call_duration_seconds" {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			want := map[string]string{"plugin": plugin, "procedure": procedure, "outcome": outcome}
+			for _, l := range m.GetLabel() {
+				if want[l.GetName()] != l.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetHistogram().GetSampleCount()
+		}
+	}
+	return 0
+}
+
+func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	before := r.d.Table()
+	// A plugin whose AliasService claims echo/{id}, which core serves.
+	alias := sdk.New(sdk.Info{Name: "alias", Version: "1"})
+	sdk.Unary(alias, testpluginv1.AliasService_Echo_FullMethodName, func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+		return &testpluginv1.EchoResponse{}, nil
+	})
+	m, err := alias.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Rebuild([]*host.Loaded{{Name: "alias", Manifest: m}}); err == nil {
+		t.Fatal("a table with echo/{id} claimed twice was built")
+	}
+	if r.d.Table() != before {
+		t.Fatal("the refused table replaced the one in use")
+	}
+	if _, ok := r.d.Table().Method(testpluginv1.AliasService_Echo_FullMethodName); ok {
+		t.Fatal("the refused plugin's method is routed")
+	}
+	if _, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, "")); err != nil {
+		t.Fatalf("the table in use stopped serving: %v", err)
+	}
+}

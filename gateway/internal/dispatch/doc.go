@@ -1,0 +1,22 @@
+// Package dispatch is the path of every call to a plugin, as one straight
+// line:
+//
+//	authenticate → route → validate → authorize → invoke
+//
+// Authenticate (an HTTP middleware) resolves the request's credential once,
+// before routing. The route table (gateway/internal/route), rebuilt from the
+// plugins' manifests whenever one loads, restarts or goes, finds the method;
+// it validates the request with protovalidate and asks the Dispatcher's
+// guard (gateway/internal/auth) whether the caller may make the call; the
+// invoker then runs it, in a plugin process through the host
+// (gateway/internal/host) or in-process for the gateway's own services,
+// and counts it in the call metrics.
+//
+// A plugin calling another plugin back through the Host service takes the
+// same path from "route" on, as the principal the host resolved for it (the
+// caller of the call it serves, or itself).
+//
+// The route table is swapped make-before-break: a table that does not build
+// (two plugins serving one service or claiming one Graph node, descriptors
+// that do not resolve) is refused and the one in use stays.
+package dispatch

@@ -1,0 +1,96 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/host"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+)
+
+// HostServer is the Host service plugins call back: another method through
+// the same route table and access checks as outside calls, as the
+// principal the host resolved (the caller of the call the plugin serves,
+// or the plugin itself; never one the plugin names), and Page, user and
+// app facts from ids.
+func (d *Dispatcher) HostServer(ids *identity.Service) pluginv1.HostServer {
+	return hostServer{d: d, ids: ids}
+}
+
+type hostServer struct {
+	pluginv1.UnimplementedHostServer
+	d   *Dispatcher
+	ids *identity.Service
+}
+
+func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	ctx = observe.WithTraceID(ctx, req.GetTraceId())
+	t := h.d.Table()
+	m, ok := t.Method(req.GetProcedure())
+	if !ok {
+		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.UnknownPath(req.GetProcedure()))}, nil
+	}
+	if p := auth.FromProto(req.GetPrincipal()); p != nil {
+		ctx = auth.WithPrincipal(ctx, p)
+	}
+	in := m.Input.New().Interface()
+	if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
+		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))}, nil
+	}
+	out, err := t.Call(ctx, m, in, req.GetRequest())
+	if err != nil {
+		return &pluginv1.InvokeResponse{Error: host.ErrorProto(err)}, nil
+	}
+	return &pluginv1.InvokeResponse{Response: out}, nil
+}
+
+func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+}
+
+// UserInfo tells a plugin whether a user exists and the user's name. An id
+// that names no user answers user_exists false.
+func (h hostServer) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	u, err := h.ids.User(ctx, req.GetUserId())
+	if errors.Is(err, identity.ErrNotFound) {
+		return &pluginv1.UserInfoResponse{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.UserInfoResponse{UserExists: true, Name: u.Name}, nil
+}
+
+// AppInfo describes an app to a plugin: name, mode, products and
+// platformConfig. An id that names no app answers app_exists false.
+func (h hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	app, err := h.ids.App(ctx, req.GetAppId())
+	if errors.Is(err, identity.ErrNotFound) {
+		return &pluginv1.AppInfoResponse{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	products, err := h.ids.AppProducts(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := h.ids.AppConfig(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &structpb.Struct{}
+	if err := cfg.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("app %s: platformConfig: %w", app.ID, err)
+	}
+	return &pluginv1.AppInfoResponse{AppExists: true, Name: app.Name, Live: app.Live(), Products: products,
+		PlatformConfig: cfg}, nil
+}

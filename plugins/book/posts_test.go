@@ -1,0 +1,169 @@
+package main
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	booksql "github.com/svcplatform/svc/plugins/book/sql"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/plugins/sdk/replica"
+)
+
+func TestMain(m *testing.M) { plugintest.Main(m, "book", booksql.Migrations()) }
+
+const (
+	page      = "501"
+	pageAdmin = "7"  // an admin of page
+	linkedApp = "90" // an app linked to page
+)
+
+var (
+	admin    = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: pageAdmin, AppID: linkedApp}
+	stranger = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: "8", AppID: "91"}
+)
+
+type bundle struct {
+	tp   *plugintest.Plugin
+	pool *pgxpool.Pool
+}
+
+// setup runs the book plugin in-process on a fresh database, as main does.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := plugintest.Database(t)
+	p := sdk.New(sdk.Info{Name: "book", Version: version, Events: []string{EventPostCreated}})
+	db, err := replica.Open(pool, 4, p.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	(&service{pool: pool, db: db}).register(p)
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(plugintest.OnePage{PageID: page, Admins: []string{pageAdmin}, LinkedApps: []string{linkedApp}})), pool: pool}
+}
+
+func (b *bundle) post(t *testing.T, content string) (*bookv1.CreatePostResponse, error) {
+	t.Helper()
+	return plugintest.CallT[*bookv1.CreatePostResponse](t, b.tp, bookv1.BookService_CreatePost_FullMethodName, admin,
+		&bookv1.CreatePostRequest{PageId: page, Content: content})
+}
+
+func (b *bundle) list(t *testing.T, limit int32, after, before string) *bookv1.ListPostsResponse {
+	t.Helper()
+	res, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, bookv1.BookService_ListPosts_FullMethodName, admin,
+		&bookv1.ListPostsRequest{PageId: page, Limit: limit, After: after, Before: before})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func contents(res *bookv1.ListPostsResponse) []string {
+	var out []string
+	for _, p := range res.GetData() {
+		out = append(out, p.GetContent())
+	}
+	return out
+}
+
+func TestAPostAndItsBookPostCreatedEventAreStoredTogether(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res, err := b.post(t, "Open on Sunday")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := plugintest.Count(t, b.pool, "SELECT count(*) FROM book.posts WHERE id = $1 AND page_id = $2 AND author_user_id = $3 AND app_id = $4 AND audience = 'everyone'",
+		res.GetId(), page, pageAdmin, linkedApp); n != 1 {
+		t.Fatalf("%d posts stored as written", n)
+	}
+	if n := plugintest.Count(t, b.pool, "SELECT count(*) FROM core.outbox WHERE type = $1 AND page_id = $2 AND data->>'postId' = $3 AND data->>'content' = $4",
+		EventPostCreated, page, res.GetId(), "Open on Sunday"); n != 1 {
+		t.Fatalf("%d book.post.created events for the post", n)
+	}
+}
+
+func TestContentWithANulCharacterIsRefusedNamingContentAndStoresNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.post(t, "a\x00b")
+	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "content" {
+		t.Fatalf("the refusal names %q", e.Field)
+	}
+	if n := plugintest.Count(t, b.pool, "SELECT (SELECT count(*) FROM book.posts) + (SELECT count(*) FROM core.outbox)"); n != 0 {
+		t.Fatalf("a refused post stored %d rows", n)
+	}
+}
+
+func TestPostsPageNewestFirstAndTheCursorsLeadBothWays(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := 1; i <= 5; i++ {
+		if _, err := b.post(t, "post "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := b.list(t, 2, "", "")
+	if got := contents(first); len(got) != 2 || got[0] != "post 5" || got[1] != "post 4" {
+		t.Fatalf("first page %v", got)
+	}
+	if !first.GetPaging().GetHasNext() || first.GetPaging().GetHasPrevious() {
+		t.Fatalf("first page paging %v", first.GetPaging())
+	}
+	second := b.list(t, 2, first.GetPaging().GetAfter(), "")
+	if got := contents(second); len(got) != 2 || got[0] != "post 3" || got[1] != "post 2" {
+		t.Fatalf("second page %v", got)
+	}
+	back := b.list(t, 2, "", second.GetPaging().GetBefore())
+	if got := contents(back); len(got) != 2 || got[0] != "post 5" || got[1] != "post 4" {
+		t.Fatalf("back from the second page %v", got)
+	}
+	last := b.list(t, 2, second.GetPaging().GetAfter(), "")
+	if got := contents(last); len(got) != 1 || got[0] != "post 1" || last.GetPaging().GetHasNext() {
+		t.Fatalf("last page %v %v", got, last.GetPaging())
+	}
+}
+
+func TestACursorTheListDidNotHandOutIsRefusedNamingIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, bookv1.BookService_ListPosts_FullMethodName, admin,
+		&bookv1.ListPostsRequest{PageId: page, After: "not-a-cursor"})
+	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "after" {
+		t.Fatalf("the refusal names %q", e.Field)
+	}
+}
+
+func TestAPostIsReadByThePagesAdminOrALinkedAppAndNotFoundForAnyoneElse(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	created, err := b.post(t, "Hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(who sdk.Principal, id string) (*bookv1.Post, error) {
+		return plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, who, &bookv1.GetPostRequest{PostId: id})
+	}
+	for _, who := range []sdk.Principal{admin, {Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: linkedApp}} {
+		p, err := get(who, created.GetId())
+		if err != nil || p.GetContent() != "Hello" || p.GetPageId() != page {
+			t.Fatalf("%+v reads %v, %v", who, p, err)
+		}
+	}
+	// Its existence is not revealed to a caller with no standing on the Page.
+	_, err = get(stranger, created.GetId())
+	plugintest.WantRefusal(t, err, 404, 100, 33)
+}
+
+func TestAPostIdThatNamesNothingAnswersNotFoundWhateverItsForm(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, id := range []string{"999999999999", "abc", "-1", "1e3", ""} {
+		_, err := plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, admin, &bookv1.GetPostRequest{PostId: id})
+		plugintest.WantRefusal(t, err, 404, 100, 33)
+	}
+}
