@@ -165,19 +165,19 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 			return 0, nil, apierr.Invalid("fields", "Invalid parameter: %v.", err)
 		}
 	}
-	raw, b, err := h.call(ctx, verb, node, q, body)
+	raw, bound, err := h.call(ctx, verb, node, q, body)
 	if err != nil {
 		return 0, nil, err
 	}
-	if fields == nil && b.answer != nil {
-		doc, err := b.answer.render(make([]byte, 0, 2*len(raw)+256), raw, func(dst []byte, p listPage) []byte {
+	if fields == nil && bound.answer != nil {
+		doc, err := bound.answer.render(make([]byte, 0, 2*len(raw)+256), raw, func(dst []byte, p listPage) []byte {
 			return h.appendPaging(dst, node, q, p)
 		})
 		if err == nil {
 			return http.StatusOK, doc, nil
 		}
 	}
-	out, err := decodeAnswer(b.method, raw)
+	out, err := decodeAnswer(bound.method, raw)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -185,11 +185,11 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 	if err != nil {
 		return 0, nil, err
 	}
-	b2, err := json.Marshal(doc)
+	b, err := json.Marshal(doc)
 	if err != nil {
 		return 0, nil, apierr.Internal(err)
 	}
-	return http.StatusOK, b2, nil
+	return http.StatusOK, b, nil
 }
 
 // call matches the node, binds the request and runs it, returning the

@@ -40,7 +40,7 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 	var span trace.Span
 	if tracing.Enabled() {
 		ctx, span = startCallSpan(ctx, plugin, req)
-		defer func() { span.End() }()
+		defer span.End()
 	}
 	var resp *pluginv1.InvokeResponse
 	var err error

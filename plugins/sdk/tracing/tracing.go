@@ -129,22 +129,21 @@ func End(span trace.Span, err error) {
 // work) make no span.
 type PgxTracer struct{}
 
-type pgxSpanKey struct{}
-
 // TraceQueryStart implements pgx.QueryTracer.
 func (PgxTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return ctx
 	}
-	ctx, span := Tracer().Start(ctx, statementName(data.SQL), trace.WithSpanKind(trace.SpanKindClient),
+	ctx, _ = Tracer().Start(ctx, statementName(data.SQL), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("db.system.name", "postgresql"), attribute.String("db.query.text", data.SQL)))
-	return context.WithValue(ctx, pgxSpanKey{}, span)
+	return ctx
 }
 
-// TraceQueryEnd implements pgx.QueryTracer.
+// TraceQueryEnd implements pgx.QueryTracer: it ends the span
+// TraceQueryStart put in ctx (a recording one only when it started one).
 func (PgxTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
-	span, ok := ctx.Value(pgxSpanKey{}).(trace.Span)
-	if !ok {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
 		return
 	}
 	err := data.Err
