@@ -244,8 +244,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		doc, _ := reference.Current()
 		return append(slices.Clone(docEntries), docsearch.APIEntries(doc)...), nil
 	}, log.With("component", "docsearch"))
-	r.OnTable(docsIndexer.Trigger)
+	trimmer := newMemoryTrimmer()
+	r.OnTable(func() {
+		docsIndexer.Trigger()
+		trimmer.Trigger()
+	})
 	go docsIndexer.Run(ctx)
+	go trimmer.Run(ctx)
 	if err := r.Rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}

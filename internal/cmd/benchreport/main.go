@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
 	fs.StringVar(&o.profile, "profile", "", "write CPU and allocation profiles of the gateway and the book, svcchat and completions plugins into this folder (make profile)")
-	fs.StringVar(&o.only, "only", "", `"completions", "curves" or "read" (the Graph read alone, for its per-stage CPU with -profile): measure only those figures (the report is partial)`)
+	fs.StringVar(&o.only, "only", "", `"completions", "curves", "read" (the Graph read alone, for its per-stage CPU with -profile) or "send" (the Page message send alone, likewise): measure only those figures (the report is partial)`)
 	fs.BoolVar(&o.curves, "curves", true, "measure the curves: the Graph reads and the post write at each of -curve-conns, beside pgbench (about 3.5 minutes)")
 	conns := fs.String("curve-conns", "1,8,32,64,128", "connections of the curves' points, ascending")
 	fs.DurationVar(&o.curveDur, "curve-d", 3*time.Second, "measured duration of each curve point (ours and pgbench each)")
@@ -124,8 +124,8 @@ func run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.only != "" && o.only != "completions" && o.only != "curves" && o.only != "read" {
-		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\" and \"read\"", o.only)
+	if o.only != "" && o.only != "completions" && o.only != "curves" && o.only != "read" && o.only != "send" {
+		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\", \"read\" and \"send\"", o.only)
 	}
 	if o.only != "" {
 		o.skipStart, o.skipCheck = true, true
@@ -525,6 +525,10 @@ func (r *runner) measurePlatform(ctx context.Context) {
 			return
 		}
 		r.graphRead(ctx)
+		return
+	}
+	if r.o.only == "send" {
+		r.messageSend(ctx)
 		return
 	}
 	if r.o.only == "curves" {
@@ -1412,7 +1416,8 @@ func gitDescribe() string {
 	return strings.TrimSpace(string(out))
 }
 
-// stageBreakdown divides the gateway's and the book plugin's CPU profiles
+// stageBreakdown divides the gateway's and the book plugin's (svcchat's with
+// -only send) CPU profiles
 // among the stages of a request (bench.GatewayStages, bench.PluginStages)
 // and adds the tables to the report. With -only read, the profiles hold
 // the Graph read (and the seeding and warmup before it), so the figures are
@@ -1425,10 +1430,14 @@ func (r *runner) stageBreakdown() {
 		fmt.Fprintf(&b, ", per Graph read: the CPU of %d measured reads plus the seeding and warmup before them", r.reads)
 	}
 	b.WriteString("\n\n")
+	plugin := "book"
+	if r.o.only == "send" {
+		plugin = "svcchat"
+	}
 	for _, p := range []struct {
 		file   string
 		stages []bench.Stage
-	}{{"gateway", bench.GatewayStages}, {"book", bench.PluginStages}} {
+	}{{"gateway", bench.GatewayStages}, {plugin, bench.PluginStages}} {
 		raw, err := os.ReadFile(filepath.Join(r.o.profile, p.file+".cpu.pprof"))
 		if err == nil {
 			var cpu []bench.StageCPU
