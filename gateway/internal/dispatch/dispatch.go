@@ -91,7 +91,7 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	defer d.mu.Unlock()
 	sources := []route.Source{d.core}
 	for _, l := range snapshot {
-		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest,
+		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Files: l.Files,
 			Invoker: hostInvoker{h: d.host, plugin: l.Name, calls: d.calls}})
 	}
 	t, err := route.Build(sources, d.guard)

@@ -18,7 +18,6 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -192,7 +191,7 @@ func (h *Host) checkManifest(name, sum string, m *pluginv1.Manifest) (*Loaded, e
 		return nil, refuse(ErrProtocolMismatch, "plugin %q describes plugin protocol version %d; this gateway speaks version %d",
 			name, v, protocol.Version)
 	}
-	files, err := protodesc.NewFiles(m.GetFiles())
+	files, err := ResolveFiles(m.GetFiles())
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: its descriptor set does not resolve: %w", name, err)
 	}

@@ -57,7 +57,10 @@ type Reads interface {
 type Source struct {
 	Name     string
 	Manifest *pluginv1.Manifest
-	Invoker  Invoker
+	// Files are the manifest's descriptors, already resolved (the host
+	// resolves a plugin's once, when it starts); nil resolves them here.
+	Files   *protoregistry.Files
+	Invoker Invoker
 	// PrimaryOnly: the source never reads a replica (the gateway's own
 	// services), so its reads are not offered one.
 	PrimaryOnly bool
@@ -98,9 +101,12 @@ func Build(sources []Source, guard Guard) (*Table, error) {
 	t := &Table{sources: sources, methods: map[string]*Method{}, guard: guard}
 	owner := map[string]string{}
 	for _, src := range sources {
-		files, err := protodesc.NewFiles(src.Manifest.GetFiles())
-		if err != nil {
-			return nil, fmt.Errorf("plugin %s: descriptors: %w", src.Name, err)
+		files := src.Files
+		if files == nil {
+			var err error
+			if files, err = protodesc.NewFiles(src.Manifest.GetFiles()); err != nil {
+				return nil, fmt.Errorf("plugin %s: descriptors: %w", src.Name, err)
+			}
 		}
 		t.files = append(t.files, files)
 		types := dynamicTypes(files)
