@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -48,8 +49,18 @@ func TestA503WithRetryAfterSilencesTheEndpointForThatLong(t *testing.T) {
 	b.subscribe(t, srv, webhook.EventBookPostCreated)
 	run(t, b.svc)
 	one := b.emit(t, b.pageEvent(1))[0]
-	eventually(t, 10*time.Second, "the first attempt", func() bool { return len(seen()) == 1 })
-	two := b.emit(t, b.pageEvent(2))[0] // due now, but the endpoint is paused
+	eventually(t, 10*time.Second, "the endpoint paused", func() bool {
+		var until *time.Time
+		if err := b.Pool.QueryRow(context.Background(),
+			`SELECT paused_until FROM core.webhook_subscriptions WHERE app_id = $1`, b.App.ID).Scan(&until); err != nil {
+			t.Fatal(err)
+		}
+		return until != nil
+	})
+	// Due now, but the endpoint is paused. (An event already on its way
+	// when the 503 came back is not stopped: the pause starts with the
+	// answer.)
+	two := b.emit(t, b.pageEvent(2))[0]
 	eventually(t, 10*time.Second, "both events delivered", func() bool { return len(seen()) == 3 })
 
 	got := seen()
