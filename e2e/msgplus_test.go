@@ -21,7 +21,7 @@ import (
 
 // svcchatEvents are every event type svcchat emits.
 var svcchatEvents = []string{"page.message.received", "page.message.sent", "svcchat.message.sent", "svcchat.opt_in",
-	"svcchat.opt_out", "svcchat.handover", "svcchat.message.delivered", "svcchat.message.read"}
+	"svcchat.opt_out", "svcchat.handover", "svcchat.message.delivered", "svcchat.message.read", "svcchat.message.failed"}
 
 // newMsgplusWorld is a chat world whose handovers may expire after 2 s (the
 // test-only floor of expires_in) and whose app subscribes to every svcchat
@@ -252,51 +252,77 @@ func sequences(ds []hookDelivery) []string {
 	return out
 }
 
-// Parallel sends to several conversations while the receiver fails some
-// deliveries and answers others slowly: each conversation's events still
-// arrive in sequence order.
+// Ten people write to the Page and the app answers them all at once.
+// The receiver answers the earlier events of each conversation more slowly
+// than the later ones (a deliverer that sent a conversation's events side
+// by side would see them arrive reversed), and it fails every delivery of
+// one conversation from its fourth event on until all the others are
+// complete: the others all arrive complete and in order while that one is
+// held back after its third event, and once the receiver recovers, the
+// gateway's retry brings the held conversation's events, still in order.
 func TestOrderedConversationsSurviveAFlakyReceiver(t *testing.T) {
 	t.Parallel()
 	w, rcv := newMsgplusWorld(t)
-	var attempts sync.Map
+	people := w.people(t, 10)
+	const perUser = 5
+	// Per conversation: opt_in, received, handover (first send), then two
+	// events per send.
+	const want = 3 + 2*perUser
+
+	var (
+		mu       sync.Mutex
+		held     string // the held-back conversation
+		holding  = true
+		refusals int
+	)
 	rcv.mu.Lock()
 	rcv.answer = func(raw []byte) int {
 		var b struct {
-			ID   string
-			Data struct{ Sequence int }
+			Data struct {
+				Sequence       int    `json:"sequence"`
+				ConversationID string `json:"conversationId"`
+				Conversation   struct {
+					ID string `json:"id"`
+				} `json:"conversation"`
+			} `json:"data"`
 		}
 		_ = json.Unmarshal(raw, &b)
-		n, _ := attempts.LoadOrStore(b.ID, new(int))
-		p := n.(*int)
-		*p++
-		// The first attempt of each conversation's fourth event fails: the
-		// gateway's retry comes about 10 s later, and the conversation's
-		// later events must wait for it. Others are answered slowly at
-		// random.
-		if b.Data.Sequence == 4 && *p == 1 {
+		cid := b.Data.ConversationID + b.Data.Conversation.ID
+		mu.Lock()
+		refuse := holding && cid == held && b.Data.Sequence >= 4
+		if refuse {
+			refusals++
+		}
+		mu.Unlock()
+		if refuse {
 			return http.StatusInternalServerError
 		}
-		if rand.IntN(3) == 0 {
-			time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+		// The earlier the event, the slower the answer.
+		if b.Data.Sequence <= 6 {
+			time.Sleep(time.Duration(7-b.Data.Sequence) * 25 * time.Millisecond)
+		} else if rand.IntN(3) == 0 {
+			time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 		}
 		return 0
 	}
 	rcv.mu.Unlock()
 
-	// Three people write to the Page: three conversations.
-	users := map[string]string{w.consumerID: w.consumer, w.c.Users["owner"].ID: w.owner, w.c.Users["staff"].ID: w.staff}
-	convs := map[string]string{}
-	for id, session := range users {
-		res, body := w.mobile(t, session, "messages", map[string]any{"pageId": w.c.Page.ID, "text": "hello"})
-		out := decode[struct{ ConversationID string }](t, body)
-		if res.StatusCode != 200 {
-			t.Fatalf("write: %d %s", res.StatusCode, body)
-		}
-		convs[id] = out.ConversationID
-	}
-	const perUser = 6
+	convs := map[string]string{} // user → conversation
+	var convMu sync.Mutex
 	var wg sync.WaitGroup
-	for id := range users {
+	for id, session := range people {
+		wg.Go(func() {
+			cid := w.writeAs(t, session, "hello")
+			convMu.Lock()
+			convs[id] = cid
+			convMu.Unlock()
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	held = convs[w.consumerID]
+	mu.Unlock()
+	for id := range people {
 		for i := range perUser {
 			wg.Go(func() {
 				res, body := w.post(t, w.app, map[string]any{"node": w.messagesNode(), "recipient_user_id": id, "text": fmt.Sprintf("update %d", i)}, nil)
@@ -307,18 +333,44 @@ func TestOrderedConversationsSurviveAFlakyReceiver(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	// Per conversation: opt_in, received, handover (first send), then two
-	// events per send.
-	want := 3 + 2*perUser
-	for _, cid := range convs {
-		waitUntil(t, 45*time.Second, "every event of conversation "+cid, func() bool { return len(rcv.byConversation()[cid]) >= want })
+
+	inOrder := func(cid string, n int) {
+		t.Helper()
 		got := rcv.byConversation()[cid]
+		if len(got) != n {
+			t.Fatalf("conversation %s received %d events, want %d: %v", cid, len(got), n, sequences(got))
+		}
 		for i, d := range got {
 			if seqOf(d) != i+1 {
 				t.Fatalf("conversation %s received in the order %v", cid, sequences(got))
 			}
 		}
 	}
+	for _, cid := range convs {
+		if cid != held {
+			waitUntil(t, 45*time.Second, "every event of conversation "+cid, func() bool { return len(rcv.byConversation()[cid]) >= want })
+		}
+	}
+	for _, cid := range convs {
+		if cid != held {
+			inOrder(cid, want)
+		}
+	}
+	// The others are complete; the held one has only what came before the
+	// failing event (checked before the receiver recovers).
+	inOrder(held, 3)
+	mu.Lock()
+	holding = false
+	n := refusals
+	mu.Unlock()
+	if n == 0 {
+		t.Fatal("the held conversation's fourth event was never attempted")
+	}
+	// Its retry comes about 10 s after the first refusal (1 min more should
+	// that one have been refused too).
+	waitUntil(t, 90*time.Second, "the held conversation's events after the receiver recovers",
+		func() bool { return len(rcv.byConversation()[held]) >= want })
+	inOrder(held, want)
 }
 
 // A take with expires_in shows control.expires_at; when it lapses with no

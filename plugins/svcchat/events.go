@@ -19,6 +19,10 @@ const (
 	EventHandover        = "svcchat.handover"
 	EventDelivered       = "svcchat.message.delivered"
 	EventRead            = "svcchat.message.read"
+	// EventFailed: a Page message can no longer reach the user (they opted
+	// out before their chat app fetched it); not in CONTRACT, see
+	// docs/DECISIONS.md.
+	EventFailed = "svcchat.message.failed"
 )
 
 // handoverData is the data of svcchat.handover; holders are written svc_ai,
@@ -87,6 +91,20 @@ type statusData struct {
 	PageID         string `json:"pageId"`
 	UserID         string `json:"userId"`
 	Sequence       int64  `json:"sequence"`
+}
+
+// failedData is the data of svcchat.message.failed: statusData and why.
+type failedData struct {
+	statusData
+	Error messageError `json:"error"`
+}
+
+// messageError is why a message failed, named as in the Graph error
+// envelope (CONTRACT §3).
+type messageError struct {
+	Code    int    `json:"code"`
+	Subcode int    `json:"error_subcode"`
+	Message string `json:"message"`
 }
 
 func (d *handoverData) setSequence(n int64)    { d.Sequence = n }

@@ -18,7 +18,7 @@ const version = "1.0.0"
 // info identifies the plugin and the events it emits.
 var info = sdk.Info{Name: "svcchat", Version: version,
 	Events: []string{EventMessageReceived, EventPageMessageSent, EventMessageSent, EventOptIn, EventOptOut, EventHandover,
-		EventDelivered, EventRead}}
+		EventDelivered, EventRead, EventFailed}}
 
 // envTestMinExpiresIn lowers the smallest expires_in a handover accepts,
 // for tests that watch an expiry happen in seconds. Test-only: production

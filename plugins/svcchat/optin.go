@@ -39,7 +39,12 @@ func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, conv *svcchatdb.Svc
 	data := &optInData{PageID: pageID, UserID: userID, Purposes: rec.Purposes, Source: rec.Source}
 	if conv != nil {
 		data.ConversationID = formatID(conv.ID)
-		_, err = emitConv(ctx, tx, conv, convEvent{eventType, data})
+		if _, err = emitConv(ctx, tx, conv, convEvent{eventType, data}); err != nil || next != OptInOptedOut {
+			return rec, err
+		}
+		// The Page's messages the user's chat app has not fetched will not
+		// reach them now: the inbox hides the thread and no send passes.
+		_, err = failThread(ctx, tx, conv, errOptedOut())
 		return rec, err
 	}
 	_, err = event.Emit(ctx, tx, event.Event{Type: eventType, PageID: pageID, Data: data})

@@ -140,7 +140,7 @@ func (s *service) listMessages(ctx context.Context, _ *sdk.Call, req *svcchatv1.
 			Sender: m.Sender, AppId: m.AppID, Text: m.Text, Kind: m.Kind, TemplateName: m.TemplateName,
 			CreatedTime: rfc3339(m.CreatedAt), Status: m.Status}
 		if m.Status == string(MessageFailed) {
-			res.Data[i].Error = &m.Error
+			res.Data[i].Error, res.Data[i].ErrorCode, res.Data[i].ErrorSubcode = &m.Error, &m.ErrorCode, &m.ErrorSubcode
 		}
 	}
 	return res, nil

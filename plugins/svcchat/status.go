@@ -36,9 +36,10 @@ const (
 	// TriggerMarkedRead: the recipient marked the thread read (the user's
 	// POST …/read, or the Page's mark_seen for the user's messages).
 	TriggerMarkedRead StatusTrigger = "marked_read"
-	// TriggerFailed: the message could not be handed to the recipient. No
-	// path of the platform produces it yet: a Page message is stored in the
-	// thread the chat app reads, so it cannot get lost on the way.
+	// TriggerFailed: the message can no longer be handed to the recipient.
+	// A Page message is stored in the thread the chat app reads, so it
+	// cannot get lost on the way; what stops it is the user opting out
+	// before their chat app fetched it (failThread).
 	TriggerFailed StatusTrigger = "failed"
 )
 
@@ -54,13 +55,13 @@ type statusRule struct {
 // statusTable is the message status state machine. A pair not listed
 // changes nothing: a status never moves back, and failed and read are
 // final. A read straight from sent emits only svcchat.message.read (read
-// implies delivered).
+// implies delivered). Only a sent message can fail: a delivered one has
+// reached the user's chat app already.
 var statusTable = []statusRule{
 	{MessageSent, TriggerFetched, MessageDelivered, EventDelivered},
 	{MessageSent, TriggerMarkedRead, MessageRead, EventRead},
 	{MessageDelivered, TriggerMarkedRead, MessageRead, EventRead},
-	{MessageSent, TriggerFailed, MessageFailed, ""},
-	{MessageDelivered, TriggerFailed, MessageFailed, ""},
+	{MessageSent, TriggerFailed, MessageFailed, EventFailed},
 }
 
 // NextMessageStatus is the message status state machine: the status after
@@ -107,6 +108,28 @@ func markThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversat
 	evs := make([]convEvent, len(rows))
 	for i, m := range rows {
 		evs[i] = convEvent{eventType, &statusData{ConversationID: cid, MessageID: m.ID, PageID: conv.PageID, UserID: conv.UserID}}
+	}
+	_, err = emitConv(ctx, tx, conv, evs...)
+	return len(rows), err
+}
+
+// failThread applies TriggerFailed to the Page's messages in conv: each
+// one the table lets fail becomes failed with cause (the Graph error a send
+// would get now), and emits svcchat.message.failed carrying that error.
+// conv's row must be locked by tx. It returns how many messages failed.
+func failThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, cause *sdk.Error) (int, error) {
+	from, _, eventType := movedBy(TriggerFailed)
+	rows, err := svcchatdb.New(tx).FailMessages(ctx, svcchatdb.FailMessagesParams{PageID: conv.PageID, ConversationID: conv.ID,
+		Error: cause.Message, ErrorCode: int32(cause.Code), ErrorSubcode: int32(cause.Subcode), FromStatuses: from})
+	if err != nil || len(rows) == 0 {
+		return len(rows), err
+	}
+	cid := formatID(conv.ID)
+	e := messageError{Code: cause.Code, Subcode: cause.Subcode, Message: cause.Message}
+	evs := make([]convEvent, len(rows))
+	for i, m := range rows {
+		evs[i] = convEvent{eventType, &failedData{statusData: statusData{ConversationID: cid, MessageID: m.ID,
+			PageID: conv.PageID, UserID: conv.UserID}, Error: e}}
 	}
 	_, err = emitConv(ctx, tx, conv, evs...)
 	return len(rows), err

@@ -2075,10 +2075,16 @@ type Message struct {
 	// RFC 3339 UTC.
 	CreatedTime string `protobuf:"bytes,9,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
 	// sent, delivered (the user's chat app fetched it), read (the user read
-	// the thread) or failed; inbound messages are sent.
+	// the thread) or failed (it never reached the user: they opted out before
+	// their chat app fetched it); inbound messages are sent.
 	Status string `protobuf:"bytes,10,opt,name=status,proto3" json:"status,omitempty"`
-	// Why the message failed, when status is failed.
-	Error         *string `protobuf:"bytes,11,opt,name=error,proto3,oneof" json:"error,omitempty"`
+	// Why the message failed, when status is failed: the message of the
+	// Graph error a send would get now.
+	Error *string `protobuf:"bytes,11,opt,name=error,proto3,oneof" json:"error,omitempty"`
+	// That error's code and error_subcode (551 and 1545041 for an opt-out),
+	// when status is failed.
+	ErrorCode     *int32 `protobuf:"varint,12,opt,name=error_code,json=errorCode,proto3,oneof" json:"error_code,omitempty"`
+	ErrorSubcode  *int32 `protobuf:"varint,13,opt,name=error_subcode,json=errorSubcode,proto3,oneof" json:"error_subcode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2188,6 +2194,20 @@ func (x *Message) GetError() string {
 		return *x.Error
 	}
 	return ""
+}
+
+func (x *Message) GetErrorCode() int32 {
+	if x != nil && x.ErrorCode != nil {
+		return *x.ErrorCode
+	}
+	return 0
+}
+
+func (x *Message) GetErrorSubcode() int32 {
+	if x != nil && x.ErrorSubcode != nil {
+		return *x.ErrorSubcode
+	}
+	return 0
 }
 
 type ListMessagesRequest struct {
@@ -3181,7 +3201,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"l\n" +
 	"\x16GetConversationRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
-	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"\xd3\x02\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"\xc2\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x1c\n" +
@@ -3194,9 +3214,14 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\fcreated_time\x18\t \x01(\tR\vcreatedTime\x12\x16\n" +
 	"\x06status\x18\n" +
 	" \x01(\tR\x06status\x12\x19\n" +
-	"\x05error\x18\v \x01(\tH\x01R\x05error\x88\x01\x01B\x10\n" +
+	"\x05error\x18\v \x01(\tH\x01R\x05error\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"error_code\x18\f \x01(\x05H\x02R\terrorCode\x88\x01\x01\x12(\n" +
+	"\rerror_subcode\x18\r \x01(\x05H\x03R\ferrorSubcode\x88\x01\x01B\x10\n" +
 	"\x0e_template_nameB\b\n" +
-	"\x06_error\"\xb8\x01\n" +
+	"\x06_errorB\r\n" +
+	"\v_error_codeB\x10\n" +
+	"\x0e_error_subcode\"\xb8\x01\n" +
 	"\x13ListMessagesRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +

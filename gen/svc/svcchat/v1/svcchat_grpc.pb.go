@@ -58,7 +58,9 @@ type SvcchatServiceClient interface {
 	// OptIn records the signed-in user's opt-in to a Page's messages.
 	OptIn(ctx context.Context, in *OptInRequest, opts ...grpc.CallOption) (*OptInResponse, error)
 	// OptOut records the signed-in user's opt-out: both message kinds are
-	// refused until the user writes to the Page again.
+	// refused until the user writes to the Page again, and the Page's
+	// messages their chat app has not fetched yet fail (status failed, one
+	// svcchat.message.failed each).
 	OptOut(ctx context.Context, in *OptOutRequest, opts ...grpc.CallOption) (*OptInResponse, error)
 	// SendMessage sends a session or template message as the Page. The
 	// sending app becomes the conversation's control holder; the send emits
@@ -342,7 +344,9 @@ type SvcchatServiceServer interface {
 	// OptIn records the signed-in user's opt-in to a Page's messages.
 	OptIn(context.Context, *OptInRequest) (*OptInResponse, error)
 	// OptOut records the signed-in user's opt-out: both message kinds are
-	// refused until the user writes to the Page again.
+	// refused until the user writes to the Page again, and the Page's
+	// messages their chat app has not fetched yet fail (status failed, one
+	// svcchat.message.failed each).
 	OptOut(context.Context, *OptOutRequest) (*OptInResponse, error)
 	// SendMessage sends a session or template message as the Page. The
 	// sending app becomes the conversation's control holder; the send emits

@@ -41,8 +41,8 @@ func (q *Queries) GetConversationByID(ctx context.Context, id int64) (SvcchatCon
 }
 
 const lastMessage = `-- name: LastMessage :one
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
-WHERE page_id = $1 AND conversation_id = $2
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM svcchat.messages
+WHERE page_id = $1 AND conversation_id = $2 AND status <> 'failed'
 ORDER BY seq DESC LIMIT 1
 `
 
@@ -51,6 +51,8 @@ type LastMessageParams struct {
 	ConversationID int64
 }
 
+// The thread's newest message the user can see (a failed one never reached
+// them).
 func (q *Queries) LastMessage(ctx context.Context, arg LastMessageParams) (SvcchatMessage, error) {
 	row := q.db.QueryRow(ctx, lastMessage, arg.PageID, arg.ConversationID)
 	var i SvcchatMessage
@@ -70,6 +72,8 @@ func (q *Queries) LastMessage(ctx context.Context, arg LastMessageParams) (Svcch
 		&i.Status,
 		&i.Error,
 		&i.StatusAt,
+		&i.ErrorCode,
+		&i.ErrorSubcode,
 	)
 	return i, err
 }
@@ -110,8 +114,8 @@ func (q *Queries) ListInboundTexts(ctx context.Context, arg ListInboundTextsPara
 }
 
 const listThreadMessages = `-- name: ListThreadMessages :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
-WHERE page_id = $1 AND conversation_id = $2 AND seq < $3
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM svcchat.messages
+WHERE page_id = $1 AND conversation_id = $2 AND seq < $3 AND status <> 'failed'
 ORDER BY seq DESC LIMIT $4
 `
 
@@ -123,7 +127,7 @@ type ListThreadMessagesParams struct {
 }
 
 // The newest messages before a sequence number (newest first; the caller
-// reverses them).
+// reverses them), without the failed ones: those never reached the user.
 func (q *Queries) ListThreadMessages(ctx context.Context, arg ListThreadMessagesParams) ([]SvcchatMessage, error) {
 	rows, err := q.db.Query(ctx, listThreadMessages,
 		arg.PageID,
@@ -154,6 +158,8 @@ func (q *Queries) ListThreadMessages(ctx context.Context, arg ListThreadMessages
 			&i.Status,
 			&i.Error,
 			&i.StatusAt,
+			&i.ErrorCode,
+			&i.ErrorSubcode,
 		); err != nil {
 			return nil, err
 		}

@@ -97,7 +97,7 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 const insertMessage = `-- name: InsertMessage :one
 INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at
+RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
 `
 
 type InsertMessageParams struct {
@@ -145,6 +145,8 @@ func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (S
 		&i.Status,
 		&i.Error,
 		&i.StatusAt,
+		&i.ErrorCode,
+		&i.ErrorSubcode,
 	)
 	return i, err
 }
@@ -326,7 +328,7 @@ func (q *Queries) ListConversationsFirst(ctx context.Context, arg ListConversati
 }
 
 const listMessagesAfter = `-- name: ListMessagesAfter :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq < $3
 ORDER BY seq DESC LIMIT $4
 `
@@ -368,6 +370,8 @@ func (q *Queries) ListMessagesAfter(ctx context.Context, arg ListMessagesAfterPa
 			&i.Status,
 			&i.Error,
 			&i.StatusAt,
+			&i.ErrorCode,
+			&i.ErrorSubcode,
 		); err != nil {
 			return nil, err
 		}
@@ -380,7 +384,7 @@ func (q *Queries) ListMessagesAfter(ctx context.Context, arg ListMessagesAfterPa
 }
 
 const listMessagesBefore = `-- name: ListMessagesBefore :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2 AND seq > $3
 ORDER BY seq ASC LIMIT $4
 `
@@ -422,6 +426,8 @@ func (q *Queries) ListMessagesBefore(ctx context.Context, arg ListMessagesBefore
 			&i.Status,
 			&i.Error,
 			&i.StatusAt,
+			&i.ErrorCode,
+			&i.ErrorSubcode,
 		); err != nil {
 			return nil, err
 		}
@@ -434,7 +440,7 @@ func (q *Queries) ListMessagesBefore(ctx context.Context, arg ListMessagesBefore
 }
 
 const listMessagesFirst = `-- name: ListMessagesFirst :many
-SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at FROM svcchat.messages
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM svcchat.messages
 WHERE page_id = $1 AND conversation_id = $2
 ORDER BY seq DESC LIMIT $3
 `
@@ -470,6 +476,8 @@ func (q *Queries) ListMessagesFirst(ctx context.Context, arg ListMessagesFirstPa
 			&i.Status,
 			&i.Error,
 			&i.StatusAt,
+			&i.ErrorCode,
+			&i.ErrorSubcode,
 		); err != nil {
 			return nil, err
 		}

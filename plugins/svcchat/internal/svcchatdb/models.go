@@ -69,6 +69,8 @@ type SvcchatMessage struct {
 	Status         string
 	Error          string
 	StatusAt       pgtype.Timestamptz
+	ErrorCode      int32
+	ErrorSubcode   int32
 }
 
 type SvcchatOptIn struct {

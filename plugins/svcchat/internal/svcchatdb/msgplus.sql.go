@@ -82,6 +82,59 @@ func (q *Queries) ClaimExpiredControls(ctx context.Context, lim int32) ([]Svccha
 	return items, nil
 }
 
+const failMessages = `-- name: FailMessages :many
+UPDATE svcchat.messages
+SET status = 'failed', status_at = now(), error = $1, error_code = $2, error_subcode = $3
+WHERE page_id = $4 AND conversation_id = $5
+  AND direction = 'outbound' AND status = ANY ($6::text[])
+RETURNING id, seq
+`
+
+type FailMessagesParams struct {
+	Error          string
+	ErrorCode      int32
+	ErrorSubcode   int32
+	PageID         string
+	ConversationID int64
+	FromStatuses   []string
+}
+
+type FailMessagesRow struct {
+	ID  string
+	Seq int64
+}
+
+// Moves every outbound message of a conversation whose status is one of
+// from_statuses (those the transition table lets "failed" move) to failed
+// with the error that stops it reaching the user; returns the moved
+// messages in order.
+func (q *Queries) FailMessages(ctx context.Context, arg FailMessagesParams) ([]FailMessagesRow, error) {
+	rows, err := q.db.Query(ctx, failMessages,
+		arg.Error,
+		arg.ErrorCode,
+		arg.ErrorSubcode,
+		arg.PageID,
+		arg.ConversationID,
+		arg.FromStatuses,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FailMessagesRow
+	for rows.Next() {
+		var i FailMessagesRow
+		if err := rows.Scan(&i.ID, &i.Seq); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertHandover = `-- name: InsertHandover :exec
 INSERT INTO svcchat.handovers (page_id, conversation_id, seq, action, previous_holder, new_holder, app_id, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

@@ -19,8 +19,10 @@ ORDER BY c.updated_at DESC, c.id DESC
 LIMIT @lim;
 
 -- name: LastMessage :one
+-- The thread's newest message the user can see (a failed one never reached
+-- them).
 SELECT * FROM svcchat.messages
-WHERE page_id = @page_id AND conversation_id = @conversation_id
+WHERE page_id = @page_id AND conversation_id = @conversation_id AND status <> 'failed'
 ORDER BY seq DESC LIMIT 1;
 
 -- name: MessageSeq :one
@@ -28,9 +30,9 @@ SELECT seq FROM svcchat.messages WHERE page_id = @page_id AND conversation_id = 
 
 -- name: ListThreadMessages :many
 -- The newest messages before a sequence number (newest first; the caller
--- reverses them).
+-- reverses them), without the failed ones: those never reached the user.
 SELECT * FROM svcchat.messages
-WHERE page_id = @page_id AND conversation_id = @conversation_id AND seq < @before_seq
+WHERE page_id = @page_id AND conversation_id = @conversation_id AND seq < @before_seq AND status <> 'failed'
 ORDER BY seq DESC LIMIT @lim;
 
 -- name: ListInboundTexts :many

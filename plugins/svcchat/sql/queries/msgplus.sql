@@ -36,6 +36,17 @@ WHERE page_id = @page_id AND conversation_id = @conversation_id
   AND direction = @direction AND status = ANY (@from_statuses::text[])
 RETURNING id, seq;
 
+-- name: FailMessages :many
+-- Moves every outbound message of a conversation whose status is one of
+-- from_statuses (those the transition table lets "failed" move) to failed
+-- with the error that stops it reaching the user; returns the moved
+-- messages in order.
+UPDATE svcchat.messages
+SET status = 'failed', status_at = now(), error = @error, error_code = @error_code, error_subcode = @error_subcode
+WHERE page_id = @page_id AND conversation_id = @conversation_id
+  AND direction = 'outbound' AND status = ANY (@from_statuses::text[])
+RETURNING id, seq;
+
 -- name: SetTyping :exec
 UPDATE svcchat.conversations
 SET typing_until = sqlc.narg(typing_until)

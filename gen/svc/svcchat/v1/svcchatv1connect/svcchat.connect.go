@@ -100,7 +100,9 @@ type SvcchatServiceClient interface {
 	// OptIn records the signed-in user's opt-in to a Page's messages.
 	OptIn(context.Context, *connect.Request[v1.OptInRequest]) (*connect.Response[v1.OptInResponse], error)
 	// OptOut records the signed-in user's opt-out: both message kinds are
-	// refused until the user writes to the Page again.
+	// refused until the user writes to the Page again, and the Page's
+	// messages their chat app has not fetched yet fail (status failed, one
+	// svcchat.message.failed each).
 	OptOut(context.Context, *connect.Request[v1.OptOutRequest]) (*connect.Response[v1.OptInResponse], error)
 	// SendMessage sends a session or template message as the Page. The
 	// sending app becomes the conversation's control holder; the send emits
@@ -434,7 +436,9 @@ type SvcchatServiceHandler interface {
 	// OptIn records the signed-in user's opt-in to a Page's messages.
 	OptIn(context.Context, *connect.Request[v1.OptInRequest]) (*connect.Response[v1.OptInResponse], error)
 	// OptOut records the signed-in user's opt-out: both message kinds are
-	// refused until the user writes to the Page again.
+	// refused until the user writes to the Page again, and the Page's
+	// messages their chat app has not fetched yet fail (status failed, one
+	// svcchat.message.failed each).
 	OptOut(context.Context, *connect.Request[v1.OptOutRequest]) (*connect.Response[v1.OptInResponse], error)
 	// SendMessage sends a session or template message as the Page. The
 	// sending app becomes the conversation's control holder; the send emits
