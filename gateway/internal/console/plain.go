@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -276,8 +278,10 @@ func (c *Console) submit(w http.ResponseWriter, r *http.Request) {
 	// The form's token is checked here with the rule of package auth,
 	// before anything is sent, and again by the API as X-Svc-CSRF.
 	if err := auth.CheckFormCSRF(r, session); err != nil {
-		v.Refusal = &refusal{Op: opName, Message: err.Error(), Code: 200, Subcode: 2069008, Values: r.PostForm}
-		c.renderPlain(w, r, http.StatusForbidden, v, session)
+		e := apierr.Internal(err)
+		errors.As(err, &e)
+		v.Refusal = &refusal{Op: opName, Message: e.Message, Code: e.Code, Subcode: e.Subcode, Values: r.PostForm}
+		c.renderPlain(w, r, e.HTTPStatus, v, session)
 		return
 	}
 	ans := c.call(r, session, r.PostForm.Get(auth.CSRFFormField), op.method, op.node(appID, r.PostForm), op.body(r.PostForm))
