@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +103,11 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	hooks := newHookReceiver(t, secret)
 	b.Do("open webhooks", chromedp.Navigate(console+"/apps/"+appID+"/webhooks"))
 	b.Do("see the event types", chromedp.WaitVisible(chromedp.CSS(`input[name=events][value="page.message.received"]`)))
+	// The handshake and the delivery are long operations: the page shows
+	// their progress. Observers record each sign of it in the page as it
+	// appears, and the test reads the records once the operation is done,
+	// so nothing depends on how long either takes.
+	b.Do("watch for progress", watchProgress("#subscribe"), watchProgress("#test-event"), watchProgress("#test-result"))
 	b.Do("subscribe the receiver",
 		chromedp.SendKeys(chromedp.ID("callback-url"), hooks.srv.URL+"/hook"),
 		chromedp.Click(chromedp.CSS(`input[name=events][value="page.message.received"]`)),
@@ -113,6 +120,17 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#test-event button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#test-result [data-status=succeeded]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#deliveries [data-delivery]`)))
+	if seen := progressSeen(b, "#subscribe"); !slices.Contains(seen, "busy") || !slices.Contains(seen, "text: Verifying your callback URL…") {
+		t.Errorf("saving the subscription showed no progress while the handshake ran: %q", seen)
+	}
+	if seen := progressSeen(b, "#test-result"); !slices.ContainsFunc(seen, func(s string) bool {
+		return strings.HasPrefix(s, "progress: Test event evt_") && strings.HasSuffix(s, "waiting for the delivery…")
+	}) {
+		t.Errorf("sending a test event showed no progress line while the delivery was pending: %q", seen)
+	}
+	if seen := progressSeen(b, "#test-event"); !slices.Contains(seen, "busy") {
+		t.Errorf("the test event form was not marked busy while sending: %q", seen)
+	}
 	first := browsertest.Get(b, "read the delivery", chromedp.Evaluate[string](`document.querySelector('#test-result [data-delivery]').dataset.delivery`))
 	event := waitForType(t, hooks, "book.post.created")
 	b.Shot("webhook-delivered")
@@ -194,6 +212,30 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	b.Do("search the reference", chromedp.Navigate(console+"/reference"), chromedp.WaitVisible(chromedp.ID("search-q")), chromedp.SendKeys(chromedp.ID("search-q"), "checkout"),
 		waitText("#reference", "POST maison/{maison_id}/checkout"), waitText("#reference", "commerce_checkout"))
 	b.Shot("reference")
+	// The docs search box asks the public docs search and shows each hit's
+	// title, path and passage as text: the matched words marked, the
+	// server's ** markers gone. An empty query's refusal names q.
+	b.Do("search the docs",
+		chromedp.WaitVisible(chromedp.CSS(`#docs-search[data-bound]`)),
+		chromedp.SendKeys(chromedp.ID("docs-q"), "webhook signature"),
+		chromedp.Click(chromedp.CSS(`#docs-search button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#docs-results .docs-hit .docs-snippet mark`)))
+	hit := browsertest.Get(b, "read the first hit", chromedp.Evaluate[map[string]string](
+		`(() => { const h = document.querySelector('#docs-results .docs-hit:has(mark)');
+		  return { path: h.dataset.path, title: h.querySelector('.docs-title').textContent, text: h.textContent,
+		    mark: h.querySelector('mark').textContent }; })()`))
+	if hit["path"] == "" || hit["title"] == "" || strings.Contains(hit["text"], "**") || !strings.Contains(strings.ToLower(hit["mark"]), "webhook") &&
+		!strings.Contains(strings.ToLower(hit["mark"]), "signature") {
+		t.Errorf("a docs search hit reads %+v, want a path, marked words and no ** markers", hit)
+	}
+	b.Shot("docs-search")
+	b.Do("an empty docs search is refused beside its field",
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[string](`document.getElementById('docs-q').value = ''`)(ctx, t)
+			return err
+		}),
+		chromedp.Click(chromedp.CSS(`#docs-search button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#docs-search .field-error[data-field=q]`)))
 	if who := browsertest.Get(b, "read who is signed in", chromedp.Text(chromedp.ID("who"))); !strings.Contains(who, "Signed in as") {
 		t.Errorf("the header says %q", who)
 	}
@@ -333,6 +375,37 @@ func TestConsolePagesNeedASessionAndCarryStrictHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") {
 		t.Errorf("Content-Security-Policy %q allows inline code", csp)
 	}
+}
+
+// watchProgress records, from now on, each sign of progress inside the
+// element matching sel into window.svcProgress[sel]: "busy" when it or an
+// element in it is marked aria-busy="true", "progress: <text>" for each
+// progress line added, "text: <text>" for each text put in it (a button
+// saying what it waits for). Mutation records keep what was added even
+// when it is gone by the time the test reads them.
+func watchProgress(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`((sel) => {
+  const seen = [];
+  (window.svcProgress = window.svcProgress || {})[sel] = seen;
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === 'attributes' && (r.oldValue === 'true' || r.target.getAttribute('aria-busy') === 'true')) seen.push('busy');
+      for (const n of r.addedNodes) {
+        if (n.nodeType === Node.TEXT_NODE) seen.push('text: ' + n.textContent);
+        else if (n.nodeType === Node.ELEMENT_NODE && n.matches('.progress')) seen.push('progress: ' + n.textContent);
+      }
+    }
+  }).observe(document.querySelector(sel), { subtree: true, childList: true, attributes: true, attributeOldValue: true, attributeFilter: ['aria-busy'] });
+  return true;
+})(%q)`, sel))(ctx, t)
+		return err
+	})
+}
+
+// progressSeen answers what watchProgress recorded for sel.
+func progressSeen(b *browsertest.Browser, sel string) []string {
+	return browsertest.Get(b, "read the progress of "+sel, chromedp.Evaluate[[]string](fmt.Sprintf(`window.svcProgress[%q]`, sel)))
 }
 
 // waitForType returns the id of the first event of type the receiver got.

@@ -106,6 +106,25 @@ func (b *Browser) Do(step string, steps ...chromedp.Action[chromedp.Void]) {
 	Get(b, step, chromedp.Steps(steps...))
 }
 
+// Load performs steps that load a new page (a click on a link or on a plain
+// form's button) and waits, within 30 seconds, until that page has loaded,
+// so that the next step does not look at the page being left. It answers
+// the HTTP status of the loaded document and fails the test as Do does.
+func (b *Browser) Load(step string, steps ...chromedp.Action[chromedp.Void]) int64 {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	res, err := chromedp.RunResponse(ctx, steps...)
+	if err == nil && res == nil {
+		err = fmt.Errorf("no page was loaded")
+	}
+	if err != nil {
+		b.Shot("failed-" + step)
+		b.t.Fatalf("%s: %v", step, err)
+	}
+	return res.Status
+}
+
 // Try performs the steps within d and returns the error instead of failing
 // the test, for steps whose failure is the point of the test (waiting for
 // something that must not appear, for one).

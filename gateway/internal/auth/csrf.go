@@ -43,6 +43,25 @@ func checkCookieRequest(r *http.Request, session string) error {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return nil
 	}
+	return checkCSRF(r, session, r.Header.Get(CSRFHeader), "the "+CSRFHeader+" header", " (csrfToken from GET /api/mobile/auth/session)")
+}
+
+// CSRFFormField is the hidden field of a page's plain HTML form that holds
+// CSRFToken of the session, for a browser without JavaScript (which cannot
+// set CSRFHeader).
+const CSRFFormField = "csrf_token"
+
+// CheckFormCSRF applies the same rule to a plain HTML form posted with the
+// session cookie: its CSRFFormField must equal the session's token, and the
+// browser must not say it comes from another site or origin.
+func CheckFormCSRF(r *http.Request, session string) error {
+	return checkCSRF(r, session, r.PostFormValue(CSRFFormField), "the "+CSRFFormField+" field", " of the page's form")
+}
+
+// checkCSRF is the rule of both: got, the token the request carries in
+// carrier (hint says where to find it), must be the session's, and the
+// request must come from this origin.
+func checkCSRF(r *http.Request, session, got, carrier, hint string) error {
 	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
 		return CSRFRefused("must come from the gateway's own pages, not from another site")
 	}
@@ -52,12 +71,11 @@ func checkCookieRequest(r *http.Request, session string) error {
 			return CSRFRefused("must come from the gateway's own origin, not " + o)
 		}
 	}
-	got := r.Header.Get(CSRFHeader)
 	if got == "" {
-		return CSRFRefused("must carry the " + CSRFHeader + " header (csrfToken from GET /api/mobile/auth/session)")
+		return CSRFRefused("must carry " + carrier + hint)
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(CSRFToken(session))) != 1 {
-		return CSRFRefused("carries a " + CSRFHeader + " header that is not this session's token")
+		return CSRFRefused("carries " + carrier + " with a token that is not this session's")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"html/template"
 	"io/fs"
@@ -36,7 +37,7 @@ var pageNames = []string{"apps", "app", "review", "templates", "webhooks", "comp
 var templates = func() map[string]*template.Template {
 	m := map[string]*template.Template{}
 	for _, n := range pageNames {
-		m[n] = template.Must(template.ParseFS(templateFiles, "templates/layout.html", "templates/"+n+".html"))
+		m[n] = template.Must(template.New("layout.html").Funcs(plainFuncs).ParseFS(templateFiles, "templates/layout.html", "templates/"+n+".html"))
 	}
 	return m
 }()
@@ -45,6 +46,17 @@ var templates = func() map[string]*template.Template {
 type Options struct {
 	// LoginPath is the sign-in page (default /login).
 	LoginPath string
+	// API is the gateway's own HTTP handler, through which the plain
+	// forms (pages without JavaScript) call the public API in-process,
+	// as a browser's script would over the network. Without it, pages
+	// need JavaScript.
+	API http.Handler
+	// Sessions resolves the session cookie of a plain form's post (whose
+	// request the gateway's authentication refused for want of the CSRF
+	// header, which a form cannot send).
+	Sessions interface {
+		AuthenticateToken(ctx context.Context, token string) (*auth.Principal, error)
+	}
 }
 
 // Console serves the developer console.
@@ -73,6 +85,10 @@ func (c *Console) Register(mux interface {
 	mux.Handle("GET "+webui.Prefix, webui.Handler(webui.Assets()))
 	mux.Handle("GET "+Path, http.HandlerFunc(c.serve))
 	mux.Handle("GET "+Path+"/", http.HandlerFunc(c.serve))
+	if c.opts.API != nil && c.opts.Sessions != nil {
+		mux.Handle("POST "+Path, http.HandlerFunc(c.submit))
+		mux.Handle("POST "+Path+"/", http.HandlerFunc(c.submit))
+	}
 }
 
 // page is one console page: its template, title and script.
@@ -132,6 +148,15 @@ type view struct {
 	Staff  bool
 	CSRF   string
 	Path   string
+	// Plain is the page's data for a browser without JavaScript (the
+	// page's script replaces it); nil on pages that need JavaScript.
+	Plain *plainData
+	// Refusal is a refused plain form, shown beside its field.
+	Refusal *refusal
+	// Done says what the plain form just did; Created is a new app's
+	// answer, its secrets shown once.
+	Done    string
+	Created *createdApp
 }
 
 func (c *Console) serve(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +175,10 @@ func (c *Console) serve(w http.ResponseWriter, r *http.Request) {
 	// auth.CSRFHeader on every state change (the rule is package auth's).
 	v := view{page: pg, AppID: appID, UserID: p.UserID, Staff: p.Staff, Path: r.URL.Path,
 		CSRF: auth.CSRFToken(session)}
-	c.render(w, r, http.StatusOK, v)
+	if op, ok := plainOps[r.URL.Query().Get("done")]; ok && op.page == pg.Name {
+		v.Done = op.done
+	}
+	c.renderPlain(w, r, http.StatusOK, v, session)
 }
 
 // sessionUser is the console session of the request, a first-party

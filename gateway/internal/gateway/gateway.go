@@ -487,8 +487,9 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
 	// The developer console: pages over the public APIs, signed in with
-	// the login page's session cookie.
-	console.New(console.Options{LoginPath: oauth.PathLogin}).Register(srv)
+	// the login page's session cookie. Its plain forms (no JavaScript)
+	// call the same APIs in-process, through srv.
+	console.New(console.Options{LoginPath: oauth.PathLogin, API: srv, Sessions: authn}).Register(srv)
 	// The consumer chat app, emulated: static files over the mobile APIs.
 	srv.Handle("GET /chat", chatapp.Handler())
 	srv.Handle("GET /chat/", chatapp.Handler())

@@ -2,8 +2,10 @@
 // from the loaded plugins' descriptors (GET /api/v1/openapi.json): each
 // plugin's REST paths and Graph nodes (x-svc-nodes) with who may call them,
 // plus the events of each plugin from the platform catalog, which the
-// OpenAPI document does not describe. Searched in the browser.
-import { call, el, table, replace, loading } from '/assets/ui/api.js';
+// OpenAPI document does not describe, filtered in the browser. Above it,
+// the docs search: GET /api/developers/docs/search?q= (PostgreSQL full-text
+// search over the docs and this reference), its hits shown as text.
+import { call, el, table, replace, loading, onSubmit } from '/assets/ui/api.js';
 
 let plugins = [];
 const box = document.getElementById('reference');
@@ -62,6 +64,32 @@ function render(q) {
     p.events.length ? el('p', {}, 'Events: ', p.events.map((e) => el('code', {}, e, ' '))) : null))
     : el('p', { class: 'empty' }, 'Nothing matches.'));
 }
+
+// highlighted renders a ts_headline snippet, whose matches the server
+// marks with ** (StartSel and StopSel), as text with <mark> elements: the
+// snippet is never parsed as HTML.
+function highlighted(snippet) {
+  return snippet.split('**').map((part, i) => (i % 2 === 1 ? el('mark', {}, part) : part));
+}
+
+// docsHit is one search result: title, where it is, and the passage.
+function docsHit(h) {
+  const where = h.path.startsWith('/api/') ? el('a', { href: h.path.split('#')[0] }, el('code', {}, h.path)) : el('code', {}, h.path);
+  return el('li', { class: 'docs-hit', dataset: { path: h.path } },
+    el('strong', { class: 'docs-title' }, h.title), ' ', where,
+    el('p', { class: 'docs-snippet' }, highlighted(h.snippet || '')));
+}
+
+const results = document.getElementById('docs-results');
+onSubmit(document.getElementById('docs-search'), (v) => {
+  replace(results, el('p', { class: 'progress', role: 'status' }, 'Searching…'));
+  return call('GET', '/api/developers/docs/search', { query: { q: v.q || '' } }).catch((err) => { replace(results); throw err; });
+}, (res) => {
+  const hits = res.data || [];
+  replace(results, hits.length
+    ? [el('p', { class: 'muted', role: 'status' }, `${hits.length} result${hits.length === 1 ? '' : 's'}`), el('ol', { class: 'docs-hits' }, hits.map(docsHit))]
+    : el('p', { class: 'empty', role: 'status' }, 'No section of the docs matches.'));
+});
 
 document.getElementById('search-q').addEventListener('input', (e) => render(e.target.value));
 document.getElementById('search').addEventListener('submit', (e) => e.preventDefault());

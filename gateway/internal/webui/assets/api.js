@@ -97,7 +97,7 @@ export function clearErrors(form) {
 export function showError(form, err) {
   clearErrors(form);
   const message = err instanceof APIError ? err.message : String(err && err.message || err);
-  const named = [...form.elements].filter((e) => e.name);
+  const named = [...form.elements].filter((e) => e.name && !('plain' in e.dataset));
   const field = fieldOf(message, named.map((e) => e.name));
   const p = el('p', { class: field ? 'field-error' : 'form-error', role: 'alert' }, message);
   if (err instanceof APIError && err.error.code !== undefined) {
@@ -121,12 +121,13 @@ export function showError(form, err) {
  * values reads form into an object: a field with data-kind="list" is
  * split on commas and new lines, "json" is parsed, "number" converted;
  * checkboxes sharing a name become an array of the checked values;
- * empty optional fields are left out.
+ * empty optional fields are left out, and so are fields marked data-plain
+ * (what only the form's plain post carries: its CSRF token, its operation).
  */
 export function values(form) {
   const out = {};
   for (const e of form.elements) {
-    if (!e.name || e.disabled || e.type === 'submit' || e.type === 'button') continue;
+    if (!e.name || e.disabled || e.type === 'submit' || e.type === 'button' || 'plain' in e.dataset) continue;
     const kind = e.dataset.kind;
     if (e.type === 'checkbox') {
       if (kind === 'bool') { out[e.name] = e.checked; continue; }
