@@ -139,13 +139,10 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 	if !a.shouldSpeak(locked, page) {
 		return finish("", "silent")
 	}
-	msg, err := appendMessage(ctx, q, locked, svcchatdb.InsertMessageParams{
+	msg, err := postMessage(ctx, q, &locked, newMessage{
 		Direction: "outbound", Sender: string(HolderAssistant), Kind: "session", Text: text,
-	})
+	}, sentEvents(&locked))
 	if err != nil {
-		return false, err
-	}
-	if err := emitSent(ctx, tx, &locked, msg); err != nil {
 		return false, err
 	}
 	return finish(msg.ID, source)

@@ -251,14 +251,14 @@ func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.Repl
 		if _, err := applyControl(ctx, tx, &conv, ControlRequest{Action: ActionHumanReply}, ""); err != nil {
 			return err
 		}
-		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
+		msg, err := postMessage(ctx, q, &conv, newMessage{
 			Direction: "outbound", Sender: string(HolderHuman), SenderUserID: manager, Kind: "session", Text: req.GetText(),
-		})
+		}, sentEvents(&conv))
 		if err != nil {
 			return err
 		}
 		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
-		return emitSent(ctx, tx, &conv, msg)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
@@ -105,18 +108,19 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if _, err := s.applyOptIn(ctx, tx, &conv, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
 			return err
 		}
-		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
+		msg, err := postMessage(ctx, q, &conv, newMessage{
 			Direction: "inbound", Sender: "user", Kind: "session", Text: req.GetText(),
+		}, func(msg svcchatdb.SvcchatMessage) []convEvent {
+			return []convEvent{{EventMessageReceived, &pageMessageData{
+				ConversationID: formatID(conv.ID), MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
+				Text: msg.Text, Kind: msg.Kind,
+			}}}
 		})
 		if err != nil {
 			return err
 		}
 		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
-		_, err = emitConv(ctx, tx, &conv, convEvent{EventMessageReceived, &pageMessageData{
-			ConversationID: res.ConversationId, MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
-			Text: msg.Text, Kind: msg.Kind,
-		}})
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -128,15 +132,48 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	return &res, nil
 }
 
-// appendMessage numbers and stores the next message of conv, whose row the
-// transaction holds locked.
-func appendMessage(ctx context.Context, q *svcchatdb.Queries, conv svcchatdb.SvcchatConversation, m svcchatdb.InsertMessageParams) (svcchatdb.SvcchatMessage, error) {
-	next, err := q.NextMessageSeq(ctx, svcchatdb.NextMessageSeqParams{PageID: conv.PageID, ID: conv.ID, ClearTyping: m.Direction == "outbound"})
-	if err != nil {
-		return svcchatdb.SvcchatMessage{}, err
+// newMessage is what a writer says of a message; postMessage numbers it.
+type newMessage struct {
+	Direction, Sender, AppID, Kind string
+	TemplateName                   *string
+	Text, SenderUserID             string
+}
+
+// postMessage stores the next message of conv, whose row the transaction
+// holds locked, with the events announce makes of it, numbered after the
+// conversation's last event: one statement (PostMessage), so a send costs
+// one round trip for its message and events, not four. A message from the
+// Page ends its typing indicator.
+func postMessage(ctx context.Context, q *svcchatdb.Queries, conv *svcchatdb.SvcchatConversation, m newMessage, announce func(svcchatdb.SvcchatMessage) []convEvent) (svcchatdb.SvcchatMessage, error) {
+	msg := svcchatdb.SvcchatMessage{PageID: conv.PageID, ConversationID: conv.ID, Seq: conv.LastMessageSeq + 1, ID: newMessageID(),
+		Direction: m.Direction, Sender: m.Sender, AppID: m.AppID, Kind: m.Kind, TemplateName: m.TemplateName, Text: m.Text,
+		SenderUserID: m.SenderUserID}
+	evs := announce(msg)
+	arg := svcchatdb.PostMessageParams{PageID: conv.PageID, ConversationID: conv.ID,
+		MessageSeqBefore: conv.LastMessageSeq, EventSeqBefore: conv.LastEventSeq, ClearTyping: m.Direction == "outbound",
+		ID: msg.ID, Direction: msg.Direction, Sender: msg.Sender, AppID: msg.AppID, Kind: msg.Kind, TemplateName: msg.TemplateName,
+		Text: msg.Text, SenderUserID: msg.SenderUserID, OrderingKey: orderingKey(conv.ID),
+		EventIds: make([]string, len(evs)), EventTypes: make([]string, len(evs)), EventData: make([]string, len(evs))}
+	for i, e := range evs {
+		e.data.setSequence(conv.LastEventSeq + 1 + int64(i))
+		data, err := json.Marshal(e.data)
+		if err != nil {
+			return msg, fmt.Errorf("event %s: marshal data: %w", e.typ, err)
+		}
+		arg.EventIds[i], arg.EventTypes[i], arg.EventData[i] = event.NewID(), e.typ, string(data)
 	}
-	m.PageID, m.ConversationID, m.Seq, m.ID = conv.PageID, conv.ID, next.LastMessageSeq, newMessageID()
-	return q.InsertMessage(ctx, m)
+	row, err := q.PostMessage(ctx, arg)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return msg, fmt.Errorf("svcchat: conversation %d: its counters are not those read under its lock", conv.ID)
+	}
+	if err != nil {
+		return msg, err
+	}
+	conv.LastMessageSeq, conv.LastEventSeq = row.Seq, conv.LastEventSeq+int64(len(evs))
+	if arg.ClearTyping {
+		conv.TypingUntil = pgtype.Timestamptz{}
+	}
+	return svcchatdb.SvcchatMessage(row), nil
 }
 
 // sendShape is a message write's body, checked for exactly one of the two
@@ -296,14 +333,14 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if _, err := applyControl(ctx, tx, &conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
 			return err
 		}
-		msg, err := appendMessage(ctx, q, conv, svcchatdb.InsertMessageParams{
+		msg, err := postMessage(ctx, q, &conv, newMessage{
 			Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
-		})
+		}, sentEvents(&conv))
 		if err != nil {
 			return err
 		}
 		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, formatID(conv.ID)
-		return emitSent(ctx, tx, &conv, msg)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -311,8 +348,13 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	return &res, nil
 }
 
-// emitSent writes page.message.sent and svcchat.message.sent for msg.
-func emitSent(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) error {
+// sentEvents announces a message the Page sent into conv (an app's, a
+// human's or the assistant's): page.message.sent and svcchat.message.sent.
+func sentEvents(conv *svcchatdb.SvcchatConversation) func(svcchatdb.SvcchatMessage) []convEvent {
+	return func(msg svcchatdb.SvcchatMessage) []convEvent { return messageSent(conv, msg) }
+}
+
+func messageSent(conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) []convEvent {
 	cid := formatID(conv.ID)
 	page := &pageMessageData{
 		ConversationID: cid, MessageID: msg.ID, PageID: conv.PageID, UserID: conv.UserID,
@@ -323,8 +365,7 @@ func emitSent(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversatio
 	d.Conversation.ControlHolder = holderName(Holder(conv.Holder), conv.HolderAppID)
 	d.Message.ID, d.Message.Text, d.Message.Kind, d.Message.TemplateName, d.Message.AppID =
 		msg.ID, msg.Text, msg.Kind, msg.TemplateName, msg.AppID
-	_, err := emitConv(ctx, tx, conv, convEvent{EventPageMessageSent, page}, convEvent{EventMessageSent, &d})
-	return err
+	return []convEvent{{EventPageMessageSent, page}, {EventMessageSent, &d}}
 }
 
 // lockConversation locks the conversation of a Page with a user, if any.

@@ -960,6 +960,7 @@ func (r *runner) messageSend(ctx context.Context) {
 	if !ok || ref == nil {
 		row.Reference, row.Verdict = "pgbench single-row insert not measured in this run", "n/a"
 		r.add(row)
+		r.messageSendSpread(ctx, url, nil)
 		return
 	}
 	ratio := res.OKPerSec / ref.TPS

@@ -94,63 +94,6 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 	return i, err
 }
 
-const insertMessage = `-- name: InsertMessage :one
-INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
-`
-
-type InsertMessageParams struct {
-	PageID         string
-	ConversationID int64
-	Seq            int64
-	ID             string
-	Direction      string
-	Sender         string
-	AppID          string
-	Kind           string
-	TemplateName   *string
-	Text           string
-	SenderUserID   string
-}
-
-func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (SvcchatMessage, error) {
-	row := q.db.QueryRow(ctx, insertMessage,
-		arg.PageID,
-		arg.ConversationID,
-		arg.Seq,
-		arg.ID,
-		arg.Direction,
-		arg.Sender,
-		arg.AppID,
-		arg.Kind,
-		arg.TemplateName,
-		arg.Text,
-		arg.SenderUserID,
-	)
-	var i SvcchatMessage
-	err := row.Scan(
-		&i.PageID,
-		&i.ConversationID,
-		&i.Seq,
-		&i.ID,
-		&i.Direction,
-		&i.Sender,
-		&i.AppID,
-		&i.Kind,
-		&i.TemplateName,
-		&i.Text,
-		&i.CreatedAt,
-		&i.SenderUserID,
-		&i.Status,
-		&i.Error,
-		&i.StatusAt,
-		&i.ErrorCode,
-		&i.ErrorSubcode,
-	)
-	return i, err
-}
-
 const listConversationsAfter = `-- name: ListConversationsAfter :many
 SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder, c.window_expires_at, c.last_message_seq, c.created_at, c.updated_at, c.last_event_seq, c.typing_until, c.control_expires_at, c.control_expires_in, c.expire_holder, c.expire_app_id, c.expire_previous, COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
@@ -527,34 +470,6 @@ func (q *Queries) LockConversationByUser(ctx context.Context, arg LockConversati
 	return i, err
 }
 
-const nextMessageSeq = `-- name: NextMessageSeq :one
-UPDATE svcchat.conversations
-SET last_message_seq = last_message_seq + 1, updated_at = now(),
-    typing_until = CASE WHEN $1::boolean THEN NULL ELSE typing_until END
-WHERE page_id = $2 AND id = $3
-RETURNING last_message_seq, updated_at
-`
-
-type NextMessageSeqParams struct {
-	ClearTyping bool
-	PageID      string
-	ID          int64
-}
-
-type NextMessageSeqRow struct {
-	LastMessageSeq int64
-	UpdatedAt      pgtype.Timestamptz
-}
-
-// Numbers the conversation's next message; the caller holds the row lock.
-// A message from the Page ends its typing indicator.
-func (q *Queries) NextMessageSeq(ctx context.Context, arg NextMessageSeqParams) (NextMessageSeqRow, error) {
-	row := q.db.QueryRow(ctx, nextMessageSeq, arg.ClearTyping, arg.PageID, arg.ID)
-	var i NextMessageSeqRow
-	err := row.Scan(&i.LastMessageSeq, &i.UpdatedAt)
-	return i, err
-}
-
 const openConversation = `-- name: OpenConversation :one
 INSERT INTO svcchat.conversations (page_id, user_id, holder, window_expires_at)
 VALUES ($1, $2, $3, now() + interval '24 hours')
@@ -592,6 +507,119 @@ func (q *Queries) OpenConversation(ctx context.Context, arg OpenConversationPara
 		&i.ExpireHolder,
 		&i.ExpireAppID,
 		&i.ExpirePrevious,
+	)
+	return i, err
+}
+
+const postMessage = `-- name: PostMessage :one
+WITH counters AS (
+    UPDATE svcchat.conversations c
+    SET last_message_seq = c.last_message_seq + 1,
+        last_event_seq = c.last_event_seq + cardinality($1::text[]),
+        updated_at = now(),
+        typing_until = CASE WHEN $2::boolean THEN NULL ELSE c.typing_until END
+    WHERE c.page_id = $3::text AND c.id = $4::bigint
+      AND c.last_message_seq = $5::bigint
+      AND c.last_event_seq = $6::bigint
+    RETURNING c.page_id, c.id, c.last_message_seq
+), message AS (
+    INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
+    SELECT counters.page_id, counters.id, counters.last_message_seq, $7, $8, $9, $10, $11, $12, $13, $14
+    FROM counters
+    RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
+), emitted AS (
+    INSERT INTO core.outbox (id, type, page_id, data, ordering_key)
+    SELECT ev.id, ($15::text[])[ev.n], message.page_id, (($16::text[])[ev.n])::jsonb, $17::text
+    FROM message, unnest($1::text[]) WITH ORDINALITY AS ev(id, n)
+)
+SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM message
+`
+
+type PostMessageParams struct {
+	EventIds         []string
+	ClearTyping      bool
+	PageID           string
+	ConversationID   int64
+	MessageSeqBefore int64
+	EventSeqBefore   int64
+	ID               string
+	Direction        string
+	Sender           string
+	AppID            string
+	Kind             string
+	TemplateName     *string
+	Text             string
+	SenderUserID     string
+	EventTypes       []string
+	EventData        []string
+	OrderingKey      string
+}
+
+type PostMessageRow struct {
+	PageID         string
+	ConversationID int64
+	Seq            int64
+	ID             string
+	Direction      string
+	Sender         string
+	AppID          string
+	Kind           string
+	TemplateName   *string
+	Text           string
+	CreatedAt      pgtype.Timestamptz
+	SenderUserID   string
+	Status         string
+	Error          string
+	StatusAt       pgtype.Timestamptz
+	ErrorCode      int32
+	ErrorSubcode   int32
+}
+
+// A message and the events that announce it, in one statement (one round
+// trip, and one new version of the conversation's row instead of one for
+// the message number and one for the event numbers). The caller holds the
+// conversation's row lock and numbered the events from the counters it read
+// with it (event_seq_before + 1, + 2, …); the counter check makes a
+// mismatch insert nothing (no row returned) rather than a wrong number.
+func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostMessageRow, error) {
+	row := q.db.QueryRow(ctx, postMessage,
+		arg.EventIds,
+		arg.ClearTyping,
+		arg.PageID,
+		arg.ConversationID,
+		arg.MessageSeqBefore,
+		arg.EventSeqBefore,
+		arg.ID,
+		arg.Direction,
+		arg.Sender,
+		arg.AppID,
+		arg.Kind,
+		arg.TemplateName,
+		arg.Text,
+		arg.SenderUserID,
+		arg.EventTypes,
+		arg.EventData,
+		arg.OrderingKey,
+	)
+	var i PostMessageRow
+	err := row.Scan(
+		&i.PageID,
+		&i.ConversationID,
+		&i.Seq,
+		&i.ID,
+		&i.Direction,
+		&i.Sender,
+		&i.AppID,
+		&i.Kind,
+		&i.TemplateName,
+		&i.Text,
+		&i.CreatedAt,
+		&i.SenderUserID,
+		&i.Status,
+		&i.Error,
+		&i.StatusAt,
+		&i.ErrorCode,
+		&i.ErrorSubcode,
 	)
 	return i, err
 }

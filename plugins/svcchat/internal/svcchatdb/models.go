@@ -8,6 +8,16 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type CoreOutbox struct {
+	Seq         int64
+	ID          string
+	Type        string
+	PageID      *string
+	AppID       *string
+	Data        []byte
+	OrderingKey *string
+}
+
 type SvcchatAssistantJob struct {
 	PageID         string
 	ConversationID int64

@@ -27,20 +27,6 @@ UPDATE svcchat.conversations
 SET holder = @holder, holder_app_id = @holder_app_id, previous_holder = @previous_holder, updated_at = now()
 WHERE page_id = @page_id AND id = @id;
 
--- name: NextMessageSeq :one
--- Numbers the conversation's next message; the caller holds the row lock.
--- A message from the Page ends its typing indicator.
-UPDATE svcchat.conversations
-SET last_message_seq = last_message_seq + 1, updated_at = now(),
-    typing_until = CASE WHEN @clear_typing::boolean THEN NULL ELSE typing_until END
-WHERE page_id = @page_id AND id = @id
-RETURNING last_message_seq, updated_at;
-
--- name: InsertMessage :one
-INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
-VALUES (@page_id, @conversation_id, @seq, @id, @direction, @sender, @app_id, @kind, @template_name, @text, @sender_user_id)
-RETURNING *;
-
 -- name: GetConversation :one
 SELECT sqlc.embed(c), COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
@@ -85,3 +71,32 @@ ORDER BY seq DESC LIMIT @lim;
 SELECT * FROM svcchat.messages
 WHERE page_id = @page_id AND conversation_id = @conversation_id AND seq > @cursor
 ORDER BY seq ASC LIMIT @lim;
+
+-- name: PostMessage :one
+-- A message and the events that announce it, in one statement (one round
+-- trip, and one new version of the conversation's row instead of one for
+-- the message number and one for the event numbers). The caller holds the
+-- conversation's row lock and numbered the events from the counters it read
+-- with it (event_seq_before + 1, + 2, …); the counter check makes a
+-- mismatch insert nothing (no row returned) rather than a wrong number.
+WITH counters AS (
+    UPDATE svcchat.conversations c
+    SET last_message_seq = c.last_message_seq + 1,
+        last_event_seq = c.last_event_seq + cardinality(@event_ids::text[]),
+        updated_at = now(),
+        typing_until = CASE WHEN @clear_typing::boolean THEN NULL ELSE c.typing_until END
+    WHERE c.page_id = @page_id::text AND c.id = @conversation_id::bigint
+      AND c.last_message_seq = @message_seq_before::bigint
+      AND c.last_event_seq = @event_seq_before::bigint
+    RETURNING c.page_id, c.id, c.last_message_seq
+), message AS (
+    INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
+    SELECT counters.page_id, counters.id, counters.last_message_seq, @id, @direction, @sender, @app_id, @kind, sqlc.narg(template_name), @text, @sender_user_id
+    FROM counters
+    RETURNING *
+), emitted AS (
+    INSERT INTO core.outbox (id, type, page_id, data, ordering_key)
+    SELECT ev.id, (@event_types::text[])[ev.n], message.page_id, ((@event_data::text[])[ev.n])::jsonb, @ordering_key::text
+    FROM message, unnest(@event_ids::text[]) WITH ORDINALITY AS ev(id, n)
+)
+SELECT * FROM message;
