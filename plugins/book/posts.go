@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,7 +52,7 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 	if err != nil {
 		return nil, err
 	}
-	return &bookv1.CreatePostResponse{Id: strconv.FormatInt(id, 10)}, nil
+	return &bookv1.CreatePostResponse{Id: sdk.FormatID(id)}, nil
 }
 
 // listPosts pages through a Page's posts, newest first.
@@ -90,12 +89,12 @@ func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPo
 // getPost reads one post; a post of a Page the caller has no access to is
 // reported as not found, so its existence is not revealed.
 func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPostRequest) (*bookv1.Post, error) {
-	id, err := strconv.ParseInt(req.GetPostId(), 10, 64)
-	if err != nil {
+	id, ok := sdk.ParseID(req.GetPostId())
+	if !ok {
 		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}
 	var row bookdb.BookPost
-	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
+	err := s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
 		row, err = bookdb.New(db).GetPost(ctx, id)
 		return err
 	})
@@ -119,7 +118,7 @@ func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPo
 
 func toProto(r bookdb.BookPost) *bookv1.Post {
 	return &bookv1.Post{
-		Id: strconv.FormatInt(r.ID, 10), PageId: r.PageID, Content: r.Content, Audience: r.Audience,
+		Id: sdk.FormatID(r.ID), PageId: r.PageID, Content: r.Content, Audience: r.Audience,
 		CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339),
 	}
 }

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"encoding/base64"
-	"strconv"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -93,7 +92,7 @@ func Page[T any](w Window, rows []T, key func(T) int64) ([]T, *pluginv1.Paging) 
 // EncodeCursor makes an opaque cursor of a row key: base64url of its
 // decimal form.
 func EncodeCursor(key int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(key, 10)))
+	return base64.RawURLEncoding.EncodeToString([]byte(FormatID(key)))
 }
 
 // DecodeCursor reads a cursor made by EncodeCursor; anything else (a key
@@ -102,7 +101,7 @@ func EncodeCursor(key int64) string {
 func DecodeCursor(field, s string) (int64, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err == nil {
-		if key, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && key > 0 && strconv.FormatInt(key, 10) == string(b) {
+		if key, ok := ParseID(string(b)); ok {
 			return key, nil
 		}
 	}

@@ -174,7 +174,7 @@ func (s *service) listReelReplies(ctx context.Context, call *sdk.Call, req *soci
 
 // visibleReel reads a reel and what the caller may do on its Page.
 func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, *pluginv1.PageAccessResponse, error) {
-	id, ok := parseID(reelID)
+	id, ok := sdk.ParseID(reelID)
 	if !ok {
 		return socialdb.SocialReel{}, nil, reelNotFound(reelID)
 	}

@@ -156,7 +156,7 @@ func TestConversationSequencesAreGapFreeUnderConcurrentWrites(t *testing.T) {
 
 func mustID(t *testing.T, s string) int64 {
 	t.Helper()
-	id, ok := parseID(s)
+	id, ok := sdk.ParseID(s)
 	if !ok {
 		t.Fatalf("id %q", s)
 	}

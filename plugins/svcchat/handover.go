@@ -84,7 +84,7 @@ func applyControl(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConvers
 		return next, nil
 	}
 	data := &handoverData{
-		ConversationID: formatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
+		ConversationID: sdk.FormatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
 		PreviousHolder: cur.String(), NewHolder: next.String(), AppID: appID,
 	}
 	var expiresAt pgtype.Timestamptz
@@ -130,7 +130,7 @@ func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.H
 			return nil, err
 		}
 	}
-	cid, ok := parseID(req.GetConversationId())
+	cid, ok := sdk.ParseID(req.GetConversationId())
 	if !ok {
 		return nil, sdk.NotFound("Conversation " + req.GetConversationId())
 	}
@@ -176,7 +176,7 @@ func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) e
 // managedConversation finds a conversation named by a mobile body and
 // checks that the signed-in user manages its Page with at least role.
 func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, least pluginv1.PageRole) (svcchatdb.SvcchatConversation, *pluginv1.PageAccessResponse, error) {
-	cid, ok := parseID(id)
+	cid, ok := sdk.ParseID(id)
 	if !ok {
 		return svcchatdb.SvcchatConversation{}, nil, sdk.NotFound("Conversation " + id)
 	}
@@ -218,7 +218,7 @@ func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcch
 	if err != nil {
 		return nil, err
 	}
-	return &svcchatv1.MobileHandoverResponse{ConversationId: formatID(found.ID), ControlHolder: next.String()}, nil
+	return &svcchatv1.MobileHandoverResponse{ConversationId: sdk.FormatID(found.ID), ControlHolder: next.String()}, nil
 }
 
 // reply is a Page manager answering as a human from the Page inbox.
@@ -257,7 +257,7 @@ func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.Repl
 		if err != nil {
 			return err
 		}
-		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
+		res.ConversationId, res.MessageId = sdk.FormatID(conv.ID), msg.ID
 		return emitSent(ctx, tx, &conv, msg)
 	})
 	if err != nil {

@@ -106,7 +106,7 @@ func (s *service) inboxFrom(ctx context.Context, call *sdk.Call, q *svcchatdb.Qu
 		if err != nil {
 			return nil, err
 		}
-		cid := formatID(c.ID)
+		cid := sdk.FormatID(c.ID)
 		res.Threads = append(res.Threads, &svcchatv1.InboxThread{
 			ConversationId: cid, PageId: c.PageID, PageName: page.GetPageName(),
 			LastMessage:   &svcchatv1.ThreadMessageSummary{Text: last.Text, SenderLabel: senderLabel(last, page), CreatedAt: rfc3339(last.CreatedAt)},
@@ -156,7 +156,7 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.
 	if err != nil {
 		return nil, err
 	}
-	res := &svcchatv1.Thread{ConversationId: formatID(conv.ID), PageId: conv.PageID, PageName: page.GetPageName(),
+	res := &svcchatv1.Thread{ConversationId: sdk.FormatID(conv.ID), PageId: conv.PageID, PageName: page.GetPageName(),
 		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID), Messages: []*svcchatv1.ThreadMessage{},
 		Typing: typing(conv)}
 	if len(rows) > int(limit) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -111,7 +110,7 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if err != nil {
 			return err
 		}
-		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
+		res.ConversationId, res.MessageId = sdk.FormatID(conv.ID), msg.ID
 		_, err = emitConv(ctx, tx, &conv, convEvent{EventMessageReceived, &pageMessageData{
 			ConversationID: res.ConversationId, MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
 			Text: msg.Text, Kind: msg.Kind,
@@ -302,7 +301,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if err != nil {
 			return err
 		}
-		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, formatID(conv.ID)
+		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, sdk.FormatID(conv.ID)
 		return emitSent(ctx, tx, &conv, msg)
 	})
 	if err != nil {
@@ -313,7 +312,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 
 // emitSent writes page.message.sent and svcchat.message.sent for msg.
 func emitSent(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) error {
-	cid := formatID(conv.ID)
+	cid := sdk.FormatID(conv.ID)
 	page := &pageMessageData{
 		ConversationID: cid, MessageID: msg.ID, PageID: conv.PageID, UserID: conv.UserID,
 		Text: msg.Text, Kind: msg.Kind, TemplateName: msg.TemplateName,
@@ -359,14 +358,6 @@ func lockOptIn(ctx context.Context, q *svcchatdb.Queries, pageID, userID string)
 // windowOpen tells whether a session window is open now.
 func windowOpen(expires pgtype.Timestamptz) bool {
 	return expires.Valid && time.Now().Before(expires.Time)
-}
-
-func formatID(id int64) string { return strconv.FormatInt(id, 10) }
-
-// parseID reads a decimal id; anything else names nothing (false).
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
 }
 
 func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

@@ -38,7 +38,7 @@ func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, conv *svcchatdb.Svc
 	}
 	data := &optInData{PageID: pageID, UserID: userID, Purposes: rec.Purposes, Source: rec.Source}
 	if conv != nil {
-		data.ConversationID = formatID(conv.ID)
+		data.ConversationID = sdk.FormatID(conv.ID)
 		_, err = emitConv(ctx, tx, conv, convEvent{eventType, data})
 		return rec, err
 	}

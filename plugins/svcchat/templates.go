@@ -301,7 +301,7 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *sv
 			}
 			name, names[r.AppID] = app.GetName(), app.GetName()
 		}
-		res.Data[i] = &svcchatv1.QueuedTemplate{Id: formatID(r.ID), AppId: r.AppID, AppName: name, Name: r.Name,
+		res.Data[i] = &svcchatv1.QueuedTemplate{Id: sdk.FormatID(r.ID), AppId: r.AppID, AppName: name, Name: r.Name,
 			Body: r.Body, Params: r.Params, Status: r.Status, SubmittedAt: rfc3339(r.SubmittedAt)}
 	}
 	return res, nil
@@ -316,7 +316,7 @@ func (s *service) decideTemplate(ctx context.Context, call *sdk.Call, req *svcch
 			return nil, sdk.Invalid("reason", "Invalid parameter: reason is required to reject a template.")
 		}
 	}
-	id, ok := parseID(req.GetId())
+	id, ok := sdk.ParseID(req.GetId())
 	if !ok {
 		return nil, sdk.NotFound("Template " + req.GetId())
 	}
@@ -345,7 +345,7 @@ func (s *service) decideTemplate(ctx context.Context, call *sdk.Call, req *svcch
 	if err != nil {
 		return nil, err
 	}
-	return &svcchatv1.DecideTemplateResponse{Template: &svcchatv1.DecidedTemplate{Id: formatID(row.ID), AppId: row.AppID,
+	return &svcchatv1.DecideTemplateResponse{Template: &svcchatv1.DecidedTemplate{Id: sdk.FormatID(row.ID), AppId: row.AppID,
 		Name: row.Name, Status: row.Status, RejectionReason: row.RejectionReason, DecidedAt: rfc3339(row.DecidedAt)}}, nil
 }
 

@@ -103,7 +103,7 @@ func parseRange(sinceText, untilText string, now time.Time) (since, until time.T
 // gateway from the method's access option (app_role) before the call got
 // here; an unknown app is not found.
 func (s *Service) app(ctx context.Context, appID string) (coredb.WebhookAppRow, error) {
-	id, ok := parseID(appID)
+	id, ok := sdk.ParseID(appID)
 	if !ok {
 		return coredb.WebhookAppRow{}, sdk.NotFound("App " + appID)
 	}
@@ -277,7 +277,7 @@ func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webho
 	if s.guard == nil {
 		return nil, fmt.Errorf("webhook: no app guard configured")
 	}
-	if err := s.guard(ctx, call.Principal(), formatID(d.AppID), pluginv1.AppRole_APP_ROLE_DEVELOPER); err != nil {
+	if err := s.guard(ctx, call.Principal(), sdk.FormatID(d.AppID), pluginv1.AppRole_APP_ROLE_DEVELOPER); err != nil {
 		return nil, err
 	}
 	if err := s.manual.allow(d.AppID); err != nil {
