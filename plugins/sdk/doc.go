@@ -8,7 +8,8 @@
 //
 //	func main() {
 //		p := sdk.New(sdk.Info{Name: "hello", Version: "1.0.0"})
-//		sdk.Unary(p, "/svc.hello.v1.HelloService/SayHello",
+//		methods := hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods()
+//		sdk.Handle(p, methods.ByName("SayHello"),
 //			func(ctx context.Context, call *sdk.Call, req *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
 //				return &hellov1.SayHelloResponse{Message: "Hello, " + req.GetName() + "!"}, nil
 //			})

@@ -10,12 +10,14 @@ import (
 )
 
 // A plugin is a name, a version, the event types it emits and one handler
-// per method of its proto services; main then calls p.Serve(). The gateway
-// routes, validates and authorizes each call from the proto's options
-// before the handler runs.
-func ExampleUnary() {
+// per method of its proto services, named by the method's descriptor in
+// the generated Go package; main then calls p.Serve(). The gateway routes,
+// validates and authorizes each call from the proto's options before the
+// handler runs.
+func ExampleHandle() {
 	p := sdk.New(sdk.Info{Name: "hello", Version: "1.0.0", Events: []string{"hello.waved"}})
-	sdk.Unary(p, hellov1.HelloService_SayHello_FullMethodName,
+	methods := hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods()
+	sdk.Handle(p, methods.ByName("SayHello"),
 		func(ctx context.Context, call *sdk.Call, req *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
 			call.Logger().InfoContext(ctx, "greeting", "name", req.GetName())
 			return &hellov1.SayHelloResponse{Id: req.GetName(), Message: "Hello, " + req.GetName() + "!"}, nil

@@ -58,10 +58,11 @@ func testTable(t *testing.T, inv route.Invoker) *route.Table {
 func testTableOf(t *testing.T, src route.Source) *route.Table {
 	t.Helper()
 	p := sdk.New(sdk.Info{Name: "testplugin", Version: "1"})
-	sdk.Unary(p, "/svc.testplugin.v1.TestService/Echo", func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
+	sdk.Handle(p, methods.ByName("Echo"), func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 		return nil, nil
 	})
-	sdk.Unary(p, "/svc.testplugin.v1.TestService/Fail", func(context.Context, *sdk.Call, *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
+	sdk.Handle(p, methods.ByName("Fail"), func(context.Context, *sdk.Call, *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
 		return nil, nil
 	})
 	m, err := p.Manifest()
