@@ -62,7 +62,7 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(a adsdb.AdsAdAccount) int64 { return a.ID })
-	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging}
+	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = accountProto(r)
 	}
@@ -82,8 +82,8 @@ func (s *service) provisionSandbox(ctx context.Context, call *sdk.Call, business
 			return err
 		}
 		name := "Sandbox ad account"
-		if u, err := call.Host().UserInfo(ctx, call.Principal().UserID); err == nil && u.GetName() != "" {
-			name = u.GetName() + "'s sandbox ad account"
+		if u, err := call.Host().UserInfo(ctx, call.Principal().UserID); err == nil && u.Name != "" {
+			name = u.Name + "'s sandbox ad account"
 		}
 		_, err = q.InsertAdAccount(ctx, adsdb.InsertAdAccountParams{BusinessID: business, Name: name})
 		return err
@@ -160,7 +160,7 @@ func (s *service) listLeadCampaigns(ctx context.Context, call *sdk.Call, req *ad
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c adsdb.AdsLeadCampaign) int64 { return c.ID })
-	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging}
+	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = &adsv1.LeadCampaign{Id: sdk.FormatID(r.ID), AdAccountId: sdk.FormatID(r.AdAccountID), Name: r.Name,
 			Objective: "OUTCOME_LEADS", Status: r.Status, LeadgenFormId: optionalID(r.LeadgenFormID), CreatedTime: rfc3339(r.CreatedAt)}

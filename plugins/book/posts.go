@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
@@ -79,7 +78,7 @@ func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPo
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(p bookdb.BookPost) int64 { return p.ID })
-	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging}
+	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = toProto(r)
 	}
@@ -105,11 +104,11 @@ func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPo
 		return nil, err
 	}
 	p := call.Principal()
-	access, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: row.PageID, UserId: p.UserID, AppId: p.AppID})
+	access, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID})
 	if err != nil {
 		return nil, err
 	}
-	visible := access.GetUserRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetAppLinked()
+	visible := access.UserRole != sdk.PageRoleNone || access.AppLinked
 	if !visible {
 		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}

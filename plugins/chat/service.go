@@ -55,7 +55,7 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 	if err != nil {
 		return nil, err
 	}
-	if !to.GetUserExists() {
+	if !to.Exists {
 		return nil, sdk.NotFound("User " + req.GetToUserId())
 	}
 	low, high := pair(from, req.GetToUserId())
@@ -137,7 +137,7 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 			if err != nil {
 				return nil, err
 			}
-			name, names[other] = u.GetName(), u.GetName()
+			name, names[other] = u.Name, u.Name
 		}
 		label := "You"
 		if r.SenderUserID != userID {
@@ -220,12 +220,12 @@ func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chat
 	if err != nil {
 		return nil, err
 	}
-	out := &chatv1.DirectThread{ThreadId: req.GetThreadId(), WithUserId: other, WithUserName: u.GetName(),
+	out := &chatv1.DirectThread{ThreadId: req.GetThreadId(), WithUserId: other, WithUserName: u.Name,
 		HasOlder: len(rows) > int(limit)}
 	rows = rows[:min(len(rows), int(limit))]
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]
-		label := u.GetName()
+		label := u.Name
 		if r.SenderUserID == userID {
 			label = "You"
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/extmsg/internal/extmsgdb"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/msgtemplate"
@@ -55,7 +54,7 @@ func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extms
 	if err != nil {
 		return nil, err
 	}
-	if !app.GetAppExists() {
+	if !app.Exists {
 		return nil, sdk.NotFound("App " + req.GetAppId())
 	}
 	row, err := extmsgdb.New(s.pool).UpsertAccount(ctx, extmsgdb.UpsertAccountParams{BusinessID: req.GetBusinessId(),
@@ -82,7 +81,7 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	if err != nil {
 		return row, err
 	}
-	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION && p.AppID != row.AppID {
+	if p.Kind != sdk.TokenKindSession && p.AppID != row.AppID {
 		return row, sdk.Errorf(http.StatusForbidden, 10, 0, "Messaging account %s is connected to another app; use a token of that app.", id)
 	}
 	return row, nil
@@ -184,9 +183,9 @@ func (s *service) templateStep(ctx context.Context, call *sdk.Call, req *extmsgv
 			return err
 		}
 		from := msgtemplate.Status(cur.Status)
-		next, err := msgtemplate.Next(from, action, app.GetLive())
+		next, err := msgtemplate.Next(from, action, app.Live)
 		if err != nil {
-			return errLifecycle(msgtemplate.Explain(from, action, app.GetLive()))
+			return errLifecycle(msgtemplate.Explain(from, action, app.Live))
 		}
 		row, err = q.SetTemplateStatus(ctx, extmsgdb.SetTemplateStatusParams{AccountID: acct.ID, Name: cur.Name,
 			Status: string(next), Submitted: action == msgtemplate.Submit})
@@ -220,7 +219,7 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r extmsgdb.QueueAfterRow) int64 { return *r.Submission })
-	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows)), Paging: paging}
+	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows)), Paging: paging.Proto()}
 	names := map[string]string{}
 	for i, r := range rows {
 		name, ok := names[r.AppID]
@@ -229,7 +228,7 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 			if err != nil {
 				return nil, err
 			}
-			name, names[r.AppID] = app.GetName(), app.GetName()
+			name, names[r.AppID] = app.Name, app.Name
 		}
 		res.Data[i] = &extmsgv1.QueuedTemplate{Id: sdk.FormatID(r.ID), AccountId: sdk.FormatID(r.AccountID), BusinessId: r.BusinessID,
 			AppId: r.AppID, AppName: name, Name: r.Name, Body: r.Body, Params: r.Params, Status: r.Status, SubmittedAt: rfc3339(r.SubmittedAt)}

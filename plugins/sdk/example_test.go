@@ -71,11 +71,11 @@ func ExamplePage() {
 
 	w, _ := sdk.ParseWindow(3, "", "") // limit=3, first page
 	page, paging := sdk.Page(w, read(w), key)
-	fmt.Println(page, paging.GetHasNext())
+	fmt.Println(page, paging.HasNext)
 
-	w, _ = sdk.ParseWindow(3, paging.GetAfter(), "") // the next page, from its after cursor
+	w, _ = sdk.ParseWindow(3, paging.After, "") // the next page, from its after cursor
 	page, paging = sdk.Page(w, read(w), key)
-	fmt.Println(page, paging.GetHasNext(), paging.GetHasPrevious())
+	fmt.Println(page, paging.HasNext, paging.HasPrevious)
 
 	_, err := sdk.ParseWindow(3, "not-a-cursor", "")
 	fmt.Println(err)

@@ -63,14 +63,29 @@ func ParseForwardWindow(limit int32, after, before string) (Window, error) {
 // there is another.
 func (w Window) Fetch() int32 { return w.Limit + 1 }
 
+// Paging is where a page of a list read stands in the list: the cursors of
+// its first and last rows and whether rows lie before and after it.
+type Paging struct {
+	Before, After        string
+	HasPrevious, HasNext bool
+}
+
+// Proto returns the svc.plugin.v1.Paging message that a list response of
+// the plugin's proto carries (its paging field), which the Graph renders as
+// the "paging" object.
+func (p Paging) Proto() *pluginv1.Paging {
+	return &pluginv1.Paging{Before: p.Before, After: p.After, HasPrevious: p.HasPrevious, HasNext: p.HasNext}
+}
+
 // Page trims rows read for w to the page, puts them in list order and
-// returns the paging the Graph renders. key gives a row's cursor value.
-func Page[T any](w Window, rows []T, key func(T) int64) ([]T, *pluginv1.Paging) {
+// returns their paging; its Proto goes in the list response. key gives a
+// row's cursor value.
+func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 	more := len(rows) > int(w.Limit)
 	if more {
 		rows = rows[:w.Limit]
 	}
-	paging := &pluginv1.Paging{}
+	var paging Paging
 	if w.Before != 0 {
 		// Read away from the cursor in reverse: put them back in list order.
 		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {

@@ -3,7 +3,6 @@ package sdk_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -185,21 +184,5 @@ func TestRegistrationMistakesStopThePlugin(t *testing.T) {
 			}()
 			tc.register(sdk.New(sdk.Info{Name: "x"}))
 		})
-	}
-}
-
-func TestErrorWireFormRoundTrips(t *testing.T) {
-	t.Parallel()
-	for _, e := range []*sdk.Error{
-		sdk.Invalid("name", "name is too long"),
-		sdk.NotFound("Post 1"),
-		sdk.Unavailable("The book database"),
-		sdk.Errorf(http.StatusConflict, 10, 2018300, "not holding control"),
-	} {
-		got := sdk.ErrorFromProto(e.Proto())
-		if got.HTTPStatus != e.HTTPStatus || got.Code != e.Code || got.Subcode != e.Subcode || got.Type != e.Type ||
-			got.Transient != e.Transient || got.Field != e.Field || got.Message != e.Message {
-			t.Errorf("round trip of %v = %v", e, got)
-		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
@@ -119,11 +118,11 @@ func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.H
 	creq.ActorApp = call.Principal().AppID
 	if expiryMaker(creq.Action) && req.ExpiresIn == nil {
 		// The Page's handover_timeout, when set, is the default.
-		page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: req.GetPageId()})
+		page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: req.GetPageId()})
 		if err != nil {
 			return nil, err
 		}
-		creq.ExpiresIn = int64(page.GetHandoverTimeout())
+		creq.ExpiresIn = int64(page.HandoverTimeout.Seconds())
 	}
 	if creq.TargetApp != "" {
 		if err := checkTargetApp(ctx, call, req.GetPageId(), creq.TargetApp); err != nil {
@@ -160,14 +159,14 @@ func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) e
 	if err != nil {
 		return err
 	}
-	if !app.GetAppExists() {
+	if !app.Exists {
 		return sdk.NotFound("App " + appID)
 	}
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: pageID, AppId: appID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: pageID, AppID: appID})
 	if err != nil {
 		return err
 	}
-	if !page.GetAppLinked() || !slices.Contains(page.GetAppProducts(), "svcchat") {
+	if !page.AppLinked || !slices.Contains(page.AppProducts, "svcchat") {
 		return sdk.Invalid("targetAppId", "Invalid parameter: targetAppId names an app that is not linked to this Page with svcchat enabled.")
 	}
 	return nil
@@ -175,7 +174,7 @@ func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) e
 
 // managedConversation finds a conversation named by a mobile body and
 // checks that the signed-in user manages its Page with at least role.
-func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, least pluginv1.PageRole) (svcchatdb.SvcchatConversation, *pluginv1.PageAccessResponse, error) {
+func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, least sdk.PageRole) (svcchatdb.SvcchatConversation, *sdk.PageAccess, error) {
 	cid, ok := sdk.ParseID(id)
 	if !ok {
 		return svcchatdb.SvcchatConversation{}, nil, sdk.NotFound("Conversation " + id)
@@ -187,12 +186,12 @@ func managedConversation(ctx context.Context, s *service, call *sdk.Call, id str
 	if err != nil {
 		return conv, nil, err
 	}
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: conv.PageID, UserId: call.Principal().UserID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: conv.PageID, UserID: call.Principal().UserID})
 	if err != nil {
 		return conv, nil, err
 	}
-	if page.GetUserRole() < least {
-		if least == pluginv1.PageRole_PAGE_ROLE_OWNER {
+	if page.UserRole < least {
+		if least == sdk.PageRoleOwner {
 			return conv, nil, errNotPageManager("owner")
 		}
 		return conv, nil, errNotPageManager("owner or admins")
@@ -202,7 +201,7 @@ func managedConversation(ctx context.Context, s *service, call *sdk.Call, id str
 
 // mobileHandover is the Page owner setting the holder from the Page inbox.
 func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcchatv1.MobileHandoverRequest) (*svcchatv1.MobileHandoverResponse, error) {
-	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), pluginv1.PageRole_PAGE_ROLE_OWNER)
+	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), sdk.PageRoleOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -223,11 +222,11 @@ func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcch
 
 // reply is a Page manager answering as a human from the Page inbox.
 func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.ReplyRequest) (*svcchatv1.ReplyResponse, error) {
-	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), pluginv1.PageRole_PAGE_ROLE_ADMIN)
+	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), sdk.PageRoleAdmin)
 	if err != nil {
 		return nil, err
 	}
-	if !page.GetPublished() || !page.GetChatSurfacing() {
+	if !page.Published || !page.ChatSurfacing {
 		return nil, errPageUnavailable()
 	}
 	manager := call.Principal().UserID

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
@@ -58,16 +57,16 @@ func newMessageID() string { return "m_" + rand.Text() }
 
 // pageForChat reads a Page's facts and refuses a Page that does not exist
 // (404) or is not published with chat surfacing on (2018304).
-func pageForChat(ctx context.Context, call *sdk.Call, pageID string) (*pluginv1.PageAccessResponse, error) {
+func pageForChat(ctx context.Context, call *sdk.Call, pageID string) (*sdk.PageAccess, error) {
 	p := call.Principal()
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: pageID, UserId: p.UserID, AppId: p.AppID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: pageID, UserID: p.UserID, AppID: p.AppID})
 	if err != nil {
 		return nil, err
 	}
-	if !page.GetPageExists() {
+	if !page.Exists {
 		return nil, sdk.NotFound("Page " + pageID)
 	}
-	if !page.GetPublished() || !page.GetChatSurfacing() {
+	if !page.Published || !page.ChatSurfacing {
 		return nil, errPageUnavailable()
 	}
 	return page, nil
@@ -87,12 +86,12 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := svcchatdb.New(tx)
 		conv, err := q.OpenConversation(ctx, svcchatdb.OpenConversationParams{
-			PageID: req.GetPageId(), UserID: userID, Holder: string(initialHolder(page.GetInboxAutomation())),
+			PageID: req.GetPageId(), UserID: userID, Holder: string(initialHolder(page.InboxAutomation)),
 		})
 		if err != nil {
 			return err
 		}
-		if Holder(conv.Holder) == HolderAssistant && page.GetInboxAutomation() {
+		if Holder(conv.Holder) == HolderAssistant && page.InboxAutomation {
 			// The first reply's job commits with the message: never lost,
 			// and only one per conversation ever.
 			n, err := q.EnqueueAssistantReply(ctx, svcchatdb.EnqueueAssistantReplyParams{PageID: conv.PageID, ConversationID: conv.ID})
@@ -288,7 +287,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		if !found {
 			// An opted-in user who never wrote: the Page starts the thread.
-			if conv, err = createConversation(ctx, q, req.GetPageId(), shape.recipient, initialHolder(page.GetInboxAutomation())); err != nil {
+			if conv, err = createConversation(ctx, q, req.GetPageId(), shape.recipient, initialHolder(page.InboxAutomation)); err != nil {
 				return err
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/gen/svc/testplugin/v1/testpluginv1connect"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 func TestMain(m *testing.M) { identitytest.Main(m) }
@@ -153,7 +154,7 @@ func TestRouteAHostCallOfAProcedureNoPluginServesIsRefusedWith2500(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := sdk.ErrorFromProto(res.GetError())
+	e := wire.ErrorFromProto(res.GetError())
 	if e == nil || e.HTTPStatus != http.StatusNotFound || e.Code != 2500 {
 		t.Fatalf("answer = %v, want 404 code 2500", res)
 	}
@@ -196,7 +197,7 @@ func TestAuthorizeAHostCallIsCheckedLikeAnOutsideCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := sdk.ErrorFromProto(res.GetError()); e == nil || e.HTTPStatus != http.StatusUnauthorized {
+	if e := wire.ErrorFromProto(res.GetError()); e == nil || e.HTTPStatus != http.StatusUnauthorized {
 		t.Fatalf("answer = %v, want a 401 refusal", res)
 	}
 	if n := r.handled.Load(); n != 0 {
@@ -257,7 +258,7 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	sdk.Handle(alias, testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("AliasService").Methods().ByName("Echo"), func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 		return &testpluginv1.EchoResponse{}, nil
 	})
-	m, err := alias.Manifest()
+	m, err := wire.Manifest(alias)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // recorder is an invoker that keeps the requests it is given.
@@ -65,7 +66,7 @@ func testTableOf(t *testing.T, src route.Source) *route.Table {
 	sdk.Handle(p, methods.ByName("Fail"), func(context.Context, *sdk.Call, *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
 		return nil, nil
 	})
-	m, err := p.Manifest()
+	m, err := wire.Manifest(p)
 	if err != nil {
 		t.Fatal(err)
 	}
