@@ -16,6 +16,15 @@
 //		p.Serve()
 //	}
 //
+// Handle registers a unary method and HandleStream a server-streaming one;
+// there is no other way. Handlers see only this package's Go types: the
+// caller (Principal, with its TokenKind), the host's facts (PageAccess,
+// AppInfo, UserInfo), list paging (Window, Paging) and ids (ParseID,
+// FormatID, the one parser of the platform's ids). The plugin protocol
+// itself (svc.plugin.v1, gRPC, go-plugin) is the business of package
+// plugins/sdk/wire, which the gateway and plugintest use and plugins do
+// not.
+//
 // Routing, authentication, authorization and request validation happen in
 // the gateway, from the options on the plugin's proto methods
 // (svc.plugin.v1.graph, google.api.http, svc.plugin.v1.access,

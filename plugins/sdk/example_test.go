@@ -53,9 +53,29 @@ func ExampleNotFound() {
 	// 404 100 33
 }
 
+// An id in a request is read with ParseID: the platform writes ids as
+// positive decimals, so "007" or "+7" name nothing and are answered as not
+// found, like an id that does not exist.
+func ExampleParseID() {
+	for _, s := range []string{"1042", "007", "+7", ""} {
+		id, ok := sdk.ParseID(s)
+		if !ok {
+			fmt.Println(sdk.NotFound("Post " + s).HTTPStatus)
+			continue
+		}
+		fmt.Println(sdk.FormatID(id))
+	}
+	// Output:
+	// 1042
+	// 404
+	// 404
+	// 404
+}
+
 // A list read pages with opaque cursors over a growing int64 key: read
 // Fetch rows after (or, reversed, before) the cursor and let Page trim
-// them and fill the paging the Graph renders.
+// them and return their paging; paging.Proto() fills the list response's
+// paging field, which the Graph renders.
 func ExamplePage() {
 	rows := []int64{10, 11, 12, 13, 14, 15, 16}
 	read := func(w sdk.Window) []int64 { // stands for SELECT … WHERE id > $after ORDER BY id LIMIT $fetch
