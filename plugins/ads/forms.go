@@ -203,7 +203,7 @@ func (s *service) createLeadgenForm(ctx context.Context, call *sdk.Call, req *ad
 	if err != nil {
 		return nil, err
 	}
-	return &adsv1.CreatedResponse{Id: formatID(row.ID)}, nil
+	return &adsv1.CreatedResponse{Id: sdk.FormatID(row.ID)}, nil
 }
 
 func (s *service) listLeadgenForms(ctx context.Context, call *sdk.Call, req *adsv1.ListLeadgenFormsRequest) (*adsv1.ListLeadgenFormsResponse, error) {
@@ -226,7 +226,7 @@ func (s *service) listLeadgenForms(ctx context.Context, call *sdk.Call, req *ads
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(f adsdb.AdsLeadgenForm) int64 { return f.ID })
-	res := &adsv1.ListLeadgenFormsResponse{Data: make([]*adsv1.LeadgenForm, len(rows)), Paging: paging}
+	res := &adsv1.ListLeadgenFormsResponse{Data: make([]*adsv1.LeadgenForm, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		if res.Data[i], err = formProto(r); err != nil {
 			return nil, err
@@ -272,7 +272,7 @@ func (s *service) submitLead(ctx context.Context, call *sdk.Call, req *adsv1.Sub
 	if err != nil {
 		return nil, err
 	}
-	return &adsv1.CreatedResponse{Id: formatID(row.ID)}, nil
+	return &adsv1.CreatedResponse{Id: sdk.FormatID(row.ID)}, nil
 }
 
 // listLeads lists a form's leads to its owner; to anyone else the form
@@ -300,13 +300,13 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(l adsdb.AdsLead) int64 { return l.ID })
-	res := &adsv1.ListLeadsResponse{Data: make([]*adsv1.Lead, len(rows)), Paging: paging}
+	res := &adsv1.ListLeadsResponse{Data: make([]*adsv1.Lead, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		var answers []answer
 		if err := json.Unmarshal(r.FieldData, &answers); err != nil {
 			return nil, fmt.Errorf("lead %d: stored field_data: %w", r.ID, err)
 		}
-		l := &adsv1.Lead{Id: formatID(r.ID), FormId: formatID(r.FormID), UserId: r.UserID, CreatedTime: rfc3339(r.CreatedAt)}
+		l := &adsv1.Lead{Id: sdk.FormatID(r.ID), FormId: sdk.FormatID(r.FormID), UserId: r.UserID, CreatedTime: rfc3339(r.CreatedAt)}
 		for _, a := range answers {
 			l.FieldData = append(l.FieldData, &adsv1.LeadField{Name: a.Name, Values: a.Values})
 		}
@@ -316,7 +316,7 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 }
 
 func (s *service) form(ctx context.Context, id string) (adsdb.GetLeadgenFormRow, error) {
-	n, ok := parseID(id)
+	n, ok := sdk.ParseID(id)
 	if !ok {
 		return adsdb.GetLeadgenFormRow{}, formNotFound(id)
 	}
@@ -332,7 +332,7 @@ func formProto(r adsdb.AdsLeadgenForm) (*adsv1.LeadgenForm, error) {
 	if err := json.Unmarshal(r.Questions, &questions); err != nil {
 		return nil, fmt.Errorf("form %d: stored questions: %w", r.ID, err)
 	}
-	f := &adsv1.LeadgenForm{Id: formatID(r.ID), AdAccountId: formatID(r.AdAccountID), Name: r.Name,
+	f := &adsv1.LeadgenForm{Id: sdk.FormatID(r.ID), AdAccountId: sdk.FormatID(r.AdAccountID), Name: r.Name,
 		PrivacyPolicyUrl: r.PrivacyPolicyUrl, Status: "ACTIVE", CreatedTime: rfc3339(r.CreatedAt)}
 	for _, q := range questions {
 		f.Questions = append(f.Questions, &adsv1.LeadgenQuestion{Type: q.Type, Key: q.Key, Label: q.Label})

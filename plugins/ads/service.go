@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -63,7 +62,7 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(a adsdb.AdsAdAccount) int64 { return a.ID })
-	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging}
+	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = accountProto(r)
 	}
@@ -83,8 +82,8 @@ func (s *service) provisionSandbox(ctx context.Context, call *sdk.Call, business
 			return err
 		}
 		name := "Sandbox ad account"
-		if u, err := call.Host().UserInfo(ctx, call.Principal().UserID); err == nil && u.GetName() != "" {
-			name = u.GetName() + "'s sandbox ad account"
+		if u, err := call.Host().UserInfo(ctx, call.Principal().UserID); err == nil && u.Name != "" {
+			name = u.Name + "'s sandbox ad account"
 		}
 		_, err = q.InsertAdAccount(ctx, adsdb.InsertAdAccountParams{BusinessID: business, Name: name})
 		return err
@@ -116,7 +115,7 @@ func (s *service) createAdAccount(ctx context.Context, call *sdk.Call, req *adsv
 	if err != nil {
 		return nil, err
 	}
-	return &adsv1.CreatedResponse{Id: formatID(row.ID)}, nil
+	return &adsv1.CreatedResponse{Id: sdk.FormatID(row.ID)}, nil
 }
 
 func (s *service) getAdAccount(ctx context.Context, call *sdk.Call, req *adsv1.GetAdAccountRequest) (*adsv1.AdAccount, error) {
@@ -130,7 +129,7 @@ func (s *service) getAdAccount(ctx context.Context, call *sdk.Call, req *adsv1.G
 // ownedAccount reads an ad account of the caller's business; any other
 // account, like one that does not exist, is not found.
 func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (adsdb.AdsAdAccount, error) {
-	n, ok := parseID(id)
+	n, ok := sdk.ParseID(id)
 	if !ok {
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
@@ -161,9 +160,9 @@ func (s *service) listLeadCampaigns(ctx context.Context, call *sdk.Call, req *ad
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c adsdb.AdsLeadCampaign) int64 { return c.ID })
-	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging}
+	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
-		res.Data[i] = &adsv1.LeadCampaign{Id: formatID(r.ID), AdAccountId: formatID(r.AdAccountID), Name: r.Name,
+		res.Data[i] = &adsv1.LeadCampaign{Id: sdk.FormatID(r.ID), AdAccountId: sdk.FormatID(r.AdAccountID), Name: r.Name,
 			Objective: "OUTCOME_LEADS", Status: r.Status, LeadgenFormId: optionalID(r.LeadgenFormID), CreatedTime: rfc3339(r.CreatedAt)}
 	}
 	return res, nil
@@ -184,7 +183,7 @@ func (s *service) createLeadCampaign(ctx context.Context, call *sdk.Call, req *a
 	}
 	var form *int64
 	if f := req.GetLeadgenFormId(); f != "" {
-		id, ok := parseID(f)
+		id, ok := sdk.ParseID(f)
 		exists := false
 		if ok {
 			if exists, err = adsdb.New(s.pool).FormOfAccountExists(ctx, adsdb.FormOfAccountExistsParams{AdAccountID: acct.ID, ID: id}); err != nil {
@@ -202,11 +201,11 @@ func (s *service) createLeadCampaign(ctx context.Context, call *sdk.Call, req *a
 	if err != nil {
 		return nil, err
 	}
-	return &adsv1.CreatedResponse{Id: formatID(row.ID)}, nil
+	return &adsv1.CreatedResponse{Id: sdk.FormatID(row.ID)}, nil
 }
 
 func accountProto(r adsdb.AdsAdAccount) *adsv1.AdAccount {
-	return &adsv1.AdAccount{Id: formatID(r.ID), Name: r.Name, BusinessId: r.BusinessID, Currency: r.Currency,
+	return &adsv1.AdAccount{Id: sdk.FormatID(r.ID), Name: r.Name, BusinessId: r.BusinessID, Currency: r.Currency,
 		IsSandbox: r.IsSandbox, CreatedTime: rfc3339(r.CreatedAt)}
 }
 
@@ -221,20 +220,11 @@ func plainText(field, s string) error {
 	return nil
 }
 
-// parseID reads an id this plugin handed out. Ids are opaque to callers:
-// anything else names nothing (CONTRACT §1), so the caller answers 404.
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
-}
-
-func formatID(id int64) string { return strconv.FormatInt(id, 10) }
-
 func optionalID(id *int64) string {
 	if id == nil {
 		return ""
 	}
-	return formatID(*id)
+	return sdk.FormatID(*id)
 }
 
 func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

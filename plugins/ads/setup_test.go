@@ -33,12 +33,12 @@ const (
 )
 
 func user(id string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: id, AppID: appID,
+	return sdk.Principal{Kind: sdk.TokenKindUser, UserID: id, AppID: appID,
 		Scopes: []string{"ads_read", "ads_management", "leads_retrieval"}}
 }
 
 func session(id string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: id}
+	return sdk.Principal{Kind: sdk.TokenKindSession, UserID: id}
 }
 
 // users stands in for the gateway's Host service: every user exists and

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
@@ -53,7 +51,7 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 	if err != nil {
 		return nil, err
 	}
-	return &bookv1.CreatePostResponse{Id: strconv.FormatInt(id, 10)}, nil
+	return &bookv1.CreatePostResponse{Id: sdk.FormatID(id)}, nil
 }
 
 // listPosts pages through a Page's posts, newest first.
@@ -80,7 +78,7 @@ func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPo
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(p bookdb.BookPost) int64 { return p.ID })
-	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging}
+	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = toProto(r)
 	}
@@ -90,12 +88,12 @@ func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPo
 // getPost reads one post; a post of a Page the caller has no access to is
 // reported as not found, so its existence is not revealed.
 func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPostRequest) (*bookv1.Post, error) {
-	id, err := strconv.ParseInt(req.GetPostId(), 10, 64)
-	if err != nil {
+	id, ok := sdk.ParseID(req.GetPostId())
+	if !ok {
 		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}
 	var row bookdb.BookPost
-	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
+	err := s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
 		row, err = bookdb.New(db).GetPost(ctx, id)
 		return err
 	})
@@ -106,11 +104,11 @@ func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPo
 		return nil, err
 	}
 	p := call.Principal()
-	access, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: row.PageID, UserId: p.UserID, AppId: p.AppID})
+	access, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID})
 	if err != nil {
 		return nil, err
 	}
-	visible := access.GetUserRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetAppLinked()
+	visible := access.UserRole != sdk.PageRoleNone || access.AppLinked
 	if !visible {
 		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}
@@ -119,7 +117,7 @@ func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPo
 
 func toProto(r bookdb.BookPost) *bookv1.Post {
 	return &bookv1.Post{
-		Id: strconv.FormatInt(r.ID, 10), PageId: r.PageID, Content: r.Content, Audience: r.Audience,
+		Id: sdk.FormatID(r.ID), PageId: r.PageID, Content: r.Content, Audience: r.Audience,
 		CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339),
 	}
 }

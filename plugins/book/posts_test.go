@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
@@ -23,8 +22,8 @@ const (
 )
 
 var (
-	admin    = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: pageAdmin, AppID: linkedApp}
-	stranger = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: "8", AppID: "91"}
+	admin    = sdk.Principal{Kind: sdk.TokenKindUser, UserID: pageAdmin, AppID: linkedApp}
+	stranger = sdk.Principal{Kind: sdk.TokenKindUser, UserID: "8", AppID: "91"}
 )
 
 type bundle struct {
@@ -148,7 +147,7 @@ func TestAPostIsReadByThePagesAdminOrALinkedAppAndNotFoundForAnyoneElse(t *testi
 	get := func(who sdk.Principal, id string) (*bookv1.Post, error) {
 		return plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, who, &bookv1.GetPostRequest{PostId: id})
 	}
-	for _, who := range []sdk.Principal{admin, {Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: linkedApp}} {
+	for _, who := range []sdk.Principal{admin, {Kind: sdk.TokenKindAppKey, AppID: linkedApp}} {
 		p, err := get(who, created.GetId())
 		if err != nil || p.GetContent() != "Hello" || p.GetPageId() != page {
 			t.Fatalf("%+v reads %v, %v", who, p, err)

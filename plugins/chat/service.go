@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,7 +55,7 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 	if err != nil {
 		return nil, err
 	}
-	if !to.GetUserExists() {
+	if !to.Exists {
 		return nil, sdk.NotFound("User " + req.GetToUserId())
 	}
 	low, high := pair(from, req.GetToUserId())
@@ -76,7 +75,7 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 		if err != nil {
 			return err
 		}
-		res.ThreadId, res.MessageId = strconv.FormatInt(th.ID, 10), m.ID
+		res.ThreadId, res.MessageId = sdk.FormatID(th.ID), m.ID
 		return nil
 	})
 	if err != nil {
@@ -138,14 +137,14 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 			if err != nil {
 				return nil, err
 			}
-			name, names[other] = u.GetName(), u.GetName()
+			name, names[other] = u.Name, u.Name
 		}
 		label := "You"
 		if r.SenderUserID != userID {
 			label = name
 		}
 		direct = append(direct, chatItem{at: r.UpdatedAt.Time, json: map[string]any{"kind": "direct",
-			"threadId": strconv.FormatInt(r.ID, 10), "withUserId": other, "withUserName": name, "updatedAt": rfc3339(r.UpdatedAt),
+			"threadId": sdk.FormatID(r.ID), "withUserId": other, "withUserName": name, "updatedAt": rfc3339(r.UpdatedAt),
 			"lastMessage": map[string]any{"text": r.Text, "senderLabel": label, "createdAt": rfc3339(r.MessageCreatedAt)}}})
 	}
 	out := map[string]any{"sponsoredAd": ad}
@@ -179,8 +178,8 @@ const threadPage = 25
 func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chatv1.GetDirectThreadRequest) (*chatv1.DirectThread, error) {
 	userID := call.Principal().UserID
 	notFound := sdk.NotFound("Thread " + req.GetThreadId())
-	id, err := strconv.ParseInt(req.GetThreadId(), 10, 64)
-	if err != nil {
+	id, ok := sdk.ParseID(req.GetThreadId())
+	if !ok {
 		return nil, notFound
 	}
 	limit := req.GetLimit()
@@ -189,7 +188,7 @@ func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chat
 	}
 	var th chatdb.ChatDirectThread
 	var rows []chatdb.ChatDirectMessage
-	err = s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
+	err := s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
 		q := chatdb.New(db)
 		th, err = q.GetThread(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) || err == nil && th.UserLow != userID && th.UserHigh != userID {
@@ -221,12 +220,12 @@ func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chat
 	if err != nil {
 		return nil, err
 	}
-	out := &chatv1.DirectThread{ThreadId: req.GetThreadId(), WithUserId: other, WithUserName: u.GetName(),
+	out := &chatv1.DirectThread{ThreadId: req.GetThreadId(), WithUserId: other, WithUserName: u.Name,
 		HasOlder: len(rows) > int(limit)}
 	rows = rows[:min(len(rows), int(limit))]
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]
-		label := u.GetName()
+		label := u.Name
 		if r.SenderUserID == userID {
 			label = "You"
 		}
@@ -245,7 +244,7 @@ func (s *service) sponsoredAd(ctx context.Context, q *chatdb.Queries) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": strconv.FormatInt(ad.ID, 10), "title": ad.Title, "body": ad.Body, "linkUrl": ad.LinkUrl, "sponsor": ad.Sponsor}, nil
+	return map[string]any{"id": sdk.FormatID(ad.ID), "title": ad.Title, "body": ad.Body, "linkUrl": ad.LinkUrl, "sponsor": ad.Sponsor}, nil
 }
 
 func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

@@ -18,6 +18,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
@@ -40,7 +41,7 @@ func (h *svcchatInbox) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest
 
 func (h *svcchatInbox) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
 	if req.GetProcedure() != inboxProcedure || req.GetDelegation() == "" {
-		return &pluginv1.InvokeResponse{Error: sdk.Unavailable("svcchat").Proto()}, nil
+		return &pluginv1.InvokeResponse{Error: wire.ErrorToProto(sdk.Unavailable("svcchat"))}, nil
 	}
 	out, _ := proto.Marshal(&svcchatv1.InboxResponse{Threads: []*svcchatv1.InboxThread{{ConversationId: "2000000001", PageId: "500",
 		PageName: "Demo Coffee", ControlHolder: "svc_ai", UpdatedAt: h.updatedAt, DeepLink: "svcchat://page-inbox/500/2000000001",
@@ -62,7 +63,7 @@ func setup(t *testing.T) *bundle {
 }
 
 func session(user string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: user}
+	return sdk.Principal{Kind: sdk.TokenKindSession, UserID: user}
 }
 
 func call[Res proto.Message](t *testing.T, b *bundle, method string, p sdk.Principal, req proto.Message) (Res, error) {

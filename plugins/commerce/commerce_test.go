@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	commercev1 "github.com/svcplatform/svc/gen/svc/commerce/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	commercesql "github.com/svcplatform/svc/plugins/commerce/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
@@ -29,7 +28,7 @@ const (
 )
 
 func user(id string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: id, AppID: "2000000001", Scopes: []string{"commerce_checkout"}}
+	return sdk.Principal{Kind: sdk.TokenKindUser, UserID: id, AppID: "2000000001", Scopes: []string{"commerce_checkout"}}
 }
 
 type bundle struct {

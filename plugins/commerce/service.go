@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,7 +62,7 @@ func (s *service) register(p *sdk.Plugin) {
 }
 
 func (s *service) shop(ctx context.Context, id string) (commercedb.CommerceShop, error) {
-	n, ok := parseID(id)
+	n, ok := sdk.ParseID(id)
 	if !ok {
 		return commercedb.CommerceShop{}, shopNotFound(id)
 	}
@@ -79,7 +78,7 @@ func (s *service) getMaison(ctx context.Context, _ *sdk.Call, req *commercev1.Ge
 	if err != nil {
 		return nil, err
 	}
-	return &commercev1.Maison{Id: formatID(shop.ID), Name: shop.Name, Currency: shop.Currency}, nil
+	return &commercev1.Maison{Id: sdk.FormatID(shop.ID), Name: shop.Name, Currency: shop.Currency}, nil
 }
 
 func (s *service) listProducts(ctx context.Context, _ *sdk.Call, req *commercev1.ListProductsRequest) (*commercev1.ListProductsResponse, error) {
@@ -102,9 +101,9 @@ func (s *service) listProducts(ctx context.Context, _ *sdk.Call, req *commercev1
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(p commercedb.CommerceProduct) int64 { return p.ID })
-	res := &commercev1.ListProductsResponse{Data: make([]*commercev1.Product, len(rows)), Paging: paging}
+	res := &commercev1.ListProductsResponse{Data: make([]*commercev1.Product, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
-		res.Data[i] = &commercev1.Product{Id: formatID(r.ID), Name: r.Name, Price: money(r.Price, shop.Currency), Available: r.Available}
+		res.Data[i] = &commercev1.Product{Id: sdk.FormatID(r.ID), Name: r.Name, Price: money(r.Price, shop.Currency), Available: r.Available}
 	}
 	return res, nil
 }
@@ -134,7 +133,7 @@ func readCart(items []*commercev1.CheckoutItem) ([]int64, error) {
 			return nil, sdk.Invalid(field+".product_id", "Invalid parameter: %s.product_id is items[%d]'s too; give each product once with its quantity.", field, j)
 		}
 		seen[it.GetProductId()] = i
-		id, ok := parseID(it.GetProductId())
+		id, ok := sdk.ParseID(it.GetProductId())
 		if !ok {
 			return nil, productNotFound(field, it.GetProductId())
 		}
@@ -209,12 +208,12 @@ func (s *service) checkout(ctx context.Context, call *sdk.Call, req *commercev1.
 	if err != nil {
 		return nil, err
 	}
-	return &commercev1.CheckoutResponse{OrderId: formatID(order.ID), Status: order.Status, Total: money(order.Total, order.Currency)}, nil
+	return &commercev1.CheckoutResponse{OrderId: sdk.FormatID(order.ID), Status: order.Status, Total: money(order.Total, order.Currency)}, nil
 }
 
 // getOrder reads an order to its buyer; to anyone else it does not exist.
 func (s *service) getOrder(ctx context.Context, call *sdk.Call, req *commercev1.GetOrderRequest) (*commercev1.Order, error) {
-	id, ok := parseID(req.GetOrderId())
+	id, ok := sdk.ParseID(req.GetOrderId())
 	if !ok {
 		return nil, orderNotFound(req.GetOrderId())
 	}
@@ -230,10 +229,10 @@ func (s *service) getOrder(ctx context.Context, call *sdk.Call, req *commercev1.
 	if err != nil {
 		return nil, err
 	}
-	res := &commercev1.Order{Id: formatID(o.ID), MaisonId: formatID(o.ShopID), Status: o.Status, Total: money(o.Total, o.Currency),
+	res := &commercev1.Order{Id: sdk.FormatID(o.ID), MaisonId: sdk.FormatID(o.ShopID), Status: o.Status, Total: money(o.Total, o.Currency),
 		CreatedTime: o.CreatedAt.Time.UTC().Format(time.RFC3339), Items: make([]*commercev1.OrderItem, len(items))}
 	for i, it := range items {
-		res.Items[i] = &commercev1.OrderItem{ProductId: formatID(it.ProductID), Quantity: it.Quantity, UnitPrice: money(it.UnitPrice, o.Currency)}
+		res.Items[i] = &commercev1.OrderItem{ProductId: sdk.FormatID(it.ProductID), Quantity: it.Quantity, UnitPrice: money(it.UnitPrice, o.Currency)}
 	}
 	return res, nil
 }
@@ -251,12 +250,3 @@ func productNotFound(field, id string) error {
 	e.Field = field + ".product_id"
 	return e
 }
-
-// parseID reads an id this plugin handed out. Ids are opaque to callers:
-// anything else names nothing (CONTRACT §1), so the caller answers 404.
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
-}
-
-func formatID(id int64) string { return strconv.FormatInt(id, 10) }

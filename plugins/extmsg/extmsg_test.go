@@ -33,11 +33,11 @@ const (
 )
 
 func token(user, app string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: user, AppID: app, Scopes: []string{"extmsg_business_management"}}
+	return sdk.Principal{Kind: sdk.TokenKindUser, UserID: user, AppID: app, Scopes: []string{"extmsg_business_management"}}
 }
 
 func session(user string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: user, Staff: user == staffer}
+	return sdk.Principal{Kind: sdk.TokenKindSession, UserID: user, Staff: user == staffer}
 }
 
 // apps stands in for the gateway's Host service: devApp and liveApp exist.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/extmsg/internal/extmsgdb"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/msgtemplate"
@@ -56,7 +54,7 @@ func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extms
 	if err != nil {
 		return nil, err
 	}
-	if !app.GetAppExists() {
+	if !app.Exists {
 		return nil, sdk.NotFound("App " + req.GetAppId())
 	}
 	row, err := extmsgdb.New(s.pool).UpsertAccount(ctx, extmsgdb.UpsertAccountParams{BusinessID: req.GetBusinessId(),
@@ -64,14 +62,14 @@ func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extms
 	if err != nil {
 		return nil, err
 	}
-	return &extmsgv1.EmbeddedSignupResponse{AccountId: formatID(row.ID), Status: row.Status}, nil
+	return &extmsgv1.EmbeddedSignupResponse{AccountId: sdk.FormatID(row.ID), Status: row.Status}, nil
 }
 
 // account reads a messaging account the caller may act on: one of the
 // caller's business, and for a user token one connected to the token's
 // app.
 func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extmsgdb.ExtmsgAccount, error) {
-	n, ok := parseID(id)
+	n, ok := sdk.ParseID(id)
 	if !ok {
 		return extmsgdb.ExtmsgAccount{}, accountNotFound(id)
 	}
@@ -83,7 +81,7 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	if err != nil {
 		return row, err
 	}
-	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION && p.AppID != row.AppID {
+	if p.Kind != sdk.TokenKindSession && p.AppID != row.AppID {
 		return row, sdk.Errorf(http.StatusForbidden, 10, 0, "Messaging account %s is connected to another app; use a token of that app.", id)
 	}
 	return row, nil
@@ -185,9 +183,9 @@ func (s *service) templateStep(ctx context.Context, call *sdk.Call, req *extmsgv
 			return err
 		}
 		from := msgtemplate.Status(cur.Status)
-		next, err := msgtemplate.Next(from, action, app.GetLive())
+		next, err := msgtemplate.Next(from, action, app.Live)
 		if err != nil {
-			return errLifecycle(msgtemplate.Explain(from, action, app.GetLive()))
+			return errLifecycle(msgtemplate.Explain(from, action, app.Live))
 		}
 		row, err = q.SetTemplateStatus(ctx, extmsgdb.SetTemplateStatusParams{AccountID: acct.ID, Name: cur.Name,
 			Status: string(next), Submitted: action == msgtemplate.Submit})
@@ -221,7 +219,7 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r extmsgdb.QueueAfterRow) int64 { return *r.Submission })
-	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows)), Paging: paging}
+	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows)), Paging: paging.Proto()}
 	names := map[string]string{}
 	for i, r := range rows {
 		name, ok := names[r.AppID]
@@ -230,9 +228,9 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 			if err != nil {
 				return nil, err
 			}
-			name, names[r.AppID] = app.GetName(), app.GetName()
+			name, names[r.AppID] = app.Name, app.Name
 		}
-		res.Data[i] = &extmsgv1.QueuedTemplate{Id: formatID(r.ID), AccountId: formatID(r.AccountID), BusinessId: r.BusinessID,
+		res.Data[i] = &extmsgv1.QueuedTemplate{Id: sdk.FormatID(r.ID), AccountId: sdk.FormatID(r.AccountID), BusinessId: r.BusinessID,
 			AppId: r.AppID, AppName: name, Name: r.Name, Body: r.Body, Params: r.Params, Status: r.Status, SubmittedAt: rfc3339(r.SubmittedAt)}
 	}
 	return res, nil
@@ -255,7 +253,7 @@ func (s *service) decideTemplate(ctx context.Context, call *sdk.Call, req *extms
 	if strings.ContainsRune(req.GetReason(), 0) {
 		return nil, sdk.Invalid("reason", "Invalid parameter: reason must not contain the NUL character.")
 	}
-	id, ok := parseID(req.GetId())
+	id, ok := sdk.ParseID(req.GetId())
 	if !ok {
 		return nil, templateNotFound(req.GetId())
 	}
@@ -287,7 +285,7 @@ func (s *service) decideTemplate(ctx context.Context, call *sdk.Call, req *extms
 	if err != nil {
 		return nil, err
 	}
-	return &extmsgv1.DecideTemplateResponse{Template: &extmsgv1.DecidedTemplate{Id: formatID(row.ID), AccountId: formatID(row.AccountID),
+	return &extmsgv1.DecideTemplateResponse{Template: &extmsgv1.DecidedTemplate{Id: sdk.FormatID(row.ID), AccountId: sdk.FormatID(row.AccountID),
 		Name: row.Name, Status: row.Status, RejectionReason: row.RejectionReason, DecidedAt: rfc3339(row.DecidedAt)}}, nil
 }
 
@@ -296,7 +294,7 @@ func templateProto(r extmsgdb.ExtmsgTemplate) *extmsgv1.Template {
 	if params == nil {
 		params = []string{}
 	}
-	return &extmsgv1.Template{Id: formatID(r.ID), AccountId: formatID(r.AccountID), Name: r.Name, Body: r.Body, Params: params,
+	return &extmsgv1.Template{Id: sdk.FormatID(r.ID), AccountId: sdk.FormatID(r.AccountID), Name: r.Name, Body: r.Body, Params: params,
 		Status: r.Status, RejectionReason: r.RejectionReason}
 }
 
@@ -314,15 +312,6 @@ func errUnknownTemplate(name string) *sdk.Error {
 
 func accountNotFound(id string) error  { return sdk.NotFound("Messaging account " + id) }
 func templateNotFound(id string) error { return sdk.NotFound("Template " + id) }
-
-// parseID reads an id this plugin handed out. Ids are opaque to callers:
-// anything else names nothing (CONTRACT §1), so the caller answers 404.
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
-}
-
-func formatID(id int64) string { return strconv.FormatInt(id, 10) }
 
 func rfc3339(t pgtype.Timestamptz) string {
 	if !t.Valid {

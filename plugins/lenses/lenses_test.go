@@ -7,7 +7,6 @@ import (
 	"time"
 
 	lensesv1 "github.com/svcplatform/svc/gen/svc/lenses/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/pgtest"
 	lensessql "github.com/svcplatform/svc/plugins/lenses/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
@@ -30,7 +29,7 @@ func TestTheChatAppListsTheBuiltInLensesInOrder(t *testing.T) {
 	p := sdk.New(sdk.Info{Name: "lenses", Version: version})
 	register(p, pool)
 	tp := plugintest.Start(t, p)
-	session := sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: "1000000001"}
+	session := sdk.Principal{Kind: sdk.TokenKindSession, UserID: "1000000001"}
 	res, err := plugintest.Call[*lensesv1.ListLensesResponse](ctx, tp, "/svc.lenses.v1.LensesService/ListLenses", session, &lensesv1.ListLensesRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ type Call struct {
 func (c *Call) Procedure() string { return c.procedure }
 
 // Principal returns the caller, authorized by the gateway for this method.
-func (c *Call) Principal() Principal { return PrincipalFromProto(c.principal) }
+func (c *Call) Principal() Principal { return principalFromProto(c.principal) }
 
 // TraceID returns the request's trace id, the fbtrace_id the caller sees in
 // errors.
@@ -55,20 +55,13 @@ func (c *Call) Host() *HostClient {
 	return &HostClient{p: c.p, delegation: c.delegation, traceID: c.traceID}
 }
 
-// Invoke runs one unary call in this process exactly as the gateway's calls
-// are run: decode, deadline, handler, encode, errors. Tests and benchmarks
-// use it to measure a plugin without the hop.
-func (p *Plugin) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
-	return p.invoke(ctx, req)
-}
-
 // invoke runs one unary call; it is the handler of both transports, gRPC and
 // the fast lane.
 func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse) {
 	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation()}
 	m := p.methods[call.procedure]
 	if m == nil || m.unary == nil {
-		return &pluginv1.InvokeResponse{Error: p.unknown(call, m).Proto()}
+		return &pluginv1.InvokeResponse{Error: errorToProto(p.unknown(call, m))}
 	}
 	ctx, cancel := callContext(ctx, req)
 	defer cancel()
@@ -107,7 +100,7 @@ func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, 
 	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation()}
 	m := p.methods[call.procedure]
 	if m == nil || m.stream == nil {
-		return send(&pluginv1.InvokeResponse{Error: p.unknown(call, m).Proto()})
+		return send(&pluginv1.InvokeResponse{Error: errorToProto(p.unknown(call, m))})
 	}
 	ctx, cancel := callContext(ctx, req)
 	defer cancel()
@@ -166,12 +159,12 @@ func (p *Plugin) refuse(call *Call, err error) *pluginv1.Error {
 	if fault {
 		call.Logger().Error("call failed", "error", err)
 	}
-	return e.Proto()
+	return errorToProto(e)
 }
 
 func (p *Plugin) panicked(call *Call, r any) *pluginv1.Error {
 	call.Logger().Error("handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-	return Internal(fmt.Errorf("panic: %v", r)).Proto()
+	return errorToProto(Internal(fmt.Errorf("panic: %v", r)))
 }
 
 type readReplicaKey struct{}

@@ -8,12 +8,22 @@
 //
 //	func main() {
 //		p := sdk.New(sdk.Info{Name: "hello", Version: "1.0.0"})
-//		sdk.Unary(p, "/svc.hello.v1.HelloService/SayHello",
+//		methods := hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods()
+//		sdk.Handle(p, methods.ByName("SayHello"),
 //			func(ctx context.Context, call *sdk.Call, req *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
 //				return &hellov1.SayHelloResponse{Message: "Hello, " + req.GetName() + "!"}, nil
 //			})
 //		p.Serve()
 //	}
+//
+// Handle registers a unary method and HandleStream a server-streaming one;
+// there is no other way. Handlers see only this package's Go types: the
+// caller (Principal, with its TokenKind), the host's facts (PageAccess,
+// AppInfo, UserInfo), list paging (Window, Paging) and ids (ParseID,
+// FormatID, the one parser of the platform's ids). The plugin protocol
+// itself (svc.plugin.v1, gRPC, go-plugin) is the business of package
+// plugins/sdk/wire, which the gateway and plugintest use and plugins do
+// not.
 //
 // Routing, authentication, authorization and request validation happen in
 // the gateway, from the options on the plugin's proto methods

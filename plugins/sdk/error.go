@@ -127,15 +127,15 @@ func asError(err error) (e *Error, fault bool) {
 	return Internal(err), true
 }
 
-// Proto returns the wire form of e: its Connect (= gRPC) code and message,
-// and the Graph numbers.
-func (e *Error) Proto() *pluginv1.Error {
-	return &pluginv1.Error{ConnectCode: uint32(e.RPCCode()), Message: e.Message, Graph: e.Graph()}
+// errorToProto returns the wire form of e: its Connect (= gRPC) code and
+// message, and the Graph numbers (wire.ErrorToProto).
+func errorToProto(e *Error) *pluginv1.Error {
+	return &pluginv1.Error{ConnectCode: uint32(codeFor(e)), Message: e.Message, Graph: graphOf(e)}
 }
 
-// Graph returns the Graph numbers of e, the detail that Connect and gRPC
+// graphOf returns the Graph numbers of e, the detail that Connect and gRPC
 // callers receive beside the code.
-func (e *Error) Graph() *errorsv1.GraphError {
+func graphOf(e *Error) *errorsv1.GraphError {
 	typ := e.Type
 	if typ == "" {
 		typ = typeFor(e.HTTPStatus)
@@ -146,16 +146,13 @@ func (e *Error) Graph() *errorsv1.GraphError {
 	}
 }
 
-// RPCCode is the Connect (= gRPC) code of e, from its HTTP status.
-func (e *Error) RPCCode() codes.Code { return codeFor(e) }
-
-// ErrorFromProto rebuilds an *Error from its wire form: a plugin's answer,
+// errorFromProto rebuilds an *Error from its wire form: a plugin's answer,
 // or the error of a call made through the host. It is the one conversion
-// from the wire.
-func ErrorFromProto(pe *pluginv1.Error) *Error {
+// from the wire (wire.ErrorFromProto).
+func errorFromProto(pe *pluginv1.Error) *Error {
 	g := pe.GetGraph()
 	if g == nil || g.GetHttpStatus() == 0 {
-		return ErrorFromCode(codes.Code(pe.GetConnectCode()), pe.GetMessage())
+		return errorFromCode(codes.Code(pe.GetConnectCode()), pe.GetMessage())
 	}
 	return &Error{
 		HTTPStatus: int(g.GetHttpStatus()), Code: int(g.GetCode()), Subcode: int(g.GetErrorSubcode()),
@@ -163,9 +160,9 @@ func ErrorFromProto(pe *pluginv1.Error) *Error {
 	}
 }
 
-// ErrorFromCode derives the Graph error of a Connect or gRPC code, for
+// errorFromCode derives the Graph error of a Connect or gRPC code, for
 // errors that carry no Graph numbers of their own.
-func ErrorFromCode(c codes.Code, message string) *Error {
+func errorFromCode(c codes.Code, message string) *Error {
 	switch c {
 	case codes.InvalidArgument, codes.OutOfRange:
 		return &Error{HTTPStatus: http.StatusBadRequest, Code: 100, Type: TypeInvalid, Message: message}

@@ -10,12 +10,14 @@ import (
 )
 
 // A plugin is a name, a version, the event types it emits and one handler
-// per method of its proto services; main then calls p.Serve(). The gateway
-// routes, validates and authorizes each call from the proto's options
-// before the handler runs.
-func ExampleUnary() {
+// per method of its proto services, named by the method's descriptor in
+// the generated Go package; main then calls p.Serve(). The gateway routes,
+// validates and authorizes each call from the proto's options before the
+// handler runs.
+func ExampleHandle() {
 	p := sdk.New(sdk.Info{Name: "hello", Version: "1.0.0", Events: []string{"hello.waved"}})
-	sdk.Unary(p, hellov1.HelloService_SayHello_FullMethodName,
+	methods := hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods()
+	sdk.Handle(p, methods.ByName("SayHello"),
 		func(ctx context.Context, call *sdk.Call, req *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
 			call.Logger().InfoContext(ctx, "greeting", "name", req.GetName())
 			return &hellov1.SayHelloResponse{Id: req.GetName(), Message: "Hello, " + req.GetName() + "!"}, nil
@@ -51,9 +53,29 @@ func ExampleNotFound() {
 	// 404 100 33
 }
 
+// An id in a request is read with ParseID: the platform writes ids as
+// positive decimals, so "007" or "+7" name nothing and are answered as not
+// found, like an id that does not exist.
+func ExampleParseID() {
+	for _, s := range []string{"1042", "007", "+7", ""} {
+		id, ok := sdk.ParseID(s)
+		if !ok {
+			fmt.Println(sdk.NotFound("Post " + s).HTTPStatus)
+			continue
+		}
+		fmt.Println(sdk.FormatID(id))
+	}
+	// Output:
+	// 1042
+	// 404
+	// 404
+	// 404
+}
+
 // A list read pages with opaque cursors over a growing int64 key: read
 // Fetch rows after (or, reversed, before) the cursor and let Page trim
-// them and fill the paging the Graph renders.
+// them and return their paging; paging.Proto() fills the list response's
+// paging field, which the Graph renders.
 func ExamplePage() {
 	rows := []int64{10, 11, 12, 13, 14, 15, 16}
 	read := func(w sdk.Window) []int64 { // stands for SELECT … WHERE id > $after ORDER BY id LIMIT $fetch
@@ -69,11 +91,11 @@ func ExamplePage() {
 
 	w, _ := sdk.ParseWindow(3, "", "") // limit=3, first page
 	page, paging := sdk.Page(w, read(w), key)
-	fmt.Println(page, paging.GetHasNext())
+	fmt.Println(page, paging.HasNext)
 
-	w, _ = sdk.ParseWindow(3, paging.GetAfter(), "") // the next page, from its after cursor
+	w, _ = sdk.ParseWindow(3, paging.After, "") // the next page, from its after cursor
 	page, paging = sdk.Page(w, read(w), key)
-	fmt.Println(page, paging.GetHasNext(), paging.GetHasPrevious())
+	fmt.Println(page, paging.HasNext, paging.HasPrevious)
 
 	_, err := sdk.ParseWindow(3, "not-a-cursor", "")
 	fmt.Println(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -56,7 +57,7 @@ func (h *HostClient) Call(ctx context.Context, procedure string, req, res proto.
 		return hostError(procedure, err)
 	}
 	if resp.GetError() != nil {
-		return ErrorFromProto(resp.GetError())
+		return errorFromProto(resp.GetError())
 	}
 	if err := proto.Unmarshal(resp.GetResponse(), res); err != nil {
 		return fmt.Errorf("sdk: host call %s: decode response: %w", procedure, err)
@@ -64,22 +65,94 @@ func (h *HostClient) Call(ctx context.Context, procedure string, req, res proto.
 	return nil
 }
 
+// PageQuery names a Page and the caller whose standing on it PageAccess
+// reports: a user, an app, both or neither (the Page's own facts only).
+type PageQuery struct {
+	PageID string
+	UserID string
+	AppID  string
+}
+
+// PageRole is a user's role on a Page.
+type PageRole int32
+
+// The roles on a Page, from none to owner; a higher role includes the
+// lower ones. They number as svc.plugin.v1.PageRole.
+const (
+	PageRoleNone   PageRole = 0
+	PageRoleLinked PageRole = 1 // a least role of access rules only: admin, owner or linked app
+	PageRoleAdmin  PageRole = 2
+	PageRoleOwner  PageRole = 3
+)
+
+// PageAccess is what the gateway knows of a Page for a user and an app.
+type PageAccess struct {
+	// Exists is false when there is no such Page; the other fields are then
+	// empty.
+	Exists bool
+	// Name is the Page's name, e.g. for an assistant's attribution.
+	Name string
+	// UserRole is the queried user's role on the Page (PageRoleNone: none,
+	// or no user queried).
+	UserRole PageRole
+	// AppLinked is true when the queried app is linked to the Page, and
+	// AppProducts then lists the products the link grants.
+	AppLinked   bool
+	AppProducts []string
+	// Published and ChatSurfacing are the Page's visibility settings.
+	Published     bool
+	ChatSurfacing bool
+	// InboxAutomation: the built-in assistant answers a conversation's
+	// first message; AssistantLabel is how its replies are attributed after
+	// the Page name.
+	InboxAutomation bool
+	AssistantLabel  string
+	// InboxMergeLinked: the Page's threads may be merged into the chat
+	// app's inbox.
+	InboxMergeLinked bool
+	// HandoverTimeout is the default expiry of svcchat's take and pass; 0:
+	// none.
+	HandoverTimeout time.Duration
+}
+
 // PageAccess asks the gateway what a user or an app may do on a Page.
-func (h *HostClient) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, error) {
 	hc := h.p.host.Load()
 	if hc == nil {
 		return nil, ErrNoHost
 	}
-	resp, err := hc.client.PageAccess(ctx, req)
+	resp, err := hc.client.PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: q.PageID, UserId: q.UserID, AppId: q.AppID})
 	if err != nil {
 		return nil, hostError("PageAccess", err)
 	}
-	return resp, nil
+	return &PageAccess{
+		Exists: resp.GetPageExists(), Name: resp.GetPageName(), UserRole: PageRole(resp.GetUserRole()),
+		AppLinked: resp.GetAppLinked(), AppProducts: resp.GetAppProducts(),
+		Published: resp.GetPublished(), ChatSurfacing: resp.GetChatSurfacing(),
+		InboxAutomation: resp.GetInboxAutomation(), AssistantLabel: resp.GetAssistantLabel(),
+		InboxMergeLinked: resp.GetInboxMergeLinked(),
+		HandoverTimeout:  time.Duration(resp.GetHandoverTimeout()) * time.Second,
+	}, nil
+}
+
+// AppInfo is what the gateway knows of an app.
+type AppInfo struct {
+	// Exists is false when there is no such app; the other fields are then
+	// empty.
+	Exists bool
+	Name   string
+	// Live is true when the app is in live mode (false: development mode).
+	Live bool
+	// Products lists the products the app has enabled.
+	Products []string
+	// PlatformConfig is the app's platformConfig (the app/<id>/config
+	// node) as JSON values; nil when unset.
+	PlatformConfig map[string]any
 }
 
 // AppInfo asks the gateway about an app: its name, mode, products and
 // platformConfig.
-func (h *HostClient) AppInfo(ctx context.Context, appID string) (*pluginv1.AppInfoResponse, error) {
+func (h *HostClient) AppInfo(ctx context.Context, appID string) (*AppInfo, error) {
 	hc := h.p.host.Load()
 	if hc == nil {
 		return nil, ErrNoHost
@@ -88,12 +161,24 @@ func (h *HostClient) AppInfo(ctx context.Context, appID string) (*pluginv1.AppIn
 	if err != nil {
 		return nil, hostError("AppInfo", err)
 	}
-	return resp, nil
+	app := &AppInfo{Exists: resp.GetAppExists(), Name: resp.GetName(), Live: resp.GetLive(), Products: resp.GetProducts()}
+	if c := resp.GetPlatformConfig(); c != nil {
+		app.PlatformConfig = c.AsMap()
+	}
+	return app, nil
+}
+
+// UserInfo is what the gateway knows of a user.
+type UserInfo struct {
+	// Exists is false when there is no such user; Name is then empty.
+	Exists bool
+	// Name is the user's display name.
+	Name string
 }
 
 // UserInfo asks the gateway whether a user exists and how the user is
 // named.
-func (h *HostClient) UserInfo(ctx context.Context, userID string) (*pluginv1.UserInfoResponse, error) {
+func (h *HostClient) UserInfo(ctx context.Context, userID string) (*UserInfo, error) {
 	hc := h.p.host.Load()
 	if hc == nil {
 		return nil, ErrNoHost
@@ -102,7 +187,7 @@ func (h *HostClient) UserInfo(ctx context.Context, userID string) (*pluginv1.Use
 	if err != nil {
 		return nil, hostError("UserInfo", err)
 	}
-	return resp, nil
+	return &UserInfo{Exists: resp.GetUserExists(), Name: resp.GetName()}, nil
 }
 
 // hostError keeps a gateway that is briefly unreachable retryable for the

@@ -16,12 +16,37 @@ type Info struct {
 	Events []string
 }
 
+// TokenKind is the kind of credential a caller presented. The kinds number
+// as svc.plugin.v1.TokenKind, whose names the access rules of a proto file
+// use (TOKEN_KIND_USER is TokenKindUser).
+type TokenKind int32
+
+// The kinds of credential.
+const (
+	// TokenKindNone: a public method called without a credential.
+	TokenKindNone TokenKind = 0
+	// TokenKindUser: a user access token from the OAuth code flow.
+	TokenKindUser TokenKind = 1
+	// TokenKindSystemUser: a system user token from the client_credentials
+	// grant.
+	TokenKindSystemUser TokenKind = 2
+	// TokenKindAppKey: an app API key (svc_test_… or svc_live_…).
+	TokenKindAppKey TokenKind = 3
+	// TokenKindSession: a first-party mobile or console session.
+	TokenKindSession TokenKind = 4
+	// TokenKindAdmin: the operator's admin token.
+	TokenKindAdmin TokenKind = 5
+	// TokenKindPlugin: a plugin acting as itself through the host (its
+	// background work, not a call it serves).
+	TokenKindPlugin TokenKind = 6
+)
+
 // Principal is the caller of a method, resolved and authorized by the
 // gateway. Plugins never see credentials.
 type Principal struct {
-	// Kind is the kind of credential the caller presented; unspecified for
-	// public methods called without one.
-	Kind pluginv1.TokenKind
+	// Kind is the kind of credential the caller presented; TokenKindNone
+	// for public methods called without one.
+	Kind TokenKind
 	// UserID is the user the call acts for, if any.
 	UserID string
 	// AppID is the app that made the call, if any.
@@ -33,8 +58,7 @@ type Principal struct {
 	// Staff is true when the user is platform staff.
 	Staff bool
 	// Plugin names the calling plugin when it acts as itself (Kind
-	// TOKEN_KIND_PLUGIN: another plugin's background work, through the
-	// host).
+	// TokenKindPlugin: another plugin's background work, through the host).
 	Plugin string
 }
 
@@ -48,19 +72,19 @@ func (p Principal) HasScope(scope string) bool {
 	return false
 }
 
-// Proto returns the wire form of p.
-func (p Principal) Proto() *pluginv1.Principal {
+// principalToProto returns the wire form of p (wire.PrincipalToProto).
+func principalToProto(p Principal) *pluginv1.Principal {
 	return &pluginv1.Principal{
-		TokenKind: p.Kind, UserId: p.UserID, AppId: p.AppID,
+		TokenKind: pluginv1.TokenKind(p.Kind), UserId: p.UserID, AppId: p.AppID,
 		Scopes: p.Scopes, Live: p.Live, Staff: p.Staff, Plugin: p.Plugin,
 	}
 }
 
-// PrincipalFromProto returns the Go form of a wire principal; nil is the
+// principalFromProto returns the Go form of a wire principal; nil is the
 // anonymous caller.
-func PrincipalFromProto(p *pluginv1.Principal) Principal {
+func principalFromProto(p *pluginv1.Principal) Principal {
 	return Principal{
-		Kind: p.GetTokenKind(), UserID: p.GetUserId(), AppID: p.GetAppId(),
+		Kind: TokenKind(p.GetTokenKind()), UserID: p.GetUserId(), AppID: p.GetAppId(),
 		Scopes: p.GetScopes(), Live: p.GetLive(), Staff: p.GetStaff(), Plugin: p.GetPlugin(),
 	}
 }

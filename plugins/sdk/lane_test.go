@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
@@ -22,7 +23,7 @@ import (
 func echoPlugin(t *testing.T) *Plugin {
 	t.Helper()
 	p := New(Info{Name: "echo", Version: "1"})
-	Unary(p, "/svc.testplugin.v1.TestService/Echo", func(ctx context.Context, call *Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+	Handle(p, testMethod("Echo"), func(ctx context.Context, call *Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 		if req.GetText() == "slow" {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -134,7 +135,7 @@ func TestLogLinesAreGoPluginJSONWithTheTraceID(t *testing.T) {
 func TestFastLaneCallEndsWithItsContextAndTheLaneStaysUsable(t *testing.T) {
 	t.Parallel()
 	p := New(Info{Name: "slow"})
-	Unary(p, "/svc.testplugin.v1.TestService/Slow", func(ctx context.Context, _ *Call, req *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
+	Handle(p, testMethod("Slow"), func(ctx context.Context, _ *Call, req *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
 		time.Sleep(time.Duration(req.GetSleepMs()) * time.Millisecond)
 		return &testpluginv1.SlowResponse{}, nil
 	})
@@ -158,4 +159,8 @@ func TestFastLaneCallEndsWithItsContextAndTheLaneStaysUsable(t *testing.T) {
 	if err := call(context.Background(), 1); err != nil {
 		t.Fatalf("next call = %v", err)
 	}
+}
+
+func testMethod(name protoreflect.Name) protoreflect.MethodDescriptor {
+	return testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods().ByName(name)
 }

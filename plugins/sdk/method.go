@@ -3,11 +3,9 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // UnaryFunc handles one call of a unary method.
@@ -28,11 +26,13 @@ type method struct {
 
 // Handle registers fn as the handler of the unary method md, e.g.
 // bookv1.File_svc_book_v1_book_proto.Services().ByName("BookService").Methods().ByName("CreatePost").
+// It is the one way to register a unary handler; HandleStream is the one
+// for a server-streaming method.
 // It panics when md is streaming or its message types are not Req and Res:
 // a plugin with a wrong registration must not start.
 func Handle[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor, fn UnaryFunc[Req, Res]) {
 	if md.IsStreamingClient() || md.IsStreamingServer() {
-		panic(fmt.Sprintf("sdk: %s is a streaming method; register it with Stream or HandleStream", md.FullName()))
+		panic(fmt.Sprintf("sdk: %s is a streaming method; register it with HandleStream", md.FullName()))
 	}
 	reqType := checkTypes[Req, Res](md)
 	p.register(md, &method{desc: md, unary: func(ctx context.Context, call *Call, in []byte) ([]byte, error) {
@@ -50,13 +50,6 @@ func Handle[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor,
 		}
 		return out, nil
 	}})
-}
-
-// Unary registers fn as the handler of the unary method named by procedure,
-// e.g. "/svc.book.v1.BookService/CreatePost". The method's proto file must be
-// linked into the plugin (import its generated Go package).
-func Unary[Req, Res proto.Message](p *Plugin, procedure string, fn UnaryFunc[Req, Res]) {
-	Handle(p, mustMethod(procedure), fn)
 }
 
 // HandleStream registers fn as the handler of the server-streaming method md.
@@ -78,12 +71,6 @@ func HandleStream[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescr
 			return send(out)
 		})
 	}})
-}
-
-// Stream registers fn as the handler of the server-streaming method named by
-// procedure.
-func Stream[Req, Res proto.Message](p *Plugin, procedure string, fn StreamFunc[Req, Res]) {
-	HandleStream(p, mustMethod(procedure), fn)
 }
 
 // Procedure returns the procedure name of md, "/package.Service/Method".
@@ -122,25 +109,4 @@ func checkTypes[Req, Res proto.Message](md protoreflect.MethodDescriptor) protor
 		panic(fmt.Sprintf("sdk: %s returns %s, not %s", md.FullName(), want, got))
 	}
 	return reqType
-}
-
-// mustMethod finds the method of a procedure name in the linked proto files.
-func mustMethod(procedure string) protoreflect.MethodDescriptor {
-	service, name, ok := strings.Cut(strings.TrimPrefix(procedure, "/"), "/")
-	if !ok || !strings.HasPrefix(procedure, "/") {
-		panic(fmt.Sprintf("sdk: %q is not a procedure name like /package.Service/Method", procedure))
-	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
-	if err != nil {
-		panic(fmt.Sprintf("sdk: service %s of %s is not linked into this plugin; import its generated package: %v", service, procedure, err))
-	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		panic(fmt.Sprintf("sdk: %s is not a service", service))
-	}
-	md := sd.Methods().ByName(protoreflect.Name(name))
-	if md == nil {
-		panic(fmt.Sprintf("sdk: service %s has no method %s", service, name))
-	}
-	return md
 }

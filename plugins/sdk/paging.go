@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"encoding/base64"
-	"strconv"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -64,14 +63,29 @@ func ParseForwardWindow(limit int32, after, before string) (Window, error) {
 // there is another.
 func (w Window) Fetch() int32 { return w.Limit + 1 }
 
+// Paging is where a page of a list read stands in the list: the cursors of
+// its first and last rows and whether rows lie before and after it.
+type Paging struct {
+	Before, After        string
+	HasPrevious, HasNext bool
+}
+
+// Proto returns the svc.plugin.v1.Paging message that a list response of
+// the plugin's proto carries (its paging field), which the Graph renders as
+// the "paging" object.
+func (p Paging) Proto() *pluginv1.Paging {
+	return &pluginv1.Paging{Before: p.Before, After: p.After, HasPrevious: p.HasPrevious, HasNext: p.HasNext}
+}
+
 // Page trims rows read for w to the page, puts them in list order and
-// returns the paging the Graph renders. key gives a row's cursor value.
-func Page[T any](w Window, rows []T, key func(T) int64) ([]T, *pluginv1.Paging) {
+// returns their paging; its Proto goes in the list response. key gives a
+// row's cursor value.
+func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 	more := len(rows) > int(w.Limit)
 	if more {
 		rows = rows[:w.Limit]
 	}
-	paging := &pluginv1.Paging{}
+	var paging Paging
 	if w.Before != 0 {
 		// Read away from the cursor in reverse: put them back in list order.
 		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
@@ -93,7 +107,7 @@ func Page[T any](w Window, rows []T, key func(T) int64) ([]T, *pluginv1.Paging) 
 // EncodeCursor makes an opaque cursor of a row key: base64url of its
 // decimal form.
 func EncodeCursor(key int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(key, 10)))
+	return base64.RawURLEncoding.EncodeToString([]byte(FormatID(key)))
 }
 
 // DecodeCursor reads a cursor made by EncodeCursor; anything else (a key
@@ -102,7 +116,7 @@ func EncodeCursor(key int64) string {
 func DecodeCursor(field, s string) (int64, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err == nil {
-		if key, perr := strconv.ParseInt(string(b), 10, 64); perr == nil && key > 0 && strconv.FormatInt(key, 10) == string(b) {
+		if key, ok := ParseID(string(b)); ok {
 			return key, nil
 		}
 	}

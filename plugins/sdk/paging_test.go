@@ -12,12 +12,12 @@ func TestAPageOfRowsCarriesItsCursorsBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, p := Page(w, []int64{9, 8, 7}, key) // newest first, one extra
-	if len(rows) != 2 || rows[0] != 9 || !p.GetHasNext() || p.GetHasPrevious() || p.GetAfter() != EncodeCursor(8) {
+	if len(rows) != 2 || rows[0] != 9 || !p.HasNext || p.HasPrevious || p.After != EncodeCursor(8) {
 		t.Fatalf("first page: %v %v", rows, p)
 	}
 	w, _ = ParseWindow(2, "", EncodeCursor(7)) // before 7: read 8, 9 upwards
 	rows, p = Page(w, []int64{8, 9}, key)
-	if len(rows) != 2 || rows[0] != 9 || rows[1] != 8 || p.GetHasPrevious() || !p.GetHasNext() {
+	if len(rows) != 2 || rows[0] != 9 || rows[1] != 8 || p.HasPrevious || !p.HasNext {
 		t.Fatalf("previous page: %v %v", rows, p)
 	}
 	if _, err := ParseWindow(0, EncodeCursor(1), EncodeCursor(2)); err == nil {

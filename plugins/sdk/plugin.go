@@ -15,7 +15,7 @@ import (
 )
 
 // Plugin is one plugin: its identity, its methods and its connection to the
-// gateway. Register methods with Handle, Unary, HandleStream or Stream, then
+// gateway. Register methods with Handle and HandleStream, then
 // call Serve.
 type Plugin struct {
 	info Info

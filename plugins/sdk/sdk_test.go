@@ -3,7 +3,6 @@ package sdk_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +145,8 @@ func TestHostCallReachesAnotherMethodWithTheCallersPrincipal(t *testing.T) {
 
 func TestRegistrationMistakesStopThePlugin(t *testing.T) {
 	t.Parallel()
-	echo := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods().ByName("Echo")
+	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
+	echo, count := methods.ByName("Echo"), methods.ByName("Count")
 	for _, tc := range []struct {
 		rule     string
 		register func(p *sdk.Plugin)
@@ -158,17 +158,12 @@ func TestRegistrationMistakesStopThePlugin(t *testing.T) {
 			})
 		}, "takes svc.testplugin.v1.EchoRequest"},
 		{"a response type other than the method's", func(p *sdk.Plugin) {
-			sdk.Unary(p, testsvc.ProcEcho, func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.SlowResponse, error) {
+			sdk.Handle(p, echo, func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.SlowResponse, error) {
 				return nil, nil
 			})
 		}, "returns svc.testplugin.v1.EchoResponse"},
-		{"an unknown procedure", func(p *sdk.Plugin) {
-			sdk.Unary(p, "/svc.testplugin.v1.TestService/Nope", func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
-				return nil, nil
-			})
-		}, "has no method Nope"},
 		{"a streaming method registered as unary", func(p *sdk.Plugin) {
-			sdk.Unary(p, testsvc.ProcCount, func(context.Context, *sdk.Call, *testpluginv1.CountRequest) (*testpluginv1.CountResponse, error) {
+			sdk.Handle(p, count, func(context.Context, *sdk.Call, *testpluginv1.CountRequest) (*testpluginv1.CountResponse, error) {
 				return nil, nil
 			})
 		}, "is a streaming method"},
@@ -176,7 +171,7 @@ func TestRegistrationMistakesStopThePlugin(t *testing.T) {
 			fn := func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 				return nil, nil
 			}
-			sdk.Unary(p, testsvc.ProcEcho, fn)
+			sdk.Handle(p, echo, fn)
 			sdk.Handle(p, echo, fn)
 		}, "registered twice"},
 	} {
@@ -189,21 +184,5 @@ func TestRegistrationMistakesStopThePlugin(t *testing.T) {
 			}()
 			tc.register(sdk.New(sdk.Info{Name: "x"}))
 		})
-	}
-}
-
-func TestErrorWireFormRoundTrips(t *testing.T) {
-	t.Parallel()
-	for _, e := range []*sdk.Error{
-		sdk.Invalid("name", "name is too long"),
-		sdk.NotFound("Post 1"),
-		sdk.Unavailable("The book database"),
-		sdk.Errorf(http.StatusConflict, 10, 2018300, "not holding control"),
-	} {
-		got := sdk.ErrorFromProto(e.Proto())
-		if got.HTTPStatus != e.HTTPStatus || got.Code != e.Code || got.Subcode != e.Subcode || got.Type != e.Type ||
-			got.Transient != e.Transient || got.Field != e.Field || got.Message != e.Message {
-			t.Errorf("round trip of %v = %v", e, got)
-		}
 	}
 }

@@ -39,7 +39,7 @@ func (p *Plugin) Serve() {
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.ServeGRPC}},
+			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.serveGRPC}},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
@@ -55,10 +55,10 @@ func (p *Plugin) Serve() {
 	os.Exit(0)
 }
 
-// ServeGRPC registers the plugin's protocol service on s, reaching the
+// serveGRPC registers the plugin's protocol service on s, reaching the
 // gateway's Host service through broker. Serve calls it, and so does
-// package plugintest; plugin authors do not.
-func (p *Plugin) ServeGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
+// package plugintest (through wire.ServeGRPC).
+func (p *Plugin) serveGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
 	if err := p.freeze(); err != nil {
 		return err
 	}

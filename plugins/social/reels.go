@@ -15,7 +15,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
@@ -86,7 +85,7 @@ func (s *service) reelInsights(ctx context.Context, call *sdk.Call, req *socialv
 	if err != nil {
 		return nil, err
 	}
-	if access.GetUserRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
+	if access.UserRole == sdk.PageRoleNone {
 		return nil, reelNotFound(req.GetReelId())
 	}
 	e, err := socialdb.New(s.pool).ReelEngagement(ctx, socialdb.ReelEngagementParams{PageID: row.PageID, ReelID: row.ID})
@@ -104,7 +103,7 @@ func (s *service) readableReel(ctx context.Context, call *sdk.Call, reelID strin
 	if err != nil {
 		return row, err
 	}
-	if access.GetUserRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && !access.GetAppLinked() {
+	if access.UserRole == sdk.PageRoleNone && !access.AppLinked {
 		return row, reelNotFound(reelID)
 	}
 	return row, nil
@@ -164,7 +163,7 @@ func (s *service) listReelReplies(ctx context.Context, call *sdk.Call, req *soci
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r socialdb.SocialReelReply) int64 { return r.ID })
-	res := &socialv1.ListReelRepliesResponse{Data: make([]*socialv1.ReelReply, len(rows)), Paging: paging}
+	res := &socialv1.ListReelRepliesResponse{Data: make([]*socialv1.ReelReply, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = &socialv1.ReelReply{Id: strconv.FormatInt(r.ID, 10), ReelId: strconv.FormatInt(r.ReelID, 10),
 			Text: r.Text, AuthorId: r.AuthorID, CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339)}
@@ -173,8 +172,8 @@ func (s *service) listReelReplies(ctx context.Context, call *sdk.Call, req *soci
 }
 
 // visibleReel reads a reel and what the caller may do on its Page.
-func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, *pluginv1.PageAccessResponse, error) {
-	id, ok := parseID(reelID)
+func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, *sdk.PageAccess, error) {
+	id, ok := sdk.ParseID(reelID)
 	if !ok {
 		return socialdb.SocialReel{}, nil, reelNotFound(reelID)
 	}
@@ -186,7 +185,7 @@ func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string
 		return row, nil, err
 	}
 	p := call.Principal()
-	access, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: row.PageID, UserId: p.UserID, AppId: p.AppID})
+	access, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID})
 	if err != nil {
 		return row, nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	socialsql "github.com/svcplatform/svc/plugins/social/sql"
@@ -40,7 +39,7 @@ const (
 )
 
 func user(id string) sdk.Principal {
-	return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: id, AppID: appID,
+	return sdk.Principal{Kind: sdk.TokenKindUser, UserID: id, AppID: appID,
 		Scopes: []string{"threads_basic", "threads_content_publish", "threads_manage_insights", "pages:read", "pages:manage"}}
 }
 

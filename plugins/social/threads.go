@@ -82,7 +82,7 @@ func (s *service) createThread(ctx context.Context, call *sdk.Call, req *socialv
 
 // createReply publishes a thread replying to thread_id.
 func (s *service) createReply(ctx context.Context, call *sdk.Call, req *socialv1.CreateReplyRequest) (*socialv1.CreateThreadResponse, error) {
-	id, ok := parseID(req.GetThreadId())
+	id, ok := sdk.ParseID(req.GetThreadId())
 	if !ok {
 		return nil, threadNotFound(req.GetThreadId())
 	}
@@ -130,7 +130,7 @@ func (s *service) publish(ctx context.Context, call *sdk.Call, text string, repl
 // getThread reads a thread and counts the read as a view unless the reader
 // is its author, in one statement.
 func (s *service) getThread(ctx context.Context, call *sdk.Call, req *socialv1.GetThreadRequest) (*socialv1.Thread, error) {
-	id, ok := parseID(req.GetThreadId())
+	id, ok := sdk.ParseID(req.GetThreadId())
 	if !ok {
 		return nil, threadNotFound(req.GetThreadId())
 	}
@@ -146,7 +146,7 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *socialv1.G
 
 // listReplies lists a thread's direct replies, oldest first.
 func (s *service) listReplies(ctx context.Context, _ *sdk.Call, req *socialv1.ListRepliesRequest) (*socialv1.ListRepliesResponse, error) {
-	id, ok := parseID(req.GetThreadId())
+	id, ok := sdk.ParseID(req.GetThreadId())
 	if !ok {
 		return nil, threadNotFound(req.GetThreadId())
 	}
@@ -172,7 +172,7 @@ func (s *service) listReplies(ctx context.Context, _ *sdk.Call, req *socialv1.Li
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(t socialdb.SocialThread) int64 { return t.ID })
-	res := &socialv1.ListRepliesResponse{Data: make([]*socialv1.Thread, len(rows)), Paging: paging}
+	res := &socialv1.ListRepliesResponse{Data: make([]*socialv1.Thread, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		res.Data[i] = threadProto(r)
 	}
@@ -181,7 +181,7 @@ func (s *service) listReplies(ctx context.Context, _ *sdk.Call, req *socialv1.Li
 
 // likeThread records the token's user's like; liking again changes nothing.
 func (s *service) likeThread(ctx context.Context, call *sdk.Call, req *socialv1.LikeThreadRequest) (*socialv1.SuccessResponse, error) {
-	id, ok := parseID(req.GetThreadId())
+	id, ok := sdk.ParseID(req.GetThreadId())
 	if !ok {
 		return nil, threadNotFound(req.GetThreadId())
 	}
@@ -201,7 +201,7 @@ func (s *service) threadInsights(ctx context.Context, call *sdk.Call, req *socia
 	if err != nil {
 		return nil, err
 	}
-	id, ok := parseID(req.GetThreadId())
+	id, ok := sdk.ParseID(req.GetThreadId())
 	if !ok {
 		return nil, threadNotFound(req.GetThreadId())
 	}
@@ -226,13 +226,6 @@ func threadProto(r socialdb.SocialThread) *socialv1.Thread {
 }
 
 func threadNotFound(id string) error { return sdk.NotFound("Thread " + id) }
-
-// parseID reads an id this plugin handed out. Ids are opaque to callers:
-// anything else names nothing (CONTRACT §1), so the caller answers 404.
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
-}
 
 func idString(id *int64) string {
 	if id == nil {

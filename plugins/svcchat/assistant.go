@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
@@ -95,7 +94,7 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	page, err := a.host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: job.PageID})
+	page, err := a.host().PageAccess(ctx, sdk.PageQuery{PageID: job.PageID})
 	if errors.Is(err, sdk.ErrNoHost) {
 		return false, nil // not described by a gateway yet; the job waits
 	}
@@ -151,21 +150,21 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 // shouldSpeak: the assistant answers only while it holds control of a
 // conversation on a Page that still has inbox automation on and shows
 // its threads.
-func (a *assistant) shouldSpeak(c svcchatdb.SvcchatConversation, page *pluginv1.PageAccessResponse) bool {
-	return Holder(c.Holder) == HolderAssistant && page.GetPageExists() && page.GetInboxAutomation() &&
-		page.GetPublished() && page.GetChatSurfacing()
+func (a *assistant) shouldSpeak(c svcchatdb.SvcchatConversation, page *sdk.PageAccess) bool {
+	return Holder(c.Holder) == HolderAssistant && page.Exists && page.InboxAutomation &&
+		page.Published && page.ChatSurfacing
 }
 
 // compose asks the completions plugin, as this plugin, for the reply to
 // what the user has written so far.
-func (a *assistant) compose(ctx context.Context, q *svcchatdb.Queries, job svcchatdb.SvcchatAssistantJob, page *pluginv1.PageAccessResponse) (string, error) {
+func (a *assistant) compose(ctx context.Context, q *svcchatdb.Queries, job svcchatdb.SvcchatAssistantJob, page *sdk.PageAccess) (string, error) {
 	texts, err := q.ListInboundTexts(ctx, svcchatdb.ListInboundTextsParams{PageID: job.PageID, ConversationID: job.ConversationID, Lim: 20})
 	if err != nil {
 		return "", err
 	}
 	req := &completionsv1.CompleteRequest{MaxTokens: 300, Messages: []*completionsv1.ChatMessage{{Role: "system", Content: fmt.Sprintf(
 		"You are the assistant of %q, answering a customer who wrote to it in a chat app. Reply briefly and kindly in the customer's language. "+
-			"If you cannot help, say that a person from %s will follow up.", page.GetPageName(), page.GetPageName())}}}
+			"If you cannot help, say that a person from %s will follow up.", page.Name, page.Name)}}}
 	for _, t := range texts {
 		req.Messages = append(req.Messages, &completionsv1.ChatMessage{Role: "user", Content: t})
 	}
@@ -186,6 +185,6 @@ func (a *assistant) compose(ctx context.Context, q *svcchatdb.Queries, job svcch
 }
 
 // builtinReply is what the assistant says when no model answers.
-func builtinReply(page *pluginv1.PageAccessResponse) string {
-	return "Thanks for your message! Someone from " + page.GetPageName() + " will get back to you soon."
+func builtinReply(page *sdk.PageAccess) string {
+	return "Thanks for your message! Someone from " + page.Name + " will get back to you soon."
 }

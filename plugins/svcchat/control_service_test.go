@@ -18,8 +18,8 @@ import (
 )
 
 var (
-	owner = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: pageOwner}
-	admin = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: pageAdmin}
+	owner = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageOwner}
+	admin = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageAdmin}
 )
 
 func (b *bundle) handover(t *testing.T, app sdk.Principal, cid, action string, returnTo, target *string) (*svcchatv1.HandoverResponse, error) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
@@ -126,7 +127,7 @@ type convEvent struct {
 // subscription with ordering "conversation" receives the events of one key
 // one at a time, in order.
 func orderingKey(conversationID int64) string {
-	return "svcchat.conversation:" + formatID(conversationID)
+	return "svcchat.conversation:" + sdk.FormatID(conversationID)
 }
 
 // emitConv writes events of conv to the outbox in tx, numbering them with

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -44,7 +43,7 @@ func TestALapsedHandoverReturnsOnceWhateverTheNumberOfExpirers(t *testing.T) {
 	b := setup(t)
 	var cids []string
 	for _, u := range []string{consumer, "9001", "9002", "9003", "9004"} {
-		res := must[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: u},
+		res := must[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", sdk.Principal{Kind: sdk.TokenKindSession, UserID: u},
 			&svcchatv1.WriteToPageRequest{PageId: testPage, Text: "hi"})
 		cids = append(cids, res.GetConversationId())
 		if got := b.takeFor(t, devSend, res.GetConversationId(), 60).GetControl(); got.GetExpiresAt() == "" || got.GetHolder() != "app" {
@@ -156,7 +155,7 @@ func TestConversationSequencesAreGapFreeUnderConcurrentWrites(t *testing.T) {
 
 func mustID(t *testing.T, s string) int64 {
 	t.Helper()
-	id, ok := parseID(s)
+	id, ok := sdk.ParseID(s)
 	if !ok {
 		t.Fatalf("id %q", s)
 	}

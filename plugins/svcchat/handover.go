@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
@@ -84,7 +83,7 @@ func applyControl(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConvers
 		return next, nil
 	}
 	data := &handoverData{
-		ConversationID: formatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
+		ConversationID: sdk.FormatID(conv.ID), PageID: conv.PageID, Action: string(req.Action),
 		PreviousHolder: cur.String(), NewHolder: next.String(), AppID: appID,
 	}
 	var expiresAt pgtype.Timestamptz
@@ -119,18 +118,18 @@ func (s *service) handover(ctx context.Context, call *sdk.Call, req *svcchatv1.H
 	creq.ActorApp = call.Principal().AppID
 	if expiryMaker(creq.Action) && req.ExpiresIn == nil {
 		// The Page's handover_timeout, when set, is the default.
-		page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: req.GetPageId()})
+		page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: req.GetPageId()})
 		if err != nil {
 			return nil, err
 		}
-		creq.ExpiresIn = int64(page.GetHandoverTimeout())
+		creq.ExpiresIn = int64(page.HandoverTimeout.Seconds())
 	}
 	if creq.TargetApp != "" {
 		if err := checkTargetApp(ctx, call, req.GetPageId(), creq.TargetApp); err != nil {
 			return nil, err
 		}
 	}
-	cid, ok := parseID(req.GetConversationId())
+	cid, ok := sdk.ParseID(req.GetConversationId())
 	if !ok {
 		return nil, sdk.NotFound("Conversation " + req.GetConversationId())
 	}
@@ -160,14 +159,14 @@ func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) e
 	if err != nil {
 		return err
 	}
-	if !app.GetAppExists() {
+	if !app.Exists {
 		return sdk.NotFound("App " + appID)
 	}
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: pageID, AppId: appID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: pageID, AppID: appID})
 	if err != nil {
 		return err
 	}
-	if !page.GetAppLinked() || !slices.Contains(page.GetAppProducts(), "svcchat") {
+	if !page.AppLinked || !slices.Contains(page.AppProducts, "svcchat") {
 		return sdk.Invalid("targetAppId", "Invalid parameter: targetAppId names an app that is not linked to this Page with svcchat enabled.")
 	}
 	return nil
@@ -175,8 +174,8 @@ func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) e
 
 // managedConversation finds a conversation named by a mobile body and
 // checks that the signed-in user manages its Page with at least role.
-func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, least pluginv1.PageRole) (svcchatdb.SvcchatConversation, *pluginv1.PageAccessResponse, error) {
-	cid, ok := parseID(id)
+func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, least sdk.PageRole) (svcchatdb.SvcchatConversation, *sdk.PageAccess, error) {
+	cid, ok := sdk.ParseID(id)
 	if !ok {
 		return svcchatdb.SvcchatConversation{}, nil, sdk.NotFound("Conversation " + id)
 	}
@@ -187,12 +186,12 @@ func managedConversation(ctx context.Context, s *service, call *sdk.Call, id str
 	if err != nil {
 		return conv, nil, err
 	}
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: conv.PageID, UserId: call.Principal().UserID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: conv.PageID, UserID: call.Principal().UserID})
 	if err != nil {
 		return conv, nil, err
 	}
-	if page.GetUserRole() < least {
-		if least == pluginv1.PageRole_PAGE_ROLE_OWNER {
+	if page.UserRole < least {
+		if least == sdk.PageRoleOwner {
 			return conv, nil, errNotPageManager("owner")
 		}
 		return conv, nil, errNotPageManager("owner or admins")
@@ -202,7 +201,7 @@ func managedConversation(ctx context.Context, s *service, call *sdk.Call, id str
 
 // mobileHandover is the Page owner setting the holder from the Page inbox.
 func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcchatv1.MobileHandoverRequest) (*svcchatv1.MobileHandoverResponse, error) {
-	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), pluginv1.PageRole_PAGE_ROLE_OWNER)
+	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), sdk.PageRoleOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -218,16 +217,16 @@ func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcch
 	if err != nil {
 		return nil, err
 	}
-	return &svcchatv1.MobileHandoverResponse{ConversationId: formatID(found.ID), ControlHolder: next.String()}, nil
+	return &svcchatv1.MobileHandoverResponse{ConversationId: sdk.FormatID(found.ID), ControlHolder: next.String()}, nil
 }
 
 // reply is a Page manager answering as a human from the Page inbox.
 func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.ReplyRequest) (*svcchatv1.ReplyResponse, error) {
-	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), pluginv1.PageRole_PAGE_ROLE_ADMIN)
+	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), sdk.PageRoleAdmin)
 	if err != nil {
 		return nil, err
 	}
-	if !page.GetPublished() || !page.GetChatSurfacing() {
+	if !page.Published || !page.ChatSurfacing {
 		return nil, errPageUnavailable()
 	}
 	manager := call.Principal().UserID
@@ -257,7 +256,7 @@ func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.Repl
 		if err != nil {
 			return err
 		}
-		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
+		res.ConversationId, res.MessageId = sdk.FormatID(conv.ID), msg.ID
 		return nil
 	})
 	if err != nil {

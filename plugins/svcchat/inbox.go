@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
@@ -26,29 +25,29 @@ const youLabel = "You"
 
 // senderLabel is how the chat app names a message's sender: the user
 // ("You"), the Page, or the Page's assistant.
-func senderLabel(m svcchatdb.SvcchatMessage, page *pluginv1.PageAccessResponse) string {
+func senderLabel(m svcchatdb.SvcchatMessage, page *sdk.PageAccess) string {
 	switch {
 	case m.Direction == "inbound":
 		return youLabel
 	case m.Sender == string(HolderAssistant):
 		return assistantAttribution(page)
 	}
-	return page.GetPageName()
+	return page.Name
 }
 
 // assistantAttribution is "<page name> · <assistant label>".
-func assistantAttribution(page *pluginv1.PageAccessResponse) string {
-	label := page.GetAssistantLabel()
+func assistantAttribution(page *sdk.PageAccess) string {
+	label := page.AssistantLabel
 	if label == "" {
 		label = defaultAssistantLabel
 	}
-	return page.GetPageName() + " · " + label
+	return page.Name + " · " + label
 }
 
 // surfaced tells whether the chat app may show a Page's threads: the Page
 // is published, chat surfacing is on and the inbox-merge link is active.
-func surfaced(page *pluginv1.PageAccessResponse) bool {
-	return page.GetPageExists() && page.GetPublished() && page.GetChatSurfacing() && page.GetInboxMergeLinked()
+func surfaced(page *sdk.PageAccess) bool {
+	return page.Exists && page.Published && page.ChatSurfacing && page.InboxMergeLinked
 }
 
 func deepLink(pageID, conversationID string) string {
@@ -64,7 +63,7 @@ func (s *service) inbox(ctx context.Context, call *sdk.Call, req *svcchatv1.Inbo
 	// A list that may lag: from the read replica when the gateway allows,
 	// all of it again from the primary should the replica fail midway.
 	var res *svcchatv1.InboxResponse
-	pages := map[string]*pluginv1.PageAccessResponse{}
+	pages := map[string]*sdk.PageAccess{}
 	err := s.db.Read(ctx, func(db *pgxpool.Pool) error {
 		var err error
 		res, err = s.inboxFrom(ctx, call, svcchatdb.New(db), userID, pages)
@@ -78,7 +77,7 @@ func (s *service) inbox(ctx context.Context, call *sdk.Call, req *svcchatv1.Inbo
 
 // inboxFrom reads the inbox of userID with q; pages caches the Pages'
 // access answers across tries.
-func (s *service) inboxFrom(ctx context.Context, call *sdk.Call, q *svcchatdb.Queries, userID string, pages map[string]*pluginv1.PageAccessResponse) (*svcchatv1.InboxResponse, error) {
+func (s *service) inboxFrom(ctx context.Context, call *sdk.Call, q *svcchatdb.Queries, userID string, pages map[string]*sdk.PageAccess) (*svcchatv1.InboxResponse, error) {
 	rows, err := q.ListUserConversations(ctx, svcchatdb.ListUserConversationsParams{UserID: userID, Lim: inboxLimit})
 	if err != nil {
 		return nil, err
@@ -91,7 +90,7 @@ func (s *service) inboxFrom(ctx context.Context, call *sdk.Call, q *svcchatdb.Qu
 		}
 		page, ok := pages[c.PageID]
 		if !ok {
-			if page, err = call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: c.PageID, UserId: userID}); err != nil {
+			if page, err = call.Host().PageAccess(ctx, sdk.PageQuery{PageID: c.PageID, UserID: userID}); err != nil {
 				return nil, err
 			}
 			pages[c.PageID] = page
@@ -106,9 +105,9 @@ func (s *service) inboxFrom(ctx context.Context, call *sdk.Call, q *svcchatdb.Qu
 		if err != nil {
 			return nil, err
 		}
-		cid := formatID(c.ID)
+		cid := sdk.FormatID(c.ID)
 		res.Threads = append(res.Threads, &svcchatv1.InboxThread{
-			ConversationId: cid, PageId: c.PageID, PageName: page.GetPageName(),
+			ConversationId: cid, PageId: c.PageID, PageName: page.Name,
 			LastMessage:   &svcchatv1.ThreadMessageSummary{Text: last.Text, SenderLabel: senderLabel(last, page), CreatedAt: rfc3339(last.CreatedAt)},
 			ControlHolder: holderName(Holder(c.Holder), c.HolderAppID), UpdatedAt: rfc3339(c.UpdatedAt),
 			DeepLink: deepLink(c.PageID, cid),
@@ -127,7 +126,7 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.
 	if err != nil {
 		return nil, err
 	}
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: conv.PageID, UserId: userID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: conv.PageID, UserID: userID})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +155,7 @@ func (s *service) getThread(ctx context.Context, call *sdk.Call, req *svcchatv1.
 	if err != nil {
 		return nil, err
 	}
-	res := &svcchatv1.Thread{ConversationId: formatID(conv.ID), PageId: conv.PageID, PageName: page.GetPageName(),
+	res := &svcchatv1.Thread{ConversationId: sdk.FormatID(conv.ID), PageId: conv.PageID, PageName: page.Name,
 		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID), Messages: []*svcchatv1.ThreadMessage{},
 		Typing: typing(conv)}
 	if len(rows) > int(limit) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
@@ -62,16 +60,16 @@ func newMessageID() string { return "m_" + rand.Text() }
 
 // pageForChat reads a Page's facts and refuses a Page that does not exist
 // (404) or is not published with chat surfacing on (2018304).
-func pageForChat(ctx context.Context, call *sdk.Call, pageID string) (*pluginv1.PageAccessResponse, error) {
+func pageForChat(ctx context.Context, call *sdk.Call, pageID string) (*sdk.PageAccess, error) {
 	p := call.Principal()
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: pageID, UserId: p.UserID, AppId: p.AppID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: pageID, UserID: p.UserID, AppID: p.AppID})
 	if err != nil {
 		return nil, err
 	}
-	if !page.GetPageExists() {
+	if !page.Exists {
 		return nil, sdk.NotFound("Page " + pageID)
 	}
-	if !page.GetPublished() || !page.GetChatSurfacing() {
+	if !page.Published || !page.ChatSurfacing {
 		return nil, errPageUnavailable()
 	}
 	return page, nil
@@ -91,12 +89,12 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := svcchatdb.New(tx)
 		conv, err := q.OpenConversation(ctx, svcchatdb.OpenConversationParams{
-			PageID: req.GetPageId(), UserID: userID, Holder: string(initialHolder(page.GetInboxAutomation())),
+			PageID: req.GetPageId(), UserID: userID, Holder: string(initialHolder(page.InboxAutomation)),
 		})
 		if err != nil {
 			return err
 		}
-		if Holder(conv.Holder) == HolderAssistant && page.GetInboxAutomation() {
+		if Holder(conv.Holder) == HolderAssistant && page.InboxAutomation {
 			// The first reply's job commits with the message: never lost,
 			// and only one per conversation ever.
 			n, err := q.EnqueueAssistantReply(ctx, svcchatdb.EnqueueAssistantReplyParams{PageID: conv.PageID, ConversationID: conv.ID})
@@ -112,14 +110,14 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 			Direction: "inbound", Sender: "user", Kind: "session", Text: req.GetText(),
 		}, func(msg svcchatdb.SvcchatMessage) []convEvent {
 			return []convEvent{{EventMessageReceived, &pageMessageData{
-				ConversationID: formatID(conv.ID), MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
+				ConversationID: sdk.FormatID(conv.ID), MessageID: msg.ID, PageID: conv.PageID, UserID: userID,
 				Text: msg.Text, Kind: msg.Kind,
 			}}}
 		})
 		if err != nil {
 			return err
 		}
-		res.ConversationId, res.MessageId = formatID(conv.ID), msg.ID
+		res.ConversationId, res.MessageId = sdk.FormatID(conv.ID), msg.ID
 		return nil
 	})
 	if err != nil {
@@ -326,7 +324,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		if !found {
 			// An opted-in user who never wrote: the Page starts the thread.
-			if conv, err = createConversation(ctx, q, req.GetPageId(), shape.recipient, initialHolder(page.GetInboxAutomation())); err != nil {
+			if conv, err = createConversation(ctx, q, req.GetPageId(), shape.recipient, initialHolder(page.InboxAutomation)); err != nil {
 				return err
 			}
 		}
@@ -339,7 +337,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if err != nil {
 			return err
 		}
-		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, formatID(conv.ID)
+		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, sdk.FormatID(conv.ID)
 		return nil
 	})
 	if err != nil {
@@ -355,7 +353,7 @@ func sentEvents(conv *svcchatdb.SvcchatConversation) func(svcchatdb.SvcchatMessa
 }
 
 func messageSent(conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) []convEvent {
-	cid := formatID(conv.ID)
+	cid := sdk.FormatID(conv.ID)
 	page := &pageMessageData{
 		ConversationID: cid, MessageID: msg.ID, PageID: conv.PageID, UserID: conv.UserID,
 		Text: msg.Text, Kind: msg.Kind, TemplateName: msg.TemplateName,
@@ -400,14 +398,6 @@ func lockOptIn(ctx context.Context, q *svcchatdb.Queries, pageID, userID string)
 // windowOpen tells whether a session window is open now.
 func windowOpen(expires pgtype.Timestamptz) bool {
 	return expires.Valid && time.Now().Before(expires.Time)
-}
-
-func formatID(id int64) string { return strconv.FormatInt(id, 10) }
-
-// parseID reads a decimal id; anything else names nothing (false).
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
 }
 
 func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
@@ -38,7 +37,7 @@ func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, conv *svcchatdb.Svc
 	}
 	data := &optInData{PageID: pageID, UserID: userID, Purposes: rec.Purposes, Source: rec.Source}
 	if conv != nil {
-		data.ConversationID = formatID(conv.ID)
+		data.ConversationID = sdk.FormatID(conv.ID)
 		if _, err = emitConv(ctx, tx, conv, convEvent{eventType, data}); err != nil || next != OptInOptedOut {
 			return rec, err
 		}
@@ -66,11 +65,11 @@ func (s *service) optOut(ctx context.Context, call *sdk.Call, req *svcchatv1.Opt
 	if req.GetUserId() != userID {
 		return nil, sdk.Invalid("userId", "Invalid parameter: userId must be the signed-in user.")
 	}
-	page, err := call.Host().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: req.GetPageId(), UserId: userID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: req.GetPageId(), UserID: userID})
 	if err != nil {
 		return nil, err
 	}
-	if !page.GetPageExists() {
+	if !page.Exists {
 		return nil, sdk.NotFound("Page " + req.GetPageId())
 	}
 	return s.changeOptIn(ctx, req.GetPageId(), userID, TriggerMobileOptOut, []string{})

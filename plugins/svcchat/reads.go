@@ -55,7 +55,7 @@ func (s *service) listConversations(ctx context.Context, _ *sdk.Call, req *svcch
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c conversationRow) int64 { return c.SvcchatConversation.ID })
-	res := &svcchatv1.ListConversationsResponse{Data: make([]*svcchatv1.Conversation, len(rows)), Paging: paging}
+	res := &svcchatv1.ListConversationsResponse{Data: make([]*svcchatv1.Conversation, len(rows)), Paging: paging.Proto()}
 	for i, c := range rows {
 		res.Data[i] = conversationProto(c)
 	}
@@ -74,7 +74,7 @@ func (s *service) getConversation(ctx context.Context, _ *sdk.Call, req *svcchat
 // conversation reads a conversation by id within its Page; an id that
 // names none there, whatever its form, is not found.
 func (s *service) conversation(ctx context.Context, pageID, id string) (conversationRow, error) {
-	cid, ok := parseID(id)
+	cid, ok := sdk.ParseID(id)
 	if !ok {
 		return conversationRow{}, sdk.NotFound("Conversation " + id)
 	}
@@ -95,7 +95,7 @@ func (s *service) conversation(ctx context.Context, pageID, id string) (conversa
 func conversationProto(row conversationRow) *svcchatv1.Conversation {
 	c := row.SvcchatConversation
 	out := &svcchatv1.Conversation{
-		Id: formatID(c.ID), PageId: c.PageID, UserId: c.UserID,
+		Id: sdk.FormatID(c.ID), PageId: c.PageID, UserId: c.UserID,
 		Control:     controlProto(c),
 		UpdatedTime: rfc3339(c.UpdatedAt), OptIn: row.OptInStatus,
 	}
@@ -134,9 +134,9 @@ func (s *service) listMessages(ctx context.Context, _ *sdk.Call, req *svcchatv1.
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(m svcchatdb.SvcchatMessage) int64 { return m.Seq })
-	res := &svcchatv1.ListMessagesResponse{Data: make([]*svcchatv1.Message, len(rows)), Paging: paging}
+	res := &svcchatv1.ListMessagesResponse{Data: make([]*svcchatv1.Message, len(rows)), Paging: paging.Proto()}
 	for i, m := range rows {
-		res.Data[i] = &svcchatv1.Message{Id: m.ID, ConversationId: formatID(m.ConversationID), Direction: m.Direction,
+		res.Data[i] = &svcchatv1.Message{Id: m.ID, ConversationId: sdk.FormatID(m.ConversationID), Direction: m.Direction,
 			Sender: m.Sender, AppId: m.AppID, Text: m.Text, Kind: m.Kind, TemplateName: m.TemplateName,
 			CreatedTime: rfc3339(m.CreatedAt), Status: m.Status}
 		if m.Status == string(MessageFailed) {

@@ -14,6 +14,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 )
 
@@ -42,7 +43,7 @@ func (g *gatewayFacts) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pl
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if req.GetProcedure() != completeProcedure || g.complete == nil {
-		return &pluginv1.InvokeResponse{Error: sdk.Unavailable("The completions plugin").Proto()}, nil
+		return &pluginv1.InvokeResponse{Error: wire.ErrorToProto(sdk.Unavailable("The completions plugin"))}, nil
 	}
 	g.completeCalls++
 	g.lastCall = req
@@ -106,11 +107,11 @@ func setup(t *testing.T) *bundle {
 }
 
 var (
-	user     = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: consumer}
-	staff    = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: "1", Staff: true}
-	liveSend = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: liveApp, Live: true, Scopes: []string{"svcchat:send"}}
-	devSend  = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: devApp, Scopes: []string{"svcchat:send"}}
-	liveKey  = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: liveApp, Live: true}
+	user     = sdk.Principal{Kind: sdk.TokenKindSession, UserID: consumer}
+	staff    = sdk.Principal{Kind: sdk.TokenKindSession, UserID: "1", Staff: true}
+	liveSend = sdk.Principal{Kind: sdk.TokenKindSystemUser, AppID: liveApp, Live: true, Scopes: []string{"svcchat:send"}}
+	devSend  = sdk.Principal{Kind: sdk.TokenKindSystemUser, AppID: devApp, Scopes: []string{"svcchat:send"}}
+	liveKey  = sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: liveApp, Live: true}
 )
 
 func call[Res proto.Message](t *testing.T, b *bundle, method string, p sdk.Principal, req proto.Message) (Res, error) {

@@ -104,7 +104,7 @@ func markThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversat
 	if err != nil || eventType == "" || direction != "outbound" || len(rows) == 0 {
 		return len(rows), err
 	}
-	cid := formatID(conv.ID)
+	cid := sdk.FormatID(conv.ID)
 	evs := make([]convEvent, len(rows))
 	for i, m := range rows {
 		evs[i] = convEvent{eventType, &statusData{ConversationID: cid, MessageID: m.ID, PageID: conv.PageID, UserID: conv.UserID}}
@@ -124,7 +124,7 @@ func failThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversat
 	if err != nil || len(rows) == 0 {
 		return len(rows), err
 	}
-	cid := formatID(conv.ID)
+	cid := sdk.FormatID(conv.ID)
 	e := messageError{Code: cause.Code, Subcode: cause.Subcode, Message: cause.Message}
 	evs := make([]convEvent, len(rows))
 	for i, m := range rows {
@@ -139,7 +139,7 @@ func failThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversat
 // user's thread is not shown to exist.
 func userThread(ctx context.Context, q *svcchatdb.Queries, id, userID string) (svcchatdb.SvcchatConversation, error) {
 	notFound := sdk.NotFound("Conversation " + id)
-	cid, ok := parseID(id)
+	cid, ok := sdk.ParseID(id)
 	if !ok {
 		return svcchatdb.SvcchatConversation{}, notFound
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/msgtemplate"
@@ -20,12 +19,12 @@ import (
 // templates in line with its platformConfig.svcchat.templates, then
 // returns the app and the templates it may use: its own, then the
 // platform defaults it does not override, by name.
-func (s *service) appTemplates(ctx context.Context, call *sdk.Call, appID string) (*pluginv1.AppInfoResponse, []Template, error) {
+func (s *service) appTemplates(ctx context.Context, call *sdk.Call, appID string) (*sdk.AppInfo, []Template, error) {
 	app, err := call.Host().AppInfo(ctx, appID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !app.GetAppExists() {
+	if !app.Exists {
 		return nil, nil, sdk.NotFound("App " + appID)
 	}
 	rows, err := s.syncConfig(ctx, call, appID, app)
@@ -68,8 +67,8 @@ func templateFromRow(r svcchatdb.SvcchatTemplate) Template {
 // edited (back to draft, per the lifecycle), removed ones are deleted. It
 // returns the app's stored templates. Nothing is written when nothing
 // changed, which is the common case.
-func (s *service) syncConfig(ctx context.Context, call *sdk.Call, appID string, app *pluginv1.AppInfoResponse) ([]svcchatdb.SvcchatTemplate, error) {
-	want, bad := configTemplates(app.GetPlatformConfig().AsMap())
+func (s *service) syncConfig(ctx context.Context, call *sdk.Call, appID string, app *sdk.AppInfo) ([]svcchatdb.SvcchatTemplate, error) {
+	want, bad := configTemplates(app.PlatformConfig)
 	for name, reason := range bad {
 		call.Logger().Warn("platformConfig template ignored", "app_id", appID, "template", name, "reason", reason)
 	}
@@ -187,7 +186,7 @@ func (s *service) createTemplate(ctx context.Context, call *sdk.Call, req *svcch
 	if err != nil {
 		return nil, err
 	}
-	if declared, _ := configTemplates(app.GetPlatformConfig().AsMap()); slices.ContainsFunc(declared, func(t Template) bool { return t.Name == req.GetName() }) {
+	if declared, _ := configTemplates(app.PlatformConfig); slices.ContainsFunc(declared, func(t Template) bool { return t.Name == req.GetName() }) {
 		return nil, sdk.Invalid("name", "Invalid parameter: name: template %s is declared in the app's platformConfig.svcchat.templates; change it there.", req.GetName())
 	}
 	var row svcchatdb.SvcchatTemplate
@@ -250,9 +249,9 @@ func (s *service) templateStep(ctx context.Context, call *sdk.Call, req *svcchat
 		if err != nil {
 			return err
 		}
-		next, err := NextTemplateStatus(TemplateStatus(cur.Status), action, app.GetLive())
+		next, err := NextTemplateStatus(TemplateStatus(cur.Status), action, app.Live)
 		if err != nil {
-			return errLifecycle(lifecycleMessage(TemplateStatus(cur.Status), action, app.GetLive()))
+			return errLifecycle(lifecycleMessage(TemplateStatus(cur.Status), action, app.Live))
 		}
 		row, err = q.SetTemplateStatus(ctx, svcchatdb.SetTemplateStatusParams{AppID: cur.AppID, Name: cur.Name,
 			Status: string(next), Submitted: action == ActionSubmit})
@@ -290,7 +289,7 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *sv
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(t svcchatdb.SvcchatTemplate) int64 { return t.ID })
-	res := &svcchatv1.ListTemplateQueueResponse{Data: make([]*svcchatv1.QueuedTemplate, len(rows)), Paging: paging}
+	res := &svcchatv1.ListTemplateQueueResponse{Data: make([]*svcchatv1.QueuedTemplate, len(rows)), Paging: paging.Proto()}
 	names := map[string]string{}
 	for i, r := range rows {
 		name, ok := names[r.AppID]
@@ -299,9 +298,9 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *sv
 			if err != nil {
 				return nil, err
 			}
-			name, names[r.AppID] = app.GetName(), app.GetName()
+			name, names[r.AppID] = app.Name, app.Name
 		}
-		res.Data[i] = &svcchatv1.QueuedTemplate{Id: formatID(r.ID), AppId: r.AppID, AppName: name, Name: r.Name,
+		res.Data[i] = &svcchatv1.QueuedTemplate{Id: sdk.FormatID(r.ID), AppId: r.AppID, AppName: name, Name: r.Name,
 			Body: r.Body, Params: r.Params, Status: r.Status, SubmittedAt: rfc3339(r.SubmittedAt)}
 	}
 	return res, nil
@@ -316,7 +315,7 @@ func (s *service) decideTemplate(ctx context.Context, call *sdk.Call, req *svcch
 			return nil, sdk.Invalid("reason", "Invalid parameter: reason is required to reject a template.")
 		}
 	}
-	id, ok := parseID(req.GetId())
+	id, ok := sdk.ParseID(req.GetId())
 	if !ok {
 		return nil, sdk.NotFound("Template " + req.GetId())
 	}
@@ -345,7 +344,7 @@ func (s *service) decideTemplate(ctx context.Context, call *sdk.Call, req *svcch
 	if err != nil {
 		return nil, err
 	}
-	return &svcchatv1.DecideTemplateResponse{Template: &svcchatv1.DecidedTemplate{Id: formatID(row.ID), AppId: row.AppID,
+	return &svcchatv1.DecideTemplateResponse{Template: &svcchatv1.DecidedTemplate{Id: sdk.FormatID(row.ID), AppId: row.AppID,
 		Name: row.Name, Status: row.Status, RejectionReason: row.RejectionReason, DecidedAt: rfc3339(row.DecidedAt)}}, nil
 }
 

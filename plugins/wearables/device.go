@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,7 +31,7 @@ func (s *service) streamCards(ctx context.Context, call *sdk.Call, _ *wearablesv
 	wake, unsubscribe := s.hub.subscribe(user)
 	defer unsubscribe()
 	connected := &wearablesv1.StreamCardsResponse{Kind: &wearablesv1.StreamCardsResponse_Connected{
-		Connected: &wearablesv1.Connected{DeviceId: strconv.FormatInt(device.ID, 10)},
+		Connected: &wearablesv1.Connected{DeviceId: sdk.FormatID(device.ID)},
 	}}
 	if err := send(connected); err != nil {
 		return err
@@ -73,7 +72,7 @@ func (s *service) streamCards(ctx context.Context, call *sdk.Call, _ *wearablesv
 func cardProto(c wearablesdb.WearablesCard) *wearablesv1.Card {
 	actions := decodeActions(c.Actions)
 	out := &wearablesv1.Card{
-		Id: strconv.FormatInt(c.ID, 10), Title: c.Title, Body: c.Body, AppId: c.AppID,
+		Id: sdk.FormatID(c.ID), Title: c.Title, Body: c.Body, AppId: c.AppID,
 		Actions:     make([]*wearablesv1.CardAction, len(actions)),
 		CreatedTime: c.CreatedAt.Time.UTC().Format(time.RFC3339),
 		ExpiresTime: c.ExpiresAt.Time.UTC().Format(time.RFC3339),

@@ -233,8 +233,8 @@ func acknowledge(ctx context.Context, tx pgx.Tx, card wearablesdb.LockCardRow, d
 // lockCard reads a card of user for a transition. A card of another user
 // does not exist for the caller, so its existence is not revealed.
 func lockCard(ctx context.Context, q *wearablesdb.Queries, cardID, user string) (wearablesdb.LockCardRow, error) {
-	id, err := strconv.ParseInt(cardID, 10, 64)
-	if err != nil {
+	id, ok := sdk.ParseID(cardID)
+	if !ok {
 		return wearablesdb.LockCardRow{}, sdk.NotFound("Card " + cardID)
 	}
 	card, err := q.LockCard(ctx, id)

@@ -15,6 +15,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 	wearablessql "github.com/svcplatform/svc/plugins/wearables/sql"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
@@ -51,10 +52,10 @@ const (
 // app is the wearer's user token through the app; device is the wearer's
 // first-party session (the glasses app).
 var (
-	app = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: wearer, AppID: appID,
+	app = sdk.Principal{Kind: sdk.TokenKindUser, UserID: wearer, AppID: appID,
 		Scopes: []string{"wearables:push"}}
-	device      = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: wearer}
-	otherDevice = sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: other}
+	device      = sdk.Principal{Kind: sdk.TokenKindSession, UserID: wearer}
+	otherDevice = sdk.Principal{Kind: sdk.TokenKindSession, UserID: other}
 )
 
 // bundle is one plugin under test with its database.
@@ -131,12 +132,12 @@ func (b *bundle) connect(t testing.TB, who sdk.Principal) (*deviceStream, string
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &deviceStream{msgs: make(chan *wearablesv1.StreamCardsResponse, 256), cancel: cancel, done: make(chan struct{})}
 	in, _ := proto.Marshal(&wearablesv1.StreamCardsRequest{})
-	req := &pluginv1.InvokeRequest{Procedure: procStream, Request: in, Principal: who.Proto(), TraceId: plugintest.TraceID}
+	req := &pluginv1.InvokeRequest{Procedure: procStream, Request: in, Principal: wire.PrincipalToProto(who), TraceId: plugintest.TraceID}
 	go func() {
 		defer close(s.done)
 		s.err = b.tp.InvokeStream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
 			if e := resp.GetError(); e != nil {
-				return sdk.ErrorFromProto(e)
+				return wire.ErrorFromProto(e)
 			}
 			m := new(wearablesv1.StreamCardsResponse)
 			if err := proto.Unmarshal(resp.GetResponse(), m); err != nil {

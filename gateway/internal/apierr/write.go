@@ -14,7 +14,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // envelope is the Graph error body of CONTRACT §3.
@@ -93,8 +93,8 @@ func Body(ctx context.Context, err error) (int, []byte) {
 // ToConnect converts e to a Connect error carrying a GraphError detail, for
 // Connect, gRPC and gRPC-Web callers.
 func ToConnect(e *Error) *connect.Error {
-	ce := connect.NewError(connect.Code(e.RPCCode()), errors.New(e.Message))
-	if d, err := connect.NewErrorDetail(e.Graph()); err == nil {
+	ce := connect.NewError(connect.Code(wire.ErrorCode(e)), errors.New(e.Message))
+	if d, err := connect.NewErrorDetail(wire.ErrorGraph(e)); err == nil {
 		ce.AddDetail(d)
 	}
 	return ce
@@ -106,9 +106,9 @@ func FromConnect(ce *connect.Error) *Error {
 	for _, d := range ce.Details() {
 		if m, err := d.Value(); err == nil {
 			if g, ok := m.(*errorsv1.GraphError); ok {
-				return sdk.ErrorFromProto(&pluginv1.Error{Graph: g, Message: ce.Message(), ConnectCode: uint32(ce.Code())})
+				return wire.ErrorFromProto(&pluginv1.Error{Graph: g, Message: ce.Message(), ConnectCode: uint32(ce.Code())})
 			}
 		}
 	}
-	return sdk.ErrorFromCode(codes.Code(ce.Code()), ce.Message())
+	return wire.ErrorFromCode(codes.Code(ce.Code()), ce.Message())
 }

@@ -7,6 +7,7 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // Principal is the caller of one request, resolved from its credential.
@@ -77,7 +78,7 @@ func FromProto(p *pluginv1.Principal) *Principal {
 
 // FromSDK is the principal of a call as an in-process service sees it
 // (sdk.Call.Principal), for rules applied inside a handler.
-func FromSDK(p sdk.Principal) *Principal { return FromProto(p.Proto()) }
+func FromSDK(p sdk.Principal) *Principal { return FromProto(wire.PrincipalToProto(p)) }
 
 // Proto is the principal as the plugin protocol carries it to a plugin
 // (InvokeRequest.principal); nil stays nil for anonymous calls.

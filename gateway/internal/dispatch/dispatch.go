@@ -20,6 +20,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/server"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // Options configure a Dispatcher.
@@ -59,7 +60,7 @@ type Dispatcher struct {
 // New returns a Dispatcher with no table yet: set the host, the
 // compiled-in services and OnTable, then Rebuild.
 func New(opts Options) (*Dispatcher, error) {
-	manifest, err := opts.Core.Manifest()
+	manifest, err := wire.Manifest(opts.Core)
 	if err != nil {
 		return nil, fmt.Errorf("core services: %w", err)
 	}

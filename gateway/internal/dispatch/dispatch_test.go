@@ -22,6 +22,7 @@ import (
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/gen/svc/testplugin/v1/testpluginv1connect"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 func TestMain(m *testing.M) { identitytest.Main(m) }
@@ -49,15 +50,16 @@ func newRig(t *testing.T) *rig {
 	r := &rig{w: identitytest.NewWorld(t), metrics: observe.NewMetrics()}
 	authn := auth.New(r.w.IDs, auth.Options{})
 	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
-	sdk.Unary(core, echoProcedure, func(_ context.Context, call *sdk.Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
+	sdk.Handle(core, methods.ByName("Echo"), func(_ context.Context, call *sdk.Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 		r.handled.Add(1)
 		return &testpluginv1.EchoResponse{Id: req.GetId(), UserId: call.Principal().UserID}, nil
 	})
-	sdk.Unary(core, slowProcedure, func(context.Context, *sdk.Call, *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
+	sdk.Handle(core, methods.ByName("Slow"), func(context.Context, *sdk.Call, *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
 		r.handled.Add(1)
 		return &testpluginv1.SlowResponse{}, nil
 	})
-	sdk.Unary(core, failProcedure, func(_ context.Context, _ *sdk.Call, req *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
+	sdk.Handle(core, methods.ByName("Fail"), func(_ context.Context, _ *sdk.Call, req *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
 		r.handled.Add(1)
 		return nil, sdk.Errorf(int(req.GetHttpStatus()), int(req.GetCode()), int(req.GetErrorSubcode()), "%s", req.GetMessage())
 	})
@@ -152,7 +154,7 @@ func TestRouteAHostCallOfAProcedureNoPluginServesIsRefusedWith2500(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := sdk.ErrorFromProto(res.GetError())
+	e := wire.ErrorFromProto(res.GetError())
 	if e == nil || e.HTTPStatus != http.StatusNotFound || e.Code != 2500 {
 		t.Fatalf("answer = %v, want 404 code 2500", res)
 	}
@@ -195,7 +197,7 @@ func TestAuthorizeAHostCallIsCheckedLikeAnOutsideCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := sdk.ErrorFromProto(res.GetError()); e == nil || e.HTTPStatus != http.StatusUnauthorized {
+	if e := wire.ErrorFromProto(res.GetError()); e == nil || e.HTTPStatus != http.StatusUnauthorized {
 		t.Fatalf("answer = %v, want a 401 refusal", res)
 	}
 	if n := r.handled.Load(); n != 0 {
@@ -253,10 +255,10 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	before := r.d.Table()
 	// A plugin whose AliasService claims echo/{id}, which core serves.
 	alias := sdk.New(sdk.Info{Name: "alias", Version: "1"})
-	sdk.Unary(alias, testpluginv1.AliasService_Echo_FullMethodName, func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+	sdk.Handle(alias, testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("AliasService").Methods().ByName("Echo"), func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 		return &testpluginv1.EchoResponse{}, nil
 	})
-	m, err := alias.Manifest()
+	m, err := wire.Manifest(alias)
 	if err != nil {
 		t.Fatal(err)
 	}

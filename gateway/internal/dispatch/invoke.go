@@ -8,6 +8,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // hostInvoker calls one plugin through the host, timing each call.
@@ -60,11 +61,11 @@ type localInvoker struct {
 
 func (l localInvoker) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
 	start := time.Now()
-	resp := l.p.Invoke(ctx, req)
+	resp := wire.Invoke(ctx, l.p, req)
 	l.calls.Observe("core", req.GetProcedure(), callOutcome(resp, nil), start)
 	return resp, nil
 }
 
 func (l localInvoker) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error {
-	return l.p.InvokeStream(ctx, req, send)
+	return wire.InvokeStream(ctx, l.p, req, send)
 }

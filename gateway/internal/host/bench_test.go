@@ -16,10 +16,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
 )
 
@@ -56,7 +55,7 @@ func benchTarget(b *testing.B, tr transport, self bool) (func(context.Context) e
 	in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: "1234567890", Text: "a sixty-byte JSON body is what the reference measured"})
 	decode := func(resp *pluginv1.InvokeResponse) error {
 		if resp.GetError() != nil {
-			return sdk.ErrorFromProto(resp.GetError())
+			return wire.ErrorFromProto(resp.GetError())
 		}
 		var out testpluginv1.EchoResponse
 		return proto.Unmarshal(resp.GetResponse(), &out)
@@ -65,7 +64,7 @@ func benchTarget(b *testing.B, tr transport, self bool) (func(context.Context) e
 	if self {
 		p := testsvc.New(testsvc.Config{Version: "bench"})
 		return func(ctx context.Context) error {
-			return decode(p.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: testsvc.ProcEcho, Request: in, Principal: principal, TraceId: "bench"}))
+			return decode(wire.Invoke(ctx, p, &pluginv1.InvokeRequest{Procedure: testsvc.ProcEcho, Request: in, Principal: principal, TraceId: "bench"}))
 		}, 0
 	}
 	bin, err := testpluginBinary()

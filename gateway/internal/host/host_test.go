@@ -18,11 +18,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
 )
 
@@ -370,7 +369,7 @@ func TestStreamingCallsGoThroughInOrder(t *testing.T) {
 	err := b.h.InvokeStream(context.Background(), "echo", &pluginv1.InvokeRequest{Procedure: testsvc.ProcCount, Request: in},
 		func(resp *pluginv1.InvokeResponse) error {
 			if resp.GetError() != nil {
-				got = append(got, fmt.Sprintf("error %d", sdk.ErrorFromProto(resp.GetError()).Code))
+				got = append(got, fmt.Sprintf("error %d", wire.ErrorFromProto(resp.GetError()).Code))
 				return nil
 			}
 			var c testpluginv1.CountResponse
@@ -507,7 +506,7 @@ func (b *bundle) slow(ctx context.Context, plugin string, ms int64) error {
 		return err
 	}
 	if resp.GetError() != nil {
-		return sdk.ErrorFromProto(resp.GetError())
+		return wire.ErrorFromProto(resp.GetError())
 	}
 	var out testpluginv1.SlowResponse
 	if err := proto.Unmarshal(resp.GetResponse(), &out); err != nil {

@@ -17,12 +17,13 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk/tracing"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // Invoke runs one unary call on the process currently serving plugin. The
 // error is the hop's: apierr.Unavailable when the plugin is not serving or
 // its process failed during the call, a deadline error when ctx ended. The
-// plugin's own refusal is the response's Error (sdk.ErrorFromProto turns it into an error).
+// plugin's own refusal is the response's Error (wire.ErrorFromProto turns it into an error).
 //
 // When req carries no deadline, Invoke sets ctx's.
 func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
@@ -136,4 +137,4 @@ func (m *managed) hopError(ctx context.Context, err error) error {
 
 // ErrorProto is the wire form of a gateway error, for a HostServer's
 // answers to plugins.
-func ErrorProto(err error) *pluginv1.Error { return apierr.From(err).Proto() }
+func ErrorProto(err error) *pluginv1.Error { return wire.ErrorToProto(apierr.From(err)) }

@@ -16,10 +16,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
 )
 
@@ -168,7 +167,7 @@ func (b *bundle) echo(ctx context.Context, plugin, text string) (*testpluginv1.E
 		return nil, err
 	}
 	if resp.GetError() != nil {
-		return nil, sdk.ErrorFromProto(resp.GetError())
+		return nil, wire.ErrorFromProto(resp.GetError())
 	}
 	var out testpluginv1.EchoResponse
 	if err := proto.Unmarshal(resp.GetResponse(), &out); err != nil {

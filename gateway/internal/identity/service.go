@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Errors callers can test with errors.Is.
@@ -90,17 +90,11 @@ func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
 func (s *Service) Queries() *coredb.Queries { return s.q }
 
 // FormatID writes a database id as the decimal string clients see.
-func FormatID(id int64) string { return strconv.FormatInt(id, 10) }
+func FormatID(id int64) string { return sdk.FormatID(id) }
 
-// ParseID reads a decimal id. Anything else is not an id of ours; callers
-// treat it as not found.
-func ParseID(s string) (int64, bool) {
-	if s == "" || len(s) > 19 || s[0] == '0' || s[0] == '+' || s[0] == '-' {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
-}
+// ParseID reads a decimal id (sdk.ParseID: canonical, positive). Anything
+// else is not an id of ours; callers treat it as not found.
+func ParseID(s string) (int64, bool) { return sdk.ParseID(s) }
 
 func mustID(kind, s string) (int64, error) {
 	id, ok := ParseID(s)

@@ -9,6 +9,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // recorder is an invoker that keeps the requests it is given.
@@ -58,13 +59,14 @@ func testTable(t *testing.T, inv route.Invoker) *route.Table {
 func testTableOf(t *testing.T, src route.Source) *route.Table {
 	t.Helper()
 	p := sdk.New(sdk.Info{Name: "testplugin", Version: "1"})
-	sdk.Unary(p, "/svc.testplugin.v1.TestService/Echo", func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
+	sdk.Handle(p, methods.ByName("Echo"), func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
 		return nil, nil
 	})
-	sdk.Unary(p, "/svc.testplugin.v1.TestService/Fail", func(context.Context, *sdk.Call, *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
+	sdk.Handle(p, methods.ByName("Fail"), func(context.Context, *sdk.Call, *testpluginv1.FailRequest) (*testpluginv1.FailResponse, error) {
 		return nil, nil
 	})
-	m, err := p.Manifest()
+	m, err := wire.Manifest(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/validate"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // Invoker runs one unary call of a plugin.
@@ -222,7 +222,7 @@ func (t *Table) Call(ctx context.Context, m *Method, req proto.Message, raw []by
 		return nil, err
 	}
 	if e := res.GetError(); e != nil {
-		return nil, sdk.ErrorFromProto(e)
+		return nil, wire.ErrorFromProto(e)
 	}
 	return res.GetResponse(), nil
 }
@@ -260,7 +260,7 @@ func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []
 	}
 	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
 		if e := res.GetError(); e != nil {
-			return sdk.ErrorFromProto(e)
+			return wire.ErrorFromProto(e)
 		}
 		return send(res.GetResponse())
 	})

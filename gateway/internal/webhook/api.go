@@ -103,7 +103,7 @@ func parseRange(sinceText, untilText string, now time.Time) (since, until time.T
 // gateway from the method's access option (app_role) before the call got
 // here; an unknown app is not found.
 func (s *Service) app(ctx context.Context, appID string) (coredb.WebhookAppRow, error) {
-	id, ok := parseID(appID)
+	id, ok := sdk.ParseID(appID)
 	if !ok {
 		return coredb.WebhookAppRow{}, sdk.NotFound("App " + appID)
 	}
@@ -243,7 +243,7 @@ func (s *Service) listDeliveries(ctx context.Context, call *sdk.Call, req *webho
 	}
 	// Fetched oldest first from a before cursor: Page puts them back.
 	rows, paging := sdk.Page(w, rows, func(r row) int64 { return r.Seq })
-	res := &webhookv1.ListDeliveriesResponse{Data: make([]*webhookv1.Delivery, len(rows)), Paging: paging}
+	res := &webhookv1.ListDeliveriesResponse{Data: make([]*webhookv1.Delivery, len(rows)), Paging: paging.Proto()}
 	for i, r := range rows {
 		var log []attemptEntry
 		if err := json.Unmarshal(r.Attempts, &log); err != nil {
@@ -277,7 +277,7 @@ func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webho
 	if s.guard == nil {
 		return nil, fmt.Errorf("webhook: no app guard configured")
 	}
-	if err := s.guard(ctx, call.Principal(), formatID(d.AppID), pluginv1.AppRole_APP_ROLE_DEVELOPER); err != nil {
+	if err := s.guard(ctx, call.Principal(), sdk.FormatID(d.AppID), pluginv1.AppRole_APP_ROLE_DEVELOPER); err != nil {
 		return nil, err
 	}
 	if err := s.manual.allow(d.AppID); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/webhook"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -224,10 +223,10 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := func(id string) sdk.Principal {
-		return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: id, AppID: otherApp.ID}
+		return sdk.Principal{Kind: sdk.TokenKindUser, UserID: id, AppID: otherApp.ID}
 	}
 	session := func(id string) sdk.Principal {
-		return sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: id}
+		return sdk.Principal{Kind: sdk.TokenKindSession, UserID: id}
 	}
 	list := func(p sdk.Principal, app string) *sdk.Error {
 		_, e := call[*webhookv1.ListSubscriptionsResponse](t, b, "ListSubscriptions", p, &webhookv1.ListSubscriptionsRequest{AppId: app})
@@ -246,15 +245,15 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 		want   int
 	}{
 		{"the app's own key manages subscriptions", list, b.appKey, b.App.ID, ok},
-		{"a team Admin's user token of the app manages subscriptions", list, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: b.Owner.ID, AppID: b.App.ID}, b.App.ID, ok},
+		{"a team Admin's user token of the app manages subscriptions", list, sdk.Principal{Kind: sdk.TokenKindUser, UserID: b.Owner.ID, AppID: b.App.ID}, b.App.ID, ok},
 		{"a team Developer's session manages subscriptions", list, session(developer.ID), b.App.ID, ok},
 		{"a team Tester may not manage subscriptions", list, session(tester.ID), b.App.ID, forbidden},
 		{"a team Tester reads deliveries", deliveries, session(tester.ID), b.App.ID, ok},
-		{"another app's key is refused", list, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: otherApp.ID}, b.App.ID, forbidden},
-		{"another app's key may not read deliveries", deliveries, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: otherApp.ID}, b.App.ID, forbidden},
+		{"another app's key is refused", list, sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: otherApp.ID}, b.App.ID, forbidden},
+		{"another app's key may not read deliveries", deliveries, sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: otherApp.ID}, b.App.ID, forbidden},
 		{"a user off the team is refused", list, user(b.Stranger.ID), b.App.ID, forbidden},
 		{"a user off the team may not read deliveries", deliveries, session(b.Stranger.ID), b.App.ID, forbidden},
-		{"the app's system user token manages subscriptions", list, sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, AppID: b.App.ID}, b.App.ID, ok},
+		{"the app's system user token manages subscriptions", list, sdk.Principal{Kind: sdk.TokenKindSystemUser, AppID: b.App.ID}, b.App.ID, ok},
 		{"a team Admin's token issued to another app is refused", list, user(b.Owner.ID), b.App.ID, forbidden},
 		{"an unknown app is not found", list, b.appKey, "123456789", missing},
 		{"an unknown app's deliveries are not found", deliveries, session(b.Owner.ID), "123456789", missing},
@@ -295,7 +294,7 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 			t.Fatalf("deliveries %v", ds)
 		}
 		_, e = call[*webhookv1.ReplayDeliveryResponse](t, b, "ReplayDelivery",
-			sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: otherApp.ID},
+			sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: otherApp.ID},
 			&webhookv1.ReplayDeliveryRequest{DeliveryId: ds[0].GetId()})
 		sdkErr(t, e, 403, 200, 2069004, "")
 	})

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // excerptLimit bounds the response excerpt kept per attempt.
@@ -134,7 +135,7 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 	if s.opts.SigningSecrets != nil {
 		// The current secret first, then the previous one while a
 		// rotation's overlap lasts.
-		if list, err := s.opts.SigningSecrets(ctx, formatID(d.AppID)); err != nil {
+		if list, err := s.opts.SigningSecrets(ctx, sdk.FormatID(d.AppID)); err != nil {
 			s.log.WarnContext(ctx, "cannot read an app's signing secrets; signing with the webhook copy", "app_id", d.AppID, "error", err)
 		} else if len(list) > 0 && list[0] != "" {
 			secrets = list

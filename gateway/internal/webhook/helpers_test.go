@@ -35,6 +35,7 @@ import (
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 func TestMain(m *testing.M) { identitytest.Main(m) }
@@ -74,7 +75,7 @@ func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 	t.Helper()
 	w := identitytest.NewWorld(t)
 	b := &bundle{World: w, dns: &fakeDNS{names: map[string][]netip.Addr{}}, authn: auth.New(w.IDs, auth.Options{}),
-		appKey: sdk.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppID: w.App.ID}}
+		appKey: sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: w.App.ID}}
 	var err error
 	if b.box, err = secretbox.New(secretbox.NewKey()); err != nil {
 		t.Fatal(err)
@@ -161,11 +162,11 @@ func call[Res proto.Message](t testing.TB, b *bundle, method string, principal s
 		e, _ := apierr.As(err)
 		return zero, e
 	}
-	resp := b.plugin.Invoke(ctx, &pluginv1.InvokeRequest{
-		Procedure: "/svc.webhook.v1.WebhookService/" + method, Request: in, Principal: principal.Proto(), TraceId: "test",
+	resp := wire.Invoke(ctx, b.plugin, &pluginv1.InvokeRequest{
+		Procedure: "/svc.webhook.v1.WebhookService/" + method, Request: in, Principal: wire.PrincipalToProto(principal), TraceId: "test",
 	})
 	if resp.GetError() != nil {
-		return zero, sdk.ErrorFromProto(resp.GetError())
+		return zero, wire.ErrorFromProto(resp.GetError())
 	}
 	res := zero.ProtoReflect().Type().New().Interface().(Res)
 	if err := proto.Unmarshal(resp.GetResponse(), res); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
+	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
 )
 
@@ -27,7 +28,7 @@ func TestResultOfALostLeaseChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appID, _ := parseID(w.App.ID)
+	appID, _ := sdk.ParseID(w.App.ID)
 	if err := s.q.SaveWebhookSubscription(ctx, coredb.SaveWebhookSubscriptionParams{
 		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{EventBookPostCreated}, Ordering: OrderingNone,
 	}); err != nil {

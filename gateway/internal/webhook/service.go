@@ -250,7 +250,7 @@ func (s *Service) SetAppSecretTx(ctx context.Context, tx pgx.Tx, appID, secret s
 }
 
 func (s *Service) setAppSecret(ctx context.Context, q *coredb.Queries, appID, secret string) error {
-	id, ok := parseID(appID)
+	id, ok := sdk.ParseID(appID)
 	if !ok {
 		return fmt.Errorf("webhook: set signing secret: app id %q is not an app id", appID)
 	}
@@ -286,14 +286,3 @@ func (s *Service) notify() {
 	default:
 	}
 }
-
-// parseID reads a decimal object id.
-func parseID(s string) (int64, bool) {
-	if s == "" || len(s) > 19 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n > 0
-}
-
-func formatID(id int64) string { return strconv.FormatInt(id, 10) }

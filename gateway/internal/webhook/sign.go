@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Headers of every delivery.
@@ -80,7 +82,7 @@ func encodeBody(eventID, eventType string, created time.Time, appID int64, pageI
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(Body{
 		ID: eventID, Type: eventType, Created: created.Unix(), APIVersion: APIVersion,
-		AppID: formatID(appID), PageID: pageID, Data: data,
+		AppID: sdk.FormatID(appID), PageID: pageID, Data: data,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode body of event %s: %w", eventID, err)

@@ -44,8 +44,9 @@ func main() {
 // in-process.
 func newPlugin() *sdk.Plugin {
 	p := sdk.New(sdk.Info{Name: "hello", Version: version, Events: []string{EventWaved}})
-	sdk.Unary(p, hellov1.HelloService_SayHello_FullMethodName, sayHello)
-	sdk.Unary(p, hellov1.HelloService_Wave_FullMethodName, waves.wave)
+	methods := hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods()
+	sdk.Handle(p, methods.ByName("SayHello"), sayHello)
+	sdk.Handle(p, methods.ByName("Wave"), waves.wave)
 	return p
 }
 

@@ -17,7 +17,7 @@ import (
 // refuses "nobody" as a node that does not exist.
 func greeter() *sdk.Plugin {
 	p := sdk.New(sdk.Info{Name: "hello", Version: "1.0.0"})
-	sdk.Unary(p, hellov1.HelloService_SayHello_FullMethodName,
+	sdk.Handle(p, hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods().ByName("SayHello"),
 		func(_ context.Context, _ *sdk.Call, req *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
 			if req.GetName() == "nobody" {
 				return nil, sdk.NotFound("Name nobody")
@@ -63,7 +63,7 @@ func ExampleCallStream() {
 	defer t.cleanup()
 
 	p := sdk.New(sdk.Info{Name: "counter", Version: "1.0.0"})
-	sdk.Stream(p, testpluginv1.TestService_Count_FullMethodName,
+	sdk.HandleStream(p, testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods().ByName("Count"),
 		func(_ context.Context, _ *sdk.Call, req *testpluginv1.CountRequest, send func(*testpluginv1.CountResponse) error) error {
 			for i := range req.GetN() {
 				if err := send(&testpluginv1.CountResponse{I: i + 1}); err != nil {

@@ -22,6 +22,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // TraceID is the trace id of calls made by Call and CallStream.
@@ -76,7 +77,7 @@ func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 	go goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.ServeGRPC}},
+			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: func(b *goplugin.GRPCBroker, s *grpc.Server) error { return wire.ServeGRPC(p, b, s) }}},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
@@ -222,7 +223,7 @@ func Call[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, 
 		return zero, fmt.Errorf("plugintest: invoke %s: %w", procedure, err)
 	}
 	if resp.GetError() != nil {
-		return zero, sdk.ErrorFromProto(resp.GetError())
+		return zero, wire.ErrorFromProto(resp.GetError())
 	}
 	return decode[Res](resp)
 }
@@ -240,7 +241,7 @@ func CallStream[Res proto.Message](ctx context.Context, tp *Plugin, procedure st
 	var refusal error
 	err = tp.InvokeStream(ctx, ireq, func(resp *pluginv1.InvokeResponse) error {
 		if resp.GetError() != nil {
-			refusal = sdk.ErrorFromProto(resp.GetError())
+			refusal = wire.ErrorFromProto(resp.GetError())
 			return nil
 		}
 		res, err := decode[Res](resp)
@@ -261,7 +262,7 @@ func request(ctx context.Context, procedure string, principal sdk.Principal, req
 	if err != nil {
 		return nil, fmt.Errorf("plugintest: encode request: %w", err)
 	}
-	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Principal: principal.Proto(), TraceId: TraceID}
+	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Principal: wire.PrincipalToProto(principal), TraceId: TraceID}
 	if d, ok := ctx.Deadline(); ok {
 		ireq.DeadlineUnixNano = d.UnixNano()
 	}

@@ -55,10 +55,10 @@ func New(cfg Config) *sdk.Plugin {
 	}
 	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
 	sdk.Handle(p, methods.ByName("Echo"), s.Echo)
-	sdk.Unary(p, ProcSlow, s.Slow)
-	sdk.Stream(p, ProcCount, s.Count)
-	sdk.Unary(p, ProcRelay, s.Relay)
-	sdk.Unary(p, ProcFail, s.Fail)
+	sdk.Handle(p, methods.ByName("Slow"), s.Slow)
+	sdk.HandleStream(p, methods.ByName("Count"), s.Count)
+	sdk.Handle(p, methods.ByName("Relay"), s.Relay)
+	sdk.Handle(p, methods.ByName("Fail"), s.Fail)
 	sdk.Handle(p, methods.ByName("ProbeDatabase"), s.ProbeDatabase)
 	return p
 }
