@@ -88,6 +88,17 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 		ctx, span = startCallSpan(ctx, plugin, req)
 		defer span.End()
 	}
+	if g.lane != nil && g.lane.Streams() {
+		var recvErr error
+		err := g.lane.InvokeStream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
+			recvErr = recv(resp)
+			return recvErr
+		})
+		if err != nil && err != recvErr { // recv's own error passes through as it is
+			return m.hopError(ctx, err)
+		}
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the plugin's side when recv gives up
 	stream, err := g.conn.Plugin.InvokeStream(ctx, req)
