@@ -70,7 +70,9 @@ func startCallSpan(ctx context.Context, plugin string, req *pluginv1.InvokeReque
 
 // InvokeStream runs one server-streaming call and hands each response to
 // recv, in order; a response carrying an Error ends the stream. It returns
-// recv's error, or the hop's as Invoke does.
+// recv's error, or the hop's as Invoke does. The stream takes the fast lane
+// when the plugin's lane serves streams; when recv fails or ctx ends, the
+// lane connection is closed, which cancels the plugin's handler.
 func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
 	m := h.lookup(plugin)
 	if m == nil {
