@@ -383,6 +383,11 @@ func TestStreamingCallsGoThroughInOrder(t *testing.T) {
 	if err != nil || strings.Join(got, ",") != "1,2,3,4,error 100" {
 		t.Fatalf("stream = %v, %v", got, err)
 	}
+	g := b.h.lookup("echo").acquire()
+	defer g.release()
+	if g.lane == nil || !g.lane.Streams() {
+		t.Fatal("the stream did not take the fast lane")
+	}
 }
 
 func TestAPluginCallsAnotherMethodThroughTheHost(t *testing.T) {

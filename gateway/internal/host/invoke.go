@@ -16,6 +16,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
 	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
@@ -71,8 +72,9 @@ func startCallSpan(ctx context.Context, plugin string, req *pluginv1.InvokeReque
 // InvokeStream runs one server-streaming call and hands each response to
 // recv, in order; a response carrying an Error ends the stream. It returns
 // recv's error, or the hop's as Invoke does. The stream takes the fast lane
-// when the plugin's lane serves streams; when recv fails or ctx ends, the
-// lane connection is closed, which cancels the plugin's handler.
+// when the plugin's lane serves streams and has room for one more (see
+// protocol.ErrLaneBusy), else gRPC; when recv fails or ctx ends, the lane
+// connection is closed, which cancels the plugin's handler.
 func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
 	m := h.lookup(plugin)
 	if m == nil {
@@ -96,10 +98,13 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 			recvErr = recv(resp)
 			return recvErr
 		})
-		if err != nil && err != recvErr { // recv's own error passes through as it is
+		switch {
+		case err == nil, err == recvErr: // recv's own error passes through as it is
+			return err
+		case !errors.Is(err, protocol.ErrLaneBusy):
 			return m.hopError(ctx, err)
 		}
-		return err
+		// Too many streams on the lane: this one goes over gRPC.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the plugin's side when recv gives up

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,10 +18,20 @@ import (
 var ErrLaneClosed = errors.New("fast lane closed")
 
 // Pool bounds. Past maxOpen concurrent calls, a call waits for a connection.
+// Past maxStreams streams at once, a stream is refused with ErrLaneBusy (the
+// host sends it over gRPC): a stream may last as long as its client wants
+// (a device's card stream), and holds a connection and, in the plugin, a
+// thread (its watcher's blocking read) all that time, so streams must never
+// take every connection from unary calls nor a thread each without bound.
 const (
-	maxIdle = 128
-	maxOpen = 256
+	maxIdle    = 128
+	maxOpen    = 256
+	maxStreams = 128
 )
+
+// ErrLaneBusy is returned by InvokeStream when maxStreams streams are open
+// on the lane; nothing was sent.
+var ErrLaneBusy = errors.New("fast lane: too many streams open")
 
 // LaneClient is the gateway's side of the fast lane to one plugin process:
 // a pool of persistent connections, each carrying one call at a time.
@@ -42,6 +53,8 @@ type LaneClient struct {
 	path    string
 	peerPID int
 	streams bool // the plugin serves streaming calls on the lane
+
+	openStreams atomic.Int32
 
 	mu     sync.Mutex
 	idle   []*laneConn // most recently used last
@@ -108,9 +121,14 @@ func (c *LaneClient) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*
 
 // InvokeStream runs one server-streaming call, handing each answer to recv
 // in order; an answer carrying an Error ends the stream. It returns recv's
-// error, or the transport's as Invoke does. Only a plugin whose lane
-// serves streams may be asked (see Streams).
+// error, or the transport's as Invoke does, or ErrLaneBusy. Only a plugin
+// whose lane serves streams may be asked (see Streams).
 func (c *LaneClient) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
+	if c.openStreams.Add(1) > maxStreams {
+		c.openStreams.Add(-1)
+		return ErrLaneBusy
+	}
+	defer c.openStreams.Add(-1)
 	lc, err := c.get(ctx)
 	if err != nil {
 		return err
