@@ -182,7 +182,7 @@ func (r *runner) completionsOverheadAt(ctx context.Context, stream bool, conns i
 	}
 	r.details = append(r.details, "**Completions via the gateway, "+label+"** — "+strings.TrimSpace(via.String())+"\n  "+cpuLine(a, b, via.Requests))
 	added50, added99 := via.Latency.P50-direct.Latency.P50, via.Latency.P99-direct.Latency.P99
-	row.Ours = fmt.Sprintf("p50 %s, p99 %s through the gateway (+%.0f µs p50, +%.0f µs p99)",
+	row.Ours = fmt.Sprintf("p50 %s, p99 %s through the gateway (%+.0f µs p50, %+.0f µs p99)",
 		bench.Ms(via.Latency.P50), bench.Ms(via.Latency.P99), added50, added99)
 	if via.ErrorTotal > 0 {
 		row.Ours += fmt.Sprintf("; %d errors", via.ErrorTotal)
