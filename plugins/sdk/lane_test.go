@@ -303,3 +303,46 @@ func TestALaneThatServesNoStreamsLeavesThemToGRPCAndStillAnswersCalls(t *testing
 		t.Fatalf("call = %v, %v", resp, err)
 	}
 }
+
+func TestALaneCarriesAtMost128StreamsAtOnceAndStillAnswersCalls(t *testing.T) {
+	t.Parallel()
+	path := serveLane(t, countPlugin(t, make(chan string, 256)), allowGateway)
+	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	const held = 128
+	opened, release := make(chan struct{}, held), make(chan struct{})
+	gone := errors.New("released")
+	var wg sync.WaitGroup
+	for range held {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 1}, func(int32) error {
+				opened <- struct{}{}
+				<-release
+				return gone
+			})
+		}()
+	}
+	for range held {
+		select {
+		case <-opened:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the streams did not all open")
+		}
+	}
+	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 2}, func(int32) error { return nil }); !errors.Is(err, protocol.ErrLaneBusy) {
+		t.Fatalf("stream %d = %v, want ErrLaneBusy", held+1, err)
+	}
+	if _, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/nope"}); err != nil {
+		t.Fatalf("a call beside %d streams: %v", held, err)
+	}
+	close(release)
+	wg.Wait()
+	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 2}, func(int32) error { return nil }); err != nil {
+		t.Fatalf("a stream once the others ended: %v", err)
+	}
+}
