@@ -180,6 +180,24 @@ func TestUsageIsRecordedForEveryRequestEvenStreamsAbortedAtRandomPoints(t *testi
 		cancel()
 		want.Requests++
 	}
+
+	// A client that leaves a request that is not streamed while the
+	// upstream is answering: the estimated prompt, nothing generated.
+	up.FailNext(openaitest.Hang)
+	asked := len(up.Requests())
+	ctx, cancel := context.WithCancel(context.Background())
+	left := make(chan error, 1)
+	go func() {
+		_, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "fake", Messages: userMessage(question)})
+		left <- err
+	}()
+	eventually(t, "the upstream asked", func() bool { return len(up.Requests()) > asked })
+	cancel()
+	if err := <-left; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client left and got %v", err)
+	}
+	want.PromptTokens += estimatedPrompt(question)
+	want.Requests++
 	want.TotalTokens = want.PromptTokens + want.CompletionTokens
 
 	// The last aborts are recorded when the plugin sees the client gone.
@@ -365,9 +383,15 @@ func TestTwoGatewaysOnOneDatabaseEnforceOneRequestsPerMinuteLimit(t *testing.T) 
 		if ra < 1 || ra > 60 {
 			t.Fatalf("Retry-After %q", last.Response.Header.Get("Retry-After"))
 		}
+		if h := last.Response.Header.Get("X-Svc-Overhead-Ms"); !overheadValue.MatchString(h) {
+			t.Fatalf("429: X-Svc-Overhead-Ms %q", h)
+		}
 		return
 	}
 }
+
+// overheadValue is an X-Svc-Overhead-Ms value: milliseconds, three decimals.
+var overheadValue = regexp.MustCompile(`^\d+\.\d{3}$`)
 
 // upstreamList is GET /api/admin/completions/upstreams.
 type upstreamList struct {
@@ -413,7 +437,12 @@ func TestUpstreamsThatStallOrFailAreLeftProbedAndShownToOperators(t *testing.T) 
 	ctx := context.Background()
 
 	t.Run("a stream with no first token in time goes to the next upstream", func(t *testing.T) {
-		for range 3 {
+		// Upstreams are drawn by weight: go on until the stalling one has
+		// been tried three times, which opens its breaker.
+		for i := 0; len(stall.Requests()) < 3; i++ {
+			if i == 50 {
+				t.Fatalf("the stalling upstream was tried %d times in 50 requests", len(stall.Requests()))
+			}
 			s := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "fake", Messages: userMessage("Hi")})
 			var acc openai.ChatCompletionAccumulator
 			for s.Next() {
@@ -423,11 +452,8 @@ func TestUpstreamsThatStallOrFailAreLeftProbedAndShownToOperators(t *testing.T) 
 				t.Fatalf("%v %+v", err, acc.Choices)
 			}
 		}
-		if len(stall.Requests()) == 0 {
-			t.Fatal("the stalling upstream was never tried")
-		}
 		state, _, lastError := upstreamState(t, g, c.AdminToken, "stall")
-		if !strings.Contains(lastError, "no first token within 300ms") || (len(stall.Requests()) >= 3 && state != "cooling_down") {
+		if !strings.Contains(lastError, "no first token within 300ms") || state != "cooling_down" {
 			t.Fatalf("stall: %s, %q after %d calls", state, lastError, len(stall.Requests()))
 		}
 	})
@@ -438,6 +464,9 @@ func TestUpstreamsThatStallOrFailAreLeftProbedAndShownToOperators(t *testing.T) 
 			var apiErr *openai.Error
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable {
 				t.Fatalf("got %v", err)
+			}
+			if h := apiErr.Response.Header.Get("X-Svc-Overhead-Ms"); !overheadValue.MatchString(h) {
+				t.Fatalf("503: X-Svc-Overhead-Ms %q", h)
 			}
 		}
 		state, until, lastError := upstreamState(t, g, c.AdminToken, "flaky")
@@ -474,24 +503,23 @@ func TestUpstreamsThatStallOrFailAreLeftProbedAndShownToOperators(t *testing.T) 
 	})
 
 	t.Run("every answer says the gateway's overhead", func(t *testing.T) {
-		overhead := regexp.MustCompile(`^\d+\.\d{3}$`)
 		var res *http.Response
 		if _, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "fake", Messages: userMessage("Hi")},
 			option.WithResponseInto(&res)); err != nil {
 			t.Fatal(err)
 		}
-		if h := res.Header.Get("X-Svc-Overhead-Ms"); !overhead.MatchString(h) {
+		if h := res.Header.Get("X-Svc-Overhead-Ms"); !overheadValue.MatchString(h) {
 			t.Fatalf("completion: X-Svc-Overhead-Ms %q", h)
 		}
 		s := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "svc-builtin", Messages: userMessage("Hi")},
 			option.WithResponseInto(&res))
 		for s.Next() {
 		}
-		if h := res.Header.Get("X-Svc-Overhead-Ms"); s.Err() != nil || !overhead.MatchString(h) {
+		if h := res.Header.Get("X-Svc-Overhead-Ms"); s.Err() != nil || !overheadValue.MatchString(h) {
 			t.Fatalf("stream: %v, X-Svc-Overhead-Ms %q", s.Err(), h)
 		}
 		r, _ := do(t, "GET", g.URL+"/v1/models", nil, map[string]string{"Authorization": "Bearer nope"})
-		if h := r.Header.Get("X-Svc-Overhead-Ms"); r.StatusCode != 401 || !overhead.MatchString(h) {
+		if h := r.Header.Get("X-Svc-Overhead-Ms"); r.StatusCode != 401 || !overheadValue.MatchString(h) {
 			t.Fatalf("refusal: %d, X-Svc-Overhead-Ms %q", r.StatusCode, h)
 		}
 	})

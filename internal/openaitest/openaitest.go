@@ -3,7 +3,8 @@
 // streamed (server-sent events cut at odd places, CRLF and LF line ends,
 // keep-alive comments) or not, and fails on demand: 429 with Retry-After,
 // 500, a hang, a stream that breaks before its first event or in the middle
-// of the answer, a stream that stalls before its first token. It records
+// of the answer, a stream that stalls before its first token or in the
+// middle of the answer. It records
 // every request it gets.
 //
 // A request may also say where its own stream stops, so that a test can
@@ -44,6 +45,10 @@ const (
 	// StallBeforeFirstToken sends the role chunk (no text) and then nothing
 	// until the caller gives up.
 	StallBeforeFirstToken
+	// StallMidStream sends the role chunk and two content chunks (the
+	// first two words of the reply), then nothing until the caller gives
+	// up.
+	StallMidStream
 )
 
 // Upstream is a running fake upstream.
@@ -160,6 +165,10 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if k, ok := body["x_test_break_after"].(float64); ok {
 			u.streamUntil(w, r, model, int(k), true)
+			return
+		}
+		if f == StallMidStream {
+			u.streamUntil(w, r, model, 2, false)
 			return
 		}
 		u.stream(w, r, f, model, prompt, completion, body)

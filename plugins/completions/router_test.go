@@ -207,6 +207,33 @@ func TestAStreamBrokenMidAnswerIsCutWithAnErrorEventAndNeverRetried(t *testing.T
 	}
 }
 
+func TestAStreamStalledMidAnswerIsCutWithAnErrorEventAndCountsAgainstTheUpstream(t *testing.T) {
+	t.Parallel()
+	b := setupRouter(t, "5s", 2)
+	b.rt.upstreams[0].ttft = 300 * time.Millisecond
+	b.ups[0].FailNext(openaitest.StallMidStream)
+	events, res, err := collect(t, b.rt, streamBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := events[len(events)-1]
+	if !strings.Contains(last, `"upstream_stream_stalled"`) || !strings.Contains(last, "stopped sending mid-answer") || res.complete {
+		t.Fatalf("last event %q", last)
+	}
+	if got, want := text(t, events), " Paris is"; got != want {
+		t.Fatalf("the client saw %q before the cut, want %q", got, want)
+	}
+	if n := len(b.ups[1].Requests()); n != 0 {
+		t.Fatalf("the second upstream was called %d times after bytes reached the client", n)
+	}
+	if res.usage.CompletionTokens != 2 {
+		t.Fatalf("usage %+v: want the two streamed tokens", res.usage)
+	}
+	if st := b.rt.upstreams[0].breaker.snapshot(); !strings.Contains(st.LastError, "stalled for 300ms") {
+		t.Fatalf("breaker's last error %q", st.LastError)
+	}
+}
+
 func TestWhenEveryUpstreamIsRateLimitedTheAnswerIs429WithRetryAfter(t *testing.T) {
 	t.Parallel()
 	b := setupRouter(t, "1s", 1)

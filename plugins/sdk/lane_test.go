@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +38,11 @@ func echoPlugin(t *testing.T) *Plugin {
 
 func serveLane(t *testing.T, p *Plugin, allow func(int) bool) string {
 	t.Helper()
+	return serveLaneWith(t, &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Allow: allow, Logger: p.log})
+}
+
+func serveLaneWith(t *testing.T, srv *protocol.LaneServer) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "lane")
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +54,6 @@ func serveLane(t *testing.T, p *Plugin, allow func(int) bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ln.Close() })
-	srv := &protocol.LaneServer{Handler: p.invoke, Allow: allow, Logger: p.log}
 	go func() { _ = srv.Serve(ln) }()
 	return path
 }
@@ -163,4 +168,186 @@ func TestFastLaneCallEndsWithItsContextAndTheLaneStaysUsable(t *testing.T) {
 
 func testMethod(name protoreflect.Name) protoreflect.MethodDescriptor {
 	return testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods().ByName(name)
+}
+
+// countPlugin streams CountResponse 0..n-1 (failing after fail_after when
+// set); "/…/Slow" waits for its context to end and reports it on ended.
+func countPlugin(t *testing.T, ended chan<- string) *Plugin {
+	t.Helper()
+	p := New(Info{Name: "count", Version: "1"})
+	HandleStream(p, testMethod("Count"), func(ctx context.Context, _ *Call, req *testpluginv1.CountRequest, send func(*testpluginv1.CountResponse) error) error {
+		for i := range req.GetN() {
+			if req.GetFailAfter() > 0 && i == req.GetFailAfter() {
+				return Errorf(409, 100, 0, "failed after %d", i)
+			}
+			if err := send(&testpluginv1.CountResponse{I: i}); err != nil {
+				return err
+			}
+		}
+		if req.GetN() == 1 { // then holds the stream open until the gateway leaves
+			<-ctx.Done()
+			ended <- "stream"
+		}
+		return nil
+	})
+	Handle(p, testMethod("Slow"), func(ctx context.Context, _ *Call, req *testpluginv1.SlowRequest) (*testpluginv1.SlowResponse, error) {
+		<-ctx.Done()
+		ended <- "unary"
+		return nil, ctx.Err()
+	})
+	if err := p.freeze(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func countOn(ctx context.Context, lane *protocol.LaneClient, req *testpluginv1.CountRequest, recv func(i int32) error) error {
+	in, _ := proto.Marshal(req)
+	return lane.InvokeStream(ctx, &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Count", Request: in},
+		func(resp *pluginv1.InvokeResponse) error {
+			if e := resp.GetError(); e != nil {
+				return errorFromProto(e)
+			}
+			var c testpluginv1.CountResponse
+			if err := proto.Unmarshal(resp.GetResponse(), &c); err != nil {
+				return err
+			}
+			return recv(c.GetI())
+		})
+}
+
+func TestAStreamOnTheFastLaneArrivesInOrderEndsWithItsRefusalAndLeavesTheLaneUsable(t *testing.T) {
+	t.Parallel()
+	path := serveLane(t, countPlugin(t, make(chan string, 4)), allowGateway)
+	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	if !lane.Streams() {
+		t.Fatal("the lane of a current plugin does not carry streams")
+	}
+	for round := range 3 { // one connection: each stream reuses it
+		var got []int32
+		if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 5}, func(i int32) error { got = append(got, i); return nil }); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if fmt.Sprint(got) != "[0 1 2 3 4]" {
+			t.Fatalf("round %d: got %v", round, got)
+		}
+		got = nil
+		err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 5, FailAfter: 3}, func(i int32) error { got = append(got, i); return nil })
+		var e *Error
+		if !errors.As(err, &e) || e.HTTPStatus != 409 || fmt.Sprint(got) != "[0 1 2]" {
+			t.Fatalf("round %d: a failing stream gave %v after %v", round, err, got)
+		}
+	}
+	if _, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/nope"}); err != nil {
+		t.Fatalf("a unary call after the streams: %v", err)
+	}
+}
+
+func TestTheGatewayLeavingAStreamOrACallOnTheFastLaneCancelsItsHandler(t *testing.T) {
+	t.Parallel()
+	ended := make(chan string, 4)
+	path := serveLane(t, countPlugin(t, ended), allowGateway)
+	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	gone := errors.New("the client left")
+	// A stream that sends nothing more after its first message: the
+	// gateway gives up on it (its client left).
+	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 1}, func(int32) error { return gone }); err != gone {
+		t.Fatalf("stream = %v", err)
+	}
+	select {
+	case what := <-ended:
+		if what != "stream" {
+			t.Fatalf("%s ended", what)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream's handler still runs after the gateway left")
+	}
+	// A unary call whose caller gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	in, _ := proto.Marshal(&testpluginv1.SlowRequest{})
+	if _, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Slow", Request: in}); err != context.DeadlineExceeded {
+		t.Fatalf("call = %v", err)
+	}
+	select {
+	case what := <-ended:
+		if what != "unary" {
+			t.Fatalf("%s ended", what)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call's handler still runs after the gateway left")
+	}
+	var got []int32
+	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 2}, func(i int32) error { got = append(got, i); return nil }); err != nil || len(got) != 2 {
+		t.Fatalf("a stream after the departures = %v, %v", err, got)
+	}
+}
+
+func TestALaneThatServesNoStreamsLeavesThemToGRPCAndStillAnswersCalls(t *testing.T) {
+	t.Parallel()
+	p := echoPlugin(t)
+	path := serveLaneWith(t, &protocol.LaneServer{Handler: p.invoke, Allow: allowGateway, Logger: p.log})
+	lane, err := protocol.DialLane(context.Background(), path, 2, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	if lane.Streams() {
+		t.Fatal("a lane without a stream handler claims streams")
+	}
+	in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: "1", Text: "hi"})
+	if resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Echo", Request: in}); err != nil || resp.GetError() != nil {
+		t.Fatalf("call = %v, %v", resp, err)
+	}
+}
+
+func TestALaneCarriesAtMost128StreamsAtOnceAndStillAnswersCalls(t *testing.T) {
+	t.Parallel()
+	path := serveLane(t, countPlugin(t, make(chan string, 256)), allowGateway)
+	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	const held = 128
+	opened, release := make(chan struct{}, held), make(chan struct{})
+	gone := errors.New("released")
+	var wg sync.WaitGroup
+	for range held {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 1}, func(int32) error {
+				opened <- struct{}{}
+				<-release
+				return gone
+			})
+		}()
+	}
+	for range held {
+		select {
+		case <-opened:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the streams did not all open")
+		}
+	}
+	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 2}, func(int32) error { return nil }); !errors.Is(err, protocol.ErrLaneBusy) {
+		t.Fatalf("stream %d = %v, want ErrLaneBusy", held+1, err)
+	}
+	if _, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/nope"}); err != nil {
+		t.Fatalf("a call beside %d streams: %v", held, err)
+	}
+	close(release)
+	wg.Wait()
+	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 2}, func(int32) error { return nil }); err != nil {
+		t.Fatalf("a stream once the others ended: %v", err)
+	}
 }

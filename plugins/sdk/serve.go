@@ -82,7 +82,7 @@ func (p *Plugin) listenLane() (net.Listener, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("restrict %s: %w", path, err)
 	}
-	srv := &protocol.LaneServer{Handler: p.invoke, Allow: allowGateway, Logger: p.log}
+	srv := &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Allow: allowGateway, Logger: p.log}
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			p.log.Error("fast lane stopped", "error", err)

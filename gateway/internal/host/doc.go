@@ -5,9 +5,11 @@
 //
 // The hop to a plugin takes the fast lane when the plugin offers one (framed
 // Invoke calls over a unix socket in a private folder, admitted by peer
-// credentials; see package protocol) and gRPC otherwise. gRPC, protected by
-// go-plugin's AutoMTLS, carries Describe, Health, streaming calls and the
-// plugins' calls back to the gateway's Host service.
+// credentials; see package protocol) and gRPC otherwise. Server-streaming
+// calls take the lane too when the plugin's lane serves them (checked at
+// dial; a plugin built with an older SDK streams over gRPC). gRPC, protected
+// by go-plugin's AutoMTLS, carries Describe, Health and the plugins' calls
+// back to the gateway's Host service.
 //
 // Every call is counted against the process generation that serves it, so a
 // replaced or stopping process is drained before it is killed, and a call to

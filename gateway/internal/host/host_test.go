@@ -382,6 +382,28 @@ func TestStreamingCallsGoThroughInOrder(t *testing.T) {
 	if err != nil || strings.Join(got, ",") != "1,2,3,4,error 100" {
 		t.Fatalf("stream = %v, %v", got, err)
 	}
+	g := b.h.lookup("echo").acquire()
+	defer g.release()
+	if g.lane == nil || !g.lane.Streams() {
+		t.Fatal("the stream did not take the fast lane")
+	}
+}
+
+func TestAPluginKilledMidStreamEndsTheStreamWithUnavailable(t *testing.T) {
+	b := setup(t, map[string]map[string]string{"echo": nil})
+	pid := b.info(t, "echo").PID
+	in, _ := proto.Marshal(&testpluginv1.CountRequest{N: 1 << 30}) // far more than the socket holds
+	got := 0
+	err := b.h.InvokeStream(context.Background(), "echo", &pluginv1.InvokeRequest{Procedure: testsvc.ProcCount, Request: in},
+		func(*pluginv1.InvokeResponse) error {
+			if got++; got == 1 {
+				return syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return nil
+		})
+	if e, ok := apierr.As(err); !ok || e.HTTPStatus != 503 || e.Code != 2 || !e.Transient {
+		t.Fatalf("a stream whose plugin died = %v after %d messages", err, got)
+	}
 }
 
 func TestAPluginCallsAnotherMethodThroughTheHost(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
 	"github.com/svcplatform/svc/plugins/sdk/tracing"
 	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
@@ -71,7 +72,10 @@ func startCallSpan(ctx context.Context, plugin string, req *pluginv1.InvokeReque
 
 // InvokeStream runs one server-streaming call and hands each response to
 // recv, in order; a response carrying an Error ends the stream. It returns
-// recv's error, or the hop's as Invoke does.
+// recv's error, or the hop's as Invoke does. The stream takes the fast lane
+// when the plugin's lane serves streams and has room for one more (see
+// protocol.ErrLaneBusy), else gRPC; when recv fails or ctx ends, the lane
+// connection is closed, which cancels the plugin's handler.
 func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
 	m := h.lookup(plugin)
 	if m == nil {
@@ -88,6 +92,20 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 		var span trace.Span
 		ctx, span = startCallSpan(ctx, plugin, req)
 		defer span.End()
+	}
+	if g.lane != nil && g.lane.Streams() {
+		var recvErr error
+		err := g.lane.InvokeStream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
+			recvErr = recv(resp)
+			return recvErr
+		})
+		switch {
+		case err == nil, err == recvErr: // recv's own error passes through as it is
+			return err
+		case !errors.Is(err, protocol.ErrLaneBusy):
+			return m.hopError(ctx, err)
+		}
+		// Too many streams on the lane: this one goes over gRPC.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the plugin's side when recv gives up

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/gateway/internal/server"
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
 )
 
@@ -83,7 +84,7 @@ func (e *Edge) models(w http.ResponseWriter, r *http.Request) {
 
 func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	c := &clock{start: time.Now()}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		writeError(w, r, c, apierr.From(err))
 		return
@@ -94,6 +95,30 @@ func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.unary(w, r, c, procChat, req)
+}
+
+// readBody reads the request's body into one buffer sized by its
+// Content-Length (the server has already refused one over its limit), to
+// its end: the end is what lifts the body's read deadline.
+func readBody(r *http.Request) ([]byte, error) {
+	n := r.ContentLength
+	if n < 0 || n > server.MaxBodyBytes {
+		return io.ReadAll(r.Body)
+	}
+	b := make([]byte, 0, n+1)
+	for {
+		m, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) { // longer than announced: net/http refuses it on the next read
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // unary calls a method answering an OpenAIResponse and writes it.

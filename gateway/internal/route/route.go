@@ -246,17 +246,12 @@ func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var shutdown atomic.Bool
-	if closing := server.ShuttingDown(ctx); closing != nil {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			select {
-			case <-closing:
-				shutdown.Store(true)
-				cancel()
-			case <-stop:
-			}
-		}()
+	if closing := server.Closing(ctx); closing != nil {
+		stop := context.AfterFunc(closing, func() {
+			shutdown.Store(true)
+			cancel()
+		})
+		defer stop()
 	}
 	err = si.InvokeStream(ctx, ireq, func(res *pluginv1.InvokeResponse) error {
 		if e := res.GetError(); e != nil {

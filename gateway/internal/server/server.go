@@ -225,11 +225,11 @@ func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, certFile, 
 	}
 	// Requests' contexts carry the shutdown signal from the base context:
 	// no cost per request.
-	closing := make(chan struct{})
+	closing, closeAll := context.WithCancel(context.Background())
 	srv.BaseContext = func(net.Listener) context.Context {
 		return context.WithValue(context.Background(), shutdownKey{}, closing)
 	}
-	srv.RegisterOnShutdown(func() { close(closing) })
+	srv.RegisterOnShutdown(closeAll)
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/svcplatform/svc/internal/bench"
@@ -22,8 +26,12 @@ const (
 // fakeUpstream is an OpenAI-compatible server on loopback answering at once
 // with a fixed completion (or a three-chunk stream), so that the difference
 // between calling it directly and through the gateway is the proxy's cost.
+// It runs in a process of its own (benchreport serve-fake-upstream), as a
+// real upstream does: in the load generator's process it would share that
+// process's scheduler and make the direct reference look faster than a
+// separate server can be, overstating what the gateway adds.
 type fakeUpstream struct {
-	srv *http.Server
+	cmd *exec.Cmd
 	url string
 }
 
@@ -37,10 +45,12 @@ var fakeChunks = []string{
 	`{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1800000000,"model":"bench-model","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`,
 }
 
-func startFakeUpstream() (*fakeUpstream, error) {
+// serveFakeUpstream is the fake upstream's process: it prints
+// "listening on <addr>" and serves until ctx ends.
+func serveFakeUpstream(ctx context.Context) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
@@ -75,9 +85,44 @@ func startFakeUpstream() (*fakeUpstream, error) {
 		}
 		_, _ = io.WriteString(w, "data: [DONE]\n\n")
 	})
-	u := &fakeUpstream{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, url: "http://" + ln.Addr().String()}
-	go func() { _ = u.srv.Serve(ln) }()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Printf("listening on %s\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// startFakeUpstream starts the fake upstream's process.
+func startFakeUpstream(ctx context.Context) (*fakeUpstream, error) {
+	cmd := exec.CommandContext(ctx, os.Args[0], "serve-fake-upstream")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	u := &fakeUpstream{cmd: cmd}
+	var addr string
+	if _, err := fmt.Fscanf(stdout, "listening on %s\n", &addr); err != nil {
+		u.close()
+		return nil, fmt.Errorf("fake upstream: %w", err)
+	}
+	u.url = "http://" + addr
 	return u, nil
+}
+
+// close stops the fake upstream's process.
+func (u *fakeUpstream) close() {
+	_ = u.cmd.Process.Signal(syscall.SIGTERM)
+	_ = u.cmd.Wait()
 }
 
 // completionsConfig is the gateway configuration that routes benchModel to
@@ -137,7 +182,7 @@ func (r *runner) completionsOverheadAt(ctx context.Context, stream bool, conns i
 	}
 	r.details = append(r.details, "**Completions via the gateway, "+label+"** — "+strings.TrimSpace(via.String())+"\n  "+cpuLine(a, b, via.Requests))
 	added50, added99 := via.Latency.P50-direct.Latency.P50, via.Latency.P99-direct.Latency.P99
-	row.Ours = fmt.Sprintf("p50 %s, p99 %s through the gateway (+%.0f µs p50, +%.0f µs p99)",
+	row.Ours = fmt.Sprintf("p50 %s, p99 %s through the gateway (%+.0f µs p50, %+.0f µs p99)",
 		bench.Ms(via.Latency.P50), bench.Ms(via.Latency.P99), added50, added99)
 	if via.ErrorTotal > 0 {
 		row.Ours += fmt.Sprintf("; %d errors", via.ErrorTotal)
@@ -149,7 +194,10 @@ func (r *runner) completionsOverheadAt(ctx context.Context, stream bool, conns i
 
 // streamMemory holds n slow streams open through the gateway and reports
 // what each adds to the resident memory of the gateway and the completions
-// plugin, against the same processes idle a moment before.
+// plugin, against the same processes idle a moment before. It runs before
+// any load: a process whose heap an earlier load grew keeps that memory
+// resident and would fit the streams in it, showing almost nothing per
+// stream. Stacks, buffers and heap growth of the streams all count.
 func (r *runner) streamMemory(ctx context.Context, n int) {
 	if r.upstream == nil {
 		return
@@ -157,7 +205,7 @@ func (r *runner) streamMemory(ctx context.Context, n int) {
 	r.step(fmt.Sprintf("completions: memory of %d open streams", n))
 	row := bench.Row{What: fmt.Sprintf("Chat completion streams: memory per open stream (%d streams held open)", n),
 		Reference: "the same processes just before", Target: "— (reported)", Verdict: "n/a",
-		Command: fmt.Sprintf("%d concurrent POST /v1/chat/completions {\"model\":%q,\"stream\":true}, RSS of bin/gateway and bin/plugins/completions before and while open", n, slowModel)}
+		Command: fmt.Sprintf("%d concurrent POST /v1/chat/completions {\"model\":%q,\"stream\":true} on freshly started processes before any other load, RSS (VmRSS) of bin/gateway and bin/plugins/completions before and 1 s after all are open", n, slowModel)}
 	pids := r.pluginPIDs(ctx)
 	rss := func() (int64, error) {
 		total, err := bench.RSS(r.gw.PID())

@@ -53,6 +53,14 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "serve-fake-upstream" {
+		// The fake completions upstream, in a process of its own.
+		if err := serveFakeUpstream(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport serve-fake-upstream:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
@@ -428,7 +436,7 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	// still counts every call, so its cost stays in the figures.
 	cfgPath := filepath.Join(r.o.work, "gateway.json")
 	cfg := `{"rate_limits": {"app": 1000000000, "user": 1000000000, "page": 1000000000}`
-	if up, err := startFakeUpstream(); err == nil {
+	if up, err := startFakeUpstream(ctx); err == nil {
 		r.upstream = up
 		cfg += ", " + up.completionsConfig()
 	} else {
@@ -504,7 +512,7 @@ func (r *runner) stopPlatform() {
 		r.db.Close()
 	}
 	if r.upstream != nil {
-		_ = r.upstream.srv.Close()
+		r.upstream.close()
 	}
 }
 
@@ -514,8 +522,8 @@ func (r *runner) graphURL() string {
 
 func (r *runner) measurePlatform(ctx context.Context) {
 	if r.o.only == "completions" {
+		r.streamMemory(ctx, 200) // first: on processes no load has grown yet
 		r.completionsOverhead(ctx)
-		r.streamMemory(ctx, 200)
 		return
 	}
 	if r.o.only == "read" {
@@ -543,6 +551,7 @@ func (r *runner) measurePlatform(ctx context.Context) {
 	time.Sleep(2 * time.Second) // let start-up work settle before "idle"
 	r.step("idle memory")
 	r.memory(ctx, "2 s after the first start (seeded)")
+	r.streamMemory(ctx, 200) // on processes no load has grown yet
 
 	r.step(fmt.Sprintf("seeding %d posts through the Graph", r.o.posts))
 	if err := r.seed(ctx); err != nil {
@@ -553,7 +562,6 @@ func (r *runner) measurePlatform(ctx context.Context) {
 	r.graphWrite(ctx)
 	r.messageSend(ctx)
 	r.completionsOverhead(ctx)
-	r.streamMemory(ctx, 200)
 	r.step("token exchange")
 	r.tokenExchange(ctx)
 	time.Sleep(2 * time.Second)

@@ -18,8 +18,13 @@
 // connect: the socket lives in a folder the gateway created with mode 0700,
 // and the plugin accepts a connection only when the kernel reports
 // (SO_PEERCRED) that its peer is its parent process; the gateway, in turn,
-// talks only to the process it started. gRPC stays for Describe, Health,
-// streaming and the host callbacks, where go-plugin's AutoMTLS protects it.
+// talks only to the process it started. A server-streaming call is a
+// request frame with the top bit of its length set (frameFlag); its answers
+// carry the same bit while more follow, and one frame without it ends the
+// stream. The plugin watches a connection whose call runs longer than
+// 20 ms, so that the gateway closing it (its client left) cancels the call.
+// gRPC stays for Describe, Health, the host callbacks and plugins built
+// before lane streams, where go-plugin's AutoMTLS protects it.
 //
 // This package must not import the gateway or package sdk.
 package protocol

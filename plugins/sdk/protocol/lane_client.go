@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,10 +18,20 @@ import (
 var ErrLaneClosed = errors.New("fast lane closed")
 
 // Pool bounds. Past maxOpen concurrent calls, a call waits for a connection.
+// Past maxStreams streams at once, a stream is refused with ErrLaneBusy (the
+// host sends it over gRPC): a stream may last as long as its client wants
+// (a device's card stream), and holds a connection and, in the plugin, a
+// thread (its watcher's blocking read) all that time, so streams must never
+// take every connection from unary calls nor a thread each without bound.
 const (
-	maxIdle = 128
-	maxOpen = 256
+	maxIdle    = 128
+	maxOpen    = 256
+	maxStreams = 128
 )
+
+// ErrLaneBusy is returned by InvokeStream when maxStreams streams are open
+// on the lane; nothing was sent.
+var ErrLaneBusy = errors.New("fast lane: too many streams open")
 
 // LaneClient is the gateway's side of the fast lane to one plugin process:
 // a pool of persistent connections, each carrying one call at a time.
@@ -41,6 +52,9 @@ const (
 type LaneClient struct {
 	path    string
 	peerPID int
+	streams bool // the plugin serves streaming calls on the lane
+
+	openStreams atomic.Int32
 
 	mu     sync.Mutex
 	idle   []*laneConn // most recently used last
@@ -58,10 +72,21 @@ type LaneClient struct {
 // Each connection is checked with a call naming no procedure, which a
 // plugin answers with an error: a plugin that does not admit the gateway
 // (see LaneServer.Allow) fails here rather than on the first real call.
+// The first is also asked a streaming call naming no procedure: a plugin
+// whose lane serves streams refuses it as a stream; an older one closes
+// the connection (the flagged frame reads as over the size limit), and its
+// streams go over gRPC.
 func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient, error) {
 	c := &LaneClient{path: path, peerPID: peerPID, freed: make(chan struct{}, 1)}
-	for range max(conns, 1) {
+	for i := range max(conns, 1) {
 		lc, err := c.dial(ctx)
+		if err == nil && i == 0 {
+			ok, serr := lc.stream(ctx, &pluginv1.InvokeRequest{}, func(*pluginv1.InvokeResponse) error { return nil })
+			if c.streams = ok && serr == nil; !c.streams {
+				_ = lc.conn.Close()
+				lc, err = c.dial(ctx)
+			}
+		}
 		if err == nil {
 			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}); err != nil {
 				_ = lc.conn.Close()
@@ -93,6 +118,33 @@ func (c *LaneClient) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*
 	}
 	return resp, err
 }
+
+// InvokeStream runs one server-streaming call, handing each answer to recv
+// in order; an answer carrying an Error ends the stream. It returns recv's
+// error, or the transport's as Invoke does, or ErrLaneBusy. Only a plugin
+// whose lane serves streams may be asked (see Streams).
+func (c *LaneClient) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
+	if c.openStreams.Add(1) > maxStreams {
+		c.openStreams.Add(-1)
+		return ErrLaneBusy
+	}
+	defer c.openStreams.Add(-1)
+	lc, err := c.get(ctx)
+	if err != nil {
+		return err
+	}
+	reusable, err := lc.stream(ctx, req, recv)
+	if reusable {
+		c.put(lc)
+	} else {
+		c.discard(lc)
+	}
+	return err
+}
+
+// Streams reports whether the plugin's lane serves streaming calls (a
+// plugin built with an SDK older than lane streams does not).
+func (c *LaneClient) Streams() bool { return c.streams }
 
 // Close closes the idle connections now and the others as their calls end.
 func (c *LaneClient) Close() error {
@@ -232,21 +284,87 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 	if _, err := lc.conn.Write(b); err != nil {
 		return nil, false, lc.fail(ctx, "write", err)
 	}
-	body, err := readFrame(lc.r, &lc.rbuf)
+	resp, more, err := lc.read(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if more {
+		return nil, false, errors.New("fast lane: a stream's answer to a unary call")
+	}
+	return resp, true, nil
+}
+
+// read reads one answer of call id, and whether more answers follow.
+func (lc *laneConn) read(ctx context.Context, id uint64) (*pluginv1.InvokeResponse, bool, error) {
+	body, more, err := readFrame(lc.r, &lc.rbuf)
 	if err != nil {
 		return nil, false, lc.fail(ctx, "read", err)
 	}
+	resp := new(pluginv1.InvokeResponse)
+	err = proto.Unmarshal(body, resp)
 	if cap(lc.rbuf) > 64<<10 {
 		lc.rbuf = nil
 	}
-	resp = new(pluginv1.InvokeResponse)
-	if err := proto.Unmarshal(body, resp); err != nil {
+	if err != nil {
 		return nil, false, fmt.Errorf("fast lane: undecodable answer: %w", err)
 	}
 	if resp.GetCallId() != id {
 		return nil, false, fmt.Errorf("fast lane: answer to call %d received for call %d", resp.GetCallId(), id)
 	}
-	return resp, true, nil
+	return resp, more, nil
+}
+
+// stream writes a streaming call and hands its answers to recv until the
+// frame that ends it. The connection is reusable when the stream ended as
+// the plugin ended it; when recv fails or ctx ends, it is closed, which the
+// plugin sees as the gateway leaving.
+func (lc *laneConn) stream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) (reusable bool, err error) {
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { _ = lc.conn.Close() })
+		defer func() {
+			if !stop() {
+				reusable = false
+			}
+		}()
+	}
+	lc.lastID++
+	id := lc.lastID
+	b, err := appendFlaggedFrame(lc.wbuf[:0], req, id, true)
+	if err != nil {
+		return true, err
+	}
+	if cap(b) <= 64<<10 {
+		lc.wbuf = b
+	}
+	if _, err := lc.conn.Write(b); err != nil {
+		return false, lc.fail(ctx, "write", err)
+	}
+	for {
+		resp, more, err := lc.read(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		if resp.GetError() != nil && more {
+			// A refusal: the frame that ends the stream follows at once.
+			end, more, err := lc.read(ctx, id)
+			if err != nil {
+				return false, err
+			}
+			if more || end.GetError() != nil || end.GetResponse() != nil {
+				return false, errors.New("fast lane: a refusal not followed by the end of its stream")
+			}
+			return true, recv(resp)
+		}
+		if !more {
+			if resp.GetError() != nil {
+				return true, recv(resp)
+			}
+			return true, nil
+		}
+		if err := recv(resp); err != nil {
+			return false, err
+		}
+	}
 }
 
 func (lc *laneConn) fail(ctx context.Context, op string, err error) error {

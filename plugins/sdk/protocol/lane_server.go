@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -16,15 +20,26 @@ import (
 // InvokeResponse carrying an Error.
 type Handler func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse
 
+// StreamHandler runs one server-streaming call, handing each answer to
+// send (a refusal is an answer carrying an Error). It returns send's error
+// when the gateway is gone.
+type StreamHandler func(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error
+
 // LaneServer is the plugin's side of the fast lane.
 //
 // The gateway sends one call at a time on a connection and opens more
 // connections for concurrent calls, so each connection is served by one
 // goroutine that reads a call, runs it and writes the answer: no goroutine
-// hand-off on the way, which is most of what a hop costs.
+// hand-off on the way, which is most of what a hop costs. A streaming call
+// (frameFlag on its request) is answered with frames flagged "more", ended
+// by one frame without the flag.
 type LaneServer struct {
-	// Handler runs each call.
+	// Handler runs each unary call.
 	Handler Handler
+	// Stream runs each server-streaming call; nil: a streaming call closes
+	// the connection, as a plugin built before lane streams does, so the
+	// gateway streams over gRPC.
+	Stream StreamHandler
 	// Allow tells whether the process pid may connect. It is asked once per
 	// connection, with the pid the kernel reports for the peer.
 	Allow func(pid int) bool
@@ -54,13 +69,14 @@ func (s *LaneServer) logger() *slog.Logger {
 }
 
 func (s *LaneServer) serveConn(c net.Conn) {
-	defer func() { _ = c.Close() }()
 	pid, err := peerPID(c)
 	if err != nil {
+		_ = c.Close()
 		s.logger().Warn("fast lane: refused a connection: no peer credentials", "error", err)
 		return
 	}
 	if s.Allow == nil || !s.Allow(pid) {
+		_ = c.Close()
 		s.logger().Warn("fast lane: refused a connection from a process other than the gateway", "peer_pid", pid)
 		return
 	}
@@ -69,37 +85,153 @@ func (s *LaneServer) serveConn(c net.Conn) {
 		s.logger().Error("fast lane: connection unusable", "error", err)
 		return
 	}
-	defer func() { _ = rw.Close() }()
-	// A call runs to its own deadline (InvokeRequest.deadline_unix_nano); a
-	// gateway that gives up earlier closes the connection, and the answer
-	// is dropped.
-	ctx := context.Background()
-	r := bufio.NewReaderSize(rw, 4<<10)
-	var scratch, out []byte
+	sc := &servedConn{s: s, rw: rw, r: bufio.NewReaderSize(rw, 4<<10)}
+	sc.serve(nil, false)
+}
+
+// watchAfter is how long a call runs before its connection is watched for
+// the gateway leaving (see servedConn.run). Most calls end sooner and pay
+// for a timer only.
+const watchAfter = 20 * time.Millisecond
+
+// servedConn is one fast-lane connection of the plugin. One goroutine at a
+// time owns it: it reads a call, runs it and writes the answer.
+type servedConn struct {
+	s  *LaneServer
+	rw *os.File
+	r  *bufio.Reader
+	// scratch holds the frame being read; out the answer being written.
+	scratch, out []byte
+}
+
+// serve runs calls until the connection fails or is handed to a watcher.
+// first, when not nil, is a call already read (by the watcher that now
+// serves the connection).
+func (sc *servedConn) serve(first []byte, stream bool) {
+	body := first
 	for {
-		body, err := readFrame(r, &scratch)
-		if err != nil {
-			return
-		}
-		req := new(pluginv1.InvokeRequest)
-		if err := proto.Unmarshal(body, req); err != nil {
-			s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
-			return
-		}
-		resp := s.Handler(ctx, req)
-		resp.CallId = req.GetCallId()
-		if out, err = appendFrame(out[:0], resp, 0); err != nil {
-			// Too large for a frame: answer the error instead.
-			resp = &pluginv1.InvokeResponse{CallId: req.GetCallId(), Error: &pluginv1.Error{ConnectCode: 8, Message: err.Error()}}
-			if out, err = appendFrame(out[:0], resp, 0); err != nil {
+		if body == nil {
+			var err error
+			if body, stream, err = readFrame(sc.r, &sc.scratch); err != nil {
+				_ = sc.rw.Close()
 				return
 			}
 		}
-		if _, err := rw.Write(out); err != nil {
+		req := new(pluginv1.InvokeRequest)
+		if err := proto.Unmarshal(body, req); err != nil {
+			sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
+			_ = sc.rw.Close()
 			return
 		}
-		if cap(out) > 64<<10 {
-			out = nil // do not keep a rare large answer's buffer
+		body = nil
+		if stream && sc.s.Stream == nil {
+			_ = sc.rw.Close() // as a plugin older than lane streams does
+			return
+		}
+		if !sc.run(req, stream) {
+			return // the watcher owns the connection now
 		}
 	}
+}
+
+// watch states of one call.
+const (
+	callRunning  = iota
+	callEnded    // the call ended before its watcher started: none will
+	callWatching // a watcher reads the connection
+)
+
+// run runs one call and writes its answer; it reports whether this
+// goroutine still owns the connection.
+//
+// The gateway sends nothing on a connection while its call runs, and
+// closes it when it gives up (its client left, or its deadline passed).
+// A call that runs longer than watchAfter gets a watcher: a goroutine that
+// reads the connection, so that the gateway leaving cancels the call's
+// context at once (a stream whose upstream sends nothing, or an upstream
+// slow to answer, would otherwise run on for nobody). What the watcher
+// reads after the answer is the gateway's next call, and it then serves
+// the connection itself, so a call never hands a frame to another
+// goroutine and a short call starts no goroutine at all.
+func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool) {
+	// A call runs to its own deadline (InvokeRequest.deadline_unix_nano), or
+	// until the watcher sees the gateway leave.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var state atomic.Int32
+	ended := make(chan struct{})
+	timer := time.AfterFunc(watchAfter, func() {
+		if state.CompareAndSwap(callRunning, callWatching) {
+			go sc.watch(cancel, ended)
+		}
+	})
+	id := req.GetCallId()
+	failed := false
+	if stream {
+		err := sc.s.Stream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
+			return sc.write(id, resp, true)
+		})
+		failed = errors.Is(err, errLaneWrite)
+	}
+	var last *pluginv1.InvokeResponse
+	if stream {
+		last = &pluginv1.InvokeResponse{} // the end of the stream
+	} else {
+		last = sc.s.Handler(ctx, req)
+	}
+	timer.Stop()
+	owned = state.CompareAndSwap(callRunning, callEnded)
+	if !failed {
+		failed = sc.write(id, last, false) != nil
+	}
+	if owned {
+		if failed {
+			_ = sc.rw.Close()
+		}
+		return !failed
+	}
+	close(ended) // the watcher serves the connection from now on
+	return false
+}
+
+// errLaneWrite marks a failed write of an answer: the gateway is gone.
+var errLaneWrite = errors.New("fast lane: write")
+
+// write sends one answer of call id; more says that others follow.
+func (sc *servedConn) write(id uint64, resp *pluginv1.InvokeResponse, more bool) error {
+	resp.CallId = id
+	var err error
+	if sc.out, err = appendFlaggedFrame(sc.out[:0], resp, 0, more); err != nil {
+		// Too large for a frame: answer the error instead.
+		resp = &pluginv1.InvokeResponse{CallId: id, Error: &pluginv1.Error{ConnectCode: 8, Message: err.Error()}}
+		if sc.out, err = appendFlaggedFrame(sc.out[:0], resp, 0, more); err != nil {
+			return fmt.Errorf("%w: %v", errLaneWrite, err)
+		}
+	}
+	_, err = sc.rw.Write(sc.out)
+	if cap(sc.out) > 64<<10 {
+		sc.out = nil // do not keep a rare large answer's buffer
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", errLaneWrite, err)
+	}
+	return nil
+}
+
+// watch reads the connection while a call runs (see run). A failed read is
+// the gateway leaving: the call is cancelled, and the connection closed
+// once the call has ended. A frame is the gateway's next call, sent after
+// the answer: it is served here once the call's goroutine let go.
+func (sc *servedConn) watch(cancel context.CancelFunc, ended <-chan struct{}) {
+	var scratch []byte
+	body, stream, err := readFrame(sc.r, &scratch)
+	if err != nil {
+		cancel()
+		<-ended
+		_ = sc.rw.Close()
+		return
+	}
+	<-ended
+	sc.scratch = scratch
+	sc.serve(body, stream)
 }
