@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -29,8 +28,9 @@ const Path = "/api/v1/graph"
 type Options struct {
 	// PublicURL is the base of the absolute paging URLs.
 	PublicURL string
-	// Routes returns the route table in use.
-	Routes func() *route.Table
+	// Router returns the node router of the route table in use, compiled
+	// with it.
+	Router func() *Router
 	// Idempotency stores write results by Idempotency-Key; nil disables it.
 	Idempotency IdempotencyStore
 	// Limiter counts calls per app, user and Page; nil disables it.
@@ -42,27 +42,11 @@ type Options struct {
 
 // Handler serves the Graph endpoint.
 type Handler struct {
-	opts   Options
-	router atomic.Pointer[nodeRouter]
+	opts Options
 }
 
 // New returns the Graph handler.
 func New(opts Options) *Handler { return &Handler{opts: opts} }
-
-// routerFor returns the node router of the current table, rebuilding it
-// when the table changed.
-func (h *Handler) routerFor() (*nodeRouter, error) {
-	t := h.opts.Routes()
-	if r := h.router.Load(); r != nil && r.table == t {
-		return r, nil
-	}
-	r, err := newNodeRouter(t)
-	if err != nil {
-		return nil, apierr.Internal(err)
-	}
-	h.router.Store(r)
-	return r, nil
-}
 
 // ServeHTTP serves GET, POST and DELETE on the Graph endpoint.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -199,10 +183,7 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
 	}
-	router, err := h.routerFor()
-	if err != nil {
-		return nil, binding{}, err
-	}
+	router := h.opts.Router()
 	b, vars, ok, exists := router.match(verb, segs)
 	if !ok {
 		if exists {
@@ -408,11 +389,7 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	if err != nil {
 		return nil, unknown
 	}
-	router, err := h.routerFor()
-	if err != nil {
-		return nil, err
-	}
-	if _, _, ok, _ := router.match(http.MethodGet, segs); !ok {
+	if _, _, ok, _ := h.opts.Router().match(http.MethodGet, segs); !ok {
 		return nil, unknown
 	}
 	q := url.Values{}

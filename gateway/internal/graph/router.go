@@ -17,15 +17,21 @@ type binding struct {
 	answer *wireAnswer
 }
 
-// nodeRouter matches node paths for one route table.
-type nodeRouter struct {
+// Router matches node paths against the Graph bindings of one route table.
+// It is compiled once, when the table is built (dispatch publishes the two
+// together), so a request never compiles it.
+type Router struct {
 	table *route.Table
 	// byVerb holds bindings per HTTP method, most specific first.
 	byVerb map[string][]binding
 }
 
-func newNodeRouter(t *route.Table) (*nodeRouter, error) {
-	r := &nodeRouter{table: t, byVerb: map[string][]binding{}}
+// NewRouter compiles the Graph node bindings of table t. It fails when the
+// table's plugins claim one node twice or bind a malformed pattern, so that
+// the reload that brought the table fails and traffic stays on the table in
+// use, instead of failing requests afterwards.
+func NewRouter(t *route.Table) (*Router, error) {
+	r := &Router{table: t, byVerb: map[string][]binding{}}
 	shapes := map[string]string{}
 	for _, m := range t.Methods() {
 		g := m.Graph
@@ -55,19 +61,14 @@ func newNodeRouter(t *route.Table) (*nodeRouter, error) {
 	return r, nil
 }
 
-// CheckNodes compiles the Graph node bindings of table t, so that a table
-// whose plugins claim one node twice (or bind a malformed pattern) is refused
-// when it is built: the reload that brought it fails and traffic stays on
-// the table in use, instead of failing requests afterwards.
-func CheckNodes(t *route.Table) error {
-	_, err := newNodeRouter(t)
-	return err
-}
+// Table is the route table the router was compiled from; calls it matches
+// go through it.
+func (r *Router) Table() *route.Table { return r.table }
 
 // match finds the binding for verb and node segments. found reports whether
 // the node exists for some other verb (so the error can say "unsupported
 // method" rather than "unknown node").
-func (r *nodeRouter) match(verb string, segs []string) (b binding, vars map[string]string, ok, existsOtherwise bool) {
+func (r *Router) match(verb string, segs []string) (b binding, vars map[string]string, ok, existsOtherwise bool) {
 	for _, cand := range r.byVerb[verb] {
 		if v, hit := cand.pattern.match(segs); hit {
 			return cand, v, true, false
