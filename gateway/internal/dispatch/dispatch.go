@@ -109,12 +109,9 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	if d.reads != nil {
 		t.WithReads(d.reads)
 	}
-	// The Graph router is compiled now, once, so that a node collision
-	// fails the reload instead of requests afterwards.
-	g, err := graph.NewRouter(t)
-	if err != nil {
-		return err
-	}
+	// The Graph router is built now, once, and published with its table:
+	// a request never builds one.
+	g := graph.NewRouter(t)
 	if err := d.srv.SetServices(append(slices.Clone(d.compiled), t.Services()...), t.Files()); err != nil {
 		return fmt.Errorf("transcoder: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
 )
 
 // Path is where the Graph endpoint is served.
@@ -179,7 +180,7 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 // call matches the node, binds the request and runs it, returning the
 // response's wire bytes and the binding that served it.
 func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) ([]byte, binding, error) {
-	segs, err := ParseNode(node)
+	segs, err := manifestcheck.ParseNode(node)
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
 	}
@@ -385,7 +386,7 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 		return nil, unknown
 	}
 	sub := node + "/" + f.Name
-	segs, err := ParseNode(sub)
+	segs, err := manifestcheck.ParseNode(sub)
 	if err != nil {
 		return nil, unknown
 	}

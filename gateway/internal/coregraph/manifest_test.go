@@ -1,0 +1,29 @@
+package coregraph_test
+
+import (
+	"testing"
+
+	"github.com/svcplatform/svc/gateway/internal/coregraph"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+)
+
+// The gateway's own Graph nodes follow the rules every plugin's manifest
+// follows (route.Build applies them to the core too).
+func TestTheCoreNodesFollowTheManifestRules(t *testing.T) {
+	t.Parallel()
+	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
+	coregraph.New(identity.New(nil), nil).Register(core) // registering reads no data
+	m, err := core.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := manifestcheck.Check(m)
+	if err == nil {
+		err = manifestcheck.Together([]*manifestcheck.Plugin{p})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
