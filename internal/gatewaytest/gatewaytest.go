@@ -204,7 +204,7 @@ var (
 	buildErr  error
 )
 
-// BinDir returns the folder holding gateway and plugins/, building them
+// BinDir returns the folder holding gateway, plugins/ and testplugin, building them
 // when SVC_BIN_DIR is not set.
 func BinDir(t testing.TB) string {
 	t.Helper()
@@ -248,7 +248,7 @@ func build() (string, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || name == "sdk" || name == "examples" || name == "testplugin" {
+		if !e.IsDir() || name == "sdk" || name == "examples" {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(root, "plugins", name, "main.go")); err != nil {
@@ -257,6 +257,11 @@ func build() (string, error) {
 		if err := run("build", "-o", filepath.Join(dir, "plugins", name), "./plugins/"+name); err != nil {
 			return "", err
 		}
+	}
+	// The test plugin (internal/testplugin) is no product: it sits beside
+	// the gateway, outside plugins/, as make build puts it.
+	if err := run("build", "-o", filepath.Join(dir, "testplugin"), "./internal/testplugin"); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
