@@ -162,7 +162,7 @@ soak: postgres build
 	  -run 'TestASteadyLoadKeepsMemoryGoroutinesAndFilesFlat' ./e2e/ | grep -E 'FIGURES|^(---|ok|FAIL)' || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(CURDIR)/.tmp/pgsoak || true; exit $$status
 
-## bench: each target of PERFORMANCE.md against its reference in the same
+## bench: each target of shared/PERFORMANCE.md against its reference in the same
 ## run, then the curves (read and write at 1..128 connections beside pgbench),
 ## about 6 minutes -> bench/RESULTS.md and bench/curves.svg. Medians on a busy
 ## machine: make bench BENCH_FLAGS='-rounds 3 -d 5s'; without the curves:

@@ -915,7 +915,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 
 // messageSend measures the Page message send (message + conversation update
 // + outbox events, one transaction) against pgbench's single-row insert at
-// the same concurrency: the target of PERFORMANCE.md. The consumer first
+// the same concurrency: the target of shared/PERFORMANCE.md. The consumer first
 // writes to the Page, which opens the 24-hour window; the owner's token then
 // sends session messages through the linked app.
 func (r *runner) messageSend(ctx context.Context) {
