@@ -462,7 +462,9 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	}
 
 	r.step("user access token (OAuth code flow as the owner)")
-	r.oauth = bench.NewOAuthClient(gw.URL, r.creds.App.ClientID, r.creds.App.ClientSecret, r.creds.App.RedirectURI)
+	if r.oauth, err = bench.NewOAuthClient(gw.URL, r.creds.App.ClientID, r.creds.App.ClientSecret, r.creds.App.RedirectURI); err != nil {
+		return err
+	}
 	code, err := r.oauth.SignInAndConsent(ctx, owner.Username, owner.Password, tokenScopes)
 	if err != nil {
 		return err
