@@ -20,7 +20,7 @@ func TestSubscriptionIsSavedAfterTheVerificationHandshake(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL()+"?team=blue", eventBookPostCreated, eventSvcchatOptIn, eventBookPostCreated)
+	b.subscribe(t, rcv.URL()+"?team=blue", webhook.EventBookPostCreated, webhook.EventSvcchatOptIn, webhook.EventBookPostCreated)
 	res, e := call[*webhookv1.ListSubscriptionsResponse](t, b, "ListSubscriptions", b.appKey,
 		&webhookv1.ListSubscriptionsRequest{AppId: b.App.ID})
 	if e != nil {
@@ -62,7 +62,7 @@ func TestFailedVerificationHandshakeIsRefusedNamingCallbackURL(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
 			_, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-				AppId: b.App.ID, CallbackUrl: srv.URL + "/hook", Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+				AppId: b.App.ID, CallbackUrl: srv.URL + "/hook", Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 			})
 			sdkErr(t, e, 400, 100, 0, "callback_url")
 			if !strings.Contains(e.Message, tc.want) || !strings.Contains(e.Message, "callback_url") {
@@ -78,7 +78,7 @@ func TestFailedVerificationHandshakeIsRefusedNamingCallbackURL(t *testing.T) {
 		rcv := newReceiver(t, b.App.ClientSecret)
 		rcv.stop()
 		_, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-			AppId: b.App.ID, CallbackUrl: rcv.URL(), Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+			AppId: b.App.ID, CallbackUrl: rcv.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 		})
 		sdkErr(t, e, 400, 100, 0, "callback_url")
 	})
@@ -100,11 +100,11 @@ func TestInvalidSubscriptionsAreRefusedNamingTheField(t *testing.T) {
 	}{
 		{"an unknown event type", &webhookv1.SaveSubscriptionRequest{CallbackUrl: rcv.URL(), Events: []string{"book.post.deleted"}, VerifyToken: "x"}, "events"},
 		{"no event types", &webhookv1.SaveSubscriptionRequest{CallbackUrl: rcv.URL(), VerifyToken: "x"}, "events"},
-		{"no verify token", &webhookv1.SaveSubscriptionRequest{CallbackUrl: rcv.URL(), Events: []string{eventBookPostCreated}}, "verify_token"},
-		{"a relative URL", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "/hook", Events: []string{eventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
-		{"an ftp URL", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "ftp://example.com/", Events: []string{eventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
-		{"credentials in the URL", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "https://u:p@example.com/", Events: []string{eventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
-		{"a fragment", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "https://example.com/#x", Events: []string{eventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
+		{"no verify token", &webhookv1.SaveSubscriptionRequest{CallbackUrl: rcv.URL(), Events: []string{webhook.EventBookPostCreated}}, "verify_token"},
+		{"a relative URL", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "/hook", Events: []string{webhook.EventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
+		{"an ftp URL", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "ftp://example.com/", Events: []string{webhook.EventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
+		{"credentials in the URL", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "https://u:p@example.com/", Events: []string{webhook.EventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
+		{"a fragment", &webhookv1.SaveSubscriptionRequest{CallbackUrl: "https://example.com/#x", Events: []string{webhook.EventBookPostCreated}, VerifyToken: "x"}, "callback_url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.AppId = b.App.ID
@@ -153,7 +153,7 @@ func TestCallbacksOutOfReachAreRefused(t *testing.T) {
 				b.setMode(t, identity.ModeLive)
 			}
 			_, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-				AppId: b.App.ID, CallbackUrl: tc.url, Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+				AppId: b.App.ID, CallbackUrl: tc.url, Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 			})
 			sdkErr(t, e, 400, 100, 0, "callback_url")
 			if !strings.Contains(e.Message, tc.want) {
@@ -170,7 +170,7 @@ func TestDNSRebindingIsRefusedAtConnectTime(t *testing.T) {
 	rcv := newReceiver(t, b.App.ClientSecret, func(r *receiver) { r.noKeepAlive = true })
 	port := rcv.addr[strings.LastIndex(rcv.addr, ":"):]
 	b.dns.set("rebind.test", "127.0.0.1")
-	b.subscribe(t, "http://rebind.test"+port+"/hook", eventBookPostCreated)
+	b.subscribe(t, "http://rebind.test"+port+"/hook", webhook.EventBookPostCreated)
 	// After the check at save time the name moves to a private address.
 	b.dns.set("rebind.test", "10.0.0.1")
 	run(t, b.svc)
@@ -194,14 +194,14 @@ func TestOperatorMayAllowPrivateNetworks(t *testing.T) {
 	// 10.255.255.1 accepts no connection here: the save fails at the
 	// handshake, not at the rules.
 	_, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-		AppId: b.App.ID, CallbackUrl: "https://10.255.255.1/hook", Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+		AppId: b.App.ID, CallbackUrl: "https://10.255.255.1/hook", Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	})
 	sdkErr(t, e, 400, 100, 0, "callback_url")
 	if !strings.Contains(e.Message, "did not answer the verification request: unreachable") {
 		t.Errorf("message %q, want the handshake tried and nothing said but unreachable", e.Message)
 	}
 	_, e = call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-		AppId: b.App.ID, CallbackUrl: "https://169.254.169.254/", Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+		AppId: b.App.ID, CallbackUrl: "https://169.254.169.254/", Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	})
 	if e == nil || !strings.Contains(e.Message, "metadata") {
 		t.Errorf("the metadata address with private networks allowed: %v, want refused", e)
@@ -276,7 +276,7 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 
 	t.Run("a team Tester may not replay or send test events", func(t *testing.T) {
 		_, e := call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", session(tester.ID),
-			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: eventBookPostCreated})
+			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventBookPostCreated})
 		sdkErr(t, e, 403, 200, 2069004, "")
 		_, e = call[*webhookv1.DeleteSubscriptionResponse](t, b, "DeleteSubscription", session(tester.ID),
 			&webhookv1.DeleteSubscriptionRequest{AppId: b.App.ID})
@@ -284,9 +284,9 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 	})
 	t.Run("another app's key may not replay this app's delivery", func(t *testing.T) {
 		rcv := newReceiver(t, b.App.ClientSecret)
-		b.subscribe(t, rcv.URL(), eventBookPostCreated)
+		b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 		res, e := call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", b.appKey,
-			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: eventBookPostCreated})
+			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventBookPostCreated})
 		if e != nil {
 			t.Fatal(e)
 		}
@@ -311,7 +311,7 @@ func TestLoopbackCallbacksAreRefusedWhenTheOperatorSaysSo(t *testing.T) {
 		r.echo = func(c string) string { asked.Add(1); return c }
 	})
 	_, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-		AppId: b.App.ID, CallbackUrl: rcv.URL(), Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+		AppId: b.App.ID, CallbackUrl: rcv.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	})
 	sdkErr(t, e, 400, 100, 0, "callback_url")
 	if asked.Load() != 0 {
@@ -326,12 +326,12 @@ func TestTestEventsAndReplaysAreLimitedPerApp(t *testing.T) {
 	// straddle two.
 	webhook.StopManualClock(b.svc, time.Now())
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	var refused *sdk.Error
 	sent := 0
 	for range 40 {
 		_, e := call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", b.appKey,
-			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: eventBookPostCreated})
+			&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventBookPostCreated})
 		if e != nil {
 			refused = e
 			break

@@ -44,7 +44,7 @@ func benchSetup(b *testing.B, onBody func([]byte)) (*bundle, *webhook.Service) {
 		o.RetrySchedule = webhook.DefaultRetrySchedule
 	})
 	srv := benchReceiver(b, onBody)
-	bb.subscribe(b, srv.URL+"/hook", eventBookPostCreated)
+	bb.subscribe(b, srv.URL+"/hook", webhook.EventBookPostCreated)
 	return bb, svc
 }
 

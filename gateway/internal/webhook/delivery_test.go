@@ -22,7 +22,7 @@ func TestEveryEventIsDeliveredSignedWithItsHeaders(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated, eventSvcchatOptIn, eventWearablesCardDelivered)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated, webhook.EventSvcchatOptIn, webhook.EventWearablesCardDelivered)
 	run(t, b.svc)
 
 	var want []event.Event
@@ -30,10 +30,10 @@ func TestEveryEventIsDeliveredSignedWithItsHeaders(t *testing.T) {
 		want = append(want, b.pageEvent(i))
 	}
 	want = append(want,
-		event.Event{Type: eventSvcchatOptIn, PageID: b.Page.ID,
+		event.Event{Type: webhook.EventSvcchatOptIn, PageID: b.Page.ID,
 			Data: map[string]any{"pageId": b.Page.ID, "userId": b.Consumer.ID, "purposes": []string{"transactional"}, "source": "mobile"}},
 		// An app event without a Page reaches its own app.
-		event.Event{Type: eventWearablesCardDelivered, AppID: b.App.ID,
+		event.Event{Type: webhook.EventWearablesCardDelivered, AppID: b.App.ID,
 			Data: map[string]any{"cardId": "c1", "userId": b.Consumer.ID, "deviceId": "d1"}},
 	)
 	before := time.Now().Add(-time.Second)
@@ -41,9 +41,9 @@ func TestEveryEventIsDeliveredSignedWithItsHeaders(t *testing.T) {
 	// Not delivered: a type the app did not subscribe to, a Page the app is
 	// not linked to, an app event of another app.
 	b.emit(t,
-		event.Event{Type: eventSvcchatOptOut, PageID: b.Page.ID, Data: map[string]any{}},
-		event.Event{Type: eventBookPostCreated, PageID: b.OtherPage.ID, Data: map[string]any{}},
-		event.Event{Type: eventWearablesCardDelivered, AppID: "999999999", Data: map[string]any{}},
+		event.Event{Type: webhook.EventSvcchatOptOut, PageID: b.Page.ID, Data: map[string]any{}},
+		event.Event{Type: webhook.EventBookPostCreated, PageID: b.OtherPage.ID, Data: map[string]any{}},
+		event.Event{Type: webhook.EventWearablesCardDelivered, AppID: "999999999", Data: map[string]any{}},
 	)
 	// A bound for liveness, not a timing: 25 commits and their deliveries on
 	// a machine busy with the whole suite.
@@ -109,7 +109,7 @@ func TestReceiverDownThenUpLosesNoEvent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	rcv.stop()
 	run(t, b.svc)
 
@@ -162,7 +162,7 @@ func TestStoppedGatewayDeliversAfterTheNextRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *webhook.Options) { o.DrainTimeout = 200 * time.Millisecond })
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	release := rcv.holdRequests()
 	stop := run(t, b.svc)
 
@@ -192,7 +192,7 @@ func TestCrashedGatewaysClaimsComeBackWhenTheLeaseEnds(t *testing.T) {
 	const lease = 1500 * time.Millisecond
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	// Dispatch only: a Run stopped as soon as the delivery exists.
 	stop := run(t, b.svc)
 	b.emit(t, b.pageEvent(1))
@@ -213,7 +213,7 @@ func TestCrashedGatewaysClaimsComeBackWhenTheLeaseEnds(t *testing.T) {
 	}
 
 	rcv2 := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv2.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv2.URL(), webhook.EventBookPostCreated)
 	run(t, b.newService(t))
 	eventually(t, 10*time.Second, "delivered after the lease ended", func() bool { return len(rcv2.received()) == 1 })
 	if since := time.Since(beforeClaim); since < lease {
@@ -225,7 +225,7 @@ func TestRolledBackTransactionEmitsNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
 
 	errRollback := errors.New("the change failed")
@@ -254,7 +254,7 @@ func TestTwoGatewaysShareTheWorkWithoutDoubleDelivery(t *testing.T) {
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
 	rcv.delay = 5 * time.Millisecond // so that one gateway alone cannot keep up
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	for _, name := range []string{"one", "two"} {
 		run(t, b.newService(t, func(o *webhook.Options) {
 			o.Workers = 2
@@ -296,7 +296,7 @@ func TestDeliveryFailsAfterItsLastRetry(t *testing.T) {
 		o.RetrySchedule = []time.Duration{50 * time.Millisecond, 50 * time.Millisecond}
 	})
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	rcv.status.Store(500)
 	run(t, b.svc)
 	b.emit(t, b.pageEvent(1))
@@ -324,7 +324,7 @@ func TestEndpointIsDisabledAfterFailingForTheWholeWindow(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *webhook.Options) { o.FailureWindow = 400 * time.Millisecond })
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	rcv.status.Store(503)
 	run(t, b.svc)
 	b.emit(t, b.pageEvent(1), b.pageEvent(2))
@@ -363,7 +363,7 @@ func TestEndpointIsDisabledAfterFailingForTheWholeWindow(t *testing.T) {
 
 	// Saving the subscription again enables it.
 	rcv.status.Store(0)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	if !active() {
 		t.Fatal("saving did not enable the endpoint")
 	}
@@ -383,7 +383,7 @@ func TestEndpointThatSucceedsSometimesStaysEnabled(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *webhook.Options) { o.FailureWindow = 300 * time.Millisecond })
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
 	rcv.status.Store(500)
 	b.emit(t, b.pageEvent(1))
@@ -407,7 +407,7 @@ func TestRotatedSecretSignsLaterDeliveries(t *testing.T) {
 	if err := b.svc.SetAppSecret(context.Background(), b.App.ID, "rotated-secret"); err != nil {
 		t.Fatal(err)
 	}
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
 	id := b.emit(t, b.pageEvent(1))[0]
 	eventually(t, 5*time.Second, "delivered with the new secret", func() bool { return len(rcv.byEvent()[id]) == 1 })
@@ -422,7 +422,7 @@ func TestSlowEndpointHoldsNoMoreThanItsAppShareOfTheWorkers(t *testing.T) {
 	})
 	// The World app's endpoint hangs.
 	slow := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, slow.URL(), eventBookPostCreated)
+	b.subscribe(t, slow.URL(), webhook.EventBookPostCreated)
 	release := slow.holdRequests()
 	defer release()
 
@@ -442,7 +442,7 @@ func TestSlowEndpointHoldsNoMoreThanItsAppShareOfTheWorkers(t *testing.T) {
 	key := b.appKey
 	key.AppID = other.ID
 	if _, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", key, &webhookv1.SaveSubscriptionRequest{
-		AppId: other.ID, CallbackUrl: fast.URL(), Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+		AppId: other.ID, CallbackUrl: fast.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	}); e != nil {
 		t.Fatal(e)
 	}
@@ -477,7 +477,7 @@ func TestAppWithoutASigningSecretIsNotSentUnsigned(t *testing.T) {
 	key := b.appKey
 	key.AppID = other.ID
 	if _, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", key, &webhookv1.SaveSubscriptionRequest{
-		AppId: other.ID, CallbackUrl: rcv.URL(), Events: []string{eventBookPostCreated}, VerifyToken: verifyToken,
+		AppId: other.ID, CallbackUrl: rcv.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	}); e != nil {
 		t.Fatal(e)
 	}
@@ -497,7 +497,7 @@ func TestReplayCreatesANewDeliveryOfTheSameEvent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
 	id := b.emit(t, b.pageEvent(1))[0]
 	eventually(t, 5*time.Second, "delivered", func() bool { return len(rcv.received()) == 1 })
@@ -528,10 +528,10 @@ func TestTestEventBypassesTheEventFilter(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
 	res, e := call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", b.appKey,
-		&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: eventSvcchatHandover})
+		&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventSvcchatHandover})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -540,7 +540,7 @@ func TestTestEventBypassesTheEventFilter(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "test event delivered", func() bool { return len(rcv.received()) == 1 })
 	got := rcv.received()[0]
-	if got.Body.ID != res.GetId() || got.Body.Type != eventSvcchatHandover || got.Event != eventSvcchatHandover ||
+	if got.Body.ID != res.GetId() || got.Body.Type != webhook.EventSvcchatHandover || got.Event != webhook.EventSvcchatHandover ||
 		string(got.Body.Data) != `{"test":true}` || got.Body.AppID != b.App.ID {
 		t.Errorf("test event body %s", got.Raw)
 	}
@@ -553,7 +553,7 @@ func TestTestEventBypassesTheEventFilter(t *testing.T) {
 		t.Fatal(e)
 	}
 	_, e = call[*webhookv1.SendTestEventResponse](t, b, "SendTestEvent", b.appKey,
-		&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: eventSvcchatHandover})
+		&webhookv1.SendTestEventRequest{AppId: b.App.ID, Type: webhook.EventSvcchatHandover})
 	if e == nil || e.HTTPStatus != 400 || e.Code != 100 {
 		t.Errorf("test event without a subscription: %v, want 400/100", e)
 	}
@@ -563,7 +563,7 @@ func TestDeletedSubscriptionStopsPendingDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	rcv.status.Store(500)
 	run(t, b.svc)
 	b.emit(t, b.pageEvent(1))
@@ -587,11 +587,11 @@ func TestDeliveryLogFiltersAndPages(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated, eventSvcchatOptIn)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated, webhook.EventSvcchatOptIn)
 	run(t, b.svc)
 	var evs []event.Event
 	for i := range 5 {
-		evs = append(evs, b.pageEvent(i), event.Event{Type: eventSvcchatOptIn, PageID: b.Page.ID, Data: map[string]int{"n": i}})
+		evs = append(evs, b.pageEvent(i), event.Event{Type: webhook.EventSvcchatOptIn, PageID: b.Page.ID, Data: map[string]int{"n": i}})
 	}
 	ids := b.emit(t, evs...)
 	eventually(t, 5*time.Second, "delivered", func() bool { return len(rcv.received()) == len(ids) })
@@ -599,12 +599,12 @@ func TestDeliveryLogFiltersAndPages(t *testing.T) {
 		return len(b.deliveries(t, &webhookv1.ListDeliveriesRequest{Status: webhook.StatusSucceeded})) == len(ids)
 	})
 
-	optIns := b.deliveries(t, &webhookv1.ListDeliveriesRequest{EventType: eventSvcchatOptIn})
+	optIns := b.deliveries(t, &webhookv1.ListDeliveriesRequest{EventType: webhook.EventSvcchatOptIn})
 	if len(optIns) != 5 {
 		t.Fatalf("event_type filter: %d deliveries, want 5", len(optIns))
 	}
 	for _, d := range optIns {
-		if d.GetEventType() != eventSvcchatOptIn {
+		if d.GetEventType() != webhook.EventSvcchatOptIn {
 			t.Errorf("event_type filter let %s through", d.GetEventType())
 		}
 	}
@@ -659,7 +659,7 @@ func TestBacklogCountsPendingDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	stop := run(t, b.svc)
 	release := rcv.holdRequests()
 	defer release()

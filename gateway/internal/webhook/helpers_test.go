@@ -37,29 +37,14 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk/event"
 )
 
-// Event types of CONTRACT §6 the tests use. The gateway keeps no list of
-// them: the types an app may subscribe to are those the loaded plugins
-// declare in their manifests (Options.EventTypes).
-const (
-	eventPageMessageReceived      = "page.message.received"
-	eventPageMessageSent          = "page.message.sent"
-	eventSvcchatMessageSent       = "svcchat.message.sent"
-	eventSvcchatOptIn             = "svcchat.opt_in"
-	eventSvcchatOptOut            = "svcchat.opt_out"
-	eventSvcchatHandover          = "svcchat.handover"
-	eventBookPostCreated          = "book.post.created"
-	eventWearablesCardDelivered   = "wearables.card.delivered"
-	eventWearablesActionConfirmed = "wearables.action.confirmed"
-)
-
 func TestMain(m *testing.M) { identitytest.Main(m) }
 
 // contractEvents are the event types of CONTRACT §6, as the plugins that
 // emit them declare them.
 var contractEvents = []string{
-	eventPageMessageReceived, eventPageMessageSent, eventSvcchatMessageSent,
-	eventSvcchatOptIn, eventSvcchatOptOut, eventSvcchatHandover,
-	eventBookPostCreated, eventWearablesCardDelivered, eventWearablesActionConfirmed,
+	webhook.EventPageMessageReceived, webhook.EventPageMessageSent, webhook.EventSvcchatMessageSent,
+	webhook.EventSvcchatOptIn, webhook.EventSvcchatOptOut, webhook.EventSvcchatHandover,
+	webhook.EventBookPostCreated, webhook.EventWearablesCardDelivered, webhook.EventWearablesActionConfirmed,
 }
 
 // fastRetries makes the retry schedule run in a test's time.
@@ -236,7 +221,7 @@ func (b *bundle) emit(t testing.TB, events ...event.Event) []string {
 
 // pageEvent is a book.post.created event of the World Page.
 func (b *bundle) pageEvent(n int) event.Event {
-	return event.Event{Type: eventBookPostCreated, PageID: b.Page.ID,
+	return event.Event{Type: webhook.EventBookPostCreated, PageID: b.Page.ID,
 		Data: map[string]any{"postId": n, "pageId": b.Page.ID, "content": "post <" + string(rune('a'+n%26)) + ">", "audience": "everyone"}}
 }
 

@@ -38,7 +38,7 @@ func TestStandardWebhooksSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
 		}
 	})
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
 	first := b.emit(t, b.pageEvent(1))[0]
 	eventually(t, 10*time.Second, "the first event delivered", func() bool { return len(rcv.byEvent()[first]) == 1 })
@@ -83,7 +83,7 @@ func TestGoneDisablesTheEndpointAndHoldsEventsUntilReplayed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	rcv.status.Store(http.StatusGone)
 	run(t, b.svc)
 	start := time.Now().Add(-time.Second).UTC().Format(time.RFC3339)
@@ -117,7 +117,7 @@ func TestGoneDisablesTheEndpointAndHoldsEventsUntilReplayed(t *testing.T) {
 	})
 
 	rcv.status.Store(0)
-	b.subscribe(t, rcv.URL(), eventBookPostCreated) // enables it again
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated) // enables it again
 	rr, e := call[*webhookv1.ReplayDeliveriesResponse](t, b, "ReplayDeliveries", b.appKey,
 		&webhookv1.ReplayDeliveriesRequest{AppId: b.App.ID, Since: start})
 	if e != nil || rr.GetReplayed() != 3 {
@@ -142,7 +142,7 @@ func TestRetryAfterPausesTheEndpoint(t *testing.T) {
 		w.Header().Set("Retry-After", "3600")
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 	})
-	b.subscribe(t, srv, eventBookPostCreated)
+	b.subscribe(t, srv, webhook.EventBookPostCreated)
 	run(t, b.svc)
 	b.emit(t, b.pageEvent(1))
 	posts.Wait()
@@ -269,7 +269,7 @@ func TestConversationOrderingUnderFailuresAndParallelSends(t *testing.T) {
 		mu.Unlock()
 	})
 	if _, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", b.appKey, &webhookv1.SaveSubscriptionRequest{
-		AppId: b.App.ID, CallbackUrl: srv, Events: []string{eventSvcchatHandover}, VerifyToken: verifyToken,
+		AppId: b.App.ID, CallbackUrl: srv, Events: []string{webhook.EventSvcchatHandover}, VerifyToken: verifyToken,
 		Ordering: webhook.OrderingConversation,
 	}); e != nil {
 		t.Fatal(e)
@@ -287,7 +287,7 @@ func TestConversationOrderingUnderFailuresAndParallelSends(t *testing.T) {
 	for _, key := range keys {
 		wg.Go(func() {
 			for seq := 1; seq <= perConv; seq++ {
-				b.emit(t, event.Event{Type: eventSvcchatHandover, PageID: b.Page.ID, OrderingKey: key,
+				b.emit(t, event.Event{Type: webhook.EventSvcchatHandover, PageID: b.Page.ID, OrderingKey: key,
 					Data: map[string]any{"key": key, "sequence": seq}})
 			}
 		})

@@ -29,12 +29,12 @@ func TestResultOfALostLeaseChangesNothing(t *testing.T) {
 	}
 	appID, _ := parseID(w.App.ID)
 	if err := s.q.SaveWebhookSubscription(ctx, coredb.SaveWebhookSubscriptionParams{
-		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{"book.post.created"}, Ordering: OrderingNone,
+		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{EventBookPostCreated}, Ordering: OrderingNone,
 	}); err != nil {
 		t.Fatal(err)
 	}
 	err = pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
-		_, err := event.Emit(ctx, tx, event.Event{Type: "book.post.created", PageID: w.Page.ID, Data: map[string]int{}})
+		_, err := event.Emit(ctx, tx, event.Event{Type: EventBookPostCreated, PageID: w.Page.ID, Data: map[string]int{}})
 		return err
 	})
 	if err != nil {
