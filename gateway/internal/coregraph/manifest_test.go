@@ -7,6 +7,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
 
 // The gateway's own Graph nodes follow the rules every plugin's manifest
@@ -15,11 +16,7 @@ func TestTheCoreNodesFollowTheManifestRules(t *testing.T) {
 	t.Parallel()
 	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
 	coregraph.New(identity.New(nil), nil).Register(core) // registering reads no data
-	m, err := core.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := manifestcheck.Check(m)
+	p, err := manifestcheck.Check(plugintest.Start(t, core).Manifest())
 	if err == nil {
 		err = manifestcheck.Together([]*manifestcheck.Plugin{p})
 	}

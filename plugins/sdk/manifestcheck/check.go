@@ -83,10 +83,17 @@ func (p *Plugin) Routes() []string {
 // well formed and its variables name singular scalar fields of the request;
 // the Graph binds unary methods only; and every access rule can be
 // enforced. Every problem found is reported, each naming its method.
-func Check(m *pluginv1.Manifest) (*Plugin, error) {
-	files, err := protodesc.NewFiles(m.GetFiles())
-	if err != nil {
-		return nil, fmt.Errorf("descriptors: %w", err)
+func Check(m *pluginv1.Manifest) (*Plugin, error) { return CheckFiles(m, nil) }
+
+// CheckFiles is Check with the manifest's descriptors already resolved
+// (the gateway's host resolves a plugin's once, when it starts); nil
+// resolves them from the manifest.
+func CheckFiles(m *pluginv1.Manifest, files *protoregistry.Files) (*Plugin, error) {
+	if files == nil {
+		var err error
+		if files, err = protodesc.NewFiles(m.GetFiles()); err != nil {
+			return nil, fmt.Errorf("descriptors: %w", err)
+		}
 	}
 	p := &Plugin{Name: m.GetName(), Files: files}
 	var errs []error

@@ -2,7 +2,6 @@ package manifestcheck_test
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,20 +13,14 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
 
 // helloManifest is the example plugin's manifest (hello/{name} and
 // hello/{name}/waves), with change applied to its method options.
 func helloManifest(t testing.TB, change func(methods map[string]*descriptorpb.MethodDescriptorProto)) *pluginv1.Manifest {
 	t.Helper()
-	p := sdk.New(sdk.Info{Name: "hello", Version: "1"})
-	sdk.Unary(p, hellov1.HelloService_SayHello_FullMethodName, func(context.Context, *sdk.Call, *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
-		return &hellov1.SayHelloResponse{}, nil
-	})
-	m, err := p.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := proto.Clone(plugintest.Start(t, helloPlugin()).Manifest()).(*pluginv1.Manifest)
 	methods := map[string]*descriptorpb.MethodDescriptorProto{}
 	for _, f := range m.GetFiles().GetFile() {
 		if f.GetPackage() != "svc.hello.v1" {
@@ -44,6 +37,16 @@ func helloManifest(t testing.TB, change func(methods map[string]*descriptorpb.Me
 		change(methods)
 	}
 	return m
+}
+
+// helloPlugin is the example plugin, described as the gateway sees it.
+func helloPlugin() *sdk.Plugin {
+	p := sdk.New(sdk.Info{Name: "hello", Version: "1"})
+	sdk.Handle(p, hellov1.File_svc_hello_v1_hello_proto.Services().ByName("HelloService").Methods().ByName("SayHello"),
+		func(context.Context, *sdk.Call, *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
+			return &hellov1.SayHelloResponse{}, nil
+		})
+	return p
 }
 
 func graph(md *descriptorpb.MethodDescriptorProto, g *pluginv1.GraphRoute) {
@@ -190,17 +193,4 @@ func TestAServiceServedByTwoPluginsIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "service svc.hello.v1.HelloService is served by both hello and hello-copy") {
 		t.Fatalf("Together = %v", err)
 	}
-}
-
-// The gateway refuses, when it loads a plugin, a node pattern whose
-// variable names no field of the request: every call would fail.
-func ExampleCheck() {
-	p := sdk.New(sdk.Info{Name: "hello", Version: "1"})
-	sdk.Unary(p, hellov1.HelloService_SayHello_FullMethodName, func(context.Context, *sdk.Call, *hellov1.SayHelloRequest) (*hellov1.SayHelloResponse, error) {
-		return &hellov1.SayHelloResponse{}, nil
-	})
-	m, _ := p.Manifest()
-	checked, err := manifestcheck.Check(m)
-	fmt.Println(checked.Routes()[0], err)
-	// Output: GET hello/{name} <nil>
 }
