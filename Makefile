@@ -23,9 +23,10 @@ STATICCHECK_VERSION          := v0.8.2
 PROTOVALIDATE_PROTO_VERSION  := v1.2.2
 GOOGLEAPIS_FROM              := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 
-# Product plugins: every plugins/<name> with a main package, except the SDK,
-# the partner examples (built separately) and the test plugin.
-PLUGINS   := $(filter-out sdk examples testplugin,$(notdir $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))))
+# Product plugins: every plugins/<name> with a main package, except the SDK
+# and the partner examples (built separately). The test plugin lives in
+# internal/testplugin.
+PLUGINS   := $(filter-out sdk examples,$(notdir $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))))
 ADDR      ?= 127.0.0.1:8080
 DATA_DIR  ?= ./var
 # The example partner plugin is a module of its own (example.com/hello), as
@@ -45,7 +46,7 @@ build:
 	@mkdir -p bin/plugins
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
 	@chmod go-w bin/plugins/* # the gateway launches only plugins no one else can replace
-	$(GO) build -o bin/testplugin ./plugins/testplugin
+	$(GO) build -o bin/testplugin ./internal/testplugin
 	cd $(EXAMPLE) && $(GO) build -o $(CURDIR)/bin/examples/hello .
 
 ## run: build everything and start the platform on the embedded database
@@ -161,7 +162,7 @@ soak: postgres build
 	  -run 'TestASteadyLoadKeepsMemoryGoroutinesAndFilesFlat' ./e2e/ | grep -E 'FIGURES|^(---|ok|FAIL)' || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(CURDIR)/.tmp/pgsoak || true; exit $$status
 
-## bench: each target of PERFORMANCE.md against its reference in the same
+## bench: each target of shared/PERFORMANCE.md against its reference in the same
 ## run, then the curves (read and write at 1..128 connections beside pgbench),
 ## about 6 minutes -> bench/RESULTS.md and bench/curves.svg. Medians on a busy
 ## machine: make bench BENCH_FLAGS='-rounds 3 -d 5s'; without the curves:

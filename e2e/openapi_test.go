@@ -23,7 +23,7 @@ var restTemplate = regexp.MustCompile(`\{([^}=]+)=[^}]*\}`)
 func reference(t *testing.T, g *gatewaytest.Gateway) *openapi3.T {
 	t.Helper()
 	res, body := do(t, "GET", g.URL+"/api/v1/openapi.json", nil, nil)
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("openapi.json: %d %s", res.StatusCode, body)
 	}
 	spec, err := openapi3.NewLoader().LoadFromData(body)

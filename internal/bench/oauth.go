@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/net/html"
+	"github.com/svcplatform/svc/internal/oauthtest"
 )
 
 // OAuth paths of the gateway (gateway/internal/oauth).
@@ -25,7 +24,8 @@ const (
 )
 
 // OAuthClient drives the gateway's authorization code flow the way a browser
-// and an app do: it signs in through the HTML login form, presses Allow on
+// (internal/oauthtest's Agent) and an app do: it signs in through the HTML
+// login form, presses Allow on
 // the consent page, and exchanges the code (PKCE S256) at the token
 // endpoint. Its cookie jar keeps the session, so later codes are issued
 // without any page (consent is remembered; prompt=none).
@@ -36,27 +36,24 @@ type OAuthClient struct {
 	RedirectURI  string
 	// Verifier is the PKCE verifier of every code this client requests.
 	Verifier string
-	browser  *http.Client
+	browser  *oauthtest.Agent
 	api      *http.Client
 }
 
 // NewOAuthClient returns a client for the app with the given credentials.
-func NewOAuthClient(baseURL, clientID, clientSecret, redirectURI string) *OAuthClient {
-	jar, _ := cookiejar.New(nil)
-	base, _ := url.Parse(baseURL)
+func NewOAuthClient(baseURL, clientID, clientSecret, redirectURI string) (*OAuthClient, error) {
+	browser, err := oauthtest.NewAgent(baseURL)
+	if err != nil {
+		return nil, err
+	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return &OAuthClient{
 		BaseURL: strings.TrimRight(baseURL, "/"), ClientID: clientID, ClientSecret: clientSecret, RedirectURI: redirectURI,
 		Verifier: base64.RawURLEncoding.EncodeToString(b),
-		browser: &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			if req.URL.Host != base.Host {
-				return http.ErrUseLastResponse // the app's redirect URI: stop there
-			}
-			return nil
-		}},
-		api: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
-	}
+		browser:  browser,
+		api:      &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+	}, nil
 }
 
 func (c *OAuthClient) authorizeURL(scopes []string, prompt string) string {
@@ -75,23 +72,23 @@ func (c *OAuthClient) authorizeURL(scopes []string, prompt string) string {
 // SignInAndConsent runs the browser side once: sign in as username and
 // allow the scopes. It returns the first code.
 func (c *OAuthClient) SignInAndConsent(ctx context.Context, username, password string, scopes []string) (string, error) {
-	p, err := c.get(ctx, c.authorizeURL(scopes, ""))
+	p, err := c.browser.Get(ctx, c.authorizeURL(scopes, ""))
 	if err != nil {
 		return "", err
 	}
-	for step := 0; step < 4 && p.location == nil; step++ {
-		if len(p.forms) != 1 {
-			return "", fmt.Errorf("oauth: expected one form at %s, got %d (status %d): %s", p.url, len(p.forms), p.status, cut(p.body))
+	for step := 0; step < 4 && p.Location == nil; step++ {
+		if len(p.Forms) != 1 {
+			return "", fmt.Errorf("oauth: expected one form at %s, got %d (status %d): %s", p.URL, len(p.Forms), p.Status, cut(p.Body))
 		}
-		f := p.forms[0]
+		f := p.Forms[0]
 		set := url.Values{}
-		if _, ok := f.fields["password"]; ok {
+		if _, ok := f.Fields["password"]; ok {
 			set.Set("username", username)
 			set.Set("password", password)
 		} else {
 			set.Set("decision", "allow")
 		}
-		if p, err = c.submit(ctx, p, f, set); err != nil {
+		if p, err = c.browser.Submit(ctx, p, f, set, ""); err != nil {
 			return "", err
 		}
 	}
@@ -100,7 +97,7 @@ func (c *OAuthClient) SignInAndConsent(ctx context.Context, username, password s
 
 // Code asks for one more code with prompt=none (signed in, consented).
 func (c *OAuthClient) Code(ctx context.Context, scopes []string) (string, error) {
-	p, err := c.get(ctx, c.authorizeURL(scopes, "none"))
+	p, err := c.browser.Get(ctx, c.authorizeURL(scopes, "none"))
 	if err != nil {
 		return "", err
 	}
@@ -188,116 +185,17 @@ func (c *OAuthClient) BasicAuth() string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(c.ClientID)+":"+url.QueryEscape(c.ClientSecret)))
 }
 
-func codeFrom(p page) (string, error) {
-	if p.location == nil {
-		return "", fmt.Errorf("oauth: no redirect to the app (status %d at %s): %s", p.status, p.url, cut(p.body))
+func codeFrom(p oauthtest.Page) (string, error) {
+	if p.Location == nil {
+		return "", fmt.Errorf("oauth: no redirect to the app (status %d at %s): %s", p.Status, p.URL, cut(p.Body))
 	}
-	q := p.location.Query()
+	q := p.Location.Query()
 	if e := q.Get("error"); e != "" {
 		return "", fmt.Errorf("oauth: authorization failed: %s: %s", e, q.Get("error_description"))
 	}
 	code := q.Get("code")
 	if code == "" {
-		return "", fmt.Errorf("oauth: no code in %s", p.location)
+		return "", fmt.Errorf("oauth: no code in %s", p.Location)
 	}
 	return code, nil
-}
-
-type form struct {
-	action string
-	fields url.Values
-}
-
-type page struct {
-	status   int
-	url      *url.URL
-	location *url.URL
-	body     string
-	forms    []form
-}
-
-func (c *OAuthClient) get(ctx context.Context, u string) (page, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return page{}, err
-	}
-	return c.do(req)
-}
-
-func (c *OAuthClient) submit(ctx context.Context, p page, f form, set url.Values) (page, error) {
-	vals := url.Values{}
-	for k, v := range f.fields {
-		vals[k] = v
-	}
-	for k, v := range set {
-		vals[k] = v
-	}
-	action, err := p.url.Parse(f.action)
-	if err != nil {
-		return page{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(vals.Encode()))
-	if err != nil {
-		return page{}, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return c.do(req)
-}
-
-func (c *OAuthClient) do(req *http.Request) (page, error) {
-	res, err := c.browser.Do(req)
-	if err != nil {
-		return page{}, err
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	p := page{status: res.StatusCode, url: res.Request.URL, body: string(body)}
-	if loc := res.Header.Get("Location"); loc != "" && res.StatusCode >= 300 && res.StatusCode < 400 {
-		p.location, _ = res.Request.URL.Parse(loc)
-	}
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-		p.forms = parseForms(string(body))
-	}
-	return p, nil
-}
-
-func parseForms(body string) []form {
-	doc, err := html.Parse(strings.NewReader(body))
-	if err != nil {
-		return nil
-	}
-	var forms []form
-	var cur *form
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode {
-			attr := func(k string) string {
-				for _, a := range n.Attr {
-					if a.Key == k {
-						return a.Val
-					}
-				}
-				return ""
-			}
-			switch n.Data {
-			case "form":
-				forms = append(forms, form{action: attr("action"), fields: url.Values{}})
-				cur = &forms[len(forms)-1]
-				for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-					walk(ch)
-				}
-				cur = nil
-				return
-			case "input":
-				if cur != nil && attr("name") != "" && attr("type") != "submit" {
-					cur.fields.Set(attr("name"), attr("value"))
-				}
-			}
-		}
-		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-			walk(ch)
-		}
-	}
-	walk(doc)
-	return forms
 }

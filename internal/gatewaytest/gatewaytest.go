@@ -1,24 +1,23 @@
 package gatewaytest
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/svcplatform/svc/internal/gatewayproc"
 	"github.com/svcplatform/svc/internal/pgtest"
 )
 
@@ -44,7 +43,7 @@ type Options struct {
 	TLSCert, TLSKey string
 }
 
-// Gateway is a running gateway process.
+// Gateway is a running gateway process (internal/gatewayproc).
 type Gateway struct {
 	// URL is the base URL, e.g. http://127.0.0.1:41234.
 	URL string
@@ -53,9 +52,7 @@ type Gateway struct {
 	DataDir string
 	// Client talks to this gateway (it trusts the test certificate under TLS).
 	Client *http.Client
-	cmd    *exec.Cmd
-	logs   *syncBuffer
-	done   chan struct{}
+	proc   *gatewayproc.Process
 }
 
 // startTimeout bounds a gateway's start in tests.
@@ -68,53 +65,36 @@ func Start(t testing.TB, opts Options) *Gateway {
 	if opts.DatabaseURL == "" && !opts.Embedded {
 		opts.DatabaseURL = pgtest.NewDatabase(t)
 	}
+	if opts.Embedded {
+		opts.DatabaseURL = ""
+	}
 	if opts.PluginsDir == "" {
 		opts.PluginsDir = filepath.Join(bin, "plugins")
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
-	args := append([]string{"--addr", "127.0.0.1:0", "--data-dir", opts.DataDir,
-		"--plugins-dir", opts.PluginsDir, "--log-level", "debug"}, opts.Args...)
+	args := opts.Args
 	if opts.TLSCert != "" {
-		args = append(args, "--tls-cert", opts.TLSCert, "--tls-key", opts.TLSKey)
+		args = append(slices.Clone(args), "--tls-cert", opts.TLSCert, "--tls-key", opts.TLSKey)
 	}
-	cmd := exec.Command(filepath.Join(bin, "gateway"), args...)
-	cmd.Env = os.Environ()
-	if !opts.Embedded {
-		cmd.Env = append(cmd.Env, "SVC_DATABASE_URL="+opts.DatabaseURL)
-	}
-	cmd.Env = append(cmd.Env, opts.Env...)
-	g := &Gateway{DataDir: opts.DataDir, cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
-	stderr, err := cmd.StderrPipe()
+	// A bound, not a speed check: a first start creates the embedded
+	// cluster (initdb), which on a machine busy with parallel packages
+	// takes far longer than its usual seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	proc, err := gatewayproc.Start(ctx, gatewayproc.Options{Bin: filepath.Join(bin, "gateway"), PluginsDir: opts.PluginsDir,
+		DataDir: opts.DataDir, DatabaseURL: opts.DatabaseURL, LogLevel: "debug", Args: args, Env: opts.Env})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start gateway: %v", err)
-	}
-	addrc := make(chan string, 1)
-	go g.readLogs(stderr, addrc)
-	go func() { _ = cmd.Wait(); close(g.done) }()
+	g := &Gateway{URL: proc.URL, Addr: proc.Addr, DataDir: opts.DataDir, Client: http.DefaultClient, proc: proc}
 	t.Cleanup(func() {
 		g.Stop(t)
 		if t.Failed() {
 			t.Logf("gateway logs:\n%s", g.Logs())
 		}
 	})
-	select {
-	case g.Addr = <-addrc:
-	case <-g.done:
-		t.Fatalf("gateway exited before serving:\n%s", g.Logs())
-	// A bound, not a speed check: a first start creates the embedded
-	// cluster (initdb), which on a machine busy with parallel packages
-	// takes far longer than its usual seconds.
-	case <-time.After(startTimeout):
-		t.Fatalf("gateway did not start within %s:\n%s", startTimeout, g.Logs())
-	}
-	g.URL = "http://" + g.Addr
-	g.Client = http.DefaultClient
 	if opts.TLSCert != "" {
 		g.URL = "https://" + g.Addr
 		g.Client = tlsClient(t, opts.TLSCert)
@@ -125,76 +105,34 @@ func Start(t testing.TB, opts Options) *Gateway {
 	return g
 }
 
-// readLogs copies the JSON log lines and reports the serving address.
-func (g *Gateway) readLogs(r io.Reader, addrc chan<- string) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	sent := false
-	for sc.Scan() {
-		line := sc.Bytes()
-		g.logs.Write(append(line, '\n'))
-		if sent {
-			continue
-		}
-		var rec struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal(line, &rec) == nil && rec.Msg == "gateway serving" && rec.Addr != "" {
-			addrc <- rec.Addr
-			sent = true
-		}
-	}
-}
-
 // WaitHealthy polls /readyz until it answers 200: the gateway serves, its
 // database is reachable and every plugin serves.
 func (g *Gateway) WaitHealthy(t testing.TB, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		res, err := g.Client.Get(g.URL + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-g.done:
-			t.Fatalf("gateway exited:\n%s", g.Logs())
-		case <-time.After(50 * time.Millisecond):
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := g.proc.WaitReady(ctx, g.Client, g.URL+"/readyz"); err != nil {
+		t.Fatal(err) // the cleanup prints every log line
 	}
-	t.Fatalf("gateway not healthy after %s:\n%s", timeout, g.Logs())
 }
 
 // PID is the gateway's process id.
-func (g *Gateway) PID() int { return g.cmd.Process.Pid }
+func (g *Gateway) PID() int { return g.proc.PID() }
 
 // Signal sends sig to the gateway.
-func (g *Gateway) Signal(sig os.Signal) error { return g.cmd.Process.Signal(sig) }
+func (g *Gateway) Signal(sig os.Signal) error { return g.proc.Signal(sig) }
 
 // Done is closed when the process has exited.
-func (g *Gateway) Done() <-chan struct{} { return g.done }
+func (g *Gateway) Done() <-chan struct{} { return g.proc.Done() }
 
 // Logs returns everything the gateway logged so far.
-func (g *Gateway) Logs() string { return g.logs.String() }
+func (g *Gateway) Logs() string { return g.proc.Logs() }
 
-// Stop sends SIGTERM and waits, killing the process after 15 s.
+// Stop sends SIGTERM and waits, killing the process after
+// gatewayproc.StopGrace.
 func (g *Gateway) Stop(t testing.TB) {
-	select {
-	case <-g.done:
-		return
-	default:
-	}
-	_ = g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.done:
-	case <-time.After(15 * time.Second):
-		t.Errorf("gateway did not stop within 15s of SIGTERM; killing it")
-		_ = g.cmd.Process.Kill()
-		<-g.done
+	if err := g.proc.Stop(); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -204,7 +142,7 @@ var (
 	buildErr  error
 )
 
-// BinDir returns the folder holding gateway and plugins/, building them
+// BinDir returns the folder holding gateway, plugins/ and testplugin, building them
 // when SVC_BIN_DIR is not set.
 func BinDir(t testing.TB) string {
 	t.Helper()
@@ -248,7 +186,7 @@ func build() (string, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || name == "sdk" || name == "examples" || name == "testplugin" {
+		if !e.IsDir() || name == "sdk" || name == "examples" {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(root, "plugins", name, "main.go")); err != nil {
@@ -257,6 +195,11 @@ func build() (string, error) {
 		if err := run("build", "-o", filepath.Join(dir, "plugins", name), "./plugins/"+name); err != nil {
 			return "", err
 		}
+	}
+	// The test plugin (internal/testplugin) is no product: it sits beside
+	// the gateway, outside plugins/, as make build puts it.
+	if err := run("build", "-o", filepath.Join(dir, "testplugin"), "./internal/testplugin"); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
@@ -276,23 +219,6 @@ func moduleRoot() (string, error) {
 		return "", fmt.Errorf("cannot locate source")
 	}
 	return filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Credentials is the development world the seed wrote to

@@ -1,11 +1,14 @@
 // Package oauthtest drives the gateway's sign-in and consent pages the way
-// a browser would, for tests of the OAuth code flow: a cookie jar, HTML
+// a browser would, for tests of the OAuth code flow and the benchmarks'
+// OAuth client (internal/bench): a cookie jar, HTML
 // forms parsed and submitted with their hidden fields (the CSRF token
 // included), and a stop at the first redirect that leaves the gateway (the
 // client's redirect URI, where nothing needs to listen).
 package oauthtest
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -16,25 +19,26 @@ import (
 	"golang.org/x/net/html"
 )
 
-// Browser is a user agent with cookies.
-type Browser struct {
-	t      testing.TB
+// Agent is a user agent with cookies that stops at the first redirect
+// leaving the gateway. Its methods return errors, for tools (the
+// benchmarks' OAuth client); Browser wraps it for tests.
+type Agent struct {
 	Client *http.Client
 }
 
-// NewBrowser returns a browser for the gateway at baseURL.
-func NewBrowser(t testing.TB, baseURL string) *Browser {
+// NewAgent returns an agent for the gateway at baseURL.
+func NewAgent(baseURL string) (*Agent, error) {
 	jar, _ := cookiejar.New(nil)
 	base, err := url.Parse(baseURL)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &Browser{t: t, Client: &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+	return &Agent{Client: &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 		if req.URL.Host != base.Host {
-			return http.ErrUseLastResponse
+			return http.ErrUseLastResponse // the client's redirect URI: stop there
 		}
 		return nil
-	}}}
+	}}}, nil
 }
 
 // Page is a fetched HTML page, or the redirect away from the gateway.
@@ -56,38 +60,40 @@ type Form struct {
 }
 
 // Do sends a request and reads the answer.
-func (br *Browser) Do(req *http.Request) Page {
-	br.t.Helper()
-	res, err := br.Client.Do(req)
+func (a *Agent) Do(req *http.Request) (Page, error) {
+	res, err := a.Client.Do(req)
 	if err != nil {
-		br.t.Fatal(err)
+		return Page{}, err
 	}
 	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return Page{}, err
+	}
 	p := Page{Status: res.StatusCode, URL: res.Request.URL, Body: string(body)}
 	if loc := res.Header.Get("Location"); loc != "" && res.StatusCode >= 300 && res.StatusCode < 400 {
 		p.Location, _ = res.Request.URL.Parse(loc)
 	}
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-		p.Forms = ParseForms(br.t, string(body))
+		if p.Forms, err = ParseForms(string(body)); err != nil {
+			return Page{}, err
+		}
 	}
-	return p
+	return p, nil
 }
 
 // Get fetches a URL.
-func (br *Browser) Get(u string) Page {
-	br.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+func (a *Agent) Get(ctx context.Context, u string) (Page, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		br.t.Fatal(err)
+		return Page{}, err
 	}
-	return br.Do(req)
+	return a.Do(req)
 }
 
 // Submit posts form f of page p with its fields, overridden by set, and the
 // submit button whose value is button (none when "").
-func (br *Browser) Submit(p Page, f Form, set url.Values, button string) Page {
-	br.t.Helper()
+func (a *Agent) Submit(ctx context.Context, p Page, f Form, set url.Values, button string) (Page, error) {
 	vals := url.Values{}
 	for k, v := range f.Fields {
 		vals[k] = v
@@ -106,13 +112,66 @@ func (br *Browser) Submit(p Page, f Form, set url.Values, button string) Page {
 			}
 		}
 		if !found {
-			br.t.Fatalf("no button %q in form %+v", button, f)
+			return Page{}, fmt.Errorf("no button %q in form %+v", button, f)
 		}
 	}
-	action, _ := p.URL.Parse(f.Action)
-	req, _ := http.NewRequest(http.MethodPost, action.String(), strings.NewReader(vals.Encode()))
+	action, err := p.URL.Parse(f.Action)
+	if err != nil {
+		return Page{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(vals.Encode()))
+	if err != nil {
+		return Page{}, err
+	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return br.Do(req)
+	return a.Do(req)
+}
+
+// Browser is an Agent for tests: a failure fails the test.
+type Browser struct {
+	t      testing.TB
+	agent  *Agent
+	Client *http.Client
+}
+
+// NewBrowser returns a browser for the gateway at baseURL.
+func NewBrowser(t testing.TB, baseURL string) *Browser {
+	a, err := NewAgent(baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Browser{t: t, agent: a, Client: a.Client}
+}
+
+// Do sends a request and reads the answer.
+func (br *Browser) Do(req *http.Request) Page {
+	br.t.Helper()
+	p, err := br.agent.Do(req)
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	return p
+}
+
+// Get fetches a URL.
+func (br *Browser) Get(u string) Page {
+	br.t.Helper()
+	p, err := br.agent.Get(context.Background(), u)
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	return p
+}
+
+// Submit posts form f of page p with its fields, overridden by set, and the
+// submit button whose value is button (none when "").
+func (br *Browser) Submit(p Page, f Form, set url.Values, button string) Page {
+	br.t.Helper()
+	next, err := br.agent.Submit(context.Background(), p, f, set, button)
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	return next
 }
 
 // Authorize runs the browser side of the code flow: it opens authURL, signs
@@ -145,10 +204,10 @@ func (br *Browser) Authorize(authURL, username, password, decision string) *url.
 }
 
 // ParseForms returns the forms of an HTML document.
-func ParseForms(t testing.TB, body string) []Form {
+func ParseForms(body string) ([]Form, error) {
 	doc, err := html.Parse(strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var forms []Form
 	var cur *Form
@@ -187,5 +246,5 @@ func ParseForms(t testing.TB, body string) []Form {
 		}
 	}
 	walk(doc)
-	return forms
+	return forms, nil
 }

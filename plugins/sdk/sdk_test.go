@@ -11,9 +11,9 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
-	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
 )
 
 func setup(t *testing.T) *plugintest.Plugin {

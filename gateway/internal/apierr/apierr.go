@@ -86,10 +86,10 @@ func PageUnavailable() *Error {
 }
 
 // Invalid: a parameter is missing, of the wrong type or out of range. The
-// message must name the field.
+// message must name the field. The SDK's, so a plugin's refusal and the
+// gateway's read the same.
 func Invalid(field, format string, args ...any) *Error {
-	return &Error{HTTPStatus: http.StatusBadRequest, Code: 100, Type: TypeInvalid, Field: field,
-		Message: fmt.Sprintf(format, args...)}
+	return sdk.Invalid(field, format, args...)
 }
 
 // TooLarge: the request body is over the limit.
@@ -98,11 +98,9 @@ func TooLarge(limit int64) *Error {
 		Message: fmt.Sprintf("The request body is larger than %d bytes.", limit)}
 }
 
-// NotFound: the object does not exist (or the caller may not know it does).
-func NotFound(what string) *Error {
-	return &Error{HTTPStatus: http.StatusNotFound, Code: 100, Subcode: 33, Type: TypeGraphMethod,
-		Message: fmt.Sprintf("%s does not exist, cannot be loaded due to missing permissions, or does not support this operation.", what)}
-}
+// NotFound: the object does not exist (or the caller may not know it
+// does). The SDK's.
+func NotFound(what string) *Error { return sdk.NotFound(what) }
 
 // UnknownNode: no route matches the Graph node path.
 func UnknownNode(node string) *Error {
@@ -129,13 +127,9 @@ func UnknownVersion(version string) *Error {
 }
 
 // Unavailable: a product plugin is restarting or otherwise not serving.
-func Unavailable(what string) *Error {
-	return &Error{HTTPStatus: http.StatusServiceUnavailable, Code: 2, Type: TypeUnavailable, Transient: true,
-		Message: fmt.Sprintf("%s is temporarily unavailable; retry shortly.", what)}
-}
+// The SDK's.
+func Unavailable(what string) *Error { return sdk.Unavailable(what) }
 
 // Internal: anything else. The cause is logged with the trace id and never
-// shown to the caller.
-func Internal(cause error) *Error {
-	return sdk.Internal(cause)
-}
+// shown to the caller. The SDK's.
+func Internal(cause error) *Error { return sdk.Internal(cause) }

@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,27 +55,61 @@ func From(err error) *Error {
 func Write(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := Body(r.Context(), err)
 	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
 	h.Del("Content-Length")
 	if trace := observe.TraceID(r.Context()); trace != "" {
 		h.Set(observe.TraceHeader, trace)
+	}
+	WriteJSONBody(w, status, body)
+}
+
+// WriteJSON is the one function that answers a request with a JSON value
+// (errors go through Write): v encoded, with the headers of WriteJSONBody.
+func WriteJSON(w http.ResponseWriter, status int, v any, opts ...JSONOption) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		status, body := Body(context.Background(), Internal(err))
+		WriteJSONBody(w, status, body)
+		return
+	}
+	WriteJSONBody(w, status, buf.Bytes(), opts...)
+}
+
+// WriteJSONBody answers with body, a JSON document already encoded: UTF-8
+// JSON, and by default not to be stored by any cache (no-store, and Pragma
+// for HTTP/1.0 caches, RFC 6749 §5.1), as sessions, tokens and Graph
+// answers must not be; opts change that for documents meant to be cached.
+// It sets no header it need not allocate, for the Graph and completions
+// hot paths.
+func WriteJSONBody(w http.ResponseWriter, status int, body []byte, opts ...JSONOption) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = noStore
+	h["Pragma"] = noCache
+	for _, o := range opts {
+		o(h)
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 
-// WriteJSON is the one function that answers a request with a JSON value
-// that must not be cached (sessions, tokens, OAuth answers): no-store, and
-// Pragma for HTTP/1.0 caches (RFC 6749 §5.1). Errors go through Write.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+// JSONOption changes the headers of a JSON answer.
+type JSONOption func(http.Header)
+
+// CacheControl replaces the default no-store with policy, for documents
+// caches may keep ("public, max-age=300") or must revalidate ("no-cache").
+func CacheControl(policy string) JSONOption {
+	return func(h http.Header) {
+		h.Set("Cache-Control", policy)
+		h.Del("Pragma")
+	}
 }
+
+// Shared header values: net/http only reads them.
+var (
+	jsonContentType = []string{"application/json; charset=utf-8"}
+	noStore         = []string{"no-store"}
+	noCache         = []string{"no-cache"}
+)
 
 // Body renders err as the Graph error envelope and returns it with its HTTP
 // status, for answers that are not written directly (batch items).

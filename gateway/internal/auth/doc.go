@@ -31,8 +31,10 @@
 // (package oauth).
 //
 // Errors are the CONTRACT §3 rows, built with apierr, among them 2069004
-// (the caller's standing on the app's team does not allow the call) and
-// 2069005 (platform staff only). Subcodes of our own, for rows the contract
+// (the caller's standing on the app's team does not allow the call,
+// NotOnTeam) and 2069005 (platform staff only, StaffRequired): these two are
+// built here only, the gateway's own Graph services (coregraph) included.
+// Subcodes of our own, for rows the contract
 // leaves open, all with HTTP 403 and code 200: 2069006 this kind of
 // credential is not accepted by the method (the operator's admin token
 // where it is required too), 2069008 a cookie request without the session's

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
@@ -407,7 +407,7 @@ func (s *Service) mapErr(err error, what string) error {
 	case errors.Is(err, identity.ErrInvalid):
 		return sdk.Invalid("", "Invalid parameter: %v", trimSentinel(err))
 	case errors.Is(err, identity.ErrNotStaff):
-		return sdk.Errorf(http.StatusForbidden, 200, 2069005, "Only platform staff can make this call, signed in with a session.")
+		return auth.StaffRequired()
 	}
 	return err
 }

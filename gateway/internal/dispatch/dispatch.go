@@ -53,8 +53,16 @@ type Dispatcher struct {
 	compiled []server.Service // compiled-in Connect services (platform, admin)
 	onTable  func()
 
-	mu    sync.Mutex // serialises rebuilds
-	table atomic.Pointer[route.Table]
+	mu      sync.Mutex // serialises rebuilds
+	current atomic.Pointer[generation]
+}
+
+// generation is one route table and the Graph node router compiled from it,
+// published together so that a Graph request never sees one without the
+// other and never compiles a router itself.
+type generation struct {
+	table *route.Table
+	graph *graph.Router
 }
 
 // New returns a Dispatcher with no table yet: set the host, the
@@ -102,27 +110,39 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	if d.reads != nil {
 		t.WithReads(d.reads)
 	}
-	// The Graph router is compiled now, so that a node collision fails
-	// the reload instead of requests afterwards.
-	if err := graph.CheckNodes(t); err != nil {
-		return err
-	}
+	// The Graph router is built now, once, and published with its table:
+	// a request never builds one.
+	g := graph.NewRouter(t)
 	if err := d.srv.SetServices(append(slices.Clone(d.compiled), t.Services()...), t.Files()); err != nil {
 		return fmt.Errorf("transcoder: %w", err)
 	}
-	d.table.Store(t)
+	d.current.Store(&generation{table: t, graph: g})
 	if d.onTable != nil {
 		d.onTable()
 	}
 	return nil
 }
 
-// Table is the route table in use.
-func (d *Dispatcher) Table() *route.Table { return d.table.Load() }
+// Table is the route table in use (nil before the first Rebuild).
+func (d *Dispatcher) Table() *route.Table {
+	if g := d.current.Load(); g != nil {
+		return g.table
+	}
+	return nil
+}
+
+// GraphRouter is the Graph node router of the route table in use, for the
+// Graph endpoint (nil before the first Rebuild).
+func (d *Dispatcher) GraphRouter() *graph.Router {
+	if g := d.current.Load(); g != nil {
+		return g.graph
+	}
+	return nil
+}
 
 // Routes lists a plugin's bindings, for the admin service.
 func (d *Dispatcher) Routes(plugin string) []string {
-	if t := d.table.Load(); t != nil {
+	if t := d.Table(); t != nil {
 		return t.Routes(plugin)
 	}
 	return nil

@@ -253,6 +253,9 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	t.Parallel()
 	r := newRig(t)
 	before := r.d.Table()
+	if r.d.GraphRouter().Table() != before {
+		t.Fatal("the Graph router was not published with its table")
+	}
 	// A plugin whose AliasService claims echo/{id}, which core serves.
 	alias := sdk.New(sdk.Info{Name: "alias", Version: "1"})
 	sdk.Handle(alias, testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("AliasService").Methods().ByName("Echo"), func(context.Context, *sdk.Call, *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
@@ -267,6 +270,9 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	}
 	if r.d.Table() != before {
 		t.Fatal("the refused table replaced the one in use")
+	}
+	if r.d.GraphRouter().Table() != before {
+		t.Fatal("the Graph router in use is not the one compiled with the table in use")
 	}
 	if _, ok := r.d.Table().Method(testpluginv1.AliasService_Echo_FullMethodName); ok {
 		t.Fatal("the refused plugin's method is routed")

@@ -256,7 +256,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv.Handle(graph.Path, graph.New(graph.Options{
 		PublicURL:   cfg.PublicURL,
-		Routes:      r.Table,
+		Router:      r.GraphRouter,
 		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      dispatch.Caller,

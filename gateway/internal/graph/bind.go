@@ -15,6 +15,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
 )
 
 // Paging limits of Graph list reads (CONTRACT §2), the SDK's: a plugin
@@ -27,19 +28,10 @@ const (
 // reserved query parameters are read by the Graph layer itself.
 var reserved = map[string]bool{"node": true, "fields": true, "access_token": true}
 
-// fieldByName finds a field by its proto name or JSON name.
-func fieldByName(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
-	fields := md.Fields()
-	if fd := fields.ByName(protoreflect.Name(name)); fd != nil {
-		return fd
-	}
-	return fields.ByJSONName(name)
-}
-
 // bindPath sets the node's variables on msg.
 func bindPath(msg protoreflect.Message, vars map[string]string) error {
 	for name, value := range vars {
-		fd := fieldByName(msg.Descriptor(), name)
+		fd := manifestcheck.FieldByName(msg.Descriptor(), name)
 		if fd == nil {
 			return apierr.Internal(fmt.Errorf("node variable %s is not a field of %s", name, msg.Descriptor().FullName()))
 		}
@@ -62,7 +54,7 @@ func bindQuery(msg protoreflect.Message, q url.Values, vars map[string]string) e
 		if reserved[name] {
 			continue
 		}
-		fd := fieldByName(msg.Descriptor(), name)
+		fd := manifestcheck.FieldByName(msg.Descriptor(), name)
 		if fd == nil {
 			return apierr.Invalid(name, "Invalid parameter: %s is not a parameter of this node.", name)
 		}
@@ -109,7 +101,7 @@ func bindBody(msg protoreflect.Message, body map[string]json.RawMessage, vars ma
 		if name == "node" {
 			continue
 		}
-		fd := fieldByName(msg.Descriptor(), name)
+		fd := manifestcheck.FieldByName(msg.Descriptor(), name)
 		if fd == nil {
 			return apierr.Invalid(name, "Invalid parameter: unknown field %q.", name)
 		}

@@ -1,11 +1,13 @@
-// Package graph owns the Graph endpoint, /api/v1/graph: parsing a node path
-// and matching it against the node patterns that plugins declare, binding
+// Package graph owns the Graph endpoint, /api/v1/graph: matching a node path
+// against the node patterns that plugins declare (the node syntax and the
+// patterns' rules are plugins/sdk/manifestcheck's, shared with plugin
+// tests; the router is built with each route table), binding
 // path variables, query parameters and JSON bodies to request fields, and
 // the generic features every node gets — field selection with nested edge
 // expansion, cursor paging, batch requests, idempotent writes and rate
 // limits. Calls go through route.Table, so a Graph call passes exactly the
 // same validation and access checks as its Connect, gRPC and REST forms.
 //
-// graph has one parser for each input (node, fields, batch); each is
+// graph has one parser for each of its inputs (fields, batch); each is
 // fuzzed. It knows nothing about any product.
 package graph

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -20,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
 )
 
 // Path is where the Graph endpoint is served.
@@ -29,8 +29,9 @@ const Path = "/api/v1/graph"
 type Options struct {
 	// PublicURL is the base of the absolute paging URLs.
 	PublicURL string
-	// Routes returns the route table in use.
-	Routes func() *route.Table
+	// Router returns the node router of the route table in use, compiled
+	// with it.
+	Router func() *Router
 	// Idempotency stores write results by Idempotency-Key; nil disables it.
 	Idempotency IdempotencyStore
 	// Limiter counts calls per app, user and Page; nil disables it.
@@ -42,27 +43,11 @@ type Options struct {
 
 // Handler serves the Graph endpoint.
 type Handler struct {
-	opts   Options
-	router atomic.Pointer[nodeRouter]
+	opts Options
 }
 
 // New returns the Graph handler.
 func New(opts Options) *Handler { return &Handler{opts: opts} }
-
-// routerFor returns the node router of the current table, rebuilding it
-// when the table changed.
-func (h *Handler) routerFor() (*nodeRouter, error) {
-	t := h.opts.Routes()
-	if r := h.router.Load(); r != nil && r.table == t {
-		return r, nil
-	}
-	r, err := newNodeRouter(t)
-	if err != nil {
-		return nil, apierr.Internal(err)
-	}
-	h.router.Store(r)
-	return r, nil
-}
 
 // ServeHTTP serves GET, POST and DELETE on the Graph endpoint.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -88,14 +73,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, err)
 		return
 	}
-	writeJSON(w, status, body)
-}
-
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	apierr.WriteJSONBody(w, status, body)
 }
 
 // servePost reads a write or batch body and runs it, honouring
@@ -195,14 +173,11 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 // call matches the node, binds the request and runs it, returning the
 // response's wire bytes and the binding that served it.
 func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) ([]byte, binding, error) {
-	segs, err := ParseNode(node)
+	segs, err := manifestcheck.ParseNode(node)
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
 	}
-	router, err := h.routerFor()
-	if err != nil {
-		return nil, binding{}, err
-	}
+	router := h.opts.Router()
 	b, vars, ok, exists := router.match(verb, segs)
 	if !ok {
 		if exists {
@@ -404,15 +379,11 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 		return nil, unknown
 	}
 	sub := node + "/" + f.Name
-	segs, err := ParseNode(sub)
+	segs, err := manifestcheck.ParseNode(sub)
 	if err != nil {
 		return nil, unknown
 	}
-	router, err := h.routerFor()
-	if err != nil {
-		return nil, err
-	}
-	if _, _, ok, _ := router.match(http.MethodGet, segs); !ok {
+	if _, _, ok, _ := h.opts.Router().match(http.MethodGet, segs); !ok {
 		return nil, unknown
 	}
 	q := url.Values{}

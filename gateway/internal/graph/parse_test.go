@@ -7,50 +7,6 @@ import (
 	"testing"
 )
 
-func TestParseNode(t *testing.T) {
-	t.Parallel()
-	ok := map[string][]string{
-		"me":                                {"me"},
-		"me/pages":                          {"me", "pages"},
-		"/page/123/posts/":                  {"page", "123", "posts"},
-		"page/1/conversations/9/handover":   {"page", "1", "conversations", "9", "handover"},
-		"thread/m_AbC-12_x":                 {"thread", "m_AbC-12_x"},
-		"app/42/svcchat_templates/hello.v2": {"app", "42", "svcchat_templates", "hello.v2"},
-	}
-	for in, want := range ok {
-		got, err := ParseNode(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseNode(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "/", "//", "page//posts", "page/../secret", "page/./x", "page/1?x", "page/1 2",
-		"page/%2e%2e", "pagé/1", strings.Repeat("a", MaxNodeLength+1)} {
-		if got, err := ParseNode(bad); err == nil {
-			t.Errorf("ParseNode(%q) = %v, want an error", bad, got)
-		}
-	}
-}
-
-func TestPatternMatch(t *testing.T) {
-	t.Parallel()
-	p, err := CompilePattern("page/{page_id}/conversations/{conversation_id}/handover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars, ok := p.match([]string{"page", "7", "conversations", "99", "handover"})
-	if !ok || vars["page_id"] != "7" || vars["conversation_id"] != "99" {
-		t.Fatalf("match = %v, %v", vars, ok)
-	}
-	if _, ok := p.match([]string{"page", "7", "conversations", "99"}); ok {
-		t.Fatal("shorter node matched")
-	}
-	for _, bad := range []string{"page/{id", "page/x{id}", "", "page//{id}"} {
-		if _, err := CompilePattern(bad); err == nil {
-			t.Errorf("CompilePattern(%q) succeeded", bad)
-		}
-	}
-}
-
 func TestParseFields(t *testing.T) {
 	t.Parallel()
 	got, err := ParseFields("id,name,posts.limit(5){id,content},owner{id}")
@@ -112,27 +68,6 @@ func TestJSONPath(t *testing.T) {
 			t.Errorf("jsonPath(%q) = %v, %v; want %v", path, got, err, want)
 		}
 	}
-}
-
-func FuzzParseNode(f *testing.F) {
-	for _, s := range []string{"me", "page/1/posts", "/x/", "a//b", "../..", "page/{id}"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		segs, err := ParseNode(s)
-		if err != nil {
-			return
-		}
-		for _, seg := range segs {
-			if seg == "" || seg == "." || seg == ".." || strings.Contains(seg, "/") {
-				t.Fatalf("ParseNode(%q) gave segment %q", s, seg)
-			}
-		}
-		again, err := ParseNode(strings.Join(segs, "/"))
-		if err != nil || !reflect.DeepEqual(again, segs) {
-			t.Fatalf("re-parsing %q: %v, %v", s, again, err)
-		}
-	})
 }
 
 func FuzzParseFields(f *testing.F) {

@@ -1,75 +1,60 @@
 package graph
 
 import (
-	"fmt"
-	"net/http"
 	"sort"
 
 	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
 )
 
 // binding ties a node pattern and an HTTP method to a route method.
 type binding struct {
-	pattern *Pattern
+	pattern *manifestcheck.Pattern
 	method  *route.Method
 	// answer renders the method's response from its wire bytes; nil when
 	// its shape needs the decoding path.
 	answer *wireAnswer
 }
 
-// nodeRouter matches node paths for one route table.
-type nodeRouter struct {
+// Router matches node paths against the Graph bindings of one route table.
+// It is built once, when the table is built (dispatch publishes the two
+// together), so a request never builds it.
+type Router struct {
 	table *route.Table
 	// byVerb holds bindings per HTTP method, most specific first.
 	byVerb map[string][]binding
 }
 
-func newNodeRouter(t *route.Table) (*nodeRouter, error) {
-	r := &nodeRouter{table: t, byVerb: map[string][]binding{}}
-	shapes := map[string]string{}
+// NewRouter indexes the Graph node bindings of table t, which route.Build
+// compiled and checked (manifestcheck: patterns well formed, no node bound
+// twice), and compiles each method's wire renderer.
+func NewRouter(t *route.Table) *Router {
+	r := &Router{table: t, byVerb: map[string][]binding{}}
 	for _, m := range t.Methods() {
-		g := m.Graph
-		if g == nil {
+		if len(m.Nodes) == 0 {
 			continue
 		}
 		answer := compileAnswer(m.Output.Descriptor())
-		for _, b := range [][2]string{{http.MethodGet, g.GetGet()}, {http.MethodPost, g.GetPost()}, {http.MethodDelete, g.GetDelete()}} {
-			if b[1] == "" {
-				continue
-			}
-			p, err := CompilePattern(b[1])
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", m.Procedure, err)
-			}
-			key := b[0] + " " + p.shape()
-			if prev, dup := shapes[key]; dup {
-				return nil, fmt.Errorf("graph node %s %s is bound by both %s and %s", b[0], b[1], prev, m.Procedure)
-			}
-			shapes[key] = m.Procedure
-			r.byVerb[b[0]] = append(r.byVerb[b[0]], binding{pattern: p, method: m, answer: answer})
+		for _, n := range m.Nodes {
+			r.byVerb[n.Verb] = append(r.byVerb[n.Verb], binding{pattern: n.Pattern, method: m, answer: answer})
 		}
 	}
 	for _, bs := range r.byVerb {
-		sort.SliceStable(bs, func(i, j int) bool { return bs[i].pattern.literals() > bs[j].pattern.literals() })
+		sort.SliceStable(bs, func(i, j int) bool { return bs[i].pattern.Literals() > bs[j].pattern.Literals() })
 	}
-	return r, nil
+	return r
 }
 
-// CheckNodes compiles the Graph node bindings of table t, so that a table
-// whose plugins claim one node twice (or bind a malformed pattern) is refused
-// when it is built: the reload that brought it fails and traffic stays on
-// the table in use, instead of failing requests afterwards.
-func CheckNodes(t *route.Table) error {
-	_, err := newNodeRouter(t)
-	return err
-}
+// Table is the route table the router was compiled from; calls it matches
+// go through it.
+func (r *Router) Table() *route.Table { return r.table }
 
 // match finds the binding for verb and node segments. found reports whether
 // the node exists for some other verb (so the error can say "unsupported
 // method" rather than "unknown node").
-func (r *nodeRouter) match(verb string, segs []string) (b binding, vars map[string]string, ok, existsOtherwise bool) {
+func (r *Router) match(verb string, segs []string) (b binding, vars map[string]string, ok, existsOtherwise bool) {
 	for _, cand := range r.byVerb[verb] {
-		if v, hit := cand.pattern.match(segs); hit {
+		if v, hit := cand.pattern.Match(segs); hit {
 			return cand, v, true, false
 		}
 	}
@@ -78,7 +63,7 @@ func (r *nodeRouter) match(verb string, segs []string) (b binding, vars map[stri
 			continue
 		}
 		for _, cand := range bs {
-			if _, hit := cand.pattern.match(segs); hit {
+			if _, hit := cand.pattern.Match(segs); hit {
 				return binding{}, nil, false, true
 			}
 		}

@@ -18,11 +18,11 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/plugins/sdk/wire"
-	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
 )
 
-// testpluginBinary returns plugins/testplugin built: $SVC_BIN_DIR/testplugin
+// testpluginBinary returns internal/testplugin built: $SVC_BIN_DIR/testplugin
 // when make built it, otherwise a fresh build shared by the package's tests.
 var testpluginBinary = sync.OnceValues(func() (string, error) {
 	if dir := os.Getenv("SVC_BIN_DIR"); dir != "" {
@@ -35,7 +35,7 @@ var testpluginBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "testplugin")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/svcplatform/svc/plugins/testplugin")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/svcplatform/svc/internal/testplugin")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build testplugin: %v\n%s", err, out)
 	}

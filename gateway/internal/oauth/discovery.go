@@ -61,26 +61,20 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
 		AuthorizationResponseISSSupported: true,
 	}
 	public(w)
-	w.Header().Set("Cache-Control", "public, max-age=300")
-	writeJSONCached(w, m)
+	apierr.WriteJSON(w, http.StatusOK, m, cachedFiveMinutes)
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 	public(w)
-	w.Header().Set("Cache-Control", "public, max-age=300")
-	writeJSONCached(w, s.keys.jwks())
+	apierr.WriteJSON(w, http.StatusOK, s.keys.jwks(), cachedFiveMinutes)
 }
 
 // public lets browser clients read discovery and keys.
 func public(w http.ResponseWriter) { w.Header().Set("Access-Control-Allow-Origin", "*") }
 
-func writeJSONCached(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	if err := jsonEncode(w, v); err != nil {
-		slog.Error("write json", "error", err)
-	}
-}
+// cachedFiveMinutes: discovery and keys change rarely; clients and proxies
+// may keep them five minutes.
+var cachedFiveMinutes = apierr.CacheControl("public, max-age=300")
 
 // userinfo serves the OIDC UserInfo endpoint for user access tokens with
 // the openid scope. Errors follow RFC 6750 §3.

@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
@@ -59,5 +58,3 @@ func writeProtocolError(w http.ResponseWriter, e *protocolError) {
 	}
 	apierr.WriteJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.description})
 }
-
-func jsonEncode(w http.ResponseWriter, v any) error { return json.NewEncoder(w).Encode(v) }

@@ -217,26 +217,23 @@ func writeEvent(w io.Writer, data []byte) error {
 	return err
 }
 
+// writeJSON answers body, OpenAI's JSON, with apierr's one JSON writer
+// (not to be cached) and Retry-After when the plugin asked for one.
 func writeJSON(w http.ResponseWriter, status int, body []byte, retryAfter int32) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
 	if retryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(retryAfter)))
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter)))
 	}
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	apierr.WriteJSONBody(w, status, body)
 }
 
 // writeError answers one of the gateway's own refusals in OpenAI's shape.
 func writeError(w http.ResponseWriter, r *http.Request, c *clock, err error) {
 	status, body := errorBody(r.Context(), err)
 	c.stamp(w)
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Set("Cache-Control", "no-store")
+	w.Header().Del("Content-Length")
 	retry := int32(0)
 	if status == http.StatusServiceUnavailable {
 		retry = 1

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/route"
 )
 
@@ -51,7 +52,6 @@ func (r *Reference) Current() (*Document, []byte) {
 // ServeHTTP answers GET with the document.
 func (r *Reference) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, body := r.Current()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(body)
+	// no-cache: the document follows the route table, so caches revalidate.
+	apierr.WriteJSONBody(w, http.StatusOK, body, apierr.CacheControl("no-cache"))
 }

@@ -12,10 +12,8 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
@@ -24,6 +22,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/validate"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
 	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
@@ -66,21 +65,14 @@ type Source struct {
 	PrimaryOnly bool
 }
 
-// Method is one routable method.
+// Method is one routable method: a method of a checked manifest (its
+// procedure, descriptor, access rule, Graph bindings, REST status and
+// read-only flag) and where it is served.
 type Method struct {
-	Plugin    string
-	Procedure string
-	Desc      protoreflect.MethodDescriptor
-	Input     protoreflect.MessageType
-	Output    protoreflect.MessageType
-	Access    *pluginv1.Access
-	Graph     *pluginv1.GraphRoute
-	// RESTSuccessStatus is the status of a successful REST answer (the
-	// rest_success_status option); 0 means 200.
-	RESTSuccessStatus int
-	// ReadOnly: the method has no side effects (idempotency_level
-	// NO_SIDE_EFFECTS), so a read replica may serve it.
-	ReadOnly    bool
+	*manifestcheck.Method
+	Plugin      string
+	Input       protoreflect.MessageType
+	Output      protoreflect.MessageType
 	primaryOnly bool
 	invoker     Invoker
 }
@@ -95,70 +87,48 @@ type Table struct {
 	reads    Reads
 }
 
-// Build makes a route table from sources. It fails when a manifest's
-// descriptors do not resolve or two sources serve the same service.
+// Build makes a route table from sources. It fails when a source breaks
+// the manifest rules (plugins/sdk/manifestcheck: descriptors that do not
+// resolve, a malformed Graph binding or access rule), or when two sources
+// serve one service or bind one Graph node.
 func Build(sources []Source, guard Guard) (*Table, error) {
 	t := &Table{sources: sources, methods: map[string]*Method{}, guard: guard}
-	owner := map[string]string{}
+	checked := make([]*manifestcheck.Plugin, 0, len(sources))
 	for _, src := range sources {
-		files := src.Files
-		if files == nil {
-			var err error
-			if files, err = protodesc.NewFiles(src.Manifest.GetFiles()); err != nil {
-				return nil, fmt.Errorf("plugin %s: descriptors: %w", src.Name, err)
-			}
+		p, err := manifestcheck.CheckFiles(src.Manifest, src.Files)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", src.Name, err)
 		}
-		t.files = append(t.files, files)
-		types := dynamicTypes(files)
-		for _, name := range src.Manifest.GetServices() {
-			if prev, dup := owner[name]; dup {
-				return nil, fmt.Errorf("service %s is served by both %s and %s", name, prev, src.Name)
-			}
-			owner[name] = src.Name
-			d, err := files.FindDescriptorByName(protoreflect.FullName(name))
-			if err != nil {
-				return nil, fmt.Errorf("plugin %s: service %s: %w", src.Name, name, err)
-			}
-			sd, ok := d.(protoreflect.ServiceDescriptor)
-			if !ok {
-				return nil, fmt.Errorf("plugin %s: %s is not a service", src.Name, name)
-			}
-			svc, err := t.service(src, sd, types)
-			if err != nil {
-				return nil, err
-			}
-			t.services = append(t.services, svc)
+		p.Name = src.Name
+		checked = append(checked, p)
+	}
+	if err := manifestcheck.Together(checked); err != nil {
+		return nil, err
+	}
+	for i, src := range sources {
+		p := checked[i]
+		t.files = append(t.files, p.Files)
+		types := dynamicTypes(p.Files)
+		for _, sd := range p.Services {
+			t.services = append(t.services, t.service(src, sd, p.Methods, types))
 		}
 	}
 	return t, nil
 }
 
-func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *protoregistry.Types) (server.Service, error) {
+func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, checked []*manifestcheck.Method, types *protoregistry.Types) server.Service {
 	mux := http.NewServeMux()
-	methods := sd.Methods()
-	for i := range methods.Len() {
-		md := methods.Get(i)
-		if md.IsStreamingClient() {
-			return server.Service{}, fmt.Errorf("plugin %s: %s: client streaming is not supported", src.Name, md.FullName())
-		}
-		access := AccessOf(md)
-		graph, _ := proto.GetExtension(md.Options(), pluginv1.E_Graph).(*pluginv1.GraphRoute)
-		status, _ := proto.GetExtension(md.Options(), pluginv1.E_RestSuccessStatus).(int32)
-		if status != 0 && (status < 200 || status > 299) {
-			return server.Service{}, fmt.Errorf("plugin %s: %s: rest_success_status %d is not a 2xx status", src.Name, md.FullName(), status)
+	for _, c := range checked {
+		if c.Desc.Parent() != sd {
+			continue
 		}
 		m := &Method{
-			Plugin:            src.Name,
-			Procedure:         "/" + string(sd.FullName()) + "/" + string(md.Name()),
-			Desc:              md,
-			Input:             dynamicpb.NewMessageType(md.Input()),
-			Output:            dynamicpb.NewMessageType(md.Output()),
-			Access:            access,
-			Graph:             graph,
-			RESTSuccessStatus: int(status),
-			ReadOnly:          readOnly(md),
-			primaryOnly:       src.PrimaryOnly,
-			invoker:           src.Invoker,
+			Method:      c,
+			Plugin:      src.Name,
+			Input:       dynamicpb.NewMessageType(c.Desc.Input()),
+			Output:      dynamicpb.NewMessageType(c.Desc.Output()),
+			primaryOnly: src.PrimaryOnly,
+			invoker:     src.Invoker,
 		}
 		t.methods[m.Procedure] = m
 		mux.Handle(m.Procedure, t.handler(m))
@@ -172,7 +142,7 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, types *pr
 			// once here, protobuf callers pass through untouched.
 			vanguard.WithTargetCodecs(vanguard.CodecProto),
 		},
-	}, nil
+	}
 }
 
 // WithReads has the table ask reads, per call, whether a read replica may
@@ -303,26 +273,10 @@ func (t *Table) wrote(m *Method, ireq *pluginv1.InvokeRequest) {
 	}
 }
 
-// readOnly reports whether md declares no side effects.
-func readOnly(md protoreflect.MethodDescriptor) bool {
-	mo, ok := md.Options().(*descriptorpb.MethodOptions)
-	return ok && mo.GetIdempotencyLevel() == descriptorpb.MethodOptions_NO_SIDE_EFFECTS
-}
-
 // AccessOf is the access rule of a method: its own access option, else its
 // service's default_access, else a credential of any kind but the
 // operator's (closed by default).
-func AccessOf(md protoreflect.MethodDescriptor) *pluginv1.Access {
-	if a, _ := proto.GetExtension(md.Options(), pluginv1.E_Access).(*pluginv1.Access); a != nil {
-		return a
-	}
-	if sd, ok := md.Parent().(protoreflect.ServiceDescriptor); ok {
-		if a, _ := proto.GetExtension(sd.Options(), pluginv1.E_DefaultAccess).(*pluginv1.Access); a != nil {
-			return a
-		}
-	}
-	return &pluginv1.Access{}
-}
+func AccessOf(md protoreflect.MethodDescriptor) *pluginv1.Access { return manifestcheck.AccessOf(md) }
 
 // Target names what a call acts on, for its access rule: the Page of the
 // rule's page_field and the app of its app_field, read from the request.
@@ -479,13 +433,7 @@ func (t *Table) Routes(plugin string) []string {
 		if m.Plugin != plugin {
 			continue
 		}
-		g := m.Graph
-		for _, b := range [][2]string{{"GET", g.GetGet()}, {"POST", g.GetPost()}, {"DELETE", g.GetDelete()}} {
-			if b[1] != "" {
-				out = append(out, b[0]+" "+b[1])
-			}
-		}
-		out = append(out, "RPC "+m.Procedure)
+		out = append(out, m.Routes()...)
 	}
 	return out
 }

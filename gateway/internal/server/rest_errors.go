@@ -35,9 +35,7 @@ func envelopeErrors(next http.Handler, success *restStatus) http.Handler {
 		if isEnvelope(ew.body.Bytes()) {
 			// Already ours (written through apierr by a handler behind the
 			// transcoder): pass it on.
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(ew.status)
-			_, _ = w.Write(ew.body.Bytes())
+			apierr.WriteJSONBody(w, ew.status, ew.body.Bytes())
 			return
 		}
 		apierr.Write(w, r, decodeStatus(r, ew.status, ew.body.Bytes()))

@@ -161,23 +161,20 @@ func (s *Server) Names() []string {
 
 // live answers /healthz: the process is up and serving.
 func (s *Server) live(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write([]byte(`{"status":"ok"}`))
+	apierr.WriteJSONBody(w, http.StatusOK, statusOK)
 }
 
 // health answers /readyz: the database is reachable and every plugin serves.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
 	if err := s.opts.Ready(r.Context()); err != nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"unavailable"}`))
 		slog.DebugContext(r.Context(), "not ready", "reason", err)
+		apierr.WriteJSONBody(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
 		return
 	}
-	_, _ = w.Write([]byte(`{"status":"ok"}`))
+	apierr.WriteJSONBody(w, http.StatusOK, statusOK)
 }
+
+var statusOK = []byte(`{"status":"ok"}`)
 
 type healthChecker struct{ s *Server }
 

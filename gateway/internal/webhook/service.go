@@ -23,22 +23,6 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk"
 )
 
-// Event types of CONTRACT §6. The gateway does not keep a list of them: the
-// types an app may subscribe to are those the loaded plugins declare in
-// their manifests (Options.EventTypes), so a partner plugin's events work
-// without a gateway change. These names serve the tests and the docs.
-const (
-	EventPageMessageReceived      = "page.message.received"
-	EventPageMessageSent          = "page.message.sent"
-	EventSvcchatMessageSent       = "svcchat.message.sent"
-	EventSvcchatOptIn             = "svcchat.opt_in"
-	EventSvcchatOptOut            = "svcchat.opt_out"
-	EventSvcchatHandover          = "svcchat.handover"
-	EventBookPostCreated          = "book.post.created"
-	EventWearablesCardDelivered   = "wearables.card.delivered"
-	EventWearablesActionConfirmed = "wearables.action.confirmed"
-)
-
 // APIVersion is the api_version written in every body.
 const APIVersion = "v1"
 

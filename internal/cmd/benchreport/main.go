@@ -470,7 +470,9 @@ func (r *runner) startPlatform(ctx context.Context) error {
 	}
 
 	r.step("user access token (OAuth code flow as the owner)")
-	r.oauth = bench.NewOAuthClient(gw.URL, r.creds.App.ClientID, r.creds.App.ClientSecret, r.creds.App.RedirectURI)
+	if r.oauth, err = bench.NewOAuthClient(gw.URL, r.creds.App.ClientID, r.creds.App.ClientSecret, r.creds.App.RedirectURI); err != nil {
+		return err
+	}
 	code, err := r.oauth.SignInAndConsent(ctx, owner.Username, owner.Password, tokenScopes)
 	if err != nil {
 		return err
@@ -927,7 +929,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 
 // messageSend measures the Page message send (message + conversation update
 // + outbox events, one transaction) against pgbench's single-row insert at
-// the same concurrency: the target of PERFORMANCE.md. The consumer first
+// the same concurrency: the target of shared/PERFORMANCE.md. The consumer first
 // writes to the Page, which opens the 24-hour window; the owner's token then
 // sends session messages through the linked app.
 func (r *runner) messageSend(ctx context.Context) {

@@ -3,15 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/api/annotations"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
 	hellov1 "github.com/svcplatform/svc/gen/svc/hello/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 )
@@ -38,29 +33,18 @@ func TestAnEmptyNameIsRefusedNamingTheField(t *testing.T) {
 	}
 }
 
-func TestTheManifestBindsTheGraphNodeAndTheRESTPath(t *testing.T) {
-	m := plugintest.Start(t, newPlugin()).Manifest()
-	if m.GetName() != "hello" || len(m.GetServices()) != 1 || m.GetServices()[0] != "svc.hello.v1.HelloService" {
-		t.Fatalf("manifest = %s %v", m.GetName(), m.GetServices())
+// The manifest follows the rules the gateway applies when it loads the
+// plugin (the SDK's manifestcheck, which the gateway uses too), and binds
+// the plugin's Graph nodes. The REST path is the transcoder's; the e2e
+// tests call it on a running gateway.
+func TestTheManifestFollowsTheGatewaysRulesAndBindsTheGraphNodes(t *testing.T) {
+	p := plugintest.Start(t, newPlugin())
+	got := plugintest.CheckManifest(t, p)
+	want := []string{
+		"GET hello/{name}", "RPC /svc.hello.v1.HelloService/SayHello",
+		"POST hello/{name}/waves", "RPC /svc.hello.v1.HelloService/Wave",
 	}
-	// Read the bindings as the gateway does: from the manifest's descriptors.
-	files, err := protodesc.NewFiles(m.GetFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := files.FindDescriptorByName("svc.hello.v1.HelloService.SayHello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := d.(protoreflect.MethodDescriptor).Options()
-	if g := proto.GetExtension(opts, pluginv1.E_Graph).(*pluginv1.GraphRoute); g.GetGet() != "hello/{name}" {
-		t.Errorf("graph route = %v", g)
-	}
-	if h := proto.GetExtension(opts, annotations.E_Http).(*annotations.HttpRule); h.GetGet() != "/api/v1/hello/{name}" {
-		t.Errorf("REST path = %v", h)
-	}
-	sd := d.Parent().(protoreflect.ServiceDescriptor)
-	if a := proto.GetExtension(sd.Options(), pluginv1.E_DefaultAccess).(*pluginv1.Access); !a.GetPublic() {
-		t.Errorf("access = %v, want public", a)
+	if !slices.Equal(got, want) {
+		t.Fatalf("bindings = %q, want %q", got, want)
 	}
 }

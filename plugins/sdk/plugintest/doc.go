@@ -11,6 +11,11 @@
 //		…
 //	}
 //
-// The gateway's own checks (routing, access rules, validation) do not run
-// here; test those against a running gateway.
+// CheckManifest applies the gateway's load-time rules to what the plugin
+// described, from the package the gateway itself uses
+// (plugins/sdk/manifestcheck): Graph node patterns and the request fields
+// they bind, access rules that can be enforced, descriptors that resolve.
+// The checks of each call (access rules against a real caller, request
+// validation) are the gateway's and do not run on Call; test those against
+// a running gateway.
 package plugintest

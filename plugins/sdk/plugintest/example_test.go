@@ -57,6 +57,23 @@ func ExampleWantRefusal() {
 	// Output: Name nobody does not exist, cannot be loaded due to missing permissions, or does not support this operation.
 }
 
+// CheckManifest applies the rules the gateway applies when it loads the
+// plugin (Graph node patterns and the request fields they bind, access
+// rules, descriptors) and lists the bindings it would serve.
+func ExampleCheckManifest() {
+	t := newExampleT()
+	defer t.cleanup()
+
+	for _, route := range plugintest.CheckManifest(t, plugintest.Start(t, greeter())) {
+		fmt.Println(route)
+	}
+	// Output:
+	// GET hello/{name}
+	// RPC /svc.hello.v1.HelloService/SayHello
+	// POST hello/{name}/waves
+	// RPC /svc.hello.v1.HelloService/Wave
+}
+
 // A server-streaming method answers every message it sent, in order.
 func ExampleCallStream() {
 	t := newExampleT()

@@ -7,7 +7,7 @@
 // host and the sdk's test kit use it for the gateway's side of the wire.
 //
 // The fast lane exists because a gRPC call through go-plugin costs several
-// times our budget for a whole request's plugin hop (PERFORMANCE.md); the
+// times our budget for a whole request's plugin hop (shared/PERFORMANCE.md); the
 // measured figures of both, side by side, are in bench/RESULTS.md and
 // `go test -run '^$' -bench BenchmarkHop ./gateway/internal/host/`. A fast-lane call is one write
 // and one read on each side: a 4-byte big-endian length, then a protobuf

@@ -31,7 +31,7 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// TestService is served by plugins/testplugin, a plugin that exists for the
+// TestService is served by internal/testplugin, a plugin that exists for the
 // tests of the plugin host and SDK. It is never installed in bin/plugins.
 type TestServiceClient interface {
 	// Echo answers the request with the serving process's identity, so tests
@@ -132,7 +132,7 @@ func (c *testServiceClient) ProbeDatabase(ctx context.Context, in *ProbeDatabase
 // All implementations must embed UnimplementedTestServiceServer
 // for forward compatibility.
 //
-// TestService is served by plugins/testplugin, a plugin that exists for the
+// TestService is served by internal/testplugin, a plugin that exists for the
 // tests of the plugin host and SDK. It is never installed in bin/plugins.
 type TestServiceServer interface {
 	// Echo answers the request with the serving process's identity, so tests

@@ -1,4 +1,4 @@
-package graph
+package manifestcheck
 
 import (
 	"fmt"
@@ -8,8 +8,10 @@ import (
 // MaxNodeLength bounds a node path.
 const MaxNodeLength = 512
 
-// ParseNode splits a node path such as "page/123/posts" into segments. One
-// leading or trailing slash is tolerated; empty segments, "." and "..", and
+// ParseNode splits a node path such as "page/123/posts" into segments: the
+// syntax of a requested node and of a node pattern alike (the gateway's Graph
+// endpoint parses every request's node with it). One leading or trailing
+// slash is tolerated; empty segments, "." and "..", and
 // characters outside [A-Za-z0-9_.:@-] are refused.
 func ParseNode(node string) ([]string, error) {
 	if node == "" {
@@ -52,7 +54,9 @@ type patternSegment struct {
 	field   string // set for a {variable}
 }
 
-// CompilePattern parses a node pattern. Variables name request fields.
+// CompilePattern parses a node pattern: ParseNode's syntax, where a whole
+// segment may be a {variable} naming a field of the request. A variable may
+// appear once.
 func CompilePattern(text string) (*Pattern, error) {
 	segs, err := ParseNode(strings.NewReplacer("{", "", "}", "").Replace(text))
 	if err != nil {
@@ -60,8 +64,13 @@ func CompilePattern(text string) (*Pattern, error) {
 	}
 	raw := strings.Split(strings.Trim(text, "/"), "/")
 	p := &Pattern{text: text}
+	seen := map[string]bool{}
 	for i, r := range raw {
 		if strings.HasPrefix(r, "{") && strings.HasSuffix(r, "}") && len(r) > 2 {
+			if seen[segs[i]] {
+				return nil, fmt.Errorf("pattern %q: variable {%s} appears twice", text, segs[i])
+			}
+			seen[segs[i]] = true
 			p.segs = append(p.segs, patternSegment{field: segs[i]})
 			continue
 		}
@@ -76,8 +85,19 @@ func CompilePattern(text string) (*Pattern, error) {
 // String returns the pattern as written.
 func (p *Pattern) String() string { return p.text }
 
-// match binds segs against p, or reports false.
-func (p *Pattern) match(segs []string) (map[string]string, bool) {
+// Vars lists the pattern's variables in order.
+func (p *Pattern) Vars() []string {
+	var out []string
+	for _, s := range p.segs {
+		if s.field != "" {
+			out = append(out, s.field)
+		}
+	}
+	return out
+}
+
+// Match binds node segments (from ParseNode) against p, or reports false.
+func (p *Pattern) Match(segs []string) (map[string]string, bool) {
 	if len(segs) != len(p.segs) {
 		return nil, false
 	}
@@ -97,8 +117,9 @@ func (p *Pattern) match(segs []string) (map[string]string, bool) {
 	return vars, true
 }
 
-// literals counts literal segments: more specific patterns win.
-func (p *Pattern) literals() int {
+// Literals counts literal segments: where two patterns match a node, the
+// one with more literals is the more specific and wins.
+func (p *Pattern) Literals() int {
 	n := 0
 	for _, s := range p.segs {
 		if s.field == "" {
@@ -108,8 +129,9 @@ func (p *Pattern) literals() int {
 	return n
 }
 
-// shape is the pattern with variables blanked, to find duplicates.
-func (p *Pattern) shape() string {
+// Shape is the pattern with its variables blanked ("page/{}/posts"): two
+// patterns of one shape claim the same nodes.
+func (p *Pattern) Shape() string {
 	parts := make([]string, len(p.segs))
 	for i, s := range p.segs {
 		if s.field != "" {

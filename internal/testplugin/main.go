@@ -26,8 +26,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
-	"github.com/svcplatform/svc/plugins/testplugin/testsvc"
 )
 
 func main() {

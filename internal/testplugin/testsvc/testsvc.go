@@ -1,4 +1,4 @@
-// Package testsvc is the service of plugins/testplugin, the plugin that
+// Package testsvc is the service of internal/testplugin, the plugin that
 // exists for the tests of the plugin host and the SDK. It is a package of
 // its own so that benchmarks can call the same handlers in-process.
 package testsvc

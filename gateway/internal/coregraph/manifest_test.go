@@ -1,0 +1,26 @@
+package coregraph_test
+
+import (
+	"testing"
+
+	"github.com/svcplatform/svc/gateway/internal/coregraph"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+)
+
+// The gateway's own Graph nodes follow the rules every plugin's manifest
+// follows (route.Build applies them to the core too).
+func TestTheCoreNodesFollowTheManifestRules(t *testing.T) {
+	t.Parallel()
+	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
+	coregraph.New(identity.New(nil), nil).Register(core) // registering reads no data
+	p, err := manifestcheck.Check(plugintest.Start(t, core).Manifest())
+	if err == nil {
+		err = manifestcheck.Together([]*manifestcheck.Plugin{p})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
