@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	adssql "github.com/svcplatform/svc/plugins/ads/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
@@ -44,11 +43,11 @@ func session(id string) sdk.Principal {
 // users stands in for the gateway's Host service: every user exists and
 // is called by its id.
 type users struct {
-	pluginv1.UnimplementedHostServer
+	plugintest.NoHost
 }
 
-func (users) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
-	return &pluginv1.UserInfoResponse{UserExists: true, Name: "User " + req.GetUserId()}, nil
+func (users) UserInfo(_ context.Context, userID string) (*sdk.UserInfo, error) {
+	return &sdk.UserInfo{Exists: true, Name: "User " + userID}, nil
 }
 
 type bundle struct {

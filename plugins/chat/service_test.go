@@ -11,14 +11,12 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
@@ -26,27 +24,27 @@ func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
 // svcchatInbox is the Host of these tests: Host.Call answers svcchat's
 // Inbox with one Page thread, as the caller it is given.
 type svcchatInbox struct {
-	pluginv1.UnimplementedHostServer
+	plugintest.NoHost
 	updatedAt string
 }
 
 // UserInfo knows users 900 to 902.
-func (h *svcchatInbox) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
-	switch req.GetUserId() {
+func (h *svcchatInbox) UserInfo(_ context.Context, userID string) (*sdk.UserInfo, error) {
+	switch userID {
 	case "900", "901", "902":
-		return &pluginv1.UserInfoResponse{UserExists: true, Name: "User " + req.GetUserId()}, nil
+		return &sdk.UserInfo{Exists: true, Name: "User " + userID}, nil
 	}
-	return &pluginv1.UserInfoResponse{}, nil
+	return &sdk.UserInfo{}, nil
 }
 
-func (h *svcchatInbox) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	if req.GetProcedure() != inboxProcedure || req.GetDelegation() == "" {
-		return &pluginv1.InvokeResponse{Error: wire.ErrorToProto(sdk.Unavailable("svcchat"))}, nil
+func (h *svcchatInbox) Call(_ context.Context, c plugintest.HostCall) ([]byte, error) {
+	if c.Procedure != inboxProcedure || c.Caller.Kind == sdk.TokenKindPlugin {
+		return nil, sdk.Unavailable("svcchat")
 	}
 	out, _ := proto.Marshal(&svcchatv1.InboxResponse{Threads: []*svcchatv1.InboxThread{{ConversationId: "2000000001", PageId: "500",
 		PageName: "Demo Coffee", ControlHolder: "svc_ai", UpdatedAt: h.updatedAt, DeepLink: "svcchat://page-inbox/500/2000000001",
 		LastMessage: &svcchatv1.ThreadMessageSummary{Text: "Hello", SenderLabel: "Demo Coffee · Assistant", CreatedAt: h.updatedAt}}}})
-	return &pluginv1.InvokeResponse{Response: out}, nil
+	return out, nil
 }
 
 type bundle struct {

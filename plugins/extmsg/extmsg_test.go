@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	extmsgsql "github.com/svcplatform/svc/plugins/extmsg/sql"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
@@ -42,17 +41,17 @@ func session(user string) sdk.Principal {
 
 // apps stands in for the gateway's Host service: devApp and liveApp exist.
 type apps struct {
-	pluginv1.UnimplementedHostServer
+	plugintest.NoHost
 }
 
-func (apps) AppInfo(_ context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
-	switch req.GetAppId() {
+func (apps) AppInfo(_ context.Context, appID string) (*sdk.AppInfo, error) {
+	switch appID {
 	case devApp:
-		return &pluginv1.AppInfoResponse{AppExists: true, Name: "Dev app"}, nil
+		return &sdk.AppInfo{Exists: true, Name: "Dev app"}, nil
 	case liveApp:
-		return &pluginv1.AppInfoResponse{AppExists: true, Name: "Live app", Live: true}, nil
+		return &sdk.AppInfo{Exists: true, Name: "Live app", Live: true}, nil
 	}
-	return &pluginv1.AppInfoResponse{}, nil
+	return &sdk.AppInfo{}, nil
 }
 
 type bundle struct {

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
@@ -241,16 +240,16 @@ func TestTheInboxListsOnlySurfacedOptedInThreads(t *testing.T) {
 	})
 	for _, c := range []struct {
 		rule   string
-		change func(p *pluginv1.PageAccessResponse)
+		change func(p *sdk.PageAccess)
 	}{
-		{"chat surfacing off hides the thread", func(p *pluginv1.PageAccessResponse) { p.ChatSurfacing = false }},
-		{"an unpublished Page hides the thread", func(p *pluginv1.PageAccessResponse) { p.Published = false }},
-		{"no inbox-merge link hides the thread", func(p *pluginv1.PageAccessResponse) { p.InboxMergeLinked = false }},
+		{"chat surfacing off hides the thread", func(p *sdk.PageAccess) { p.ChatSurfacing = false }},
+		{"an unpublished Page hides the thread", func(p *sdk.PageAccess) { p.Published = false }},
+		{"no inbox-merge link hides the thread", func(p *sdk.PageAccess) { p.InboxMergeLinked = false }},
 	} {
 		t.Run(c.rule, func(t *testing.T) {
 			b.facts.mu.Lock()
-			saved := proto.Clone(b.facts.page).(*pluginv1.PageAccessResponse)
-			c.change(b.facts.page)
+			saved := b.facts.page
+			c.change(&b.facts.page)
 			b.facts.mu.Unlock()
 			defer func() { b.facts.mu.Lock(); b.facts.page = saved; b.facts.mu.Unlock() }()
 			if th := inbox(); len(th) != 0 {
@@ -293,10 +292,9 @@ func TestAThreadReadsOldestFirstWithABeforeCursor(t *testing.T) {
 }
 
 // modelAnswers makes the fake completions plugin answer text.
-func modelAnswers(text string) func(*pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return func(*pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-		out, _ := proto.Marshal(&completionsv1.CompleteResponse{Content: text, Model: "svc-builtin", FinishReason: "stop"})
-		return &pluginv1.InvokeResponse{Response: out}, nil
+func modelAnswers(text string) func(plugintest.HostCall) ([]byte, error) {
+	return func(plugintest.HostCall) ([]byte, error) {
+		return proto.Marshal(&completionsv1.CompleteResponse{Content: text, Model: "svc-builtin", FinishReason: "stop"})
 	}
 }
 
@@ -364,7 +362,7 @@ func TestTheAssistantAnswersAConversationOnceAsThePage(t *testing.T) {
 	b.facts.mu.Unlock()
 	// No delegation handle: the gateway runs the call as the plugin itself
 	// (TOKEN_KIND_PLUGIN), not as the user who wrote.
-	if calls != 1 || caller.GetDelegation() != "" || caller.GetPrincipal() != nil {
+	if calls != 1 || caller.Caller.Kind != sdk.TokenKindPlugin || caller.Caller.UserID != "" {
 		t.Fatalf("%d Complete calls, the last %v; want one, acting as the plugin itself", calls, caller)
 	}
 	th := must[*svcchatv1.Thread](t, b, "GetThread", user, &svcchatv1.GetThreadRequest{ConversationId: cid})

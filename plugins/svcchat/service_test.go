@@ -9,12 +9,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 )
 
@@ -25,52 +23,53 @@ func TestMain(m *testing.M) { plugintest.Main(m, "svcchat", svcchatsql.Migration
 // id), which a test may change. The gateway's own implementation is
 // covered by the e2e tests.
 type gatewayFacts struct {
-	pluginv1.UnimplementedHostServer
+	plugintest.NoHost
 	mu   sync.Mutex
-	page *pluginv1.PageAccessResponse
-	apps map[string]*pluginv1.AppInfoResponse
+	page sdk.PageAccess
+	apps map[string]*sdk.AppInfo
 	// roles are users' roles on the Page (none for anyone else).
-	roles map[string]pluginv1.PageRole
+	roles map[string]sdk.PageRole
 	// complete answers the completions plugin's Complete; nil: no plugin
 	// serves it.
-	complete func(*pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error)
+	complete func(plugintest.HostCall) ([]byte, error)
 	// completeCalls counts Complete calls; lastCall is the last one.
 	completeCalls int
-	lastCall      *pluginv1.InvokeRequest
+	lastCall      plugintest.HostCall
 }
 
-func (g *gatewayFacts) Call(_ context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+func (g *gatewayFacts) Call(_ context.Context, c plugintest.HostCall) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if req.GetProcedure() != completeProcedure || g.complete == nil {
-		return &pluginv1.InvokeResponse{Error: wire.ErrorToProto(sdk.Unavailable("The completions plugin"))}, nil
+	if c.Procedure != completeProcedure || g.complete == nil {
+		return nil, sdk.Unavailable("The completions plugin")
 	}
 	g.completeCalls++
-	g.lastCall = req
-	return g.complete(req)
+	g.lastCall = c
+	return g.complete(c)
 }
 
-func (g *gatewayFacts) PageAccess(_ context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+func (g *gatewayFacts) PageAccess(_ context.Context, q sdk.PageQuery) (*sdk.PageAccess, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if req.GetPageId() != testPage {
-		return &pluginv1.PageAccessResponse{}, nil
+	if q.PageID != testPage {
+		return &sdk.PageAccess{}, nil
 	}
-	out := proto.Clone(g.page).(*pluginv1.PageAccessResponse)
-	out.UserRole = g.roles[req.GetUserId()]
-	if req.GetAppId() != "" && g.apps[req.GetAppId()] == nil {
+	out := g.page
+	out.UserRole = g.roles[q.UserID]
+	if q.AppID != "" && g.apps[q.AppID] == nil {
 		out.AppLinked, out.AppProducts = false, nil
 	}
-	return out, nil
+	return &out, nil
 }
 
-func (g *gatewayFacts) AppInfo(_ context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+func (g *gatewayFacts) AppInfo(_ context.Context, appID string) (*sdk.AppInfo, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if a, ok := g.apps[req.GetAppId()]; ok {
-		return proto.Clone(a).(*pluginv1.AppInfoResponse), nil
+	if a, ok := g.apps[appID]; ok {
+		out := *a
+		return &out, nil
 	}
-	return &pluginv1.AppInfoResponse{}, nil
+	return &sdk.AppInfo{}, nil
 }
 
 const (
@@ -93,13 +92,13 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	facts := &gatewayFacts{
-		page: &pluginv1.PageAccessResponse{PageExists: true, Published: true, ChatSurfacing: true, PageName: "Demo Coffee", InboxMergeLinked: true,
+		page: sdk.PageAccess{Exists: true, Published: true, ChatSurfacing: true, Name: "Demo Coffee", InboxMergeLinked: true,
 			AppLinked: true, AppProducts: []string{"svcchat"}},
-		apps: map[string]*pluginv1.AppInfoResponse{
-			liveApp: {AppExists: true, Name: "Live Shop", Live: true, PlatformConfig: &structpb.Struct{}},
-			devApp:  {AppExists: true, Name: "Dev Shop", PlatformConfig: &structpb.Struct{}},
+		apps: map[string]*sdk.AppInfo{
+			liveApp: {Exists: true, Name: "Live Shop", Live: true, PlatformConfig: map[string]any{}},
+			devApp:  {Exists: true, Name: "Dev Shop", PlatformConfig: map[string]any{}},
 		},
-		roles: map[string]pluginv1.PageRole{pageOwner: pluginv1.PageRole_PAGE_ROLE_OWNER, pageAdmin: pluginv1.PageRole_PAGE_ROLE_ADMIN},
+		roles: map[string]sdk.PageRole{pageOwner: sdk.PageRoleOwner, pageAdmin: sdk.PageRoleAdmin},
 	}
 	p := sdk.New(info)
 	(&service{pool: pool, db: replica.PrimaryOnly(pool), log: p.Logger()}).register(p)
@@ -233,9 +232,9 @@ func indexOf(list *svcchatv1.ListTemplatesResponse, name string) int {
 func TestPlatformConfigTemplatesStartAsDraftsAndFollowTheConfig(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg, _ := structpb.NewStruct(map[string]any{"svcchat": map[string]any{"templates": map[string]any{
+	cfg := map[string]any{"svcchat": map[string]any{"templates": map[string]any{
 		"order_update": map[string]any{"body": "Order {{order_id}}: {{status}} (Dev Shop)", "params": []any{"order_id", "status"}},
-	}}})
+	}}}
 	b.facts.mu.Lock()
 	b.facts.apps[devApp].PlatformConfig = cfg
 	b.facts.mu.Unlock()
@@ -256,7 +255,7 @@ func TestPlatformConfigTemplatesStartAsDraftsAndFollowTheConfig(t *testing.T) {
 
 	// Removing it from the config brings the platform default back.
 	b.facts.mu.Lock()
-	b.facts.apps[devApp].PlatformConfig = &structpb.Struct{}
+	b.facts.apps[devApp].PlatformConfig = map[string]any{}
 	b.facts.mu.Unlock()
 	list = must[*svcchatv1.ListTemplatesResponse](t, b, "ListTemplates", devSend, &svcchatv1.ListTemplatesRequest{AppId: devApp})
 	if i := indexOf(list, "order_update"); i < 0 || list.GetData()[i].GetStatus() != "approved" || list.GetData()[i].GetBody() != defaultTemplates[1].Body {

@@ -7,15 +7,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/protobuf/proto"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
 	"github.com/svcplatform/svc/internal/pgtest"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/plugintest"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
 	wearablessql "github.com/svcplatform/svc/plugins/wearables/sql"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
@@ -131,18 +128,9 @@ func (b *bundle) connect(t testing.TB, who sdk.Principal) (*deviceStream, string
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &deviceStream{msgs: make(chan *wearablesv1.StreamCardsResponse, 256), cancel: cancel, done: make(chan struct{})}
-	in, _ := proto.Marshal(&wearablesv1.StreamCardsRequest{})
-	req := &pluginv1.InvokeRequest{Procedure: procStream, Request: in, Principal: wire.PrincipalToProto(who), TraceId: plugintest.TraceID}
 	go func() {
 		defer close(s.done)
-		s.err = b.tp.InvokeStream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
-			if e := resp.GetError(); e != nil {
-				return wire.ErrorFromProto(e)
-			}
-			m := new(wearablesv1.StreamCardsResponse)
-			if err := proto.Unmarshal(resp.GetResponse(), m); err != nil {
-				return err
-			}
+		s.err = plugintest.Stream(ctx, b.tp, procStream, who, &wearablesv1.StreamCardsRequest{}, func(m *wearablesv1.StreamCardsResponse) error {
 			s.msgs <- m
 			return nil
 		})

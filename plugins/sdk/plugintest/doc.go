@@ -1,8 +1,10 @@
 // Package plugintest runs a plugin in-process for its unit tests: the
 // *sdk.Plugin is served over a real go-plugin gRPC connection (no exec, no
 // build), described and health-checked as the gateway would, and called with
-// any principal. Host callbacks go to a test host: by default one that
-// routes Host.Call back to the plugin under test.
+// any principal. What the plugin asks the gateway (sdk.HostClient) goes to
+// a test host, a Host in the SDK's own types: by default one that routes
+// calls back to the plugin under test; WithHost gives the test's own (embed
+// NoHost, or use OnePage).
 //
 //	func TestSayHello(t *testing.T) {
 //		p := plugintest.Start(t, hello.New())

@@ -15,8 +15,6 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -40,16 +38,16 @@ type Plugin struct {
 }
 
 type config struct {
-	host pluginv1.HostServer
+	host Host
 }
 
 // Option configures Start.
 type Option func(*config)
 
-// WithHost serves h to the plugin as the gateway's Host service, instead of
-// the default host, which routes Host.Call back to the plugin under test and
-// refuses PageAccess.
-func WithHost(h pluginv1.HostServer) Option {
+// WithHost makes h the gateway the plugin asks (sdk.HostClient), instead of
+// the default host, which routes calls back to the plugin under test and
+// answers nothing else.
+func WithHost(h Host) Option {
 	return func(c *config) { c.host = h }
 }
 
@@ -65,9 +63,10 @@ func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	self := &selfHost{}
+	var started *Plugin
+	current := func() *Plugin { return started }
 	if cfg.host == nil {
-		cfg.host = self
+		cfg.host = selfHost{tp: current}
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugintest", Level: hclog.Warn, Output: testOutput{t}})
 
@@ -99,7 +98,7 @@ func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake,
-		Plugins:          goplugin.PluginSet{protocol.PluginKey: &protocol.GoPlugin{Host: cfg.host}},
+		Plugins:          goplugin.PluginSet{protocol.PluginKey: &protocol.GoPlugin{Host: &hostServer{h: cfg.host, tp: current}}},
 		Reattach:         rc,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		GRPCDialOptions:  protocol.DialOptions(),
@@ -127,20 +126,20 @@ func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 		t.Fatalf("plugintest: dispense: %v", err)
 	}
 	tp := &Plugin{conn: raw.(*protocol.Conn)}
-	self.p = tp
 
 	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if tp.manifest, err = tp.conn.Describe(dctx); err != nil {
 		t.Fatalf("plugintest: %v", err)
 	}
-	h, err := tp.Health(dctx)
+	h, err := tp.health(dctx)
 	if err != nil {
 		t.Fatalf("plugintest: health: %v", err)
 	}
 	if !h.GetServing() {
 		t.Fatalf("plugintest: the plugin is not serving: %s", h.GetMessage())
 	}
+	started = tp
 	return tp
 }
 
@@ -175,22 +174,24 @@ func (o testOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Manifest returns what the plugin described.
+// Manifest returns what the plugin described, in its wire form: for tools
+// that check it as the gateway does (package manifestcheck; plugin tests
+// use CheckManifest).
 func (tp *Plugin) Manifest() *pluginv1.Manifest { return tp.manifest }
 
-// Health runs the plugin's health check.
-func (tp *Plugin) Health(ctx context.Context) (*pluginv1.HealthResponse, error) {
+// health runs the plugin's health check.
+func (tp *Plugin) health(ctx context.Context) (*pluginv1.HealthResponse, error) {
 	return tp.conn.Plugin.Health(ctx, &pluginv1.HealthRequest{})
 }
 
-// Invoke sends one unary call as the gateway does. The error is a transport
+// invoke sends one unary call as the gateway does. The error is a transport
 // failure; a refusal is a response carrying an Error.
-func (tp *Plugin) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+func (tp *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
 	return tp.conn.Plugin.Invoke(ctx, req)
 }
 
-// InvokeStream sends one streaming call and passes each response to recv.
-func (tp *Plugin) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
+// invokeStream sends one streaming call and passes each response to recv.
+func (tp *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
 	stream, err := tp.conn.Plugin.InvokeStream(ctx, req)
 	if err != nil {
 		return err
@@ -218,7 +219,7 @@ func Call[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, 
 		return zero, err
 	}
 	defer tp.delegate(ireq)()
-	resp, err := tp.Invoke(ctx, ireq)
+	resp, err := tp.invoke(ctx, ireq)
 	if err != nil {
 		return zero, fmt.Errorf("plugintest: invoke %s: %w", procedure, err)
 	}
@@ -232,14 +233,27 @@ func Call[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, 
 // every message it sent. When the stream ends with a refusal, the messages
 // before it are returned with the *sdk.Error.
 func CallStream[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, principal sdk.Principal, req proto.Message) ([]Res, error) {
+	var out []Res
+	err := Stream(ctx, tp, procedure, principal, req, func(res Res) error {
+		out = append(out, res)
+		return nil
+	})
+	return out, err
+}
+
+// Stream invokes the streaming method procedure as principal and hands each
+// message to recv as it arrives, until the stream ends, recv returns an
+// error (which Stream returns) or ctx ends: for streams that stay open,
+// such as a device's. A refusal ending the stream is returned as an
+// *sdk.Error.
+func Stream[Res proto.Message](ctx context.Context, tp *Plugin, procedure string, principal sdk.Principal, req proto.Message, recv func(Res) error) error {
 	ireq, err := request(ctx, procedure, principal, req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tp.delegate(ireq)()
-	var out []Res
-	var refusal error
-	err = tp.InvokeStream(ctx, ireq, func(resp *pluginv1.InvokeResponse) error {
+	var refusal, stop error
+	err = tp.invokeStream(ctx, ireq, func(resp *pluginv1.InvokeResponse) error {
 		if resp.GetError() != nil {
 			refusal = wire.ErrorFromProto(resp.GetError())
 			return nil
@@ -248,13 +262,19 @@ func CallStream[Res proto.Message](ctx context.Context, tp *Plugin, procedure st
 		if err != nil {
 			return err
 		}
-		out = append(out, res)
+		if err := recv(res); err != nil {
+			stop = err
+			return err
+		}
 		return nil
 	})
-	if err != nil {
-		return out, fmt.Errorf("plugintest: stream %s: %w", procedure, err)
+	switch {
+	case stop != nil:
+		return stop
+	case err != nil:
+		return fmt.Errorf("plugintest: stream %s: %w", procedure, err)
 	}
-	return out, refusal
+	return refusal
 }
 
 func request(ctx context.Context, procedure string, principal sdk.Principal, req proto.Message) (*pluginv1.InvokeRequest, error) {
@@ -276,21 +296,6 @@ func decode[Res proto.Message](resp *pluginv1.InvokeResponse) (Res, error) {
 		return zero, fmt.Errorf("plugintest: decode response: %w", err)
 	}
 	return res, nil
-}
-
-// selfHost is the default test host: Host.Call reaches the plugin under
-// test itself.
-type selfHost struct {
-	pluginv1.UnimplementedHostServer
-	p *Plugin
-}
-
-func (h *selfHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	if h.p == nil {
-		return nil, status.Error(codes.Unavailable, "plugintest: the plugin under test is not started yet")
-	}
-	req.Principal = h.p.principal(req.GetDelegation())
-	return h.p.Invoke(ctx, req)
 }
 
 // delegate gives req a delegation handle for the call's duration, as the
