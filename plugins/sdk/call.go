@@ -25,7 +25,10 @@ type Call struct {
 	// delegation is the gateway's handle on this call, handed back on Host
 	// calls so that they act as this call's caller.
 	delegation string
-	log        *slog.Logger
+	// page is the target Page's facts the gateway read to authorize the
+	// call, when the method's access rule names a Page.
+	page *pluginv1.PageAccessResponse
+	log  *slog.Logger
 }
 
 // Procedure returns the called method, "/package.Service/Method".
@@ -33,6 +36,20 @@ func (c *Call) Procedure() string { return c.procedure }
 
 // Principal returns the caller, authorized by the gateway for this method.
 func (c *Call) Principal() Principal { return principalFromProto(c.principal) }
+
+// PageAccess returns what the gateway knew of the Page pageID for this
+// call's caller when it authorized the call (the Page the method's access
+// rule names), so that a handler need not ask the host again; ok is false
+// when the gateway sent no facts of that Page, and then
+// Host().PageAccess asks. The facts are at most as old as the gateway's
+// credential cache (2 s) and fresh after a change made through that
+// gateway.
+func (c *Call) PageAccess(pageID string) (a *PageAccess, ok bool) {
+	if c.page == nil || !c.page.GetPageExists() || c.page.GetPageId() != pageID {
+		return nil, false
+	}
+	return pageAccessFromProto(c.page), true
+}
 
 // TraceID returns the request's trace id, the fbtrace_id the caller sees in
 // errors.
@@ -58,7 +75,7 @@ func (c *Call) Host() *HostClient {
 // invoke runs one unary call; it is the handler of both transports, gRPC and
 // the fast lane.
 func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse) {
-	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation()}
+	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation(), page: req.GetPageAccess()}
 	m := p.methods[call.procedure]
 	if m == nil || m.unary == nil {
 		return &pluginv1.InvokeResponse{Error: errorToProto(p.unknown(call, m))}
@@ -97,7 +114,7 @@ func startSpan(ctx context.Context, req *pluginv1.InvokeRequest) (context.Contex
 // invokeStream runs one streaming call, sending each message and, when the
 // handler fails, a last response carrying the error.
 func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) (err error) {
-	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation()}
+	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation(), page: req.GetPageAccess()}
 	m := p.methods[call.procedure]
 	if m == nil || m.stream == nil {
 		return send(&pluginv1.InvokeResponse{Error: errorToProto(p.unknown(call, m))})

@@ -125,6 +125,11 @@ func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, 
 	if err != nil {
 		return nil, hostError("PageAccess", err)
 	}
+	return pageAccessFromProto(resp), nil
+}
+
+// pageAccessFromProto is the one conversion of a Page's facts from the wire.
+func pageAccessFromProto(resp *pluginv1.PageAccessResponse) *PageAccess {
 	return &PageAccess{
 		Exists: resp.GetPageExists(), Name: resp.GetPageName(), UserRole: PageRole(resp.GetUserRole()),
 		AppLinked: resp.GetAppLinked(), AppProducts: resp.GetAppProducts(),
@@ -132,7 +137,7 @@ func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, 
 		InboxAutomation: resp.GetInboxAutomation(), AssistantLabel: resp.GetAssistantLabel(),
 		InboxMergeLinked: resp.GetInboxMergeLinked(),
 		HandoverTimeout:  time.Duration(resp.GetHandoverTimeout()) * time.Second,
-	}, nil
+	}
 }
 
 // AppInfo is what the gateway knows of an app.

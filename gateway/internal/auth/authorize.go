@@ -69,11 +69,25 @@ var defaultKinds = []pluginv1.TokenKind{
 // a product's own data (session window, opt-in, Page published) are the
 // plugin's.
 func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *pluginv1.Access, target Target) error {
+	_, err := a.AuthorizeFacts(ctx, p, access, target)
+	return err
+}
+
+// ForgetPage drops what this gateway remembers of a Page's facts (settings,
+// roles, links), after a change made through it: the next call on the Page
+// reads them afresh, here and in the plugin it reaches. Other gateways see
+// the change within the cache's bound (DefaultCacheTTL).
+func (a *Authenticator) ForgetPage(pageID string) { a.facts.forgetPage(pageID) }
+
+// AuthorizeFacts is Authorize that also returns, when the rule names a Page
+// and the call passes, the facts of that Page for p which the check read
+// (nil otherwise): the gateway hands them to the plugin with the call.
+func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access *pluginv1.Access, target Target) (*identity.PageFacts, error) {
 	if access.GetPublic() {
-		return nil
+		return nil, nil
 	}
 	if p == nil {
-		return apierr.NoToken()
+		return nil, apierr.NoToken()
 	}
 	kinds := access.GetTokenKinds()
 	if len(kinds) == 0 {
@@ -83,20 +97,20 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 		}
 	}
 	if !slices.Contains(kinds, p.Kind) {
-		return kindRefusal(kinds, p.Kind)
+		return nil, kindRefusal(kinds, p.Kind)
 	}
 	if p.Kind == pluginv1.TokenKind_TOKEN_KIND_ADMIN {
-		return nil // the operator, where a method lists ADMIN, may do anything it allows
+		return nil, nil // the operator, where a method lists ADMIN, may do anything it allows
 	}
 	if access.GetStaff() && !p.Staff {
-		return StaffRequired()
+		return nil, StaffRequired()
 	}
 	// Sessions are first-party, and a plugin acting as itself is the
 	// platform's own: scopes do not apply to them.
 	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION && p.Kind != pluginv1.TokenKind_TOKEN_KIND_PLUGIN {
 		for _, s := range access.GetScopes() {
 			if !p.HasScope(s) {
-				return apierr.MissingScope(s)
+				return nil, apierr.MissingScope(s)
 			}
 		}
 	}
@@ -106,15 +120,15 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 			if field == "" {
 				field = "app_id"
 			}
-			return apierr.Invalid(field, "The parameter %s is required.", field)
+			return nil, apierr.Invalid(field, "The parameter %s is required.", field)
 		}
 		if err := a.AuthorizeApp(ctx, p, least, target.AppID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	role, product := access.GetPageRole(), access.GetProduct()
 	if role == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && product == "" {
-		return nil
+		return nil, nil
 	}
 	pageID := target.PageID
 	if pageID == "" {
@@ -122,7 +136,7 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 		if field == "" {
 			field = "page_id"
 		}
-		return apierr.Invalid(field, "The parameter %s is required.", field)
+		return nil, apierr.Invalid(field, "The parameter %s is required.", field)
 	}
 	return a.authorizePage(ctx, p, role, product, pageID)
 }
@@ -148,19 +162,19 @@ func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
 
 // authorizePage checks the caller's role on the Page and the product on the
 // app's link, with one query.
-func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pluginv1.PageRole, product, pageID string) error {
+func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pluginv1.PageRole, product, pageID string) (*identity.PageFacts, error) {
 	key := factsKey{page: pageID, user: p.UserID, app: p.AppID}
 	now := a.now()
 	facts, ok := a.facts.get(key, now)
 	if !ok {
 		var err error
 		if facts, err = a.ids.PageFacts(ctx, pageID, p.UserID, p.AppID); err != nil {
-			return apierr.Internal(err)
+			return nil, apierr.Internal(err)
 		}
 		a.facts.put(key, facts, now)
 	}
 	if !facts.Exists {
-		return apierr.NotFound("Page " + pageID)
+		return nil, apierr.NotFound("Page " + pageID)
 	}
 	hasUser, hasApp := p.UserID != "", p.AppID != ""
 	manages := hasUser && facts.UserManages()
@@ -168,23 +182,23 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 	case pluginv1.PageRole_PAGE_ROLE_LINKED:
 		if !manages && !(hasApp && facts.AppLinked) {
 			if hasApp {
-				return apierr.NotLinked(product)
+				return nil, apierr.NotLinked(product)
 			}
-			return apierr.NotPageAdmin()
+			return nil, apierr.NotPageAdmin()
 		}
 	case pluginv1.PageRole_PAGE_ROLE_ADMIN:
 		if !hasUser {
-			return apierr.UserTokenRequired()
+			return nil, apierr.UserTokenRequired()
 		}
 		if !manages {
-			return apierr.NotPageAdmin()
+			return nil, apierr.NotPageAdmin()
 		}
 	case pluginv1.PageRole_PAGE_ROLE_OWNER:
 		if !hasUser {
-			return apierr.UserTokenRequired()
+			return nil, apierr.UserTokenRequired()
 		}
 		if facts.UserRole != pluginv1.PageRole_PAGE_ROLE_OWNER {
-			return apierr.NotPageAdmin()
+			return nil, apierr.NotPageAdmin()
 		}
 	}
 	// The product must be enabled on the app's link to the Page; a Page
@@ -195,10 +209,10 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 		ok := slices.Contains(facts.LinkProducts, product) ||
 			(manages && slices.Contains(facts.AppProducts, product))
 		if !ok {
-			return apierr.NotLinked(product)
+			return nil, apierr.NotLinked(product)
 		}
 	}
-	return nil
+	return &facts, nil
 }
 
 // AuthorizeApp applies "who may manage an app" (CONTRACT §4): the app's own

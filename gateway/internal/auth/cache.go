@@ -107,3 +107,14 @@ func (c *factsCache) put(k factsKey, f identity.PageFacts, now time.Time) {
 	c.m[k] = cachedFacts{f: f, until: now.Add(c.ttl)}
 	c.mu.Unlock()
 }
+
+// forgetPage drops every entry of pageID.
+func (c *factsCache) forgetPage(pageID string) {
+	c.mu.Lock()
+	for k := range c.m {
+		if k.page == pageID {
+			delete(c.m, k)
+		}
+	}
+	c.mu.Unlock()
+}

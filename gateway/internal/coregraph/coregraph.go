@@ -29,6 +29,9 @@ type Service struct {
 	// forget drops revoked or expired credentials from the authenticator's
 	// cache, so that they stop working at once on this gateway.
 	forget func(hashes ...[]byte)
+	// pageChanged drops what the authenticator remembers of a Page whose
+	// settings or links changed, so that the next call sees the change.
+	pageChanged func(pageID string)
 	// pluginAssets lists the caller's assets kept by plugins (ad accounts)
 	// for me/assigned_assets; nil lists none.
 	pluginAssets func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)
@@ -37,7 +40,15 @@ type Service struct {
 // New returns the service over the identity store. onSecret is called
 // with every client secret the service creates (for webhook signing).
 func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
-	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now, forget: func(...[]byte) {}}
+	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now, forget: func(...[]byte) {},
+		pageChanged: func(string) {}}
+}
+
+// OnPageChange sets what is told the id of a Page whose settings or links
+// the service changes (auth.Authenticator.ForgetPage).
+func (s *Service) OnPageChange(f func(pageID string)) *Service {
+	s.pageChanged = f
+	return s
 }
 
 // OnRevoke sets what is told the hashes of credentials the service revokes
@@ -234,6 +245,7 @@ func (s *Service) updatePageSettings(ctx context.Context, _ *sdk.Call, req *core
 	if n == 0 {
 		return nil, sdk.NotFound("Page " + req.GetPageId())
 	}
+	s.pageChanged(req.GetPageId())
 	return &corev1.SuccessResponse{Success: true}, nil
 }
 
@@ -379,6 +391,7 @@ func (s *Service) createPageLink(ctx context.Context, _ *sdk.Call, req *corev1.C
 	if err := s.id.LinkPage(ctx, req.GetAppId(), req.GetPageId(), req.GetProducts()); err != nil {
 		return nil, s.mapErr(err, "Page "+req.GetPageId())
 	}
+	s.pageChanged(req.GetPageId())
 	return &corev1.SuccessResponse{Success: true}, nil
 }
 
@@ -386,6 +399,7 @@ func (s *Service) deletePageLink(ctx context.Context, _ *sdk.Call, req *corev1.D
 	if err := s.id.UnlinkPage(ctx, req.GetAppId(), req.GetPageId()); err != nil {
 		return nil, s.mapErr(err, "Page link")
 	}
+	s.pageChanged(req.GetPageId())
 	return &corev1.SuccessResponse{Success: true}, nil
 }
 

@@ -176,19 +176,25 @@ func Caller(ctx context.Context) (string, string) {
 // guard enforces method access rules with the authenticator.
 type guard struct{ a *auth.Authenticator }
 
-func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (*pluginv1.Principal, error) {
+func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (route.Grant, error) {
 	if access.GetPublic() {
 		// A public method ignores a bad credential; a good one is passed on.
-		return auth.FromContext(ctx).Proto(), nil
+		return route.Grant{Principal: auth.FromContext(ctx).Proto()}, nil
 	}
 	p, err := auth.Caller(ctx)
 	if err != nil {
-		return nil, err
+		return route.Grant{}, err
 	}
-	if err := g.a.Authorize(ctx, p, access, auth.Target(target)); err != nil {
-		return nil, err
+	facts, err := g.a.AuthorizeFacts(ctx, p, access, auth.Target(target))
+	if err != nil {
+		return route.Grant{}, err
 	}
-	return p.Proto(), nil
+	grant := route.Grant{Principal: p.Proto()}
+	if facts != nil {
+		grant.PageAccess = facts.Proto()
+		grant.PageAccess.PageId = target.PageID
+	}
+	return grant, nil
 }
 
 // CallJSON calls procedure through the route table as caller, with the

@@ -21,6 +21,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/gen/svc/testplugin/v1/testpluginv1connect"
+	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
@@ -43,6 +44,7 @@ type rig struct {
 	metrics *observe.Metrics
 	client  testpluginv1connect.TestServiceClient
 	handled atomic.Int32
+	authn   *auth.Authenticator
 }
 
 func newRig(t *testing.T) *rig {
@@ -63,6 +65,8 @@ func newRig(t *testing.T) *rig {
 		r.handled.Add(1)
 		return nil, sdk.Errorf(int(req.GetHttpStatus()), int(req.GetCode()), int(req.GetErrorSubcode()), "%s", req.GetMessage())
 	})
+	sdk.Handle(core, methods.ByName("PageFacts"), testsvc.PageFacts)
+	r.authn = authn
 	srv := server.New(server.Options{Metrics: r.metrics, Authenticate: dispatch.Authenticate(authn)})
 	d, err := dispatch.New(dispatch.Options{Server: srv, Auth: authn, Core: core, Calls: observe.NewCalls(r.metrics)})
 	if err != nil {
@@ -279,5 +283,37 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	}
 	if _, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, "")); err != nil {
 		t.Fatalf("the table in use stopped serving: %v", err)
+	}
+}
+
+func TestInvokeACallOnAPageCarriesTheFactsItsAuthorizationReadFreshAfterAChangeThroughThisGateway(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx, token := context.Background(), r.session(t)
+	facts := func() *testpluginv1.PageFactsResponse {
+		t.Helper()
+		res, err := r.client.PageFacts(ctx, bearer(&testpluginv1.PageFactsRequest{PageId: r.w.Page.ID}, token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Msg
+	}
+	got := facts()
+	if !got.GetSent() || !got.GetExists() || got.GetRole() != "owner" || !got.GetChatSurfacing() {
+		t.Fatalf("facts with the call = %v, want the owner's on a Page showing its chats", got)
+	}
+	// A change made behind the gateway's back is seen within the cache's
+	// bound; one made through it (which tells the authenticator) at once.
+	if _, err := r.w.Pool.Exec(ctx, "UPDATE core.pages SET chat_surfacing = false WHERE id = $1", r.w.Page.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.authn.ForgetPage(r.w.Page.ID)
+	if got := facts(); !got.GetSent() || got.GetChatSurfacing() {
+		t.Fatalf("facts after the change = %v, want chat surfacing off", got)
+	}
+	// A method whose rule names no Page carries none.
+	res, err := r.client.Echo(ctx, bearer(&testpluginv1.EchoRequest{Id: "1"}, token))
+	if err != nil || res.Msg.GetId() != "1" {
+		t.Fatalf("echo = %v, %v", res, err)
 	}
 }

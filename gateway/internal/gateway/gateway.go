@@ -158,7 +158,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	graphSvc := coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget)
+	graphSvc := coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).OnPageChange(authn.ForgetPage)
 	graphSvc.Register(core)
 	hooks.Register(core)
 	// A read replica, when configured, serves plugin reads that may lag;

@@ -40,7 +40,15 @@ type StreamInvoker interface {
 // Guard enforces a method's access rule for the caller carried by ctx and
 // returns the principal the plugin will see.
 type Guard interface {
-	Check(ctx context.Context, access *pluginv1.Access, target Target) (*pluginv1.Principal, error)
+	Check(ctx context.Context, access *pluginv1.Access, target Target) (Grant, error)
+}
+
+// Grant is what a passed access check gives the call: the principal the
+// plugin sees, and the facts of the target Page the check read (nil when
+// the rule names no Page), which travel with the call.
+type Grant struct {
+	Principal  *pluginv1.Principal
+	PageAccess *pluginv1.PageAccessResponse
 }
 
 // Reads decides which reads a read replica may serve (gateway/internal/replica).
@@ -240,10 +248,11 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 	if err := validate.Check(req); err != nil {
 		return nil, err
 	}
-	principal, err := t.guard.Check(ctx, m.Access, TargetOf(req, m.Access))
+	grant, err := t.guard.Check(ctx, m.Access, TargetOf(req, m.Access))
 	if err != nil {
 		return nil, err
 	}
+	principal := grant.Principal
 	if raw == nil {
 		opts := proto.MarshalOptions{Deterministic: true}
 		if raw, err = opts.Marshal(req); err != nil {
@@ -251,10 +260,11 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 		}
 	}
 	ireq := &pluginv1.InvokeRequest{
-		Procedure: m.Procedure,
-		Request:   raw,
-		Principal: principal,
-		TraceId:   observe.TraceID(ctx),
+		Procedure:  m.Procedure,
+		Request:    raw,
+		Principal:  principal,
+		TraceId:    observe.TraceID(ctx),
+		PageAccess: grant.PageAccess,
 	}
 	if d, ok := ctx.Deadline(); ok {
 		ireq.DeadlineUnixNano = d.UnixNano()

@@ -60,7 +60,19 @@ func New(cfg Config) *sdk.Plugin {
 	sdk.Handle(p, methods.ByName("Relay"), s.Relay)
 	sdk.Handle(p, methods.ByName("Fail"), s.Fail)
 	sdk.Handle(p, methods.ByName("ProbeDatabase"), s.ProbeDatabase)
+	sdk.Handle(p, methods.ByName("PageFacts"), PageFacts)
 	return p
+}
+
+// PageFacts answers what the gateway sent with the call of the Page the
+// request names.
+func PageFacts(_ context.Context, call *sdk.Call, req *testpluginv1.PageFactsRequest) (*testpluginv1.PageFactsResponse, error) {
+	a, ok := call.PageAccess(req.GetPageId())
+	if !ok {
+		return &testpluginv1.PageFactsResponse{}, nil
+	}
+	role := map[sdk.PageRole]string{sdk.PageRoleOwner: "owner", sdk.PageRoleAdmin: "admin"}[a.UserRole]
+	return &testpluginv1.PageFactsResponse{Sent: true, Exists: a.Exists, Role: role, ChatSurfacing: a.ChatSurfacing}, nil
 }
 
 type service struct {

@@ -346,7 +346,14 @@ type InvokeRequest struct {
 	ReadReplica bool `protobuf:"varint,8,opt,name=read_replica,json=readReplica,proto3" json:"read_replica,omitempty"`
 	// Gateway → plugin: the W3C traceparent of the gateway's span of this
 	// call, when tracing is on (plugins/sdk/tracing); empty otherwise.
-	Traceparent   string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Traceparent string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// Gateway → plugin: the facts of the Page the method's access rule names
+	// (its page_field), for this call's principal, as the gateway read them to
+	// authorize the call, so that the plugin need not ask PageAccess again.
+	// They are at most as old as the gateway's credential cache (2 s), and
+	// fresh after a change made through this gateway. Unset when the rule
+	// names no Page.
+	PageAccess    *PageAccessResponse `protobuf:"bytes,10,opt,name=page_access,json=pageAccess,proto3" json:"page_access,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -442,6 +449,13 @@ func (x *InvokeRequest) GetTraceparent() string {
 		return x.Traceparent
 	}
 	return ""
+}
+
+func (x *InvokeRequest) GetPageAccess() *PageAccessResponse {
+	if x != nil {
+		return x.PageAccess
+	}
+	return nil
 }
 
 type InvokeResponse struct {
@@ -732,8 +746,11 @@ type PageAccessResponse struct {
 	InboxMergeLinked bool `protobuf:"varint,10,opt,name=inbox_merge_linked,json=inboxMergeLinked,proto3" json:"inbox_merge_linked,omitempty"`
 	// Default expires_in of svcchat's take and pass, in seconds; 0: none.
 	HandoverTimeout int32 `protobuf:"varint,11,opt,name=handover_timeout,json=handoverTimeout,proto3" json:"handover_timeout,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The Page these facts are of; set on the facts that travel with a call
+	// (InvokeRequest.page_access).
+	PageId        string `protobuf:"bytes,12,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PageAccessResponse) Reset() {
@@ -841,6 +858,13 @@ func (x *PageAccessResponse) GetHandoverTimeout() int32 {
 		return x.HandoverTimeout
 	}
 	return 0
+}
+
+func (x *PageAccessResponse) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
 }
 
 type AppInfoRequest struct {
@@ -1092,7 +1116,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x12\x12\n" +
 	"\x04live\x18\x05 \x01(\bR\x04live\x12\x14\n" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x16\n" +
-	"\x06plugin\x18\a \x01(\tR\x06plugin\"\xc6\x02\n" +
+	"\x06plugin\x18\a \x01(\tR\x06plugin\"\x8a\x03\n" +
 	"\rInvokeRequest\x12\x1c\n" +
 	"\tprocedure\x18\x01 \x01(\tR\tprocedure\x12\x18\n" +
 	"\arequest\x18\x02 \x01(\fR\arequest\x126\n" +
@@ -1104,7 +1128,10 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"delegation\x18\a \x01(\tR\n" +
 	"delegation\x12!\n" +
 	"\fread_replica\x18\b \x01(\bR\vreadReplica\x12 \n" +
-	"\vtraceparent\x18\t \x01(\tR\vtraceparent\"q\n" +
+	"\vtraceparent\x18\t \x01(\tR\vtraceparent\x12B\n" +
+	"\vpage_access\x18\n" +
+	" \x01(\v2!.svc.plugin.v1.PageAccessResponseR\n" +
+	"pageAccess\"q\n" +
 	"\x0eInvokeResponse\x12\x1a\n" +
 	"\bresponse\x18\x01 \x01(\fR\bresponse\x12*\n" +
 	"\x05error\x18\x02 \x01(\v2\x14.svc.plugin.v1.ErrorR\x05error\x12\x17\n" +
@@ -1120,7 +1147,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x11PageAccessRequest\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x15\n" +
-	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\xbc\x03\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\xd5\x03\n" +
 	"\x12PageAccessResponse\x12\x1f\n" +
 	"\vpage_exists\x18\x01 \x01(\bR\n" +
 	"pageExists\x124\n" +
@@ -1135,7 +1162,8 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0fassistant_label\x18\t \x01(\tR\x0eassistantLabel\x12,\n" +
 	"\x12inbox_merge_linked\x18\n" +
 	" \x01(\bR\x10inboxMergeLinked\x12)\n" +
-	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\"'\n" +
+	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\x12\x17\n" +
+	"\apage_id\x18\f \x01(\tR\x06pageId\"'\n" +
 	"\x0eAppInfoRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\"\xb6\x01\n" +
 	"\x0fAppInfoResponse\x12\x1d\n" +
@@ -1203,31 +1231,32 @@ var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
 	16, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
 	3,  // 3: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
-	6,  // 4: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
-	17, // 5: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	18, // 6: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	19, // 7: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
-	0,  // 8: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	4,  // 9: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	4,  // 10: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	7,  // 11: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	4,  // 12: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	9,  // 13: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	11, // 14: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	13, // 15: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
-	1,  // 16: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	5,  // 17: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	5,  // 18: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	8,  // 19: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	5,  // 20: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	10, // 21: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	12, // 22: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	14, // 23: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
-	16, // [16:24] is the sub-list for method output_type
-	8,  // [8:16] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	10, // 4: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
+	6,  // 5: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
+	17, // 6: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
+	18, // 7: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	19, // 8: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	0,  // 9: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
+	4,  // 10: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	4,  // 11: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	7,  // 12: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	4,  // 13: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	9,  // 14: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	11, // 15: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	13, // 16: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	1,  // 17: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	5,  // 18: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	5,  // 19: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	8,  // 20: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	5,  // 21: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	10, // 22: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	12, // 23: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	14, // 24: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	17, // [17:25] is the sub-list for method output_type
+	9,  // [9:17] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_plugin_proto_init() }

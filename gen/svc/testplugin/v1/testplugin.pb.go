@@ -672,6 +672,120 @@ func (x *ProbeDatabaseResponse) GetAttempts() map[string]string {
 	return nil
 }
 
+type PageFactsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageId        string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageFactsRequest) Reset() {
+	*x = PageFactsRequest{}
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageFactsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageFactsRequest) ProtoMessage() {}
+
+func (x *PageFactsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageFactsRequest.ProtoReflect.Descriptor instead.
+func (*PageFactsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PageFactsRequest) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+type PageFactsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gateway sent facts of the Page with the call.
+	Sent   bool `protobuf:"varint,1,opt,name=sent,proto3" json:"sent,omitempty"`
+	Exists bool `protobuf:"varint,2,opt,name=exists,proto3" json:"exists,omitempty"`
+	// The caller's role: "owner", "admin" or "" (sdk.PageRole's name).
+	Role          string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	ChatSurfacing bool   `protobuf:"varint,4,opt,name=chat_surfacing,json=chatSurfacing,proto3" json:"chat_surfacing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageFactsResponse) Reset() {
+	*x = PageFactsResponse{}
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageFactsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageFactsResponse) ProtoMessage() {}
+
+func (x *PageFactsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageFactsResponse.ProtoReflect.Descriptor instead.
+func (*PageFactsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PageFactsResponse) GetSent() bool {
+	if x != nil {
+		return x.Sent
+	}
+	return false
+}
+
+func (x *PageFactsResponse) GetExists() bool {
+	if x != nil {
+		return x.Exists
+	}
+	return false
+}
+
+func (x *PageFactsResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *PageFactsResponse) GetChatSurfacing() bool {
+	if x != nil {
+		return x.ChatSurfacing
+	}
+	return false
+}
+
 var File_svc_testplugin_v1_testplugin_proto protoreflect.FileDescriptor
 
 const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
@@ -719,7 +833,14 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\battempts\x18\x02 \x03(\v26.svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntryR\battempts\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xe6\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"+\n" +
+	"\x10PageFactsRequest\x12\x17\n" +
+	"\apage_id\x18\x01 \x01(\tR\x06pageId\"z\n" +
+	"\x11PageFactsResponse\x12\x12\n" +
+	"\x04sent\x18\x01 \x01(\bR\x04sent\x12\x16\n" +
+	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\x12%\n" +
+	"\x0echat_surfacing\x18\x04 \x01(\bR\rchatSurfacing2\xc6\x05\n" +
 	"\vTestService\x12\x7f\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"6\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x82\xd3\xe4\x93\x02\x1e\x12\x1c/api/v1/testplugin/echo/{id}\x90\x02\x01\x12[\n" +
@@ -727,7 +848,8 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x05Count\x12\x1f.svc.testplugin.v1.CountRequest\x1a .svc.testplugin.v1.CountResponse0\x01\x12J\n" +
 	"\x05Relay\x12\x1f.svc.testplugin.v1.RelayRequest\x1a .svc.testplugin.v1.RelayResponse\x12G\n" +
 	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x12\x8d\x01\n" +
-	"\rProbeDatabase\x12'.svc.testplugin.v1.ProbeDatabaseRequest\x1a(.svc.testplugin.v1.ProbeDatabaseResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/testplugin/probe-database\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
+	"\rProbeDatabase\x12'.svc.testplugin.v1.ProbeDatabaseRequest\x1a(.svc.testplugin.v1.ProbeDatabaseResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/testplugin/probe-database\x12^\n" +
+	"\tPageFacts\x12#.svc.testplugin.v1.PageFactsRequest\x1a$.svc.testplugin.v1.PageFactsResponse\"\x06\xca\xf3\x18\x02 \x02\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
 	"\fAliasService\x12[\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"\x12\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x90\x02\x01\x1a\x06\xda\xf3\x18\x02\b\x01B?Z=github.com/svcplatform/svc/gen/svc/testplugin/v1;testpluginv1b\x06proto3"
@@ -744,7 +866,7 @@ func file_svc_testplugin_v1_testplugin_proto_rawDescGZIP() []byte {
 	return file_svc_testplugin_v1_testplugin_proto_rawDescData
 }
 
-var file_svc_testplugin_v1_testplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_svc_testplugin_v1_testplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_svc_testplugin_v1_testplugin_proto_goTypes = []any{
 	(*EchoRequest)(nil),           // 0: svc.testplugin.v1.EchoRequest
 	(*EchoResponse)(nil),          // 1: svc.testplugin.v1.EchoResponse
@@ -758,27 +880,31 @@ var file_svc_testplugin_v1_testplugin_proto_goTypes = []any{
 	(*FailResponse)(nil),          // 9: svc.testplugin.v1.FailResponse
 	(*ProbeDatabaseRequest)(nil),  // 10: svc.testplugin.v1.ProbeDatabaseRequest
 	(*ProbeDatabaseResponse)(nil), // 11: svc.testplugin.v1.ProbeDatabaseResponse
-	nil,                           // 12: svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
+	(*PageFactsRequest)(nil),      // 12: svc.testplugin.v1.PageFactsRequest
+	(*PageFactsResponse)(nil),     // 13: svc.testplugin.v1.PageFactsResponse
+	nil,                           // 14: svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
 }
 var file_svc_testplugin_v1_testplugin_proto_depIdxs = []int32{
 	1,  // 0: svc.testplugin.v1.RelayResponse.echo:type_name -> svc.testplugin.v1.EchoResponse
-	12, // 1: svc.testplugin.v1.ProbeDatabaseResponse.attempts:type_name -> svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
+	14, // 1: svc.testplugin.v1.ProbeDatabaseResponse.attempts:type_name -> svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
 	0,  // 2: svc.testplugin.v1.TestService.Echo:input_type -> svc.testplugin.v1.EchoRequest
 	2,  // 3: svc.testplugin.v1.TestService.Slow:input_type -> svc.testplugin.v1.SlowRequest
 	4,  // 4: svc.testplugin.v1.TestService.Count:input_type -> svc.testplugin.v1.CountRequest
 	6,  // 5: svc.testplugin.v1.TestService.Relay:input_type -> svc.testplugin.v1.RelayRequest
 	8,  // 6: svc.testplugin.v1.TestService.Fail:input_type -> svc.testplugin.v1.FailRequest
 	10, // 7: svc.testplugin.v1.TestService.ProbeDatabase:input_type -> svc.testplugin.v1.ProbeDatabaseRequest
-	0,  // 8: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
-	1,  // 9: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	3,  // 10: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
-	5,  // 11: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
-	7,  // 12: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
-	9,  // 13: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
-	11, // 14: svc.testplugin.v1.TestService.ProbeDatabase:output_type -> svc.testplugin.v1.ProbeDatabaseResponse
-	1,  // 15: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	9,  // [9:16] is the sub-list for method output_type
-	2,  // [2:9] is the sub-list for method input_type
+	12, // 8: svc.testplugin.v1.TestService.PageFacts:input_type -> svc.testplugin.v1.PageFactsRequest
+	0,  // 9: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
+	1,  // 10: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	3,  // 11: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
+	5,  // 12: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
+	7,  // 13: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
+	9,  // 14: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
+	11, // 15: svc.testplugin.v1.TestService.ProbeDatabase:output_type -> svc.testplugin.v1.ProbeDatabaseResponse
+	13, // 16: svc.testplugin.v1.TestService.PageFacts:output_type -> svc.testplugin.v1.PageFactsResponse
+	1,  // 17: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	10, // [10:18] is the sub-list for method output_type
+	2,  // [2:10] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
 	2,  // [2:2] is the sub-list for extension extendee
 	0,  // [0:2] is the sub-list for field type_name
@@ -795,7 +921,7 @@ func file_svc_testplugin_v1_testplugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_testplugin_v1_testplugin_proto_rawDesc), len(file_svc_testplugin_v1_testplugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

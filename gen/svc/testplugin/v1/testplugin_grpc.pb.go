@@ -25,6 +25,7 @@ const (
 	TestService_Relay_FullMethodName         = "/svc.testplugin.v1.TestService/Relay"
 	TestService_Fail_FullMethodName          = "/svc.testplugin.v1.TestService/Fail"
 	TestService_ProbeDatabase_FullMethodName = "/svc.testplugin.v1.TestService/ProbeDatabase"
+	TestService_PageFacts_FullMethodName     = "/svc.testplugin.v1.TestService/PageFacts"
 )
 
 // TestServiceClient is the client API for TestService service.
@@ -49,6 +50,9 @@ type TestServiceClient interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(ctx context.Context, in *ProbeDatabaseRequest, opts ...grpc.CallOption) (*ProbeDatabaseResponse, error)
+	// PageFacts answers what the gateway sent with the call of the Page it
+	// names (InvokeRequest.page_access), for the caller, a Page admin.
+	PageFacts(ctx context.Context, in *PageFactsRequest, opts ...grpc.CallOption) (*PageFactsResponse, error)
 }
 
 type testServiceClient struct {
@@ -128,6 +132,16 @@ func (c *testServiceClient) ProbeDatabase(ctx context.Context, in *ProbeDatabase
 	return out, nil
 }
 
+func (c *testServiceClient) PageFacts(ctx context.Context, in *PageFactsRequest, opts ...grpc.CallOption) (*PageFactsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PageFactsResponse)
+	err := c.cc.Invoke(ctx, TestService_PageFacts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TestServiceServer is the server API for TestService service.
 // All implementations must embed UnimplementedTestServiceServer
 // for forward compatibility.
@@ -150,6 +164,9 @@ type TestServiceServer interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(context.Context, *ProbeDatabaseRequest) (*ProbeDatabaseResponse, error)
+	// PageFacts answers what the gateway sent with the call of the Page it
+	// names (InvokeRequest.page_access), for the caller, a Page admin.
+	PageFacts(context.Context, *PageFactsRequest) (*PageFactsResponse, error)
 	mustEmbedUnimplementedTestServiceServer()
 }
 
@@ -177,6 +194,9 @@ func (UnimplementedTestServiceServer) Fail(context.Context, *FailRequest) (*Fail
 }
 func (UnimplementedTestServiceServer) ProbeDatabase(context.Context, *ProbeDatabaseRequest) (*ProbeDatabaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ProbeDatabase not implemented")
+}
+func (UnimplementedTestServiceServer) PageFacts(context.Context, *PageFactsRequest) (*PageFactsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PageFacts not implemented")
 }
 func (UnimplementedTestServiceServer) mustEmbedUnimplementedTestServiceServer() {}
 func (UnimplementedTestServiceServer) testEmbeddedByValue()                     {}
@@ -300,6 +320,24 @@ func _TestService_ProbeDatabase_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TestService_PageFacts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PageFactsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TestServiceServer).PageFacts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TestService_PageFacts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TestServiceServer).PageFacts(ctx, req.(*PageFactsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TestService_ServiceDesc is the grpc.ServiceDesc for TestService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -326,6 +364,10 @@ var TestService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ProbeDatabase",
 			Handler:    _TestService_ProbeDatabase_Handler,
+		},
+		{
+			MethodName: "PageFacts",
+			Handler:    _TestService_PageFacts_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -48,6 +48,8 @@ const (
 	// TestServiceProbeDatabaseProcedure is the fully-qualified name of the TestService's ProbeDatabase
 	// RPC.
 	TestServiceProbeDatabaseProcedure = "/svc.testplugin.v1.TestService/ProbeDatabase"
+	// TestServicePageFactsProcedure is the fully-qualified name of the TestService's PageFacts RPC.
+	TestServicePageFactsProcedure = "/svc.testplugin.v1.TestService/PageFacts"
 	// AliasServiceEchoProcedure is the fully-qualified name of the AliasService's Echo RPC.
 	AliasServiceEchoProcedure = "/svc.testplugin.v1.AliasService/Echo"
 )
@@ -69,6 +71,9 @@ type TestServiceClient interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error)
+	// PageFacts answers what the gateway sent with the call of the Page it
+	// names (InvokeRequest.page_access), for the caller, a Page admin.
+	PageFacts(context.Context, *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error)
 }
 
 // NewTestServiceClient constructs a client for the svc.testplugin.v1.TestService service. By
@@ -119,6 +124,12 @@ func NewTestServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithSchema(testServiceMethods.ByName("ProbeDatabase")),
 			connect.WithClientOptions(opts...),
 		),
+		pageFacts: connect.NewClient[v1.PageFactsRequest, v1.PageFactsResponse](
+			httpClient,
+			baseURL+TestServicePageFactsProcedure,
+			connect.WithSchema(testServiceMethods.ByName("PageFacts")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -130,6 +141,7 @@ type testServiceClient struct {
 	relay         *connect.Client[v1.RelayRequest, v1.RelayResponse]
 	fail          *connect.Client[v1.FailRequest, v1.FailResponse]
 	probeDatabase *connect.Client[v1.ProbeDatabaseRequest, v1.ProbeDatabaseResponse]
+	pageFacts     *connect.Client[v1.PageFactsRequest, v1.PageFactsResponse]
 }
 
 // Echo calls svc.testplugin.v1.TestService.Echo.
@@ -162,6 +174,11 @@ func (c *testServiceClient) ProbeDatabase(ctx context.Context, req *connect.Requ
 	return c.probeDatabase.CallUnary(ctx, req)
 }
 
+// PageFacts calls svc.testplugin.v1.TestService.PageFacts.
+func (c *testServiceClient) PageFacts(ctx context.Context, req *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error) {
+	return c.pageFacts.CallUnary(ctx, req)
+}
+
 // TestServiceHandler is an implementation of the svc.testplugin.v1.TestService service.
 type TestServiceHandler interface {
 	// Echo answers the request with the serving process's identity, so tests
@@ -179,6 +196,9 @@ type TestServiceHandler interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error)
+	// PageFacts answers what the gateway sent with the call of the Page it
+	// names (InvokeRequest.page_access), for the caller, a Page admin.
+	PageFacts(context.Context, *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error)
 }
 
 // NewTestServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -225,6 +245,12 @@ func NewTestServiceHandler(svc TestServiceHandler, opts ...connect.HandlerOption
 		connect.WithSchema(testServiceMethods.ByName("ProbeDatabase")),
 		connect.WithHandlerOptions(opts...),
 	)
+	testServicePageFactsHandler := connect.NewUnaryHandler(
+		TestServicePageFactsProcedure,
+		svc.PageFacts,
+		connect.WithSchema(testServiceMethods.ByName("PageFacts")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.testplugin.v1.TestService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TestServiceEchoProcedure:
@@ -239,6 +265,8 @@ func NewTestServiceHandler(svc TestServiceHandler, opts ...connect.HandlerOption
 			testServiceFailHandler.ServeHTTP(w, r)
 		case TestServiceProbeDatabaseProcedure:
 			testServiceProbeDatabaseHandler.ServeHTTP(w, r)
+		case TestServicePageFactsProcedure:
+			testServicePageFactsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -270,6 +298,10 @@ func (UnimplementedTestServiceHandler) Fail(context.Context, *connect.Request[v1
 
 func (UnimplementedTestServiceHandler) ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.ProbeDatabase is not implemented"))
+}
+
+func (UnimplementedTestServiceHandler) PageFacts(context.Context, *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.PageFacts is not implemented"))
 }
 
 // AliasServiceClient is a client for the svc.testplugin.v1.AliasService service.
