@@ -169,16 +169,16 @@ soak: postgres build
 ## make bench BENCH_FLAGS=-curves=false
 BENCH_FLAGS ?=
 bench: postgres build
-	$(GO) run ./internal/cmd/benchreport $(BENCH_FLAGS)
+	$(GO) run ./bench/cmd/benchreport $(BENCH_FLAGS)
 
 ## profile: the Graph read under make bench's load with CPU and allocation profiles of the gateway and the book plugin, into .tmp/profile; its report there, with the CPU per stage (bench/RESULTS.md is left alone), then the top of each CPU profile
 profile: postgres build
-	$(GO) run ./internal/cmd/benchreport -skip-startup -skip-loadgen-check -only read -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
+	$(GO) run ./bench/cmd/benchreport -skip-startup -skip-loadgen-check -only read -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
 	@for f in .tmp/profile/*.cpu.pprof; do echo "== $$f (go tool pprof -top $$f)"; $(GO) tool pprof -top -nodecount=25 $$f 2>/dev/null | sed -n 1,32p; done
 
 ## bench-go: Go benchmarks (plugin hop, webhook delivery, token exchange)
 bench-go: build
-	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./internal/bench/
+	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./bench/
 
 clean:
 	rm -rf bin .tmp .deps

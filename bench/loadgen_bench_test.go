@@ -11,7 +11,7 @@ import (
 // keep-alive answer (status line, headers, 60-byte body) from memory: the
 // client-side CPU per request apart from the syscalls.
 //
-//	go test -run '^$' -bench . ./internal/bench/
+//	go test -run '^$' -bench . ./bench/
 func BenchmarkReadResponse(b *testing.B) {
 	one := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 22 Nov 2026 02:00:00 GMT\r\n" +
 		"Content-Length: 60\r\n\r\n" + string(TrivialBody))

@@ -1,6 +1,6 @@
 // Package gatewayproc runs one bin/gateway process for the tools that need
 // a real gateway: the e2e test harness (internal/gatewaytest) and the
-// benchmarks (internal/bench). It starts the binary on 127.0.0.1:0, learns
+// benchmarks (bench). It starts the binary on 127.0.0.1:0, learns
 // the address from its "gateway serving" log line, keeps the logs, waits for
 // /healthz or /readyz, and stops it with SIGTERM. It knows no test
 // framework: failures are errors, for the caller to report.

@@ -1,6 +1,6 @@
 // Package oauthtest drives the gateway's sign-in and consent pages the way
 // a browser would, for tests of the OAuth code flow and the benchmarks'
-// OAuth client (internal/bench): a cookie jar, HTML
+// OAuth client (bench): a cookie jar, HTML
 // forms parsed and submitted with their hidden fields (the CSRF token
 // included), and a stop at the first redirect that leaves the gateway (the
 // client's redirect URI, where nothing needs to listen).

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/svcplatform/svc/internal/bench"
+	"github.com/svcplatform/svc/bench"
 )
 
 // benchModel is the model the fake upstream serves, routed by the gateway;
@@ -161,7 +161,7 @@ func (r *runner) completionsOverheadAt(ctx context.Context, stream bool, conns i
 	label := fmt.Sprintf("%s, %d concurrent", kind, conns)
 	row := bench.Row{What: "Chat completion proxy overhead, " + label,
 		Target:  "≤ 300 µs p50 added",
-		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -m POST -H 'Authorization: Bearer $APP_KEY' -body '%s' <gateway>/v1/chat/completions, then the same against the upstream", conns, dur, body)}
+		Command: fmt.Sprintf("go run ./bench/cmd/loadgen -c %d -d %s -m POST -H 'Authorization: Bearer $APP_KEY' -body '%s' <gateway>/v1/chat/completions, then the same against the upstream", conns, dur, body)}
 	r.step("completions proxy overhead, " + label)
 	headers := []bench.Header{{Name: "Content-Type", Value: "application/json"}}
 	warm := min(r.o.warmup, time.Second)

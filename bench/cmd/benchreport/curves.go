@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svcplatform/svc/internal/bench"
+	"github.com/svcplatform/svc/bench"
 )
 
 // Curves: the Graph read and the post write at 1 … 128 connections, each
@@ -153,7 +153,7 @@ func (r *runner) curveScenarios() []*curve {
 		url := r.graphURL() + "&limit=" + strconv.Itoa(lim)
 		sc := &curveScenario{key: fmt.Sprintf("read%d", lim), title: fmt.Sprintf("Graph read page/<id>/posts?limit=%d", lim),
 			short: fmt.Sprintf("Read, limit=%d", lim),
-			unit:  "reads/s", load: readLoad(url), loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> %s '%s'", auth, url),
+			unit:  "reads/s", load: readLoad(url), loadCmd: fmt.Sprintf("go run ./bench/cmd/loadgen -c <N> %s '%s'", auth, url),
 			check:   func(ctx context.Context) error { return r.checkList(ctx, url, lim) },
 			defines: [][2]string{{"page_id", page}, {"lim", strconv.Itoa(lim + 1)}}}
 		q, src, err := list(":lim")
@@ -167,7 +167,7 @@ func (r *runner) curveScenarios() []*curve {
 		u := r.gw.URL + "/api/v1/graph?node=page/" + page + "&fields=" + url.QueryEscape(expandFields)
 		sc := &curveScenario{key: "expand", title: "Graph read page/<id>?fields=" + expandFields,
 			short: "Read, Page + posts edge expanded (fields=)",
-			unit:  "reads/s", load: readLoad(u), loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> %s '%s'", auth, u),
+			unit:  "reads/s", load: readLoad(u), loadCmd: fmt.Sprintf("go run ./bench/cmd/loadgen -c <N> %s '%s'", auth, u),
 			check:   func(ctx context.Context) error { return r.checkExpand(ctx, u) },
 			defines: [][2]string{{"page_id", page}, {"user_id", user}, {"no_app", "0"}, {"lim", "11"}}}
 		var parts, srcs []string
@@ -209,7 +209,7 @@ func (r *runner) curveScenarios() []*curve {
 				return bench.Load{Method: "POST", URL: u, Connections: n, Body: body,
 					Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
 			},
-			loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> -m POST %s -H 'Content-Type: application/json' -body '{\"batch\":[%d × {\"method\":\"GET\",\"relative_url\":\"page/%s/posts?limit=10\"}]}' '%s'", auth, curveBatch, page, u),
+			loadCmd: fmt.Sprintf("go run ./bench/cmd/loadgen -c <N> -m POST %s -H 'Content-Type: application/json' -body '{\"batch\":[%d × {\"method\":\"GET\",\"relative_url\":\"page/%s/posts?limit=10\"}]}' '%s'", auth, curveBatch, page, u),
 			check:   func(ctx context.Context) error { return r.checkBatch(ctx, u, body) },
 			defines: [][2]string{{"page_id", page}, {"lim", "11"}}}
 		q, src, err := list(":lim")
@@ -230,7 +230,7 @@ func (r *runner) curveScenarios() []*curve {
 				return bench.Load{Method: "POST", URL: r.graphURL(), Connections: n, BodyFunc: bench.Template(body),
 					Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
 			},
-			loadCmd: fmt.Sprintf("go run ./internal/cmd/loadgen -c <N> -m POST %s -H 'Content-Type: application/json' -body '%s' '%s'", auth, body, r.graphURL()),
+			loadCmd: fmt.Sprintf("go run ./bench/cmd/loadgen -c <N> -m POST %s -H 'Content-Type: application/json' -body '%s' '%s'", auth, body, r.graphURL()),
 			check:   func(context.Context) error { return nil }, // the seed wrote through the same path
 			defines: [][2]string{{"page_id", page}, {"user_id", user}, {"app_id", app}},
 			options: "-c synchronous_commit=on",

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svcplatform/svc/internal/bench"
+	"github.com/svcplatform/svc/bench"
 )
 
 func TestCurveConnectionsAreAscendingPositiveCounts(t *testing.T) {

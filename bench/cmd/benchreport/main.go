@@ -6,7 +6,7 @@
 // wrk on a plain net/http server. The targets are those of
 // shared/PERFORMANCE.md; see bench/README.md.
 //
-//	go build -o bin/benchreport ./internal/cmd/benchreport && bin/benchreport
+//	go build -o bin/benchreport ./bench/cmd/benchreport && bin/benchreport
 //
 // It needs bin/gateway and bin/plugins (make build). PostgreSQL is the
 // embedded cluster with the gateway's default, durable settings, in a fresh
@@ -39,7 +39,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/svcplatform/svc/internal/bench"
+	"github.com/svcplatform/svc/bench"
 )
 
 func main() {
@@ -357,7 +357,7 @@ func (r *runner) loadgenCheck(ctx context.Context) {
 	perReq := float64(bestCPU.Microseconds()) / (best.RPS * (best.Seconds + 1))
 	ours := fmt.Sprintf("%s req/s, p50 %s, p99 %s; %.1f µs CPU/request", bench.Num(best.RPS),
 		bench.Ms(best.Latency.P50), bench.Ms(best.Latency.P99), perReq)
-	lgCmd := fmt.Sprintf("go run ./internal/cmd/loadgen -c 64 -d %s -warmup 1s %s  # server: go run ./internal/cmd/loadgen serve", dur, url)
+	lgCmd := fmt.Sprintf("go run ./bench/cmd/loadgen -c 64 -d %s -warmup 1s %s  # server: go run ./bench/cmd/loadgen serve", dur, url)
 	row := bench.Row{What: what, Ours: ours, Target: "≥ 90 % of wrk (the generator is not the bottleneck)", Command: lgCmd}
 	r.plainRPS = best.RPS
 	switch {
@@ -647,7 +647,7 @@ func (r *runner) graphRead(ctx context.Context) {
 		return
 	}
 	row := bench.Row{What: what, Target: "≥ 35 % of pgbench; p99 < 15 ms",
-		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -warmup %s -H 'Authorization: Bearer $TOKEN' '%s'",
+		Command: fmt.Sprintf("go run ./bench/cmd/loadgen -c %d -d %s -warmup %s -H 'Authorization: Bearer $TOKEN' '%s'",
 			r.o.readConns, r.o.dur, r.o.warmup, url)}
 	var rounds []round
 	for i := range r.o.rounds {
@@ -851,7 +851,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 	warmup := min(r.o.warmup, time.Second)
 	row := bench.Row{What: what,
 		Target: "≥ 60 % (the message-send target; a post has the same shape: row + outbox event in one transaction)",
-		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -warmup %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
+		Command: fmt.Sprintf("go run ./bench/cmd/loadgen -c %d -d %s -warmup %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
 			r.o.writeConns, r.o.dur, warmup, body, r.graphURL())}
 	if r.pgbench != "" {
 		if err := r.db.Exec(ctx, benchSchema); err != nil {
@@ -938,7 +938,7 @@ func (r *runner) messageSend(ctx context.Context) {
 	url := r.gw.URL + "/api/v1/graph?node=page/" + r.creds.Page.ID + "/messages"
 	body := `{"recipient_user_id":"` + consumer.ID + `","text":"Benchmark reply {{counter}}: ☕ 咖啡 🚀"}`
 	row := bench.Row{What: what, Target: "≥ 60 % of pgbench single-row insert, same clients",
-		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
+		Command: fmt.Sprintf("go run ./bench/cmd/loadgen -c %d -d %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
 			r.o.writeConns, r.o.dur, body, url)}
 	if !ok {
 		row.Verdict = "blocked: no consumer in the development credentials"
@@ -993,7 +993,7 @@ const spreadRecipients = 64
 func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.PgbenchResult) {
 	what := fmt.Sprintf("Page message send over %d conversations, %d connections", spreadRecipients, r.o.writeConns)
 	row := bench.Row{What: what, Target: "≥ 60 % of pgbench single-row insert, same clients",
-		Command: fmt.Sprintf("go run ./internal/cmd/loadgen -c %d -d %s -m POST (recipient_user_id rotating over %d users who wrote to the Page) '%s'",
+		Command: fmt.Sprintf("go run ./bench/cmd/loadgen -c %d -d %s -m POST (recipient_user_id rotating over %d users who wrote to the Page) '%s'",
 			r.o.writeConns, r.o.dur, spreadRecipients, url)}
 	r.step(fmt.Sprintf("Page message send: %d recipients write to the Page", spreadRecipients))
 	ids, err := r.addRecipients(ctx, spreadRecipients)
@@ -1117,7 +1117,7 @@ func (r *runner) writeToPage(ctx context.Context, session string) error {
 func (r *runner) tokenExchange(ctx context.Context) {
 	what := "Token exchange (`authorization_code` + PKCE S256, client secret in Basic auth), 8 connections"
 	row := bench.Row{What: what, Reference: "— (absolute target)", Target: "≥ 2,000 /s",
-		Command: "go run ./internal/cmd/benchreport (codes are issued first with prompt=none; the exchanges alone are timed) ; in-process: go test -run '^$' -bench TokenExchange -benchtime 5000x ./gateway/internal/oauth/"}
+		Command: "go run ./bench/cmd/benchreport (codes are issued first with prompt=none; the exchanges alone are timed) ; in-process: go test -run '^$' -bench TokenExchange -benchtime 5000x ./gateway/internal/oauth/"}
 	// Codes first (each is one authorize request on the signed-in session),
 	// then only the exchanges are timed, as in BenchmarkTokenExchange.
 	codes, err := r.oauth.Codes(ctx, r.o.codes, 8, tokenScopes, time.Now().Add(min(r.o.dur, 8*time.Second)))
@@ -1337,7 +1337,7 @@ func (r *runner) startOnce(ctx context.Context, dataDir string, sample bool) (ti
 func (r *runner) write() error {
 	r.rep.Title = "Benchmark results"
 	r.rep.Intro = []string{
-		"Written by `make bench` (`go run ./internal/cmd/benchreport`); see bench/README.md for what each figure measures and how. " +
+		"Written by `make bench` (`go run ./bench/cmd/benchreport`); see bench/README.md for what each figure measures and how. " +
 			"Every reference was measured in the same run on the same machine, just before or after our figure; targets are those of shared/PERFORMANCE.md. " +
 			"Absolute figures drift between runs and machines: compare ratios.",
 	}

@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/svcplatform/svc/internal/bench"
+	"github.com/svcplatform/svc/bench"
 )
 
 type headerFlags []bench.Header
