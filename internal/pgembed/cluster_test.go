@@ -522,3 +522,51 @@ func TestAPasswordMakesEveryConnectionSignIn(t *testing.T) {
 		t.Errorf("the URL with the password connected as %q", got)
 	}
 }
+
+// rm -rf of the data folder, then a start as root from the same path: the
+// old cluster under relocateRoot was sealed under the deleted folder's
+// master key, so it is set aside and a new one made, never reused.
+func TestADeletedFoldersClusterIsSetAsideNotReused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the cluster is kept outside its folder only when the tests run as root")
+	}
+	t.Parallel()
+	parent := t.TempDir()
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "pg")
+	c, err := Start(testContext(t), Options{Dir: dir, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = os.RemoveAll(target)
+		asides, _ := filepath.Glob(target + ".orphaned-*")
+		for _, a := range asides {
+			_ = os.RemoveAll(a)
+		}
+	})
+	exec1(t, c.URL("postgres"), "CREATE TABLE old_world (v text)")
+	if err := c.Stop(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil { // the link: the user deleted the data folder's cluster
+		t.Fatal(err)
+	}
+	c, err = Start(testContext(t), Options{Dir: dir, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("start after the folder was deleted: %v", err)
+	}
+	defer c.Stop(testContext(t))
+	if got := queryString(t, c.URL("postgres"), "SELECT coalesce(to_regclass('old_world')::text, 'new cluster')"); got != "new cluster" {
+		t.Fatalf("the deleted folder's cluster was reused: %s", got)
+	}
+	if asides, _ := filepath.Glob(target + ".orphaned-*"); len(asides) != 1 {
+		t.Fatalf("set aside: %v, want the old cluster kept once", asides)
+	}
+}

@@ -245,8 +245,10 @@ var relocateRoot = "/var/lib/svc"
 // relocate moves the (new, empty) cluster folder dir to a folder of its
 // own under relocateRoot, named by dir's path so that every start finds the
 // same one, and leaves a symbolic link at dir. A folder that already holds
-// a cluster is never moved.
+// a cluster is never moved; a cluster left under relocateRoot by a deleted
+// data folder of the same path is set aside (renamed), not reused.
 func relocate(dir string, acct *account) (string, error) {
+	fresh := false // dir is a new folder, not yet the link to a cluster
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -258,9 +260,21 @@ func relocate(dir string, acct *account) (string, error) {
 		if err := os.Remove(dir); err != nil {
 			return "", err
 		}
+		fresh = true
 	}
 	sum := sha256.Sum256([]byte(dir))
 	target := filepath.Join(relocateRoot, "pg-"+hex.EncodeToString(sum[:8]))
+	if fresh {
+		// A cluster already there belonged to a data folder of the same
+		// path that was deleted (rm -rf var): it was sealed under another
+		// master key and would not open. Set it aside, never delete it.
+		if entries, err := os.ReadDir(target); err == nil && len(entries) > 0 {
+			aside := target + ".orphaned-" + time.Now().UTC().Format("20060102T150405")
+			if err := os.Rename(target, aside); err != nil {
+				return "", fmt.Errorf("pgembed: set aside the cluster %s of a deleted data folder: %w", target, err)
+			}
+		}
+	}
 	if err := makeClusterDir(target, acct); err != nil {
 		return "", err
 	}
