@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -132,7 +133,7 @@ func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, 
 func pageAccessFromProto(resp *pluginv1.PageAccessResponse) *PageAccess {
 	return &PageAccess{
 		Exists: resp.GetPageExists(), Name: resp.GetPageName(), UserRole: PageRole(resp.GetUserRole()),
-		AppLinked: resp.GetAppLinked(), AppProducts: resp.GetAppProducts(),
+		AppLinked: resp.GetAppLinked(), AppProducts: slices.Clone(resp.GetAppProducts()),
 		Published: resp.GetPublished(), ChatSurfacing: resp.GetChatSurfacing(),
 		InboxAutomation: resp.GetInboxAutomation(), AssistantLabel: resp.GetAssistantLabel(),
 		InboxMergeLinked: resp.GetInboxMergeLinked(),

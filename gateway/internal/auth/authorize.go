@@ -80,9 +80,10 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 func (a *Authenticator) ForgetPage(pageID string) { a.facts.forgetPage(pageID) }
 
 // AuthorizeFacts is Authorize that also returns, when the rule names a Page
-// and the call passes, the facts of that Page for p which the check read
-// (nil otherwise): the gateway hands them to the plugin with the call.
-func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access *pluginv1.Access, target Target) (*identity.PageFacts, error) {
+// and the call passes, the facts of that Page for p which the check read, in
+// the form the gateway hands them to the plugin with the call (nil
+// otherwise). The message is shared with other calls: never modify it.
+func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access *pluginv1.Access, target Target) (*pluginv1.PageAccessResponse, error) {
 	if access.GetPublic() {
 		return nil, nil
 	}
@@ -162,17 +163,19 @@ func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
 
 // authorizePage checks the caller's role on the Page and the product on the
 // app's link, with one query.
-func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pluginv1.PageRole, product, pageID string) (*identity.PageFacts, error) {
+func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pluginv1.PageRole, product, pageID string) (*pluginv1.PageAccessResponse, error) {
 	key := factsKey{page: pageID, user: p.UserID, app: p.AppID}
 	now := a.now()
-	facts, ok := a.facts.get(key, now)
+	entry, ok := a.facts.get(key, now)
 	if !ok {
-		var err error
-		if facts, err = a.ids.PageFacts(ctx, pageID, p.UserID, p.AppID); err != nil {
+		f, err := a.ids.PageFacts(ctx, pageID, p.UserID, p.AppID)
+		if err != nil {
 			return nil, apierr.Internal(err)
 		}
-		a.facts.put(key, facts, now)
+		entry = factsOf(pageID, f)
+		a.facts.put(key, entry, now)
 	}
+	facts := entry.f
 	if !facts.Exists {
 		return nil, apierr.NotFound("Page " + pageID)
 	}
@@ -212,7 +215,7 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 			return nil, apierr.NotLinked(product)
 		}
 	}
-	return &facts, nil
+	return entry.wire, nil
 }
 
 // AuthorizeApp applies "who may manage an app" (CONTRACT §4): the app's own

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
 // maxCached bounds the cache's memory: past it, the cache starts afresh.
@@ -75,36 +76,47 @@ type factsCache struct {
 type factsKey struct{ page, user, app string }
 
 type cachedFacts struct {
-	f     identity.PageFacts
+	f identity.PageFacts
+	// wire is f as the gateway sends it with a call on the Page, made once
+	// per fill and shared by the calls: never modified.
+	wire  *pluginv1.PageAccessResponse
 	until time.Time
+}
+
+// factsOf is the cache entry of f, the facts of pageID.
+func factsOf(pageID string, f identity.PageFacts) cachedFacts {
+	w := f.Proto()
+	w.PageId = pageID
+	return cachedFacts{f: f, wire: w}
 }
 
 func newFactsCache(ttl time.Duration) *factsCache {
 	return &factsCache{ttl: ttl, m: make(map[factsKey]cachedFacts)}
 }
 
-func (c *factsCache) get(k factsKey, now time.Time) (identity.PageFacts, bool) {
+func (c *factsCache) get(k factsKey, now time.Time) (cachedFacts, bool) {
 	if c.ttl <= 0 {
-		return identity.PageFacts{}, false
+		return cachedFacts{}, false
 	}
 	c.mu.RLock()
 	e, ok := c.m[k]
 	c.mu.RUnlock()
 	if !ok || !now.Before(e.until) {
-		return identity.PageFacts{}, false
+		return cachedFacts{}, false
 	}
-	return e.f, true
+	return e, true
 }
 
-func (c *factsCache) put(k factsKey, f identity.PageFacts, now time.Time) {
+func (c *factsCache) put(k factsKey, e cachedFacts, now time.Time) {
 	if c.ttl <= 0 {
 		return
 	}
+	e.until = now.Add(c.ttl)
 	c.mu.Lock()
 	if len(c.m) >= maxCached {
 		c.m = make(map[factsKey]cachedFacts)
 	}
-	c.m[k] = cachedFacts{f: f, until: now.Add(c.ttl)}
+	c.m[k] = e
 	c.mu.Unlock()
 }
 

@@ -189,12 +189,7 @@ func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.
 	if err != nil {
 		return route.Grant{}, err
 	}
-	grant := route.Grant{Principal: p.Proto()}
-	if facts != nil {
-		grant.PageAccess = facts.Proto()
-		grant.PageAccess.PageId = target.PageID
-	}
-	return grant, nil
+	return route.Grant{Principal: p.Proto(), PageAccess: facts}, nil
 }
 
 // CallJSON calls procedure through the route table as caller, with the
