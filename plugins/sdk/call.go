@@ -75,6 +75,7 @@ func (c *Call) Host() *HostClient {
 // invoke runs one unary call; it is the handler of both transports, gRPC and
 // the fast lane.
 func (p *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse) {
+	p.trim.Touch()
 	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation(), page: req.GetPageAccess()}
 	m := p.methods[call.procedure]
 	if m == nil || m.unary == nil {
@@ -114,6 +115,7 @@ func startSpan(ctx context.Context, req *pluginv1.InvokeRequest) (context.Contex
 // invokeStream runs one streaming call, sending each message and, when the
 // handler fails, a last response carrying the error.
 func (p *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) (err error) {
+	p.trim.Touch()
 	call := &Call{p: p, procedure: req.GetProcedure(), principal: req.GetPrincipal(), traceID: req.GetTraceId(), delegation: req.GetDelegation(), page: req.GetPageAccess()}
 	m := p.methods[call.procedure]
 	if m == nil || m.stream == nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/memtrim"
 	"github.com/svcplatform/svc/plugins/sdk/tracing"
 )
 
@@ -34,6 +35,10 @@ type Plugin struct {
 	hostDial sync.Mutex // one dial of the host service at a time
 
 	laneSocket string // set before serving when the fast lane listens
+
+	// trim hands memory back to the OS after bursts of calls; nil outside
+	// Serve (in-process plugins and tests).
+	trim *memtrim.Trimmer
 }
 
 // New returns a plugin with no methods yet.

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/memtrim"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
@@ -30,6 +31,11 @@ func (p *Plugin) Serve() {
 		os.Exit(1)
 	}
 	finishProfiles := p.startProfiles()
+	// Start-up (migrations, descriptors) is a burst of its own; the
+	// process never returns from Serve, so the trimmer runs for its life.
+	p.trim = memtrim.New()
+	go p.trim.Run(context.Background())
+	p.trim.Trigger()
 	watchParent(p.log, func() { p.stop(); finishProfiles() })
 	lane, err := p.listenLane()
 	if err != nil {

@@ -523,9 +523,9 @@ func (r *runner) graphURL() string {
 }
 
 // startSettle is how long after a start the memory is first sampled: the
-// gateway hands start-up's transient memory back 3 s after its last route
-// table swap (gateway/internal/gateway/trim.go), which an operator's idle
-// gateway has done; sampled earlier, "idle" would be start-up's peak.
+// gateway and each plugin hand start-up's transient memory back 3 s after
+// it (internal/memtrim), which an operator's idle platform has done;
+// sampled earlier, "idle" would be start-up's peak.
 const startSettle = 5 * time.Second
 
 func (r *runner) measurePlatform(ctx context.Context) {
@@ -542,10 +542,14 @@ func (r *runner) measurePlatform(ctx context.Context) {
 			return
 		}
 		r.graphRead(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, "2 s after the load")
 		return
 	}
 	if r.o.only == "send" {
 		r.messageSend(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, "2 s after the load")
 		return
 	}
 	if r.o.only == "curves" {

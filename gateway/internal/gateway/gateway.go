@@ -50,6 +50,7 @@ import (
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/memtrim"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
@@ -114,9 +115,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	authn := auth.New(ids, auth.Options{})
 	metrics := observe.NewMetrics()
 	var plugins *host.Host
+	// The trimmer hands memory back to the OS after start-up, each reload
+	// and each burst of traffic.
+	trimmer := memtrim.New()
 	srv := server.New(server.Options{
 		Metrics:      metrics,
 		Authenticate: dispatch.Authenticate(authn),
+		Activity:     trimmer.Touch,
 		Ready: func(ctx context.Context) error {
 			if err := db.Pool.Ping(ctx); err != nil {
 				return err
@@ -244,7 +249,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		doc, _ := reference.Current()
 		return append(slices.Clone(docEntries), docsearch.APIEntries(doc)...), nil
 	}, log.With("component", "docsearch"))
-	trimmer := newMemoryTrimmer()
 	r.OnTable(func() {
 		docsIndexer.Trigger()
 		trimmer.Trigger()

@@ -39,6 +39,9 @@ type Options struct {
 	// body, so that slow bodies cannot hold connections; 0 means
 	// DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
+	// Activity, when set, is called at the start of every request (the
+	// memory trimmer counts traffic with it); it must be cheap.
+	Activity func()
 }
 
 // DefaultBodyReadTimeout is the default of Options.BodyReadTimeout: 1 MiB at
@@ -112,7 +115,12 @@ func New(opts Options) *Server {
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // ServeHTTP serves one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Activity != nil {
+		s.opts.Activity()
+	}
+	s.handler.ServeHTTP(w, r)
+}
 
 // SetServices atomically replaces the proto services served. files resolves
 // their descriptors for reflection. Requests already in flight finish on the
