@@ -84,9 +84,10 @@ type Loaded struct {
 	Generation uint64
 	// SHA256 is the hex digest of the binary the process was started from.
 	SHA256 string
-	// Manifest is what the plugin described.
+	// Manifest is what the plugin described, less its descriptor set
+	// (Manifest.Files is nil): that is resolved into Files.
 	Manifest *pluginv1.Manifest
-	// Files is Manifest.Files, resolved.
+	// Files is the plugin's descriptor set, resolved.
 	Files *protoregistry.Files
 }
 

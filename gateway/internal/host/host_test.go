@@ -48,6 +48,9 @@ func TestStartDescribesAndServesEveryPlugin(t *testing.T) {
 		if _, err := i.Files.FindFileByPath("buf/validate/validate.proto"); err != nil {
 			t.Errorf("%s: descriptor set lacks buf/validate: %v", i.Name, err)
 		}
+		if i.Manifest.GetFiles() != nil {
+			t.Errorf("%s: the manifest keeps its descriptor set once resolved into Files", i.Name)
+		}
 	}
 	if got := fmt.Sprint(b.changes.snapshots()); got != "[[alpha@1.0.0] [alpha@1.0.0 beta@2.0.0]]" {
 		t.Fatalf("OnChange snapshots = %s", got)

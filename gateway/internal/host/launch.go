@@ -207,6 +207,9 @@ func (h *Host) checkManifest(name, sum string, m *pluginv1.Manifest) (*Loaded, e
 			return nil, fmt.Errorf("plugin %q: %s is not a service", name, s)
 		}
 	}
+	// The set is not kept once resolved: its descriptor protos are a few
+	// MB across the plugins, and everything after this reads Files.
+	m.Files = nil
 	return &Loaded{Name: name, Generation: h.generations.Add(1), SHA256: sum, Manifest: m, Files: files}, nil
 }
 
