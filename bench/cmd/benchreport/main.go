@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
 	fs.StringVar(&o.profile, "profile", "", "write CPU and allocation profiles of the gateway and the book, svcchat and completions plugins into this folder (make profile)")
-	fs.StringVar(&o.only, "only", "", `"completions", "curves", "read" (the Graph read alone, for its per-stage CPU with -profile) or "send" (the Page message send alone, likewise): measure only those figures (the report is partial)`)
+	fs.StringVar(&o.only, "only", "", `"completions", "curves", "read" (the Graph read alone, for its per-stage CPU with -profile), "write" (the post write alone, likewise) or "send" (the Page message send alone, likewise): measure only those figures (the report is partial)`)
 	fs.BoolVar(&o.curves, "curves", true, "measure the curves: the Graph reads and the post write at each of -curve-conns, beside pgbench (about 3.5 minutes)")
 	conns := fs.String("curve-conns", "1,8,32,64,128", "connections of the curves' points, ascending")
 	fs.DurationVar(&o.curveDur, "curve-d", 3*time.Second, "measured duration of each curve point (ours and pgbench each)")
@@ -132,8 +133,8 @@ func run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.only != "" && o.only != "completions" && o.only != "curves" && o.only != "read" && o.only != "send" {
-		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\", \"read\" and \"send\"", o.only)
+	if o.only != "" && !slices.Contains([]string{"completions", "curves", "read", "write", "send"}, o.only) {
+		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\", \"read\", \"write\" and \"send\"", o.only)
 	}
 	if o.only != "" {
 		o.skipStart, o.skipCheck = true, true
@@ -542,6 +543,12 @@ func (r *runner) measurePlatform(ctx context.Context) {
 			return
 		}
 		r.graphRead(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, "2 s after the load")
+		return
+	}
+	if r.o.only == "write" {
+		r.graphWrite(ctx)
 		time.Sleep(2 * time.Second)
 		r.memory(ctx, "2 s after the load")
 		return
