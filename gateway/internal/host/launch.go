@@ -235,7 +235,7 @@ func (h *Host) checkPin(name, sum string) (*goplugin.SecureConfig, error) {
 // configuration or secrets (SVC_MASTER_KEY, SVC_ADMIN_TOKEN, its database
 // URL, upstream API keys).
 var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG",
-	"GODEBUG", "GOTRACEBACK", "GOMAXPROCS", "GOMEMLIMIT", "GOCOVERDIR"}
+	"GODEBUG", "GOTRACEBACK", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GOCOVERDIR"}
 
 // pluginEnv is the environment of plugin name's process: the inherited
 // variables (inheritedEnv, LC_*), the variables named for the plugin
