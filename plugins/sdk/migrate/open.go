@@ -15,6 +15,10 @@ import (
 // the database URL.
 const EnvDatabaseURL = "SVC_DATABASE_URL"
 
+// statementCacheCapacity is how many prepared statements a plugin's
+// connection keeps: more than any plugin runs.
+const statementCacheCapacity = 128
+
 // Open connects a plugin to the database the gateway gave it (in
 // SVC_DATABASE_URL), with at most maxConns connections, and applies the
 // owner's migrations: what every plugin with a schema does first.
@@ -28,6 +32,11 @@ func Open(ctx context.Context, owner string, files fs.FS, maxConns int32) (*pgxp
 		return nil, fmt.Errorf("parse %s: %w", EnvDatabaseURL, err)
 	}
 	cfg.MaxConns = maxConns
+	// pgx sizes two caches per connection at 512 statements up front; a
+	// plugin runs a few dozen (svcchat, the most, 46), and the description
+	// cache serves an exec mode no plugin uses.
+	cfg.ConnConfig.StatementCacheCapacity = statementCacheCapacity
+	cfg.ConnConfig.DescriptionCacheCapacity = 0
 	if tracing.Enabled() {
 		cfg.ConnConfig.Tracer = tracing.PgxTracer{}
 	}
