@@ -21,7 +21,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
-func echoPlugin(t *testing.T) *Plugin {
+func echoPlugin(t testing.TB) *Plugin {
 	t.Helper()
 	p := New(Info{Name: "echo", Version: "1"})
 	Handle(p, testMethod("Echo"), func(ctx context.Context, call *Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
@@ -36,12 +36,12 @@ func echoPlugin(t *testing.T) *Plugin {
 	return p
 }
 
-func serveLane(t *testing.T, p *Plugin, allow func(int) bool) string {
+func serveLane(t testing.TB, p *Plugin, allow func(int) bool) string {
 	t.Helper()
 	return serveLaneWith(t, &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Allow: allow, Logger: p.log})
 }
 
-func serveLaneWith(t *testing.T, srv *protocol.LaneServer) string {
+func serveLaneWith(t testing.TB, srv *protocol.LaneServer) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "lane")
 	if err != nil {
