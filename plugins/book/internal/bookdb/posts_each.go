@@ -49,26 +49,36 @@ func (q *Queries) EachPostBefore(ctx context.Context, arg ListPostsBeforeParams,
 }
 
 // eachPost reads rows of book.posts' columns in table order (the lists'
-// SELECT *). pgx decodes the id and the time, whose bytes depend on the
-// result format; text is the same bytes in either format and is handed
-// over as pgx received it.
+// SELECT *). Text is the same bytes in either result format and is handed
+// over as pgx received it; the id and the time are decoded with the plans
+// pgx makes for them, once per query. (rows.Scan would also plan, and
+// allocate, for every column it is told to skip.)
 func eachPost(rows pgx.Rows, err error, row func(*PostRow) error) error {
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var r PostRow
-	dest := []any{&r.ID, nil, nil, nil, nil, nil, &r.CreatedAt}
+	var scanID, scanCreatedAt pgtype.ScanPlan
 	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return err
-		}
 		raw := rows.RawValues()
+		fields := rows.FieldDescriptions()
+		if scanID == nil {
+			types := rows.Conn().TypeMap()
+			scanID = types.PlanScan(fields[0].DataTypeOID, fields[0].Format, &r.ID)
+			scanCreatedAt = types.PlanScan(fields[6].DataTypeOID, fields[6].Format, &r.CreatedAt)
+		}
+		if err := scanID.Scan(raw[0], &r.ID); err != nil {
+			return fmt.Errorf("book.posts.%s: %w", fields[0].Name, err)
+		}
+		if err := scanCreatedAt.Scan(raw[6], &r.CreatedAt); err != nil {
+			return fmt.Errorf("book.posts.%s: %w", fields[6].Name, err)
+		}
 		for i, text := range [...]*[]byte{&r.PageID, &r.AuthorUserID, &r.AppID, &r.Content, &r.Audience} {
 			col := 1 + i // the text columns follow the id
 			if raw[col] == nil {
 				// The columns are NOT NULL; sqlc's scan into a string would fail too.
-				return fmt.Errorf("book.posts.%s is NULL", rows.FieldDescriptions()[col].Name)
+				return fmt.Errorf("book.posts.%s is NULL", fields[col].Name)
 			}
 			*text = raw[col]
 		}
