@@ -90,8 +90,8 @@ type postList struct {
 	text strings.Builder
 }
 
-// listedPost is one row read: its id, and where its strings end in the
-// list's text, each starting where the one before ends.
+// listedPost is one row read: its id, and where its strings lie in the
+// list's text, from start, each ending where the next begins.
 type listedPost struct {
 	id                                                  int64
 	start, idEnd, pageEnd, contentEnd, audienceEnd, end int32
@@ -104,6 +104,8 @@ func (l *postList) start(n int32) {
 	l.text.Grow(int(n) * 128) // ids, Page ids and times take about 60 bytes a post; short posts fit
 }
 
+// add keeps one row; it is the row callback of bookdb's list readers, whose
+// bytes it copies into the text.
 func (l *postList) add(r *bookdb.PostRow) error {
 	var scratch [64]byte
 	p := listedPost{id: r.ID, start: l.end()}
