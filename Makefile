@@ -176,9 +176,9 @@ profile: postgres build
 	$(GO) run ./bench/cmd/benchreport -skip-startup -skip-loadgen-check -only read -profile .tmp/profile -o .tmp/profile/RESULTS.md -work .tmp/profile-work $(BENCH_FLAGS)
 	@for f in .tmp/profile/*.cpu.pprof; do echo "== $$f (go tool pprof -top $$f)"; $(GO) tool pprof -top -nodecount=25 $$f 2>/dev/null | sed -n 1,32p; done
 
-## bench-go: Go benchmarks (plugin hop, webhook delivery, token exchange)
+## bench-go: Go benchmarks (plugin hop, fast-lane call, book's list read, webhook delivery, token exchange)
 bench-go: build
-	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./bench/
+	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./plugins/sdk/ ./plugins/book/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./bench/
 
 clean:
 	rm -rf bin .tmp .deps

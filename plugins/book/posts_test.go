@@ -2,9 +2,11 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
@@ -124,6 +126,35 @@ func TestPostsPageNewestFirstAndTheCursorsLeadBothWays(t *testing.T) {
 	last := b.list(t, 2, second.GetPaging().GetAfter(), "")
 	if got := contents(last); len(got) != 1 || got[0] != "post 1" || last.GetPaging().GetHasNext() {
 		t.Fatalf("last page %v %v", got, last.GetPaging())
+	}
+}
+
+func TestAListedPostIsThePostItsIdReadsOnEveryKindOfPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i, content := range []string{"☕ café 咖啡 🚀", " ", strings.Repeat("long ", 3000), "short"} {
+		audience := []string{"everyone", "followers", "only_me", ""}[i]
+		if _, err := plugintest.CallT[*bookv1.CreatePostResponse](t, b.tp, bookv1.BookService_CreatePost_FullMethodName, admin,
+			&bookv1.CreatePostRequest{PageId: page, Content: content, Audience: audience}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := b.list(t, 2, "", "")
+	second := b.list(t, 2, first.GetPaging().GetAfter(), "")
+	back := b.list(t, 3, "", second.GetPaging().GetBefore())
+	for _, res := range []*bookv1.ListPostsResponse{first, second, back} {
+		if len(res.GetData()) != 2 {
+			t.Fatalf("a page of %d posts, want 2: %v", len(res.GetData()), res)
+		}
+		for _, listed := range res.GetData() {
+			read, err := plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, admin, &bookv1.GetPostRequest{PostId: listed.GetId()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(listed, read) {
+				t.Errorf("listed %v, read by its id %v", listed, read)
+			}
+		}
 	}
 }
 

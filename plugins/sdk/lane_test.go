@@ -21,7 +21,7 @@ import (
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
-func echoPlugin(t *testing.T) *Plugin {
+func echoPlugin(t testing.TB) *Plugin {
 	t.Helper()
 	p := New(Info{Name: "echo", Version: "1"})
 	Handle(p, testMethod("Echo"), func(ctx context.Context, call *Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
@@ -36,12 +36,12 @@ func echoPlugin(t *testing.T) *Plugin {
 	return p
 }
 
-func serveLane(t *testing.T, p *Plugin, allow func(int) bool) string {
+func serveLane(t testing.TB, p *Plugin, allow func(int) bool) string {
 	t.Helper()
-	return serveLaneWith(t, &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Allow: allow, Logger: p.log})
+	return serveLaneWith(t, p.laneServer(allow))
 }
 
-func serveLaneWith(t *testing.T, srv *protocol.LaneServer) string {
+func serveLaneWith(t testing.TB, srv *protocol.LaneServer) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "lane")
 	if err != nil {
@@ -349,5 +349,82 @@ func TestALaneCarriesAtMost128StreamsAtOnceAndStillAnswersCalls(t *testing.T) {
 	wg.Wait()
 	if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: 2}, func(int32) error { return nil }); err != nil {
 		t.Fatalf("a stream once the others ended: %v", err)
+	}
+}
+
+func TestAnswersOnTheFastLaneStayIntactWhileTheirBuffersAreReused(t *testing.T) {
+	t.Parallel()
+	// Answers of every size (empty, small, over what the free list keeps),
+	// slow calls that get a watcher, and streams, at once on few
+	// connections: an answer buffer reused before its answer was written
+	// would show as another call's bytes. Each released answer is
+	// overwritten first, so one released before it was written shows too.
+	p := New(Info{Name: "echo", Version: "1"})
+	Handle(p, testMethod("Echo"), func(ctx context.Context, call *Call, req *testpluginv1.EchoRequest) (*testpluginv1.EchoResponse, error) {
+		if req.GetId() == "slow" {
+			time.Sleep(25 * time.Millisecond)
+		}
+		return &testpluginv1.EchoResponse{Id: req.GetId(), Text: req.GetText()}, nil
+	})
+	HandleStream(p, testMethod("Count"), func(ctx context.Context, _ *Call, req *testpluginv1.CountRequest, send func(*testpluginv1.CountResponse) error) error {
+		for i := range req.GetN() {
+			if err := send(&testpluginv1.CountResponse{I: i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := p.freeze(); err != nil {
+		t.Fatal(err)
+	}
+	srv := p.laneServer(allowGateway)
+	srv.Release = func(resp *pluginv1.InvokeResponse) {
+		for i := range resp.GetResponse() {
+			resp.Response[i] = 0xff
+		}
+		releaseAnswer(resp)
+	}
+	lane, err := protocol.DialLane(context.Background(), serveLaneWith(t, srv), 3, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lane.Close()
+	sizes := []int{0, 1, 300, 5000, maxKeptAnswer + 1000}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				if g == 7 { // streams
+					var got []int32
+					if err := countOn(context.Background(), lane, &testpluginv1.CountRequest{N: int32(i % 7)}, func(n int32) error { got = append(got, n); return nil }); err != nil || len(got) != i%7 {
+						errs <- fmt.Errorf("stream of %d gave %v (%v)", i%7, got, err)
+						return
+					}
+					continue
+				}
+				id := fmt.Sprintf("g%d-%d", g, i)
+				if i%9 == 0 {
+					id = "slow"
+				}
+				text := string(bytes.Repeat([]byte{byte('a' + g)}, sizes[(g+i)%len(sizes)]))
+				in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: id, Text: text})
+				resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/Echo", Request: in})
+				if err != nil {
+					errs <- err
+					return
+				}
+				var out testpluginv1.EchoResponse
+				if err := proto.Unmarshal(resp.GetResponse(), &out); err != nil || out.GetId() != id || out.GetText() != text {
+					errs <- fmt.Errorf("call %s of %d bytes answered %q and %d bytes (%v)", id, len(text), out.GetId(), len(out.GetText()), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -44,7 +44,7 @@ func Handle[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor,
 		if err != nil {
 			return nil, err
 		}
-		out, err := proto.Marshal(res)
+		out, err := encodeAnswer(res)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", md.Output().FullName(), err)
 		}
@@ -64,7 +64,7 @@ func HandleStream[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescr
 			return Invalid("", "The request could not be decoded: %v.", err)
 		}
 		return fn(ctx, call, req, func(res Res) error {
-			out, err := proto.Marshal(res)
+			out, err := encodeAnswer(res)
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", md.Output().FullName(), err)
 			}

@@ -107,7 +107,8 @@ func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 // EncodeCursor makes an opaque cursor of a row key: base64url of its
 // decimal form.
 func EncodeCursor(key int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(FormatID(key)))
+	var digits [20]byte
+	return base64.RawURLEncoding.EncodeToString(AppendID(digits[:0], key))
 }
 
 // DecodeCursor reads a cursor made by EncodeCursor; anything else (a key

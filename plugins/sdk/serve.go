@@ -88,7 +88,7 @@ func (p *Plugin) listenLane() (net.Listener, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("restrict %s: %w", path, err)
 	}
-	srv := &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Allow: allowGateway, Logger: p.log}
+	srv := p.laneServer(allowGateway)
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			p.log.Error("fast lane stopped", "error", err)
@@ -96,6 +96,12 @@ func (p *Plugin) listenLane() (net.Listener, error) {
 	}()
 	p.laneSocket = path
 	return ln, nil
+}
+
+// laneServer is the plugin's side of the fast lane, admitting the
+// processes allow admits.
+func (p *Plugin) laneServer(allow func(pid int) bool) *protocol.LaneServer {
+	return &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log}
 }
 
 // allowGateway admits fast-lane connections from the process that started

@@ -17,7 +17,9 @@ import (
 )
 
 // Handler runs one call. It never fails: a failed call is an
-// InvokeResponse carrying an Error.
+// InvokeResponse carrying an Error. req is the lane's: it is reused for the
+// connection's next call, so a handler keeps none of it past the call
+// (what proto.Unmarshal made, its strings and sub-messages, it may keep).
 type Handler func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse
 
 // StreamHandler runs one server-streaming call, handing each answer to
@@ -45,6 +47,10 @@ type LaneServer struct {
 	Allow func(pid int) bool
 	// Logger reports refused connections; nil: slog.Default().
 	Logger *slog.Logger
+	// Release, when not nil, is handed each answer once it has been
+	// written (or failed to be): the lane keeps no reference to it or to
+	// the bytes it carries, so they may be reused. Called once per answer.
+	Release func(*pluginv1.InvokeResponse)
 }
 
 // Serve accepts connections on ln until ln is closed.
@@ -85,13 +91,15 @@ func (s *LaneServer) serveConn(c net.Conn) {
 		s.logger().Error("fast lane: connection unusable", "error", err)
 		return
 	}
-	sc := &servedConn{s: s, rw: rw, r: bufio.NewReaderSize(rw, 4<<10)}
+	sc := &servedConn{s: s, rw: rw, r: bufio.NewReaderSize(rw, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
+	sc.timer = time.AfterFunc(time.Hour, sc.startWatch)
+	sc.timer.Stop()
 	sc.serve(nil, false)
 }
 
 // watchAfter is how long a call runs before its connection is watched for
 // the gateway leaving (see servedConn.run). Most calls end sooner and pay
-// for a timer only.
+// for setting and stopping a timer only.
 const watchAfter = 20 * time.Millisecond
 
 // servedConn is one fast-lane connection of the plugin. One goroutine at a
@@ -100,8 +108,20 @@ type servedConn struct {
 	s  *LaneServer
 	rw *os.File
 	r  *bufio.Reader
-	// scratch holds the frame being read; out the answer being written.
+	// scratch holds the frame being read; out the answer being written;
+	// req the call being run.
 	scratch, out []byte
+	req          *pluginv1.InvokeRequest
+
+	// The watch of the call being run (see run), made once per connection
+	// so that a call allocates none of it. state is the call's watch state;
+	// cancel ends its context; timer starts a watcher after watchAfter;
+	// handover passes the connection from the call's goroutine to its
+	// watcher once the answer is written.
+	state    atomic.Int32
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	handover chan struct{}
 }
 
 // serve runs calls until the connection fails or is handed to a watcher.
@@ -117,7 +137,7 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 				return
 			}
 		}
-		req := new(pluginv1.InvokeRequest)
+		req := sc.req
 		if err := proto.Unmarshal(body, req); err != nil {
 			sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
 			_ = sc.rw.Close()
@@ -158,17 +178,16 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	// until the watcher sees the gateway leave.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var state atomic.Int32
-	ended := make(chan struct{})
-	timer := time.AfterFunc(watchAfter, func() {
-		if state.CompareAndSwap(callRunning, callWatching) {
-			go sc.watch(cancel, ended)
-		}
-	})
+	// The watcher reads cancel once it has seen state running: the store
+	// of state orders the two.
+	sc.cancel = cancel
+	sc.state.Store(callRunning)
+	sc.timer.Reset(watchAfter)
 	id := req.GetCallId()
 	failed := false
 	if stream {
 		err := sc.s.Stream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
+			defer sc.release(resp)
 			return sc.write(id, resp, true)
 		})
 		failed = errors.Is(err, errLaneWrite)
@@ -179,19 +198,36 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	} else {
 		last = sc.s.Handler(ctx, req)
 	}
-	timer.Stop()
-	owned = state.CompareAndSwap(callRunning, callEnded)
+	sc.timer.Stop()
+	owned = sc.state.CompareAndSwap(callRunning, callEnded)
 	if !failed {
 		failed = sc.write(id, last, false) != nil
 	}
+	sc.release(last)
 	if owned {
 		if failed {
 			_ = sc.rw.Close()
 		}
 		return !failed
 	}
-	close(ended) // the watcher serves the connection from now on
+	sc.handover <- struct{}{} // the watcher serves the connection from now on
 	return false
+}
+
+// startWatch starts a watcher for the call being run, unless it has ended
+// or has one. The timer of an earlier call may fire late, during the next
+// call: that call is then watched early, which is harmless.
+func (sc *servedConn) startWatch() {
+	if sc.state.CompareAndSwap(callRunning, callWatching) {
+		go sc.watch(sc.cancel)
+	}
+}
+
+// release hands an answer back to the server's Release once written.
+func (sc *servedConn) release(resp *pluginv1.InvokeResponse) {
+	if sc.s.Release != nil {
+		sc.s.Release(resp)
+	}
 }
 
 // errLaneWrite marks a failed write of an answer: the gateway is gone.
@@ -222,16 +258,16 @@ func (sc *servedConn) write(id uint64, resp *pluginv1.InvokeResponse, more bool)
 // the gateway leaving: the call is cancelled, and the connection closed
 // once the call has ended. A frame is the gateway's next call, sent after
 // the answer: it is served here once the call's goroutine let go.
-func (sc *servedConn) watch(cancel context.CancelFunc, ended <-chan struct{}) {
+func (sc *servedConn) watch(cancel context.CancelFunc) {
 	var scratch []byte
 	body, stream, err := readFrame(sc.r, &scratch)
 	if err != nil {
 		cancel()
-		<-ended
+		<-sc.handover
 		_ = sc.rw.Close()
 		return
 	}
-	<-ended
+	<-sc.handover
 	sc.scratch = scratch
 	sc.serve(body, stream)
 }
