@@ -566,6 +566,8 @@ func (r *runner) measurePlatform(ctx context.Context) {
 			return
 		}
 		r.measureCurves(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, fmt.Sprintf("2 s after the curves (up to %d connections)", r.o.curveConns[len(r.o.curveConns)-1]))
 		return
 	}
 	time.Sleep(startSettle)
