@@ -10,7 +10,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -44,10 +46,36 @@ type Options struct {
 // Handler serves the Graph endpoint.
 type Handler struct {
 	opts Options
+	// linkPrefix is the start of every paging URL, PublicURL + Path + "?",
+	// escaped for a JSON string.
+	linkPrefix []byte
 }
 
 // New returns the Graph handler.
-func New(opts Options) *Handler { return &Handler{opts: opts} }
+func New(opts Options) *Handler {
+	prefix := appendJSONString(nil, strings.TrimRight(opts.PublicURL, "/")+Path+"?")
+	return &Handler{opts: opts, linkPrefix: prefix[1 : len(prefix)-1]}
+}
+
+// answerBuffers hold the documents of GET answers. A document lives until
+// ServeHTTP has written it (net/http copies the bytes into its own
+// buffer), so each read reuses a buffer instead of allocating its answer's
+// size; a buffer grown past maxPooledAnswer by a large answer is dropped.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledAnswer = 64 << 10
+
+// releaseAnswer returns buf to the pool once body, the answer rendered in
+// it, is written.
+func releaseAnswer(buf *[]byte, body []byte) {
+	if cap(body) > maxPooledAnswer {
+		return
+	}
+	if body != nil {
+		*buf = body[:0]
+	}
+	answerBuffers.Put(buf)
+}
 
 // ServeHTTP serves GET, POST and DELETE on the Graph endpoint.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +86,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	)
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
-		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil)
+		buf := answerBuffers.Get().(*[]byte)
+		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, *buf)
+		defer releaseAnswer(buf, body)
 	case http.MethodPost:
 		status, body, err = h.servePost(w, r)
 	default:
@@ -66,7 +96,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.opts.Limiter != nil {
 		if app, _ := h.caller(r.Context()); app != "" {
-			w.Header().Set("X-App-Usage", fmt.Sprintf(`{"call_count":%d}`, h.opts.Limiter.Usage(app)))
+			w.Header()["X-App-Usage"] = appUsage(h.opts.Limiter.Usage(app))
 		}
 	}
 	if err != nil {
@@ -113,7 +143,7 @@ func (h *Handler) post(ctx context.Context, q url.Values, raw []byte) (int, []by
 		}
 		return h.batch(ctx, b)
 	}
-	return h.do(ctx, http.MethodPost, q, body)
+	return h.do(ctx, http.MethodPost, q, body, nil)
 }
 
 func (h *Handler) caller(ctx context.Context) (string, string) {
@@ -123,8 +153,9 @@ func (h *Handler) caller(ctx context.Context) (string, string) {
 	return h.opts.Caller(ctx)
 }
 
-// do runs one Graph call. body is nil for GET and DELETE.
-func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage) (int, []byte, error) {
+// do runs one Graph call. body is nil for GET and DELETE. The answer is
+// rendered into dst's spare capacity when dst is not nil.
+func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage, dst []byte) (int, []byte, error) {
 	node := q.Get("node")
 	if node == "" && body != nil {
 		if raw, ok := body["node"]; ok {
@@ -148,8 +179,11 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 		return 0, nil, err
 	}
 	if fields == nil && bound.answer != nil {
-		doc, err := bound.answer.render(make([]byte, 0, 2*len(raw)+256), raw, func(dst []byte, p listPage) []byte {
-			return h.appendPaging(dst, node, q, p)
+		if dst == nil {
+			dst = make([]byte, 0, 2*len(raw)+256)
+		}
+		doc, err := bound.answer.render(dst[:0], raw, func(b []byte, p listPage) []byte {
+			return h.appendPaging(b, node, q, p)
 		})
 		if err == nil {
 			return http.StatusOK, doc, nil
@@ -305,7 +339,7 @@ func pageOf(out protoreflect.Message) listPage {
 	get := func(name string) protoreflect.Value {
 		return p.Get(p.Descriptor().Fields().ByName(protoreflect.Name(name)))
 	}
-	return listPage{before: get("before").String(), after: get("after").String(),
+	return listPage{before: []byte(get("before").String()), after: []byte(get("after").String()),
 		hasNext: get("has_next").Bool(), hasPrevious: get("has_previous").Bool()}
 }
 
@@ -317,26 +351,92 @@ func (h *Handler) appendPaging(b []byte, node string, q url.Values, p listPage) 
 	b = append(b, `,"before":`...)
 	b = appendJSONString(b, p.before)
 	b = append(b, '}')
-	link := func(set, drop, cursor string) string {
-		v := make(url.Values, len(q)+1)
-		for k, vs := range q {
-			v[k] = vs
-		}
-		v.Set("node", node)
-		v.Del(drop)
-		v.Set(set, cursor)
-		return strings.TrimRight(h.opts.PublicURL, "/") + Path + "?" + v.Encode()
+	if p.hasNext && len(p.after) > 0 {
+		b = append(b, `,"next":"`...)
+		b = append(b, h.linkPrefix...)
+		b = append(appendPagingQuery(b, q, node, "after", "before", p.after), '"')
 	}
-	if p.hasNext && p.after != "" {
-		b = append(b, `,"next":`...)
-		b = appendJSONString(b, link("after", "before", p.after))
-	}
-	if p.hasPrevious && p.before != "" {
-		b = append(b, `,"previous":`...)
-		b = appendJSONString(b, link("before", "after", p.before))
+	if p.hasPrevious && len(p.before) > 0 {
+		b = append(b, `,"previous":"`...)
+		b = append(b, h.linkPrefix...)
+		b = append(appendPagingQuery(b, q, node, "before", "after", p.before), '"')
 	}
 	return append(b, '}')
 }
+
+// appendPagingQuery writes the query of a paging URL as url.Values.Encode
+// writes it (keys sorted, each escaped as url.QueryEscape does): q with
+// node set to node, drop removed and set set to cursor. What it writes
+// needs no JSON escaping.
+func appendPagingQuery(b []byte, q url.Values, node, set, drop string, cursor []byte) []byte {
+	var keysBuf [8]string
+	keys := append(keysBuf[:0], "node", set)
+	for k := range q {
+		if k != "node" && k != set && k != drop {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	first := true
+	param := func(k string) {
+		if !first {
+			b = append(b, '&')
+		}
+		first = false
+		b = appendQueryEscape(b, k)
+		b = append(b, '=')
+	}
+	for _, k := range keys {
+		switch k {
+		case "node":
+			param(k)
+			b = appendQueryEscape(b, node)
+		case set:
+			param(k)
+			b = appendQueryEscape(b, cursor)
+		default:
+			for _, v := range q[k] {
+				param(k)
+				b = appendQueryEscape(b, v)
+			}
+		}
+	}
+	return b
+}
+
+// appendQueryEscape writes s escaped as url.QueryEscape does: letters,
+// digits and -_.~ as they are, a space as +, every other byte as %XX.
+func appendQueryEscape[T string | []byte](b []byte, s T) []byte {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+			b = append(b, c)
+		case c == ' ':
+			b = append(b, '+')
+		default:
+			b = append(b, '%', hex[c>>4], hex[c&0xf])
+		}
+	}
+	return b
+}
+
+// appUsage is the X-App-Usage header for a usage in percent; the values
+// of 0 to 100 % are made once and shared (net/http only reads them).
+func appUsage(percent int) []string {
+	if percent >= 0 && percent < len(appUsages) {
+		return appUsages[percent]
+	}
+	return []string{fmt.Sprintf(`{"call_count":%d}`, percent)}
+}
+
+var appUsages = func() [][]string {
+	out := make([][]string, 101)
+	for i := range out {
+		out[i] = []string{fmt.Sprintf(`{"call_count":%d}`, i)}
+	}
+	return out
+}()
 
 // selectFields keeps the selected fields of obj and expands edges. With no
 // selection obj is returned as is.
