@@ -254,8 +254,7 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 	}
 	principal := grant.Principal
 	if raw == nil {
-		opts := proto.MarshalOptions{Deterministic: true}
-		if raw, err = opts.Marshal(req); err != nil {
+		if raw, err = marshalRequest(req); err != nil {
 			return nil, apierr.Internal(err)
 		}
 	}
