@@ -38,7 +38,7 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 	}
 	defer g.release()
 	setDeadline(ctx, req)
-	defer h.delegated.open(plugin, req)()
+	defer h.delegated.close(h.delegated.open(plugin, req))
 	var span trace.Span
 	if tracing.Enabled() {
 		ctx, span = startCallSpan(ctx, plugin, req)
@@ -87,7 +87,7 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 	}
 	defer g.release()
 	setDeadline(ctx, req)
-	defer h.delegated.open(plugin, req)()
+	defer h.delegated.close(h.delegated.open(plugin, req))
 	if tracing.Enabled() {
 		var span trace.Span
 		ctx, span = startCallSpan(ctx, plugin, req)

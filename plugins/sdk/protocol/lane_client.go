@@ -247,7 +247,9 @@ func (c *LaneClient) dial(ctx context.Context) (*laneConn, error) {
 			return nil, fmt.Errorf("fast lane: %s is served by process %d, not the plugin (%d): %v", c.path, pid, c.peerPID, err)
 		}
 	}
-	return &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10)}, nil
+	lc := &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10)}
+	lc.abort = func() { _ = lc.conn.Close() }
+	return lc, nil
 }
 
 // laneConn is one connection, used by one call at a time.
@@ -257,6 +259,9 @@ type laneConn struct {
 	wbuf   []byte
 	rbuf   []byte
 	lastID uint64
+	// abort closes the connection, interrupting a call whose context
+	// ended; made once, not per call.
+	abort func()
 }
 
 // call writes req and reads its answer. After an error, or when ctx ended
@@ -265,7 +270,7 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 	if ctx.Done() != nil {
 		// Cancellation interrupts the blocked read by closing the
 		// connection; the plugin's answer, if any, is dropped with it.
-		stop := context.AfterFunc(ctx, func() { _ = lc.conn.Close() })
+		stop := context.AfterFunc(ctx, lc.abort)
 		defer func() {
 			if !stop() {
 				reusable = false // closed, or being closed
@@ -320,7 +325,7 @@ func (lc *laneConn) read(ctx context.Context, id uint64) (*pluginv1.InvokeRespon
 // plugin sees as the gateway leaving.
 func (lc *laneConn) stream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) (reusable bool, err error) {
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { _ = lc.conn.Close() })
+		stop := context.AfterFunc(ctx, lc.abort)
 		defer func() {
 			if !stop() {
 				reusable = false
