@@ -236,7 +236,7 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 	if err := applyLimit(in); err != nil {
 		return nil, binding{}, err
 	}
-	page := vars["page_id"]
+	page, _ := vars.Get("page_id")
 	if h.opts.Limiter != nil {
 		app, user := h.caller(ctx)
 		if err := h.opts.Limiter.Allow(ctx, app, user, page); err != nil {

@@ -52,7 +52,7 @@ func (r *Router) Table() *route.Table { return r.table }
 // match finds the binding for verb and node segments. found reports whether
 // the node exists for some other verb (so the error can say "unsupported
 // method" rather than "unknown node").
-func (r *Router) match(verb string, segs []string) (b binding, vars map[string]string, ok, existsOtherwise bool) {
+func (r *Router) match(verb string, segs []string) (b binding, vars manifestcheck.NodeVars, ok, existsOtherwise bool) {
 	for _, cand := range r.byVerb[verb] {
 		if v, hit := cand.pattern.Match(segs); hit {
 			return cand, v, true, false
@@ -64,9 +64,9 @@ func (r *Router) match(verb string, segs []string) (b binding, vars map[string]s
 		}
 		for _, cand := range bs {
 			if _, hit := cand.pattern.Match(segs); hit {
-				return binding{}, nil, false, true
+				return binding{}, manifestcheck.NodeVars{}, false, true
 			}
 		}
 	}
-	return binding{}, nil, false, false
+	return binding{}, manifestcheck.NodeVars{}, false, false
 }
