@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
@@ -128,4 +130,27 @@ func FuzzBindQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestARecycledRequestCarriesNothingOfThePreviousCall(t *testing.T) {
+	t.Parallel()
+	p := &requestPool{typ: dynamicpb.NewMessageType(listPosts)}
+	msg := p.get()
+	if err := bindQuery(msg, url.Values{"after": {"abc"}, "limit": {"5"}}, manifestcheck.NodeVars{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bindPath(msg, pageVars(t, "7")); err != nil {
+		t.Fatal(err)
+	}
+	msg.SetUnknown([]byte{0x98, 0x06, 0x01}) // field 99, varint 1
+	p.put(msg)
+	again := p.get()
+	if err := bindQuery(again, url.Values{"before": {"xyz"}}, manifestcheck.NodeVars{}); err != nil {
+		t.Fatal(err)
+	}
+	want := dynamicpb.NewMessage(listPosts)
+	want.Set(listPosts.Fields().ByName("before"), protoreflect.ValueOfString("xyz"))
+	if !proto.Equal(again.Interface(), want) {
+		t.Fatalf("the second call's request is %v, want %v", again, want)
+	}
 }

@@ -220,7 +220,8 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 		return nil, binding{}, apierr.UnknownNode(node)
 	}
 	m := b.method
-	in := m.Input.New()
+	in := b.requests.get()
+	defer b.requests.put(in)
 	if err := bindPath(in, vars); err != nil {
 		return nil, binding{}, err
 	}
