@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -266,17 +268,16 @@ type laneConn struct {
 
 // call writes req and reads its answer. After an error, or when ctx ended
 // during the call, the connection is in an unknown state and not reusable.
+//
+// Cancellation interrupts a blocked write or read by closing the
+// connection (the plugin's answer, if any, is dropped with it). Watching
+// ctx costs a few allocations per call (context.AfterFunc, the request
+// context's Done channel and its children map), so, as the plugin does
+// (watchAfter), a call is watched only once it has waited watchAfter for
+// its answer, or ctx's deadline if sooner; most calls are answered well
+// before. A request too large to be sure the write does not block is
+// watched from the start.
 func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
-	if ctx.Done() != nil {
-		// Cancellation interrupts the blocked read by closing the
-		// connection; the plugin's answer, if any, is dropped with it.
-		stop := context.AfterFunc(ctx, lc.abort)
-		defer func() {
-			if !stop() {
-				reusable = false // closed, or being closed
-			}
-		}()
-	}
 	lc.lastID++
 	id := lc.lastID
 	b, err := appendFrame(lc.wbuf[:0], req, id)
@@ -286,8 +287,31 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 	if cap(b) <= 64<<10 {
 		lc.wbuf = b
 	}
+	var stop func() bool
+	if len(b) > maxUnwatchedWrite {
+		stop = lc.watch(ctx)
+	}
 	if _, err := lc.conn.Write(b); err != nil {
+		if stop != nil {
+			stop()
+		}
 		return nil, false, lc.fail(ctx, "write", err)
+	}
+	if stop == nil {
+		answered, err := lc.answerWithin(ctx, watchAfter)
+		if err != nil {
+			return nil, false, lc.fail(ctx, "read", err)
+		}
+		if !answered {
+			stop = lc.watch(ctx)
+		}
+	}
+	if stop != nil {
+		defer func() {
+			if !stop() {
+				reusable = false // closed, or being closed
+			}
+		}()
 	}
 	resp, more, err := lc.read(ctx, id)
 	if err != nil {
@@ -297,6 +321,48 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 		return nil, false, errors.New("fast lane: a stream's answer to a unary call")
 	}
 	return resp, true, nil
+}
+
+// maxUnwatchedWrite bounds a request written before its call is watched:
+// a connection carries one call at a time and the plugin has read the
+// previous one whole, so a frame this size fits in the socket's buffer
+// and the write does not block.
+const maxUnwatchedWrite = 32 << 10
+
+// watch closes the connection when ctx ends; stop as context.AfterFunc's.
+// nil when ctx never ends.
+func (lc *laneConn) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		return nil
+	}
+	return context.AfterFunc(ctx, lc.abort)
+}
+
+// answerWithin waits up to d, or until ctx's deadline if sooner, for the
+// first byte of the answer, and reports whether it came. It consumes
+// nothing.
+func (lc *laneConn) answerWithin(ctx context.Context, d time.Duration) (bool, error) {
+	if lc.r.Buffered() > 0 {
+		return true, nil
+	}
+	until := time.Now().Add(d)
+	if deadline, ok := ctx.Deadline(); ok && deadline.Before(until) {
+		until = deadline
+	}
+	if err := lc.conn.SetReadDeadline(until); err != nil {
+		return false, err
+	}
+	_, err := lc.r.Peek(1)
+	if clearErr := lc.conn.SetReadDeadline(time.Time{}); clearErr != nil && err == nil {
+		err = clearErr
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return false, nil
+	}
+	return false, err
 }
 
 // read reads one answer of call id, and whether more answers follow.
