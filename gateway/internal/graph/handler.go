@@ -57,24 +57,39 @@ func New(opts Options) *Handler {
 	return &Handler{opts: opts, linkPrefix: prefix[1 : len(prefix)-1]}
 }
 
-// answerBuffers hold the documents of GET answers. A document lives until
-// ServeHTTP has written it (net/http copies the bytes into its own
-// buffer), so each read reuses a buffer instead of allocating its answer's
-// size; a buffer grown past maxPooledAnswer by a large answer is dropped.
-var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// readBuffers are the two buffers of a GET: the plugin's answer, read into
+// it over the fast lane (route.Table.CallInto) instead of being copied out
+// of the lane's own buffer, and the document rendered from it. Both live
+// until ServeHTTP has written the document (net/http copies the bytes into
+// its own buffer), so each read reuses a pair instead of allocating its
+// answer's size twice; a buffer grown past maxPooledRead by a large answer
+// is dropped.
+type readBuffers struct {
+	answer, doc []byte
+}
 
-const maxPooledAnswer = 64 << 10
+var readBufferPool = sync.Pool{New: func() any { return new(readBuffers) }}
 
-// releaseAnswer returns buf to the pool once body, the answer rendered in
-// it, is written.
-func releaseAnswer(buf *[]byte, body []byte) {
-	if cap(body) > maxPooledAnswer {
-		return
+const (
+	maxPooledRead = 64 << 10
+	// minAnswerBuffer is the first size of an answer buffer; it grows to
+	// the answers it sees.
+	minAnswerBuffer = 4 << 10
+)
+
+// release returns bufs to the pool once doc, the document rendered in it,
+// is written.
+func (bufs *readBuffers) release(doc []byte) {
+	switch {
+	case cap(doc) > maxPooledRead:
+		bufs.doc = nil
+	case doc != nil: // nil after a refusal: bufs.doc is unused
+		bufs.doc = doc[:0]
 	}
-	if body != nil {
-		*buf = body[:0]
+	if cap(bufs.answer) > maxPooledRead {
+		bufs.answer = nil
 	}
-	answerBuffers.Put(buf)
+	readBufferPool.Put(bufs)
 }
 
 // ServeHTTP serves GET, POST and DELETE on the Graph endpoint.
@@ -86,9 +101,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	)
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
-		buf := answerBuffers.Get().(*[]byte)
-		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, *buf)
-		defer releaseAnswer(buf, body)
+		bufs := readBufferPool.Get().(*readBuffers)
+		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, bufs)
+		defer bufs.release(body)
 	case http.MethodPost:
 		status, body, err = h.servePost(w, r)
 	default:
@@ -153,9 +168,11 @@ func (h *Handler) caller(ctx context.Context) (string, string) {
 	return h.opts.Caller(ctx)
 }
 
-// do runs one Graph call. body is nil for GET and DELETE. The answer is
-// rendered into dst's spare capacity when dst is not nil.
-func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage, dst []byte) (int, []byte, error) {
+// do runs one Graph call. body is nil for GET and DELETE. With bufs not
+// nil, the plugin's answer is read into bufs.answer and the document
+// rendered into bufs.doc; the caller releases them once the document is
+// written.
+func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage, bufs *readBuffers) (int, []byte, error) {
 	node := q.Get("node")
 	if node == "" && body != nil {
 		if raw, ok := body["node"]; ok {
@@ -174,7 +191,22 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 			return 0, nil, apierr.Invalid("fields", "Invalid parameter: %v.", err)
 		}
 	}
-	raw, bound, err := h.call(ctx, verb, node, q, body)
+	var answer, dst []byte
+	if bufs != nil {
+		if answer = bufs.answer[:0]; cap(answer) == 0 {
+			answer = make([]byte, 0, minAnswerBuffer)
+		}
+		dst = bufs.doc
+	}
+	raw, bound, err := h.call(ctx, verb, node, q, body, answer)
+	if bufs != nil {
+		// An answer that did not fit was read into a buffer of its own:
+		// the next read gets one of its size, with room to spare.
+		if need := len(raw) + 64; need > cap(answer) && need <= maxPooledRead {
+			answer = make([]byte, 0, need+need/4)
+		}
+		bufs.answer = answer
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -205,8 +237,9 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 }
 
 // call matches the node, binds the request and runs it, returning the
-// response's wire bytes and the binding that served it.
-func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) ([]byte, binding, error) {
+// response's wire bytes and the binding that served it. The bytes may
+// alias answer (route.Table.CallInto) when it is not nil.
+func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage, answer []byte) ([]byte, binding, error) {
 	segs, err := manifestcheck.ParseNode(node)
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
@@ -244,7 +277,7 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 			return nil, binding{}, err
 		}
 	}
-	raw, err := router.table.Call(ctx, m, in.Interface(), nil)
+	raw, err := router.table.CallInto(ctx, m, in.Interface(), nil, answer)
 	if h.opts.Limiter != nil && page != "" && authorized(err) {
 		// A Page's quota is spent only by calls allowed to act on it, so
 		// that no one can exhaust a Page's limit without access to it.
@@ -491,7 +524,7 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	if f.Limit > 0 {
 		q.Set("limit", fmt.Sprint(f.Limit))
 	}
-	raw, b, err := h.call(ctx, http.MethodGet, sub, q, nil)
+	raw, b, err := h.call(ctx, http.MethodGet, sub, q, nil, nil)
 	if err != nil {
 		return nil, err
 	}

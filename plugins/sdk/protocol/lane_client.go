@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -90,7 +91,7 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 			}
 		}
 		if err == nil {
-			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}); err != nil {
+			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}, nil); err != nil {
 				_ = lc.conn.Close()
 				err = fmt.Errorf("fast lane: the plugin does not answer on %s: %w", path, err)
 			}
@@ -108,11 +109,20 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 // Invoke runs one call. The error is a transport failure (the plugin is gone,
 // or ctx ended); a failed call is a response carrying an Error.
 func (c *LaneClient) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return c.InvokeInto(ctx, req, nil)
+}
+
+// InvokeInto is Invoke reading the answer into answer's capacity when it
+// fits (else into a buffer of its own): the response's bytes then alias
+// answer instead of being copied out of the connection's buffer. The
+// caller owns answer, and may reuse it once done with the response. A nil
+// answer is Invoke.
+func (c *LaneClient) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (*pluginv1.InvokeResponse, error) {
 	lc, err := c.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, reusable, err := lc.call(ctx, req)
+	resp, reusable, err := lc.call(ctx, req, answer)
 	if reusable {
 		c.put(lc)
 	} else {
@@ -277,7 +287,7 @@ type laneConn struct {
 // its answer, or ctx's deadline if sooner; most calls are answered well
 // before. A request too large to be sure the write does not block is
 // watched from the start.
-func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
+func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
 	lc.lastID++
 	id := lc.lastID
 	b, err := appendFrame(lc.wbuf[:0], req, id)
@@ -313,7 +323,7 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 			}
 		}()
 	}
-	resp, more, err := lc.read(ctx, id)
+	resp, more, err := lc.read(ctx, id, answer)
 	if err != nil {
 		return nil, false, err
 	}
@@ -365,16 +375,30 @@ func (lc *laneConn) answerWithin(ctx context.Context, d time.Duration) (bool, er
 	return false, err
 }
 
-// read reads one answer of call id, and whether more answers follow.
-func (lc *laneConn) read(ctx context.Context, id uint64) (*pluginv1.InvokeResponse, bool, error) {
-	body, more, err := readFrame(lc.r, &lc.rbuf)
-	if err != nil {
-		return nil, false, lc.fail(ctx, "read", err)
-	}
-	resp := new(pluginv1.InvokeResponse)
-	err = proto.Unmarshal(body, resp)
-	if cap(lc.rbuf) > 64<<10 {
-		lc.rbuf = nil
+// read reads one answer of call id, and whether more answers follow. With
+// answer not nil, the frame is read into it (see InvokeInto) and the
+// response aliases it; else into the connection's buffer, and copied out.
+func (lc *laneConn) read(ctx context.Context, id uint64, answer []byte) (*pluginv1.InvokeResponse, bool, error) {
+	var (
+		resp *pluginv1.InvokeResponse
+		body []byte
+		more bool
+		err  error
+	)
+	if answer != nil {
+		if body, more, err = readFrame(lc.r, &answer); err != nil {
+			return nil, false, lc.fail(ctx, "read", err)
+		}
+		resp, err = decodeAnswer(body)
+	} else {
+		if body, more, err = readFrame(lc.r, &lc.rbuf); err != nil {
+			return nil, false, lc.fail(ctx, "read", err)
+		}
+		resp = new(pluginv1.InvokeResponse)
+		err = proto.Unmarshal(body, resp)
+		if cap(lc.rbuf) > 64<<10 {
+			lc.rbuf = nil
+		}
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("fast lane: undecodable answer: %w", err)
@@ -411,13 +435,13 @@ func (lc *laneConn) stream(ctx context.Context, req *pluginv1.InvokeRequest, rec
 		return false, lc.fail(ctx, "write", err)
 	}
 	for {
-		resp, more, err := lc.read(ctx, id)
+		resp, more, err := lc.read(ctx, id, nil)
 		if err != nil {
 			return false, err
 		}
 		if resp.GetError() != nil && more {
 			// A refusal: the frame that ends the stream follows at once.
-			end, more, err := lc.read(ctx, id)
+			end, more, err := lc.read(ctx, id, nil)
 			if err != nil {
 				return false, err
 			}
@@ -443,4 +467,68 @@ func (lc *laneConn) fail(ctx context.Context, op string, err error) error {
 		return ctxErr
 	}
 	return fmt.Errorf("fast lane: %s: %w", op, err)
+}
+
+// The fields of InvokeResponse, for decodeAnswer.
+var (
+	answerFields   = (&pluginv1.InvokeResponse{}).ProtoReflect().Descriptor().Fields()
+	responseField  = answerFields.ByName("response").Number()
+	errorField     = answerFields.ByName("error").Number()
+	answerIDField  = answerFields.ByName("call_id").Number()
+	errorMergeOpts = proto.UnmarshalOptions{Merge: true}
+)
+
+// decodeAnswer decodes an answer frame's body as proto.Unmarshal decodes
+// an InvokeResponse, except that the response bytes alias body rather than
+// being copied (proto.Unmarshal offers no aliasing), and fields the
+// gateway does not know are dropped rather than kept.
+func decodeAnswer(body []byte) (*pluginv1.InvokeResponse, error) {
+	resp := new(pluginv1.InvokeResponse)
+	for len(body) > 0 {
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		if !num.IsValid() {
+			return nil, fmt.Errorf("field number %d is out of range", num)
+		}
+		body = body[n:]
+		switch {
+		case num == responseField && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(body)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			resp.Response = v[:len(v):len(v)]
+			body = body[m:]
+			continue
+		case num == errorField && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(body)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			if resp.Error == nil {
+				resp.Error = new(pluginv1.Error)
+			}
+			if err := errorMergeOpts.Unmarshal(v, resp.Error); err != nil {
+				return nil, err
+			}
+			body = body[m:]
+			continue
+		case num == answerIDField && typ == protowire.VarintType:
+			v, m := protowire.ConsumeVarint(body)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			resp.CallId = v
+			body = body[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, body)
+		if m < 0 {
+			return nil, protowire.ParseError(m)
+		}
+		body = body[m:]
+	}
+	return resp, nil
 }
