@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,11 +106,12 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 	if len(token) > 512 {
 		return nil, apierr.InvalidToken()
 	}
-	hash := identity.HashToken(token)
+	sum := identity.TokenHash(token)
 	now := a.now()
-	if p, ok := a.cache.get(hash, now); ok {
-		return &p, nil
+	if p, ok := a.cache.get(sum[:], now); ok {
+		return p, nil
 	}
+	hash := slices.Clone(sum[:])
 	row, err := a.q.LookupCredential(ctx, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apierr.InvalidToken()
@@ -137,7 +139,8 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 	if p.Scopes == nil {
 		p.Scopes = []string{}
 	}
-	a.cache.put(hash, p, now)
+	p.wire = p.newProto()
+	a.cache.put(hash, &p, now)
 	return &p, nil
 }
 

@@ -20,7 +20,7 @@ type credentialCache struct {
 }
 
 type cachedPrincipal struct {
-	p     Principal
+	p     *Principal // shared by the requests that present the credential
 	until time.Time
 }
 
@@ -28,20 +28,20 @@ func newCredentialCache(ttl time.Duration) *credentialCache {
 	return &credentialCache{ttl: ttl, m: make(map[string]cachedPrincipal)}
 }
 
-func (c *credentialCache) get(hash []byte, now time.Time) (Principal, bool) {
+func (c *credentialCache) get(hash []byte, now time.Time) (*Principal, bool) {
 	if c.ttl <= 0 {
-		return Principal{}, false
+		return nil, false
 	}
 	c.mu.RLock()
 	e, ok := c.m[string(hash)]
 	c.mu.RUnlock()
 	if !ok || !now.Before(e.until) {
-		return Principal{}, false
+		return nil, false
 	}
 	return e.p, true
 }
 
-func (c *credentialCache) put(hash []byte, p Principal, now time.Time) {
+func (c *credentialCache) put(hash []byte, p *Principal, now time.Time) {
 	if c.ttl <= 0 {
 		return
 	}

@@ -29,6 +29,10 @@ type Principal struct {
 	Plugin string
 	// ExpiresAt is when the credential expires; zero if it does not.
 	ExpiresAt time.Time
+	// wire is the principal in its wire form, made once when an
+	// authenticated credential is cached, so that each call of its
+	// requests does not build it again; nil for principals made otherwise.
+	wire *pluginv1.Principal
 }
 
 // HasScope reports whether the credential carries scope.
@@ -81,11 +85,20 @@ func FromProto(p *pluginv1.Principal) *Principal {
 func FromSDK(p sdk.Principal) *Principal { return FromProto(wire.PrincipalToProto(p)) }
 
 // Proto is the principal as the plugin protocol carries it to a plugin
-// (InvokeRequest.principal); nil stays nil for anonymous calls.
+// (InvokeRequest.principal); nil stays nil for anonymous calls. The wire
+// form of an authenticated credential is made once and shared by its
+// requests' calls: treat it as read-only, like the Principal.
 func (p *Principal) Proto() *pluginv1.Principal {
 	if p == nil {
 		return nil
 	}
+	if p.wire != nil {
+		return p.wire
+	}
+	return p.newProto()
+}
+
+func (p *Principal) newProto() *pluginv1.Principal {
 	return &pluginv1.Principal{TokenKind: p.Kind, UserId: p.UserID, AppId: p.AppID,
 		Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff, Plugin: p.Plugin}
 }

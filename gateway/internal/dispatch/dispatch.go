@@ -148,19 +148,17 @@ func (d *Dispatcher) Routes(plugin string) []string {
 	return nil
 }
 
-// Authenticate resolves every request's credential once, before routing;
-// a bad one is kept in the context, refused by the guard of any method
-// that is not public.
-func Authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, err := a.Authenticate(r.Context(), r)
-			ctx := auth.WithPrincipal(r.Context(), p)
-			if err != nil {
-				ctx = auth.WithError(ctx, err)
-			}
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
+// Authenticate resolves every request's credential once, before routing,
+// into its context (server.Options.Authenticate); a bad one is kept in the
+// context, refused by the guard of any method that is not public.
+func Authenticate(a *auth.Authenticator) func(context.Context, *http.Request) context.Context {
+	return func(ctx context.Context, r *http.Request) context.Context {
+		p, err := a.Authenticate(ctx, r)
+		ctx = auth.WithPrincipal(ctx, p)
+		if err != nil {
+			ctx = auth.WithError(ctx, err)
+		}
+		return ctx
 	}
 }
 

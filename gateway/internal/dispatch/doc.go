@@ -3,8 +3,8 @@
 //
 //	authenticate → route → validate → authorize → invoke
 //
-// Authenticate (an HTTP middleware) resolves the request's credential once,
-// before routing. The route table (gateway/internal/route), rebuilt from the
+// Authenticate (run by the server's first middleware, with the trace id)
+// resolves the request's credential once, before routing. The route table (gateway/internal/route), rebuilt from the
 // plugins' manifests whenever one loads, restarts or goes, finds the method;
 // it validates the request with protovalidate and asks the Dispatcher's
 // guard (gateway/internal/auth) whether the caller may make the call; the

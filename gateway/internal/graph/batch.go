@@ -147,7 +147,7 @@ func (h *Handler) batchItem(ctx context.Context, it BatchItem, named map[string]
 	} else {
 		body = nil
 	}
-	status, out, err := h.do(ctx, verb, q, body)
+	status, out, err := h.do(ctx, verb, q, body, nil)
 	if err != nil {
 		return fail(err)
 	}

@@ -29,8 +29,8 @@ const (
 var reserved = map[string]bool{"node": true, "fields": true, "access_token": true}
 
 // bindPath sets the node's variables on msg.
-func bindPath(msg protoreflect.Message, vars map[string]string) error {
-	for name, value := range vars {
+func bindPath(msg protoreflect.Message, vars manifestcheck.NodeVars) error {
+	for name, value := range vars.All() {
 		fd := manifestcheck.FieldByName(msg.Descriptor(), name)
 		if fd == nil {
 			return apierr.Internal(fmt.Errorf("node variable %s is not a field of %s", name, msg.Descriptor().FullName()))
@@ -44,7 +44,7 @@ func bindPath(msg protoreflect.Message, vars map[string]string) error {
 
 // bindQuery sets query parameters on msg. Unknown parameters are refused,
 // naming them.
-func bindQuery(msg protoreflect.Message, q url.Values, vars map[string]string) error {
+func bindQuery(msg protoreflect.Message, q url.Values, vars manifestcheck.NodeVars) error {
 	keys := make([]string, 0, len(q))
 	for k := range q {
 		keys = append(keys, k)
@@ -58,7 +58,7 @@ func bindQuery(msg protoreflect.Message, q url.Values, vars map[string]string) e
 		if fd == nil {
 			return apierr.Invalid(name, "Invalid parameter: %s is not a parameter of this node.", name)
 		}
-		if _, isPath := vars[string(fd.Name())]; isPath {
+		if _, isPath := vars.Get(string(fd.Name())); isPath {
 			return apierr.Invalid(name, "Invalid parameter: %s is given by the node path.", name)
 		}
 		values := q[name]
@@ -91,7 +91,7 @@ func bindQuery(msg protoreflect.Message, q url.Values, vars map[string]string) e
 // bindBody sets the fields of a JSON object body on msg. The node key is
 // skipped; unknown keys are refused, naming them; each value is decoded on
 // its own so a type error names its field.
-func bindBody(msg protoreflect.Message, body map[string]json.RawMessage, vars map[string]string) error {
+func bindBody(msg protoreflect.Message, body map[string]json.RawMessage, vars manifestcheck.NodeVars) error {
 	keys := make([]string, 0, len(body))
 	for k := range body {
 		keys = append(keys, k)
@@ -105,7 +105,7 @@ func bindBody(msg protoreflect.Message, body map[string]json.RawMessage, vars ma
 		if fd == nil {
 			return apierr.Invalid(name, "Invalid parameter: unknown field %q.", name)
 		}
-		if v, isPath := vars[string(fd.Name())]; isPath {
+		if v, isPath := vars.Get(string(fd.Name())); isPath {
 			var s string
 			if json.Unmarshal(body[name], &s) != nil || s != v {
 				return apierr.Invalid(name, "Invalid parameter: %s does not match the node path.", name)

@@ -5,10 +5,13 @@ import (
 	"net/url"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
 )
 
 var (
@@ -16,9 +19,23 @@ var (
 	listPosts  = (&bookv1.ListPostsRequest{}).ProtoReflect().Descriptor()
 )
 
+// pageVars are the variables of the node page/<id>/posts.
+func pageVars(t testing.TB, id string) manifestcheck.NodeVars {
+	t.Helper()
+	p, err := manifestcheck.CompilePattern("page/{page_id}/posts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, ok := p.Match([]string{"page", id, "posts"})
+	if !ok {
+		t.Fatal("page/<id>/posts does not match its pattern")
+	}
+	return vars
+}
+
 func TestBindBodyNamesTheOffendingField(t *testing.T) {
 	t.Parallel()
-	vars := map[string]string{"page_id": "7"}
+	vars := pageVars(t, "7")
 	cases := map[string]string{
 		`{"content":"hi","colour":"red"}`: "colour",
 		`{"content":5}`:                   "content",
@@ -51,7 +68,7 @@ func TestBindBodyNamesTheOffendingField(t *testing.T) {
 func TestBindQueryAndLimit(t *testing.T) {
 	t.Parallel()
 	msg := dynamicpb.NewMessage(listPosts)
-	if err := bindQuery(msg, url.Values{"node": {"x"}, "after": {"abc"}}, nil); err != nil {
+	if err := bindQuery(msg, url.Values{"node": {"x"}, "after": {"abc"}}, manifestcheck.NodeVars{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := applyLimit(msg); err != nil || msg.Get(listPosts.Fields().ByName("limit")).Int() != DefaultLimit {
@@ -59,13 +76,13 @@ func TestBindQueryAndLimit(t *testing.T) {
 	}
 	for q, field := range map[string]string{"limit=abc": "limit", "limit=1&limit=2": "limit", "colour=red": "colour", "page_id=9": "page_id"} {
 		v, _ := url.ParseQuery(q)
-		err := bindQuery(dynamicpb.NewMessage(listPosts), v, map[string]string{"page_id": "7"})
+		err := bindQuery(dynamicpb.NewMessage(listPosts), v, pageVars(t, "7"))
 		if e, ok := apierr.As(err); !ok || e.Field != field {
 			t.Errorf("%s: err = %v, want a refusal naming %s", q, err, field)
 		}
 	}
 	over := dynamicpb.NewMessage(listPosts)
-	_ = bindQuery(over, url.Values{"limit": {"101"}}, nil)
+	_ = bindQuery(over, url.Values{"limit": {"101"}}, manifestcheck.NodeVars{})
 	if e, ok := apierr.As(applyLimit(over)); !ok || e.Field != "limit" {
 		t.Fatalf("limit 101 accepted")
 	}
@@ -81,7 +98,7 @@ func FuzzBindBody(f *testing.F) {
 		if json.Unmarshal([]byte(body), &m) != nil {
 			return
 		}
-		err := bindBody(dynamicpb.NewMessage(createPost), m, map[string]string{"page_id": "1"})
+		err := bindBody(dynamicpb.NewMessage(createPost), m, pageVars(t, "1"))
 		if err == nil {
 			return
 		}
@@ -101,7 +118,7 @@ func FuzzBindQuery(f *testing.F) {
 			return
 		}
 		msg := dynamicpb.NewMessage(listPosts)
-		if err := bindQuery(msg, v, map[string]string{"page_id": "1"}); err != nil {
+		if err := bindQuery(msg, v, pageVars(t, "1")); err != nil {
 			if e, ok := apierr.As(err); !ok || e.Code != 100 {
 				t.Fatalf("%s: %v", q, err)
 			}
@@ -113,4 +130,27 @@ func FuzzBindQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestARecycledRequestCarriesNothingOfThePreviousCall(t *testing.T) {
+	t.Parallel()
+	p := &requestPool{typ: dynamicpb.NewMessageType(listPosts)}
+	msg := p.get()
+	if err := bindQuery(msg, url.Values{"after": {"abc"}, "limit": {"5"}}, manifestcheck.NodeVars{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bindPath(msg, pageVars(t, "7")); err != nil {
+		t.Fatal(err)
+	}
+	msg.SetUnknown([]byte{0x98, 0x06, 0x01}) // field 99, varint 1
+	p.put(msg)
+	again := p.get()
+	if err := bindQuery(again, url.Values{"before": {"xyz"}}, manifestcheck.NodeVars{}); err != nil {
+		t.Fatal(err)
+	}
+	want := dynamicpb.NewMessage(listPosts)
+	want.Set(listPosts.Fields().ByName("before"), protoreflect.ValueOfString("xyz"))
+	if !proto.Equal(again.Interface(), want) {
+		t.Fatalf("the second call's request is %v, want %v", again, want)
+	}
 }

@@ -10,7 +10,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -44,10 +46,51 @@ type Options struct {
 // Handler serves the Graph endpoint.
 type Handler struct {
 	opts Options
+	// linkPrefix is the start of every paging URL, PublicURL + Path + "?",
+	// escaped for a JSON string.
+	linkPrefix []byte
 }
 
 // New returns the Graph handler.
-func New(opts Options) *Handler { return &Handler{opts: opts} }
+func New(opts Options) *Handler {
+	prefix := appendJSONString(nil, strings.TrimRight(opts.PublicURL, "/")+Path+"?")
+	return &Handler{opts: opts, linkPrefix: prefix[1 : len(prefix)-1]}
+}
+
+// readBuffers are the two buffers of a GET: the plugin's answer, read into
+// it over the fast lane (route.Table.CallInto) instead of being copied out
+// of the lane's own buffer, and the document rendered from it. Both live
+// until ServeHTTP has written the document (net/http copies the bytes into
+// its own buffer), so each read reuses a pair instead of allocating its
+// answer's size twice; a buffer grown past maxPooledRead by a large answer
+// is dropped.
+type readBuffers struct {
+	answer, doc []byte
+}
+
+var readBufferPool = sync.Pool{New: func() any { return new(readBuffers) }}
+
+const (
+	maxPooledRead = 64 << 10
+	// minAnswerBuffer is the first size of an answer buffer; it grows to
+	// the answers it sees.
+	minAnswerBuffer = 4 << 10
+)
+
+// release returns bufs to the pool once doc, the document rendered in it,
+// is written.
+func (bufs *readBuffers) release(doc []byte) {
+	switch {
+	case cap(doc) > maxPooledRead:
+		bufs.doc = nil
+	case doc != nil: // nil after a refusal: bufs.doc is unused
+		bufs.doc = doc[:0]
+	}
+	if cap(bufs.answer) > maxPooledRead {
+		bufs.answer = nil
+	}
+	readBufferPool.Put(bufs)
+}
 
 // ServeHTTP serves GET, POST and DELETE on the Graph endpoint.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +101,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	)
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
-		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil)
+		bufs := readBufferPool.Get().(*readBuffers)
+		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, bufs)
+		defer bufs.release(body)
 	case http.MethodPost:
 		status, body, err = h.servePost(w, r)
 	default:
@@ -66,7 +111,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.opts.Limiter != nil {
 		if app, _ := h.caller(r.Context()); app != "" {
-			w.Header().Set("X-App-Usage", fmt.Sprintf(`{"call_count":%d}`, h.opts.Limiter.Usage(app)))
+			w.Header()["X-App-Usage"] = appUsage(h.opts.Limiter.Usage(app))
 		}
 	}
 	if err != nil {
@@ -113,7 +158,7 @@ func (h *Handler) post(ctx context.Context, q url.Values, raw []byte) (int, []by
 		}
 		return h.batch(ctx, b)
 	}
-	return h.do(ctx, http.MethodPost, q, body)
+	return h.do(ctx, http.MethodPost, q, body, nil)
 }
 
 func (h *Handler) caller(ctx context.Context) (string, string) {
@@ -123,8 +168,11 @@ func (h *Handler) caller(ctx context.Context) (string, string) {
 	return h.opts.Caller(ctx)
 }
 
-// do runs one Graph call. body is nil for GET and DELETE.
-func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage) (int, []byte, error) {
+// do runs one Graph call. body is nil for GET and DELETE. With bufs not
+// nil, the plugin's answer is read into bufs.answer and the document
+// rendered into bufs.doc; the caller releases them once the document is
+// written.
+func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage, bufs *readBuffers) (int, []byte, error) {
 	node := q.Get("node")
 	if node == "" && body != nil {
 		if raw, ok := body["node"]; ok {
@@ -143,13 +191,31 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 			return 0, nil, apierr.Invalid("fields", "Invalid parameter: %v.", err)
 		}
 	}
-	raw, bound, err := h.call(ctx, verb, node, q, body)
+	var answer, dst []byte
+	if bufs != nil {
+		if answer = bufs.answer[:0]; cap(answer) == 0 {
+			answer = make([]byte, 0, minAnswerBuffer)
+		}
+		dst = bufs.doc
+	}
+	raw, bound, err := h.call(ctx, verb, node, q, body, answer)
+	if bufs != nil {
+		// An answer that did not fit was read into a buffer of its own:
+		// the next read gets one of its size, with room to spare.
+		if need := len(raw) + 64; need > cap(answer) && need <= maxPooledRead {
+			answer = make([]byte, 0, need+need/4)
+		}
+		bufs.answer = answer
+	}
 	if err != nil {
 		return 0, nil, err
 	}
 	if fields == nil && bound.answer != nil {
-		doc, err := bound.answer.render(make([]byte, 0, 2*len(raw)+256), raw, func(dst []byte, p listPage) []byte {
-			return h.appendPaging(dst, node, q, p)
+		if dst == nil {
+			dst = make([]byte, 0, 2*len(raw)+256)
+		}
+		doc, err := bound.answer.render(dst[:0], raw, func(b []byte, p listPage) []byte {
+			return h.appendPaging(b, node, q, p)
 		})
 		if err == nil {
 			return http.StatusOK, doc, nil
@@ -171,8 +237,9 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 }
 
 // call matches the node, binds the request and runs it, returning the
-// response's wire bytes and the binding that served it.
-func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage) ([]byte, binding, error) {
+// response's wire bytes and the binding that served it. The bytes may
+// alias answer (route.Table.CallInto) when it is not nil.
+func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage, answer []byte) ([]byte, binding, error) {
 	segs, err := manifestcheck.ParseNode(node)
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
@@ -186,7 +253,8 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 		return nil, binding{}, apierr.UnknownNode(node)
 	}
 	m := b.method
-	in := m.Input.New()
+	in := b.requests.get()
+	defer b.requests.put(in)
 	if err := bindPath(in, vars); err != nil {
 		return nil, binding{}, err
 	}
@@ -202,14 +270,14 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 	if err := applyLimit(in); err != nil {
 		return nil, binding{}, err
 	}
-	page := vars["page_id"]
+	page, _ := vars.Get("page_id")
 	if h.opts.Limiter != nil {
 		app, user := h.caller(ctx)
 		if err := h.opts.Limiter.Allow(ctx, app, user, page); err != nil {
 			return nil, binding{}, err
 		}
 	}
-	raw, err := router.table.Call(ctx, m, in.Interface(), nil)
+	raw, err := router.table.CallInto(ctx, m, in.Interface(), nil, answer)
 	if h.opts.Limiter != nil && page != "" && authorized(err) {
 		// A Page's quota is spent only by calls allowed to act on it, so
 		// that no one can exhaust a Page's limit without access to it.
@@ -305,7 +373,7 @@ func pageOf(out protoreflect.Message) listPage {
 	get := func(name string) protoreflect.Value {
 		return p.Get(p.Descriptor().Fields().ByName(protoreflect.Name(name)))
 	}
-	return listPage{before: get("before").String(), after: get("after").String(),
+	return listPage{before: []byte(get("before").String()), after: []byte(get("after").String()),
 		hasNext: get("has_next").Bool(), hasPrevious: get("has_previous").Bool()}
 }
 
@@ -317,26 +385,92 @@ func (h *Handler) appendPaging(b []byte, node string, q url.Values, p listPage) 
 	b = append(b, `,"before":`...)
 	b = appendJSONString(b, p.before)
 	b = append(b, '}')
-	link := func(set, drop, cursor string) string {
-		v := make(url.Values, len(q)+1)
-		for k, vs := range q {
-			v[k] = vs
-		}
-		v.Set("node", node)
-		v.Del(drop)
-		v.Set(set, cursor)
-		return strings.TrimRight(h.opts.PublicURL, "/") + Path + "?" + v.Encode()
+	if p.hasNext && len(p.after) > 0 {
+		b = append(b, `,"next":"`...)
+		b = append(b, h.linkPrefix...)
+		b = append(appendPagingQuery(b, q, node, "after", "before", p.after), '"')
 	}
-	if p.hasNext && p.after != "" {
-		b = append(b, `,"next":`...)
-		b = appendJSONString(b, link("after", "before", p.after))
-	}
-	if p.hasPrevious && p.before != "" {
-		b = append(b, `,"previous":`...)
-		b = appendJSONString(b, link("before", "after", p.before))
+	if p.hasPrevious && len(p.before) > 0 {
+		b = append(b, `,"previous":"`...)
+		b = append(b, h.linkPrefix...)
+		b = append(appendPagingQuery(b, q, node, "before", "after", p.before), '"')
 	}
 	return append(b, '}')
 }
+
+// appendPagingQuery writes the query of a paging URL as url.Values.Encode
+// writes it (keys sorted, each escaped as url.QueryEscape does): q with
+// node set to node, drop removed and set set to cursor. What it writes
+// needs no JSON escaping.
+func appendPagingQuery(b []byte, q url.Values, node, set, drop string, cursor []byte) []byte {
+	var keysBuf [8]string
+	keys := append(keysBuf[:0], "node", set)
+	for k := range q {
+		if k != "node" && k != set && k != drop {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	first := true
+	param := func(k string) {
+		if !first {
+			b = append(b, '&')
+		}
+		first = false
+		b = appendQueryEscape(b, k)
+		b = append(b, '=')
+	}
+	for _, k := range keys {
+		switch k {
+		case "node":
+			param(k)
+			b = appendQueryEscape(b, node)
+		case set:
+			param(k)
+			b = appendQueryEscape(b, cursor)
+		default:
+			for _, v := range q[k] {
+				param(k)
+				b = appendQueryEscape(b, v)
+			}
+		}
+	}
+	return b
+}
+
+// appendQueryEscape writes s escaped as url.QueryEscape does: letters,
+// digits and -_.~ as they are, a space as +, every other byte as %XX.
+func appendQueryEscape[T string | []byte](b []byte, s T) []byte {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+			b = append(b, c)
+		case c == ' ':
+			b = append(b, '+')
+		default:
+			b = append(b, '%', hex[c>>4], hex[c&0xf])
+		}
+	}
+	return b
+}
+
+// appUsage is the X-App-Usage header for a usage in percent; the values
+// of 0 to 100 % are made once and shared (net/http only reads them).
+func appUsage(percent int) []string {
+	if percent >= 0 && percent < len(appUsages) {
+		return appUsages[percent]
+	}
+	return []string{fmt.Sprintf(`{"call_count":%d}`, percent)}
+}
+
+var appUsages = func() [][]string {
+	out := make([][]string, 101)
+	for i := range out {
+		out[i] = []string{fmt.Sprintf(`{"call_count":%d}`, i)}
+	}
+	return out
+}()
 
 // selectFields keeps the selected fields of obj and expands edges. With no
 // selection obj is returned as is.
@@ -390,7 +524,7 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	if f.Limit > 0 {
 		q.Set("limit", fmt.Sprint(f.Limit))
 	}
-	raw, b, err := h.call(ctx, http.MethodGet, sub, q, nil)
+	raw, b, err := h.call(ctx, http.MethodGet, sub, q, nil, nil)
 	if err != nil {
 		return nil, err
 	}

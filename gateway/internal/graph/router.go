@@ -2,6 +2,9 @@ package graph
 
 import (
 	"sort"
+	"sync"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
@@ -14,6 +17,8 @@ type binding struct {
 	// answer renders the method's response from its wire bytes; nil when
 	// its shape needs the decoding path.
 	answer *wireAnswer
+	// requests recycles the method's request messages.
+	requests *requestPool
 }
 
 // Router matches node paths against the Graph bindings of one route table.
@@ -35,8 +40,9 @@ func NewRouter(t *route.Table) *Router {
 			continue
 		}
 		answer := compileAnswer(m.Output.Descriptor())
+		requests := &requestPool{typ: m.Input}
 		for _, n := range m.Nodes {
-			r.byVerb[n.Verb] = append(r.byVerb[n.Verb], binding{pattern: n.Pattern, method: m, answer: answer})
+			r.byVerb[n.Verb] = append(r.byVerb[n.Verb], binding{pattern: n.Pattern, method: m, answer: answer, requests: requests})
 		}
 	}
 	for _, bs := range r.byVerb {
@@ -52,7 +58,7 @@ func (r *Router) Table() *route.Table { return r.table }
 // match finds the binding for verb and node segments. found reports whether
 // the node exists for some other verb (so the error can say "unsupported
 // method" rather than "unknown node").
-func (r *Router) match(verb string, segs []string) (b binding, vars map[string]string, ok, existsOtherwise bool) {
+func (r *Router) match(verb string, segs []string) (b binding, vars manifestcheck.NodeVars, ok, existsOtherwise bool) {
 	for _, cand := range r.byVerb[verb] {
 		if v, hit := cand.pattern.Match(segs); hit {
 			return cand, v, true, false
@@ -64,9 +70,37 @@ func (r *Router) match(verb string, segs []string) (b binding, vars map[string]s
 		}
 		for _, cand := range bs {
 			if _, hit := cand.pattern.Match(segs); hit {
-				return binding{}, nil, false, true
+				return binding{}, manifestcheck.NodeVars{}, false, true
 			}
 		}
 	}
-	return binding{}, nil, false, false
+	return binding{}, manifestcheck.NodeVars{}, false, false
+}
+
+// requestPool recycles one method's request messages. A Graph call binds
+// one, the route table validates, authorizes and encodes it, and nothing
+// holds it once the call has returned, so the next call reuses it and its
+// maps instead of making a dynamic message anew.
+type requestPool struct {
+	typ  protoreflect.MessageType
+	pool sync.Pool
+}
+
+func (p *requestPool) get() protoreflect.Message {
+	if m, ok := p.pool.Get().(protoreflect.Message); ok {
+		return m
+	}
+	return p.typ.New()
+}
+
+// put clears m and keeps it for the next call.
+func (p *requestPool) put(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		m.Clear(fd)
+		return true
+	})
+	if len(m.GetUnknown()) > 0 {
+		m.SetUnknown(nil)
+	}
+	p.pool.Put(m)
 }

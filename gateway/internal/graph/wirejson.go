@@ -453,9 +453,10 @@ func compileAnswer(md protoreflect.MessageDescriptor) *wireAnswer {
 		hasNext: pf.ByName("has_next").Number(), hasPrevious: pf.ByName("has_previous").Number()}
 }
 
-// listPage is what a list answer's paging message says.
+// listPage is what a list answer's paging message says. The cursors alias
+// the answer's bytes on the wire path.
 type listPage struct {
-	before, after        string
+	before, after        []byte
 	hasNext, hasPrevious bool
 }
 
@@ -531,9 +532,9 @@ func (a *wireAnswer) readPaging(p *listPage, raw []byte) error {
 				return errFallback
 			}
 			if num == a.before {
-				p.before = string(s)
+				p.before = s
 			} else {
-				p.after = string(s)
+				p.after = s
 			}
 		case a.hasNext, a.hasPrevious:
 			v, k := protowire.ConsumeVarint(val)

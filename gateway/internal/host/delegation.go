@@ -3,7 +3,6 @@ package host
 import (
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -16,8 +15,9 @@ import (
 // the plugin itself (TOKEN_KIND_PLUGIN). The principal a plugin writes into
 // its Host call is never read.
 type delegations struct {
-	next  atomic.Uint64
-	calls sync.Map // handle → delegated
+	mu    sync.Mutex
+	last  uint64
+	calls map[uint64]delegated // by handle
 }
 
 type delegated struct {
@@ -25,23 +25,46 @@ type delegated struct {
 	principal *pluginv1.Principal
 }
 
-// open registers req's principal for plugin and sets req's handle; the
-// returned function ends the delegation when the call returns.
-func (d *delegations) open(plugin string, req *pluginv1.InvokeRequest) func() {
-	handle := strconv.FormatUint(d.next.Add(1), 36)
-	d.calls.Store(handle, delegated{plugin: plugin, principal: req.GetPrincipal()})
-	req.Delegation = handle
-	return func() { d.calls.Delete(handle) }
+// open registers req's principal for plugin and sets req's handle; close
+// with the handle it returns ends the delegation when the call returns.
+// (A map under a mutex, not a sync.Map: storing into that boxed the key
+// and the entry, four allocations per call with the closure it returned.)
+func (d *delegations) open(plugin string, req *pluginv1.InvokeRequest) uint64 {
+	d.mu.Lock()
+	d.last++
+	handle := d.last
+	if d.calls == nil {
+		d.calls = make(map[uint64]delegated)
+	}
+	d.calls[handle] = delegated{plugin: plugin, principal: req.GetPrincipal()}
+	d.mu.Unlock()
+	req.Delegation = strconv.FormatUint(handle, 36)
+	return handle
+}
+
+// close ends the delegation of handle.
+func (d *delegations) close(handle uint64) {
+	d.mu.Lock()
+	delete(d.calls, handle)
+	d.mu.Unlock()
 }
 
 // principal is whom plugin acts as when its Host call presents handle.
 func (d *delegations) principal(plugin, handle string) *pluginv1.Principal {
-	if handle != "" {
-		if v, ok := d.calls.Load(handle); ok {
-			if dg := v.(delegated); dg.plugin == plugin {
-				return dg.principal
-			}
+	if n, err := strconv.ParseUint(handle, 36, 64); err == nil && canonicalHandle(handle, n) {
+		d.mu.Lock()
+		dg, ok := d.calls[n]
+		d.mu.Unlock()
+		if ok && dg.plugin == plugin {
+			return dg.principal
 		}
 	}
 	return &pluginv1.Principal{TokenKind: pluginv1.TokenKind_TOKEN_KIND_PLUGIN, Plugin: plugin}
+}
+
+// canonicalHandle reports whether handle is n written as open writes it,
+// so that one handle has one spelling.
+func canonicalHandle(handle string, n uint64) bool {
+	var buf [16]byte
+	return string(strconv.AppendUint(buf[:0], n, 36)) == handle
 }

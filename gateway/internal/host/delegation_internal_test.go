@@ -26,10 +26,9 @@ func TestAPluginActsOnlyAsTheCallerOfACallItServesOrAsItself(t *testing.T) {
 	var d delegations
 	user := &pluginv1.Principal{TokenKind: pluginv1.TokenKind_TOKEN_KIND_USER, UserId: "7", AppId: "9", Scopes: []string{"svcchat:send"}}
 	served := &pluginv1.InvokeRequest{Principal: user}
-	end := d.open("svcchat", served)
+	handle := d.open("svcchat", served)
 	otherCall := &pluginv1.InvokeRequest{Principal: &pluginv1.Principal{TokenKind: pluginv1.TokenKind_TOKEN_KIND_APP_KEY, AppId: "1"}}
-	endOther := d.open("book", otherCall)
-	defer endOther()
+	defer d.close(d.open("book", otherCall))
 	admin := &pluginv1.Principal{TokenKind: pluginv1.TokenKind_TOKEN_KIND_ADMIN}
 	itself := func(name string) *pluginv1.Principal {
 		return &pluginv1.Principal{TokenKind: pluginv1.TokenKind_TOKEN_KIND_PLUGIN, Plugin: name}
@@ -46,6 +45,7 @@ func TestAPluginActsOnlyAsTheCallerOfACallItServesOrAsItself(t *testing.T) {
 		{"with no handle, as itself, whatever principal it writes", &pluginv1.InvokeRequest{Principal: admin}, itself("svcchat")},
 		{"with another plugin's handle, as itself", &pluginv1.InvokeRequest{Delegation: otherCall.GetDelegation(), Principal: admin}, itself("svcchat")},
 		{"with a made-up handle, as itself", &pluginv1.InvokeRequest{Delegation: "zz9"}, itself("svcchat")},
+		{"with its handle spelt otherwise, as itself", &pluginv1.InvokeRequest{Delegation: "0" + served.GetDelegation()}, itself("svcchat")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := h.Call(context.Background(), tc.req); err != nil {
@@ -57,7 +57,7 @@ func TestAPluginActsOnlyAsTheCallerOfACallItServesOrAsItself(t *testing.T) {
 			}
 		})
 	}
-	end()
+	d.close(handle)
 	t.Run("after the call ended, its handle acts as the plugin itself", func(t *testing.T) {
 		if _, err := h.Call(context.Background(), &pluginv1.InvokeRequest{Delegation: served.GetDelegation()}); err != nil {
 			t.Fatal(err)

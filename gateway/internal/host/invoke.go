@@ -28,6 +28,13 @@ import (
 //
 // When req carries no deadline, Invoke sets ctx's.
 func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return h.InvokeInto(ctx, plugin, req, nil)
+}
+
+// InvokeInto is Invoke reading an answer that comes over the fast lane
+// into answer's capacity (protocol.LaneClient.InvokeInto): the caller owns
+// answer, and may reuse it once done with the response.
+func (h *Host) InvokeInto(ctx context.Context, plugin string, req *pluginv1.InvokeRequest, answer []byte) (*pluginv1.InvokeResponse, error) {
 	m := h.lookup(plugin)
 	if m == nil {
 		return nil, apierr.Internal(fmt.Errorf("no plugin named %q", plugin))
@@ -38,7 +45,7 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 	}
 	defer g.release()
 	setDeadline(ctx, req)
-	defer h.delegated.open(plugin, req)()
+	defer h.delegated.close(h.delegated.open(plugin, req))
 	var span trace.Span
 	if tracing.Enabled() {
 		ctx, span = startCallSpan(ctx, plugin, req)
@@ -47,7 +54,7 @@ func (h *Host) Invoke(ctx context.Context, plugin string, req *pluginv1.InvokeRe
 	var resp *pluginv1.InvokeResponse
 	var err error
 	if g.lane != nil {
-		resp, err = g.lane.Invoke(ctx, req)
+		resp, err = g.lane.InvokeInto(ctx, req, answer)
 	} else {
 		resp, err = g.conn.Plugin.Invoke(ctx, req)
 	}
@@ -87,7 +94,7 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 	}
 	defer g.release()
 	setDeadline(ctx, req)
-	defer h.delegated.open(plugin, req)()
+	defer h.delegated.close(h.delegated.open(plugin, req))
 	if tracing.Enabled() {
 		var span trace.Span
 		ctx, span = startCallSpan(ctx, plugin, req)

@@ -46,8 +46,20 @@ func NewToken(prefix string) (plain string, hash []byte) {
 // every credential carries 256 random bits: there is nothing to guess, so a
 // slow hash would only slow down every request.
 func HashToken(plain string) []byte {
-	sum := sha256.Sum256([]byte(plain))
+	sum := TokenHash(plain)
 	return sum[:]
+}
+
+// TokenHash is HashToken as an array, for a lookup that must not allocate
+// (the credential cache on every request): a credential of up to 128
+// bytes is hashed from a copy on the stack (Go copies a string of over 32
+// bytes converted to []byte on the heap).
+func TokenHash(plain string) [sha256.Size]byte {
+	var buf [128]byte
+	if len(plain) <= len(buf) {
+		return sha256.Sum256(append(buf[:0], plain...))
+	}
+	return sha256.Sum256([]byte(plain))
 }
 
 // NewPassword returns a random password for seeded users.

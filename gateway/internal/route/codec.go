@@ -1,6 +1,14 @@
 package route
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
 
 // rawMessage is a protobuf message kept in its wire form: the gateway
 // forwards it to the plugin without decoding and re-encoding it.
@@ -28,4 +36,87 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 	// The caller reuses data's buffer after we return.
 	m.b = append(m.b[:0], data...)
 	return nil
+}
+
+// marshalRequest encodes a request the gateway built itself (a Graph
+// binding, CallJSON) for the plugin. Such requests are mostly a few
+// singular scalars (a Page id, a limit, a cursor): those are appended
+// straight with protowire, in declaration order, into one buffer.
+// proto.Marshal would encode a dynamic message through reflection, sorting
+// its fields and checking it first, about a dozen allocations per call;
+// it still encodes everything else (repeated, map and message fields,
+// extensions, unknown bytes, required fields, and a string it would refuse
+// as invalid UTF-8, so that the refusal is its own).
+func marshalRequest(req proto.Message) ([]byte, error) {
+	m := req.ProtoReflect()
+	md := m.Descriptor()
+	if md.ExtensionRanges().Len() > 0 || len(m.GetUnknown()) > 0 {
+		return slowMarshal(req)
+	}
+	fds := md.Fields()
+	b := make([]byte, 0, 64)
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		if fd.Cardinality() == protoreflect.Required {
+			return slowMarshal(req)
+		}
+		if !m.Has(fd) {
+			continue
+		}
+		if fd.IsList() || fd.IsMap() {
+			return slowMarshal(req)
+		}
+		v := m.Get(fd)
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			if !utf8.ValidString(v.String()) {
+				return slowMarshal(req)
+			}
+			b = protowire.AppendTag(b, fd.Number(), protowire.BytesType)
+			b = protowire.AppendString(b, v.String())
+		case protoreflect.BytesKind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.BytesType)
+			b = protowire.AppendBytes(b, v.Bytes())
+		case protoreflect.BoolKind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.VarintType)
+			b = protowire.AppendVarint(b, protowire.EncodeBool(v.Bool()))
+		case protoreflect.EnumKind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(v.Enum()))
+		case protoreflect.Int32Kind, protoreflect.Int64Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(v.Int()))
+		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.VarintType)
+			b = protowire.AppendVarint(b, protowire.EncodeZigZag(v.Int()))
+		case protoreflect.Uint32Kind, protoreflect.Uint64Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.VarintType)
+			b = protowire.AppendVarint(b, v.Uint())
+		case protoreflect.Sfixed32Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.Fixed32Type)
+			b = protowire.AppendFixed32(b, uint32(v.Int()))
+		case protoreflect.Fixed32Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.Fixed32Type)
+			b = protowire.AppendFixed32(b, uint32(v.Uint()))
+		case protoreflect.FloatKind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.Fixed32Type)
+			b = protowire.AppendFixed32(b, math.Float32bits(float32(v.Float())))
+		case protoreflect.Sfixed64Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.Fixed64Type)
+			b = protowire.AppendFixed64(b, uint64(v.Int()))
+		case protoreflect.Fixed64Kind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.Fixed64Type)
+			b = protowire.AppendFixed64(b, v.Uint())
+		case protoreflect.DoubleKind:
+			b = protowire.AppendTag(b, fd.Number(), protowire.Fixed64Type)
+			b = protowire.AppendFixed64(b, math.Float64bits(v.Float()))
+		default: // messages and groups
+			return slowMarshal(req)
+		}
+	}
+	return b, nil
+}
+
+func slowMarshal(req proto.Message) ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true}.Marshal(req)
 }

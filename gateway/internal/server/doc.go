@@ -1,8 +1,9 @@
 // Package server owns the gateway's one HTTP port: the middleware every
-// request passes (trace id, panic recovery, API version, body limit), the
-// dispatch between operational endpoints (/healthz, /readyz, /metrics), HTML
-// pages, gRPC health and reflection, and the transcoder that serves every
-// proto service as REST, Connect, gRPC and gRPC-Web.
+// request passes (trace id and credential, panic recovery, API version,
+// body limit), the dispatch between operational endpoints (/healthz,
+// /readyz, /metrics), HTML pages, gRPC health and reflection, and the
+// transcoder that serves every proto service as REST, Connect, gRPC and
+// gRPC-Web.
 //
 // REST callers get errors in the Graph envelope: errors produced by the
 // transcoder are rewritten here through apierr.Write. The set of services is

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,9 +24,10 @@ import (
 // MaxBodyBytes is the largest request body accepted (CONTRACT §1).
 const MaxBodyBytes = 1 << 20
 
-// traced gives every request a trace id, stamps it on the response, recovers
-// panics into the error envelope, and records metrics.
-func traced(metrics *observe.Metrics, next http.Handler) http.Handler {
+// traced gives every request a trace id, stamps it on the response, resolves
+// its credential with authenticate (when not nil), recovers panics into the
+// error envelope, and records metrics.
+func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.Request) context.Context, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
@@ -42,6 +44,9 @@ func traced(metrics *observe.Metrics, next http.Handler) http.Handler {
 			id = observe.NewTraceID()
 		}
 		ctx = observe.WithTraceID(ctx, id)
+		if authenticate != nil {
+			ctx = authenticate(ctx, r)
+		}
 		r = r.WithContext(ctx)
 		w.Header().Set(observe.TraceHeader, id)
 		sw := &statusWriter{ResponseWriter: w}
@@ -79,11 +84,15 @@ func versioned(next http.Handler) http.Handler {
 				apierr.Write(w, r, apierr.UnknownVersion(major))
 				return
 			}
-			w.Header().Set(version.Header, major)
+			w.Header()[version.Header] = currentVersion // the one supported
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// currentVersion is the Svc-Api-Version header's value, shared: net/http
+// only reads it.
+var currentVersion = []string{version.Current}
 
 // limited refuses bodies over MaxBodyBytes: at once when Content-Length says
 // so, otherwise when the reader crosses the limit (the error then surfaces

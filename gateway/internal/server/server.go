@@ -33,8 +33,9 @@ type Options struct {
 	// supervisor, so /healthz answers 200 while the process serves.
 	Ready func(ctx context.Context) error
 	// Authenticate resolves the request's credential into its context,
-	// after the body limit and before any handler; nil: no authentication.
-	Authenticate func(http.Handler) http.Handler
+	// before any handler; nil: no authentication. It runs with the trace
+	// id's, so that a request is copied with its new context once.
+	Authenticate func(ctx context.Context, r *http.Request) context.Context
 	// BodyReadTimeout bounds how long a client may take to send a request
 	// body, so that slow bodies cannot hold connections; 0 means
 	// DefaultBodyReadTimeout.
@@ -95,14 +96,10 @@ func New(opts Options) *Server {
 	s.mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	s.mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	s.mux.HandleFunc("/", s.serveRPC)
-	var inner http.Handler = s.mux
-	if opts.Authenticate != nil {
-		inner = opts.Authenticate(inner)
-	}
 	if opts.BodyReadTimeout == 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	s.handler = traced(opts.Metrics, versioned(limited(opts.BodyReadTimeout, inner)))
+	s.handler = traced(opts.Metrics, opts.Authenticate, versioned(limited(opts.BodyReadTimeout, s.mux)))
 	if err := s.SetServices(nil, protoregistry.GlobalFiles); err != nil {
 		panic(err) // an empty table cannot fail
 	}

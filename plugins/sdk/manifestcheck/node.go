@@ -2,6 +2,7 @@ package manifestcheck
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -97,24 +98,60 @@ func (p *Pattern) Vars() []string {
 }
 
 // Match binds node segments (from ParseNode) against p, or reports false.
-func (p *Pattern) Match(segs []string) (map[string]string, bool) {
+// It allocates nothing: the variables are read from segs in place.
+func (p *Pattern) Match(segs []string) (NodeVars, bool) {
 	if len(segs) != len(p.segs) {
-		return nil, false
+		return NodeVars{}, false
 	}
-	var vars map[string]string
 	for i, ps := range p.segs {
-		if ps.field == "" {
-			if ps.literal != segs[i] {
-				return nil, false
-			}
-			continue
+		if ps.field == "" && ps.literal != segs[i] {
+			return NodeVars{}, false
 		}
-		if vars == nil {
-			vars = make(map[string]string, 2)
-		}
-		vars[ps.field] = segs[i]
 	}
-	return vars, true
+	return NodeVars{p: p, segs: segs}, true
+}
+
+// NodeVars are the variables of a node that matched a pattern; the zero
+// value has none.
+type NodeVars struct {
+	p    *Pattern
+	segs []string
+}
+
+// Get returns the value of the variable name, and whether there is one.
+func (v NodeVars) Get(name string) (string, bool) {
+	if v.p == nil {
+		return "", false
+	}
+	for i, ps := range v.p.segs {
+		if ps.field != "" && ps.field == name {
+			return v.segs[i], true
+		}
+	}
+	return "", false
+}
+
+// All yields each variable and its value, in the pattern's order.
+func (v NodeVars) All() iter.Seq2[string, string] {
+	return func(yield func(name, value string) bool) {
+		if v.p == nil {
+			return
+		}
+		for i, ps := range v.p.segs {
+			if ps.field != "" && !yield(ps.field, v.segs[i]) {
+				return
+			}
+		}
+	}
+}
+
+// Len counts the variables.
+func (v NodeVars) Len() int {
+	n := 0
+	for range v.All() {
+		n++
+	}
+	return n
 }
 
 // Literals counts literal segments: where two patterns match a node, the

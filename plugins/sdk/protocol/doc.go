@@ -22,7 +22,9 @@
 // request frame with the top bit of its length set (frameFlag); its answers
 // carry the same bit while more follow, and one frame without it ends the
 // stream. The plugin watches a connection whose call runs longer than
-// 20 ms, so that the gateway closing it (its client left) cancels the call.
+// 20 ms, so that the gateway closing it (its client left) cancels the call;
+// the gateway, in turn, watches a unary call's context once the call has
+// waited 20 ms for its answer.
 // gRPC stays for Describe, Health, the host callbacks and plugins built
 // before lane streams, where go-plugin's AutoMTLS protects it.
 //

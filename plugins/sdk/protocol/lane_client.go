@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -88,7 +91,7 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 			}
 		}
 		if err == nil {
-			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}); err != nil {
+			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}, nil); err != nil {
 				_ = lc.conn.Close()
 				err = fmt.Errorf("fast lane: the plugin does not answer on %s: %w", path, err)
 			}
@@ -106,11 +109,20 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 // Invoke runs one call. The error is a transport failure (the plugin is gone,
 // or ctx ended); a failed call is a response carrying an Error.
 func (c *LaneClient) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return c.InvokeInto(ctx, req, nil)
+}
+
+// InvokeInto is Invoke reading the answer into answer's capacity when it
+// fits (else into a buffer of its own): the response's bytes then alias
+// answer instead of being copied out of the connection's buffer. The
+// caller owns answer, and may reuse it once done with the response. A nil
+// answer is Invoke.
+func (c *LaneClient) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (*pluginv1.InvokeResponse, error) {
 	lc, err := c.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, reusable, err := lc.call(ctx, req)
+	resp, reusable, err := lc.call(ctx, req, answer)
 	if reusable {
 		c.put(lc)
 	} else {
@@ -247,7 +259,9 @@ func (c *LaneClient) dial(ctx context.Context) (*laneConn, error) {
 			return nil, fmt.Errorf("fast lane: %s is served by process %d, not the plugin (%d): %v", c.path, pid, c.peerPID, err)
 		}
 	}
-	return &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10)}, nil
+	lc := &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10)}
+	lc.abort = func() { _ = lc.conn.Close() }
+	return lc, nil
 }
 
 // laneConn is one connection, used by one call at a time.
@@ -257,21 +271,23 @@ type laneConn struct {
 	wbuf   []byte
 	rbuf   []byte
 	lastID uint64
+	// abort closes the connection, interrupting a call whose context
+	// ended; made once, not per call.
+	abort func()
 }
 
 // call writes req and reads its answer. After an error, or when ctx ended
 // during the call, the connection is in an unknown state and not reusable.
-func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
-	if ctx.Done() != nil {
-		// Cancellation interrupts the blocked read by closing the
-		// connection; the plugin's answer, if any, is dropped with it.
-		stop := context.AfterFunc(ctx, func() { _ = lc.conn.Close() })
-		defer func() {
-			if !stop() {
-				reusable = false // closed, or being closed
-			}
-		}()
-	}
+//
+// Cancellation interrupts a blocked write or read by closing the
+// connection (the plugin's answer, if any, is dropped with it). Watching
+// ctx costs a few allocations per call (context.AfterFunc, the request
+// context's Done channel and its children map), so, as the plugin does
+// (watchAfter), a call is watched only once it has waited watchAfter for
+// its answer, or ctx's deadline if sooner; most calls are answered well
+// before. A request too large to be sure the write does not block is
+// watched from the start.
+func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
 	lc.lastID++
 	id := lc.lastID
 	b, err := appendFrame(lc.wbuf[:0], req, id)
@@ -281,10 +297,33 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 	if cap(b) <= 64<<10 {
 		lc.wbuf = b
 	}
+	var stop func() bool
+	if len(b) > maxUnwatchedWrite {
+		stop = lc.watch(ctx)
+	}
 	if _, err := lc.conn.Write(b); err != nil {
+		if stop != nil {
+			stop()
+		}
 		return nil, false, lc.fail(ctx, "write", err)
 	}
-	resp, more, err := lc.read(ctx, id)
+	if stop == nil {
+		answered, err := lc.answerWithin(ctx, watchAfter)
+		if err != nil {
+			return nil, false, lc.fail(ctx, "read", err)
+		}
+		if !answered {
+			stop = lc.watch(ctx)
+		}
+	}
+	if stop != nil {
+		defer func() {
+			if !stop() {
+				reusable = false // closed, or being closed
+			}
+		}()
+	}
+	resp, more, err := lc.read(ctx, id, answer)
 	if err != nil {
 		return nil, false, err
 	}
@@ -294,16 +333,72 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest) (resp
 	return resp, true, nil
 }
 
-// read reads one answer of call id, and whether more answers follow.
-func (lc *laneConn) read(ctx context.Context, id uint64) (*pluginv1.InvokeResponse, bool, error) {
-	body, more, err := readFrame(lc.r, &lc.rbuf)
-	if err != nil {
-		return nil, false, lc.fail(ctx, "read", err)
+// maxUnwatchedWrite bounds a request written before its call is watched:
+// a connection carries one call at a time and the plugin has read the
+// previous one whole, so a frame this size fits in the socket's buffer
+// and the write does not block.
+const maxUnwatchedWrite = 32 << 10
+
+// watch closes the connection when ctx ends; stop as context.AfterFunc's.
+// nil when ctx never ends.
+func (lc *laneConn) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		return nil
 	}
-	resp := new(pluginv1.InvokeResponse)
-	err = proto.Unmarshal(body, resp)
-	if cap(lc.rbuf) > 64<<10 {
-		lc.rbuf = nil
+	return context.AfterFunc(ctx, lc.abort)
+}
+
+// answerWithin waits up to d, or until ctx's deadline if sooner, for the
+// first byte of the answer, and reports whether it came. It consumes
+// nothing.
+func (lc *laneConn) answerWithin(ctx context.Context, d time.Duration) (bool, error) {
+	if lc.r.Buffered() > 0 {
+		return true, nil
+	}
+	until := time.Now().Add(d)
+	if deadline, ok := ctx.Deadline(); ok && deadline.Before(until) {
+		until = deadline
+	}
+	if err := lc.conn.SetReadDeadline(until); err != nil {
+		return false, err
+	}
+	_, err := lc.r.Peek(1)
+	if clearErr := lc.conn.SetReadDeadline(time.Time{}); clearErr != nil && err == nil {
+		err = clearErr
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return false, nil
+	}
+	return false, err
+}
+
+// read reads one answer of call id, and whether more answers follow. With
+// answer not nil, the frame is read into it (see InvokeInto) and the
+// response aliases it; else into the connection's buffer, and copied out.
+func (lc *laneConn) read(ctx context.Context, id uint64, answer []byte) (*pluginv1.InvokeResponse, bool, error) {
+	var (
+		resp *pluginv1.InvokeResponse
+		body []byte
+		more bool
+		err  error
+	)
+	if answer != nil {
+		if body, more, err = readFrame(lc.r, &answer); err != nil {
+			return nil, false, lc.fail(ctx, "read", err)
+		}
+		resp, err = decodeAnswer(body)
+	} else {
+		if body, more, err = readFrame(lc.r, &lc.rbuf); err != nil {
+			return nil, false, lc.fail(ctx, "read", err)
+		}
+		resp = new(pluginv1.InvokeResponse)
+		err = proto.Unmarshal(body, resp)
+		if cap(lc.rbuf) > 64<<10 {
+			lc.rbuf = nil
+		}
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("fast lane: undecodable answer: %w", err)
@@ -320,7 +415,7 @@ func (lc *laneConn) read(ctx context.Context, id uint64) (*pluginv1.InvokeRespon
 // plugin sees as the gateway leaving.
 func (lc *laneConn) stream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) (reusable bool, err error) {
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { _ = lc.conn.Close() })
+		stop := context.AfterFunc(ctx, lc.abort)
 		defer func() {
 			if !stop() {
 				reusable = false
@@ -340,13 +435,13 @@ func (lc *laneConn) stream(ctx context.Context, req *pluginv1.InvokeRequest, rec
 		return false, lc.fail(ctx, "write", err)
 	}
 	for {
-		resp, more, err := lc.read(ctx, id)
+		resp, more, err := lc.read(ctx, id, nil)
 		if err != nil {
 			return false, err
 		}
 		if resp.GetError() != nil && more {
 			// A refusal: the frame that ends the stream follows at once.
-			end, more, err := lc.read(ctx, id)
+			end, more, err := lc.read(ctx, id, nil)
 			if err != nil {
 				return false, err
 			}
@@ -372,4 +467,68 @@ func (lc *laneConn) fail(ctx context.Context, op string, err error) error {
 		return ctxErr
 	}
 	return fmt.Errorf("fast lane: %s: %w", op, err)
+}
+
+// The fields of InvokeResponse, for decodeAnswer.
+var (
+	answerFields   = (&pluginv1.InvokeResponse{}).ProtoReflect().Descriptor().Fields()
+	responseField  = answerFields.ByName("response").Number()
+	errorField     = answerFields.ByName("error").Number()
+	answerIDField  = answerFields.ByName("call_id").Number()
+	errorMergeOpts = proto.UnmarshalOptions{Merge: true}
+)
+
+// decodeAnswer decodes an answer frame's body as proto.Unmarshal decodes
+// an InvokeResponse, except that the response bytes alias body rather than
+// being copied (proto.Unmarshal offers no aliasing), and fields the
+// gateway does not know are dropped rather than kept.
+func decodeAnswer(body []byte) (*pluginv1.InvokeResponse, error) {
+	resp := new(pluginv1.InvokeResponse)
+	for len(body) > 0 {
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		if !num.IsValid() {
+			return nil, fmt.Errorf("field number %d is out of range", num)
+		}
+		body = body[n:]
+		switch {
+		case num == responseField && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(body)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			resp.Response = v[:len(v):len(v)]
+			body = body[m:]
+			continue
+		case num == errorField && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(body)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			if resp.Error == nil {
+				resp.Error = new(pluginv1.Error)
+			}
+			if err := errorMergeOpts.Unmarshal(v, resp.Error); err != nil {
+				return nil, err
+			}
+			body = body[m:]
+			continue
+		case num == answerIDField && typ == protowire.VarintType:
+			v, m := protowire.ConsumeVarint(body)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			resp.CallId = v
+			body = body[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, body)
+		if m < 0 {
+			return nil, protowire.ParseError(m)
+		}
+		body = body[m:]
+	}
+	return resp, nil
 }

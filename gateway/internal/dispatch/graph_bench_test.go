@@ -1,0 +1,200 @@
+package dispatch
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/gateway/internal/graph"
+	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
+	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/gateway/internal/server"
+	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/plugins/sdk/wire"
+)
+
+// BenchmarkGraphRead measures the gateway's own work on the Graph read that
+// make bench loads, GET page/<id>/posts?limit=10 with a user token, through
+// the whole HTTP handler: trace id, version, body limit, authentication
+// (cached), the Graph layer (parse, match, bind, limiter), validation,
+// authorization (cached Page facts), the call and the wire renderer with
+// its paging links. net/http's own parsing and response buffering are not
+// in it.
+//
+// "in-process" answers from the book service's handlers run as the
+// gateway's own services are (so the SDK's decode and encode of the call
+// count too); "fast-lane" answers over a fast lane from a plugin served in
+// this process (its side of the lane and the SDK's work count too), with a
+// fresh cancellable context per request as net/http gives one: the
+// gateway's whole path but for net/http and the sockets' system calls.
+//
+//	go test -run '^$' -bench GraphRead -benchmem ./gateway/internal/dispatch/
+func BenchmarkGraphRead(b *testing.B) {
+	b.Run("in-process", func(b *testing.B) {
+		w, book, authn := graphReadWorld(b)
+		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
+		d, err := New(Options{Server: srv, Auth: authn, Core: book, Calls: observe.NewCalls(observe.NewMetrics())})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Rebuild(nil); err != nil {
+			b.Fatal(err)
+		}
+		benchGraphReads(b, w, srv, d.GraphRouter, false)
+	})
+	b.Run("fast-lane", func(b *testing.B) {
+		w, book, authn := graphReadWorld(b)
+		manifest, err := wire.Manifest(book)
+		if err != nil {
+			b.Fatal(err)
+		}
+		table, err := route.Build([]route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(b, book)}}}, guard{a: authn})
+		if err != nil {
+			b.Fatal(err)
+		}
+		router := graph.NewRouter(table)
+		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
+		benchGraphReads(b, w, srv, func() *graph.Router { return router }, true)
+	})
+}
+
+// graphReadWorld is a fresh database with the World's Page, and the book
+// service answering ten fixed posts.
+func graphReadWorld(b *testing.B) (*identitytest.World, *sdk.Plugin, *auth.Authenticator) {
+	w := identitytest.NewWorld(b)
+	book := sdk.New(sdk.Info{Name: "book", Version: "bench"})
+	posts := &bookv1.ListPostsResponse{Paging: &pluginv1.Paging{Before: "MTAwMDAwMTAwMA", After: "MTAwMDAwMDk5MQ", HasNext: true}}
+	for i := range 10 {
+		posts.Data = append(posts.Data, &bookv1.Post{Id: strconv.Itoa(1000001000 - i), PageId: w.Page.ID,
+			Content: "Seed post " + strconv.Itoa(i) + ": coffee ☕ café 咖啡", Audience: "everyone", CreatedTime: "2026-11-24T04:05:39Z"})
+	}
+	methods := bookv1.File_svc_book_v1_book_proto.Services().ByName("BookService").Methods()
+	sdk.Handle(book, methods.ByName("ListPosts"), func(context.Context, *sdk.Call, *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
+		return posts, nil
+	})
+	// The service's other methods, so that the SDK does not warn of them.
+	sdk.Handle(book, methods.ByName("GetPost"), func(context.Context, *sdk.Call, *bookv1.GetPostRequest) (*bookv1.Post, error) {
+		return posts.Data[0], nil
+	})
+	sdk.Handle(book, methods.ByName("CreatePost"), func(context.Context, *sdk.Call, *bookv1.CreatePostRequest) (*bookv1.CreatePostResponse, error) {
+		return &bookv1.CreatePostResponse{}, nil
+	})
+	return w, book, auth.New(w.IDs, auth.Options{})
+}
+
+// serveLane serves p on a fast lane in this process and dials it.
+func serveLane(b *testing.B, p *sdk.Plugin) *protocol.LaneClient {
+	dir, err := os.MkdirTemp("", "lane")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	path := filepath.Join(dir, protocol.FastLaneSocket)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = ln.Close() })
+	srv := &protocol.LaneServer{Allow: func(int) bool { return true },
+		Handler: func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+			return wire.Invoke(ctx, p, req)
+		}}
+	go func() { _ = srv.Serve(ln) }()
+	lane, err := protocol.DialLane(context.Background(), path, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = lane.Close() })
+	return lane
+}
+
+// laneInvoker calls a plugin over a fast lane, as the host does.
+type laneInvoker struct{ lane *protocol.LaneClient }
+
+func (l laneInvoker) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return l.lane.Invoke(ctx, req)
+}
+
+func (l laneInvoker) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (*pluginv1.InvokeResponse, error) {
+	return l.lane.InvokeInto(ctx, req, answer)
+}
+
+// benchGraphReads issues the read with a user token of the World's owner
+// on srv, serving the Graph with router; cancellable gives each request a
+// context of its own, as net/http does.
+func benchGraphReads(b *testing.B, w *identitytest.World, srv *server.Server, router func() *graph.Router, cancellable bool) {
+	srv.Handle(graph.Path, graph.New(graph.Options{PublicURL: "http://127.0.0.1:8080", Router: router,
+		Limiter: graph.NewLimiter(graph.DefaultLimits), Caller: Caller}))
+	plain, hash := identity.NewToken("bench_")
+	userID, _ := identity.ParseID(w.Owner.ID)
+	appID, _ := identity.ParseID(w.App.ID)
+	if err := w.IDs.Queries().InsertCredential(context.Background(), coredb.InsertCredentialParams{TokenHash: hash,
+		Kind: int16(pluginv1.TokenKind_TOKEN_KIND_USER), UserID: &userID, AppID: &appID, Scopes: []string{"pages:read"},
+		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true}}); err != nil {
+		b.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, graph.Path+"?node=page/"+w.Page.ID+"/posts&limit=10", nil)
+	r.Header.Set("Authorization", "Bearer "+plain)
+	rw := &benchWriter{header: http.Header{}}
+	read := func() {
+		req := r
+		if cancellable {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req = r.WithContext(ctx)
+		}
+		rw.reset()
+		srv.ServeHTTP(rw, req)
+		if rw.status != http.StatusOK {
+			b.Fatalf("status %d: %s", rw.status, rw.body)
+		}
+	}
+	read()
+	b.ReportAllocs()
+	for b.Loop() {
+		read()
+	}
+}
+
+// benchWriter is a ResponseWriter that keeps the last answer and allocates
+// nothing of its own per request once warm, as net/http's buffered writer.
+type benchWriter struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (w *benchWriter) Header() http.Header { return w.header }
+
+func (w *benchWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *benchWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.body = append(w.body, b...)
+	return len(b), nil
+}
+
+func (w *benchWriter) reset() {
+	clear(w.header)
+	w.status = 0
+	w.body = w.body[:0]
+}
