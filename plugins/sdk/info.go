@@ -51,7 +51,9 @@ type Principal struct {
 	UserID string
 	// AppID is the app that made the call, if any.
 	AppID string
-	// Scopes are the scopes the credential carries.
+	// Scopes are the scopes the credential carries. Read-only: a plugin
+	// running inside the gateway shares the slice with the gateway's
+	// credential cache (clone it to sort or edit it).
 	Scopes []string
 	// Live is true when the app is in live mode (false: development mode).
 	Live bool

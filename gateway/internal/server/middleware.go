@@ -44,10 +44,6 @@ func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.R
 			id = observe.NewTraceID()
 		}
 		ctx = observe.WithTraceID(ctx, id)
-		if authenticate != nil {
-			ctx = authenticate(ctx, r)
-		}
-		r = r.WithContext(ctx)
 		w.Header().Set(observe.TraceHeader, id)
 		sw := &statusWriter{ResponseWriter: w}
 		if span != nil {
@@ -66,11 +62,18 @@ func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.R
 				}
 				slog.ErrorContext(ctx, "panic serving request", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if !sw.wroteHeader {
-					apierr.Write(sw, r, apierr.Internal(fmt.Errorf("panic: %v", p)))
+					// r may predate its context (a panic authenticating).
+					apierr.Write(sw, r.WithContext(ctx), apierr.Internal(fmt.Errorf("panic: %v", p)))
 				}
 			}
 			metrics.Observe(classify(r), sw.status(), time.Since(start))
 		}()
+		// After the recover above: a panic resolving the credential is
+		// answered with the error envelope too.
+		if authenticate != nil {
+			ctx = authenticate(ctx, r)
+		}
+		r = r.WithContext(ctx)
 		next.ServeHTTP(sw, r)
 	})
 }

@@ -97,3 +97,21 @@ func validMethod(m string) bool {
 	}
 	return false
 }
+
+func TestAPanicResolvingTheCredentialIsAnsweredWithTheErrorEnvelope(t *testing.T) {
+	t.Parallel()
+	s := server.New(server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return nil },
+		Authenticate: func(context.Context, *http.Request) context.Context { panic("credential store broke") }})
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/platform/changelog", nil))
+	var env struct {
+		Error *struct {
+			Code      *int   `json:"code"`
+			FBTraceID string `json:"fbtrace_id"`
+		} `json:"error"`
+	}
+	if rec.Code != http.StatusInternalServerError || json.Unmarshal(rec.Body.Bytes(), &env) != nil || env.Error == nil ||
+		env.Error.FBTraceID != rec.Header().Get(observe.TraceHeader) {
+		t.Fatalf("answer = %d %s, want 500 in the envelope with the trace id", rec.Code, rec.Body)
+	}
+}

@@ -288,6 +288,9 @@ type laneConn struct {
 // before. A request too large to be sure the write does not block is
 // watched from the start.
 func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, true, err // the caller left: nothing is sent, nothing runs
+	}
 	lc.lastID++
 	id := lc.lastID
 	b, err := appendFrame(lc.wbuf[:0], req, id)

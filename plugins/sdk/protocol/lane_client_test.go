@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,21 @@ import (
 // their request back; it returns a client of it with one connection.
 func sleepyLane(t testing.TB) *protocol.LaneClient {
 	t.Helper()
+	return laneServing(t, func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+		if ms, err := strconv.Atoi(filepath.Base(req.GetProcedure())); err == nil {
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+		return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+	})
+}
+
+// laneServing serves a lane with handler and returns a client of it with
+// one connection.
+func laneServing(t testing.TB, handler func(context.Context, *pluginv1.InvokeRequest) *pluginv1.InvokeResponse) *protocol.LaneClient {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "lane")
 	if err != nil {
 		t.Fatal(err)
@@ -31,18 +47,7 @@ func sleepyLane(t testing.TB) *protocol.LaneClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ln.Close() })
-	srv := &protocol.LaneServer{
-		Handler: func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
-			if ms, err := strconv.Atoi(filepath.Base(req.GetProcedure())); err == nil {
-				select {
-				case <-time.After(time.Duration(ms) * time.Millisecond):
-				case <-ctx.Done():
-				}
-			}
-			return &pluginv1.InvokeResponse{Response: req.GetRequest()}
-		},
-		Allow: func(int) bool { return true },
-	}
+	srv := &protocol.LaneServer{Handler: handler, Allow: func(int) bool { return true }}
 	go func() { _ = srv.Serve(ln) }()
 	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
 	if err != nil {
@@ -108,6 +113,29 @@ func TestALaneCallEndsWithItsContextWhetherItEndsBeforeOrAfterTheCallIsWatched(t
 				t.Fatalf("next call = %v, %v", resp, err)
 			}
 		})
+	}
+}
+
+func TestALaneCallWhoseCallerHasAlreadyLeftIsNeverSent(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	lane := laneServing(t, func(_ context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+		if req.GetProcedure() == "/write" {
+			ran.Add(1)
+		}
+		return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/write"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("call after its caller left = %v, want context.Canceled", err)
+	}
+	resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/write", Request: []byte("next")})
+	if err != nil || string(resp.GetResponse()) != "next" {
+		t.Fatalf("next call = %v, %v", resp, err)
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("the plugin ran %d calls, want 1: the one whose caller had left was sent", n)
 	}
 }
 
