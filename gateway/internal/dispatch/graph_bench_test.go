@@ -46,7 +46,7 @@ import (
 //	go test -run '^$' -bench GraphRead -benchmem ./gateway/internal/dispatch/
 func BenchmarkGraphRead(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
-		w, book, authn := graphReadWorld(b)
+		w, book, authn := graphReadWorld(b, tenPosts)
 		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
 		d, err := New(Options{Server: srv, Auth: authn, Core: book, Calls: observe.NewCalls(observe.NewMetrics())})
 		if err != nil {
@@ -58,38 +58,38 @@ func BenchmarkGraphRead(b *testing.B) {
 		benchGraphReads(b, w, srv, d.GraphRouter, false)
 	})
 	b.Run("fast-lane", func(b *testing.B) {
-		w, book, authn := graphReadWorld(b)
-		manifest, err := wire.Manifest(book)
-		if err != nil {
-			b.Fatal(err)
-		}
-		table, err := route.Build([]route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(b, book)}}}, guard{a: authn})
-		if err != nil {
-			b.Fatal(err)
-		}
-		router := graph.NewRouter(table)
+		w, book, authn := graphReadWorld(b, tenPosts)
 		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-		benchGraphReads(b, w, srv, func() *graph.Router { return router }, true)
+		benchGraphReads(b, w, srv, fastLaneRouter(b, book, authn), true)
 	})
 }
 
-// graphReadWorld is a fresh database with the World's Page, and the book
-// service answering ten fixed posts.
-func graphReadWorld(b *testing.B) (*identitytest.World, *sdk.Plugin, *auth.Authenticator) {
-	w := identitytest.NewWorld(b)
-	book := sdk.New(sdk.Info{Name: "book", Version: "bench"})
+// listPosts answers the book service's ListPosts for the World's Page.
+type listPosts func(req *bookv1.ListPostsRequest) *bookv1.ListPostsResponse
+
+// tenPosts answers ten fixed posts of the Page, whatever the request.
+func tenPosts(pageID string) listPosts {
 	posts := &bookv1.ListPostsResponse{Paging: &pluginv1.Paging{Before: "MTAwMDAwMTAwMA", After: "MTAwMDAwMDk5MQ", HasNext: true}}
 	for i := range 10 {
-		posts.Data = append(posts.Data, &bookv1.Post{Id: strconv.Itoa(1000001000 - i), PageId: w.Page.ID,
+		posts.Data = append(posts.Data, &bookv1.Post{Id: strconv.Itoa(1000001000 - i), PageId: pageID,
 			Content: "Seed post " + strconv.Itoa(i) + ": coffee ☕ café 咖啡", Audience: "everyone", CreatedTime: "2026-11-24T04:05:39Z"})
 	}
+	return func(*bookv1.ListPostsRequest) *bookv1.ListPostsResponse { return posts }
+}
+
+// graphReadWorld is a fresh database with the World's Page, and the book
+// service answering ListPosts with answers(the Page's id).
+func graphReadWorld(tb testing.TB, answers func(pageID string) listPosts) (*identitytest.World, *sdk.Plugin, *auth.Authenticator) {
+	w := identitytest.NewWorld(tb)
+	book := sdk.New(sdk.Info{Name: "book", Version: "bench"})
+	list := answers(w.Page.ID)
 	methods := bookv1.File_svc_book_v1_book_proto.Services().ByName("BookService").Methods()
-	sdk.Handle(book, methods.ByName("ListPosts"), func(context.Context, *sdk.Call, *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
-		return posts, nil
+	sdk.Handle(book, methods.ByName("ListPosts"), func(_ context.Context, _ *sdk.Call, req *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
+		return list(req), nil
 	})
 	// The service's other methods, so that the SDK does not warn of them.
-	sdk.Handle(book, methods.ByName("GetPost"), func(context.Context, *sdk.Call, *bookv1.GetPostRequest) (*bookv1.Post, error) {
-		return posts.Data[0], nil
+	sdk.Handle(book, methods.ByName("GetPost"), func(_ context.Context, _ *sdk.Call, req *bookv1.GetPostRequest) (*bookv1.Post, error) {
+		return &bookv1.Post{Id: req.GetPostId(), PageId: w.Page.ID}, nil
 	})
 	sdk.Handle(book, methods.ByName("CreatePost"), func(context.Context, *sdk.Call, *bookv1.CreatePostRequest) (*bookv1.CreatePostResponse, error) {
 		return &bookv1.CreatePostResponse{}, nil
@@ -97,19 +97,34 @@ func graphReadWorld(b *testing.B) (*identitytest.World, *sdk.Plugin, *auth.Authe
 	return w, book, auth.New(w.IDs, auth.Options{})
 }
 
+// fastLaneRouter routes the Graph to book served over a fast lane in this
+// process, authorized by authn as the gateway does.
+func fastLaneRouter(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) func() *graph.Router {
+	manifest, err := wire.Manifest(book)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	table, err := route.Build([]route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(tb, book)}}}, guard{a: authn})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	router := graph.NewRouter(table)
+	return func() *graph.Router { return router }
+}
+
 // serveLane serves p on a fast lane in this process and dials it.
-func serveLane(b *testing.B, p *sdk.Plugin) *protocol.LaneClient {
+func serveLane(tb testing.TB, p *sdk.Plugin) *protocol.LaneClient {
 	dir, err := os.MkdirTemp("", "lane")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
 	path := filepath.Join(dir, protocol.FastLaneSocket)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = ln.Close() })
+	tb.Cleanup(func() { _ = ln.Close() })
 	srv := &protocol.LaneServer{Allow: func(int) bool { return true },
 		Handler: func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
 			return wire.Invoke(ctx, p, req)
@@ -117,9 +132,9 @@ func serveLane(b *testing.B, p *sdk.Plugin) *protocol.LaneClient {
 	go func() { _ = srv.Serve(ln) }()
 	lane, err := protocol.DialLane(context.Background(), path, 1, 0)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = lane.Close() })
+	tb.Cleanup(func() { _ = lane.Close() })
 	return lane
 }
 
@@ -138,16 +153,7 @@ func (l laneInvoker) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest
 // on srv, serving the Graph with router; cancellable gives each request a
 // context of its own, as net/http does.
 func benchGraphReads(b *testing.B, w *identitytest.World, srv *server.Server, router func() *graph.Router, cancellable bool) {
-	srv.Handle(graph.Path, graph.New(graph.Options{PublicURL: "http://127.0.0.1:8080", Router: router,
-		Limiter: graph.NewLimiter(graph.DefaultLimits), Caller: Caller}))
-	plain, hash := identity.NewToken("bench_")
-	userID, _ := identity.ParseID(w.Owner.ID)
-	appID, _ := identity.ParseID(w.App.ID)
-	if err := w.IDs.Queries().InsertCredential(context.Background(), coredb.InsertCredentialParams{TokenHash: hash,
-		Kind: int16(pluginv1.TokenKind_TOKEN_KIND_USER), UserID: &userID, AppID: &appID, Scopes: []string{"pages:read"},
-		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true}}); err != nil {
-		b.Fatal(err)
-	}
+	plain := serveGraph(b, w, srv, router)
 	r := httptest.NewRequest(http.MethodGet, graph.Path+"?node=page/"+w.Page.ID+"/posts&limit=10", nil)
 	r.Header.Set("Authorization", "Bearer "+plain)
 	rw := &benchWriter{header: http.Header{}}
@@ -197,4 +203,23 @@ func (w *benchWriter) reset() {
 	clear(w.header)
 	w.status = 0
 	w.body = w.body[:0]
+}
+
+// graphPublicURL is the public URL the Graph's paging links start with.
+const graphPublicURL = "http://127.0.0.1:8080"
+
+// serveGraph serves the Graph on srv with router, as the gateway does, and
+// returns a user token of the World's owner with pages:read.
+func serveGraph(tb testing.TB, w *identitytest.World, srv *server.Server, router func() *graph.Router) string {
+	srv.Handle(graph.Path, graph.New(graph.Options{PublicURL: graphPublicURL, Router: router,
+		Limiter: graph.NewLimiter(graph.DefaultLimits), Caller: Caller}))
+	plain, hash := identity.NewToken("bench_")
+	userID, _ := identity.ParseID(w.Owner.ID)
+	appID, _ := identity.ParseID(w.App.ID)
+	if err := w.IDs.Queries().InsertCredential(context.Background(), coredb.InsertCredentialParams{TokenHash: hash,
+		Kind: int16(pluginv1.TokenKind_TOKEN_KIND_USER), UserID: &userID, AppID: &appID, Scopes: []string{"pages:read"},
+		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true}}); err != nil {
+		tb.Fatal(err)
+	}
+	return plain
 }
