@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/plugins/sdk/protocol/lanetest"
 )
 
 func echoPlugin(t testing.TB) *Plugin {
@@ -38,24 +37,7 @@ func echoPlugin(t testing.TB) *Plugin {
 
 func serveLane(t testing.TB, p *Plugin, allow func(int) bool) string {
 	t.Helper()
-	return serveLaneWith(t, p.laneServer(allow))
-}
-
-func serveLaneWith(t testing.TB, srv *protocol.LaneServer) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "lane")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	path := filepath.Join(dir, protocol.FastLaneSocket)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() { _ = srv.Serve(ln) }()
-	return path
+	return lanetest.Serve(t, p.laneServer(allow))
 }
 
 func TestFastLaneAnswersConcurrentCallsEachToItsCaller(t *testing.T) {
@@ -294,7 +276,7 @@ func TestTheGatewayLeavingAStreamOrACallOnTheFastLaneCancelsItsHandler(t *testin
 func TestALaneThatServesNoStreamsLeavesThemToGRPCAndStillAnswersCalls(t *testing.T) {
 	t.Parallel()
 	p := echoPlugin(t)
-	path := serveLaneWith(t, &protocol.LaneServer{Handler: p.invoke, Allow: allowGateway, Logger: p.log})
+	path := lanetest.Serve(t, &protocol.LaneServer{Handler: p.invoke, Allow: allowGateway, Logger: p.log})
 	lane, err := protocol.DialLane(context.Background(), path, 2, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +366,7 @@ func TestAnswersOnTheFastLaneStayIntactWhileTheirBuffersAreReused(t *testing.T) 
 		}
 		releaseAnswer(resp)
 	}
-	lane, err := protocol.DialLane(context.Background(), serveLaneWith(t, srv), 3, os.Getpid())
+	lane, err := protocol.DialLane(context.Background(), lanetest.Serve(t, srv), 3, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

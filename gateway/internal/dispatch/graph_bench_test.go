@@ -2,11 +2,8 @@ package dispatch
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -25,6 +22,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/plugins/sdk/protocol/lanetest"
 	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
@@ -114,28 +112,10 @@ func fastLaneRouter(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) 
 
 // serveLane serves p on a fast lane in this process and dials it.
 func serveLane(tb testing.TB, p *sdk.Plugin) *protocol.LaneClient {
-	dir, err := os.MkdirTemp("", "lane")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
-	path := filepath.Join(dir, protocol.FastLaneSocket)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = ln.Close() })
-	srv := &protocol.LaneServer{Allow: func(int) bool { return true },
+	return lanetest.Dial(tb, &protocol.LaneServer{Allow: func(int) bool { return true },
 		Handler: func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
 			return wire.Invoke(ctx, p, req)
-		}}
-	go func() { _ = srv.Serve(ln) }()
-	lane, err := protocol.DialLane(context.Background(), path, 1, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = lane.Close() })
-	return lane
+		}}, 1)
 }
 
 // laneInvoker calls a plugin over a fast lane, as the host does.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -14,6 +12,7 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/plugins/sdk/protocol/lanetest"
 )
 
 // sleepyLane serves a lane whose calls sleep for the milliseconds their
@@ -36,25 +35,7 @@ func sleepyLane(t testing.TB) *protocol.LaneClient {
 // one connection.
 func laneServing(t testing.TB, handler func(context.Context, *pluginv1.InvokeRequest) *pluginv1.InvokeResponse) *protocol.LaneClient {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "lane")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	path := filepath.Join(dir, protocol.FastLaneSocket)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	srv := &protocol.LaneServer{Handler: handler, Allow: func(int) bool { return true }}
-	go func() { _ = srv.Serve(ln) }()
-	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lane.Close() })
-	return lane
+	return lanetest.Dial(t, &protocol.LaneServer{Handler: handler, Allow: func(int) bool { return true }}, 1)
 }
 
 func sleep(ms int, request []byte) *pluginv1.InvokeRequest {
