@@ -101,7 +101,11 @@ func (p *Plugin) listenLane() (net.Listener, error) {
 // laneServer is the plugin's side of the fast lane, admitting the
 // processes allow admits.
 func (p *Plugin) laneServer(allow func(pid int) bool) *protocol.LaneServer {
-	return &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log}
+	// A connection's end counts as activity for the trimmer: the gateway
+	// closes a burst's extra connections just after it, and what they held
+	// is garbage from then on.
+	return &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
+		Ended: p.trim.Touch}
 }
 
 // allowGateway admits fast-lane connections from the process that started

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,17 @@ const (
 	maxOpen    = 256
 	maxStreams = 128
 )
+
+// idleTimeout is how long a connection beyond the first ones dialled
+// (DialLane's conns) may sit idle before it is closed. A burst of
+// concurrent calls opens as many connections as it has calls in flight,
+// and each keeps buffers on both sides (its read and write buffers here,
+// the plugin's frame and answer buffers and goroutine there); once the
+// burst is over, closing them lets both processes hand that memory back
+// (internal/memtrim trims after half a second of quiet, so this is
+// shorter). Under steady load the connections in use are used far more
+// often than this, and only those past the current need are closed.
+const idleTimeout = 200 * time.Millisecond
 
 // ErrLaneBusy is returned by InvokeStream when maxStreams streams are open
 // on the lane; nothing was sent.
@@ -65,6 +77,10 @@ type LaneClient struct {
 	closed bool
 	freed  chan struct{} // signalled when a connection returns while calls wait
 	waits  int
+	// keep is how many idle connections are never closed for idleness;
+	// sweeping says a sweep of the others is due (see idleTimeout).
+	keep     int
+	sweeping bool
 }
 
 // DialLane opens conns connections to the fast-lane socket at path, ready
@@ -80,7 +96,7 @@ type LaneClient struct {
 // the connection (the flagged frame reads as over the size limit), and its
 // streams go over gRPC.
 func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient, error) {
-	c := &LaneClient{path: path, peerPID: peerPID, freed: make(chan struct{}, 1)}
+	c := &LaneClient{path: path, peerPID: peerPID, freed: make(chan struct{}, 1), keep: max(conns, 1)}
 	for i := range max(conns, 1) {
 		lc, err := c.dial(ctx)
 		if err == nil && i == 0 {
@@ -154,6 +170,13 @@ func (c *LaneClient) InvokeStream(ctx context.Context, req *pluginv1.InvokeReque
 	return err
 }
 
+// Open reports how many connections the client holds, idle or in use.
+func (c *LaneClient) Open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open
+}
+
 // Streams reports whether the plugin's lane serves streaming calls (a
 // plugin built with an SDK older than lane streams does not).
 func (c *LaneClient) Streams() bool { return c.streams }
@@ -221,14 +244,42 @@ func (c *LaneClient) put(lc *laneConn) {
 		_ = lc.conn.Close()
 		return
 	}
+	lc.idleSince = time.Now()
 	c.idle = append(c.idle, lc)
 	wake := c.waits > 0
+	if len(c.idle) > c.keep && !c.sweeping {
+		c.sweeping = true
+		time.AfterFunc(idleTimeout, c.sweep)
+	}
 	c.mu.Unlock()
 	if wake {
 		select {
 		case c.freed <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// sweep closes the idle connections past keep that have been idle for
+// idleTimeout, and comes back for the younger ones while there are any.
+func (c *LaneClient) sweep() {
+	c.mu.Lock()
+	cutoff := time.Now().Add(-idleTimeout)
+	n := 0 // the idle list is oldest first
+	for n < len(c.idle)-c.keep && c.idle[n].idleSince.Before(cutoff) {
+		n++
+	}
+	stale := slices.Clone(c.idle[:n])
+	c.idle = append(c.idle[:0], c.idle[n:]...)
+	c.open -= n
+	if len(c.idle) > c.keep && !c.closed {
+		time.AfterFunc(time.Until(c.idle[0].idleSince.Add(idleTimeout)), c.sweep)
+	} else {
+		c.sweeping = false
+	}
+	c.mu.Unlock()
+	for _, lc := range stale {
+		_ = lc.conn.Close()
 	}
 }
 
@@ -271,6 +322,8 @@ type laneConn struct {
 	wbuf   []byte
 	rbuf   []byte
 	lastID uint64
+	// idleSince is when the connection last went back to the pool.
+	idleSince time.Time
 	// abort closes the connection, interrupting a call whose context
 	// ended; made once, not per call.
 	abort func()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,6 +118,53 @@ func TestALaneCallWhoseCallerHasAlreadyLeftIsNeverSent(t *testing.T) {
 	}
 	if n := ran.Load(); n != 1 {
 		t.Fatalf("the plugin ran %d calls, want 1: the one whose caller had left was sent", n)
+	}
+}
+
+func TestTheConnectionsABurstOpenedAreClosedOnceIdleAndTheFirstOnesKept(t *testing.T) {
+	t.Parallel()
+	var ended atomic.Int32
+	release := make(chan struct{})
+	srv := &protocol.LaneServer{Allow: func(int) bool { return true }, Ended: func() { ended.Add(1) },
+		// Serving streams keeps DialLane's stream probe from closing a
+		// connection of its own.
+		Stream: func(context.Context, *pluginv1.InvokeRequest, func(*pluginv1.InvokeResponse) error) error { return nil },
+		Handler: func(_ context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+			if req.GetProcedure() == "/hold" {
+				<-release
+			}
+			return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+		}}
+	lane := lanetest.Dial(t, srv, 2)
+	// A burst of 8 calls in flight at once takes 8 connections.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/hold"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for deadline := time.Now().Add(10 * time.Second); lane.Open() < 8; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open during the burst, want 8", lane.Open())
+		}
+	}
+	close(release)
+	wg.Wait()
+	// Once idle, the 6 beyond the 2 dialled first are closed, on both sides.
+	for deadline := time.Now().Add(10 * time.Second); ended.Load() < 6 || lane.Open() > 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the burst: %d connections open, %d ended in the plugin; want 2 and 6", lane.Open(), ended.Load())
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // well past the idle timeout: the kept ones stay
+	if lane.Open() != 2 || ended.Load() != 6 {
+		t.Fatalf("the first connections were closed too: %d open, %d ended", lane.Open(), ended.Load())
+	}
+	resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/echo", Request: []byte("after")})
+	if err != nil || string(resp.GetResponse()) != "after" {
+		t.Fatalf("a call after the sweep = %v, %v", resp, err)
 	}
 }
 

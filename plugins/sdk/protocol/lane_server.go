@@ -51,6 +51,10 @@ type LaneServer struct {
 	// written (or failed to be): the lane keeps no reference to it or to
 	// the bytes it carries, so they may be reused. Called once per answer.
 	Release func(*pluginv1.InvokeResponse)
+	// Ended, when not nil, is called as each connection ends (the gateway
+	// closes the connections a burst of calls opened once it is over); a
+	// connection may report its end more than once.
+	Ended func()
 }
 
 // Serve accepts connections on ln until ln is closed.
@@ -133,19 +137,19 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 		if body == nil {
 			var err error
 			if body, stream, err = readFrame(sc.r, &sc.scratch); err != nil {
-				_ = sc.rw.Close()
+				sc.close()
 				return
 			}
 		}
 		req := sc.req
 		if err := proto.Unmarshal(body, req); err != nil {
 			sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
-			_ = sc.rw.Close()
+			sc.close()
 			return
 		}
 		body = nil
 		if stream && sc.s.Stream == nil {
-			_ = sc.rw.Close() // as a plugin older than lane streams does
+			sc.close() // as a plugin older than lane streams does
 			return
 		}
 		if !sc.run(req, stream) {
@@ -206,7 +210,7 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	sc.release(last)
 	if owned {
 		if failed {
-			_ = sc.rw.Close()
+			sc.close()
 		}
 		return !failed
 	}
@@ -264,10 +268,18 @@ func (sc *servedConn) watch(cancel context.CancelFunc) {
 	if err != nil {
 		cancel()
 		<-sc.handover
-		_ = sc.rw.Close()
+		sc.close()
 		return
 	}
 	<-sc.handover
 	sc.scratch = scratch
 	sc.serve(body, stream)
+}
+
+// close closes the connection and reports its end (LaneServer.Ended).
+func (sc *servedConn) close() {
+	_ = sc.rw.Close()
+	if sc.s.Ended != nil {
+		sc.s.Ended()
+	}
 }
