@@ -924,7 +924,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 	// the outbox's notify trigger and without it (pg_notify serialises
 	// commits on a global lock, which defeats group commit).
 	for _, v := range []struct{ name, table, what string }{
-		{"post_tx", "outbox", "with the outbox notify trigger, as in core.outbox"},
+		{"post_tx", "outbox", "with a per-row NOTIFY trigger on the outbox, as core.outbox had before migration 0013"},
 		{"post_tx_no_notify", "outbox_quiet", "the same without the notify trigger"},
 	} {
 		r.step("pgbench post + outbox event transaction, " + v.what)
