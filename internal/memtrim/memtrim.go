@@ -5,14 +5,14 @@
 // minute of load a process that is idle again keeps its peak heap resident
 // for minutes. A Trimmer watches two kinds of burst. Calls counted with
 // Touch are traffic: once a tick passes with no call after a busy one, and
-// the heap holds more than Slack beyond its live objects (garbage not yet
-// collected, free pages not yet returned), it forces a collection and
-// returns the free pages (debug.FreeOSMemory).
-// Trigger marks one-off work (start-up, a reload): a trim follows once
-// Settle has passed with no further trigger, whatever the process holds.
+// the heap holds more than defaultSlack beyond its live objects (garbage
+// not yet collected, free pages not yet returned), it collects and returns
+// the free pages to the system. Trigger marks one-off work (start-up, a
+// reload): a trim follows once defaultSettle has passed with no further
+// trigger, whatever the process holds.
 //
-// The cost on the request path is one atomic add per call; a trim is one
-// collection of the live heap, run only when the process has just gone
+// The cost on the request path is one atomic add per call; a trim is two
+// collections of the live heap, run only when the process has just gone
 // quiet.
 package memtrim
 
@@ -25,16 +25,16 @@ import (
 	"time"
 )
 
-// Defaults of a Trimmer made by New.
+// The settings of a Trimmer made by New.
 const (
-	// DefaultTick is how often the trimmer looks at the call count: a burst
+	// defaultTick is how often the trimmer looks at the call count: a burst
 	// of calls is over once one whole tick passes without a call.
-	DefaultTick = 500 * time.Millisecond
-	// DefaultSettle is the wait after the last Trigger.
-	DefaultSettle = 3 * time.Second
-	// DefaultSlack is how much a heap may hold beyond its live objects
+	defaultTick = 500 * time.Millisecond
+	// defaultSettle is the wait after the last Trigger.
+	defaultSettle = 3 * time.Second
+	// defaultSlack is how much a heap may hold beyond its live objects
 	// before a quiet spell trims it: less is not worth a collection.
-	DefaultSlack = 2 << 20
+	defaultSlack = 2 << 20
 )
 
 // A Trimmer returns memory to the operating system after bursts. The zero
@@ -43,19 +43,19 @@ type Trimmer struct {
 	calls atomic.Uint64
 	wake  chan struct{}
 
-	Tick   time.Duration
-	Settle time.Duration
-	Slack  uint64
-
-	// spare and free are the process's; tests replace them.
-	spare func() uint64
-	free  func()
+	// tick, settle and slack are the defaults above; spare and free are
+	// the process's. Tests replace them.
+	tick   time.Duration
+	settle time.Duration
+	slack  uint64
+	spare  func() uint64
+	free   func()
 }
 
 // New returns a Trimmer with the default tick, settle delay and slack.
 func New() *Trimmer {
 	return &Trimmer{
-		wake: make(chan struct{}, 1), Tick: DefaultTick, Settle: DefaultSettle, Slack: DefaultSlack,
+		wake: make(chan struct{}, 1), tick: defaultTick, settle: defaultSettle, slack: defaultSlack,
 		spare: spareHeapBytes, free: freeAll,
 	}
 }
@@ -68,7 +68,7 @@ func (t *Trimmer) Touch() {
 	}
 }
 
-// Trigger asks for a trim once Settle has passed with no other trigger.
+// Trigger asks for a trim once the settle delay has passed with no other trigger.
 func (t *Trimmer) Trigger() {
 	select {
 	case t.wake <- struct{}{}:
@@ -78,7 +78,7 @@ func (t *Trimmer) Trigger() {
 
 // Run trims after bursts until ctx ends.
 func (t *Trimmer) Run(ctx context.Context) {
-	ticker := time.NewTicker(t.Tick)
+	ticker := time.NewTicker(t.tick)
 	defer ticker.Stop()
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
@@ -89,12 +89,12 @@ func (t *Trimmer) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.wake:
-			settle.Reset(t.Settle) // a new trigger restarts the wait
+			settle.Reset(t.settle) // a new trigger restarts the wait
 		case <-settle.C:
 			t.free()
 		case <-ticker.C:
 			var trim bool
-			if w, trim = w.tick(t.calls.Load(), t.spare(), t.Slack); trim {
+			if w, trim = w.tick(t.calls.Load(), t.spare(), t.slack); trim {
 				t.free()
 			}
 		}

@@ -44,7 +44,7 @@ type fakeProcess struct {
 
 func newTrimmer(p *fakeProcess) *Trimmer {
 	t := New()
-	t.Tick, t.Settle = 5*time.Millisecond, 20*time.Millisecond
+	t.tick, t.settle = 5*time.Millisecond, 20*time.Millisecond
 	t.spare = p.spare.Load
 	t.free = func() {
 		p.spare.Store(0)

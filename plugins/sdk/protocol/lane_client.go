@@ -470,8 +470,7 @@ func (lc *laneConn) read(ctx context.Context, id uint64, answer []byte) (*plugin
 // the plugin ended it; when recv fails or ctx ends, it is closed, which the
 // plugin sees as the gateway leaving.
 func (lc *laneConn) stream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) (reusable bool, err error) {
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, lc.abort)
+	if stop := lc.watch(ctx); stop != nil {
 		defer func() {
 			if !stop() {
 				reusable = false
