@@ -43,10 +43,23 @@ type Proc struct {
 
 // Children lists the direct children of pid, from /proc.
 func Children(pid int) []Proc {
-	entries, _ := os.ReadDir("/proc")
 	var out []Proc
+	eachProc(func(child int, stat []string) {
+		if ppid, _ := strconv.Atoi(stat[1]); ppid == pid {
+			exe, _ := os.Readlink("/proc/" + strconv.Itoa(child) + "/exe")
+			out = append(out, Proc{PID: child, Name: filepath.Base(exe), Exe: exe})
+		}
+	})
+	return out
+}
+
+// eachProc calls fn with every process in /proc and the fields of its
+// stat after the command name: state(0) ppid(1) … utime(11) stime(12)
+// cutime(13) cstime(14) …. A process that ends meanwhile is skipped.
+func eachProc(fn func(pid int, stat []string)) {
+	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
@@ -59,17 +72,10 @@ func Children(pid int) []Proc {
 		if i < 0 {
 			continue
 		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 {
-			continue
+		if f := strings.Fields(string(stat[i+1:])); len(f) >= 15 {
+			fn(pid, f)
 		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid != pid {
-			continue
-		}
-		exe, _ := os.Readlink("/proc/" + e.Name() + "/exe")
-		out = append(out, Proc{PID: child, Name: filepath.Base(exe), Exe: exe})
 	}
-	return out
 }
 
 // CPUTime is the user+system CPU time this process has used.
@@ -89,25 +95,7 @@ func TreeCPUTime(pid int) time.Duration {
 		cpu  int64
 	}
 	procs := map[int]info{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		// After the comm: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 15 {
-			continue
-		}
+	eachProc(func(p int, f []string) {
 		ppid, _ := strconv.Atoi(f[1])
 		var cpu int64
 		for _, k := range f[11:15] {
@@ -115,7 +103,7 @@ func TreeCPUTime(pid int) time.Duration {
 			cpu += v
 		}
 		procs[p] = info{ppid: ppid, cpu: cpu}
-	}
+	})
 	in := map[int]bool{pid: true}
 	for changed := true; changed; { // descendants, whatever the order of /proc
 		changed = false
