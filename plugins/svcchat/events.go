@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
@@ -134,7 +132,7 @@ func orderingKey(conversationID int64) string {
 // the conversation's next data.sequence values. conv's row must be locked
 // by tx: the counter is raised under that lock, so the numbers are gap-free
 // and follow commit order. It returns the first number given.
-func emitConv(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, evs ...convEvent) (int64, error) {
+func emitConv(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatConversation, evs ...convEvent) (int64, error) {
 	if len(evs) == 0 {
 		return 0, nil
 	}

@@ -38,7 +38,7 @@ func controlOf(c svcchatdb.SvcchatConversation) Control {
 // control before the action; a message from the holder (an app's send, a
 // manager's reply while page_human holds) restarts it; any other change of
 // control disarms it.
-func applyControl(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, req ControlRequest, appID string) (Control, error) {
+func applyControl(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatConversation, req ControlRequest, appID string) (Control, error) {
 	cur := controlOf(*conv)
 	next, emit, err := NextControl(cur, req)
 	if err != nil {

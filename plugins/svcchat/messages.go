@@ -18,6 +18,7 @@ import (
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/sdk/pipetx"
 	"github.com/svcplatform/svc/plugins/sdk/replica"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
@@ -146,6 +147,25 @@ type newMessage struct {
 // one round trip for its message and events, not four. A message from the
 // Page ends its typing indicator.
 func postMessage(ctx context.Context, q *svcchatdb.Queries, conv *svcchatdb.SvcchatConversation, m newMessage, announce func(svcchatdb.SvcchatMessage) []convEvent) (svcchatdb.SvcchatMessage, error) {
+	arg, err := messagePost(conv, m, announce)
+	if err != nil {
+		return svcchatdb.SvcchatMessage{}, err
+	}
+	row, err := q.PostMessage(ctx, arg)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return svcchatdb.SvcchatMessage{}, errCountersMoved(conv.ID)
+	}
+	if err != nil {
+		return svcchatdb.SvcchatMessage{}, err
+	}
+	posted(conv, arg, row)
+	return svcchatdb.SvcchatMessage(row), nil
+}
+
+// messagePost is PostMessage's arguments for the next message of conv and
+// the events announce makes of it, numbered after the conversation's last
+// event.
+func messagePost(conv *svcchatdb.SvcchatConversation, m newMessage, announce func(svcchatdb.SvcchatMessage) []convEvent) (svcchatdb.PostMessageParams, error) {
 	msg := svcchatdb.SvcchatMessage{PageID: conv.PageID, ConversationID: conv.ID, Seq: conv.LastMessageSeq + 1, ID: newMessageID(),
 		Direction: m.Direction, Sender: m.Sender, AppID: m.AppID, Kind: m.Kind, TemplateName: m.TemplateName, Text: m.Text,
 		SenderUserID: m.SenderUserID}
@@ -159,22 +179,25 @@ func postMessage(ctx context.Context, q *svcchatdb.Queries, conv *svcchatdb.Svcc
 		e.data.setSequence(conv.LastEventSeq + 1 + int64(i))
 		data, err := json.Marshal(e.data)
 		if err != nil {
-			return msg, fmt.Errorf("event %s: marshal data: %w", e.typ, err)
+			return arg, fmt.Errorf("event %s: marshal data: %w", e.typ, err)
 		}
 		arg.EventIds[i], arg.EventTypes[i], arg.EventData[i] = event.NewID(), e.typ, string(data)
 	}
-	row, err := q.PostMessage(ctx, arg)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return msg, fmt.Errorf("svcchat: conversation %d: its counters are not those read under its lock", conv.ID)
-	}
-	if err != nil {
-		return msg, err
-	}
-	conv.LastMessageSeq, conv.LastEventSeq = row.Seq, conv.LastEventSeq+int64(len(evs))
+	return arg, nil
+}
+
+// posted brings conv's copy up to date with the message PostMessage stored.
+func posted(conv *svcchatdb.SvcchatConversation, arg svcchatdb.PostMessageParams, row svcchatdb.PostMessageRow) {
+	conv.LastMessageSeq, conv.LastEventSeq = row.Seq, conv.LastEventSeq+int64(len(arg.EventIds))
 	if arg.ClearTyping {
 		conv.TypingUntil = pgtype.Timestamptz{}
 	}
-	return svcchatdb.SvcchatMessage(row), nil
+}
+
+// errCountersMoved is PostMessage storing nothing: the conversation's
+// counters were not those its caller read under the row's lock.
+func errCountersMoved(id int64) error {
+	return fmt.Errorf("svcchat: conversation %d: its counters are not those read under its lock", id)
 }
 
 // sendShape is a message write's body, checked for exactly one of the two
@@ -306,16 +329,27 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		kind, templateName = "template", &t.Name
 	}
-	var res svcchatv1.SendMessageResponse
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		q := svcchatdb.New(tx)
-		conv, found, err := lockConversation(ctx, q, req.GetPageId(), shape.recipient)
-		if err != nil {
-			return err
-		}
-		opt, err := lockOptIn(ctx, q, req.GetPageId(), shape.recipient)
-		if err != nil {
-			return err
+	// Two round trips (pipetx): BEGIN with the locks of the conversation
+	// and of the opt-in record, then the message and its events with COMMIT.
+	var (
+		conv              svcchatdb.SvcchatConversation
+		opt               svcchatdb.SvcchatOptIn
+		found, optFound   bool
+		arg               svcchatdb.PostMessageParams
+		row               svcchatdb.PostMessageRow
+		stored            bool
+		pageID, recipient = req.GetPageId(), shape.recipient
+	)
+	locks := &pgx.Batch{}
+	pipetx.QueueRow(locks, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: recipient})
+	}, &conv, &found)
+	pipetx.QueueRow(locks, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: recipient})
+	}, &opt, &optFound)
+	err = pipetx.Run(ctx, s.pool, locks, func(tx *pipetx.Tx) error {
+		if !optFound {
+			opt = noOptIn(pageID, recipient)
 		}
 		switch {
 		case OptInStatus(opt.Status) == OptInOptedOut:
@@ -327,26 +361,34 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		if !found {
 			// An opted-in user who never wrote: the Page starts the thread.
-			if conv, err = createConversation(ctx, q, req.GetPageId(), shape.recipient, initialHolder(page.InboxAutomation)); err != nil {
+			var err error
+			if conv, err = createConversation(ctx, svcchatdb.New(tx), pageID, recipient, initialHolder(page.InboxAutomation)); err != nil {
 				return err
 			}
 		}
 		if _, err := applyControl(ctx, tx, &conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
 			return err
 		}
-		msg, err := postMessage(ctx, q, &conv, newMessage{
+		var err error
+		arg, err = messagePost(&conv, newMessage{
 			Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
 		}, sentEvents(&conv))
 		if err != nil {
 			return err
 		}
-		res.RecipientId, res.MessageId, res.ConversationId = shape.recipient, msg.ID, sdk.FormatID(conv.ID)
+		// Under the row lock the counters cannot move: the guard in
+		// PostMessage is a check, and what it finds commits either way.
+		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &res, nil
+	if !stored {
+		return nil, errCountersMoved(conv.ID)
+	}
+	posted(&conv, arg, row)
+	return &svcchatv1.SendMessageResponse{RecipientId: recipient, MessageId: row.ID, ConversationId: sdk.FormatID(conv.ID)}, nil
 }
 
 // sentEvents announces a message the Page sent into conv (an app's, a
@@ -393,9 +435,14 @@ func createConversation(ctx context.Context, q *svcchatdb.Queries, pageID, userI
 func lockOptIn(ctx context.Context, q *svcchatdb.Queries, pageID, userID string) (svcchatdb.SvcchatOptIn, error) {
 	opt, err := q.LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return svcchatdb.SvcchatOptIn{PageID: pageID, UserID: userID, Status: string(OptInNone), Purposes: []string{}}, nil
+		return noOptIn(pageID, userID), nil
 	}
 	return opt, err
+}
+
+// noOptIn is the opt-in record of a user who has none with a Page.
+func noOptIn(pageID, userID string) svcchatdb.SvcchatOptIn {
+	return svcchatdb.SvcchatOptIn{PageID: pageID, UserID: userID, Status: string(OptInNone), Purposes: []string{}}
 }
 
 // windowOpen tells whether a session window is open now.

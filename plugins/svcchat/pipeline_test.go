@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/svcplatform/svc/plugins/sdk/pipetx"
+	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+)
+
+// The send queues sqlc's statements on pipelined batches (pipetx.QueueRow)
+// and reads their rows by position into sqlc's types; this checks those
+// reads against sqlc's own functions, so a column added to a table, or
+// reordered, cannot shift what the send decides on.
+func TestTheSendsPipelinedReadsReadWhatSqlcReads(t *testing.T) {
+	b := setup(t)
+	b.userWrites(t, "Is my order ready?")
+	ctx := context.Background()
+
+	var (
+		conv            svcchatdb.SvcchatConversation
+		opt             svcchatdb.SvcchatOptIn
+		found, optFound bool
+		row             svcchatdb.PostMessageRow
+		stored          bool
+	)
+	first := &pgx.Batch{}
+	pipetx.QueueRow(first, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: testPage, UserID: consumer})
+	}, &conv, &found)
+	pipetx.QueueRow(first, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: testPage, UserID: consumer})
+	}, &opt, &optFound)
+	err := pipetx.Run(ctx, b.pool, first, func(tx *pipetx.Tx) error {
+		q := svcchatdb.New(tx)
+		wantConv, err := q.LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: testPage, UserID: consumer})
+		if err != nil {
+			return err
+		}
+		wantOpt, err := q.LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: testPage, UserID: consumer})
+		if err != nil {
+			return err
+		}
+		if !found || !reflect.DeepEqual(conv, wantConv) {
+			t.Errorf("pipelined LockConversationByUser read %+v (found %v), sqlc reads %+v", conv, found, wantConv)
+		}
+		if !optFound || !reflect.DeepEqual(opt, wantOpt) {
+			t.Errorf("pipelined LockOptIn read %+v (found %v), sqlc reads %+v", opt, optFound, wantOpt)
+		}
+		arg, err := messagePost(&conv, newMessage{Direction: "outbound", Sender: "app", AppID: liveApp, Kind: "session", Text: "Yes, it is."}, sentEvents(&conv))
+		if err != nil {
+			return err
+		}
+		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stored {
+		t.Fatal("PostMessage stored nothing under the conversation's lock")
+	}
+	msgs, err := svcchatdb.New(b.pool).ListThreadMessages(ctx, svcchatdb.ListThreadMessagesParams{
+		PageID: testPage, ConversationID: conv.ID, BeforeSeq: row.Seq + 1, Lim: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || !reflect.DeepEqual(svcchatdb.SvcchatMessage(row), msgs[0]) {
+		t.Errorf("pipelined PostMessage answered %+v, the stored message is %+v", row, msgs)
+	}
+}
