@@ -1043,6 +1043,7 @@ func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.P
 	if ref == nil {
 		row.Reference, row.Verdict = "pgbench single-row insert not measured in this run", "n/a"
 		r.add(row)
+		r.sendInSQL(ctx, ids, res, nil)
 		return
 	}
 	ratio := res.OKPerSec / ref.TPS
@@ -1050,7 +1051,115 @@ func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.P
 	row.Ratio = bench.Pct(ratio)
 	row.Verdict = bench.Verdict(true, ratio >= 0.6 && res.ErrorTotal == 0)
 	r.add(row)
+	r.sendInSQL(ctx, ids, res, ref)
 }
+
+// sendInSQL is the spread send's transaction in SQL alone, as svcchat runs
+// it (plugins/svcchat/messages.go, sendMessage): in one pipelined round
+// trip BEGIN and the locks of the conversation and of the opt-in record,
+// in a second the message, the conversation's counters and the two outbox
+// events in one statement, and COMMIT. It runs on svcchat's own tables
+// for the same recipients; the events go to a copy of core.outbox (same
+// columns and indexes), where the webhook dispatcher does not see them.
+// What this reaches is what the send could reach with a gateway and a
+// plugin that cost nothing.
+func (r *runner) sendInSQL(ctx context.Context, ids []string, ours *bench.Result, insert *bench.PgbenchResult) {
+	row := bench.Row{What: fmt.Sprintf("Page message send vs its transaction in SQL alone (two pipelined round trips: BEGIN, lock conversation, lock opt-in; message + counters + two outbox events, COMMIT), %d clients over the same %d conversations", r.o.writeConns, len(ids)),
+		Ours: fmt.Sprintf("%s messages/s", bench.Num(ours.OKPerSec)), Target: "— (how much of the gap is the transaction itself)", Verdict: "n/a"}
+	first, last, err := idRange(ids)
+	if err != nil {
+		row.Reference = "not measured: " + err.Error()
+		r.add(row)
+		return
+	}
+	if err := r.db.Exec(ctx, sendSchema); err != nil {
+		row.Reference = "not measured: creating the outbox copy failed: " + firstLine(err.Error())
+		r.add(row)
+		return
+	}
+	defer func() { _ = r.db.Exec(ctx, "DROP SCHEMA IF EXISTS svcbench_send CASCADE") }()
+	r.step("pgbench Page message send transaction, pipelined as svcchat sends it")
+	defines := [][2]string{{"page_id", r.creds.Page.ID}, {"app_id", r.creds.App.ID}}
+	script := fmt.Sprintf(sendScript, first, last)
+	txRef, txLine := r.pgbenchRun(ctx, "send_tx", script, r.o.writeConns, defines, "-c synchronous_commit=on", true)
+	if txRef == nil {
+		row.Reference = txLine
+		r.add(row)
+		return
+	}
+	row.Reference = fmt.Sprintf("pgbench: %s tps", bench.Num(txRef.TPS))
+	if insert != nil {
+		row.Reference += fmt.Sprintf(" (%s of the single-row insert)", bench.Pct(txRef.TPS/insert.TPS))
+	}
+	row.Ratio = bench.Pct(ours.OKPerSec / txRef.TPS)
+	row.Command = txRef.Command
+	r.add(row)
+}
+
+// idRange is the first and last of ids, which must be consecutive numbers
+// (the recipients are inserted in one statement, numbered by a sequence).
+func idRange(ids []string) (first, last int64, err error) {
+	for i, s := range ids {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("recipient id %q is not a number", s)
+		}
+		if i == 0 {
+			first = n
+		} else if n != last+1 {
+			return 0, 0, fmt.Errorf("recipient ids are not consecutive (%d after %d)", n, last)
+		}
+		last = n
+	}
+	if len(ids) == 0 {
+		return 0, 0, errors.New("no recipients")
+	}
+	return first, last, nil
+}
+
+// sendSchema is a copy of core.outbox for sendScript's events.
+const sendSchema = `
+DROP SCHEMA IF EXISTS svcbench_send CASCADE;
+CREATE SCHEMA svcbench_send;
+CREATE TABLE svcbench_send.outbox (LIKE core.outbox INCLUDING ALL);
+`
+
+// sendScript is svcchat's send transaction for pgbench (first and last
+// recipient id to fill in): the statements of LockConversationByUser,
+// LockOptIn and PostMessage (plugins/svcchat/sql/queries), the last one
+// counting from the locked row rather than checking the counters read (a
+// pipeline cannot carry a result into the next statement), with event data
+// of the size svcchat writes.
+const sendScript = `\set uid random(%d, %d)
+\set r random(1, 1000000000000)
+\startpipeline
+BEGIN;
+SELECT * FROM svcchat.conversations WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
+SELECT * FROM svcchat.opt_ins WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
+\endpipeline
+\startpipeline
+WITH counters AS (
+    UPDATE svcchat.conversations c
+    SET last_message_seq = c.last_message_seq + 1, last_event_seq = c.last_event_seq + 2, updated_at = now(), typing_until = NULL
+    WHERE c.page_id = :page_id AND c.user_id = :uid::text
+    RETURNING c.page_id, c.id, c.last_message_seq
+), message AS (
+    INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
+    SELECT counters.page_id, counters.id, counters.last_message_seq, 'm_pgbench_' || :client_id::text || '_' || :r::text,
+           'outbound', 'app', :app_id, 'session', NULL, 'pgbench reply: ☕ 咖啡 🚀', ''
+    FROM counters
+    RETURNING *
+), emitted AS (
+    INSERT INTO svcbench_send.outbox (id, type, page_id, data, ordering_key)
+    SELECT 'evt_pgbench_' || :client_id::text || '_' || :r::text || '_' || ev.n, ev.t, message.page_id,
+           ('{"conversationId": "2000000001", "messageId": "m_0123456789ABCDEFGHIJKLMNOP", "pageId": "100000000000003", "userId": "100000000000065", "text": "pgbench reply: ☕ 咖啡 🚀", "kind": "session", "templateName": null, "sequence": 1}')::jsonb,
+           'svcchat.conversation:' || message.conversation_id::text
+    FROM message, unnest(ARRAY['page.message.sent', 'svcchat.message.sent']) WITH ORDINALITY AS ev(t, n)
+)
+SELECT * FROM message;
+COMMIT;
+\endpipeline
+`
 
 // addRecipients creates n users with a mobile session each and has each
 // write to the seeded Page, which opens their conversations' windows.
