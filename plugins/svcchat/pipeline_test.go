@@ -72,3 +72,44 @@ func TestTheSendsPipelinedReadsReadWhatSqlcReads(t *testing.T) {
 		t.Errorf("pipelined PostMessage answered %+v, the stored message is %+v", row, msgs)
 	}
 }
+
+// Migration 0006: no index covers a column a message changes on its
+// conversation, so PostgreSQL updates the row in place (HOT) and writes no
+// index entry. The transaction's own statistics count its HOT updates.
+func TestAMessageUpdatesItsConversationInPlace(t *testing.T) {
+	b := setup(t)
+	b.userWrites(t, "Hello")
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		q := svcchatdb.New(tx)
+		conv, _, err := lockConversation(ctx, q, testPage, consumer)
+		if err != nil {
+			return err
+		}
+		// The counts of this session's transactions not yet reported: read
+		// before and after the message.
+		counts := func() (updated, hot int64, err error) {
+			err = tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_updated('svcchat.conversations'::regclass),
+				pg_stat_get_xact_tuples_hot_updated('svcchat.conversations'::regclass)`).Scan(&updated, &hot)
+			return updated, hot, err
+		}
+		updated0, hot0, err := counts()
+		if err != nil {
+			return err
+		}
+		if _, err := postMessage(ctx, q, &conv, newMessage{Direction: "outbound", Sender: "app", AppID: liveApp, Kind: "session", Text: "Hi"}, sentEvents(&conv)); err != nil {
+			return err
+		}
+		updated1, hot1, err := counts()
+		if err != nil {
+			return err
+		}
+		if updated, hot := updated1-updated0, hot1-hot0; updated != 1 || hot != 1 {
+			t.Errorf("the message updated %d conversation rows, %d of them in place; want 1 and 1", updated, hot)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
