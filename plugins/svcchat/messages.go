@@ -332,25 +332,14 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	// Two round trips (pipetx): BEGIN with the locks of the conversation
 	// and of the opt-in record, then the message and its events with COMMIT.
 	var (
-		conv              svcchatdb.SvcchatConversation
-		opt               svcchatdb.SvcchatOptIn
-		found, optFound   bool
+		st                sendState
 		arg               svcchatdb.PostMessageParams
 		row               svcchatdb.PostMessageRow
 		stored            bool
 		pageID, recipient = req.GetPageId(), shape.recipient
 	)
-	locks := &pgx.Batch{}
-	pipetx.QueueRow(locks, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: recipient})
-	}, &conv, &found)
-	pipetx.QueueRow(locks, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: recipient})
-	}, &opt, &optFound)
-	err = pipetx.Run(ctx, s.pool, locks, func(tx *pipetx.Tx) error {
-		if !optFound {
-			opt = noOptIn(pageID, recipient)
-		}
+	err = pipetx.Run(ctx, s.pool, st.locks(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
+		conv, found, opt := &st.conv, st.found, st.optIn()
 		switch {
 		case OptInStatus(opt.Status) == OptInOptedOut:
 			return errOptedOut()
@@ -362,17 +351,17 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if !found {
 			// An opted-in user who never wrote: the Page starts the thread.
 			var err error
-			if conv, err = createConversation(ctx, svcchatdb.New(tx), pageID, recipient, initialHolder(page.InboxAutomation)); err != nil {
+			if *conv, err = createConversation(ctx, svcchatdb.New(tx), pageID, recipient, initialHolder(page.InboxAutomation)); err != nil {
 				return err
 			}
 		}
-		if _, err := applyControl(ctx, tx, &conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
+		if _, err := applyControl(ctx, tx, conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
 			return err
 		}
 		var err error
-		arg, err = messagePost(&conv, newMessage{
+		arg, err = messagePost(conv, newMessage{
 			Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
-		}, sentEvents(&conv))
+		}, sentEvents(conv))
 		if err != nil {
 			return err
 		}
@@ -385,10 +374,10 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		return nil, err
 	}
 	if !stored {
-		return nil, errCountersMoved(conv.ID)
+		return nil, errCountersMoved(st.conv.ID)
 	}
-	posted(&conv, arg, row)
-	return &svcchatv1.SendMessageResponse{RecipientId: recipient, MessageId: row.ID, ConversationId: sdk.FormatID(conv.ID)}, nil
+	posted(&st.conv, arg, row)
+	return &svcchatv1.SendMessageResponse{RecipientId: recipient, MessageId: row.ID, ConversationId: sdk.FormatID(st.conv.ID)}, nil
 }
 
 // sentEvents announces a message the Page sent into conv (an app's, a
@@ -409,6 +398,38 @@ func messageSent(conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessa
 	d.Message.ID, d.Message.Text, d.Message.Kind, d.Message.TemplateName, d.Message.AppID =
 		msg.ID, msg.Text, msg.Kind, msg.TemplateName, msg.AppID
 	return []convEvent{{EventPageMessageSent, page}, {EventMessageSent, &d}}
+}
+
+// sendState is what a write of the Page to a user decides on: their
+// conversation and their opt-in record with the Page, both locked.
+type sendState struct {
+	pageID, userID  string
+	conv            svcchatdb.SvcchatConversation
+	found, optFound bool
+	opt             svcchatdb.SvcchatOptIn
+}
+
+// locks is the batch that locks the conversation and the opt-in record of
+// pageID with userID, to send with BEGIN (pipetx.Run); their rows are in
+// st once it has run.
+func (st *sendState) locks(ctx context.Context, pageID, userID string) *pgx.Batch {
+	st.pageID, st.userID = pageID, userID
+	b := &pgx.Batch{}
+	pipetx.QueueRow(b, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: userID})
+	}, &st.conv, &st.found)
+	pipetx.QueueRow(b, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
+	}, &st.opt, &st.optFound)
+	return b
+}
+
+// optIn is the user's opt-in record; no record reads as status none.
+func (st *sendState) optIn() svcchatdb.SvcchatOptIn {
+	if !st.optFound {
+		return noOptIn(st.pageID, st.userID)
+	}
+	return st.opt
 }
 
 // lockConversation locks the conversation of a Page with a user, if any.

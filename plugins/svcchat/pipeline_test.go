@@ -11,9 +11,10 @@ import (
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
-// The send queues sqlc's statements on pipelined batches (pipetx.QueueRow)
-// and reads their rows by position into sqlc's types; this checks those
-// reads against sqlc's own functions, so a column added to a table, or
+// The send and the sender actions queue sqlc's statements on pipelined
+// batches (sendState.locks, pipetx.QueueRow) and read their rows by
+// position into sqlc's types; this checks those reads against sqlc's own
+// functions, so a column added to a table, or
 // reordered, cannot shift what the send decides on.
 func TestTheSendsPipelinedReadsReadWhatSqlcReads(t *testing.T) {
 	b := setup(t)
@@ -21,19 +22,11 @@ func TestTheSendsPipelinedReadsReadWhatSqlcReads(t *testing.T) {
 	ctx := context.Background()
 
 	var (
-		conv            svcchatdb.SvcchatConversation
-		opt             svcchatdb.SvcchatOptIn
-		found, optFound bool
-		row             svcchatdb.PostMessageRow
-		stored          bool
+		st     sendState
+		row    svcchatdb.PostMessageRow
+		stored bool
 	)
-	first := &pgx.Batch{}
-	pipetx.QueueRow(first, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: testPage, UserID: consumer})
-	}, &conv, &found)
-	pipetx.QueueRow(first, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: testPage, UserID: consumer})
-	}, &opt, &optFound)
+	first := st.locks(ctx, testPage, consumer)
 	err := pipetx.Run(ctx, b.pool, first, func(tx *pipetx.Tx) error {
 		q := svcchatdb.New(tx)
 		wantConv, err := q.LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: testPage, UserID: consumer})
@@ -44,13 +37,13 @@ func TestTheSendsPipelinedReadsReadWhatSqlcReads(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !found || !reflect.DeepEqual(conv, wantConv) {
-			t.Errorf("pipelined LockConversationByUser read %+v (found %v), sqlc reads %+v", conv, found, wantConv)
+		if !st.found || !reflect.DeepEqual(st.conv, wantConv) {
+			t.Errorf("pipelined LockConversationByUser read %+v (found %v), sqlc reads %+v", st.conv, st.found, wantConv)
 		}
-		if !optFound || !reflect.DeepEqual(opt, wantOpt) {
-			t.Errorf("pipelined LockOptIn read %+v (found %v), sqlc reads %+v", opt, optFound, wantOpt)
+		if !st.optFound || !reflect.DeepEqual(st.optIn(), wantOpt) {
+			t.Errorf("pipelined LockOptIn read %+v (found %v), sqlc reads %+v", st.opt, st.optFound, wantOpt)
 		}
-		arg, err := messagePost(&conv, newMessage{Direction: "outbound", Sender: "app", AppID: liveApp, Kind: "session", Text: "Yes, it is."}, sentEvents(&conv))
+		arg, err := messagePost(&st.conv, newMessage{Direction: "outbound", Sender: "app", AppID: liveApp, Kind: "session", Text: "Yes, it is."}, sentEvents(&st.conv))
 		if err != nil {
 			return err
 		}
@@ -64,7 +57,7 @@ func TestTheSendsPipelinedReadsReadWhatSqlcReads(t *testing.T) {
 		t.Fatal("PostMessage stored nothing under the conversation's lock")
 	}
 	msgs, err := svcchatdb.New(b.pool).ListThreadMessages(ctx, svcchatdb.ListThreadMessagesParams{
-		PageID: testPage, ConversationID: conv.ID, BeforeSeq: row.Seq + 1, Lim: 1})
+		PageID: testPage, ConversationID: st.conv.ID, BeforeSeq: row.Seq + 1, Lim: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/plugins/sdk/pipetx"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
@@ -97,7 +98,7 @@ func movedBy(trigger StatusTrigger) (from []string, to MessageStatus, event stri
 // that tracks messages by id needs no second read, and a thread fetched
 // after n unread messages costs n outbox rows, which the conversation's
 // own sends already did.
-func markThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, direction string, trigger StatusTrigger) (int, error) {
+func markThread(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatConversation, direction string, trigger StatusTrigger) (int, error) {
 	from, to, eventType := movedBy(trigger)
 	rows, err := svcchatdb.New(tx).MarkMessages(ctx, svcchatdb.MarkMessagesParams{PageID: conv.PageID, ConversationID: conv.ID,
 		Direction: direction, Status: string(to), FromStatuses: from})
@@ -193,32 +194,27 @@ const typingFor = 20 * time.Second
 // recipient: inside the session window, and not to a user who opted out.
 // It changes no control and emits no event.
 func (s *service) sendAction(ctx context.Context, pageID, recipient, action string) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		q := svcchatdb.New(tx)
-		conv, found, err := lockConversation(ctx, q, pageID, recipient)
-		if err != nil {
-			return err
-		}
-		opt, err := lockOptIn(ctx, q, pageID, recipient)
-		if err != nil {
-			return err
-		}
+	// Two round trips (pipetx), as a message: BEGIN with the locks, then
+	// the change with COMMIT (mark_seen's take one more).
+	var st sendState
+	return pipetx.Run(ctx, s.pool, st.locks(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
 		switch {
-		case OptInStatus(opt.Status) == OptInOptedOut:
+		case OptInStatus(st.optIn().Status) == OptInOptedOut:
 			return errOptedOut()
-		case !found || !windowOpen(conv.WindowExpiresAt):
+		case !st.found || !windowOpen(st.conv.WindowExpiresAt):
 			return errWindowClosed()
 		}
+		typing := svcchatdb.SetTypingParams{PageID: pageID, ID: st.conv.ID}
 		switch action {
 		case actionTypingOn:
-			return q.SetTyping(ctx, svcchatdb.SetTypingParams{PageID: pageID, ID: conv.ID,
-				TypingUntil: pgtype.Timestamptz{Time: time.Now().Add(typingFor), Valid: true}})
+			typing.TypingUntil = pgtype.Timestamptz{Time: time.Now().Add(typingFor), Valid: true}
 		case actionTypingOff:
-			return q.SetTyping(ctx, svcchatdb.SetTypingParams{PageID: pageID, ID: conv.ID})
 		default: // mark_seen: the Page has seen what the user wrote
-			_, err := markThread(ctx, tx, &conv, "inbound", TriggerMarkedRead)
+			_, err := markThread(ctx, tx, &st.conv, "inbound", TriggerMarkedRead)
 			return err
 		}
+		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).SetTyping(ctx, typing) })
+		return nil
 	})
 }
 

@@ -134,12 +134,8 @@ type DBTX interface {
 // declares its row and model types. found, if not nil, tells whether a row
 // came; without it, no row is the batch's error (pgx.ErrNoRows).
 func QueueRow[T any](b *pgx.Batch, query func(db DBTX), into *T, found *bool) {
-	var rec recorder
-	query(&rec)
-	if rec.calls != 1 {
-		panic(fmt.Sprintf("pipetx.QueueRow: the query function ran %d statements, not one", rec.calls))
-	}
-	b.Queue(rec.sql, rec.args...).Query(func(rows pgx.Rows) error {
+	sql, args := record(query)
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		v, err := pgx.CollectOneRow(rows, pgx.RowToStructByPos[T])
 		if found != nil {
 			*found = err == nil
@@ -153,6 +149,23 @@ func QueueRow[T any](b *pgx.Batch, query func(db DBTX), into *T, found *bool) {
 		*into = v
 		return nil
 	})
+}
+
+// QueueExec queues onto b the statement a sqlc :exec function runs, as
+// QueueRow does for a :one function; the statement's result is not read.
+func QueueExec(b *pgx.Batch, query func(db DBTX)) {
+	sql, args := record(query)
+	b.Queue(sql, args...)
+}
+
+// record runs query with a recorder and returns the one statement it ran.
+func record(query func(db DBTX)) (string, []any) {
+	var rec recorder
+	query(&rec)
+	if rec.calls != 1 {
+		panic(fmt.Sprintf("pipetx: the query function ran %d statements, not one", rec.calls))
+	}
+	return rec.sql, rec.args
 }
 
 // errRecorded is what a recorded statement answers to the function that

@@ -46,6 +46,11 @@ func (q queries) insert(ctx context.Context, name string, value int64) (counter,
 	return c, err
 }
 
+func (q queries) set(ctx context.Context, name string, value int64) error {
+	_, err := q.db.Exec(ctx, "UPDATE counters SET value = $2 WHERE name = $1", name, value)
+	return err
+}
+
 // setup gives a fresh database with the counters table; writes counts the
 // writes made on the pool's connections (each batch is one).
 func setup(t *testing.T) (*pgxpool.Pool, *atomic.Int64) {
@@ -127,6 +132,30 @@ func TestATransactionThatLocksDecidesAndWritesTakesTwoRoundTrips(t *testing.T) {
 	}
 	if v := value(t, pool, "a"); v != 7 {
 		t.Errorf("committed value %d, want 7", v)
+	}
+}
+
+func TestAStatementWithoutARowQueuedWithCommitCommits(t *testing.T) {
+	pool, writes := setup(t)
+	ctx := context.Background()
+	set := func(v int64) error {
+		return pipetx.Run(ctx, pool, nil, func(tx *pipetx.Tx) error {
+			pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", v) })
+			return nil
+		})
+	}
+	if err := set(20); err != nil {
+		t.Fatal(err)
+	}
+	writes.Store(0)
+	if err := set(30); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes.Load(); got != 2 {
+		t.Errorf("the transaction took %d writes to PostgreSQL, want 2 (BEGIN, the update with COMMIT)", got)
+	}
+	if v := value(t, pool, "b"); v != 30 {
+		t.Errorf("b = %d, want 30", v)
 	}
 }
 
