@@ -85,19 +85,31 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	if err != nil {
 		return nil, err
 	}
-	userID := call.Principal().UserID
+	userID, pageID := call.Principal().UserID, req.GetPageId()
 	var (
-		res    svcchatv1.WriteToPageResponse
+		st     sendState
+		arg    svcchatdb.PostMessageParams
+		row    svcchatdb.PostMessageRow
+		stored bool
 		queued bool // a new assistant job was written
 	)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		q := svcchatdb.New(tx)
-		conv, err := q.OpenConversation(ctx, svcchatdb.OpenConversationParams{
-			PageID: req.GetPageId(), UserID: userID, Holder: string(initialHolder(page.InboxAutomation)),
+	// Two round trips (pipetx), as a send: BEGIN with opening the
+	// conversation (the upsert locks it) and locking the opt-in record,
+	// then the message with COMMIT. A first write's opt-in and a first
+	// reply's job take one more each.
+	first := &pgx.Batch{}
+	st.pageID, st.userID = pageID, userID
+	pipetx.QueueRow(first, func(db pipetx.DBTX) {
+		svcchatdb.New(db).OpenConversation(ctx, svcchatdb.OpenConversationParams{
+			PageID: pageID, UserID: userID, Holder: string(initialHolder(page.InboxAutomation)),
 		})
-		if err != nil {
-			return err
-		}
+	}, &st.conv, nil) // an upsert always returns its row
+	pipetx.QueueRow(first, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
+	}, &st.opt, &st.optFound)
+	err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
+		conv := &st.conv
+		q := svcchatdb.New(tx)
 		if Holder(conv.Holder) == HolderAssistant && page.InboxAutomation {
 			// The first reply's job commits with the message: never lost,
 			// and only one per conversation ever.
@@ -107,10 +119,11 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 			}
 			queued = n > 0
 		}
-		if _, err := s.applyOptIn(ctx, tx, &conv, req.GetPageId(), userID, TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
+		if _, err := s.applyOptIn(ctx, tx, conv, st.optIn(), TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
 			return err
 		}
-		msg, err := postMessage(ctx, q, &conv, newMessage{
+		var err error
+		arg, err = messagePost(conv, newMessage{
 			Direction: "inbound", Sender: "user", Kind: "session", Text: req.GetText(),
 		}, func(msg svcchatdb.SvcchatMessage) []convEvent {
 			return []convEvent{{EventMessageReceived, &pageMessageData{
@@ -121,12 +134,16 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if err != nil {
 			return err
 		}
-		res.ConversationId, res.MessageId = sdk.FormatID(conv.ID), msg.ID
+		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if !stored {
+		return nil, errCountersMoved(st.conv.ID)
+	}
+	res := svcchatv1.WriteToPageResponse{ConversationId: sdk.FormatID(st.conv.ID), MessageId: row.ID}
 	if queued && s.assistant != nil {
 		// Only a new job needs the worker now; retries wait for its poll.
 		s.assistant.nudge()

@@ -3,26 +3,22 @@ package main
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/plugins/sdk/pipetx"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 
 // applyOptIn runs the opt-in state machine for a user and a Page inside
-// tx: it locks the record, writes the new standing and emits the event
-// when something changed, and returns the record as it is now. purposes
-// and source are recorded on a change. conv is the user's conversation with
-// the Page, locked by tx, or nil when there is none: the event then carries
-// no sequence.
-func (s *service) applyOptIn(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, pageID, userID string, trigger OptInTrigger, purposes []string, source string) (svcchatdb.SvcchatOptIn, error) {
+// tx, from cur, their record as tx locked it (sendState.optIn): it writes
+// the new standing and emits the event when something changed, and returns
+// the record as it is now. purposes and source are recorded on a change.
+// conv is the user's conversation with the Page, locked by tx, or nil when
+// there is none: the event then carries no sequence.
+func (s *service) applyOptIn(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatConversation, cur svcchatdb.SvcchatOptIn, trigger OptInTrigger, purposes []string, source string) (svcchatdb.SvcchatOptIn, error) {
 	q := svcchatdb.New(tx)
-	cur, err := lockOptIn(ctx, q, pageID, userID)
-	if err != nil {
-		return cur, err
-	}
+	pageID, userID := cur.PageID, cur.UserID
 	next, eventType := NextOptIn(OptInStatus(cur.Status), trigger)
 	if eventType == "" {
 		return cur, nil
@@ -76,18 +72,18 @@ func (s *service) optOut(ctx context.Context, call *sdk.Call, req *svcchatv1.Opt
 }
 
 func (s *service) changeOptIn(ctx context.Context, pageID, userID string, trigger OptInTrigger, purposes []string) (*svcchatv1.OptInResponse, error) {
-	var rec svcchatdb.SvcchatOptIn
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The conversation's lock orders this event among its others.
-		conv, found, err := lockConversation(ctx, svcchatdb.New(tx), pageID, userID)
-		if err != nil {
-			return err
-		}
+	var (
+		rec svcchatdb.SvcchatOptIn
+		st  sendState
+	)
+	// The conversation's lock orders this event among its others.
+	err := pipetx.Run(ctx, s.pool, st.locks(ctx, pageID, userID), func(tx *pipetx.Tx) error {
 		var locked *svcchatdb.SvcchatConversation
-		if found {
-			locked = &conv
+		if st.found {
+			locked = &st.conv
 		}
-		rec, err = s.applyOptIn(ctx, tx, locked, pageID, userID, trigger, purposes, "mobile")
+		var err error
+		rec, err = s.applyOptIn(ctx, tx, locked, st.optIn(), trigger, purposes, "mobile")
 		return err
 	})
 	if err != nil {

@@ -118,7 +118,7 @@ func markThread(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatC
 // one the table lets fail becomes failed with cause (the Graph error a send
 // would get now), and emits svcchat.message.failed carrying that error.
 // conv's row must be locked by tx. It returns how many messages failed.
-func failThread(ctx context.Context, tx pgx.Tx, conv *svcchatdb.SvcchatConversation, cause *sdk.Error) (int, error) {
+func failThread(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatConversation, cause *sdk.Error) (int, error) {
 	from, _, eventType := movedBy(TriggerFailed)
 	rows, err := svcchatdb.New(tx).FailMessages(ctx, svcchatdb.FailMessagesParams{PageID: conv.PageID, ConversationID: conv.ID,
 		Error: cause.Message, ErrorCode: int32(cause.Code), ErrorSubcode: int32(cause.Subcode), FromStatuses: from})
