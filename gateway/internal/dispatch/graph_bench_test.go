@@ -195,6 +195,11 @@ func (w *benchWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// SetReadDeadline stands for the connection's, which the body limit sets
+// while a body is read (http.ResponseController); a writer without it
+// would cost an error per request that net/http's does not.
+func (w *benchWriter) SetReadDeadline(time.Time) error { return nil }
+
 func (w *benchWriter) reset() {
 	clear(w.header)
 	w.status = 0
