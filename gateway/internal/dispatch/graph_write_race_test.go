@@ -28,9 +28,6 @@ func echoPostID(req *bookv1.CreatePostRequest) *bookv1.CreatePostResponse {
 type echoedWrite struct {
 	content, audience string
 	nodeInBody        bool
-	// json is the body as sent; a surrogate pair escaped in it sends the
-	// write down the general path.
-	json string
 }
 
 // writeSizes are the sizes of the writes' contents: small, the answer
@@ -58,7 +55,9 @@ func echoedWriteAt(i int) echoedWrite {
 	return w
 }
 
-// body is the write's JSON body for the Page pageID.
+// body is the write's JSON body for the Page pageID. A rocket in the
+// content is sent as an escaped surrogate pair, which the flat reader
+// leaves to the general path.
 func (w echoedWrite) body(pageID string) string {
 	fields := map[string]string{"content": w.content, "audience": w.audience}
 	if w.nodeInBody {
