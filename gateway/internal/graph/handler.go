@@ -110,8 +110,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, bufs)
 		defer bufs.release(body)
 	case http.MethodPost:
-		// A write's document is rendered into pooled buffers as a read's
-		// is, but for an idempotent write's, which its store may keep.
+		// A write's body is read, and its document rendered, into pooled
+		// buffers as a read's is; not an idempotent write's document,
+		// which its store may keep.
 		bufs := readBufferPool.Get().(*readBuffers)
 		var pooled bool
 		status, body, pooled, err = h.servePost(r, bufs)
