@@ -147,7 +147,11 @@ func (h *Handler) batchItem(ctx context.Context, it BatchItem, named map[string]
 	} else {
 		body = nil
 	}
-	status, out, err := h.do(ctx, verb, q, body, nil)
+	var wb *writeBody
+	if body != nil {
+		wb = &writeBody{fields: body}
+	}
+	status, out, err := h.do(ctx, verb, q, wb, nil)
 	if err != nil {
 		return fail(err)
 	}

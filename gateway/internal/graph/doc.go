@@ -9,5 +9,8 @@
 // same validation and access checks as its Connect, gRPC and REST forms.
 //
 // graph has one parser for each of its inputs (fields, batch); each is
-// fuzzed. It knows nothing about any product.
+// fuzzed. A write's body is decoded by encoding/json and protojson, but for
+// the usual flat body of strings, which body.go reads in one pass and binds
+// only where the result is the general path's (a fuzz target compares
+// them). It knows nothing about any product.
 package graph

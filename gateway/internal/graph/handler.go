@@ -57,15 +57,17 @@ func New(opts Options) *Handler {
 	return &Handler{opts: opts, linkPrefix: prefix[1 : len(prefix)-1]}
 }
 
-// readBuffers are the two buffers of a GET: the plugin's answer, read into
-// it over the fast lane (route.Table.CallInto) instead of being copied out
-// of the lane's own buffer, and the document rendered from it. Both live
-// until ServeHTTP has written the document (net/http copies the bytes into
-// its own buffer), so each read reuses a pair instead of allocating its
-// answer's size twice; a buffer grown past maxPooledRead by a large answer
-// is dropped.
+// readBuffers are the buffers of a Graph call: the plugin's answer, read
+// into it over the fast lane (route.Table.CallInto) instead of being copied
+// out of the lane's own buffer, the document rendered from it, and a
+// write's body. All live until ServeHTTP has written the document (net/http
+// copies the bytes into its own buffer), so each call reuses them instead
+// of allocating its answer's size twice; a buffer grown past maxPooledRead
+// by a large answer or body is dropped. Nothing keeps the body's bytes: a
+// write's strings and fields are copies (writeBody), and so is an
+// idempotency fingerprint.
 type readBuffers struct {
-	answer, doc []byte
+	answer, doc, body []byte
 }
 
 var readBufferPool = sync.Pool{New: func() any { return new(readBuffers) }}
@@ -89,6 +91,9 @@ func (bufs *readBuffers) release(doc []byte) {
 	if cap(bufs.answer) > maxPooledRead {
 		bufs.answer = nil
 	}
+	if cap(bufs.body) > maxPooledRead {
+		bufs.body = nil
+	}
 	readBufferPool.Put(bufs)
 }
 
@@ -105,7 +110,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, bufs)
 		defer bufs.release(body)
 	case http.MethodPost:
-		status, body, err = h.servePost(w, r)
+		// A write's body is read, and its document rendered, into pooled
+		// buffers as a read's is; not an idempotent write's document,
+		// which its store may keep.
+		bufs := readBufferPool.Get().(*readBuffers)
+		var pooled bool
+		status, body, pooled, err = h.servePost(r, bufs)
+		if pooled {
+			defer bufs.release(body)
+		} else {
+			defer bufs.release(nil)
+		}
 	default:
 		err = apierr.MethodNotAllowed(r.Method)
 	}
@@ -122,11 +137,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // servePost reads a write or batch body and runs it, honouring
-// Idempotency-Key.
-func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) (int, []byte, error) {
-	raw, err := readJSONBody(r)
+// Idempotency-Key. pooled reports whether the document is the request's
+// own to release with bufs (it is not an idempotency store's).
+func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc []byte, pooled bool, err error) {
+	raw, err := readJSONBody(r, bufs.body[:0])
+	bufs.body = raw[:0]
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, false, err
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && h.opts.Idempotency != nil {
@@ -137,28 +154,31 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) (int, []byte
 		app, user := h.caller(r.Context())
 		scope := "app:" + app + "/user:" + user
 		if len(key) > 255 {
-			return 0, nil, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
+			return 0, nil, false, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
 		}
 		fingerprint := append([]byte(r.URL.Query().Get("node")+"\n"), raw...)
-		return h.opts.Idempotency.Do(r.Context(), scope, key, fingerprint, func() (int, []byte, error) {
-			return h.post(r.Context(), r.URL.Query(), raw)
+		status, doc, err = h.opts.Idempotency.Do(r.Context(), scope, key, fingerprint, func() (int, []byte, error) {
+			return h.post(r.Context(), r.URL.Query(), raw, nil)
 		})
+		return status, doc, false, err
 	}
-	return h.post(r.Context(), r.URL.Query(), raw)
+	status, doc, err = h.post(r.Context(), r.URL.Query(), raw, bufs)
+	return status, doc, true, err
 }
 
-func (h *Handler) post(ctx context.Context, q url.Values, raw []byte) (int, []byte, error) {
-	var body map[string]json.RawMessage
-	if err := decodeObject(raw, &body); err != nil {
+// post runs a write or batch body; bufs is do's.
+func (h *Handler) post(ctx context.Context, q url.Values, raw []byte, bufs *readBuffers) (int, []byte, error) {
+	var body writeBody
+	if err := body.parse(raw); err != nil {
 		return 0, nil, err
 	}
-	if b, ok := body["batch"]; ok {
-		if len(body) != 1 {
+	if b, ok := body.fields["batch"]; ok {
+		if len(body.fields) != 1 {
 			return 0, nil, apierr.Invalid("batch", "Invalid parameter: a batch request carries only the batch field.")
 		}
 		return h.batch(ctx, b)
 	}
-	return h.do(ctx, http.MethodPost, q, body, nil)
+	return h.do(ctx, http.MethodPost, q, &body, bufs)
 }
 
 func (h *Handler) caller(ctx context.Context) (string, string) {
@@ -172,14 +192,16 @@ func (h *Handler) caller(ctx context.Context) (string, string) {
 // nil, the plugin's answer is read into bufs.answer and the document
 // rendered into bufs.doc; the caller releases them once the document is
 // written.
-func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[string]json.RawMessage, bufs *readBuffers) (int, []byte, error) {
+func (h *Handler) do(ctx context.Context, verb string, q url.Values, body *writeBody, bufs *readBuffers) (int, []byte, error) {
 	node := q.Get("node")
 	if node == "" && body != nil {
-		if raw, ok := body["node"]; ok {
-			if err := json.Unmarshal(raw, &node); err != nil {
-				return 0, nil, apierr.Invalid("node", "Invalid parameter: node must be a string.")
-			}
+		// Not decoded into node itself: its address would move it to the
+		// heap on every call, reads too (the paging closure keeps it).
+		n, err := body.node()
+		if err != nil {
+			return 0, nil, err
 		}
+		node = n
 	}
 	if node == "" {
 		return 0, nil, apierr.Invalid("node", "Invalid parameter: node is required.")
@@ -239,8 +261,9 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body map[st
 // call matches the node, binds the request and runs it, returning the
 // response's wire bytes and the binding that served it. The bytes may
 // alias answer (route.Table.CallInto) when it is not nil.
-func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body map[string]json.RawMessage, answer []byte) ([]byte, binding, error) {
-	segs, err := manifestcheck.ParseNode(node)
+func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body *writeBody, answer []byte) ([]byte, binding, error) {
+	var segBuf [8]string
+	segs, err := manifestcheck.AppendNode(segBuf[:0], node)
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
 	}
@@ -259,7 +282,7 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 		return nil, binding{}, err
 	}
 	if body != nil {
-		if err := bindBody(in, body, vars); err != nil {
+		if err := body.bind(in, vars); err != nil {
 			return nil, binding{}, err
 		}
 		// Query parameters other than node and fields are not mixed into a
@@ -535,22 +558,44 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	return h.render(ctx, sub, q, out, f.Sub)
 }
 
-// readJSONBody reads a POST body, which must be JSON.
-func readJSONBody(r *http.Request) ([]byte, error) {
-	ct := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if ct == "" || err != nil || mt != "application/json" {
-		return nil, apierr.Invalid("Content-Type", "Invalid parameter: Content-Type must be application/json.")
+// readJSONBody reads a POST body, which must be JSON, into buf's capacity,
+// and returns it, or buf after an error.
+func readJSONBody(r *http.Request, buf []byte) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual one, without parsing
+		mt, _, err := mime.ParseMediaType(ct)
+		if ct == "" || err != nil || mt != "application/json" {
+			return buf, apierr.Invalid("Content-Type", "Invalid parameter: Content-Type must be application/json.")
+		}
 	}
-	raw, err := io.ReadAll(r.Body)
+	raw, err := readAll(r.Body, buf)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, apierr.TooLarge(tooLarge.Limit)
+			return raw, apierr.TooLarge(tooLarge.Limit)
 		}
-		return nil, apierr.Invalid("body", "Invalid parameter: the request body could not be read.")
+		return raw, apierr.Invalid("body", "Invalid parameter: the request body could not be read.")
 	}
 	return raw, nil
+}
+
+// readAll is io.ReadAll appending to b.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	if cap(b) == 0 {
+		b = make([]byte, 0, 512)
+	}
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				return b, nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // decodeObject decodes a JSON object, refusing anything else.

@@ -93,12 +93,24 @@ func (p *requestPool) get() protoreflect.Message {
 	return p.typ.New()
 }
 
-// put clears m and keeps it for the next call.
+// put clears m and keeps it for the next call. A binding sets only the
+// request's own fields, so those are cleared one by one (Range's closure
+// would be an allocation per call); a type with extensions is ranged.
 func (p *requestPool) put(m protoreflect.Message) {
-	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
-		m.Clear(fd)
-		return true
-	})
+	md := m.Descriptor()
+	if md.ExtensionRanges().Len() > 0 {
+		m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+			m.Clear(fd)
+			return true
+		})
+	} else {
+		fds := md.Fields()
+		for i := range fds.Len() {
+			if fd := fds.Get(i); m.Has(fd) {
+				m.Clear(fd)
+			}
+		}
+	}
 	if len(m.GetUnknown()) > 0 {
 		m.SetUnknown(nil)
 	}

@@ -146,6 +146,9 @@ func TestARequestTheGatewayBuiltEncodesAsProtoMarshalWouldDecode(t *testing.T) {
 		if len(got) != len(want) {
 			t.Fatalf("%v encodes in %d bytes, proto.Marshal in %d", m, len(got), len(want))
 		}
+		if cap(got) != len(got) && !m.Has(fds.ByName("list")) && !m.Has(fds.ByName("child")) {
+			t.Fatalf("%v encodes in %d bytes of a buffer of %d: its size is known", m, len(got), cap(got))
+		}
 	}
 }
 

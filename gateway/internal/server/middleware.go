@@ -109,9 +109,8 @@ func limited(readTimeout time.Duration, next http.Handler) http.Handler {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			deadline := rc.SetReadDeadline(time.Now().Add(readTimeout)) == nil
-			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBodyBytes), rc: rc, deadline: deadline}
+			deadline := setReadDeadline(w, time.Now().Add(readTimeout))
+			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBodyBytes), w: w, deadline: deadline}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -123,25 +122,37 @@ func limited(readTimeout time.Duration, next http.Handler) http.Handler {
 type limitedBody struct {
 	io.ReadCloser
 	exceeded bool
-	rc       *http.ResponseController
+	// w is the response's writer, whose controller lifts the deadline (a
+	// controller made per request and kept would be one allocation more).
+	w        http.ResponseWriter
 	deadline bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		// Lift the deadline only for a complete body: after a timeout it
+		// must stay, or the server would wait on the rest of the body.
+		if b.deadline {
+			b.deadline = false
+			setReadDeadline(b.w, time.Time{})
+		}
+	default: // not at every body's end: errors.As's target is an allocation
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			b.exceeded = true
 		}
-		// Lift the deadline only for a complete body: after a timeout it
-		// must stay, or the server would wait on the rest of the body.
-		if b.deadline && errors.Is(err, io.EOF) {
-			b.deadline = false
-			_ = b.rc.SetReadDeadline(time.Time{})
-		}
 	}
 	return n, err
+}
+
+// setReadDeadline sets the read deadline of w's connection, reporting
+// whether it could. (A function of its own: its controller then stays on
+// the stack; written in the middleware's closure it was an allocation.)
+func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
+	return http.NewResponseController(w).SetReadDeadline(t) == nil
 }
 
 func bodyExceeded(r *http.Request) bool {

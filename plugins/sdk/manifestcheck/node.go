@@ -15,6 +15,12 @@ const MaxNodeLength = 512
 // slash is tolerated; empty segments, "." and "..", and
 // characters outside [A-Za-z0-9_.:@-] are refused.
 func ParseNode(node string) ([]string, error) {
+	return AppendNode(make([]string, 0, strings.Count(node, "/")+1), node)
+}
+
+// AppendNode is ParseNode appending the segments to segs, so that a caller
+// parsing a node per request can keep them in an array of its own.
+func AppendNode(segs []string, node string) ([]string, error) {
 	if node == "" {
 		return nil, fmt.Errorf("the node parameter is required")
 	}
@@ -25,8 +31,16 @@ func ParseNode(node string) ([]string, error) {
 	if trimmed == "" {
 		return nil, fmt.Errorf("the node %q is empty", node)
 	}
-	segs := strings.Split(trimmed, "/")
-	for _, s := range segs {
+	start := len(segs)
+	for rest := trimmed; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		segs = append(segs, seg)
+		if !more {
+			break
+		}
+		rest = after
+	}
+	for _, s := range segs[start:] {
 		if s == "" || s == "." || s == ".." {
 			return nil, fmt.Errorf("the node %q has an empty or relative segment", node)
 		}

@@ -70,6 +70,13 @@ func FuzzParseNode(f *testing.F) {
 		if err != nil || !reflect.DeepEqual(again, segs) {
 			t.Fatalf("re-parsing %q: %v, %v", s, again, err)
 		}
+		if split := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "/"), "/"), "/"); !reflect.DeepEqual(segs, split) {
+			t.Fatalf("ParseNode(%q) = %q, not its segments %q", s, segs, split)
+		}
+		// AppendNode keeps what the slice held and adds the same segments.
+		if got, err := AppendNode([]string{"kept"}, s); err != nil || !reflect.DeepEqual(got, append([]string{"kept"}, segs...)) {
+			t.Fatalf("AppendNode(kept, %q) = %q, %v", s, got, err)
+		}
 	})
 }
 
