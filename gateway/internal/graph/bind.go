@@ -125,7 +125,14 @@ func mergeJSONField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, v
 	}
 	var doc bytes.Buffer
 	doc.WriteString(`{`)
-	name, _ := json.Marshal(string(fd.Name()))
+	// protojson looks a key up as a JSON name first: fd's name may be
+	// another field's JSON name (title's json_name being "name"), while
+	// fd's JSON name is its own unless JSON names clash (proto2 only).
+	key := fd.JSONName()
+	if msg.Descriptor().Fields().ByJSONName(key) != fd {
+		key = string(fd.Name())
+	}
+	name, _ := json.Marshal(key)
 	doc.Write(name)
 	doc.WriteByte(':')
 	doc.Write(value)

@@ -51,6 +51,24 @@ var writeShapes = func() protoreflect.MessageDescriptor {
 	return fd.Messages().Get(0)
 }()
 
+// nameClash is a proto3 write request one of whose fields has for JSON
+// name another field's name (title's JSON name is name, name's is label):
+// protoc and protodesc accept it, the JSON names being distinct.
+var nameClash = func() protoreflect.MessageDescriptor {
+	field := func(num int32, name, jsonName string) *descriptorpb.FieldDescriptorProto {
+		return &descriptorpb.FieldDescriptorProto{Name: proto.String(name), JsonName: proto.String(jsonName), Number: proto.Int32(num),
+			Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()}
+	}
+	file := &descriptorpb.FileDescriptorProto{Name: proto.String("graphtest/clash.proto"), Package: proto.String("graphtest"),
+		Syntax: proto.String("proto3"), MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("Clash"),
+			Field: []*descriptorpb.FieldDescriptorProto{field(1, "title", "name"), field(2, "name", "label"), field(3, "page_id", "pageId")}}}}
+	fd, err := protodesc.NewFile(file, nil)
+	if err != nil {
+		panic(err)
+	}
+	return fd.Messages().Get(0)
+}()
+
 // bound is what binding a write body gave: the node, the request, or the
 // refusal.
 type bound struct {
@@ -201,6 +219,43 @@ func TestAFlatWriteBodyBindsAsTheGeneralPathDoes(t *testing.T) {
 	}
 }
 
+// TestABodyKeyBindsTheFieldItNamesThoughItIsAnotherFieldsJSONName: a key
+// is a field's name, else a field's JSON name (manifestcheck.FieldByName),
+// and its value goes to that field on both paths, flat or general — not to
+// the field whose JSON name the key also is.
+func TestABodyKeyBindsTheFieldItNamesThoughItIsAnotherFieldsJSONName(t *testing.T) {
+	t.Parallel()
+	fields := nameClash.Fields()
+	title, name := fields.ByName("title"), fields.ByName("name")
+	for _, c := range []struct {
+		body string
+		want map[protoreflect.FieldDescriptor]string
+	}{
+		{`{"name":"n"}`, map[protoreflect.FieldDescriptor]string{name: "n"}},
+		{`{"label":"l"}`, map[protoreflect.FieldDescriptor]string{name: "l"}},
+		{`{"title":"t"}`, map[protoreflect.FieldDescriptor]string{title: "t"}},
+		{`{"name":"n","title":"t"}`, map[protoreflect.FieldDescriptor]string{name: "n", title: "t"}},
+		{`{"name":"\ud83d\ude80"}`, map[protoreflect.FieldDescriptor]string{name: "🚀"}}, // the general path
+	} {
+		for path, b := range map[string]bound{"general": bindGeneral(nameClash, []byte(c.body)), "graph": func() bound {
+			b, _ := bindWrite(nameClash, []byte(c.body))
+			return b
+		}()} {
+			if b.err != nil {
+				t.Errorf("%s, %s path: %v", c.body, path, b.err)
+				continue
+			}
+			want := dynamicpb.NewMessage(nameClash)
+			for fd, v := range c.want {
+				want.Set(fd, protoreflect.ValueOfString(v))
+			}
+			if !proto.Equal(b.msg.Interface(), want.Interface()) {
+				t.Errorf("%s, %s path: bound %v, want %v", c.body, path, b.msg, want)
+			}
+		}
+	}
+}
+
 // TestABoundWriteKeepsNoByteOfItsBody: the body is read into a pooled
 // buffer, reused by the next request once this one is answered, so what is
 // bound from it (the request's strings, the node) must be copies.
@@ -242,8 +297,9 @@ func FuzzFlatBodyBindsAsTheGeneralPath(f *testing.F) {
 			f.Add(body)
 		}
 	}
+	f.Add(`{"name":"n","title":"t","label":null}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, md := range []protoreflect.MessageDescriptor{createPost, writeShapes} {
+		for _, md := range []protoreflect.MessageDescriptor{createPost, writeShapes, nameClash} {
 			got, _ := bindWrite(md, []byte(body))
 			if diff := sameBinding(got, bindGeneral(md, []byte(body))); diff != "" {
 				t.Fatalf("%s %q: %s", md.Name(), body, diff)
