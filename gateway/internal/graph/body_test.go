@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -306,4 +307,37 @@ func FuzzFlatBodyBindsAsTheGeneralPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAQueryJSONValueBindsTheFieldItNamesThoughItIsAnotherFieldsJSONName:
+// a message field given in the query as JSON is bound as a body's key is,
+// to the field the parameter names.
+func TestAQueryJSONValueBindsTheFieldItNamesThoughItIsAnotherFieldsJSONName(t *testing.T) {
+	t.Parallel()
+	field := func(num int32, name, jsonName string, typ descriptorpb.FieldDescriptorProto_Type) *descriptorpb.FieldDescriptorProto {
+		f := &descriptorpb.FieldDescriptorProto{Name: proto.String(name), JsonName: proto.String(jsonName), Number: proto.Int32(num),
+			Type: typ.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()}
+		if typ == descriptorpb.FieldDescriptorProto_TYPE_MESSAGE {
+			f.TypeName = proto.String(".graphtest.Query")
+		}
+		return f
+	}
+	file := &descriptorpb.FileDescriptorProto{Name: proto.String("graphtest/query.proto"), Package: proto.String("graphtest"),
+		Syntax: proto.String("proto3"), MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("Query"),
+			Field: []*descriptorpb.FieldDescriptorProto{
+				field(1, "other", "filter", descriptorpb.FieldDescriptorProto_TYPE_STRING),
+				field(2, "filter", "flt", descriptorpb.FieldDescriptorProto_TYPE_MESSAGE)}}}}
+	fd, err := protodesc.NewFile(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := fd.Messages().Get(0)
+	msg := dynamicpb.NewMessage(md)
+	if err := bindQuery(msg, url.Values{"filter": {`{"other":"x"}`}}, manifestcheck.NodeVars{}); err != nil {
+		t.Fatal(err)
+	}
+	filter := msg.Get(md.Fields().ByName("filter")).Message()
+	if got := filter.Get(md.Fields().ByName("other")).String(); got != "x" || msg.Has(md.Fields().ByName("other")) {
+		t.Fatalf("filter={\"other\":\"x\"} bound as %v", msg)
+	}
 }
