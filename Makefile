@@ -37,7 +37,7 @@ TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser soak bench bench-go profile proto-check clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser wrk soak bench bench-go profile proto-check clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin and the example partner plugin
@@ -150,6 +150,11 @@ apt_install = if $(1); then :; else echo "installing $(2) (apt-get install -y $(
 postgres:
 	@$(call apt_install,command -v initdb >/dev/null && command -v postgres >/dev/null || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1,postgresql)
 
+## wrk: install Debian's wrk for make bench if missing (the outside client the
+## load generator is checked against)
+wrk:
+	@$(call apt_install,command -v wrk >/dev/null,wrk)
+
 ## browser: install Debian's Chromium for the browser tests if missing (no
 ## tool downloads a browser of its own)
 browser:
@@ -171,7 +176,7 @@ soak: postgres build
 ## machine: make bench BENCH_FLAGS='-rounds 3 -d 5s'; without the curves:
 ## make bench BENCH_FLAGS=-curves=false
 BENCH_FLAGS ?=
-bench: postgres build
+bench: postgres wrk build
 	$(GO) run ./bench/cmd/benchreport $(BENCH_FLAGS)
 
 ## profile: the Graph read under make bench's load with CPU and allocation profiles of the gateway and the book plugin, into .tmp/profile; its report there, with the CPU per stage (bench/RESULTS.md is left alone), then the top of each CPU profile

@@ -715,6 +715,87 @@ func (r *runner) graphRead(ctx context.Context) {
 		r.details = append(r.details, fmt.Sprintf("Graph read throughput is %s of the plain net/http figure measured above (%s req/s).",
 			bench.Pct(res.OKPerSec/r.plainRPS), bench.Num(r.plainRPS)))
 	}
+	r.graphReadByWrk(ctx, url, res)
+}
+
+// graphReadByWrk runs the Graph read's load again from wrk, a client that
+// is not ours, so that the figure and its tail do not rest on our load
+// generator alone. Skipped when wrk is not installed (make bench installs
+// it), and under -profile, whose CPU per read counts our reads only.
+func (r *runner) graphReadByWrk(ctx context.Context, url string, ours *bench.Result) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil || r.o.profile != "" {
+		return
+	}
+	what := fmt.Sprintf("Graph read `page/<id>/posts?limit=10`, the same load from wrk (an outside client), %d connections", r.o.readConns)
+	secs := max(1, int(r.o.dur.Seconds()))
+	cmd := fmt.Sprintf("wrk -t2 -c%d -d%ds --latency -H 'Authorization: Bearer $TOKEN' '%s'", r.o.readConns, secs, url)
+	row := bench.Row{What: what, Target: "— (a check of our load generator's figure and tail)", Verdict: "n/a", Command: cmd,
+		Reference: fmt.Sprintf("our load generator, just before: %s req/s, p50 %s, p99 %s",
+			bench.Num(ours.OKPerSec), bench.Ms(ours.Latency.P50), bench.Ms(ours.Latency.P99))}
+	r.step(fmt.Sprintf("Graph read from wrk, %d connections", r.o.readConns))
+	h := r.authHeader()
+	out, err := exec.CommandContext(ctx, wrk, "-t2", fmt.Sprintf("-c%d", r.o.readConns), fmt.Sprintf("-d%ds", secs),
+		"--latency", "-H", h.Name+": "+h.Value, url).CombinedOutput()
+	w := parseWrkReport(string(out))
+	switch {
+	case err != nil || w.rps == 0:
+		row.Ours = "wrk failed: " + firstLine(string(out))
+	default:
+		row.Ours = fmt.Sprintf("%s req/s, p50 %s, p99 %s", bench.Num(w.rps), bench.Ms(w.p50), bench.Ms(w.p99))
+		if w.non2xx > 0 {
+			row.Ours += fmt.Sprintf("; %d answers not 2xx", w.non2xx)
+		}
+		row.Ratio = bench.Pct(w.rps / ours.OKPerSec)
+	}
+	r.add(row)
+}
+
+// wrkReport is what benchreport reads of wrk's output: latencies in µs.
+type wrkReport struct {
+	rps      float64
+	p50, p99 float64
+	non2xx   int
+}
+
+// parseWrkReport reads wrk's requests per second, its --latency
+// distribution's 50 % and 99 % lines and its count of answers that were not
+// 2xx or 3xx.
+func parseWrkReport(out string) wrkReport {
+	w := wrkReport{rps: parseWrk(out)}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && (f[0] == "50%" || f[0] == "99%"):
+			us, ok := wrkDuration(f[1])
+			if !ok {
+				continue
+			}
+			if f[0] == "50%" {
+				w.p50 = us
+			} else {
+				w.p99 = us
+			}
+		case strings.HasPrefix(strings.TrimSpace(line), "Non-2xx or 3xx responses:"):
+			fmt.Sscan(f[len(f)-1], &w.non2xx)
+		}
+	}
+	return w
+}
+
+// wrkDuration reads one of wrk's durations ("635.91us", "1.23ms", "2.00s")
+// in µs.
+func wrkDuration(s string) (float64, bool) {
+	for _, u := range []struct {
+		suffix string
+		us     float64
+	}{{"us", 1}, {"ms", 1e3}, {"s", 1e6}, {"m", 60e6}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f * u.us, err == nil
+		}
+	}
+	return 0, false
 }
 
 // round is one paired measurement: ours, then the reference.
