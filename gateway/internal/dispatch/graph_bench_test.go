@@ -45,21 +45,28 @@ import (
 func BenchmarkGraphRead(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
-		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-		d, err := New(Options{Server: srv, Auth: authn, Core: book, Calls: observe.NewCalls(observe.NewMetrics())})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Rebuild(nil); err != nil {
-			b.Fatal(err)
-		}
-		benchGraphReads(b, w, srv, d.GraphRouter, false)
+		srv, router := inProcessRouter(b, book, authn)
+		benchGraphReads(b, w, srv, router, false)
 	})
 	b.Run("fast-lane", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
 		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
 		benchGraphReads(b, w, srv, fastLaneRouter(b, book, authn), true)
 	})
+}
+
+// inProcessRouter is a gateway server and its Graph router with book run
+// as the gateway's own services are, authorized by authn.
+func inProcessRouter(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) (*server.Server, func() *graph.Router) {
+	srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
+	d, err := New(Options{Server: srv, Auth: authn, Core: book, Calls: observe.NewCalls(observe.NewMetrics())})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := d.Rebuild(nil); err != nil {
+		tb.Fatal(err)
+	}
+	return srv, d.GraphRouter
 }
 
 // listPosts answers the book service's ListPosts for the World's Page.

@@ -178,15 +178,26 @@ func TestConcurrentGraphReadsEachGetTheirOwnAnswer(t *testing.T) {
 		}
 	}
 
+	if failed := inParallel(readers, reads, func(i int) error { return read(echoedReadAt(i)) }); len(failed) > 0 {
+		for _, err := range failed[:min(len(failed), 3)] {
+			t.Error(err)
+		}
+		t.Fatalf("%d of %d reads did not get their own document", len(failed), reads)
+	}
+}
+
+// inParallel runs one(0) … one(n-1) on g goroutines at once and returns
+// the errors.
+func inParallel(g, n int, one func(i int) error) []error {
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
 		failed []error
 	)
-	for g := range readers {
+	for start := range g {
 		wg.Go(func() {
-			for i := g; i < reads; i += readers {
-				if err := read(echoedReadAt(i)); err != nil {
+			for i := start; i < n; i += g {
+				if err := one(i); err != nil {
 					mu.Lock()
 					failed = append(failed, err)
 					mu.Unlock()
@@ -195,12 +206,7 @@ func TestConcurrentGraphReadsEachGetTheirOwnAnswer(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, err := range failed[:min(len(failed), 3)] {
-		t.Error(err)
-	}
-	if len(failed) > 0 {
-		t.Fatalf("%d of %d reads did not get their own document", len(failed), reads)
-	}
+	return failed
 }
 
 // slowClient is a ResponseRecorder whose Write waits a little before it

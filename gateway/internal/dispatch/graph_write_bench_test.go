@@ -29,15 +29,8 @@ import (
 func BenchmarkGraphWrite(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
-		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-		d, err := New(Options{Server: srv, Auth: authn, Core: book, Calls: observe.NewCalls(observe.NewMetrics())})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Rebuild(nil); err != nil {
-			b.Fatal(err)
-		}
-		benchGraphWrites(b, srv, serveGraph(b, w, srv, d.GraphRouter, "pages:manage"), w.Page.ID, false)
+		srv, router := inProcessRouter(b, book, authn)
+		benchGraphWrites(b, srv, serveGraph(b, w, srv, router, "pages:manage"), w.Page.ID, false)
 	})
 	b.Run("fast-lane", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)

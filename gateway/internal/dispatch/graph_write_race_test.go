@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/svcplatform/svc/gateway/internal/graph"
@@ -114,27 +113,10 @@ func TestConcurrentGraphWritesEachGetTheirOwnAnswer(t *testing.T) {
 		}
 	}
 
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed []error
-	)
-	for g := range writers {
-		wg.Go(func() {
-			for i := g; i < writes; i += writers {
-				if err := write(i); err != nil {
-					mu.Lock()
-					failed = append(failed, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range failed[:min(len(failed), 3)] {
-		t.Error(err)
-	}
-	if len(failed) > 0 {
+	if failed := inParallel(writers, writes, write); len(failed) > 0 {
+		for _, err := range failed[:min(len(failed), 3)] {
+			t.Error(err)
+		}
 		t.Fatalf("%d of %d writes did not get their own answer", len(failed), writes)
 	}
 }

@@ -195,15 +195,7 @@ func TestAStatementThatFailsWithCommitRollsBackTheWholeTransaction(t *testing.T)
 		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { queries{db}.insert(ctx, "a", 0) }, new(counter), nil) // duplicate key
 		return nil
 	})
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
-		t.Fatalf("Run = %v, want the unique violation of the last statement", err)
-	}
-	assertConnectionKept(t, pool, conns)
-	if b := value(t, pool, "b"); b != 10 {
-		t.Errorf("b = %d after the failed commit, want 10: the update before it committed", b)
-	}
-	assertNoTransactionHeld(t, pool, "b")
+	assertRolledBack(t, pool, err, conns, "b", 10) // the update before the failed statement is undone
 }
 
 func TestAFirstStatementThatFailsEndsTheTransactionBeforeTheFunction(t *testing.T) {
@@ -215,18 +207,10 @@ func TestAFirstStatementThatFailsEndsTheTransactionBeforeTheFunction(t *testing.
 	called := false
 	conns := pool.Stat().NewConnsCount()
 	err := pipetx.Run(ctx, pool, first, func(*pipetx.Tx) error { called = true; return nil })
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
-		t.Fatalf("Run = %v, want the unique violation", err)
-	}
-	assertConnectionKept(t, pool, conns)
 	if called {
 		t.Error("the function ran after its first statements failed")
 	}
-	if a := value(t, pool, "a"); a != 1 {
-		t.Errorf("a = %d, want 1: the first statement's update was rolled back", a)
-	}
-	assertNoTransactionHeld(t, pool, "a")
+	assertRolledBack(t, pool, err, conns, "a", 1) // the first statement's update is undone
 }
 
 func TestNoRowIsNotFoundWhenAskedAndAnErrorOtherwise(t *testing.T) {
@@ -275,6 +259,22 @@ func TestQueueRowRefusesAFunctionThatRunsTwoStatements(t *testing.T) {
 		queries{db}.lockCounter(context.Background(), "a")
 		queries{db}.lockCounter(context.Background(), "b")
 	}, new(counter), nil)
+}
+
+// assertRolledBack checks that Run failed with the unique violation the
+// test provoked and left nothing behind: the counter name still holds
+// want, the connection was kept, no transaction holds the row.
+func assertRolledBack(t *testing.T, pool *pgxpool.Pool, err error, connsBefore int64, name string, want int64) {
+	t.Helper()
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		t.Fatalf("Run = %v, want the unique violation", err)
+	}
+	assertConnectionKept(t, pool, connsBefore)
+	if v := value(t, pool, name); v != want {
+		t.Errorf("%s = %d after the failed transaction, want %d: it was not rolled back", name, v, want)
+	}
+	assertNoTransactionHeld(t, pool, name)
 }
 
 // assertConnectionKept checks that a failed transaction was rolled back on
