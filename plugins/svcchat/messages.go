@@ -347,7 +347,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		kind, templateName = "template", &t.Name
 	}
 	// Two round trips (pipetx): BEGIN with the locks of the conversation
-	// and of the opt-in record, then the message and its events with COMMIT.
+	// and of the opt-in record, then the message and its events with COMMIT
+	// (a conversation's first template takes one more transaction).
 	var (
 		st                sendState
 		arg               svcchatdb.PostMessageParams
@@ -355,38 +356,48 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		stored            bool
 		pageID, recipient = req.GetPageId(), shape.recipient
 	)
-	err = pipetx.Run(ctx, s.pool, st.locks(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
-		conv, found, opt := &st.conv, st.found, st.optIn()
-		switch {
-		case OptInStatus(opt.Status) == OptInOptedOut:
-			return errOptedOut()
-		case !shape.template && (!found || !windowOpen(conv.WindowExpiresAt)):
-			return errWindowClosed()
-		case shape.template && !allowsTemplates(OptInStatus(opt.Status), opt.Purposes):
-			return errNoOptIn()
+	// A user who never wrote has no conversation to lock: the first try
+	// finds that out and ends, and the second creates the conversation
+	// before it locks the opt-in record (see startLocks).
+	for start := false; ; start = true {
+		st = sendState{}
+		first := st.locks(ctx, pageID, recipient)
+		if start {
+			first = st.startLocks(ctx, pageID, recipient, initialHolder(page.InboxAutomation))
 		}
-		if !found {
-			// An opted-in user who never wrote: the Page starts the thread.
-			var err error
-			if *conv, err = createConversation(ctx, svcchatdb.New(tx), pageID, recipient, initialHolder(page.InboxAutomation)); err != nil {
+		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
+			conv, found, opt := &st.conv, st.found, st.optIn()
+			switch {
+			case OptInStatus(opt.Status) == OptInOptedOut:
+				return errOptedOut()
+			case !shape.template && (!found || !windowOpen(conv.WindowExpiresAt)):
+				return errWindowClosed()
+			case shape.template && !allowsTemplates(OptInStatus(opt.Status), opt.Purposes):
+				return errNoOptIn()
+			}
+			if !found {
+				// An opted-in user who never wrote: the Page starts the thread.
+				return errNoThread
+			}
+			if _, err := applyControl(ctx, tx, conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
 				return err
 			}
+			var err error
+			arg, err = messagePost(conv, newMessage{
+				Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
+			}, sentEvents(conv))
+			if err != nil {
+				return err
+			}
+			// Under the row lock the counters cannot move: the guard in
+			// PostMessage is a check, and what it finds commits either way.
+			pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
+			return nil
+		})
+		if !errors.Is(err, errNoThread) || start {
+			break
 		}
-		if _, err := applyControl(ctx, tx, conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
-			return err
-		}
-		var err error
-		arg, err = messagePost(conv, newMessage{
-			Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
-		}, sentEvents(conv))
-		if err != nil {
-			return err
-		}
-		// Under the row lock the counters cannot move: the guard in
-		// PostMessage is a check, and what it finds commits either way.
-		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
-		return nil
-	})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -458,14 +469,24 @@ func lockConversation(ctx context.Context, q *svcchatdb.Queries, pageID, userID 
 	return conv, err == nil, err
 }
 
-// createConversation opens a conversation the Page starts; when a user's
-// write created it at the same moment, that one is used.
-func createConversation(ctx context.Context, q *svcchatdb.Queries, pageID, userID string, holder Holder) (svcchatdb.SvcchatConversation, error) {
-	conv, err := q.CreateConversation(ctx, svcchatdb.CreateConversationParams{PageID: pageID, UserID: userID, Holder: string(holder)})
-	if errors.Is(err, pgx.ErrNoRows) {
-		conv, _, err = lockConversation(ctx, q, pageID, userID)
-	}
-	return conv, err
+// errNoThread ends a send's transaction that found no conversation to
+// lock, for startLocks' to create it.
+var errNoThread = errors.New("svcchat: no conversation to lock")
+
+// startLocks is locks for a conversation the Page starts (a template to an
+// opted-in user who never wrote): it creates the conversation (no session
+// window yet) before it locks it and then the opt-in record, the order
+// every writer takes them in. Created later, under the opt-in record's
+// lock, it would wait for a user's first write creating it at the same
+// moment, which waits for that lock: a deadlock. A send refused after all
+// rolls the new conversation back with it.
+func (st *sendState) startLocks(ctx context.Context, pageID, userID string, holder Holder) *pgx.Batch {
+	b := &pgx.Batch{}
+	pipetx.QueueExec(b, func(db pipetx.DBTX) {
+		svcchatdb.New(db).CreateConversation(ctx, svcchatdb.CreateConversationParams{PageID: pageID, UserID: userID, Holder: string(holder)})
+	})
+	b.QueuedQueries = append(b.QueuedQueries, st.locks(ctx, pageID, userID).QueuedQueries...)
+	return b
 }
 
 // lockOptIn locks a user's opt-in record with a Page; no record reads as
