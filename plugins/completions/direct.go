@@ -149,11 +149,12 @@ func (d *directClient) exchange(ctx context.Context, dc *directConn, t directTar
 		return nil, d.fail(ctx, err, true)
 	}
 	dc.lim.N = directMaxHeaderBytes
-	res, err := http.ReadResponse(dc.br, nil)
+	br := dc.reader()
+	res, err := http.ReadResponse(br, nil)
 	// Informational answers (103 Early Hints, an unasked-for 100) come
 	// before the real one; net/http skips up to five of them too.
 	for skipped := 0; err == nil && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols && skipped < 5; skipped++ {
-		res, err = http.ReadResponse(dc.br, nil)
+		res, err = http.ReadResponse(br, nil)
 	}
 	dc.lim.N = math.MaxInt64
 	if err != nil {
@@ -201,13 +202,35 @@ func (d *directClient) conn(ctx context.Context, addr string) (*directConn, bool
 	}
 	dc := &directConn{addr: addr, c: c, wbuf: make([]byte, 0, directRequestHeadSize+512)}
 	dc.lim = io.LimitedReader{R: c, N: math.MaxInt64}
-	dc.br = bufio.NewReaderSize(&dc.lim, 16<<10)
 	return dc, false, nil
 }
 
-// put keeps dc for the next request, unless enough are kept already.
+// directReaders are the read buffers of connections in use. A kept-alive
+// connection holds none while it waits (its answer was read to the end),
+// so that the 128 a burst of streams leaves behind cost 16 KiB less each,
+// and what the pool holds goes at the next collections once traffic stops.
+var directReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, directReadBuffer) }}
+
+// directReadBuffer is a connection's read buffer while it is in use.
+const directReadBuffer = 16 << 10
+
+// reader gives dc a read buffer for the exchange it is about to carry.
+func (dc *directConn) reader() *bufio.Reader {
+	if dc.br == nil {
+		dc.br = directReaders.Get().(*bufio.Reader)
+		dc.br.Reset(&dc.lim)
+	}
+	return dc.br
+}
+
+// put keeps dc for the next request, unless enough are kept already. Its
+// answer has been read to the end: its read buffer is empty and goes back
+// to the pool.
 func (d *directClient) put(dc *directConn) {
 	dc.used = time.Now()
+	dc.br.Reset(nil)
+	directReaders.Put(dc.br)
+	dc.br = nil
 	d.mu.Lock()
 	if list := d.idle[dc.addr]; len(list) < d.maxIdle {
 		d.idle[dc.addr] = append(list, dc)
@@ -230,6 +253,10 @@ func (d *directClient) closeIdle() {
 	}
 }
 
+// errReadAfterClose is a read of an answer's body after its Close, as
+// net/http words it.
+var errReadAfterClose = errors.New("http: read on closed response body")
+
 // directBody is an answer's body. Closing it keeps the connection when the
 // body was read to its end (or its end is already buffered, as the
 // chunked terminator after a stream's [DONE] usually is) and the exchange
@@ -245,6 +272,11 @@ type directBody struct {
 }
 
 func (b *directBody) Read(p []byte) (int, error) {
+	if b.closed {
+		// The connection, and its read buffer, may carry another answer
+		// by now.
+		return 0, errReadAfterClose
+	}
 	n, err := b.body.Read(p)
 	if errors.Is(err, io.EOF) {
 		b.eof = true

@@ -140,6 +140,46 @@ func TestKeptAliveConnectionsCarryTheNextRequestsStreamedOrNot(t *testing.T) {
 	}
 }
 
+func TestAKeptAliveConnectionWaitsWithoutAReadBufferAndItsClosedBodyReadsNothing(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, benchAnswer)
+	})
+	u := &upstream{name: "u", url: srv.URL + "/v1/chat/completions"}
+	u.useDirect()
+	d := newDirectClient()
+	defer d.closeIdle()
+	var first io.ReadCloser
+	for i := range 3 {
+		res, err := d.do(context.Background(), *u.direct, u.headers, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(res.Body)
+		if err != nil || string(body) != benchAnswer {
+			t.Fatalf("answer %d: %q, %v", i, body, err)
+		}
+		_ = res.Body.Close()
+		if i == 0 {
+			first = res.Body
+		}
+		d.mu.Lock()
+		for _, dc := range d.idle[u.direct.addr] {
+			if dc.br != nil {
+				t.Errorf("after answer %d a kept-alive connection holds a %d-byte read buffer", i, dc.br.Size())
+			}
+		}
+		d.mu.Unlock()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("3 requests one after another opened %d connections, want 1", n)
+	}
+	// The first answer's connection, and maybe its buffer, carried the
+	// others since: its body must not read what they brought.
+	if n, err := first.Read(make([]byte, 64)); n != 0 || err == nil {
+		t.Errorf("a closed body read %d bytes, %v; want nothing and an error", n, err)
+	}
+}
+
 // rawUpstream answers the i-th request (from 0) of connection conn with
 // answer(conn, i), until answer returns "" (the connection is closed then,
 // the request unanswered); an answer ending in closeAfter is written

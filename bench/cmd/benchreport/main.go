@@ -534,6 +534,8 @@ func (r *runner) measurePlatform(ctx context.Context) {
 		time.Sleep(startSettle)
 		r.streamMemory(ctx, 200) // first: on processes no load has grown yet
 		r.completionsOverhead(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, "2 s after the load")
 		return
 	}
 	if r.o.only == "read" {
