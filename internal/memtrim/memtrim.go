@@ -50,6 +50,9 @@ type Trimmer struct {
 	slack  uint64
 	spare  func() uint64
 	free   func()
+
+	// release are the owners' hooks, run before each trim (OnTrim).
+	release []func()
 }
 
 // New returns a Trimmer with the default tick, settle delay and slack.
@@ -58,6 +61,20 @@ func New() *Trimmer {
 		wake: make(chan struct{}, 1), tick: defaultTick, settle: defaultSettle, slack: defaultSlack,
 		spare: spareHeapBytes, free: freeAll,
 	}
+}
+
+// OnTrim adds f to what runs just before each trim: an owner of memory it
+// keeps for speed under load (free lists, buffers) lets go of it there, so
+// that the trim's collections can hand it back too. It must be called
+// before Run.
+func (t *Trimmer) OnTrim(f func()) { t.release = append(t.release, f) }
+
+// trim runs the owners' hooks, then collects and returns free memory.
+func (t *Trimmer) trim() {
+	for _, f := range t.release {
+		f()
+	}
+	t.free()
 }
 
 // Touch counts one call. It is safe from any goroutine and costs one atomic
@@ -91,11 +108,11 @@ func (t *Trimmer) Run(ctx context.Context) {
 		case <-t.wake:
 			settle.Reset(t.settle) // a new trigger restarts the wait
 		case <-settle.C:
-			t.free()
+			t.trim()
 		case <-ticker.C:
 			var trim bool
 			if w, trim = w.tick(t.calls.Load(), t.spare(), t.slack); trim {
-				t.free()
+				t.trim()
 			}
 		}
 	}

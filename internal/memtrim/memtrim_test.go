@@ -79,6 +79,31 @@ func TestARunningTrimmerTrimsOnceWhenABurstOfCallsEnds(t *testing.T) {
 	}
 }
 
+func TestOwnersLetGoOfWhatTheyKeepJustBeforeEachTrim(t *testing.T) {
+	p := &fakeProcess{trims: make(chan struct{}, 10)}
+	tr := newTrimmer(p)
+	var released atomic.Int64
+	tr.OnTrim(func() {
+		if len(p.trims) != 0 {
+			t.Error("a hook ran after the trim it precedes")
+		}
+		released.Add(1)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tr.Run(ctx)
+
+	tr.Trigger()
+	select {
+	case <-p.trims:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no trim after a trigger")
+	}
+	if n := released.Load(); n != 1 {
+		t.Errorf("the hook ran %d times for one trim, want 1", n)
+	}
+}
+
 func TestATriggerTrimsAfterTheSettleDelayWhateverTheProcessHolds(t *testing.T) {
 	p := &fakeProcess{trims: make(chan struct{}, 10)}
 	tr := newTrimmer(p)

@@ -11,8 +11,9 @@ import (
 // LaneServer.Release), so that encoding a call's answer allocates nothing
 // in the steady state. Answers sent over gRPC or in-process stay with
 // their receiver and are left to the collector. The list is bounded, and
-// keeps no buffer over maxKeptAnswer, so a burst or a rare large answer
-// leaves little behind.
+// keeps no buffer over maxKeptAnswer, and the trim that follows a burst
+// empties it (dropAnswers), so a burst or a rare large answer leaves
+// nothing behind once traffic stops.
 var freeAnswers = make(chan []byte, 16)
 
 // maxKeptAnswer is the largest answer buffer the free list keeps, as the
@@ -42,5 +43,16 @@ func releaseAnswer(resp *pluginv1.InvokeResponse) {
 	select {
 	case freeAnswers <- b:
 	default:
+	}
+}
+
+// dropAnswers empties the free list, for the trim after a burst.
+func dropAnswers() {
+	for {
+		select {
+		case <-freeAnswers:
+		default:
+			return
+		}
 	}
 }

@@ -410,3 +410,17 @@ func TestAnswersOnTheFastLaneStayIntactWhileTheirBuffersAreReused(t *testing.T) 
 		t.Error(err)
 	}
 }
+
+func TestTheTrimAfterABurstEmptiesTheAnswerFreeList(t *testing.T) {
+	// Not parallel: the free list is the process's.
+	for range cap(freeAnswers) + 4 {
+		releaseAnswer(&pluginv1.InvokeResponse{Response: make([]byte, 100, 4<<10)})
+	}
+	if len(freeAnswers) == 0 {
+		t.Fatal("released answers were not kept for the next calls")
+	}
+	dropAnswers()
+	if n := len(freeAnswers); n != 0 {
+		t.Errorf("after the trim's hook the free list keeps %d buffers, want none", n)
+	}
+}

@@ -34,6 +34,7 @@ func (p *Plugin) Serve() {
 	// Start-up (migrations, descriptors) is a burst of its own; the
 	// process never returns from Serve, so the trimmer runs for its life.
 	p.trim = memtrim.New()
+	p.trim.OnTrim(dropAnswers)
 	go p.trim.Run(context.Background())
 	p.trim.Trigger()
 	watchParent(p.log, func() { p.stop(); finishProfiles() })
