@@ -89,16 +89,7 @@ func TestOwnersLetGoOfWhatTheyKeepJustBeforeEachTrim(t *testing.T) {
 		}
 		released.Add(1)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go tr.Run(ctx)
-
-	tr.Trigger()
-	select {
-	case <-p.trims:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no trim after a trigger")
-	}
+	triggerAndWait(t, tr, p)
 	if n := released.Load(); n != 1 {
 		t.Errorf("the hook ran %d times for one trim, want 1", n)
 	}
@@ -106,11 +97,15 @@ func TestOwnersLetGoOfWhatTheyKeepJustBeforeEachTrim(t *testing.T) {
 
 func TestATriggerTrimsAfterTheSettleDelayWhateverTheProcessHolds(t *testing.T) {
 	p := &fakeProcess{trims: make(chan struct{}, 10)}
-	tr := newTrimmer(p)
+	triggerAndWait(t, newTrimmer(p), p)
+}
+
+// triggerAndWait runs tr, triggers it and waits for p's trim.
+func triggerAndWait(t *testing.T, tr *Trimmer, p *fakeProcess) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go tr.Run(ctx)
-
 	tr.Trigger()
 	select {
 	case <-p.trims:
