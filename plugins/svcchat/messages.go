@@ -88,25 +88,14 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	userID, pageID := call.Principal().UserID, req.GetPageId()
 	var (
 		st     sendState
-		arg    svcchatdb.PostMessageParams
-		row    svcchatdb.PostMessageRow
-		stored bool
+		post   queuedPost
 		queued bool // a new assistant job was written
 	)
 	// Two round trips (pipetx), as a send: BEGIN with opening the
 	// conversation (the upsert locks it) and locking the opt-in record,
 	// then the message with COMMIT. A first write's opt-in and a first
 	// reply's job take one more each.
-	first := &pgx.Batch{}
-	st.pageID, st.userID = pageID, userID
-	pipetx.QueueRow(first, func(db pipetx.DBTX) {
-		svcchatdb.New(db).OpenConversation(ctx, svcchatdb.OpenConversationParams{
-			PageID: pageID, UserID: userID, Holder: string(initialHolder(page.InboxAutomation)),
-		})
-	}, &st.conv, nil) // an upsert always returns its row
-	pipetx.QueueRow(first, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
-	}, &st.opt, &st.optFound)
+	first := st.openLocks(ctx, pageID, userID, initialHolder(page.InboxAutomation))
 	err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
 		conv := &st.conv
 		q := svcchatdb.New(tx)
@@ -122,8 +111,7 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 		if _, err := s.applyOptIn(ctx, tx, conv, st.optIn(), TriggerUserMessage, []string{purposeTransactional}, "message"); err != nil {
 			return err
 		}
-		var err error
-		arg, err = messagePost(conv, newMessage{
+		return post.queue(ctx, tx, conv, newMessage{
 			Direction: "inbound", Sender: "user", Kind: "session", Text: req.GetText(),
 		}, func(msg svcchatdb.SvcchatMessage) []convEvent {
 			return []convEvent{{EventMessageReceived, &pageMessageData{
@@ -131,19 +119,14 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 				Text: msg.Text, Kind: msg.Kind,
 			}}}
 		})
-		if err != nil {
-			return err
-		}
-		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
-		return nil
 	})
+	if err == nil {
+		err = post.done(&st.conv)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !stored {
-		return nil, errCountersMoved(st.conv.ID)
-	}
-	res := svcchatv1.WriteToPageResponse{ConversationId: sdk.FormatID(st.conv.ID), MessageId: row.ID}
+	res := svcchatv1.WriteToPageResponse{ConversationId: sdk.FormatID(st.conv.ID), MessageId: post.row.ID}
 	if queued && s.assistant != nil {
 		// Only a new job needs the worker now; retries wait for its poll.
 		s.assistant.nudge()
@@ -209,6 +192,36 @@ func posted(conv *svcchatdb.SvcchatConversation, arg svcchatdb.PostMessageParams
 	if arg.ClearTyping {
 		conv.TypingUntil = pgtype.Timestamptz{}
 	}
+}
+
+// queuedPost is a message sent with COMMIT (pipetx): PostMessage's
+// arguments and, once the transaction has run, what it stored.
+type queuedPost struct {
+	arg    svcchatdb.PostMessageParams
+	row    svcchatdb.PostMessageRow
+	stored bool
+}
+
+// queue queues the next message of conv, locked by tx, and the events
+// announce makes of it, on tx.Last.
+func (p *queuedPost) queue(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.SvcchatConversation, m newMessage, announce func(svcchatdb.SvcchatMessage) []convEvent) error {
+	arg, err := messagePost(conv, m, announce)
+	if err != nil {
+		return err
+	}
+	p.arg = arg
+	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
+	return nil
+}
+
+// done checks that the committed transaction stored the message and
+// brings conv's copy up to date with it.
+func (p *queuedPost) done(conv *svcchatdb.SvcchatConversation) error {
+	if !p.stored {
+		return errCountersMoved(conv.ID)
+	}
+	posted(conv, p.arg, p.row)
+	return nil
 }
 
 // errCountersMoved is PostMessage storing nothing: the conversation's
@@ -351,9 +364,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	// (a conversation's first template takes one more transaction).
 	var (
 		st                sendState
-		arg               svcchatdb.PostMessageParams
-		row               svcchatdb.PostMessageRow
-		stored            bool
+		post              queuedPost
 		pageID, recipient = req.GetPageId(), shape.recipient
 	)
 	// A user who never wrote has no conversation to lock: the first try
@@ -361,9 +372,11 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	// before it locks the opt-in record (see startLocks).
 	for start := false; ; start = true {
 		st = sendState{}
-		first := st.locks(ctx, pageID, recipient)
+		var first *pgx.Batch
 		if start {
 			first = st.startLocks(ctx, pageID, recipient, initialHolder(page.InboxAutomation))
+		} else {
+			first = st.locks(ctx, pageID, recipient)
 		}
 		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
 			conv, found, opt := &st.conv, st.found, st.optIn()
@@ -382,30 +395,23 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			if _, err := applyControl(ctx, tx, conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
 				return err
 			}
-			var err error
-			arg, err = messagePost(conv, newMessage{
-				Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
-			}, sentEvents(conv))
-			if err != nil {
-				return err
-			}
 			// Under the row lock the counters cannot move: the guard in
 			// PostMessage is a check, and what it finds commits either way.
-			pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, arg) }, &row, &stored)
-			return nil
+			return post.queue(ctx, tx, conv, newMessage{
+				Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
+			}, sentEvents(conv))
 		})
 		if !errors.Is(err, errNoThread) || start {
 			break
 		}
 	}
+	if err == nil {
+		err = post.done(&st.conv)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !stored {
-		return nil, errCountersMoved(st.conv.ID)
-	}
-	posted(&st.conv, arg, row)
-	return &svcchatv1.SendMessageResponse{RecipientId: recipient, MessageId: row.ID, ConversationId: sdk.FormatID(st.conv.ID)}, nil
+	return &svcchatv1.SendMessageResponse{RecipientId: recipient, MessageId: post.row.ID, ConversationId: sdk.FormatID(st.conv.ID)}, nil
 }
 
 // sentEvents announces a message the Page sent into conv (an app's, a
@@ -441,15 +447,32 @@ type sendState struct {
 // pageID with userID, to send with BEGIN (pipetx.Run); their rows are in
 // st once it has run.
 func (st *sendState) locks(ctx context.Context, pageID, userID string) *pgx.Batch {
-	st.pageID, st.userID = pageID, userID
 	b := &pgx.Batch{}
 	pipetx.QueueRow(b, func(db pipetx.DBTX) {
 		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: userID})
 	}, &st.conv, &st.found)
+	st.lockOptIn(ctx, b, pageID, userID)
+	return b
+}
+
+// openLocks is locks for a user's write: the conversation is opened (or
+// reused, its window restarted) by an upsert, which locks it.
+func (st *sendState) openLocks(ctx context.Context, pageID, userID string, holder Holder) *pgx.Batch {
+	b := &pgx.Batch{}
+	pipetx.QueueRow(b, func(db pipetx.DBTX) {
+		svcchatdb.New(db).OpenConversation(ctx, svcchatdb.OpenConversationParams{PageID: pageID, UserID: userID, Holder: string(holder)})
+	}, &st.conv, nil) // an upsert always returns its row: none is an error
+	st.lockOptIn(ctx, b, pageID, userID)
+	return b
+}
+
+// lockOptIn queues the opt-in record's lock on b, after the
+// conversation's: the order every writer takes them in.
+func (st *sendState) lockOptIn(ctx context.Context, b *pgx.Batch, pageID, userID string) {
+	st.pageID, st.userID = pageID, userID
 	pipetx.QueueRow(b, func(db pipetx.DBTX) {
 		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
 	}, &st.opt, &st.optFound)
-	return b
 }
 
 // optIn is the user's opt-in record; no record reads as status none.
