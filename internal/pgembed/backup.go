@@ -66,7 +66,7 @@ func backup(ctx context.Context, srcDir, dest, password string, standby bool, pr
 	if err != nil {
 		return err
 	}
-	to, err := prepareLayout(dest, acct)
+	to, err := prepareLayout(dest, acct, false)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(opts.Dir, acct)
+	l, err := prepareLayout(opts.Dir, acct, acct != nil && opts.Password != "")
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // PasswordGroup is the role whose members must sign in with a password
@@ -46,21 +49,62 @@ host all all all reject
 host replication all all reject
 `
 
+// hbaPeer is hbaPasswords for a server running as an account of its own
+// (the caller is root): the superuser is reachable only by peer
+// authentication from the caller's own user and the server's account
+// (identMap), never by a password, so a process of another user that
+// learned the password still cannot sign in as the superuser. Other roles
+// sign in with their passwords.
+const hbaPeer = `# Written by pgembed at every start; edits are lost.
+# Members of the password group (the plugins' roles) sign in with their passwords.
+local all +` + PasswordGroup + ` scram-sha-256
+# The superuser: only the process that started the server and the server's own account.
+local all ` + Superuser + ` peer map=` + identMap + `
+local replication ` + Superuser + ` peer map=` + identMap + `
+# Every other role signs in with its password.
+local all all scram-sha-256
+local replication all scram-sha-256
+# Nothing listens on TCP; should someone enable it, refuse.
+host all all all reject
+host replication all all reject
+`
+
+// identMap names the pg_ident.conf map of the operating system users who
+// may sign in as the superuser under hbaPeer.
+const identMap = "svc_superuser"
+
+// writeIdent writes pg_ident.conf: the OS users (the caller's and the
+// server account's) who may sign in as the superuser.
+func writeIdent(l layout, acct *account, osUsers ...string) error {
+	var b strings.Builder
+	b.WriteString("# Written by pgembed at every start; edits are lost.\n")
+	for _, u := range osUsers {
+		fmt.Fprintf(&b, "%s %s %s\n", identMap, u, Superuser)
+	}
+	return writeConf(l, acct, "pg_ident.conf", b.String())
+}
+
 // writeHBA writes pg_hba.conf into the data folder, owned by the server's
 // account, before the server reads it, so that clusters made before a rule
 // existed get it too.
 func writeHBA(l layout, acct *account, rules string) error {
-	path := filepath.Join(l.dataDir, "pg_hba.conf")
+	return writeConf(l, acct, "pg_hba.conf", rules)
+}
+
+// writeConf replaces the data folder's configuration file name with
+// content, owned by the server's account.
+func writeConf(l layout, acct *account, name, content string) error {
+	path := filepath.Join(l.dataDir, name)
 	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(rules), 0o600); err != nil {
-		return fmt.Errorf("pgembed: write pg_hba.conf: %w", err)
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("pgembed: write %s: %w", name, err)
 	}
 	if err := acct.chown(tmp); err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("pgembed: write pg_hba.conf: %w", err)
+		return fmt.Errorf("pgembed: write %s: %w", name, err)
 	}
 	return nil
 }
@@ -84,22 +128,46 @@ func (c *Cluster) requirePasswords(ctx context.Context, acct *account, password 
 	if _, err := conn.Exec(ctx, `ALTER ROLE `+pgx.Identifier{Superuser}.Sanitize()+` PASSWORD '`+verifier+`'`); err != nil {
 		return fmt.Errorf("pgembed: set the superuser's password: %w", err)
 	}
-	if err := writeHBA(c.layout, acct, hbaPasswords); err != nil {
+	rules := hbaPasswords
+	if acct != nil {
+		me, err := user.Current()
+		if err != nil {
+			return fmt.Errorf("pgembed: who runs the server: %w", err)
+		}
+		if err := writeIdent(c.layout, acct, me.Username, acct.name); err != nil {
+			return err
+		}
+		rules = hbaPeer
+	}
+	if err := writeHBA(c.layout, acct, rules); err != nil {
 		return err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {
 		return fmt.Errorf("pgembed: reload pg_hba.conf: %w", err)
 	}
 	// The reload is asynchronous: wait until the trusted way in is closed.
+	// Under hbaPeer the superuser still gets in (we are its peer), so the
+	// probe is a role that does not exist: trusted, it gets as far as
+	// "role does not exist"; after the reload it is asked for a password.
+	probeUser, stillTrusted := url.User(Superuser), func(err error) bool { return err == nil }
+	if acct != nil {
+		probeUser = url.User("svc_reload_probe")
+		stillTrusted = func(err error) bool {
+			var pgErr *pgconn.PgError
+			return errors.As(err, &pgErr) && pgErr.Code == "28000"
+		}
+	}
 	for {
-		probe, err := pgx.Connect(ctx, c.urlWith(url.User(Superuser), "postgres"))
-		if err != nil {
+		probe, err := pgx.Connect(ctx, c.urlWith(probeUser, "postgres"))
+		if err == nil {
+			_ = probe.Close(ctx)
+		}
+		if !stillTrusted(err) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return nil
 		}
-		_ = probe.Close(ctx)
 		select {
 		case <-ctx.Done():
 			return errors.New("pgembed: the server still trusts connections without a password after reloading pg_hba.conf")

@@ -65,8 +65,11 @@ func newLayout(dir string) (layout, error) {
 }
 
 // prepareLayout creates the cluster folders, owned by the account the server runs as, and
-// checks that this account can reach them.
-func prepareLayout(dir string, acct *account) (layout, error) {
+// checks that this account can reach them. reachable opens the way to the socket (mode 0711
+// on the cluster and socket folders) to other users of the machine, such as plugins running
+// as users of their own: only for a cluster where every connection is authenticated (see
+// hbaPeer); the data folder stays the server's alone.
+func prepareLayout(dir string, acct *account, reachable bool) (layout, error) {
 	l, err := newLayout(dir)
 	if err != nil {
 		return l, err
@@ -106,6 +109,15 @@ func prepareLayout(dir string, acct *account) (layout, error) {
 	if l.fallbackSocket {
 		if err := makePrivateTmpDir(l.socketDir, acct); err != nil {
 			return l, err
+		}
+	}
+	mode := os.FileMode(0o700)
+	if reachable {
+		mode = 0o711
+	}
+	for _, d := range []string{l.dir, l.socketDir} {
+		if err := os.Chmod(d, mode); err != nil {
+			return l, fmt.Errorf("pgembed: set the mode of %s: %w", d, err)
 		}
 	}
 	return l, nil
@@ -173,7 +185,8 @@ func makePrivateTmpDir(dir string, acct *account) error {
 		return fmt.Errorf("pgembed: socket folder %s: %w", dir, err)
 	}
 	st, _ := info.Sys().(*syscall.Stat_t)
-	if !info.IsDir() || st == nil || int(st.Uid) != acct.uidOrSelf() || info.Mode().Perm()&0o077 != 0 {
+	// Only the owner may read or write it (others may pass through: see prepareLayout).
+	if !info.IsDir() || st == nil || int(st.Uid) != acct.uidOrSelf() || info.Mode().Perm()&0o066 != 0 {
 		return fmt.Errorf("pgembed: socket folder %s exists but is not a private folder of uid %d: remove it, or use a cluster folder with a shorter path so the socket can live inside it", dir, acct.uidOrSelf())
 	}
 	return nil

@@ -80,7 +80,7 @@ func (s *Service) ReloadPlugin(ctx context.Context, req *connect.Request[adminv1
 func (s *Service) toProto(in host.Info) *adminv1.Plugin {
 	p := &adminv1.Plugin{
 		Name: in.Name, Version: in.Version, Protocol: uint32(in.Protocol), Sha256: in.SHA256,
-		Pid: int32(in.PID), State: string(in.State), Routes: s.routes(in.Name),
+		Pid: int32(in.PID), State: string(in.State), Routes: s.routes(in.Name), Isolation: string(in.Isolation),
 	}
 	if !in.StartedAt.IsZero() {
 		p.StartedAt = timestamppb.New(in.StartedAt)

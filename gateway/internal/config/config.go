@@ -34,6 +34,9 @@ type Config struct {
 	TLSKey  string `json:"tls_key"`
 	// PluginPins optionally pins plugin binaries by SHA-256 (lowercase hex).
 	PluginPins map[string]string `json:"plugin_pins"`
+	// RequirePluginIsolation refuses to start a plugin that would run
+	// uncontained (isolation "none": neither root nor Landlock).
+	RequirePluginIsolation bool `json:"require_plugin_isolation"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 	// WebhookAllowPrivateNetworks lets webhook callbacks reach private and
@@ -185,6 +188,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	dataDir := fs.String("data-dir", cfg.DataDir, "folder for the embedded database and dev credentials")
 	pluginsDir := fs.String("plugins-dir", cfg.PluginsDir, "folder of plugin binaries")
 	noSeed := fs.Bool("no-dev-seed", false, "never create the development seed")
+	requireIsolation := fs.Bool("require-plugin-isolation", false, "refuse to start a plugin that would run uncontained (neither its own user nor a Landlock sandbox)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
@@ -256,6 +260,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.PluginsDir = *pluginsDir
 		case "no-dev-seed":
 			cfg.NoDevSeed = *noSeed
+		case "require-plugin-isolation":
+			cfg.RequirePluginIsolation = *requireIsolation
 		case "tls-cert":
 			cfg.TLSCert = *tlsCert
 		case "tls-key":

@@ -29,6 +29,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/docsearch"
 	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
+	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
@@ -68,6 +69,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	slog.SetDefault(log)
+	// No other process, of this user or a plugin's, may read the
+	// gateway's environment or memory (the master key, tokens in flight).
+	if err := sandbox.Harden(); err != nil {
+		return err
+	}
+	release, err := claimDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// Tracing first, so that the database pools made below trace too.
 	flushTraces, err := tracing.Setup(ctx, "gateway", Version, cfg.TracingEndpoint)
 	if err != nil {
@@ -199,6 +210,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	plugins = host.New(host.Options{
 		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
+		// Each plugin runs contained (package sandbox): its own user when
+		// the gateway is root, a Landlock sandbox otherwise.
+		RequireIsolation: cfg.RequirePluginIsolation, Instance: cfg.DataDir,
 		HostServer: r.HostServer(ids),
 		OnChange:   r.Rebuild,
 		// Plugins get a scrubbed environment (host.pluginEnv) plus this:

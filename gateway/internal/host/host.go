@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
@@ -54,6 +55,17 @@ type Options struct {
 	// pluginEnv): its database URL, settings meant for that plugin alone.
 	// An error stops that launch. Nil: none.
 	Env func(plugin string) ([]string, error)
+	// Isolation is how plugin processes are contained (package sandbox).
+	// Empty: the strongest this process can give, sandbox.Available().
+	Isolation sandbox.Level
+	// RequireIsolation refuses to start a plugin that would run with
+	// sandbox.None.
+	RequireIsolation bool
+	// Instance names the installation (its data folder) when plugins run
+	// as users of their own: it seeds their user ids, so that two
+	// installations on one machine most likely give their plugins
+	// different users.
+	Instance string
 
 	// transport selects the call path; benchmarks compare them.
 	transport transport
@@ -100,6 +112,8 @@ type Info struct {
 	PID       int
 	State     State
 	StartedAt time.Time
+	// Isolation is how the plugin's processes are contained.
+	Isolation sandbox.Level
 	// Manifest and Files describe the plugin's routes; nil before its first
 	// successful start.
 	Manifest *pluginv1.Manifest
@@ -130,8 +144,9 @@ type Host struct {
 	// services maps a service's full name to the plugin serving it.
 	services atomic.Pointer[map[string]string]
 
-	mu       sync.Mutex // guards writes of plugins, sockRoot, live
-	sockRoot string     // private folder (0700) of the plugins' sockets
+	mu       sync.Mutex     // guards writes of plugins, sockRoot, live
+	sockRoot string         // folder of the plugins' private folders: 0700, or 0711 when plugins have users of their own
+	uids     map[string]int // each plugin's user id, at isolation sandbox.UID
 	live     map[*generation]struct{}
 
 	// delegated holds the principals of calls in flight, for the plugins'
@@ -159,6 +174,9 @@ func New(opts Options) *Host {
 	}
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = 30 * time.Second
+	}
+	if opts.Isolation == "" {
+		opts.Isolation = sandbox.Available()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Host{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, live: make(map[*generation]struct{})}
@@ -453,10 +471,16 @@ func (h *Host) ensureSockRoot() (string, error) {
 		return h.sockRoot, nil
 	}
 	// MkdirTemp creates the folder with mode 0700: no other user can reach
-	// a socket inside.
+	// a socket inside. Plugins with users of their own must pass through
+	// it to their own folders (0700 each), but not list it.
 	root, err := os.MkdirTemp("", "svc-plugins-")
 	if err != nil {
 		return "", fmt.Errorf("create the plugins' socket folder: %w", err)
+	}
+	if h.opts.Isolation == sandbox.UID {
+		if err := os.Chmod(root, 0o711); err != nil {
+			return "", fmt.Errorf("create the plugins' socket folder: %w", err)
+		}
 	}
 	h.sockRoot = root
 	return root, nil

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
@@ -37,8 +38,13 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 		return nil, err
 	}
 	path := filepath.Join(h.opts.Dir, name)
+	level := h.opts.Isolation
+	if level == sandbox.None && h.opts.RequireIsolation {
+		return nil, fmt.Errorf("plugin %q would run uncontained (isolation none) and --require-plugin-isolation is set: run the gateway as root, or on a kernel with Landlock", name)
+	}
 	digest := h.hashAsync(path)
 	var secure *goplugin.SecureConfig
+	pin := ""
 	if h.opts.Pins[name] != "" {
 		sum, err := digest()
 		if err != nil {
@@ -47,6 +53,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 		if secure, err = h.checkPin(name, sum); err != nil {
 			return nil, err
 		}
+		pin = sum
 	}
 	root, err := h.ensureSockRoot()
 	if err != nil {
@@ -56,15 +63,34 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create plugin socket folder: %w", err)
 	}
+	spec := sandbox.Spec{Binary: path, Dir: dir, Level: level, SHA256: pin}
+	if level == sandbox.UID {
+		if spec.UID, err = h.pluginUID(name); err == nil {
+			spec.GID = spec.UID
+			err = os.Chown(dir, spec.UID, spec.GID)
+		}
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("plugin %s: its own user: %w", name, err)
+		}
+	}
+	cmd, err := sandbox.Command(spec)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	if level != sandbox.None {
+		// The trampoline checks the pin on the file it executes; go-plugin's
+		// check would hash the trampoline.
+		secure = nil
+	}
 
 	log := h.log.With("plugin", name)
 	stderrTail := &tailBuffer{max: 2048}
-	cmd := exec.Command(path)
 	if cmd.Env, err = h.pluginEnv(name, dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	cmd.SysProcAttr = sysProcAttr()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: protocol.Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{
@@ -140,6 +166,32 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 	go h.watch(m, g, cmd)
 	log.Debug("plugin process ready", "pid", pid, "version", manifest.GetVersion(), "fast_lane", g.lane != nil)
 	return g, nil
+}
+
+// pluginUID is plugin name's user id at isolation sandbox.UID: the same
+// for the host's life, never another plugin's.
+func (h *Host) pluginUID(name string) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if uid, ok := h.uids[name]; ok {
+		return uid, nil
+	}
+	uid, err := sandbox.UIDFor(h.opts.Instance, name, func(uid int) bool {
+		for _, other := range h.uids {
+			if other == uid {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return 0, err
+	}
+	if h.uids == nil {
+		h.uids = make(map[string]int)
+	}
+	h.uids[name] = uid
+	return uid, nil
 }
 
 // hashAsync starts hashing the binary at path and returns a function that
@@ -257,6 +309,12 @@ func (h *Host) pluginEnvFrom(parent []string, name, dir string) ([]string, error
 			env = append(env, kv)
 		}
 	}
+	// Its private folder is its temporary folder and home too: under
+	// containment it is the only place it may write.
+	env = slices.DeleteFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "HOME=")
+	})
+	env = append(env, "TMPDIR="+dir, "HOME="+dir)
 	env = append(env, protocol.EnvGoPluginSocketDir+"="+dir)
 	if h.opts.transport == transportFastLane {
 		env = append(env, protocol.EnvFastLaneDir+"="+dir)
@@ -378,7 +436,7 @@ func explainStart(name string, err error, stderrTail string, timeout time.Durati
 	msg := err.Error()
 	const unrecognized = "Unrecognized remote plugin message: "
 	switch {
-	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
+	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch), strings.Contains(stderrTail, sandbox.PinMismatchMessage):
 		return refuse(ErrChecksumMismatch, "plugin %q changed after its checksum was checked", name)
 	case strings.HasPrefix(msg, unrecognized):
 		line, _, _ := strings.Cut(strings.TrimPrefix(msg, unrecognized), "\n")

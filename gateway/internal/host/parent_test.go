@@ -89,10 +89,17 @@ func TestNoPluginOutlivesItsGateway(t *testing.T) {
 		t.Run(tc.rule, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			plugin := filepath.Join(dir, "orphan")
-			script := fmt.Sprintf("#!/bin/sh\nexport SVC_TESTPLUGIN_NAME=orphan\nexec '%s' \"$@\"\n", bin)
-			if err := os.WriteFile(plugin, []byte(script), 0o755); err != nil {
-				t.Fatal(err)
+			// The host starts the test binary itself, contained as the
+			// gateway contains plugins (the trampoline sets the parent-death
+			// signal again after changing user); the raw start runs a
+			// script.
+			plugin := installTestBinary(t, dir)
+			if tc.mode == "raw" {
+				plugin = filepath.Join(dir, "orphan")
+				script := fmt.Sprintf("#!/bin/sh\nexport SVC_TESTPLUGIN_NAME=orphan\nexec '%s' \"$@\"\n", bin)
+				if err := os.WriteFile(plugin, []byte(script), 0o755); err != nil {
+					t.Fatal(err)
+				}
 			}
 			self, err := os.Executable()
 			if err != nil {

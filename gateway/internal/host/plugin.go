@@ -65,7 +65,7 @@ func (m *managed) startFailed(err error) {
 func (m *managed) info() Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i := Info{Name: m.name, State: m.state, Restarts: m.restarts}
+	i := Info{Name: m.name, State: m.state, Restarts: m.restarts, Isolation: m.host.opts.Isolation}
 	if m.lastErr != nil {
 		i.LastError = m.lastErr.Error()
 	}

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
@@ -41,6 +42,28 @@ var testpluginBinary = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+// installTestBinary puts the test plugin's binary itself (no script) into
+// dir as plugin "testplugin", as an operator installs a plugin, and returns
+// its path.
+func installTestBinary(t *testing.T, dir string) string {
+	t.Helper()
+	bin, err := testpluginBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "testplugin")
+	if err := os.Link(bin, path); err != nil {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
@@ -110,6 +133,11 @@ func setup(t *testing.T, plugins map[string]map[string]string, opts ...func(*Opt
 		Logger:       slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		OnChange:     b.changes.onChange,
 		DrainTimeout: 5 * time.Second,
+		// The lifecycle tests install scripts that exec one shared test
+		// binary from a folder only root may enter; a contained plugin may
+		// execute only its own file and the system's programs. Containment
+		// has its own tests (isolation_test.go).
+		Isolation: sandbox.None,
 	}
 	for _, f := range opts {
 		f(&o)

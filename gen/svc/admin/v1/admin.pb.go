@@ -160,7 +160,11 @@ type Plugin struct {
 	State     string                 `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// Bound routes, e.g. "GET page/{page_id}/posts".
-	Routes        []string `protobuf:"bytes,8,rep,name=routes,proto3" json:"routes,omitempty"`
+	Routes []string `protobuf:"bytes,8,rep,name=routes,proto3" json:"routes,omitempty"`
+	// How the plugin's processes are contained (CONTRACT §15): "uid" (a user
+	// of its own, plus the sandbox), "sandbox" (no_new_privs, Landlock and
+	// seccomp as the gateway's user) or "none".
+	Isolation     string `protobuf:"bytes,9,opt,name=isolation,proto3" json:"isolation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -251,6 +255,13 @@ func (x *Plugin) GetRoutes() []string {
 	return nil
 }
 
+func (x *Plugin) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
 var File_svc_admin_v1_admin_proto protoreflect.FileDescriptor
 
 const file_svc_admin_v1_admin_proto_rawDesc = "" +
@@ -260,7 +271,7 @@ const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\x13ListPluginsResponse\x12.\n" +
 	"\aplugins\x18\x01 \x03(\v2\x14.svc.admin.v1.PluginR\aplugins\")\n" +
 	"\x13ReloadPluginRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xe5\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x83\x02\n" +
 	"\x06Plugin\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
@@ -270,7 +281,8 @@ const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x129\n" +
 	"\n" +
 	"started_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x16\n" +
-	"\x06routes\x18\b \x03(\tR\x06routes2\xf7\x01\n" +
+	"\x06routes\x18\b \x03(\tR\x06routes\x12\x1c\n" +
+	"\tisolation\x18\t \x01(\tR\tisolation2\xf7\x01\n" +
 	"\fAdminService\x12q\n" +
 	"\vListPlugins\x12 .svc.admin.v1.ListPluginsRequest\x1a!.svc.admin.v1.ListPluginsResponse\"\x1d\x82\xd3\xe4\x93\x02\x14\x12\x12/api/admin/plugins\x90\x02\x01\x12t\n" +
 	"\fReloadPlugin\x12!.svc.admin.v1.ReloadPluginRequest\x1a\x14.svc.admin.v1.Plugin\"+\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/plugins/{name}/reloadB5Z3github.com/svcplatform/svc/gen/svc/admin/v1;adminv1b\x06proto3"
