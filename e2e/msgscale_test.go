@@ -56,7 +56,7 @@ func TestAHandoverExpiresOnceAcrossTwoGateways(t *testing.T) {
 		"callback_url": rcv.srv.URL + "/hook", "events": []string{"svcchat.handover"}, "verify_token": hookVerifyToken}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
 	}
-	second := gatewaytest.Start(t, opts)
+	second := gatewaytest.Start(t, gatewaytest.AnotherMachine(t, opts))
 	worlds := []*chatWorld{w, {graphWorld: &graphWorld{g: second, db: db, c: w.c}, consumerID: w.consumerID,
 		consumer: w.consumer, owner: w.owner, staff: w.staff, app: w.app}}
 

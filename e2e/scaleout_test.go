@@ -30,8 +30,9 @@ import (
 func TestGatewaysJoiningARunningOneShareEverythingThroughTheDatabase(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDatabase(t)
-	dataDir := t.TempDir() // one installation: one master key, one seed
-	opts := gatewaytest.Options{DatabaseURL: db, DataDir: dataDir,
+	// One installation (one master key, one seed), each gateway with its
+	// own copy of the data folder.
+	opts := gatewaytest.Options{DatabaseURL: db, DataDir: t.TempDir(),
 		Args: []string{"--prune-interval", "300ms", "--retain-events", "1s", "--retain-deliveries", "1s"}}
 	first := gatewaytest.Start(t, opts)
 	c := first.Credentials(t)
@@ -46,7 +47,8 @@ func TestGatewaysJoiningARunningOneShareEverythingThroughTheDatabase(t *testing.
 	var posts []string
 	posts = append(posts, world(first).publish(t, "before the others joined"))
 
-	gateways := []*gatewaytest.Gateway{first, gatewaytest.Start(t, opts), gatewaytest.Start(t, opts)}
+	gateways := []*gatewaytest.Gateway{first, gatewaytest.Start(t, gatewaytest.AnotherMachine(t, opts)),
+		gatewaytest.Start(t, gatewaytest.AnotherMachine(t, opts))}
 
 	// Written through one, read through every other.
 	for i, g := range gateways {

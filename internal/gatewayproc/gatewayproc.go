@@ -38,6 +38,9 @@ type Options struct {
 	Args []string
 	// Env are extra environment variables (KEY=value).
 	Env []string
+	// RunAs, when set, is the user the gateway runs as (this process must
+	// be root): to try an unprivileged installation.
+	RunAs *syscall.Credential
 }
 
 // Process is a running gateway.
@@ -73,7 +76,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stdout = io.Discard
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Credential: o.RunAs}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +39,8 @@ type Options struct {
 	Args []string
 	// Env are extra environment variables (KEY=value).
 	Env []string
+	// RunAs runs the gateway as another user (the tests must run as root).
+	RunAs *syscall.Credential
 	// NoWait skips waiting for /readyz.
 	NoWait bool
 	// TLSCert and TLSKey (PEM files) serve HTTPS; the certificate must be
@@ -84,7 +89,7 @@ func Start(t testing.TB, opts Options) *Gateway {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	proc, err := gatewayproc.Start(ctx, gatewayproc.Options{Bin: filepath.Join(bin, "gateway"), PluginsDir: opts.PluginsDir,
-		DataDir: opts.DataDir, DatabaseURL: opts.DatabaseURL, LogLevel: "debug", Args: args, Env: opts.Env})
+		DataDir: opts.DataDir, DatabaseURL: opts.DatabaseURL, LogLevel: "debug", Args: args, Env: opts.Env, RunAs: opts.RunAs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,4 +275,27 @@ func tlsClient(t testing.TB, certFile string) *http.Client {
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	return &http.Client{Transport: tr}
+}
+
+// AnotherMachine returns opts for one more gateway of the same installation
+// on another machine: its own data folder (one gateway per data folder,
+// CONTRACT §15), holding a copy of the installation's master key, admin
+// token and development credentials, as an operator copies them to each
+// machine. The database is the same.
+func AnotherMachine(t testing.TB, opts Options) Options {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"master.key", "admin-token", "dev-credentials.json"} {
+		b, err := os.ReadFile(filepath.Join(opts.DataDir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.DataDir = dir
+	return opts
 }

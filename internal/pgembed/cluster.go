@@ -104,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(opts.Dir, acct, acct != nil && opts.Password != "")
+	l, err := prepareLayout(opts.Dir, acct, acct != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := ensureInitialized(ctx, bins, l, acct, opts.Fast, logFile, logger); err != nil {
 		return nil, err
 	}
-	if err := writeHBA(l, acct, hbaTrusted); err != nil {
+	if err := writeAuth(l, acct, false); err != nil {
 		return nil, err
 	}
 

@@ -530,43 +530,48 @@ func TestAPasswordMakesEveryConnectionSignIn(t *testing.T) {
 	}
 }
 
-// Under root, with a superuser password, the cluster's socket is reachable
-// by other users of the machine (plugins run as users of their own), but
-// the superuser only by peer authentication from the gateway's user and the
-// server's account: another user's process is refused even with the
-// superuser's password, and signs in as a password role with that role's
-// password.
+// Under root the cluster's socket is reachable by other users of the
+// machine (plugins run as users of their own), but the superuser only by
+// peer authentication from the caller's user and the server's account,
+// with or without a superuser password: another user's process is refused
+// even with the superuser's password, and signs in as a password role with
+// that role's password.
 func TestUnderRootOnlyThePeerSignsInAsTheSuperuser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("peer authentication of the superuser is used only when the tests run as root")
 	}
 	t.Parallel()
-	c := start(t, Options{Dir: clusterDir(t), Fast: true, Password: "superuser pw"})
-	exec1(t, c.URL("postgres"), "CREATE ROLE "+PasswordGroup+" NOLOGIN; CREATE ROLE member LOGIN PASSWORD 'member pw' IN ROLE "+PasswordGroup)
-	bins, err := findBinaries("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	psql := filepath.Join(filepath.Dir(bins.initdb), "psql")
-	// nobody: a user that is neither root nor the server's account.
-	asNobody := func(user, password string) (string, error) {
-		cmd := exec.Command(psql, "--no-psqlrc", "-tA", "-h", c.layout.socketDir, "-p", strconv.Itoa(Port), "-U", user, "-d", "postgres", "-c", "SELECT current_user")
-		cmd.Env = []string{"PGPASSWORD=" + password, "PGCONNECT_TIMEOUT=5"}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
-		out, err := cmd.CombinedOutput()
-		return strings.TrimSpace(string(out)), err
-	}
-	if out, err := asNobody(Superuser, "superuser pw"); err == nil {
-		t.Errorf("another user signed in as the superuser with its password: %s", out)
-	} else if !strings.Contains(out, "authentication failed") {
-		t.Errorf("another user's superuser sign-in failed for another reason than authentication: %s", out)
-	}
-	if out, err := asNobody("member", "member pw"); err != nil || out != "member" {
-		t.Errorf("another user could not sign in as a password role with its password: %v: %s", err, out)
-	}
-	if got := queryString(t, c.urlWith(url.User(Superuser), "postgres"), "SELECT current_user"); got != Superuser {
-		t.Errorf("the peer connected as %q", got)
+	for _, password := range []string{"", "superuser pw"} {
+		t.Run(fmt.Sprintf("password %q", password), func(t *testing.T) {
+			t.Parallel()
+			c := start(t, Options{Dir: clusterDir(t), Fast: true, Password: password})
+			exec1(t, c.URL("postgres"), "CREATE ROLE "+PasswordGroup+" NOLOGIN; CREATE ROLE member LOGIN PASSWORD 'member pw' IN ROLE "+PasswordGroup)
+			bins, err := findBinaries("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			psql := filepath.Join(filepath.Dir(bins.initdb), "psql")
+			// nobody: a user that is neither root nor the server's account.
+			asNobody := func(user, password string) (string, error) {
+				cmd := exec.Command(psql, "--no-psqlrc", "-tA", "-h", c.layout.socketDir, "-p", strconv.Itoa(Port), "-U", user, "-d", "postgres", "-c", "SELECT current_user")
+				cmd.Env = []string{"PGPASSWORD=" + password, "PGCONNECT_TIMEOUT=5"}
+				cmd.Dir = "/"
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+				out, err := cmd.CombinedOutput()
+				return strings.TrimSpace(string(out)), err
+			}
+			if out, err := asNobody(Superuser, "superuser pw"); err == nil {
+				t.Errorf("another user signed in as the superuser: %s", out)
+			} else if !strings.Contains(out, "authentication failed") {
+				t.Errorf("another user's superuser sign-in failed for another reason than authentication: %s", out)
+			}
+			if out, err := asNobody("member", "member pw"); err != nil || out != "member" {
+				t.Errorf("another user could not sign in as a password role with its password: %v: %s", err, out)
+			}
+			if got := queryString(t, c.urlWith(url.User(Superuser), "postgres"), "SELECT current_user"); got != Superuser {
+				t.Errorf("the peer connected as %q", got)
+			}
+		})
 	}
 }
 

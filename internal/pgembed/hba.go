@@ -49,39 +49,70 @@ host all all all reject
 host replication all all reject
 `
 
-// hbaPeer is hbaPasswords for a server running as an account of its own
-// (the caller is root): the superuser is reachable only by peer
+// Under root the server runs as an account of its own, and other users of
+// the machine (plugins, each a user of its own) must reach its socket
+// (prepareLayout): the superuser is then reachable only by peer
 // authentication from the caller's own user and the server's account
-// (identMap), never by a password, so a process of another user that
-// learned the password still cannot sign in as the superuser. Other roles
-// sign in with their passwords.
-const hbaPeer = `# Written by pgembed at every start; edits are lost.
-# Members of the password group (the plugins' roles) sign in with their passwords.
-local all +` + PasswordGroup + ` scram-sha-256
-# The superuser: only the process that started the server and the server's own account.
+// (identMap), never by a password nor by trust, so a process of another
+// user cannot sign in as the superuser even if it learned the password.
+// hbaTrustedPeer is hbaTrusted so; hbaPeer is hbaPasswords so.
+const (
+	superuserByPeer = `# The superuser: only the process that started the server and the server's own account.
 local all ` + Superuser + ` peer map=` + identMap + `
 local replication ` + Superuser + ` peer map=` + identMap + `
-# Every other role signs in with its password.
+`
+	hbaTrustedPeer = `# Written by pgembed at every start; edits are lost.
+local all +` + PasswordGroup + ` scram-sha-256
+` + superuserByPeer + `# Other roles are trusted: a cluster without a superuser password is for tests.
+local all all trust
+local replication all trust
+# Nothing listens on TCP; should someone enable it, refuse.
+host all all all reject
+host replication all all reject
+`
+	hbaPeer = `# Written by pgembed at every start; edits are lost.
+# Members of the password group (the plugins' roles) sign in with their passwords.
+local all +` + PasswordGroup + ` scram-sha-256
+` + superuserByPeer + `# Every other role signs in with its password.
 local all all scram-sha-256
 local replication all scram-sha-256
 # Nothing listens on TCP; should someone enable it, refuse.
 host all all all reject
 host replication all all reject
 `
+)
 
 // identMap names the pg_ident.conf map of the operating system users who
 // may sign in as the superuser under hbaPeer.
 const identMap = "svc_superuser"
 
-// writeIdent writes pg_ident.conf: the OS users (the caller's and the
-// server account's) who may sign in as the superuser.
-func writeIdent(l layout, acct *account, osUsers ...string) error {
+// writeAuth writes the client authentication of a server about to start
+// (or reload): trusted or with passwords, and under root (acct != nil) with
+// the superuser reachable by its peers alone, who are written into
+// pg_ident.conf: the caller's user and the server's account.
+func writeAuth(l layout, acct *account, passwords bool) error {
+	if acct == nil {
+		if passwords {
+			return writeHBA(l, acct, hbaPasswords)
+		}
+		return writeHBA(l, acct, hbaTrusted)
+	}
+	me, err := user.Current()
+	if err != nil {
+		return fmt.Errorf("pgembed: who runs the server: %w", err)
+	}
 	var b strings.Builder
 	b.WriteString("# Written by pgembed at every start; edits are lost.\n")
-	for _, u := range osUsers {
+	for _, u := range []string{me.Username, acct.name} {
 		fmt.Fprintf(&b, "%s %s %s\n", identMap, u, Superuser)
 	}
-	return writeConf(l, acct, "pg_ident.conf", b.String())
+	if err := writeConf(l, acct, "pg_ident.conf", b.String()); err != nil {
+		return err
+	}
+	if passwords {
+		return writeHBA(l, acct, hbaPeer)
+	}
+	return writeHBA(l, acct, hbaTrustedPeer)
 }
 
 // writeHBA writes pg_hba.conf into the data folder, owned by the server's
@@ -128,18 +159,7 @@ func (c *Cluster) requirePasswords(ctx context.Context, acct *account, password 
 	if _, err := conn.Exec(ctx, `ALTER ROLE `+pgx.Identifier{Superuser}.Sanitize()+` PASSWORD '`+verifier+`'`); err != nil {
 		return fmt.Errorf("pgembed: set the superuser's password: %w", err)
 	}
-	rules := hbaPasswords
-	if acct != nil {
-		me, err := user.Current()
-		if err != nil {
-			return fmt.Errorf("pgembed: who runs the server: %w", err)
-		}
-		if err := writeIdent(c.layout, acct, me.Username, acct.name); err != nil {
-			return err
-		}
-		rules = hbaPeer
-	}
-	if err := writeHBA(c.layout, acct, rules); err != nil {
+	if err := writeAuth(c.layout, acct, true); err != nil {
 		return err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {

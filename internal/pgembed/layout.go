@@ -67,7 +67,7 @@ func newLayout(dir string) (layout, error) {
 // prepareLayout creates the cluster folders, owned by the account the server runs as, and
 // checks that this account can reach them. reachable opens the way to the socket (mode 0711
 // on the cluster and socket folders) to other users of the machine, such as plugins running
-// as users of their own: only for a cluster where every connection is authenticated (see
+// as users of their own: only for a server whose superuser only its peers reach (see
 // hbaPeer); the data folder stays the server's alone.
 func prepareLayout(dir string, acct *account, reachable bool) (layout, error) {
 	l, err := newLayout(dir)

@@ -8,6 +8,7 @@
 //	SVC_TESTPLUGIN_CRASH_AFTER   exit abruptly while serving the N-th call
 //	SVC_TESTPLUGIN_UNHEALTHY     fail the health check with this message
 //	SVC_TESTPLUGIN_CPUPROFILE    write a CPU profile of the first 5 s of serving here
+//	SVC_TESTPLUGIN_NO_FAST_LANE  offer no fast lane: every call comes over gRPC
 //
 // Installed under the name "testplugin-alias" it is a plugin of that name
 // that serves only AliasService, which claims TestService's Graph node.
@@ -40,6 +41,9 @@ func main() {
 	}
 	if path := os.Getenv("SVC_TESTPLUGIN_CPUPROFILE"); path != "" {
 		profileCPU(path, 5*time.Second)
+	}
+	if os.Getenv("SVC_TESTPLUGIN_NO_FAST_LANE") != "" {
+		_ = os.Unsetenv(protocol.EnvFastLaneDir)
 	}
 	crashAfter, _ := strconv.ParseInt(os.Getenv("SVC_TESTPLUGIN_CRASH_AFTER"), 10, 64)
 	version := os.Getenv("SVC_TESTPLUGIN_VERSION")

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 		Stderr:           stderrTail,
 		SyncStdout:       writerFunc(func(p []byte) (int, error) { log.Warn("plugin wrote to stdout", "text", string(p)); return len(p), nil }),
 		Logger:           newHCLog(log, name),
+		UnixSocketConfig: socketConfig(spec),
 	})
 	fail := func(err error) (*generation, error) {
 		client.Kill()
@@ -166,6 +168,17 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 	go h.watch(m, g, cmd)
 	log.Debug("plugin process ready", "pid", pid, "version", manifest.GetVersion(), "fast_lane", g.lane != nil)
 	return g, nil
+}
+
+// socketConfig makes the sockets go-plugin's broker listens on for a
+// plugin's calls back to the gateway (made by the gateway, in its temporary
+// folder) writable by the plugin's group when it runs as a user of its own:
+// by default only their owner, the gateway, could connect.
+func socketConfig(spec sandbox.Spec) *goplugin.UnixSocketConfig {
+	if spec.Level != sandbox.UID {
+		return nil
+	}
+	return &goplugin.UnixSocketConfig{Group: strconv.Itoa(spec.GID)}
 }
 
 // pluginUID is plugin name's user id at isolation sandbox.UID: the same

@@ -60,6 +60,7 @@ func New(cfg Config) *sdk.Plugin {
 	sdk.Handle(p, methods.ByName("Relay"), s.Relay)
 	sdk.Handle(p, methods.ByName("Fail"), s.Fail)
 	sdk.Handle(p, methods.ByName("ProbeDatabase"), s.ProbeDatabase)
+	sdk.Handle(p, methods.ByName("Escape"), s.Escape)
 	sdk.Handle(p, methods.ByName("PageFacts"), PageFacts)
 	return p
 }

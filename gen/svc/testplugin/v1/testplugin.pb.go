@@ -786,6 +786,146 @@ func (x *PageFactsResponse) GetChatSurfacing() bool {
 	return false
 }
 
+type EscapeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gateway's data folder. A hostile plugin would read it from the
+	// gateway's command line; the test names it so that a closed /proc does
+	// not make the attempts on the folder vacuous.
+	DataDir string `protobuf:"bytes,1,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	// Another plugin's process, whose environment and memory are tried.
+	SiblingPid int32 `protobuf:"varint,2,opt,name=sibling_pid,json=siblingPid,proto3" json:"sibling_pid,omitempty"`
+	// A folder outside the plugin's own that anyone may write (mode 0777):
+	// only the sandbox stops the plugin writing there.
+	OpenDir       string `protobuf:"bytes,3,opt,name=open_dir,json=openDir,proto3" json:"open_dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EscapeRequest) Reset() {
+	*x = EscapeRequest{}
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EscapeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EscapeRequest) ProtoMessage() {}
+
+func (x *EscapeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EscapeRequest.ProtoReflect.Descriptor instead.
+func (*EscapeRequest) Descriptor() ([]byte, []int) {
+	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *EscapeRequest) GetDataDir() string {
+	if x != nil {
+		return x.DataDir
+	}
+	return ""
+}
+
+func (x *EscapeRequest) GetSiblingPid() int32 {
+	if x != nil {
+		return x.SiblingPid
+	}
+	return 0
+}
+
+func (x *EscapeRequest) GetOpenDir() string {
+	if x != nil {
+		return x.OpenDir
+	}
+	return ""
+}
+
+type EscapeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user and the process the plugin runs as.
+	Uid int32 `protobuf:"varint,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	Pid int32 `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	// Whether the plugin offered the gateway a fast lane (false: its calls
+	// came over gRPC).
+	FastLane bool `protobuf:"varint,3,opt,name=fast_lane,json=fastLane,proto3" json:"fast_lane,omitempty"`
+	// Each attempt ("read the master key", …) → "allowed", or "refused: "
+	// and why. Attempts named "control: …" are ones that must be allowed,
+	// so that a broken probe cannot pass for a contained plugin.
+	Attempts      map[string]string `protobuf:"bytes,4,rep,name=attempts,proto3" json:"attempts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EscapeResponse) Reset() {
+	*x = EscapeResponse{}
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EscapeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EscapeResponse) ProtoMessage() {}
+
+func (x *EscapeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_testplugin_v1_testplugin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EscapeResponse.ProtoReflect.Descriptor instead.
+func (*EscapeResponse) Descriptor() ([]byte, []int) {
+	return file_svc_testplugin_v1_testplugin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *EscapeResponse) GetUid() int32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *EscapeResponse) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *EscapeResponse) GetFastLane() bool {
+	if x != nil {
+		return x.FastLane
+	}
+	return false
+}
+
+func (x *EscapeResponse) GetAttempts() map[string]string {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
 var File_svc_testplugin_v1_testplugin_proto protoreflect.FileDescriptor
 
 const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
@@ -840,7 +980,20 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x04sent\x18\x01 \x01(\bR\x04sent\x12\x16\n" +
 	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
 	"\x04role\x18\x03 \x01(\tR\x04role\x12%\n" +
-	"\x0echat_surfacing\x18\x04 \x01(\bR\rchatSurfacing2\xc6\x05\n" +
+	"\x0echat_surfacing\x18\x04 \x01(\bR\rchatSurfacing\"f\n" +
+	"\rEscapeRequest\x12\x19\n" +
+	"\bdata_dir\x18\x01 \x01(\tR\adataDir\x12\x1f\n" +
+	"\vsibling_pid\x18\x02 \x01(\x05R\n" +
+	"siblingPid\x12\x19\n" +
+	"\bopen_dir\x18\x03 \x01(\tR\aopenDir\"\xdb\x01\n" +
+	"\x0eEscapeResponse\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\x05R\x03uid\x12\x10\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\x1b\n" +
+	"\tfast_lane\x18\x03 \x01(\bR\bfastLane\x12K\n" +
+	"\battempts\x18\x04 \x03(\v2/.svc.testplugin.v1.EscapeResponse.AttemptsEntryR\battempts\x1a;\n" +
+	"\rAttemptsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xb8\x06\n" +
 	"\vTestService\x12\x7f\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"6\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x82\xd3\xe4\x93\x02\x1e\x12\x1c/api/v1/testplugin/echo/{id}\x90\x02\x01\x12[\n" +
@@ -848,7 +1001,8 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x05Count\x12\x1f.svc.testplugin.v1.CountRequest\x1a .svc.testplugin.v1.CountResponse0\x01\x12J\n" +
 	"\x05Relay\x12\x1f.svc.testplugin.v1.RelayRequest\x1a .svc.testplugin.v1.RelayResponse\x12G\n" +
 	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x12\x8d\x01\n" +
-	"\rProbeDatabase\x12'.svc.testplugin.v1.ProbeDatabaseRequest\x1a(.svc.testplugin.v1.ProbeDatabaseResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/testplugin/probe-database\x12^\n" +
+	"\rProbeDatabase\x12'.svc.testplugin.v1.ProbeDatabaseRequest\x1a(.svc.testplugin.v1.ProbeDatabaseResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/testplugin/probe-database\x12p\n" +
+	"\x06Escape\x12 .svc.testplugin.v1.EscapeRequest\x1a!.svc.testplugin.v1.EscapeResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/v1/testplugin/escape\x12^\n" +
 	"\tPageFacts\x12#.svc.testplugin.v1.PageFactsRequest\x1a$.svc.testplugin.v1.PageFactsResponse\"\x06\xca\xf3\x18\x02 \x02\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
 	"\fAliasService\x12[\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"\x12\xd2\xf3\x18\v\n" +
@@ -866,7 +1020,7 @@ func file_svc_testplugin_v1_testplugin_proto_rawDescGZIP() []byte {
 	return file_svc_testplugin_v1_testplugin_proto_rawDescData
 }
 
-var file_svc_testplugin_v1_testplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_svc_testplugin_v1_testplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_svc_testplugin_v1_testplugin_proto_goTypes = []any{
 	(*EchoRequest)(nil),           // 0: svc.testplugin.v1.EchoRequest
 	(*EchoResponse)(nil),          // 1: svc.testplugin.v1.EchoResponse
@@ -882,32 +1036,38 @@ var file_svc_testplugin_v1_testplugin_proto_goTypes = []any{
 	(*ProbeDatabaseResponse)(nil), // 11: svc.testplugin.v1.ProbeDatabaseResponse
 	(*PageFactsRequest)(nil),      // 12: svc.testplugin.v1.PageFactsRequest
 	(*PageFactsResponse)(nil),     // 13: svc.testplugin.v1.PageFactsResponse
-	nil,                           // 14: svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
+	(*EscapeRequest)(nil),         // 14: svc.testplugin.v1.EscapeRequest
+	(*EscapeResponse)(nil),        // 15: svc.testplugin.v1.EscapeResponse
+	nil,                           // 16: svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
+	nil,                           // 17: svc.testplugin.v1.EscapeResponse.AttemptsEntry
 }
 var file_svc_testplugin_v1_testplugin_proto_depIdxs = []int32{
 	1,  // 0: svc.testplugin.v1.RelayResponse.echo:type_name -> svc.testplugin.v1.EchoResponse
-	14, // 1: svc.testplugin.v1.ProbeDatabaseResponse.attempts:type_name -> svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
-	0,  // 2: svc.testplugin.v1.TestService.Echo:input_type -> svc.testplugin.v1.EchoRequest
-	2,  // 3: svc.testplugin.v1.TestService.Slow:input_type -> svc.testplugin.v1.SlowRequest
-	4,  // 4: svc.testplugin.v1.TestService.Count:input_type -> svc.testplugin.v1.CountRequest
-	6,  // 5: svc.testplugin.v1.TestService.Relay:input_type -> svc.testplugin.v1.RelayRequest
-	8,  // 6: svc.testplugin.v1.TestService.Fail:input_type -> svc.testplugin.v1.FailRequest
-	10, // 7: svc.testplugin.v1.TestService.ProbeDatabase:input_type -> svc.testplugin.v1.ProbeDatabaseRequest
-	12, // 8: svc.testplugin.v1.TestService.PageFacts:input_type -> svc.testplugin.v1.PageFactsRequest
-	0,  // 9: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
-	1,  // 10: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	3,  // 11: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
-	5,  // 12: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
-	7,  // 13: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
-	9,  // 14: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
-	11, // 15: svc.testplugin.v1.TestService.ProbeDatabase:output_type -> svc.testplugin.v1.ProbeDatabaseResponse
-	13, // 16: svc.testplugin.v1.TestService.PageFacts:output_type -> svc.testplugin.v1.PageFactsResponse
-	1,  // 17: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
-	10, // [10:18] is the sub-list for method output_type
-	2,  // [2:10] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	16, // 1: svc.testplugin.v1.ProbeDatabaseResponse.attempts:type_name -> svc.testplugin.v1.ProbeDatabaseResponse.AttemptsEntry
+	17, // 2: svc.testplugin.v1.EscapeResponse.attempts:type_name -> svc.testplugin.v1.EscapeResponse.AttemptsEntry
+	0,  // 3: svc.testplugin.v1.TestService.Echo:input_type -> svc.testplugin.v1.EchoRequest
+	2,  // 4: svc.testplugin.v1.TestService.Slow:input_type -> svc.testplugin.v1.SlowRequest
+	4,  // 5: svc.testplugin.v1.TestService.Count:input_type -> svc.testplugin.v1.CountRequest
+	6,  // 6: svc.testplugin.v1.TestService.Relay:input_type -> svc.testplugin.v1.RelayRequest
+	8,  // 7: svc.testplugin.v1.TestService.Fail:input_type -> svc.testplugin.v1.FailRequest
+	10, // 8: svc.testplugin.v1.TestService.ProbeDatabase:input_type -> svc.testplugin.v1.ProbeDatabaseRequest
+	14, // 9: svc.testplugin.v1.TestService.Escape:input_type -> svc.testplugin.v1.EscapeRequest
+	12, // 10: svc.testplugin.v1.TestService.PageFacts:input_type -> svc.testplugin.v1.PageFactsRequest
+	0,  // 11: svc.testplugin.v1.AliasService.Echo:input_type -> svc.testplugin.v1.EchoRequest
+	1,  // 12: svc.testplugin.v1.TestService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	3,  // 13: svc.testplugin.v1.TestService.Slow:output_type -> svc.testplugin.v1.SlowResponse
+	5,  // 14: svc.testplugin.v1.TestService.Count:output_type -> svc.testplugin.v1.CountResponse
+	7,  // 15: svc.testplugin.v1.TestService.Relay:output_type -> svc.testplugin.v1.RelayResponse
+	9,  // 16: svc.testplugin.v1.TestService.Fail:output_type -> svc.testplugin.v1.FailResponse
+	11, // 17: svc.testplugin.v1.TestService.ProbeDatabase:output_type -> svc.testplugin.v1.ProbeDatabaseResponse
+	15, // 18: svc.testplugin.v1.TestService.Escape:output_type -> svc.testplugin.v1.EscapeResponse
+	13, // 19: svc.testplugin.v1.TestService.PageFacts:output_type -> svc.testplugin.v1.PageFactsResponse
+	1,  // 20: svc.testplugin.v1.AliasService.Echo:output_type -> svc.testplugin.v1.EchoResponse
+	12, // [12:21] is the sub-list for method output_type
+	3,  // [3:12] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_svc_testplugin_v1_testplugin_proto_init() }
@@ -921,7 +1081,7 @@ func file_svc_testplugin_v1_testplugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_testplugin_v1_testplugin_proto_rawDesc), len(file_svc_testplugin_v1_testplugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -25,6 +25,7 @@ const (
 	TestService_Relay_FullMethodName         = "/svc.testplugin.v1.TestService/Relay"
 	TestService_Fail_FullMethodName          = "/svc.testplugin.v1.TestService/Fail"
 	TestService_ProbeDatabase_FullMethodName = "/svc.testplugin.v1.TestService/ProbeDatabase"
+	TestService_Escape_FullMethodName        = "/svc.testplugin.v1.TestService/Escape"
 	TestService_PageFacts_FullMethodName     = "/svc.testplugin.v1.TestService/PageFacts"
 )
 
@@ -50,6 +51,10 @@ type TestServiceClient interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(ctx context.Context, in *ProbeDatabaseRequest, opts ...grpc.CallOption) (*ProbeDatabaseResponse, error)
+	// Escape tries, from inside the plugin's process, each way out of its
+	// containment a hostile plugin would try (CONTRACT §15), and says what
+	// happened to each.
+	Escape(ctx context.Context, in *EscapeRequest, opts ...grpc.CallOption) (*EscapeResponse, error)
 	// PageFacts answers what the gateway sent with the call of the Page it
 	// names (InvokeRequest.page_access), for the caller, a Page admin.
 	PageFacts(ctx context.Context, in *PageFactsRequest, opts ...grpc.CallOption) (*PageFactsResponse, error)
@@ -132,6 +137,16 @@ func (c *testServiceClient) ProbeDatabase(ctx context.Context, in *ProbeDatabase
 	return out, nil
 }
 
+func (c *testServiceClient) Escape(ctx context.Context, in *EscapeRequest, opts ...grpc.CallOption) (*EscapeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EscapeResponse)
+	err := c.cc.Invoke(ctx, TestService_Escape_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *testServiceClient) PageFacts(ctx context.Context, in *PageFactsRequest, opts ...grpc.CallOption) (*PageFactsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PageFactsResponse)
@@ -164,6 +179,10 @@ type TestServiceServer interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(context.Context, *ProbeDatabaseRequest) (*ProbeDatabaseResponse, error)
+	// Escape tries, from inside the plugin's process, each way out of its
+	// containment a hostile plugin would try (CONTRACT §15), and says what
+	// happened to each.
+	Escape(context.Context, *EscapeRequest) (*EscapeResponse, error)
 	// PageFacts answers what the gateway sent with the call of the Page it
 	// names (InvokeRequest.page_access), for the caller, a Page admin.
 	PageFacts(context.Context, *PageFactsRequest) (*PageFactsResponse, error)
@@ -194,6 +213,9 @@ func (UnimplementedTestServiceServer) Fail(context.Context, *FailRequest) (*Fail
 }
 func (UnimplementedTestServiceServer) ProbeDatabase(context.Context, *ProbeDatabaseRequest) (*ProbeDatabaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ProbeDatabase not implemented")
+}
+func (UnimplementedTestServiceServer) Escape(context.Context, *EscapeRequest) (*EscapeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Escape not implemented")
 }
 func (UnimplementedTestServiceServer) PageFacts(context.Context, *PageFactsRequest) (*PageFactsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PageFacts not implemented")
@@ -320,6 +342,24 @@ func _TestService_ProbeDatabase_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TestService_Escape_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EscapeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TestServiceServer).Escape(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TestService_Escape_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TestServiceServer).Escape(ctx, req.(*EscapeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TestService_PageFacts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PageFactsRequest)
 	if err := dec(in); err != nil {
@@ -364,6 +404,10 @@ var TestService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ProbeDatabase",
 			Handler:    _TestService_ProbeDatabase_Handler,
+		},
+		{
+			MethodName: "Escape",
+			Handler:    _TestService_Escape_Handler,
 		},
 		{
 			MethodName: "PageFacts",

@@ -48,6 +48,8 @@ const (
 	// TestServiceProbeDatabaseProcedure is the fully-qualified name of the TestService's ProbeDatabase
 	// RPC.
 	TestServiceProbeDatabaseProcedure = "/svc.testplugin.v1.TestService/ProbeDatabase"
+	// TestServiceEscapeProcedure is the fully-qualified name of the TestService's Escape RPC.
+	TestServiceEscapeProcedure = "/svc.testplugin.v1.TestService/Escape"
 	// TestServicePageFactsProcedure is the fully-qualified name of the TestService's PageFacts RPC.
 	TestServicePageFactsProcedure = "/svc.testplugin.v1.TestService/PageFacts"
 	// AliasServiceEchoProcedure is the fully-qualified name of the AliasService's Echo RPC.
@@ -71,6 +73,10 @@ type TestServiceClient interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error)
+	// Escape tries, from inside the plugin's process, each way out of its
+	// containment a hostile plugin would try (CONTRACT §15), and says what
+	// happened to each.
+	Escape(context.Context, *connect.Request[v1.EscapeRequest]) (*connect.Response[v1.EscapeResponse], error)
 	// PageFacts answers what the gateway sent with the call of the Page it
 	// names (InvokeRequest.page_access), for the caller, a Page admin.
 	PageFacts(context.Context, *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error)
@@ -124,6 +130,12 @@ func NewTestServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithSchema(testServiceMethods.ByName("ProbeDatabase")),
 			connect.WithClientOptions(opts...),
 		),
+		escape: connect.NewClient[v1.EscapeRequest, v1.EscapeResponse](
+			httpClient,
+			baseURL+TestServiceEscapeProcedure,
+			connect.WithSchema(testServiceMethods.ByName("Escape")),
+			connect.WithClientOptions(opts...),
+		),
 		pageFacts: connect.NewClient[v1.PageFactsRequest, v1.PageFactsResponse](
 			httpClient,
 			baseURL+TestServicePageFactsProcedure,
@@ -141,6 +153,7 @@ type testServiceClient struct {
 	relay         *connect.Client[v1.RelayRequest, v1.RelayResponse]
 	fail          *connect.Client[v1.FailRequest, v1.FailResponse]
 	probeDatabase *connect.Client[v1.ProbeDatabaseRequest, v1.ProbeDatabaseResponse]
+	escape        *connect.Client[v1.EscapeRequest, v1.EscapeResponse]
 	pageFacts     *connect.Client[v1.PageFactsRequest, v1.PageFactsResponse]
 }
 
@@ -174,6 +187,11 @@ func (c *testServiceClient) ProbeDatabase(ctx context.Context, req *connect.Requ
 	return c.probeDatabase.CallUnary(ctx, req)
 }
 
+// Escape calls svc.testplugin.v1.TestService.Escape.
+func (c *testServiceClient) Escape(ctx context.Context, req *connect.Request[v1.EscapeRequest]) (*connect.Response[v1.EscapeResponse], error) {
+	return c.escape.CallUnary(ctx, req)
+}
+
 // PageFacts calls svc.testplugin.v1.TestService.PageFacts.
 func (c *testServiceClient) PageFacts(ctx context.Context, req *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error) {
 	return c.pageFacts.CallUnary(ctx, req)
@@ -196,6 +214,10 @@ type TestServiceHandler interface {
 	// ProbeDatabase tries, with the database URL the gateway gave the plugin,
 	// what a compromised plugin would try, and says what happened.
 	ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error)
+	// Escape tries, from inside the plugin's process, each way out of its
+	// containment a hostile plugin would try (CONTRACT §15), and says what
+	// happened to each.
+	Escape(context.Context, *connect.Request[v1.EscapeRequest]) (*connect.Response[v1.EscapeResponse], error)
 	// PageFacts answers what the gateway sent with the call of the Page it
 	// names (InvokeRequest.page_access), for the caller, a Page admin.
 	PageFacts(context.Context, *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error)
@@ -245,6 +267,12 @@ func NewTestServiceHandler(svc TestServiceHandler, opts ...connect.HandlerOption
 		connect.WithSchema(testServiceMethods.ByName("ProbeDatabase")),
 		connect.WithHandlerOptions(opts...),
 	)
+	testServiceEscapeHandler := connect.NewUnaryHandler(
+		TestServiceEscapeProcedure,
+		svc.Escape,
+		connect.WithSchema(testServiceMethods.ByName("Escape")),
+		connect.WithHandlerOptions(opts...),
+	)
 	testServicePageFactsHandler := connect.NewUnaryHandler(
 		TestServicePageFactsProcedure,
 		svc.PageFacts,
@@ -265,6 +293,8 @@ func NewTestServiceHandler(svc TestServiceHandler, opts ...connect.HandlerOption
 			testServiceFailHandler.ServeHTTP(w, r)
 		case TestServiceProbeDatabaseProcedure:
 			testServiceProbeDatabaseHandler.ServeHTTP(w, r)
+		case TestServiceEscapeProcedure:
+			testServiceEscapeHandler.ServeHTTP(w, r)
 		case TestServicePageFactsProcedure:
 			testServicePageFactsHandler.ServeHTTP(w, r)
 		default:
@@ -298,6 +328,10 @@ func (UnimplementedTestServiceHandler) Fail(context.Context, *connect.Request[v1
 
 func (UnimplementedTestServiceHandler) ProbeDatabase(context.Context, *connect.Request[v1.ProbeDatabaseRequest]) (*connect.Response[v1.ProbeDatabaseResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.ProbeDatabase is not implemented"))
+}
+
+func (UnimplementedTestServiceHandler) Escape(context.Context, *connect.Request[v1.EscapeRequest]) (*connect.Response[v1.EscapeResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.testplugin.v1.TestService.Escape is not implemented"))
 }
 
 func (UnimplementedTestServiceHandler) PageFacts(context.Context, *connect.Request[v1.PageFactsRequest]) (*connect.Response[v1.PageFactsResponse], error) {
