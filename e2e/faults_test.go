@@ -139,6 +139,7 @@ func TestPostgreSQLKilledAndRestartedUnderLoadLosesNothing(t *testing.T) {
 	w := &graphWorld{g: g, db: dbURL, c: g.Credentials(t)}
 	w.owner = g.UserToken(t, "owner", "pages:read", "pages:manage")
 	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
@@ -247,6 +248,7 @@ func TestTheEmbeddedDatabaseKilledUnderLoadIsRestartedByTheGateway(t *testing.T)
 	w := &graphWorld{g: g, db: dbURL, c: g.Credentials(t)}
 	w.owner = g.UserToken(t, "owner", "pages:read", "pages:manage")
 	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
@@ -332,6 +334,7 @@ func TestTwoGatewaysOneKilledMidLoadLoseNothingAndKeepIdempotency(t *testing.T) 
 	w := &graphWorld{g: a, db: db, c: a.Credentials(t)}
 	owner := a.UserToken(t, "owner", "pages:read", "pages:manage")
 	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
@@ -446,6 +449,7 @@ func TestSIGTERMDuringWebhookDeliveryHandsTheRestToTheOtherGateway(t *testing.T)
 		}
 		inner.ServeHTTP(rw, req)
 	})
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)

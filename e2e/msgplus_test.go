@@ -462,6 +462,7 @@ func TestAGoneEndpointHoldsEventsUntilTheAppReplaysThem(t *testing.T) {
 	t.Parallel()
 	w := newGraphWorld(t)
 	app := w.c.App
+	grantBook(t, w)
 	rcv := newHookReceiver(t, app.ClientSecret)
 	rcv.answer = func([]byte) int { return http.StatusGone }
 	subscribe := func() {
@@ -519,6 +520,7 @@ func TestDuringASecretRotationDeliveriesAreSignedByBothSecrets(t *testing.T) {
 		t.Fatalf("rotation answered %s", body)
 	}
 	rcv := newHookReceiver(t, newSecret)
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)

@@ -22,6 +22,7 @@ func TestPrunedTablesStayFlatUnderASteadyLoad(t *testing.T) {
 	w := &graphWorld{g: g, db: db, c: g.Credentials(t)}
 	w.owner = g.UserToken(t, "owner", "pages:read", "pages:manage")
 	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)

@@ -38,6 +38,7 @@ func TestGatewaysJoiningARunningOneShareEverythingThroughTheDatabase(t *testing.
 	c := first.Credentials(t)
 	owner := first.UserToken(t, "owner", "pages:read", "pages:manage")
 	world := func(g *gatewaytest.Gateway) *graphWorld { return &graphWorld{g: g, db: db, c: c, owner: owner} }
+	grantBook(t, world(first))
 	rcv := newHookReceiver(t, c.App.ClientSecret)
 	if res, body := world(first).post(t, c.App.APIKey, map[string]any{"node": "app/" + c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken,
@@ -218,6 +219,7 @@ func TestMetricsShowPluginCallsPoolsAndDeliveryLag(t *testing.T) {
 	}
 	// An endpoint that answers 503 keeps its deliveries pending.
 	rcv := newHookReceiver(t, w.c.App.ClientSecret)
+	grantBook(t, w)
 	if res, body := w.post(t, w.c.App.APIKey, map[string]any{"node": "app/" + w.c.App.ID + "/subscriptions",
 		"callback_url": rcv.srv.URL + "/hook", "verify_token": hookVerifyToken, "events": []string{"book.post.created"}}, nil); res.StatusCode != 200 {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)

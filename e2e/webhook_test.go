@@ -135,10 +135,23 @@ func (r *hookReceiver) waitForData(eventType, key, value string) hookDelivery {
 	}
 }
 
+// grantBook has the owner link the seeded Page to the seeded app with book
+// as well as svcchat: the seed links it for svcchat only, and an app gets
+// (and may subscribe to) only the events of products it has (CONTRACT §15).
+func grantBook(t *testing.T, w *graphWorld) {
+	t.Helper()
+	res, body := w.post(t, signIn(t, w, "owner"), map[string]any{"node": "app/" + w.c.App.ID + "/page_links",
+		"page_id": w.c.Page.ID, "products": []string{"svcchat", "book"}}, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("link the Page with book: %d %s", res.StatusCode, body)
+	}
+}
+
 func TestWebhooksDeliverSignedEventsEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := newGraphWorld(t)
 	app := w.c.App
+	grantBook(t, w)
 	rcv := newHookReceiver(t, app.ClientSecret)
 	subscriptions := "app/" + app.ID + "/subscriptions"
 
@@ -236,6 +249,7 @@ func TestWebhookRefusalsFollowTheContract(t *testing.T) {
 	t.Parallel()
 	w := newGraphWorld(t)
 	app := w.c.App
+	grantBook(t, w)
 	subscriptions := "app/" + app.ID + "/subscriptions"
 	save := func(token, callback string) (*http.Response, []byte) {
 		return w.post(t, token, map[string]any{"node": subscriptions, "callback_url": callback,

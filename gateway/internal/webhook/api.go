@@ -145,6 +145,9 @@ func (s *Service) saveSubscription(ctx context.Context, call *sdk.Call, req *web
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkProducts(ctx, app.ID, events); err != nil {
+		return nil, err
+	}
 	if req.GetVerifyToken() == "" {
 		return nil, sdk.Invalid("verify_token", "Invalid parameter: verify_token is required.")
 	}
@@ -192,6 +195,20 @@ func (s *Service) eventList(types []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkProducts refuses event types of a product the app does not have
+// (CONTRACT §15): it could never receive them.
+func (s *Service) checkProducts(ctx context.Context, appID int64, events []string) error {
+	missing, err := s.q.WebhookEventsWithoutProduct(ctx, coredb.WebhookEventsWithoutProductParams{AppID: appID, Events: events})
+	if err != nil {
+		return fmt.Errorf("products of app %d: %w", appID, err)
+	}
+	if len(missing) > 0 {
+		return sdk.Invalid("events", "Invalid parameter: events holds %q, an event of the product %s, which the app does not have "+
+			"(it is neither enabled on the app nor carried by any of its Page links).", missing[0].EventType, missing[0].Product)
+	}
+	return nil
 }
 
 func (s *Service) deleteSubscription(ctx context.Context, call *sdk.Call, req *webhookv1.DeleteSubscriptionRequest) (*webhookv1.DeleteSubscriptionResponse, error) {

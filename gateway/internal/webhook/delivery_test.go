@@ -427,25 +427,7 @@ func TestSlowEndpointHoldsNoMoreThanItsAppShareOfTheWorkers(t *testing.T) {
 	defer release()
 
 	// Another app of the same Page answers at once.
-	ctx := context.Background()
-	other, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Fast", AdminID: b.Owner.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.IDs.LinkPage(ctx, other.ID, b.Page.ID, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.svc.SetAppSecret(ctx, other.ID, other.ClientSecret); err != nil {
-		t.Fatal(err)
-	}
-	fast := newReceiver(t, other.ClientSecret)
-	key := b.appKey
-	key.AppID = other.ID
-	if _, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", key, &webhookv1.SaveSubscriptionRequest{
-		AppId: other.ID, CallbackUrl: fast.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
-	}); e != nil {
-		t.Fatal(e)
-	}
+	_, fast := b.otherApp(t, "Fast", []string{"book"}, nil, webhook.EventBookPostCreated)
 
 	evs := make([]event.Event, events)
 	for i := range evs {
@@ -470,7 +452,7 @@ func TestAppWithoutASigningSecretIsNotSentUnsigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.LinkPage(context.Background(), other.ID, b.Page.ID, nil); err != nil {
+	if err := b.IDs.LinkPage(context.Background(), other.ID, b.Page.ID, []string{"book"}); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t, other.ClientSecret)

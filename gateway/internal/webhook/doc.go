@@ -9,10 +9,12 @@
 // The tables core.webhook_subscriptions, core.webhook_deliveries (with each
 // delivery's attempt log) and core.webhook_app_secrets (migration
 // 0020_webhook.sql), and the dispatched_at column of core.outbox. It reads
-// core.apps (mode) and core.page_links (who gets a Page's events). It must
-// not write any other table, and knows nothing of the products that emit
-// events: they insert into core.outbox with plugins/sdk/event.Emit in the
-// transaction of their change.
+// core.apps (mode), core.page_links, core.app_products and
+// core.app_scope_reviews (who is entitled to an event, below). It must not
+// write any other table. The products emit events by inserting into
+// core.outbox with plugins/sdk/event.Emit in the transaction of their
+// change; of them it knows only the rule that names an event's product
+// (core.event_product, migration 0101).
 //
 // # How an event travels
 //
@@ -23,8 +25,9 @@
 //     undispatched events with FOR UPDATE SKIP LOCKED, inserts one delivery
 //     per (event, app that should get it and subscribed to its type) and
 //     marks the events dispatched: a crash leaves either all of it or none,
-//     and two gateways never take the same event. An event goes to every app linked to its Page and to its own
-//     app (app_id), each once. The deliveries that this gateway's free
+//     and two gateways never take the same event. An event goes to every
+//     app entitled to its Page's events (next section) and to its own app
+//     (app_id), each once, if subscribed to its type. The deliveries that this gateway's free
 //     workers can take are created already leased to it (step 2) and go
 //     straight to the workers, so a first attempt costs no claim.
 //  2. Claim. A claimer leases due deliveries in batches, again with FOR
@@ -61,6 +64,27 @@
 //     app/{app_id}/deliveries/replay ({"since","until","status"}); a held
 //     delivery is then sent as it is, a failed one as a new delivery of the
 //     same event.
+//
+// # Who gets an event
+//
+// Events reach only apps entitled to them (CONTRACT §15). An event about a
+// Page goes to an app linked to the Page only if the link carries the
+// event's product and, for a live app, only if App Review approved the
+// scope that reads it: svcchat:read for svcchat's events, pages:read for
+// any other event about a Page. The dispatcher's statement applies this
+// rule (DispatchEvents, its recipient step), so no delivery exists for an
+// app that is not entitled. The product comes from the event type, by
+// core.event_product: a plugin's name is the product of its events
+// (book.post.created is book's) and page.message.* are svcchat's; only the
+// products an app can be granted (svcchat, book, wearables) are checked, so
+// the events of a plugin that is no such product (social, partners'
+// plugins) need only the link (and pages:read for a live app). An app
+// event (app_id, no Page) reaches its own app whatever its links and
+// scopes.
+//
+// Subscribing is refused (400, code 100, naming events) for an event type
+// of a product the app does not have: one neither enabled on the app nor
+// carried by any of its Page links. docs/DECISIONS.md gives the reasons.
 //
 // # Ordered delivery
 //

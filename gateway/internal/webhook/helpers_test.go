@@ -80,8 +80,17 @@ func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 	if b.box, err = secretbox.New(secretbox.NewKey()); err != nil {
 		t.Fatal(err)
 	}
+	// The World app has svcchat; the tests also send it the Page's book
+	// events and its own wearables events, which it must have (CONTRACT §15).
+	ctx := context.Background()
+	if err := w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.IDs.EnableProduct(ctx, w.App.ID, "wearables"); err != nil {
+		t.Fatal(err)
+	}
 	b.svc = b.newService(t, tweak...)
-	if err := b.svc.SetAppSecret(context.Background(), w.App.ID, w.App.ClientSecret); err != nil {
+	if err := b.svc.SetAppSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
 		t.Fatal(err)
 	}
 	b.plugin = sdk.New(sdk.Info{Name: "gateway"})
@@ -184,6 +193,30 @@ func (b *bundle) subscribe(t testing.TB, callback string, events ...string) {
 	}); e != nil {
 		t.Fatalf("save subscription to %s: %v", callback, e)
 	}
+}
+
+// otherApp is a second app of the World's owner, linked to the World's
+// Page with products, with its signing secret set and subscribed to events
+// at a receiver of its own. enabled are products enabled on the app itself.
+func (b *bundle) otherApp(t testing.TB, name string, products, enabled []string, events ...string) (identity.CreatedApp, *receiver) {
+	t.Helper()
+	ctx := context.Background()
+	app, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.IDs.LinkPage(ctx, app.ID, b.Page.ID, products); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.SetAppSecret(ctx, app.ID, app.ClientSecret); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t, app.ClientSecret)
+	if _, e := call[*webhookv1.SaveSubscriptionResponse](t, b, "SaveSubscription", sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: app.ID},
+		&webhookv1.SaveSubscriptionRequest{AppId: app.ID, CallbackUrl: rcv.URL(), Events: events, VerifyToken: verifyToken}); e != nil {
+		t.Fatalf("save subscription of %s: %v", name, e)
+	}
+	return app, rcv
 }
 
 // deliveries lists the World app's deliveries, newest first.
@@ -447,7 +480,13 @@ func (d *fakeDNS) lookup(ctx context.Context, host string) ([]netip.Addr, error)
 // setMode puts the World app in development or live mode.
 func (b *bundle) setMode(t testing.TB, mode identity.AppMode) {
 	t.Helper()
-	id, _ := identity.ParseID(b.App.ID)
+	b.setAppMode(t, b.App.ID, mode)
+}
+
+// setAppMode puts an app in development or live mode.
+func (b *bundle) setAppMode(t testing.TB, appID string, mode identity.AppMode) {
+	t.Helper()
+	id, _ := identity.ParseID(appID)
 	if _, err := coredb.New(b.Pool).SetAppMode(context.Background(), coredb.SetAppModeParams{ID: id, Mode: string(mode)}); err != nil {
 		t.Fatal(err)
 	}

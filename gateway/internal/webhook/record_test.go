@@ -29,13 +29,14 @@ func TestResultOfALostLeaseChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	appID, _ := sdk.ParseID(w.App.ID)
+	// An svcchat event: the World app's link to the Page carries svcchat.
 	if err := s.q.SaveWebhookSubscription(ctx, coredb.SaveWebhookSubscriptionParams{
-		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{EventBookPostCreated}, Ordering: OrderingNone,
+		AppID: appID, CallbackUrl: "https://example.com/hook", Events: []string{EventSvcchatOptIn}, Ordering: OrderingNone,
 	}); err != nil {
 		t.Fatal(err)
 	}
 	err = pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
-		_, err := event.Emit(ctx, tx, event.Event{Type: EventBookPostCreated, PageID: w.Page.ID, Data: map[string]int{}})
+		_, err := event.Emit(ctx, tx, event.Event{Type: EventSvcchatOptIn, PageID: w.Page.ID, Data: map[string]int{}})
 		return err
 	})
 	if err != nil {

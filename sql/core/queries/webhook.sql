@@ -23,14 +23,28 @@ ON CONFLICT (app_id) DO UPDATE
 SET callback_url = excluded.callback_url, events = excluded.events, ordering = excluded.ordering, active = true,
     failing_since = NULL, disabled_at = NULL, paused_until = NULL, updated_at = now();
 
+-- name: WebhookEventsWithoutProduct :many
+-- The event types of events whose product the app does not have, with that
+-- product. The app has a product when it could receive its events: the
+-- product is enabled on the app (its app events) or one of its Page links
+-- carries it (the Pages' events).
+SELECT t.event_type::text AS event_type, core.event_product(t.event_type)::text AS product
+FROM unnest(@events::text[]) WITH ORDINALITY AS t (event_type, n)
+WHERE core.event_product(t.event_type) IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM core.app_products p
+                  WHERE p.app_id = @app_id AND p.product = core.event_product(t.event_type))
+  AND NOT EXISTS (SELECT 1 FROM core.page_links l
+                  WHERE l.app_id = @app_id AND core.event_product(t.event_type) = ANY (l.products))
+ORDER BY t.n;
+
 -- name: DeleteWebhookSubscription :execrows
 DELETE FROM core.webhook_subscriptions WHERE app_id = @app_id;
 
 -- name: DispatchEvents :many
 -- Takes up to max_events undispatched events (rows another dispatcher holds
 -- are skipped), creates one delivery per event and subscribed app (every
--- app linked to the event's Page, and the event's own app) and marks the
--- events dispatched, in one statement. Ids that are not decimal match no
+-- app entitled to the event's Page's events, see recipient, and the
+-- event's own app) and marks the events dispatched, in one statement. Ids that are not decimal match no
 -- app or Page rather than failing the batch.
 --
 -- The first claim_max new deliveries are created already leased to the
@@ -50,9 +64,18 @@ WITH busy AS (
     LIMIT @max_events
     FOR UPDATE SKIP LOCKED
 ), recipient AS (
+    -- A Page's event goes to the apps whose link to the Page carries the
+    -- event's product (when it has one), and, for a live app, that hold
+    -- the approved scope that reads it (CONTRACT §15; migration 0101).
     SELECT ev.seq, l.app_id
     FROM ev JOIN core.page_links l
       ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
+     AND (core.event_product(ev.type) IS NULL OR core.event_product(ev.type) = ANY (l.products))
+    JOIN core.apps a ON a.id = l.app_id
+    WHERE a.mode <> 'live'
+       OR EXISTS (SELECT 1 FROM core.app_scope_reviews r
+                  WHERE r.app_id = l.app_id AND r.scope = core.event_read_scope(ev.type)
+                    AND r.status IN ('approved', 'automated_approved'))
     UNION
     SELECT ev.seq, a.id
     FROM ev JOIN core.apps a
