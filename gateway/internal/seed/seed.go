@@ -135,8 +135,11 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 		return nil, fmt.Errorf("seed page: %w", err)
 	}
 	c.Page = PageCredentials{ID: page.ID, Name: page.Name}
+	// wearables too: pushes and their events concern no Page, and a
+	// developer of the seeded world should receive them without a change
+	// (an app subscribes only to events of products it has, CONTRACT §15).
 	app, err := ids.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: owner,
-		RedirectURIs: []string{RedirectURI, "http://localhost:8765/callback"}, Products: []string{"svcchat"}})
+		RedirectURIs: []string{RedirectURI, "http://localhost:8765/callback"}, Products: []string{"svcchat", "wearables"}})
 	if err != nil {
 		return nil, fmt.Errorf("seed app: %w", err)
 	}
