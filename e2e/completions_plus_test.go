@@ -556,3 +556,63 @@ func TestTheAssistantFallsBackToItsBuiltInReplyWhenEveryUpstreamIsDown(t *testin
 		t.Fatalf("down: %s", state)
 	}
 }
+
+// The operator's budget and rate are ceilings (CONTRACT §15): an app may
+// lower them, never lift them, and 0 from the app means the operator's
+// value, not "none".
+func TestAnAppCannotLiftTheOperatorsCompletionsBudgetOrRate(t *testing.T) {
+	t.Parallel()
+	up := openaitest.New(t, "one two three four five")
+	// The fake upstream answers 15 tokens a request: two fit in 30.
+	path := writeCompletionsConfig(t, map[string]any{
+		"upstreams": []any{map[string]any{"name": "good", "base_url": up.BaseURL, "models": []string{"fake"}}},
+		"budget":    map[string]any{"monthly_tokens": 30, "requests_per_minute": 600},
+	})
+	g := gatewaytest.Start(t, gatewaytest.Options{Args: []string{"--config", path}})
+	w := &budgetWorld{a: g, c: g.Credentials(t), up: up}
+	client := openai.NewClient(option.WithBaseURL(g.URL+"/v1/"), option.WithAPIKey(w.c.App.APIKey), option.WithMaxRetries(0))
+
+	res, body := w.setBudget(t, g, w.c.App.APIKey, map[string]any{"monthly_tokens": 31})
+	if e := wantGraphError(t, res, body, 400, 100, 0); !strings.Contains(e.Error.Message, "monthly_tokens") {
+		t.Fatalf("the refusal does not name the field: %s", body)
+	}
+	res, body = w.setBudget(t, g, w.c.App.APIKey, map[string]any{"requests_per_minute": 601})
+	if e := wantGraphError(t, res, body, 400, 100, 0); !strings.Contains(e.Error.Message, "requests_per_minute") {
+		t.Fatalf("the refusal does not name the field: %s", body)
+	}
+	if res, body = w.setBudget(t, g, w.c.App.APIKey, map[string]any{"monthly_tokens": 0, "requests_per_minute": 0}); res.StatusCode != 200 {
+		t.Fatalf("0 (the operator's value): %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, "GET", g.URL+"/api/v1/graph?node=app/"+w.c.App.ID+"/completions_budget", nil,
+		map[string]string{"Authorization": "Bearer " + w.c.App.APIKey})
+	if view := decode[budgetView](t, body); res.StatusCode != 200 || view.MonthlyTokens != 30 ||
+		view.RequestsPerMinute != 600 || view.Source != "config" {
+		t.Fatalf("after the app sent 0: %d %s, want the operator's 30 tokens and 600 a minute", res.StatusCode, body)
+	}
+
+	used := 0
+	for range 10 {
+		c, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "fake", Messages: userMessage("Hi")})
+		if e, refused := refusal(t, err); refused {
+			if e.Code != "budget_exceeded" || !strings.Contains(e.Message, "30 tokens") {
+				t.Fatalf("refusal %+v", e)
+			}
+			break
+		}
+		used += int(c.Usage.TotalTokens)
+	}
+	if used != 30 {
+		t.Fatalf("%d tokens used under the operator's budget of 30", used)
+	}
+
+	// Lower than the operator's is the app's own.
+	if res, body = w.setBudget(t, g, w.c.App.APIKey, map[string]any{"requests_per_minute": 5}); res.StatusCode != 200 {
+		t.Fatalf("a lower rate: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, "GET", g.URL+"/api/v1/graph?node=app/"+w.c.App.ID+"/completions_budget", nil,
+		map[string]string{"Authorization": "Bearer " + w.c.App.APIKey})
+	if view := decode[budgetView](t, body); res.StatusCode != 200 || view.RequestsPerMinute != 5 ||
+		view.MonthlyTokens != 30 || view.Source != "app" {
+		t.Fatalf("after a lower rate: %d %s", res.StatusCode, body)
+	}
+}

@@ -49,6 +49,12 @@ func (s *service) setBudget(ctx context.Context, _ *sdk.Call, in *completionsv1.
 	if p.MonthlyTokens == nil && p.RequestsPerMinute == nil {
 		return nil, sdk.Invalid("monthly_tokens", "Invalid parameter: give monthly_tokens, requests_per_minute or both.")
 	}
+	if err := withinOperators("monthly_tokens", p.MonthlyTokens, s.quota.defaults.monthlyTokens); err != nil {
+		return nil, err
+	}
+	if err := withinOperators("requests_per_minute", p.RequestsPerMinute, s.quota.defaults.requestsPerMinute); err != nil {
+		return nil, err
+	}
 	q := completionsdb.New(s.db)
 	if err := q.SetBudget(ctx, p); err != nil {
 		return nil, err
@@ -67,13 +73,24 @@ func (s *service) setBudget(ctx context.Context, _ *sdk.Call, in *completionsv1.
 	return &completionsv1.SetBudgetResponse{Success: true}, nil
 }
 
+// withinOperators refuses an app's limit above the operator's configured
+// one: an app may lower what the operator allows, never lift it (CONTRACT
+// §15). 0 is always accepted: it means "the operator's value".
+func withinOperators(field string, v *int64, operator int64) error {
+	if v == nil || operator == 0 || *v <= operator {
+		return nil
+	}
+	return sdk.Invalid(field, "Invalid parameter: %s %d is above the operator's limit of %d; send at most %d, or 0 for the operator's value.",
+		field, *v, operator, operator)
+}
+
 // wholeNumber checks an optional count (the proto bounds its range).
 func wholeNumber(field string, v *float64) (*int64, error) {
 	if v == nil {
 		return nil, nil
 	}
 	if *v != math.Trunc(*v) {
-		return nil, sdk.Invalid(field, "Invalid parameter: %s must be a whole number (0 for no limit).", field)
+		return nil, sdk.Invalid(field, "Invalid parameter: %s must be a whole number (0 for the operator's value).", field)
 	}
 	n := int64(*v)
 	return &n, nil

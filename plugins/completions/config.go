@@ -19,8 +19,8 @@ const defaultTimeout = 60 * time.Second
 // config is the completions section of the gateway's config file.
 type config struct {
 	Upstreams []upstreamConfig `json:"upstreams"`
-	// Budget is every app's default budget and rate limit; an app's own
-	// (app/<id>/completions_budget) replaces it.
+	// Budget is every app's default budget and rate limit, and a ceiling:
+	// an app's own (app/<id>/completions_budget) may only be lower.
 	Budget budgetConfig `json:"budget"`
 }
 

@@ -19,7 +19,9 @@
 //     letting calls in again (its transitions in one table); budget.go
 //     shows operators each upstream's state;
 //   - quota.go enforces each app's monthly token budget and requests per
-//     minute across gateways, by leasing slices of shared counter rows;
+//     minute across gateways, by leasing slices of shared counter rows; the
+//     operator's configured values are ceilings an app can lower, never
+//     lift (budget.go refuses the write, quota.go caps what is stored);
 //   - sse.go reads the upstream's server-sent events, whatever the chunk
 //     boundaries;
 //   - builtin.go is svc-builtin, which is not a language model: a fixed,

@@ -54,7 +54,8 @@ const (
 	recheckEvery = time.Second
 )
 
-// limits are an app's budget and rate limit; 0 means none.
+// limits are an app's budget and rate limit; 0 means none. The operator's
+// (config) are ceilings over an app's own.
 type limits struct {
 	monthlyTokens     int64
 	requestsPerMinute int64
@@ -118,17 +119,30 @@ func (q *quota) limitsOf(ctx context.Context, app string, fresh bool) (limits, e
 	case err != nil:
 		return l, err
 	default:
-		if row.MonthlyTokens != nil {
-			l.monthlyTokens, l.source = *row.MonthlyTokens, "app"
+		// Rows written before the operator's values were ceilings (or
+		// before the operator lowered them) are capped here too.
+		if own, ok := underCeiling(row.MonthlyTokens, q.defaults.monthlyTokens); ok {
+			l.monthlyTokens, l.source = own, "app"
 		}
-		if row.RequestsPerMinute != nil {
-			l.requestsPerMinute, l.source = *row.RequestsPerMinute, "app"
+		if own, ok := underCeiling(row.RequestsPerMinute, q.defaults.requestsPerMinute); ok {
+			l.requestsPerMinute, l.source = own, "app"
 		}
 	}
 	q.mu.Lock()
 	q.settings[app] = cachedLimits{l: l, at: now}
 	q.mu.Unlock()
 	return l, nil
+}
+
+// underCeiling reports whether an app's own limit is in force over the
+// operator's: the operator's value is a ceiling (CONTRACT §15), so the
+// app's counts only when it is set, not 0 (which means "the operator's
+// value") and not above a configured operator value (0 there is none).
+func underCeiling(own *int64, operator int64) (int64, bool) {
+	if own == nil || *own == 0 || (operator > 0 && *own > operator) {
+		return 0, false
+	}
+	return *own, true
 }
 
 // forget drops what this process knows of an app's limits, after a change.

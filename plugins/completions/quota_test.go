@@ -88,13 +88,14 @@ func TestATokenBudgetIsChargedAfterTheRequestAndOvershootsByLessThanOneRequestPe
 	if e == nil || *e.Code != "budget_exceeded" {
 		t.Fatalf("refusal %+v", e)
 	}
-	// An app's own budget replaces the default, on both processes.
+	// The operator's budget is a ceiling: 0 from the app (its value) does
+	// not lift it.
 	if err := completionsdb.New(db).SetBudget(context.Background(), completionsdb.SetBudgetParams{AppID: "app1", MonthlyTokens: ptr(int64(0))}); err != nil {
 		t.Fatal(err)
 	}
 	a.forget("app1")
-	if e := a.admit(context.Background(), "app1"); e != nil {
-		t.Fatalf("no budget, still refused: %v", e)
+	if e := a.admit(context.Background(), "app1"); e == nil || *e.Code != "budget_exceeded" {
+		t.Fatalf("the app's 0 lifted the operator's budget: %+v", e)
 	}
 }
 
@@ -139,3 +140,40 @@ func TestAUsageBatchRetriedAfterItsCommitAddsNothingTwice(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestAnAppsOwnLimitsNeverLiftTheOperators(t *testing.T) {
+	t.Parallel()
+	db := setupDB(t)
+	ctx := context.Background()
+	q := newQuota(db, quietLog, limits{monthlyTokens: 1000, requestsPerMinute: 60})
+	set := func(tokens, rpm int64) {
+		t.Helper()
+		if err := completionsdb.New(db).SetBudget(ctx, completionsdb.SetBudgetParams{AppID: "app1",
+			MonthlyTokens: &tokens, RequestsPerMinute: &rpm}); err != nil {
+			t.Fatal(err)
+		}
+		q.forget("app1")
+	}
+	for _, tc := range []struct {
+		name        string
+		tokens, rpm int64
+		want        limits
+	}{
+		{"0 is the operator's value", 0, 0, limits{monthlyTokens: 1000, requestsPerMinute: 60, source: "config"}},
+		{"above the operator's (stored earlier) is capped", 5000, 600, limits{monthlyTokens: 1000, requestsPerMinute: 60, source: "config"}},
+		{"lower is the app's own", 500, 6, limits{monthlyTokens: 500, requestsPerMinute: 6, source: "app"}},
+		{"one lower, one 0", 500, 0, limits{monthlyTokens: 500, requestsPerMinute: 60, source: "app"}},
+	} {
+		set(tc.tokens, tc.rpm)
+		if got, err := q.limitsOf(ctx, "app1", true); err != nil || got != tc.want {
+			t.Errorf("%s: %+v (%v), want %+v", tc.name, got, err, tc.want)
+		}
+	}
+
+	// With no operator's value, an app's own is its limit and 0 is none.
+	free := newQuota(db, quietLog, limits{})
+	set(0, 7)
+	if got, _ := free.limitsOf(ctx, "app1", true); got != (limits{requestsPerMinute: 7, source: "app"}) {
+		t.Errorf("no operator's limits: %+v", got)
+	}
+}

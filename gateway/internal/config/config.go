@@ -132,7 +132,8 @@ type Completions struct {
 	// routed to; none: only the built-in model answers.
 	Upstreams []CompletionsUpstream `json:"upstreams,omitempty"`
 	// Budget is every app's default monthly token budget and requests per
-	// minute; an app's own (app/<id>/completions_budget) replaces it.
+	// minute, and a ceiling: an app's own (app/<id>/completions_budget) may
+	// only be lower (CONTRACT §15).
 	Budget *CompletionsBudget `json:"budget,omitempty"`
 }
 

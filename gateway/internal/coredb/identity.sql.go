@@ -127,9 +127,9 @@ func (q *Queries) CountUsers(ctx context.Context) (int64, error) {
 }
 
 const createApp = `-- name: CreateApp :one
-INSERT INTO core.apps (id, name, client_id, client_secret_hash, mode)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed
+INSERT INTO core.apps (id, name, client_id, client_secret_hash, mode, created_by)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed, created_by
 `
 
 type CreateAppParams struct {
@@ -138,6 +138,7 @@ type CreateAppParams struct {
 	ClientID         string
 	ClientSecretHash []byte
 	Mode             string
+	CreatedBy        *int64
 }
 
 func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, error) {
@@ -147,6 +148,7 @@ func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, 
 		arg.ClientID,
 		arg.ClientSecretHash,
 		arg.Mode,
+		arg.CreatedBy,
 	)
 	var i CoreApp
 	err := row.Scan(
@@ -160,6 +162,7 @@ func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, 
 		&i.PreviousSecretExpiresAt,
 		&i.ClientSecretSealed,
 		&i.PreviousSecretSealed,
+		&i.CreatedBy,
 	)
 	return i, err
 }
@@ -328,7 +331,7 @@ func (q *Queries) EnableAppProduct(ctx context.Context, arg EnableAppProductPara
 }
 
 const getApp = `-- name: GetApp :one
-SELECT id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed FROM core.apps WHERE id = $1
+SELECT id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed, created_by FROM core.apps WHERE id = $1
 `
 
 func (q *Queries) GetApp(ctx context.Context, id int64) (CoreApp, error) {
@@ -345,12 +348,13 @@ func (q *Queries) GetApp(ctx context.Context, id int64) (CoreApp, error) {
 		&i.PreviousSecretExpiresAt,
 		&i.ClientSecretSealed,
 		&i.PreviousSecretSealed,
+		&i.CreatedBy,
 	)
 	return i, err
 }
 
 const getAppByClientID = `-- name: GetAppByClientID :one
-SELECT id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed FROM core.apps WHERE client_id = $1
+SELECT id, name, client_id, client_secret_hash, mode, created_at, previous_secret_hash, previous_secret_expires_at, client_secret_sealed, previous_secret_sealed, created_by FROM core.apps WHERE client_id = $1
 `
 
 func (q *Queries) GetAppByClientID(ctx context.Context, clientID string) (CoreApp, error) {
@@ -367,6 +371,7 @@ func (q *Queries) GetAppByClientID(ctx context.Context, clientID string) (CoreAp
 		&i.PreviousSecretExpiresAt,
 		&i.ClientSecretSealed,
 		&i.PreviousSecretSealed,
+		&i.CreatedBy,
 	)
 	return i, err
 }

@@ -11,6 +11,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const countAppsCreatedBy = `-- name: CountAppsCreatedBy :one
+SELECT count(*) FROM core.apps WHERE created_by = $1
+`
+
+func (q *Queries) CountAppsCreatedBy(ctx context.Context, userID *int64) (int64, error) {
+	row := q.db.QueryRow(ctx, countAppsCreatedBy, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countRedirectURIs = `-- name: CountRedirectURIs :one
 SELECT count(*) FROM core.app_redirect_uris WHERE app_id = $1
 `
@@ -28,6 +39,17 @@ SELECT count(*) FROM core.app_team WHERE app_id = $1 AND role = 'admin'
 
 func (q *Queries) CountTeamAdmins(ctx context.Context, appID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, countTeamAdmins, appID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countTestUsers = `-- name: CountTestUsers :one
+SELECT count(*) FROM core.app_test_users WHERE app_id = $1
+`
+
+func (q *Queries) CountTestUsers(ctx context.Context, appID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, countTestUsers, appID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -315,6 +337,20 @@ func (q *Queries) LockApp(ctx context.Context, id int64) (LockAppRow, error) {
 	var i LockAppRow
 	err := row.Scan(&i.ID, &i.Mode)
 	return i, err
+}
+
+const lockUser = `-- name: LockUser :one
+SELECT id FROM core.users WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Serialises the creations that count against one user's limits (apps).
+// NO KEY UPDATE: a session's insert (a foreign key to the user) must not
+// wait for it.
+func (q *Queries) LockUser(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, lockUser, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
 }
 
 const revokeTestKeys = `-- name: RevokeTestKeys :many

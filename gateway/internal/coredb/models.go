@@ -19,6 +19,7 @@ type CoreApp struct {
 	PreviousSecretExpiresAt pgtype.Timestamptz
 	ClientSecretSealed      []byte
 	PreviousSecretSealed    []byte
+	CreatedBy               *int64
 }
 
 type CoreAppConfig struct {

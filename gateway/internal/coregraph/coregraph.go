@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"time"
 
@@ -422,6 +423,14 @@ func (s *Service) mapErr(err error, what string) error {
 		return sdk.Invalid("", "Invalid parameter: %v", trimSentinel(err))
 	case errors.Is(err, identity.ErrNotStaff):
 		return auth.StaffRequired()
+	case errors.Is(err, identity.ErrLimitReached):
+		return sdk.Invalid("", "Limit reached: %s.", trimSentinel(err))
+	}
+	var busy *identity.ThrottledError
+	if errors.As(err, &busy) {
+		// Every password-hashing slot stayed busy (a new account's password).
+		return &sdk.Error{HTTPStatus: http.StatusTooManyRequests, Code: 4, Type: sdk.TypeRateLimit, Transient: true,
+			Message: "The server is busy creating accounts and signing users in; retry shortly."}
 	}
 	return err
 }

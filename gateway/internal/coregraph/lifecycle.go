@@ -245,7 +245,8 @@ func (s *Service) decideAppReview(ctx context.Context, call *sdk.Call, req *core
 // the caller.
 func trimSentinel(err error) string {
 	msg := err.Error()
-	for _, suffix := range []string{": " + identity.ErrInvalid.Error(), ": " + identity.ErrReviewRequired.Error()} {
+	for _, suffix := range []string{": " + identity.ErrInvalid.Error(), ": " + identity.ErrReviewRequired.Error(),
+		": " + identity.ErrLimitReached.Error()} {
 		if len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
 			return msg[:len(msg)-len(suffix)]
 		}

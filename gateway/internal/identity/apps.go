@@ -61,7 +61,8 @@ func (s *Service) appFrom(a coredb.CoreApp) App {
 // NewApp describes an app to create.
 type NewApp struct {
 	Name string
-	// AdminID, when set, becomes the team Admin.
+	// AdminID, when set, becomes the team Admin and is the app's creator:
+	// a user creates at most MaxAppsPerUser apps.
 	AdminID      string
 	RedirectURIs []string
 	// Products to enable, e.g. "svcchat".
@@ -94,12 +95,16 @@ func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 	}
 	var out CreatedApp
 	err := s.InTx(ctx, func(s *Service) error {
+		creator, err := s.lockCreator(ctx, n.AdminID)
+		if err != nil {
+			return err
+		}
 		id, err := s.q.NextObjectID(ctx)
 		if err != nil {
 			return fmt.Errorf("reserve app id: %w", err)
 		}
 		a, err := s.q.CreateApp(ctx, coredb.CreateAppParams{ID: id, Name: n.Name, ClientID: FormatID(id),
-			ClientSecretHash: HashToken(secret), Mode: string(ModeDevelopment)})
+			ClientSecretHash: HashToken(secret), Mode: string(ModeDevelopment), CreatedBy: creator})
 		if err != nil {
 			return fmt.Errorf("create app: %w", err)
 		}
@@ -125,6 +130,31 @@ func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 		return nil
 	})
 	return out, err
+}
+
+// lockCreator checks, inside CreateApp's transaction, that the user
+// may create one more app, and answers the creator's id (nil for none). The
+// user's row stays locked until the transaction ends, so that concurrent
+// creations are counted one after the other and never pass the limit.
+func (s *Service) lockCreator(ctx context.Context, userID string) (*int64, error) {
+	if userID == "" {
+		return nil, nil
+	}
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.q.LockUser(ctx, uid); err != nil {
+		return nil, notFound(err, "user "+userID)
+	}
+	n, err := s.q.CountAppsCreatedBy(ctx, &uid)
+	if err != nil {
+		return nil, fmt.Errorf("count apps: %w", err)
+	}
+	if n >= MaxAppsPerUser {
+		return nil, fmt.Errorf("a user creates at most %d apps: %w", MaxAppsPerUser, ErrLimitReached)
+	}
+	return &uid, nil
 }
 
 // ValidRedirectURI refuses redirect URIs that cannot be registered: not

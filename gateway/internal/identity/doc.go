@@ -5,6 +5,11 @@
 // registered redirect URIs, development or live mode, team roles, Test Users,
 // App Review per scope), app API keys, and first-party sessions.
 //
+// It also holds the bounds around passwords and self-service (CONTRACT §15):
+// sign-in failures counted per account and per address (signin.go), the
+// slots every argon2id hash and check runs in (password.go), and the caps on
+// Test Users per app and apps per user, enforced under row locks.
+//
 // It is storage and rules, never HTTP: the OAuth server (package oauth), the
 // authenticator (package auth), the seed and the Graph nodes call these
 // functions. It also mints and hashes every opaque credential (NewToken,

@@ -16,8 +16,16 @@ import (
 // beside its replacement, so that a deployment can switch without downtime.
 const KeyOverlap = 24 * time.Hour
 
-// MaxRedirectURIs bounds the redirect URIs of one app.
-const MaxRedirectURIs = 20
+// Bounds of self-service (CONTRACT §15): what one app, or one user, may
+// create.
+const (
+	// MaxRedirectURIs bounds the redirect URIs of one app.
+	MaxRedirectURIs = 20
+	// MaxTestUsersPerApp bounds the Test Users of one app.
+	MaxTestUsersPerApp = 100
+	// MaxAppsPerUser bounds the apps one user creates.
+	MaxAppsPerUser = 50
+)
 
 // ---- redirect URIs ------------------------------------------------------
 
@@ -156,30 +164,46 @@ type TestUser struct {
 
 // CreateTestUser makes a new user for the app, a Test User who may sign in
 // and authorize the app while it is in development mode. The password is
-// random, returned once, and stored as an argon2id hash like every user's.
+// random, returned once, and stored as an argon2id hash like every user's,
+// computed in a hashing slot before the transaction, which then only
+// counts the app's Test Users (at most MaxTestUsersPerApp, under the app's
+// row lock) and inserts.
 func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, error) {
 	if _, err := s.App(ctx, appID); err != nil {
 		return TestUser{}, err
 	}
 	password := NewPassword()
-	var out TestUser
-	err := s.InTx(ctx, func(s *Service) error {
-		for range 3 { // a collision of 60 random bits is not expected; retry anyway
-			suffix := randomString(8)
-			u, err := s.CreateUser(ctx, NewUser{Username: "test_" + suffix, Name: "Test User " + suffix[:4],
-				Password: password, TestUserOf: appID})
-			if errors.Is(err, ErrUsernameTaken) {
-				continue
+	hash, err := s.hashPassword(ctx, password)
+	if err != nil {
+		return TestUser{}, err
+	}
+	for range 3 { // a collision of 60 random bits is not expected; retry anyway
+		suffix := randomString(8)
+		var out TestUser
+		err := s.InTx(ctx, func(s *Service) error {
+			aid, err := s.lockApp(ctx, appID)
+			if err != nil {
+				return err
 			}
+			if n, err := s.q.CountTestUsers(ctx, aid); err != nil {
+				return fmt.Errorf("count test users: %w", err)
+			} else if n >= MaxTestUsersPerApp {
+				return fmt.Errorf("an app has at most %d Test Users: %w", MaxTestUsersPerApp, ErrLimitReached)
+			}
+			u, err := s.insertUser(ctx, NewUser{Username: "test_" + suffix, Name: "Test User " + suffix[:4],
+				TestUserOf: appID}, hash)
 			if err != nil {
 				return err
 			}
 			out = TestUser{ID: u.ID, Username: u.Username, Name: u.Name, Password: password}
 			return s.AddTestUser(ctx, appID, u.ID)
+		})
+		if errors.Is(err, ErrUsernameTaken) {
+			continue // the failed insert ended that transaction: try a new one
 		}
-		return errors.New("create test user: no free username")
-	})
-	return out, err
+		return out, err
+	}
+	return TestUser{}, errors.New("create test user: no free username")
 }
 
 // TestUsers lists the app's Test Users, by id, without passwords.

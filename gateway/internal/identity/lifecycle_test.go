@@ -3,7 +3,9 @@ package identity_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,5 +363,140 @@ func TestAReviewListsEveryScopeAndKeepsTheSubmission(t *testing.T) {
 	}
 	if _, err := w.IDs.ApproveScope(ctx, w.Staff.ID, w.App.ID, "pages:manage"); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("deciding a scope never submitted: %v", err)
+	}
+}
+
+func TestCreatingATestUserHashesInASignInSlotWithoutHoldingAConnection(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	release := identity.HoldHashingSlots(w.IDs, 10*time.Second)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("created (%v) while every hashing slot was busy", err)
+	default:
+	}
+	if n := w.Pool.Stat().AcquiredConns(); n != 0 {
+		t.Fatalf("%d pooled connections held while waiting for a hashing slot", n)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("after a slot freed up: %v", err)
+	}
+
+	// Waiting too long is a throttle, not an internal error, and creates nothing.
+	release = identity.HoldHashingSlots(w.IDs, 50*time.Millisecond)
+	defer release()
+	var te *identity.ThrottledError
+	if _, err := w.IDs.CreateTestUser(ctx, w.App.ID); !errors.As(err, &te) || te.Scope != "server" {
+		t.Fatalf("with every slot busy: %v, want a server throttle", err)
+	}
+	if _, err := w.IDs.CreateUser(ctx, identity.NewUser{Username: "newcomer", Password: "pw"}); !errors.As(err, &te) {
+		t.Fatalf("CreateUser with every slot busy: %v, want a throttle", err)
+	}
+	if users, err := w.IDs.TestUsers(ctx, w.App.ID); err != nil || len(users) != 2 {
+		t.Fatalf("test users %d (%v), want the Consumer and the one created", len(users), err)
+	}
+}
+
+func TestAnAppHasAtMost100TestUsersEvenWhenCreatedConcurrently(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	created, refused, attempts := 0, 0, 0
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if attempts >= identity.MaxTestUsersPerApp+20 {
+					mu.Unlock()
+					return
+				}
+				attempts++
+				mu.Unlock()
+				_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+				mu.Lock()
+				switch {
+				case errors.Is(err, identity.ErrLimitReached):
+					refused++
+				case err != nil:
+					t.Errorf("create: %v", err)
+				default:
+					created++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// The World's Consumer is the app's first Test User.
+	if created != identity.MaxTestUsersPerApp-1 || refused != 21 {
+		t.Fatalf("%d created and %d refused, want %d and 21", created, refused, identity.MaxTestUsersPerApp-1)
+	}
+	if users, err := w.IDs.TestUsers(ctx, w.App.ID); err != nil || len(users) != identity.MaxTestUsersPerApp {
+		t.Fatalf("%d Test Users (%v), want %d", len(users), err, identity.MaxTestUsersPerApp)
+	}
+	_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+	if !errors.Is(err, identity.ErrLimitReached) || !strings.Contains(err.Error(), "at most 100 Test Users") {
+		t.Fatalf("over the limit: %v", err)
+	}
+	// Removing one makes room for one.
+	if err := w.IDs.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.IDs.CreateTestUser(ctx, w.App.ID); err != nil {
+		t.Fatalf("after removing one: %v", err)
+	}
+}
+
+func TestAUserCreatesAtMost50AppsEvenConcurrently(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	created, refused := 0, 0
+	var wg sync.WaitGroup
+	for i := range identity.MaxAppsPerUser + 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: fmt.Sprintf("App %d", i), AdminID: w.Owner.ID})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, identity.ErrLimitReached):
+				refused++
+			case err != nil:
+				t.Errorf("create: %v", err)
+			default:
+				created++
+			}
+		}()
+	}
+	wg.Wait()
+	// The World's App is the Owner's first.
+	if created != identity.MaxAppsPerUser-1 || refused != 11 {
+		t.Fatalf("%d created and %d refused, want %d and 11", created, refused, identity.MaxAppsPerUser-1)
+	}
+	_, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "One more", AdminID: w.Owner.ID})
+	if !errors.Is(err, identity.ErrLimitReached) || !strings.Contains(err.Error(), "at most 50 apps") {
+		t.Fatalf("over the limit: %v", err)
+	}
+	// Another user is not affected, and being made Admin of an app does not count.
+	if err := w.IDs.SetTeamRole(ctx, w.App.ID, w.Stranger.ID, identity.TeamAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Stranger's", AdminID: w.Stranger.ID}); err != nil {
+		t.Fatalf("another user's first app: %v", err)
 	}
 }

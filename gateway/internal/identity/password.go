@@ -1,12 +1,15 @@
 package identity
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -24,6 +27,54 @@ const (
 
 // maxPasswordBytes bounds the work one sign-in can cause.
 const maxPasswordBytes = 1024
+
+// slotWait is how long a sign-in or an account creation waits for a free
+// hashing slot before it is told to come back.
+const slotWait = 3 * time.Second
+
+// passwordSlots bound the argon2id evaluations running at once, so that
+// memory stays bounded (19 MiB each) whatever the flood. Every password
+// check and every password hash goes through them: sign-ins, and every
+// account creation (Test Users, the seed). Nothing else may be held while
+// waiting for a slot (a transaction, a pooled connection).
+type passwordSlots struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func newPasswordSlots() *passwordSlots {
+	return &passwordSlots{slots: make(chan struct{}, max(2, 2*runtime.GOMAXPROCS(0))), wait: slotWait}
+}
+
+// run runs fn in a slot, or answers a *ThrottledError (scope "server") when
+// none freed up in time.
+func (p *passwordSlots) run(ctx context.Context, fn func()) error {
+	wait, cancel := context.WithTimeout(ctx, p.wait)
+	defer cancel()
+	select {
+	case p.slots <- struct{}{}:
+	case <-wait.Done():
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &ThrottledError{Scope: "server", RetryAfter: time.Second}
+	}
+	defer func() { <-p.slots }()
+	fn()
+	return nil
+}
+
+// hashPassword hashes password in one of the Service's slots.
+func (s *Service) hashPassword(ctx context.Context, password string) (string, error) {
+	var (
+		hash string
+		err  error
+	)
+	if serr := s.slots.run(ctx, func() { hash, err = HashPassword(password) }); serr != nil {
+		return "", serr
+	}
+	return hash, err
+}
 
 // HashPassword returns the PHC string of password under argon2id, a
 // memory-hard function: $argon2id$v=19$m=…,t=…,p=…$salt$hash.

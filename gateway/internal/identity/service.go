@@ -31,6 +31,9 @@ var (
 	ErrLastAdmin = errors.New("identity: the last Admin of an app cannot be removed")
 	// ErrNotPending: a staff decision on a review that is not pending.
 	ErrNotPending = errors.New("identity: the review is not pending")
+	// ErrLimitReached: a self-service creation over its bound
+	// (MaxTestUsersPerApp, MaxAppsPerUser); the message names the limit.
+	ErrLimitReached = errors.New("identity: limit reached")
 )
 
 // Service is the identity store. Its methods are safe for concurrent use.
@@ -38,8 +41,10 @@ type Service struct {
 	pool *pgxpool.Pool
 	q    *coredb.Queries
 	tx   pgx.Tx
-	// signIn limits password sign-ins; shared by transactional copies.
+	// signIn counts failed sign-ins and slots bounds password hashing;
+	// both shared by transactional copies.
 	signIn *signInGuard
+	slots  *passwordSlots
 	// env holds what the Service is configured with after New; shared by
 	// transactional copies.
 	env *env
@@ -71,7 +76,8 @@ func (s *Service) now() time.Time { return s.env.now() }
 
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), env: &env{now: time.Now}}
+	return &Service{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), slots: newPasswordSlots(),
+		env: &env{now: time.Now}}
 }
 
 // InTx runs fn with a Service whose every call is part of one transaction,
@@ -81,7 +87,7 @@ func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
 		return fn(s)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn, env: s.env})
+		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn, slots: s.slots, env: s.env})
 	})
 }
 

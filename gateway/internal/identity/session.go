@@ -23,28 +23,31 @@ type Session struct {
 
 // SignIn checks a username and password and opens a session.
 //
-// from is the client's address. Attempts are limited per account and per
-// address, and password checks run in a bounded number of slots; a refusal
-// for a limit is a *ThrottledError.
+// from is the client's address. Failures are limited per account and per
+// address (signInGuard), and password checks run in the bounded hashing
+// slots; a refusal for a limit is a *ThrottledError.
 func (s *Service) SignIn(ctx context.Context, from, username, password string) (Session, error) {
 	account := normalUsername(username)
-	if err := s.signIn.admit(from, account); err != nil {
+	if err := s.signIn.admit(account); err != nil {
 		return Session{}, err
 	}
 	var (
 		u   User
 		err error
 	)
-	if herr := s.signIn.hash(ctx, func() { u, err = s.CheckCredentials(ctx, username, password) }); herr != nil {
-		return Session{}, herr
+	if serr := s.slots.run(ctx, func() { u, err = s.CheckCredentials(ctx, username, password) }); serr != nil {
+		return Session{}, serr
 	}
 	if errors.Is(err, ErrWrongPassword) {
-		s.signIn.result(account, false)
+		if terr := s.signIn.failed(from, account); terr != nil {
+			return Session{}, terr
+		}
+		return Session{}, err
 	}
 	if err != nil {
 		return Session{}, err
 	}
-	s.signIn.result(account, true)
+	s.signIn.succeeded(account)
 	return s.CreateSession(ctx, u.ID)
 }
 

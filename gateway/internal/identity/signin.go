@@ -1,38 +1,40 @@
 package identity
 
 import (
-	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Sign-in limits. Each password check costs an argon2id evaluation (19 MiB
-// for about 30 ms), so both guessing and flooding are bounded here, before
-// any hashing: per account (failures), per client address (attempts), and
-// in all (evaluations at once, so that memory stays bounded whatever the
-// flood). The counts live in this gateway's memory: with N gateways an
-// account gets N times the allowance, which still makes guessing useless.
+// Sign-in limits count failures, never successes: many honest users share
+// one address behind carrier NAT, and a correct password is never refused
+// for its address. Per account, failures lock the account before any
+// hashing (a guesser's cost); per address, failures past the limit are
+// answered 429 instead of 401, so a client spraying wrong passwords is told
+// to back off. What bounds a flood of either kind is the hashing slots
+// (passwordSlots): argon2id runs in a fixed number of slots at once.
+//
+// The counts live in this gateway's memory: with N gateways an account gets
+// N times the allowance, which still makes guessing useless.
 const (
 	// accountFailures failed sign-ins of one username within
-	// accountWindow lock it until the oldest leaves the window.
+	// failureWindow lock it until the oldest leaves the window.
 	accountFailures = 10
-	accountWindow   = 15 * time.Minute
-	// addressAttempts sign-ins from one client address within
-	// addressWindow, successful or not.
-	addressAttempts = 30
-	addressWindow   = time.Minute
-	// hashWait is how long a sign-in waits for a free hashing slot before
-	// it is told to come back.
-	hashWait = 3 * time.Second
+	// addressFailures failed sign-ins from one client address within
+	// failureWindow make its further failures 429s.
+	addressFailures = 100
+	failureWindow   = 15 * time.Minute
 	// maxTracked bounds each table; beyond it, expired entries are swept.
+	// A key holds at most its limit of times, and the failures that fill
+	// them are bounded by the hashing slots' throughput.
 	maxTracked = 50_000
 )
 
-// ThrottledError refuses a sign-in that is over a limit. Scope is
-// "account", "address" or "server" (every hashing slot is busy).
+// ThrottledError refuses a sign-in (or an account creation, for "server")
+// that is over a limit. Scope is "account" (the account is locked),
+// "address" (too many failures from the client's address) or "server"
+// (every hashing slot is busy).
 type ThrottledError struct {
 	Scope      string
 	RetryAfter time.Duration
@@ -42,92 +44,83 @@ func (e *ThrottledError) Error() string {
 	return fmt.Sprintf("sign-in throttled (%s): retry after %s", e.Scope, e.RetryAfter.Round(time.Second))
 }
 
-// signInGuard holds the counts behind the limits.
+// signInGuard holds the failure counts behind the limits.
 type signInGuard struct {
-	hashing  chan struct{}
-	hashWait time.Duration
-	now      func() time.Time
+	now func() time.Time
 
-	mu       sync.Mutex
-	failures map[string][]time.Time // username → failure times, oldest first
-	attempts map[string][]time.Time // client address → attempt times
+	mu        sync.Mutex
+	accounts  map[string][]time.Time // username → failure times, oldest first
+	addresses map[string][]time.Time // client address → failure times, oldest first
 }
 
 func newSignInGuard() *signInGuard {
-	return &signInGuard{
-		hashing:  make(chan struct{}, max(2, 2*runtime.GOMAXPROCS(0))),
-		hashWait: hashWait,
-		now:      time.Now,
-		failures: map[string][]time.Time{},
-		attempts: map[string][]time.Time{},
-	}
+	return &signInGuard{now: time.Now, accounts: map[string][]time.Time{}, addresses: map[string][]time.Time{}}
 }
 
-// admit counts an attempt from address for username, or refuses it.
-func (g *signInGuard) admit(address, username string) error {
+// admit refuses a sign-in of a locked account, before its password is
+// checked.
+func (g *signInGuard) admit(username string) error {
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if f := recent(g.failures[username], now, accountWindow); len(f) >= accountFailures {
-		g.failures[username] = f
-		return &ThrottledError{Scope: "account", RetryAfter: f[0].Add(accountWindow).Sub(now)}
+	if f := recent(g.accounts[username], now); len(f) >= accountFailures {
+		g.accounts[username] = f
+		return &ThrottledError{Scope: "account", RetryAfter: f[0].Add(failureWindow).Sub(now)}
 	}
-	a := recent(g.attempts[address], now, addressWindow)
-	if len(a) >= addressAttempts {
-		g.attempts[address] = a
-		return &ThrottledError{Scope: "address", RetryAfter: a[0].Add(addressWindow).Sub(now)}
-	}
-	g.attempts[address] = append(a, now)
-	sweep(g.attempts, now, addressWindow)
 	return nil
 }
 
-// result records the outcome of a checked password.
-func (g *signInGuard) result(username string, ok bool) {
+// failed records a wrong password for username from address. It answers a
+// *ThrottledError when the address was already over its limit: the caller
+// answers that instead of "wrong password".
+func (g *signInGuard) failed(address, username string) error {
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if ok {
-		delete(g.failures, username)
-		return
+	record(g.accounts, username, now, accountFailures)
+	before := recent(g.addresses[address], now)
+	record(g.addresses, address, now, addressFailures)
+	if len(before) >= addressFailures {
+		return &ThrottledError{Scope: "address", RetryAfter: before[0].Add(failureWindow).Sub(now)}
 	}
-	g.failures[username] = append(recent(g.failures[username], now, accountWindow), now)
-	sweep(g.failures, now, accountWindow)
-}
-
-// hash runs fn in one of the bounded hashing slots.
-func (g *signInGuard) hash(ctx context.Context, fn func()) error {
-	wait, cancel := context.WithTimeout(ctx, g.hashWait)
-	defer cancel()
-	select {
-	case g.hashing <- struct{}{}:
-	case <-wait.Done():
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &ThrottledError{Scope: "server", RetryAfter: time.Second}
-	}
-	defer func() { <-g.hashing }()
-	fn()
 	return nil
 }
 
-// recent drops the times older than window.
-func recent(times []time.Time, now time.Time, window time.Duration) []time.Time {
+// succeeded clears the account's failures; the address's stay, since they
+// may be another user's behind the same address.
+func (g *signInGuard) succeeded(username string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.accounts, username)
+}
+
+// record appends a failure at now to table[key], keeping the last limit
+// times within the window (older ones decide nothing).
+func record(table map[string][]time.Time, key string, now time.Time, limit int) {
+	times := append(recent(table[key], now), now)
+	if len(times) > limit {
+		times = times[len(times)-limit:]
+	}
+	table[key] = times
+	sweep(table, now)
+}
+
+// recent drops the times older than the window.
+func recent(times []time.Time, now time.Time) []time.Time {
 	i := 0
-	for i < len(times) && now.Sub(times[i]) >= window {
+	for i < len(times) && now.Sub(times[i]) >= failureWindow {
 		i++
 	}
 	return times[i:]
 }
 
 // sweep keeps a table bounded: past maxTracked keys, expired ones go.
-func sweep(table map[string][]time.Time, now time.Time, window time.Duration) {
+func sweep(table map[string][]time.Time, now time.Time) {
 	if len(table) <= maxTracked {
 		return
 	}
 	for k, v := range table {
-		if len(recent(v, now, window)) == 0 {
+		if len(recent(v, now)) == 0 {
 			delete(table, k)
 		}
 	}

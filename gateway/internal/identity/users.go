@@ -35,7 +35,8 @@ type NewUser struct {
 	TestUserOf string
 }
 
-// CreateUser creates a user, hashing the password with argon2id.
+// CreateUser creates a user, hashing the password with argon2id in one of
+// the hashing slots (so call it outside a transaction).
 func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
 	n.Username = strings.TrimSpace(n.Username)
 	if n.Username == "" || len(n.Username) > 64 || strings.ContainsAny(n.Username, " \t\r\n") {
@@ -44,11 +45,17 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
 	if n.Name == "" {
 		n.Name = n.Username
 	}
-	hash, err := HashPassword(n.Password)
+	hash, err := s.hashPassword(ctx, n.Password)
 	if err != nil {
 		return User{}, err
 	}
-	p := coredb.CreateUserParams{Username: n.Username, Name: n.Name, PasswordHash: hash, IsStaff: n.Staff}
+	return s.insertUser(ctx, n, hash)
+}
+
+// insertUser stores a checked NewUser whose password was hashed already, so
+// that a transaction never waits for a hashing slot or for argon2id.
+func (s *Service) insertUser(ctx context.Context, n NewUser, passwordHash string) (User, error) {
+	p := coredb.CreateUserParams{Username: n.Username, Name: n.Name, PasswordHash: passwordHash, IsStaff: n.Staff}
 	if n.TestUserOf != "" {
 		aid, err := mustID("app", n.TestUserOf)
 		if err != nil {

@@ -61,8 +61,8 @@ FROM core.pages p
 WHERE p.id = @page_id;
 
 -- name: CreateApp :one
-INSERT INTO core.apps (id, name, client_id, client_secret_hash, mode)
-VALUES (@id, @name, @client_id, @client_secret_hash, @mode)
+INSERT INTO core.apps (id, name, client_id, client_secret_hash, mode, created_by)
+VALUES (@id, @name, @client_id, @client_secret_hash, @mode, sqlc.narg('created_by'))
 RETURNING *;
 
 -- name: GetApp :one

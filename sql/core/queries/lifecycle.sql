@@ -5,6 +5,18 @@
 -- Serialises changes to one app's team, keys and mode.
 SELECT id, mode FROM core.apps WHERE id = @id FOR UPDATE;
 
+-- name: LockUser :one
+-- Serialises the creations that count against one user's limits (apps).
+-- NO KEY UPDATE: a session's insert (a foreign key to the user) must not
+-- wait for it.
+SELECT id FROM core.users WHERE id = @id FOR NO KEY UPDATE;
+
+-- name: CountAppsCreatedBy :one
+SELECT count(*) FROM core.apps WHERE created_by = @user_id;
+
+-- name: CountTestUsers :one
+SELECT count(*) FROM core.app_test_users WHERE app_id = @app_id;
+
 -- name: DeleteRedirectURI :execrows
 DELETE FROM core.app_redirect_uris WHERE app_id = @app_id AND uri = @uri;
 

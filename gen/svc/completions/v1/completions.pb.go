@@ -786,8 +786,8 @@ func (x *GetBudgetRequest) GetAppId() string {
 	return ""
 }
 
-// Budget is an app's completions budget and rate limit. A limit of 0 means
-// none. Counts are whole numbers; doubles so that JSON renders them as
+// Budget is an app's completions budget and rate limit in force: the app's
+// own where it set one, else the operator's. A limit of 0 means none. Counts are whole numbers; doubles so that JSON renders them as
 // numbers.
 type Budget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -800,7 +800,7 @@ type Budget struct {
 	UsedTokens float64 `protobuf:"fixed64,3,opt,name=used_tokens,json=usedTokens,proto3" json:"used_tokens,omitempty"`
 	// When the monthly budget starts again, RFC 3339.
 	ResetsAt string `protobuf:"bytes,4,opt,name=resets_at,json=resetsAt,proto3" json:"resets_at,omitempty"`
-	// "app" when the app set its own budget or limit, else "config".
+	// "app" when a budget or limit the app set is in force, else "config".
 	Source        string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -874,9 +874,13 @@ func (x *Budget) GetSource() string {
 type SetBudgetRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	// A whole number of tokens, 0 for no budget; absent: unchanged.
+	// A whole number of tokens, at most the operator's budget if one is
+	// configured; 0 for the operator's budget (none if there is none);
+	// absent: unchanged.
 	MonthlyTokens *float64 `protobuf:"fixed64,2,opt,name=monthly_tokens,json=monthlyTokens,proto3,oneof" json:"monthly_tokens,omitempty"`
-	// A whole number of requests, 0 for no limit; absent: unchanged.
+	// A whole number of requests, at most the operator's limit if one is
+	// configured; 0 for the operator's limit (none if there is none); absent:
+	// unchanged.
 	RequestsPerMinute *float64 `protobuf:"fixed64,3,opt,name=requests_per_minute,json=requestsPerMinute,proto3,oneof" json:"requests_per_minute,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache

@@ -84,8 +84,10 @@ type CompletionsServiceClient interface {
 	// GetBudget reads an app's monthly token budget and requests-per-minute
 	// limit, and the tokens used this month (CONTRACT §14).
 	GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error)
-	// SetBudget sets an app's own budget or limit over the configured
-	// default; the fields sent change, the others stay.
+	// SetBudget sets an app's own budget or limit under the operator's
+	// configured one, which is a ceiling (CONTRACT §15): a value above it is
+	// refused (400, code 100, naming the field). The fields sent change, the
+	// others stay.
 	SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error)
 	// ListUpstreams is the operator's view of the upstreams: each one's
 	// breaker state, the end of its cooldown and its last error.
@@ -249,8 +251,10 @@ type CompletionsServiceHandler interface {
 	// GetBudget reads an app's monthly token budget and requests-per-minute
 	// limit, and the tokens used this month (CONTRACT §14).
 	GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error)
-	// SetBudget sets an app's own budget or limit over the configured
-	// default; the fields sent change, the others stay.
+	// SetBudget sets an app's own budget or limit under the operator's
+	// configured one, which is a ceiling (CONTRACT §15): a value above it is
+	// refused (400, code 100, naming the field). The fields sent change, the
+	// others stay.
 	SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error)
 	// ListUpstreams is the operator's view of the upstreams: each one's
 	// breaker state, the end of its cooldown and its last error.
