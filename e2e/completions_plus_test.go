@@ -250,7 +250,7 @@ func newBudgetWorld(t *testing.T) *budgetWorld {
 	db := pgtest.NewDatabase(t)
 	dataDir := t.TempDir() // one installation: one master key
 	w.a = gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir, Args: []string{"--config", path}})
-	w.b = gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir, Args: []string{"--config", path}})
+	w.b = gatewaytest.Start(t, gatewaytest.AnotherMachine(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir, Args: []string{"--config", path}}))
 	w.c = w.a.Credentials(t)
 	for i, g := range []*gatewaytest.Gateway{w.a, w.b} {
 		w.client[i] = openai.NewClient(option.WithBaseURL(g.URL+"/v1/"), option.WithAPIKey(w.c.App.APIKey), option.WithMaxRetries(0))

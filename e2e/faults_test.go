@@ -330,7 +330,7 @@ func TestTwoGatewaysOneKilledMidLoadLoseNothingAndKeepIdempotency(t *testing.T) 
 	db := pgtest.NewDatabase(t)
 	dataDir := t.TempDir() // one installation: one master key
 	a := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
-	b := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
+	b := gatewaytest.Start(t, gatewaytest.AnotherMachine(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir}))
 	w := &graphWorld{g: a, db: db, c: a.Credentials(t)}
 	owner := a.UserToken(t, "owner", "pages:read", "pages:manage")
 	rcv := newHookReceiver(t, w.c.App.ClientSecret)
@@ -482,7 +482,7 @@ func TestSIGTERMDuringWebhookDeliveryHandsTheRestToTheOtherGateway(t *testing.T)
 	for len(rcv.all("book.post.created")) < 3 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	b := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir})
+	b := gatewaytest.Start(t, gatewaytest.AnotherMachine(t, gatewaytest.Options{DatabaseURL: db, DataDir: dataDir}))
 	before := len(rcv.all("book.post.created"))
 	if err := a.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
