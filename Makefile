@@ -19,6 +19,8 @@ PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
 PROTOC_GEN_GO_GRPC_VERSION   := v1.6.2
 SQLC_VERSION                 := v1.31.1
 STATICCHECK_VERSION          := v0.8.2
+# grpcurl: the tests call the gateway's gRPC methods with it, as a user does.
+GRPCURL_VERSION              := v1.9.4
 # Dependency protos are read from these Go modules at generate time.
 PROTOVALIDATE_PROTO_VERSION  := v1.2.2
 GOOGLEAPIS_FROM              := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
@@ -63,7 +65,7 @@ test-go:
 	@rm -rf $(TEST_PG) $(TEST_OUT); mkdir -p $(dir $(TEST_PG)) $(TEST_OUT)
 	@url=$$($(GO) run ./internal/cmd/pgtestd start --dir $(TEST_PG)); \
 	status=0; \
-	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m -artifacts -outputdir $(TEST_OUT) ./... || status=$$?; \
+	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin SVC_GRPCURL=$(TOOLS)/grpcurl $(GO) test -count=1 -timeout 30m -artifacts -outputdir $(TEST_OUT) ./... || status=$$?; \
 	(cd $(EXAMPLE) && $(GO) test -count=1 ./...) || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
 	exit $$status
@@ -120,7 +122,7 @@ $(DEPS)/.ok: Makefile
 tools: $(TOOLS)/.buf-$(BUF_VERSION) $(TOOLS)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION) \
        $(TOOLS)/.protoc-gen-connect-go-$(PROTOC_GEN_CONNECT_GO_VERSION) $(TOOLS)/.protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION) \
        $(TOOLS)/.sqlc-$(SQLC_VERSION) \
-       $(TOOLS)/.staticcheck-$(STATICCHECK_VERSION)
+       $(TOOLS)/.staticcheck-$(STATICCHECK_VERSION) $(TOOLS)/.grpcurl-$(GRPCURL_VERSION)
 
 $(TOOLS)/.buf-%:
 	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$*
@@ -139,6 +141,9 @@ $(TOOLS)/.sqlc-%:
 	@touch $@
 $(TOOLS)/.staticcheck-%:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$*
+	@touch $@
+$(TOOLS)/.grpcurl-%:
+	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$*
 	@touch $@
 
 # apt_install: install Debian packages $(2) unless the shell test $(1) passes

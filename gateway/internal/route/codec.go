@@ -16,26 +16,32 @@ type rawMessage struct{ b []byte }
 
 // rawCodec is the "proto" codec for rawMessage values. Requests reach it
 // only in protobuf encoding: the transcoder converts JSON and REST first.
+// Real messages pass through it too: a gRPC error's details (the Graph
+// error, CONTRACT §20) are marshalled by the same codec as the answers.
 type rawCodec struct{}
 
 func (rawCodec) Name() string { return "proto" }
 
 func (rawCodec) Marshal(v any) ([]byte, error) {
-	m, ok := v.(*rawMessage)
-	if !ok {
-		return nil, fmt.Errorf("route: cannot marshal %T", v)
+	switch m := v.(type) {
+	case *rawMessage:
+		return m.b, nil
+	case proto.Message:
+		return proto.Marshal(m)
 	}
-	return m.b, nil
+	return nil, fmt.Errorf("route: cannot marshal %T", v)
 }
 
 func (rawCodec) Unmarshal(data []byte, v any) error {
-	m, ok := v.(*rawMessage)
-	if !ok {
-		return fmt.Errorf("route: cannot unmarshal into %T", v)
+	switch m := v.(type) {
+	case *rawMessage:
+		// The caller reuses data's buffer after we return.
+		m.b = append(m.b[:0], data...)
+		return nil
+	case proto.Message:
+		return proto.Unmarshal(data, m)
 	}
-	// The caller reuses data's buffer after we return.
-	m.b = append(m.b[:0], data...)
-	return nil
+	return fmt.Errorf("route: cannot unmarshal into %T", v)
 }
 
 // marshalRequest encodes a request the gateway built itself (a Graph
