@@ -60,6 +60,25 @@ var defaultKinds = []pluginv1.TokenKind{
 	pluginv1.TokenKind_TOKEN_KIND_APP_KEY, pluginv1.TokenKind_TOKEN_KIND_SESSION,
 }
 
+// Admit is the first step of every call (CONTRACT §15, authentication
+// comes first): a method that is not public refuses a caller without a
+// valid credential, 104 with none and the credential's own refusal (190)
+// for a bad one, before anything of the request is read. A nil access
+// stands for a method not known yet, hence not public.
+func Admit(ctx context.Context, access *pluginv1.Access) error {
+	if access.GetPublic() {
+		return nil
+	}
+	p, err := Caller(ctx)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return apierr.NoToken()
+	}
+	return nil
+}
+
 // Authorize enforces a method's Access option for principal p (nil when
 // anonymous) on the target the request names. It returns nil or exactly
 // one CONTRACT §3 error, checked in this order: credential present (104),

@@ -174,6 +174,10 @@ func Caller(ctx context.Context) (string, string) {
 // guard enforces method access rules with the authenticator.
 type guard struct{ a *auth.Authenticator }
 
+func (guard) Admit(ctx context.Context, access *pluginv1.Access) error {
+	return auth.Admit(ctx, access)
+}
+
 func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (route.Grant, error) {
 	if access.GetPublic() {
 		// A public method ignores a bad credential; a good one is passed on.
