@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -61,6 +62,14 @@ func UserTokenRequired() *Error {
 func MissingScope(scope string) *Error {
 	return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2069002, Type: TypeOAuth,
 		Message: fmt.Sprintf("The access token lacks the scope %q required for this call.", scope)}
+}
+
+// MissingAnyScope: the token carries none of the scopes of which the call
+// needs one (2069002, as MissingScope).
+func MissingAnyScope(scopes []string) *Error {
+	e := MissingScope("")
+	e.Message = fmt.Sprintf("The access token needs one of the scopes %s for this call.", strings.Join(scopes, ", "))
+	return e
 }
 
 // NotPageAdmin: the user neither owns nor administers the Page.

@@ -178,7 +178,7 @@ func checkMethod(md protoreflect.MethodDescriptor) (*Method, error) {
 // would be refused for want of it).
 func checkAccess(in protoreflect.MessageDescriptor, a *pluginv1.Access) error {
 	var errs []error
-	if a.GetPublic() && (len(a.GetTokenKinds()) > 0 || len(a.GetScopes()) > 0 || a.GetStaff() ||
+	if a.GetPublic() && (len(a.GetTokenKinds()) > 0 || len(a.GetScopes()) > 0 || len(a.GetAnyScopes()) > 0 || a.GetStaff() ||
 		a.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || a.GetProduct() != "" ||
 		a.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED) {
 		errs = append(errs, errors.New("access: public takes no other requirement (a public method is open to anyone)"))
@@ -188,6 +188,9 @@ func checkAccess(in protoreflect.MessageDescriptor, a *pluginv1.Access) error {
 	}
 	if slices.Contains(a.GetScopes(), "") {
 		errs = append(errs, errors.New("access: scopes lists an empty scope"))
+	}
+	if slices.Contains(a.GetAnyScopes(), "") {
+		errs = append(errs, errors.New("access: any_scopes lists an empty scope"))
 	}
 	page := a.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || a.GetProduct() != ""
 	if err := targetField(in, "page_field", a.GetPageField(), "page_id", page); err != nil {

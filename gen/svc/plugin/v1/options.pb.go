@@ -237,7 +237,10 @@ type Access struct {
 	// Standing on the app named by app_field that the caller must hold.
 	AppRole AppRole `protobuf:"varint,8,opt,name=app_role,json=appRole,proto3,enum=svc.plugin.v1.AppRole" json:"app_role,omitempty"`
 	// Name of the request field holding the app id; default "app_id".
-	AppField      string `protobuf:"bytes,9,opt,name=app_field,json=appField,proto3" json:"app_field,omitempty"`
+	AppField string `protobuf:"bytes,9,opt,name=app_field,json=appField,proto3" json:"app_field,omitempty"`
+	// Scopes of which the credential must carry at least one, beside all of
+	// scopes (e.g. pages:read or pages:manage). Ignored for sessions.
+	AnyScopes     []string `protobuf:"bytes,10,rep,name=any_scopes,json=anyScopes,proto3" json:"any_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -333,6 +336,13 @@ func (x *Access) GetAppField() string {
 		return x.AppField
 	}
 	return ""
+}
+
+func (x *Access) GetAnyScopes() []string {
+	if x != nil {
+		return x.AnyScopes
+	}
+	return nil
 }
 
 // GraphRoute binds a method to Graph nodes. Variables in braces name request
@@ -592,7 +602,7 @@ var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xc8\x02\n" +
+	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xe7\x02\n" +
 	"\x06Access\x12\x16\n" +
 	"\x06public\x18\x01 \x01(\bR\x06public\x129\n" +
 	"\vtoken_kinds\x18\x02 \x03(\x0e2\x18.svc.plugin.v1.TokenKindR\n" +
@@ -604,7 +614,10 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x18\n" +
 	"\aproduct\x18\a \x01(\tR\aproduct\x121\n" +
 	"\bapp_role\x18\b \x01(\x0e2\x16.svc.plugin.v1.AppRoleR\aappRole\x12\x1b\n" +
-	"\tapp_field\x18\t \x01(\tR\bappField\"J\n" +
+	"\tapp_field\x18\t \x01(\tR\bappField\x12\x1d\n" +
+	"\n" +
+	"any_scopes\x18\n" +
+	" \x03(\tR\tanyScopes\"J\n" +
 	"\n" +
 	"GraphRoute\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
