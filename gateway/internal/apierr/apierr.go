@@ -64,6 +64,12 @@ func MissingScope(scope string) *Error {
 		Message: fmt.Sprintf("The access token lacks the scope %q required for this call.", scope)}
 }
 
+// RateLimited: a caller is over a rate limit (CONTRACT §3: code 4 for the
+// app, 17 for the user, 32 for the Page).
+func RateLimited(code int, message string) *Error {
+	return &Error{HTTPStatus: http.StatusTooManyRequests, Code: code, Type: TypeRateLimit, Transient: true, Message: message}
+}
+
 // MissingAnyScope: the token carries none of the scopes of which the call
 // needs one (2069002, as MissingScope).
 func MissingAnyScope(scopes []string) *Error {

@@ -49,6 +49,7 @@ type Dispatcher struct {
 	core     route.Source
 	calls    *observe.Calls
 	reads    route.Reads
+	rates    *route.UserRates
 	host     *host.Host
 	compiled []server.Service // compiled-in Connect services (platform, admin)
 	onTable  func()
@@ -79,6 +80,7 @@ func New(opts Options) (*Dispatcher, error) {
 			Invoker: localInvoker{p: opts.Core, calls: opts.Calls}, PrimaryOnly: true},
 		calls: opts.Calls,
 		reads: opts.Reads,
+		rates: route.NewUserRates(nil),
 	}, nil
 }
 
@@ -110,6 +112,7 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	if d.reads != nil {
 		t.WithReads(d.reads)
 	}
+	t.WithUserRates(d.rates)
 	// The Graph router is built now, once, and published with its table:
 	// a request never builds one.
 	g := graph.NewRouter(t)

@@ -105,6 +105,7 @@ type Table struct {
 	files    Files
 	guard    Guard
 	reads    Reads
+	rates    *UserRates
 }
 
 // Build makes a route table from sources. It fails when a source breaks
@@ -170,6 +171,13 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, checked [
 // the table is in use.
 func (t *Table) WithReads(reads Reads) *Table {
 	t.reads = reads
+	return t
+}
+
+// WithUserRates has the table count the calls of methods that declare
+// user_rate_per_minute in rates. Call it before the table is in use.
+func (t *Table) WithUserRates(rates *UserRates) *Table {
+	t.rates = rates
 	return t
 }
 
@@ -279,7 +287,8 @@ func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []
 	return err
 }
 
-// prepare validates and authorizes a call and builds the plugin request.
+// prepare validates and authorizes a call, counts it against its method's
+// per-user rate, and builds the plugin request.
 func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw []byte) (*pluginv1.InvokeRequest, error) {
 	if err := validate.Check(req); err != nil {
 		return nil, err
@@ -289,6 +298,11 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 		return nil, err
 	}
 	principal := grant.Principal
+	if m.UserRatePerMinute > 0 && t.rates != nil && principal.GetUserId() != "" {
+		if err := t.rates.Allow(m.Procedure, principal.GetUserId(), m.UserRatePerMinute); err != nil {
+			return nil, err
+		}
+	}
 	if raw == nil {
 		if raw, err = marshalRequest(req); err != nil {
 			return nil, apierr.Internal(err)

@@ -553,6 +553,14 @@ var file_svc_plugin_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Filename:      "svc/plugin/v1/options.proto",
 	},
 	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*int32)(nil),
+		Field:         51006,
+		Name:          "svc.plugin.v1.user_rate_per_minute",
+		Tag:           "varint,51006,opt,name=user_rate_per_minute",
+		Filename:      "svc/plugin/v1/options.proto",
+	},
+	{
 		ExtendedType:  (*descriptorpb.ServiceOptions)(nil),
 		ExtensionType: (*Access)(nil),
 		Field:         51003,
@@ -582,6 +590,13 @@ var (
 	//
 	// optional int32 rest_success_status = 51005;
 	E_RestSuccessStatus = &file_svc_plugin_v1_options_proto_extTypes[2]
+	// Calls of this method one user may make per minute (each method counted
+	// on its own); over it the gateway answers 429, code 17. 0: no limit of
+	// its own. For writes that reach other people (direct messages, Page
+	// messages), which the Graph's generous per-user limit does not bound.
+	//
+	// optional int32 user_rate_per_minute = 51006;
+	E_UserRatePerMinute = &file_svc_plugin_v1_options_proto_extTypes[3]
 )
 
 // Extension fields to descriptorpb.ServiceOptions.
@@ -589,13 +604,13 @@ var (
 	// Default access for methods of the service that declare none.
 	//
 	// optional svc.plugin.v1.Access default_access = 51003;
-	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[3]
+	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[4]
 )
 
 // Extension fields to descriptorpb.MessageOptions.
 var (
 	// optional svc.plugin.v1.GraphObject object = 51004;
-	E_Object = &file_svc_plugin_v1_options_proto_extTypes[4]
+	E_Object = &file_svc_plugin_v1_options_proto_extTypes[5]
 )
 
 var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
@@ -651,7 +666,8 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x10APP_ROLE_GRANTEE\x10\x04:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
 	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:P\n" +
-	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:_\n" +
+	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:Q\n" +
+	"\x14user_rate_per_minute\x12\x1e.google.protobuf.MethodOptions\x18\xbe\x8e\x03 \x01(\x05R\x11userRatePerMinute:_\n" +
 	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:U\n" +
 	"\x06object\x12\x1f.google.protobuf.MessageOptions\x18\xbc\x8e\x03 \x01(\v2\x1a.svc.plugin.v1.GraphObjectR\x06objectB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
@@ -688,16 +704,17 @@ var file_svc_plugin_v1_options_proto_depIdxs = []int32{
 	7,  // 3: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
 	7,  // 4: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
 	7,  // 5: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
-	8,  // 6: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	9,  // 7: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
-	3,  // 8: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	4,  // 9: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	3,  // 10: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	6,  // 11: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	8,  // [8:12] is the sub-list for extension type_name
-	3,  // [3:8] is the sub-list for extension extendee
+	7,  // 6: svc.plugin.v1.user_rate_per_minute:extendee -> google.protobuf.MethodOptions
+	8,  // 7: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	9,  // 8: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	3,  // 9: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	4,  // 10: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	3,  // 11: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	6,  // 12: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	9,  // [9:13] is the sub-list for extension type_name
+	3,  // [3:9] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
 }
 
@@ -713,7 +730,7 @@ func file_svc_plugin_v1_options_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
 			NumEnums:      3,
 			NumMessages:   4,
-			NumExtensions: 5,
+			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_svc_plugin_v1_options_proto_goTypes,

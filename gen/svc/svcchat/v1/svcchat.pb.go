@@ -3280,9 +3280,9 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xc2\x18\n" +
-	"\x0eSvcchatService\x12\x95\x01\n" +
-	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xca\x18\n" +
+	"\x0eSvcchatService\x12\x99\x01\n" +
+	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"A\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
 	"\x06OptOut\x12\x1d.svc.svcchat.v1.OptOutRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\"<\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02/:\x01*\"*/api/mobile/svcchat/page-messaging/opt-out\x12\x96\x01\n" +
 	"\vSendMessage\x12\".svc.svcchat.v1.SendMessageRequest\x1a#.svc.svcchat.v1.SendMessageResponse\">\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x18\x19\x12\x17page/{page_id}/messages\x12\xac\x01\n" +
@@ -3300,8 +3300,8 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x11ListTemplateQueue\x12(.svc.svcchat.v1.ListTemplateQueueRequest\x1a).svc.svcchat.v1.ListTemplateQueueResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.\x12,/api/developers/admin/svcchat/template-queue\x90\x02\x01\x12\x9e\x01\n" +
 	"\x0eDecideTemplate\x12%.svc.svcchat.v1.DecideTemplateRequest\x1a&.svc.svcchat.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/developers/admin/svcchat/template-queue\x12\xad\x01\n" +
 	"\bHandover\x12\x1f.svc.svcchat.v1.HandoverRequest\x1a .svc.svcchat.v1.HandoverResponse\"^\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x189\x127page/{page_id}/conversations/{conversation_id}/handover\x12\x9e\x01\n" +
-	"\x0eMobileHandover\x12%.svc.svcchat.v1.MobileHandoverRequest\x1a&.svc.svcchat.v1.MobileHandoverResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/handover\x12\x80\x01\n" +
-	"\x05Reply\x12\x1c.svc.svcchat.v1.ReplyRequest\x1a\x1d.svc.svcchat.v1.ReplyResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02-:\x01*\"(/api/mobile/svcchat/page-messaging/reply\x12\x80\x01\n" +
+	"\x0eMobileHandover\x12%.svc.svcchat.v1.MobileHandoverRequest\x1a&.svc.svcchat.v1.MobileHandoverResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/handover\x12\x84\x01\n" +
+	"\x05Reply\x12\x1c.svc.svcchat.v1.ReplyRequest\x1a\x1d.svc.svcchat.v1.ReplyResponse\">\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02-:\x01*\"(/api/mobile/svcchat/page-messaging/reply\x12\x80\x01\n" +
 	"\x05Inbox\x12\x1c.svc.svcchat.v1.InboxRequest\x1a\x1d.svc.svcchat.v1.InboxResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02*\x12(/api/mobile/svcchat/page-messaging/inbox\x90\x02\x01\x12\x92\x01\n" +
 	"\tGetThread\x12 .svc.svcchat.v1.GetThreadRequest\x1a\x16.svc.svcchat.v1.Thread\"K\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02>\x12</api/mobile/svcchat/page-messaging/threads/{conversation_id}\x12\xb4\x01\n" +
 	"\x0eMarkThreadRead\x12%.svc.svcchat.v1.MarkThreadReadRequest\x1a&.svc.svcchat.v1.MarkThreadReadResponse\"S\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02F:\x01*\"A/api/mobile/svcchat/page-messaging/threads/{conversation_id}/read\x12\xc0\x01\n" +
