@@ -188,8 +188,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// me/assigned_assets lists the ad accounts the ads plugin keeps too.
-	graphSvc.WithPluginAssets(r.CallJSON)
+	// me/assigned_assets lists the ad accounts the ads plugin keeps, and
+	// going live tells svcchat.
+	graphSvc.WithPlugins(r.CallJSON)
 	devSeed := "1"
 	if cfg.NoDevSeed {
 		devSeed = "0"
