@@ -29,14 +29,17 @@ func TestAuthenticationComesFirstARequestWithoutAValidCredentialAndABadBodyIsRef
 	// wrong type, a message with a number for text, a card with no user.
 	requests := []struct {
 		name, url, body string
+		idempotencyKey  string
 	}{
-		{"Graph checkout, node in the query", graph + "?node=maison/7000000001/checkout", `{"items":"three"}`},
-		{"Graph checkout, node in the body", graph, `{"node":"maison/7000000001/checkout","items":[{"quantity":"x"}]}`},
-		{"Graph checkout, a body that is not JSON", graph + "?node=maison/7000000001/checkout", `{"items":`},
-		{"Graph plugin write node", graph + "?node=page/" + c.Page.ID + "/messages", `{"recipient_user_id":7,"text":""}`},
-		{"Graph batch that does not parse", graph, `{"batch":"no"}`},
-		{"REST wearables push", g.URL + pushPath, `{"card":{"title":""}}`},
-		{"REST wearables push, a body that is not JSON", g.URL + pushPath, `{"card":`},
+		{"Graph checkout, node in the query", graph + "?node=maison/7000000001/checkout", `{"items":"three"}`, ""},
+		{"Graph checkout, node in the body", graph, `{"node":"maison/7000000001/checkout","items":[{"quantity":"x"}]}`, ""},
+		{"Graph checkout, a body that is not JSON", graph + "?node=maison/7000000001/checkout", `{"items":`, ""},
+		{"Graph checkout with an Idempotency-Key", graph, `{"node":"maison/7000000001/checkout","items":"three"}`, "order-1"},
+		{"Graph checkout with an Idempotency-Key too long", graph + "?node=maison/7000000001/checkout", `{"items":[]}`, strings.Repeat("k", 256)},
+		{"Graph plugin write node", graph + "?node=page/" + c.Page.ID + "/messages", `{"recipient_user_id":7,"text":""}`, ""},
+		{"Graph batch that does not parse", graph, `{"batch":"no"}`, ""},
+		{"REST wearables push", g.URL + pushPath, `{"card":{"title":""}}`, ""},
+		{"REST wearables push, a body that is not JSON", g.URL + pushPath, `{"card":`, ""},
 	}
 	credentials := []struct {
 		name          string
@@ -53,6 +56,9 @@ func TestAuthenticationComesFirstARequestWithoutAValidCredentialAndABadBodyIsRef
 				if cred.header != "" {
 					h["Authorization"] = cred.header
 				}
+				if r.idempotencyKey != "" {
+					h["Idempotency-Key"] = r.idempotencyKey
+				}
 				res, body := do(t, "POST", r.url, strings.NewReader(r.body), h)
 				wantGraphError(t, res, body, http.StatusUnauthorized, cred.code, cred.subcode)
 			})
@@ -64,7 +70,7 @@ func TestAuthenticationComesFirstARequestWithoutAValidCredentialAndABadBodyIsRef
 		h := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token}
 		res, body := do(t, "POST", requests[0].url, strings.NewReader(requests[0].body), h)
 		wantGraphError(t, res, body, http.StatusBadRequest, 100, 0)
-		res, body = do(t, "POST", requests[5].url, strings.NewReader(requests[5].body), h)
+		res, body = do(t, "POST", requests[7].url, strings.NewReader(requests[7].body), h)
 		wantGraphError(t, res, body, http.StatusBadRequest, 100, 0)
 	})
 

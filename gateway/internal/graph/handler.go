@@ -147,6 +147,11 @@ func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && h.opts.Idempotency != nil {
+		// Claiming the key writes: a caller without a valid credential is
+		// answered first.
+		if err := h.admitWrite(r.Context(), r.URL.Query(), raw); err != nil {
+			return 0, nil, false, err
+		}
 		// CONTRACT §1: the same key from the same caller, app and user
 		// both (two users of one app never share answers); the stored
 		// fingerprint covers the node, whether it is in the body or the
@@ -154,8 +159,7 @@ func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc
 		app, user := h.caller(r.Context())
 		scope := "app:" + app + "/user:" + user
 		if len(key) > 255 {
-			err := apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
-			return 0, nil, false, h.refuseBody(r.Context(), r.URL.Query().Get("node"), err)
+			return 0, nil, false, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
 		}
 		fingerprint := append([]byte(r.URL.Query().Get("node")+"\n"), raw...)
 		status, doc, err = h.opts.Idempotency.Do(r.Context(), scope, key, fingerprint, func() (int, []byte, error) {
@@ -207,6 +211,20 @@ func (h *Handler) admit(ctx context.Context, verb, node string) error {
 		return nil
 	}
 	return err
+}
+
+// admitWrite is admit for a write before its body is bound: the node is
+// the query's, or, for a caller without a valid credential only, the one
+// its body names.
+func (h *Handler) admitWrite(ctx context.Context, q url.Values, raw []byte) error {
+	node := q.Get("node")
+	if node == "" && h.opts.Router().table.Admit(ctx, nil) != nil {
+		var body writeBody
+		if body.parse(raw) == nil {
+			node, _ = body.node()
+		}
+	}
+	return h.admit(ctx, http.MethodPost, node)
 }
 
 // refuseBody is the answer to a write whose body, or its headers, were
