@@ -16,16 +16,20 @@ type rawMessage struct{ b []byte }
 
 // rawCodec is the "proto" codec for rawMessage values. Requests reach it
 // only in protobuf encoding: the transcoder converts JSON and REST first.
+// It also encodes the one other message Connect gives it: a gRPC
+// refusal's google.rpc.Status, which carries the platform's error detail.
 type rawCodec struct{}
 
 func (rawCodec) Name() string { return "proto" }
 
 func (rawCodec) Marshal(v any) ([]byte, error) {
-	m, ok := v.(*rawMessage)
-	if !ok {
-		return nil, fmt.Errorf("route: cannot marshal %T", v)
+	switch m := v.(type) {
+	case *rawMessage:
+		return m.b, nil
+	case proto.Message:
+		return proto.Marshal(m)
 	}
-	return m.b, nil
+	return nil, fmt.Errorf("route: cannot marshal %T", v)
 }
 
 func (rawCodec) Unmarshal(data []byte, v any) error {
