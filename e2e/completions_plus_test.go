@@ -83,7 +83,7 @@ func usageOf(t *testing.T, g *gatewaytest.Gateway, c gatewaytest.Credentials, mo
 // metric reads one sample of the gateway's /metrics (0 when absent).
 func metric(t *testing.T, g *gatewaytest.Gateway, series string) float64 {
 	t.Helper()
-	_, body := do(t, "GET", g.URL+"/metrics", nil, nil)
+	_, body := scrape(t, g)
 	for _, line := range strings.Split(string(body), "\n") {
 		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)

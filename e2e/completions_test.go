@@ -234,7 +234,7 @@ func TestTheOfficialOpenAIGoClientTalksToTheGatewayUnmodified(t *testing.T) {
 	})
 
 	t.Run("the plugin's counters are on the gateway's /metrics", func(t *testing.T) {
-		_, body := do(t, "GET", w.g.URL+"/metrics", nil, nil)
+		_, body := scrape(t, w.g)
 		if !strings.Contains(string(body), `svc_completions_requests_total{model="fake",upstream="good"}`) ||
 			!strings.Contains(string(body), `svc_completions_tokens_total{kind="prompt",model="svc-builtin",upstream="svc-builtin"}`) {
 			t.Fatalf("metrics lack the completions counters:\n%s", body)

@@ -20,7 +20,7 @@ type namedWorld struct {
 	staffSession          string
 }
 
-var namedScopes = []string{"ads_read", "ads_management", "leads_retrieval", "commerce_checkout", "extmsg_business_management",
+var namedScopes = []string{"ads_read", "ads_management", "leads_retrieval", "leads_submission", "commerce_checkout", "extmsg_business_management",
 	"threads_basic", "threads_content_publish", "pages:read", "pages:manage"}
 
 func newNamedWorld(t *testing.T) *namedWorld {

@@ -66,7 +66,7 @@ func TestPrunedTablesStayFlatUnderASteadyLoad(t *testing.T) {
 	if written < 3*third {
 		t.Fatalf("only %d posts were written: the load did not run", written)
 	}
-	_, body := do(t, "GET", g.URL+"/metrics", nil, nil)
+	_, body := scrape(t, g)
 	for _, want := range []string{`svc_pruned_rows_total{table="core.outbox"}`, `svc_table_live_rows{schema="core",table="outbox"}`, `svc_prune_rounds_total{outcome="done"}`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -181,7 +181,7 @@ func TestGatewaysJoiningARunningOneShareEverythingThroughTheDatabase(t *testing.
 // of each series, keyed by its labels as written between the braces.
 func promValues(t *testing.T, g *gatewaytest.Gateway, name string) map[string]float64 {
 	t.Helper()
-	res, body := do(t, "GET", g.URL+"/metrics", nil, nil)
+	res, body := scrape(t, g)
 	if res.StatusCode != 200 {
 		t.Fatalf("/metrics: %d", res.StatusCode)
 	}

@@ -52,7 +52,7 @@ func sampleGateway(t *testing.T, g *gatewaytest.Gateway) soakSample {
 		t.Fatal(err)
 	}
 	s.files = len(fds)
-	_, body := do(t, "GET", g.URL+"/metrics", nil, nil)
+	_, body := scrape(t, g)
 	for line := range strings.SplitSeq(string(body), "\n") {
 		if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
 			s.goroutines, _ = strconv.Atoi(strings.TrimSpace(v))

@@ -293,7 +293,7 @@ func TestMeAssignedAssetsListsThePagesAndAppsTheUserHasARoleOnWithTheirTasks(t *
 	}
 	// With ads_read, the business's sandbox ad account (the ads plugin's,
 	// provisioned on the first list in development) is listed too.
-	ads := w.g.UserToken(t, "owner", "ads_read")
+	ads := w.g.UserToken(t, "owner", "ads_read", "pages:read")
 	res, body = w.get(t, ads, url.Values{"node": {"me/adaccounts"}})
 	accounts := decode[struct{ Data []asset }](t, body)
 	if res.StatusCode != 200 || len(accounts.Data) == 0 {

@@ -225,7 +225,7 @@ func TestChangelogOverEveryProtocol(t *testing.T) {
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {
-		res, body := do(t, "GET", g.URL+"/metrics", nil, nil)
+		res, body := scrape(t, g)
 		if res.StatusCode != 200 || !bytes.Contains(body, []byte("svc_http_requests_total")) {
 			t.Fatalf("status %d, body lacks request counter", res.StatusCode)
 		}

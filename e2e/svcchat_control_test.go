@@ -251,10 +251,10 @@ func TestHandoverAndInboxRefusalsFollowTheContract(t *testing.T) {
 		res, body := w.mobileGet(t, w.consumer, "inbox?userId="+w.c.Users["owner"].ID)
 		wantGraphError(t, res, body, 400, 100, 0)
 	})
-	t.Run("a direct message to a user id that names nobody is not found", func(t *testing.T) {
+	t.Run("a direct message to a user id that names nobody is refused with 2018309, as to one who blocked the sender", func(t *testing.T) {
 		res, body := do(t, "POST", w.g.URL+"/api/mobile/chat/messages", strings.NewReader(`{"toUserId":"123","text":"hi"}`),
 			map[string]string{"Authorization": "Bearer " + w.consumer, "Content-Type": "application/json"})
-		wantGraphError(t, res, body, 404, 100, 33)
+		wantGraphError(t, res, body, 403, 10, 2018309)
 	})
 	t.Run("direct messages need a session", func(t *testing.T) {
 		res, body := do(t, "POST", w.g.URL+"/api/mobile/chat/messages", strings.NewReader(`{"toUserId":"`+w.c.Users["owner"].ID+`","text":"hi"}`),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net/http"
 	"slices"
 	"time"
 
@@ -56,7 +57,7 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 		return nil, err
 	}
 	if !to.Exists {
-		return nil, sdk.NotFound("User " + req.GetToUserId())
+		return nil, cannotMessage()
 	}
 	low, high := pair(from, req.GetToUserId())
 	var res chatv1.SendDirectMessageResponse
@@ -82,6 +83,14 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 		return nil, err
 	}
 	return &res, nil
+}
+
+// cannotMessage refuses a direct message to a user who does not exist or
+// who blocked the sender alike (CONTRACT §15, 403, code 10, subcode
+// 2018309): the answer must not tell which user ids exist.
+func cannotMessage() *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2018309, Type: sdk.TypeOAuth,
+		Message: "This person cannot receive your messages."}
 }
 
 // chatItem is one thread of the chats list with the time it sorts by.

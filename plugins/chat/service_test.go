@@ -128,11 +128,11 @@ func TestChatRefusals(t *testing.T) {
 	wantInvalid(t, err, "toUserId")
 	_, err = call[*structpb.Struct](t, b, "ListChats", session("900"), &chatv1.ListChatsRequest{View: "grid"})
 	wantInvalid(t, err, "view")
-	t.Run("a direct message to a user id that names nobody is not found", func(t *testing.T) {
+	t.Run("a direct message to a user id that names nobody is refused with 2018309, telling nothing of who exists", func(t *testing.T) {
 		_, err := call[*chatv1.SendDirectMessageResponse](t, b, "SendDirectMessage", session("900"), &chatv1.SendDirectMessageRequest{ToUserId: "no-one", Text: "hi"})
 		e, ok := err.(*sdk.Error)
-		if !ok || e.HTTPStatus != 404 || e.Code != 100 || e.Subcode != 33 {
-			t.Fatalf("err = %v; want 404/100/33", err)
+		if !ok || e.HTTPStatus != 403 || e.Code != 10 || e.Subcode != 2018309 {
+			t.Fatalf("err = %v; want 403/10/2018309", err)
 		}
 		var n int
 		if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM chat.direct_threads").Scan(&n); err != nil || n != 0 {

@@ -10,12 +10,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
+	"github.com/svcplatform/svc/internal/netguard"
 	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/social/internal/socialdb"
@@ -224,36 +224,19 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// errNotPublic refuses a connection to an address of the platform's own
-// networks.
-var errNotPublic = errors.New("not a public address")
-
 // errBadRedirect stops a redirect the media check does not follow.
 var errBadRedirect = errors.New("redirected")
 
 // newMediaClient is the client of the media check. It connects only to
-// public addresses (a reel must not make the platform probe its own
-// network), loopback too in development, and follows at most 5 redirects,
-// each of which must pass validateVideoURL.
+// public addresses, loopback too in development, through the platform's one
+// outbound guard (internal/netguard, the webhooks' too): a reel must not
+// make the platform probe its own networks or a cloud's metadata service.
+// It uses no proxy, and follows at most 5 redirects, each of which must
+// pass validateVideoURL.
 func newMediaClient(development bool) *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return err
-		}
-		ip := net.ParseIP(host)
-		if ip == nil {
-			return fmt.Errorf("media check: %s is not an IP address", host)
-		}
-		if ip.IsLoopback() && development {
-			return nil
-		}
-		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
-			return fmt.Errorf("media check: %s: %w", ip, errNotPublic)
-		}
-		return nil
-	}}
+	dialer := netguard.NewDialer(netguard.Reach{Public: true, Loopback: development}, nil, 10*time.Second)
 	transport := &http.Transport{
+		Proxy:       nil,
 		DialContext: dialer.DialContext, TLSHandshakeTimeout: 10 * time.Second,
 		ResponseHeaderTimeout: 10 * time.Second, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
 	}
@@ -275,8 +258,9 @@ func checkMedia(ctx context.Context, client *http.Client, videoURL string) (Reel
 	if err == nil && (res.StatusCode == http.StatusMethodNotAllowed || res.StatusCode == http.StatusNotImplemented) {
 		res, err = mediaHeaders(ctx, client, http.MethodGet, videoURL)
 	}
-	if errors.Is(err, errNotPublic) {
-		return Rejected, "the video URL's host is not a public address"
+	var blocked *netguard.BlockedAddressError
+	if errors.As(err, &blocked) {
+		return Rejected, "the video URL's host is not a public address (" + blocked.Class.String() + ")"
 	}
 	if errors.Is(err, errBadRedirect) {
 		var ue *url.Error

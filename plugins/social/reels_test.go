@@ -366,3 +366,19 @@ func TestReelLikesAndRepliesOfAReelTheUserCannotSeeAreNotFoundAndStoreNothing(t 
 		t.Fatalf("%d rows stored by refused calls", n)
 	}
 }
+
+// CONTRACT §15 and issue 26: the media check has the webhooks' guard
+// (internal/netguard), so it refuses, before connecting, every address a
+// webhook callback may not reach: shared CGNAT space, benchmarking
+// networks, Azure's wire server and IPv4 hidden in NAT64, besides
+// private and metadata addresses.
+func TestTheMediaCheckRefusesEveryAddressTheWebhookGuardRefuses(t *testing.T) {
+	t.Parallel()
+	client := newMediaClient(true)
+	for _, host := range []string{"100.64.0.1", "198.18.0.1", "168.63.129.16", "[64:ff9b::a00:1]", "169.254.169.254", "10.0.0.1"} {
+		trigger, reason := checkMedia(ctxFor(t), client, "https://"+host+"/clip.mp4")
+		if trigger != Rejected || !strings.Contains(reason, "not a public address") {
+			t.Errorf("%s: got %s %q, want rejected before connecting", host, trigger, reason)
+		}
+	}
+}

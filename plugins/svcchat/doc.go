@@ -17,7 +17,10 @@
 // It asks the gateway (sdk.HostClient) for what it does not own: a Page's
 // facts (PageAccess: published, chat surfacing, inbox automation) and an
 // app's mode and platformConfig (AppInfo), where
-// platformConfig.svcchat.templates adds or overrides templates.
+// platformConfig.svcchat.templates adds or overrides templates. A live
+// app's templates that it approved itself in development go to staff
+// review when svcchat next reads them, and at once when the gateway calls
+// AppWentLive as the app goes live (CONTRACT §15).
 //
 // It is started by the gateway, never by hand; it reads the database URL
 // from SVC_DATABASE_URL, which the gateway passes on.

@@ -45,6 +45,7 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("CreateTemplate"), s.createTemplate)
 	sdk.Handle(p, m.ByName("ApproveTemplate"), s.approveTemplate)
 	sdk.Handle(p, m.ByName("SubmitTemplate"), s.submitTemplate)
+	sdk.Handle(p, m.ByName("AppWentLive"), s.appWentLive)
 	sdk.Handle(p, m.ByName("ListTemplateQueue"), s.listTemplateQueue)
 	sdk.Handle(p, m.ByName("DecideTemplate"), s.decideTemplate)
 	sdk.Handle(p, m.ByName("Handover"), s.handover)

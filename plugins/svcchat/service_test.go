@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -324,5 +325,57 @@ func TestOptInAnswersTheRecordAndARepeatEmitsNothing(t *testing.T) {
 	t.Run("a session message to them is outside the window (2018278)", func(t *testing.T) {
 		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
 		plugintest.WantRefusal(t, err, 400, 10, 2018278)
+	})
+}
+
+// CONTRACT §15: templates an app approved itself in development become
+// pending_review when the app goes live and appear in the staff queue;
+// until staff approve them a live send is refused with 2018302. Each
+// parameter value is 1 to 1,024 code points (else 132000).
+func TestGoingLiveReReviewsTemplatesTheAppApprovedItself(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.userWrites(t, "hi")
+	devKey := sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: devApp}
+	must[*svcchatv1.Template](t, b, "CreateTemplate", devKey, &svcchatv1.CreateTemplateRequest{AppId: devApp, Name: "pickup", Body: "Ready, {{name}}!", Params: []string{"name"}})
+	must[*svcchatv1.Template](t, b, "ApproveTemplate", devKey, &svcchatv1.TemplateActionRequest{AppId: devApp, Name: "pickup"})
+	must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, template(devSend, "pickup", map[string]any{"name": "Casey"}))
+
+	t.Run("a parameter value of 1,024 code points is sent, one of 1,025 is refused with 132000", func(t *testing.T) {
+		must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, template(devSend, "pickup", map[string]any{"name": strings.Repeat("é", 1024)}))
+		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, template(devSend, "pickup", map[string]any{"name": strings.Repeat("é", 1025)}))
+		plugintest.WantRefusal(t, err, 400, 132000, 0)
+		_, err = call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, template(devSend, "pickup", map[string]any{"name": ""}))
+		plugintest.WantRefusal(t, err, 400, 132000, 0)
+	})
+
+	// The app goes live; the gateway tells svcchat.
+	b.facts.mu.Lock()
+	b.facts.apps[devApp].Live = true
+	b.facts.mu.Unlock()
+	wentLive := sdk.Principal{Kind: sdk.TokenKindAppKey, AppID: devApp, Live: true}
+	liveDevSend := sdk.Principal{Kind: sdk.TokenKindSystemUser, AppID: devApp, Live: true, Scopes: []string{"svcchat:send"}}
+
+	t.Run("a live send of a template the app approved itself is refused with 2018302, even before the gateway says it went live", func(t *testing.T) {
+		_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveDevSend, template(liveDevSend, "pickup", map[string]any{"name": "Casey"}))
+		plugintest.WantRefusal(t, err, 403, 10, 2018302)
+	})
+	list := must[*svcchatv1.ListTemplatesResponse](t, b, "AppWentLive", wentLive, &svcchatv1.AppWentLiveRequest{AppId: devApp})
+	for _, tpl := range list.GetData() {
+		if tpl.GetName() == "pickup" && tpl.GetStatus() != "pending_review" {
+			t.Fatalf("after going live pickup is %s, want pending_review", tpl.GetStatus())
+		}
+	}
+	queue := must[*svcchatv1.ListTemplateQueueResponse](t, b, "ListTemplateQueue", staff, &svcchatv1.ListTemplateQueueRequest{})
+	if len(queue.GetData()) != 1 || queue.GetData()[0].GetAppId() != devApp || queue.GetData()[0].GetName() != "pickup" || queue.GetData()[0].GetSubmittedAt() == "" {
+		t.Fatalf("the staff queue = %v, want the self-approved template", queue)
+	}
+	t.Run("the platform's templates stay approved", func(t *testing.T) {
+		must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveDevSend, template(liveDevSend, "hello_world", nil))
+	})
+	must[*svcchatv1.DecideTemplateResponse](t, b, "DecideTemplate", staff, &svcchatv1.DecideTemplateRequest{Id: queue.GetData()[0].GetId(), Decision: "approve"})
+	t.Run("once staff approve it, it is sent, and going live again changes nothing", func(t *testing.T) {
+		must[*svcchatv1.ListTemplatesResponse](t, b, "AppWentLive", wentLive, &svcchatv1.AppWentLiveRequest{AppId: devApp})
+		must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveDevSend, template(liveDevSend, "pickup", map[string]any{"name": "Casey"}))
 	})
 }

@@ -31,6 +31,7 @@ const (
 	ActionStaffApprove = msgtemplate.StaffApprove
 	ActionStaffReject  = msgtemplate.StaffReject
 	ActionEdit         = msgtemplate.Edit
+	ActionGoLive       = msgtemplate.GoLive
 )
 
 // NextTemplateStatus is the shared lifecycle table (msgtemplate.Next).

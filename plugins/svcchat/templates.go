@@ -31,6 +31,11 @@ func (s *service) appTemplates(ctx context.Context, call *sdk.Call, appID string
 	if err != nil {
 		return nil, nil, err
 	}
+	if app.Live && slices.ContainsFunc(rows, selfApproved) {
+		if rows, err = s.reviewSelfApproved(ctx, appID); err != nil {
+			return nil, nil, err
+		}
+	}
 	out := make([]Template, 0, len(rows)+len(defaultTemplates))
 	for _, r := range rows {
 		out = append(out, templateFromRow(r))
@@ -42,6 +47,49 @@ func (s *service) appTemplates(ctx context.Context, call *sdk.Call, appID string
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return app, out, nil
+}
+
+// selfApproved tells whether the app approved r itself, in development:
+// approved with no staff decision.
+func selfApproved(r svcchatdb.SvcchatTemplate) bool {
+	return TemplateStatus(r.Status) == StatusApproved && !r.DecidedAt.Valid
+}
+
+// reviewSelfApproved sends the templates a live app approved itself in
+// development to staff review (CONTRACT §15), through the lifecycle table
+// (ActionGoLive), as submissions: each takes its place at the end of the
+// staff queue. It returns the app's stored templates. Every read of a live
+// app's templates runs it when there is any such template, so a send never
+// finds one approved; AppWentLive runs it at once, for the queue.
+func (s *service) reviewSelfApproved(ctx context.Context, appID string) ([]svcchatdb.SvcchatTemplate, error) {
+	var rows []svcchatdb.SvcchatTemplate
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := svcchatdb.New(tx)
+		mine, err := q.LockSelfApprovedTemplates(ctx, appID)
+		if err != nil {
+			return err
+		}
+		for _, r := range mine {
+			next, err := NextTemplateStatus(TemplateStatus(r.Status), ActionGoLive, true)
+			if err != nil {
+				return err
+			}
+			if _, err := q.SetTemplateStatus(ctx, svcchatdb.SetTemplateStatusParams{AppID: r.AppID, Name: r.Name,
+				Status: string(next), Submitted: true}); err != nil {
+				return err
+			}
+		}
+		rows, err = q.ListAppTemplates(ctx, appID)
+		return err
+	})
+	return rows, err
+}
+
+// appWentLive is the gateway telling svcchat that an app went live: its
+// self-approved templates go to review now (appTemplates), and it answers
+// the app's templates.
+func (s *service) appWentLive(ctx context.Context, call *sdk.Call, req *svcchatv1.AppWentLiveRequest) (*svcchatv1.ListTemplatesResponse, error) {
+	return s.listTemplates(ctx, call, &svcchatv1.ListTemplatesRequest{AppId: req.GetAppId()})
 }
 
 // templateFor finds the template an app sends by name (132001 when none).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -61,6 +62,20 @@ func UserTokenRequired() *Error {
 func MissingScope(scope string) *Error {
 	return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2069002, Type: TypeOAuth,
 		Message: fmt.Sprintf("The access token lacks the scope %q required for this call.", scope)}
+}
+
+// RateLimited: a caller is over a rate limit (CONTRACT §3: code 4 for the
+// app, 17 for the user, 32 for the Page).
+func RateLimited(code int, message string) *Error {
+	return &Error{HTTPStatus: http.StatusTooManyRequests, Code: code, Type: TypeRateLimit, Transient: true, Message: message}
+}
+
+// MissingAnyScope: the token carries none of the scopes of which the call
+// needs one (2069002, as MissingScope).
+func MissingAnyScope(scopes []string) *Error {
+	e := MissingScope("")
+	e.Message = fmt.Sprintf("The access token needs one of the scopes %s for this call.", strings.Join(scopes, ", "))
+	return e
 }
 
 // NotPageAdmin: the user neither owns nor administers the Page.

@@ -3,7 +3,9 @@ package auth
 import (
 	"context"
 	"fmt"
+	"net/http"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -91,4 +93,30 @@ func RotateAdminToken(ctx context.Context, q *coredb.Queries) (string, error) {
 		return "", fmt.Errorf("rotate admin token: %w", err)
 	}
 	return plain, nil
+}
+
+// AdminOnly serves next to the operator's admin token only (CONTRACT §15,
+// /metrics on the main port): with no token 104, a bad one 190/467, and any
+// other credential 190 too, all HTTP 401, since for this endpoint no other
+// credential is one.
+func AdminOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := Caller(r.Context())
+		switch {
+		case err != nil:
+		case p == nil:
+			err = apierr.NoToken()
+		case p.Kind != pluginv1.TokenKind_TOKEN_KIND_ADMIN:
+			e := apierr.InvalidToken()
+			e.Subcode = 0
+			e.Message = "Only the operator's admin token may make this call."
+			err = e
+		}
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="svc"`)
+			apierr.Write(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

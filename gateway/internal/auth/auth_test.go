@@ -263,7 +263,7 @@ func TestAuthorizeEnforcesTheErrorTable(t *testing.T) {
 		pluginv1.TokenKind_TOKEN_KIND_ADMIN, pluginv1.TokenKind_TOKEN_KIND_APP_KEY
 	LINKED, ADMINROLE, OWNER := pluginv1.PageRole_PAGE_ROLE_LINKED, pluginv1.PageRole_PAGE_ROLE_ADMIN, pluginv1.PageRole_PAGE_ROLE_OWNER
 	// Access options as the plugins declare them.
-	mePages := &pluginv1.Access{TokenKinds: K(USER, SESSION)}
+	mePages := &pluginv1.Access{TokenKinds: K(USER, SESSION), AnyScopes: []string{"pages:read", "pages:manage"}}
 	postWrite := &pluginv1.Access{TokenKinds: K(USER), Scopes: []string{"pages:manage"}, PageRole: ADMINROLE}
 	send := &pluginv1.Access{Scopes: []string{"svcchat:send"}, PageRole: LINKED, Product: "svcchat"}
 	handoverMobile := &pluginv1.Access{TokenKinds: K(SESSION), PageRole: OWNER}
@@ -286,7 +286,9 @@ func TestAuthorizeEnforcesTheErrorTable(t *testing.T) {
 		{"no token is 104", nil, mePages, "", 401, 104, 0},
 		{"an app key where a user token is needed is 2069001", appKey, mePages, "", 403, 200, 2069001},
 		{"a system user token where a user token is needed is 2069001", system(b.App.ID, "pages:manage"), postWrite, page, 403, 200, 2069001},
-		{"a user token for me/pages is accepted", user(b.Consumer, b.App.ID), mePages, "", 0, 0, 0},
+		{"a user token with pages:read for me/pages is accepted", user(b.Consumer, b.App.ID, "pages:read"), mePages, "", 0, 0, 0},
+		{"a user token with pages:manage for me/pages is accepted", user(b.Consumer, b.App.ID, "pages:manage"), mePages, "", 0, 0, 0},
+		{"a user token with neither of any_scopes is 2069002", user(b.Consumer, b.App.ID, "openid"), mePages, "", 403, 10, 2069002},
 		{"a session for me/pages is accepted", sess(b.Consumer), mePages, "", 0, 0, 0},
 		{"a token without the scope is 2069002", user(b.Owner, b.App.ID, "pages:read"), postWrite, page, 403, 10, 2069002},
 		{"the Page owner with pages:manage may post", user(b.Owner, b.App.ID, "pages:manage"), postWrite, page, 0, 0, 0},

@@ -60,11 +60,30 @@ var defaultKinds = []pluginv1.TokenKind{
 	pluginv1.TokenKind_TOKEN_KIND_APP_KEY, pluginv1.TokenKind_TOKEN_KIND_SESSION,
 }
 
+// Admit is the first step of every call (CONTRACT §15, authentication
+// comes first): a method that is not public refuses a caller without a
+// valid credential, 104 with none and the credential's own refusal (190)
+// for a bad one, before anything of the request is read. A nil access
+// stands for a method not known yet, hence not public.
+func Admit(ctx context.Context, access *pluginv1.Access) error {
+	if access.GetPublic() {
+		return nil
+	}
+	p, err := Caller(ctx)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return apierr.NoToken()
+	}
+	return nil
+}
+
 // Authorize enforces a method's Access option for principal p (nil when
 // anonymous) on the target the request names. It returns nil or exactly
 // one CONTRACT §3 error, checked in this order: credential present (104),
-// kind accepted (2069001, and our 2069006), staff (2069005), scopes
-// (2069002), standing on the app (2069004), Page role (2069003, or 2018303
+// kind accepted (2069001, and our 2069006), staff (2069005), scopes, all
+// of scopes and one of any_scopes (2069002), standing on the app (2069004), Page role (2069003, or 2018303
 // for an app alone) and product on the Page link (2018303). Rules that need
 // a product's own data (session window, opt-in, Page published) are the
 // plugin's.
@@ -113,6 +132,9 @@ func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access
 			if !p.HasScope(s) {
 				return nil, apierr.MissingScope(s)
 			}
+		}
+		if anyOf := access.GetAnyScopes(); len(anyOf) > 0 && !slices.ContainsFunc(anyOf, p.HasScope) {
+			return nil, apierr.MissingAnyScope(anyOf)
 		}
 	}
 	if least := access.GetAppRole(); least != pluginv1.AppRole_APP_ROLE_UNSPECIFIED {

@@ -20,6 +20,11 @@ import (
 type Config struct {
 	// Addr is the host:port the one HTTP port listens on.
 	Addr string `json:"addr"`
+	// MetricsAddr, when set, serves /metrics on a listener of its own, to
+	// whoever reaches it (the operator's network decides who can); the main
+	// port then has no /metrics. Unset: /metrics is on the main port, for
+	// the admin token only (CONTRACT §15).
+	MetricsAddr string `json:"metrics_addr,omitempty"`
 	// PublicURL is the address clients use; it is the OAuth issuer and the
 	// base_url of the development credentials. Default http://<addr>.
 	PublicURL string `json:"public_url"`
@@ -185,6 +190,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "optional JSON file with settings (flags win over it)")
 	addr := fs.String("addr", cfg.Addr, "host:port to listen on")
+	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this host:port of its own, without a credential (default: on the main port, admin token only)")
 	publicURL := fs.String("public-url", "", "public base URL and OAuth issuer (default http://<addr>)")
 	dataDir := fs.String("data-dir", cfg.DataDir, "folder for the embedded database and dev credentials")
 	pluginsDir := fs.String("plugins-dir", cfg.PluginsDir, "folder of plugin binaries")
@@ -253,6 +259,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		switch f.Name {
 		case "addr":
 			cfg.Addr = *addr
+		case "metrics-addr":
+			cfg.MetricsAddr = *metricsAddr
 		case "public-url":
 			cfg.PublicURL = *publicURL
 		case "data-dir":
@@ -334,6 +342,11 @@ func readFile(path string, cfg *Config) error {
 
 // finish validates the settings and fills in derived defaults.
 func (c *Config) finish() error {
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: %w", c.MetricsAddr, err)
+		}
+	}
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w", c.Addr, err)

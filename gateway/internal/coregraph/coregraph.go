@@ -33,9 +33,9 @@ type Service struct {
 	// pageChanged drops what the authenticator remembers of a Page whose
 	// settings or links changed, so that the next call sees the change.
 	pageChanged func(pageID string)
-	// pluginAssets lists the caller's assets kept by plugins (ad accounts)
-	// for me/assigned_assets; nil lists none.
-	pluginAssets func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error)
+	// plugins calls plugins through the route table (WithPlugins); nil:
+	// none is called, and me/assigned_assets lists no plugin's assets.
+	plugins PluginCall
 }
 
 // New returns the service over the identity store. onSecret is called
@@ -181,8 +181,8 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 		}
 		res.Data = append(res.Data, a)
 	}
-	if s.pluginAssets != nil {
-		more, err := s.pluginAssets(ctx, call.Principal())
+	if s.plugins != nil {
+		more, err := adAccounts(ctx, s.plugins, call.Principal())
 		if err != nil {
 			return nil, err
 		}
@@ -317,6 +317,7 @@ func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.Upd
 		return nil, s.mapErr(err, "App "+app.ID)
 	}
 	s.forget(live.RevokedKeys...)
+	s.appWentLive(ctx, call.Principal(), app.ID)
 	return &corev1.WentLive{Success: true, Mode: string(identity.ModeLive), ApiKey: live.APIKey}, nil
 }
 

@@ -49,6 +49,7 @@ type Dispatcher struct {
 	core     route.Source
 	calls    *observe.Calls
 	reads    route.Reads
+	rates    *route.UserRates
 	host     *host.Host
 	compiled []server.Service // compiled-in Connect services (platform, admin)
 	onTable  func()
@@ -79,6 +80,7 @@ func New(opts Options) (*Dispatcher, error) {
 			Invoker: localInvoker{p: opts.Core, calls: opts.Calls}, PrimaryOnly: true},
 		calls: opts.Calls,
 		reads: opts.Reads,
+		rates: route.NewUserRates(nil),
 	}, nil
 }
 
@@ -110,6 +112,7 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	if d.reads != nil {
 		t.WithReads(d.reads)
 	}
+	t.WithUserRates(d.rates)
 	// The Graph router is built now, once, and published with its table:
 	// a request never builds one.
 	g := graph.NewRouter(t)
@@ -173,6 +176,10 @@ func Caller(ctx context.Context) (string, string) {
 
 // guard enforces method access rules with the authenticator.
 type guard struct{ a *auth.Authenticator }
+
+func (guard) Admit(ctx context.Context, access *pluginv1.Access) error {
+	return auth.Admit(ctx, access)
+}
 
 func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (route.Grant, error) {
 	if access.GetPublic() {

@@ -3,8 +3,10 @@ package dispatch_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -45,6 +47,7 @@ type rig struct {
 	client  testpluginv1connect.TestServiceClient
 	handled atomic.Int32
 	authn   *auth.Authenticator
+	url     string
 }
 
 func newRig(t *testing.T) *rig {
@@ -78,6 +81,7 @@ func newRig(t *testing.T) *rig {
 	r.d = d
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
+	r.url = hs.URL
 	r.client = testpluginv1connect.NewTestServiceClient(hs.Client(), hs.URL)
 	return r
 }
@@ -176,6 +180,48 @@ func TestAuthorizeACallWithoutACredentialIsRefusedWith104BeforeTheHandler(t *tes
 	r := newRig(t)
 	_, err := r.client.Slow(context.Background(), bearer(&testpluginv1.SlowRequest{}, ""))
 	r.wantRefused(t, err, http.StatusUnauthorized, 104)
+}
+
+// CONTRACT §15: the credential is looked at before the body, which the
+// Connect handler has not read yet when it is refused.
+func TestAuthenticationComesFirstABodyThatDoesNotDecodeIsRefusedWith401WithoutACredential(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	post := func(token string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, r.url+slowProcedure, strings.NewReader(`{"sleepMs":"not a number"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Connect-Protocol-Version", "1")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		name, token string
+		status      int
+		code        string
+	}{
+		{"no token", "", http.StatusUnauthorized, `"code":"unauthenticated"`},
+		{"a token that names nothing", "svc_nothing-at-all", http.StatusUnauthorized, `"code":"unauthenticated"`},
+		{"a session: the body's own refusal", r.session(t), http.StatusBadRequest, `"code":"invalid_argument"`},
+	} {
+		status, body := post(c.token)
+		if status != c.status || !strings.Contains(body, c.code) {
+			t.Errorf("%s: %d %s, want %d with %s", c.name, status, body, c.status, c.code)
+		}
+	}
+	if n := r.handled.Load(); n != 0 {
+		t.Fatalf("a refused call reached a handler (%d calls)", n)
+	}
 }
 
 func TestAuthorizeAnAppKeyOnAMethodForUserTokensIsRefusedWith403BeforeTheHandler(t *testing.T) {

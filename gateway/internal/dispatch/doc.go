@@ -1,13 +1,18 @@
 // Package dispatch is the path of every call to a plugin, as one straight
 // line:
 //
-//	authenticate → route → validate → authorize → invoke
+//	authenticate → route → admit → decode → validate → authorize → invoke
 //
 // Authenticate (run by the server's first middleware, with the trace id)
-// resolves the request's credential once, before routing. The route table (gateway/internal/route), rebuilt from the
-// plugins' manifests whenever one loads, restarts or goes, finds the method;
-// it validates the request with protovalidate and asks the Dispatcher's
-// guard (gateway/internal/auth) whether the caller may make the call; the
+// resolves the request's credential once, before routing. The route table
+// (gateway/internal/route), rebuilt from the plugins' manifests whenever
+// one loads, restarts or goes, finds the method. Admit (route.Table.Admit)
+// answers a caller without a valid credential for a method that is not
+// public with 401 before anything of the request is read (CONTRACT §15):
+// the Graph handler runs it once it knows the node, the Connect, gRPC and
+// REST handlers before they read the body. Then the request is decoded,
+// validated with protovalidate, and the Dispatcher's guard
+// (gateway/internal/auth) decides whether the caller may make the call; the
 // invoker then runs it, in a plugin process through the host
 // (gateway/internal/host) or in-process for the gateway's own services,
 // and counts it in the call metrics.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -198,8 +199,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// me/assigned_assets lists the ad accounts the ads plugin keeps too.
-	graphSvc.WithPluginAssets(r.CallJSON)
+	// me/assigned_assets lists the ad accounts the ads plugin keeps, and
+	// going live tells svcchat.
+	graphSvc.WithPlugins(r.CallJSON)
 	devSeed := "1"
 	if cfg.NoDevSeed {
 		devSeed = "0"
@@ -313,6 +315,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 
+	// /metrics: on the main port to the admin token only, or on the
+	// operator's own listener to whoever reaches it (CONTRACT §15).
+	if cfg.MetricsAddr == "" {
+		srv.Handle("GET /metrics", auth.AdminOnly(metrics.Handler()))
+	} else {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
+		}
+		go serveMetrics(ctx, mln, metrics.Handler(), log)
+		log.Info("metrics serving", "addr", mln.Addr().String())
+	}
+
 	printWelcome(stdout, cfg)
 	log.Info("gateway serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)
 
@@ -330,6 +345,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("gateway stopped")
 	return nil
+}
+
+// serveMetrics serves /metrics alone on ln until ctx ends.
+func serveMetrics(ctx context.Context, ln net.Listener, metrics http.Handler, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
+	defer stop()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("metrics listener stopped", "error", err)
+	}
 }
 
 // completionsConfig is the environment of the completions plugin: its

@@ -91,7 +91,7 @@ func references(it BatchItem) []string {
 func (h *Handler) batch(ctx context.Context, raw json.RawMessage) (int, []byte, error) {
 	items, err := ParseBatch(raw)
 	if err != nil {
-		return 0, nil, apierr.Invalid("batch", "Invalid parameter: %v.", err)
+		return 0, nil, h.refuseBody(ctx, "", apierr.Invalid("batch", "Invalid parameter: %v.", err))
 	}
 	results := make([]BatchResult, len(items))
 	named := map[string]any{}

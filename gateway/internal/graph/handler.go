@@ -143,10 +143,15 @@ func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc
 	raw, err := readJSONBody(r, bufs.body[:0])
 	bufs.body = raw[:0]
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, false, h.refuseBody(r.Context(), r.URL.Query().Get("node"), err)
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && h.opts.Idempotency != nil {
+		// Claiming the key writes: a caller without a valid credential is
+		// answered first.
+		if err := h.admitWrite(r.Context(), r.URL.Query(), raw); err != nil {
+			return 0, nil, false, err
+		}
 		// CONTRACT §1: the same key from the same caller, app and user
 		// both (two users of one app never share answers); the stored
 		// fingerprint covers the node, whether it is in the body or the
@@ -170,15 +175,66 @@ func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc
 func (h *Handler) post(ctx context.Context, q url.Values, raw []byte, bufs *readBuffers) (int, []byte, error) {
 	var body writeBody
 	if err := body.parse(raw); err != nil {
-		return 0, nil, err
+		return 0, nil, h.refuseBody(ctx, q.Get("node"), err)
 	}
 	if b, ok := body.fields["batch"]; ok {
 		if len(body.fields) != 1 {
-			return 0, nil, apierr.Invalid("batch", "Invalid parameter: a batch request carries only the batch field.")
+			return 0, nil, h.refuseBody(ctx, "", apierr.Invalid("batch", "Invalid parameter: a batch request carries only the batch field."))
 		}
 		return h.batch(ctx, b)
 	}
 	return h.do(ctx, http.MethodPost, q, &body, bufs)
+}
+
+// admit lets a caller without a valid credential reach public nodes only
+// (CONTRACT §15, authentication comes first): for any other node, or a
+// request that names none, the credential's refusal (401, 104 or 190) is
+// the answer before the request's fields, parameters or body are read. A
+// node no pattern matches is left to routing (404, code 2500), as an
+// unknown REST path is. A caller with a valid credential passes at the cost
+// of a context lookup; the method's own rule is applied with the call.
+func (h *Handler) admit(ctx context.Context, verb, node string) error {
+	router := h.opts.Router()
+	err := router.table.Admit(ctx, nil)
+	if err == nil || node == "" {
+		return err
+	}
+	segs, perr := manifestcheck.ParseNode(node)
+	if perr != nil {
+		return err
+	}
+	b, _, ok, exists := router.match(verb, segs)
+	switch {
+	case ok:
+		return router.table.Admit(ctx, b.method.Access)
+	case !exists:
+		return nil
+	}
+	return err
+}
+
+// admitWrite is admit for a write before its body is bound: the node is
+// the query's, or, for a caller without a valid credential only, the one
+// its body names.
+func (h *Handler) admitWrite(ctx context.Context, q url.Values, raw []byte) error {
+	node := q.Get("node")
+	if node == "" && h.opts.Router().table.Admit(ctx, nil) != nil {
+		var body writeBody
+		if body.parse(raw) == nil {
+			node, _ = body.node()
+		}
+	}
+	return h.admit(ctx, http.MethodPost, node)
+}
+
+// refuseBody is the answer to a write whose body, or its headers, were
+// refused before its node was known: admit's, for the node of the query
+// (if any), comes first.
+func (h *Handler) refuseBody(ctx context.Context, node string, err error) error {
+	if aerr := h.admit(ctx, http.MethodPost, node); aerr != nil {
+		return aerr
+	}
+	return err
 }
 
 func (h *Handler) caller(ctx context.Context) (string, string) {
@@ -199,9 +255,12 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body *write
 		// heap on every call, reads too (the paging closure keeps it).
 		n, err := body.node()
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, h.refuseBody(ctx, "", err)
 		}
 		node = n
+	}
+	if err := h.admit(ctx, verb, node); err != nil {
+		return 0, nil, err
 	}
 	if node == "" {
 		return 0, nil, apierr.Invalid("node", "Invalid parameter: node is required.")

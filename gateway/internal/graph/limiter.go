@@ -75,8 +75,7 @@ func (l *Limiter) Allow(_ context.Context, app, user, page string) error {
 			continue
 		}
 		if l.counts[c.key] >= c.limit {
-			return &apierr.Error{HTTPStatus: http.StatusTooManyRequests, Code: c.code, Type: apierr.TypeRateLimit,
-				Transient: true, Message: fmt.Sprintf("%s; retry after the current %s window.", c.what, l.limits.Window)}
+			return apierr.RateLimited(c.code, fmt.Sprintf("%s; retry after the current %s window.", c.what, l.limits.Window))
 		}
 	}
 	for _, c := range checks[:2] { // the Page's count waits for CountPage

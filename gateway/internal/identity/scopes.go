@@ -23,9 +23,12 @@ const (
 	// Ads, commerce and business-messaging scopes carry the names Meta's
 	// Marketing, Commerce and WhatsApp Business APIs give the same grants
 	// (docs/DECISIONS.md, "Named operations").
-	ScopeAdsRead                  = "ads_read"
-	ScopeAdsManagement            = "ads_management"
-	ScopeLeadsRetrieval           = "leads_retrieval"
+	ScopeAdsRead        = "ads_read"
+	ScopeAdsManagement  = "ads_management"
+	ScopeLeadsRetrieval = "leads_retrieval"
+	// ScopeLeadsSubmission lets an app submit lead forms in its user's
+	// name (CONTRACT §15); the user's own session needs none.
+	ScopeLeadsSubmission          = "leads_submission"
 	ScopeCommerceCheckout         = "commerce_checkout"
 	ScopeExtmsgBusinessManagement = "extmsg_business_management"
 )
@@ -52,6 +55,7 @@ var scopeInfo = map[string]struct {
 	ScopeAdsRead:                  {Description: "See your business's ad accounts, campaigns and lead forms"},
 	ScopeAdsManagement:            {Description: "Create sandbox ad accounts, campaigns and lead forms in your business"},
 	ScopeLeadsRetrieval:           {Description: "See the leads people submit to your business's lead forms"},
+	ScopeLeadsSubmission:          {Description: "Send your answers to lead forms in your name"},
 	ScopeCommerceCheckout:         {Description: "Place orders in shops for you (you pay later, outside the app)"},
 	ScopeExtmsgBusinessManagement: {Description: "Connect your business's messaging accounts to the app and manage their message templates"},
 }
@@ -61,7 +65,7 @@ func AllScopes() []string {
 	return []string{ScopeOpenID, ScopePublicProfile, ScopePagesRead, ScopePagesManage,
 		ScopeChatSend, ScopeChatRead, ScopeWearablesPush,
 		ScopeThreadsBasic, ScopeThreadsContentPublish, ScopeThreadsManageInsights,
-		ScopeAdsRead, ScopeAdsManagement, ScopeLeadsRetrieval, ScopeCommerceCheckout, ScopeExtmsgBusinessManagement}
+		ScopeAdsRead, ScopeAdsManagement, ScopeLeadsRetrieval, ScopeLeadsSubmission, ScopeCommerceCheckout, ScopeExtmsgBusinessManagement}
 }
 
 // KnownScope reports whether scope exists.

@@ -28,6 +28,8 @@ func (r *recorder) Invoke(_ context.Context, req *pluginv1.InvokeRequest) (*plug
 // caller lets everyone in as user 7.
 type caller struct{}
 
+func (caller) Admit(context.Context, *pluginv1.Access) error { return nil }
+
 func (caller) Check(context.Context, *pluginv1.Access, route.Target) (route.Grant, error) {
 	return route.Grant{Principal: &pluginv1.Principal{UserId: "7"}}, nil
 }

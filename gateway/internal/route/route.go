@@ -44,9 +44,14 @@ type StreamInvoker interface {
 	InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, send func(*pluginv1.InvokeResponse) error) error
 }
 
-// Guard enforces a method's access rule for the caller carried by ctx and
-// returns the principal the plugin will see.
+// Guard enforces a method's access rule for the caller carried by ctx.
 type Guard interface {
+	// Admit refuses a caller without a valid credential for a method that
+	// is not public (nil access: a method not known yet). It is the first
+	// step of a call, before anything of the request is read (Table.Admit).
+	Admit(ctx context.Context, access *pluginv1.Access) error
+	// Check applies the rest of the rule to the decoded, validated request
+	// and returns the principal the plugin will see.
 	Check(ctx context.Context, access *pluginv1.Access, target Target) (Grant, error)
 }
 
@@ -100,6 +105,7 @@ type Table struct {
 	files    Files
 	guard    Guard
 	reads    Reads
+	rates    *UserRates
 }
 
 // Build makes a route table from sources. It fails when a source breaks
@@ -168,6 +174,13 @@ func (t *Table) WithReads(reads Reads) *Table {
 	return t
 }
 
+// WithUserRates has the table count the calls of methods that declare
+// user_rate_per_minute in rates. Call it before the table is in use.
+func (t *Table) WithUserRates(rates *UserRates) *Table {
+	t.rates = rates
+	return t
+}
+
 // Sources are the plugins (and in-process services) the table was built
 // from, in order.
 func (t *Table) Sources() []Source { return t.sources }
@@ -192,6 +205,17 @@ func (t *Table) Methods() []*Method {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Procedure < out[j].Procedure })
 	return out
+}
+
+// Admit is the first step of every call of a method with access rule
+// access (nil: a method not known yet, hence not public): a caller without
+// a valid credential is refused (401) before the request's body,
+// parameters or the method's own rules are looked at (CONTRACT §15). The
+// entry points call it before they decode anything: the Graph handler once
+// it knows the node, the Connect, gRPC and REST handlers before reading
+// the body. It costs a context lookup for a caller with a credential.
+func (t *Table) Admit(ctx context.Context, access *pluginv1.Access) error {
+	return t.guard.Admit(ctx, access)
 }
 
 // Call runs one unary call of m with an already decoded request. raw, when
@@ -263,7 +287,8 @@ func (t *Table) Stream(ctx context.Context, m *Method, req proto.Message, raw []
 	return err
 }
 
-// prepare validates and authorizes a call and builds the plugin request.
+// prepare validates and authorizes a call, counts it against its method's
+// per-user rate, and builds the plugin request.
 func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw []byte) (*pluginv1.InvokeRequest, error) {
 	if err := validate.Check(req); err != nil {
 		return nil, err
@@ -273,6 +298,11 @@ func (t *Table) prepare(ctx context.Context, m *Method, req proto.Message, raw [
 		return nil, err
 	}
 	principal := grant.Principal
+	if m.UserRatePerMinute > 0 && t.rates != nil && principal.GetUserId() != "" {
+		if err := t.rates.Allow(m.Procedure, principal.GetUserId(), m.UserRatePerMinute); err != nil {
+			return nil, err
+		}
+	}
 	if raw == nil {
 		if raw, err = marshalRequest(req); err != nil {
 			return nil, apierr.Internal(err)
@@ -349,11 +379,11 @@ func (t *Table) handler(m *Method) http.Handler {
 		opts = append(opts, connect.WithIdempotency(connect.IdempotencyNoSideEffects))
 	}
 	if m.Desc.IsStreamingServer() {
-		return connect.NewServerStreamHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage], stream *connect.ServerStream[rawMessage]) error {
+		return t.admitting(m, connect.NewServerStreamHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage], stream *connect.ServerStream[rawMessage]) error {
 			return t.serveStream(ctx, m, req.Msg.b, stream)
-		}, opts...)
+		}, opts...))
 	}
-	return connect.NewUnaryHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage]) (*connect.Response[rawMessage], error) {
+	return t.admitting(m, connect.NewUnaryHandler(m.Procedure, func(ctx context.Context, req *connect.Request[rawMessage]) (*connect.Response[rawMessage], error) {
 		in := m.Input.New().Interface()
 		if err := proto.Unmarshal(req.Msg.b, in); err != nil {
 			return nil, apierr.ToConnect(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))
@@ -366,7 +396,27 @@ func (t *Table) handler(m *Method) http.Handler {
 			server.SetRESTSuccessStatus(ctx, m.RESTSuccessStatus)
 		}
 		return connect.NewResponse(&rawMessage{b: out}), nil
-	}, opts...)
+	}, opts...))
+}
+
+// admitError writes a refusal in the protocol of the request (Connect,
+// gRPC, gRPC-Web; the transcoder turns it into REST's).
+var admitError = connect.NewErrorWriter()
+
+// admitting runs Admit for m before next reads anything of the request:
+// the transcoder decodes a REST or JSON body only as next reads it, so a
+// caller without a credential is refused before a bad body is noticed.
+func (t *Table) admitting(m *Method, next http.Handler) http.Handler {
+	if m.Access.GetPublic() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := t.Admit(r.Context(), m.Access); err != nil {
+			_ = admitError.Write(w, r, apierr.ToConnect(apierr.From(err)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (t *Table) serveStream(ctx context.Context, m *Method, raw []byte, stream *connect.ServerStream[rawMessage]) error {

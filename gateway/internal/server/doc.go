@@ -1,7 +1,8 @@
 // Package server owns the gateway's one HTTP port: the middleware every
 // request passes (trace id and credential, panic recovery, API version,
 // body limit), the dispatch between operational endpoints (/healthz,
-// /readyz, /metrics), HTML pages, gRPC health and reflection, and the
+// /readyz; /metrics is added by the gateway's wiring, on this port for the
+// admin token only or on a listener of its own), HTML pages, gRPC health and reflection, and the
 // transcoder that serves every proto service as REST, Connect, gRPC and
 // gRPC-Web.
 //

@@ -78,7 +78,6 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /healthz", s.live)
 	s.mux.HandleFunc("GET /readyz", s.health)
-	s.mux.Handle("GET /metrics", opts.Metrics.Handler())
 	s.mux.HandleFunc("GET /developers/changelog", func(w http.ResponseWriter, r *http.Request) {
 		log := version.Changelog()
 		releases := make([]pages.Release, len(log))

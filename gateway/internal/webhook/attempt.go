@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/internal/netguard"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
 
@@ -241,7 +242,7 @@ func describeSendError(err error, timeout time.Duration) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	var blocked *BlockedAddressError
+	var blocked *netguard.BlockedAddressError
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
 	var recordErr tls.RecordHeaderError

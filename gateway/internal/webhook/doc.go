@@ -158,6 +158,8 @@
 // always. The rules are checked when a subscription is saved and again on
 // every connection, in the dialer's Control hook, on the address actually
 // dialled, so a name that later resolves elsewhere (DNS rebinding) is still
-// refused. Development and live apps use separate connection pools, so a
+// refused. The address rules and the dialer are internal/netguard, the
+// platform's one outbound guard, shared with the reels media check.
+// Development and live apps use separate connection pools, so a
 // connection one may open is never reused for the other. No proxy is used.
 package webhook

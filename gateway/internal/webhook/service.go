@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/netguard"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
 
@@ -141,7 +141,7 @@ type Service struct {
 
 	// One client per connection policy, so that a connection opened under
 	// one policy is never reused under another (see policyFor).
-	reaches   [policies]reach
+	reaches   [policies]netguard.Reach
 	clients   [policies]*http.Client
 	userAgent string
 
@@ -189,9 +189,7 @@ func New(opts Options) (*Service, error) {
 		return nil, fmt.Errorf("webhook: Lease %s must exceed AttemptTimeout %s", opts.Lease, opts.AttemptTimeout)
 	}
 	if opts.LookupIP == nil {
-		opts.LookupIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}
+		opts.LookupIP = netguard.SystemLookup
 	}
 	s := &Service{
 		opts: opts, pool: opts.Pool, q: coredb.New(opts.Pool),
@@ -203,10 +201,10 @@ func New(opts Options) (*Service, error) {
 		s.userAgent += " (+" + opts.PublicURL + ")"
 	}
 	private, loopback := opts.AllowPrivateNetworks, !opts.RefuseLoopback
-	s.reaches = [policies]reach{
-		plainDev: {loopback: loopback},
-		tlsDev:   {public: true, loopback: loopback, private: private},
-		tlsLive:  {public: true, private: private},
+	s.reaches = [policies]netguard.Reach{
+		plainDev: {Loopback: loopback},
+		tlsDev:   {Public: true, Loopback: loopback, Private: private},
+		tlsLive:  {Public: true, Private: private},
 	}
 	for p, r := range s.reaches {
 		s.clients[p] = s.newClient(r)

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/svcplatform/svc/internal/netguard"
 )
 
 // verifyCallback runs the subscription handshake: GET the callback with
@@ -35,7 +37,7 @@ func (s *Service) verifyCallback(ctx context.Context, u *url.URL, dev bool, toke
 		// Only "unreachable": whether a port refused, reset or timed out
 		// would let any signed-in developer map the networks the gateway
 		// sees. A refusal by the platform's own rules says which rule.
-		var blocked *BlockedAddressError
+		var blocked *netguard.BlockedAddressError
 		if errors.As(err, &blocked) {
 			return refuse("callback_url did not answer the verification request: %s", describeSendError(err, s.opts.VerifyTimeout))
 		}

@@ -42,6 +42,9 @@ type Method struct {
 	Nodes []Node
 	// RESTSuccessStatus is the rest_success_status option; 0 means 200.
 	RESTSuccessStatus int
+	// UserRatePerMinute is the user_rate_per_minute option: calls one user
+	// may make per minute; 0 means no limit of the method's own.
+	UserRatePerMinute int
 	// ReadOnly: idempotency_level NO_SIDE_EFFECTS, so a read replica may
 	// serve the method and Connect clients may call it with GET.
 	ReadOnly bool
@@ -141,6 +144,11 @@ func checkMethod(md protoreflect.MethodDescriptor) (*Method, error) {
 		errs = append(errs, fmt.Errorf("rest_success_status %d is not a 2xx status", status))
 	}
 	m.RESTSuccessStatus = int(status)
+	rate, _ := proto.GetExtension(md.Options(), pluginv1.E_UserRatePerMinute).(int32)
+	if rate < 0 || (rate > 0 && m.Access.GetPublic()) {
+		errs = append(errs, fmt.Errorf("user_rate_per_minute %d: want a positive count on a method that is not public (it counts per user)", rate))
+	}
+	m.UserRatePerMinute = int(rate)
 	m.Graph, _ = proto.GetExtension(md.Options(), pluginv1.E_Graph).(*pluginv1.GraphRoute)
 	for _, b := range [][2]string{{http.MethodGet, m.Graph.GetGet()}, {http.MethodPost, m.Graph.GetPost()}, {http.MethodDelete, m.Graph.GetDelete()}} {
 		if b[1] == "" {
@@ -178,7 +186,7 @@ func checkMethod(md protoreflect.MethodDescriptor) (*Method, error) {
 // would be refused for want of it).
 func checkAccess(in protoreflect.MessageDescriptor, a *pluginv1.Access) error {
 	var errs []error
-	if a.GetPublic() && (len(a.GetTokenKinds()) > 0 || len(a.GetScopes()) > 0 || a.GetStaff() ||
+	if a.GetPublic() && (len(a.GetTokenKinds()) > 0 || len(a.GetScopes()) > 0 || len(a.GetAnyScopes()) > 0 || a.GetStaff() ||
 		a.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || a.GetProduct() != "" ||
 		a.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED) {
 		errs = append(errs, errors.New("access: public takes no other requirement (a public method is open to anyone)"))
@@ -188,6 +196,9 @@ func checkAccess(in protoreflect.MessageDescriptor, a *pluginv1.Access) error {
 	}
 	if slices.Contains(a.GetScopes(), "") {
 		errs = append(errs, errors.New("access: scopes lists an empty scope"))
+	}
+	if slices.Contains(a.GetAnyScopes(), "") {
+		errs = append(errs, errors.New("access: any_scopes lists an empty scope"))
 	}
 	page := a.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || a.GetProduct() != ""
 	if err := targetField(in, "page_field", a.GetPageField(), "page_id", page); err != nil {

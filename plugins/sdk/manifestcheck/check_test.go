@@ -121,6 +121,12 @@ func TestAManifestBreakingARuleIsRefusedNamingTheRule(t *testing.T) {
 		{"a scope is not empty", func(ms map[string]*descriptorpb.MethodDescriptorProto) {
 			access(ms["Wave"], &pluginv1.Access{Scopes: []string{""}})
 		}, "empty scope"},
+		{"an any_scopes scope is not empty", func(ms map[string]*descriptorpb.MethodDescriptorProto) {
+			access(ms["Wave"], &pluginv1.Access{AnyScopes: []string{"pages:read", ""}})
+		}, "any_scopes lists an empty scope"},
+		{"public takes no any_scopes", func(ms map[string]*descriptorpb.MethodDescriptorProto) {
+			access(ms["SayHello"], &pluginv1.Access{Public: true, AnyScopes: []string{"pages:read"}})
+		}, "public takes no other requirement"},
 		{"a Page rule reads a string field of the request", func(ms map[string]*descriptorpb.MethodDescriptorProto) {
 			access(ms["Wave"], &pluginv1.Access{PageRole: pluginv1.PageRole_PAGE_ROLE_ADMIN})
 		}, `page_field "page_id" is not a singular string field of svc.hello.v1.WaveRequest`},

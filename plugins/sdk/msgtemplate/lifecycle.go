@@ -30,6 +30,10 @@ const (
 	StaffReject  Action = "staff_reject"
 	// Edit: a new body or params.
 	Edit Action = "edit"
+	// GoLive: the app went live. A template the app approved itself in
+	// development goes to staff review (CONTRACT §15); the caller applies
+	// it to those templates only, not to ones staff approved.
+	GoLive Action = "go_live"
 )
 
 // rule is one row of the lifecycle table. mode says which app mode the row
@@ -43,7 +47,8 @@ type rule struct {
 
 // lifecycle is the whole lifecycle; anything not listed is refused.
 // Interface §3.1 gives the first three rows; CONTRACT §5 the staff
-// rejection and "editing a rejected template makes it draft again". Our
+// rejection and "editing a rejected template makes it draft again";
+// CONTRACT §15 the last: going live re-reviews what the app approved. Our
 // decision: any edit returns a template to draft, so that no text is sent
 // that nobody approved (an edit of a template under review withdraws it).
 var lifecycle = []rule{
@@ -55,6 +60,7 @@ var lifecycle = []rule{
 	{Rejected, Edit, "", Draft},
 	{Approved, Edit, "", Draft},
 	{PendingReview, Edit, "", Draft},
+	{Approved, GoLive, "live", PendingReview},
 }
 
 // ErrTransition is a lifecycle step the table does not allow.
@@ -85,10 +91,13 @@ func Explain(from Status, action Action, live bool) string {
 		return "An app in development mode approves its own drafts; submit is for live apps."
 	case (action == StaffApprove || action == StaffReject) && from != PendingReview:
 		return "The template is " + string(from) + ", not pending_review; there is nothing to decide."
+	case action == GoLive:
+		return "Only a template the app approved itself goes to review when the app goes live."
 	case from == Rejected:
 		return "The template was rejected; edit it to make it a draft again."
 	}
 	return "The template is " + string(from) + "; it cannot be " + map[Action]string{
 		Approve: "approved", Submit: "submitted", StaffApprove: "approved", StaffReject: "rejected", Edit: "edited",
+		GoLive: "reviewed again",
 	}[action] + " now."
 }

@@ -28,6 +28,7 @@ func TestTemplateLifecycleRowByRow(t *testing.T) {
 		{"editing a rejected template makes it a draft again", Rejected, Edit, []bool{false, true}, Draft},
 		{"editing an approved template makes it a draft again", Approved, Edit, []bool{false, true}, Draft},
 		{"editing a template under review withdraws it to draft", PendingReview, Edit, []bool{false, true}, Draft},
+		{"going live sends a template the app approved itself to staff review", Approved, GoLive, []bool{true}, PendingReview},
 	}
 	want := map[string]Status{}
 	for _, a := range allowed {
@@ -42,7 +43,7 @@ func TestTemplateLifecycleRowByRow(t *testing.T) {
 		}
 	}
 	for _, from := range []Status{Draft, PendingReview, Approved, Rejected} {
-		for _, action := range []Action{Approve, Submit, StaffApprove, StaffReject, Edit} {
+		for _, action := range []Action{Approve, Submit, StaffApprove, StaffReject, Edit, GoLive} {
 			for _, live := range []bool{false, true} {
 				if _, ok := want[fmt.Sprint(from, action, live)]; ok {
 					continue

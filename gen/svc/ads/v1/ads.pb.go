@@ -1453,7 +1453,7 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"h\n" +
 	"\x11ListLeadsResponse\x12$\n" +
 	"\x04data\x18\x01 \x03(\v2\x10.svc.ads.v1.LeadR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xaf\v\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xc2\v\n" +
 	"\n" +
 	"AdsService\x12\x84\x01\n" +
 	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"'\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x0f\n" +
@@ -1468,9 +1468,9 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"(ad_account/{ad_account_id}/leadgen_forms\x90\x02\x01\x12\x9d\x01\n" +
 	"\x11CreateLeadgenForm\x12$.svc.ads.v1.CreateLeadgenFormRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"E\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18*\x12(ad_account/{ad_account_id}/leadgen_forms\x12}\n" +
 	"\x0eGetLeadgenForm\x12!.svc.ads.v1.GetLeadgenFormRequest\x1a\x17.svc.ads.v1.LeadgenForm\"/\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18 \n" +
-	"\x1eleadgen_form/{leadgen_form_id}\x90\x02\x01\x12|\n" +
+	"\x1eleadgen_form/{leadgen_form_id}\x90\x02\x01\x12\x8e\x01\n" +
 	"\n" +
-	"SubmitLead\x12\x1d.svc.ads.v1.SubmitLeadRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"2\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18&\x12$leadgen_form/{leadgen_form_id}/leads\x12\x8f\x01\n" +
+	"SubmitLead\x12\x1d.svc.ads.v1.SubmitLeadRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"D\xca\xf3\x18\x16\x12\x02\x01\x04\x1a\x10leads_submission\xd2\xf3\x18&\x12$leadgen_form/{leadgen_form_id}/leads\x12\x8f\x01\n" +
 	"\tListLeads\x12\x1c.svc.ads.v1.ListLeadsRequest\x1a\x1d.svc.ads.v1.ListLeadsResponse\"E\xca\xf3\x18\x14\x12\x01\x01\x1a\x0fleads_retrieval\xd2\xf3\x18&\n" +
 	"$leadgen_form/{leadgen_form_id}/leads\x90\x02\x01B1Z/github.com/svcplatform/svc/gen/svc/ads/v1;adsv1b\x06proto3"
 

@@ -48,9 +48,10 @@ const (
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
-// them; leads_retrieval reads the leads of a form. Submitting a lead needs
-// only the person's own sign-in (a user token or the app session), as a
-// lead form is filled in by the person it describes.
+// them; leads_retrieval reads the leads of a form. Submitting a lead is
+// done by the person it describes: their own session, or a user token with
+// leads_submission (CONTRACT §15), so that an app holding a user's token
+// for something else cannot submit leads in the user's name.
 type AdsServiceClient interface {
 	// ListMyAdAccounts lists the ad accounts of the token user's business.
 	// In a development installation a business with none is given one
@@ -208,9 +209,10 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, in *ListLeadsRequest, 
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
-// them; leads_retrieval reads the leads of a form. Submitting a lead needs
-// only the person's own sign-in (a user token or the app session), as a
-// lead form is filled in by the person it describes.
+// them; leads_retrieval reads the leads of a form. Submitting a lead is
+// done by the person it describes: their own session, or a user token with
+// leads_submission (CONTRACT §15), so that an app holding a user's token
+// for something else cannot submit leads in the user's name.
 type AdsServiceServer interface {
 	// ListMyAdAccounts lists the ad accounts of the token user's business.
 	// In a development installation a business with none is given one

@@ -426,9 +426,9 @@ const file_svc_chat_v1_chat_proto_rawDesc = "" +
 	"\fsender_label\x18\x03 \x01(\tR\vsenderLabel\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\tcreatedAt2\x94\x03\n" +
-	"\vChatService\x12\x8f\x01\n" +
-	"\x11SendDirectMessage\x12%.svc.chat.v1.SendDirectMessageRequest\x1a&.svc.chat.v1.SendDirectMessageResponse\"+\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/mobile/chat/messages\x12g\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt2\x98\x03\n" +
+	"\vChatService\x12\x93\x01\n" +
+	"\x11SendDirectMessage\x12%.svc.chat.v1.SendDirectMessageRequest\x1a&.svc.chat.v1.SendDirectMessageResponse\"/\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/mobile/chat/messages\x12g\n" +
 	"\tListChats\x12\x1d.svc.chat.v1.ListChatsRequest\x1a\x17.google.protobuf.Struct\"\"\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x12\x12\x10/api/mobile/chat\x90\x02\x01\x12\x89\x01\n" +
 	"\x0fGetDirectThread\x12#.svc.chat.v1.GetDirectThreadRequest\x1a\x19.svc.chat.v1.DirectThread\"6\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02&\x12$/api/mobile/chat/threads/{thread_id}\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/chat/v1;chatv1b\x06proto3"
 

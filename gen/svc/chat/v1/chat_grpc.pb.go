@@ -34,7 +34,10 @@ const (
 // and the merged chats list, which asks the svcchat plugin for the user's
 // Page threads through the plugin host. Served by the chat plugin.
 type ChatServiceClient interface {
-	// SendDirectMessage is a signed-in user writing to another user.
+	// SendDirectMessage is a signed-in user writing to another user. A user
+	// who does not exist and one who blocked the sender are answered alike
+	// (403, code 10, subcode 2018309), so that the answer tells no one which
+	// user ids exist; 60 a minute per user (CONTRACT §15).
 	SendDirectMessage(ctx context.Context, in *SendDirectMessageRequest, opts ...grpc.CallOption) (*SendDirectMessageResponse, error)
 	// ListChats is the chat app's main list: the user's direct threads and
 	// Page threads (the same as the svcchat inbox), newest first, with a
@@ -96,7 +99,10 @@ func (c *chatServiceClient) GetDirectThread(ctx context.Context, in *GetDirectTh
 // and the merged chats list, which asks the svcchat plugin for the user's
 // Page threads through the plugin host. Served by the chat plugin.
 type ChatServiceServer interface {
-	// SendDirectMessage is a signed-in user writing to another user.
+	// SendDirectMessage is a signed-in user writing to another user. A user
+	// who does not exist and one who blocked the sender are answered alike
+	// (403, code 10, subcode 2018309), so that the answer tells no one which
+	// user ids exist; 60 a minute per user (CONTRACT §15).
 	SendDirectMessage(context.Context, *SendDirectMessageRequest) (*SendDirectMessageResponse, error)
 	// ListChats is the chat app's main list: the user's direct threads and
 	// Page threads (the same as the svcchat inbox), newest first, with a

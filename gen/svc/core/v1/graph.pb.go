@@ -3999,19 +3999,22 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xc3\x1d\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\x92\x1e\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
-	"\x02me\x90\x02\x01\x12k\n" +
-	"\vListMyPages\x12\x1f.svc.core.v1.ListMyPagesRequest\x1a .svc.core.v1.ListMyPagesResponse\"\x19\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\n" +
+	"\x02me\x90\x02\x01\x12\x85\x01\n" +
+	"\vListMyPages\x12\x1f.svc.core.v1.ListMyPagesRequest\x1a .svc.core.v1.ListMyPagesResponse\"3\xca\xf3\x18\x1e\x12\x02\x01\x04R\n" +
+	"pages:readR\fpages:manage\xd2\xf3\x18\n" +
 	"\n" +
-	"\bme/pages\x90\x02\x01\x12\xa0\x01\n" +
-	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"'\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x18\n" +
+	"\bme/pages\x90\x02\x01\x12\xba\x01\n" +
+	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"A\xca\xf3\x18\x1e\x12\x02\x01\x04R\n" +
+	"pages:readR\fpages:manage\xd2\xf3\x18\x18\n" +
 	"\x16me/business_portfolios\x90\x02\x01\x12f\n" +
 	"\n" +
 	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
-	"\ame/apps\x90\x02\x01\x12\x90\x01\n" +
-	"\x14ListMyAssignedAssets\x12(.svc.core.v1.ListMyAssignedAssetsRequest\x1a).svc.core.v1.ListMyAssignedAssetsResponse\"#\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x14\n" +
+	"\ame/apps\x90\x02\x01\x12\xaa\x01\n" +
+	"\x14ListMyAssignedAssets\x12(.svc.core.v1.ListMyAssignedAssetsRequest\x1a).svc.core.v1.ListMyAssignedAssetsResponse\"=\xca\xf3\x18\x1e\x12\x02\x01\x04R\n" +
+	"pages:readR\fpages:manage\xd2\xf3\x18\x14\n" +
 	"\x12me/assigned_assets\x90\x02\x01\x12Y\n" +
 	"\tCreateApp\x12\x1d.svc.core.v1.CreateAppRequest\x1a\x17.svc.core.v1.CreatedApp\"\x14\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\x12\ame/apps\x12d\n" +
 	"\aGetPage\x12\x1b.svc.core.v1.GetPageRequest\x1a\x11.svc.core.v1.Page\")\xca\xf3\x18\x0e\x1a\n" +

@@ -63,11 +63,13 @@ const (
 type GraphServiceClient interface {
 	// GetMe reads the caller's user.
 	GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error)
-	// ListMyPages lists the Pages the user manages. Only user tokens: an app
-	// key or system user token is refused with 2069001.
+	// ListMyPages lists the Pages the user manages. Only user tokens with
+	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
+	// app key or system user token is refused with 2069001.
 	ListMyPages(ctx context.Context, in *ListMyPagesRequest, opts ...grpc.CallOption) (*ListMyPagesResponse, error)
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages.
+	// one per user who owns Pages, holding those Pages. Like me/pages, it
+	// needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(ctx context.Context, in *ListMyBusinessPortfoliosRequest, opts ...grpc.CallOption) (*ListMyBusinessPortfoliosResponse, error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
@@ -81,6 +83,7 @@ type GraphServiceClient interface {
 	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
 	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
 	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(ctx context.Context, in *ListMyAssignedAssetsRequest, opts ...grpc.CallOption) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
@@ -491,11 +494,13 @@ func (c *graphServiceClient) DecideAppReview(ctx context.Context, in *DecideAppR
 type GraphServiceServer interface {
 	// GetMe reads the caller's user.
 	GetMe(context.Context, *GetMeRequest) (*User, error)
-	// ListMyPages lists the Pages the user manages. Only user tokens: an app
-	// key or system user token is refused with 2069001.
+	// ListMyPages lists the Pages the user manages. Only user tokens with
+	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
+	// app key or system user token is refused with 2069001.
 	ListMyPages(context.Context, *ListMyPagesRequest) (*ListMyPagesResponse, error)
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages.
+	// one per user who owns Pages, holding those Pages. Like me/pages, it
+	// needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
@@ -509,6 +514,7 @@ type GraphServiceServer interface {
 	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
 	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
 	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(context.Context, *ListMyAssignedAssetsRequest) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in

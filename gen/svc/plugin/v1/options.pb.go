@@ -237,7 +237,10 @@ type Access struct {
 	// Standing on the app named by app_field that the caller must hold.
 	AppRole AppRole `protobuf:"varint,8,opt,name=app_role,json=appRole,proto3,enum=svc.plugin.v1.AppRole" json:"app_role,omitempty"`
 	// Name of the request field holding the app id; default "app_id".
-	AppField      string `protobuf:"bytes,9,opt,name=app_field,json=appField,proto3" json:"app_field,omitempty"`
+	AppField string `protobuf:"bytes,9,opt,name=app_field,json=appField,proto3" json:"app_field,omitempty"`
+	// Scopes of which the credential must carry at least one, beside all of
+	// scopes (e.g. pages:read or pages:manage). Ignored for sessions.
+	AnyScopes     []string `protobuf:"bytes,10,rep,name=any_scopes,json=anyScopes,proto3" json:"any_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -333,6 +336,13 @@ func (x *Access) GetAppField() string {
 		return x.AppField
 	}
 	return ""
+}
+
+func (x *Access) GetAnyScopes() []string {
+	if x != nil {
+		return x.AnyScopes
+	}
+	return nil
 }
 
 // GraphRoute binds a method to Graph nodes. Variables in braces name request
@@ -543,6 +553,14 @@ var file_svc_plugin_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Filename:      "svc/plugin/v1/options.proto",
 	},
 	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*int32)(nil),
+		Field:         51006,
+		Name:          "svc.plugin.v1.user_rate_per_minute",
+		Tag:           "varint,51006,opt,name=user_rate_per_minute",
+		Filename:      "svc/plugin/v1/options.proto",
+	},
+	{
 		ExtendedType:  (*descriptorpb.ServiceOptions)(nil),
 		ExtensionType: (*Access)(nil),
 		Field:         51003,
@@ -572,6 +590,13 @@ var (
 	//
 	// optional int32 rest_success_status = 51005;
 	E_RestSuccessStatus = &file_svc_plugin_v1_options_proto_extTypes[2]
+	// Calls of this method one user may make per minute (each method counted
+	// on its own); over it the gateway answers 429, code 17. 0: no limit of
+	// its own. For writes that reach other people (direct messages, Page
+	// messages), which the Graph's generous per-user limit does not bound.
+	//
+	// optional int32 user_rate_per_minute = 51006;
+	E_UserRatePerMinute = &file_svc_plugin_v1_options_proto_extTypes[3]
 )
 
 // Extension fields to descriptorpb.ServiceOptions.
@@ -579,20 +604,20 @@ var (
 	// Default access for methods of the service that declare none.
 	//
 	// optional svc.plugin.v1.Access default_access = 51003;
-	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[3]
+	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[4]
 )
 
 // Extension fields to descriptorpb.MessageOptions.
 var (
 	// optional svc.plugin.v1.GraphObject object = 51004;
-	E_Object = &file_svc_plugin_v1_options_proto_extTypes[4]
+	E_Object = &file_svc_plugin_v1_options_proto_extTypes[5]
 )
 
 var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xc8\x02\n" +
+	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xe7\x02\n" +
 	"\x06Access\x12\x16\n" +
 	"\x06public\x18\x01 \x01(\bR\x06public\x129\n" +
 	"\vtoken_kinds\x18\x02 \x03(\x0e2\x18.svc.plugin.v1.TokenKindR\n" +
@@ -604,7 +629,10 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x18\n" +
 	"\aproduct\x18\a \x01(\tR\aproduct\x121\n" +
 	"\bapp_role\x18\b \x01(\x0e2\x16.svc.plugin.v1.AppRoleR\aappRole\x12\x1b\n" +
-	"\tapp_field\x18\t \x01(\tR\bappField\"J\n" +
+	"\tapp_field\x18\t \x01(\tR\bappField\x12\x1d\n" +
+	"\n" +
+	"any_scopes\x18\n" +
+	" \x03(\tR\tanyScopes\"J\n" +
 	"\n" +
 	"GraphRoute\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
@@ -638,7 +666,8 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x10APP_ROLE_GRANTEE\x10\x04:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
 	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:P\n" +
-	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:_\n" +
+	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:Q\n" +
+	"\x14user_rate_per_minute\x12\x1e.google.protobuf.MethodOptions\x18\xbe\x8e\x03 \x01(\x05R\x11userRatePerMinute:_\n" +
 	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:U\n" +
 	"\x06object\x12\x1f.google.protobuf.MessageOptions\x18\xbc\x8e\x03 \x01(\v2\x1a.svc.plugin.v1.GraphObjectR\x06objectB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
@@ -675,16 +704,17 @@ var file_svc_plugin_v1_options_proto_depIdxs = []int32{
 	7,  // 3: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
 	7,  // 4: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
 	7,  // 5: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
-	8,  // 6: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	9,  // 7: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
-	3,  // 8: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	4,  // 9: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	3,  // 10: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	6,  // 11: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	8,  // [8:12] is the sub-list for extension type_name
-	3,  // [3:8] is the sub-list for extension extendee
+	7,  // 6: svc.plugin.v1.user_rate_per_minute:extendee -> google.protobuf.MethodOptions
+	8,  // 7: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	9,  // 8: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	3,  // 9: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	4,  // 10: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	3,  // 11: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	6,  // 12: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	9,  // [9:13] is the sub-list for extension type_name
+	3,  // [3:9] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
 }
 
@@ -700,7 +730,7 @@ func file_svc_plugin_v1_options_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
 			NumEnums:      3,
 			NumMessages:   4,
-			NumExtensions: 5,
+			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_svc_plugin_v1_options_proto_goTypes,

@@ -2576,6 +2576,50 @@ func (x *CreateTemplateRequest) GetParams() []string {
 	return nil
 }
 
+type AppWentLiveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppWentLiveRequest) Reset() {
+	*x = AppWentLiveRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppWentLiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppWentLiveRequest) ProtoMessage() {}
+
+func (x *AppWentLiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppWentLiveRequest.ProtoReflect.Descriptor instead.
+func (*AppWentLiveRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AppWentLiveRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
 type TemplateActionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
@@ -2586,7 +2630,7 @@ type TemplateActionRequest struct {
 
 func (x *TemplateActionRequest) Reset() {
 	*x = TemplateActionRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2598,7 +2642,7 @@ func (x *TemplateActionRequest) String() string {
 func (*TemplateActionRequest) ProtoMessage() {}
 
 func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2611,7 +2655,7 @@ func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemplateActionRequest.ProtoReflect.Descriptor instead.
 func (*TemplateActionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TemplateActionRequest) GetAppId() string {
@@ -2639,7 +2683,7 @@ type ListTemplateQueueRequest struct {
 
 func (x *ListTemplateQueueRequest) Reset() {
 	*x = ListTemplateQueueRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +2695,7 @@ func (x *ListTemplateQueueRequest) String() string {
 func (*ListTemplateQueueRequest) ProtoMessage() {}
 
 func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +2708,7 @@ func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListTemplateQueueRequest) GetLimit() int32 {
@@ -2698,7 +2742,7 @@ type ListTemplateQueueResponse struct {
 
 func (x *ListTemplateQueueResponse) Reset() {
 	*x = ListTemplateQueueResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2710,7 +2754,7 @@ func (x *ListTemplateQueueResponse) String() string {
 func (*ListTemplateQueueResponse) ProtoMessage() {}
 
 func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2723,7 +2767,7 @@ func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{40}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListTemplateQueueResponse) GetData() []*QueuedTemplate {
@@ -2758,7 +2802,7 @@ type QueuedTemplate struct {
 
 func (x *QueuedTemplate) Reset() {
 	*x = QueuedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2814,7 @@ func (x *QueuedTemplate) String() string {
 func (*QueuedTemplate) ProtoMessage() {}
 
 func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2827,7 @@ func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedTemplate.ProtoReflect.Descriptor instead.
 func (*QueuedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{41}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *QueuedTemplate) GetId() string {
@@ -2854,7 +2898,7 @@ type DecideTemplateRequest struct {
 
 func (x *DecideTemplateRequest) Reset() {
 	*x = DecideTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2866,7 +2910,7 @@ func (x *DecideTemplateRequest) String() string {
 func (*DecideTemplateRequest) ProtoMessage() {}
 
 func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2879,7 +2923,7 @@ func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateRequest.ProtoReflect.Descriptor instead.
 func (*DecideTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{42}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DecideTemplateRequest) GetId() string {
@@ -2912,7 +2956,7 @@ type DecideTemplateResponse struct {
 
 func (x *DecideTemplateResponse) Reset() {
 	*x = DecideTemplateResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2924,7 +2968,7 @@ func (x *DecideTemplateResponse) String() string {
 func (*DecideTemplateResponse) ProtoMessage() {}
 
 func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2937,7 +2981,7 @@ func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateResponse.ProtoReflect.Descriptor instead.
 func (*DecideTemplateResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{43}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DecideTemplateResponse) GetTemplate() *DecidedTemplate {
@@ -2963,7 +3007,7 @@ type DecidedTemplate struct {
 
 func (x *DecidedTemplate) Reset() {
 	*x = DecidedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3019,7 @@ func (x *DecidedTemplate) String() string {
 func (*DecidedTemplate) ProtoMessage() {}
 
 func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3032,7 @@ func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedTemplate.ProtoReflect.Descriptor instead.
 func (*DecidedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{44}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DecidedTemplate) GetId() string {
@@ -3247,7 +3291,9 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x04body\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\bR\x04body\x12\"\n" +
 	"\x06params\x18\x04 \x03(\tB\n" +
-	"\xbaH\a\x92\x01\x04\x10\x14\x18\x01R\x06params\"U\n" +
+	"\xbaH\a\x92\x01\x04\x10\x14\x18\x01R\x06params\"4\n" +
+	"\x12AppWentLiveRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"U\n" +
 	"\x15TemplateActionRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1c\n" +
 	"\x04name\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x04name\"i\n" +
@@ -3280,9 +3326,9 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xc2\x18\n" +
-	"\x0eSvcchatService\x12\x95\x01\n" +
-	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xac\x19\n" +
+	"\x0eSvcchatService\x12\x99\x01\n" +
+	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"A\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
 	"\x06OptOut\x12\x1d.svc.svcchat.v1.OptOutRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\"<\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02/:\x01*\"*/api/mobile/svcchat/page-messaging/opt-out\x12\x96\x01\n" +
 	"\vSendMessage\x12\".svc.svcchat.v1.SendMessageRequest\x1a#.svc.svcchat.v1.SendMessageResponse\">\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x18\x19\x12\x17page/{page_id}/messages\x12\xac\x01\n" +
@@ -3296,12 +3342,13 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x1eapp/{app_id}/svcchat_templates\x90\x02\x01\x12}\n" +
 	"\x0eCreateTemplate\x12%.svc.svcchat.v1.CreateTemplateRequest\x1a\x18.svc.svcchat.v1.Template\"*\xca\xf3\x18\x02@\x02\xd2\xf3\x18 \x12\x1eapp/{app_id}/svcchat_templates\x12\x8d\x01\n" +
 	"\x0fApproveTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"9\xca\xf3\x18\x02@\x02\xd2\xf3\x18/\x12-app/{app_id}/svcchat_templates/{name}/approve\x12\x8b\x01\n" +
-	"\x0eSubmitTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"8\xca\xf3\x18\x02@\x02\xd2\xf3\x18.\x12,app/{app_id}/svcchat_templates/{name}/submit\x12\xa7\x01\n" +
+	"\x0eSubmitTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"8\xca\xf3\x18\x02@\x02\xd2\xf3\x18.\x12,app/{app_id}/svcchat_templates/{name}/submit\x12`\n" +
+	"\vAppWentLive\x12\".svc.svcchat.v1.AppWentLiveRequest\x1a%.svc.svcchat.v1.ListTemplatesResponse\"\x06\xca\xf3\x18\x02@\x02\x12\xa7\x01\n" +
 	"\x11ListTemplateQueue\x12(.svc.svcchat.v1.ListTemplateQueueRequest\x1a).svc.svcchat.v1.ListTemplateQueueResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.\x12,/api/developers/admin/svcchat/template-queue\x90\x02\x01\x12\x9e\x01\n" +
 	"\x0eDecideTemplate\x12%.svc.svcchat.v1.DecideTemplateRequest\x1a&.svc.svcchat.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/developers/admin/svcchat/template-queue\x12\xad\x01\n" +
 	"\bHandover\x12\x1f.svc.svcchat.v1.HandoverRequest\x1a .svc.svcchat.v1.HandoverResponse\"^\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x189\x127page/{page_id}/conversations/{conversation_id}/handover\x12\x9e\x01\n" +
-	"\x0eMobileHandover\x12%.svc.svcchat.v1.MobileHandoverRequest\x1a&.svc.svcchat.v1.MobileHandoverResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/handover\x12\x80\x01\n" +
-	"\x05Reply\x12\x1c.svc.svcchat.v1.ReplyRequest\x1a\x1d.svc.svcchat.v1.ReplyResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02-:\x01*\"(/api/mobile/svcchat/page-messaging/reply\x12\x80\x01\n" +
+	"\x0eMobileHandover\x12%.svc.svcchat.v1.MobileHandoverRequest\x1a&.svc.svcchat.v1.MobileHandoverResponse\"=\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/handover\x12\x84\x01\n" +
+	"\x05Reply\x12\x1c.svc.svcchat.v1.ReplyRequest\x1a\x1d.svc.svcchat.v1.ReplyResponse\">\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02-:\x01*\"(/api/mobile/svcchat/page-messaging/reply\x12\x80\x01\n" +
 	"\x05Inbox\x12\x1c.svc.svcchat.v1.InboxRequest\x1a\x1d.svc.svcchat.v1.InboxResponse\":\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02*\x12(/api/mobile/svcchat/page-messaging/inbox\x90\x02\x01\x12\x92\x01\n" +
 	"\tGetThread\x12 .svc.svcchat.v1.GetThreadRequest\x1a\x16.svc.svcchat.v1.Thread\"K\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02>\x12</api/mobile/svcchat/page-messaging/threads/{conversation_id}\x12\xb4\x01\n" +
 	"\x0eMarkThreadRead\x12%.svc.svcchat.v1.MarkThreadReadRequest\x1a&.svc.svcchat.v1.MarkThreadReadResponse\"S\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02F:\x01*\"A/api/mobile/svcchat/page-messaging/threads/{conversation_id}/read\x12\xc0\x01\n" +
@@ -3320,7 +3367,7 @@ func file_svc_svcchat_v1_svcchat_proto_rawDescGZIP() []byte {
 	return file_svc_svcchat_v1_svcchat_proto_rawDescData
 }
 
-var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_svc_svcchat_v1_svcchat_proto_goTypes = []any{
 	(*MarkThreadReadRequest)(nil),     // 0: svc.svcchat.v1.MarkThreadReadRequest
 	(*MarkThreadReadResponse)(nil),    // 1: svc.svcchat.v1.MarkThreadReadResponse
@@ -3360,34 +3407,35 @@ var file_svc_svcchat_v1_svcchat_proto_goTypes = []any{
 	(*ListTemplatesRequest)(nil),      // 35: svc.svcchat.v1.ListTemplatesRequest
 	(*ListTemplatesResponse)(nil),     // 36: svc.svcchat.v1.ListTemplatesResponse
 	(*CreateTemplateRequest)(nil),     // 37: svc.svcchat.v1.CreateTemplateRequest
-	(*TemplateActionRequest)(nil),     // 38: svc.svcchat.v1.TemplateActionRequest
-	(*ListTemplateQueueRequest)(nil),  // 39: svc.svcchat.v1.ListTemplateQueueRequest
-	(*ListTemplateQueueResponse)(nil), // 40: svc.svcchat.v1.ListTemplateQueueResponse
-	(*QueuedTemplate)(nil),            // 41: svc.svcchat.v1.QueuedTemplate
-	(*DecideTemplateRequest)(nil),     // 42: svc.svcchat.v1.DecideTemplateRequest
-	(*DecideTemplateResponse)(nil),    // 43: svc.svcchat.v1.DecideTemplateResponse
-	(*DecidedTemplate)(nil),           // 44: svc.svcchat.v1.DecidedTemplate
-	(*v1.Paging)(nil),                 // 45: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),           // 46: google.protobuf.Struct
+	(*AppWentLiveRequest)(nil),        // 38: svc.svcchat.v1.AppWentLiveRequest
+	(*TemplateActionRequest)(nil),     // 39: svc.svcchat.v1.TemplateActionRequest
+	(*ListTemplateQueueRequest)(nil),  // 40: svc.svcchat.v1.ListTemplateQueueRequest
+	(*ListTemplateQueueResponse)(nil), // 41: svc.svcchat.v1.ListTemplateQueueResponse
+	(*QueuedTemplate)(nil),            // 42: svc.svcchat.v1.QueuedTemplate
+	(*DecideTemplateRequest)(nil),     // 43: svc.svcchat.v1.DecideTemplateRequest
+	(*DecideTemplateResponse)(nil),    // 44: svc.svcchat.v1.DecideTemplateResponse
+	(*DecidedTemplate)(nil),           // 45: svc.svcchat.v1.DecidedTemplate
+	(*v1.Paging)(nil),                 // 46: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),           // 47: google.protobuf.Struct
 }
 var file_svc_svcchat_v1_svcchat_proto_depIdxs = []int32{
 	4,  // 0: svc.svcchat.v1.ListHandoversResponse.data:type_name -> svc.svcchat.v1.HandoverRecord
-	45, // 1: svc.svcchat.v1.ListHandoversResponse.paging:type_name -> svc.plugin.v1.Paging
+	46, // 1: svc.svcchat.v1.ListHandoversResponse.paging:type_name -> svc.plugin.v1.Paging
 	26, // 2: svc.svcchat.v1.HandoverResponse.control:type_name -> svc.svcchat.v1.Control
 	13, // 3: svc.svcchat.v1.InboxResponse.threads:type_name -> svc.svcchat.v1.InboxThread
 	14, // 4: svc.svcchat.v1.InboxThread.last_message:type_name -> svc.svcchat.v1.ThreadMessageSummary
 	17, // 5: svc.svcchat.v1.Thread.messages:type_name -> svc.svcchat.v1.ThreadMessage
 	23, // 6: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
-	46, // 7: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
+	47, // 7: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
 	26, // 8: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
 	27, // 9: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
-	45, // 10: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
+	46, // 10: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
 	31, // 11: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
-	45, // 12: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	46, // 12: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	34, // 13: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
-	41, // 14: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
-	45, // 15: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
-	44, // 16: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
+	42, // 14: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
+	46, // 15: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	45, // 16: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
 	18, // 17: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
 	20, // 18: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
 	21, // 19: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
@@ -3397,39 +3445,41 @@ var file_svc_svcchat_v1_svcchat_proto_depIdxs = []int32{
 	32, // 23: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
 	35, // 24: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
 	37, // 25: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
-	38, // 26: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	38, // 27: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	39, // 28: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
-	42, // 29: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
-	5,  // 30: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
-	7,  // 31: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
-	9,  // 32: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
-	11, // 33: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
-	15, // 34: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
-	0,  // 35: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
-	2,  // 36: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
-	19, // 37: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
-	22, // 38: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
-	22, // 39: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
-	25, // 40: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
-	29, // 41: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
-	27, // 42: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
-	33, // 43: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
-	36, // 44: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	34, // 45: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
-	34, // 46: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
-	34, // 47: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
-	40, // 48: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
-	43, // 49: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
-	6,  // 50: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
-	8,  // 51: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
-	10, // 52: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
-	12, // 53: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
-	16, // 54: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
-	1,  // 55: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
-	3,  // 56: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
-	37, // [37:57] is the sub-list for method output_type
-	17, // [17:37] is the sub-list for method input_type
+	39, // 26: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	39, // 27: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	38, // 28: svc.svcchat.v1.SvcchatService.AppWentLive:input_type -> svc.svcchat.v1.AppWentLiveRequest
+	40, // 29: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
+	43, // 30: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
+	5,  // 31: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
+	7,  // 32: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
+	9,  // 33: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
+	11, // 34: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
+	15, // 35: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
+	0,  // 36: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
+	2,  // 37: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
+	19, // 38: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
+	22, // 39: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
+	22, // 40: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
+	25, // 41: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
+	29, // 42: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
+	27, // 43: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
+	33, // 44: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
+	36, // 45: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	34, // 46: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
+	34, // 47: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
+	34, // 48: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
+	36, // 49: svc.svcchat.v1.SvcchatService.AppWentLive:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	41, // 50: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
+	44, // 51: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
+	6,  // 52: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
+	8,  // 53: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
+	10, // 54: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
+	12, // 55: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
+	16, // 56: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
+	1,  // 57: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
+	3,  // 58: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
+	38, // [38:59] is the sub-list for method output_type
+	17, // [17:38] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -3452,7 +3502,7 @@ func file_svc_svcchat_v1_svcchat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_svcchat_v1_svcchat_proto_rawDesc), len(file_svc_svcchat_v1_svcchat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	SvcchatService_CreateTemplate_FullMethodName    = "/svc.svcchat.v1.SvcchatService/CreateTemplate"
 	SvcchatService_ApproveTemplate_FullMethodName   = "/svc.svcchat.v1.SvcchatService/ApproveTemplate"
 	SvcchatService_SubmitTemplate_FullMethodName    = "/svc.svcchat.v1.SvcchatService/SubmitTemplate"
+	SvcchatService_AppWentLive_FullMethodName       = "/svc.svcchat.v1.SvcchatService/AppWentLive"
 	SvcchatService_ListTemplateQueue_FullMethodName = "/svc.svcchat.v1.SvcchatService/ListTemplateQueue"
 	SvcchatService_DecideTemplate_FullMethodName    = "/svc.svcchat.v1.SvcchatService/DecideTemplate"
 	SvcchatService_Handover_FullMethodName          = "/svc.svcchat.v1.SvcchatService/Handover"
@@ -83,6 +84,15 @@ type SvcchatServiceClient interface {
 	ApproveTemplate(ctx context.Context, in *TemplateActionRequest, opts ...grpc.CallOption) (*Template, error)
 	// SubmitTemplate submits a live app's draft to staff review.
 	SubmitTemplate(ctx context.Context, in *TemplateActionRequest, opts ...grpc.CallOption) (*Template, error)
+	// AppWentLive is the gateway telling svcchat that an app went live
+	// (CONTRACT §15): the templates the app approved itself in development
+	// go to staff review (pending_review, in the queue). It answers the
+	// app's templates as ListTemplates does. svcchat applies the same rule
+	// whenever it reads a live app's templates, so a send never relies on
+	// this call having been made; the call puts them in the staff queue at
+	// once. No Graph node: the gateway calls it as the user who made the app
+	// live.
+	AppWentLive(ctx context.Context, in *AppWentLiveRequest, opts ...grpc.CallOption) (*ListTemplatesResponse, error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// first.
 	ListTemplateQueue(ctx context.Context, in *ListTemplateQueueRequest, opts ...grpc.CallOption) (*ListTemplateQueueResponse, error)
@@ -237,6 +247,16 @@ func (c *svcchatServiceClient) SubmitTemplate(ctx context.Context, in *TemplateA
 	return out, nil
 }
 
+func (c *svcchatServiceClient) AppWentLive(ctx context.Context, in *AppWentLiveRequest, opts ...grpc.CallOption) (*ListTemplatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTemplatesResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_AppWentLive_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *svcchatServiceClient) ListTemplateQueue(ctx context.Context, in *ListTemplateQueueRequest, opts ...grpc.CallOption) (*ListTemplateQueueResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListTemplateQueueResponse)
@@ -369,6 +389,15 @@ type SvcchatServiceServer interface {
 	ApproveTemplate(context.Context, *TemplateActionRequest) (*Template, error)
 	// SubmitTemplate submits a live app's draft to staff review.
 	SubmitTemplate(context.Context, *TemplateActionRequest) (*Template, error)
+	// AppWentLive is the gateway telling svcchat that an app went live
+	// (CONTRACT §15): the templates the app approved itself in development
+	// go to staff review (pending_review, in the queue). It answers the
+	// app's templates as ListTemplates does. svcchat applies the same rule
+	// whenever it reads a live app's templates, so a send never relies on
+	// this call having been made; the call puts them in the staff queue at
+	// once. No Graph node: the gateway calls it as the user who made the app
+	// live.
+	AppWentLive(context.Context, *AppWentLiveRequest) (*ListTemplatesResponse, error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// first.
 	ListTemplateQueue(context.Context, *ListTemplateQueueRequest) (*ListTemplateQueueResponse, error)
@@ -445,6 +474,9 @@ func (UnimplementedSvcchatServiceServer) ApproveTemplate(context.Context, *Templ
 }
 func (UnimplementedSvcchatServiceServer) SubmitTemplate(context.Context, *TemplateActionRequest) (*Template, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitTemplate not implemented")
+}
+func (UnimplementedSvcchatServiceServer) AppWentLive(context.Context, *AppWentLiveRequest) (*ListTemplatesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AppWentLive not implemented")
 }
 func (UnimplementedSvcchatServiceServer) ListTemplateQueue(context.Context, *ListTemplateQueueRequest) (*ListTemplateQueueResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTemplateQueue not implemented")
@@ -692,6 +724,24 @@ func _SvcchatService_SubmitTemplate_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SvcchatService_AppWentLive_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppWentLiveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).AppWentLive(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_AppWentLive_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).AppWentLive(ctx, req.(*AppWentLiveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SvcchatService_ListTemplateQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListTemplateQueueRequest)
 	if err := dec(in); err != nil {
@@ -904,6 +954,10 @@ var SvcchatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitTemplate",
 			Handler:    _SvcchatService_SubmitTemplate_Handler,
+		},
+		{
+			MethodName: "AppWentLive",
+			Handler:    _SvcchatService_AppWentLive_Handler,
 		},
 		{
 			MethodName: "ListTemplateQueue",

@@ -223,6 +223,48 @@ func (q *Queries) LockAppTemplate(ctx context.Context, arg LockAppTemplateParams
 	return i, err
 }
 
+const lockSelfApprovedTemplates = `-- name: LockSelfApprovedTemplates :many
+SELECT app_id, name, id, body, params, status, rejection_reason, source, submitted_at, decided_at, decided_by, created_at, updated_at FROM svcchat.templates
+WHERE app_id = $1 AND status = 'approved' AND decided_at IS NULL
+ORDER BY name FOR UPDATE
+`
+
+// The app's templates it approved itself in development (approved, no
+// staff decision): going live sends them to review.
+func (q *Queries) LockSelfApprovedTemplates(ctx context.Context, appID string) ([]SvcchatTemplate, error) {
+	rows, err := q.db.Query(ctx, lockSelfApprovedTemplates, appID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SvcchatTemplate
+	for rows.Next() {
+		var i SvcchatTemplate
+		if err := rows.Scan(
+			&i.AppID,
+			&i.Name,
+			&i.ID,
+			&i.Body,
+			&i.Params,
+			&i.Status,
+			&i.RejectionReason,
+			&i.Source,
+			&i.SubmittedAt,
+			&i.DecidedAt,
+			&i.DecidedBy,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockTemplateByID = `-- name: LockTemplateByID :one
 SELECT app_id, name, id, body, params, status, rejection_reason, source, submitted_at, decided_at, decided_by, created_at, updated_at FROM svcchat.templates WHERE id = $1 FOR UPDATE
 `

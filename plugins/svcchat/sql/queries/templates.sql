@@ -53,3 +53,10 @@ ORDER BY id ASC LIMIT @lim;
 -- Newer-to-older from the cursor; the caller reverses the rows.
 SELECT * FROM svcchat.templates WHERE status = 'pending_review' AND id < @cursor
 ORDER BY id DESC LIMIT @lim;
+
+-- name: LockSelfApprovedTemplates :many
+-- The app's templates it approved itself in development (approved, no
+-- staff decision): going live sends them to review.
+SELECT * FROM svcchat.templates
+WHERE app_id = @app_id AND status = 'approved' AND decided_at IS NULL
+ORDER BY name FOR UPDATE;

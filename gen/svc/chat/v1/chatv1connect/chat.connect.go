@@ -46,7 +46,10 @@ const (
 
 // ChatServiceClient is a client for the svc.chat.v1.ChatService service.
 type ChatServiceClient interface {
-	// SendDirectMessage is a signed-in user writing to another user.
+	// SendDirectMessage is a signed-in user writing to another user. A user
+	// who does not exist and one who blocked the sender are answered alike
+	// (403, code 10, subcode 2018309), so that the answer tells no one which
+	// user ids exist; 60 a minute per user (CONTRACT §15).
 	SendDirectMessage(context.Context, *connect.Request[v1.SendDirectMessageRequest]) (*connect.Response[v1.SendDirectMessageResponse], error)
 	// ListChats is the chat app's main list: the user's direct threads and
 	// Page threads (the same as the svcchat inbox), newest first, with a
@@ -119,7 +122,10 @@ func (c *chatServiceClient) GetDirectThread(ctx context.Context, req *connect.Re
 
 // ChatServiceHandler is an implementation of the svc.chat.v1.ChatService service.
 type ChatServiceHandler interface {
-	// SendDirectMessage is a signed-in user writing to another user.
+	// SendDirectMessage is a signed-in user writing to another user. A user
+	// who does not exist and one who blocked the sender are answered alike
+	// (403, code 10, subcode 2018309), so that the answer tells no one which
+	// user ids exist; 60 a minute per user (CONTRACT §15).
 	SendDirectMessage(context.Context, *connect.Request[v1.SendDirectMessageRequest]) (*connect.Response[v1.SendDirectMessageResponse], error)
 	// ListChats is the chat app's main list: the user's direct threads and
 	// Page threads (the same as the svcchat inbox), newest first, with a

@@ -124,11 +124,13 @@ const (
 type GraphServiceClient interface {
 	// GetMe reads the caller's user.
 	GetMe(context.Context, *connect.Request[v1.GetMeRequest]) (*connect.Response[v1.User], error)
-	// ListMyPages lists the Pages the user manages. Only user tokens: an app
-	// key or system user token is refused with 2069001.
+	// ListMyPages lists the Pages the user manages. Only user tokens with
+	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
+	// app key or system user token is refused with 2069001.
 	ListMyPages(context.Context, *connect.Request[v1.ListMyPagesRequest]) (*connect.Response[v1.ListMyPagesResponse], error)
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages.
+	// one per user who owns Pages, holding those Pages. Like me/pages, it
+	// needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
@@ -142,6 +144,7 @@ type GraphServiceClient interface {
 	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
 	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
 	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in
@@ -633,11 +636,13 @@ func (c *graphServiceClient) DecideAppReview(ctx context.Context, req *connect.R
 type GraphServiceHandler interface {
 	// GetMe reads the caller's user.
 	GetMe(context.Context, *connect.Request[v1.GetMeRequest]) (*connect.Response[v1.User], error)
-	// ListMyPages lists the Pages the user manages. Only user tokens: an app
-	// key or system user token is refused with 2069001.
+	// ListMyPages lists the Pages the user manages. Only user tokens with
+	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
+	// app key or system user token is refused with 2069001.
 	ListMyPages(context.Context, *connect.Request[v1.ListMyPagesRequest]) (*connect.Response[v1.ListMyPagesResponse], error)
 	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages.
+	// one per user who owns Pages, holding those Pages. Like me/pages, it
+	// needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
@@ -651,6 +656,7 @@ type GraphServiceHandler interface {
 	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
 	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
 	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
 	// in development mode. The client secret and app key are shown only in

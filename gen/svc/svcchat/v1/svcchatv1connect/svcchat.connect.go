@@ -64,6 +64,9 @@ const (
 	// SvcchatServiceSubmitTemplateProcedure is the fully-qualified name of the SvcchatService's
 	// SubmitTemplate RPC.
 	SvcchatServiceSubmitTemplateProcedure = "/svc.svcchat.v1.SvcchatService/SubmitTemplate"
+	// SvcchatServiceAppWentLiveProcedure is the fully-qualified name of the SvcchatService's
+	// AppWentLive RPC.
+	SvcchatServiceAppWentLiveProcedure = "/svc.svcchat.v1.SvcchatService/AppWentLive"
 	// SvcchatServiceListTemplateQueueProcedure is the fully-qualified name of the SvcchatService's
 	// ListTemplateQueue RPC.
 	SvcchatServiceListTemplateQueueProcedure = "/svc.svcchat.v1.SvcchatService/ListTemplateQueue"
@@ -125,6 +128,15 @@ type SvcchatServiceClient interface {
 	ApproveTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error)
 	// SubmitTemplate submits a live app's draft to staff review.
 	SubmitTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error)
+	// AppWentLive is the gateway telling svcchat that an app went live
+	// (CONTRACT §15): the templates the app approved itself in development
+	// go to staff review (pending_review, in the queue). It answers the
+	// app's templates as ListTemplates does. svcchat applies the same rule
+	// whenever it reads a live app's templates, so a send never relies on
+	// this call having been made; the call puts them in the staff queue at
+	// once. No Graph node: the gateway calls it as the user who made the app
+	// live.
+	AppWentLive(context.Context, *connect.Request[v1.AppWentLiveRequest]) (*connect.Response[v1.ListTemplatesResponse], error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// first.
 	ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error)
@@ -242,6 +254,12 @@ func NewSvcchatServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(svcchatServiceMethods.ByName("SubmitTemplate")),
 			connect.WithClientOptions(opts...),
 		),
+		appWentLive: connect.NewClient[v1.AppWentLiveRequest, v1.ListTemplatesResponse](
+			httpClient,
+			baseURL+SvcchatServiceAppWentLiveProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("AppWentLive")),
+			connect.WithClientOptions(opts...),
+		),
 		listTemplateQueue: connect.NewClient[v1.ListTemplateQueueRequest, v1.ListTemplateQueueResponse](
 			httpClient,
 			baseURL+SvcchatServiceListTemplateQueueProcedure,
@@ -315,6 +333,7 @@ type svcchatServiceClient struct {
 	createTemplate    *connect.Client[v1.CreateTemplateRequest, v1.Template]
 	approveTemplate   *connect.Client[v1.TemplateActionRequest, v1.Template]
 	submitTemplate    *connect.Client[v1.TemplateActionRequest, v1.Template]
+	appWentLive       *connect.Client[v1.AppWentLiveRequest, v1.ListTemplatesResponse]
 	listTemplateQueue *connect.Client[v1.ListTemplateQueueRequest, v1.ListTemplateQueueResponse]
 	decideTemplate    *connect.Client[v1.DecideTemplateRequest, v1.DecideTemplateResponse]
 	handover          *connect.Client[v1.HandoverRequest, v1.HandoverResponse]
@@ -379,6 +398,11 @@ func (c *svcchatServiceClient) ApproveTemplate(ctx context.Context, req *connect
 // SubmitTemplate calls svc.svcchat.v1.SvcchatService.SubmitTemplate.
 func (c *svcchatServiceClient) SubmitTemplate(ctx context.Context, req *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error) {
 	return c.submitTemplate.CallUnary(ctx, req)
+}
+
+// AppWentLive calls svc.svcchat.v1.SvcchatService.AppWentLive.
+func (c *svcchatServiceClient) AppWentLive(ctx context.Context, req *connect.Request[v1.AppWentLiveRequest]) (*connect.Response[v1.ListTemplatesResponse], error) {
+	return c.appWentLive.CallUnary(ctx, req)
 }
 
 // ListTemplateQueue calls svc.svcchat.v1.SvcchatService.ListTemplateQueue.
@@ -461,6 +485,15 @@ type SvcchatServiceHandler interface {
 	ApproveTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error)
 	// SubmitTemplate submits a live app's draft to staff review.
 	SubmitTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error)
+	// AppWentLive is the gateway telling svcchat that an app went live
+	// (CONTRACT §15): the templates the app approved itself in development
+	// go to staff review (pending_review, in the queue). It answers the
+	// app's templates as ListTemplates does. svcchat applies the same rule
+	// whenever it reads a live app's templates, so a send never relies on
+	// this call having been made; the call puts them in the staff queue at
+	// once. No Graph node: the gateway calls it as the user who made the app
+	// live.
+	AppWentLive(context.Context, *connect.Request[v1.AppWentLiveRequest]) (*connect.Response[v1.ListTemplatesResponse], error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// first.
 	ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error)
@@ -574,6 +607,12 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 		connect.WithSchema(svcchatServiceMethods.ByName("SubmitTemplate")),
 		connect.WithHandlerOptions(opts...),
 	)
+	svcchatServiceAppWentLiveHandler := connect.NewUnaryHandler(
+		SvcchatServiceAppWentLiveProcedure,
+		svc.AppWentLive,
+		connect.WithSchema(svcchatServiceMethods.ByName("AppWentLive")),
+		connect.WithHandlerOptions(opts...),
+	)
 	svcchatServiceListTemplateQueueHandler := connect.NewUnaryHandler(
 		SvcchatServiceListTemplateQueueProcedure,
 		svc.ListTemplateQueue,
@@ -655,6 +694,8 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 			svcchatServiceApproveTemplateHandler.ServeHTTP(w, r)
 		case SvcchatServiceSubmitTemplateProcedure:
 			svcchatServiceSubmitTemplateHandler.ServeHTTP(w, r)
+		case SvcchatServiceAppWentLiveProcedure:
+			svcchatServiceAppWentLiveHandler.ServeHTTP(w, r)
 		case SvcchatServiceListTemplateQueueProcedure:
 			svcchatServiceListTemplateQueueHandler.ServeHTTP(w, r)
 		case SvcchatServiceDecideTemplateProcedure:
@@ -724,6 +765,10 @@ func (UnimplementedSvcchatServiceHandler) ApproveTemplate(context.Context, *conn
 
 func (UnimplementedSvcchatServiceHandler) SubmitTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.SubmitTemplate is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) AppWentLive(context.Context, *connect.Request[v1.AppWentLiveRequest]) (*connect.Response[v1.ListTemplatesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.AppWentLive is not implemented"))
 }
 
 func (UnimplementedSvcchatServiceHandler) ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
@@ -16,14 +17,33 @@ import (
 // procedure.
 type PluginCall func(ctx context.Context, caller sdk.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
 
-// WithPluginAssets has me/assigned_assets list, beside the Pages and apps,
-// the assets plugins keep for the caller: the ads plugin's ad accounts,
-// asked for through call.
-func (s *Service) WithPluginAssets(call PluginCall) *Service {
-	s.pluginAssets = func(ctx context.Context, caller sdk.Principal) ([]*corev1.AssignedAsset, error) {
-		return adAccounts(ctx, call, caller)
-	}
+// WithPlugins lets the gateway's own services reach what plugins keep,
+// through call: me/assigned_assets lists, beside the Pages and apps, the
+// ads plugin's ad accounts of the caller, and an app going live is told to
+// svcchat (appWentLive).
+func (s *Service) WithPlugins(call PluginCall) *Service {
+	s.plugins = call
 	return s
+}
+
+// appWentLiveProcedure tells svcchat that an app went live.
+const appWentLiveProcedure = "/svc.svcchat.v1.SvcchatService/AppWentLive"
+
+// appWentLive tells svcchat that appID went live, as the caller who made
+// it live, so that the templates the app approved itself go to staff
+// review now and show in the staff queue (CONTRACT §15). The app is live
+// whatever the answer: svcchat applies the same rule whenever it reads a
+// live app's templates, so a send never depends on this call; a failure
+// (the plugin restarting, or absent) is logged, and the templates reach the
+// queue at svcchat's next look at the app.
+func (s *Service) appWentLive(ctx context.Context, caller sdk.Principal, appID string) {
+	if s.plugins == nil {
+		return
+	}
+	req, _ := json.Marshal(map[string]string{"app_id": appID})
+	if _, _, err := s.plugins(ctx, caller, appWentLiveProcedure, req); err != nil {
+		slog.WarnContext(ctx, "svcchat was not told that the app went live", "app_id", appID, "error", err)
+	}
 }
 
 // adAccountsProcedure lists the caller's ad accounts, in the ads plugin.
