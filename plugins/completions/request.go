@@ -30,12 +30,13 @@ type chatRequest struct {
 	dupKeys bool
 }
 
-// roles are the message roles accepted (CONTRACT §7).
-var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true}
+// roles are the message roles accepted (CONTRACT §7, §20): a tool
+// message carries a tool's result back to the model.
+var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
-// parseRequest reads and validates an OpenAI chat completion body. Known
-// fields are checked (type and range, the refusal naming the field in
-// param); unknown fields are kept as they are.
+// parseRequest reads and validates an OpenAI chat completion body (see
+// check for what is checked, the refusal naming the field in param);
+// every field, known or not, is kept as it came.
 func parseRequest(body []byte) (*chatRequest, *apiError) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
@@ -83,6 +84,13 @@ func (r *chatRequest) present(name string) (json.RawMessage, bool) {
 	return raw, true
 }
 
+// check validates what the plugin itself reads: the model (routing), the
+// messages' shape (svc-builtin and usage estimates read their text; the
+// roles are what every upstream knows), temperature's range (CONTRACT
+// §7), and the fields that change what the plugin does (stream,
+// stream_options, n and max_tokens, which svc-builtin obeys). Everything
+// else (tools, response_format, top_p, stop, seed, logprobs, fields not
+// invented yet) is the upstream's to judge: it goes there as sent.
 func (r *chatRequest) check() *apiError {
 	raw, ok := r.present("model")
 	if !ok {
@@ -96,14 +104,6 @@ func (r *chatRequest) check() *apiError {
 	}
 	if e := checkNumber(r, "temperature", 0, 2, false); e != nil {
 		return e
-	}
-	if e := checkNumber(r, "top_p", 0, 1, false); e != nil {
-		return e
-	}
-	for _, name := range []string{"presence_penalty", "frequency_penalty"} {
-		if e := checkNumber(r, name, -2, 2, false); e != nil {
-			return e
-		}
 	}
 	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
 		if e := checkNumber(r, name, 1, math.MaxInt32, true); e != nil {
@@ -122,9 +122,6 @@ func (r *chatRequest) check() *apiError {
 	}
 	if raw, ok := r.present("n"); ok {
 		_ = json.Unmarshal(raw, &r.N)
-	}
-	if e := r.checkStop(); e != nil {
-		return e
 	}
 	if raw, ok := r.present("stream"); ok {
 		if err := json.Unmarshal(raw, &r.Stream); err != nil {
@@ -145,12 +142,6 @@ func (r *chatRequest) check() *apiError {
 			return invalid("stream_options", "invalid_value", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 		}
 	}
-	if raw, ok := r.present("user"); ok {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return invalid("user", "invalid_type", "Invalid type for 'user': expected a string.")
-		}
-	}
 	return nil
 }
 
@@ -169,9 +160,12 @@ func (r *chatRequest) checkMessages() *apiError {
 	r.Messages = make([]message, len(items))
 	for i, item := range items {
 		param := fmt.Sprintf("messages[%d]", i)
+		// Only what is checked is decoded; tool_calls, name, audio and
+		// the like stay in the raw body for the upstream.
 		var m struct {
-			Role    *string         `json:"role"`
-			Content json.RawMessage `json:"content"`
+			Role       *string         `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID json.RawMessage `json:"tool_call_id"`
 		}
 		if err := json.Unmarshal(item, &m); err != nil {
 			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
@@ -181,7 +175,16 @@ func (r *chatRequest) checkMessages() *apiError {
 		}
 		if !roles[*m.Role] {
 			return invalid(param+".role", "invalid_value",
-				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user' and 'assistant'.", *m.Role)
+				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", *m.Role)
+		}
+		if *m.Role == "tool" {
+			// The upstream pairs the result with its call by this id.
+			switch {
+			case len(m.ToolCallID) == 0 || string(m.ToolCallID) == "null":
+				return invalid(param+".tool_call_id", "missing_required_parameter", "Missing required parameter: '%s.tool_call_id'.", param)
+			case m.ToolCallID[0] != '"':
+				return invalid(param+".tool_call_id", "invalid_type", "Invalid type for '%s.tool_call_id': expected a string.", param)
+			}
 		}
 		text, e := contentText(m.Content, param+".content", *m.Role)
 		if e != nil {
@@ -192,9 +195,11 @@ func (r *chatRequest) checkMessages() *apiError {
 	return nil
 }
 
-// contentText accepts a string or an array of text parts, as current
-// clients send, and returns the text. An assistant message may leave it out
-// (a reply that only called tools).
+// contentText accepts a string or an array of content parts and returns
+// the text of its text parts. Parts of other types (image_url,
+// input_audio, file, refusal, types to come) need only a type: they go to
+// the upstream as sent. An assistant message may leave content out or
+// null (a reply that only called tools).
 func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if role == "assistant" {
@@ -215,22 +220,26 @@ func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
 			Text *string `json:"text"`
 		}
 		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of text parts.", param)
+			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 		}
 		var b strings.Builder
 		for i, p := range parts {
-			pp := fmt.Sprintf("%s[%d]", param, i)
-			if p.Type == nil || *p.Type != "text" {
-				return "", invalid(pp+".type", "invalid_value", "Invalid value for '%s.type': only 'text' parts are supported.", pp)
+			if p.Type == nil {
+				pp := fmt.Sprintf("%s[%d]", param, i)
+				return "", invalid(pp+".type", "missing_required_parameter", "Missing required parameter: '%s.type'.", pp)
+			}
+			if *p.Type != "text" {
+				continue
 			}
 			if p.Text == nil {
+				pp := fmt.Sprintf("%s[%d]", param, i)
 				return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
 			}
 			b.WriteString(*p.Text)
 		}
 		return b.String(), nil
 	}
-	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of text parts.", param)
+	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 }
 
 // checkNumber checks an optional number field's type and range.
@@ -262,25 +271,6 @@ func checkNumber(r *chatRequest, name string, lo, hi float64, integer bool) *api
 }
 
 func num(v float64) string { return fmt.Sprint(v) }
-
-func (r *chatRequest) checkStop() *apiError {
-	raw, ok := r.present("stop")
-	if !ok {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(raw, &many); err != nil {
-		return invalid("stop", "invalid_type", "Invalid type for 'stop': expected a string or an array of strings.")
-	}
-	if len(many) > 4 {
-		return invalid("stop", "array_above_max_length", "Invalid 'stop': array too long. Expected an array with maximum length 4, but got %d instead.", len(many))
-	}
-	return nil
-}
 
 // upstreamBody is the request as sent to an upstream: the client's fields
 // as they came, unknown ones included, except that a stream always asks
