@@ -15,12 +15,15 @@ import (
 // top-level field as sent, unknown ones included, so that the request can
 // be passed on to an upstream with only what the router must change.
 type chatRequest struct {
-	Model         string
-	Messages      []message // contents flattened to text, for svc-builtin and token counts
-	Stream        bool
-	IncludeUsage  bool
-	MaxTokens     int // 0: none given
-	N             int
+	Model        string
+	Messages     []message // contents flattened to text, for svc-builtin and token counts
+	Stream       bool
+	IncludeUsage bool
+	MaxTokens    int // 0: none given
+	N            int
+	// tool is the function svc-builtin calls instead of answering in text
+	// (see checkBuiltinTools); "" for text and for other models.
+	tool          string
 	fields        map[string]json.RawMessage
 	fieldsInOrder []string
 	// raw is the body as sent; passed on as it is when nothing in it must
@@ -88,7 +91,8 @@ func (r *chatRequest) present(name string) (json.RawMessage, bool) {
 // messages' shape (svc-builtin and usage estimates read their text; the
 // roles are what every upstream knows), temperature's range (CONTRACT
 // §7), and the fields that change what the plugin does (stream,
-// stream_options, n and max_tokens, which svc-builtin obeys). Everything
+// stream_options, n and max_tokens, which svc-builtin obeys; tools and
+// tool_choice for svc-builtin alone). Everything
 // else (tools, response_format, top_p, stop, seed, logprobs, fields not
 // invented yet) is the upstream's to judge: it goes there as sent.
 func (r *chatRequest) check() *apiError {
@@ -141,6 +145,9 @@ func (r *chatRequest) check() *apiError {
 		if !r.Stream {
 			return invalid("stream_options", "invalid_value", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 		}
+	}
+	if r.Model == builtinModel {
+		return r.checkBuiltinTools()
 	}
 	return nil
 }
