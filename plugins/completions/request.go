@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -165,35 +166,40 @@ func (r *chatRequest) checkMessages() *apiError {
 		return invalid("messages", "empty_array", "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
 	}
 	r.Messages = make([]message, len(items))
+	// Only what is checked is decoded; tool_calls, name, audio and the
+	// like stay in the raw body for the upstream. One m for all messages:
+	// it escapes to the heap once, not once per message.
+	var m struct {
+		Role       *string         `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID json.RawMessage `json:"tool_call_id"`
+	}
 	for i, item := range items {
-		param := fmt.Sprintf("messages[%d]", i)
-		// Only what is checked is decoded; tool_calls, name, audio and
-		// the like stay in the raw body for the upstream.
-		var m struct {
-			Role       *string         `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			ToolCallID json.RawMessage `json:"tool_call_id"`
-		}
+		m.Role, m.Content, m.ToolCallID = nil, nil, nil
 		if err := json.Unmarshal(item, &m); err != nil {
+			param := msgParam(i)
 			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
 		}
 		if m.Role == nil {
+			param := msgParam(i)
 			return invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
 		}
 		if !roles[*m.Role] {
-			return invalid(param+".role", "invalid_value",
+			return invalid(msgParam(i)+".role", "invalid_value",
 				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", *m.Role)
 		}
 		if *m.Role == "tool" {
 			// The upstream pairs the result with its call by this id.
 			switch {
 			case len(m.ToolCallID) == 0 || string(m.ToolCallID) == "null":
+				param := msgParam(i)
 				return invalid(param+".tool_call_id", "missing_required_parameter", "Missing required parameter: '%s.tool_call_id'.", param)
 			case m.ToolCallID[0] != '"':
+				param := msgParam(i)
 				return invalid(param+".tool_call_id", "invalid_type", "Invalid type for '%s.tool_call_id': expected a string.", param)
 			}
 		}
-		text, e := contentText(m.Content, param+".content", *m.Role)
+		text, e := contentText(m.Content, i, *m.Role)
 		if e != nil {
 			return e
 		}
@@ -202,22 +208,28 @@ func (r *chatRequest) checkMessages() *apiError {
 	return nil
 }
 
+// msgParam names message i in a refusal's param. Only refusals need it,
+// so it is not formatted for every message.
+func msgParam(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
+
 // contentText accepts a string or an array of content parts and returns
 // the text of its text parts. Parts of other types (image_url,
 // input_audio, file, refusal, types to come) need only a type: they go to
 // the upstream as sent. An assistant message may leave content out or
 // null (a reply that only called tools).
-func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
+func contentText(raw json.RawMessage, msg int, role string) (string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if role == "assistant" {
 			return "", nil
 		}
+		param := msgParam(msg) + ".content"
 		return "", invalid(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
 	}
 	switch raw[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
+			param := msgParam(msg) + ".content"
 			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string.", param)
 		}
 		return s, nil
@@ -226,26 +238,26 @@ func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
 			Type *string `json:"type"`
 			Text *string `json:"text"`
 		}
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+		if json.Unmarshal(raw, &parts) == nil {
+			var b strings.Builder
+			for i, p := range parts {
+				if p.Type == nil {
+					pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
+					return "", invalid(pp+".type", "missing_required_parameter", "Missing required parameter: '%s.type'.", pp)
+				}
+				if *p.Type != "text" {
+					continue
+				}
+				if p.Text == nil {
+					pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
+					return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
+				}
+				b.WriteString(*p.Text)
+			}
+			return b.String(), nil
 		}
-		var b strings.Builder
-		for i, p := range parts {
-			if p.Type == nil {
-				pp := fmt.Sprintf("%s[%d]", param, i)
-				return "", invalid(pp+".type", "missing_required_parameter", "Missing required parameter: '%s.type'.", pp)
-			}
-			if *p.Type != "text" {
-				continue
-			}
-			if p.Text == nil {
-				pp := fmt.Sprintf("%s[%d]", param, i)
-				return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
-			}
-			b.WriteString(*p.Text)
-		}
-		return b.String(), nil
 	}
+	param := msgParam(msg) + ".content"
 	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 }
 
