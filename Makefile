@@ -42,7 +42,8 @@ TEST_OUT  := $(CURDIR)/.tmp/test-output
 .PHONY: build run test test-go test-node lint generate check-generated tools postgres browser wrk soak bench bench-go profile proto-check clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
-## (outside the plugins folder) the test plugin and the example partner plugin
+## (outside the plugins folder) the test plugin, the example partner plugin
+## and the fake OpenAI upstream the Node.js tests use
 ## Binaries are static (no cgo): nothing needs libc, and each process then
 ## maps neither libc nor pthread stacks (about 1.5 MB of RSS each).
 build: export CGO_ENABLED = 0
@@ -52,6 +53,7 @@ build:
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
 	@chmod go-w bin/plugins/* # the gateway launches only plugins no one else can replace
 	$(GO) build -o bin/testplugin ./internal/testplugin
+	$(GO) build -o bin/fake-openai-upstream ./internal/openaitest/cmd/fake-openai-upstream
 	cd $(EXAMPLE) && $(GO) build -o $(CURDIR)/bin/examples/hello .
 
 ## run: build everything and start the platform on the embedded database

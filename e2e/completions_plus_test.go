@@ -616,3 +616,22 @@ func TestAnAppCannotLiftTheOperatorsCompletionsBudgetOrRate(t *testing.T) {
 		t.Fatalf("after a lower rate: %d %s", res.StatusCode, body)
 	}
 }
+
+// CONTRACT §20: the assistant of a Page never tells consumers about the
+// platform's models. With no language model configured, the first reply
+// is the Page's own fallback, attributed "<Page> · <assistant label>".
+func TestWithoutAConfiguredModelTheAssistantsFirstReplyIsThePagesOwnFallback(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t) // no completions upstreams: only svc-builtin
+	w.setPage(t, map[string]any{"inbox_automation": true})
+	cid, _ := w.write(t, "Are you open today?")
+	eventually(t, "the assistant's reply", func() bool {
+		return dbCount(t, w.db, "SELECT count(*) FROM svcchat.messages WHERE sender = 'svc_ai' AND conversation_id = $1", cid) > 0
+	})
+	res, body := w.mobileGet(t, w.consumer, "threads/"+cid)
+	th := decode[thread](t, body)
+	want := "Thanks for your message! Someone from " + w.c.Page.Name + " will get back to you soon."
+	if res.StatusCode != 200 || len(th.Messages) != 2 || th.Messages[1].Text != want || th.Messages[1].SenderLabel != w.c.Page.Name+" · Assistant" {
+		t.Fatalf("thread: %d %s", res.StatusCode, body)
+	}
+}

@@ -79,3 +79,16 @@ func BenchmarkParseRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseToolRequest parses the follow-up of a tool call with
+// image, audio and file parts, response_format and the rest
+// (toolConversation): what agents built on OpenAI's SDKs send.
+func BenchmarkParseToolRequest(b *testing.B) {
+	body := []byte(toolConversation)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, e := parseRequest(body); e != nil {
+			b.Fatal(e)
+		}
+	}
+}

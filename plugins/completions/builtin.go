@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode"
 )
@@ -95,6 +96,57 @@ func promptTokens(msgs []message) int {
 		n += 1 + countTokens(m.Content)
 	}
 	return n
+}
+
+// builtinArguments are the arguments of every tool call svc-builtin makes:
+// it has nothing to fill them with.
+const builtinArguments = "{}"
+
+// checkBuiltinTools reads, for svc-builtin, which tool it calls
+// (CONTRACT §20): the one tool_choice names, or the first function tool
+// when tool_choice is "required". Otherwise (no tools; tool_choice left
+// out, "auto" or "none") it answers in text. Only svc-builtin reads tools:
+// for an upstream they are the upstream's to judge.
+func (r *chatRequest) checkBuiltinTools() *apiError {
+	var tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if raw, ok := r.present("tools"); ok {
+		if err := json.Unmarshal(raw, &tools); err != nil {
+			return invalid("tools", "invalid_type", "Invalid type for 'tools': expected an array of tool objects.")
+		}
+	}
+	raw, ok := r.present("tool_choice")
+	if !ok {
+		return nil
+	}
+	var mode string
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &mode) != nil && json.Unmarshal(raw, &named) != nil {
+		return invalid("tool_choice", "invalid_type", "Invalid type for 'tool_choice': expected a string or an object.")
+	}
+	want := named.Function.Name // "" unless a tool is named
+	if mode != "required" && want == "" {
+		return nil
+	}
+	for _, t := range tools {
+		if t.Type == "function" && t.Function.Name != "" && (want == "" || t.Function.Name == want) {
+			r.tool = t.Function.Name
+			return nil
+		}
+	}
+	if want != "" {
+		return invalid("tool_choice", "invalid_value", "Invalid value for 'tool_choice': no function named '%s' in 'tools'.", want)
+	}
+	return invalid("tool_choice", "invalid_value", "Invalid value for 'tool_choice': 'required' needs at least one function in 'tools'.")
 }
 
 // builtinAnswer is svc-builtin's reply to a conversation, cut to maxTokens

@@ -7,8 +7,13 @@
 // request body untouched (see the gateway's openai edge); the plugin owns
 // everything after that:
 //
-//   - request.go parses and validates the body, keeping unknown fields so
-//     that they reach the upstream (OpenAI clients send new fields first);
+//   - request.go parses the body and validates only what the plugin reads
+//     itself (model, the messages' shape with tool messages and any
+//     content part, temperature, stream, stream_options, n, max_tokens);
+//     the body goes to the upstream as sent, unknown fields included
+//     (OpenAI clients send new fields first), and the upstream's answer
+//     comes back as it wrote it: tools, response formats, logprobs and
+//     the like are the upstream's business (CONTRACT §20);
 //   - router.go picks the upstreams that serve the model, by weight, and
 //     tries them in turn: 429, 5xx, connection errors and time-outs
 //     (a stream's time to first token included) are retried on the next
@@ -25,7 +30,9 @@
 //   - sse.go reads the upstream's server-sent events, whatever the chunk
 //     boundaries;
 //   - builtin.go is svc-builtin, which is not a language model: a fixed,
-//     deterministic reply with honest token counts of its own text;
+//     deterministic reply with honest token counts of its own text, or,
+//     given tools, a call of the tool tool_choice names (the first when it
+//     is "required") with arguments {};
 //   - usage.go adds up usage per app, model, upstream and day in memory and
 //     writes it to the completions schema in batches, exactly once, off the
 //     hot path and when the plugin stops, and counts it in Prometheus

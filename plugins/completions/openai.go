@@ -86,11 +86,34 @@ type message struct {
 	Content string `json:"content"`
 }
 
+// assistantMessage is the message svc-builtin writes: text, or (content
+// null) the tool calls it makes.
+type assistantMessage struct {
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	Refusal   *string    `json:"refusal"`
+}
+
+// toolCall is one call of a function tool. In a stream, its first delta
+// carries index, id, type and name, and later ones index and arguments.
+type toolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function toolFunction `json:"function"`
+}
+
+type toolFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
 type choice struct {
-	Index        int       `json:"index"`
-	Message      message   `json:"message"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason string    `json:"finish_reason"`
+	Index        int              `json:"index"`
+	Message      assistantMessage `json:"message"`
+	Logprobs     *struct{}        `json:"logprobs"`
+	FinishReason string           `json:"finish_reason"`
 }
 
 // completion is a chat.completion object.
@@ -104,8 +127,9 @@ type completion struct {
 }
 
 type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
 }
 
 type chunkChoice struct {

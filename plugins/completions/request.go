@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -15,12 +16,15 @@ import (
 // top-level field as sent, unknown ones included, so that the request can
 // be passed on to an upstream with only what the router must change.
 type chatRequest struct {
-	Model         string
-	Messages      []message // contents flattened to text, for svc-builtin and token counts
-	Stream        bool
-	IncludeUsage  bool
-	MaxTokens     int // 0: none given
-	N             int
+	Model        string
+	Messages     []message // contents flattened to text, for svc-builtin and token counts
+	Stream       bool
+	IncludeUsage bool
+	MaxTokens    int // 0: none given
+	N            int
+	// tool is the function svc-builtin calls instead of answering in text
+	// (see checkBuiltinTools); "" for text and for other models.
+	tool          string
 	fields        map[string]json.RawMessage
 	fieldsInOrder []string
 	// raw is the body as sent; passed on as it is when nothing in it must
@@ -30,12 +34,13 @@ type chatRequest struct {
 	dupKeys bool
 }
 
-// roles are the message roles accepted (CONTRACT §7).
-var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true}
+// roles are the message roles accepted (CONTRACT §7, §20): a tool
+// message carries a tool's result back to the model.
+var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
-// parseRequest reads and validates an OpenAI chat completion body. Known
-// fields are checked (type and range, the refusal naming the field in
-// param); unknown fields are kept as they are.
+// parseRequest reads and validates an OpenAI chat completion body (see
+// check for what is checked, the refusal naming the field in param);
+// every field, known or not, is kept as it came.
 func parseRequest(body []byte) (*chatRequest, *apiError) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
@@ -83,6 +88,14 @@ func (r *chatRequest) present(name string) (json.RawMessage, bool) {
 	return raw, true
 }
 
+// check validates what the plugin itself reads: the model (routing), the
+// messages' shape (svc-builtin and usage estimates read their text; the
+// roles are what every upstream knows), temperature's range (CONTRACT
+// §7), and the fields that change what the plugin does (stream,
+// stream_options, n and max_tokens, which svc-builtin obeys; tools and
+// tool_choice for svc-builtin alone). Everything
+// else (tools, response_format, top_p, stop, seed, logprobs, fields not
+// invented yet) is the upstream's to judge: it goes there as sent.
 func (r *chatRequest) check() *apiError {
 	raw, ok := r.present("model")
 	if !ok {
@@ -96,14 +109,6 @@ func (r *chatRequest) check() *apiError {
 	}
 	if e := checkNumber(r, "temperature", 0, 2, false); e != nil {
 		return e
-	}
-	if e := checkNumber(r, "top_p", 0, 1, false); e != nil {
-		return e
-	}
-	for _, name := range []string{"presence_penalty", "frequency_penalty"} {
-		if e := checkNumber(r, name, -2, 2, false); e != nil {
-			return e
-		}
 	}
 	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
 		if e := checkNumber(r, name, 1, math.MaxInt32, true); e != nil {
@@ -122,9 +127,6 @@ func (r *chatRequest) check() *apiError {
 	}
 	if raw, ok := r.present("n"); ok {
 		_ = json.Unmarshal(raw, &r.N)
-	}
-	if e := r.checkStop(); e != nil {
-		return e
 	}
 	if raw, ok := r.present("stream"); ok {
 		if err := json.Unmarshal(raw, &r.Stream); err != nil {
@@ -145,11 +147,8 @@ func (r *chatRequest) check() *apiError {
 			return invalid("stream_options", "invalid_value", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 		}
 	}
-	if raw, ok := r.present("user"); ok {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return invalid("user", "invalid_type", "Invalid type for 'user': expected a string.")
-		}
+	if r.Model == builtinModel {
+		return r.checkBuiltinTools()
 	}
 	return nil
 }
@@ -167,23 +166,40 @@ func (r *chatRequest) checkMessages() *apiError {
 		return invalid("messages", "empty_array", "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
 	}
 	r.Messages = make([]message, len(items))
+	// Only what is checked is decoded; tool_calls, name, audio and the
+	// like stay in the raw body for the upstream. One m for all messages:
+	// it escapes to the heap once, not once per message.
+	var m struct {
+		Role       *string         `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID json.RawMessage `json:"tool_call_id"`
+	}
 	for i, item := range items {
-		param := fmt.Sprintf("messages[%d]", i)
-		var m struct {
-			Role    *string         `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}
+		m.Role, m.Content, m.ToolCallID = nil, nil, nil
 		if err := json.Unmarshal(item, &m); err != nil {
+			param := msgParam(i)
 			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
 		}
 		if m.Role == nil {
+			param := msgParam(i)
 			return invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
 		}
 		if !roles[*m.Role] {
-			return invalid(param+".role", "invalid_value",
-				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user' and 'assistant'.", *m.Role)
+			return invalid(msgParam(i)+".role", "invalid_value",
+				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", *m.Role)
 		}
-		text, e := contentText(m.Content, param+".content", *m.Role)
+		if *m.Role == "tool" {
+			// The upstream pairs the result with its call by this id.
+			switch {
+			case len(m.ToolCallID) == 0 || string(m.ToolCallID) == "null":
+				param := msgParam(i)
+				return invalid(param+".tool_call_id", "missing_required_parameter", "Missing required parameter: '%s.tool_call_id'.", param)
+			case m.ToolCallID[0] != '"':
+				param := msgParam(i)
+				return invalid(param+".tool_call_id", "invalid_type", "Invalid type for '%s.tool_call_id': expected a string.", param)
+			}
+		}
+		text, e := contentText(m.Content, i, *m.Role)
 		if e != nil {
 			return e
 		}
@@ -192,20 +208,28 @@ func (r *chatRequest) checkMessages() *apiError {
 	return nil
 }
 
-// contentText accepts a string or an array of text parts, as current
-// clients send, and returns the text. An assistant message may leave it out
-// (a reply that only called tools).
-func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
+// msgParam names message i in a refusal's param. Only refusals need it,
+// so it is not formatted for every message.
+func msgParam(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
+
+// contentText accepts a string or an array of content parts and returns
+// the text of its text parts. Parts of other types (image_url,
+// input_audio, file, refusal, types to come) need only a type: they go to
+// the upstream as sent. An assistant message may leave content out or
+// null (a reply that only called tools).
+func contentText(raw json.RawMessage, msg int, role string) (string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if role == "assistant" {
 			return "", nil
 		}
+		param := msgParam(msg) + ".content"
 		return "", invalid(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
 	}
 	switch raw[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
+			param := msgParam(msg) + ".content"
 			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string.", param)
 		}
 		return s, nil
@@ -214,23 +238,27 @@ func contentText(raw json.RawMessage, param, role string) (string, *apiError) {
 			Type *string `json:"type"`
 			Text *string `json:"text"`
 		}
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of text parts.", param)
-		}
-		var b strings.Builder
-		for i, p := range parts {
-			pp := fmt.Sprintf("%s[%d]", param, i)
-			if p.Type == nil || *p.Type != "text" {
-				return "", invalid(pp+".type", "invalid_value", "Invalid value for '%s.type': only 'text' parts are supported.", pp)
+		if json.Unmarshal(raw, &parts) == nil {
+			var b strings.Builder
+			for i, p := range parts {
+				if p.Type == nil {
+					pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
+					return "", invalid(pp+".type", "missing_required_parameter", "Missing required parameter: '%s.type'.", pp)
+				}
+				if *p.Type != "text" {
+					continue
+				}
+				if p.Text == nil {
+					pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
+					return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
+				}
+				b.WriteString(*p.Text)
 			}
-			if p.Text == nil {
-				return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
-			}
-			b.WriteString(*p.Text)
+			return b.String(), nil
 		}
-		return b.String(), nil
 	}
-	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of text parts.", param)
+	param := msgParam(msg) + ".content"
+	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
 }
 
 // checkNumber checks an optional number field's type and range.
@@ -262,25 +290,6 @@ func checkNumber(r *chatRequest, name string, lo, hi float64, integer bool) *api
 }
 
 func num(v float64) string { return fmt.Sprint(v) }
-
-func (r *chatRequest) checkStop() *apiError {
-	raw, ok := r.present("stop")
-	if !ok {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(raw, &many); err != nil {
-		return invalid("stop", "invalid_type", "Invalid type for 'stop': expected a string or an array of strings.")
-	}
-	if len(many) > 4 {
-		return invalid("stop", "array_above_max_length", "Invalid 'stop': array too long. Expected an array with maximum length 4, but got %d instead.", len(many))
-	}
-	return nil
-}
 
 // upstreamBody is the request as sent to an upstream: the client's fields
 // as they came, unknown ones included, except that a stream always asks

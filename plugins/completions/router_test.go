@@ -65,7 +65,7 @@ func TestANonStreamedAnswerComesBackAsTheUpstreamWroteItWithItsUsage(t *testing.
 		t.Fatal(err)
 	}
 	var c completion
-	if err := json.Unmarshal(body, &c); err != nil || c.Choices[0].Message.Content != reply {
+	if err := json.Unmarshal(body, &c); err != nil || c.Choices[0].Message.Content == nil || *c.Choices[0].Message.Content != reply {
 		t.Fatalf("answer %s (%v)", body, err)
 	}
 	if p, cpl := b.ups[0].Usage(1); u.PromptTokens != p || u.CompletionTokens != cpl || name != "up0" {

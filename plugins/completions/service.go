@@ -204,20 +204,32 @@ func refusalPart(r *completionsv1.OpenAIResponse) *completionsv1.OpenAIStreamPar
 	return &completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds}
 }
 
-// builtinCompletion is svc-builtin's chat.completion.
+// builtinCompletion is svc-builtin's chat.completion: its text, or a call
+// of req.tool.
 func (s *service) builtinCompletion(req *chatRequest) ([]byte, usage) {
 	text, finish, pieces := builtinAnswer(req.MaxTokens)
+	tokens := len(pieces)
+	if req.tool != "" {
+		finish, tokens = "tool_calls", countTokens(req.tool)+countTokens(builtinArguments)
+	}
 	c := completion{ID: newID(), Object: "chat.completion", Created: s.now().Unix(), Model: builtinModel}
 	for i := range req.N {
-		c.Choices = append(c.Choices, choice{Index: i, Message: message{Role: "assistant", Content: text}, FinishReason: finish})
+		m := assistantMessage{Role: "assistant", Content: &text}
+		if req.tool != "" {
+			m.Content = nil
+			m.ToolCalls = []toolCall{{ID: newCallID(), Type: "function", Function: toolFunction{Name: req.tool, Arguments: builtinArguments}}}
+		}
+		c.Choices = append(c.Choices, choice{Index: i, Message: m, FinishReason: finish})
 	}
-	c.Usage = usage{PromptTokens: promptTokens(req.Messages), CompletionTokens: req.N * len(pieces)}
+	c.Usage = usage{PromptTokens: promptTokens(req.Messages), CompletionTokens: req.N * tokens}
 	c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
 	b, _ := json.Marshal(c)
 	return b, c.Usage
 }
 
-// builtinStream streams svc-builtin's reply one token per chunk.
+// builtinStream streams svc-builtin's reply one token per chunk, or its
+// call of req.tool as OpenAI streams one: the call's id and name first,
+// then its arguments, then finish_reason "tool_calls".
 func (s *service) builtinStream(req *chatRequest, emit emitFunc) (usage, error) {
 	_, finish, pieces := builtinAnswer(req.MaxTokens)
 	u := usage{PromptTokens: promptTokens(req.Messages)}
@@ -230,6 +242,22 @@ func (s *service) builtinStream(req *chatRequest, emit emitFunc) (usage, error) 
 	}
 	for i := range req.N {
 		empty := ""
+		if req.tool != "" {
+			first := 0
+			call := toolCall{Index: &first, ID: newCallID(), Type: "function", Function: toolFunction{Name: req.tool}}
+			args := toolCall{Index: &first, Function: toolFunction{Arguments: builtinArguments}}
+			done := "tool_calls"
+			for _, d := range []delta{{Role: "assistant", ToolCalls: []toolCall{call}}, {ToolCalls: []toolCall{args}}} {
+				if err := send([]chunkChoice{{Index: i, Delta: d}}, nil); err != nil {
+					return u, err
+				}
+			}
+			if err := send([]chunkChoice{{Index: i, FinishReason: &done}}, nil); err != nil {
+				return u, err
+			}
+			u.CompletionTokens += countTokens(req.tool) + countTokens(builtinArguments)
+			continue
+		}
 		if err := send([]chunkChoice{{Index: i, Delta: delta{Role: "assistant", Content: &empty}}}, nil); err != nil {
 			return u, err
 		}
@@ -412,4 +440,10 @@ func (s *service) exportMetrics(context.Context, *sdk.Call, *completionsv1.Expor
 // newID is a completion id, "chatcmpl-" and 24 random characters.
 func newID() string {
 	return "chatcmpl-" + strings.ReplaceAll(rand.Text(), "=", "")[:24]
+}
+
+// newCallID is a tool call's id, "call_" and 24 random characters, as
+// OpenAI's; a tool message quotes it back in tool_call_id.
+func newCallID() string {
+	return "call_" + strings.ReplaceAll(rand.Text(), "=", "")[:24]
 }

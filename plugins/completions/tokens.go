@@ -8,8 +8,8 @@ import "bytes"
 // the upstream broke off or ignores stream_options) is still counted:
 //
 //   - completion tokens: one per piece of generated text forwarded to the
-//     client, that is per non-empty "content", "reasoning_content" or tool
-//     call "arguments" string of a chunk's choices. OpenAI-compatible
+//     client, that is per non-empty "content", "reasoning_content",
+//     "refusal" or tool call "arguments" string of a chunk's choices. OpenAI-compatible
 //     servers send one token per chunk (OpenAI, vLLM, Ollama and llama.cpp
 //     all do), so this is the count the upstream would have reported for
 //     what the client received;
@@ -24,6 +24,7 @@ var (
 	keyContent   = []byte(`"content"`)
 	keyReasoning = []byte(`"reasoning_content"`)
 	keyArguments = []byte(`"arguments"`)
+	keyRefusal   = []byte(`"refusal"`)
 	keyFinish    = []byte(`"finish_reason"`)
 	keyUsage     = []byte(`"usage"`)
 )
@@ -32,7 +33,8 @@ var (
 func streamedTokens(ev []byte) int {
 	return countValues(ev, keyContent, nonEmptyString) +
 		countValues(ev, keyReasoning, nonEmptyString) +
-		countValues(ev, keyArguments, nonEmptyString)
+		countValues(ev, keyArguments, nonEmptyString) +
+		countValues(ev, keyRefusal, nonEmptyString)
 }
 
 // carriesAnswer tells whether a chunk is more than a preamble: it has

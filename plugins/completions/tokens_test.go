@@ -19,6 +19,8 @@ func TestStreamedTokens(t *testing.T) {
 		{"each choice of n counts", `{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`, 2},
 		{"reasoning text counts", `{"choices":[{"delta":{"reasoning_content":"hmm"}}]}`, 1},
 		{"tool call arguments count", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\""}}]}}]}`, 1},
+		{"refusal text counts", `{"choices":[{"delta":{"refusal":"I can't"}}]}`, 1},
+		{"logprobs' refusal array is not text", `{"choices":[{"delta":{},"logprobs":{"content":null,"refusal":[{"token":"I"}]}}]}`, 0},
 		{"a key's name inside a string is not a key", `{"choices":[{"delta":{"content":"say \"content\":\"x\""}}]}`, 1},
 		{"logprobs' content array is not text", `{"choices":[{"delta":{},"logprobs":{"content":[{"token":"a"}]}}]}`, 0},
 		{"the usage chunk has none", `{"choices":[],"usage":{"prompt_tokens":1}}`, 0},
@@ -39,6 +41,7 @@ func TestCarriesAnswer(t *testing.T) {
 		{"the role chunk is a preamble", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, false},
 		{"text is an answer", `{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`, true},
 		{"a finish reason is an answer", `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, true},
+		{"a streamed refusal is an answer", `{"choices":[{"index":0,"delta":{"refusal":"I can't"},"finish_reason":null}]}`, true},
 		{"usage is an answer", `{"choices":[],"usage":{"prompt_tokens":1}}`, true},
 		{"an event that is not a chunk (an error) ends the wait", `{"error":{"message":"x"}}`, true},
 	} {

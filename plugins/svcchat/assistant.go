@@ -20,6 +20,15 @@ import (
 // accepts a plugin acting as itself.
 const completeProcedure = "/svc.completions.v1.CompletionsService/Complete"
 
+// builtinModel is the completions plugin's built-in model, which answers
+// Complete when the server has no language model configured. Its reply
+// speaks of the platform's models, which is no business of the Page's
+// customers: the assistant sends the Page's own fallback instead.
+const builtinModel = "svc-builtin"
+
+// errNoModel: no language model is configured on the server.
+var errNoModel = errors.New("no language model is configured")
+
 // assistant sends the built-in assistant's first reply to conversations,
 // off the request path. Jobs are rows of svcchat.assistant_jobs written
 // with the user's message; every svcchat process (one per gateway) runs an
@@ -117,7 +126,14 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 	}
 	source := "model"
 	text, err := a.compose(ctx, q, job, page)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoModel):
+		// The interface: the first reply "uses an external language model
+		// when one is configured on the server"; without one it is the
+		// Page's fallback, attributed as every assistant reply. Asking
+		// again would not change that.
+		text, source = builtinReply(page), "builtin"
+	case err != nil:
 		if job.Attempts+1 < int32(a.attempts) {
 			a.log.Warn("the model did not answer the assistant; retrying", "conversation", job.ConversationID, "attempt", job.Attempts+1, "error", err)
 			if err := q.RetryAssistantJob(ctx, svcchatdb.RetryAssistantJobParams{PageID: job.PageID, ConversationID: job.ConversationID,
@@ -174,6 +190,9 @@ func (a *assistant) compose(ctx context.Context, q *svcchatdb.Queries, job svcch
 	if err := a.host().Call(cctx, completeProcedure, req, &res); err != nil {
 		return "", err
 	}
+	if res.GetModel() == builtinModel {
+		return "", errNoModel
+	}
 	text := strings.TrimSpace(res.GetContent())
 	if text == "" {
 		return "", errors.New("the model answered nothing")
@@ -184,7 +203,8 @@ func (a *assistant) compose(ctx context.Context, q *svcchatdb.Queries, job svcch
 	return text, nil
 }
 
-// builtinReply is what the assistant says when no model answers.
+// builtinReply is what the assistant says when no model is configured or
+// none answers: the Page's own words, nothing about the platform.
 func builtinReply(page *sdk.PageAccess) string {
 	return "Thanks for your message! Someone from " + page.Name + " will get back to you soon."
 }

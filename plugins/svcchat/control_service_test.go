@@ -291,10 +291,11 @@ func TestAThreadReadsOldestFirstWithABeforeCursor(t *testing.T) {
 	plugintest.WantRefusal(t, err, 400, 100, 0)
 }
 
-// modelAnswers makes the fake completions plugin answer text.
+// modelAnswers makes the fake completions plugin answer text from a
+// configured language model.
 func modelAnswers(text string) func(plugintest.HostCall) ([]byte, error) {
 	return func(plugintest.HostCall) ([]byte, error) {
-		return proto.Marshal(&completionsv1.CompleteResponse{Content: text, Model: "svc-builtin", FinishReason: "stop"})
+		return proto.Marshal(&completionsv1.CompleteResponse{Content: text, Model: "llama-3.1-8b", FinishReason: "stop"})
 	}
 }
 
@@ -391,6 +392,36 @@ func TestAFailingModelIsRetriedThenTheBuiltInReplyIsSent(t *testing.T) {
 	var attempts int
 	if err := b.pool.QueryRow(context.Background(), "SELECT source, attempts FROM svcchat.assistant_jobs").Scan(&source, &attempts); err != nil || source != "builtin" || attempts != a.attempts {
 		t.Fatalf("job: %s %d %v", source, attempts, err)
+	}
+}
+
+func TestWithoutAConfiguredModelTheAssistantsFirstReplyIsThePagesOwnFallback(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a := withAssistant(t, b)
+	b.facts.mu.Lock()
+	// What the completions plugin answers when the server has no model:
+	// svc-builtin, speaking of the platform.
+	b.facts.complete = func(plugintest.HostCall) ([]byte, error) {
+		return proto.Marshal(&completionsv1.CompleteResponse{Model: "svc-builtin", FinishReason: "stop",
+			Content: "Thanks for your message! This is an automatic reply from svc-builtin, the platform's built-in model, which is not a language model."})
+	}
+	b.facts.mu.Unlock()
+	cid := b.userWrites(t, "hi").GetConversationId()
+	if n := runJobs(t, a); n != 1 {
+		t.Fatalf("%d runs, want 1: nothing to retry", n)
+	}
+	got := b.assistantMessages(t)
+	if len(got) != 1 || got[0] != "Thanks for your message! Someone from Demo Coffee will get back to you soon." {
+		t.Fatalf("assistant messages = %q", got)
+	}
+	th := must[*svcchatv1.Thread](t, b, "GetThread", user, &svcchatv1.GetThreadRequest{ConversationId: cid})
+	if m := th.GetMessages()[1]; m.GetSenderLabel() != "Demo Coffee · Barista bot" {
+		t.Fatalf("thread = %v", th)
+	}
+	var source string
+	if err := b.pool.QueryRow(context.Background(), "SELECT source FROM svcchat.assistant_jobs").Scan(&source); err != nil || source != "builtin" {
+		t.Fatalf("job source %q %v", source, err)
 	}
 }
 

@@ -1,8 +1,12 @@
 // Drives the gateway's chat completions with the official openai npm
 // package, unmodified, as a Node.js app would: the model list, a
 // completion, a stream with usage, and a refused temperature surfaced as
-// the client's own error type. No upstream is configured, so svc-builtin
-// answers (CONTRACT §7).
+// the client's own error type, from svc-builtin (CONTRACT §7); and OpenAI's
+// whole chat API (CONTRACT §20): a tool-calling conversation, a vision
+// request and a json_schema response format, streamed and not, from model
+// "agent", routed to the fake upstream of the Go tests (internal/openaitest,
+// served by $SVC_BIN_DIR/fake-openai-upstream), which answers as OpenAI's
+// published API does.
 //
 // The test starts the built gateway itself ($SVC_BIN_DIR/gateway, default
 // ../../bin/gateway) on a free loopback port with a fresh data folder, so
@@ -12,16 +16,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import readline from 'node:readline';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const binDir = process.env.SVC_BIN_DIR || path.resolve(here, '../../bin');
 
 let gateway;
+let upstream;
 let dataDir;
 let client;
 let logs = '';
@@ -31,10 +39,16 @@ before(async () => {
   // Run as root, the embedded PostgreSQL runs as user postgres, which must
   // be able to pass through this folder to its own.
   await chmod(dataDir, 0o711);
+  // The fake upstream prints its base URL first; it stops when its input
+  // closes, so it does not outlive this process.
+  upstream = spawn(path.join(binDir, 'fake-openai-upstream'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const [upstreamURL] = await once(readline.createInterface({ input: upstream.stdout }), 'line');
+  const config = path.join(dataDir, 'gateway.json');
+  await writeFile(config, JSON.stringify({ completions: { upstreams: [{ name: 'fake', base_url: upstreamURL, models: ['agent'] }] } }));
   const env = { ...process.env };
   delete env.SVC_DATABASE_URL; // the gateway's own embedded cluster under dataDir
   gateway = spawn(path.join(binDir, 'gateway'), [
-    '--addr', '127.0.0.1:0', '--data-dir', dataDir, '--plugins-dir', path.join(binDir, 'plugins'),
+    '--addr', '127.0.0.1:0', '--data-dir', dataDir, '--plugins-dir', path.join(binDir, 'plugins'), '--config', config,
   ], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   gateway.stderr.on('data', (b) => { logs += b.toString(); });
   const exited = new Promise((resolve) => gateway.once('exit', (code) => resolve(code)));
@@ -61,13 +75,14 @@ after(async () => {
     gateway.kill('SIGTERM');
     await Promise.race([done, new Promise((r) => setTimeout(r, 20_000))]);
   }
+  if (upstream) upstream.kill('SIGTERM');
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-test('the model list always has svc-builtin', async () => {
+test('the model list always has svc-builtin, then the configured models', async () => {
   const ids = [];
   for await (const m of client.models.list()) ids.push(m.id);
-  assert.deepEqual(ids, ['svc-builtin']);
+  assert.deepEqual(ids, ['svc-builtin', 'agent']);
 });
 
 test('a completion from svc-builtin, with honest usage', async () => {
@@ -125,5 +140,99 @@ test('an unknown model is the client\'s NotFoundError', async () => {
   await assert.rejects(
     client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
     (err) => err instanceof OpenAI.NotFoundError && err.code === 'model_not_found',
+  );
+});
+
+// complete asks for a completion, streamed (put together by the client's
+// own stream helper) or not, and returns it with its x-request-id.
+async function complete(streamed, params) {
+  if (!streamed) {
+    const { data, request_id: requestId } = await client.chat.completions.create(params).withResponse();
+    return { c: data, requestId };
+  }
+  const { data, request_id: requestId } = await client.chat.completions
+    .create({ ...params, stream: true, stream_options: { include_usage: true } }).withResponse();
+  const c = await ChatCompletionStream.fromReadableStream(data.toReadableStream()).finalChatCompletion();
+  return { c, requestId };
+}
+
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather', description: 'The weather in a city', strict: true,
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  },
+};
+
+for (const [model, toolChoice, wantArgs, wantFinal] of [
+  ['agent', undefined, '{"city":"fake"}', /^The tool call_fake_get_weather answered \{"temp":21\}$/],
+  ['svc-builtin', 'required', '{}', /^Thanks for your message!/],
+]) {
+  for (const streamed of [false, true]) {
+    test(`a tool-calling conversation with ${model}, ${streamed ? 'streamed' : 'not streamed'}`, async () => {
+      const messages = [{ role: 'developer', content: 'Use the tools.' }, { role: 'user', content: 'What is the weather in Paris?' }];
+      const first = await complete(streamed, { model, messages, tools: [weatherTool], tool_choice: toolChoice, parallel_tool_calls: false });
+      assert.ok(first.requestId, 'no x-request-id');
+      const choice = first.c.choices[0];
+      assert.equal(choice.finish_reason, 'tool_calls');
+      assert.equal(choice.message.tool_calls.length, 1);
+      const call = choice.message.tool_calls[0];
+      assert.equal(call.type, 'function');
+      assert.equal(call.function.name, 'get_weather');
+      assert.equal(call.function.arguments, wantArgs);
+      assert.ok(call.id);
+      assert.equal(first.c.usage.total_tokens, first.c.usage.prompt_tokens + first.c.usage.completion_tokens);
+
+      messages.push(choice.message, { role: 'tool', tool_call_id: call.id, content: '{"temp":21}' });
+      const final = await complete(streamed, { model, messages, tools: [weatherTool], tool_choice: 'auto' });
+      assert.equal(final.c.choices[0].finish_reason, 'stop');
+      assert.match(final.c.choices[0].message.content, wantFinal);
+    });
+  }
+}
+
+for (const streamed of [false, true]) {
+  test(`a vision request with an image_url part, ${streamed ? 'streamed' : 'not streamed'}`, async () => {
+    const { c } = await complete(streamed, {
+      model: 'agent',
+      messages: [{
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in this picture?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } },
+        ],
+      }],
+    });
+    assert.equal(c.choices[0].message.content, 'Paris is sunny today.');
+    assert.equal(c.choices[0].finish_reason, 'stop');
+  });
+
+  test(`a json_schema response format, ${streamed ? 'streamed' : 'not streamed'}`, async () => {
+    const { c } = await complete(streamed, {
+      model: 'agent',
+      messages: [{ role: 'user', content: 'The weather in Paris, as JSON.' }],
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'weather', strict: true,
+          schema: { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'number' } }, required: ['city', 'celsius'], additionalProperties: false },
+        },
+      },
+      seed: 7, logprobs: true, top_logprobs: 2, max_completion_tokens: 50, metadata: { trace: 't1' }, user: 'u1', stop: ['\n\n'],
+    });
+    assert.deepEqual(JSON.parse(c.choices[0].message.content), { city: 'fake', celsius: 1 });
+    assert.equal(c.choices[0].logprobs.content[0].logprob, -0.25);
+  });
+}
+
+test('a field of the upstream\'s answer no client knows yet comes back', async () => {
+  const c = await client.chat.completions.create({ model: 'agent', messages: [{ role: 'user', content: 'Hi' }] });
+  assert.deepEqual(c.x_fake_future_field, { kept: [1, 2.5, 'three'] });
+});
+
+test('a refusal carries x-request-id as the client\'s request_id', async () => {
+  await assert.rejects(
+    client.chat.completions.create({ model: 'agent', messages: [] }),
+    (err) => err instanceof OpenAI.BadRequestError && typeof err.requestID === 'string' && err.requestID.length > 0,
   );
 });

@@ -10,7 +10,9 @@
 // refusals (no credential, plugin restarting, body too large) in OpenAI's
 // error shape {"error":{"message","type","param","code"}} (CONTRACT §3).
 // Every answer carries X-Svc-Overhead-Ms, the gateway's own share of its
-// time (OverheadHeader).
+// time (OverheadHeader), and x-request-id, the request's trace id, which
+// OpenAI's clients log (set by the server's middleware on every /v1/ path,
+// so refusals made before this edge carry it too).
 //
 // It must not parse or validate completion requests, pick models or talk
 // to upstreams: all of that is the plugin's. The one field it reads is

@@ -24,6 +24,10 @@ import (
 // MaxBodyBytes is the largest request body accepted (CONTRACT §1).
 const MaxBodyBytes = 1 << 20
 
+// requestIDHeader is OpenAI's request id header, on the OpenAI-shaped
+// paths (/v1/...), canonical as net/http writes it.
+const requestIDHeader = "X-Request-Id"
+
 // traced gives every request a trace id, stamps it on the response, resolves
 // its credential with authenticate (when not nil), recovers panics into the
 // error envelope, and records metrics.
@@ -44,7 +48,13 @@ func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.R
 			id = observe.NewTraceID()
 		}
 		ctx = observe.WithTraceID(ctx, id)
-		w.Header().Set(observe.TraceHeader, id)
+		ids := []string{id}
+		w.Header()[observe.TraceHeader] = ids
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			// OpenAI's clients log x-request-id with every answer and
+			// error: the same id finds the request in the gateway's logs.
+			w.Header()[requestIDHeader] = ids
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		if span != nil {
 			defer func() {

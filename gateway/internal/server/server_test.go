@@ -44,6 +44,27 @@ func TestEveryResponseCarriesATraceID(t *testing.T) {
 	}
 }
 
+func TestEveryAnswerOnTheOpenAIPathsCarriesXRequestIDAsOpenAIs(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	big := strings.Repeat("x", server.MaxBodyBytes+1)
+	for _, r := range []*http.Request{
+		httptest.NewRequest("GET", "/v1/models", nil),                               // not registered here: a 404
+		httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(big)), // refused before any handler
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if id := rec.Header().Get("x-request-id"); id == "" || id != rec.Header().Get(observe.TraceHeader) {
+			t.Errorf("%s %s answered %d with x-request-id %q", r.Method, r.URL.Path, rec.Code, id)
+		}
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	if _, ok := rec.Header()["X-Request-Id"]; ok {
+		t.Error("x-request-id outside the OpenAI paths")
+	}
+}
+
 // FuzzRequests sends arbitrary methods, paths, content types and bodies
 // through the whole middleware chain and transcoder: nothing may panic or
 // answer a server error, and REST refusals are always the Graph envelope.
