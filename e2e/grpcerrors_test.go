@@ -118,4 +118,3 @@ func TestGRPCRefusalsCarryTheirStatusAndTheGraphError(t *testing.T) {
 		})
 	}
 }
-
