@@ -66,10 +66,13 @@ func backup(ctx context.Context, srcDir, dest, password string, standby bool, pr
 	if err != nil {
 		return err
 	}
-	to, err := prepareLayout(dest, acct, false)
+	to, err := prepareLayout(dest, acct, false, logger)
 	if err != nil {
 		return err
 	}
+	// pg_basebackup writes files only: the new cluster's socket folder is
+	// made again when it starts.
+	defer to.removeFallbackSocketDir()
 	args := []string{"--host", src.socketDir, "--port", strconv.Itoa(Port), "--username", Superuser,
 		"--pgdata", to.dataDir, "--wal-method", "stream", "--checkpoint", "fast", "--no-password"}
 	if progress != nil {
