@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Backup copies the running cluster in srcDir (the folder given to Start)
@@ -101,7 +102,22 @@ func backup(ctx context.Context, srcDir, dest, password string, standby bool, pr
 	if out, err := runTool(cmd, progress == nil); err != nil {
 		return fmt.Errorf("pgembed: pg_basebackup: %w%s", err, out)
 	}
-	return nil
+	return selfContained(to.dir)
+}
+
+// selfContained checks that no symbolic link in dir leads out of it: a
+// backup must hold its data, not point at the original's.
+func selfContained(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return err
+		}
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil || !strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			return fmt.Errorf("pgembed: the backup in %s is not self-contained: %s links to %q (%v)", dir, path, target, err)
+		}
+		return nil
+	})
 }
 
 // runTool runs cmd, keeping its output for the error when it is not

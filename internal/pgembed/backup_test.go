@@ -129,3 +129,28 @@ func TestABackupHoldsTheWholeClusterAndNoLinkOutOfIt(t *testing.T) {
 		t.Fatalf("the restored table holds %q", got)
 	}
 }
+
+// A backup folder holding a link out of itself is refused, not reported
+// as a backup.
+func TestABackupWithALinkOutOfItIsNotSelfContained(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := selfContained(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "inside"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("inside", filepath.Join(dir, "near")); err != nil {
+		t.Fatal(err)
+	}
+	if err := selfContained(dir); err != nil {
+		t.Fatalf("a link inside the folder: %v", err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "far")); err != nil {
+		t.Fatal(err)
+	}
+	if err := selfContained(dir); err == nil {
+		t.Fatal("a link out of the folder was accepted")
+	}
+}
