@@ -665,3 +665,50 @@ func TestUnderRootOnlyThePeerSignsInAsTheSuperuser(t *testing.T) {
 		})
 	}
 }
+
+// A cluster an earlier version kept under relocateRoot for a data folder
+// since deleted is never used by a new one at the same path, and the start
+// says where it is, so that it can be removed.
+func TestAClusterLeftByADeletedFolderIsNamedNotUsed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the cluster was kept outside its folder only when running as root")
+	}
+	t.Parallel()
+	parent := t.TempDir()
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "pg")
+	old := relocatedPath(dir)
+	if err := os.MkdirAll(filepath.Join(old, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(old) })
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	c, err := Start(testContext(t), Options{Dir: dir, Fast: true, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(testContext(t))
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("%s is not a folder of its own (%v)", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(old, "data")); err != nil {
+		t.Fatalf("the old cluster was removed: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), old) {
+		t.Fatalf("the start did not say where the old cluster is:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
