@@ -114,7 +114,7 @@ func (a *account) chownTree(dir string) error {
 }
 
 // checkTraversable reports, with the fix, the first folder from / down to dir that the account
-// cannot pass through. It reads mode bits only; ACLs are not considered.
+// cannot pass through, by its mode bits and access list (see canTraverse).
 func (a *account) checkTraversable(dir string) error {
 	if a == nil {
 		return nil
@@ -128,27 +128,18 @@ func (a *account) checkTraversable(dir string) error {
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		p := chain[i]
-		info, err := os.Stat(p)
+		can, err := a.canTraverse(p)
 		if err != nil {
-			return fmt.Errorf("pgembed: %s: %w", p, err)
-		}
-		st, ok := info.Sys().(*syscall.Stat_t)
-		if !ok {
-			continue
-		}
-		perm := info.Mode().Perm()
-		var can bool
-		switch {
-		case int(st.Uid) == a.uid:
-			can = perm&0o100 != 0
-		case int(st.Gid) == a.gid:
-			can = perm&0o010 != 0
-		default:
-			can = perm&0o001 != 0
+			return err
 		}
 		if !can {
-			return fmt.Errorf("pgembed: this process runs as root, so PostgreSQL runs as user %s (uid %d), which cannot enter %s (mode %v, owner uid %d): run `chmod o+x %s`, or choose a data folder outside it",
-				a.name, a.uid, p, perm, st.Uid, p)
+			info, _ := os.Stat(p)
+			var perm os.FileMode
+			if info != nil {
+				perm = info.Mode().Perm()
+			}
+			return fmt.Errorf("pgembed: this process runs as root, so PostgreSQL runs as user %s (uid %d), which cannot enter %s (mode %v): run `chmod o+x %s`, or choose a data folder outside it",
+				a.name, a.uid, p, perm, p)
 		}
 	}
 	return nil

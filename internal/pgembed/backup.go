@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Backup copies the running cluster in srcDir (the folder given to Start)
@@ -66,10 +67,13 @@ func backup(ctx context.Context, srcDir, dest, password string, standby bool, pr
 	if err != nil {
 		return err
 	}
-	to, err := prepareLayout(dest, acct, false)
+	to, err := prepareLayout(dest, acct, false, logger)
 	if err != nil {
 		return err
 	}
+	// pg_basebackup writes files only: the new cluster's socket folder is
+	// made again when it starts.
+	defer to.removeFallbackSocketDir()
 	args := []string{"--host", src.socketDir, "--port", strconv.Itoa(Port), "--username", Superuser,
 		"--pgdata", to.dataDir, "--wal-method", "stream", "--checkpoint", "fast", "--no-password"}
 	if progress != nil {
@@ -98,7 +102,22 @@ func backup(ctx context.Context, srcDir, dest, password string, standby bool, pr
 	if out, err := runTool(cmd, progress == nil); err != nil {
 		return fmt.Errorf("pgembed: pg_basebackup: %w%s", err, out)
 	}
-	return nil
+	return selfContained(to.dir)
+}
+
+// selfContained checks that no symbolic link in dir leads out of it: a
+// backup must hold its data, not point at the original's.
+func selfContained(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return err
+		}
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil || !strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			return fmt.Errorf("pgembed: the backup in %s is not self-contained: %s links to %q (%v)", dir, path, target, err)
+		}
+		return nil
+	})
 }
 
 // runTool runs cmd, keeping its output for the error when it is not

@@ -104,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(opts.Dir, acct, acct != nil)
+	l, err := prepareLayout(opts.Dir, acct, acct != nil, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,28 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer func() { unlock() }()
+	// A cluster an earlier version kept outside its folder (under root,
+	// behind a link) is moved in while no server runs from it.
+	if abs, _ := filepath.Abs(opts.Dir); acct != nil && relocatedTarget(abs) != "" {
+		if err := takeOver(ctx, l, logger); err != nil {
+			return nil, err
+		}
+		moved, err := moveIn(abs, l, acct, logger)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			unlock()
+			unlock = func() {}
+			if l, err = prepareLayout(opts.Dir, acct, true, logger); err != nil {
+				return nil, err
+			}
+			if unlock, err = lockDir(ctx, l, acct); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	logFile, err := openLog(l, acct)
 	if err != nil {
@@ -152,6 +173,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	c.mu.Lock()
 	c.ready = true
 	c.mu.Unlock()
+	removeMovedFrom(l, logger)
 	logger.Info("embedded PostgreSQL ready",
 		"dir", l.dir, "pid", c.cmd.Process.Pid, "socket_dir", l.socketDir, "fast", opts.Fast)
 	return c, nil

@@ -29,13 +29,23 @@ func TestStartServesOnPrivateSocketOnly(t *testing.T) {
 
 	settings := map[string]string{
 		"listen_addresses":        "",
-		"unix_socket_directories": `"` + filepath.Join(dir, "run") + `"`,
+		"unix_socket_directories": `"` + c.layout.socketDir + `"`,
 		"port":                    strconv.Itoa(Port),
 		"server_encoding":         "UTF8",
 		"lc_collate":              "C",
 		"fsync":                   "off",
 		"synchronous_commit":      "off",
 		"full_page_writes":        "off",
+	}
+	// Under root, plugins (users of their own) reach the socket but must
+	// not pass through the data folder: the socket lives outside it.
+	if want := filepath.Join(dir, "run"); os.Geteuid() == 0 {
+		want = "/tmp/svc-pg-"
+		if !strings.HasPrefix(c.layout.socketDir, want) {
+			t.Errorf("under root the socket folder is %s, want one under /tmp", c.layout.socketDir)
+		}
+	} else if c.layout.socketDir != want {
+		t.Errorf("socket folder = %s, want %s", c.layout.socketDir, want)
 	}
 	for name, want := range settings {
 		if got := queryString(t, c.URL("postgres"), "SHOW "+name); got != want {
@@ -155,7 +165,16 @@ func TestStartIgnoresLockFilesOfUnrelatedProcesses(t *testing.T) {
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
 	pid := strconv.Itoa(sleeper.Process.Pid)
 	writeFile(t, filepath.Join(dir, "data", "postmaster.pid"), pid+"\n"+filepath.Join(dir, "data")+"\n1700000000\n5432\n\n\n 0 0\nready   \n")
-	writeFile(t, filepath.Join(dir, "run", socketFile+".lock"), pid+"\n"+filepath.Join(dir, "data")+"\n")
+	// The socket folder (under /tmp when running as root) goes with the server.
+	if err := os.MkdirAll(c.layout.socketDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := lookupAccount(serverUsers[0]); err == nil && os.Geteuid() == 0 {
+		if err := a.chown(c.layout.socketDir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(c.layout.socketDir, socketFile+".lock"), pid+"\n"+filepath.Join(dir, "data")+"\n")
 
 	c = start(t, Options{Dir: dir, Fast: true})
 	if err := c.Stop(testContext(t)); err != nil {
@@ -289,11 +308,12 @@ func TestDeepFolderGetsSocketUnderTmp(t *testing.T) {
 	}
 }
 
-// make run as root from a clone under /root (mode 0700) must work without
-// changing the user's folders: the cluster is kept where the server's
-// account can enter, behind a link in the data folder, and found again on
-// the next start.
-func TestAClusterUnderAFolderTheServerCannotEnterIsKeptOutsideIt(t *testing.T) {
+// make run as root from a clone under /root (mode 0700) must work, and the
+// cluster must live inside the folder given, so that a copy of the data
+// folder holds the data and deleting it deletes the cluster: the server's
+// account alone is let through the 0700 folder (an access-list entry), whose
+// mode is unchanged and which other users still cannot enter.
+func TestAClusterUnderAFolderTheServerCannotEnterStaysInsideIt(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the server runs as another user only when the tests run as root")
 	}
@@ -307,13 +327,18 @@ func TestAClusterUnderAFolderTheServerCannotEnterIsKeptOutsideIt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start under a 0700 folder: %v", err)
 	}
-	target, err := filepath.EvalSymlinks(dir)
-	if err != nil || !strings.HasPrefix(target, relocateRoot+"/") {
-		t.Fatalf("the cluster lives at %q (%v), want a folder under %s", target, err, relocateRoot)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("the cluster folder %s is not a folder (%v, %v): the cluster lives elsewhere", dir, fi.Mode(), err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(target) })
-	if info, err := os.Stat(parent); err != nil || info.Mode().Perm() != 0o700 {
-		t.Fatalf("the user's folder was changed: %v %v", info.Mode(), err)
+	if _, err := os.Stat(filepath.Join(dir, "data", "PG_VERSION")); err != nil {
+		t.Fatalf("the data is not inside the folder given: %v", err)
+	}
+	if info, err := os.Stat(parent); err != nil || info.Mode().Perm()&0o007 != 0 {
+		t.Fatalf("the user's folder was opened to others: %v %v", info.Mode(), err)
+	}
+	stranger := &account{name: "nobody", uid: 65534, gid: 65534}
+	if can, err := stranger.canTraverse(parent); err != nil || can {
+		t.Fatalf("another user can pass through the 0700 folder (%v)", err)
 	}
 	exec1(t, c.URL("postgres"), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('found again')")
 	if err := c.Stop(testContext(t)); err != nil {
@@ -326,6 +351,72 @@ func TestAClusterUnderAFolderTheServerCannotEnterIsKeptOutsideIt(t *testing.T) {
 	defer c.Stop(testContext(t))
 	if got := queryString(t, c.URL("postgres"), "SELECT v FROM kept"); got != "found again" {
 		t.Fatalf("after a restart the table holds %q", got)
+	}
+}
+
+// A cluster an earlier version kept under relocateRoot, behind a link in a
+// 0700 folder, is moved into that folder at its next start, with its data,
+// and its old folder is removed.
+func TestAClusterKeptOutsideItsFolderIsMovedIn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the cluster was kept outside its folder only when running as root")
+	}
+	t.Parallel()
+	parent := t.TempDir()
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "pg")
+	old := relocatedPath(dir)
+	t.Cleanup(func() { _ = os.RemoveAll(old) })
+	// The earlier layout: the cluster in relocateRoot, a link at dir.
+	c, err := Start(testContext(t), Options{Dir: old, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec1(t, c.URL("postgres"), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('moved in')")
+	if err := c.Stop(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(old, dir); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err = Start(testContext(t), Options{Dir: dir, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("start on the earlier layout: %v", err)
+	}
+	defer c.Stop(testContext(t))
+	if got := queryString(t, c.URL("postgres"), "SELECT v FROM kept"); got != "moved in" {
+		t.Fatalf("after the move the table holds %q", got)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("%s is still not a folder (%v): the cluster was not moved in", dir, err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("the old folder %s is left behind (%v)", old, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, movedFromFile)); !os.IsNotExist(err) {
+		t.Fatalf("the move's marker is left behind (%v)", err)
+	}
+}
+
+// A move interrupted after the copy was complete and the link removed is
+// finished at the next start, not replaced by a new empty cluster.
+func TestAnInterruptedMoveInIsFinished(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "pg")
+	moving := dir + ".moving"
+	if err := os.MkdirAll(filepath.Join(moving, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(moving, "data", "PG_VERSION"), "16\n")
+	writeFile(t, filepath.Join(moving, movedFromFile), "/nowhere\n")
+	if err := finishMoveIn(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "PG_VERSION")); err != nil {
+		t.Fatalf("the finished copy is not in place: %v", err)
 	}
 }
 
@@ -575,12 +666,12 @@ func TestUnderRootOnlyThePeerSignsInAsTheSuperuser(t *testing.T) {
 	}
 }
 
-// rm -rf of the data folder, then a start as root from the same path: the
-// old cluster under relocateRoot was sealed under the deleted folder's
-// master key, so it is set aside and a new one made, never reused.
-func TestADeletedFoldersClusterIsSetAsideNotReused(t *testing.T) {
+// A cluster an earlier version kept under relocateRoot for a data folder
+// since deleted is never used by a new one at the same path, and the start
+// says where it is, so that it can be removed.
+func TestAClusterLeftByADeletedFolderIsNamedNotUsed(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the cluster is kept outside its folder only when the tests run as root")
+		t.Skip("the cluster was kept outside its folder only when running as root")
 	}
 	t.Parallel()
 	parent := t.TempDir()
@@ -588,37 +679,36 @@ func TestADeletedFoldersClusterIsSetAsideNotReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(parent, "pg")
-	c, err := Start(testContext(t), Options{Dir: dir, Logger: testLogger(t)})
+	old := relocatedPath(dir)
+	if err := os.MkdirAll(filepath.Join(old, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(old) })
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	c, err := Start(testContext(t), Options{Dir: dir, Fast: true, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
-	}
-	target, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = os.RemoveAll(target)
-		asides, _ := filepath.Glob(target + ".orphaned-*")
-		for _, a := range asides {
-			_ = os.RemoveAll(a)
-		}
-	})
-	exec1(t, c.URL("postgres"), "CREATE TABLE old_world (v text)")
-	if err := c.Stop(testContext(t)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(dir); err != nil { // the link: the user deleted the data folder's cluster
-		t.Fatal(err)
-	}
-	c, err = Start(testContext(t), Options{Dir: dir, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatalf("start after the folder was deleted: %v", err)
 	}
 	defer c.Stop(testContext(t))
-	if got := queryString(t, c.URL("postgres"), "SELECT coalesce(to_regclass('old_world')::text, 'new cluster')"); got != "new cluster" {
-		t.Fatalf("the deleted folder's cluster was reused: %s", got)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("%s is not a folder of its own (%v)", dir, err)
 	}
-	if asides, _ := filepath.Glob(target + ".orphaned-*"); len(asides) != 1 {
-		t.Fatalf("set aside: %v, want the old cluster kept once", asides)
+	if _, err := os.Stat(filepath.Join(old, "data")); err != nil {
+		t.Fatalf("the old cluster was removed: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), old) {
+		t.Fatalf("the start did not say where the old cluster is:\n%s", logs.String())
 	}
 }
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

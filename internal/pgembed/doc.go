@@ -4,8 +4,11 @@
 // A cluster lives in one folder that pgembed owns entirely:
 //
 //	<Dir>/data             the data directory (created by initdb on first use)
-//	<Dir>/run              the unix socket folder (or /tmp/svc-pg-<hash> when Dir is too deep)
+//	<Dir>/run              the unix socket folder (or /tmp/svc-pg-<hash> as root, or when Dir is too deep)
 //	<Dir>/log/postgres.log the server's log; initdb's output goes there too
+//
+// Everything the cluster holds is inside Dir: a copy of Dir is a copy of the cluster (taken
+// stopped, or with [Backup] while it runs), and removing Dir removes it.
 //
 // The server never listens on TCP (listen_addresses is empty): clients reach it through the
 // unix socket in the private socket folder, with trust authentication, as the superuser
@@ -17,8 +20,12 @@
 // PostgreSQL refuses to run as root. When the calling process is root, initdb and postgres run
 // as "svc-postgres", an account of their own which Start creates with useradd (never the
 // system's shared "postgres" account). The cluster folder is handed to that user. When a folder
-// above it does not let that user pass (a clone under /root, mode 0700), a new cluster is kept
-// under /var/lib/svc instead, behind a link in the folder given (see relocate).
+// above it does not let that user pass (a clone under /root, or a 0700 temporary folder), the
+// folder gets an access-list entry letting that user alone pass through (u:svc-postgres:--x):
+// its mode is unchanged, and other users, plugins above all, still cannot enter it. Under root
+// the socket folder is under /tmp, so that plugins, which run as users of their own, reach the
+// socket without entering the data folder. Earlier versions kept such a cluster under
+// /var/lib/svc behind a link at Dir; Start moves it back into Dir (see moveIn).
 //
 // # Crashes and ownership
 //

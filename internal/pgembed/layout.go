@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,7 +55,10 @@ func newLayout(dir string) (layout, error) {
 		socketDir: filepath.Join(abs, "run"),
 		logPath:   filepath.Join(abs, "log", "postgres.log"),
 	}
-	if len(l.socketDir)+1+len(socketFile) > maxSocketPath {
+	// Under root the server's socket must be reachable by plugins that run
+	// as users of their own, who must not pass through the data folder: it
+	// lives under /tmp then, as it does when dir is too deep for a socket.
+	if os.Geteuid() == 0 || len(l.socketDir)+1+len(socketFile) > maxSocketPath {
 		// A folder named by the cluster's path keeps one socket folder per cluster and finds the
 		// same one on every start.
 		sum := sha256.Sum256([]byte(abs))
@@ -65,11 +69,22 @@ func newLayout(dir string) (layout, error) {
 }
 
 // prepareLayout creates the cluster folders, owned by the account the server runs as, and
-// checks that this account can reach them. reachable opens the way to the socket (mode 0711
-// on the cluster and socket folders) to other users of the machine, such as plugins running
-// as users of their own: only for a server whose superuser only its peers reach (see
-// hbaPeer); the data folder stays the server's alone.
-func prepareLayout(dir string, acct *account, reachable bool) (layout, error) {
+// lets this account reach them. reachable opens the way to the socket (mode 0711 on the
+// cluster and socket folders) to other users of the machine, such as plugins running as users
+// of their own: only for a server whose superuser only its peers reach (see hbaPeer); the data
+// folder stays the server's alone.
+//
+// Running as root from a folder the server's account cannot enter (a clone under /root, mode
+// 0700, or a 0700 temporary folder), the account is given an access-list entry of its own on
+// each folder that stops it (see grantTraverse): the cluster stays inside the folder given, so
+// a copy of that folder is a copy of the data and deleting it deletes the cluster.
+func prepareLayout(dir string, acct *account, reachable bool, logger *slog.Logger) (layout, error) {
+	if abs, err := filepath.Abs(dir); err == nil && acct != nil {
+		if err := finishMoveIn(abs); err != nil {
+			return layout{}, err
+		}
+		warnOrphan(abs, logger)
+	}
 	l, err := newLayout(dir)
 	if err != nil {
 		return l, err
@@ -78,18 +93,13 @@ func prepareLayout(dir string, acct *account, reachable bool) (layout, error) {
 		return l, err
 	}
 	if err := acct.checkTraversable(filepath.Dir(l.dir)); err != nil {
-		// Running as root from a folder the server's account cannot enter
-		// (a clone under /root, mode 0700): keep the cluster where that
-		// account can reach it, rather than ask to open the user's folders.
-		moved, merr := relocate(l.dir, acct)
-		if merr != nil {
-			return l, fmt.Errorf("%w (and the cluster could not be kept elsewhere: %v)", err, merr)
+		changed, gerr := acct.grantTraverse(filepath.Dir(l.dir))
+		if gerr != nil {
+			return l, gerr
 		}
-		if l, err = newLayout(moved); err != nil {
-			return l, err
-		}
-		if err := acct.checkTraversable(filepath.Dir(l.dir)); err != nil {
-			return l, err
+		if len(changed) > 0 {
+			logger.Info("let the embedded PostgreSQL's account pass through the folders above its cluster (an access-list entry for it alone; modes unchanged)",
+				"user", acct.name, "folders", changed)
 		}
 	}
 	if err := acct.chownTree(l.dir); err != nil {
@@ -249,50 +259,4 @@ func openLog(l layout, acct *account) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// relocateRoot holds the clusters that cannot live in their data folder
-// because the server's account cannot enter it.
-var relocateRoot = "/var/lib/svc"
-
-// relocate moves the (new, empty) cluster folder dir to a folder of its
-// own under relocateRoot, named by dir's path so that every start finds the
-// same one, and leaves a symbolic link at dir. A folder that already holds
-// a cluster is never moved; a cluster left under relocateRoot by a deleted
-// data folder of the same path is set aside (renamed), not reused.
-func relocate(dir string, acct *account) (string, error) {
-	fresh := false // dir is a new folder, not yet the link to a cluster
-	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return "", err
-		}
-		if len(entries) > 0 {
-			return "", fmt.Errorf("%s already holds files", dir)
-		}
-		if err := os.Remove(dir); err != nil {
-			return "", err
-		}
-		fresh = true
-	}
-	sum := sha256.Sum256([]byte(dir))
-	target := filepath.Join(relocateRoot, "pg-"+hex.EncodeToString(sum[:8]))
-	if fresh {
-		// A cluster already there belonged to a data folder of the same
-		// path that was deleted (rm -rf var): it was sealed under another
-		// master key and would not open. Set it aside, never delete it.
-		if entries, err := os.ReadDir(target); err == nil && len(entries) > 0 {
-			aside := target + ".orphaned-" + time.Now().UTC().Format("20060102T150405")
-			if err := os.Rename(target, aside); err != nil {
-				return "", fmt.Errorf("pgembed: set aside the cluster %s of a deleted data folder: %w", target, err)
-			}
-		}
-	}
-	if err := makeClusterDir(target, acct); err != nil {
-		return "", err
-	}
-	if err := os.Symlink(target, dir); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", err
-	}
-	return target, nil
 }
