@@ -180,9 +180,22 @@ func Defaults() Config {
 // Parse reads flags from args (without the program name), the file named
 // by --config, and the environment.
 func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	// A wrong flag is answered with the flags and where the commands are.
+	return parse(args, getenv, stderr, "Usage: gateway [flags], or gateway <command> (gateway help lists them). Flags:")
+}
+
+// parse is Parse with the line printed above the flags' defaults when
+// they are shown.
+func parse(args []string, getenv func(string) string, stderr io.Writer, header string) (Config, error) {
 	cfg := Defaults()
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		if header != "" {
+			fmt.Fprintln(fs.Output(), header)
+		}
+		fs.PrintDefaults()
+	}
 	file := fs.String("config", "", "optional JSON file with settings (flags win over it)")
 	addr := fs.String("addr", cfg.Addr, "host:port to listen on")
 	publicURL := fs.String("public-url", "", "public base URL and OAuth issuer (default http://<addr>)")
@@ -311,6 +324,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		cfg.WebhookAllowLoopback = &dev
 	}
 	return cfg, cfg.finish()
+}
+
+// PrintDefaults writes the flags with their defaults to w, for `gateway
+// help`.
+func PrintDefaults(w io.Writer) {
+	_, _ = parse([]string{"-h"}, func(string) string { return "" }, w, "")
 }
 
 // EnvName is the environment variable of a flag: SVC_ and the flag's name

@@ -513,3 +513,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	srv.Handle("GET /chat/", chatapp.Handler())
 	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
 }
+
+// PrintFlags writes the flags of serving with their defaults, for
+// `gateway help`.
+func PrintFlags(w io.Writer) { config.PrintDefaults(w) }
