@@ -196,7 +196,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, header s
 		}
 		fs.PrintDefaults()
 	}
-	file := fs.String("config", "", "optional JSON file with settings (flags win over it)")
+	file := fs.String("config", "", "optional JSON file with settings (flags win over it; SVC_CONFIG)")
 	addr := fs.String("addr", cfg.Addr, "host:port to listen on")
 	publicURL := fs.String("public-url", "", "public base URL and OAuth issuer (default http://<addr>)")
 	dataDir := fs.String("data-dir", cfg.DataDir, "folder for the embedded database and dev credentials")
@@ -235,6 +235,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, header s
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	// The file too may be named in the environment (SVC_CONFIG), like
+	// every flag; the flag wins. It is read first: flags and variables win
+	// over it.
+	if *file == "" {
+		*file = getenv(EnvName("config"))
 	}
 	if *file != "" {
 		if err := readFile(*file, &cfg); err != nil {
