@@ -39,6 +39,9 @@ type Config struct {
 	RequirePluginIsolation bool `json:"require_plugin_isolation"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
+	// AccessLog is "on" (one info line per request: method, path, node,
+	// status, error code, duration, trace id, app) or "off".
+	AccessLog string `json:"access_log"`
 	// WebhookAllowPrivateNetworks lets webhook callbacks reach private and
 	// link-local addresses (cloud metadata addresses stay refused).
 	WebhookAllowPrivateNetworks bool `json:"webhook_allow_private_networks"`
@@ -174,6 +177,7 @@ func Defaults() Config {
 		DataDir:    "./var",
 		PluginsDir: "./bin/plugins",
 		LogLevel:   "info",
+		AccessLog:  "on",
 	}
 }
 
@@ -206,6 +210,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, header s
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
+	accessLog := fs.String("access-log", cfg.AccessLog, "on: log one line per request at info level (method, path, Graph node, status, error code, duration, trace id, app); off")
 	allowPrivate := fs.Bool("webhook-allow-private-networks", false, "let webhook callbacks reach private networks")
 	allowLoopback := fs.Bool("webhook-allow-loopback", false, "let development apps' webhook callbacks reach loopback (default: only with the development seed)")
 	rateApp := fs.Int("rate-limit-app", 0, "Graph calls per minute per app (0: default, negative: unlimited)")
@@ -288,6 +293,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, header s
 			cfg.TLSKey = *tlsKey
 		case "log-level":
 			cfg.LogLevel = *logLevel
+		case "access-log":
+			cfg.AccessLog = *accessLog
 		case "webhook-allow-private-networks":
 			cfg.WebhookAllowPrivateNetworks = *allowPrivate
 		case "webhook-allow-loopback":
@@ -392,6 +399,9 @@ func (c *Config) finish() error {
 			// Not echoed: it may hold a password.
 			return errors.New("--database-replica-url must be a postgres:// URL")
 		}
+	}
+	if c.AccessLog != "on" && c.AccessLog != "off" {
+		return fmt.Errorf("--access-log %q: want on or off", c.AccessLog)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -190,3 +190,26 @@ func TestSVCConfigIsReadAsConfig(t *testing.T) {
 		t.Fatalf("--config did not win over SVC_CONFIG: %+v", cfg)
 	}
 }
+
+// The access log is on by default and --access-log / SVC_ACCESS_LOG turn
+// it off; anything but on or off is refused.
+func TestTheAccessLogIsOnByDefaultAndConfigurable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, "on"},
+		{[]string{"--access-log", "off"}, nil, "off"},
+		{nil, map[string]string{"SVC_ACCESS_LOG": "off"}, "off"},
+	} {
+		cfg, err := Parse(c.args, env(c.env), io.Discard)
+		if err != nil || cfg.AccessLog != c.want {
+			t.Errorf("%v %v: access log %q, %v; want %q", c.args, c.env, cfg.AccessLog, err, c.want)
+		}
+	}
+	if _, err := Parse([]string{"--access-log", "maybe"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--access-log") {
+		t.Fatalf("--access-log maybe: %v", err)
+	}
+}

@@ -129,10 +129,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The trimmer hands memory back to the OS after start-up, each reload
 	// and each burst of traffic.
 	trimmer := memtrim.New()
+	var accessLog *slog.Logger
+	if cfg.AccessLog == "on" {
+		accessLog = log
+	}
 	srv := server.New(server.Options{
 		Metrics:      metrics,
 		Authenticate: dispatch.Authenticate(authn),
-		Activity:     trimmer.Touch,
+		AccessLog:    accessLog,
+		App: func(ctx context.Context) string {
+			app, _ := dispatch.Caller(ctx)
+			return app
+		},
+		Activity: trimmer.Touch,
 		Ready: func(ctx context.Context) error {
 			if err := db.Pool.Ping(ctx); err != nil {
 				return err
