@@ -39,6 +39,11 @@ TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
 
+# The commit bin/gateway --version names ("-dirty" with uncommitted
+# changes), passed by -ldflags: Go's own VCS stamping misses git worktrees
+# and GOFLAGS=-buildvcs=false. Empty outside a git checkout.
+COMMIT    := $(shell git describe --always --dirty --abbrev=40 --match=NONE 2>/dev/null)
+
 .PHONY: build run test test-go test-node lint generate check-generated tools postgres browser wrk soak bench bench-go profile proto-check clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
@@ -48,7 +53,7 @@ TEST_OUT  := $(CURDIR)/.tmp/test-output
 ## maps neither libc nor pthread stacks (about 1.5 MB of RSS each).
 build: export CGO_ENABLED = 0
 build:
-	$(GO) build -o bin/gateway ./gateway/cmd/gateway
+	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o bin/gateway ./gateway/cmd/gateway
 	@mkdir -p bin/plugins
 	@for p in $(PLUGINS); do echo "go build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p; done
 	@chmod go-w bin/plugins/* # the gateway launches only plugins no one else can replace

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -183,8 +184,23 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("req-node"), "me/pages"),
 		chromedp.Click(chromedp.CSS(`#request button[type=submit]`)),
 		waitText("#response-body", c.Page.ID))
-	if curl := browsertest.Get(b, "read the curl command", chromedp.Text(chromedp.ID("curl"))); !strings.Contains(curl, "node=me%2Fpages") {
+	curl := browsertest.Get(b, "read the curl command", chromedp.Text(chromedp.ID("curl")))
+	if !strings.Contains(curl, "node=me%2Fpages") {
 		t.Errorf("the explorer's curl command does not name the node: %s", curl)
+	}
+	// The token is shown (masked until clicked) as the shell line that sets
+	// $TOKEN; that line and the curl command, pasted into a shell, work.
+	if masked := browsertest.Get(b, "see the masked token", chromedp.Text(chromedp.ID("token-value"))); strings.Count(masked, "…") != 1 {
+		t.Errorf("the token is not masked before a click: %q", masked)
+	}
+	b.Do("show the token", chromedp.Click(chromedp.ID("token-value")))
+	export := browsertest.Get(b, "read the token line", chromedp.Text(chromedp.ID("token-value")))
+	if !strings.HasPrefix(export, "export TOKEN='svcat_") {
+		t.Errorf("the shown token line: %q", export)
+	}
+	pasted, err := exec.Command("sh", "-c", export+"\n"+curl+" -sS").CombinedOutput()
+	if err != nil || !strings.Contains(string(pasted), c.Page.ID) {
+		t.Errorf("the token line and curl command pasted into a shell: %v\n%s\n%s\n%s", err, export, curl, pasted)
 	}
 	b.Shot("explorer-response")
 

@@ -53,7 +53,9 @@ func From(err error) *Error {
 // logs server faults with their cause and the trace id; the body never
 // carries the cause.
 func Write(w http.ResponseWriter, r *http.Request, err error) {
-	status, body := Body(r.Context(), err)
+	e := From(err)
+	observe.NoteErrorCode(r.Context(), e.Code)
+	status, body := Body(r.Context(), e)
 	h := w.Header()
 	h.Del("Content-Length")
 	if trace := observe.TraceID(r.Context()); trace != "" {

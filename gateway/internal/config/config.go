@@ -44,6 +44,9 @@ type Config struct {
 	RequirePluginIsolation bool `json:"require_plugin_isolation"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
+	// AccessLog is "on" (one info line per request: method, path, node,
+	// status, error code, duration, trace id, app) or "off".
+	AccessLog string `json:"access_log"`
 	// WebhookAllowPrivateNetworks lets webhook callbacks reach private and
 	// link-local addresses (cloud metadata addresses stay refused).
 	WebhookAllowPrivateNetworks bool `json:"webhook_allow_private_networks"`
@@ -179,16 +182,30 @@ func Defaults() Config {
 		DataDir:    "./var",
 		PluginsDir: "./bin/plugins",
 		LogLevel:   "info",
+		AccessLog:  "on",
 	}
 }
 
 // Parse reads flags from args (without the program name), the file named
 // by --config, and the environment.
 func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	// A wrong flag is answered with the flags and where the commands are.
+	return parse(args, getenv, stderr, "Usage: gateway [flags], or gateway <command> (gateway help lists them). Flags:")
+}
+
+// parse is Parse with the line printed above the flags' defaults when
+// they are shown.
+func parse(args []string, getenv func(string) string, stderr io.Writer, header string) (Config, error) {
 	cfg := Defaults()
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("config", "", "optional JSON file with settings (flags win over it)")
+	fs.Usage = func() {
+		if header != "" {
+			fmt.Fprintln(fs.Output(), header)
+		}
+		fs.PrintDefaults()
+	}
+	file := fs.String("config", "", "optional JSON file with settings (flags win over it; SVC_CONFIG)")
 	addr := fs.String("addr", cfg.Addr, "host:port to listen on")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this host:port of its own, without a credential (default: on the main port, admin token only)")
 	publicURL := fs.String("public-url", "", "public base URL and OAuth issuer (default http://<addr>)")
@@ -199,6 +216,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error")
+	accessLog := fs.String("access-log", cfg.AccessLog, "on: log one line per request at info level (method, path, Graph node, status, error code, duration, trace id, app); off")
 	allowPrivate := fs.Bool("webhook-allow-private-networks", false, "let webhook callbacks reach private networks")
 	allowLoopback := fs.Bool("webhook-allow-loopback", false, "let development apps' webhook callbacks reach loopback (default: only with the development seed)")
 	rateApp := fs.Int("rate-limit-app", 0, "Graph calls per minute per app (0: default, negative: unlimited)")
@@ -228,6 +246,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	// The file too may be named in the environment (SVC_CONFIG), like
+	// every flag; the flag wins. It is read first: flags and variables win
+	// over it.
+	if *file == "" {
+		*file = getenv(EnvName("config"))
 	}
 	if *file != "" {
 		if err := readFile(*file, &cfg); err != nil {
@@ -277,6 +301,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 			cfg.TLSKey = *tlsKey
 		case "log-level":
 			cfg.LogLevel = *logLevel
+		case "access-log":
+			cfg.AccessLog = *accessLog
 		case "webhook-allow-private-networks":
 			cfg.WebhookAllowPrivateNetworks = *allowPrivate
 		case "webhook-allow-loopback":
@@ -319,6 +345,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		cfg.WebhookAllowLoopback = &dev
 	}
 	return cfg, cfg.finish()
+}
+
+// PrintDefaults writes the flags with their defaults to w, for `gateway
+// help`.
+func PrintDefaults(w io.Writer) {
+	_, _ = parse([]string{"-h"}, func(string) string { return "" }, w, "")
 }
 
 // EnvName is the environment variable of a flag: SVC_ and the flag's name
@@ -380,6 +412,9 @@ func (c *Config) finish() error {
 			// Not echoed: it may hold a password.
 			return errors.New("--database-replica-url must be a postgres:// URL")
 		}
+	}
+	if c.AccessLog != "on" && c.AccessLog != "off" {
+		return fmt.Errorf("--access-log %q: want on or off", c.AccessLog)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

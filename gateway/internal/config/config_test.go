@@ -166,3 +166,50 @@ func TestTracingEndpointComesFromTheEnvironmentLikeEveryFlag(t *testing.T) {
 		t.Fatalf("tracing endpoint = %q", cfg.TracingEndpoint)
 	}
 }
+
+// SVC_CONFIG names the file as --config does (issue 28: it was ignored,
+// and the completions upstreams of the file vanished); the flag wins.
+func TestSVCConfigIsReadAsConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fromEnv, fromFlag := filepath.Join(dir, "env.json"), filepath.Join(dir, "flag.json")
+	_ = os.WriteFile(fromEnv, []byte(`{"log_level":"warn","completions":{"upstreams":[{"name":"u","base_url":"http://127.0.0.1:1/v1","models":["m"]}]}}`), 0o600)
+	_ = os.WriteFile(fromFlag, []byte(`{"log_level":"error"}`), 0o600)
+	cfg, err := Parse(nil, env(map[string]string{"SVC_CONFIG": fromEnv}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LogLevel != "warn" || len(cfg.Completions.Upstreams) != 1 {
+		t.Fatalf("SVC_CONFIG was not read: %+v", cfg)
+	}
+	cfg, err = Parse([]string{"--config", fromFlag}, env(map[string]string{"SVC_CONFIG": fromEnv}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LogLevel != "error" {
+		t.Fatalf("--config did not win over SVC_CONFIG: %+v", cfg)
+	}
+}
+
+// The access log is on by default and --access-log / SVC_ACCESS_LOG turn
+// it off; anything but on or off is refused.
+func TestTheAccessLogIsOnByDefaultAndConfigurable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, "on"},
+		{[]string{"--access-log", "off"}, nil, "off"},
+		{nil, map[string]string{"SVC_ACCESS_LOG": "off"}, "off"},
+	} {
+		cfg, err := Parse(c.args, env(c.env), io.Discard)
+		if err != nil || cfg.AccessLog != c.want {
+			t.Errorf("%v %v: access log %q, %v; want %q", c.args, c.env, cfg.AccessLog, err, c.want)
+		}
+	}
+	if _, err := Parse([]string{"--access-log", "maybe"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--access-log") {
+		t.Fatalf("--access-log maybe: %v", err)
+	}
+}

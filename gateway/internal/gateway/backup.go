@@ -45,13 +45,9 @@ func Backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fmt.Fprintf(stdout, "backing up %s into %s\n", *dataDir, *to)
 	// The database's superuser password derives from the master key.
-	box, source, err := secretbox.Load(os.Getenv, *dataDir)
-	if source == secretbox.Created {
-		_ = os.Remove(filepath.Join(*dataDir, secretbox.KeyFileName))
-		return fmt.Errorf("backup: %s holds no master key: set %s as for the gateway", *dataDir, secretbox.EnvMasterKey)
-	}
+	box, err := installationKey(*dataDir)
 	if err != nil {
-		return fmt.Errorf("backup: master key: %w", err)
+		return fmt.Errorf("backup: %w", err)
 	}
 	if err := pgembed.Backup(ctx, filepath.Join(*dataDir, "pg"), filepath.Join(*to, "pg"), embeddedPassword(box), stderr, log); err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -87,18 +83,41 @@ func DatabaseURL(args []string, stdout, stderr io.Writer) error {
 	if os.Getenv("SVC_DATABASE_URL") != "" {
 		return errors.New("database-url: SVC_DATABASE_URL is set: that is the database in use")
 	}
-	box, source, err := secretbox.Load(os.Getenv, *dataDir)
-	if source == secretbox.Created {
-		_ = os.Remove(filepath.Join(*dataDir, secretbox.KeyFileName))
-		return fmt.Errorf("database-url: %s holds no master key: set %s as for the gateway", *dataDir, secretbox.EnvMasterKey)
-	}
-	if err != nil {
-		return fmt.Errorf("database-url: master key: %w", err)
-	}
-	u, err := pgembed.URLFor(filepath.Join(*dataDir, "pg"), store.DatabaseName, embeddedPassword(box))
+	u, err := embeddedDatabaseURL(*dataDir)
 	if err != nil {
 		return fmt.Errorf("database-url: %w", err)
 	}
 	_, err = fmt.Fprintln(stdout, u)
 	return err
+}
+
+// embeddedDatabaseURL is the superuser URL of the embedded cluster of the
+// data folder dataDir, with the password derived from its master key.
+func embeddedDatabaseURL(dataDir string) (string, error) {
+	box, err := installationKey(dataDir)
+	if err != nil {
+		return "", err
+	}
+	return pgembed.URLFor(filepath.Join(dataDir, "pg"), store.DatabaseName, embeddedPassword(box))
+}
+
+// installationKey loads the master key of the installation whose data
+// folder is dataDir, for a subcommand run beside its gateway. Unlike the
+// gateway it never creates one: a folder without a key is the wrong folder
+// (most often ./var of another working directory), and the advice says
+// which folder was looked in and how to name the right one.
+func installationKey(dataDir string) (*secretbox.Box, error) {
+	if os.Getenv(secretbox.EnvMasterKey) == "" {
+		path := filepath.Join(dataDir, secretbox.KeyFileName)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			abs, _ := filepath.Abs(dataDir)
+			return nil, fmt.Errorf("%s is not a gateway's data folder (it holds no %s): name the gateway's with --data-dir <folder> (the default, ./var, is relative to the current folder), or set %s as for the gateway",
+				abs, secretbox.KeyFileName, secretbox.EnvMasterKey)
+		}
+	}
+	box, _, err := secretbox.Load(os.Getenv, dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("master key: %w", err)
+	}
+	return box, nil
 }

@@ -130,10 +130,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The trimmer hands memory back to the OS after start-up, each reload
 	// and each burst of traffic.
 	trimmer := memtrim.New()
+	var accessLog *slog.Logger
+	if cfg.AccessLog == "on" {
+		accessLog = log
+	}
 	srv := server.New(server.Options{
 		Metrics:      metrics,
 		Authenticate: dispatch.Authenticate(authn),
-		Activity:     trimmer.Touch,
+		AccessLog:    accessLog,
+		App: func(ctx context.Context) string {
+			app, _ := dispatch.Caller(ctx)
+			return app
+		},
+		Activity: trimmer.Touch,
 		Ready: func(ctx context.Context) error {
 			if err := db.Pool.Ping(ctx); err != nil {
 				return err
@@ -540,3 +549,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	srv.Handle("GET /chat/", chatapp.Handler())
 	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
 }
+
+// PrintFlags writes the flags of serving with their defaults, for
+// `gateway help`.
+func PrintFlags(w io.Writer) { config.PrintDefaults(w) }

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
@@ -178,6 +179,7 @@ func (h *Handler) post(ctx context.Context, q url.Values, raw []byte, bufs *read
 		return 0, nil, h.refuseBody(ctx, q.Get("node"), err)
 	}
 	if b, ok := body.fields["batch"]; ok {
+		observe.NoteNode(ctx, "batch")
 		if len(body.fields) != 1 {
 			return 0, nil, h.refuseBody(ctx, "", apierr.Invalid("batch", "Invalid parameter: a batch request carries only the batch field."))
 		}
@@ -265,6 +267,7 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body *write
 	if node == "" {
 		return 0, nil, apierr.Invalid("node", "Invalid parameter: node is required.")
 	}
+	observe.NoteNode(ctx, node)
 	var fields []Field
 	if f := q.Get("fields"); f != "" {
 		var err error

@@ -87,6 +87,15 @@ func (s *Service) User(ctx context.Context, id string) (User, error) {
 	return userFrom(u), nil
 }
 
+// UserByUsername returns the user signing in with username (any case).
+func (s *Service) UserByUsername(ctx context.Context, username string) (User, error) {
+	u, err := s.q.GetUserByUsername(ctx, strings.TrimSpace(username))
+	if err != nil {
+		return User{}, notFound(err, "user "+username)
+	}
+	return userFrom(u), nil
+}
+
 // CheckCredentials returns the user whose username and password these are,
 // or ErrWrongPassword. It costs one argon2id evaluation whether or not the
 // user exists, so timing does not reveal usernames.

@@ -112,17 +112,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if len(scopes) == 0 {
 		scopes = []string{identity.ScopePublicProfile}
 	}
-	grantable, err := s.ids.GrantableScopes(ctx, app)
-	if err != nil {
+	if sc, err := ungrantable(ctx, s.ids, app, scopes); err != nil {
 		slog.ErrorContext(ctx, "authorize: grantable scopes", "error", err)
 		back.fail(errServerError, "Please try again later.")
 		return
-	}
-	for _, sc := range scopes {
-		if !slices.Contains(grantable, sc) {
-			back.fail(errInvalidScope, fmt.Sprintf("The app is not approved for the scope %s (App Review).", sc))
-			return
-		}
+	} else if sc != "" {
+		back.fail(errInvalidScope, fmt.Sprintf("The app is not approved for the scope %s (App Review).", sc))
+		return
 	}
 	prompts := strings.Fields(req.prompt)
 

@@ -286,18 +286,7 @@ func (s *Server) clientCredentials(ctx context.Context, app identity.App, r *htt
 		}
 	}
 	aid, _ := identity.ParseID(app.ID)
-	access, accessHash := identity.NewToken(identity.PrefixSystemToken)
-	now := s.now()
-	err = s.ids.InTx(ctx, func(tx *identity.Service) error {
-		q := tx.Queries()
-		grant, err := q.CreateGrant(ctx, coredb.CreateGrantParams{AppID: aid, Scopes: scopes})
-		if err != nil {
-			return fmt.Errorf("create grant: %w", err)
-		}
-		return q.InsertCredential(ctx, coredb.InsertCredentialParams{TokenHash: accessHash,
-			Kind: int16(pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER), AppID: &aid, Scopes: scopes,
-			GrantID: &grant, ExpiresAt: timestamptz(now.Add(identity.AccessTokenTTL))})
-	})
+	access, err := issueAccessToken(ctx, s.ids, aid, nil, scopes, s.now())
 	if err != nil {
 		slog.ErrorContext(ctx, "issue system user token", "error", err)
 		return nil, serverError()

@@ -77,14 +77,28 @@ func New(opts Options) *Pruner {
 	if opts.Batch <= 0 {
 		opts.Batch = 5000
 	}
-	return &Pruner{
+	p := &Pruner{
 		opts: opts,
 		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "svc_pruned_rows_total",
 			Help: "Rows deleted by the pruning job after their retention, per table."}, []string{"table"}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "svc_prune_rounds_total",
 			Help: "Pruning rounds by outcome: done here, skipped (another gateway held the lock), failed."}, []string{"outcome"}),
 	}
+	// Every series exists from the start, at zero: a rate or an alert on
+	// one works before the first round (ten minutes in) and on a gateway
+	// that never wins the lock.
+	for _, table := range prunedTables {
+		p.pruned.WithLabelValues(table)
+	}
+	for _, outcome := range []string{"done", "skipped", "failed"} {
+		p.rounds.WithLabelValues(outcome)
+	}
+	return p
 }
+
+// prunedTables are the tables a round prunes, in order.
+var prunedTables = []string{"core.outbox", "core.webhook_deliveries", "core.idempotency_keys",
+	"core.credentials", "core.oauth_codes", "core.oauth_refresh_tokens"}
 
 // lockKey is the advisory lock that makes one gateway prune at a time.
 const lockKey = 0x7376_6370_7275_6e65 // "svcprune"
@@ -126,33 +140,30 @@ func (p *Pruner) Once(ctx context.Context) (map[string]int64, error) {
 
 	q := coredb.New(conn)
 	r, b := p.opts.Retention, p.opts.Batch
-	steps := []struct {
-		table string
-		run   func() (int64, error)
-	}{
-		{"core.outbox", func() (int64, error) {
+	prune := map[string]func() (int64, error){
+		"core.outbox": func() (int64, error) {
 			return q.PruneOutbox(ctx, coredb.PruneOutboxParams{RetainSeconds: r.Events.Seconds(), Batch: b})
-		}},
-		{"core.webhook_deliveries", func() (int64, error) {
+		},
+		"core.webhook_deliveries": func() (int64, error) {
 			return q.PruneDeliveries(ctx, coredb.PruneDeliveriesParams{RetainSeconds: r.Deliveries.Seconds(), Batch: b})
-		}},
-		{"core.idempotency_keys", func() (int64, error) {
+		},
+		"core.idempotency_keys": func() (int64, error) {
 			return q.PruneIdempotencyKeysBatch(ctx, coredb.PruneIdempotencyKeysBatchParams{RetainSeconds: r.IdempotencyKeys.Seconds(), Batch: b})
-		}},
-		{"core.credentials", func() (int64, error) { return q.PruneCredentials(ctx, b) }},
-		{"core.oauth_codes", func() (int64, error) { return q.PruneOAuthCodes(ctx, b) }},
-		{"core.oauth_refresh_tokens", func() (int64, error) { return q.PruneRefreshTokens(ctx, b) }},
+		},
+		"core.credentials":          func() (int64, error) { return q.PruneCredentials(ctx, b) },
+		"core.oauth_codes":          func() (int64, error) { return q.PruneOAuthCodes(ctx, b) },
+		"core.oauth_refresh_tokens": func() (int64, error) { return q.PruneRefreshTokens(ctx, b) },
 	}
 	out := map[string]int64{}
-	for _, s := range steps {
+	for _, table := range prunedTables {
 		for {
-			n, err := s.run()
+			n, err := prune[table]()
 			if err != nil {
 				p.rounds.WithLabelValues("failed").Inc()
-				return out, fmt.Errorf("prune %s: %w", s.table, err)
+				return out, fmt.Errorf("prune %s: %w", table, err)
 			}
-			out[s.table] += n
-			p.pruned.WithLabelValues(s.table).Add(float64(n))
+			out[table] += n
+			p.pruned.WithLabelValues(table).Add(float64(n))
 			if n < int64(b) {
 				break
 			}

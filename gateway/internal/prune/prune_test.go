@@ -132,3 +132,29 @@ func TestTableSizesAreMetrics(t *testing.T) {
 		t.Fatal("no svc_table_bytes for core.outbox")
 	}
 }
+
+// Every pruning series is on /metrics from the start, at zero: before the
+// first round, and on a gateway that never wins the lock (issue 28).
+func TestPruneMetricsArePresentFromTheStart(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(New(Options{Pool: pool(t), Log: slog.New(slog.DiscardHandler), Interval: time.Hour}).Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				series[f.GetName()+" "+l.GetValue()] = true
+			}
+		}
+	}
+	for _, want := range []string{"svc_pruned_rows_total core.outbox", "svc_pruned_rows_total core.oauth_refresh_tokens",
+		"svc_prune_rounds_total done", "svc_prune_rounds_total skipped", "svc_prune_rounds_total failed"} {
+		if !series[want] {
+			t.Errorf("no %s before the first round", want)
+		}
+	}
+}

@@ -29,9 +29,10 @@ const MaxBodyBytes = 1 << 20
 const requestIDHeader = "X-Request-Id"
 
 // traced gives every request a trace id, stamps it on the response, resolves
-// its credential with authenticate (when not nil), recovers panics into the
-// error envelope, and records metrics.
-func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.Request) context.Context, next http.Handler) http.Handler {
+// its credential with opts.Authenticate (when not nil), recovers panics into
+// the error envelope, records metrics and writes the access log line.
+func traced(opts Options, next http.Handler) http.Handler {
+	metrics, authenticate := opts.Metrics, opts.Authenticate
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
@@ -56,6 +57,10 @@ func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.R
 			w.Header()[requestIDHeader] = ids
 		}
 		sw := &statusWriter{ResponseWriter: w}
+		if opts.AccessLog != nil {
+			// The record lives in sw, already allocated per request.
+			ctx = observe.WithAccess(ctx, &sw.access)
+		}
 		if span != nil {
 			defer func() {
 				span.SetAttributes(attribute.Int("http.response.status_code", sw.status()))
@@ -77,6 +82,9 @@ func traced(metrics *observe.Metrics, authenticate func(context.Context, *http.R
 				}
 			}
 			metrics.Observe(classify(r), sw.status(), time.Since(start))
+			if opts.AccessLog != nil {
+				accessLine(ctx, opts.AccessLog, r, sw, opts.App, time.Since(start))
+			}
 		}()
 		// After the recover above: a panic resolving the credential is
 		// answered with the error envelope too.
@@ -170,12 +178,41 @@ func bodyExceeded(r *http.Request) bool {
 	return ok && b.exceeded
 }
 
+// accessLine logs one served request: method, path (never the query,
+// which may carry an access_token), Graph node, status (and gRPC status),
+// Graph error code, duration, app and, through observe.LogHandler, the
+// trace id that is the fbtrace_id of its error. Never a credential, a
+// secret or a body.
+func accessLine(ctx context.Context, log *slog.Logger, r *http.Request, sw *statusWriter, app func(context.Context) string, d time.Duration) {
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.String("method", r.Method), slog.String("path", r.URL.Path))
+	if sw.access.Node != "" {
+		attrs = append(attrs, slog.String("node", sw.access.Node))
+	}
+	attrs = append(attrs, slog.Int("status", sw.status()))
+	// gRPC answers 200 and says how the call went in a trailer.
+	if g := sw.Header().Get(http.TrailerPrefix + "Grpc-Status"); g != "" {
+		attrs = append(attrs, slog.String("grpc_status", g))
+	}
+	if sw.access.Code != 0 {
+		attrs = append(attrs, slog.Int("code", sw.access.Code))
+	}
+	attrs = append(attrs, slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+	if app != nil {
+		if id := app(ctx); id != "" {
+			attrs = append(attrs, slog.String("app_id", id))
+		}
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+}
+
 // statusWriter records the status written, for metrics and for knowing
-// whether an error can still be written.
+// whether an error can still be written, and the access log's notes.
 type statusWriter struct {
 	http.ResponseWriter
 	code        int
 	wroteHeader bool
+	access      observe.Access
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -40,6 +40,12 @@ type Options struct {
 	// body, so that slow bodies cannot hold connections; 0 means
 	// DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
+	// AccessLog, when set, gets one line per request at info level
+	// (accessLine); nil: no access log.
+	AccessLog *slog.Logger
+	// App names the app a request's credential belongs to, for the access
+	// log ("" for none).
+	App func(ctx context.Context) string
 	// Activity, when set, is called at the start of every request (the
 	// memory trimmer counts traffic with it); it must be cheap.
 	Activity func()
@@ -98,7 +104,7 @@ func New(opts Options) *Server {
 	if opts.BodyReadTimeout == 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	s.handler = traced(opts.Metrics, opts.Authenticate, versioned(limited(opts.BodyReadTimeout, s.mux)))
+	s.handler = traced(opts, versioned(limited(opts.BodyReadTimeout, s.mux)))
 	if err := s.SetServices(nil, protoregistry.GlobalFiles); err != nil {
 		panic(err) // an empty table cannot fail
 	}

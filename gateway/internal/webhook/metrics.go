@@ -19,8 +19,27 @@ var (
 )
 
 // Collectors are the delivery lag gauges, read from the database at each
-// scrape, so every gateway reports the same shared queue.
-func (s *Service) Collectors() []prometheus.Collector { return []prometheus.Collector{lagCollector{s}} }
+// scrape, so every gateway reports the same shared queue, and this
+// gateway's count of delivery attempts by outcome.
+func (s *Service) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{lagCollector{s}, s.outcomes}
+}
+
+// Outcomes of an attempt, as svc_webhook_attempts_total labels them.
+const (
+	outcomeDelivered = "delivered" // the receiver answered 2xx
+	outcomeRetrying  = "retrying"  // failed; attempted again on schedule
+	outcomeFailed    = "failed"    // failed its last retry: the delivery failed
+	outcomeNotSent   = "not_sent"  // no subscription for it any more
+	outcomeHeld      = "held"      // the endpoint is disabled: kept until a replay
+)
+
+func newOutcomes() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "svc_webhook_attempts_total",
+		Help: "Webhook delivery attempts this gateway recorded, by app, event type and outcome (delivered, retrying, failed, not_sent, held).",
+	}, []string{"app_id", "event_type", "outcome"})
+}
 
 type lagCollector struct{ s *Service }
 

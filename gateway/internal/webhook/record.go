@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/plugins/sdk"
 )
 
 // Delivery states, as stored and as the Graph shows them.
@@ -70,7 +71,10 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 	gone := map[int64]bool{}
 	pauses := map[int64]time.Time{}
 	ordered := false
-	for _, res := range batch {
+	// Counted once the batch is written: a batch written again after a
+	// failure is counted once.
+	counted := make([]string, len(batch))
+	for i, res := range batch {
 		d := res.job.d
 		entry := ""
 		if a := res.attempt; a != nil {
@@ -81,15 +85,19 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 		switch res.outcome {
 		case succeeded:
 			status = StatusSucceeded
+			counted[i] = outcomeDelivered
 		case notSent:
 			status = StatusFailed
+			counted[i] = outcomeNotSent
 		case held:
 			status = StatusHeld
+			counted[i] = outcomeHeld
 			if res.gone {
 				gone[d.AppID] = true
 			}
 		case failed:
 			failedInc = 1
+			counted[i] = outcomeRetrying
 			var retry bool
 			if delay, retry = s.retryDelay(int(d.FailedAttempts)); retry && res.retryAfter > 0 {
 				// The receiver said when to come back: that, not the
@@ -101,6 +109,7 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 			}
 			if !retry {
 				status = StatusFailed
+				counted[i] = outcomeFailed
 				s.log.InfoContext(ctx, "webhook delivery failed after its last retry",
 					"delivery_id", d.ID, "app_id", d.AppID, "event_type", d.EventType, "attempts", d.FailedAttempts+1)
 			}
@@ -141,6 +150,11 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 	disabled, err := q.RecordOutcomes(ctx, p)
 	if err != nil {
 		return fmt.Errorf("record %d webhook outcomes: %w", len(batch), err)
+	}
+	for i, res := range batch {
+		if counted[i] != "" {
+			s.outcomes.WithLabelValues(sdk.FormatID(res.job.d.AppID), res.job.d.EventType, counted[i]).Inc()
+		}
 	}
 	for _, app := range disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed for the failure window",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
@@ -145,6 +146,10 @@ type Service struct {
 	clients   [policies]*http.Client
 	userAgent string
 
+	// outcomes counts recorded attempts by app, event type and outcome
+	// (svc_webhook_attempts_total).
+	outcomes *prometheus.CounterVec
+
 	// wake tells the running claimer that deliveries were created here.
 	wake    chan struct{}
 	running atomic.Bool
@@ -194,7 +199,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		opts: opts, pool: opts.Pool, q: coredb.New(opts.Pool),
 		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, guard: opts.Guard, eventTypes: opts.EventTypes,
-		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1),
+		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1), outcomes: newOutcomes(),
 		userAgent: "svc-webhooks/1.0",
 	}
 	if opts.PublicURL != "" {

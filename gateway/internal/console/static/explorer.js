@@ -21,8 +21,20 @@ function showToken() {
   const box = document.getElementById('token-state');
   if (!t) { replace(box, el('p', { class: 'empty', id: 'no-token' }, 'No token yet.')); return; }
   const forget = el('button', { type: 'button', class: 'secondary', onclick: () => { tok.forget(); showToken(); } }, 'Forget it');
-  replace(box, el('p', { class: 'ok', id: 'have-token' }, `A user token of app ${t.appId} with scopes ${t.scopes}, until ${new Date(t.expiresAt).toLocaleTimeString()}. `, forget));
+  // The token itself, masked until clicked (a screen may be shared), as
+  // the shell line that sets $TOKEN for the curl command below.
+  const shell = `export TOKEN=${shellQuote(t.token)}`;
+  const masked = `export TOKEN='${t.token.slice(0, 6)}…' (click to show)`;
+  const line = el('code', { id: 'token-value', class: 'masked', title: 'Click to show the token', onclick: () => {
+    line.textContent = shell;
+    line.classList.remove('masked');
+  } }, masked);
+  replace(box, el('p', { class: 'ok', id: 'have-token' }, `A user token of app ${t.appId} with scopes ${t.scopes}, until ${new Date(t.expiresAt).toLocaleTimeString()}. `, forget),
+    el('p', {}, 'In a shell: ', line));
 }
+
+// shellQuote quotes s for a POSIX shell: in single quotes, nothing expands.
+function shellQuote(s) { return `'${s.replace(/'/g, `'\\''`)}'`; }
 
 onSubmit(document.getElementById('authorize'), async (v) => {
   const app = apps.find((a) => a.id === v.app);
@@ -39,11 +51,13 @@ onSubmit(document.getElementById('authorize'), async (v) => {
   location.assign(u.toString());
 });
 
+// curlFor is the request as a curl command: the header in double quotes so
+// that the shell expands $TOKEN (set by the line shown with the token),
+// everything else in single quotes so that nothing in it expands.
 function curlFor(method, url, body) {
-  const q = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const parts = ['curl', '-X', method, '-H', q('Authorization: Bearer $TOKEN')];
-  if (body !== undefined) parts.push('-H', q('Content-Type: application/json'), '-d', q(JSON.stringify(body)));
-  parts.push(q(url));
+  const parts = ['curl', '-X', method, '-H', '"Authorization: Bearer $TOKEN"'];
+  if (body !== undefined) parts.push('-H', shellQuote('Content-Type: application/json'), '-d', shellQuote(JSON.stringify(body)));
+  parts.push(shellQuote(url));
   return parts.join(' ');
 }
 
