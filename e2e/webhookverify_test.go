@@ -125,15 +125,16 @@ func startReceiver(t *testing.T, env []string, argv ...string) *receiverProcess 
 			}
 		}
 	}()
-	line := p.waitLine(t, "listening on ")
+	line := p.waitLine(t, "listening on ", time.Minute) // a cold node or python may be slow
 	p.url = strings.TrimPrefix(line, "listening on ")
 	return p
 }
 
-// waitLine returns the first printed line starting with prefix.
-func (p *receiverProcess) waitLine(t *testing.T, prefix string) string {
+// waitLine returns the first printed line starting with prefix, waiting
+// up to wait for it.
+func (p *receiverProcess) waitLine(t *testing.T, prefix string, wait time.Duration) string {
 	t.Helper()
-	deadline := time.After(60 * time.Second) // go build or a cold node may be slow
+	deadline := time.After(wait)
 	for {
 		p.mu.Lock()
 		for _, l := range p.lines {
@@ -292,7 +293,7 @@ func TestDocumentedReceiversAcceptARealDeliveryAndRefuseATamperedOne(t *testing.
 				if d.status != 200 {
 					t.Fatalf("the receiver answered the real delivery %d; it printed %v", d.status, p.printed())
 				}
-				p.waitLine(t, "accepted "+id+" book.post.created")
+				p.waitLine(t, "accepted "+id+" book.post.created", 10*time.Second)
 
 				refused := func(what string, header http.Header, body []byte) {
 					t.Helper()
@@ -337,7 +338,7 @@ func TestDocumentedReceiversAcceptARealDeliveryAndRefuseATamperedOne(t *testing.
 				if status := send(t, p.url, d.header.Clone(), d.body); status != 200 {
 					t.Errorf("the same delivery again: %d, want 200", status)
 				}
-				p.waitLine(t, "duplicate "+id)
+				p.waitLine(t, "duplicate "+id, 10*time.Second)
 				if n := p.count("accepted "); n != 1 {
 					t.Errorf("the receiver accepted %d deliveries, want 1", n)
 				}
