@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,43 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/svcplatform/svc/internal/gatewaytest"
 )
+
+// The docs search finds how to verify a delivery: the page's sections, by
+// the words a developer types and by the header names.
+func TestTheDocsSearchFindsHowToVerifyAWebhookDelivery(t *testing.T) {
+	t.Parallel()
+	g := gatewaytest.Start(t, gatewaytest.Options{PluginsDir: t.TempDir()})
+	for q, want := range map[string]string{
+		"verify a delivery":   "docs/WEBHOOKS.md#",
+		"X-Svc-Signature-256": "docs/WEBHOOKS.md#x-svc-signature-256",
+		"whsec":               "docs/WEBHOOKS.md#",
+		"timestamp tolerance": "docs/WEBHOOKS.md#webhook-signature-standard-webhooks",
+		"replay duplicate":    "docs/WEBHOOKS.md#replays-and-duplicates-deduplicate-by-id",
+	} {
+		var hits docsHits
+		found := false
+		for range 100 {
+			res, body := do(t, "GET", g.URL+"/api/developers/docs/search?q="+url.QueryEscape(q), nil, nil)
+			if res.StatusCode != 200 {
+				t.Fatalf("search %q: %d %s", q, res.StatusCode, body)
+			}
+			hits = decode[docsHits](t, body)
+			for _, h := range hits.Data {
+				found = found || strings.HasPrefix(h.Path, want)
+			}
+			if found {
+				break
+			}
+			time.Sleep(100 * time.Millisecond) // the index is written just after start
+		}
+		if !found {
+			t.Errorf("searching %q finds no %s…: %+v", q, want, hits.Data)
+		}
+	}
+}
 
 // An app is shown its webhook secret as Standard Webhooks libraries take it
 // ("whsec_" and the base64 of the client secret) wherever its client
