@@ -44,7 +44,7 @@ TEST_OUT  := $(CURDIR)/.tmp/test-output
 # and GOFLAGS=-buildvcs=false. Empty outside a git checkout.
 COMMIT    := $(shell git describe --always --dirty --abbrev=40 --match=NONE 2>/dev/null)
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser wrk soak bench bench-go profile proto-check clean
+.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser runtimes wrk soak bench bench-go profile proto-check clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin, the example partner plugin
@@ -66,7 +66,7 @@ run: postgres build
 	./bin/gateway --addr $(ADDR) --data-dir $(DATA_DIR) --plugins-dir ./bin/plugins
 
 ## test: install what the tests need and run the whole suite
-test: tools postgres browser check-generated build test-go test-node
+test: tools postgres browser runtimes check-generated build test-go test-node
 
 test-go:
 	@rm -rf $(TEST_PG) $(TEST_OUT); mkdir -p $(dir $(TEST_PG)) $(TEST_OUT)
@@ -171,6 +171,13 @@ wrk:
 ## tool downloads a browser of its own)
 browser:
 	@$(call apt_install,command -v chromium >/dev/null || [ -n "$${SVC_CHROMIUM:-}" ],chromium)
+
+## runtimes: install Debian's python3 and nodejs if missing: the e2e test
+## runs the webhook receivers of docs/examples/webhooks with them (standard
+## libraries only)
+runtimes:
+	@$(call apt_install,command -v python3 >/dev/null,python3)
+	@$(call apt_install,command -v node >/dev/null,nodejs)
 
 ## soak: the steady-load test for ten minutes (make test runs it for 40 s);
 ## prints the gateway's RSS, goroutines and open files per third of the run

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/url"
@@ -56,6 +57,10 @@ func TestTheConsolesPlainFormsWorkWithoutJavaScript(t *testing.T) {
 		waitText("#apps", "Plain app"))
 	if key := browsertest.Get(b, "read the app key", chromedp.Text(chromedp.CSS(`[data-secret=api_key]`))); !strings.HasPrefix(key, "svc_test_") {
 		t.Fatalf("the new app's key is not shown: %q", key)
+	}
+	secret := browsertest.Get(b, "read the client secret", chromedp.Text(chromedp.CSS(`[data-secret=client_secret]`)))
+	if whsec := browsertest.Get(b, "read the webhook secret", chromedp.Text(chromedp.CSS(`[data-secret=webhook_secret]`))); whsec != "whsec_"+base64.StdEncoding.EncodeToString([]byte(secret)) {
+		t.Errorf("the webhook secret shown is %q, not whsec_ and the base64 of the client secret %q", whsec, secret)
 	}
 	b.Shot("plain-app-created")
 

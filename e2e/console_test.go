@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -67,6 +68,9 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	if secret == "" || !strings.HasPrefix(apiKey, "svc_test_") {
 		t.Fatalf("the new app's secrets are not shown: secret %q, key %q", secret, apiKey)
 	}
+	if whsec := browsertest.Get(b, "read the webhook secret", chromedp.Text(chromedp.CSS(`[data-secret=webhook_secret]`))); whsec != "whsec_"+base64.StdEncoding.EncodeToString([]byte(secret)) {
+		t.Errorf("the webhook secret shown is %q, not whsec_ and the base64 of the client secret", whsec)
+	}
 
 	// Settings: link the seeded Page with svcchat.
 	b.Do("open the app's settings", chromedp.Click(chromedp.ID("open-created")), chromedp.WaitVisible(chromedp.ID("link-page")))
@@ -92,6 +96,16 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	if !strings.HasPrefix(rotated, "svc_test_") || rotated == apiKey {
 		t.Errorf("the rotated key %q is not a new svc_test_ key", rotated)
 	}
+	b.Do("rotate the client secret",
+		chromedp.SetValue(chromedp.CSS(`#rotate-key select[name=kind]`), "client_secret"),
+		chromedp.Click(chromedp.CSS(`#rotate-key button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#new-key [data-secret=webhook_secret]`)))
+	newSecret := browsertest.Get(b, "read the new client secret", chromedp.Text(chromedp.CSS(`#new-key [data-secret=client_secret]`)))
+	if whsec := browsertest.Get(b, "read the new webhook secret", chromedp.Text(chromedp.CSS(`#new-key [data-secret=webhook_secret]`))); newSecret == secret ||
+		whsec != "whsec_"+base64.StdEncoding.EncodeToString([]byte(newSecret)) {
+		t.Errorf("after a rotation the console shows client secret %q and webhook secret %q", newSecret, whsec)
+	}
+	secret = newSecret // deliveries' X-Svc-Signature-256 is by the new secret
 	b.Do("create a Test User",
 		chromedp.Click(chromedp.CSS(`#add-test-user button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-secret=test_password]`)))

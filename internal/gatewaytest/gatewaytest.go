@@ -243,8 +243,11 @@ type Credentials struct {
 		ID           string `json:"id"`
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
-		APIKey       string `json:"api_key"`
-		RedirectURI  string `json:"redirect_uri"`
+		// WebhookSecret is ClientSecret as Standard Webhooks libraries
+		// take it (whsec_…).
+		WebhookSecret string `json:"webhook_secret"`
+		APIKey        string `json:"api_key"`
+		RedirectURI   string `json:"redirect_uri"`
 	} `json:"app"`
 	AdminToken string `json:"admin_token"`
 }

@@ -308,7 +308,10 @@ type createdApp struct {
 	Name         string `json:"name"`
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
-	APIKey       string `json:"api_key"`
+	// WebhookSecret is the client secret as Standard Webhooks libraries
+	// take it (whsec_…).
+	WebhookSecret string `json:"webhook_secret"`
+	APIKey        string `json:"api_key"`
 }
 
 // plainData is what a page shows without JavaScript, read through the

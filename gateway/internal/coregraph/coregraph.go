@@ -14,6 +14,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
@@ -210,7 +211,7 @@ func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.Cre
 		return nil, err
 	}
 	return &corev1.CreatedApp{Id: app.ID, Name: app.Name, Mode: string(app.Mode), ClientId: app.ClientID,
-		ClientSecret: app.ClientSecret, ApiKey: key, RedirectUris: nonNil(req.GetRedirectUris()), Products: nonNil(req.GetProducts())}, nil
+		ClientSecret: app.ClientSecret, WebhookSecret: webhook.StandardKey(app.ClientSecret), ApiKey: key, RedirectUris: nonNil(req.GetRedirectUris()), Products: nonNil(req.GetProducts())}, nil
 }
 
 func (s *Service) getPage(ctx context.Context, call *sdk.Call, req *corev1.GetPageRequest) (*corev1.Page, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	"github.com/svcplatform/svc/plugins/sdk"
 )
@@ -162,6 +163,10 @@ func (s *Service) rotateAppKey(ctx context.Context, _ *sdk.Call, req *corev1.Rot
 	}
 	s.forget(r.Expired...) // cached entries learn their new expiry at once
 	out := &corev1.RotatedKey{Kind: req.GetKind(), Value: r.Value}
+	if req.GetKind() == "client_secret" {
+		// The same secret as Standard Webhooks libraries take it.
+		out.WebhookSecret = ptr(webhook.StandardKey(r.Value))
+	}
 	if !r.PreviousExpiresAt.IsZero() {
 		out.PreviousExpiresAt = ptr(r.PreviousExpiresAt.UTC().Format(time.RFC3339))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/webhook"
 )
 
 // FileName is the credentials file written into the data folder.
@@ -61,8 +62,11 @@ type AppCredentials struct {
 	ID           string `json:"id"`
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
-	APIKey       string `json:"api_key"`
-	RedirectURI  string `json:"redirect_uri"`
+	// WebhookSecret is ClientSecret as Standard Webhooks libraries take
+	// it: "whsec_" and its base64 (docs/WEBHOOKS.md).
+	WebhookSecret string `json:"webhook_secret"`
+	APIKey        string `json:"api_key"`
+	RedirectURI   string `json:"redirect_uri"`
 }
 
 // Run seeds the development world unless this installation was seeded
@@ -153,7 +157,8 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 	if err != nil {
 		return nil, fmt.Errorf("seed app key: %w", err)
 	}
-	c.App = AppCredentials{ID: app.ID, ClientID: app.ClientID, ClientSecret: app.ClientSecret, APIKey: key,
+	c.App = AppCredentials{ID: app.ID, ClientID: app.ClientID, ClientSecret: app.ClientSecret,
+		WebhookSecret: webhook.StandardKey(app.ClientSecret), APIKey: key,
 		RedirectURI: RedirectURI}
 	c.AdminToken = opts.AdminToken
 	if c.AdminToken == "" {

@@ -143,7 +143,10 @@
 //
 // # Secrets and the network
 //
-// The signing key is the app's client secret. Identity stores only its
+// The signing key is the app's client secret. Apps are also shown it as
+// Standard Webhooks libraries take it, StandardKey ("whsec_" and its
+// base64), which they decode back to the same bytes; docs/WEBHOOKS.md tells
+// receivers how to verify both signatures. Identity stores only its
 // hash, so identity hands the secret to SetAppSecret when it is created or
 // rotated, and it is kept sealed (package secretbox, AES-256-GCM under the
 // master key) in core.webhook_app_secrets. Secrets, verify tokens and

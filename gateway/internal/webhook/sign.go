@@ -47,6 +47,20 @@ func StandardSignature(secrets []string, id string, timestamp int64, body []byte
 	return strings.Join(signed, " ")
 }
 
+// StandardKeyPrefix starts a Standard Webhooks key as its libraries take
+// it.
+const StandardKeyPrefix = "whsec_"
+
+// StandardKey is the app's client secret in the form Standard Webhooks
+// libraries take (new Webhook(key)): "whsec_" and the standard base64 of the
+// secret's bytes. The libraries strip the prefix and decode the rest to the
+// HMAC key, so they get back exactly the bytes StandardSignature signs with:
+// the wire signature does not change, and the key is the client secret
+// written differently (whoever sees it knows the client secret).
+func StandardKey(clientSecret string) string {
+	return StandardKeyPrefix + base64.StdEncoding.EncodeToString([]byte(clientSecret))
+}
+
 // Signature is the X-Svc-Signature-256 value of body for an app whose
 // client secret is secret: "sha256=" and the lowercase hex HMAC-SHA256 of
 // the raw body.

@@ -42,6 +42,7 @@ document.getElementById('add-callback').addEventListener('click', async () => {
 onSubmit(document.getElementById('rotate-key'), (v) => graph.post(appNode('keys'), v), (res, form) => {
   const kind = form.elements.kind.value;
   replace(document.getElementById('new-key'), secret(kind === 'api_key' ? 'New app key' : 'New client secret', res.value, kind),
+    res.webhook_secret ? secret('New webhook secret (the client secret for Standard Webhooks libraries)', res.webhook_secret, 'webhook_secret') : null,
     res.previous_expires_at ? el('p', { class: 'muted' }, `The previous one works until ${res.previous_expires_at}.`) : null);
 });
 

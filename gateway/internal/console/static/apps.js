@@ -19,6 +19,7 @@ onSubmit(document.getElementById('create-app'), (v) => graph.post('me/apps', v),
     el('p', { class: 'ok', role: 'status' }, `Created ${app.name} (id ${app.id}), in development mode.`),
     secret('Client id', app.client_id, 'client_id'),
     secret('Client secret', app.client_secret, 'client_secret'),
+    secret('Webhook secret (the client secret for Standard Webhooks libraries)', app.webhook_secret, 'webhook_secret'),
     secret('App key', app.api_key, 'api_key'),
     el('p', {}, el('a', { href: `/developers/console/apps/${encodeURIComponent(app.id)}`, id: 'open-created' }, 'Open the app’s settings')));
   load();

@@ -1915,15 +1915,20 @@ func (x *CreateAppRequest) GetProducts() []string {
 
 // CreatedApp is a new app with its credentials, shown once.
 type CreatedApp struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
-	ClientId      string                 `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	ClientSecret  string                 `protobuf:"bytes,5,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
-	ApiKey        string                 `protobuf:"bytes,6,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
-	RedirectUris  []string               `protobuf:"bytes,7,rep,name=redirect_uris,json=redirectUris,proto3" json:"redirect_uris,omitempty"`
-	Products      []string               `protobuf:"bytes,8,rep,name=products,proto3" json:"products,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Id           string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name         string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Mode         string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	ClientId     string                 `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientSecret string                 `protobuf:"bytes,5,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
+	ApiKey       string                 `protobuf:"bytes,6,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
+	RedirectUris []string               `protobuf:"bytes,7,rep,name=redirect_uris,json=redirectUris,proto3" json:"redirect_uris,omitempty"`
+	Products     []string               `protobuf:"bytes,8,rep,name=products,proto3" json:"products,omitempty"`
+	// The client secret in the form Standard Webhooks libraries take
+	// (new Webhook(webhook_secret)): "whsec_" and the base64 of the client
+	// secret's bytes. It is the client secret, written differently: the key
+	// of both webhook signatures (docs/WEBHOOKS.md).
+	WebhookSecret string `protobuf:"bytes,9,opt,name=webhook_secret,json=webhookSecret,proto3" json:"webhook_secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2012,6 +2017,13 @@ func (x *CreatedApp) GetProducts() []string {
 		return x.Products
 	}
 	return nil
+}
+
+func (x *CreatedApp) GetWebhookSecret() string {
+	if x != nil {
+		return x.WebhookSecret
+	}
+	return ""
 }
 
 // WentLive answers an app going live: its svc_live_ key, shown once.
@@ -2932,8 +2944,12 @@ type RotatedKey struct {
 	// Until when the replaced key or secret keeps working (RFC 3339 UTC);
 	// absent when nothing was replaced.
 	PreviousExpiresAt *string `protobuf:"bytes,3,opt,name=previous_expires_at,json=previousExpiresAt,proto3,oneof" json:"previous_expires_at,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// For kind client_secret: the new secret in the form Standard Webhooks
+	// libraries take, "whsec_" and the base64 of its bytes
+	// (docs/WEBHOOKS.md). Absent for api_key.
+	WebhookSecret *string `protobuf:"bytes,4,opt,name=webhook_secret,json=webhookSecret,proto3,oneof" json:"webhook_secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RotatedKey) Reset() {
@@ -2983,6 +2999,13 @@ func (x *RotatedKey) GetValue() string {
 func (x *RotatedKey) GetPreviousExpiresAt() string {
 	if x != nil && x.PreviousExpiresAt != nil {
 		return *x.PreviousExpiresAt
+	}
+	return ""
+}
+
+func (x *RotatedKey) GetWebhookSecret() string {
+	if x != nil && x.WebhookSecret != nil {
+		return *x.WebhookSecret
 	}
 	return ""
 }
@@ -3880,7 +3903,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\rredirect_uris\x18\x02 \x03(\tB\n" +
 	"\xbaH\a\x92\x01\x04\b\x01\x10\n" +
 	"R\fredirectUris\x12@\n" +
-	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"\xe0\x01\n" +
+	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"\x87\x02\n" +
 	"\n" +
 	"CreatedApp\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -3890,7 +3913,8 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\rclient_secret\x18\x05 \x01(\tR\fclientSecret\x12\x17\n" +
 	"\aapi_key\x18\x06 \x01(\tR\x06apiKey\x12#\n" +
 	"\rredirect_uris\x18\a \x03(\tR\fredirectUris\x12\x1a\n" +
-	"\bproducts\x18\b \x03(\tR\bproducts\"Q\n" +
+	"\bproducts\x18\b \x03(\tR\bproducts\x12%\n" +
+	"\x0ewebhook_secret\x18\t \x01(\tR\rwebhookSecret\"Q\n" +
 	"\bWentLive\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x17\n" +
@@ -3942,13 +3966,15 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\"h\n" +
 	"\x13RotateAppKeyRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x121\n" +
-	"\x04kind\x18\x02 \x01(\tB\x1d\xbaH\x1ar\x18R\aapi_keyR\rclient_secretR\x04kind\"\x83\x01\n" +
+	"\x04kind\x18\x02 \x01(\tB\x1d\xbaH\x1ar\x18R\aapi_keyR\rclient_secretR\x04kind\"\xc2\x01\n" +
 	"\n" +
 	"RotatedKey\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x123\n" +
-	"\x13previous_expires_at\x18\x03 \x01(\tH\x00R\x11previousExpiresAt\x88\x01\x01B\x16\n" +
-	"\x14_previous_expires_at\"5\n" +
+	"\x13previous_expires_at\x18\x03 \x01(\tH\x00R\x11previousExpiresAt\x88\x01\x01\x12*\n" +
+	"\x0ewebhook_secret\x18\x04 \x01(\tH\x01R\rwebhookSecret\x88\x01\x01B\x16\n" +
+	"\x14_previous_expires_atB\x11\n" +
+	"\x0f_webhook_secret\"5\n" +
 	"\x13GetAppReviewRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"9\n" +
 	"\tAppReview\x12,\n" +
