@@ -340,17 +340,23 @@ func (q *Queries) LockApp(ctx context.Context, id int64) (LockAppRow, error) {
 }
 
 const lockUser = `-- name: LockUser :one
-SELECT id FROM core.users WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, test_user_of FROM core.users WHERE id = $1 FOR NO KEY UPDATE
 `
 
-// Serialises the creations that count against one user's limits (apps).
+type LockUserRow struct {
+	ID         int64
+	TestUserOf *int64
+}
+
+// Serialises the creations that count against one user's limits (apps),
+// and says whether the user is a Test User (who creates no apps).
 // NO KEY UPDATE: a session's insert (a foreign key to the user) must not
 // wait for it.
-func (q *Queries) LockUser(ctx context.Context, id int64) (int64, error) {
+func (q *Queries) LockUser(ctx context.Context, id int64) (LockUserRow, error) {
 	row := q.db.QueryRow(ctx, lockUser, id)
-	var id_2 int64
-	err := row.Scan(&id_2)
-	return id_2, err
+	var i LockUserRow
+	err := row.Scan(&i.ID, &i.TestUserOf)
+	return i, err
 }
 
 const revokeTestKeys = `-- name: RevokeTestKeys :many

@@ -427,6 +427,8 @@ func (s *Service) mapErr(err error, what string) error {
 		return auth.StaffRequired()
 	case errors.Is(err, identity.ErrLimitReached):
 		return sdk.Invalid("", "Limit reached: %s.", trimSentinel(err))
+	case errors.Is(err, identity.ErrTestUser):
+		return auth.NotOnTeam("A Test User cannot create apps.")
 	}
 	var busy *identity.ThrottledError
 	if errors.As(err, &busy) {

@@ -133,7 +133,7 @@ func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 }
 
 // lockCreator checks, inside CreateApp's transaction, that the user
-// may create one more app, and answers the creator's id (nil for none). The
+// may create one more app (a real person, under the limit), and answers the creator's id (nil for none). The
 // user's row stays locked until the transaction ends, so that concurrent
 // creations are counted one after the other and never pass the limit.
 func (s *Service) lockCreator(ctx context.Context, userID string) (*int64, error) {
@@ -144,8 +144,15 @@ func (s *Service) lockCreator(ctx context.Context, userID string) (*int64, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.q.LockUser(ctx, uid); err != nil {
+	u, err := s.q.LockUser(ctx, uid)
+	if err != nil {
 		return nil, notFound(err, "user "+userID)
+	}
+	if u.TestUserOf != nil {
+		// As Meta's: a Test User exists to try one app. Were it allowed apps
+		// of its own, each with 100 Test Users who may do the same, the
+		// self-service limits would bound nothing.
+		return nil, fmt.Errorf("a Test User cannot create apps: %w", ErrTestUser)
 	}
 	n, err := s.q.CountAppsCreatedBy(ctx, &uid)
 	if err != nil {

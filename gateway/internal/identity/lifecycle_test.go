@@ -500,3 +500,22 @@ func TestAUserCreatesAtMost50AppsEvenConcurrently(t *testing.T) {
 		t.Fatalf("another user's first app: %v", err)
 	}
 }
+
+// A Test User creates no apps: with apps of its own, each with 100 Test
+// Users who could do the same, one person would reach any number of
+// accounts (and of per-user rate budgets) through the self-service limits.
+func TestATestUserCannotCreateApps(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	tu, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Test User's", AdminID: tu.ID}); !errors.Is(err, identity.ErrTestUser) {
+		t.Fatalf("a Test User's app: %v, want ErrTestUser", err)
+	}
+	if _, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Owner's second", AdminID: w.Owner.ID}); err != nil {
+		t.Fatalf("a real person's app: %v", err)
+	}
+}

@@ -34,6 +34,9 @@ var (
 	// ErrLimitReached: a self-service creation over its bound
 	// (MaxTestUsersPerApp, MaxAppsPerUser); the message names the limit.
 	ErrLimitReached = errors.New("identity: limit reached")
+	// ErrTestUser: a Test User tried what only a real person may do
+	// (create an app, whose own Test Users would multiply without bound).
+	ErrTestUser = errors.New("identity: a Test User cannot do this")
 )
 
 // Service is the identity store. Its methods are safe for concurrent use.

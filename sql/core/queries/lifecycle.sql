@@ -6,10 +6,11 @@
 SELECT id, mode FROM core.apps WHERE id = @id FOR UPDATE;
 
 -- name: LockUser :one
--- Serialises the creations that count against one user's limits (apps).
+-- Serialises the creations that count against one user's limits (apps),
+-- and says whether the user is a Test User (who creates no apps).
 -- NO KEY UPDATE: a session's insert (a foreign key to the user) must not
 -- wait for it.
-SELECT id FROM core.users WHERE id = @id FOR NO KEY UPDATE;
+SELECT id, test_user_of FROM core.users WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: CountAppsCreatedBy :one
 SELECT count(*) FROM core.apps WHERE created_by = @user_id;
