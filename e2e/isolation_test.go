@@ -145,6 +145,7 @@ func tryEscapes(t *testing.T, runAs *syscall.Credential, isolation string, lane 
 		"write in an open folder", "write in /tmp", "write in the data folder", "write beside its binary",
 		"connect as the superuser without a password", "connect as the superuser with its own password",
 		"connect as another plugin's role without a password", "connect as another plugin's role with its own password",
+		"share the gateway's session and terminal", "make a user namespace",
 	}
 	for _, who := range []string{"the gateway", "a sibling plugin"} {
 		want = append(want, "read "+who+"'s environment", "read "+who+"'s memory",

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,6 +69,14 @@ func (s *service) Escape(ctx context.Context, _ *sdk.Call, req *testpluginv1.Esc
 		try("signal "+who, unix.Kill(pid, 0))
 	}
 
+	// The gateway's terminal, and kernel surface through namespaces.
+	try("share the gateway's session and terminal", sameSession(gateway))
+	try("make a user namespace", func() error {
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET}
+		return cmd.Run()
+	}())
+
 	// Writes outside its own folder.
 	try("write in an open folder", writeFile(req.GetOpenDir()))
 	try("write in /tmp", writeFile("/tmp"))
@@ -107,6 +117,23 @@ func (s *service) Escape(ctx context.Context, _ *sdk.Call, req *testpluginv1.Esc
 	try("control: read the system's configuration", readFile("/etc/passwd"))
 	try("control: connect as its own role", connect(own.User))
 	return out, nil
+}
+
+// sameSession is nil when this process is in the gateway's session (and so
+// has the gateway's controlling terminal, if any).
+func sameSession(gateway int) error {
+	mine, err := unix.Getsid(0)
+	if err != nil {
+		return err
+	}
+	theirs, err := unix.Getsid(gateway)
+	if err != nil {
+		return err
+	}
+	if mine != theirs {
+		return fmt.Errorf("session %d, the gateway's is %d", mine, theirs)
+	}
+	return nil
 }
 
 // siblingRole is another plugin's database role: the catalog is readable

@@ -96,6 +96,11 @@ func UIDFor(instance, name string, taken func(int) bool) (int, error) {
 		if _, err := user.LookupId(strconv.Itoa(uid)); err == nil {
 			continue
 		}
+		// A live systemd DynamicUser= service: not in /etc/passwd, but
+		// registered here.
+		if _, err := os.Lstat("/run/systemd/dynamic-uid/" + strconv.Itoa(uid)); err == nil {
+			continue
+		}
 		if _, err := user.LookupGroupId(strconv.Itoa(uid)); err == nil {
 			continue
 		}
@@ -143,6 +148,25 @@ func contain(args []string) error {
 		return fmt.Errorf("svc-plugin-sandbox: bad arguments %q", args)
 	}
 	parent := os.Getppid()
+
+	// Cut the plugin off the gateway's terminal: a session of its own has
+	// no controlling terminal, and its standard input is /dev/null, so it
+	// can neither read what the operator types nor push input into the
+	// operator's shell (TIOCSTI). Its working folder is its own.
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("svc-plugin-sandbox: open /dev/null: %w", err)
+	}
+	if err := unix.Dup3(null, 0, 0); err != nil {
+		return fmt.Errorf("svc-plugin-sandbox: standard input: %w", err)
+	}
+	_ = unix.Close(null)
+	if _, err := unix.Setsid(); err != nil {
+		return fmt.Errorf("svc-plugin-sandbox: setsid: %w", err)
+	}
+	if err := unix.Chdir(dir); err != nil {
+		return fmt.Errorf("svc-plugin-sandbox: chdir %s: %w", dir, err)
+	}
 
 	// Opened as the gateway: the plugin's user need not reach the file,
 	// and what is hashed is what runs.
@@ -200,7 +224,7 @@ func contain(args []string) error {
 		}
 		_ = unix.Close(ruleset)
 	}
-	if err := denySyscalls(); err != nil {
+	if err := denySyscalls(abi, level); err != nil {
 		return err
 	}
 	// A change of user clears the parent-death signal: set it again, and
