@@ -246,3 +246,19 @@ func TestGraphFormAccessTokenAuthenticatesBeforeTheBodyIsBound(t *testing.T) {
 		t.Errorf("a valid form token, then the body: %d %s, want 400 code 100", a.status, a.body)
 	}
 }
+
+// TestAudienceRefusalListsOnlyTheValuesAllowed checks issue 28 item 8: a
+// post's audience outside CONTRACT §2's values is refused listing them,
+// without the empty value that stands for the default (which is still
+// accepted).
+func TestAudienceRefusalListsOnlyTheValuesAllowed(t *testing.T) {
+	h := newHabitsRig(t)
+	node := "node=page/" + h.page + "/posts"
+	a := h.do(t, http.MethodPost, node, "application/json", `{"content":"hi","audience":"friends"}`, h.token)
+	if want := "Invalid parameter: audience: must be in list [everyone, followers, only_me]"; a.status != http.StatusBadRequest || a.message != want {
+		t.Fatalf("%d %s, want 400 %q", a.status, a.body, want)
+	}
+	if a := h.do(t, http.MethodPost, node, "application/json", `{"content":"hi","audience":""}`, h.token); a.status != http.StatusOK {
+		t.Fatalf("the default audience: %d %s", a.status, a.body)
+	}
+}
