@@ -262,3 +262,22 @@ func TestAudienceRefusalListsOnlyTheValuesAllowed(t *testing.T) {
 		t.Fatalf("the default audience: %d %s", a.status, a.body)
 	}
 }
+
+// TestGraphBatchMayBeFormEncoded checks Meta's batch habit, curl -F
+// 'access_token=…' -F 'batch=[…]': a form whose batch is the JSON text of
+// the items, authenticated by the form's access_token.
+func TestGraphBatchMayBeFormEncoded(t *testing.T) {
+	h := newHabitsRig(t)
+	batch := `[{"method":"GET","relative_url":"page/` + h.page + `/posts?limit=1"},{"method":"POST","relative_url":"page/` + h.page + `/posts","body":{"content":"batched"}}]`
+	a := h.do(t, http.MethodPost, "", formType, url.Values{"batch": {batch}, "access_token": {h.token}}.Encode(), "")
+	var items []struct{ Code int }
+	if err := json.Unmarshal([]byte(a.body), &items); a.status != http.StatusOK || err != nil || len(items) != 2 || items[0].Code != 200 || items[1].Code != 200 {
+		t.Fatalf("form batch: %d %s", a.status, a.body)
+	}
+	if p := h.lastPost(t); p.GetContent() != "batched" {
+		t.Fatalf("bound %v", p)
+	}
+	if a := h.do(t, http.MethodPost, "", formType, url.Values{"batch": {batch}, "content": {"x"}, "access_token": {h.token}}.Encode(), ""); a.status != http.StatusBadRequest || a.code != 100 {
+		t.Fatalf("a batch with another field: %d %s", a.status, a.body)
+	}
+}
