@@ -420,17 +420,23 @@ func TestAHandoverWithExpiresInReturnsControlWhenItLapses(t *testing.T) {
 	}
 
 	res, body = w.get(t, w.app, url.Values{"node": {"page/" + w.c.Page.ID + "/conversations/" + cid + "/handovers"}})
+	// Snake_case as every Graph answer, sequence a number as in the event
+	// (issue 28 item 8).
 	list := decode[struct {
 		Data []struct {
 			Action, At     string
-			PreviousHolder string `json:"previousHolder"`
-			NewHolder      string `json:"newHolder"`
-			AppID          string `json:"appId"`
+			PreviousHolder string `json:"previous_holder"`
+			NewHolder      string `json:"new_holder"`
+			AppID          string `json:"app_id"`
+			Sequence       any    `json:"sequence"`
 		} `json:"data"`
 	}](t, body)
 	if res.StatusCode != 200 || len(list.Data) != 2 || list.Data[0].Action != "expire" || list.Data[1].Action != "take_thread_control" ||
-		list.Data[1].AppID != w.c.App.ID || list.Data[0].NewHolder != before {
+		list.Data[1].AppID != w.c.App.ID || list.Data[0].NewHolder != before || list.Data[0].PreviousHolder != "app:"+w.c.App.ID {
 		t.Fatalf("handovers: %d %s", res.StatusCode, body)
+	}
+	if seq, ok := list.Data[0].Sequence.(float64); !ok || seq != d.body.Data["sequence"] {
+		t.Fatalf("handovers: sequence %#v, want the number of the expire event's (%v)", list.Data[0].Sequence, d.body.Data["sequence"])
 	}
 	res, body = w.get(t, w.app, url.Values{"node": {"page/" + w.c.Page.ID + "/conversations/424242/handovers"}})
 	wantGraphError(t, res, body, 404, 100, 33)

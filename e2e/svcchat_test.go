@@ -553,10 +553,12 @@ func TestTemplatesFollowTheirLifecycleThroughTheGraph(t *testing.T) {
 	if n := dbCount(t, w.db, "SELECT count(*) FROM svcchat.messages WHERE id = $1 AND text = 'Welcome to Demo Coffee!'", sent.MessageID); n != 1 {
 		t.Fatalf("the override was not rendered")
 	}
+	// The defaults first, then the app's templates as created: the
+	// override is the app's newest.
 	res, body = w.get(t, w.c.App.APIKey, url.Values{"node": {node}})
 	list = decode[templateList](t, body)
-	if res.StatusCode != 200 || len(list.Data) != 3 || list.Data[0].Name != "hello_world" || list.Data[0].Body != "Welcome to {{shop}}!" ||
-		list.Data[0].Status != "draft" || list.Data[1].Name != "order_update" || list.Data[2].Name != "pickup_ready" || list.Data[2].Status != "approved" {
+	if res.StatusCode != 200 || len(list.Data) != 3 || list.Data[2].Name != "hello_world" || list.Data[2].Body != "Welcome to {{shop}}!" ||
+		list.Data[2].Status != "draft" || list.Data[0].Name != "order_update" || list.Data[1].Name != "pickup_ready" || list.Data[1].Status != "approved" {
 		t.Fatalf("templates after config: %s", body)
 	}
 

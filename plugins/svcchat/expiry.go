@@ -100,7 +100,7 @@ func (s *service) listHandovers(ctx context.Context, _ *sdk.Call, req *svcchatv1
 	res := &svcchatv1.ListHandoversResponse{Data: make([]*svcchatv1.HandoverRecord, len(rows)), Paging: paging.Proto()}
 	for i, h := range rows {
 		res.Data[i] = &svcchatv1.HandoverRecord{Action: h.Action, PreviousHolder: h.PreviousHolder, NewHolder: h.NewHolder,
-			AppId: h.AppID, At: rfc3339(h.CreatedAt), Sequence: h.Seq}
+			AppId: h.AppID, At: rfc3339(h.CreatedAt), Sequence: int32(h.Seq)}
 		if h.ExpiresAt.Valid {
 			at := rfc3339(h.ExpiresAt)
 			res.Data[i].ExpiresAt = &at

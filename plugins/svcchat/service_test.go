@@ -379,3 +379,49 @@ func TestGoingLiveReReviewsTemplatesTheAppApprovedItself(t *testing.T) {
 		must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", liveDevSend, template(liveDevSend, "pickup", map[string]any{"name": "Casey"}))
 	})
 }
+
+// TestTemplatesListPagesWithLimitAsEveryList checks CONTRACT §2 for
+// app/<id>/svcchat_templates (issue 28 item 8): limit, after and before page
+// it as every list, the platform's defaults first, then the app's
+// templates in the order they were created, and a template created
+// between two reads does not move the cursors.
+func TestTemplatesListPagesWithLimitAsEveryList(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, name := range []string{"zeta", "alpha"} {
+		must[*svcchatv1.Template](t, b, "CreateTemplate", devSend, &svcchatv1.CreateTemplateRequest{AppId: devApp, Name: name, Body: "Hi", Params: []string{}})
+	}
+	names := func(l *svcchatv1.ListTemplatesResponse) string {
+		var out []string
+		for _, t := range l.GetData() {
+			out = append(out, t.GetName())
+		}
+		return strings.Join(out, ",")
+	}
+	list := func(limit int32, after, before string) *svcchatv1.ListTemplatesResponse {
+		return must[*svcchatv1.ListTemplatesResponse](t, b, "ListTemplates", devSend,
+			&svcchatv1.ListTemplatesRequest{AppId: devApp, Limit: limit, After: after, Before: before})
+	}
+	first := list(2, "", "")
+	if names(first) != "hello_world,order_update" || !first.GetPaging().GetHasNext() || first.GetPaging().GetHasPrevious() {
+		t.Fatalf("first page %s, paging %v", names(first), first.GetPaging())
+	}
+	// Created between two reads: it comes last, and the next page is the
+	// one the cursor promised, then it.
+	must[*svcchatv1.Template](t, b, "CreateTemplate", devSend, &svcchatv1.CreateTemplateRequest{AppId: devApp, Name: "beta", Body: "Hi", Params: []string{}})
+	second := list(2, first.GetPaging().GetAfter(), "")
+	if names(second) != "zeta,alpha" || !second.GetPaging().GetHasNext() || !second.GetPaging().GetHasPrevious() {
+		t.Fatalf("second page %s, paging %v", names(second), second.GetPaging())
+	}
+	if last := list(2, second.GetPaging().GetAfter(), ""); names(last) != "beta" || last.GetPaging().GetHasNext() {
+		t.Fatalf("last page %s, paging %v", names(last), last.GetPaging())
+	}
+	if back := list(2, "", second.GetPaging().GetBefore()); names(back) != "hello_world,order_update" || back.GetPaging().GetHasPrevious() {
+		t.Fatalf("back from the second page %s, paging %v", names(back), back.GetPaging())
+	}
+	if all := list(0, "", ""); names(all) != "hello_world,order_update,zeta,alpha,beta" {
+		t.Fatalf("without a limit %s", names(all))
+	}
+	_, err := call[*svcchatv1.ListTemplatesResponse](t, b, "ListTemplates", devSend, &svcchatv1.ListTemplatesRequest{AppId: devApp, After: "bm9wZQ"})
+	plugintest.WantRefusal(t, err, 400, 100, 0)
+}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -199,8 +201,19 @@ func templateProto(t Template, rejection string) *svcchatv1.Template {
 	return &svcchatv1.Template{Name: t.Name, Body: t.Body, Params: params, Status: string(t.Status), RejectionReason: rejection}
 }
 
-// listTemplates lists the templates an app may send.
+// listTemplates lists the templates an app may send, a page at a time as
+// every list is (CONTRACT §2): the platform's defaults first, then the
+// app's templates in row id order, which is the order they were created
+// (a submission renews the id: it moves the template last). The list is
+// merged in memory (defaults, platformConfig's and the API's); a
+// template's cursor is its row id, or its place among the defaults (1, 2,
+// …, below every row id, which start at 3000000001), so cursors hold while
+// templates are added.
 func (s *service) listTemplates(ctx context.Context, call *sdk.Call, req *svcchatv1.ListTemplatesRequest) (*svcchatv1.ListTemplatesResponse, error) {
+	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
+	if err != nil {
+		return nil, err
+	}
 	_, all, err := s.appTemplates(ctx, call, req.GetAppId())
 	if err != nil {
 		return nil, err
@@ -209,13 +222,45 @@ func (s *service) listTemplates(ctx context.Context, call *sdk.Call, req *svccha
 	if err != nil {
 		return nil, err
 	}
-	res := &svcchatv1.ListTemplatesResponse{Data: make([]*svcchatv1.Template, 0, len(all))}
+	type keyed struct {
+		key int64
+		t   *svcchatv1.Template
+	}
+	list := make([]keyed, 0, len(all))
 	for _, t := range all {
-		reason := ""
-		if i := slices.IndexFunc(rows, func(r svcchatdb.SvcchatTemplate) bool { return r.Name == t.Name }); i >= 0 {
-			reason = rows[i].RejectionReason
+		if t.Platform {
+			at := slices.IndexFunc(defaultTemplates, func(d Template) bool { return d.Name == t.Name })
+			list = append(list, keyed{int64(at) + 1, templateProto(t, "")})
+			continue
 		}
-		res.Data = append(res.Data, templateProto(t, reason))
+		i := slices.IndexFunc(rows, func(r svcchatdb.SvcchatTemplate) bool { return r.Name == t.Name })
+		if i < 0 {
+			return nil, fmt.Errorf("template %s of app %s has no row", t.Name, req.GetAppId())
+		}
+		list = append(list, keyed{rows[i].ID, templateProto(t, rows[i].RejectionReason)})
+	}
+	slices.SortFunc(list, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	// The rows a query would fetch for w: up to Fetch after the cursor, or
+	// before it nearest first.
+	var fetched []keyed
+	switch {
+	case w.Before != 0:
+		for i := len(list) - 1; i >= 0 && len(fetched) < int(w.Fetch()); i-- {
+			if list[i].key < w.Before {
+				fetched = append(fetched, list[i])
+			}
+		}
+	default:
+		for _, k := range list {
+			if k.key > w.After && len(fetched) < int(w.Fetch()) {
+				fetched = append(fetched, k)
+			}
+		}
+	}
+	page, paging := sdk.Page(w, fetched, func(k keyed) int64 { return k.key })
+	res := &svcchatv1.ListTemplatesResponse{Data: make([]*svcchatv1.Template, len(page)), Paging: paging.Proto()}
+	for i, k := range page {
+		res.Data[i] = k.t
 	}
 	return res, nil
 }

@@ -101,6 +101,32 @@ func BearerToken(r *http.Request) (token string, present bool) {
 	return strings.TrimSpace(token), true
 }
 
+// AccessToken resolves a Graph request's access_token parameter (the query's
+// or a form body's, Meta's habit, CONTRACT §20), which stands in for the
+// Authorization header: ahead of the session cookie, as the header is. It
+// returns ctx carrying the token's principal, or its refusal for whatever
+// needs a principal, as the middleware does for the header. With the header
+// there too the two must name the same token (then the header's principal,
+// already resolved, stands); different ones are refused at once, 400 with
+// code 100 naming access_token, as Meta does: which of the two would be
+// the caller is not guessed.
+func (a *Authenticator) AccessToken(ctx context.Context, r *http.Request, token string) (context.Context, error) {
+	if header, present := BearerToken(r); present {
+		if header != token {
+			return ctx, apierr.Invalid("access_token", "Invalid parameter: access_token and the Authorization header carry different tokens; send one.")
+		}
+		return ctx, nil
+	}
+	var p *Principal
+	var err error = apierr.InvalidToken()
+	if token != "" {
+		p, err = a.AuthenticateToken(ctx, token)
+	}
+	// A cookie's principal, or its refusal (a missing CSRF token), is
+	// replaced: the parameter is the request's credential.
+	return WithError(WithPrincipal(ctx, p), err), nil
+}
+
 // AuthenticateToken resolves one bearer token.
 func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*Principal, error) {
 	if len(token) > 512 {

@@ -1,12 +1,17 @@
 // Package auth resolves every request's credential to one Principal and
 // enforces the svc.plugin.v1.Access option of a method against it. It is the
-// only package that reads Authorization headers and session cookies: what
+// only package that reads credentials (Authorization headers, session
+// cookies, the Graph's access_token parameter as handed to it): what
 // runs after it sees a *Principal in the context, never a token.
 //
 // Credentials it accepts, all as `Authorization: Bearer <token>`: user
 // access tokens (OAuth code flow), system user tokens (client_credentials),
 // app API keys (svc_test_…, svc_live_…), first-party session tokens, and the
 // operator's admin token; and the console session as the svc_session cookie.
+// On the Graph only, Meta's access_token parameter (query or form body)
+// stands in for the header (AccessToken, called by the Graph handler, which
+// finds the parameter); header and parameter with different tokens are
+// refused.
 // Every kind lives in one table (core.credentials) keyed by SHA-256 of the
 // token, so authenticating a request is one indexed query.
 //

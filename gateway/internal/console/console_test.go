@@ -1,6 +1,9 @@
 package console
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -78,4 +81,26 @@ func FuzzRoute(f *testing.F) {
 			t.Fatalf("route(%q) = app id %q with a slash", path, app)
 		}
 	})
+}
+
+// TestEveryPageLinksTheIconTheConsoleServes checks issue 28 item 8: every
+// console page links an icon, and the console serves it as SVG.
+func TestEveryPageLinksTheIconTheConsoleServes(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	New(Options{}).Register(mux)
+	for _, n := range pageNames {
+		rec := httptest.NewRecorder()
+		New(Options{}).render(rec, httptest.NewRequest("GET", Path, nil), http.StatusOK, view{page: page{Name: n}, Plain: &plainData{Unavailable: map[string]string{}}})
+		m := regexp.MustCompile(`<link rel="icon" href="([^"]+)" type="image/svg\+xml">`).FindStringSubmatch(rec.Body.String())
+		if m == nil {
+			t.Errorf("page %s links no icon", n)
+			continue
+		}
+		icon := httptest.NewRecorder()
+		mux.ServeHTTP(icon, httptest.NewRequest("GET", m[1], nil))
+		if icon.Code != http.StatusOK || icon.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(icon.Body.String(), "<svg ") {
+			t.Errorf("page %s: its icon %s: %d %q", n, m[1], icon.Code, icon.Header().Get("Content-Type"))
+		}
+	}
 }

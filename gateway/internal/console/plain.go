@@ -406,7 +406,7 @@ func (c *Console) load(r *http.Request, session string, pg page, app string) *pl
 		var a struct{ Name string }
 		c.read(r, session, d, "overview", appNode, nil, &a, true)
 		d.AppName = a.Name
-		c.read(r, session, d, "templates", appNode+"/svcchat_templates", nil, &d.Templates, false)
+		c.read(r, session, d, "templates", appNode+"/svcchat_templates", map[string]any{"limit": 100}, &d.Templates, false)
 	case "reference":
 		q := r.URL.Query().Get("q")
 		if q == "" {

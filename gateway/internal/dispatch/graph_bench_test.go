@@ -220,12 +220,13 @@ var benchLimits = graph.Limits{App: 1 << 40, User: 1 << 40, Page: 1 << 40, Windo
 // graphPublicURL is the public URL the Graph's paging links start with.
 const graphPublicURL = "http://127.0.0.1:8080"
 
-// serveGraph serves the Graph on srv with router, as the gateway does, and
-// returns a user token of the World's owner with scopes (pages:read when
-// none are given).
+// serveGraph serves the Graph on srv with router, as the gateway does (an
+// access_token parameter read by an authenticator of w's), and returns a
+// user token of the World's owner with scopes (pages:read when none are
+// given).
 func serveGraph(tb testing.TB, w *identitytest.World, srv *server.Server, router func() *graph.Router, scopes ...string) string {
 	srv.Handle(graph.Path, graph.New(graph.Options{PublicURL: graphPublicURL, Router: router,
-		Limiter: graph.NewLimiter(benchLimits), Caller: Caller}))
+		Limiter: graph.NewLimiter(benchLimits), Caller: Caller, AccessToken: auth.New(w.IDs, auth.Options{}).AccessToken}))
 	if len(scopes) == 0 {
 		scopes = []string{"pages:read"}
 	}

@@ -4,7 +4,8 @@
 //
 // It owns the core.docs_sections table: the sections of the docs embedded
 // in the gateway (package svc at the repository root; README.md and
-// docs/*.md split at their headings, each with a GitHub-style anchor) and
+// docs/*.md split at their headings, each with a GitHub-style anchor, as
+// the plain text a reader sees rather than their Markdown) and
 // one entry per operation and Graph node of the OpenAPI document (package
 // openapi). A Refresher rewrites the table at start and whenever the route
 // table changes, off the request path: a loaded partner plugin's paths

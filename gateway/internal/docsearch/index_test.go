@@ -95,3 +95,30 @@ func TestAQueryWithNoWordOrTooLongIsRefusedNamingQ(t *testing.T) {
 		}
 	}
 }
+
+// TestASnippetHighlightsOnlyTheWordsSearchedFor checks issue 28 item 8: a
+// section written with Markdown emphasis used to come back with its own
+// ** marks, which the console showed as matches; the index holds the
+// text a reader sees, so every highlighted word is one searched for.
+func TestASnippetHighlightsOnlyTheWordsSearchedFor(t *testing.T) {
+	t.Parallel()
+	ix, _ := setup(t)
+	ctx := context.Background()
+	md := "## Page messaging\n- **One row per conversation is the lock.** A user's write upserts the conversation; `SELECT … FOR UPDATE` takes it.\n"
+	if err := ix.Refresh(ctx, Sections("docs/DECISIONS.md", []byte(md))); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(ctx, "upserts")
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("hits %+v, %v", hits, err)
+	}
+	parts := strings.Split(hits[0].Snippet, "**")
+	if len(parts) < 3 {
+		t.Fatalf("snippet %q highlights nothing", hits[0].Snippet)
+	}
+	for i := 1; i < len(parts); i += 2 {
+		if parts[i] != "upserts" {
+			t.Errorf("snippet %q highlights %q", hits[0].Snippet, parts[i])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -23,6 +24,8 @@ type Entry struct {
 // inside fenced code). Each section runs to the next heading; its path is
 // file#anchor with GitHub's anchor rules (duplicates get -1, -2, …). Text
 // before the first heading is a section titled and pathed by the file.
+// Titles and bodies are plain text (plainText): what a reader sees, not
+// the Markdown.
 func Sections(file string, md []byte) []Entry {
 	var (
 		out     []Entry
@@ -32,7 +35,7 @@ func Sections(file string, md []byte) []Entry {
 		anchors = map[string]int{}
 	)
 	flush := func() {
-		cur.Body = strings.TrimSpace(body.String())
+		cur.Body = plainText(body.String())
 		if cur.Body != "" || cur.Path != file {
 			out = append(out, cur)
 		}
@@ -43,13 +46,13 @@ func Sections(file string, md []byte) []Entry {
 		if fence != "" {
 			if strings.HasPrefix(trimmed, fence) {
 				fence = ""
+				continue
 			}
-			body.WriteString(line)
+			body.WriteString(fenceLine + line) // code is kept as it is
 			continue
 		}
 		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
 			fence = trimmed[:3]
-			body.WriteString(line)
 			continue
 		}
 		if title, ok := heading(line); ok {
@@ -61,7 +64,7 @@ func Sections(file string, md []byte) []Entry {
 			} else {
 				anchors[a] = 1
 			}
-			cur = Entry{Path: file + "#" + a, Kind: "doc", Title: title}
+			cur = Entry{Path: file + "#" + a, Kind: "doc", Title: plainInline(title)}
 			continue
 		}
 		body.WriteString(line)
@@ -131,4 +134,64 @@ func DocEntries(fsys fs.FS) ([]Entry, error) {
 		out = append(out, Sections(f, b)...)
 	}
 	return out, nil
+}
+
+// fenceLine marks, in a section's text, a line of code (its fences are
+// dropped): code is not Markdown, so plainText leaves it as it is.
+const fenceLine = "\x00"
+
+var (
+	htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+	image       = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)
+	link        = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	listMarker  = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+`)
+	tableRule   = regexp.MustCompile(`^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$`)
+)
+
+// plainText is the text a reader of Markdown md sees: no HTML comments
+// (notes for the docs' maintainers and their tooling), no emphasis or code
+// marks, links as their text, no list, quote or table syntax, no blank
+// lines; code blocks as they are, without their fences. No "**" is left in it, so that the
+// search's highlight marks (ts_headline's StartSel and StopSel, **) are
+// the only ones in a snippet.
+func plainText(md string) string {
+	md = htmlComment.ReplaceAllString(md, "")
+	var out []string
+	for line := range strings.Lines(md) {
+		line = strings.TrimRight(line, "\r\n")
+		if code, ok := strings.CutPrefix(line, fenceLine); ok {
+			if strings.TrimSpace(code) != "" {
+				out = append(out, code)
+			}
+			continue
+		}
+		if tableRule.MatchString(line) && strings.Contains(line, "-") {
+			continue
+		}
+		line = listMarker.ReplaceAllString(line, "")
+		line = strings.TrimLeft(strings.TrimSpace(line), "> ")
+		if strings.Contains(line, "|") {
+			line = strings.Join(strings.Fields(strings.ReplaceAll(line, "|", " ")), " ")
+		}
+		if line = plainInline(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return noDoubleStars(strings.TrimSpace(strings.Join(out, "\n")))
+}
+
+// plainInline is one line of Markdown (a heading's title) without its
+// inline marks: emphasis and code marks dropped, links as their text.
+func plainInline(line string) string {
+	line = image.ReplaceAllString(line, "$1")
+	line = link.ReplaceAllString(line, "$1")
+	return noDoubleStars(strings.NewReplacer("**", "", "__", "", "`", "").Replace(line))
+}
+
+// noDoubleStars leaves no "**" in s (a glob in code, "***").
+func noDoubleStars(s string) string {
+	for strings.Contains(s, "**") {
+		s = strings.ReplaceAll(s, "**", "*")
+	}
+	return s
 }

@@ -14,7 +14,7 @@ func TestAFileIsSplitAtItsHeadingsWithGitHubAnchors(t *testing.T) {
 	want := []struct{ path, title, body string }{
 		{"docs/PLUGINS.md", "docs/PLUGINS.md", "Intro text."},
 		{"docs/PLUGINS.md#writing-a-plugin", "Writing a plugin", "First."},
-		{"docs/PLUGINS.md#1-describe-the-api", "1. Describe the API", "Proto.\n```sh\n# not a heading\n```"},
+		{"docs/PLUGINS.md#1-describe-the-api", "1. Describe the API", "Proto.\n# not a heading"},
 		{"docs/PLUGINS.md#events", "Events", "Outbox."},
 		{"docs/PLUGINS.md#events-1", "Events", "Again.\n#nospace"},
 	}
@@ -80,4 +80,39 @@ func FuzzCheckQuery(f *testing.F) {
 			t.Fatalf("refusal does not name q: %v", err)
 		}
 	})
+}
+
+// TestSectionsAreIndexedAsTheTextAReaderSees checks issue 28 item 8: the
+// search shows and highlights what a reader of the docs sees, not their
+// Markdown: no emphasis, code or link syntax, no list, quote or table
+// marks, no HTML comments (notes for the docs' tooling), and no "**" left
+// to be taken for the search's highlight marks.
+func TestSectionsAreIndexedAsTheTextAReaderSees(t *testing.T) {
+	t.Parallel()
+	md := "## The `limit` **parameter**\n" +
+		"- **One row per conversation is the lock.** See [the contract](../shared/CONTRACT.md#2) and ![a diagram](d.png).\n" +
+		"1. `node` first\n" +
+		"> quoted __note__\n" +
+		"<!-- table-placement:begin -->\n" +
+		"| table | placement |\n|---|:---:|\n| `book.posts` | page |\n" +
+		"<!-- table-placement:end\nacross lines -->\n" +
+		"```sh\ncurl -F 'batch=[…]' **/*.go\n```\n"
+	got := Sections("docs/X.md", []byte(md))
+	if len(got) != 1 {
+		t.Fatalf("sections %+v", got)
+	}
+	want := "One row per conversation is the lock. See the contract and a diagram.\n" +
+		"node first\nquoted note\ntable placement\nbook.posts page\ncurl -F 'batch=[…]' */*.go"
+	if got[0].Title != "The limit parameter" || got[0].Body != want {
+		t.Fatalf("title %q body %q,\nwant body %q", got[0].Title, got[0].Body, want)
+	}
+	entries, err := DocEntries(svcroot.Docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Body, "**") || strings.Contains(e.Body, "<!--") || strings.Contains(e.Title, "`") {
+			t.Errorf("%s keeps Markdown: %.120q", e.Path, e.Body)
+		}
+	}
 }

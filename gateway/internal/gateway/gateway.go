@@ -289,6 +289,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
 		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
 		Caller:      dispatch.Caller,
+		AccessToken: authn.AccessToken,
 	}))
 	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
 	edge := openai.New(r.Table)

@@ -2,6 +2,9 @@ package graph
 
 import (
 	"encoding/json"
+	"maps"
+	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -25,13 +28,70 @@ import (
 // variable that differs — takes the general path, which also writes the
 // refusal. FuzzFlatBodyBindsAsTheGeneralPath compares both.
 
+// A form-encoded body (Meta's habit, CONTRACT §20) is bound by the same
+// rules: formFields turns it into the fields of the JSON body it stands
+// for, which bindBody binds, so that its refusals are the JSON body's.
+
 // writeBody is the JSON object of a Graph write: read flat when it could
-// be, else as its fields' raw JSON.
+// be, else as its fields' raw JSON; or a form-encoded body.
 type writeBody struct {
 	// fields is the general path's form; nil while flat holds the body.
 	fields map[string]json.RawMessage
+	// form is a form-encoded body, bound by formFields; nil for JSON.
+	form   url.Values
 	flat   flatBody
 	isFlat bool
+}
+
+// useForm takes a form-encoded body, its access_token taken out. Each key
+// is given once. A batch's value is its JSON text.
+func (b *writeBody) useForm(form url.Values) error {
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		if n := len(form[k]); n != 1 {
+			return apierr.Invalid(k, "Invalid parameter: %s is given %d times.", k, n)
+		}
+		if !utf8.ValidString(k) || !utf8.ValidString(form[k][0]) {
+			return apierr.Invalid(k, "Invalid parameter: %s is not valid UTF-8.", k)
+		}
+	}
+	if batch, ok := form["batch"]; ok {
+		b.fields = make(map[string]json.RawMessage, len(form))
+		for k, v := range form {
+			b.fields[k] = jsonString(v[0])
+		}
+		b.fields["batch"] = json.RawMessage(batch[0])
+		return nil
+	}
+	b.form = form
+	return nil
+}
+
+// formFields is a form body as the fields of a JSON body for msg: a value
+// is its field's JSON text (events=["a","b"], message={"text":"hi"},
+// limit=5, published=true) when it is JSON, and a JSON string of the text
+// otherwise, and always for a singular string or bytes field (scalars as
+// their text). A value that is neither is refused by bindBody with its
+// field's usual error, as in a JSON body.
+func formFields(md protoreflect.MessageDescriptor, form url.Values) map[string]json.RawMessage {
+	fields := make(map[string]json.RawMessage, len(form))
+	for k, v := range form {
+		text := v[0]
+		fd := manifestcheck.FieldByName(md, k)
+		asText := fd == nil || !fd.IsList() && !fd.IsMap() &&
+			(fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind)
+		if !asText && json.Valid([]byte(text)) {
+			fields[k] = json.RawMessage(text)
+		} else {
+			fields[k] = jsonString(text)
+		}
+	}
+	return fields
+}
+
+// jsonString is s as a JSON string; s is valid UTF-8.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
 }
 
 // parse reads raw, which must be one JSON object.
@@ -65,6 +125,9 @@ func (b *writeBody) general() (map[string]json.RawMessage, error) {
 
 // node is the body's node key, "" when it has none.
 func (b *writeBody) node() (string, error) {
+	if b.form != nil {
+		return b.form.Get("node"), nil
+	}
 	if b.isFlat {
 		for _, f := range b.flat.fields[:b.flat.n] {
 			if f.key == "node" {
@@ -88,6 +151,9 @@ func (b *writeBody) node() (string, error) {
 func (b *writeBody) bind(msg protoreflect.Message, vars manifestcheck.NodeVars) error {
 	if b.isFlat && bindFlat(msg, &b.flat, vars) {
 		return nil
+	}
+	if b.form != nil {
+		return bindBody(msg, formFields(msg.Descriptor(), b.form), vars)
 	}
 	fields, err := b.general()
 	if err != nil {

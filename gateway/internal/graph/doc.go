@@ -2,7 +2,9 @@
 // against the node patterns that plugins declare (the node syntax and the
 // patterns' rules are plugins/sdk/manifestcheck's, shared with plugin
 // tests; the router is built with each route table), binding
-// path variables, query parameters and JSON bodies to request fields, and
+// path variables, query parameters and JSON or form-encoded bodies to
+// request fields (a form by the JSON body's rules), reading an
+// access_token parameter as the request's credential first, and
 // the generic features every node gets — field selection with nested edge
 // expansion, cursor paging, batch requests, idempotent writes and rate
 // limits. Calls go through route.Table, so a Graph call passes exactly the

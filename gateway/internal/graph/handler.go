@@ -42,6 +42,10 @@ type Options struct {
 	// Caller names the app and user making the request, for idempotency
 	// keys and rate limits.
 	Caller func(ctx context.Context) (appID, userID string)
+	// AccessToken resolves the access_token parameter, which stands in for
+	// the Authorization header (auth.Authenticator.AccessToken), into the
+	// request's context; nil leaves the parameter unread.
+	AccessToken func(ctx context.Context, r *http.Request, token string) (context.Context, error)
 }
 
 // Handler serves the Graph endpoint.
@@ -108,7 +112,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
 		bufs := readBufferPool.Get().(*readBuffers)
-		status, body, err = h.do(r.Context(), r.Method, r.URL.Query(), nil, bufs)
+		q := r.URL.Query()
+		if r, err = h.withAccessToken(r, q, nil); err == nil {
+			status, body, err = h.do(r.Context(), r.Method, q, nil, bufs)
+		}
 		defer bufs.release(body)
 	case http.MethodPost:
 		// A write's body is read, and its document rendered, into pooled
@@ -116,7 +123,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// which its store may keep.
 		bufs := readBufferPool.Get().(*readBuffers)
 		var pooled bool
-		status, body, pooled, err = h.servePost(r, bufs)
+		r, status, body, pooled, err = h.servePost(r, bufs)
 		if pooled {
 			defer bufs.release(body)
 		} else {
@@ -138,20 +145,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // servePost reads a write or batch body and runs it, honouring
-// Idempotency-Key. pooled reports whether the document is the request's
-// own to release with bufs (it is not an idempotency store's).
-func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc []byte, pooled bool, err error) {
-	raw, err := readJSONBody(r, bufs.body[:0])
+// Idempotency-Key. It returns r with the context of its access_token, if
+// it has one. pooled reports whether the document is the request's own to
+// release with bufs (it is not an idempotency store's).
+func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (_ *http.Request, status int, doc []byte, pooled bool, err error) {
+	raw, form, err := readBody(r, bufs.body[:0])
 	bufs.body = raw[:0]
+	q := r.URL.Query()
+	// The credential comes first (CONTRACT §15): a form's access_token is
+	// read from the body, as a query's, before anything else of it.
+	var values url.Values
+	if err == nil && form {
+		values, err = parseForm(raw)
+	}
+	r, aerr := h.withAccessToken(r, q, values)
+	if aerr != nil {
+		return r, 0, nil, false, aerr
+	}
 	if err != nil {
-		return 0, nil, false, h.refuseBody(r.Context(), r.URL.Query().Get("node"), err)
+		return r, 0, nil, false, h.refuseBody(r.Context(), q.Get("node"), err)
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && h.opts.Idempotency != nil {
 		// Claiming the key writes: a caller without a valid credential is
 		// answered first.
-		if err := h.admitWrite(r.Context(), r.URL.Query(), raw); err != nil {
-			return 0, nil, false, err
+		if err := h.admitWrite(r.Context(), q, raw, values); err != nil {
+			return r, 0, nil, false, err
 		}
 		// CONTRACT §1: the same key from the same caller, app and user
 		// both (two users of one app never share answers); the stored
@@ -160,22 +179,61 @@ func (h *Handler) servePost(r *http.Request, bufs *readBuffers) (status int, doc
 		app, user := h.caller(r.Context())
 		scope := "app:" + app + "/user:" + user
 		if len(key) > 255 {
-			return 0, nil, false, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
+			return r, 0, nil, false, apierr.Invalid("Idempotency-Key", "Invalid parameter: Idempotency-Key is longer than 255 characters.")
 		}
-		fingerprint := append([]byte(r.URL.Query().Get("node")+"\n"), raw...)
-		status, doc, err = h.opts.Idempotency.Do(r.Context(), scope, key, fingerprint, func() (int, []byte, error) {
-			return h.post(r.Context(), r.URL.Query(), raw, nil)
+		// A form's fingerprint is its fields, in order and without the
+		// access_token: the credential is not part of the write.
+		written := raw
+		if values != nil {
+			written = []byte(values.Encode())
+		}
+		fingerprint := append([]byte(q.Get("node")+"\n"), written...)
+		ctx := r.Context()
+		status, doc, err = h.opts.Idempotency.Do(ctx, scope, key, fingerprint, func() (int, []byte, error) {
+			return h.post(ctx, q, raw, values, nil)
 		})
-		return status, doc, false, err
+		return r, status, doc, false, err
 	}
-	status, doc, err = h.post(r.Context(), r.URL.Query(), raw, bufs)
-	return status, doc, true, err
+	status, doc, err = h.post(r.Context(), q, raw, values, bufs)
+	return r, status, doc, true, err
 }
 
-// post runs a write or batch body; bufs is do's.
-func (h *Handler) post(ctx context.Context, q url.Values, raw []byte, bufs *readBuffers) (int, []byte, error) {
+// withAccessToken returns r with the context of its access_token parameter,
+// from the query or form (nil for a JSON body), when it has one: given
+// twice, it must be the same token. The form's is then deleted, so that
+// nothing downstream (binding, fingerprints) sees the credential.
+func (h *Handler) withAccessToken(r *http.Request, q, form url.Values) (*http.Request, error) {
+	tokens := q["access_token"]
+	if t, ok := form["access_token"]; ok {
+		tokens = append(tokens[:len(tokens):len(tokens)], t...)
+		delete(form, "access_token")
+	}
+	if len(tokens) == 0 || h.opts.AccessToken == nil {
+		return r, nil
+	}
+	for _, t := range tokens[1:] {
+		if t != tokens[0] {
+			return r, apierr.Invalid("access_token", "Invalid parameter: access_token is given more than once, with different tokens.")
+		}
+	}
+	ctx, err := h.opts.AccessToken(r.Context(), r, tokens[0])
+	if err != nil {
+		return r, err
+	}
+	return r.WithContext(ctx), nil
+}
+
+// post runs a write or batch body, form-encoded when form is not nil; bufs
+// is do's.
+func (h *Handler) post(ctx context.Context, q url.Values, raw []byte, form url.Values, bufs *readBuffers) (int, []byte, error) {
 	var body writeBody
-	if err := body.parse(raw); err != nil {
+	var err error
+	if form != nil {
+		err = body.useForm(form)
+	} else {
+		err = body.parse(raw)
+	}
+	if err != nil {
 		return 0, nil, h.refuseBody(ctx, q.Get("node"), err)
 	}
 	if b, ok := body.fields["batch"]; ok {
@@ -217,12 +275,13 @@ func (h *Handler) admit(ctx context.Context, verb, node string) error {
 
 // admitWrite is admit for a write before its body is bound: the node is
 // the query's, or, for a caller without a valid credential only, the one
-// its body names.
-func (h *Handler) admitWrite(ctx context.Context, q url.Values, raw []byte) error {
+// its body (form-encoded when form is not nil) names.
+func (h *Handler) admitWrite(ctx context.Context, q url.Values, raw []byte, form url.Values) error {
 	node := q.Get("node")
 	if node == "" && h.opts.Router().table.Admit(ctx, nil) != nil {
-		var body writeBody
-		if body.parse(raw) == nil {
+		if form != nil {
+			node = form.Get("node")
+		} else if body := (writeBody{}); body.parse(raw) == nil {
 			node, _ = body.node()
 		}
 	}
@@ -620,24 +679,38 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	return h.render(ctx, sub, q, out, f.Sub)
 }
 
-// readJSONBody reads a POST body, which must be JSON, into buf's capacity,
-// and returns it, or buf after an error.
-func readJSONBody(r *http.Request, buf []byte) ([]byte, error) {
+// readBody reads a POST body, which must be JSON or form-encoded (Meta's
+// habit, CONTRACT §20), into buf's capacity, and returns it, or buf after
+// an error; form reports a form-encoded body.
+func readBody(r *http.Request, buf []byte) (raw []byte, form bool, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual one, without parsing
 		mt, _, err := mime.ParseMediaType(ct)
-		if ct == "" || err != nil || mt != "application/json" {
-			return buf, apierr.Invalid("Content-Type", "Invalid parameter: Content-Type must be application/json.")
+		switch {
+		case err == nil && mt == "application/json":
+		case err == nil && mt == "application/x-www-form-urlencoded":
+			form = true
+		default:
+			return buf, false, apierr.Invalid("Content-Type", "Invalid parameter: Content-Type must be application/json or application/x-www-form-urlencoded.")
 		}
 	}
-	raw, err := readAll(r.Body, buf)
+	raw, err = readAll(r.Body, buf)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return raw, apierr.TooLarge(tooLarge.Limit)
+			return raw, form, apierr.TooLarge(tooLarge.Limit)
 		}
-		return raw, apierr.Invalid("body", "Invalid parameter: the request body could not be read.")
+		return raw, form, apierr.Invalid("body", "Invalid parameter: the request body could not be read.")
 	}
-	return raw, nil
+	return raw, form, nil
+}
+
+// parseForm reads a form-encoded body.
+func parseForm(raw []byte) (url.Values, error) {
+	form, err := url.ParseQuery(string(raw))
+	if err != nil {
+		return nil, apierr.Invalid("body", "Invalid parameter: the body is not form-encoded.")
+	}
+	return form, nil
 }
 
 // readAll is io.ReadAll appending to b.

@@ -693,3 +693,33 @@ func mustInt(t *testing.T, id string) int64 {
 	}
 	return n
 }
+
+// TestEveryGrantAnswersTokenTypeBearer checks issue 28 item 8: the token
+// endpoint spells token_type "Bearer" (RFC 6750's examples, Meta's) from
+// every grant, as sent on the wire (clients such as openid-client lower
+// it themselves; the wire is one spelling).
+func TestEveryGrantAnswersTokenTypeBearer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	verifier := oauth2.GenerateVerifier()
+	code := codeFlow(t, b, b.Owner, verifier, "pages:read")
+	status, byCode := b.clientPost(t, oauth.PathToken, url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {identitytest.RedirectURI}, "code_verifier": {verifier}})
+	if status != 200 {
+		t.Fatalf("authorization_code: %d %v", status, byCode)
+	}
+	refresh, _ := byCode["refresh_token"].(string)
+	status, byRefresh := b.clientPost(t, oauth.PathToken, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+	if status != 200 {
+		t.Fatalf("refresh_token: %d %v", status, byRefresh)
+	}
+	status, byClient := b.clientPost(t, oauth.PathToken, url.Values{"grant_type": {"client_credentials"}, "scope": {"svcchat:send"}})
+	if status != 200 {
+		t.Fatalf("client_credentials: %d %v", status, byClient)
+	}
+	for grant, body := range map[string]map[string]any{"authorization_code": byCode, "refresh_token": byRefresh, "client_credentials": byClient} {
+		if body["token_type"] != "Bearer" {
+			t.Errorf("%s: token_type %v, want Bearer", grant, body["token_type"])
+		}
+	}
+}

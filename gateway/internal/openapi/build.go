@@ -48,7 +48,9 @@ func Build(info Info, t *route.Table, compiled []Compiled) *Document {
 				Content:     map[string]MediaType{"application/json": {Schema: ref("Error")}},
 			}},
 			SecuritySchemes: map[string]*SecurityScheme{"bearer": {Type: "http", Scheme: "bearer",
-				Description: "An access token, app key, system user token, session or the operator's admin token, as the operation's x-svc-access says."}},
+				Description: "An access token, app key, system user token, session or the operator's admin token, as the operation's x-svc-access says."},
+				"access_token": {Type: "apiKey", In: "query", Name: "access_token",
+					Description: "On the Graph only (Meta's habit): the bearer credential as the access_token parameter, in the query or a form-encoded body, in place of the Authorization header; both with different tokens are refused."}},
 		},
 	}}
 	if info.ServerURL != "" {
@@ -443,22 +445,24 @@ func (b *builder) graph(nodes []Node) {
 		Description: "The node path, e.g. page/{page_id}/posts."}
 	anyBody := &Schema{Type: "object", Required: []string{"node"},
 		Properties: map[string]*Schema{"node": {Type: "string"}}, AdditionalProperties: &Schema{}}
+	// The Graph also takes the credential as the access_token parameter.
+	security := &[]map[string][]string{{"bearer": {}}, {"access_token": {}}}
 	answer := map[string]*Response{
 		"200":     {Description: "The node's answer.", Content: map[string]MediaType{"application/json": {Schema: &Schema{Type: "object", AdditionalProperties: &Schema{}}}}},
 		"default": {Ref: "#/components/responses/Error"},
 	}
 	item := PathItem{
 		"get": &Operation{OperationID: "graph.get", Summary: "Read a Graph node", Description: desc, Tags: []string{"graph"},
-			Parameters: []Parameter{node}, Responses: answer},
+			Parameters: []Parameter{node}, Responses: answer, Security: security},
 		"post": &Operation{OperationID: "graph.post", Summary: "Write to a Graph node", Description: desc, Tags: []string{"graph"},
 			Parameters: []Parameter{{Name: "Idempotency-Key", In: "header", Schema: &Schema{Type: "string"},
 				Description: "Replays the first answer for a repeated write."}},
 			RequestBody: &RequestBody{Required: true, Content: map[string]MediaType{
 				"application/json":                  {Schema: anyBody},
 				"application/x-www-form-urlencoded": {Schema: anyBody},
-			}}, Responses: answer},
+			}}, Responses: answer, Security: security},
 		"delete": &Operation{OperationID: "graph.delete", Summary: "Delete a Graph node", Description: desc, Tags: []string{"graph"},
-			Parameters: []Parameter{node}, Responses: answer},
+			Parameters: []Parameter{node}, Responses: answer, Security: security},
 	}
 	b.doc.Paths[graph.Path] = item
 	b.doc.Nodes = nodes

@@ -223,3 +223,21 @@ func FuzzPathTemplate(f *testing.F) {
 		}
 	})
 }
+
+// TestTheGraphTakesTheAccessTokenParameter checks that the reference says
+// what CONTRACT §20 lets a Graph client do: the credential as the
+// access_token parameter in place of the header, on every Graph method.
+func TestTheGraphTakesTheAccessTokenParameter(t *testing.T) {
+	t.Parallel()
+	spec := load(t, Build(Info{Title: "svc", Version: "test"}, table(t), nil))
+	scheme := spec.Components.SecuritySchemes["access_token"]
+	if scheme == nil || scheme.Value.Type != "apiKey" || scheme.Value.In != "query" || scheme.Value.Name != "access_token" {
+		t.Fatalf("access_token scheme: %+v", scheme)
+	}
+	for _, method := range []string{"GET", "POST", "DELETE"} {
+		op := spec.Paths.Find("/api/v1/graph").GetOperation(method)
+		if op.Security == nil || len(*op.Security) != 2 || (*op.Security)[1]["access_token"] == nil {
+			t.Errorf("%s /api/v1/graph security: %+v", method, op.Security)
+		}
+	}
+}

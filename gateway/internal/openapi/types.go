@@ -86,8 +86,11 @@ type Components struct {
 
 // SecurityScheme is a security scheme object.
 type SecurityScheme struct {
-	Type        string `json:"type"`
-	Scheme      string `json:"scheme,omitempty"`
+	Type   string `json:"type"`
+	Scheme string `json:"scheme,omitempty"`
+	// In and Name place an apiKey scheme's credential.
+	In          string `json:"in,omitempty"`
+	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
 }
 

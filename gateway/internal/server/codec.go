@@ -33,7 +33,8 @@ func (strictJSON) Marshal(v any) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("json codec: %T is not a proto message", v)
 	}
-	return protojson.Marshal(m)
+	b, err := protojson.Marshal(m)
+	return compactJSON(b), err
 }
 
 func (strictJSON) Unmarshal(data []byte, v any) error {
@@ -60,8 +61,26 @@ func strictTranscoderJSON(res vanguard.TypeResolver) vanguard.Codec {
 // invalidArgumentJSON reports a request body that does not decode (an
 // unknown field, a wrong type) as invalid_argument, so that REST callers get
 // 400 and code 100 naming the field rather than the transcoder's "unknown"
-// (500).
+// (500); and writes answers compact (compactJSON).
 type invalidArgumentJSON struct{ *vanguard.JSONCodec }
+
+func (c invalidArgumentJSON) MarshalAppend(base []byte, msg proto.Message) ([]byte, error) {
+	b, err := c.JSONCodec.MarshalAppend(base, msg)
+	if err != nil {
+		return nil, err
+	}
+	return b[:len(base)+len(compactJSON(b[len(base):]))], nil
+}
+
+func (c invalidArgumentJSON) MarshalAppendField(base []byte, msg proto.Message, field protoreflect.FieldDescriptor) ([]byte, error) {
+	// Without a base: the transcoder's answer for a repeated field is cut
+	// out of the whole message's JSON, not appended to base.
+	b, err := c.JSONCodec.MarshalAppendField(nil, msg, field)
+	if err != nil {
+		return nil, err
+	}
+	return append(base, compactJSON(b)...), nil
+}
 
 func (c invalidArgumentJSON) Unmarshal(data []byte, msg proto.Message) error {
 	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
@@ -75,4 +94,32 @@ func (c invalidArgumentJSON) UnmarshalField(data []byte, msg proto.Message, fiel
 		return connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	return nil
+}
+
+// compactJSON removes, in place, the white space outside strings of valid
+// JSON. protojson adds spaces at random on purpose (so that no one relies
+// on its bytes); the answers of REST and Connect JSON are compact, and so
+// the same for the same message, as the Graph's are.
+func compactJSON(b []byte) []byte {
+	out := b[:0]
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ', c == '\n', c == '\t', c == '\r':
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -1,5 +1,6 @@
 // Package webui holds what the gateway's browser apps share: one style
-// sheet, one JavaScript module that calls the public APIs and shows a
+// sheet, the icon (favicon.svg, linked by the console's pages), one
+// JavaScript module that calls the public APIs and shows a
 // refused request's message beside the form field it names, and the
 // security headers of their pages. The developer console
 // (package console) uses it; the consumer's chat app of issue 18 is meant

@@ -16,7 +16,8 @@ const Prefix = "/assets/ui/"
 //go:embed assets
 var assets embed.FS
 
-// Assets returns the embedded shared assets (ui.css, api.js, …).
+// Assets returns the embedded shared assets (ui.css, api.js, the pages'
+// icon favicon.svg, …).
 func Assets() fs.FS {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -25,7 +26,7 @@ func Assets() fs.FS {
 	return sub
 }
 
-// Handler serves files of fsys (a flat folder of .js and .css files) by
+// Handler serves files of fsys (a flat folder of .js, .css and .svg files) by
 // name, with a strong ETag derived from the content, so browsers revalidate
 // instead of running stale code after an upgrade. Anything else is 404.
 func Handler(fsys fs.FS) http.Handler {
@@ -54,6 +55,8 @@ func Handler(fsys fs.FS) http.Handler {
 			ctype = "text/javascript; charset=utf-8"
 		case ".css":
 			ctype = "text/css; charset=utf-8"
+		case ".svg":
+			ctype = "image/svg+xml"
 		}
 		files[e.Name()] = file{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: ctype}
 	}

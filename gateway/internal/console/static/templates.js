@@ -5,7 +5,7 @@ import { appNode, showApp, dangerButton } from './common.js';
 
 async function load() {
   const box = document.getElementById('templates');
-  const res = await loading(box, graph.get(appNode('svcchat_templates')));
+  const res = await loading(box, graph.get(appNode('svcchat_templates'), { limit: 100 }));
   const action = (t, verb) => dangerButton(verb === 'approve' ? 'Approve' : 'Submit for review',
     () => graph.post(appNode(`svcchat_templates/${encodeURIComponent(t.name)}/${verb}`)), load);
   replace(box, table([

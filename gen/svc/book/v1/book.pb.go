@@ -109,7 +109,8 @@ type CreatePostRequest struct {
 	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
 	// 1 to 63,206 Unicode code points.
 	Content string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	// Default everyone.
+	// Default everyone. (Empty is the default, not a value: it is left out
+	// of the list, which the refusal names.)
 	Audience      string `protobuf:"bytes,3,opt,name=audience,proto3" json:"audience,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -388,11 +389,11 @@ const file_svc_book_v1_book_proto_rawDesc = "" +
 	"\baudience\x18\x04 \x01(\tR\baudience\x12!\n" +
 	"\fcreated_time\x18\x05 \x01(\tR\vcreatedTime:\n" +
 	"\xe2\xf3\x18\x06\n" +
-	"\x04post\"\x9f\x01\n" +
+	"\x04post\"\xa0\x01\n" +
 	"\x11CreatePostRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12%\n" +
-	"\acontent\x18\x02 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\xe6\xed\x03R\acontent\x12A\n" +
-	"\baudience\x18\x03 \x01(\tB%\xbaH\"r R\x00R\beveryoneR\tfollowersR\aonly_meR\baudience\"$\n" +
+	"\acontent\x18\x02 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\xe6\xed\x03R\acontent\x12B\n" +
+	"\baudience\x18\x03 \x01(\tB&\xbaH#\xd8\x01\x01r\x1eR\beveryoneR\tfollowersR\aonly_meR\baudience\"$\n" +
 	"\x12CreatePostResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x83\x01\n" +
 	"\x10ListPostsRequest\x12 \n" +

@@ -250,29 +250,30 @@ func (x *ListHandoversResponse) GetPaging() *v1.Paging {
 	return nil
 }
 
-// HandoverRecord is one change of a conversation's control.
+// HandoverRecord is one change of a conversation's control. Its fields are
+// snake_case as every Graph answer's (the svcchat.handover event's data
+// stays camelCase, as Messenger's webhooks are); renamed from camelCase
+// with the same numbers and JSON names, so the wire and Connect JSON are
+// unchanged.
 type HandoverRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// take_thread_control, pass_thread_control, request_thread_control,
 	// return_thread_control, set_thread_control, app_message, human_reply
 	// or expire.
 	Action string `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
-	// svc_ai, page_human or app:<app id>. The Graph renders proto names;
-	// CONTRACT §14 spells these fields like the svcchat.handover event.
-	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
-	PreviousHolder string `protobuf:"bytes,2,opt,name=previousHolder,proto3" json:"previousHolder,omitempty"`
-	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
-	NewHolder string `protobuf:"bytes,3,opt,name=newHolder,proto3" json:"newHolder,omitempty"`
+	// svc_ai, page_human or app:<app id>.
+	PreviousHolder string `protobuf:"bytes,2,opt,name=previous_holder,json=previousHolder,proto3" json:"previous_holder,omitempty"`
+	NewHolder      string `protobuf:"bytes,3,opt,name=new_holder,json=newHolder,proto3" json:"new_holder,omitempty"`
 	// The acting app, if any.
-	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
-	AppId string `protobuf:"bytes,4,opt,name=appId,proto3" json:"appId,omitempty"`
+	AppId string `protobuf:"bytes,4,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
 	// RFC 3339 UTC.
 	At string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
-	// The data.sequence of its svcchat.handover event.
-	Sequence int64 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// The data.sequence of its svcchat.handover event: a number, as in the
+	// event (int32 on the wire, compatible with the int64 it was; a
+	// conversation's sequence stays far below 2^31).
+	Sequence int32 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// When control set by this change lapses, if it does (RFC 3339 UTC).
-	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
-	ExpiresAt     *string `protobuf:"bytes,7,opt,name=expiresAt,proto3,oneof" json:"expiresAt,omitempty"`
+	ExpiresAt     *string `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3,oneof" json:"expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -342,7 +343,7 @@ func (x *HandoverRecord) GetAt() string {
 	return ""
 }
 
-func (x *HandoverRecord) GetSequence() int64 {
+func (x *HandoverRecord) GetSequence() int32 {
 	if x != nil {
 		return x.Sequence
 	}
@@ -2419,8 +2420,13 @@ func (x *Template) GetRejectionReason() string {
 }
 
 type ListTemplatesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// Page size, 1 to 100; the Graph fills in 25.
+	Limit int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Opaque cursors from a previous page.
+	After         string `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2462,9 +2468,34 @@ func (x *ListTemplatesRequest) GetAppId() string {
 	return ""
 }
 
+func (x *ListTemplatesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListTemplatesRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListTemplatesRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+// The platform's defaults first, then the app's templates in the order
+// they were created (a submission for review renews a template's id, so
+// it moves it last). AppWentLive answers them all, without paging.
 type ListTemplatesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Data          []*Template            `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2502,6 +2533,13 @@ func (*ListTemplatesResponse) Descriptor() ([]byte, []int) {
 func (x *ListTemplatesResponse) GetData() []*Template {
 	if x != nil {
 		return x.Data
+	}
+	return nil
+}
+
+func (x *ListTemplatesResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
 	}
 	return nil
 }
@@ -3095,17 +3133,18 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06before\x18\x05 \x01(\tR\x06before\"z\n" +
 	"\x15ListHandoversResponse\x122\n" +
 	"\x04data\x18\x01 \x03(\v2\x1e.svc.svcchat.v1.HandoverRecordR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xe1\x01\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xe6\x01\n" +
 	"\x0eHandoverRecord\x12\x16\n" +
-	"\x06action\x18\x01 \x01(\tR\x06action\x12&\n" +
-	"\x0epreviousHolder\x18\x02 \x01(\tR\x0epreviousHolder\x12\x1c\n" +
-	"\tnewHolder\x18\x03 \x01(\tR\tnewHolder\x12\x14\n" +
-	"\x05appId\x18\x04 \x01(\tR\x05appId\x12\x0e\n" +
-	"\x02at\x18\x05 \x01(\tR\x02at\x12\x1a\n" +
-	"\bsequence\x18\x06 \x01(\x03R\bsequence\x12!\n" +
-	"\texpiresAt\x18\a \x01(\tH\x00R\texpiresAt\x88\x01\x01B\f\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12'\n" +
+	"\x0fprevious_holder\x18\x02 \x01(\tR\x0epreviousHolder\x12\x1d\n" +
 	"\n" +
-	"_expiresAt\"\xb6\x02\n" +
+	"new_holder\x18\x03 \x01(\tR\tnewHolder\x12\x15\n" +
+	"\x06app_id\x18\x04 \x01(\tR\x05appId\x12\x0e\n" +
+	"\x02at\x18\x05 \x01(\tR\x02at\x12\x1a\n" +
+	"\bsequence\x18\x06 \x01(\x05R\bsequence\x12\"\n" +
+	"\n" +
+	"expires_at\x18\a \x01(\tH\x00R\texpiresAt\x88\x01\x01B\r\n" +
+	"\v_expires_at\"\xb6\x02\n" +
 	"\x0fHandoverRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
@@ -3280,11 +3319,15 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x04body\x18\x02 \x01(\tR\x04body\x12\x16\n" +
 	"\x06params\x18\x03 \x03(\tR\x06params\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
-	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\"6\n" +
+	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\"\x85\x01\n" +
 	"\x14ListTemplatesRequest\x12\x1e\n" +
-	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"E\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1f\n" +
+	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\tR\x06before\"t\n" +
 	"\x15ListTemplatesResponse\x12,\n" +
-	"\x04data\x18\x01 \x03(\v2\x18.svc.svcchat.v1.TemplateR\x04data\"\xa9\x01\n" +
+	"\x04data\x18\x01 \x03(\v2\x18.svc.svcchat.v1.TemplateR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xa9\x01\n" +
 	"\x15CreateTemplateRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12,\n" +
 	"\x04name\x18\x02 \x01(\tB\x18\xbaH\x15r\x13\x10\x01\x18\x80\x042\f^[a-z0-9_]+$R\x04name\x12\x1e\n" +
@@ -3433,56 +3476,57 @@ var file_svc_svcchat_v1_svcchat_proto_depIdxs = []int32{
 	31, // 11: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
 	46, // 12: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	34, // 13: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
-	42, // 14: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
-	46, // 15: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
-	45, // 16: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
-	18, // 17: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
-	20, // 18: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
-	21, // 19: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
-	24, // 20: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
-	28, // 21: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
-	30, // 22: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
-	32, // 23: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
-	35, // 24: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
-	37, // 25: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
-	39, // 26: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	39, // 27: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	38, // 28: svc.svcchat.v1.SvcchatService.AppWentLive:input_type -> svc.svcchat.v1.AppWentLiveRequest
-	40, // 29: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
-	43, // 30: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
-	5,  // 31: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
-	7,  // 32: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
-	9,  // 33: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
-	11, // 34: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
-	15, // 35: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
-	0,  // 36: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
-	2,  // 37: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
-	19, // 38: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
-	22, // 39: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
-	22, // 40: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
-	25, // 41: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
-	29, // 42: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
-	27, // 43: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
-	33, // 44: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
-	36, // 45: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	34, // 46: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
-	34, // 47: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
-	34, // 48: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
-	36, // 49: svc.svcchat.v1.SvcchatService.AppWentLive:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	41, // 50: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
-	44, // 51: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
-	6,  // 52: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
-	8,  // 53: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
-	10, // 54: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
-	12, // 55: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
-	16, // 56: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
-	1,  // 57: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
-	3,  // 58: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
-	38, // [38:59] is the sub-list for method output_type
-	17, // [17:38] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	46, // 14: svc.svcchat.v1.ListTemplatesResponse.paging:type_name -> svc.plugin.v1.Paging
+	42, // 15: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
+	46, // 16: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	45, // 17: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
+	18, // 18: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
+	20, // 19: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
+	21, // 20: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
+	24, // 21: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
+	28, // 22: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
+	30, // 23: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
+	32, // 24: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
+	35, // 25: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
+	37, // 26: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
+	39, // 27: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	39, // 28: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	38, // 29: svc.svcchat.v1.SvcchatService.AppWentLive:input_type -> svc.svcchat.v1.AppWentLiveRequest
+	40, // 30: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
+	43, // 31: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
+	5,  // 32: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
+	7,  // 33: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
+	9,  // 34: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
+	11, // 35: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
+	15, // 36: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
+	0,  // 37: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
+	2,  // 38: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
+	19, // 39: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
+	22, // 40: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
+	22, // 41: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
+	25, // 42: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
+	29, // 43: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
+	27, // 44: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
+	33, // 45: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
+	36, // 46: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	34, // 47: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
+	34, // 48: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
+	34, // 49: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
+	36, // 50: svc.svcchat.v1.SvcchatService.AppWentLive:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	41, // 51: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
+	44, // 52: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
+	6,  // 53: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
+	8,  // 54: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
+	10, // 55: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
+	12, // 56: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
+	16, // 57: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
+	1,  // 58: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
+	3,  // 59: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
+	39, // [39:60] is the sub-list for method output_type
+	18, // [18:39] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_svc_svcchat_v1_svcchat_proto_init() }
