@@ -420,14 +420,14 @@ func TestAHandoverWithExpiresInReturnsControlWhenItLapses(t *testing.T) {
 	}
 
 	res, body = w.get(t, w.app, url.Values{"node": {"page/" + w.c.Page.ID + "/conversations/" + cid + "/handovers"}})
-	// Snake_case as every Graph answer, sequence a number as in the event
-	// (issue 28 item 8).
+	// The keys CONTRACT §14 names (camelCase, as the event's), sequence a
+	// number as in the event.
 	list := decode[struct {
 		Data []struct {
 			Action, At     string
-			PreviousHolder string `json:"previous_holder"`
-			NewHolder      string `json:"new_holder"`
-			AppID          string `json:"app_id"`
+			PreviousHolder string `json:"previousHolder"`
+			NewHolder      string `json:"newHolder"`
+			AppID          string `json:"appId"`
 			Sequence       any    `json:"sequence"`
 		} `json:"data"`
 	}](t, body)

@@ -250,11 +250,10 @@ func (x *ListHandoversResponse) GetPaging() *v1.Paging {
 	return nil
 }
 
-// HandoverRecord is one change of a conversation's control. Its fields are
-// snake_case as every Graph answer's (the svcchat.handover event's data
-// stays camelCase, as Messenger's webhooks are); renamed from camelCase
-// with the same numbers and JSON names, so the wire and Connect JSON are
-// unchanged.
+// HandoverRecord is one change of a conversation's control. CONTRACT §14
+// spells its keys like the svcchat.handover event's (camelCase) and the
+// Graph renders proto names, so these fields keep those spellings: the one
+// camelCase Graph answer, fixed by the contract clients follow.
 type HandoverRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// take_thread_control, pass_thread_control, request_thread_control,
@@ -262,18 +261,23 @@ type HandoverRecord struct {
 	// or expire.
 	Action string `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
 	// svc_ai, page_human or app:<app id>.
-	PreviousHolder string `protobuf:"bytes,2,opt,name=previous_holder,json=previousHolder,proto3" json:"previous_holder,omitempty"`
-	NewHolder      string `protobuf:"bytes,3,opt,name=new_holder,json=newHolder,proto3" json:"new_holder,omitempty"`
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	PreviousHolder string `protobuf:"bytes,2,opt,name=previousHolder,proto3" json:"previousHolder,omitempty"`
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	NewHolder string `protobuf:"bytes,3,opt,name=newHolder,proto3" json:"newHolder,omitempty"`
 	// The acting app, if any.
-	AppId string `protobuf:"bytes,4,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	AppId string `protobuf:"bytes,4,opt,name=appId,proto3" json:"appId,omitempty"`
 	// RFC 3339 UTC.
 	At string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
 	// The data.sequence of its svcchat.handover event: a number, as in the
-	// event (int32 on the wire, compatible with the int64 it was; a
-	// conversation's sequence stays far below 2^31).
+	// event (int32 on the wire, compatible with the int64 it was, which
+	// protojson wrote as a string; a conversation's sequence stays far below
+	// 2^31).
 	Sequence int32 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// When control set by this change lapses, if it does (RFC 3339 UTC).
-	ExpiresAt     *string `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3,oneof" json:"expires_at,omitempty"`
+	// buf:lint:ignore FIELD_LOWER_SNAKE_CASE
+	ExpiresAt     *string `protobuf:"bytes,7,opt,name=expiresAt,proto3,oneof" json:"expiresAt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3133,18 +3137,17 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06before\x18\x05 \x01(\tR\x06before\"z\n" +
 	"\x15ListHandoversResponse\x122\n" +
 	"\x04data\x18\x01 \x03(\v2\x1e.svc.svcchat.v1.HandoverRecordR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xe6\x01\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xe1\x01\n" +
 	"\x0eHandoverRecord\x12\x16\n" +
-	"\x06action\x18\x01 \x01(\tR\x06action\x12'\n" +
-	"\x0fprevious_holder\x18\x02 \x01(\tR\x0epreviousHolder\x12\x1d\n" +
-	"\n" +
-	"new_holder\x18\x03 \x01(\tR\tnewHolder\x12\x15\n" +
-	"\x06app_id\x18\x04 \x01(\tR\x05appId\x12\x0e\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12&\n" +
+	"\x0epreviousHolder\x18\x02 \x01(\tR\x0epreviousHolder\x12\x1c\n" +
+	"\tnewHolder\x18\x03 \x01(\tR\tnewHolder\x12\x14\n" +
+	"\x05appId\x18\x04 \x01(\tR\x05appId\x12\x0e\n" +
 	"\x02at\x18\x05 \x01(\tR\x02at\x12\x1a\n" +
-	"\bsequence\x18\x06 \x01(\x05R\bsequence\x12\"\n" +
+	"\bsequence\x18\x06 \x01(\x05R\bsequence\x12!\n" +
+	"\texpiresAt\x18\a \x01(\tH\x00R\texpiresAt\x88\x01\x01B\f\n" +
 	"\n" +
-	"expires_at\x18\a \x01(\tH\x00R\texpiresAt\x88\x01\x01B\r\n" +
-	"\v_expires_at\"\xb6\x02\n" +
+	"_expiresAt\"\xb6\x02\n" +
 	"\x0fHandoverRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x120\n" +
 	"\x0fconversation_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\x12\x1f\n" +
