@@ -117,3 +117,46 @@ func TestAuthenticationComesFirstARequestWithoutAValidCredentialAndABadBodyIsRef
 		wantGraphError(t, res, body, http.StatusNotFound, 2500, 0)
 	})
 }
+
+// A REST read is transcoded to a Connect GET, whose path and query the
+// transcoder decodes before the method's handler runs: the credential is
+// checked before that too. A query parameter that names no field is a
+// parameter error (it was an internal error).
+func TestAuthenticationComesFirstARESTReadWithABadQueryWithoutAValidCredentialIsRefusedWith401(t *testing.T) {
+	t.Parallel()
+	g := gatewaytest.Start(t, gatewaytest.Options{})
+	c := g.Credentials(t)
+	posts := g.URL + "/api/v1/pages/" + c.Page.ID + "/posts"
+	for _, query := range []string{"?limit=abc", "?nosuch=1", "?limit=abc&nosuch=1", ""} {
+		for _, cred := range []struct {
+			name, header  string
+			code, subcode int
+		}{
+			{"no token", "", 104, 0},
+			{"a token that names nothing", "Bearer svc_bogus", 190, 467},
+		} {
+			t.Run(cred.name+"/"+query, func(t *testing.T) {
+				h := map[string]string{}
+				if cred.header != "" {
+					h["Authorization"] = cred.header
+				}
+				res, body := do(t, "GET", posts+query, nil, h)
+				wantGraphError(t, res, body, http.StatusUnauthorized, cred.code, cred.subcode)
+			})
+		}
+	}
+
+	t.Run("with a valid credential the query is refused for itself", func(t *testing.T) {
+		h := map[string]string{"Authorization": "Bearer " + c.App.APIKey}
+		res, body := do(t, "GET", posts+"?nosuch=1", nil, h)
+		if e := wantGraphError(t, res, body, http.StatusBadRequest, 100, 0); !strings.Contains(e.Error.Message, "nosuch") {
+			t.Fatalf("the refusal does not name the parameter: %s", body)
+		}
+		res, body = do(t, "GET", posts+"?limit=abc", nil, h)
+		wantGraphError(t, res, body, http.StatusBadRequest, 100, 0)
+		reader := map[string]string{"Authorization": "Bearer " + g.UserToken(t, "consumer", "pages:read")}
+		if res, body := do(t, "GET", posts+"?limit=1", nil, reader); res.StatusCode != http.StatusOK {
+			t.Fatalf("a good read: %d %s", res.StatusCode, body)
+		}
+	})
+}

@@ -227,6 +227,7 @@ type CoreWebhookDelivery struct {
 	CompletedAt    pgtype.Timestamptz
 	OrderingKey    *string
 	OrderingSeq    *int64
+	PageLink       bool
 }
 
 type CoreWebhookSubscription struct {

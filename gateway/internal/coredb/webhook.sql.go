@@ -16,7 +16,8 @@ WITH busy AS (
     -- Two set-returning functions in one select list run in lockstep.
     SELECT unnest($1::bigint[]) AS app_id, unnest($2::bigint[]) AS room
 ), candidate AS (
-    SELECT d.seq, d.app_id, d.next_attempt_at
+    SELECT d.seq, d.app_id, d.next_attempt_at,
+           (NOT d.page_link OR core.page_event_entitled(d.app_id, d.page_id, d.event_type)) AS entitled
     FROM core.webhook_deliveries d
     WHERE d.status = 'pending' AND d.next_attempt_at <= now()
       AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.app_id = d.app_id AND b.room <= 0)
@@ -33,11 +34,19 @@ WITH busy AS (
     LIMIT $3
 ), fair AS (
     SELECT c.seq, c.next_attempt_at
-    FROM (SELECT candidate.seq, candidate.app_id, candidate.next_attempt_at,
+    FROM (SELECT candidate.seq, candidate.app_id, candidate.next_attempt_at, candidate.entitled,
                  row_number() OVER (PARTITION BY candidate.app_id ORDER BY candidate.next_attempt_at) AS n
-          FROM candidate) c
+          FROM candidate WHERE candidate.entitled) c
     LEFT JOIN busy b ON b.app_id = c.app_id
     WHERE c.n <= COALESCE(b.room, $4::bigint)
+), revoked AS (
+    UPDATE core.webhook_deliveries d
+    SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, completed_at = now(),
+        attempts = d.attempts || jsonb_build_array(jsonb_build_object(
+            'at', now(), 'status_code', 0, 'latency_ms', 0, 'response_excerpt', '',
+            'error', 'not sent: the app is no longer entitled to this event (its link to the Page or the approved scope that reads it was removed)'))
+    FROM candidate c
+    WHERE d.seq = c.seq AND NOT c.entitled AND d.status = 'pending' AND d.next_attempt_at <= now()
 ), due AS (
     -- The candidates were read unlocked: the lock re-checks that each is
     -- still due (another gateway may have claimed it meanwhile).
@@ -109,6 +118,12 @@ type ClaimDeliveriesRow struct {
 // deliveries are not even considered). The candidates are the scan_rows
 // oldest due deliveries of the other apps; of those, each app gets its
 // oldest, up to its room.
+//
+// Entitlement: a delivery made through its app's link to a Page
+// (page_link) is sent only while the app is still entitled to the event
+// (core.page_event_entitled, as at fan-out). A due one that no longer is
+// is not leased: it fails at once, with an attempt saying why (CONTRACT
+// §15, docs/DECISIONS.md "Events reach only apps entitled to them").
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries,
 		arg.BusyApps,
@@ -204,27 +219,27 @@ WITH busy AS (
 ), recipient AS (
     -- A Page's event goes to the apps whose link to the Page carries the
     -- event's product (when it has one), and, for a live app, that hold
-    -- the approved scope that reads it (CONTRACT §15; migration 0101).
-    SELECT ev.seq, l.app_id
-    FROM ev JOIN core.page_links l
-      ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
-     AND (core.event_product(ev.type) IS NULL OR core.event_product(ev.type) = ANY (l.products))
-    JOIN core.apps a ON a.id = l.app_id
-    WHERE a.mode <> 'live'
-       OR EXISTS (SELECT 1 FROM core.app_scope_reviews r
-                  WHERE r.app_id = l.app_id AND r.scope = core.event_read_scope(ev.type)
-                    AND r.status IN ('approved', 'automated_approved'))
-    UNION
-    SELECT ev.seq, a.id
-    FROM ev JOIN core.apps a
-      ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END
+    -- the approved scope that reads it (CONTRACT §15;
+    -- core.page_event_entitled, migration 0102). page_link: the app gets
+    -- it only through that link (not as the event's own app), so its
+    -- entitlement is checked again before each attempt (ClaimDeliveries).
+    SELECT r.seq, r.app_id, bool_and(r.page_link) AS page_link
+    FROM (SELECT ev.seq, l.app_id, true AS page_link
+          FROM ev JOIN core.page_links l
+            ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
+          WHERE core.page_event_entitled(l.app_id, ev.page_id, ev.type)
+          UNION ALL
+          SELECT ev.seq, a.id, false
+          FROM ev JOIN core.apps a
+            ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END) r
+    GROUP BY r.seq, r.app_id
 ), fanout AS (
     -- A disabled endpoint's deliveries are created held; an ordered
     -- subscription's carry the event's ordering key and seq.
     SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, s.active,
            COALESCE(s.paused_until > now(), false) AS paused,
            CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
-           ev.seq AS event_seq
+           ev.seq AS event_seq, r.page_link
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
@@ -233,14 +248,14 @@ WITH busy AS (
     -- are leased at once: the others go through the claim, which checks
     -- an ordered one's turn and a paused endpoint's Retry-After. Each app
     -- gets its oldest, up to its room.
-    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.page_link, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
                AND row_number() OVER (PARTITION BY f.app_id, f.active AND NOT f.paused AND f.ordering_key IS NULL
                                       ORDER BY f.event_seq)
                    <= COALESCE((SELECT b.room FROM busy b WHERE b.app_id = f.app_id),
                                $4::bigint) AS may_lease
     FROM fanout f
 ), ranked AS (
-    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.may_lease, f.may_lease
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.page_link, f.may_lease, f.may_lease
                AND row_number() OVER (PARTITION BY f.may_lease ORDER BY f.event_seq, f.app_id)
                    <= $5::bigint AS leased,
            now() + make_interval(secs => $6::bigint / 1000.0) AS lease_ends,
@@ -248,12 +263,12 @@ WITH busy AS (
     FROM leasable f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
-                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq)
+                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq, page_link)
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
            CASE WHEN f.active THEN 'pending' ELSE 'held' END,
            CASE WHEN NOT f.active THEN NULL WHEN f.leased THEN f.lease_ends ELSE now() END,
            CASE WHEN f.leased THEN f.lease_token END,
-           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END
+           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END, f.page_link
     FROM ranked f
     ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
@@ -363,7 +378,7 @@ func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) 
 }
 
 const getWebhookDelivery = `-- name: GetWebhookDelivery :one
-SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at, ordering_key, ordering_seq FROM core.webhook_deliveries WHERE id = $1
+SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at, ordering_key, ordering_seq, page_link FROM core.webhook_deliveries WHERE id = $1
 `
 
 func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhookDelivery, error) {
@@ -389,6 +404,7 @@ func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhoo
 		&i.CompletedAt,
 		&i.OrderingKey,
 		&i.OrderingSeq,
+		&i.PageLink,
 	)
 	return i, err
 }
@@ -417,9 +433,10 @@ func (q *Queries) GetWebhookSubscription(ctx context.Context, appID int64) (Core
 
 const insertWebhookDelivery = `-- name: InsertWebhookDelivery :one
 INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                     replay_of, next_attempt_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, now())
+                                     replay_of, next_attempt_at, page_link)
+SELECT $1, $2, $3, $4, $5, $6, $7,
+       $8, now(), $9::boolean
+WHERE NOT $9::boolean OR core.page_event_entitled($1, $4, $3)
 RETURNING id
 `
 
@@ -432,9 +449,12 @@ type InsertWebhookDeliveryParams struct {
 	Data           []byte
 	Test           bool
 	ReplayOf       *int64
+	PageLink       bool
 }
 
-// A delivery made outside the dispatcher: a replay or a test event.
+// A delivery made outside the dispatcher: a replay or a test event. A
+// replay of a delivery made through a Page link (page_link) is made only
+// while the app is still entitled to the event: no row otherwise.
 func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDeliveryParams) (string, error) {
 	row := q.db.QueryRow(ctx, insertWebhookDelivery,
 		arg.AppID,
@@ -445,6 +465,7 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 		arg.Data,
 		arg.Test,
 		arg.ReplayOf,
+		arg.PageLink,
 	)
 	var id string
 	err := row.Scan(&id)
@@ -699,9 +720,12 @@ func (q *Queries) RecordOutcomes(ctx context.Context, arg RecordOutcomesParams) 
 
 const replayWebhookDeliveries = `-- name: ReplayWebhookDeliveries :one
 WITH picked AS (
-    SELECT d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at, d.data, d.test, d.replay_of, d.status, d.failed_attempts, d.next_attempt_at, d.lease_token, d.attempts, d.created_at, d.completed_at, d.ordering_key, d.ordering_seq FROM core.webhook_deliveries d
+    SELECT d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at, d.data, d.test, d.replay_of, d.status, d.failed_attempts, d.next_attempt_at, d.lease_token, d.attempts, d.created_at, d.completed_at, d.ordering_key, d.ordering_seq, d.page_link FROM core.webhook_deliveries d
     WHERE d.app_id = $1 AND d.status = ANY ($2::text[])
       AND d.event_created_at >= $3 AND d.event_created_at < $4
+      -- Not replayed: a delivery the app is no longer entitled to (as
+      -- ClaimDeliveries).
+      AND (NOT d.page_link OR core.page_event_entitled(d.app_id, d.page_id, d.event_type))
     ORDER BY d.seq
     LIMIT $5
     FOR UPDATE SKIP LOCKED
@@ -713,9 +737,9 @@ WITH picked AS (
     RETURNING 1
 ), copied AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                         replay_of, next_attempt_at, ordering_key, ordering_seq)
+                                         replay_of, next_attempt_at, ordering_key, ordering_seq, page_link)
     SELECT p.app_id, p.event_id, p.event_type, p.page_id, p.event_created_at, p.data, p.test,
-           p.seq, now(), p.ordering_key, p.ordering_seq
+           p.seq, now(), p.ordering_key, p.ordering_seq, p.page_link
     FROM picked p WHERE p.status = 'failed'
     ORDER BY p.seq
     RETURNING 1
@@ -732,7 +756,8 @@ type ReplayWebhookDeliveriesParams struct {
 }
 
 // Replays an app's deliveries of a time range (by event time) whose status
-// is one of statuses (failed, held), oldest first, at most max_rows: a
+// is one of statuses (failed, held) and that the app is still entitled
+// to (page_link), oldest first, at most max_rows: a
 // held delivery is sent as it is (pending now: it was never sent); a
 // failed one is copied into a new delivery (replay_of), as a single replay
 // does. Ordered deliveries keep their key and seq, so they stay in order.

@@ -167,10 +167,21 @@ type TestUser struct {
 // random, returned once, and stored as an argon2id hash like every user's,
 // computed in a hashing slot before the transaction, which then only
 // counts the app's Test Users (at most MaxTestUsersPerApp, under the app's
-// row lock) and inserts.
+// row lock) and inserts. An app already at the cap is refused before the
+// hash, so that refused requests take no hashing slot from sign-in; the
+// locked count in the transaction stays the one that decides.
 func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, error) {
 	if _, err := s.App(ctx, appID); err != nil {
 		return TestUser{}, err
+	}
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return TestUser{}, err
+	}
+	if n, err := s.q.CountTestUsers(ctx, aid); err != nil {
+		return TestUser{}, fmt.Errorf("count test users: %w", err)
+	} else if n >= MaxTestUsersPerApp {
+		return TestUser{}, fmt.Errorf("an app has at most %d Test Users: %w", MaxTestUsersPerApp, ErrLimitReached)
 	}
 	password := NewPassword()
 	hash, err := s.hashPassword(ctx, password)

@@ -405,6 +405,35 @@ func TestCreatingATestUserHashesInASignInSlotWithoutHoldingAConnection(t *testin
 	}
 }
 
+func TestATestUserCreationRefusedAtTheCapTakesNoHashingSlot(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	// The World's Consumer is the app's first Test User.
+	for range identity.MaxTestUsersPerApp - 1 {
+		if _, err := w.IDs.CreateTestUser(ctx, w.App.ID); err != nil {
+			t.Fatalf("create below the cap: %v", err)
+		}
+	}
+	// Every hashing slot is busy for longer than the test waits: a refusal
+	// that still hashed would wait for a slot (and then be throttled).
+	release := identity.HoldHashingSlots(w.IDs, 10*time.Second)
+	defer release()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, identity.ErrLimitReached) {
+			t.Fatalf("at the cap: %v, want ErrLimitReached", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a creation at the cap waited for a hashing slot")
+	}
+}
+
 func TestAnAppHasAtMost100TestUsersEvenWhenCreatedConcurrently(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)

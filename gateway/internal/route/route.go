@@ -155,8 +155,9 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, checked [
 		mux.Handle(m.Procedure, t.handler(m))
 	}
 	return server.Service{
-		Schema:  sd,
-		Handler: mux,
+		Schema:    sd,
+		Handler:   mux,
+		Admission: t.admission,
 		Options: []vanguard.ServiceOption{
 			vanguard.WithTypeResolver(types),
 			// Plugins speak protobuf only: JSON and REST callers are transcoded
@@ -397,6 +398,18 @@ func (t *Table) handler(m *Method) http.Handler {
 		}
 		return connect.NewResponse(&rawMessage{b: out}), nil
 	}, opts...))
+}
+
+// admission is the first step of a REST call of md (server.Service): the
+// server runs it before the transcoder decodes the path and query of a
+// REST GET, which it does before calling the method's handler (admitting
+// then comes too late). nil for a public method.
+func (t *Table) admission(md protoreflect.MethodDescriptor) func(ctx context.Context) error {
+	access := AccessOf(md)
+	if access.GetPublic() {
+		return nil
+	}
+	return func(ctx context.Context) error { return t.Admit(ctx, access) }
 }
 
 // admitError writes a refusal in the protocol of the request (Connect,

@@ -61,6 +61,11 @@ type Service struct {
 	Handler http.Handler
 	// Options apply to this service's transcoding (codecs, type resolver).
 	Options []vanguard.ServiceOption
+	// Admission gives the first step of a REST call of a method: the
+	// server runs it once it has matched the request to the method, before
+	// the transcoder reads anything of the request, and answers its error
+	// (CONTRACT §15). nil, or a nil step: admitted.
+	Admission func(md protoreflect.MethodDescriptor) func(ctx context.Context) error
 }
 
 // Server is the gateway's HTTP port.
@@ -75,6 +80,7 @@ type Server struct {
 // replaced whole when the set of services changes.
 type rpcTable struct {
 	transcoder http.Handler
+	rest       restRoutes
 	names      []string
 	files      protodesc.Resolver
 }
@@ -130,7 +136,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) SetServices(services []Service, files protodesc.Resolver) error {
 	vs := make([]*vanguard.Service, 0, len(services))
 	names := make([]string, 0, len(services))
+	rest := restRoutes{}
 	for _, svc := range services {
+		rest.addService(svc)
 		vs = append(vs, vanguard.NewServiceWithSchema(svc.Schema, svc.Handler, svc.Options...))
 		names = append(names, string(svc.Schema.FullName()))
 	}
@@ -140,7 +148,7 @@ func (s *Server) SetServices(services []Service, files protodesc.Resolver) error
 	if err != nil {
 		return err
 	}
-	s.rpc.Store(&rpcTable{transcoder: t, names: names, files: files})
+	s.rpc.Store(&rpcTable{transcoder: t, rest: rest, names: names, files: files})
 	return nil
 }
 
@@ -148,6 +156,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	t := s.rpc.Load()
 	if isRPC(r) {
 		t.transcoder.ServeHTTP(w, r)
+		return
+	}
+	if !t.rest.admitREST(w, r) {
 		return
 	}
 	r, status := withRESTStatus(r)

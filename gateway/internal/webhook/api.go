@@ -302,8 +302,13 @@ func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webho
 	}
 	id, err := s.q.InsertWebhookDelivery(ctx, coredb.InsertWebhookDeliveryParams{
 		AppID: d.AppID, EventID: d.EventID, EventType: d.EventType, PageID: d.PageID,
-		EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: d.Test, ReplayOf: &d.Seq,
+		EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: d.Test, ReplayOf: &d.Seq, PageLink: d.PageLink,
 	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// A delivery made through the app's link to a Page whose app is
+		// no longer entitled to the event (CONTRACT §15).
+		return nil, sdk.Errorf(403, 10, 0, "The app is no longer entitled to this event: its link to the Page or the approved scope that reads it was removed.")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("replay delivery %s: %w", d.ID, err)
 	}

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,5 +183,73 @@ func TestEventsOfAPluginThatIsNoProductNeedTheLinkAndForLiveAppsPagesRead(t *tes
 	eventually(t, 10*time.Second, "the second reel's delivery to the live app", func() bool { return len(b.eventTypesOf(t, live.ID)) == 1 })
 	if got := b.eventTypesOf(t, dev.ID); len(got) != 2 {
 		t.Fatalf("the development app got %v, want both reels", got)
+	}
+}
+
+// Entitlement holds until a delivery is sent, not only when it is created:
+// a delivery retrying when the Page's link loses the event's product fails
+// without another attempt.
+func TestEventsReachOnlyEntitledAppsWhenARetryingDeliveryIsClaimed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *webhook.Options) {
+		o.RetrySchedule = []time.Duration{400 * time.Millisecond, 400 * time.Millisecond, 400 * time.Millisecond}
+	})
+	rcv := newReceiver(t, b.App.ClientSecret)
+	b.subscribe(t, rcv.URL(), webhook.EventPageMessageReceived)
+	rcv.status.Store(500)
+	run(t, b.svc)
+	b.emit(t, b.messageEvent("my address is 1 Elm St"))
+	eventually(t, 10*time.Second, "the first attempt", func() bool { return rcv.posts.Load() >= 1 })
+	// The Page keeps the app for book only; the receiver would now accept.
+	if err := b.IDs.LinkPage(context.Background(), b.App.ID, b.Page.ID, []string{"book"}); err != nil {
+		t.Fatal(err)
+	}
+	posts := rcv.posts.Load()
+	rcv.status.Store(0)
+	var failed []*webhookv1.Delivery
+	eventually(t, 10*time.Second, "the delivery failed", func() bool {
+		failed = b.deliveries(t, &webhookv1.ListDeliveriesRequest{Status: webhook.StatusFailed})
+		return len(failed) == 1
+	})
+	if got := rcv.received(); len(got) != 0 || rcv.posts.Load() > posts+1 {
+		t.Fatalf("the message reached the app after its link lost svcchat: %d accepted, %d attempts", len(got), rcv.posts.Load())
+	}
+	attempts := failed[0].GetAttempts()
+	if last := attempts[len(attempts)-1].GetError(); !strings.Contains(last, "no longer entitled") {
+		t.Fatalf("the last attempt says %q, want why it was not sent", last)
+	}
+}
+
+// A failed delivery is not replayed, alone or in a time range, once the
+// Page unlinked the app.
+func TestEventsReachOnlyEntitledAppsWhenReplayed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *webhook.Options) { o.RetrySchedule = []time.Duration{50 * time.Millisecond} })
+	rcv := newReceiver(t, b.App.ClientSecret)
+	b.subscribe(t, rcv.URL(), webhook.EventPageMessageReceived, webhook.EventBookPostCreated)
+	rcv.status.Store(500)
+	run(t, b.svc)
+	start := time.Now().Add(-time.Second).UTC().Format(time.RFC3339)
+	b.emit(t, b.messageEvent("hello"))
+	var failed []*webhookv1.Delivery
+	eventually(t, 10*time.Second, "the delivery failed", func() bool {
+		failed = b.deliveries(t, &webhookv1.ListDeliveriesRequest{Status: webhook.StatusFailed})
+		return len(failed) == 1
+	})
+	if err := b.IDs.UnlinkPage(context.Background(), b.App.ID, b.Page.ID); err != nil {
+		t.Fatal(err)
+	}
+	rcv.status.Store(0)
+	rr, e := call[*webhookv1.ReplayDeliveriesResponse](t, b, "ReplayDeliveries", b.appKey,
+		&webhookv1.ReplayDeliveriesRequest{AppId: b.App.ID, Since: start})
+	if e != nil || rr.GetReplayed() != 0 {
+		t.Fatalf("range replay after unlinking = %v, %v; want nothing replayed", rr, e)
+	}
+	_, e = call[*webhookv1.ReplayDeliveryResponse](t, b, "ReplayDelivery", b.appKey,
+		&webhookv1.ReplayDeliveryRequest{DeliveryId: failed[0].GetId()})
+	sdkErr(t, e, 403, 10, 0, "")
+	time.Sleep(300 * time.Millisecond)
+	if got := rcv.received(); len(got) != 0 {
+		t.Fatalf("a replay after unlinking was sent: %d deliveries accepted", len(got))
 	}
 }

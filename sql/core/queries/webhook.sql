@@ -66,27 +66,27 @@ WITH busy AS (
 ), recipient AS (
     -- A Page's event goes to the apps whose link to the Page carries the
     -- event's product (when it has one), and, for a live app, that hold
-    -- the approved scope that reads it (CONTRACT §15; migration 0101).
-    SELECT ev.seq, l.app_id
-    FROM ev JOIN core.page_links l
-      ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
-     AND (core.event_product(ev.type) IS NULL OR core.event_product(ev.type) = ANY (l.products))
-    JOIN core.apps a ON a.id = l.app_id
-    WHERE a.mode <> 'live'
-       OR EXISTS (SELECT 1 FROM core.app_scope_reviews r
-                  WHERE r.app_id = l.app_id AND r.scope = core.event_read_scope(ev.type)
-                    AND r.status IN ('approved', 'automated_approved'))
-    UNION
-    SELECT ev.seq, a.id
-    FROM ev JOIN core.apps a
-      ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END
+    -- the approved scope that reads it (CONTRACT §15;
+    -- core.page_event_entitled, migration 0102). page_link: the app gets
+    -- it only through that link (not as the event's own app), so its
+    -- entitlement is checked again before each attempt (ClaimDeliveries).
+    SELECT r.seq, r.app_id, bool_and(r.page_link) AS page_link
+    FROM (SELECT ev.seq, l.app_id, true AS page_link
+          FROM ev JOIN core.page_links l
+            ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
+          WHERE core.page_event_entitled(l.app_id, ev.page_id, ev.type)
+          UNION ALL
+          SELECT ev.seq, a.id, false
+          FROM ev JOIN core.apps a
+            ON a.id = CASE WHEN ev.app_id ~ '^[0-9]{1,18}$' THEN ev.app_id::bigint END) r
+    GROUP BY r.seq, r.app_id
 ), fanout AS (
     -- A disabled endpoint's deliveries are created held; an ordered
     -- subscription's carry the event's ordering key and seq.
     SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, s.active,
            COALESCE(s.paused_until > now(), false) AS paused,
            CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
-           ev.seq AS event_seq
+           ev.seq AS event_seq, r.page_link
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
@@ -110,12 +110,12 @@ WITH busy AS (
     FROM leasable f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
-                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq)
+                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq, page_link)
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
            CASE WHEN f.active THEN 'pending' ELSE 'held' END,
            CASE WHEN NOT f.active THEN NULL WHEN f.leased THEN f.lease_ends ELSE now() END,
            CASE WHEN f.leased THEN f.lease_token END,
-           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END
+           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END, f.page_link
     FROM ranked f
     ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
@@ -154,11 +154,18 @@ LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
 -- deliveries are not even considered). The candidates are the scan_rows
 -- oldest due deliveries of the other apps; of those, each app gets its
 -- oldest, up to its room.
+--
+-- Entitlement: a delivery made through its app's link to a Page
+-- (page_link) is sent only while the app is still entitled to the event
+-- (core.page_event_entitled, as at fan-out). A due one that no longer is
+-- is not leased: it fails at once, with an attempt saying why (CONTRACT
+-- §15, docs/DECISIONS.md "Events reach only apps entitled to them").
 WITH busy AS (
     -- Two set-returning functions in one select list run in lockstep.
     SELECT unnest(@busy_apps::bigint[]) AS app_id, unnest(@busy_room::bigint[]) AS room
 ), candidate AS (
-    SELECT d.seq, d.app_id, d.next_attempt_at
+    SELECT d.seq, d.app_id, d.next_attempt_at,
+           (NOT d.page_link OR core.page_event_entitled(d.app_id, d.page_id, d.event_type)) AS entitled
     FROM core.webhook_deliveries d
     WHERE d.status = 'pending' AND d.next_attempt_at <= now()
       AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.app_id = d.app_id AND b.room <= 0)
@@ -177,9 +184,17 @@ WITH busy AS (
     SELECT c.seq, c.next_attempt_at
     FROM (SELECT candidate.*,
                  row_number() OVER (PARTITION BY candidate.app_id ORDER BY candidate.next_attempt_at) AS n
-          FROM candidate) c
+          FROM candidate WHERE candidate.entitled) c
     LEFT JOIN busy b ON b.app_id = c.app_id
     WHERE c.n <= COALESCE(b.room, sqlc.arg(app_share)::bigint)
+), revoked AS (
+    UPDATE core.webhook_deliveries d
+    SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, completed_at = now(),
+        attempts = d.attempts || jsonb_build_array(jsonb_build_object(
+            'at', now(), 'status_code', 0, 'latency_ms', 0, 'response_excerpt', '',
+            'error', 'not sent: the app is no longer entitled to this event (its link to the Page or the approved scope that reads it was removed)'))
+    FROM candidate c
+    WHERE d.seq = c.seq AND NOT c.entitled AND d.status = 'pending' AND d.next_attempt_at <= now()
 ), due AS (
     -- The candidates were read unlocked: the lock re-checks that each is
     -- still due (another gateway may have claimed it meanwhile).
@@ -267,11 +282,14 @@ WITH outcome AS (
 SELECT judged.app_id FROM judged WHERE judged.disable;
 
 -- name: InsertWebhookDelivery :one
--- A delivery made outside the dispatcher: a replay or a test event.
+-- A delivery made outside the dispatcher: a replay or a test event. A
+-- replay of a delivery made through a Page link (page_link) is made only
+-- while the app is still entitled to the event: no row otherwise.
 INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                     replay_of, next_attempt_at)
-VALUES (@app_id, @event_id, @event_type, sqlc.narg(page_id), @event_created_at, @data, @test,
-        sqlc.narg(replay_of), now())
+                                     replay_of, next_attempt_at, page_link)
+SELECT @app_id, @event_id, @event_type, sqlc.narg(page_id), @event_created_at, @data, @test,
+       sqlc.narg(replay_of), now(), @page_link::boolean
+WHERE NOT @page_link::boolean OR core.page_event_entitled(@app_id, sqlc.narg(page_id), @event_type)
 RETURNING id;
 
 -- name: GetWebhookDelivery :one
@@ -329,7 +347,8 @@ WHERE app_id = @app_id;
 
 -- name: ReplayWebhookDeliveries :one
 -- Replays an app's deliveries of a time range (by event time) whose status
--- is one of statuses (failed, held), oldest first, at most max_rows: a
+-- is one of statuses (failed, held) and that the app is still entitled
+-- to (page_link), oldest first, at most max_rows: a
 -- held delivery is sent as it is (pending now: it was never sent); a
 -- failed one is copied into a new delivery (replay_of), as a single replay
 -- does. Ordered deliveries keep their key and seq, so they stay in order.
@@ -338,6 +357,9 @@ WITH picked AS (
     SELECT d.* FROM core.webhook_deliveries d
     WHERE d.app_id = @app_id AND d.status = ANY (@statuses::text[])
       AND d.event_created_at >= @since AND d.event_created_at < @until
+      -- Not replayed: a delivery the app is no longer entitled to (as
+      -- ClaimDeliveries).
+      AND (NOT d.page_link OR core.page_event_entitled(d.app_id, d.page_id, d.event_type))
     ORDER BY d.seq
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED
@@ -349,9 +371,9 @@ WITH picked AS (
     RETURNING 1
 ), copied AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                         replay_of, next_attempt_at, ordering_key, ordering_seq)
+                                         replay_of, next_attempt_at, ordering_key, ordering_seq, page_link)
     SELECT p.app_id, p.event_id, p.event_type, p.page_id, p.event_created_at, p.data, p.test,
-           p.seq, now(), p.ordering_key, p.ordering_seq
+           p.seq, now(), p.ordering_key, p.ordering_seq, p.page_link
     FROM picked p WHERE p.status = 'failed'
     ORDER BY p.seq
     RETURNING 1
