@@ -213,8 +213,10 @@ func (t *Table) Methods() []*Method {
 // a valid credential is refused (401) before the request's body,
 // parameters or the method's own rules are looked at (CONTRACT §15). The
 // entry points call it before they decode anything: the Graph handler once
-// it knows the node, the Connect, gRPC and REST handlers before reading
-// the body. It costs a context lookup for a caller with a credential.
+// it knows the node, the server before the transcoder decodes a REST
+// request's path, query or body (admission), the Connect, gRPC and gRPC-Web
+// handlers before reading the body (admitting). It costs a context lookup
+// for a caller with a credential.
 func (t *Table) Admit(ctx context.Context, access *pluginv1.Access) error {
 	return t.guard.Admit(ctx, access)
 }
@@ -417,8 +419,10 @@ func (t *Table) admission(md protoreflect.MethodDescriptor) func(ctx context.Con
 var admitError = connect.NewErrorWriter()
 
 // admitting runs Admit for m before next reads anything of the request:
-// the transcoder decodes a REST or JSON body only as next reads it, so a
-// caller without a credential is refused before a bad body is noticed.
+// a Connect, gRPC or gRPC-Web body is decoded only as next reads it, so a
+// caller without a credential is refused before a bad body is noticed. A
+// REST call was admitted already (admission); here it costs a context
+// lookup.
 func (t *Table) admitting(m *Method, next http.Handler) http.Handler {
 	if m.Access.GetPublic() {
 		return next
