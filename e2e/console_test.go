@@ -552,6 +552,7 @@ func TestConsoleStateChangesWithoutTheCSRFTokenAreRefusedAndChangeNothing(t *tes
 		{"submit for review", post(a+"/review", map[string]any{"scopes": []string{"pages:read"}, "use_case": "forged"})},
 		{"decide an App Review", rest("POST", "/api/developers/admin/app-review", map[string]any{"appId": app, "scope": "pages:read", "decision": "approve"})},
 		{"decide a template", rest("POST", "/api/developers/admin/svcchat/template-queue", map[string]any{"id": "1", "decision": "approve"})},
+		{"exchange a code in the explorer", rest("POST", "/api/developers/explorer/token", map[string]any{"app_id": app, "code": "forged", "code_verifier": strings.Repeat("v", 43), "redirect_uri": g.URL + "/developers/console/explorer/callback"})},
 	}
 	for _, ch := range changes {
 		res, body := ch.send(cookie)
