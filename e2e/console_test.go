@@ -29,7 +29,8 @@ var waitText = browsertest.WaitText
 // local receiver (the handshake), sends a test event and sees it delivered
 // in the log, replays it, drafts and approves a template, sees a refused
 // form's message beside its field, gets a token in the Graph explorer
-// through the real OAuth flow with PKCE and reads me/pages with it, debugs
+// through the real OAuth flow with PKCE (the code exchanged on the server,
+// no client secret typed into a page) and reads me/pages with it, debugs
 // that token, and reads the API reference.
 func TestADeveloperWorksInTheConsole(t *testing.T) {
 	t.Parallel()
@@ -188,10 +189,9 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#authorize button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`button[value=allow]`)))
 	b.Shot("explorer-consent")
-	b.Do("allow", chromedp.Click(chromedp.CSS(`button[value=allow]`)), chromedp.WaitVisible(chromedp.ID("client-secret")))
-	b.Do("exchange the code with the client secret",
-		chromedp.SendKeys(chromedp.ID("client-secret"), secret),
-		chromedp.Click(chromedp.CSS(`#exchange button[type=submit]`)),
+	// The callback page has the gateway exchange the code on the server:
+	// nobody types the client secret, and the page never holds it.
+	b.Do("allow; the code is exchanged on the server", chromedp.Click(chromedp.CSS(`button[value=allow]`)),
 		chromedp.WaitVisible(chromedp.ID("request")))
 	b.Do("see the token", chromedp.WaitVisible(chromedp.ID("have-token")))
 	b.Do("read me/pages",
@@ -552,6 +552,7 @@ func TestConsoleStateChangesWithoutTheCSRFTokenAreRefusedAndChangeNothing(t *tes
 		{"submit for review", post(a+"/review", map[string]any{"scopes": []string{"pages:read"}, "use_case": "forged"})},
 		{"decide an App Review", rest("POST", "/api/developers/admin/app-review", map[string]any{"appId": app, "scope": "pages:read", "decision": "approve"})},
 		{"decide a template", rest("POST", "/api/developers/admin/svcchat/template-queue", map[string]any{"id": "1", "decision": "approve"})},
+		{"exchange a code in the explorer", rest("POST", "/api/developers/explorer/token", map[string]any{"app_id": app, "code": "forged", "code_verifier": strings.Repeat("v", 43), "redirect_uri": g.URL + "/developers/console/explorer/callback"})},
 	}
 	for _, ch := range changes {
 		res, body := ch.send(cookie)

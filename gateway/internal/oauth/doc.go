@@ -4,7 +4,9 @@
 // refresh_token with rotation, client_credentials for system user tokens),
 // revocation (RFC 7009), introspection (RFC 7662), userinfo, discovery
 // (`/.well-known/openid-configuration` and `/.well-known/oauth-authorization-server`,
-// RFC 8414) and the JWKS of the id_token signing key.
+// RFC 8414) and the JWKS of the id_token signing key; and the console
+// explorer's server-side code exchange (`/api/developers/explorer/token`,
+// explorer.go), so that a client secret is never put in a browser.
 //
 // # Why the protocol is implemented here rather than with a library
 //

@@ -93,6 +93,7 @@ func (s *Server) Register(r Router) {
 	r.Handle("POST "+PathLogin, http.HandlerFunc(s.login))
 	r.Handle("POST "+PathLogout, http.HandlerFunc(s.logout))
 	r.Handle("POST "+PathToken, http.HandlerFunc(s.token))
+	r.Handle("POST "+PathExplorerToken, http.HandlerFunc(s.explorerToken))
 	r.Handle("POST "+PathRevoke, http.HandlerFunc(s.revoke))
 	r.Handle("POST "+PathIntrospect, http.HandlerFunc(s.introspect))
 	r.Handle("GET "+PathUserinfo, http.HandlerFunc(s.userinfo))

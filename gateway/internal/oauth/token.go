@@ -73,16 +73,25 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 // RFC 7636 §4.5).
 func (s *Server) exchangeCode(ctx context.Context, app identity.App, r *http.Request) (*tokenResponse, *protocolError) {
 	form := r.PostForm
-	code, redirectURI, verifier := form.Get("code"), form.Get("redirect_uri"), form.Get("code_verifier")
+	res, _, e := s.redeemCode(ctx, app, form.Get("code"), form.Get("redirect_uri"), form.Get("code_verifier"))
+	return res, e
+}
+
+// redeemCode redeems an authorization code of app (authenticated by the
+// caller) with its PKCE verifier: the token endpoint's authorization_code
+// grant, and the console explorer's server-side exchange (explorer.go).
+// It answers the tokens and the redeemed code's row (its grant and user).
+func (s *Server) redeemCode(ctx context.Context, app identity.App, code, redirectURI, verifier string) (*tokenResponse, coredb.RedeemCodeRow, *protocolError) {
+	var none coredb.RedeemCodeRow
 	switch {
 	case code == "":
-		return nil, invalidRequest("code is required.")
+		return nil, none, invalidRequest("code is required.")
 	case redirectURI == "":
-		return nil, invalidRequest("redirect_uri is required.")
+		return nil, none, invalidRequest("redirect_uri is required.")
 	case verifier == "":
-		return nil, invalidRequest("code_verifier is required (PKCE).")
+		return nil, none, invalidRequest("code_verifier is required (PKCE).")
 	case !validVerifier(verifier):
-		return nil, invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636).")
+		return nil, none, invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636).")
 	}
 	aid, _ := identity.ParseID(app.ID)
 	codeHash := identity.HashToken(code)
@@ -95,11 +104,11 @@ func (s *Server) exchangeCode(ctx context.Context, app identity.App, r *http.Req
 		RefreshHash: refreshHash, RefreshExpiresAt: timestamptz(now.Add(identity.RefreshTokenTTL)),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.codeRefused(ctx, codeHash, aid)
+		return nil, none, s.codeRefused(ctx, codeHash, aid)
 	}
 	if err != nil {
 		slog.ErrorContext(ctx, "redeem code", "error", err)
-		return nil, serverError()
+		return nil, none, serverError()
 	}
 	res := &tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(identity.AccessTokenTTL.Seconds()),
 		RefreshToken: refresh, Scope: strings.Join(row.Scopes, " ")}
@@ -107,11 +116,11 @@ func (s *Server) exchangeCode(ctx context.Context, app identity.App, r *http.Req
 		tok, err := s.idToken(ctx, app, row.UserID, row.Scopes, row.Nonce, row.AuthTime.Time, access, now)
 		if err != nil {
 			slog.ErrorContext(ctx, "issue id_token", "error", err)
-			return nil, serverError()
+			return nil, none, serverError()
 		}
 		res.IDToken = tok
 	}
-	return res, nil
+	return res, row, nil
 }
 
 // codeRefused explains why a code could not be redeemed. A code used a

@@ -1,18 +1,33 @@
-// The explorer's redirect URI: checks the state, then exchanges the code
-// with the PKCE verifier (and the client secret, typed in for this one
-// request) at /api/oauth/token, keeps the token for this tab and goes back
-// to the explorer.
-import { call, el, replace, onSubmit, APIError } from '/assets/ui/api.js';
+// The explorer's redirect URI: checks the state, then has the gateway
+// exchange the code with the PKCE verifier on the server
+// (POST /api/developers/explorer/token, signed in with the console
+// session): the app's client secret never reaches the browser (the
+// interface's §5.2c). The answer is the access token, its scopes and
+// expiry, which this tab keeps; then back to the explorer.
+import { call, el, replace, APIError } from '/assets/ui/api.js';
 import * as tok from './token.js';
 
 const stateBox = document.getElementById('callback-state');
 const q = new URLSearchParams(location.search);
 const pending = tok.takePending();
+// The code and verifier stay in this page only until exchanged.
+history.replaceState(null, '', location.pathname);
 
 function fail(msg) {
   stateBox.className = 'form-error';
   stateBox.setAttribute('role', 'alert');
+  stateBox.removeAttribute('aria-busy');
   replace(stateBox, msg, ' ', el('a', { href: '/developers/console/explorer' }, 'Back to the explorer'));
+}
+
+async function exchange() {
+  stateBox.textContent = `Authorized app ${pending.appId}. Exchanging the code for a token…`;
+  const res = await call('POST', '/api/developers/explorer/token', { json: {
+    app_id: pending.appId, code: q.get('code'), code_verifier: pending.verifier, redirect_uri: tok.callbackURL,
+  } });
+  tok.save({ appId: pending.appId, token: res.access_token, scopes: res.scope || pending.scope,
+    expiresAt: Date.now() + (res.expires_in || 3600) * 1000 });
+  location.assign('/developers/console/explorer');
 }
 
 if (q.get('error')) {
@@ -20,22 +35,5 @@ if (q.get('error')) {
 } else if (!pending || q.get('state') !== pending.state) {
   fail('This answer does not match an authorization started in this tab (the state differs).');
 } else {
-  stateBox.className = 'ok';
-  stateBox.textContent = `Authorized app ${pending.appId}. One more step:`;
-  const form = document.getElementById('exchange');
-  form.hidden = false;
-  // The code and verifier stay in this page only until exchanged.
-  history.replaceState(null, '', location.pathname);
-  onSubmit(form, (v) => {
-    if (!v.client_secret) throw new APIError(400, { message: 'Invalid parameter: client_secret is required.' });
-    return call('POST', '/api/oauth/token', { form: new URLSearchParams({
-      grant_type: 'authorization_code', code: q.get('code'), redirect_uri: tok.callbackURL,
-      client_id: pending.clientId, client_secret: v.client_secret, code_verifier: pending.verifier,
-    }) });
-  }, (res) => {
-    form.reset();
-    tok.save({ appId: pending.appId, token: res.access_token, scopes: res.scope || pending.scope,
-      expiresAt: Date.now() + (res.expires_in || 3600) * 1000 });
-    location.assign('/developers/console/explorer');
-  });
+  exchange().catch((err) => fail(`The code could not be exchanged: ${err instanceof APIError ? err.message : String(err)}.`));
 }
