@@ -101,6 +101,7 @@ type Schema struct {
 	Nullable             bool               `json:"nullable,omitempty"`
 	Enum                 []string           `json:"enum,omitempty"`
 	AllOf                []*Schema          `json:"allOf,omitempty"`
+	AnyOf                []*Schema          `json:"anyOf,omitempty"`
 	Items                *Schema            `json:"items,omitempty"`
 	Properties           map[string]*Schema `json:"properties,omitempty"`
 	AdditionalProperties *Schema            `json:"additionalProperties,omitempty"`
@@ -115,4 +116,20 @@ type Schema struct {
 	MinItems             *uint64            `json:"minItems,omitempty"`
 	MaxItems             *uint64            `json:"maxItems,omitempty"`
 	UniqueItems          bool               `json:"uniqueItems,omitempty"`
+	// Closed: no key but Properties' (additionalProperties: false).
+	Closed bool `json:"-"`
+}
+
+// MarshalJSON writes the schema, with additionalProperties false when it
+// is Closed.
+func (s *Schema) MarshalJSON() ([]byte, error) {
+	type plain Schema
+	b, err := json.Marshal((*plain)(s))
+	if err != nil || !s.Closed || s.AdditionalProperties != nil {
+		return b, err
+	}
+	if len(b) == 2 { // {}
+		return []byte(`{"additionalProperties":false}`), nil
+	}
+	return append(b[:len(b)-1], `,"additionalProperties":false}`...), nil
 }
