@@ -53,6 +53,7 @@ func Build(info Info, t *route.Table, compiled []Compiled) *Document {
 	if info.ServerURL != "" {
 		b.doc.Servers = []Server{{URL: info.ServerURL}}
 	}
+	b.handwritten()
 	for _, c := range compiled {
 		methods := c.Service.Methods()
 		for i := range methods.Len() {

@@ -176,3 +176,44 @@ func decodeAny(t *testing.T, s string) any {
 	}
 	return v
 }
+
+func TestTheDocumentDescribesChatCompletionsModelsOAuthAndTheMobileSession(t *testing.T) {
+	t.Parallel()
+	spec := load(t, Build(Info{Title: "svc", Version: "test"}, table(t), compiled))
+	for _, want := range []string{"POST /v1/chat/completions", "GET /v1/models", "GET /oauth/authorize", "POST /oauth/authorize",
+		"POST /api/oauth/token", "POST /api/oauth/introspect", "POST /api/oauth/revoke", "GET /api/oauth/userinfo",
+		"GET /oauth/jwks", "GET /.well-known/openid-configuration", "GET /.well-known/oauth-authorization-server",
+		"POST /api/mobile/auth/session", "GET /api/mobile/auth/session", "DELETE /api/mobile/auth/session", "GET /healthz", "GET /readyz"} {
+		method, path, _ := strings.Cut(want, " ")
+		if item := spec.Paths.Find(path); item == nil || item.GetOperation(method) == nil {
+			t.Errorf("%s is missing", want)
+		}
+	}
+	// OpenAI's request: the fields the gateway reads, the rest passed through.
+	req := spec.Components.Schemas["openai.ChatCompletionRequest"].Value
+	if strings.Join(req.Required, ",") != "model,messages" || req.AdditionalProperties.Has == nil || !*req.AdditionalProperties.Has {
+		t.Fatalf("chat completion request: required %v, additionalProperties %+v", req.Required, req.AdditionalProperties)
+	}
+	for _, body := range []string{
+		`{"model":"svc-builtin","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"future_field":1}`,
+		`{"model":"agent","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`,
+	} {
+		if err := req.VisitJSON(decodeAny(t, body)); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	if err := req.VisitJSON(decodeAny(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":3}`)); err == nil {
+		t.Error("a request without model and with temperature 3 matched")
+	}
+	// The token endpoint's form: one schema per grant.
+	token := spec.Components.Schemas["oauth.TokenRequest"].Value
+	if len(token.OneOf) != 3 {
+		t.Fatalf("token request grants: %d", len(token.OneOf))
+	}
+	if err := token.VisitJSON(map[string]any{"grant_type": "refresh_token"}); err == nil {
+		t.Error("a refresh_token grant without its refresh_token matched")
+	}
+	if err := token.VisitJSON(map[string]any{"grant_type": "client_credentials", "scope": "pages:read"}); err != nil {
+		t.Error(err)
+	}
+}

@@ -102,6 +102,7 @@ type Schema struct {
 	Enum                 []string           `json:"enum,omitempty"`
 	AllOf                []*Schema          `json:"allOf,omitempty"`
 	AnyOf                []*Schema          `json:"anyOf,omitempty"`
+	OneOf                []*Schema          `json:"oneOf,omitempty"`
 	Items                *Schema            `json:"items,omitempty"`
 	Properties           map[string]*Schema `json:"properties,omitempty"`
 	AdditionalProperties *Schema            `json:"additionalProperties,omitempty"`
@@ -118,18 +119,25 @@ type Schema struct {
 	UniqueItems          bool               `json:"uniqueItems,omitempty"`
 	// Closed: no key but Properties' (additionalProperties: false).
 	Closed bool `json:"-"`
+	// Open: any other key is taken, passed through (additionalProperties:
+	// true).
+	Open bool `json:"-"`
 }
 
 // MarshalJSON writes the schema, with additionalProperties false when it
-// is Closed.
+// is Closed and true when it is Open.
 func (s *Schema) MarshalJSON() ([]byte, error) {
 	type plain Schema
 	b, err := json.Marshal((*plain)(s))
-	if err != nil || !s.Closed || s.AdditionalProperties != nil {
+	if err != nil || (!s.Closed && !s.Open) || s.AdditionalProperties != nil {
 		return b, err
 	}
-	if len(b) == 2 { // {}
-		return []byte(`{"additionalProperties":false}`), nil
+	kv := `"additionalProperties":false}`
+	if s.Open {
+		kv = `"additionalProperties":true}`
 	}
-	return append(b[:len(b)-1], `,"additionalProperties":false}`...), nil
+	if len(b) == 2 { // {}
+		return append(b[:1], kv...), nil
+	}
+	return append(append(b[:len(b)-1], ','), kv...), nil
 }
