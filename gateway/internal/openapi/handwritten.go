@@ -210,11 +210,11 @@ func (b *builder) oauth() {
 		RequestBody: formBody(object(true, []string{"decision"}, map[string]*Schema{"decision": enum("approve", "deny")})),
 		Responses:   map[string]*Response{"200": html, "302": redirect, "400": html}})
 
-	grant := func(name string, required []string, props map[string]*Schema) *Schema {
-		props["grant_type"] = enum(name)
-		props["client_id"] = str()
-		props["client_secret"] = str()
-		return object(true, append([]string{"grant_type"}, required...), props)
+	// Each grant names its own required fields; the properties are listed
+	// once, on the form.
+	grant := func(name string, required ...string) *Schema {
+		return &Schema{Type: "object", Required: append([]string{"grant_type"}, required...),
+			Properties: map[string]*Schema{"grant_type": enum(name)}}
 	}
 	token := b.schema("oauth.TokenRequest", &Schema{Type: "object", Required: []string{"grant_type"},
 		Description: "One of three grants; the client authenticates by HTTP Basic or with client_id and client_secret in the form.",
@@ -224,9 +224,9 @@ func (b *builder) oauth() {
 			"client_id": str(), "client_secret": str(),
 		},
 		OneOf: []*Schema{
-			grant("authorization_code", []string{"code", "redirect_uri", "code_verifier"}, map[string]*Schema{"code": str(), "redirect_uri": str(), "code_verifier": str()}),
-			grant("refresh_token", []string{"refresh_token"}, map[string]*Schema{"refresh_token": str(), "scope": str()}),
-			grant("client_credentials", nil, map[string]*Schema{"scope": str()}),
+			grant("authorization_code", "code", "redirect_uri", "code_verifier"),
+			grant("refresh_token", "refresh_token"),
+			grant("client_credentials"),
 		},
 	})
 	tokens := b.schema("oauth.TokenResponse", object(false, []string{"access_token", "token_type", "expires_in", "scope"}, map[string]*Schema{
