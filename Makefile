@@ -78,10 +78,12 @@ test-go:
 	exit $$status
 
 ## test-node: the OIDC flow with the npm openid-client package, chat
-## completions with the npm openai package
+## completions with the npm openai package, a client generated from the
+## OpenAPI document (openapi-typescript, tsc, openapi-fetch)
 test-node: build
 	cd tests/node-oidc && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 	cd tests/node-openai && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
+	cd tests/node-openapi && npm ci --no-audit --no-fund --loglevel=error && SVC_BIN_DIR=$(CURDIR)/bin node --test
 
 ## lint: gofmt, go mod tidy, go vet, staticcheck
 lint: tools proto-check

@@ -236,7 +236,9 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	b.Do("open the reference", chromedp.Navigate(console+"/reference"), chromedp.WaitVisible(chromedp.ID("search-q")))
 	b.Do("read the reference", waitText("#reference", "svcchat"),
 		chromedp.SendKeys(chromedp.ID("search-q"), "subscriptions"),
-		waitText("#reference", "app/{app_id}/subscriptions"))
+		waitText("#reference", "app/{app_id}/subscriptions"),
+		// with each node's fields, the required ones marked (CONTRACT §20).
+		waitText("#reference", "verify_token string, required;"), waitText("#reference", "callback_url string, required;"), waitText("#reference", "Answer:"))
 	// It is rendered from /api/v1/openapi.json: REST paths and Graph nodes
 	// with who may call them.
 	b.Do("search the reference", chromedp.Navigate(console+"/reference"), chromedp.WaitVisible(chromedp.ID("search-q")), chromedp.SendKeys(chromedp.ID("search-q"), "checkout"),

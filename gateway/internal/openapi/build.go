@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -35,7 +34,7 @@ type Info struct {
 // Build makes the document for a route table and the compiled services.
 // t may be nil (no table yet).
 func Build(info Info, t *route.Table, compiled []Compiled) *Document {
-	b := &builder{doc: &Document{
+	b := &builder{graphNames: map[protoreflect.FullName]bool{}, doc: &Document{
 		OpenAPI: "3.0.3",
 		Info: DocInfo{Title: info.Title, Version: info.Version,
 			Description: "Generated from the protobuf descriptors of the services this installation serves now: the gateway's own and every loaded plugin's. Errors use the envelope of components/schemas/Error (CONTRACT §3)."},
@@ -56,6 +55,7 @@ func Build(info Info, t *route.Table, compiled []Compiled) *Document {
 	if info.ServerURL != "" {
 		b.doc.Servers = []Server{{URL: info.ServerURL}}
 	}
+	b.handwritten()
 	for _, c := range compiled {
 		methods := c.Service.Methods()
 		for i := range methods.Len() {
@@ -67,35 +67,18 @@ func Build(info Info, t *route.Table, compiled []Compiled) *Document {
 		for _, m := range t.Methods() {
 			access := m.Access
 			b.method(m.Desc, m.Plugin, m.Procedure, access.GetPublic(), "", access)
-			nodes = append(nodes, graphNodes(m)...)
+			nodes = append(nodes, b.graphNodes(m)...)
 		}
 	}
 	b.graph(nodes)
 	return b.doc
 }
 
-// Node is one Graph binding, listed under the Graph endpoint.
-type Node struct {
-	Method    string          `json:"method"`
-	Node      string          `json:"node"`
-	Plugin    string          `json:"plugin"`
-	Procedure string          `json:"procedure"`
-	Access    json.RawMessage `json:"access,omitempty"`
-}
-
-func graphNodes(m *route.Method) []Node {
-	var out []Node
-	g := m.Graph
-	for _, b := range [][2]string{{"GET", g.GetGet()}, {"POST", g.GetPost()}, {"DELETE", g.GetDelete()}} {
-		if b[1] != "" {
-			out = append(out, Node{Method: b[0], Node: b[1], Plugin: m.Plugin, Procedure: m.Procedure, Access: accessJSON(m.Access)})
-		}
-	}
-	return out
-}
-
 type builder struct {
 	doc *Document
+	// graphNames: whether a message's Graph schema (proto field names,
+	// Graph paging) is its REST schema, by message.
+	graphNames map[protoreflect.FullName]bool
 }
 
 // binding is one google.api.http rule, flattened.
@@ -201,26 +184,26 @@ func (b *builder) method(md protoreflect.MethodDescriptor, plugin, procedure str
 		for _, v := range vars {
 			bound[v] = true
 			op.Parameters = append(op.Parameters, Parameter{Name: v, In: "path", Required: true,
-				Schema: b.fieldPathSchema(in, v)})
+				Schema: b.fieldPathSchema(in, v, rest)})
 		}
 		switch bd.body {
 		case "":
-			op.Parameters = append(op.Parameters, b.queryParams(in, bound)...)
+			op.Parameters = append(op.Parameters, b.queryParams(in, bound, rest)...)
 		case "*":
 			op.RequestBody = &RequestBody{Required: true, Content: map[string]MediaType{
-				"application/json": {Schema: b.messageRef(in, bound)}}}
+				"application/json": {Schema: b.messageRef(in, bound, rest)}}}
 		default:
 			if fd := in.Fields().ByName(protoreflect.Name(bd.body)); fd != nil {
 				op.RequestBody = &RequestBody{Required: true, Content: map[string]MediaType{
-					"application/json": {Schema: b.fieldSchema(fd)}}}
+					"application/json": {Schema: b.fieldSchema(fd, rest)}}}
 				bound[bd.body] = true
-				op.Parameters = append(op.Parameters, b.queryParams(in, bound)...)
+				op.Parameters = append(op.Parameters, b.queryParams(in, bound, rest)...)
 			}
 		}
-		out := b.messageRef(md.Output(), nil)
+		out := b.messageRef(md.Output(), nil, rest)
 		if bd.responseBody != "" {
 			if fd := md.Output().Fields().ByName(protoreflect.Name(bd.responseBody)); fd != nil {
-				out = b.fieldSchema(fd)
+				out = b.fieldSchema(fd, rest)
 			}
 		}
 		op.Responses[fmt.Sprint(status)] = &Response{Description: "Success.",
@@ -236,8 +219,8 @@ func (b *builder) method(md protoreflect.MethodDescriptor, plugin, procedure str
 }
 
 // queryParams are the request's scalar fields (and lists of them) not
-// bound to the path or body, by their JSON names.
-func (b *builder) queryParams(in protoreflect.MessageDescriptor, bound map[string]bool) []Parameter {
+// bound to the path or body, by their names in style.
+func (b *builder) queryParams(in protoreflect.MessageDescriptor, bound map[string]bool, st style) []Parameter {
 	var out []Parameter
 	fields := in.Fields()
 	for i := range fields.Len() {
@@ -245,7 +228,7 @@ func (b *builder) queryParams(in protoreflect.MessageDescriptor, bound map[strin
 		if bound[string(fd.Name())] || fd.IsMap() || fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
 			continue
 		}
-		p := Parameter{Name: fd.JSONName(), In: "query", Schema: b.fieldSchema(fd), Description: comments(fd)}
+		p := Parameter{Name: st.name(fd), In: "query", Schema: b.fieldSchema(fd, st), Description: comments(fd)}
 		if fd.IsList() {
 			p.Explode = ptr(true)
 		}
@@ -256,7 +239,7 @@ func (b *builder) queryParams(in protoreflect.MessageDescriptor, bound map[strin
 
 // fieldPathSchema is the schema of a dotted field path of msg, a plain
 // string when the path does not resolve.
-func (b *builder) fieldPathSchema(msg protoreflect.MessageDescriptor, path string) *Schema {
+func (b *builder) fieldPathSchema(msg protoreflect.MessageDescriptor, path string, st style) *Schema {
 	parts := strings.Split(path, ".")
 	for i, p := range parts {
 		fd := msg.Fields().ByName(protoreflect.Name(p))
@@ -264,7 +247,7 @@ func (b *builder) fieldPathSchema(msg protoreflect.MessageDescriptor, path strin
 			break
 		}
 		if i == len(parts)-1 {
-			return b.fieldSchema(fd)
+			return b.fieldSchema(fd, st)
 		}
 		if fd.Message() == nil {
 			break
@@ -276,29 +259,39 @@ func (b *builder) fieldPathSchema(msg protoreflect.MessageDescriptor, path strin
 
 // messageRef is a reference to msg's component schema; with fields left
 // out (the ones bound to the path), an inline object of the others.
-func (b *builder) messageRef(msg protoreflect.MessageDescriptor, without map[string]bool) *Schema {
+func (b *builder) messageRef(msg protoreflect.MessageDescriptor, without map[string]bool, st style) *Schema {
 	if s := wellKnown(msg); s != nil {
 		return s
 	}
 	if len(without) == 0 {
-		b.component(msg)
-		return ref(string(msg.FullName()))
+		return ref(b.component(msg, st))
 	}
-	s := b.object(msg, without)
-	return s
+	return b.object(msg, without, st)
 }
 
-// component adds msg (and what it refers to) to components/schemas.
-func (b *builder) component(msg protoreflect.MessageDescriptor) {
+// component adds msg (and what it refers to) to components/schemas in
+// style st, and returns its name: the message's full name, prefixed with
+// "graph." for a Graph schema that differs from the REST one.
+func (b *builder) component(msg protoreflect.MessageDescriptor, st style) string {
+	if st == graphStyle && b.sameInGraph(msg) {
+		st = rest
+	}
 	name := string(msg.FullName())
+	if st == graphStyle {
+		name = "graph." + name
+	}
 	if _, done := b.doc.Components.Schemas[name]; done {
-		return
+		return name
 	}
 	b.doc.Components.Schemas[name] = &Schema{} // placeholder: breaks cycles
-	b.doc.Components.Schemas[name] = b.object(msg, nil)
+	b.doc.Components.Schemas[name] = b.object(msg, nil, st)
+	return name
 }
 
-func (b *builder) object(msg protoreflect.MessageDescriptor, without map[string]bool) *Schema {
+func (b *builder) object(msg protoreflect.MessageDescriptor, without map[string]bool, st style) *Schema {
+	if st == graphStyle && isList(msg) && len(without) == 0 {
+		return b.graphList(msg)
+	}
 	s := &Schema{Type: "object", Description: comments(msg), Properties: map[string]*Schema{}}
 	fields := msg.Fields()
 	for i := range fields.Len() {
@@ -306,9 +299,9 @@ func (b *builder) object(msg protoreflect.MessageDescriptor, without map[string]
 		if without[string(fd.Name())] {
 			continue
 		}
-		s.Properties[fd.JSONName()] = b.fieldSchema(fd)
+		s.Properties[st.name(fd)] = b.fieldSchema(fd, st)
 		if required(fd) {
-			s.Required = append(s.Required, fd.JSONName())
+			s.Required = append(s.Required, st.name(fd))
 		}
 	}
 	sort.Strings(s.Required)
@@ -317,15 +310,22 @@ func (b *builder) object(msg protoreflect.MessageDescriptor, without map[string]
 
 // fieldSchema is a field's schema: its type, list or map, and its
 // protovalidate rules.
-func (b *builder) fieldSchema(fd protoreflect.FieldDescriptor) *Schema {
+func (b *builder) fieldSchema(fd protoreflect.FieldDescriptor, st style) *Schema {
 	if fd.IsMap() {
-		return &Schema{Type: "object", AdditionalProperties: b.singular(fd.MapValue()), Description: comments(fd)}
+		return &Schema{Type: "object", AdditionalProperties: b.singular(fd.MapValue(), st), Description: comments(fd)}
 	}
-	s := b.singular(fd)
+	s := b.singular(fd, st)
 	if fd.IsList() {
 		s = &Schema{Type: "array", Items: s}
 	}
 	constrain(s, fd)
+	if st == graphStyle && !fd.IsList() && fd.Message() != nil {
+		// The Graph writes an unset message field as null.
+		if s.Ref != "" {
+			s = &Schema{AllOf: []*Schema{s}}
+		}
+		s.Nullable = true
+	}
 	if d := comments(fd); d != "" {
 		if s.Ref != "" {
 			// $ref siblings are ignored in 3.0: wrap it.
@@ -336,7 +336,7 @@ func (b *builder) fieldSchema(fd protoreflect.FieldDescriptor) *Schema {
 	return s
 }
 
-func (b *builder) singular(fd protoreflect.FieldDescriptor) *Schema {
+func (b *builder) singular(fd protoreflect.FieldDescriptor, st style) *Schema {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
 		return &Schema{Type: "boolean"}
@@ -364,7 +364,7 @@ func (b *builder) singular(fd protoreflect.FieldDescriptor) *Schema {
 		}
 		return s
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return b.messageRef(fd.Message(), nil)
+		return b.messageRef(fd.Message(), nil, st)
 	}
 	return &Schema{}
 }
@@ -427,49 +427,6 @@ func accessJSON(a *pluginv1.Access) json.RawMessage {
 func ref(name string) *Schema { return &Schema{Ref: "#/components/schemas/" + name} }
 
 func ptr[T any](v T) *T { return &v }
-
-// graph describes the Graph endpoint with the nodes of the table.
-func (b *builder) graph(nodes []Node) {
-	sort.Slice(nodes, func(i, j int) bool {
-		if nodes[i].Node != nodes[j].Node {
-			return nodes[i].Node < nodes[j].Node
-		}
-		return nodes[i].Method < nodes[j].Method
-	})
-	var list strings.Builder
-	for _, n := range nodes {
-		fmt.Fprintf(&list, "\n- `%s %s` (%s)", n.Method, n.Node, n.Plugin)
-	}
-	desc := "The Graph endpoint (CONTRACT §2): the node parameter names the object or edge; the other parameters are the node's fields. The nodes served now are listed below and in x-svc-nodes." + list.String()
-	node := Parameter{Name: "node", In: "query", Required: true, Schema: &Schema{Type: "string"},
-		Description: "The node path, e.g. page/{page_id}/posts."}
-	anyBody := &Schema{Type: "object", Required: []string{"node"},
-		Properties: map[string]*Schema{"node": {Type: "string"}}, AdditionalProperties: &Schema{}}
-	// The Graph also takes the credential as the access_token parameter.
-	security := &[]map[string][]string{{"bearer": {}}, {"access_token": {}}}
-	answer := map[string]*Response{
-		"200":     {Description: "The node's answer.", Content: map[string]MediaType{"application/json": {Schema: &Schema{Type: "object", AdditionalProperties: &Schema{}}}}},
-		"default": {Ref: "#/components/responses/Error"},
-	}
-	item := PathItem{
-		"get": &Operation{OperationID: "graph.get", Summary: "Read a Graph node", Description: desc, Tags: []string{"graph"},
-			Parameters: []Parameter{node}, Responses: answer, Security: security},
-		"post": &Operation{OperationID: "graph.post", Summary: "Write to a Graph node", Description: desc, Tags: []string{"graph"},
-			Parameters: []Parameter{{Name: "Idempotency-Key", In: "header", Schema: &Schema{Type: "string"},
-				Description: "Replays the first answer for a repeated write."}},
-			RequestBody: &RequestBody{Required: true, Content: map[string]MediaType{
-				"application/json":                  {Schema: anyBody},
-				"application/x-www-form-urlencoded": {Schema: anyBody},
-			}}, Responses: answer, Security: security},
-		"delete": &Operation{OperationID: "graph.delete", Summary: "Delete a Graph node", Description: desc, Tags: []string{"graph"},
-			Parameters: []Parameter{node}, Responses: answer, Security: security},
-	}
-	b.doc.Paths[graph.Path] = item
-	b.doc.Nodes = nodes
-	if b.doc.Nodes == nil {
-		b.doc.Nodes = []Node{}
-	}
-}
 
 // errorSchema is the §3 envelope.
 func errorSchema() *Schema {

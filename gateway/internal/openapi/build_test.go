@@ -166,7 +166,7 @@ func TestTheGraphEndpointListsEveryNode(t *testing.T) {
 	doc := Build(Info{Title: "svc", Version: "test"}, tbl, nil)
 	want := 0
 	for _, m := range tbl.Methods() {
-		want += len(graphNodes(m))
+		want += len(m.Nodes)
 	}
 	if want == 0 || len(doc.Nodes) != want {
 		t.Fatalf("%d nodes listed, want %d", len(doc.Nodes), want)

@@ -104,6 +104,8 @@ type Schema struct {
 	Nullable             bool               `json:"nullable,omitempty"`
 	Enum                 []string           `json:"enum,omitempty"`
 	AllOf                []*Schema          `json:"allOf,omitempty"`
+	AnyOf                []*Schema          `json:"anyOf,omitempty"`
+	OneOf                []*Schema          `json:"oneOf,omitempty"`
 	Items                *Schema            `json:"items,omitempty"`
 	Properties           map[string]*Schema `json:"properties,omitempty"`
 	AdditionalProperties *Schema            `json:"additionalProperties,omitempty"`
@@ -118,4 +120,27 @@ type Schema struct {
 	MinItems             *uint64            `json:"minItems,omitempty"`
 	MaxItems             *uint64            `json:"maxItems,omitempty"`
 	UniqueItems          bool               `json:"uniqueItems,omitempty"`
+	// Closed: no key but Properties' (additionalProperties: false).
+	Closed bool `json:"-"`
+	// Open: any other key is taken, passed through (additionalProperties:
+	// true).
+	Open bool `json:"-"`
+}
+
+// MarshalJSON writes the schema, with additionalProperties false when it
+// is Closed and true when it is Open.
+func (s *Schema) MarshalJSON() ([]byte, error) {
+	type plain Schema
+	b, err := json.Marshal((*plain)(s))
+	if err != nil || (!s.Closed && !s.Open) || s.AdditionalProperties != nil {
+		return b, err
+	}
+	kv := `"additionalProperties":false}`
+	if s.Open {
+		kv = `"additionalProperties":true}`
+	}
+	if len(b) == 2 { // {}
+		return append(b[:1], kv...), nil
+	}
+	return append(append(b[:len(b)-1], ','), kv...), nil
 }

@@ -1,6 +1,7 @@
 // The API reference, rendered from the OpenAPI document the gateway builds
 // from the loaded plugins' descriptors (GET /api/v1/openapi.json): each
-// plugin's REST paths and Graph nodes (x-svc-nodes) with who may call them,
+// plugin's REST paths and Graph nodes (x-svc-nodes) with their parameters,
+// body and answer fields (required ones marked) and who may call them,
 // plus the events of each plugin from the platform catalog, which the
 // OpenAPI document does not describe, filtered in the browser. Above it,
 // the docs search: GET /api/developers/docs/search?q= (PostgreSQL full-text
@@ -24,6 +25,66 @@ function who(access) {
   return parts.join(' · ');
 }
 
+// resolve follows a schema's $ref (and a one-element allOf wrapper) into
+// the document's components.
+function resolve(doc, s) {
+  for (let i = 0; s && i < 20; i++) {
+    if (s.$ref) s = doc.components.schemas[s.$ref.replace('#/components/schemas/', '')];
+    else if (s.allOf && s.allOf.length === 1) s = { ...s.allOf[0], nullable: s.nullable, description: s.description };
+    else break;
+  }
+  return s || {};
+}
+
+// typeOf names a schema's type as a reader wants it: string, integer,
+// array of Post, one of 2, Post.
+function typeOf(doc, s) {
+  if (!s) return '';
+  if (s.$ref) return s.$ref.replace('#/components/schemas/', '').replace(/^graph\./, '').split('.').pop();
+  if (s.allOf && s.allOf.length === 1) return typeOf(doc, s.allOf[0]);
+  if (s.anyOf || s.oneOf) return (s.anyOf || s.oneOf).map((x) => typeOf(doc, x)).join(' | ');
+  if (s.type === 'array') return `array of ${typeOf(doc, s.items)}`;
+  if (s.enum) return s.enum.filter((v) => v !== '').join(' | ');
+  return s.format ? `${s.type} (${s.format})` : (s.type || 'any');
+}
+
+// fieldsOf lists an object schema's fields: name, type, whether required.
+function fieldsOf(doc, schema) {
+  const s = resolve(doc, schema);
+  const required = new Set(s.required || []);
+  return Object.entries(s.properties || {}).sort(([a], [b]) => (required.has(b) - required.has(a)) || a.localeCompare(b))
+    .map(([name, f]) => ({ name, type: typeOf(doc, f) + (f.nullable ? ' or null' : ''), required: required.has(name) }));
+}
+
+// fieldList renders fields as a definition-like list; required ones are
+// marked, so a reader sees what a call must send.
+function fieldList(title, fields) {
+  if (!fields.length) return null;
+  return el('div', { class: 'fields' }, el('strong', {}, title), ' ',
+    fields.map((f) => el('span', { class: 'field', dataset: { required: f.required ? 'true' : 'false' } },
+      el('code', {}, f.name), ` ${f.type}${f.required ? ', required' : ''}; `)));
+}
+
+// shapes are an operation's parameters, body fields and answer fields.
+function shapes(doc, params, body, answer) {
+  const p = (params || []).filter((x) => x.in !== 'header').map((x) => ({ name: x.name, type: typeOf(doc, x.schema), required: !!x.required }));
+  return [fieldList('Parameters:', p), fieldList('Body:', body ? fieldsOf(doc, body) : []), fieldList('Answer:', answer ? fieldsOf(doc, answer) : [])];
+}
+
+function success(op) {
+  for (const code of ['200', '201', '202']) {
+    const c = op.responses && op.responses[code] && op.responses[code].content;
+    if (c && c['application/json']) return c['application/json'].schema;
+  }
+  return null;
+}
+
+function requestSchema(op) {
+  const c = op.requestBody && op.requestBody.content;
+  if (!c) return null;
+  return (c['application/json'] || c['application/x-www-form-urlencoded'] || {}).schema || null;
+}
+
 // byPlugin groups the document's operations and nodes, and the catalog's
 // events, by the plugin that serves them.
 function byPlugin(doc, catalog) {
@@ -36,11 +97,13 @@ function byPlugin(doc, catalog) {
     for (const verb of verbs) {
       const op = item[verb];
       if (!op || path === '/api/v1/graph') continue;
-      of(op['x-svc-plugin'] || 'gateway').ops.push({ what: `${verb.toUpperCase()} ${path}`, summary: op.summary || '', who: who(op['x-svc-access']) });
+      of(op['x-svc-plugin'] || 'gateway').ops.push({ what: `${verb.toUpperCase()} ${path}`, summary: op.summary || '', who: who(op['x-svc-access']),
+        fields: shapes(doc, op.parameters, requestSchema(op), success(op)) });
     }
   }
   for (const n of doc['x-svc-nodes'] || []) {
-    of(n.plugin).ops.push({ what: `${n.method} ${n.node}`, summary: 'Graph node', who: who(n.access) });
+    of(n.plugin).ops.push({ what: `${n.method} ${n.node}`, summary: n.summary || 'Graph node', who: who(n.access),
+      fields: shapes(doc, n.parameters, n.requestBody, n.response) });
   }
   for (const p of catalog) {
     const entry = of(p.name);
@@ -60,7 +123,7 @@ function render(q) {
     .filter((p) => !needle || p.ops.length || p.events.length || hit(p.name));
   replace(box, items.length ? items.map((p) => el('section', { class: 'card', dataset: { plugin: p.name } },
     el('h2', {}, `${p.name} `, el('span', { class: 'badge' }, p.kind), ' ', el('span', { class: 'muted' }, p.version)),
-    p.ops.length ? table([['Node or path', (o) => el('code', {}, o.what)], ['What', (o) => o.summary], ['Who may call', (o) => o.who]], p.ops) : null,
+    p.ops.length ? table([['Node or path', (o) => el('code', {}, o.what)], ['What', (o) => [o.summary, ...o.fields]], ['Who may call', (o) => o.who]], p.ops) : null,
     p.events.length ? el('p', {}, 'Events: ', p.events.map((e) => el('code', {}, e, ' '))) : null))
     : el('p', { class: 'empty' }, 'Nothing matches.'));
 }
