@@ -183,7 +183,8 @@ func TestTheDocumentDescribesChatCompletionsModelsOAuthAndTheMobileSession(t *te
 	for _, want := range []string{"POST /v1/chat/completions", "GET /v1/models", "GET /oauth/authorize", "POST /oauth/authorize",
 		"POST /api/oauth/token", "POST /api/oauth/introspect", "POST /api/oauth/revoke", "GET /api/oauth/userinfo",
 		"GET /oauth/jwks", "GET /.well-known/openid-configuration", "GET /.well-known/oauth-authorization-server",
-		"POST /api/mobile/auth/session", "GET /api/mobile/auth/session", "DELETE /api/mobile/auth/session", "GET /healthz", "GET /readyz"} {
+		"POST /api/mobile/auth/session", "GET /api/mobile/auth/session", "DELETE /api/mobile/auth/session", "POST /api/developers/explorer/token",
+		"GET /healthz", "GET /readyz"} {
 		method, path, _ := strings.Cut(want, " ")
 		if item := spec.Paths.Find(path); item == nil || item.GetOperation(method) == nil {
 			t.Errorf("%s is missing", want)

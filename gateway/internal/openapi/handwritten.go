@@ -20,6 +20,7 @@ const (
 	PathUserinfo        = "/api/oauth/userinfo"
 	PathJWKS            = "/oauth/jwks"
 	PathSession         = "/api/mobile/auth/session"
+	PathExplorerToken   = "/api/developers/explorer/token"
 )
 
 func str() *Schema                  { return &Schema{Type: "string"} }
@@ -79,6 +80,7 @@ func (b *builder) handwritten() {
 	b.openAI()
 	b.oauth()
 	b.mobile()
+	b.explorer()
 	b.health()
 }
 
@@ -296,6 +298,23 @@ func (b *builder) mobile() {
 		}))), "default": errs}})
 	b.add(PathSession, "delete", &Operation{OperationID: "mobile.signOut", Summary: "Sign out", Security: bearerOnly,
 		Responses: map[string]*Response{"200": jsonResponse("Signed out.", object(false, []string{"success"}, map[string]*Schema{"success": boolean()})), "default": errs}})
+}
+
+// explorer: the console Graph explorer's code exchange on the server
+// (gateway/internal/oauth, explorer.go): the browser never holds the
+// client secret.
+func (b *builder) explorer() {
+	req := b.schema("console.ExplorerTokenRequest", object(false, []string{"app_id", "code", "code_verifier", "redirect_uri"},
+		map[string]*Schema{"app_id": str(), "code": str(), "code_verifier": str(),
+			"redirect_uri": described(str(), "The explorer's callback page, as at /oauth/authorize.")}))
+	res := b.schema("console.ExplorerToken", object(false, []string{"access_token", "token_type", "expires_in"},
+		map[string]*Schema{"access_token": str(), "token_type": enum("Bearer"), "scope": str(), "expires_in": integer()}))
+	b.add(PathExplorerToken, "post", &Operation{OperationID: "console.explorerToken",
+		Summary:     "Redeem the Graph explorer's authorization code on the server (a console session on the app's team, with its X-Svc-CSRF token)",
+		Security:    bearerOnly,
+		RequestBody: &RequestBody{Required: true, Content: map[string]MediaType{"application/json": {Schema: req}}},
+		Responses: map[string]*Response{"200": jsonResponse("The access token, its scopes and expiry; nothing else.", res),
+			"default": &Response{Ref: "#/components/responses/Error"}}})
 }
 
 // health: the load balancer's checks.
