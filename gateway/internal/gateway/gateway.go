@@ -499,6 +499,7 @@ type identityStack struct {
 // the first start, and registers sign-in, the OAuth server and the session
 // endpoint on srv.
 func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, hooks *webhook.Service, box *secretbox.Box, stdout io.Writer) (*identityStack, error) {
+	ids.SetSignUpOpen(cfg.SignUp != "closed")
 	adminToken, generated, err := auth.EnsureAdminToken(ctx, ids.Queries(), cfg.AdminToken)
 	if err != nil {
 		return nil, err
@@ -541,6 +542,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	srv.Handle("/api/mobile/auth/signup", authn.SignUpHandler())
 	// The developer console: pages over the public APIs, signed in with
 	// the login page's session cookie. Its plain forms (no JavaScript)
 	// call the same APIs in-process, through srv.
