@@ -25,6 +25,8 @@ var commands = []struct {
 	name, usage string
 	run         func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }{
+	{"admin", "admin staff --user <user id> [--revoke] [--data-dir ./var]: make a user platform staff (or, with --revoke, no longer)",
+		gateway.Admin},
 	{"backup", "backup --to <new folder> [--data-dir ./var]: copy a running gateway's embedded database and data files into a new data folder",
 		gateway.Backup},
 	{"database-url", "database-url [--data-dir ./var]: print the embedded database's URL, for psql \"$(bin/gateway database-url)\"",

@@ -14,6 +14,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/host"
+	"github.com/svcplatform/svc/gateway/internal/identity"
 	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
 	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -28,17 +29,58 @@ type Plugins interface {
 // validName is a plugin's file name in the plugins folder.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
+// Users is what the admin service needs of the identity store.
+type Users interface {
+	SetStaff(ctx context.Context, userID string, staff bool) error
+}
+
 // Service implements AdminService.
 type Service struct {
 	adminv1connect.UnimplementedAdminServiceHandler
 	plugins Plugins
 	// routes lists a plugin's bound routes from the route table in use.
 	routes func(plugin string) []string
+	users  Users
+	// forgetUser drops the user's cached principals (auth.Authenticator.ForgetUser).
+	forgetUser func(userID string)
 }
 
 // New returns the service.
 func New(plugins Plugins, routes func(plugin string) []string) *Service {
 	return &Service{plugins: plugins, routes: routes}
+}
+
+// WithUsers lets the service grant and revoke platform staff in users;
+// forgetUser is called after each change, so that the user's cached
+// principals carry it at once.
+func (s *Service) WithUsers(users Users, forgetUser func(userID string)) *Service {
+	s.users, s.forgetUser = users, forgetUser
+	return s
+}
+
+// SetUserStaff grants or revokes platform staff (CONTRACT §16).
+func (s *Service) SetUserStaff(ctx context.Context, req *connect.Request[adminv1.SetUserStaffRequest]) (*connect.Response[adminv1.UserStaff], error) {
+	if err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	if s.users == nil {
+		return nil, apierr.Internal(errors.New("admin: no identity store"))
+	}
+	id := req.Msg.GetUserId()
+	if req.Msg.Staff == nil {
+		return nil, apierr.Invalid("staff", "The parameter staff is required: true grants platform staff, false revokes it.")
+	}
+	staff := req.Msg.GetStaff()
+	if err := s.users.SetStaff(ctx, id, staff); err != nil {
+		if errors.Is(err, identity.ErrNotFound) {
+			return nil, apierr.NotFound("User " + id)
+		}
+		return nil, apierr.Internal(err)
+	}
+	if s.forgetUser != nil {
+		s.forgetUser(id)
+	}
+	return connect.NewResponse(&adminv1.UserStaff{Id: id, Staff: staff}), nil
 }
 
 // ListPlugins lists every plugin with its state and routes.

@@ -173,6 +173,11 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 // Forget drops credentials from the cache by hash, after they were revoked.
 func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
 
+// ForgetUser drops every cached credential of the user, so that a change
+// to what the user's principal carries (platform staff) is seen by the
+// next request on this gateway; other gateways see it within CacheTTL.
+func (a *Authenticator) ForgetUser(userID string) { a.cache.forgetUser(userID) }
+
 // Revoke revokes a bearer credential given in plain (a session at sign-out,
 // an app key) and forgets it at once. It reports whether there was one.
 func (a *Authenticator) Revoke(ctx context.Context, token string) (bool, error) {

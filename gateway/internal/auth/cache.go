@@ -65,6 +65,17 @@ func (c *credentialCache) forget(hashes ...[]byte) {
 	c.mu.Unlock()
 }
 
+// forgetUser drops every entry whose principal acts for userID.
+func (c *credentialCache) forgetUser(userID string) {
+	c.mu.Lock()
+	for k, e := range c.m {
+		if e.p.UserID == userID {
+			delete(c.m, k)
+		}
+	}
+	c.mu.Unlock()
+}
+
 // factsCache remembers Page facts per (Page, user, app) for the same bound
 // as credentials, so that a burst of calls on one Page costs one query.
 type factsCache struct {

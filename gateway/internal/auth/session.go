@@ -190,6 +190,8 @@ func unknownField(err error) (string, bool) {
 func SignInThrottled(e *identity.ThrottledError) *apierr.Error {
 	code, msg := 4, "Too many sign-in attempts from this address; retry later."
 	switch e.Scope {
+	case "signup":
+		msg = "Too many sign-ups from this address; retry later."
 	case "account":
 		code, msg = 17, "Too many failed sign-in attempts on this account; retry later."
 	case "server":

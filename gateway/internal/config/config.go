@@ -34,6 +34,9 @@ type Config struct {
 	PluginsDir string `json:"plugins_dir"`
 	// NoDevSeed disables the development seed.
 	NoDevSeed bool `json:"no_dev_seed"`
+	// SignUp is "open" (anyone may create an account: POST
+	// /api/mobile/auth/signup and /signup) or "closed" (refused, 403).
+	SignUp string `json:"signup"`
 	// TLSCert and TLSKey enable TLS when both are set.
 	TLSCert string `json:"tls_cert"`
 	TLSKey  string `json:"tls_key"`
@@ -183,6 +186,7 @@ func Defaults() Config {
 		PluginsDir: "./bin/plugins",
 		LogLevel:   "info",
 		AccessLog:  "on",
+		SignUp:     "open",
 	}
 }
 
@@ -212,6 +216,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, header s
 	dataDir := fs.String("data-dir", cfg.DataDir, "folder for the embedded database and dev credentials")
 	pluginsDir := fs.String("plugins-dir", cfg.PluginsDir, "folder of plugin binaries")
 	noSeed := fs.Bool("no-dev-seed", false, "never create the development seed")
+	signUp := fs.String("signup", cfg.SignUp, "open: anyone may create an account (/signup, POST /api/mobile/auth/signup); closed: refused")
 	requireIsolation := fs.Bool("require-plugin-isolation", false, "refuse to start a plugin that would run uncontained (neither its own user nor a Landlock sandbox)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM)")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
@@ -293,6 +298,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, header s
 			cfg.PluginsDir = *pluginsDir
 		case "no-dev-seed":
 			cfg.NoDevSeed = *noSeed
+		case "signup":
+			cfg.SignUp = *signUp
 		case "require-plugin-isolation":
 			cfg.RequirePluginIsolation = *requireIsolation
 		case "tls-cert":
@@ -412,6 +419,9 @@ func (c *Config) finish() error {
 			// Not echoed: it may hold a password.
 			return errors.New("--database-replica-url must be a postgres:// URL")
 		}
+	}
+	if c.SignUp != "open" && c.SignUp != "closed" {
+		return fmt.Errorf("--signup %q: want open or closed", c.SignUp)
 	}
 	if c.AccessLog != "on" && c.AccessLog != "off" {
 		return fmt.Errorf("--access-log %q: want on or off", c.AccessLog)

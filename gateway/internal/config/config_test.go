@@ -213,3 +213,27 @@ func TestTheAccessLogIsOnByDefaultAndConfigurable(t *testing.T) {
 		t.Fatalf("--access-log maybe: %v", err)
 	}
 }
+
+func TestSignUpIsOpenByDefaultAndClosedByFlagVariableOrFile(t *testing.T) {
+	t.Parallel()
+	none := env(map[string]string{})
+	if cfg, err := Parse(nil, none, io.Discard); err != nil || cfg.SignUp != "open" {
+		t.Fatalf("default: %q, %v", cfg.SignUp, err)
+	}
+	if cfg, err := Parse([]string{"--signup", "closed"}, none, io.Discard); err != nil || cfg.SignUp != "closed" {
+		t.Fatalf("flag: %q, %v", cfg.SignUp, err)
+	}
+	if cfg, err := Parse(nil, env(map[string]string{"SVC_SIGNUP": "closed"}), io.Discard); err != nil || cfg.SignUp != "closed" {
+		t.Fatalf("SVC_SIGNUP: %q, %v", cfg.SignUp, err)
+	}
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"signup":"closed"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := Parse([]string{"--config", file}, none, io.Discard); err != nil || cfg.SignUp != "closed" {
+		t.Fatalf("file: %q, %v", cfg.SignUp, err)
+	}
+	if _, err := Parse([]string{"--signup", "invite-only"}, none, io.Discard); err == nil || !strings.Contains(err.Error(), "--signup") {
+		t.Fatalf("an unknown value is refused naming the flag: %v", err)
+	}
+}

@@ -258,7 +258,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	r.UseHost(plugins)
 	docsIndex := docsearch.NewIndex(db.Pool)
-	r.Compiled(compiledServices(admin.New(plugins, r.Routes),
+	r.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids, authn.ForgetUser),
 		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/plugins/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
@@ -499,6 +499,7 @@ type identityStack struct {
 // the first start, and registers sign-in, the OAuth server and the session
 // endpoint on srv.
 func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service, authn *auth.Authenticator, srv *server.Server, hooks *webhook.Service, box *secretbox.Box, stdout io.Writer) (*identityStack, error) {
+	ids.SetSignUpOpen(cfg.SignUp != "closed")
 	adminToken, generated, err := auth.EnsureAdminToken(ctx, ids.Queries(), cfg.AdminToken)
 	if err != nil {
 		return nil, err
@@ -541,6 +542,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	}
 	as.Register(srv)
 	srv.Handle("/api/mobile/auth/session", authn.SessionHandler())
+	srv.Handle("/api/mobile/auth/signup", authn.SignUpHandler())
 	// The developer console: pages over the public APIs, signed in with
 	// the login page's session cookie. Its plain forms (no JavaScript)
 	// call the same APIs in-process, through srv.

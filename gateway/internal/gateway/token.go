@@ -38,21 +38,11 @@ func Token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		flags.Usage()
 		return errors.New("token: --user and --app are required")
 	}
-	dbURL := os.Getenv("SVC_DATABASE_URL")
-	if dbURL == "" {
-		var err error
-		if dbURL, err = embeddedDatabaseURL(*dataDir); err != nil {
-			return fmt.Errorf("token: %w", err)
-		}
-	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err == nil {
-		err = pool.Ping(ctx)
-	}
+	pool, err := openInstallation(ctx, *dataDir)
 	if err != nil {
-		return fmt.Errorf("token: connect to the database (is the gateway of %s running?): %w", *dataDir, err)
+		return fmt.Errorf("token: %w", err)
 	}
 	defer pool.Close()
 	token, granted, err := oauth.DevelopmentToken(ctx, identity.New(pool), *app, *user, *scopes, time.Now())
@@ -62,4 +52,29 @@ func Token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "user access token for %s on app %s, scopes %v, expires in %s\n", *user, *app, granted, identity.AccessTokenTTL)
 	_, err = fmt.Fprintln(stdout, token)
 	return err
+}
+
+// openInstallation connects to the installation's database as `gateway
+// database-url` finds it: SVC_DATABASE_URL, or the embedded cluster of
+// dataDir, which runs with the gateway serving that folder. It never takes
+// the data folder's lock.
+func openInstallation(ctx context.Context, dataDir string) (*pgxpool.Pool, error) {
+	dbURL := os.Getenv("SVC_DATABASE_URL")
+	if dbURL == "" {
+		var err error
+		if dbURL, err = embeddedDatabaseURL(dataDir); err != nil {
+			return nil, err
+		}
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err == nil {
+		err = pool.Ping(ctx)
+	}
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, fmt.Errorf("connect to the database (is the gateway of %s running?): %w", dataDir, err)
+	}
+	return pool, nil
 }

@@ -57,6 +57,8 @@ type Service struct {
 type env struct {
 	now    func() time.Time
 	sealer Sealer
+	// signUpClosed refuses SignUp (--signup closed).
+	signUpClosed bool
 }
 
 // Sealer encrypts secrets that must be read back in plain (the client

@@ -25,6 +25,13 @@ const (
 	// failureWindow make its further failures 429s.
 	addressFailures = 100
 	failureWindow   = 15 * time.Minute
+	// addressSignUps sign-ups from one client address within
+	// signUpWindow are allowed; more are refused (429) until the oldest
+	// leaves the window. Sign-ups count whether they succeed or not (a
+	// taken username costs as much as a new account: one hashing), but
+	// only once the username and password passed their rules.
+	addressSignUps = 30
+	signUpWindow   = time.Hour
 	// maxTracked bounds each table; beyond it, expired entries are swept.
 	// A key holds at most its limit of times, and the failures that fill
 	// them are bounded by the hashing slots' throughput.
@@ -34,7 +41,8 @@ const (
 // ThrottledError refuses a sign-in (or an account creation, for "server")
 // that is over a limit. Scope is "account" (the account is locked),
 // "address" (too many failures from the client's address) or "server"
-// (every hashing slot is busy).
+// (every hashing slot is busy) or "signup" (too many sign-ups from the
+// client's address).
 type ThrottledError struct {
 	Scope      string
 	RetryAfter time.Duration
@@ -51,10 +59,30 @@ type signInGuard struct {
 	mu        sync.Mutex
 	accounts  map[string][]time.Time // username → failure times, oldest first
 	addresses map[string][]time.Time // client address → failure times, oldest first
+	signUps   map[string][]time.Time // client address → sign-up times, oldest first
+	// signUpLimit is addressSignUps, lowered by tests.
+	signUpLimit int
 }
 
 func newSignInGuard() *signInGuard {
-	return &signInGuard{now: time.Now, accounts: map[string][]time.Time{}, addresses: map[string][]time.Time{}}
+	return &signInGuard{now: time.Now, accounts: map[string][]time.Time{}, addresses: map[string][]time.Time{},
+		signUps: map[string][]time.Time{}, signUpLimit: addressSignUps}
+}
+
+// signUp counts a sign-up from address, or refuses it (scope "signup")
+// when the address made signUpLimit of them within signUpWindow.
+func (g *signInGuard) signUp(address string) error {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	times := recentWithin(g.signUps[address], now, signUpWindow)
+	if len(times) >= g.signUpLimit {
+		g.signUps[address] = times
+		return &ThrottledError{Scope: "signup", RetryAfter: times[0].Add(signUpWindow).Sub(now)}
+	}
+	g.signUps[address] = append(times, now)
+	sweepWithin(g.signUps, now, signUpWindow)
+	return nil
 }
 
 // admit refuses a sign-in of a locked account, before its password is
@@ -105,22 +133,31 @@ func record(table map[string][]time.Time, key string, now time.Time, limit int) 
 	sweep(table, now)
 }
 
-// recent drops the times older than the window.
+// recent drops the times older than the failure window.
 func recent(times []time.Time, now time.Time) []time.Time {
+	return recentWithin(times, now, failureWindow)
+}
+
+// recentWithin drops the times older than window.
+func recentWithin(times []time.Time, now time.Time, window time.Duration) []time.Time {
 	i := 0
-	for i < len(times) && now.Sub(times[i]) >= failureWindow {
+	for i < len(times) && now.Sub(times[i]) >= window {
 		i++
 	}
 	return times[i:]
 }
 
-// sweep keeps a table bounded: past maxTracked keys, expired ones go.
-func sweep(table map[string][]time.Time, now time.Time) {
+// sweep keeps a table of failures bounded: past maxTracked keys, expired
+// ones go.
+func sweep(table map[string][]time.Time, now time.Time) { sweepWithin(table, now, failureWindow) }
+
+// sweepWithin is sweep for a table whose times count for window.
+func sweepWithin(table map[string][]time.Time, now time.Time, window time.Duration) {
 	if len(table) <= maxTracked {
 		return
 	}
 	for k, v := range table {
-		if len(recent(v, now)) == 0 {
+		if len(recentWithin(v, now, window)) == 0 {
 			delete(table, k)
 		}
 	}

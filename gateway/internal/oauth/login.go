@@ -49,8 +49,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Signing in failed; please try again later.")
 		return
 	}
-	s.setSessionCookie(w, r, sess)
 	slog.InfoContext(ctx, "signed in", "user_id", sess.UserID)
+	s.continueSignedIn(w, r, sess, next)
+}
+
+// continueSignedIn sets the session cookie of a browser that just signed
+// in (or signed up), then goes to next, or shows the signed-in page.
+func (s *Server) continueSignedIn(w http.ResponseWriter, r *http.Request, sess identity.Session, next string) {
+	ctx := r.Context()
+	s.setSessionCookie(w, r, sess)
 	if next != "" {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
@@ -94,6 +101,7 @@ func (s *Server) sessionUser(r *http.Request) *auth.Principal {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, d pages.Login) {
 	d.CSRF = s.csrfToken(w, r)
+	d.SignUpOpen = s.ids.SignUpOpen()
 	if err := pages.RenderLogin(w, status, d); err != nil {
 		slog.ErrorContext(r.Context(), "render login page", "error", err)
 	}

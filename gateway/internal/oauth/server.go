@@ -83,6 +83,7 @@ const (
 	PathJWKS       = "/oauth/jwks"
 	PathLogin      = "/login"
 	PathLogout     = "/logout"
+	PathSignUp     = "/signup"
 )
 
 // Register adds every endpoint and page of the server to r.
@@ -92,6 +93,8 @@ func (s *Server) Register(r Router) {
 	r.Handle("GET "+PathLogin, http.HandlerFunc(s.loginPage))
 	r.Handle("POST "+PathLogin, http.HandlerFunc(s.login))
 	r.Handle("POST "+PathLogout, http.HandlerFunc(s.logout))
+	r.Handle("GET "+PathSignUp, http.HandlerFunc(s.signUpPage))
+	r.Handle("POST "+PathSignUp, http.HandlerFunc(s.signUp))
 	r.Handle("POST "+PathToken, http.HandlerFunc(s.token))
 	r.Handle("POST "+PathExplorerToken, http.HandlerFunc(s.explorerToken))
 	r.Handle("POST "+PathRevoke, http.HandlerFunc(s.revoke))

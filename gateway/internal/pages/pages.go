@@ -25,6 +25,21 @@ type Login struct {
 	Username string
 	// Error is shown above the form, e.g. after a wrong password.
 	Error string
+	// SignUpOpen shows the link to the sign-up page.
+	SignUpOpen bool
+}
+
+// SignUp is the data of the sign-up form (/signup): fields name, username
+// and password (CONTRACT §16).
+type SignUp struct {
+	CSRF, Next     string
+	Name, Username string
+	// MinPassword is the shortest password accepted, in characters.
+	MinPassword int
+	// Error is shown above the form, naming what to change.
+	Error string
+	// Closed says the operator takes no new accounts (no form).
+	Closed bool
 }
 
 // Scope is one line of the consent page: a scope in plain words.
@@ -72,6 +87,11 @@ func RenderChangelog(w http.ResponseWriter, releases []Release) error {
 // RenderLogin writes the sign-in page with status.
 func RenderLogin(w http.ResponseWriter, status int, d Login) error {
 	return render(w, status, "login.html", d)
+}
+
+// RenderSignUp writes the sign-up page with status.
+func RenderSignUp(w http.ResponseWriter, status int, d SignUp) error {
+	return render(w, status, "signup.html", d)
 }
 
 // RenderConsent writes the consent page.

@@ -23,6 +23,114 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetUserStaffRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user's id.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// true grants platform staff, false revokes it; required.
+	Staff         *bool `protobuf:"varint,2,opt,name=staff,proto3,oneof" json:"staff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserStaffRequest) Reset() {
+	*x = SetUserStaffRequest{}
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserStaffRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserStaffRequest) ProtoMessage() {}
+
+func (x *SetUserStaffRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserStaffRequest.ProtoReflect.Descriptor instead.
+func (*SetUserStaffRequest) Descriptor() ([]byte, []int) {
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetUserStaffRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SetUserStaffRequest) GetStaff() bool {
+	if x != nil && x.Staff != nil {
+		return *x.Staff
+	}
+	return false
+}
+
+// UserStaff is a user's standing as platform staff.
+type UserStaff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user's id.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Staff         bool   `protobuf:"varint,2,opt,name=staff,proto3" json:"staff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserStaff) Reset() {
+	*x = UserStaff{}
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserStaff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserStaff) ProtoMessage() {}
+
+func (x *UserStaff) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserStaff.ProtoReflect.Descriptor instead.
+func (*UserStaff) Descriptor() ([]byte, []int) {
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *UserStaff) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *UserStaff) GetStaff() bool {
+	if x != nil {
+		return x.Staff
+	}
+	return false
+}
+
 type ListPluginsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -31,7 +139,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +151,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +164,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{2}
 }
 
 type ListPluginsResponse struct {
@@ -68,7 +176,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -80,7 +188,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -93,7 +201,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*Plugin {
@@ -112,7 +220,7 @@ type ReloadPluginRequest struct {
 
 func (x *ReloadPluginRequest) Reset() {
 	*x = ReloadPluginRequest{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -124,7 +232,7 @@ func (x *ReloadPluginRequest) String() string {
 func (*ReloadPluginRequest) ProtoMessage() {}
 
 func (x *ReloadPluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -137,7 +245,7 @@ func (x *ReloadPluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadPluginRequest.ProtoReflect.Descriptor instead.
 func (*ReloadPluginRequest) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReloadPluginRequest) GetName() string {
@@ -171,7 +279,7 @@ type Plugin struct {
 
 func (x *Plugin) Reset() {
 	*x = Plugin{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -183,7 +291,7 @@ func (x *Plugin) String() string {
 func (*Plugin) ProtoMessage() {}
 
 func (x *Plugin) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -196,7 +304,7 @@ func (x *Plugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plugin.ProtoReflect.Descriptor instead.
 func (*Plugin) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Plugin) GetName() string {
@@ -266,7 +374,14 @@ var File_svc_admin_v1_admin_proto protoreflect.FileDescriptor
 
 const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x18svc/admin/v1/admin.proto\x12\fsvc.admin.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x14\n" +
+	"\x18svc/admin/v1/admin.proto\x12\fsvc.admin.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"S\n" +
+	"\x13SetUserStaffRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x19\n" +
+	"\x05staff\x18\x02 \x01(\bH\x00R\x05staff\x88\x01\x01B\b\n" +
+	"\x06_staff\"1\n" +
+	"\tUserStaff\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05staff\x18\x02 \x01(\bR\x05staff\"\x14\n" +
 	"\x12ListPluginsRequest\"E\n" +
 	"\x13ListPluginsResponse\x12.\n" +
 	"\aplugins\x18\x01 \x03(\v2\x14.svc.admin.v1.PluginR\aplugins\")\n" +
@@ -282,10 +397,11 @@ const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x16\n" +
 	"\x06routes\x18\b \x03(\tR\x06routes\x12\x1c\n" +
-	"\tisolation\x18\t \x01(\tR\tisolation2\xf7\x01\n" +
+	"\tisolation\x18\t \x01(\tR\tisolation2\xf3\x02\n" +
 	"\fAdminService\x12q\n" +
 	"\vListPlugins\x12 .svc.admin.v1.ListPluginsRequest\x1a!.svc.admin.v1.ListPluginsResponse\"\x1d\x82\xd3\xe4\x93\x02\x14\x12\x12/api/admin/plugins\x90\x02\x01\x12t\n" +
-	"\fReloadPlugin\x12!.svc.admin.v1.ReloadPluginRequest\x1a\x14.svc.admin.v1.Plugin\"+\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/plugins/{name}/reloadB5Z3github.com/svcplatform/svc/gen/svc/admin/v1;adminv1b\x06proto3"
+	"\fReloadPlugin\x12!.svc.admin.v1.ReloadPluginRequest\x1a\x14.svc.admin.v1.Plugin\"+\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/plugins/{name}/reload\x12z\n" +
+	"\fSetUserStaff\x12!.svc.admin.v1.SetUserStaffRequest\x1a\x17.svc.admin.v1.UserStaff\".\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/users/{user_id}/staff\x90\x02\x02B5Z3github.com/svcplatform/svc/gen/svc/admin/v1;adminv1b\x06proto3"
 
 var (
 	file_svc_admin_v1_admin_proto_rawDescOnce sync.Once
@@ -299,23 +415,27 @@ func file_svc_admin_v1_admin_proto_rawDescGZIP() []byte {
 	return file_svc_admin_v1_admin_proto_rawDescData
 }
 
-var file_svc_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_svc_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_svc_admin_v1_admin_proto_goTypes = []any{
-	(*ListPluginsRequest)(nil),    // 0: svc.admin.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),   // 1: svc.admin.v1.ListPluginsResponse
-	(*ReloadPluginRequest)(nil),   // 2: svc.admin.v1.ReloadPluginRequest
-	(*Plugin)(nil),                // 3: svc.admin.v1.Plugin
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*SetUserStaffRequest)(nil),   // 0: svc.admin.v1.SetUserStaffRequest
+	(*UserStaff)(nil),             // 1: svc.admin.v1.UserStaff
+	(*ListPluginsRequest)(nil),    // 2: svc.admin.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),   // 3: svc.admin.v1.ListPluginsResponse
+	(*ReloadPluginRequest)(nil),   // 4: svc.admin.v1.ReloadPluginRequest
+	(*Plugin)(nil),                // 5: svc.admin.v1.Plugin
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
 }
 var file_svc_admin_v1_admin_proto_depIdxs = []int32{
-	3, // 0: svc.admin.v1.ListPluginsResponse.plugins:type_name -> svc.admin.v1.Plugin
-	4, // 1: svc.admin.v1.Plugin.started_at:type_name -> google.protobuf.Timestamp
-	0, // 2: svc.admin.v1.AdminService.ListPlugins:input_type -> svc.admin.v1.ListPluginsRequest
-	2, // 3: svc.admin.v1.AdminService.ReloadPlugin:input_type -> svc.admin.v1.ReloadPluginRequest
-	1, // 4: svc.admin.v1.AdminService.ListPlugins:output_type -> svc.admin.v1.ListPluginsResponse
-	3, // 5: svc.admin.v1.AdminService.ReloadPlugin:output_type -> svc.admin.v1.Plugin
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
+	5, // 0: svc.admin.v1.ListPluginsResponse.plugins:type_name -> svc.admin.v1.Plugin
+	6, // 1: svc.admin.v1.Plugin.started_at:type_name -> google.protobuf.Timestamp
+	2, // 2: svc.admin.v1.AdminService.ListPlugins:input_type -> svc.admin.v1.ListPluginsRequest
+	4, // 3: svc.admin.v1.AdminService.ReloadPlugin:input_type -> svc.admin.v1.ReloadPluginRequest
+	0, // 4: svc.admin.v1.AdminService.SetUserStaff:input_type -> svc.admin.v1.SetUserStaffRequest
+	3, // 5: svc.admin.v1.AdminService.ListPlugins:output_type -> svc.admin.v1.ListPluginsResponse
+	5, // 6: svc.admin.v1.AdminService.ReloadPlugin:output_type -> svc.admin.v1.Plugin
+	1, // 7: svc.admin.v1.AdminService.SetUserStaff:output_type -> svc.admin.v1.UserStaff
+	5, // [5:8] is the sub-list for method output_type
+	2, // [2:5] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
 	2, // [2:2] is the sub-list for extension extendee
 	0, // [0:2] is the sub-list for field type_name
@@ -326,13 +446,14 @@ func file_svc_admin_v1_admin_proto_init() {
 	if File_svc_admin_v1_admin_proto != nil {
 		return
 	}
+	file_svc_admin_v1_admin_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_admin_v1_admin_proto_rawDesc), len(file_svc_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

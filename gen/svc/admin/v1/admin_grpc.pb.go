@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	AdminService_ListPlugins_FullMethodName  = "/svc.admin.v1.AdminService/ListPlugins"
 	AdminService_ReloadPlugin_FullMethodName = "/svc.admin.v1.AdminService/ReloadPlugin"
+	AdminService_SetUserStaff_FullMethodName = "/svc.admin.v1.AdminService/SetUserStaff"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -35,6 +36,10 @@ type AdminServiceClient interface {
 	// ReloadPlugin swaps in the binary now in the plugins folder, make before
 	// break: the old process keeps serving until the new one is healthy.
 	ReloadPlugin(ctx context.Context, in *ReloadPluginRequest, opts ...grpc.CallOption) (*Plugin, error)
+	// SetUserStaff makes a user platform staff, or not (CONTRACT §16). Only
+	// the operator grants or revokes staff: the admin token here, or
+	// `gateway admin staff` on the command line; never a user.
+	SetUserStaff(ctx context.Context, in *SetUserStaffRequest, opts ...grpc.CallOption) (*UserStaff, error)
 }
 
 type adminServiceClient struct {
@@ -65,6 +70,16 @@ func (c *adminServiceClient) ReloadPlugin(ctx context.Context, in *ReloadPluginR
 	return out, nil
 }
 
+func (c *adminServiceClient) SetUserStaff(ctx context.Context, in *SetUserStaffRequest, opts ...grpc.CallOption) (*UserStaff, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserStaff)
+	err := c.cc.Invoke(ctx, AdminService_SetUserStaff_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -77,6 +92,10 @@ type AdminServiceServer interface {
 	// ReloadPlugin swaps in the binary now in the plugins folder, make before
 	// break: the old process keeps serving until the new one is healthy.
 	ReloadPlugin(context.Context, *ReloadPluginRequest) (*Plugin, error)
+	// SetUserStaff makes a user platform staff, or not (CONTRACT §16). Only
+	// the operator grants or revokes staff: the admin token here, or
+	// `gateway admin staff` on the command line; never a user.
+	SetUserStaff(context.Context, *SetUserStaffRequest) (*UserStaff, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -92,6 +111,9 @@ func (UnimplementedAdminServiceServer) ListPlugins(context.Context, *ListPlugins
 }
 func (UnimplementedAdminServiceServer) ReloadPlugin(context.Context, *ReloadPluginRequest) (*Plugin, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReloadPlugin not implemented")
+}
+func (UnimplementedAdminServiceServer) SetUserStaff(context.Context, *SetUserStaffRequest) (*UserStaff, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetUserStaff not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -150,6 +172,24 @@ func _AdminService_ReloadPlugin_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetUserStaff_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetUserStaffRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetUserStaff(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetUserStaff_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetUserStaff(ctx, req.(*SetUserStaffRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -164,6 +204,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReloadPlugin",
 			Handler:    _AdminService_ReloadPlugin_Handler,
+		},
+		{
+			MethodName: "SetUserStaff",
+			Handler:    _AdminService_SetUserStaff_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

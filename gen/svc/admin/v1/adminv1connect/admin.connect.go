@@ -39,6 +39,9 @@ const (
 	// AdminServiceReloadPluginProcedure is the fully-qualified name of the AdminService's ReloadPlugin
 	// RPC.
 	AdminServiceReloadPluginProcedure = "/svc.admin.v1.AdminService/ReloadPlugin"
+	// AdminServiceSetUserStaffProcedure is the fully-qualified name of the AdminService's SetUserStaff
+	// RPC.
+	AdminServiceSetUserStaffProcedure = "/svc.admin.v1.AdminService/SetUserStaff"
 )
 
 // AdminServiceClient is a client for the svc.admin.v1.AdminService service.
@@ -48,6 +51,10 @@ type AdminServiceClient interface {
 	// ReloadPlugin swaps in the binary now in the plugins folder, make before
 	// break: the old process keeps serving until the new one is healthy.
 	ReloadPlugin(context.Context, *connect.Request[v1.ReloadPluginRequest]) (*connect.Response[v1.Plugin], error)
+	// SetUserStaff makes a user platform staff, or not (CONTRACT §16). Only
+	// the operator grants or revokes staff: the admin token here, or
+	// `gateway admin staff` on the command line; never a user.
+	SetUserStaff(context.Context, *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error)
 }
 
 // NewAdminServiceClient constructs a client for the svc.admin.v1.AdminService service. By default,
@@ -74,6 +81,13 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("ReloadPlugin")),
 			connect.WithClientOptions(opts...),
 		),
+		setUserStaff: connect.NewClient[v1.SetUserStaffRequest, v1.UserStaff](
+			httpClient,
+			baseURL+AdminServiceSetUserStaffProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("SetUserStaff")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -81,6 +95,7 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 type adminServiceClient struct {
 	listPlugins  *connect.Client[v1.ListPluginsRequest, v1.ListPluginsResponse]
 	reloadPlugin *connect.Client[v1.ReloadPluginRequest, v1.Plugin]
+	setUserStaff *connect.Client[v1.SetUserStaffRequest, v1.UserStaff]
 }
 
 // ListPlugins calls svc.admin.v1.AdminService.ListPlugins.
@@ -93,6 +108,11 @@ func (c *adminServiceClient) ReloadPlugin(ctx context.Context, req *connect.Requ
 	return c.reloadPlugin.CallUnary(ctx, req)
 }
 
+// SetUserStaff calls svc.admin.v1.AdminService.SetUserStaff.
+func (c *adminServiceClient) SetUserStaff(ctx context.Context, req *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error) {
+	return c.setUserStaff.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the svc.admin.v1.AdminService service.
 type AdminServiceHandler interface {
 	// ListPlugins lists the loaded product plugins.
@@ -100,6 +120,10 @@ type AdminServiceHandler interface {
 	// ReloadPlugin swaps in the binary now in the plugins folder, make before
 	// break: the old process keeps serving until the new one is healthy.
 	ReloadPlugin(context.Context, *connect.Request[v1.ReloadPluginRequest]) (*connect.Response[v1.Plugin], error)
+	// SetUserStaff makes a user platform staff, or not (CONTRACT §16). Only
+	// the operator grants or revokes staff: the admin token here, or
+	// `gateway admin staff` on the command line; never a user.
+	SetUserStaff(context.Context, *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -122,12 +146,21 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("ReloadPlugin")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceSetUserStaffHandler := connect.NewUnaryHandler(
+		AdminServiceSetUserStaffProcedure,
+		svc.SetUserStaff,
+		connect.WithSchema(adminServiceMethods.ByName("SetUserStaff")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.admin.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceListPluginsProcedure:
 			adminServiceListPluginsHandler.ServeHTTP(w, r)
 		case AdminServiceReloadPluginProcedure:
 			adminServiceReloadPluginHandler.ServeHTTP(w, r)
+		case AdminServiceSetUserStaffProcedure:
+			adminServiceSetUserStaffHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -143,4 +176,8 @@ func (UnimplementedAdminServiceHandler) ListPlugins(context.Context, *connect.Re
 
 func (UnimplementedAdminServiceHandler) ReloadPlugin(context.Context, *connect.Request[v1.ReloadPluginRequest]) (*connect.Response[v1.Plugin], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.admin.v1.AdminService.ReloadPlugin is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) SetUserStaff(context.Context, *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.admin.v1.AdminService.SetUserStaff is not implemented"))
 }
