@@ -229,6 +229,14 @@ type CoreWebhookDelivery struct {
 	OrderingSeq    *int64
 }
 
+type CoreWebhookListener struct {
+	ID        string
+	AppID     int64
+	Events    []string
+	ExpiresAt pgtype.Timestamptz
+	CreatedAt pgtype.Timestamptz
+}
+
 type CoreWebhookSubscription struct {
 	AppID        int64
 	CallbackUrl  string
