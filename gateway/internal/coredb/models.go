@@ -234,6 +234,7 @@ type CoreWebhookListener struct {
 	AppID     int64
 	Events    []string
 	ExpiresAt pgtype.Timestamptz
+	EndedAt   pgtype.Timestamptz
 	CreatedAt pgtype.Timestamptz
 }
 

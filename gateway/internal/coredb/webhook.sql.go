@@ -15,7 +15,8 @@ const addWebhookListener = `-- name: AddWebhookListener :one
 WITH gone AS (
     DELETE FROM core.webhook_listeners l WHERE l.app_id = $1 AND l.expires_at <= now()
 ), live AS (
-    SELECT count(*) AS n FROM core.webhook_listeners l WHERE l.app_id = $1 AND l.expires_at > now()
+    SELECT count(*) AS n FROM core.webhook_listeners l
+    WHERE l.app_id = $1 AND l.expires_at > now() AND l.ended_at IS NULL
 ), added AS (
     INSERT INTO core.webhook_listeners (id, app_id, events, expires_at)
     SELECT $2, $1, $3::text[], now() + make_interval(secs => $4::bigint / 1000.0)
@@ -34,7 +35,7 @@ type AddWebhookListenerParams struct {
 }
 
 // Registers a listener of the app, after deleting the app's expired ones,
-// unless the app already has max_listeners unexpired: then nothing is
+// unless the app already has max_listeners connected: then nothing is
 // added and added is false.
 func (q *Queries) AddWebhookListener(ctx context.Context, arg AddWebhookListenerParams) (bool, error) {
 	row := q.db.QueryRow(ctx, addWebhookListener,
@@ -410,7 +411,8 @@ func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) 
 
 const endWebhookListener = `-- name: EndWebhookListener :exec
 UPDATE core.webhook_listeners
-SET expires_at = least(expires_at, now() + make_interval(secs => $1::bigint / 1000.0))
+SET expires_at = least(expires_at, now() + make_interval(secs => $1::bigint / 1000.0)),
+    ended_at = now()
 WHERE id = $2
 `
 

@@ -107,7 +107,7 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 			attempt: &attemptLog{at: now, err: fmt.Sprintf(format, args...)}}
 	}
 	// While the app listens here, its deliveries go to the listener.
-	if l := s.listeners.pick(d.AppID); l != nil {
+	if l := s.listeners.pick(d.AppID, d.EventType); l != nil {
 		return s.attemptListener(ctx, j, l, now)
 	}
 	switch {

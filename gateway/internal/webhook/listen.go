@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +28,15 @@ import (
 // any other, 2xx succeeds, anything else, no acknowledgement within the
 // attempt timeout, or the stream closing first, fails it and it is retried
 // on the schedule, to the listener if one is connected by then, else to
-// the endpoint. A listener that (re)connects makes the app's deliveries
-// waiting for a retry due at once. A listener's failures never count
-// toward disabling the endpoint.
+// the endpoint. A listener started with a list of event types takes only
+// those; the app's other deliveries still go to its endpoint. A listener
+// that (re)connects makes the app's deliveries waiting for a retry due at
+// once. A listener's failures never count toward disabling the endpoint.
+//
+// Bounds: MaxListeners per app; listenQueue deliveries waiting per stream
+// (a worker waits for room within its attempt timeout); one pending
+// acknowledgement per attempt in flight, so at most Workers in all; a
+// stream idle for listenIdle is closed (the listener reconnects).
 //
 // core.webhook_listeners says which apps listen, so that the dispatcher
 // makes their deliveries even without a subscription (of the event types
@@ -94,10 +101,12 @@ type ListenReady struct {
 
 // listener is one open stream.
 type listener struct {
-	id   string
-	app  int64
-	out  chan ListenDelivery
-	done chan struct{}
+	id  string
+	app int64
+	// events are the event types it takes; empty: all.
+	events []string
+	out    chan ListenDelivery
+	done   chan struct{}
 
 	mu      sync.Mutex
 	waiting map[string]chan ListenAck
@@ -167,8 +176,9 @@ func (h *listenHub) remove(l *listener) {
 	delete(h.byID, l.id)
 }
 
-// pick returns one of the app's listeners here, in turn, or nil.
-func (h *listenHub) pick(app int64) *listener {
+// pick returns one of the app's listeners here that takes events of type
+// eventType, in turn, or nil.
+func (h *listenHub) pick(app int64, eventType string) *listener {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	list := h.byApp[app]
@@ -176,7 +186,13 @@ func (h *listenHub) pick(app int64) *listener {
 		return nil
 	}
 	h.turn[app]++
-	return list[h.turn[app]%len(list)]
+	for i := range list {
+		l := list[(h.turn[app]+i)%len(list)]
+		if len(l.events) == 0 || slices.Contains(l.events, eventType) {
+			return l
+		}
+	}
+	return nil
 }
 
 func (h *listenHub) get(id string) *listener {
@@ -298,7 +314,7 @@ func (s *Service) listen(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 	}
 	rc := http.NewResponseController(w)
-	l := &listener{id: "lsn_" + rand.Text(), app: app.ID, out: make(chan ListenDelivery, listenQueue),
+	l := &listener{id: "lsn_" + rand.Text(), app: app.ID, events: events, out: make(chan ListenDelivery, listenQueue),
 		done: make(chan struct{}), waiting: map[string]chan ListenAck{}}
 	if events == nil {
 		events = []string{}

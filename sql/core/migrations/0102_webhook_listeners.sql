@@ -13,6 +13,10 @@ CREATE TABLE core.webhook_listeners (
     -- entitled to.
     events     text[] NOT NULL DEFAULT '{}',
     expires_at timestamptz NOT NULL,
+    -- Set when the stream closed: the row still counts for the dispatcher
+    -- until expires_at (a short grace for a reconnection), but no longer
+    -- toward the app's limit of listeners.
+    ended_at   timestamptz,
     created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX webhook_listeners_app ON core.webhook_listeners (app_id, expires_at);

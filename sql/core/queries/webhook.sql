@@ -368,12 +368,13 @@ SELECT ((SELECT count(*) FROM released) + (SELECT count(*) FROM copied))::bigint
 
 -- name: AddWebhookListener :one
 -- Registers a listener of the app, after deleting the app's expired ones,
--- unless the app already has max_listeners unexpired: then nothing is
+-- unless the app already has max_listeners connected: then nothing is
 -- added and added is false.
 WITH gone AS (
     DELETE FROM core.webhook_listeners l WHERE l.app_id = @app_id AND l.expires_at <= now()
 ), live AS (
-    SELECT count(*) AS n FROM core.webhook_listeners l WHERE l.app_id = @app_id AND l.expires_at > now()
+    SELECT count(*) AS n FROM core.webhook_listeners l
+    WHERE l.app_id = @app_id AND l.expires_at > now() AND l.ended_at IS NULL
 ), added AS (
     INSERT INTO core.webhook_listeners (id, app_id, events, expires_at)
     SELECT @id, @app_id, @events::text[], now() + make_interval(secs => sqlc.arg(ttl_ms)::bigint / 1000.0)
@@ -392,7 +393,8 @@ WHERE id = @id;
 -- delivery it left unacknowledged, and the events of a short
 -- disconnection, wait for it to reconnect.
 UPDATE core.webhook_listeners
-SET expires_at = least(expires_at, now() + make_interval(secs => sqlc.arg(grace_ms)::bigint / 1000.0))
+SET expires_at = least(expires_at, now() + make_interval(secs => sqlc.arg(grace_ms)::bigint / 1000.0)),
+    ended_at = now()
 WHERE id = @id;
 
 -- name: WebhookAppListening :one
