@@ -81,7 +81,7 @@ func TestHelpListsTheCommandsAndVersionNamesTheCommit(t *testing.T) {
 		if !ok {
 			t.Fatalf("gateway %s failed: %s", arg, errOut)
 		}
-		for _, want := range []string{"backup", "database-url", "token", "-data-dir", "-access-log"} {
+		for _, want := range []string{"backup", "database-url", "token", "listen --base-url", "-data-dir", "-access-log"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("gateway %s does not list %s:\n%s", arg, want, out)
 			}

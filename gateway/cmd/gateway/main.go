@@ -33,6 +33,8 @@ var commands = []struct {
 		func(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			return gateway.DatabaseURL(args, stdout, stderr)
 		}},
+	{"listen", "listen --base-url <URL> --app <app id> --token <app key or team member's token> --forward-to <local URL> [--events <types>]: receive an app's webhooks on this machine over an outbound stream, forwarded signed to the local URL (no tunnel needed)",
+		gateway.Listen},
 	{"token", "token --user <username> --app <app id> [--scopes \"<list>\"] [--data-dir ./var]: print a user access token of a development-mode app",
 		gateway.Token},
 }

@@ -230,6 +230,15 @@ type CoreWebhookDelivery struct {
 	PageLink       bool
 }
 
+type CoreWebhookListener struct {
+	ID        string
+	AppID     int64
+	Events    []string
+	ExpiresAt pgtype.Timestamptz
+	EndedAt   pgtype.Timestamptz
+	CreatedAt pgtype.Timestamptz
+}
+
 type CoreWebhookSubscription struct {
 	AppID        int64
 	CallbackUrl  string

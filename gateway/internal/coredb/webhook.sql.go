@@ -11,6 +11,45 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const addWebhookListener = `-- name: AddWebhookListener :one
+WITH gone AS (
+    DELETE FROM core.webhook_listeners l WHERE l.app_id = $1 AND l.expires_at <= now()
+), live AS (
+    SELECT count(*) AS n FROM core.webhook_listeners l
+    WHERE l.app_id = $1 AND l.expires_at > now() AND l.ended_at IS NULL
+), added AS (
+    INSERT INTO core.webhook_listeners (id, app_id, events, expires_at)
+    SELECT $2, $1, $3::text[], now() + make_interval(secs => $4::bigint / 1000.0)
+    FROM live WHERE live.n < $5::bigint
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM added) AS added
+`
+
+type AddWebhookListenerParams struct {
+	AppID        int64
+	ID           string
+	Events       []string
+	TtlMs        int64
+	MaxListeners int64
+}
+
+// Registers a listener of the app, after deleting the app's expired ones,
+// unless the app already has max_listeners connected: then nothing is
+// added and added is false.
+func (q *Queries) AddWebhookListener(ctx context.Context, arg AddWebhookListenerParams) (bool, error) {
+	row := q.db.QueryRow(ctx, addWebhookListener,
+		arg.AppID,
+		arg.ID,
+		arg.Events,
+		arg.TtlMs,
+		arg.MaxListeners,
+	)
+	var added bool
+	err := row.Scan(&added)
+	return added, err
+}
+
 const claimDeliveries = `-- name: ClaimDeliveries :many
 WITH busy AS (
     -- Two set-returning functions in one select list run in lockstep.
@@ -235,14 +274,22 @@ WITH busy AS (
     GROUP BY r.seq, r.app_id
 ), fanout AS (
     -- A disabled endpoint's deliveries are created held; an ordered
-    -- subscription's carry the event's ordering key and seq.
-    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, s.active,
+    -- subscription's carry the event's ordering key and seq. An app with a
+    -- listener (` + "`" + `gateway listen` + "`" + `, core.webhook_listeners) gets the events
+    -- the listener asked for even without a subscription, never held.
+    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data,
+           COALESCE(s.active, false) OR lst.listening AS active,
            COALESCE(s.paused_until > now(), false) AS paused,
            CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
            ev.seq AS event_seq, r.page_link
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
-    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
+    LEFT JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
+    CROSS JOIN LATERAL (
+        SELECT EXISTS (SELECT 1 FROM core.webhook_listeners w
+                       WHERE w.app_id = r.app_id AND w.expires_at > now()
+                         AND (cardinality(w.events) = 0 OR ev.type = ANY (w.events))) AS listening) lst
+    WHERE s.app_id IS NOT NULL OR lst.listening
 ), leasable AS (
     -- Only unordered deliveries to enabled endpoints that are not paused
     -- are leased at once: the others go through the claim, which checks
@@ -375,6 +422,26 @@ func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const endWebhookListener = `-- name: EndWebhookListener :exec
+UPDATE core.webhook_listeners
+SET expires_at = least(expires_at, now() + make_interval(secs => $1::bigint / 1000.0)),
+    ended_at = now()
+WHERE id = $2
+`
+
+type EndWebhookListenerParams struct {
+	GraceMs int64
+	ID      string
+}
+
+// A listener that went away counts for grace_ms more, so that a
+// delivery it left unacknowledged, and the events of a short
+// disconnection, wait for it to reconnect.
+func (q *Queries) EndWebhookListener(ctx context.Context, arg EndWebhookListenerParams) error {
+	_, err := q.db.Exec(ctx, endWebhookListener, arg.GraceMs, arg.ID)
+	return err
 }
 
 const getWebhookDelivery = `-- name: GetWebhookDelivery :one
@@ -718,6 +785,22 @@ func (q *Queries) RecordOutcomes(ctx context.Context, arg RecordOutcomesParams) 
 	return items, nil
 }
 
+const renewWebhookListener = `-- name: RenewWebhookListener :exec
+UPDATE core.webhook_listeners
+SET expires_at = now() + make_interval(secs => $1::bigint / 1000.0)
+WHERE id = $2
+`
+
+type RenewWebhookListenerParams struct {
+	TtlMs int64
+	ID    string
+}
+
+func (q *Queries) RenewWebhookListener(ctx context.Context, arg RenewWebhookListenerParams) error {
+	_, err := q.db.Exec(ctx, renewWebhookListener, arg.TtlMs, arg.ID)
+	return err
+}
+
 const replayWebhookDeliveries = `-- name: ReplayWebhookDeliveries :one
 WITH picked AS (
     SELECT d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at, d.data, d.test, d.replay_of, d.status, d.failed_attempts, d.next_attempt_at, d.lease_token, d.attempts, d.created_at, d.completed_at, d.ordering_key, d.ordering_seq, d.page_link FROM core.webhook_deliveries d
@@ -819,6 +902,23 @@ func (q *Queries) UpsertWebhookAppSecret(ctx context.Context, arg UpsertWebhookA
 	return err
 }
 
+const wakeWebhookDeliveries = `-- name: WakeWebhookDeliveries :execrows
+UPDATE core.webhook_deliveries
+SET next_attempt_at = now()
+WHERE app_id = $1 AND status = 'pending' AND lease_token IS NULL AND next_attempt_at > now()
+`
+
+// Makes the app's deliveries that wait for a retry due now: a listener
+// (re)connected, and gets at once what it left unacknowledged. Leased
+// deliveries (lease_token set) are left to their attempt.
+func (q *Queries) WakeWebhookDeliveries(ctx context.Context, appID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, wakeWebhookDeliveries, appID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const webhookApp = `-- name: WebhookApp :one
 
 SELECT id, mode FROM core.apps WHERE id = $1
@@ -837,6 +937,18 @@ func (q *Queries) WebhookApp(ctx context.Context, id int64) (WebhookAppRow, erro
 	var i WebhookAppRow
 	err := row.Scan(&i.ID, &i.Mode)
 	return i, err
+}
+
+const webhookAppListening = `-- name: WebhookAppListening :one
+SELECT EXISTS (SELECT 1 FROM core.webhook_listeners WHERE app_id = $1 AND expires_at > now()) AS listening
+`
+
+// Whether the app has a listener that has not expired, on any gateway.
+func (q *Queries) WebhookAppListening(ctx context.Context, appID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, webhookAppListening, appID)
+	var listening bool
+	err := row.Scan(&listening)
+	return listening, err
 }
 
 const webhookEventsWithoutProduct = `-- name: WebhookEventsWithoutProduct :many

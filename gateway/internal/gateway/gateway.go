@@ -20,6 +20,7 @@ import (
 
 	svcroot "github.com/svcplatform/svc"
 	"github.com/svcplatform/svc/gateway/internal/admin"
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
 	"github.com/svcplatform/svc/gateway/internal/chatapp"
@@ -291,6 +292,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Caller:      dispatch.Caller,
 		AccessToken: authn.AccessToken,
 	}))
+	// gateway listen: an app's deliveries over an outbound stream, to a
+	// developer's machine (package webhook, listen.go). Who may listen is
+	// who may manage the app's subscription: its key or token, or a team
+	// member's token with the Developer role at least (CONTRACT §4).
+	listen := hooks.ListenHandler(ctx, func(r *http.Request, appID string) error {
+		p, err := authn.Authenticate(r.Context(), r)
+		if err != nil {
+			return err
+		}
+		return authn.AuthorizeApp(r.Context(), p, pluginv1.AppRole_APP_ROLE_DEVELOPER, appID)
+	}, apierr.Write)
+	srv.Handle("GET "+webhook.ListenPath, listen)
+	srv.Handle("POST "+webhook.ListenAckPath, listen)
 	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
 	edge := openai.New(r.Table)
 	edge.Register(srv)

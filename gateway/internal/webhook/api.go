@@ -271,7 +271,7 @@ func (s *Service) listDeliveries(ctx context.Context, call *sdk.Call, req *webho
 		for j, a := range log {
 			d.Attempts[j] = &webhookv1.Attempt{
 				At: a.At.UTC().Format(time.RFC3339), StatusCode: int32(a.StatusCode), LatencyMs: int32(min(a.LatencyMs, math.MaxInt32)),
-				Error: a.Error, ResponseExcerpt: a.ResponseExcerpt,
+				Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Via: a.Via,
 			}
 		}
 		res.Data[i] = d
@@ -321,7 +321,7 @@ func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webho
 var testData = []byte(`{"test":true}`)
 
 // sendTestEvent sends a made-up event of the given type to the app's
-// callback, whatever its event filter.
+// callback (or its listener), whatever its event filter.
 func (s *Service) sendTestEvent(ctx context.Context, call *sdk.Call, req *webhookv1.SendTestEventRequest) (*webhookv1.SendTestEventResponse, error) {
 	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
@@ -333,9 +333,9 @@ func (s *Service) sendTestEvent(ctx context.Context, call *sdk.Call, req *webhoo
 	if !s.knownEvent(req.GetType()) {
 		return nil, sdk.Invalid("type", "Invalid parameter: type %q is not an event type.", req.GetType())
 	}
-	if _, err := s.q.GetWebhookSubscription(ctx, app.ID); errors.Is(err, pgx.ErrNoRows) {
-		return nil, sdk.Errorf(http.StatusBadRequest, 100, 0, "App %d has no webhook subscription to send a test event to.", app.ID)
-	} else if err != nil {
+	if _, err := s.q.GetWebhookSubscription(ctx, app.ID); errors.Is(err, pgx.ErrNoRows) && !s.appListening(ctx, app.ID) {
+		return nil, sdk.Errorf(http.StatusBadRequest, 100, 0, "App %d has no webhook subscription (nor a listener, gateway listen) to send a test event to.", app.ID)
+	} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("read subscription of app %d: %w", app.ID, err)
 	}
 	eventID := event.NewID()

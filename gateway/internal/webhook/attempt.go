@@ -72,7 +72,13 @@ type result struct {
 	// retryAfter: the receiver answered 429 or 503 with Retry-After; the
 	// next attempt to the endpoint waits this long (bounded).
 	retryAfter time.Duration
+	// viaListener: the attempt went to a listener (gateway listen), not to
+	// the endpoint; it says nothing of the endpoint's health.
+	viaListener bool
 }
+
+// viaListener is attemptLog.via for an attempt sent to a listener.
+const viaListener = "listener"
 
 // attemptLog is one entry of a delivery's attempt log.
 type attemptLog struct {
@@ -81,6 +87,9 @@ type attemptLog struct {
 	latency    time.Duration
 	err        string
 	excerpt    string
+	// via is "listener" for an attempt sent to gateway listen; "" for the
+	// endpoint.
+	via string
 }
 
 // attempt runs one job: checks the subscription, signs the body and POSTs
@@ -97,7 +106,16 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 		return result{job: j, outcome: failed, endpointFault: endpoint,
 			attempt: &attemptLog{at: now, err: fmt.Sprintf(format, args...)}}
 	}
+	// While the app listens here, its deliveries go to the listener.
+	if l := s.listeners.pick(d.AppID, d.EventType); l != nil {
+		return s.attemptListener(ctx, j, l, now)
+	}
 	switch {
+	case d.CallbackUrl == nil && s.appListening(ctx, d.AppID):
+		// Made for a listener that is connected elsewhere or went away a
+		// moment ago: it comes again, on the retry schedule or as soon as
+		// a listener connects here.
+		return fail(false, "not sent: the app's listener (gateway listen) is not connected to this gateway; it is sent again")
 	case d.CallbackUrl == nil:
 		return result{job: j, outcome: notSent, attempt: &attemptLog{at: now,
 			err: "not sent: the app has no webhook subscription"}}
@@ -110,15 +128,7 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 	if err != nil {
 		return fail(true, "not sent: %v", err)
 	}
-	if d.Sealed == nil {
-		return fail(false, "not sent: the app has no signing secret yet; rotate its client secret")
-	}
-	secret, err := s.box.Open(d.Sealed, secretContext(d.AppID))
-	if err != nil {
-		s.log.ErrorContext(ctx, "cannot open an app's signing secret", "app_id", d.AppID, "error", err)
-		return fail(false, "not sent: the signing secret cannot be read by this gateway")
-	}
-	body, err := encodeBody(d.EventID, d.EventType, d.EventCreatedAt.Time, d.AppID, d.PageID, d.Data)
+	body, header, err := s.signed(ctx, d, now)
 	if err != nil {
 		return fail(false, "not sent: %v", err)
 	}
@@ -129,29 +139,7 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 	if err != nil {
 		return fail(true, "not sent: callback_url cannot be requested")
 	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", s.userAgent)
-	secrets := []string{string(secret)}
-	if s.opts.SigningSecrets != nil {
-		// The current secret first, then the previous one while a
-		// rotation's overlap lasts.
-		if list, err := s.opts.SigningSecrets(ctx, sdk.FormatID(d.AppID)); err != nil {
-			s.log.WarnContext(ctx, "cannot read an app's signing secrets; signing with the webhook copy", "app_id", d.AppID, "error", err)
-		} else if len(list) > 0 && list[0] != "" {
-			secrets = list
-		}
-	}
-	ts := strconv.FormatInt(now.Unix(), 10)
-	h.Set(HeaderSignature, Signature(secrets[0], body))
-	h.Set(HeaderEvent, d.EventType)
-	h.Set(HeaderDelivery, d.ID)
-	h.Set(HeaderTimestamp, ts)
-	// Set directly: the Standard Webhooks spelling is lower case.
-	h[HeaderWebhookID] = []string{d.EventID}
-	h[HeaderWebhookTimestamp] = []string{ts}
-	h[HeaderWebhookSignature] = []string{StandardSignature(secrets, d.EventID, now.Unix(), body)}
-
+	req.Header = header
 	res, err := s.clientFor(u, dev).Do(req)
 	log := &attemptLog{at: now}
 	if err != nil {
@@ -184,6 +172,47 @@ func (s *Service) attempt(ctx context.Context, j *job) result {
 	}
 	log.err = fmt.Sprintf("the receiver answered HTTP %d, not 2xx", res.StatusCode)
 	return result{job: j, outcome: failed, endpointFault: true, attempt: log}
+}
+
+// signed renders a delivery's body and headers, signed, exactly as they go
+// on the wire, to the endpoint or to a listener. The error says why it
+// cannot be sent.
+func (s *Service) signed(ctx context.Context, d coredb.ClaimDeliveriesRow, now time.Time) ([]byte, http.Header, error) {
+	if d.Sealed == nil {
+		return nil, nil, errors.New("the app has no signing secret yet; rotate its client secret")
+	}
+	secret, err := s.box.Open(d.Sealed, secretContext(d.AppID))
+	if err != nil {
+		s.log.ErrorContext(ctx, "cannot open an app's signing secret", "app_id", d.AppID, "error", err)
+		return nil, nil, errors.New("the signing secret cannot be read by this gateway")
+	}
+	body, err := encodeBody(d.EventID, d.EventType, d.EventCreatedAt.Time, d.AppID, d.PageID, d.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", s.userAgent)
+	secrets := []string{string(secret)}
+	if s.opts.SigningSecrets != nil {
+		// The current secret first, then the previous one while a
+		// rotation's overlap lasts.
+		if list, err := s.opts.SigningSecrets(ctx, sdk.FormatID(d.AppID)); err != nil {
+			s.log.WarnContext(ctx, "cannot read an app's signing secrets; signing with the webhook copy", "app_id", d.AppID, "error", err)
+		} else if len(list) > 0 && list[0] != "" {
+			secrets = list
+		}
+	}
+	ts := strconv.FormatInt(now.Unix(), 10)
+	h.Set(HeaderSignature, Signature(secrets[0], body))
+	h.Set(HeaderEvent, d.EventType)
+	h.Set(HeaderDelivery, d.ID)
+	h.Set(HeaderTimestamp, ts)
+	// Set directly: the Standard Webhooks spelling is lower case.
+	h[HeaderWebhookID] = []string{d.EventID}
+	h[HeaderWebhookTimestamp] = []string{ts}
+	h[HeaderWebhookSignature] = []string{StandardSignature(secrets, d.EventID, now.Unix(), body)}
+	return body, h, nil
 }
 
 // Bounds of a Retry-After a receiver may set: at least a second, at most

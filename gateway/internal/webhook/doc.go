@@ -8,7 +8,7 @@
 //
 // The tables core.webhook_subscriptions, core.webhook_deliveries (with each
 // delivery's attempt log) and core.webhook_app_secrets (migration
-// 0020_webhook.sql), and the dispatched_at column of core.outbox. It reads
+// 0020_webhook.sql), core.webhook_listeners (0103), and the dispatched_at column of core.outbox. It reads
 // core.apps (mode), core.page_links, core.app_products and
 // core.app_scope_reviews (who is entitled to an event, below). It must not
 // write any other table. The products emit events by inserting into
@@ -64,6 +64,17 @@
 //     app/{app_id}/deliveries/replay ({"since","until","status"}); a held
 //     delivery is then sent as it is, a failed one as a new delivery of the
 //     same event.
+//
+// # Listeners (gateway listen)
+//
+// While an app has a listener, a developer's machine holding an outbound
+// stream to this gateway (listen.go), its deliveries of the types the
+// listener takes go there instead of to the endpoint: signed by the same
+// code (Service.signed), pushed down the stream, and acknowledged with the
+// local receiver's status; the acknowledgement is the attempt's outcome,
+// recorded as above. core.webhook_listeners (migration 0103) makes the
+// dispatcher create deliveries for a listening app even without a
+// subscription.
 //
 // # Who gets an event
 //

@@ -121,7 +121,7 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 		p.FailedIncs = append(p.FailedIncs, failedInc)
 		p.DelaysMs = append(p.DelaysMs, delay.Milliseconds())
 
-		if res.outcome == succeeded || (res.outcome == failed && res.endpointFault) {
+		if !res.viaListener && (res.outcome == succeeded || (res.outcome == failed && res.endpointFault)) {
 			h := health[d.AppID]
 			if h == nil {
 				h = &endpointHealth{}
@@ -182,13 +182,15 @@ type attemptEntry struct {
 	LatencyMs       int64     `json:"latency_ms"`
 	Error           string    `json:"error"`
 	ResponseExcerpt string    `json:"response_excerpt"`
+	// Via is "listener" when the attempt went to gateway listen.
+	Via string `json:"via,omitempty"`
 }
 
 func (a *attemptLog) json() string {
 	// Strings, numbers and a time: encoding cannot fail.
 	b, _ := json.Marshal(attemptEntry{
 		At: a.at.UTC(), StatusCode: a.statusCode, LatencyMs: a.latency.Milliseconds(),
-		Error: cleanText([]byte(a.err)), ResponseExcerpt: a.excerpt,
+		Error: cleanText([]byte(a.err)), ResponseExcerpt: a.excerpt, Via: a.via,
 	})
 	return string(b)
 }

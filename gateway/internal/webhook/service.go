@@ -150,6 +150,9 @@ type Service struct {
 	// (svc_webhook_attempts_total).
 	outcomes *prometheus.CounterVec
 
+	// listeners are the streams of gateway listen open on this gateway.
+	listeners listenHub
+
 	// wake tells the running claimer that deliveries were created here.
 	wake    chan struct{}
 	running atomic.Bool

@@ -82,14 +82,22 @@ WITH busy AS (
     GROUP BY r.seq, r.app_id
 ), fanout AS (
     -- A disabled endpoint's deliveries are created held; an ordered
-    -- subscription's carry the event's ordering key and seq.
-    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data, s.active,
+    -- subscription's carry the event's ordering key and seq. An app with a
+    -- listener (`gateway listen`, core.webhook_listeners) gets the events
+    -- the listener asked for even without a subscription, never held.
+    SELECT r.app_id, ev.id, ev.type, ev.page_id, ev.created_at, ev.data,
+           COALESCE(s.active, false) OR lst.listening AS active,
            COALESCE(s.paused_until > now(), false) AS paused,
            CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
            ev.seq AS event_seq, r.page_link
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
-    JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
+    LEFT JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
+    CROSS JOIN LATERAL (
+        SELECT EXISTS (SELECT 1 FROM core.webhook_listeners w
+                       WHERE w.app_id = r.app_id AND w.expires_at > now()
+                         AND (cardinality(w.events) = 0 OR ev.type = ANY (w.events))) AS listening) lst
+    WHERE s.app_id IS NOT NULL OR lst.listening
 ), leasable AS (
     -- Only unordered deliveries to enabled endpoints that are not paused
     -- are leased at once: the others go through the claim, which checks
@@ -379,3 +387,46 @@ WITH picked AS (
     RETURNING 1
 )
 SELECT ((SELECT count(*) FROM released) + (SELECT count(*) FROM copied))::bigint AS queued;
+
+-- name: AddWebhookListener :one
+-- Registers a listener of the app, after deleting the app's expired ones,
+-- unless the app already has max_listeners connected: then nothing is
+-- added and added is false.
+WITH gone AS (
+    DELETE FROM core.webhook_listeners l WHERE l.app_id = @app_id AND l.expires_at <= now()
+), live AS (
+    SELECT count(*) AS n FROM core.webhook_listeners l
+    WHERE l.app_id = @app_id AND l.expires_at > now() AND l.ended_at IS NULL
+), added AS (
+    INSERT INTO core.webhook_listeners (id, app_id, events, expires_at)
+    SELECT @id, @app_id, @events::text[], now() + make_interval(secs => sqlc.arg(ttl_ms)::bigint / 1000.0)
+    FROM live WHERE live.n < sqlc.arg(max_listeners)::bigint
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM added) AS added;
+
+-- name: RenewWebhookListener :exec
+UPDATE core.webhook_listeners
+SET expires_at = now() + make_interval(secs => sqlc.arg(ttl_ms)::bigint / 1000.0)
+WHERE id = @id;
+
+-- name: EndWebhookListener :exec
+-- A listener that went away counts for grace_ms more, so that a
+-- delivery it left unacknowledged, and the events of a short
+-- disconnection, wait for it to reconnect.
+UPDATE core.webhook_listeners
+SET expires_at = least(expires_at, now() + make_interval(secs => sqlc.arg(grace_ms)::bigint / 1000.0)),
+    ended_at = now()
+WHERE id = @id;
+
+-- name: WebhookAppListening :one
+-- Whether the app has a listener that has not expired, on any gateway.
+SELECT EXISTS (SELECT 1 FROM core.webhook_listeners WHERE app_id = @app_id AND expires_at > now()) AS listening;
+
+-- name: WakeWebhookDeliveries :execrows
+-- Makes the app's deliveries that wait for a retry due now: a listener
+-- (re)connected, and gets at once what it left unacknowledged. Leased
+-- deliveries (lease_token set) are left to their attempt.
+UPDATE core.webhook_deliveries
+SET next_attempt_at = now()
+WHERE app_id = @app_id AND status = 'pending' AND lease_token IS NULL AND next_attempt_at > now();

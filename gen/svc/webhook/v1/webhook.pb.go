@@ -633,8 +633,11 @@ type Attempt struct {
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// The first KiB of the response body.
 	ResponseExcerpt string `protobuf:"bytes,5,opt,name=response_excerpt,json=responseExcerpt,proto3" json:"response_excerpt,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// listener when the attempt went to `gateway listen` (the local
+	// receiver's answer) instead of the callback; empty for the callback.
+	Via           string `protobuf:"bytes,6,opt,name=via,proto3" json:"via,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Attempt) Reset() {
@@ -698,6 +701,13 @@ func (x *Attempt) GetError() string {
 func (x *Attempt) GetResponseExcerpt() string {
 	if x != nil {
 		return x.ResponseExcerpt
+	}
+	return ""
+}
+
+func (x *Attempt) GetVia() string {
+	if x != nil {
+		return x.Via
 	}
 	return ""
 }
@@ -1058,7 +1068,7 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\n" +
 	"event_type\x18\x03 \x01(\tR\teventType\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x123\n" +
-	"\battempts\x18\x05 \x03(\v2\x17.svc.webhook.v1.AttemptR\battempts\"\x9a\x01\n" +
+	"\battempts\x18\x05 \x03(\v2\x17.svc.webhook.v1.AttemptR\battempts\"\xac\x01\n" +
 	"\aAttempt\x12\x0e\n" +
 	"\x02at\x18\x01 \x01(\tR\x02at\x12\x1f\n" +
 	"\vstatus_code\x18\x02 \x01(\x05R\n" +
@@ -1066,7 +1076,8 @@ const file_svc_webhook_v1_webhook_proto_rawDesc = "" +
 	"\n" +
 	"latency_ms\x18\x03 \x01(\x05R\tlatencyMs\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12)\n" +
-	"\x10response_excerpt\x18\x05 \x01(\tR\x0fresponseExcerpt\"A\n" +
+	"\x10response_excerpt\x18\x05 \x01(\tR\x0fresponseExcerpt\x12\x10\n" +
+	"\x03via\x18\x06 \x01(\tR\x03via\"A\n" +
 	"\x15ReplayDeliveryRequest\x12(\n" +
 	"\vdelivery_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18PR\n" +
 	"deliveryId\"(\n" +

@@ -64,7 +64,8 @@ type WebhookServiceClient interface {
 	// carrying the same event id. At most 10,000 per call.
 	ReplayDeliveries(ctx context.Context, in *ReplayDeliveriesRequest, opts ...grpc.CallOption) (*ReplayDeliveriesResponse, error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
-	// to the app's callback, whatever its event filter.
+	// to the app's callback (or its listener, while `gateway listen` runs),
+	// whatever its event filter.
 	SendTestEvent(ctx context.Context, in *SendTestEventRequest, opts ...grpc.CallOption) (*SendTestEventResponse, error)
 }
 
@@ -182,7 +183,8 @@ type WebhookServiceServer interface {
 	// carrying the same event id. At most 10,000 per call.
 	ReplayDeliveries(context.Context, *ReplayDeliveriesRequest) (*ReplayDeliveriesResponse, error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
-	// to the app's callback, whatever its event filter.
+	// to the app's callback (or its listener, while `gateway listen` runs),
+	// whatever its event filter.
 	SendTestEvent(context.Context, *SendTestEventRequest) (*SendTestEventResponse, error)
 	mustEmbedUnimplementedWebhookServiceServer()
 }

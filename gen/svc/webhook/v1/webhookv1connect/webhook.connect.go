@@ -79,7 +79,8 @@ type WebhookServiceClient interface {
 	// carrying the same event id. At most 10,000 per call.
 	ReplayDeliveries(context.Context, *connect.Request[v1.ReplayDeliveriesRequest]) (*connect.Response[v1.ReplayDeliveriesResponse], error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
-	// to the app's callback, whatever its event filter.
+	// to the app's callback (or its listener, while `gateway listen` runs),
+	// whatever its event filter.
 	SendTestEvent(context.Context, *connect.Request[v1.SendTestEventRequest]) (*connect.Response[v1.SendTestEventResponse], error)
 }
 
@@ -210,7 +211,8 @@ type WebhookServiceHandler interface {
 	// carrying the same event id. At most 10,000 per call.
 	ReplayDeliveries(context.Context, *connect.Request[v1.ReplayDeliveriesRequest]) (*connect.Response[v1.ReplayDeliveriesResponse], error)
 	// SendTestEvent sends an event of the given type with data {"test":true}
-	// to the app's callback, whatever its event filter.
+	// to the app's callback (or its listener, while `gateway listen` runs),
+	// whatever its event filter.
 	SendTestEvent(context.Context, *connect.Request[v1.SendTestEventRequest]) (*connect.Response[v1.SendTestEventResponse], error)
 }
 
