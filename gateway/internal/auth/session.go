@@ -57,7 +57,7 @@ type signInResponse struct {
 
 func (a *Authenticator) signIn(w http.ResponseWriter, r *http.Request) {
 	var req signInRequest
-	if err := decodeStrict(r.Body, &req); err != nil {
+	if err := DecodeStrict(r.Body, &req); err != nil {
 		apierr.Write(w, r, err)
 		return
 	}
@@ -151,9 +151,9 @@ func bearer(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// decodeStrict reads one JSON object, refusing unknown fields and trailing
+// DecodeStrict reads one JSON object, refusing unknown fields and trailing
 // data with an error naming the problem (CONTRACT §1).
-func decodeStrict(body io.Reader, v any) error {
+func DecodeStrict(body io.Reader, v any) error {
 	b, err := io.ReadAll(body)
 	if err != nil {
 		return apierr.From(err)

@@ -61,7 +61,7 @@ func (a *Authenticator) SignUpHandler() http.Handler {
 			return
 		}
 		var req signUpRequest
-		if err := decodeStrict(r.Body, &req); err != nil {
+		if err := DecodeStrict(r.Body, &req); err != nil {
 			apierr.Write(w, r, err)
 			return
 		}

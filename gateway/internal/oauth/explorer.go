@@ -1,12 +1,7 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -72,7 +67,7 @@ func (s *Server) explorerToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req explorerTokenRequest
-	if err := decodeJSON(r.Body, &req); err != nil {
+	if err := auth.DecodeStrict(r.Body, &req); err != nil {
 		apierr.Write(w, r, err)
 		return
 	}
@@ -126,32 +121,6 @@ func (s *Server) keepExplorerGrant(ctx context.Context, p *auth.Principal, grant
 	if _, err := s.q.RevokeGrantRefreshTokens(ctx, grantID); err != nil {
 		slog.ErrorContext(ctx, "revoke the explorer's refresh token", "error", err)
 		return serverError()
-	}
-	return nil
-}
-
-// decodeJSON reads one JSON object, refusing unknown fields and trailing
-// data with a refusal naming the problem (CONTRACT §1).
-func decodeJSON(body io.Reader, v any) error {
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return apierr.From(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return apierr.Invalid(typeErr.Field, "Invalid parameter: %s has the wrong type.", typeErr.Field)
-		}
-		var name string
-		if _, scanErr := fmt.Sscanf(err.Error(), "json: unknown field %q", &name); scanErr == nil {
-			return apierr.Invalid(name, "Invalid parameter: unknown field %s.", name)
-		}
-		return apierr.Invalid("", "The request body is not a JSON object: %v.", err)
-	}
-	if dec.More() {
-		return apierr.Invalid("", "The request body has data after the JSON object.")
 	}
 	return nil
 }
