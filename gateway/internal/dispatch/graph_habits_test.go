@@ -67,7 +67,6 @@ type graphAnswer struct {
 	status  int
 	body    string
 	code    int
-	field   string
 	message string
 }
 
