@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,10 +18,10 @@ const lockFileName = "gateway.lock"
 // long as it runs (CONTRACT §15): a second gateway started on it fails here,
 // before it touches the key or the embedded cluster, with the running
 // gateway's pid. The lock is the kernel's (flock), so it dies with the
-// process however it ends. It also closes the folder to other users: mode
-// 0700, or 0711 when it already let others pass through (the embedded
-// cluster's account must reach its folder inside when the gateway runs as
-// root); the master key and credentials inside are 0600 either way.
+// process however it ends. It also takes the group's and others' read and
+// write bits off the folder (the embedded cluster's account passes through
+// by an access-list entry, see pgembed); the master key and credentials
+// inside are 0600 either way.
 func claimDataDir(dir string) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", dir, err)
@@ -62,7 +61,7 @@ func claimDataDir(dir string) (release func(), err error) {
 // N)", or "" if it cannot be read.
 func runningPID(path string) string {
 	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
 		return ""
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
