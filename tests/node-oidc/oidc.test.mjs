@@ -11,57 +11,18 @@
 //   cd tests/node-oidc && npm ci && node --test
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { startGateway } from '../gateway.mjs';
 import * as client from 'openid-client';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const binDir = process.env.SVC_BIN_DIR || path.resolve(here, '../../bin');
-
-let gateway;
-let dataDir;
+let gw;
 let creds;
-let logs = '';
 
 before(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'svc-node-oidc-'));
-  // Run as root, the embedded PostgreSQL runs as user postgres, which must
-  // be able to pass through this folder to its own.
-  await chmod(dataDir, 0o711);
-  const env = { ...process.env };
-  delete env.SVC_DATABASE_URL; // the gateway's own embedded cluster under dataDir
-  gateway = spawn(path.join(binDir, 'gateway'), [
-    '--addr', '127.0.0.1:0', '--data-dir', dataDir, '--plugins-dir', path.join(binDir, 'plugins'),
-  ], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  gateway.stderr.on('data', (b) => { logs += b.toString(); });
-  const exited = new Promise((resolve) => gateway.once('exit', (code) => resolve(code)));
-  const credsPath = path.join(dataDir, 'dev-credentials.json');
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 200))]);
-    if (code !== undefined) throw new Error(`gateway exited (${code}):\n${logs}`);
-    if (Date.now() > deadline) throw new Error(`gateway did not seed within 60 s:\n${logs}`);
-    try {
-      await stat(credsPath);
-      creds = JSON.parse(await readFile(credsPath, 'utf8'));
-      const res = await fetch(`${creds.base_url}/healthz`);
-      if (res.ok) break;
-    } catch { /* not yet */ }
-  }
+  gw = await startGateway('node-oidc');
+  creds = gw.creds;
 });
 
-after(async () => {
-  if (gateway && gateway.exitCode === null) {
-    const done = new Promise((resolve) => gateway.once('exit', resolve));
-    gateway.kill('SIGTERM');
-    await Promise.race([done, new Promise((r) => setTimeout(r, 20_000))]);
-    if (gateway.exitCode === null) gateway.kill('SIGKILL');
-  }
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+after(async () => { if (gw) await gw.stop(); });
 
 // A tiny browser: cookies per name, manual redirects, forms read from HTML.
 class Browser {

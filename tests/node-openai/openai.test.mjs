@@ -16,67 +16,34 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import readline from 'node:readline';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
+import { binDir, startGateway } from '../gateway.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const binDir = process.env.SVC_BIN_DIR || path.resolve(here, '../../bin');
-
-let gateway;
+let gw;
 let upstream;
-let dataDir;
 let client;
-let logs = '';
 
 before(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'svc-node-openai-'));
-  // Run as root, the embedded PostgreSQL runs as user postgres, which must
-  // be able to pass through this folder to its own.
-  await chmod(dataDir, 0o711);
   // The fake upstream prints its base URL first; it stops when its input
   // closes, so it does not outlive this process.
   upstream = spawn(path.join(binDir, 'fake-openai-upstream'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
   const [upstreamURL] = await once(readline.createInterface({ input: upstream.stdout }), 'line');
-  const config = path.join(dataDir, 'gateway.json');
-  await writeFile(config, JSON.stringify({ completions: { upstreams: [{ name: 'fake', base_url: upstreamURL, models: ['agent'] }] } }));
-  const env = { ...process.env };
-  delete env.SVC_DATABASE_URL; // the gateway's own embedded cluster under dataDir
-  gateway = spawn(path.join(binDir, 'gateway'), [
-    '--addr', '127.0.0.1:0', '--data-dir', dataDir, '--plugins-dir', path.join(binDir, 'plugins'), '--config', config,
-  ], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  gateway.stderr.on('data', (b) => { logs += b.toString(); });
-  const exited = new Promise((resolve) => gateway.once('exit', (code) => resolve(code)));
-  const credsPath = path.join(dataDir, 'dev-credentials.json');
-  const deadline = Date.now() + 60_000;
-  let creds;
-  for (;;) {
-    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 200))]);
-    if (code !== undefined) throw new Error(`gateway exited (${code}):\n${logs}`);
-    if (Date.now() > deadline) throw new Error(`gateway did not seed within 60 s:\n${logs}`);
-    try {
-      await stat(credsPath);
-      creds = JSON.parse(await readFile(credsPath, 'utf8'));
-      const res = await fetch(`${creds.base_url}/healthz`);
-      if (res.ok) break;
-    } catch { /* not yet */ }
-  }
-  client = new OpenAI({ baseURL: `${creds.base_url}/v1`, apiKey: creds.app.api_key, maxRetries: 0 });
+  gw = await startGateway('node-openai', async (dataDir) => {
+    const config = path.join(dataDir, 'gateway.json');
+    await writeFile(config, JSON.stringify({ completions: { upstreams: [{ name: 'fake', base_url: upstreamURL, models: ['agent'] }] } }));
+    return ['--config', config];
+  });
+  client = new OpenAI({ baseURL: `${gw.creds.base_url}/v1`, apiKey: gw.creds.app.api_key, maxRetries: 0 });
 });
 
 after(async () => {
-  if (gateway && gateway.exitCode === null) {
-    const done = new Promise((resolve) => gateway.once('exit', resolve));
-    gateway.kill('SIGTERM');
-    await Promise.race([done, new Promise((r) => setTimeout(r, 20_000))]);
-  }
+  if (gw) await gw.stop();
   if (upstream) upstream.kill('SIGTERM');
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 test('the model list always has svc-builtin, then the configured models', async () => {
