@@ -195,10 +195,10 @@ func SignInThrottled(e *identity.ThrottledError) *apierr.Error {
 	case "account":
 		code, msg = 17, "Too many failed sign-in attempts on this account; retry later."
 	case "server":
-		msg = "The server is busy signing other users in; retry shortly."
+		// Sign-in and account creation share the hashing slots.
+		msg = "The server is busy creating accounts and signing users in; retry shortly."
 	}
-	return &apierr.Error{HTTPStatus: http.StatusTooManyRequests, Code: code, Type: apierr.TypeRateLimit,
-		Transient: true, Message: msg}
+	return apierr.RateLimited(code, msg)
 }
 
 // RetryAfter renders a wait as a Retry-After value: whole seconds, at

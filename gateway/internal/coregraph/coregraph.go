@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 
@@ -433,8 +432,7 @@ func (s *Service) mapErr(err error, what string) error {
 	var busy *identity.ThrottledError
 	if errors.As(err, &busy) {
 		// Every password-hashing slot stayed busy (a new account's password).
-		return &sdk.Error{HTTPStatus: http.StatusTooManyRequests, Code: 4, Type: sdk.TypeRateLimit, Transient: true,
-			Message: "The server is busy creating accounts and signing users in; retry shortly."}
+		return auth.SignInThrottled(busy)
 	}
 	return err
 }

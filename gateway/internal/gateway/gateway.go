@@ -297,7 +297,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// who may manage the app's subscription: its key or token, or a team
 	// member's token with the Developer role at least (CONTRACT §4).
 	listen := hooks.ListenHandler(ctx, func(r *http.Request, appID string) error {
-		p, err := authn.Authenticate(r.Context(), r)
+		// The server resolved the credential already, for every request.
+		p, err := auth.Caller(r.Context())
 		if err != nil {
 			return err
 		}
