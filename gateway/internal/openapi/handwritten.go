@@ -9,18 +9,14 @@ package openapi
 // on a running gateway and validates the answer against this document
 // (e2e/openapi_test.go).
 
-// Paths of the hand-written part, as the handlers register them.
+import "github.com/svcplatform/svc/gateway/internal/oauth"
+
+// Paths of the hand-written part that no handler package names (the OAuth
+// paths are package oauth's).
 const (
 	PathChatCompletions = "/v1/chat/completions"
 	PathModels          = "/v1/models"
-	PathAuthorize       = "/oauth/authorize"
-	PathToken           = "/api/oauth/token"
-	PathRevoke          = "/api/oauth/revoke"
-	PathIntrospect      = "/api/oauth/introspect"
-	PathUserinfo        = "/api/oauth/userinfo"
-	PathJWKS            = "/oauth/jwks"
 	PathSession         = "/api/mobile/auth/session"
-	PathExplorerToken   = "/api/developers/explorer/token"
 )
 
 func str() *Schema                  { return &Schema{Type: "string"} }
@@ -202,11 +198,11 @@ func (b *builder) oauth() {
 		{Name: "nonce", In: "query", Schema: str()},
 		{Name: "prompt", In: "query", Schema: str(), Description: "consent asks again."},
 	}
-	b.add(PathAuthorize, "get", &Operation{OperationID: "oauth.authorize", Summary: "Authorize (browser)",
+	b.add(oauth.PathAuthorize, "get", &Operation{OperationID: "oauth.authorize", Summary: "Authorize (browser)",
 		Description: "The authorization endpoint: sign-in and consent pages in the user's browser, then a redirect to redirect_uri.",
 		Security:    noCredential, Parameters: authParams,
 		Responses: map[string]*Response{"200": html, "302": redirect, "400": html}})
-	b.add(PathAuthorize, "post", &Operation{OperationID: "oauth.authorizeDecision", Summary: "Consent decision (browser)",
+	b.add(oauth.PathAuthorize, "post", &Operation{OperationID: "oauth.authorizeDecision", Summary: "Consent decision (browser)",
 		Description: "The consent page's form: the request's parameters again, with decision and the page's CSRF token, under the sign-in cookie.",
 		Security:    noCredential,
 		RequestBody: formBody(object(true, []string{"decision"}, map[string]*Schema{"decision": enum("approve", "deny")})),
@@ -236,29 +232,29 @@ func (b *builder) oauth() {
 		"refresh_token": described(str(), "authorization_code and refresh_token grants; rotated on every use."),
 		"id_token":      described(str(), "With the openid scope: a JWT signed with a key of the JWKS."),
 	}))
-	b.add(PathToken, "post", &Operation{OperationID: "oauth.token", Summary: "Issue tokens",
+	b.add(oauth.PathToken, "post", &Operation{OperationID: "oauth.token", Summary: "Issue tokens",
 		Description: "The token endpoint: authorization_code (with PKCE), refresh_token (rotated; reuse revokes the family) and client_credentials (a system user token for the app).",
 		Security:    clientCredentialed, RequestBody: formBody(token),
 		Responses: map[string]*Response{"200": jsonResponse("The tokens.", tokens), "default": oauthErr}})
 	tokenForm := object(false, []string{"token"}, map[string]*Schema{"token": str(), "token_type_hint": enum("access_token", "refresh_token"),
 		"client_id": str(), "client_secret": str()})
-	b.add(PathIntrospect, "post", &Operation{OperationID: "oauth.introspect", Summary: "Introspect a token (RFC 7662)",
+	b.add(oauth.PathIntrospect, "post", &Operation{OperationID: "oauth.introspect", Summary: "Introspect a token (RFC 7662)",
 		Security: clientCredentialed, RequestBody: formBody(tokenForm),
 		Responses: map[string]*Response{"200": jsonResponse("Whether the token is active, and if so what it is.", b.schema("oauth.Introspection",
 			object(false, []string{"active"}, map[string]*Schema{"active": boolean(), "scope": str(), "client_id": str(), "sub": str(),
 				"token_type": str(), "exp": integer(), "iat": integer(), "iss": str(), "aud": str()}))),
 			"default": oauthErr}})
-	b.add(PathRevoke, "post", &Operation{OperationID: "oauth.revoke", Summary: "Revoke a token (RFC 7009)",
+	b.add(oauth.PathRevoke, "post", &Operation{OperationID: "oauth.revoke", Summary: "Revoke a token (RFC 7009)",
 		Security: clientCredentialed, RequestBody: formBody(tokenForm),
 		Responses: map[string]*Response{"200": {Description: "Revoked, or it was not valid: the body is empty."}, "default": oauthErr}})
 	userinfo := b.schema("oauth.UserInfo", object(true, []string{"sub"}, map[string]*Schema{"sub": str(), "name": described(str(), "With public_profile.")}))
 	for _, m := range []string{"get", "post"} {
-		b.add(PathUserinfo, m, &Operation{OperationID: "oauth.userinfo." + m, Summary: "The signed-in user's claims (OpenID Connect)",
+		b.add(oauth.PathUserinfo, m, &Operation{OperationID: "oauth.userinfo." + m, Summary: "The signed-in user's claims (OpenID Connect)",
 			Description: "A user access token with the openid scope, as a bearer or (POST) as the access_token form field.",
 			Security:    bearerOnly,
 			Responses:   map[string]*Response{"200": jsonResponse("The claims.", userinfo), "default": oauthErr}})
 	}
-	b.add(PathJWKS, "get", &Operation{OperationID: "oauth.jwks", Summary: "The keys that sign ID tokens", Security: noCredential,
+	b.add(oauth.PathJWKS, "get", &Operation{OperationID: "oauth.jwks", Summary: "The keys that sign ID tokens", Security: noCredential,
 		Responses: map[string]*Response{"200": jsonResponse("A JWK set (RFC 7517).", b.schema("oauth.JWKS", object(false, []string{"keys"}, map[string]*Schema{
 			"keys": arrayOf(object(true, []string{"kty", "kid"}, map[string]*Schema{"kty": str(), "use": str(), "alg": str(), "kid": str(), "n": str(), "e": str()})),
 		})))}})
@@ -309,7 +305,7 @@ func (b *builder) explorer() {
 			"redirect_uri": described(str(), "The explorer's callback page, as at /oauth/authorize.")}))
 	res := b.schema("console.ExplorerToken", object(false, []string{"access_token", "token_type", "expires_in"},
 		map[string]*Schema{"access_token": str(), "token_type": enum("Bearer"), "scope": str(), "expires_in": integer()}))
-	b.add(PathExplorerToken, "post", &Operation{OperationID: "console.explorerToken",
+	b.add(oauth.PathExplorerToken, "post", &Operation{OperationID: "console.explorerToken",
 		Summary:     "Redeem the Graph explorer's authorization code on the server (a console session on the app's team, with its X-Svc-CSRF token)",
 		Security:    bearerOnly,
 		RequestBody: &RequestBody{Required: true, Content: map[string]MediaType{"application/json": {Schema: req}}},
