@@ -77,9 +77,13 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	b.Do("open the app's settings", chromedp.Click(chromedp.ID("open-created")), chromedp.WaitVisible(chromedp.ID("link-page")))
 	b.Do("see the overview", waitText("#overview", "Console app"))
 	appID := browsertest.Get(b, "read the app id", chromedp.Evaluate[string](`document.body.dataset.app`))
+	// The Page is chosen in the page itself once its option is there: the
+	// list is filled while the test runs, and a node looked up first can
+	// be gone by the time it is set.
 	b.Do("link the Page",
-		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('#link-page-id option[value="%s"]')`, c.Page.ID)),
-		chromedp.SetValue(chromedp.ID("link-page-id"), c.Page.ID),
+		chromedp.WaitVisible(chromedp.CSS(`#link-page[data-bound]`)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById('link-page-id');
+			if (!s || !s.querySelector('option[value="%s"]')) return false; s.value = %q; return true; })()`, c.Page.ID, c.Page.ID)),
 		chromedp.Click(chromedp.CSS(`#link-page button[type=submit]`)),
 		waitText("#links", c.Page.Name))
 	b.Do("add a redirect URI",
