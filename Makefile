@@ -207,7 +207,7 @@ profile: postgres build
 
 ## bench-go: Go benchmarks (plugin hop, fast-lane call, book's list read, webhook delivery, token exchange)
 bench-go: build
-	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./plugins/sdk/ ./plugins/book/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./bench/
+	$(GO) test -run '^$$' -bench . -benchmem ./gateway/internal/host/ ./sdk/ ./plugins/book/ ./gateway/internal/webhook/ ./gateway/internal/oauth/ ./bench/
 
 clean:
 	rm -rf bin .tmp .deps

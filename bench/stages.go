@@ -30,7 +30,7 @@ var GatewayStages = []Stage{
 	{"route", regexp.MustCompile(`^github\.com/svcplatform/svc/gateway/internal/graph\.(\(\*nodeRouter\)\.match|ParseNode)`)},
 	{"bind", regexp.MustCompile(`^github\.com/svcplatform/svc/gateway/internal/graph\.(bind|applyLimit|decodeObject|readJSONBody)`)},
 	{"validate", regexp.MustCompile(`^buf\.build/go/protovalidate`)},
-	{"hop", regexp.MustCompile(`^github\.com/svcplatform/svc/(gateway/internal/host\.\(\*Host\)\.Invoke|plugins/sdk/protocol\.)`)},
+	{"hop", regexp.MustCompile(`^github\.com/svcplatform/svc/(gateway/internal/host\.\(\*Host\)\.Invoke|internal/plugin/protocol\.)`)},
 	{"authorize", regexp.MustCompile(`^github\.com/svcplatform/svc/gateway/internal/route\.`)},
 	{"render", regexp.MustCompile(`^github\.com/svcplatform/svc/gateway/internal/graph\.(\(\*wire|\(\*Handler\)\.(render|appendPaging|selectFields)|decodeAnswer)|^google\.golang\.org/protobuf/encoding/protojson`)},
 	{"write the response", regexp.MustCompile(`^net/http\.(\(\*response\)\.(finishRequest|Write|write)|checkConnErrorWriter)`)},
@@ -41,8 +41,8 @@ var GatewayStages = []Stage{
 // PluginStages are the stages of a call in a plugin.
 var PluginStages = []Stage{
 	{"SQL (pgx)", regexp.MustCompile(`^github\.com/jackc/pgx`)},
-	{"handler", regexp.MustCompile(`^github\.com/svcplatform/svc/plugins/sdk\.\(\*Plugin\)\.invoke`)},
-	{"hop", regexp.MustCompile(`^github\.com/svcplatform/svc/plugins/sdk/protocol\.`)},
+	{"handler", regexp.MustCompile(`^github\.com/svcplatform/svc/sdk\.\(\*Plugin\)\.invoke`)},
+	{"hop", regexp.MustCompile(`^github\.com/svcplatform/svc/internal/plugin/protocol\.`)},
 	{"garbage collection", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|bgsweep|bgscavenge|gcAssist|mallocgc)`)},
 }
 

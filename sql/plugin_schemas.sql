@@ -1,4 +1,4 @@
--- For sqlc only: the schemas the migration runner (plugins/sdk/migrate)
+-- For sqlc only: the schemas the migration runner (sdk/migrate)
 -- makes for our plugins before their first migration, which therefore do
 -- not create them (a plugin's database role may not create schemas). sqlc
 -- reads this file before each plugin's migrations.

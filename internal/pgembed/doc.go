@@ -38,6 +38,6 @@
 // (a recycled pid after a reboot) are removed, because PostgreSQL would otherwise refuse to start.
 //
 // pgembed must not know anything about the schemas stored in the cluster: migrations belong to
-// their owners (see plugins/sdk/migrate). It is Linux-only; elsewhere [Start] returns an error
+// their owners (see sdk/migrate). It is Linux-only; elsewhere [Start] returns an error
 // and callers should use an external server.
 package pgembed

@@ -9,7 +9,7 @@ import (
 
 	"github.com/svcplatform/svc/internal/pgtest"
 	"github.com/svcplatform/svc/internal/shardcheck"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // repoRoot is the repository, seen from this package's folder (where go test runs).

@@ -27,8 +27,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
 )
 
 func main() {

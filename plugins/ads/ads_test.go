@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func (b *bundle) account(t *testing.T) string {

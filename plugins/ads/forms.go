@@ -14,7 +14,7 @@ import (
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Bounds of lead forms and leads.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	adssql "github.com/svcplatform/svc/plugins/ads/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

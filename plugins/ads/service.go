@@ -12,7 +12,7 @@ import (
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // maxAccountsPerBusiness bounds the sandbox ad accounts of one business.

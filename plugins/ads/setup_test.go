@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	adssql "github.com/svcplatform/svc/plugins/ads/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "ads", adssql.Migrations()) }

@@ -10,10 +10,10 @@ import (
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 // BenchmarkListPosts measures the plugin's side of the Graph read
@@ -21,7 +21,7 @@ import (
 // handler and its query against a real PostgreSQL, and encoding the answer,
 // as the gateway's in-process transport runs it; cpu-µs/op is this
 // process's CPU, PostgreSQL's not included. The fast lane's own part
-// is BenchmarkFastLaneCall in plugins/sdk.
+// is BenchmarkFastLaneCall in sdk.
 //
 //	go test -run '^$' -bench ListPosts -benchmem ./plugins/book/
 func BenchmarkListPosts(b *testing.B) {

@@ -5,10 +5,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/svcplatform/svc/internal/replica"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

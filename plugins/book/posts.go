@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	"github.com/svcplatform/svc/internal/replica"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // EventPostCreated is emitted when a post is published.

@@ -9,10 +9,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	"github.com/svcplatform/svc/internal/replica"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "book", booksql.Migrations()) }

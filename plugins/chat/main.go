@@ -6,11 +6,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/svcplatform/svc/internal/replica"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

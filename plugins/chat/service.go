@@ -15,9 +15,9 @@ import (
 
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/internal/replica"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // inboxProcedure is svcchat's inbox of Page threads for the signed-in user.

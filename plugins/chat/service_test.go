@@ -12,11 +12,11 @@ import (
 
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/internal/replica"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }

@@ -10,8 +10,8 @@ import (
 
 	commercev1 "github.com/svcplatform/svc/gen/svc/commerce/v1"
 	commercesql "github.com/svcplatform/svc/plugins/commerce/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "commerce", commercesql.Migrations()) }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	commercesql "github.com/svcplatform/svc/plugins/commerce/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

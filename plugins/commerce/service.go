@@ -11,7 +11,7 @@ import (
 
 	commercev1 "github.com/svcplatform/svc/gen/svc/commerce/v1"
 	"github.com/svcplatform/svc/plugins/commerce/internal/commercedb"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // StatusPendingPayment is the status of every order checkout creates.

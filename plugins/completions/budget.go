@@ -9,7 +9,7 @@ import (
 
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
 	"github.com/svcplatform/svc/plugins/completions/internal/completionsdb"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // getBudget reads app/{app_id}/completions_budget. The gateway has checked

@@ -13,7 +13,7 @@ import (
 	"github.com/svcplatform/svc/internal/pgtest"
 	"github.com/svcplatform/svc/plugins/completions/internal/completionsdb"
 	completionssql "github.com/svcplatform/svc/plugins/completions/sql"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // setupDB is a fresh database with the completions schema.

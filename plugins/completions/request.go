@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/svcplatform/svc/plugins/sdk/jsonobj"
+	"github.com/svcplatform/svc/internal/jsonobj"
 )
 
 // chatRequest is a validated chat completion request. fields keeps every

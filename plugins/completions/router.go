@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk/jsonobj"
+	"github.com/svcplatform/svc/internal/jsonobj"
 )
 
 // router sends a model's requests to the upstreams serving it.

@@ -17,7 +17,7 @@ import (
 
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
 	"github.com/svcplatform/svc/plugins/completions/internal/completionsdb"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // service holds the plugin's parts; its methods are the handlers.

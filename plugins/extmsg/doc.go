@@ -9,7 +9,7 @@
 // # Templates
 //
 // The lifecycle is svcchat's (CONTRACT §5), from the one table both share
-// in plugins/sdk/msgtemplate, with the account's app in the role of
+// in plugins/internal/msgtemplate, with the account's app in the role of
 // svcchat's app: a new or edited template is a draft; while the app is in
 // development mode its drafts are approved directly
 // (…/templates/<name>/approve); once it is live they are submitted

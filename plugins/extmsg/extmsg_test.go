@@ -9,8 +9,8 @@ import (
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
 	extmsgsql "github.com/svcplatform/svc/plugins/extmsg/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "extmsg", extmsgsql.Migrations()) }

@@ -14,8 +14,8 @@ import (
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
 	"github.com/svcplatform/svc/plugins/extmsg/internal/extmsgdb"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/msgtemplate"
+	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // StatusConnected is the status of an account after embedded signup.

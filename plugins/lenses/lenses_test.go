@@ -9,9 +9,9 @@ import (
 	lensesv1 "github.com/svcplatform/svc/gen/svc/lenses/v1"
 	"github.com/svcplatform/svc/internal/pgtest"
 	lensessql "github.com/svcplatform/svc/plugins/lenses/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -10,8 +10,8 @@ import (
 	lensesv1 "github.com/svcplatform/svc/gen/svc/lenses/v1"
 	"github.com/svcplatform/svc/plugins/lenses/internal/lensesdb"
 	lensessql "github.com/svcplatform/svc/plugins/lenses/sql"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

@@ -3,12 +3,12 @@ package main
 import (
 	"testing"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 // The plugin's Graph bindings and access rules follow the rules the gateway
-// applies when it loads the plugin (plugins/sdk/manifestcheck). Describing
+// applies when it loads the plugin (internal/plugin/manifestcheck). Describing
 // the plugin needs no database.
 func TestTheManifestFollowsTheGatewaysLoadRules(t *testing.T) {
 	t.Parallel()

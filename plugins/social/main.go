@@ -5,9 +5,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
 	socialsql "github.com/svcplatform/svc/plugins/social/sql"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

@@ -16,9 +16,9 @@ import (
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
 	"github.com/svcplatform/svc/internal/netguard"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/social/internal/socialdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // Bounds of the media check.

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 // videoServer is a real HTTP server answering every request with status,

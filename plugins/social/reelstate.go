@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // ReelStatus is where a reel stands.

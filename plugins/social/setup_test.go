@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	socialsql "github.com/svcplatform/svc/plugins/social/sql"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "social", socialsql.Migrations()) }

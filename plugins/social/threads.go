@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/social/internal/socialdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // Events the plugin emits (CONTRACT §6).

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func (b *bundle) thread(t *testing.T, text string) string {

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // completeProcedure is the completions plugin's typed completion, which

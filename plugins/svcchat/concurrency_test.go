@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Pipelined sends lock the conversation, then the opt-in record, as every

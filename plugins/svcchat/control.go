@@ -3,7 +3,7 @@ package main
 import (
 	"net/http"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // ControlAction is what may change who answers a conversation (interface

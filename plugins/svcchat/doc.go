@@ -8,7 +8,7 @@
 // row per conversation is the lock that orders everything happening to the
 // conversation: two sends at once both land, numbered in commit order, and
 // a window, opt-in or control change is never lost. Every event is written
-// to the outbox in the transaction of its change (plugins/sdk/event); the
+// to the outbox in the transaction of its change (sdk/event); the
 // gateway's webhook engine delivers it.
 //
 // The state machines of the interface are tables in code, one function

@@ -3,7 +3,7 @@ package main
 import (
 	"net/http"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // The refusals of CONTRACT §3 that need svcchat's own data. Messaging rules

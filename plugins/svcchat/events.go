@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // Event types the plugin emits (CONTRACT §6).

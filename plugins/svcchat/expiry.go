@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // expiryBatch bounds the lapsed controls one transaction returns.

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // inboxLimit bounds the threads the inbox lists: a user's Page threads are

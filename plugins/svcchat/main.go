@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/internal/replica"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // version is the plugin's version, shown to operators.

@@ -16,11 +16,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
-	"github.com/svcplatform/svc/plugins/sdk/pipetx"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/internal/pipetx"
+	"github.com/svcplatform/svc/internal/replica"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 type service struct {

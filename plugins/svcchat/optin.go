@@ -4,10 +4,10 @@ import (
 	"context"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
-	"github.com/svcplatform/svc/plugins/sdk/pipetx"
+	"github.com/svcplatform/svc/internal/pipetx"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // applyOptIn runs the opt-in state machine for a user and a Page inside

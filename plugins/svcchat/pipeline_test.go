@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/svcplatform/svc/plugins/sdk/pipetx"
+	"github.com/svcplatform/svc/internal/pipetx"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // conversationRow is a conversation with the user's opt-in standing, as

@@ -11,10 +11,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
-	"github.com/svcplatform/svc/plugins/sdk/replica"
+	"github.com/svcplatform/svc/internal/replica"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "svcchat", svcchatsql.Migrations()) }

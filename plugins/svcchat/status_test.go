@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // TestMessageStatusTable checks every row of the message status table and

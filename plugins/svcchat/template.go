@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/svcplatform/svc/plugins/sdk/msgtemplate"
+	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
 )
 
 // The template lifecycle is shared with the other products that have

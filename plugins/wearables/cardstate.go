@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // CardStatus is where a card is on its way to the wearer.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // TestCardTransitions checks every row of the card state machine.

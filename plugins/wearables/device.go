@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
 	"github.com/svcplatform/svc/plugins/wearables/internal/wearablesdb"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // streamCards connects the caller's device and sends it every card waiting

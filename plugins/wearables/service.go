@@ -16,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
 	"github.com/svcplatform/svc/plugins/wearables/internal/wearablesdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // Events the plugin emits (CONTRACT §6).

@@ -10,10 +10,10 @@ import (
 
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
 	"github.com/svcplatform/svc/internal/pgtest"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	wearablessql "github.com/svcplatform/svc/plugins/wearables/sql"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
+	"github.com/svcplatform/svc/sdk/plugintest"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
 

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
 	"github.com/svcplatform/svc/plugins/wearables/internal/wearablesdb"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestAPushForAnotherUserIsRefusedWith2070001AndStoresNothing(t *testing.T) {

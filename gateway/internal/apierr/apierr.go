@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Error families, reported in the envelope's "type" field: the SDK's, so

@@ -15,7 +15,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 )
 
 // envelope is the Graph error body of CONTRACT §3.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Principal is the caller of one request, resolved from its credential.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk/tracing"
+	"github.com/svcplatform/svc/internal/tracing"
 )
 
 // Config is everything the gateway needs to start.
@@ -72,7 +72,7 @@ type Config struct {
 	Replica Replica `json:"replica"`
 	// TracingEndpoint turns on OpenTelemetry tracing: the OTLP/HTTP
 	// receiver (http://host:4318) that the gateway's and the plugins'
-	// spans go to (plugins/sdk/tracing). Empty: off.
+	// spans go to (internal/tracing). Empty: off.
 	TracingEndpoint string `json:"tracing_endpoint,omitempty"`
 
 	// DatabaseURL selects an external PostgreSQL (SVC_DATABASE_URL); empty

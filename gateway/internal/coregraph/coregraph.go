@@ -16,7 +16,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Service implements svc.core.v1.GraphService.

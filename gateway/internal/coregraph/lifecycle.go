@@ -9,7 +9,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // The app lifecycle nodes (CONTRACT §4, "App lifecycle through the Graph").

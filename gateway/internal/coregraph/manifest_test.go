@@ -5,9 +5,9 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 // The gateway's own Graph nodes follow the rules every plugin's manifest

@@ -8,7 +8,7 @@ import (
 	"net/http"
 
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // PluginCall calls a plugin's method through the route table as caller,

@@ -19,8 +19,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Options configure a Dispatcher.

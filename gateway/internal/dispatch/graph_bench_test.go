@@ -20,10 +20,10 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/server"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
-	"github.com/svcplatform/svc/plugins/sdk/protocol/lanetest"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/internal/plugin/protocol/lanetest"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // BenchmarkGraphRead measures the gateway's own work on the Graph read that

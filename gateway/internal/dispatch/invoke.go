@@ -7,8 +7,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // hostInvoker calls one plugin through the host, timing each call.

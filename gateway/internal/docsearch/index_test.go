@@ -10,7 +10,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/internal/pgtest"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk/migrate"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
 

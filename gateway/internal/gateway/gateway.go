@@ -54,11 +54,11 @@ import (
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/memtrim"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
-	sdkreplica "github.com/svcplatform/svc/plugins/sdk/replica"
-	"github.com/svcplatform/svc/plugins/sdk/tracing"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+	sdkreplica "github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/tracing"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // Run starts the gateway with command-line args and serves until ctx is
@@ -260,7 +260,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r.UseHost(plugins)
 	docsIndex := docsearch.NewIndex(db.Pool)
 	r.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids, authn.ForgetUser),
-		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/plugins/sdk", Version: buildVersion}}),
+		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
 	// rebuilt (the reference, lazily) and refreshed (the index, off the

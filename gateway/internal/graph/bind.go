@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Paging limits of Graph list reads (CONTRACT §2), the SDK's: a plugin

@@ -11,7 +11,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // A Graph write's body is a JSON object whose keys are request fields. The

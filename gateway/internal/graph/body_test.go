@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // writeShapes is a proto3 write request with a field of each shape a flat

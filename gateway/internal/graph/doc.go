@@ -1,6 +1,6 @@
 // Package graph owns the Graph endpoint, /api/v1/graph: matching a node path
 // against the node patterns that plugins declare (the node syntax and the
-// patterns' rules are plugins/sdk/manifestcheck's, shared with plugin
+// patterns' rules are internal/plugin/manifestcheck's, shared with plugin
 // tests; the router is built with each route table), binding
 // path variables, query parameters and JSON or form-encoded bodies to
 // request fields (a form by the JSON body's rules), reading an

@@ -22,7 +22,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // Path is where the Graph endpoint is served.

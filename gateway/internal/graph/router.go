@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/route"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // binding ties a node pattern and an HTTP method to a route method.

@@ -18,8 +18,8 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // BenchmarkHop measures what one plugin hop adds to a call: the same Echo

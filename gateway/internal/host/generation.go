@@ -9,7 +9,7 @@ import (
 
 	goplugin "github.com/hashicorp/go-plugin"
 
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // generation is one process of a plugin. A hot swap runs two generations of

@@ -21,8 +21,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 func TestStartDescribesAndServesEveryPlugin(t *testing.T) {

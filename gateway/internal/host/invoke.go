@@ -16,9 +16,9 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
-	"github.com/svcplatform/svc/plugins/sdk/tracing"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/internal/tracing"
 )
 
 // Invoke runs one unary call on the process currently serving plugin. The

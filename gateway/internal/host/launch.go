@@ -23,7 +23,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // laneConns is the number of fast-lane connections opened with a process,

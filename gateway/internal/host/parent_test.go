@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // helperEnv runs this test binary as a stand-in gateway (see runHelper).

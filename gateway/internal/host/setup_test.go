@@ -19,8 +19,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
 )
 
 // testpluginBinary returns internal/testplugin built: $SVC_BIN_DIR/testplugin

@@ -1,6 +1,6 @@
 package openai
 
-import "github.com/svcplatform/svc/plugins/sdk/jsonobj"
+import "github.com/svcplatform/svc/internal/jsonobj"
 
 // wantsStream tells whether a request body's top-level "stream" is true,
 // choosing the plugin method to call. It walks the top-level object's keys

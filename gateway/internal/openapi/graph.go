@@ -11,7 +11,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/route"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // style is how a message is written: REST and Connect use protojson's JSON

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/svcplatform/svc/internal/pgtest"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
+	"github.com/svcplatform/svc/sdk/migrate"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
 

@@ -3,7 +3,7 @@
 // REST, through the google.api.http annotations the transcoder reads), with
 // no compiled-in knowledge of the service. The same Method values back the
 // Graph router. A manifest is admitted by the rules of
-// plugins/sdk/manifestcheck, the ones a plugin's own tests run
+// internal/plugin/manifestcheck, the ones a plugin's own tests run
 // (plugintest.CheckManifest); route adds none of its own.
 //
 // Every call passes one pipeline, whatever protocol it came in on: decode

@@ -8,8 +8,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // recorder is an invoker that keeps the requests it is given.

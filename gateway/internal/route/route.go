@@ -22,8 +22,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/validate"
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk/manifestcheck"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 )
 
 // Invoker runs one unary call of a plugin.
@@ -109,7 +109,7 @@ type Table struct {
 }
 
 // Build makes a route table from sources. It fails when a source breaks
-// the manifest rules (plugins/sdk/manifestcheck: descriptors that do not
+// the manifest rules (internal/plugin/manifestcheck: descriptors that do not
 // resolve, a malformed Graph binding or access rule), or when two sources
 // serve one service or bind one Graph node.
 func Build(sources []Source, guard Guard) (*Table, error) {

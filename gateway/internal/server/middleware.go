@@ -18,7 +18,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/version"
-	"github.com/svcplatform/svc/plugins/sdk/tracing"
+	"github.com/svcplatform/svc/internal/tracing"
 )
 
 // MaxBodyBytes is the largest request body accepted (CONTRACT §1).

@@ -21,7 +21,7 @@ import (
 // gateway's role, and the operator is told how to isolate them.
 var ErrNoRoles = errors.New("the gateway's database role may not create roles (grant it CREATEROLE to give each plugin its own)")
 
-// schemaName is what a plugin's schema may be called (plugins/sdk/migrate's rule).
+// schemaName is what a plugin's schema may be called (sdk/migrate's rule).
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // PluginURL gives plugin its own database role and answers the URL the

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/internal/pgembed"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/tracing"
+	"github.com/svcplatform/svc/internal/tracing"
+	"github.com/svcplatform/svc/sdk/migrate"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // Subscription orderings (CONTRACT §14).

@@ -12,7 +12,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 func TestSubscriptionIsSavedAfterTheVerificationHandshake(t *testing.T) {

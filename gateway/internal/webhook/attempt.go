@@ -19,7 +19,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/internal/netguard"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // excerptLimit bounds the response excerpt kept per attempt.

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/gateway/internal/webhook"
-	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // benchReceiver answers the handshake and 200 to every delivery, as fast

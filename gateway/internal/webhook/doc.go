@@ -12,7 +12,7 @@
 // core.apps (mode), core.page_links, core.app_products and
 // core.app_scope_reviews (who is entitled to an event, below). It must not
 // write any other table. The products emit events by inserting into
-// core.outbox with plugins/sdk/event.Emit in the transaction of their
+// core.outbox with sdk/event.Emit in the transaction of their
 // change; of them it knows only the rule that names an event's product
 // (core.event_product, migration 0101).
 //

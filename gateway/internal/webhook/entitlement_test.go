@@ -9,8 +9,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // CONTRACT §15: events reach only apps entitled to them.

@@ -33,9 +33,9 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
-	"github.com/svcplatform/svc/plugins/sdk/wire"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 func TestMain(m *testing.M) { identitytest.Main(m) }

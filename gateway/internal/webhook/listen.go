@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Listeners: `gateway listen` (docs/WEBHOOKS.md, "Webhooks on a laptop").

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Test events and replays are sent on a developer's demand, outside the

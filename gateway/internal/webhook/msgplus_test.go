@@ -16,7 +16,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
-	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // Every delivery carries Standard Webhooks headers that the reference

@@ -12,8 +12,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // A result from a lease that was lost is logged but changes nothing: the

@@ -21,7 +21,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/netguard"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // APIVersion is the api_version written in every body.

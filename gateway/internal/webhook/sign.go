@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Headers of every delivery.

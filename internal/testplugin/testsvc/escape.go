@@ -17,9 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/migrate"
-	"github.com/svcplatform/svc/plugins/sdk/protocol"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/migrate"
 )
 
 // superuser is the embedded cluster's superuser (pgembed.Superuser).

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
+	"github.com/svcplatform/svc/sdk"
 )
 
 // Procedures of svc.testplugin.v1.TestService.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	hellov1 "github.com/svcplatform/svc/gen/svc/hello/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestSayHelloGreetsTheNameInThePath(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	hellov1 "github.com/svcplatform/svc/gen/svc/hello/v1"
-	"github.com/svcplatform/svc/plugins/sdk"
-	"github.com/svcplatform/svc/plugins/sdk/event"
+	"github.com/svcplatform/svc/sdk"
+	"github.com/svcplatform/svc/sdk/event"
 )
 
 // version is the plugin's version, shown in GET /api/admin/plugins.

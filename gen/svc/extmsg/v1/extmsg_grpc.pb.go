@@ -36,7 +36,7 @@ const (
 // §12): a business connects a messaging account to an app by embedded
 // signup, and the app manages the account's message templates, which go
 // through the same lifecycle and staff queue as svcchat's templates
-// (CONTRACT §5; the table is shared, plugins/sdk/msgtemplate). Served by
+// (CONTRACT §5; the table is shared, plugins/internal/msgtemplate). Served by
 // the extmsg plugin.
 //
 // A business is "bp_<user id>" (me/business_portfolios); its user acts for
@@ -158,7 +158,7 @@ func (c *extmsgServiceClient) DecideTemplate(ctx context.Context, in *DecideTemp
 // §12): a business connects a messaging account to an app by embedded
 // signup, and the app manages the account's message templates, which go
 // through the same lifecycle and staff queue as svcchat's templates
-// (CONTRACT §5; the table is shared, plugins/sdk/msgtemplate). Served by
+// (CONTRACT §5; the table is shared, plugins/internal/msgtemplate). Served by
 // the extmsg plugin.
 //
 // A business is "bp_<user id>" (me/business_portfolios); its user acts for

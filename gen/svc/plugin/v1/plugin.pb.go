@@ -345,7 +345,7 @@ type InvokeRequest struct {
 	// caller reads its own writes. False: read from the primary.
 	ReadReplica bool `protobuf:"varint,8,opt,name=read_replica,json=readReplica,proto3" json:"read_replica,omitempty"`
 	// Gateway → plugin: the W3C traceparent of the gateway's span of this
-	// call, when tracing is on (plugins/sdk/tracing); empty otherwise.
+	// call, when tracing is on (internal/tracing); empty otherwise.
 	Traceparent string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	// Gateway → plugin: the facts of the Page the method's access rule names
 	// (its page_field), for this call's principal, as the gateway read them to

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
-	"github.com/svcplatform/svc/plugins/sdk/plugintest"
+	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "book", booksql.Migrations()) }

@@ -25,7 +25,7 @@ CREATE SEQUENCE extmsg.template_id_seq START WITH 9100000001;
 -- Submissions in order: the staff queue is read oldest submission first.
 CREATE SEQUENCE extmsg.submission_seq;
 
--- status follows plugins/sdk/msgtemplate's lifecycle table.
+-- status follows plugins/internal/msgtemplate's lifecycle table.
 CREATE TABLE extmsg.templates (
     account_id       bigint      NOT NULL REFERENCES extmsg.accounts (id),
     name             text        NOT NULL,

@@ -1,0 +1,249 @@
+package protocol_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/internal/plugin/protocol/lanetest"
+)
+
+// sleepyLane serves a lane whose calls sleep for the milliseconds their
+// procedure names ("/sleep/<ms>"), or until the gateway leaves, and answer
+// their request back; it returns a client of it with one connection.
+func sleepyLane(t testing.TB) *protocol.LaneClient {
+	t.Helper()
+	return laneServing(t, func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+		if ms, err := strconv.Atoi(filepath.Base(req.GetProcedure())); err == nil {
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+		return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+	})
+}
+
+// laneServing serves a lane with handler and returns a client of it with
+// one connection.
+func laneServing(t testing.TB, handler func(context.Context, *pluginv1.InvokeRequest) *pluginv1.InvokeResponse) *protocol.LaneClient {
+	t.Helper()
+	return lanetest.Dial(t, &protocol.LaneServer{Handler: handler, Allow: func(int) bool { return true }}, 1)
+}
+
+func sleep(ms int, request []byte) *pluginv1.InvokeRequest {
+	return &pluginv1.InvokeRequest{Procedure: "/sleep/" + strconv.Itoa(ms), Request: request}
+}
+
+// TestALaneCallEndsWithItsContextWhetherItEndsBeforeOrAfterTheCallIsWatched
+// checks the rule of the lane client's watch: a call is watched for its
+// context only once it has waited 20 ms for its answer (or its deadline,
+// if sooner), and a large request from the start; whenever the context
+// ends, the call ends with it (at the latest when the watch starts), long
+// before the plugin would answer, and the lane serves the next call.
+func TestALaneCallEndsWithItsContextWhetherItEndsBeforeOrAfterTheCallIsWatched(t *testing.T) {
+	t.Parallel()
+	large := make([]byte, 1<<20)
+	for _, tc := range []struct {
+		name    string
+		request []byte
+		end     func() (context.Context, context.CancelFunc)
+		want    error
+	}{
+		{"a deadline before the watch starts", nil, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"a deadline after the watch started", nil, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 60*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"cancelled before the watch starts", nil, func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(5*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+		{"cancelled after the watch started", nil, func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(60*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+		{"a large request, watched from the start", large, func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(5*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lane := sleepyLane(t)
+			ctx, cancel := tc.end()
+			defer cancel()
+			start := time.Now()
+			_, err := lane.Invoke(ctx, sleep(5000, tc.request))
+			if !errors.Is(err, tc.want) || time.Since(start) > 2*time.Second {
+				t.Fatalf("call = %v after %s, want %v at once", err, time.Since(start), tc.want)
+			}
+			resp, err := lane.Invoke(context.Background(), sleep(0, []byte("next")))
+			if err != nil || string(resp.GetResponse()) != "next" {
+				t.Fatalf("next call = %v, %v", resp, err)
+			}
+		})
+	}
+}
+
+func TestALaneCallWhoseCallerHasAlreadyLeftIsNeverSent(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	lane := laneServing(t, func(_ context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+		if req.GetProcedure() == "/write" {
+			ran.Add(1)
+		}
+		return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/write"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("call after its caller left = %v, want context.Canceled", err)
+	}
+	resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/write", Request: []byte("next")})
+	if err != nil || string(resp.GetResponse()) != "next" {
+		t.Fatalf("next call = %v, %v", resp, err)
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("the plugin ran %d calls, want 1: the one whose caller had left was sent", n)
+	}
+}
+
+func TestTheConnectionsABurstOpenedAreClosedOnceIdleAndTheFirstOnesKept(t *testing.T) {
+	t.Parallel()
+	var ended atomic.Int32
+	release := make(chan struct{})
+	srv := &protocol.LaneServer{Allow: func(int) bool { return true }, Ended: func() { ended.Add(1) },
+		// Serving streams keeps DialLane's stream probe from closing a
+		// connection of its own.
+		Stream: func(context.Context, *pluginv1.InvokeRequest, func(*pluginv1.InvokeResponse) error) error { return nil },
+		Handler: func(_ context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+			if req.GetProcedure() == "/hold" {
+				<-release
+			}
+			return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+		}}
+	lane := lanetest.Dial(t, srv, 2)
+	// A burst of 8 calls in flight at once takes 8 connections.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/hold"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for deadline := time.Now().Add(10 * time.Second); lane.Open() < 8; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open during the burst, want 8", lane.Open())
+		}
+	}
+	close(release)
+	wg.Wait()
+	// Once idle, the 6 beyond the 2 dialled first are closed, on both sides.
+	for deadline := time.Now().Add(10 * time.Second); ended.Load() < 6 || lane.Open() > 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the burst: %d connections open, %d ended in the plugin; want 2 and 6", lane.Open(), ended.Load())
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // well past the idle timeout: the kept ones stay
+	if lane.Open() != 2 || ended.Load() != 6 {
+		t.Fatalf("the first connections were closed too: %d open, %d ended", lane.Open(), ended.Load())
+	}
+	resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/echo", Request: []byte("after")})
+	if err != nil || string(resp.GetResponse()) != "after" {
+		t.Fatalf("a call after the sweep = %v, %v", resp, err)
+	}
+}
+
+// TestALaneCallAnsweredBeforeOrAfterTheWatchStartsGetsItsAnswer checks
+// that waiting for the first byte of the answer consumes nothing of it.
+func TestALaneCallAnsweredBeforeOrAfterTheWatchStartsGetsItsAnswer(t *testing.T) {
+	t.Parallel()
+	lane := sleepyLane(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, ms := range []int{0, 1, 30, 0, 60} {
+		want := []byte("answer after " + strconv.Itoa(ms) + " ms")
+		resp, err := lane.Invoke(ctx, sleep(ms, want))
+		if err != nil || string(resp.GetResponse()) != string(want) {
+			t.Fatalf("call of %d ms = %v, %v", ms, resp, err)
+		}
+	}
+}
+
+func TestALaneAnswerIsReadIntoTheCallersBufferWhenItFits(t *testing.T) {
+	t.Parallel()
+	lane := sleepyLane(t)
+	payload := bytes.Repeat([]byte("answer "), 20)
+	answer := make([]byte, 0, 1024)
+	resp, err := lane.InvokeInto(context.Background(), sleep(0, payload), answer)
+	if err != nil || !bytes.Equal(resp.GetResponse(), payload) {
+		t.Fatalf("answer = %q, %v", resp.GetResponse(), err)
+	}
+	if !bytes.Contains(answer[:cap(answer)], payload) {
+		t.Fatal("the answer was not read into the caller's buffer")
+	}
+	small := make([]byte, 0, 10)
+	resp, err = lane.InvokeInto(context.Background(), sleep(0, payload), small)
+	if err != nil || !bytes.Equal(resp.GetResponse(), payload) {
+		t.Fatalf("answer larger than the buffer = %q, %v", resp.GetResponse(), err)
+	}
+	// The connection's own buffer is not the caller's: the next call's
+	// answer leaves the first one alone.
+	first, err := lane.Invoke(context.Background(), sleep(0, []byte("first")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lane.InvokeInto(context.Background(), sleep(0, []byte("other")), answer); err != nil {
+		t.Fatal(err)
+	}
+	if string(first.GetResponse()) != "first" {
+		t.Fatalf("a later call changed an earlier answer to %q", first.GetResponse())
+	}
+}
+
+// BenchmarkLaneCall measures the gateway's side of a lane call (the
+// plugin's side runs in the same process and counts too) under a request's
+// context, a fresh cancellable context per call as net/http gives each
+// request, with the answer copied out of the connection's buffer and read
+// into the caller's.
+//
+//	go test -run '^$' -bench LaneCall -benchmem ./internal/plugin/protocol/
+func BenchmarkLaneCall(b *testing.B) {
+	lane := sleepyLane(b)
+	req := sleep(0, []byte("a sixty-byte answer is what the hop benchmark's reference uses"))
+	b.Run("copied", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithCancel(context.Background())
+			if _, err := lane.Invoke(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			cancel()
+		}
+	})
+	b.Run("into", func(b *testing.B) {
+		answer := make([]byte, 0, 4096)
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx, cancel := context.WithCancel(context.Background())
+			if _, err := lane.InvokeInto(ctx, req, answer); err != nil {
+				b.Fatal(err)
+			}
+			cancel()
+		}
+	})
+}

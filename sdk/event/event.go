@@ -1,0 +1,73 @@
+package event
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+
+	"github.com/svcplatform/svc/sdk/event/eventdb"
+)
+
+// Event is one thing that happened, as apps will receive it in the data
+// field of a webhook.
+type Event struct {
+	// Type is the event type, e.g. "book.post.created".
+	Type string
+	// PageID is the Page the event belongs to; apps linked to it receive it.
+	PageID string
+	// AppID is set for events that belong to one app rather than a Page.
+	AppID string
+	// Data is the event's data object, marshalled to JSON.
+	Data any
+	// OrderingKey groups events that subscribers may ask to receive in
+	// order (subscription ordering "conversation"): the events of one key
+	// are delivered to such an app one at a time, in the order they were
+	// emitted. The producer must serialise the transactions that emit
+	// events of one key (svcchat emits under the conversation's row lock),
+	// so that emit order is commit order. Empty: no ordering.
+	OrderingKey string
+}
+
+// Emit inserts e into the outbox using tx, which should be the transaction
+// that makes the change e reports. It returns the event id ("evt_…").
+func Emit(ctx context.Context, tx eventdb.DBTX, e Event) (string, error) {
+	if e.Type == "" {
+		return "", fmt.Errorf("event: type is required")
+	}
+	data, err := json.Marshal(e.Data)
+	if err != nil {
+		return "", fmt.Errorf("event %s: marshal data: %w", e.Type, err)
+	}
+	id := NewID()
+	err = eventdb.New(tx).InsertEvent(ctx, eventdb.InsertEventParams{
+		ID: id, Type: e.Type, PageID: optional(e.PageID), AppID: optional(e.AppID), Data: data,
+		OrderingKey: optional(e.OrderingKey),
+	})
+	if err != nil {
+		return "", fmt.Errorf("event %s: insert into outbox: %w", e.Type, err)
+	}
+	return id, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewID returns a fresh event id: "evt_" and 22 random base-62 characters.
+func NewID() string { return "evt_" + randomString(22) }
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand never fails on Linux
+	for i := range b {
+		// 256 is not a multiple of 62; the bias is negligible for ids.
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return string(b)
+}

@@ -1,0 +1,225 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+)
+
+// ErrNoHost is returned by HostClient methods when the plugin runs without a
+// gateway, e.g. in a test that gave it no host.
+var ErrNoHost = errors.New("sdk: the plugin has no connection to the gateway's Host service")
+
+// HostClient calls the gateway's Host service: another plugin's methods, and
+// the core's identity data.
+type HostClient struct {
+	p          *Plugin
+	delegation string
+	traceID    string
+}
+
+// hostConn is the connection to the Host service, dialled through
+// go-plugin's broker when the gateway first describes the plugin.
+type hostConn struct {
+	conn   *grpc.ClientConn
+	client pluginv1.HostClient
+}
+
+// Call invokes procedure (e.g. "/svc.completions.v1.CompletionsService/Complete")
+// on whichever plugin serves it, with req, and decodes the answer into res.
+// A refusal by the other plugin is returned as its *Error, so a handler may
+// return it as is.
+func (h *HostClient) Call(ctx context.Context, procedure string, req, res proto.Message) error {
+	hc := h.p.host.Load()
+	if hc == nil {
+		return ErrNoHost
+	}
+	in, err := proto.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("sdk: host call %s: encode request: %w", procedure, err)
+	}
+	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Delegation: h.delegation, TraceId: h.traceID}
+	if d, ok := ctx.Deadline(); ok {
+		ireq.DeadlineUnixNano = d.UnixNano()
+	}
+	resp, err := hc.client.Call(ctx, ireq)
+	if err != nil {
+		return hostError(procedure, err)
+	}
+	if resp.GetError() != nil {
+		return errorFromProto(resp.GetError())
+	}
+	if err := proto.Unmarshal(resp.GetResponse(), res); err != nil {
+		return fmt.Errorf("sdk: host call %s: decode response: %w", procedure, err)
+	}
+	return nil
+}
+
+// PageQuery names a Page and the caller whose standing on it PageAccess
+// reports: a user, an app, both or neither (the Page's own facts only).
+type PageQuery struct {
+	PageID string
+	UserID string
+	AppID  string
+}
+
+// PageRole is a user's role on a Page.
+type PageRole int32
+
+// The roles on a Page, from none to owner; a higher role includes the
+// lower ones. They number as svc.plugin.v1.PageRole.
+const (
+	PageRoleNone   PageRole = 0
+	PageRoleLinked PageRole = 1 // a least role of access rules only: admin, owner or linked app
+	PageRoleAdmin  PageRole = 2
+	PageRoleOwner  PageRole = 3
+)
+
+// PageAccess is what the gateway knows of a Page for a user and an app.
+type PageAccess struct {
+	// Exists is false when there is no such Page; the other fields are then
+	// empty.
+	Exists bool
+	// Name is the Page's name, e.g. for an assistant's attribution.
+	Name string
+	// UserRole is the queried user's role on the Page (PageRoleNone: none,
+	// or no user queried).
+	UserRole PageRole
+	// AppLinked is true when the queried app is linked to the Page, and
+	// AppProducts then lists the products the link grants.
+	AppLinked   bool
+	AppProducts []string
+	// Published and ChatSurfacing are the Page's visibility settings.
+	Published     bool
+	ChatSurfacing bool
+	// InboxAutomation: the built-in assistant answers a conversation's
+	// first message; AssistantLabel is how its replies are attributed after
+	// the Page name.
+	InboxAutomation bool
+	AssistantLabel  string
+	// InboxMergeLinked: the Page's threads may be merged into the chat
+	// app's inbox.
+	InboxMergeLinked bool
+	// HandoverTimeout is the default expiry of svcchat's take and pass; 0:
+	// none.
+	HandoverTimeout time.Duration
+}
+
+// PageAccess asks the gateway what a user or an app may do on a Page.
+func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, error) {
+	hc := h.p.host.Load()
+	if hc == nil {
+		return nil, ErrNoHost
+	}
+	resp, err := hc.client.PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: q.PageID, UserId: q.UserID, AppId: q.AppID})
+	if err != nil {
+		return nil, hostError("PageAccess", err)
+	}
+	return pageAccessFromProto(resp), nil
+}
+
+// pageAccessFromProto is the one conversion of a Page's facts from the wire.
+func pageAccessFromProto(resp *pluginv1.PageAccessResponse) *PageAccess {
+	return &PageAccess{
+		Exists: resp.GetPageExists(), Name: resp.GetPageName(), UserRole: PageRole(resp.GetUserRole()),
+		AppLinked: resp.GetAppLinked(), AppProducts: slices.Clone(resp.GetAppProducts()),
+		Published: resp.GetPublished(), ChatSurfacing: resp.GetChatSurfacing(),
+		InboxAutomation: resp.GetInboxAutomation(), AssistantLabel: resp.GetAssistantLabel(),
+		InboxMergeLinked: resp.GetInboxMergeLinked(),
+		HandoverTimeout:  time.Duration(resp.GetHandoverTimeout()) * time.Second,
+	}
+}
+
+// AppInfo is what the gateway knows of an app.
+type AppInfo struct {
+	// Exists is false when there is no such app; the other fields are then
+	// empty.
+	Exists bool
+	Name   string
+	// Live is true when the app is in live mode (false: development mode).
+	Live bool
+	// Products lists the products the app has enabled.
+	Products []string
+	// PlatformConfig is the app's platformConfig (the app/<id>/config
+	// node) as JSON values; nil when unset.
+	PlatformConfig map[string]any
+}
+
+// AppInfo asks the gateway about an app: its name, mode, products and
+// platformConfig.
+func (h *HostClient) AppInfo(ctx context.Context, appID string) (*AppInfo, error) {
+	hc := h.p.host.Load()
+	if hc == nil {
+		return nil, ErrNoHost
+	}
+	resp, err := hc.client.AppInfo(ctx, &pluginv1.AppInfoRequest{AppId: appID})
+	if err != nil {
+		return nil, hostError("AppInfo", err)
+	}
+	app := &AppInfo{Exists: resp.GetAppExists(), Name: resp.GetName(), Live: resp.GetLive(), Products: resp.GetProducts()}
+	if c := resp.GetPlatformConfig(); c != nil {
+		app.PlatformConfig = c.AsMap()
+	}
+	return app, nil
+}
+
+// UserInfo is what the gateway knows of a user.
+type UserInfo struct {
+	// Exists is false when there is no such user; Name is then empty.
+	Exists bool
+	// Name is the user's display name.
+	Name string
+}
+
+// UserInfo asks the gateway whether a user exists and how the user is
+// named.
+func (h *HostClient) UserInfo(ctx context.Context, userID string) (*UserInfo, error) {
+	hc := h.p.host.Load()
+	if hc == nil {
+		return nil, ErrNoHost
+	}
+	resp, err := hc.client.UserInfo(ctx, &pluginv1.UserInfoRequest{UserId: userID})
+	if err != nil {
+		return nil, hostError("UserInfo", err)
+	}
+	return &UserInfo{Exists: resp.GetUserExists(), Name: resp.GetName()}, nil
+}
+
+// hostError keeps a gateway that is briefly unreachable retryable for the
+// caller.
+func hostError(what string, err error) error {
+	switch status.Code(err) {
+	case codes.Unavailable:
+		return Unavailable("The gateway").WithCause(fmt.Errorf("host call %s: %w", what, err))
+	case codes.DeadlineExceeded, codes.Canceled:
+		return fmt.Errorf("sdk: host call %s: %w", what, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("sdk: host call %s: %w", what, err)
+}
+
+// connectHost dials the Host service the gateway serves on broker id. Later
+// calls keep the first connection.
+func (p *Plugin) connectHost(broker *goplugin.GRPCBroker, id uint32) error {
+	p.hostDial.Lock()
+	defer p.hostDial.Unlock()
+	if p.host.Load() != nil {
+		return nil
+	}
+	conn, err := broker.DialWithOptions(id, protocol.DialOptions()...)
+	if err != nil {
+		return fmt.Errorf("dial the host service (broker id %d): %w", id, err)
+	}
+	p.host.Store(&hostConn{conn: conn, client: pluginv1.NewHostClient(conn)})
+	return nil
+}

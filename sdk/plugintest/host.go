@@ -1,0 +1,185 @@
+package plugintest
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/wire"
+	"github.com/svcplatform/svc/sdk"
+)
+
+// Host is the gateway as the plugin under test sees it: what the plugin
+// asks through sdk.HostClient, in the SDK's own types. A test that needs
+// facts implements the methods it needs and embeds NoHost for the others,
+// then passes it to Start with WithHost.
+type Host interface {
+	// PageAccess answers sdk.HostClient.PageAccess.
+	PageAccess(ctx context.Context, q sdk.PageQuery) (*sdk.PageAccess, error)
+	// AppInfo answers sdk.HostClient.AppInfo.
+	AppInfo(ctx context.Context, appID string) (*sdk.AppInfo, error)
+	// UserInfo answers sdk.HostClient.UserInfo.
+	UserInfo(ctx context.Context, userID string) (*sdk.UserInfo, error)
+	// Call answers sdk.HostClient.Call, another plugin's method: the
+	// response message, protobuf-encoded, or an error (an *sdk.Error is
+	// the other plugin's refusal, which the caller receives as such).
+	Call(ctx context.Context, c HostCall) ([]byte, error)
+}
+
+// HostCall is a call the plugin under test makes through the host.
+type HostCall struct {
+	// Procedure is the method called, e.g.
+	// "/svc.completions.v1.CompletionsService/Complete".
+	Procedure string
+	// Request is the request message, protobuf-encoded.
+	Request []byte
+	// Caller is whom the call acts as: the caller of the call the plugin
+	// was serving when it made it, or, outside any call, the plugin itself
+	// (Kind sdk.TokenKindPlugin), as the gateway decides.
+	Caller sdk.Principal
+	// TraceID is the trace of the call the plugin was serving.
+	TraceID string
+}
+
+// ErrNotImplemented is what NoHost answers: the test's host does not know.
+var ErrNotImplemented = errors.New("plugintest: the test's host does not implement this")
+
+// NoHost answers every Host method with ErrNotImplemented; embed it in a
+// test's host to implement only what the test needs.
+type NoHost struct{}
+
+// PageAccess answers ErrNotImplemented.
+func (NoHost) PageAccess(context.Context, sdk.PageQuery) (*sdk.PageAccess, error) {
+	return nil, ErrNotImplemented
+}
+
+// AppInfo answers ErrNotImplemented.
+func (NoHost) AppInfo(context.Context, string) (*sdk.AppInfo, error) { return nil, ErrNotImplemented }
+
+// UserInfo answers ErrNotImplemented.
+func (NoHost) UserInfo(context.Context, string) (*sdk.UserInfo, error) { return nil, ErrNotImplemented }
+
+// Call answers ErrNotImplemented.
+func (NoHost) Call(context.Context, HostCall) ([]byte, error) { return nil, ErrNotImplemented }
+
+// OnePage is a Host for tests of a plugin that asks the gateway about a
+// Page: it answers as the gateway would for one published Page, PageID, on
+// which the users in Admins have the admin role and to which the apps in
+// LinkedApps are linked; any other Page does not exist. Its other methods
+// answer ErrNotImplemented.
+type OnePage struct {
+	NoHost
+	PageID     string
+	Admins     []string
+	LinkedApps []string
+}
+
+// PageAccess answers the caller's standing on the Page.
+func (h OnePage) PageAccess(_ context.Context, q sdk.PageQuery) (*sdk.PageAccess, error) {
+	res := &sdk.PageAccess{Exists: q.PageID == h.PageID}
+	if !res.Exists {
+		return res, nil
+	}
+	res.Published = true
+	if slices.Contains(h.Admins, q.UserID) {
+		res.UserRole = sdk.PageRoleAdmin
+	}
+	res.AppLinked = slices.Contains(h.LinkedApps, q.AppID)
+	return res, nil
+}
+
+// hostServer serves a Host as the gateway's Host service: the conversion to
+// and from the wire happens here, so tests see SDK types only.
+type hostServer struct {
+	pluginv1.UnimplementedHostServer
+	h  Host
+	tp func() *Plugin // the plugin under test, once started
+}
+
+func (s *hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	a, err := s.h.PageAccess(ctx, sdk.PageQuery{PageID: req.GetPageId(), UserID: req.GetUserId(), AppID: req.GetAppId()})
+	if err != nil {
+		return nil, hostStatus(err)
+	}
+	return &pluginv1.PageAccessResponse{PageExists: a.Exists, PageName: a.Name, UserRole: pluginv1.PageRole(a.UserRole),
+		AppLinked: a.AppLinked, AppProducts: a.AppProducts, Published: a.Published, ChatSurfacing: a.ChatSurfacing,
+		InboxAutomation: a.InboxAutomation, AssistantLabel: a.AssistantLabel, InboxMergeLinked: a.InboxMergeLinked,
+		HandoverTimeout: int32(a.HandoverTimeout.Seconds())}, nil
+}
+
+func (s *hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	a, err := s.h.AppInfo(ctx, req.GetAppId())
+	if err != nil {
+		return nil, hostStatus(err)
+	}
+	res := &pluginv1.AppInfoResponse{AppExists: a.Exists, Name: a.Name, Live: a.Live, Products: a.Products}
+	if a.PlatformConfig != nil {
+		if res.PlatformConfig, err = structpb.NewStruct(a.PlatformConfig); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "plugintest: the test's platform config is not JSON: %v", err)
+		}
+	}
+	return res, nil
+}
+
+func (s *hostServer) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	u, err := s.h.UserInfo(ctx, req.GetUserId())
+	if err != nil {
+		return nil, hostStatus(err)
+	}
+	return &pluginv1.UserInfoResponse{UserExists: u.Exists, Name: u.Name}, nil
+}
+
+func (s *hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	tp := s.tp()
+	if tp == nil {
+		return nil, status.Error(codes.Unavailable, "plugintest: the plugin under test is not started yet")
+	}
+	caller := tp.principal(req.GetDelegation())
+	out, err := s.h.Call(ctx, HostCall{Procedure: req.GetProcedure(), Request: req.GetRequest(),
+		Caller: wire.PrincipalFromProto(caller), TraceID: req.GetTraceId()})
+	if e, ok := errors.AsType[*sdk.Error](err); ok {
+		return &pluginv1.InvokeResponse{Error: wire.ErrorToProto(e)}, nil
+	}
+	if err != nil {
+		return nil, hostStatus(err)
+	}
+	return &pluginv1.InvokeResponse{Response: out}, nil
+}
+
+// hostStatus is a test host's failure as the gateway's Host service would
+// report it.
+func hostStatus(err error) error {
+	if errors.Is(err, ErrNotImplemented) {
+		return status.Error(codes.Unimplemented, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// selfHost is the default test host: Call reaches the plugin under test
+// itself, as the caller the gateway would give it.
+type selfHost struct {
+	NoHost
+	tp func() *Plugin
+}
+
+func (h selfHost) Call(ctx context.Context, c HostCall) ([]byte, error) {
+	tp := h.tp()
+	req := &pluginv1.InvokeRequest{Procedure: c.Procedure, Request: c.Request, Principal: wire.PrincipalToProto(c.Caller), TraceId: c.TraceID}
+	if d, ok := ctx.Deadline(); ok {
+		req.DeadlineUnixNano = d.UnixNano()
+	}
+	defer tp.delegate(req)() // the nested call has a handle of its own, as the gateway gives it
+	resp, err := tp.invoke(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.GetError() != nil {
+		return nil, wire.ErrorFromProto(resp.GetError())
+	}
+	return resp.GetResponse(), nil
+}

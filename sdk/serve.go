@@ -1,0 +1,153 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/memtrim"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
+)
+
+// Serve runs the plugin until the gateway stops it or dies, then exits the
+// process; it never returns. It must be called from main after every method
+// is registered.
+//
+// Run by hand, outside a gateway, the binary explains that it is a plugin
+// and exits.
+func (p *Plugin) Serve() {
+	if err := p.freeze(); err != nil {
+		p.log.Error("plugin cannot start", "error", err)
+		os.Exit(1)
+	}
+	finishProfiles := p.startProfiles()
+	// Start-up (migrations, descriptors) is a burst of its own; the
+	// process never returns from Serve, so the trimmer runs for its life.
+	p.trim = memtrim.New()
+	p.trim.OnTrim(dropAnswers)
+	go p.trim.Run(context.Background())
+	p.trim.Trigger()
+	watchParent(p.log, func() { p.stop(); finishProfiles() })
+	lane, err := p.listenLane()
+	if err != nil {
+		// The gateway falls back to gRPC; slower, still correct.
+		p.log.Warn("fast lane unavailable", "error", err)
+	}
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: protocol.Handshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{
+			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.serveGRPC}},
+		},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Warn}),
+	})
+	// go-plugin returns when the gateway has shut the plugin down.
+	if lane != nil {
+		_ = lane.Close()
+	}
+	p.stop()
+	finishProfiles()
+	os.Exit(0)
+}
+
+// serveGRPC registers the plugin's protocol service on s, reaching the
+// gateway's Host service through broker. Serve calls it, and so does
+// package plugintest (through wire.ServeGRPC).
+func (p *Plugin) serveGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
+	if err := p.freeze(); err != nil {
+		return err
+	}
+	pluginv1.RegisterPluginServer(s, &grpcServer{p: p, broker: broker})
+	return nil
+}
+
+// listenLane opens the fast-lane socket in the private folder the gateway
+// named, when it named one.
+func (p *Plugin) listenLane() (net.Listener, error) {
+	dir := os.Getenv(protocol.EnvFastLaneDir)
+	if dir == "" {
+		return nil, nil
+	}
+	path := filepath.Join(dir, protocol.FastLaneSocket)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("restrict %s: %w", path, err)
+	}
+	srv := p.laneServer(allowGateway)
+	go func() {
+		if err := srv.Serve(ln); err != nil {
+			p.log.Error("fast lane stopped", "error", err)
+		}
+	}()
+	p.laneSocket = path
+	return ln, nil
+}
+
+// laneServer is the plugin's side of the fast lane, admitting the
+// processes allow admits.
+func (p *Plugin) laneServer(allow func(pid int) bool) *protocol.LaneServer {
+	// A connection's end counts as activity for the trimmer: the gateway
+	// closes a burst's extra connections just after it, and what they held
+	// is garbage from then on.
+	return &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
+		Ended: p.trim.Touch}
+}
+
+// allowGateway admits fast-lane connections from the process that started
+// this one (the gateway) only; the plugin's own process is admitted too, for
+// in-process tests.
+func allowGateway(pid int) bool {
+	return pid == os.Getppid() || pid == os.Getpid()
+}
+
+// grpcServer is the plugin's svc.plugin.v1.Plugin service.
+type grpcServer struct {
+	pluginv1.UnimplementedPluginServer
+	p      *Plugin
+	broker *goplugin.GRPCBroker
+}
+
+func (s *grpcServer) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+	if v := req.GetProtocolVersion(); v != protocol.Version {
+		return nil, status.Errorf(codes.FailedPrecondition,
+			"the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, s.p.info.Name, protocol.Version)
+	}
+	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
+		if err := s.p.connectHost(s.broker, id); err != nil {
+			return nil, status.Error(codes.Unavailable, err.Error())
+		}
+	}
+	m := proto.Clone(s.p.manifest).(*pluginv1.Manifest)
+	if s.p.laneSocket != "" {
+		m.FastLane = &pluginv1.FastLane{SocketPath: s.p.laneSocket}
+	}
+	return m, nil
+}
+
+func (s *grpcServer) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return s.p.invoke(ctx, req), nil
+}
+
+func (s *grpcServer) InvokeStream(req *pluginv1.InvokeRequest, stream grpc.ServerStreamingServer[pluginv1.InvokeResponse]) error {
+	return s.p.invokeStream(stream.Context(), req, stream.Send)
+}
+
+func (s *grpcServer) Health(ctx context.Context, _ *pluginv1.HealthRequest) (*pluginv1.HealthResponse, error) {
+	return s.p.checkHealth(ctx), nil
+}
