@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func (b *Browser) Load(step string, steps ...chromedp.Action[chromedp.Void]) int
 	}
 	if err != nil {
 		b.Shot("failed-" + step)
-		b.t.Fatalf("%s: %v", step, err)
+		b.t.Fatalf("%s: %v%s", step, err, b.alerts())
 	}
 	return res.Status
 }
@@ -140,9 +141,21 @@ func Get[T any](b *Browser, step string, a chromedp.Action[T]) T {
 	v, err := run(b, 30*time.Second, a)
 	if err != nil {
 		b.Shot("failed-" + step)
-		b.t.Fatalf("%s: %v", step, err)
+		b.t.Fatalf("%s: %v%s", step, err, b.alerts())
 	}
 	return v
+}
+
+// alerts answers the messages the page shows as alerts (a refused form's
+// error, say), for a failed step's report: a screenshot is not at hand
+// where CI runs, the refusal's text is.
+func (b *Browser) alerts() string {
+	texts, err := run(b, 5*time.Second, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('[role=alert]')].map((e) => (e.dataset.code ? 'code ' + e.dataset.code + ': ' : '') + e.textContent)`))
+	if err != nil || len(texts) == 0 {
+		return ""
+	}
+	return "; the page shows: " + strings.Join(texts, " | ")
 }
 
 func run[T any](b *Browser, d time.Duration, a chromedp.Action[T]) (T, error) {
