@@ -115,6 +115,9 @@ func (s *service) Escape(ctx context.Context, _ *sdk.Call, req *testpluginv1.Esc
 	try("control: write in its own folder", writeFile(os.TempDir()))
 	try("control: read its own /proc entry", readFile("/proc/self/status"))
 	try("control: read the system's configuration", readFile("/etc/passwd"))
+	// Go sizes a listener's backlog from this file; unread, it falls back
+	// to 128 and a burst of fast-lane connections is refused (EAGAIN).
+	try("control: read the kernel's listen backlog limit", readFile("/proc/sys/net/core/somaxconn"))
 	try("control: connect as its own role", connect(own.User))
 	return out, nil
 }

@@ -20,7 +20,8 @@
 //     environment or memory.
 //   - [Sandboxed] (Landlock available): no_new_privs, and a Landlock domain
 //     of its own: read and execute the system's code and configuration
-//     (/usr, /lib*, /bin, /sbin, /etc), read its own /proc entry, read and
+//     (/usr, /lib*, /bin, /sbin, /etc), read its own /proc entry and the
+//     kernel's listen backlog limit (Go sizes listeners from it), read and
 //     write the null and random devices, and write only inside its private
 //     folder. Landlock also denies tracing a process outside the domain (its
 //     siblings, the gateway: no /proc/<pid>/environ or mem, no

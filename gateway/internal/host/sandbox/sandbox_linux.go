@@ -324,6 +324,10 @@ func buildRuleset(abi, binary int, dir string) (int, error) {
 		// /proc/self resolves now to this process's entry, which stays
 		// the plugin's: exec keeps the pid.
 		{"/proc/self", readTree, false},
+		// Go sizes every listener's backlog from this file; unread, the
+		// plugin's listeners fall back to 128 and a burst of fast-lane
+		// connections beyond that is refused.
+		{"/proc/sys/net/core/somaxconn", readTree, true},
 		{"/dev/null", readWrite, false}, {"/dev/zero", readWrite, true},
 		{"/dev/random", readWrite, true}, {"/dev/urandom", readWrite, true},
 		{dir, handled, false},
