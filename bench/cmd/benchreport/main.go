@@ -62,6 +62,14 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "serve-reverse-proxy" {
+		// The plain httputil.ReverseProxy reference, in a process of its own.
+		if err := serveReverseProxy(ctx, os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport serve-reverse-proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
