@@ -330,7 +330,7 @@ func TestListenRefusesTheUnauthenticatedAndOutsiders(t *testing.T) {
 }
 
 // While the app listens, its deliveries go to the listener instead of its
-// endpoint (docs/DECISIONS.md); a listener started with --events takes
+// endpoint (docs/design/events.md); a listener started with --events takes
 // only those types, the others still reach the endpoint; once the
 // listener stops, the endpoint gets the app's deliveries again.
 func TestListenTakesTheAppsDeliveriesFromItsEndpointWhileItRuns(t *testing.T) {

@@ -4,7 +4,7 @@
 // The gateway decides per call (sdk.MayReadReplica): only methods without
 // side effects, only while a replica is configured and healthy by the
 // gateway's background probe, and only once that replica has replayed past
-// the caller's own last write (read-your-writes; see docs/DECISIONS.md).
+// the caller's own last write (read-your-writes; see docs/design/storage.md).
 // This package owns the plugin's half: the second pool, opened from
 // SVC_DATABASE_REPLICA_URL (the replica with the plugin's own role), the
 // choice of pool for a call, and the retry on the primary when the replica

@@ -6,7 +6,7 @@
 // Its SQL is in sql/queries, compiled by sqlc into internal/bookdb. The post
 // lists, the Graph's hottest read, are read by the hand-written
 // bookdb.EachPost* (the same SQL, no allocation per row) and their answer is
-// built straight from the rows (postList); see docs/DECISIONS.md, issue 15.
+// built straight from the rows (postList); see docs/design/performance.md.
 //
 // It is started by the gateway, never by hand; it reads the database URL
 // from SVC_DATABASE_URL, which the gateway passes on.

@@ -46,7 +46,7 @@ func errTemplateParams(reason string) *sdk.Error {
 
 // errLifecycle: a template action the lifecycle does not allow now
 // (CONTRACT §3 "staff decision on a template … that is not pending", used
-// for every lifecycle conflict; see docs/DECISIONS.md).
+// for every lifecycle conflict; see docs/design/messaging.md).
 func errLifecycle(msg string) *sdk.Error {
 	return &sdk.Error{HTTPStatus: http.StatusConflict, Code: 10, Subcode: 2018305, Type: sdk.TypeMessaging, Message: msg}
 }

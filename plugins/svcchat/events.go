@@ -20,7 +20,7 @@ const (
 	EventRead            = "svcchat.message.read"
 	// EventFailed: a Page message can no longer reach the user (they opted
 	// out before their chat app fetched it); not in CONTRACT, see
-	// docs/DECISIONS.md.
+	// docs/design/messaging.md.
 	EventFailed = "svcchat.message.failed"
 )
 

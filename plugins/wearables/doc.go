@@ -26,7 +26,7 @@
 //     wearables.action.confirmed {cardId,actionId,userId}.
 //
 // Both events are user-level (no Page): they go to the app that pushed the
-// card (event app_id), see docs/DECISIONS.md.
+// card (event app_id), see docs/design/products.md.
 //
 // # The simulated device
 //

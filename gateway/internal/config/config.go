@@ -68,7 +68,7 @@ type Config struct {
 	// fields keep the defaults.
 	Retention Retention `json:"retention"`
 	// Replica optionally adds a PostgreSQL read replica that serves reads
-	// which may lag (docs/DECISIONS.md, "Read replicas"); none by default.
+	// which may lag (docs/design/storage.md, "Read replicas"); none by default.
 	Replica Replica `json:"replica"`
 	// TracingEndpoint turns on OpenTelemetry tracing: the OTLP/HTTP
 	// receiver (http://host:4318) that the gateway's and the plugins'

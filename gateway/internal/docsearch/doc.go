@@ -3,8 +3,8 @@
 // reference.
 //
 // It owns the core.docs_sections table: the sections of the docs embedded
-// in the gateway (package svc at the repository root; README.md and
-// docs/*.md split at their headings, each with a GitHub-style anchor, as
+// in the gateway (package svc at the repository root; README.md,
+// docs/*.md and docs/design/*.md split at their headings, each with a GitHub-style anchor, as
 // the plain text a reader sees rather than their Markdown) and
 // one entry per operation and Graph node of the OpenAPI document (package
 // openapi). A Refresher rewrites the table at start and whenever the route

@@ -55,8 +55,8 @@ func NewPGIdempotency(pool *pgxpool.Pool) *PGIdempotency {
 // ClaimLease is how long a claimed key with no answer yet holds off a
 // repeat of the same request. Longer than any Graph call runs, so a live
 // claim is never taken over; a claim left by a gateway that died
-// mid-request is, once it lapses. See docs/DECISIONS.md ("Idempotency keys
-// across a gateway's death") for what that can and cannot promise.
+// mid-request is, once it lapses. See docs/design/graph.md ("Idempotent
+// writes") for what that can and cannot promise.
 const ClaimLease = 2 * time.Minute
 
 // Do claims the key, runs the write and keeps its answer. A repeat with the

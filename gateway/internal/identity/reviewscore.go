@@ -22,7 +22,7 @@ type ReviewSubmission struct {
 }
 
 // Points of the automated review score; they add up to 100. See
-// ReviewScore and docs/DECISIONS.md.
+// ReviewScore and docs/design/identity.md.
 const (
 	pointsPrivacyPolicy = 25
 	pointsLongUseCase   = 35 // 200 code points or more

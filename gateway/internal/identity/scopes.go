@@ -22,7 +22,7 @@ const (
 	ScopeThreadsManageInsights = "threads_manage_insights"
 	// Ads, commerce and business-messaging scopes carry the names Meta's
 	// Marketing, Commerce and WhatsApp Business APIs give the same grants
-	// (docs/DECISIONS.md, "Named operations").
+	// (docs/design/products.md).
 	ScopeAdsRead        = "ads_read"
 	ScopeAdsManagement  = "ads_management"
 	ScopeLeadsRetrieval = "leads_retrieval"

@@ -24,8 +24,8 @@ func rules(fd protoreflect.FieldDescriptor) *validate.FieldRules {
 // not match, a bound that excludes zero. A field with presence (a message,
 // an optional scalar, a oneof member) is checked only when set, and a field
 // whose rules ignore its zero value is never required. CEL rules are not
-// looked at: they stay the gateway's (docs/DECISIONS.md, "The API reference
-// is complete").
+// looked at: they stay the gateway's (docs/design/console.md, "The API
+// reference").
 func required(fd protoreflect.FieldDescriptor) bool {
 	r := rules(fd)
 	if r == nil {

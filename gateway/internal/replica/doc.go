@@ -28,5 +28,5 @@
 // A caller's reads thus stay on the primary for one or two probe intervals
 // after its write, or longer while the replica lags. The memory is per
 // gateway: with several gateways, a caller whose write and read land on two
-// of them may read the replica before it holds the write (docs/DECISIONS.md).
+// of them may read the replica before it holds the write (docs/design/storage.md).
 package replica

@@ -95,7 +95,7 @@
 //
 // Subscribing is refused (400, code 100, naming events) for an event type
 // of a product the app does not have: one neither enabled on the app nor
-// carried by any of its Page links. docs/DECISIONS.md gives the reasons.
+// carried by any of its Page links. docs/design/events.md gives the reasons.
 //
 // # Ordered delivery
 //

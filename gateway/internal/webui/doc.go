@@ -7,8 +7,7 @@
 // to use it too, so that there is one way to call the API from a page.
 //
 // The assets are embedded in the binary and served at Prefix. They are
-// plain ES modules and CSS: no bundler, no npm build (docs/DECISIONS.md,
-// "The developer console").
+// plain ES modules and CSS: no bundler, no npm build (docs/design/console.md).
 //
 // webui must not know any page or any API rule: it only carries bytes and
 // headers.
