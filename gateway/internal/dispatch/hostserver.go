@@ -52,7 +52,11 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 }
 
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+	f, err := h.ids.PageFacts(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return f.Proto(), nil
 }
 
 // UserInfo tells a plugin whether a user exists and the user's name. An id
