@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -46,6 +49,32 @@ func NotOnTeam(why string) *apierr.Error {
 type Target struct {
 	PageID string
 	AppID  string
+}
+
+// TargetOf reads the ids the access rule refers to from the request.
+func TargetOf(req proto.Message, access *pluginv1.Access) Target {
+	var t Target
+	if access.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetProduct() != "" {
+		t.PageID = stringField(req, access.GetPageField(), "page_id")
+	}
+	if access.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED {
+		t.AppID = stringField(req, access.GetAppField(), "app_id")
+	}
+	return t
+}
+
+// stringField reads the string field name (or fallback when name is "") of
+// msg; "" when there is no such singular string field.
+func stringField(req proto.Message, name, fallback string) string {
+	if name == "" {
+		name = fallback
+	}
+	msg := req.ProtoReflect()
+	fd := msg.Descriptor().Fields().ByName(protoreflect.Name(name))
+	if fd == nil || fd.Kind() != protoreflect.StringKind || fd.IsList() {
+		return ""
+	}
+	return msg.Get(fd).String()
 }
 
 // KindNotAccepted: the method does not accept this kind of credential.

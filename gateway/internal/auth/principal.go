@@ -6,8 +6,6 @@ import (
 	"time"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/internal/plugin/wire"
-	"github.com/svcplatform/svc/sdk"
 )
 
 // Principal is the caller of one request, resolved from its credential.
@@ -79,10 +77,6 @@ func FromProto(p *pluginv1.Principal) *Principal {
 	return &Principal{Kind: p.GetTokenKind(), UserID: p.GetUserId(), AppID: p.GetAppId(), Scopes: slices.Clone(p.GetScopes()),
 		Live: p.GetLive(), Staff: p.GetStaff(), Plugin: p.GetPlugin()}
 }
-
-// FromSDK is the principal of a call as an in-process service sees it
-// (sdk.Call.Principal), for rules applied inside a handler.
-func FromSDK(p sdk.Principal) *Principal { return FromProto(wire.PrincipalToProto(p)) }
 
 // Proto is the principal as the plugin protocol carries it to a plugin
 // (InvokeRequest.principal); nil stays nil for anonymous calls. The wire

@@ -19,24 +19,30 @@ type SDK struct {
 	Name, Version string
 }
 
+// Routes gives the route table in use (dispatch.Dispatcher).
+type Routes interface {
+	// Table is the route table in use; nil before the first is built.
+	Table() *route.Table
+}
+
 // Service implements CatalogService.
 type Service struct {
 	catalogv1connect.UnimplementedCatalogServiceHandler
-	table  func() *route.Table
+	routes Routes
 	states func() []host.Info
 	sdks   []SDK
 }
 
-// New returns the service. table answers the route table in use; states the
+// New returns the service. routes gives the route table in use; states the
 // plugins' states (nil: every source is serving).
-func New(table func() *route.Table, states func() []host.Info, sdks []SDK) *Service {
-	return &Service{table: table, states: states, sdks: sdks}
+func New(routes Routes, states func() []host.Info, sdks []SDK) *Service {
+	return &Service{routes: routes, states: states, sdks: sdks}
 }
 
 // GetCatalog lists the loaded plugins, then the SDKs.
 func (s *Service) GetCatalog(context.Context, *connect.Request[catalogv1.GetCatalogRequest]) (*connect.Response[catalogv1.GetCatalogResponse], error) {
 	res := &catalogv1.GetCatalogResponse{}
-	t := s.table()
+	t := s.routes.Table()
 	var methods []*route.Method
 	if t != nil {
 		methods = t.Methods() // sorted by procedure: once, not per plugin
@@ -67,7 +73,7 @@ func (s *Service) GetParity(context.Context, *connect.Request[catalogv1.GetParit
 		}
 	}
 	res := &catalogv1.GetParityResponse{}
-	t := s.table()
+	t := s.routes.Table()
 	var methods []*route.Method
 	if t != nil {
 		methods = t.Methods()

@@ -35,7 +35,7 @@ type Service struct {
 	pageChanged func(pageID string)
 	// plugins calls plugins through the route table (WithPlugins); nil:
 	// none is called, and me/assigned_assets lists no plugin's assets.
-	plugins PluginCall
+	plugins Plugins
 }
 
 // New returns the service over the identity store. onSecret is called
@@ -182,7 +182,7 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 		res.Data = append(res.Data, a)
 	}
 	if s.plugins != nil {
-		more, err := adAccounts(ctx, s.plugins, call.Principal())
+		more, err := adAccounts(ctx, s.plugins, auth.FromContext(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +317,7 @@ func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.Upd
 		return nil, s.mapErr(err, "App "+app.ID)
 	}
 	s.forget(live.RevokedKeys...)
-	s.appWentLive(ctx, call.Principal(), app.ID)
+	s.appWentLive(ctx, auth.FromContext(ctx), app.ID)
 	return &corev1.WentLive{Success: true, Mode: string(identity.ModeLive), ApiKey: live.APIKey}, nil
 }
 

@@ -7,22 +7,25 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	"github.com/svcplatform/svc/sdk"
 )
 
-// PluginCall calls a plugin's method through the route table as caller,
-// with the caller's own access checks, request and answer in protojson
-// (dispatch.Dispatcher.CallJSON); ok is false when no plugin serves
-// procedure.
-type PluginCall func(ctx context.Context, caller sdk.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
+// Plugins calls plugins' methods (dispatch.Dispatcher).
+type Plugins interface {
+	// CallJSON calls procedure through the route table as caller, with the
+	// caller's own access checks, request and answer in protojson; ok is
+	// false when no plugin serves procedure.
+	CallJSON(ctx context.Context, caller *auth.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
+}
 
-// WithPlugins lets the gateway's own services reach what plugins keep,
-// through call: me/assigned_assets lists, beside the Pages and apps, the
-// ads plugin's ad accounts of the caller, and an app going live is told to
-// svcchat (appWentLive).
-func (s *Service) WithPlugins(call PluginCall) *Service {
-	s.plugins = call
+// WithPlugins lets the gateway's own services reach what plugins keep:
+// me/assigned_assets lists, beside the Pages and apps, the ads plugin's ad
+// accounts of the caller, and an app going live is told to svcchat
+// (appWentLive).
+func (s *Service) WithPlugins(plugins Plugins) *Service {
+	s.plugins = plugins
 	return s
 }
 
@@ -36,12 +39,12 @@ const appWentLiveProcedure = "/svc.svcchat.v1.SvcchatService/AppWentLive"
 // live app's templates, so a send never depends on this call; a failure
 // (the plugin restarting, or absent) is logged, and the templates reach the
 // queue at svcchat's next look at the app.
-func (s *Service) appWentLive(ctx context.Context, caller sdk.Principal, appID string) {
+func (s *Service) appWentLive(ctx context.Context, caller *auth.Principal, appID string) {
 	if s.plugins == nil {
 		return
 	}
 	req, _ := json.Marshal(map[string]string{"app_id": appID})
-	if _, _, err := s.plugins(ctx, caller, appWentLiveProcedure, req); err != nil {
+	if _, _, err := s.plugins.CallJSON(ctx, caller, appWentLiveProcedure, req); err != nil {
 		slog.WarnContext(ctx, "svcchat was not told that the app went live", "app_id", appID, "error", err)
 	}
 }
@@ -59,8 +62,8 @@ var adAccountTasks = []string{"MANAGE", "ADVERTISE", "ANALYZE"}
 // assets a token may see, and so does a gateway without the ads plugin.
 // The answer is read as JSON, so the gateway does not depend on the
 // plugin's types.
-func adAccounts(ctx context.Context, call PluginCall, caller sdk.Principal) ([]*corev1.AssignedAsset, error) {
-	js, ok, err := call(ctx, caller, adAccountsProcedure, []byte(`{"limit":100}`))
+func adAccounts(ctx context.Context, plugins Plugins, caller *auth.Principal) ([]*corev1.AssignedAsset, error) {
+	js, ok, err := plugins.CallJSON(ctx, caller, adAccountsProcedure, []byte(`{"limit":100}`))
 	var refusal *sdk.Error
 	if errors.As(err, &refusal) && (refusal.HTTPStatus == http.StatusUnauthorized || refusal.HTTPStatus == http.StatusForbidden) {
 		return nil, nil

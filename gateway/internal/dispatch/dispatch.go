@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,20 +12,15 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
-	"github.com/svcplatform/svc/gateway/internal/graph"
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
-	"github.com/svcplatform/svc/gateway/internal/server"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
 )
 
 // Options configure a Dispatcher.
 type Options struct {
-	// Server is the server whose services follow the route table.
-	Server *server.Server
 	// Auth authorizes every call against its method's access rule.
 	Auth *auth.Authenticator
 	// Core is the gateway's own services, run in-process and timed as the
@@ -37,50 +31,62 @@ type Options struct {
 	Calls *observe.Calls
 	// Reads, when a read replica is configured, decides which reads it
 	// serves (gateway/internal/replica); nil otherwise.
-	Reads route.Reads
+	Reads Reads
 }
 
-// Dispatcher owns the route table in use: the gateway's in-process
-// services plus every serving plugin's. It is rebuilt whole when a plugin
-// starts, restarts or is reloaded, and swapped atomically on the server.
+// Reads decides which reads a read replica may serve (gateway/internal/replica).
+type Reads interface {
+	// MayRead answers whether a read by p (nil: anonymous) may be served
+	// by the replica.
+	MayRead(p *auth.Principal) bool
+	// Wrote says that a call of p with side effects has ended.
+	Wrote(p *auth.Principal)
+}
+
+// A Follower serves from the route table in use: the server's transcoder,
+// the Graph node router. Rebuild has every follower prepare for a new table
+// before any of them, or the Dispatcher, switches to it, so a table one of
+// them cannot serve is refused whole and the old one stays
+// (make-before-break).
+type Follower interface {
+	// Prepare builds what the follower serves from t without serving it
+	// yet; commit switches to it and must not fail or block.
+	Prepare(t *route.Table) (commit func(), err error)
+}
+
+// Dispatcher owns the path of every call of a plugin method (Admit, then
+// Call or Stream: validate, authorize, invoke) and the route table in use:
+// the gateway's in-process services plus every serving plugin's. The table
+// is rebuilt whole when a plugin starts, restarts or is reloaded, and
+// swapped atomically.
 type Dispatcher struct {
-	srv      *server.Server
-	guard    guard
-	core     route.Source
-	calls    *observe.Calls
-	reads    route.Reads
-	rates    *route.UserRates
-	host     *host.Host
-	compiled []server.Service // compiled-in Connect services (platform, admin)
-	onTable  func()
+	auth      *auth.Authenticator
+	core      route.Source
+	calls     *observe.Calls
+	reads     Reads
+	rates     *UserRates
+	host      *host.Host
+	followers []Follower
+	onTable   func()
 
-	mu      sync.Mutex // serialises rebuilds
-	current atomic.Pointer[generation]
+	mu    sync.Mutex // serialises rebuilds
+	table atomic.Pointer[route.Table]
 }
 
-// generation is one route table and the Graph node router compiled from it,
-// published together so that a Graph request never sees one without the
-// other and never compiles a router itself.
-type generation struct {
-	table *route.Table
-	graph *graph.Router
-}
-
-// New returns a Dispatcher with no table yet: set the host, the
-// compiled-in services and OnTable, then Rebuild.
+// New returns a Dispatcher with no table yet: set the host, the followers
+// and OnTable, then Rebuild.
 func New(opts Options) (*Dispatcher, error) {
 	manifest, err := wire.Manifest(opts.Core)
 	if err != nil {
 		return nil, fmt.Errorf("core services: %w", err)
 	}
 	return &Dispatcher{
-		srv:   opts.Server,
-		guard: guard{a: opts.Auth},
+		auth: opts.Auth,
 		core: route.Source{Name: "core", Manifest: manifest,
 			Invoker: localInvoker{p: opts.Core, calls: opts.Calls}, PrimaryOnly: true},
 		calls: opts.Calls,
 		reads: opts.Reads,
-		rates: route.NewUserRates(nil),
+		rates: NewUserRates(nil),
 	}, nil
 }
 
@@ -88,9 +94,9 @@ func New(opts Options) (*Dispatcher, error) {
 // built with the Dispatcher's Rebuild and HostServer, hence after it.
 func (d *Dispatcher) UseHost(h *host.Host) { d.host = h }
 
-// Compiled sets the compiled-in Connect services served beside the route
-// table's (they do not take the plugin path).
-func (d *Dispatcher) Compiled(services ...server.Service) { d.compiled = services }
+// Follow adds followers of the route table (the server, the Graph
+// endpoint); call it before the first Rebuild.
+func (d *Dispatcher) Follow(fs ...Follower) { d.followers = append(d.followers, fs...) }
 
 // OnTable sets what is told of each new table; it must not block.
 func (d *Dispatcher) OnTable(f func()) { d.onTable = f }
@@ -98,28 +104,35 @@ func (d *Dispatcher) OnTable(f func()) { d.onTable = f }
 // Rebuild makes and publishes a table for the plugins of snapshot. On
 // error nothing changes: the host then keeps the old process serving.
 func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	sources := []route.Source{d.core}
 	for _, l := range snapshot {
 		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Files: l.Files,
 			Invoker: hostInvoker{h: d.host, plugin: l.Name, calls: d.calls}})
 	}
-	t, err := route.Build(sources, d.guard)
+	return d.publish(sources)
+}
+
+// publish builds a table of sources, has every follower prepare for it,
+// and only then switches all to it.
+func (d *Dispatcher) publish(sources []route.Source) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, err := route.Build(sources)
 	if err != nil {
 		return err
 	}
-	if d.reads != nil {
-		t.WithReads(d.reads)
+	commits := make([]func(), 0, len(d.followers))
+	for _, f := range d.followers {
+		commit, err := f.Prepare(t)
+		if err != nil {
+			return err
+		}
+		commits = append(commits, commit)
 	}
-	t.WithUserRates(d.rates)
-	// The Graph router is built now, once, and published with its table:
-	// a request never builds one.
-	g := graph.NewRouter(t)
-	if err := d.srv.SetServices(append(slices.Clone(d.compiled), t.Services()...), t.Files()); err != nil {
-		return fmt.Errorf("transcoder: %w", err)
+	d.table.Store(t)
+	for _, commit := range commits {
+		commit()
 	}
-	d.current.Store(&generation{table: t, graph: g})
 	if d.onTable != nil {
 		d.onTable()
 	}
@@ -127,21 +140,7 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 }
 
 // Table is the route table in use (nil before the first Rebuild).
-func (d *Dispatcher) Table() *route.Table {
-	if g := d.current.Load(); g != nil {
-		return g.table
-	}
-	return nil
-}
-
-// GraphRouter is the Graph node router of the route table in use, for the
-// Graph endpoint (nil before the first Rebuild).
-func (d *Dispatcher) GraphRouter() *graph.Router {
-	if g := d.current.Load(); g != nil {
-		return g.graph
-	}
-	return nil
-}
+func (d *Dispatcher) Table() *route.Table { return d.table.Load() }
 
 // Routes lists a plugin's bindings, for the admin service.
 func (d *Dispatcher) Routes(plugin string) []string {
@@ -153,7 +152,7 @@ func (d *Dispatcher) Routes(plugin string) []string {
 
 // Authenticate resolves every request's credential once, before routing,
 // into its context (server.Options.Authenticate); a bad one is kept in the
-// context, refused by the guard of any method that is not public.
+// context, refused by Admit for any method that is not public.
 func Authenticate(a *auth.Authenticator) func(context.Context, *http.Request) context.Context {
 	return func(ctx context.Context, r *http.Request) context.Context {
 		p, err := a.Authenticate(ctx, r)
@@ -165,37 +164,17 @@ func Authenticate(a *auth.Authenticator) func(context.Context, *http.Request) co
 	}
 }
 
-// Caller names the app and user of a request, for idempotency keys and
-// rate limits.
-func Caller(ctx context.Context) (string, string) {
+// Caller names the app and user of a request, for idempotency keys, rate
+// limits and the access log.
+func Caller(ctx context.Context) (appID, userID string) {
 	if p := auth.FromContext(ctx); p != nil {
 		return p.AppID, p.UserID
 	}
 	return "", ""
 }
 
-// guard enforces method access rules with the authenticator.
-type guard struct{ a *auth.Authenticator }
-
-func (guard) Admit(ctx context.Context, access *pluginv1.Access) error {
-	return auth.Admit(ctx, access)
-}
-
-func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.Target) (route.Grant, error) {
-	if access.GetPublic() {
-		// A public method ignores a bad credential; a good one is passed on.
-		return route.Grant{Principal: auth.FromContext(ctx).Proto()}, nil
-	}
-	p, err := auth.Caller(ctx)
-	if err != nil {
-		return route.Grant{}, err
-	}
-	facts, err := g.a.AuthorizeFacts(ctx, p, access, auth.Target(target))
-	if err != nil {
-		return route.Grant{}, err
-	}
-	return route.Grant{Principal: p.Proto(), PageAccess: facts}, nil
-}
+// Caller is the package's Caller, for the edges that take a Dispatcher.
+func (d *Dispatcher) Caller(ctx context.Context) (appID, userID string) { return Caller(ctx) }
 
 // CallJSON calls procedure through the route table as caller, with the
 // same validation and access checks as the caller's own call. The request
@@ -204,13 +183,12 @@ func (g guard) Check(ctx context.Context, access *pluginv1.Access, target route.
 // protojson with the proto field names. ok is false when no loaded plugin
 // serves procedure. It lets the gateway's own services read what a plugin
 // keeps without depending on the plugin's types.
-func (d *Dispatcher) CallJSON(ctx context.Context, caller sdk.Principal, procedure string, req []byte) (res []byte, ok bool, err error) {
-	t := d.Table()
-	m, ok := t.Method(procedure)
+func (d *Dispatcher) CallJSON(ctx context.Context, caller *auth.Principal, procedure string, req []byte) (res []byte, ok bool, err error) {
+	m, ok := d.Table().Method(procedure)
 	if !ok {
 		return nil, false, nil
 	}
-	ctx = auth.WithPrincipal(ctx, auth.FromSDK(caller))
+	ctx = auth.WithPrincipal(ctx, caller)
 	in := m.Input.New().Interface()
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(req, in); err != nil {
 		return nil, true, apierr.Internal(fmt.Errorf("call %s: request: %w", procedure, err))
@@ -219,7 +197,7 @@ func (d *Dispatcher) CallJSON(ctx context.Context, caller sdk.Principal, procedu
 	if err != nil {
 		return nil, true, apierr.Internal(err)
 	}
-	out, err := t.Call(ctx, m, in, raw)
+	out, err := d.Call(ctx, m, in, raw)
 	if err != nil {
 		return nil, true, err
 	}

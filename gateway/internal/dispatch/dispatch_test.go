@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
@@ -48,6 +49,22 @@ type rig struct {
 	handled atomic.Int32
 	authn   *auth.Authenticator
 	url     string
+	// follower follows the route table as the server does.
+	follower *follower
+}
+
+// follower is a dispatch.Follower that records the table it serves and
+// refuses new ones while refuse is set.
+type follower struct {
+	serving atomic.Pointer[route.Table]
+	refuse  atomic.Bool
+}
+
+func (f *follower) Prepare(t *route.Table) (func(), error) {
+	if f.refuse.Load() {
+		return nil, errors.New("refused")
+	}
+	return func() { f.serving.Store(t) }, nil
 }
 
 func newRig(t *testing.T) *rig {
@@ -70,11 +87,13 @@ func newRig(t *testing.T) *rig {
 	})
 	sdk.Handle(core, methods.ByName("PageFacts"), testsvc.PageFacts)
 	r.authn = authn
-	srv := server.New(server.Options{Metrics: r.metrics, Authenticate: dispatch.Authenticate(authn)})
-	d, err := dispatch.New(dispatch.Options{Server: srv, Auth: authn, Core: core, Calls: observe.NewCalls(r.metrics)})
+	d, err := dispatch.New(dispatch.Options{Auth: authn, Core: core, Calls: observe.NewCalls(r.metrics)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := server.New(server.Options{Metrics: r.metrics, Authenticate: dispatch.Authenticate(authn), Calls: d})
+	r.follower = &follower{}
+	d.Follow(srv, r.follower)
 	if err := d.Rebuild(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -303,8 +322,8 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	t.Parallel()
 	r := newRig(t)
 	before := r.d.Table()
-	if r.d.GraphRouter().Table() != before {
-		t.Fatal("the Graph router was not published with its table")
+	if r.follower.serving.Load() != before {
+		t.Fatal("the follower was not switched with the table")
 	}
 	// A plugin whose AliasService claims echo/{id}, which core serves.
 	alias := sdk.New(sdk.Info{Name: "alias", Version: "1"})
@@ -321,11 +340,27 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	if r.d.Table() != before {
 		t.Fatal("the refused table replaced the one in use")
 	}
-	if r.d.GraphRouter().Table() != before {
-		t.Fatal("the Graph router in use is not the one compiled with the table in use")
+	if r.follower.serving.Load() != before {
+		t.Fatal("the follower serves another table than the one in use")
 	}
 	if _, ok := r.d.Table().Method(testpluginv1.AliasService_Echo_FullMethodName); ok {
 		t.Fatal("the refused plugin's method is routed")
+	}
+	if _, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, "")); err != nil {
+		t.Fatalf("the table in use stopped serving: %v", err)
+	}
+}
+
+func TestRebuildATableAFollowerCannotServeIsRefusedAndTheOldTableServes(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	before := r.d.Table()
+	r.follower.refuse.Store(true)
+	if err := r.d.Rebuild(nil); err == nil {
+		t.Fatal("a table a follower refused was published")
+	}
+	if r.d.Table() != before || r.follower.serving.Load() != before {
+		t.Fatal("the refused table replaced the one in use")
 	}
 	if _, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, "")); err != nil {
 		t.Fatalf("the table in use stopped serving: %v", err)

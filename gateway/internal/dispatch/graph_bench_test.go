@@ -45,28 +45,36 @@ import (
 func BenchmarkGraphRead(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
-		srv, router := inProcessRouter(b, book, authn)
-		benchGraphReads(b, w, srv, router, false)
+		benchGraphReads(b, w, inProcessGateway(b, book, authn), false)
 	})
 	b.Run("fast-lane", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
-		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-		benchGraphReads(b, w, srv, fastLaneRouter(b, book, authn), true)
+		benchGraphReads(b, w, fastLaneGateway(b, book, authn), true)
 	})
 }
 
-// inProcessRouter is a gateway server and its Graph router with book run
-// as the gateway's own services are, authorized by authn.
-func inProcessRouter(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) (*server.Server, func() *graph.Router) {
-	srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-	d, err := New(Options{Server: srv, Auth: authn, Core: book, Calls: observe.NewCalls(observe.NewMetrics())})
+// graphGateway is a gateway's server and dispatcher, authorizing with a
+// real authenticator, and the sources its route table is built of once
+// the Graph is served (serveGraph).
+type graphGateway struct {
+	srv     *server.Server
+	d       *Dispatcher
+	sources []route.Source
+}
+
+// newGraphGateway is a graphGateway whose core is core.
+func newGraphGateway(tb testing.TB, core *sdk.Plugin, authn *auth.Authenticator) graphGateway {
+	d, err := New(Options{Auth: authn, Core: core, Calls: observe.NewCalls(observe.NewMetrics())})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := d.Rebuild(nil); err != nil {
-		tb.Fatal(err)
-	}
-	return srv, d.GraphRouter
+	srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn), Calls: d})
+	return graphGateway{srv: srv, d: d, sources: []route.Source{d.core}}
+}
+
+// inProcessGateway serves book as the gateway's own services are.
+func inProcessGateway(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) graphGateway {
+	return newGraphGateway(tb, book, authn)
 }
 
 // listPosts answers the book service's ListPosts for the World's Page.
@@ -118,19 +126,17 @@ func graphWorld(tb testing.TB, answers func(pageID string) listPosts, create cre
 	return w, book, auth.New(w.IDs, auth.Options{})
 }
 
-// fastLaneRouter routes the Graph to book served over a fast lane in this
-// process, authorized by authn as the gateway does.
-func fastLaneRouter(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) func() *graph.Router {
+// fastLaneGateway serves book over a fast lane in this process, authorized
+// by authn as the gateway does.
+func fastLaneGateway(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) graphGateway {
 	manifest, err := wire.Manifest(book)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	table, err := route.Build([]route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(tb, book)}}}, guard{a: authn})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	router := graph.NewRouter(table)
-	return func() *graph.Router { return router }
+	// The dispatcher's core is not in the table: book is served over the lane only.
+	g := newGraphGateway(tb, book, authn)
+	g.sources = []route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(tb, book)}}}
+	return g
 }
 
 // serveLane serves p on a fast lane in this process and dials it.
@@ -153,10 +159,11 @@ func (l laneInvoker) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest
 }
 
 // benchGraphReads issues the read with a user token of the World's owner
-// on srv, serving the Graph with router; cancellable gives each request a
-// context of its own, as net/http does.
-func benchGraphReads(b *testing.B, w *identitytest.World, srv *server.Server, router func() *graph.Router, cancellable bool) {
-	plain := serveGraph(b, w, srv, router)
+// on g's server; cancellable gives each request a context of its own, as
+// net/http does.
+func benchGraphReads(b *testing.B, w *identitytest.World, g graphGateway, cancellable bool) {
+	plain := serveGraph(b, w, g)
+	srv := g.srv
 	r := httptest.NewRequest(http.MethodGet, graph.Path+"?node=page/"+w.Page.ID+"/posts&limit=10", nil)
 	r.Header.Set("Authorization", "Bearer "+plain)
 	rw := &benchWriter{header: http.Header{}}
@@ -220,13 +227,18 @@ var benchLimits = graph.Limits{App: 1 << 40, User: 1 << 40, Page: 1 << 40, Windo
 // graphPublicURL is the public URL the Graph's paging links start with.
 const graphPublicURL = "http://127.0.0.1:8080"
 
-// serveGraph serves the Graph on srv with router, as the gateway does (an
-// access_token parameter read by an authenticator of w's), and returns a
-// user token of the World's owner with scopes (pages:read when none are
-// given).
-func serveGraph(tb testing.TB, w *identitytest.World, srv *server.Server, router func() *graph.Router, scopes ...string) string {
-	srv.Handle(graph.Path, graph.New(graph.Options{PublicURL: graphPublicURL, Router: router,
-		Limiter: graph.NewLimiter(benchLimits), Caller: Caller, AccessToken: auth.New(w.IDs, auth.Options{}).AccessToken}))
+// serveGraph serves the Graph on g's server, as the gateway does (an
+// access_token parameter read by an authenticator of w's), builds g's
+// route table, and returns a user token of the World's owner with scopes
+// (pages:read when none are given).
+func serveGraph(tb testing.TB, w *identitytest.World, g graphGateway, scopes ...string) string {
+	h := graph.New(graph.Options{PublicURL: graphPublicURL, Dispatcher: g.d,
+		Limiter: graph.NewLimiter(benchLimits), AccessToken: auth.New(w.IDs, auth.Options{}).AccessToken})
+	g.srv.Handle(graph.Path, h)
+	g.d.Follow(g.srv, h)
+	if err := g.d.publish(g.sources); err != nil {
+		tb.Fatal(err)
+	}
 	if len(scopes) == 0 {
 		scopes = []string{"pages:read"}
 	}

@@ -37,9 +37,9 @@ func newHabitsRig(t *testing.T) *habitsRig {
 		h.created = append(h.created, proto.Clone(req).(*bookv1.CreatePostRequest))
 		return fixedPostID(req)
 	})
-	srv, router := inProcessRouter(t, book, authn)
-	h.token = serveGraph(t, w, srv, router, "pages:read", "pages:manage")
-	hs := httptest.NewServer(srv)
+	g := inProcessGateway(t, book, authn)
+	h.token = serveGraph(t, w, g, "pages:read", "pages:manage")
+	hs := httptest.NewServer(g.srv)
 	t.Cleanup(hs.Close)
 	h.url, h.page = hs.URL, w.Page.ID
 	return h

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/graph"
-	"github.com/svcplatform/svc/gateway/internal/observe"
-	"github.com/svcplatform/svc/gateway/internal/server"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -147,8 +145,9 @@ func (r echoedRead) document(pageID string) any {
 func TestConcurrentGraphReadsEachGetTheirOwnAnswer(t *testing.T) {
 	const readers, reads = 16, 2400
 	w, book, authn := graphReadWorld(t, echoPosts)
-	srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-	token := serveGraph(t, w, srv, fastLaneRouter(t, book, authn))
+	g := fastLaneGateway(t, book, authn)
+	token := serveGraph(t, w, g)
+	srv := g.srv
 
 	read := func(r echoedRead) error {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/svcplatform/svc/gateway/internal/graph"
-	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
 )
 
@@ -29,13 +28,13 @@ import (
 func BenchmarkGraphWrite(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
-		srv, router := inProcessRouter(b, book, authn)
-		benchGraphWrites(b, srv, serveGraph(b, w, srv, router, "pages:manage"), w.Page.ID, false)
+		g := inProcessGateway(b, book, authn)
+		benchGraphWrites(b, g.srv, serveGraph(b, w, g, "pages:manage"), w.Page.ID, false)
 	})
 	b.Run("fast-lane", func(b *testing.B) {
 		w, book, authn := graphReadWorld(b, tenPosts)
-		srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-		benchGraphWrites(b, srv, serveGraph(b, w, srv, fastLaneRouter(b, book, authn), "pages:manage"), w.Page.ID, true)
+		g := fastLaneGateway(b, book, authn)
+		benchGraphWrites(b, g.srv, serveGraph(b, w, g, "pages:manage"), w.Page.ID, true)
 	})
 }
 

@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/svcplatform/svc/gateway/internal/graph"
-	"github.com/svcplatform/svc/gateway/internal/observe"
-	"github.com/svcplatform/svc/gateway/internal/server"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 )
 
@@ -77,8 +75,9 @@ func (w echoedWrite) body(pageID string) string {
 func TestConcurrentGraphWritesEachGetTheirOwnAnswer(t *testing.T) {
 	const writers, writes = 16, 1200
 	w, book, authn := graphWorld(t, tenPosts, echoPostID)
-	srv := server.New(server.Options{Metrics: observe.NewMetrics(), Authenticate: Authenticate(authn)})
-	token := serveGraph(t, w, srv, fastLaneRouter(t, book, authn), "pages:manage")
+	g := fastLaneGateway(t, book, authn)
+	token := serveGraph(t, w, g, "pages:manage")
+	srv := g.srv
 
 	write := func(i int) error {
 		ew := echoedWriteAt(i)

@@ -33,8 +33,7 @@ type hostServer struct {
 
 func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
 	ctx = observe.WithTraceID(ctx, req.GetTraceId())
-	t := h.d.Table()
-	m, ok := t.Method(req.GetProcedure())
+	m, ok := h.d.Table().Method(req.GetProcedure())
 	if !ok {
 		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.UnknownPath(req.GetProcedure()))}, nil
 	}
@@ -45,7 +44,7 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 	if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
 		return &pluginv1.InvokeResponse{Error: host.ErrorProto(apierr.Invalid("", "The request is not a valid %s message.", m.Desc.Input().FullName()))}, nil
 	}
-	out, err := t.Call(ctx, m, in, req.GetRequest())
+	out, err := h.d.Call(ctx, m, in, req.GetRequest())
 	if err != nil {
 		return &pluginv1.InvokeResponse{Error: host.ErrorProto(err)}, nil
 	}
@@ -53,7 +52,11 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 }
 
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	return h.ids.PageAccess(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+	f, err := h.ids.PageFacts(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return f.Proto(), nil
 }
 
 // UserInfo tells a plugin whether a user exists and the user's name. An id

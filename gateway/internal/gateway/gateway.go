@@ -39,7 +39,6 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/openapi"
 	"github.com/svcplatform/svc/gateway/internal/prune"
 	"github.com/svcplatform/svc/gateway/internal/replica"
-	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
 	"github.com/svcplatform/svc/gateway/internal/server"
@@ -135,28 +134,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.AccessLog == "on" {
 		accessLog = log
 	}
-	srv := server.New(server.Options{
-		Metrics:      metrics,
-		Authenticate: dispatch.Authenticate(authn),
-		AccessLog:    accessLog,
-		App: func(ctx context.Context) string {
-			app, _ := dispatch.Caller(ctx)
-			return app
-		},
-		Activity: trimmer.Touch,
-		Ready: func(ctx context.Context) error {
-			if err := db.Pool.Ping(ctx); err != nil {
-				return err
-			}
-			return plugins.Ready()
-		},
-	})
 	hooks, err := webhook.New(webhook.Options{
 		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
 		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
 		RefuseLoopback:       cfg.WebhookAllowLoopback != nil && !*cfg.WebhookAllowLoopback,
-		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
-			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
+		Guard: func(ctx context.Context, appID string, least pluginv1.AppRole) error {
+			return authn.AuthorizeApp(ctx, auth.FromContext(ctx), least, appID)
 		},
 		// During a client-secret rotation's overlap deliveries carry a
 		// signature by each secret (CONTRACT §14).
@@ -177,10 +160,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Identity, sign-in and the OAuth server (issue #4): see startIdentity.
-	if _, err := startIdentity(ctx, cfg, ids, authn, srv, hooks, box, stdout); err != nil {
-		return err
-	}
 
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
@@ -190,7 +169,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooks.Register(core)
 	// A read replica, when configured, serves plugin reads that may lag;
 	// the gateway's own lookups (tokens, sessions, apps) stay on the primary.
-	var reads route.Reads
+	var reads dispatch.Reads
 	if cfg.Replica.URL != "" {
 		replicaReads, err := replica.New(replica.Options{Primary: db.Pool, URL: cfg.Replica.URL,
 			MaxLag: time.Duration(cfg.Replica.MaxLag), MaxLagBytes: cfg.Replica.MaxLagBytes, Log: log.With("component", "replica")})
@@ -205,13 +184,35 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// Every call of a plugin or of the gateway's own services takes the
 	// dispatcher's path: route, validate, authorize, invoke.
-	r, err := dispatch.New(dispatch.Options{Server: srv, Auth: authn, Core: core, Calls: observe.NewCalls(metrics), Reads: reads})
+	r, err := dispatch.New(dispatch.Options{Auth: authn, Core: core, Calls: observe.NewCalls(metrics), Reads: reads})
 	if err != nil {
+		return err
+	}
+	srv := server.New(server.Options{
+		Metrics:      metrics,
+		Authenticate: dispatch.Authenticate(authn),
+		AccessLog:    accessLog,
+		App: func(ctx context.Context) string {
+			app, _ := dispatch.Caller(ctx)
+			return app
+		},
+		Activity: trimmer.Touch,
+		// Every method of the route table is served through the dispatcher.
+		Calls: r,
+		Ready: func(ctx context.Context) error {
+			if err := db.Pool.Ping(ctx); err != nil {
+				return err
+			}
+			return plugins.Ready()
+		},
+	})
+	// Identity, sign-in and the OAuth server (issue #4): see startIdentity.
+	if _, err := startIdentity(ctx, cfg, ids, authn, srv, hooks, box, stdout); err != nil {
 		return err
 	}
 	// me/assigned_assets lists the ad accounts the ads plugin keeps, and
 	// going live tells svcchat.
-	graphSvc.WithPlugins(r.CallJSON)
+	graphSvc.WithPlugins(r)
 	devSeed := "1"
 	if cfg.NoDevSeed {
 		devSeed = "0"
@@ -259,8 +260,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	r.UseHost(plugins)
 	docsIndex := docsearch.NewIndex(db.Pool)
-	r.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids, authn.ForgetUser),
-		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
+	srv.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids, authn.ForgetUser),
+		catalog.New(r, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
 	// rebuilt (the reference, lazily) and refreshed (the index, off the
@@ -281,17 +282,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	go docsIndexer.Run(ctx)
 	go trimmer.Run(ctx)
+	graphEndpoint := graph.New(graph.Options{
+		PublicURL:   cfg.PublicURL,
+		Dispatcher:  r,
+		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
+		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
+		AccessToken: authn.AccessToken,
+	})
+	srv.Handle(graph.Path, graphEndpoint)
+	// The server's transcoder and the Graph node router follow the route
+	// table: each is built for a new table before it is in use.
+	r.Follow(srv, graphEndpoint)
 	if err := r.Rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}
-	srv.Handle(graph.Path, graph.New(graph.Options{
-		PublicURL:   cfg.PublicURL,
-		Router:      r.GraphRouter,
-		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
-		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
-		Caller:      dispatch.Caller,
-		AccessToken: authn.AccessToken,
-	}))
 	// gateway listen: an app's deliveries over an outbound stream, to a
 	// developer's machine (package webhook, listen.go). Who may listen is
 	// who may manage the app's subscription: its key or token, or a team
@@ -307,7 +311,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.Handle("GET "+webhook.ListenPath, listen)
 	srv.Handle("POST "+webhook.ListenAckPath, listen)
 	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
-	edge := openai.New(r.Table)
+	edge := openai.New(r)
 	edge.Register(srv)
 	metrics.AddGatherer(edge.Gatherer())
 	if err := plugins.Start(ctx); err != nil {

@@ -7,8 +7,10 @@
 // access_token parameter as the request's credential first, and
 // the generic features every node gets — field selection with nested edge
 // expansion, cursor paging, batch requests, idempotent writes and rate
-// limits. Calls go through route.Table, so a Graph call passes exactly the
-// same validation and access checks as its Connect, gRPC and REST forms.
+// limits. Calls go through the dispatcher (the Dispatcher interface, which
+// package dispatch satisfies), so a Graph call passes exactly the same
+// validation and access checks as its Connect, gRPC and REST forms; graph
+// imports nothing above route.
 //
 // graph has one parser for each of its inputs (fields, batch); each is
 // fuzzed. A write's body is decoded by encoding/json and protojson, but for

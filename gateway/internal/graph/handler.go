@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -28,20 +29,32 @@ import (
 // Path is where the Graph endpoint is served.
 const Path = "/api/v1/graph"
 
+// Dispatcher runs the calls the Graph endpoint makes (dispatch.Dispatcher),
+// so that a Graph call passes exactly the same validation and access
+// checks as its Connect, gRPC and REST forms.
+type Dispatcher interface {
+	// Admit refuses a caller without a valid credential for a method that
+	// is not public (nil access: any method), before anything of the
+	// request is read.
+	Admit(ctx context.Context, access *pluginv1.Access) error
+	// CallInto validates, authorizes and invokes one call of m, reading
+	// the answer into answer's capacity when it can.
+	CallInto(ctx context.Context, m *route.Method, req proto.Message, raw, answer []byte) ([]byte, error)
+	// Caller names the app and user making the request, for idempotency
+	// keys and rate limits.
+	Caller(ctx context.Context) (appID, userID string)
+}
+
 // Options configure the Graph endpoint.
 type Options struct {
 	// PublicURL is the base of the absolute paging URLs.
 	PublicURL string
-	// Router returns the node router of the route table in use, compiled
-	// with it.
-	Router func() *Router
+	// Dispatcher runs the calls.
+	Dispatcher Dispatcher
 	// Idempotency stores write results by Idempotency-Key; nil disables it.
 	Idempotency IdempotencyStore
 	// Limiter counts calls per app, user and Page; nil disables it.
 	Limiter *Limiter
-	// Caller names the app and user making the request, for idempotency
-	// keys and rate limits.
-	Caller func(ctx context.Context) (appID, userID string)
 	// AccessToken resolves the access_token parameter, which stands in for
 	// the Authorization header (auth.Authenticator.AccessToken), into the
 	// request's context; nil leaves the parameter unread.
@@ -54,16 +67,29 @@ type Handler struct {
 	// linkPrefix is the start of every paging URL, PublicURL + Path + "?",
 	// escaped for a JSON string.
 	linkPrefix []byte
+	// router is the node router of the route table in use, compiled with
+	// it (Prepare), so a request never compiles one.
+	router atomic.Pointer[Router]
 }
 
-// New returns the Graph handler.
+// New returns the Graph handler. It serves once it has a route table:
+// have the dispatcher it calls tell it of each (Prepare).
 func New(opts Options) *Handler {
 	prefix := appendJSONString(nil, strings.TrimRight(opts.PublicURL, "/")+Path+"?")
-	return &Handler{opts: opts, linkPrefix: prefix[1 : len(prefix)-1]}
+	h := &Handler{opts: opts, linkPrefix: prefix[1 : len(prefix)-1]}
+	h.router.Store(NewRouter(&route.Table{}))
+	return h
+}
+
+// Prepare compiles the node router of route table t; commit has the
+// handler serve with it (dispatch.Follower).
+func (h *Handler) Prepare(t *route.Table) (commit func(), err error) {
+	r := NewRouter(t)
+	return func() { h.router.Store(r) }, nil
 }
 
 // readBuffers are the buffers of a Graph call: the plugin's answer, read
-// into it over the fast lane (route.Table.CallInto) instead of being copied
+// into it over the fast lane (Dispatcher.CallInto) instead of being copied
 // out of the lane's own buffer, the document rendered from it, and a
 // write's body. All live until ServeHTTP has written the document (net/http
 // copies the bytes into its own buffer), so each call reuses them instead
@@ -254,8 +280,7 @@ func (h *Handler) post(ctx context.Context, q url.Values, raw []byte, form url.V
 // unknown REST path is. A caller with a valid credential passes at the cost
 // of a context lookup; the method's own rule is applied with the call.
 func (h *Handler) admit(ctx context.Context, verb, node string) error {
-	router := h.opts.Router()
-	err := router.table.Admit(ctx, nil)
+	err := h.opts.Dispatcher.Admit(ctx, nil)
 	if err == nil || node == "" {
 		return err
 	}
@@ -263,10 +288,10 @@ func (h *Handler) admit(ctx context.Context, verb, node string) error {
 	if perr != nil {
 		return err
 	}
-	b, _, ok, exists := router.match(verb, segs)
+	b, _, ok, exists := h.router.Load().match(verb, segs)
 	switch {
 	case ok:
-		return router.table.Admit(ctx, b.method.Access)
+		return h.opts.Dispatcher.Admit(ctx, b.method.Access)
 	case !exists:
 		return nil
 	}
@@ -278,7 +303,7 @@ func (h *Handler) admit(ctx context.Context, verb, node string) error {
 // its body (form-encoded when form is not nil) names.
 func (h *Handler) admitWrite(ctx context.Context, q url.Values, raw []byte, form url.Values) error {
 	node := q.Get("node")
-	if node == "" && h.opts.Router().table.Admit(ctx, nil) != nil {
+	if node == "" && h.opts.Dispatcher.Admit(ctx, nil) != nil {
 		if form != nil {
 			node = form.Get("node")
 		} else if body := (writeBody{}); body.parse(raw) == nil {
@@ -299,10 +324,7 @@ func (h *Handler) refuseBody(ctx context.Context, node string, err error) error 
 }
 
 func (h *Handler) caller(ctx context.Context) (string, string) {
-	if h.opts.Caller == nil {
-		return "", ""
-	}
-	return h.opts.Caller(ctx)
+	return h.opts.Dispatcher.Caller(ctx)
 }
 
 // do runs one Graph call. body is nil for GET and DELETE. With bufs not
@@ -381,15 +403,14 @@ func (h *Handler) do(ctx context.Context, verb string, q url.Values, body *write
 
 // call matches the node, binds the request and runs it, returning the
 // response's wire bytes and the binding that served it. The bytes may
-// alias answer (route.Table.CallInto) when it is not nil.
+// alias answer (Dispatcher.CallInto) when it is not nil.
 func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, body *writeBody, answer []byte) ([]byte, binding, error) {
 	var segBuf [8]string
 	segs, err := manifestcheck.AppendNode(segBuf[:0], node)
 	if err != nil {
 		return nil, binding{}, apierr.Invalid("node", "Invalid parameter: %v.", err)
 	}
-	router := h.opts.Router()
-	b, vars, ok, exists := router.match(verb, segs)
+	b, vars, ok, exists := h.router.Load().match(verb, segs)
 	if !ok {
 		if exists {
 			return nil, binding{}, apierr.Invalid("node", "Unsupported %s request on node %q.", verb, node)
@@ -421,7 +442,7 @@ func (h *Handler) call(ctx context.Context, verb, node string, q url.Values, bod
 			return nil, binding{}, err
 		}
 	}
-	raw, err := router.table.CallInto(ctx, m, in.Interface(), nil, answer)
+	raw, err := h.opts.Dispatcher.CallInto(ctx, m, in.Interface(), nil, answer)
 	if h.opts.Limiter != nil && page != "" && authorized(err) {
 		// A Page's quota is spent only by calls allowed to act on it, so
 		// that no one can exhaust a Page's limit without access to it.
@@ -661,7 +682,7 @@ func (h *Handler) expand(ctx context.Context, node string, f Field) (any, error)
 	if err != nil {
 		return nil, unknown
 	}
-	if _, _, ok, _ := h.opts.Router().match(http.MethodGet, segs); !ok {
+	if _, _, ok, _ := h.router.Load().match(http.MethodGet, segs); !ok {
 		return nil, unknown
 	}
 	q := url.Values{}

@@ -22,8 +22,8 @@ type binding struct {
 }
 
 // Router matches node paths against the Graph bindings of one route table.
-// It is built once, when the table is built (dispatch publishes the two
-// together), so a request never builds it.
+// It is built once per table, before the table is in use (Handler.Prepare),
+// so a request never builds it.
 type Router struct {
 	table *route.Table
 	// byVerb holds bindings per HTTP method, most specific first.
@@ -51,8 +51,7 @@ func NewRouter(t *route.Table) *Router {
 	return r
 }
 
-// Table is the route table the router was compiled from; calls it matches
-// go through it.
+// Table is the route table the router was compiled from.
 func (r *Router) Table() *route.Table { return r.table }
 
 // match finds the binding for verb and node segments. found reports whether
@@ -78,7 +77,7 @@ func (r *Router) match(verb string, segs []string) (b binding, vars manifestchec
 }
 
 // requestPool recycles one method's request messages. A Graph call binds
-// one, the route table validates, authorizes and encodes it, and nothing
+// one, the dispatcher validates, authorizes and encodes it, and nothing
 // holds it once the call has returned, so the next call reuses it and its
 // maps instead of making a dynamic message anew.
 type requestPool struct {

@@ -117,14 +117,14 @@ func TestPageAccess(t *testing.T) {
 		{"malformed Page id", "page-1", w.Owner.ID, "", false, false, pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED, nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := w.IDs.PageAccess(ctx, tc.page, tc.user, tc.app)
+			got, err := w.IDs.PageFacts(ctx, tc.page, tc.user, tc.app)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.GetPageExists() != tc.wantExists || got.GetAppLinked() != tc.wantLink || got.GetUserRole() != tc.wantRole ||
-				!slices.Equal(got.GetAppProducts(), tc.wantProducts) || got.GetPublished() != tc.wantPublished ||
-				got.GetChatSurfacing() != tc.wantCS {
-				t.Errorf("PageAccess = %v", got)
+			if got.Exists != tc.wantExists || got.AppLinked != tc.wantLink || got.UserRole != tc.wantRole ||
+				!slices.Equal(got.LinkProducts, tc.wantProducts) || got.Published != tc.wantPublished ||
+				got.ChatSurfacing != tc.wantCS {
+				t.Errorf("PageFacts = %+v", got)
 			}
 		})
 	}

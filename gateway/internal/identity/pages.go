@@ -194,7 +194,9 @@ func (f PageFacts) UserManages() bool {
 	return f.UserRole == pluginv1.PageRole_PAGE_ROLE_ADMIN || f.UserRole == pluginv1.PageRole_PAGE_ROLE_OWNER
 }
 
-// Proto is the form the plugin host service answers.
+// Proto is the facts' wire form, for the plugin protocol only: the facts
+// sent with a call on the Page (InvokeRequest.page_access) and the answer
+// of the host service's PageAccess.
 func (f PageFacts) Proto() *pluginv1.PageAccessResponse {
 	return &pluginv1.PageAccessResponse{PageExists: f.Exists, UserRole: f.UserRole, AppLinked: f.AppLinked,
 		AppProducts: f.LinkProducts, Published: f.Published, ChatSurfacing: f.ChatSurfacing,
@@ -236,15 +238,4 @@ func (s *Service) PageFacts(ctx context.Context, pageID, userID, appID string) (
 		}
 	}
 	return f, nil
-}
-
-// PageAccess answers the plugin host service's PageAccess call: the user's
-// role on the Page, whether the app is linked to it and with which products,
-// and whether the Page is published with chat surfacing on.
-func (s *Service) PageAccess(ctx context.Context, pageID, userID, appID string) (*pluginv1.PageAccessResponse, error) {
-	f, err := s.PageFacts(ctx, pageID, userID, appID)
-	if err != nil {
-		return nil, err
-	}
-	return f.Proto(), nil
 }

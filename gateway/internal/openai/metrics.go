@@ -18,7 +18,7 @@ import (
 // serving contributes nothing rather than failing the scrape.
 func (e *Edge) Gatherer() prometheus.Gatherer {
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		t, m, err := e.method(procMetrics)
+		m, err := e.method(procMetrics)
 		if err != nil {
 			return nil, nil
 		}
@@ -27,7 +27,7 @@ func (e *Edge) Gatherer() prometheus.Gatherer {
 		// The gateway itself asks, with the operator's standing.
 		ctx = auth.WithPrincipal(ctx, &auth.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_ADMIN})
 		req := &completionsv1.ExportMetricsRequest{}
-		out, err := t.Call(ctx, m, req, nil)
+		out, err := e.d.Call(ctx, m, req, nil)
 		if err != nil {
 			return nil, nil
 		}

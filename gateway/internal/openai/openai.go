@@ -14,7 +14,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/route"
-	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
 )
 
@@ -26,13 +26,24 @@ const (
 	procMetrics = "/svc.completions.v1.CompletionsService/ExportMetrics"
 )
 
-// Edge serves the OpenAI-shaped paths.
-type Edge struct {
-	routes func() *route.Table
+// Dispatcher runs the edge's calls (dispatch.Dispatcher), with the same
+// validation and access checks as every other call.
+type Dispatcher interface {
+	// Table is the route table in use; nil before the first is built.
+	Table() *route.Table
+	// Call validates, authorizes and invokes one unary call of m.
+	Call(ctx context.Context, m *route.Method, req proto.Message, raw []byte) ([]byte, error)
+	// Stream is Call for a server-streaming method.
+	Stream(ctx context.Context, m *route.Method, req proto.Message, raw []byte, send func([]byte) error) error
 }
 
-// New returns the edge; routes gives the route table in use at each call.
-func New(routes func() *route.Table) *Edge { return &Edge{routes: routes} }
+// Edge serves the OpenAI-shaped paths.
+type Edge struct {
+	d Dispatcher
+}
+
+// New returns the edge, calling the completions plugin through d.
+func New(d Dispatcher) *Edge { return &Edge{d: d} }
 
 // Handler is anything the edge can be registered on (server.Server).
 type Handler interface {
@@ -47,14 +58,13 @@ func (e *Edge) Register(srv Handler) {
 
 // method finds a completions method in the table in use, or explains that
 // the plugin is not there.
-func (e *Edge) method(proc string) (*route.Table, *route.Method, error) {
-	t := e.routes()
-	if t != nil {
+func (e *Edge) method(proc string) (*route.Method, error) {
+	if t := e.d.Table(); t != nil {
 		if m, ok := t.Method(proc); ok {
-			return t, m, nil
+			return m, nil
 		}
 	}
-	return nil, nil, apierr.Unavailable("The completions plugin")
+	return nil, apierr.Unavailable("The completions plugin")
 }
 
 // OverheadHeader says, in milliseconds, how much of a response's time was
@@ -102,7 +112,7 @@ func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // its end: the end is what lifts the body's read deadline.
 func readBody(r *http.Request) ([]byte, error) {
 	n := r.ContentLength
-	if n < 0 || n > server.MaxBodyBytes {
+	if n < 0 || n > serving.MaxBodyBytes {
 		return io.ReadAll(r.Body)
 	}
 	b := make([]byte, 0, n+1)
@@ -123,12 +133,12 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // unary calls a method answering an OpenAIResponse and writes it.
 func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc string, req proto.Message) {
-	t, m, err := e.method(proc)
+	m, err := e.method(proc)
 	if err != nil {
 		writeError(w, r, c, err)
 		return
 	}
-	out, err := t.Call(r.Context(), m, req, nil) // prepare encodes req
+	out, err := e.d.Call(r.Context(), m, req, nil) // the dispatcher encodes req
 	if err != nil {
 		writeError(w, r, c, err)
 		return
@@ -147,7 +157,7 @@ func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc stri
 // refusal (plain JSON) and a 200 event stream; each later part is one
 // event, flushed at once.
 func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *completionsv1.OpenAIRequest) {
-	t, m, err := e.method(procStream)
+	m, err := e.method(procStream)
 	if err != nil {
 		writeError(w, r, c, err)
 		return
@@ -155,7 +165,7 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *com
 	rc := http.NewResponseController(w)
 	started := false
 	var part completionsv1.OpenAIStreamPart
-	err = t.Stream(r.Context(), m, req, nil, func(b []byte) error {
+	err = e.d.Stream(r.Context(), m, req, nil, func(b []byte) error {
 		part.Reset()
 		if err := proto.Unmarshal(b, &part); err != nil {
 			return apierr.Internal(err)

@@ -65,7 +65,7 @@ func table(t *testing.T) *route.Table {
 		source(t, "svcchat", svcchatv1.File_svc_svcchat_v1_svcchat_proto),
 		source(t, "wearables", wearablesv1.File_svc_wearables_v1_wearables_proto),
 		source(t, "hello", hellov1.File_svc_hello_v1_hello_proto),
-	}, nil)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/gateway/internal/auth"
 )
 
 // Defaults of Options.
@@ -155,20 +155,22 @@ func (r *Router) Health() Health {
 // Caller is the key under which a principal's writes are remembered: the
 // user when there is one (a person expects to see their own writes from any
 // app), else the app, else the plugin acting as itself.
-func Caller(p *pluginv1.Principal) string {
+func Caller(p *auth.Principal) string {
 	switch {
-	case p.GetUserId() != "":
-		return "u:" + p.GetUserId()
-	case p.GetAppId() != "":
-		return "a:" + p.GetAppId()
+	case p == nil:
+		return "p:"
+	case p.UserID != "":
+		return "u:" + p.UserID
+	case p.AppID != "":
+		return "a:" + p.AppID
 	default:
-		return "p:" + p.GetPlugin()
+		return "p:" + p.Plugin
 	}
 }
 
 // Wrote remembers that p's call with side effects has ended: p's reads go
 // to the primary until the replica has replayed past it.
-func (r *Router) Wrote(p *pluginv1.Principal) {
+func (r *Router) Wrote(p *auth.Principal) {
 	if r == nil {
 		return
 	}
@@ -187,7 +189,7 @@ func (r *Router) Wrote(p *pluginv1.Principal) {
 
 // MayRead answers whether a read by p may be served by the replica, and
 // counts the decision.
-func (r *Router) MayRead(p *pluginv1.Principal) bool {
+func (r *Router) MayRead(p *auth.Principal) bool {
 	if r == nil {
 		return false
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/internal/pgtest"
 )
 
@@ -75,12 +75,12 @@ func TestOldSamplesAreDroppedButTheNewestIsKept(t *testing.T) {
 func TestTheCallerIsTheUserElseTheAppElseThePlugin(t *testing.T) {
 	t.Parallel()
 	rows := []struct {
-		p    *pluginv1.Principal
+		p    *auth.Principal
 		want string
 	}{
-		{&pluginv1.Principal{UserId: "7", AppId: "9"}, "u:7"},
-		{&pluginv1.Principal{AppId: "9"}, "a:9"},
-		{&pluginv1.Principal{Plugin: "book"}, "p:book"},
+		{&auth.Principal{UserID: "7", AppID: "9"}, "u:7"},
+		{&auth.Principal{AppID: "9"}, "a:9"},
+		{&auth.Principal{Plugin: "book"}, "p:book"},
 	}
 	for _, r := range rows {
 		if got := Caller(r.p); got != r.want {
@@ -92,8 +92,8 @@ func TestTheCallerIsTheUserElseTheAppElseThePlugin(t *testing.T) {
 func TestANilRouterSendsEveryReadToThePrimary(t *testing.T) {
 	t.Parallel()
 	var r *Router
-	r.Wrote(&pluginv1.Principal{UserId: "1"})
-	if r.MayRead(&pluginv1.Principal{UserId: "1"}) {
+	r.Wrote(&auth.Principal{UserID: "1"})
+	if r.MayRead(&auth.Principal{UserID: "1"}) {
 		t.Fatal("a nil router allowed the replica")
 	}
 	r.Close()
@@ -115,7 +115,7 @@ func TestTheProbeFollowsARealStandby(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	writer, other := &pluginv1.Principal{UserId: "1"}, &pluginv1.Principal{UserId: "2"}
+	writer, other := &auth.Principal{UserID: "1"}, &auth.Principal{UserID: "2"}
 
 	t.Run("before its first probe the replica serves nothing", func(t *testing.T) {
 		if r.MayRead(other) {
@@ -198,12 +198,12 @@ func TestManyWritersAreMergedIntoOnePositionEveryoneWaitsFor(t *testing.T) {
 	r := &Router{pending: map[string]*marker{}, health: Health{Up: true, Within: true}}
 	r.reads = newReadsCounter()
 	for i := range maxPending + 1 {
-		r.Wrote(&pluginv1.Principal{UserId: string(rune('a'+i%26)) + time.Duration(i).String()})
+		r.Wrote(&auth.Principal{UserID: string(rune('a'+i%26)) + time.Duration(i).String()})
 	}
 	if len(r.pending) > 1 || r.all == nil {
 		t.Fatalf("pending %d, all %v", len(r.pending), r.all)
 	}
-	if r.MayRead(&pluginv1.Principal{UserId: "never wrote"}) {
+	if r.MayRead(&auth.Principal{UserID: "never wrote"}) {
 		t.Fatal("a caller was sent to the replica while an overflowed write is unresolved")
 	}
 }

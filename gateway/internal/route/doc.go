@@ -1,14 +1,14 @@
-// Package route builds the gateway's routing from plugin manifests: every
-// method of every plugin service becomes a Connect/gRPC/gRPC-Web handler (and
-// REST, through the google.api.http annotations the transcoder reads), with
-// no compiled-in knowledge of the service. The same Method values back the
-// Graph router. A manifest is admitted by the rules of
-// internal/plugin/manifestcheck, the ones a plugin's own tests run
+// Package route builds the gateway's routing from plugin manifests: one
+// immutable Table per generation, mapping every procedure of every plugin
+// service to its Method (descriptor, access rule, Graph bindings, REST
+// status, read-only flag, and the Invoker that serves it), with the types
+// and descriptors that transcoding and reflection resolve. It has no
+// compiled-in knowledge of any service. A manifest is admitted by the rules
+// of internal/plugin/manifestcheck, the ones a plugin's own tests run
 // (plugintest.CheckManifest); route adds none of its own.
 //
-// Every call passes one pipeline, whatever protocol it came in on: decode
-// into a dynamic message, validate with protovalidate, enforce the method's
-// access rule through a Guard, forward the original bytes to the plugin, and
-// translate the plugin's error into the platform's. route does not parse
-// credentials (auth does) and does not manage processes (host does).
+// route is a lookup and nothing else: it does not decode, validate,
+// authorize or invoke (package dispatch does, in that order), does not
+// parse credentials (auth does), does not manage processes (host does), and
+// imports no package above it.
 package route

@@ -15,6 +15,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 )
 
 // limitServer answers POST /read with the body's length, or 413 when
@@ -52,10 +53,10 @@ func TestTheBodyLimitTakesTheLimitAndRefusesOneByteMore(t *testing.T) {
 		chunked bool
 		want    int
 	}{
-		{server.MaxBodyBytes, false, http.StatusOK},
-		{server.MaxBodyBytes + 1, false, http.StatusRequestEntityTooLarge},
-		{server.MaxBodyBytes, true, http.StatusOK},
-		{server.MaxBodyBytes + 1, true, http.StatusRequestEntityTooLarge},
+		{serving.MaxBodyBytes, false, http.StatusOK},
+		{serving.MaxBodyBytes + 1, false, http.StatusRequestEntityTooLarge},
+		{serving.MaxBodyBytes, true, http.StatusOK},
+		{serving.MaxBodyBytes + 1, true, http.StatusRequestEntityTooLarge},
 		{0, true, http.StatusOK},
 	} {
 		var body io.Reader = strings.NewReader(strings.Repeat("x", c.size))
@@ -92,15 +93,15 @@ func TestAContentLengthThatUnderstatesTheBodyCannotPassTheLimit(t *testing.T) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
 	go func() {
-		_, _ = io.WriteString(conn, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(server.MaxBodyBytes)+"\r\n\r\n"+
-			strings.Repeat("x", server.MaxBodyBytes+100))
+		_, _ = io.WriteString(conn, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(serving.MaxBodyBytes)+"\r\n\r\n"+
+			strings.Repeat("x", serving.MaxBodyBytes+100))
 	}()
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK || string(got) != strconv.Itoa(server.MaxBodyBytes) {
+	if res.StatusCode != http.StatusOK || string(got) != strconv.Itoa(serving.MaxBodyBytes) {
 		t.Fatalf("%d %q, want 200 and the declared length", res.StatusCode, got)
 	}
 }

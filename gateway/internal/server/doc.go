@@ -6,6 +6,12 @@
 // transcoder that serves every proto service as REST, Connect, gRPC and
 // gRPC-Web.
 //
+// Every method of the route table in use is served here as REST, Connect,
+// gRPC and gRPC-Web (plugins.go): the server admits, decodes and answers in
+// the request's protocol, and the call itself is the dispatcher's (the
+// Calls interface). The server follows the route table make-before-break
+// (Prepare, a dispatch.Follower).
+//
 // REST callers get errors in the Graph envelope: errors produced by the
 // transcoder are rewritten here through apierr.Write. The set of services is
 // swapped atomically when plugins change, so a reload never drops a request.

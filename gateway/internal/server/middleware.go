@@ -17,12 +17,10 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 	"github.com/svcplatform/svc/gateway/internal/version"
 	"github.com/svcplatform/svc/internal/tracing"
 )
-
-// MaxBodyBytes is the largest request body accepted (CONTRACT §1).
-const MaxBodyBytes = 1 << 20
 
 // requestIDHeader is OpenAI's request id header, on the OpenAI-shaped
 // paths (/v1/...), canonical as net/http writes it.
@@ -115,20 +113,20 @@ func versioned(next http.Handler) http.Handler {
 // only reads it.
 var currentVersion = []string{version.Current}
 
-// limited refuses bodies over MaxBodyBytes: at once when Content-Length says
+// limited refuses bodies over serving.MaxBodyBytes: at once when Content-Length says
 // so, otherwise when the reader crosses the limit (the error then surfaces
 // through the handler as an *http.MaxBytesError). A body must also arrive
 // within readTimeout: the connection's read deadline is set while the body
 // is read and lifted at its end, so that streamed answers are not cut.
 func limited(readTimeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
-			apierr.Write(w, r, apierr.TooLarge(MaxBodyBytes))
+		if r.ContentLength > serving.MaxBodyBytes {
+			apierr.Write(w, r, apierr.TooLarge(serving.MaxBodyBytes))
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			deadline := setReadDeadline(w, time.Now().Add(readTimeout))
-			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBodyBytes), w: w, deadline: deadline}
+			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, serving.MaxBodyBytes), w: w, deadline: deadline}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 )
 
 // envelopeErrors rewrites the transcoder's REST error bodies (a JSON
@@ -29,7 +30,7 @@ func envelopeErrors(next http.Handler, success *restStatus) http.Handler {
 		// that describe its own body.
 		w.Header().Del("Content-Encoding")
 		if bodyExceeded(r) {
-			apierr.Write(w, r, apierr.TooLarge(MaxBodyBytes))
+			apierr.Write(w, r, apierr.TooLarge(serving.MaxBodyBytes))
 			return
 		}
 		if isEnvelope(ew.body.Bytes()) {
@@ -67,7 +68,7 @@ func decodeStatus(r *http.Request, httpStatus int, body []byte) error {
 		case http.StatusUnsupportedMediaType:
 			return apierr.Invalid("Content-Type", "Invalid parameter: unsupported Content-Type %q.", r.Header.Get("Content-Type"))
 		case http.StatusRequestEntityTooLarge:
-			return apierr.TooLarge(MaxBodyBytes)
+			return apierr.TooLarge(serving.MaxBodyBytes)
 		}
 		if httpStatus < 500 {
 			return apierr.Invalid("", "Invalid request: %s.", bytes.TrimSpace(body))

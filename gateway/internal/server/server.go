@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 	"github.com/svcplatform/svc/gateway/internal/version"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	// Activity, when set, is called at the start of every request (the
 	// memory trimmer counts traffic with it); it must be cheap.
 	Activity func()
+	// Calls runs the calls of the route table's methods (Prepare); nil
+	// serves compiled-in services only.
+	Calls Calls
 }
 
 // DefaultBodyReadTimeout is the default of Options.BodyReadTimeout: 1 MiB at
@@ -70,10 +74,11 @@ type Service struct {
 
 // Server is the gateway's HTTP port.
 type Server struct {
-	opts    Options
-	mux     *http.ServeMux
-	rpc     atomic.Pointer[rpcTable]
-	handler http.Handler
+	opts     Options
+	mux      *http.ServeMux
+	rpc      atomic.Pointer[rpcTable]
+	handler  http.Handler
+	compiled []Service
 }
 
 // rpcTable is one immutable generation of the proto services served; it is
@@ -134,6 +139,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // their descriptors for reflection. Requests already in flight finish on the
 // table they started with.
 func (s *Server) SetServices(services []Service, files protodesc.Resolver) error {
+	t, err := newRPCTable(services, files)
+	if err != nil {
+		return err
+	}
+	s.rpc.Store(t)
+	return nil
+}
+
+// newRPCTable builds the transcoder of services.
+func newRPCTable(services []Service, files protodesc.Resolver) (*rpcTable, error) {
 	vs := make([]*vanguard.Service, 0, len(services))
 	names := make([]string, 0, len(services))
 	rest := restRoutes{}
@@ -146,10 +161,9 @@ func (s *Server) SetServices(services []Service, files protodesc.Resolver) error
 		vanguard.WithUnknownHandler(http.HandlerFunc(unknown)),
 		vanguard.WithCodec(strictTranscoderJSON))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.rpc.Store(&rpcTable{transcoder: t, rest: rest, names: names, files: files})
-	return nil
+	return &rpcTable{transcoder: t, rest: rest, names: names, files: files}, nil
 }
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -245,7 +259,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, certFile, 
 	// no cost per request.
 	closing, closeAll := context.WithCancel(context.Background())
 	srv.BaseContext = func(net.Listener) context.Context {
-		return context.WithValue(context.Background(), shutdownKey{}, closing)
+		return serving.WithClosing(context.Background(), closing)
 	}
 	srv.RegisterOnShutdown(closeAll)
 	srv.Protocols = new(http.Protocols)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 	"github.com/svcplatform/svc/gateway/internal/version"
 	platformv1 "github.com/svcplatform/svc/gen/svc/platform/v1"
 	"github.com/svcplatform/svc/gen/svc/platform/v1/platformv1connect"
@@ -47,7 +48,7 @@ func TestEveryResponseCarriesATraceID(t *testing.T) {
 func TestEveryAnswerOnTheOpenAIPathsCarriesXRequestIDAsOpenAIs(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	big := strings.Repeat("x", server.MaxBodyBytes+1)
+	big := strings.Repeat("x", serving.MaxBodyBytes+1)
 	for _, r := range []*http.Request{
 		httptest.NewRequest("GET", "/v1/models", nil),                               // not registered here: a 404
 		httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(big)), // refused before any handler

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/serving"
 )
 
 func TestAGracefulShutdownEndsStreamsThatWatchForIt(t *testing.T) {
@@ -21,7 +22,7 @@ func TestAGracefulShutdownEndsStreamsThatWatchForIt(t *testing.T) {
 		close(opened)
 		// A stream that would last forever, but for the shutdown.
 		select {
-		case <-server.ShuttingDown(r.Context()):
+		case <-serving.ShuttingDown(r.Context()):
 		case <-r.Context().Done():
 		}
 	}))
@@ -48,7 +49,7 @@ func TestAGracefulShutdownEndsStreamsThatWatchForIt(t *testing.T) {
 
 func TestOutsideAServerNothingShutsDown(t *testing.T) {
 	t.Parallel()
-	if ch := server.ShuttingDown(context.Background()); ch != nil {
+	if ch := serving.ShuttingDown(context.Background()); ch != nil {
 		t.Fatal("a context outside a server has a shutdown signal")
 	}
 }

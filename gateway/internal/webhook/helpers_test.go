@@ -105,8 +105,8 @@ func (b *bundle) newService(t testing.TB, tweak ...func(*webhook.Options)) *webh
 	opts := webhook.Options{
 		Pool: b.Pool, SecretBox: b.box, Logger: testLogger(t),
 		EventTypes: func() []string { return contractEvents },
-		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
-			return b.authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
+		Guard: func(ctx context.Context, appID string, least pluginv1.AppRole) error {
+			return b.authn.AuthorizeApp(ctx, auth.FromContext(ctx), least, appID)
 		},
 		RetrySchedule: fastRetries, PollInterval: 20 * time.Millisecond,
 		AttemptTimeout: 2 * time.Second, VerifyTimeout: 2 * time.Second, DrainTimeout: time.Second,
@@ -167,12 +167,17 @@ func call[Res proto.Message](t testing.TB, b *bundle, method string, principal s
 	// The gateway's access check first, as a routed call has it.
 	md := webhookv1.File_svc_webhook_v1_webhook_proto.Services().ByName("WebhookService").Methods().ByName(protoreflect.Name(method))
 	access := route.AccessOf(md)
-	if err := b.authn.Authorize(ctx, auth.FromSDK(principal), access, auth.Target(route.TargetOf(req, access))); err != nil {
+	// The test speaks of callers as a plugin sees them; the gateway's
+	// dispatcher has its own principal in the call's context.
+	wp := wire.PrincipalToProto(principal)
+	caller := auth.FromProto(wp)
+	ctx = auth.WithPrincipal(ctx, caller)
+	if err := b.authn.Authorize(ctx, caller, access, auth.TargetOf(req, access)); err != nil {
 		e, _ := apierr.As(err)
 		return zero, e
 	}
 	resp := wire.Invoke(ctx, b.plugin, &pluginv1.InvokeRequest{
-		Procedure: "/svc.webhook.v1.WebhookService/" + method, Request: in, Principal: wire.PrincipalToProto(principal), TraceId: "test",
+		Procedure: "/svc.webhook.v1.WebhookService/" + method, Request: in, Principal: wp, TraceId: "test",
 	})
 	if resp.GetError() != nil {
 		return zero, wire.ErrorFromProto(resp.GetError())

@@ -28,10 +28,11 @@ import (
 const APIVersion = "v1"
 
 // AppGuard applies the platform's one rule of who may act on an app
-// (CONTRACT §4) to the caller of a call, for a node whose app the gateway
-// cannot read from the request (a delivery's app). It returns nil or the
-// refusal to answer. The gateway backs it with auth.
-type AppGuard func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error
+// (CONTRACT §4) to the caller of the call ctx carries (the gateway's
+// principal, as its dispatcher authorized it), for a node whose app the
+// gateway cannot read from the request (a delivery's app). It returns nil
+// or the refusal to answer. The gateway backs it with auth.
+type AppGuard func(ctx context.Context, appID string, least pluginv1.AppRole) error
 
 // Defaults of Options.
 const (

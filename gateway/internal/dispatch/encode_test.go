@@ -1,4 +1,4 @@
-package route
+package dispatch
 
 import (
 	"math"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -186,20 +185,4 @@ func BenchmarkMarshalRequest(b *testing.B) {
 			}
 		}
 	})
-}
-
-// A gRPC refusal's google.rpc.Status goes through the codec too: it must
-// encode, or every gRPC refusal of a routed method reaches the client as
-// "internal".
-func TestRawCodecEncodesAGRPCRefusalsStatus(t *testing.T) {
-	t.Parallel()
-	st := &status.Status{Code: 3, Message: "Invalid parameter"}
-	b, err := rawCodec{}.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back status.Status
-	if err := proto.Unmarshal(b, &back); err != nil || !proto.Equal(&back, st) {
-		t.Fatalf("round trip = %v, %v", &back, err)
-	}
 }

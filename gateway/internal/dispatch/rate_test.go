@@ -1,4 +1,4 @@
-package route_test
+package dispatch_test
 
 import (
 	"net/http"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
-	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/gateway/internal/dispatch"
 )
 
 // CONTRACT §15: mobile writes are limited per user, 60 a minute each
@@ -14,7 +14,7 @@ import (
 func TestUserRatesTheCallAfterTheMinutesCountIsRefusedWith429Code17(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(6000, 0)
-	rates := route.NewUserRates(func() time.Time { return now })
+	rates := dispatch.NewUserRates(func() time.Time { return now })
 	const dm, pageMessage = "/svc.chat.v1.ChatService/SendDirectMessage", "/svc.svcchat.v1.SvcchatService/WriteToPage"
 	for i := range 60 {
 		if err := rates.Allow(dm, "7", 60); err != nil {

@@ -1,10 +1,13 @@
-package route_test
+package dispatch_test
 
 import (
 	"context"
 	"sync"
 	"testing"
 
+	"github.com/svcplatform/svc/gateway/internal/auth"
+	"github.com/svcplatform/svc/gateway/internal/dispatch"
+	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
@@ -25,15 +28,6 @@ func (r *recorder) Invoke(_ context.Context, req *pluginv1.InvokeRequest) (*plug
 	return &pluginv1.InvokeResponse{}, nil
 }
 
-// caller lets everyone in as user 7.
-type caller struct{}
-
-func (caller) Admit(context.Context, *pluginv1.Access) error { return nil }
-
-func (caller) Check(context.Context, *pluginv1.Access, route.Target) (route.Grant, error) {
-	return route.Grant{Principal: &pluginv1.Principal{UserId: "7"}}, nil
-}
-
 // reads allows the replica and remembers who wrote.
 type reads struct {
 	allow bool
@@ -42,23 +36,25 @@ type reads struct {
 	mu    sync.Mutex
 }
 
-func (r *reads) MayRead(*pluginv1.Principal) bool {
+func (r *reads) MayRead(*auth.Principal) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.asked++
 	return r.allow
 }
-func (r *reads) Wrote(p *pluginv1.Principal) {
+func (r *reads) Wrote(p *auth.Principal) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.wrote = append(r.wrote, p.GetUserId())
+	r.wrote = append(r.wrote, p.UserID)
 }
 
-func testTable(t *testing.T, inv route.Invoker) *route.Table {
-	return testTableOf(t, route.Source{Name: "testplugin", Invoker: inv})
+// testDispatcher is a Dispatcher, asking reads (nil: none) of the replica,
+// serving the test plugin's Echo and Fail (both public) with inv.
+func testDispatcher(t *testing.T, inv route.Invoker, rd dispatch.Reads) *dispatch.Dispatcher {
+	return testDispatcherOf(t, route.Source{Name: "testplugin", Invoker: inv}, rd)
 }
 
-func testTableOf(t *testing.T, src route.Source) *route.Table {
+func testDispatcherOf(t *testing.T, src route.Source, rd dispatch.Reads) *dispatch.Dispatcher {
 	t.Helper()
 	p := sdk.New(sdk.Info{Name: "testplugin", Version: "1"})
 	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
@@ -73,28 +69,39 @@ func testTableOf(t *testing.T, src route.Source) *route.Table {
 		t.Fatal(err)
 	}
 	src.Manifest = m
-	tbl, err := route.Build([]route.Source{src}, caller{})
+	// p is the dispatcher's core too, but the table is src's alone.
+	d, err := dispatch.New(dispatch.Options{Core: p,
+		Calls: observe.NewCalls(observe.NewMetrics()), Reads: rd})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tbl
+	if err := d.Publish(src); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// asUser7 is a call's context with user 7 as its caller.
+func asUser7() context.Context {
+	return auth.WithPrincipal(context.Background(), &auth.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: "7"})
 }
 
 func TestOnlyAMethodWithoutSideEffectsMayReadTheReplicaAndEveryOtherCallCountsAsAWrite(t *testing.T) {
 	t.Parallel()
 	inv := &recorder{}
 	r := &reads{allow: true}
-	tbl := testTable(t, inv).WithReads(r)
+	d := testDispatcher(t, inv, r)
+	tbl := d.Table()
 	echo, _ := tbl.Method("/svc.testplugin.v1.TestService/Echo")
 	fail, _ := tbl.Method("/svc.testplugin.v1.TestService/Fail")
 	if !echo.ReadOnly || fail.ReadOnly {
 		t.Fatalf("ReadOnly: Echo %v, Fail %v", echo.ReadOnly, fail.ReadOnly)
 	}
-	ctx := context.Background()
-	if _, err := tbl.Call(ctx, echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
+	ctx := asUser7()
+	if _, err := d.Call(ctx, echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Call(ctx, fail, &testpluginv1.FailRequest{}, nil); err != nil {
+	if _, err := d.Call(ctx, fail, &testpluginv1.FailRequest{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !inv.reqs[0].GetReadReplica() || inv.reqs[1].GetReadReplica() {
@@ -105,7 +112,7 @@ func TestOnlyAMethodWithoutSideEffectsMayReadTheReplicaAndEveryOtherCallCountsAs
 	}
 
 	r.allow = false
-	if _, err := tbl.Call(ctx, echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
+	if _, err := d.Call(ctx, echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if inv.reqs[2].GetReadReplica() {
@@ -116,9 +123,9 @@ func TestOnlyAMethodWithoutSideEffectsMayReadTheReplicaAndEveryOtherCallCountsAs
 func TestWithoutAReplicaNoCallIsMarkedForIt(t *testing.T) {
 	t.Parallel()
 	inv := &recorder{}
-	tbl := testTable(t, inv)
-	echo, _ := tbl.Method("/svc.testplugin.v1.TestService/Echo")
-	if _, err := tbl.Call(context.Background(), echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
+	d := testDispatcher(t, inv, nil)
+	echo, _ := d.Table().Method("/svc.testplugin.v1.TestService/Echo")
+	if _, err := d.Call(asUser7(), echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if inv.reqs[0].GetReadReplica() {
@@ -130,9 +137,9 @@ func TestTheGatewaysOwnReadsAreNeverOfferedTheReplica(t *testing.T) {
 	t.Parallel()
 	inv := &recorder{}
 	r := &reads{allow: true}
-	tbl := testTableOf(t, route.Source{Name: "core", Invoker: inv, PrimaryOnly: true}).WithReads(r)
-	echo, _ := tbl.Method("/svc.testplugin.v1.TestService/Echo")
-	if _, err := tbl.Call(context.Background(), echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
+	d := testDispatcherOf(t, route.Source{Name: "core", Invoker: inv, PrimaryOnly: true}, r)
+	echo, _ := d.Table().Method("/svc.testplugin.v1.TestService/Echo")
+	if _, err := d.Call(asUser7(), echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if inv.reqs[0].GetReadReplica() || r.asked != 0 {

@@ -1,4 +1,4 @@
-package route
+package dispatch
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 // UserRates counts, in fixed one-minute windows, the calls each user makes
 // of each method that declares user_rate_per_minute (the mobile writes that
-// reach other people). It outlives route tables: the Dispatcher gives the
-// same one to each (Table.WithUserRates), so a reload does not reset it.
+// reach other people). The Dispatcher keeps one for its life, not one per
+// route table, so a reload does not reset it.
 // The counts live in this gateway's memory, as the Graph limiter's do: with
 // N gateways a user may make up to N times the count.
 type UserRates struct {
