@@ -9,14 +9,17 @@ import (
 	"time"
 )
 
-// EnvConfig is the environment variable in which the gateway passes this
-// plugin its part of the config file: {"upstreams":[…]}.
-const EnvConfig = "SVC_COMPLETIONS_CONFIG"
+// EnvConfig is the environment variable in which the gateway passes a
+// plugin its settings, plugins.<name> of its config file; for this one
+// {"upstreams":[…],"budget":{…}} (the gateway's old "completions" key is
+// read as plugins.completions).
+const EnvConfig = "SVC_PLUGIN_CONFIG"
 
 // defaultTimeout bounds an upstream call that names no timeout.
 const defaultTimeout = 60 * time.Second
 
-// config is the completions section of the gateway's config file.
+// config is the completions plugin's settings, plugins.completions of the
+// gateway's config file.
 type config struct {
 	Upstreams []upstreamConfig `json:"upstreams"`
 	// Budget is every app's default budget and rate limit, and a ceiling:

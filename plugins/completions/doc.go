@@ -39,7 +39,12 @@
 //     counters the gateway serves on /metrics; tokens.go counts what an
 //     unfinished stream carried.
 //
-// Upstreams come from the gateway's config file (completions.upstreams),
-// passed in SVC_COMPLETIONS_CONFIG; their API keys are read from the
-// environment variables the config names and never logged or answered.
+// Upstreams come from the gateway's config file
+// (plugins.completions.upstreams), passed in SVC_PLUGIN_CONFIG; their API
+// keys are read from the environment variables the config names (the
+// gateway passes each variable a setting ending in _env names) and never
+// logged or answered. The plugin declares its OpenAI paths (POST
+// /v1/chat/completions, GET /v1/models) and its metrics method in its
+// proto (svc.plugin.v1.http_path, metrics): the gateway serves them
+// without knowing the plugin.
 package main

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/plugins/completions/internal/completionsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -79,13 +80,13 @@ func (s *service) accountAbort(app string, req *chatRequest, err error) {
 }
 
 // refuse is an OpenAI error answer.
-func (s *service) refuse(e *apiError) *completionsv1.OpenAIResponse {
+func (s *service) refuse(e *apiError) *pluginv1.HttpResponse {
 	s.metrics.refusals.WithLabelValues(strconv.Itoa(e.Status)).Inc()
-	return &completionsv1.OpenAIResponse{Status: int32(e.Status), Body: e.body(), RetryAfterSeconds: int32(e.RetryAfter)}
+	return &pluginv1.HttpResponse{Status: int32(e.Status), Body: e.body(), RetryAfterSeconds: int32(e.RetryAfter)}
 }
 
 // answerError turns what the router returned into the client's answer.
-func (s *service) answerError(call *sdk.Call, err error) (*completionsv1.OpenAIResponse, error) {
+func (s *service) answerError(call *sdk.Call, err error) (*pluginv1.HttpResponse, error) {
 	var ae *apiError
 	var pt *passThrough
 	switch {
@@ -93,7 +94,7 @@ func (s *service) answerError(call *sdk.Call, err error) (*completionsv1.OpenAIR
 		return s.refuse(ae), nil
 	case errors.As(err, &pt):
 		s.metrics.refusals.WithLabelValues(strconv.Itoa(pt.status)).Inc()
-		return &completionsv1.OpenAIResponse{Status: int32(pt.status), Body: pt.body}, nil
+		return &pluginv1.HttpResponse{Status: int32(pt.status), Body: pt.body}, nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return nil, err // the caller is gone or out of time; the SDK says so
 	}
@@ -102,7 +103,7 @@ func (s *service) answerError(call *sdk.Call, err error) (*completionsv1.OpenAIR
 }
 
 // chatCompletion answers a request that is not streamed.
-func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *completionsv1.OpenAIRequest) (*completionsv1.OpenAIResponse, error) {
+func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *pluginv1.HttpRequest) (*pluginv1.HttpResponse, error) {
 	req, e := parseRequest(in.GetBody())
 	if e != nil {
 		return s.refuse(e), nil
@@ -122,7 +123,7 @@ func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *comple
 	if req.Model == builtinModel {
 		body, u := s.builtinCompletion(req)
 		s.account(app, builtinModel, builtinModel, u)
-		return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body}, nil
+		return &pluginv1.HttpResponse{Status: http.StatusOK, Body: body}, nil
 	}
 	body, u, upstream, wait, err := s.router.complete(ctx, req)
 	if err != nil {
@@ -134,11 +135,11 @@ func (s *service) chatCompletion(ctx context.Context, call *sdk.Call, in *comple
 		return r, herr
 	}
 	s.account(app, req.Model, upstream, u)
-	return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: body, UpstreamNanos: wait.Nanoseconds()}, nil
+	return &pluginv1.HttpResponse{Status: http.StatusOK, Body: body, UpstreamNanos: wait.Nanoseconds()}, nil
 }
 
-// streamChatCompletion answers a streamed request (see OpenAIStreamPart).
-func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *completionsv1.OpenAIRequest, send func(*completionsv1.OpenAIStreamPart) error) error {
+// streamChatCompletion answers a streamed request (see svc.plugin.v1.HttpStreamPart).
+func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *pluginv1.HttpRequest, send func(*pluginv1.HttpStreamPart) error) error {
 	refuse := func(e *apiError) error { return send(refusalPart(s.refuse(e))) }
 	req, e := parseRequest(in.GetBody())
 	if e != nil {
@@ -158,7 +159,7 @@ func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *
 	}
 	started := false
 	var wait time.Duration
-	part := &completionsv1.OpenAIStreamPart{}
+	part := &pluginv1.HttpStreamPart{}
 	var batch []byte
 	emit := func(data []byte, more bool) error {
 		// Events at hand together go in one part, framed, so that the edge
@@ -200,8 +201,8 @@ func (s *service) streamChatCompletion(ctx context.Context, call *sdk.Call, in *
 
 // refusalPart is a refusal as a stream's only part: the edge answers it as
 // plain JSON with its status.
-func refusalPart(r *completionsv1.OpenAIResponse) *completionsv1.OpenAIStreamPart {
-	return &completionsv1.OpenAIStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds}
+func refusalPart(r *pluginv1.HttpResponse) *pluginv1.HttpStreamPart {
+	return &pluginv1.HttpStreamPart{Status: r.Status, Data: r.Body, RetryAfterSeconds: r.RetryAfterSeconds}
 }
 
 // builtinCompletion is svc-builtin's chat.completion: its text, or a call
@@ -282,7 +283,7 @@ func (s *service) builtinStream(req *chatRequest, emit emitFunc) (usage, error) 
 }
 
 // listModels answers GET /v1/models.
-func (s *service) listModels(context.Context, *sdk.Call, *completionsv1.ListModelsRequest) (*completionsv1.OpenAIResponse, error) {
+func (s *service) listModels(context.Context, *sdk.Call, *pluginv1.HttpRequest) (*pluginv1.HttpResponse, error) {
 	list := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
@@ -293,7 +294,7 @@ func (s *service) listModels(context.Context, *sdk.Call, *completionsv1.ListMode
 		list.Data = append(list.Data, model{ID: m, Object: "model", Created: builtinCreated, OwnedBy: owner})
 	}
 	b, _ := json.Marshal(list)
-	return &completionsv1.OpenAIResponse{Status: http.StatusOK, Body: b}, nil
+	return &pluginv1.HttpResponse{Status: http.StatusOK, Body: b}, nil
 }
 
 // builtinCreated is the "created" time of listed models: the day this
@@ -316,7 +317,7 @@ func (s *service) complete(ctx context.Context, call *sdk.Call, in *completionsv
 		body["max_tokens"] = in.GetMaxTokens()
 	}
 	raw, _ := json.Marshal(body)
-	out, err := s.chatCompletion(ctx, call, &completionsv1.OpenAIRequest{Body: raw})
+	out, err := s.chatCompletion(ctx, call, &pluginv1.HttpRequest{Body: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +343,7 @@ func (s *service) complete(ctx context.Context, call *sdk.Call, in *completionsv
 
 // graphError turns an OpenAI refusal into the Graph error a calling plugin
 // understands (CONTRACT §3).
-func graphError(out *completionsv1.OpenAIResponse) error {
+func graphError(out *pluginv1.HttpResponse) error {
 	var e struct {
 		Error apiError `json:"error"`
 	}
@@ -421,12 +422,12 @@ func parseDay(field, v string, def time.Time) (time.Time, error) {
 }
 
 // exportMetrics hands the gateway this process's Prometheus metrics.
-func (s *service) exportMetrics(context.Context, *sdk.Call, *completionsv1.ExportMetricsRequest) (*completionsv1.ExportMetricsResponse, error) {
+func (s *service) exportMetrics(context.Context, *sdk.Call, *pluginv1.MetricsRequest) (*pluginv1.MetricsResponse, error) {
 	families, err := s.metrics.registry.Gather()
 	if err != nil {
 		return nil, err
 	}
-	res := &completionsv1.ExportMetricsResponse{}
+	res := &pluginv1.MetricsResponse{}
 	for _, f := range families {
 		b, err := proto.Marshal(f)
 		if err != nil {

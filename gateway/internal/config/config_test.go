@@ -179,7 +179,7 @@ func TestSVCConfigIsReadAsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.LogLevel != "warn" || len(cfg.Completions.Upstreams) != 1 {
+	if cfg.LogLevel != "warn" || !strings.Contains(string(cfg.Plugins["completions"]), `"upstreams"`) {
 		t.Fatalf("SVC_CONFIG was not read: %+v", cfg)
 	}
 	cfg, err = Parse([]string{"--config", fromFlag}, env(map[string]string{"SVC_CONFIG": fromEnv}), io.Discard)
@@ -235,5 +235,49 @@ func TestSignUpIsOpenByDefaultAndClosedByFlagVariableOrFile(t *testing.T) {
 	}
 	if _, err := Parse([]string{"--signup", "invite-only"}, none, io.Discard); err == nil || !strings.Contains(err.Error(), "--signup") {
 		t.Fatalf("an unknown value is refused naming the flag: %v", err)
+	}
+}
+
+// A plugin's settings are plugins.<name>, passed to it as they are with
+// the variables its settings name in keys ending in _env; the old
+// "completions" key is read as plugins.completions, and naming both is
+// refused.
+func TestPluginSettingsArePassedToTheirPlugin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	lookup := func(name string) (string, bool) {
+		v, ok := map[string]string{"KEY_A": "a", "KEY_B": "b", "OTHER": "x"}[name]
+		return v, ok
+	}
+	section := `{"upstreams": [{"name": "u", "api_key_env": "KEY_A"}, {"name": "v", "api_key_env": "KEY_B"}, {"name": "w", "api_key_env": "MISSING"}]}`
+	for _, file := range []string{
+		write("new.json", `{"plugins": {"completions": `+section+`}}`),
+		write("old.json", `{"completions": `+section+`}`),
+	} {
+		cfg, err := Parse([]string{"--config", file}, env(nil), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cfg.PluginEnv("completions", lookup)
+		want := []string{EnvPluginConfig + `={"upstreams":[{"name":"u","api_key_env":"KEY_A"},{"name":"v","api_key_env":"KEY_B"},{"name":"w","api_key_env":"MISSING"}]}`, "KEY_A=a", "KEY_B=b"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: env %q, want %q", file, got, want)
+		}
+		if other := cfg.PluginEnv("book", lookup); other != nil {
+			t.Errorf("%s: a plugin without settings gets %q", file, other)
+		}
+	}
+	if _, err := Parse([]string{"--config", write("both.json", `{"completions": {}, "plugins": {"completions": {}}}`)}, env(nil), io.Discard); err == nil {
+		t.Error("completions and plugins.completions together were accepted")
+	}
+	if _, err := Parse([]string{"--config", write("list.json", `{"plugins": {"book": [1]}}`)}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "plugins.book") {
+		t.Errorf("settings that are not an object: %v", err)
 	}
 }

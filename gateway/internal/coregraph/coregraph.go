@@ -33,29 +33,42 @@ type Service struct {
 	// pageChanged drops what the authenticator remembers of a Page whose
 	// settings or links changed, so that the next call sees the change.
 	pageChanged func(pageID string)
-	// plugins calls plugins through the route table (WithPlugins); nil:
-	// none is called, and me/assigned_assets lists no plugin's assets.
+	// plugins reaches what plugins declare (Options.Plugins); nil: none.
 	plugins Plugins
 }
 
-// New returns the service over the identity store. onSecret is called
-// with every client secret the service creates (for webhook signing).
-func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
-	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now, forget: func(...[]byte) {},
-		pageChanged: func(string) {}}
+// Options are what the service is built from.
+type Options struct {
+	// Identity is the identity store the nodes read and write.
+	Identity *identity.Service
+	// OnSecret is called with every client secret the service creates
+	// (for webhook signing); nil: none is kept.
+	OnSecret func(ctx context.Context, appID, secret string) error
+	// Forget is told the hashes of credentials the service revokes or
+	// expires (auth.Authenticator.Forget); nil: none.
+	Forget func(hashes ...[]byte)
+	// PageChanged is told the id of a Page whose settings or links the
+	// service changes (auth.Authenticator.ForgetPage); nil: none.
+	PageChanged func(pageID string)
+	// Plugins lets the service reach what plugins declare: the assets they
+	// add to me/assigned_assets and their part in an app going live; nil:
+	// no plugin is called.
+	Plugins Plugins
 }
 
-// OnPageChange sets what is told the id of a Page whose settings or links
-// the service changes (auth.Authenticator.ForgetPage).
-func (s *Service) OnPageChange(f func(pageID string)) *Service {
-	s.pageChanged = f
-	return s
-}
-
-// OnRevoke sets what is told the hashes of credentials the service revokes
-// or expires (auth.Authenticator.Forget).
-func (s *Service) OnRevoke(forget func(hashes ...[]byte)) *Service {
-	s.forget = forget
+// New returns the service.
+func New(o Options) *Service {
+	s := &Service{id: o.Identity, q: o.Identity.Queries(), onSecret: o.OnSecret, now: time.Now,
+		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins}
+	if s.onSecret == nil {
+		s.onSecret = func(context.Context, string, string) error { return nil }
+	}
+	if s.forget == nil {
+		s.forget = func(...[]byte) {}
+	}
+	if s.pageChanged == nil {
+		s.pageChanged = func(string) {}
+	}
 	return s
 }
 
@@ -162,7 +175,7 @@ var assetTasks = map[[2]string][]string{
 }
 
 // listMyAssignedAssets lists the Pages and apps the user has a role on,
-// then the assets plugins keep for the caller (ad accounts).
+// then the assets plugins keep for the caller (pluginAssets).
 func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *corev1.ListMyAssignedAssetsRequest) (*corev1.ListMyAssignedAssetsResponse, error) {
 	uid, ok := identity.ParseID(call.Principal().UserID)
 	if !ok {
@@ -181,13 +194,11 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 		}
 		res.Data = append(res.Data, a)
 	}
-	if s.plugins != nil {
-		more, err := adAccounts(ctx, s.plugins, auth.FromContext(ctx))
-		if err != nil {
-			return nil, err
-		}
-		res.Data = append(res.Data, more...)
+	more, err := s.pluginAssets(ctx, auth.FromContext(ctx))
+	if err != nil {
+		return nil, err
 	}
+	res.Data = append(res.Data, more...)
 	return res, nil
 }
 

@@ -9,61 +9,65 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/sdk"
 )
 
-// Plugins calls plugins' methods (dispatch.Dispatcher).
+// Plugins is the call path as the gateway's own nodes use it (the
+// gateway's dispatcher): what the plugins of the route table in use
+// declare, and calls of their methods as a caller. The answers are read as
+// JSON, so that the gateway depends on no plugin's types.
 type Plugins interface {
+	// Declaring lists the methods of the route table in use whose edge
+	// options (svc/plugin/v1/edge.proto) f accepts, by procedure.
+	Declaring(f func(*manifestcheck.Edge) bool) []*manifestcheck.Method
 	// CallJSON calls procedure through the route table as caller, with the
 	// caller's own access checks, request and answer in protojson; ok is
 	// false when no plugin serves procedure.
 	CallJSON(ctx context.Context, caller *auth.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
 }
 
-// WithPlugins lets the gateway's own services reach what plugins keep:
-// me/assigned_assets lists, beside the Pages and apps, the ads plugin's ad
-// accounts of the caller, and an app going live is told to svcchat
-// (appWentLive).
-func (s *Service) WithPlugins(plugins Plugins) *Service {
-	s.plugins = plugins
-	return s
-}
-
-// appWentLiveProcedure tells svcchat that an app went live.
-const appWentLiveProcedure = "/svc.svcchat.v1.SvcchatService/AppWentLive"
-
-// appWentLive tells svcchat that appID went live, as the caller who made
-// it live, so that the templates the app approved itself go to staff
-// review now and show in the staff queue (CONTRACT §15). The app is live
-// whatever the answer: svcchat applies the same rule whenever it reads a
-// live app's templates, so a send never depends on this call; a failure
-// (the plugin restarting, or absent) is logged, and the templates reach the
-// queue at svcchat's next look at the app.
+// appWentLive tells the plugins that declare on_app_live that appID went
+// live, as the caller who made it live (svcchat sends the templates the app
+// approved itself to staff review, CONTRACT §15). The app is live whatever
+// the answers: a plugin must not depend on being told (svcchat applies the
+// same rule whenever it reads a live app's templates); a failure (the
+// plugin restarting) is logged.
 func (s *Service) appWentLive(ctx context.Context, caller *auth.Principal, appID string) {
 	if s.plugins == nil {
 		return
 	}
 	req, _ := json.Marshal(map[string]string{"app_id": appID})
-	if _, _, err := s.plugins.CallJSON(ctx, caller, appWentLiveProcedure, req); err != nil {
-		slog.WarnContext(ctx, "svcchat was not told that the app went live", "app_id", appID, "error", err)
+	for _, m := range s.plugins.Declaring(func(e *manifestcheck.Edge) bool { return e.OnAppLive }) {
+		if _, _, err := s.plugins.CallJSON(ctx, caller, m.Procedure, req); err != nil {
+			slog.WarnContext(ctx, "a plugin was not told that the app went live", "app_id", appID, "procedure", m.Procedure, "error", err)
+		}
 	}
 }
 
-// adAccountsProcedure lists the caller's ad accounts, in the ads plugin.
-const adAccountsProcedure = "/svc.ads.v1.AdsService/ListMyAdAccounts"
+// pluginAssets lists the caller's assets that plugins keep (the ads
+// plugin's ad accounts), from every method declaring assigned_assets, with
+// the same access checks as the caller's own call of it: a caller a method
+// refuses (a token without ads_read) has none of its assets, as Meta lists
+// only the assets a token may see.
+func (s *Service) pluginAssets(ctx context.Context, caller *auth.Principal) ([]*corev1.AssignedAsset, error) {
+	if s.plugins == nil {
+		return nil, nil
+	}
+	var assets []*corev1.AssignedAsset
+	for _, m := range s.plugins.Declaring(func(e *manifestcheck.Edge) bool { return e.Assets != nil }) {
+		more, err := assetList(ctx, s.plugins, caller, m)
+		if err != nil {
+			return nil, err
+		}
+		assets = append(assets, more...)
+	}
+	return assets, nil
+}
 
-// adAccountTasks are what a business's owner may do on its ad accounts, as
-// Meta's assigned_assets names them.
-var adAccountTasks = []string{"MANAGE", "ADVERTISE", "ANALYZE"}
-
-// adAccounts lists the caller's ad accounts as assigned assets, with the
-// same access checks as the caller's own call of me/adaccounts: a token
-// that may not read them (no ads_read) lists none, as Meta lists only the
-// assets a token may see, and so does a gateway without the ads plugin.
-// The answer is read as JSON, so the gateway does not depend on the
-// plugin's types.
-func adAccounts(ctx context.Context, plugins Plugins, caller *auth.Principal) ([]*corev1.AssignedAsset, error) {
-	js, ok, err := plugins.CallJSON(ctx, caller, adAccountsProcedure, []byte(`{"limit":100}`))
+// assetList calls one method declaring assigned_assets for caller.
+func assetList(ctx context.Context, plugins Plugins, caller *auth.Principal, m *manifestcheck.Method) ([]*corev1.AssignedAsset, error) {
+	js, ok, err := plugins.CallJSON(ctx, caller, m.Procedure, []byte(`{"limit":100}`))
 	var refusal *sdk.Error
 	if errors.As(err, &refusal) && (refusal.HTTPStatus == http.StatusUnauthorized || refusal.HTTPStatus == http.StatusForbidden) {
 		return nil, nil
@@ -81,10 +85,11 @@ func adAccounts(ctx context.Context, plugins Plugins, caller *auth.Principal) ([
 	if err := json.Unmarshal(js, &list); err != nil {
 		return nil, err
 	}
+	decl := m.Edge.Assets
 	assets := make([]*corev1.AssignedAsset, 0, len(list.Data))
 	for _, a := range list.Data {
-		assets = append(assets, &corev1.AssignedAsset{Id: a.ID, Type: "AD_ACCOUNT", Name: a.Name,
-			BusinessId: a.BusinessID, Tasks: adAccountTasks})
+		assets = append(assets, &corev1.AssignedAsset{Id: a.ID, Type: decl.GetType(), Name: a.Name,
+			BusinessId: a.BusinessID, Tasks: nonNil(decl.GetTasks())})
 	}
 	return assets, nil
 }

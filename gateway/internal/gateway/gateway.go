@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +62,10 @@ import (
 // Run starts the gateway with command-line args and serves until ctx is
 // cancelled or SIGINT/SIGTERM arrives. Logs go to stderr as JSON; stdout
 // gets the short human summary of how to call the platform.
+//
+// The gateway is its parts, built in dependency order (each part's
+// constructor takes the parts it needs), started, then stopped in the
+// reverse order: the list below is the whole wiring.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := config.Parse(args, os.Getenv, stderr)
 	if err != nil {
@@ -75,69 +78,168 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := sandbox.Harden(); err != nil {
 		return err
 	}
-	release, err := claimDataDir(cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer release()
-	// Tracing first, so that the database pools made below trace too.
-	flushTraces, err := tracing.Setup(ctx, "gateway", Version, cfg.TracingEndpoint)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = flushTraces(fctx)
-	}()
-	if cfg.TracingEndpoint != "" {
-		log.Info("tracing on", "endpoint", cfg.TracingEndpoint)
-	}
-
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	g := &parts{cfg: cfg, log: log, stdout: stdout, stop: stop, metrics: observe.NewMetrics()}
+	defer g.stopAll()
+	for _, part := range []func(context.Context) error{
+		g.dataDir,    // the data folder, claimed by one gateway at a time
+		g.tracing,    // first, so that what follows traces too
+		g.listener,   // the port, and the public URL it gives
+		g.database,   // the master key, then PostgreSQL (embedded or not)
+		g.identity,   // users, Pages, apps; the authenticator
+		g.webhooks,   // subscriptions and delivery
+		g.dispatcher, // the gateway's own services and the call path
+		g.server,     // the one port's HTTP server, serving the call path
+		g.signIn,     // seed, OAuth server, sign-in pages, console
+		g.plugins,    // the plugin host and what follows its table
+		g.edges,      // Graph, listen, plugins' declared paths, /metrics
+		g.background, // plugins started; pruning, delivery, reloads
+	} {
+		if err := part(ctx); err != nil {
+			return err
+		}
+	}
+	return g.serve(ctx)
+}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+// parts are the gateway's parts, each set by the step that builds it.
+type parts struct {
+	cfg    config.Config
+	log    *slog.Logger
+	stdout io.Writer
+	// stop ends the serving context (SIGINT, SIGTERM or a failure).
+	stop func()
+	// stops are run by stopAll, the last added first.
+	stops []func()
+
+	ln      net.Listener
+	box     *secretbox.Box
+	db      *store.Store
+	ids     *identity.Service
+	authn   *auth.Authenticator
+	metrics *observe.Metrics
+	trimmer *memtrim.Trimmer
+	srv     *server.Server
+	hooks   *webhook.Service
+	core    *sdk.Plugin
+	calls   *callPath
+	r       *dispatch.Dispatcher
+	host    *host.Host
+	docs    *docsearch.Refresher
+}
+
+// onStop adds a step to stopAll.
+func (g *parts) onStop(f func()) { g.stops = append(g.stops, f) }
+
+// stopAll stops what was started, in the reverse order.
+func (g *parts) stopAll() {
+	for i := len(g.stops) - 1; i >= 0; i-- {
+		g.stops[i]()
+	}
+}
+
+func (g *parts) dataDir(context.Context) error {
+	release, err := claimDataDir(g.cfg.DataDir)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return err
 	}
-	defer ln.Close()
-	if strings.HasSuffix(cfg.PublicURL, ":0") {
-		// Port 0 asks the kernel for a free port; tell clients the real one.
-		cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "0") + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	}
+	g.onStop(release)
+	return nil
+}
 
-	box, keySource, err := secretbox.Load(os.Getenv, cfg.DataDir)
+func (g *parts) tracing(ctx context.Context) error {
+	flush, err := tracing.Setup(ctx, "gateway", Version, g.cfg.TracingEndpoint)
+	if err != nil {
+		return err
+	}
+	g.onStop(func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = flush(fctx)
+	})
+	if g.cfg.TracingEndpoint != "" {
+		g.log.Info("tracing on", "endpoint", g.cfg.TracingEndpoint)
+	}
+	return nil
+}
+
+func (g *parts) listener(context.Context) error {
+	ln, err := net.Listen("tcp", g.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", g.cfg.Addr, err)
+	}
+	g.ln = ln
+	g.onStop(func() { _ = ln.Close() })
+	if strings.HasSuffix(g.cfg.PublicURL, ":0") {
+		// Port 0 asks the kernel for a free port; tell clients the real one.
+		g.cfg.PublicURL = strings.TrimSuffix(g.cfg.PublicURL, "0") + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	}
+	return nil
+}
+
+func (g *parts) database(ctx context.Context) error {
+	box, keySource, err := secretbox.Load(os.Getenv, g.cfg.DataDir)
 	if err != nil {
 		return fmt.Errorf("master key: %w", err)
 	}
-	log.Info("master key loaded", "source", keySource, "fingerprint", box.Fingerprint())
+	g.box = box
+	g.log.Info("master key loaded", "source", keySource, "fingerprint", box.Fingerprint())
 	// The embedded cluster's superuser signs in with a password derived
 	// from the master key, so that plugins, which can reach its socket,
 	// can connect only as their own roles (store.PluginURL).
-	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir, embeddedPassword(box), log)
+	db, err := store.Open(ctx, g.cfg.DatabaseURL, g.cfg.DataDir, embeddedPassword(box), g.log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	g.db = db
+	g.onStop(db.Close)
+	return nil
+}
 
-	ids := identity.New(db.Pool)
+func (g *parts) identity(context.Context) error {
+	g.ids = identity.New(g.db.Pool)
 	// Client secrets sign webhooks, so identity keeps them sealed too.
-	ids.SetSealer(box)
-	authn := auth.New(ids, auth.Options{})
-	metrics := observe.NewMetrics()
-	var plugins *host.Host
+	g.ids.SetSealer(g.box)
+	g.authn = auth.New(g.ids, auth.Options{})
+	return nil
+}
+
+func (g *parts) server(context.Context) error {
 	// The trimmer hands memory back to the OS after start-up, each reload
 	// and each burst of traffic.
-	trimmer := memtrim.New()
+	g.trimmer = memtrim.New()
 	var accessLog *slog.Logger
-	if cfg.AccessLog == "on" {
-		accessLog = log
+	if g.cfg.AccessLog == "on" {
+		accessLog = g.log
 	}
+	g.srv = server.New(server.Options{
+		Metrics:      g.metrics,
+		Authenticate: dispatch.Authenticate(g.authn),
+		AccessLog:    accessLog,
+		App: func(ctx context.Context) string {
+			app, _ := dispatch.Caller(ctx)
+			return app
+		},
+		Activity: g.trimmer.Touch,
+		// Every method of the route table is served through the dispatcher.
+		Calls: g.r,
+		Ready: func(ctx context.Context) error {
+			if err := g.db.Pool.Ping(ctx); err != nil {
+				return err
+			}
+			return g.host.Ready()
+		},
+	})
+	return nil
+}
+
+func (g *parts) webhooks(context.Context) error {
+	ids, authn := g.ids, g.authn
 	hooks, err := webhook.New(webhook.Options{
-		Pool: db.Pool, Logger: log, PublicURL: cfg.PublicURL, SecretBox: box,
-		AllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
-		RefuseLoopback:       cfg.WebhookAllowLoopback != nil && !*cfg.WebhookAllowLoopback,
+		Pool: g.db.Pool, Logger: g.log, PublicURL: g.cfg.PublicURL, SecretBox: g.box,
+		AllowPrivateNetworks: g.cfg.WebhookAllowPrivateNetworks,
+		RefuseLoopback:       g.cfg.WebhookAllowLoopback != nil && !*g.cfg.WebhookAllowLoopback,
 		Guard: func(ctx context.Context, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromContext(ctx), least, appID)
 		},
@@ -151,148 +253,154 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return []string{s.Current, s.Previous}, nil
 		},
 		EventTypes: func() []string {
-			if plugins == nil {
+			if g.host == nil {
 				return nil
 			}
-			return plugins.EventTypes()
+			return g.host.EventTypes()
 		},
 	})
-	if err != nil {
-		return err
-	}
+	g.hooks = hooks
+	return err
+}
 
+// signIn: identity, sign-in and the OAuth server (issue #4), see
+// startIdentity.
+func (g *parts) signIn(ctx context.Context) error {
+	_, err := startIdentity(ctx, g.cfg, g.ids, g.authn, g.srv, g.hooks, g.box, g.stdout)
+	return err
+}
+
+// dispatcher builds the gateway's own services and the dispatcher every
+// call takes: route, validate, authorize, invoke.
+func (g *parts) dispatcher(ctx context.Context) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
-	// they pass the same routing, validation and access checks as plugins.
-	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	graphSvc := coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).OnPageChange(authn.ForgetPage)
-	graphSvc.Register(core)
-	hooks.Register(core)
-	// A read replica, when configured, serves plugin reads that may lag;
-	// the gateway's own lookups (tokens, sessions, apps) stay on the primary.
-	var reads dispatch.Reads
-	if cfg.Replica.URL != "" {
-		replicaReads, err := replica.New(replica.Options{Primary: db.Pool, URL: cfg.Replica.URL,
-			MaxLag: time.Duration(cfg.Replica.MaxLag), MaxLagBytes: cfg.Replica.MaxLagBytes, Log: log.With("component", "replica")})
-		if err != nil {
-			return err
-		}
-		defer replicaReads.Close()
-		metrics.Registry().MustRegister(replicaReads.Collectors()...)
-		go replicaReads.Run(ctx)
-		reads = replicaReads
-		log.Info("read replica configured", "max_lag", time.Duration(cfg.Replica.MaxLag).String(), "max_lag_bytes", cfg.Replica.MaxLagBytes)
-	}
-	// Every call of a plugin or of the gateway's own services takes the
-	// dispatcher's path: route, validate, authorize, invoke.
-	r, err := dispatch.New(dispatch.Options{Auth: authn, Core: core, Calls: observe.NewCalls(metrics), Reads: reads})
+	// they pass the same routing, validation and access checks as plugins;
+	// they reach what plugins declare through the dispatcher (callPath).
+	g.calls = &callPath{}
+	g.core = sdk.New(sdk.Info{Name: "core", Version: buildVersion})
+	coregraph.New(coregraph.Options{Identity: g.ids, OnSecret: g.hooks.SetAppSecret,
+		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls}).Register(g.core)
+	g.hooks.Register(g.core)
+	reads, err := g.replica(ctx)
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Options{
-		Metrics:      metrics,
-		Authenticate: dispatch.Authenticate(authn),
-		AccessLog:    accessLog,
-		App: func(ctx context.Context) string {
-			app, _ := dispatch.Caller(ctx)
-			return app
-		},
-		Activity: trimmer.Touch,
-		// Every method of the route table is served through the dispatcher.
-		Calls: r,
-		Ready: func(ctx context.Context) error {
-			if err := db.Pool.Ping(ctx); err != nil {
-				return err
-			}
-			return plugins.Ready()
-		},
-	})
-	// Identity, sign-in and the OAuth server (issue #4): see startIdentity.
-	if _, err := startIdentity(ctx, cfg, ids, authn, srv, hooks, box, stdout); err != nil {
-		return err
+	g.r, err = dispatch.New(dispatch.Options{Auth: g.authn, Core: g.core,
+		Calls: observe.NewCalls(g.metrics), Reads: reads})
+	g.calls.d = g.r
+	return err
+}
+
+// replica: a read replica, when configured, serves plugin reads that may
+// lag; the gateway's own lookups (tokens, sessions, apps) stay on the
+// primary.
+func (g *parts) replica(ctx context.Context) (dispatch.Reads, error) {
+	c := g.cfg.Replica
+	if c.URL == "" {
+		return nil, nil
 	}
-	// me/assigned_assets lists the ad accounts the ads plugin keeps, and
-	// going live tells svcchat.
-	graphSvc.WithPlugins(r)
-	devSeed := "1"
-	if cfg.NoDevSeed {
-		devSeed = "0"
-	}
-	completionsEnv, err := completionsConfig(cfg.Completions)
+	reads, err := replica.New(replica.Options{Primary: g.db.Pool, URL: c.URL,
+		MaxLag: time.Duration(c.MaxLag), MaxLagBytes: c.MaxLagBytes, Log: g.log.With("component", "replica")})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	plugins = host.New(host.Options{
-		Dir: cfg.PluginsDir, Pins: cfg.PluginPins, Logger: log,
+	g.onStop(reads.Close)
+	g.metrics.Registry().MustRegister(reads.Collectors()...)
+	go reads.Run(ctx)
+	g.log.Info("read replica configured", "max_lag", time.Duration(c.MaxLag).String(), "max_lag_bytes", c.MaxLagBytes)
+	return reads, nil
+}
+
+// plugins builds the plugin host, the compiled-in services that read it,
+// and what follows each new route table: the API reference, the docs
+// search index, the memory trimmer.
+func (g *parts) plugins(ctx context.Context) error {
+	r := g.r
+	g.host = host.New(host.Options{
+		Dir: g.cfg.PluginsDir, Pins: g.cfg.PluginPins, Logger: g.log,
 		// Each plugin runs contained (package sandbox): its own user when
 		// the gateway is root, a Landlock sandbox otherwise.
-		RequireIsolation: cfg.RequirePluginIsolation, Instance: cfg.DataDir,
-		HostServer: r.HostServer(ids),
+		RequireIsolation: g.cfg.RequirePluginIsolation, Instance: g.cfg.DataDir,
+		HostServer: r.HostServer(g.ids),
 		OnChange:   r.Rebuild,
-		// Plugins get a scrubbed environment (host.pluginEnv) plus this:
-		// the database in use, and their own settings.
-		Env: func(plugin string) ([]string, error) {
-			// SVC_DEV_SEED=1 tells every plugin that this is a development
-			// installation (the development seed is on), where it may add
-			// its own conveniences: the wearables plugin's simulated device,
-			// the chat plugin's sponsored item; the gateway need not know
-			// plugin schemas for that.
-			dbURL, err := pluginDatabaseURL(ctx, db, box, plugin, log)
-			if err != nil {
-				return nil, err
-			}
-			env := []string{migrate.EnvDatabaseURL + "=" + dbURL, "SVC_DEV_SEED=" + devSeed}
-			if cfg.Replica.URL != "" {
-				// The standby has the plugin's role by replication.
-				replicaURL, err := store.SameRole(cfg.Replica.URL, dbURL, db.URL)
-				if err != nil {
-					return nil, err
-				}
-				env = append(env, sdkreplica.EnvURL+"="+replicaURL)
-			}
-			if plugin == "completions" {
-				env = append(env, completionsEnv...)
-			}
-			if cfg.TracingEndpoint != "" {
-				env = append(env, tracing.EnvEndpoint+"="+cfg.TracingEndpoint)
-			}
-			return env, nil
-		},
+		// Plugins get a scrubbed environment (host.pluginEnv) plus this.
+		Env: func(plugin string) ([]string, error) { return g.pluginEnv(ctx, plugin) },
 	})
-	r.UseHost(plugins)
-	docsIndex := docsearch.NewIndex(db.Pool)
-	srv.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids, authn.ForgetUser),
-		catalog.New(r, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
+	r.UseHost(g.host)
+	docsIndex := docsearch.NewIndex(g.db.Pool)
+	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids, g.authn.ForgetUser),
+		catalog.New(r, g.host.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
 	// rebuilt (the reference, lazily) and refreshed (the index, off the
 	// request path) whenever a plugin loads, restarts or goes.
-	reference := openapi.New(openapi.Info{Title: "svc", Version: buildVersion, ServerURL: cfg.PublicURL}, r.Table, compiledReference())
-	srv.Handle("GET "+openapi.Path, reference)
+	reference := openapi.New(openapi.Info{Title: "svc", Version: buildVersion, ServerURL: g.cfg.PublicURL}, r.Table, compiledReference())
+	g.srv.Handle("GET "+openapi.Path, reference)
 	docEntries, err := docsearch.DocEntries(svcroot.Docs)
 	if err != nil {
 		return fmt.Errorf("embedded docs: %w", err)
 	}
-	docsIndexer := docsearch.NewRefresher(docsIndex, func() ([]docsearch.Entry, error) {
+	g.docs = docsearch.NewRefresher(docsIndex, func() ([]docsearch.Entry, error) {
 		doc, _ := reference.Current()
 		return append(slices.Clone(docEntries), docsearch.APIEntries(doc)...), nil
-	}, log.With("component", "docsearch"))
+	}, g.log.With("component", "docsearch"))
 	r.OnTable(func() {
-		docsIndexer.Trigger()
-		trimmer.Trigger()
+		g.docs.Trigger()
+		g.trimmer.Trigger()
 	})
-	go docsIndexer.Run(ctx)
-	go trimmer.Run(ctx)
+	return nil
+}
+
+// pluginEnv is what a plugin's environment adds to the scrubbed one: the
+// database in use, whether the development seed is on, its settings
+// (plugins.<name> of the configuration), and tracing.
+func (g *parts) pluginEnv(ctx context.Context, plugin string) ([]string, error) {
+	dbURL, err := pluginDatabaseURL(ctx, g.db, g.box, plugin, g.log)
+	if err != nil {
+		return nil, err
+	}
+	// SVC_DEV_SEED=1 tells every plugin that this is a development
+	// installation (the development seed is on), where it may add its own
+	// conveniences: the wearables plugin's simulated device, the chat
+	// plugin's sponsored item; the gateway need not know plugin schemas
+	// for that.
+	devSeed := "1"
+	if g.cfg.NoDevSeed {
+		devSeed = "0"
+	}
+	env := []string{migrate.EnvDatabaseURL + "=" + dbURL, "SVC_DEV_SEED=" + devSeed}
+	if g.cfg.Replica.URL != "" {
+		// The standby has the plugin's role by replication.
+		replicaURL, err := store.SameRole(g.cfg.Replica.URL, dbURL, g.db.URL)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, sdkreplica.EnvURL+"="+replicaURL)
+	}
+	env = append(env, g.cfg.PluginEnv(plugin, os.LookupEnv)...)
+	if g.cfg.TracingEndpoint != "" {
+		env = append(env, tracing.EnvEndpoint+"="+g.cfg.TracingEndpoint)
+	}
+	return env, nil
+}
+
+// edges registers the entry points on the server beside the dispatcher's
+// own (Connect, gRPC, REST): the Graph, gateway listen, the plain HTTP
+// paths plugins declare, and /metrics.
+func (g *parts) edges(ctx context.Context) error {
+	r, authn := g.r, g.authn
 	graphEndpoint := graph.New(graph.Options{
-		PublicURL:   cfg.PublicURL,
+		PublicURL:   g.cfg.PublicURL,
 		Dispatcher:  r,
-		Idempotency: graph.NewPGIdempotency(db.Pool).SealWith(box),
-		Limiter:     graph.NewLimiter(limits(cfg.RateLimits)),
+		Idempotency: graph.NewPGIdempotency(g.db.Pool).SealWith(g.box),
+		Limiter:     graph.NewLimiter(limits(g.cfg.RateLimits)),
 		AccessToken: authn.AccessToken,
 	})
-	srv.Handle(graph.Path, graphEndpoint)
+	g.srv.Handle(graph.Path, graphEndpoint)
 	// The server's transcoder and the Graph node router follow the route
-	// table: each is built for a new table before it is in use.
-	r.Follow(srv, graphEndpoint)
+	// table: each is built for a new table before it is in use. The first
+	// table is built once both follow it.
+	r.Follow(g.srv, graphEndpoint)
 	if err := r.Rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}
@@ -300,7 +408,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// developer's machine (package webhook, listen.go). Who may listen is
 	// who may manage the app's subscription: its key or token, or a team
 	// member's token with the Developer role at least (CONTRACT §4).
-	listen := hooks.ListenHandler(ctx, func(r *http.Request, appID string) error {
+	listen := g.hooks.ListenHandler(ctx, func(r *http.Request, appID string) error {
 		// The server resolved the credential already, for every request.
 		p, err := auth.Caller(r.Context())
 		if err != nil {
@@ -308,71 +416,83 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return authn.AuthorizeApp(r.Context(), p, pluginv1.AppRole_APP_ROLE_DEVELOPER, appID)
 	}, apierr.Write)
-	srv.Handle("GET "+webhook.ListenPath, listen)
-	srv.Handle("POST "+webhook.ListenAckPath, listen)
-	// POST /v1/chat/completions and GET /v1/models speak OpenAI's wire.
-	edge := openai.New(r)
-	edge.Register(srv)
-	metrics.AddGatherer(edge.Gatherer())
-	if err := plugins.Start(ctx); err != nil {
-		return fmt.Errorf("start plugins: %w", err)
-	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := plugins.Close(closeCtx); err != nil {
-			log.Error("stop plugins", "error", err)
-		}
-	}()
-	go reloadOnSIGHUP(ctx, plugins, log)
-	// The core tables stay bounded: one gateway at a time prunes.
-	pruner := prune.New(prune.Options{Pool: db.Pool, Log: log.With("component", "prune"), Interval: time.Duration(cfg.Retention.Interval),
-		Retention: prune.Retention{Events: time.Duration(cfg.Retention.Events), Deliveries: time.Duration(cfg.Retention.Deliveries),
-			IdempotencyKeys: time.Duration(cfg.Retention.IdempotencyKeys)}})
-	metrics.Registry().MustRegister(pruner.Collectors()...)
-	metrics.Registry().MustRegister(hooks.Collectors()...)
-	metrics.Registry().MustRegister(observe.PoolCollector("gateway", db.Pool))
-	go pruner.Run(ctx)
-	// Webhook delivery runs until shutdown; stop() first, since serving can
-	// end without ctx ending.
-	hooksDone := make(chan error, 1)
-	go func() { hooksDone <- hooks.Run(ctx) }()
-	defer func() {
-		stop()
-		if err := <-hooksDone; err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("webhook delivery stopped", "error", err)
-		}
-	}()
-
+	g.srv.Handle("GET "+webhook.ListenPath, listen)
+	g.srv.Handle("POST "+webhook.ListenAckPath, listen)
+	// Plain HTTP paths plugins declare (the completions plugin's POST
+	// /v1/chat/completions and GET /v1/models, on OpenAI's wire), and the
+	// metrics plugins hand over.
+	g.srv.HandleDeclared(openai.New(g.calls))
+	g.metrics.AddGatherer(openai.Gatherer(g.calls))
 	// /metrics: on the main port to the admin token only, or on the
 	// operator's own listener to whoever reaches it (CONTRACT §15).
-	if cfg.MetricsAddr == "" {
-		srv.Handle("GET /metrics", auth.AdminOnly(metrics.Handler()))
-	} else {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
-		}
-		go serveMetrics(ctx, mln, metrics.Handler(), log)
-		log.Info("metrics serving", "addr", mln.Addr().String())
+	if g.cfg.MetricsAddr == "" {
+		g.srv.Handle("GET /metrics", auth.AdminOnly(g.metrics.Handler()))
+		return nil
 	}
+	mln, err := net.Listen("tcp", g.cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (--metrics-addr): %w", g.cfg.MetricsAddr, err)
+	}
+	go serveMetrics(ctx, mln, g.metrics.Handler(), g.log)
+	g.log.Info("metrics serving", "addr", mln.Addr().String())
+	return nil
+}
 
-	printWelcome(stdout, cfg)
-	log.Info("gateway serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)
+// background starts the plugins and the gateway's own background work.
+func (g *parts) background(ctx context.Context) error {
+	go g.docs.Run(ctx)
+	go g.trimmer.Run(ctx)
+	if err := g.host.Start(ctx); err != nil {
+		return fmt.Errorf("start plugins: %w", err)
+	}
+	g.onStop(func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := g.host.Close(closeCtx); err != nil {
+			g.log.Error("stop plugins", "error", err)
+		}
+	})
+	go reloadOnSIGHUP(ctx, g.host, g.log)
+	// The core tables stay bounded: one gateway at a time prunes.
+	c := g.cfg.Retention
+	pruner := prune.New(prune.Options{Pool: g.db.Pool, Log: g.log.With("component", "prune"), Interval: time.Duration(c.Interval),
+		Retention: prune.Retention{Events: time.Duration(c.Events), Deliveries: time.Duration(c.Deliveries),
+			IdempotencyKeys: time.Duration(c.IdempotencyKeys)}})
+	g.metrics.Registry().MustRegister(pruner.Collectors()...)
+	g.metrics.Registry().MustRegister(g.hooks.Collectors()...)
+	g.metrics.Registry().MustRegister(observe.PoolCollector("gateway", g.db.Pool))
+	go pruner.Run(ctx)
+	// Webhook delivery runs until shutdown; stop first, since serving can
+	// end without ctx ending.
+	hooksDone := make(chan error, 1)
+	go func() { hooksDone <- g.hooks.Run(ctx) }()
+	g.onStop(func() {
+		g.stop()
+		if err := <-hooksDone; err != nil && !errors.Is(err, context.Canceled) {
+			g.log.Error("webhook delivery stopped", "error", err)
+		}
+	})
+	return nil
+}
 
+// serve serves the port until ctx ends or the embedded database exits.
+func (g *parts) serve(ctx context.Context) error {
+	printWelcome(g.stdout, g.cfg)
+	g.log.Info("gateway serving", "addr", g.ln.Addr().String(), "public_url", g.cfg.PublicURL)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.ListenAndServe(ctx, ln, cfg.TLSCert, cfg.TLSKey, 15*time.Second) }()
+	go func() { serveErr <- g.srv.ListenAndServe(ctx, g.ln, g.cfg.TLSCert, g.cfg.TLSKey, 15*time.Second) }()
+	var err error
 	select {
 	case err = <-serveErr:
-	case err = <-db.Exited():
+	case err = <-g.db.Exited():
 		err = fmt.Errorf("embedded PostgreSQL exited: %w", err)
-		stop()
+		g.stop()
 		<-serveErr
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	log.Info("gateway stopped")
+	g.log.Info("gateway stopped")
 	return nil
 }
 
@@ -386,30 +506,6 @@ func serveMetrics(ctx context.Context, ln net.Listener, metrics http.Handler, lo
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("metrics listener stopped", "error", err)
 	}
-}
-
-// completionsConfig is the environment of the completions plugin: its
-// section of the config file, which it validates. The upstreams' API keys
-// stay in the variables the section names, which the plugin inherits.
-func completionsConfig(c config.Completions) ([]string, error) {
-	if len(c.Upstreams) == 0 && c.Budget == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("completions config: %w", err)
-	}
-	env := []string{"SVC_COMPLETIONS_CONFIG=" + string(b)}
-	// Plugins get a scrubbed environment: pass the upstreams' API keys, and
-	// only those, from the variables the configuration names.
-	for _, u := range c.Upstreams {
-		if u.APIKeyEnv != "" {
-			if v, ok := os.LookupEnv(u.APIKeyEnv); ok {
-				env = append(env, u.APIKeyEnv+"="+v)
-			}
-		}
-	}
-	return env, nil
 }
 
 // limits applies the configured rate limits over the defaults.

@@ -1,23 +1,25 @@
-// Package openai is the gateway's OpenAI-shaped edge: POST
+// Package openai is the gateway's edge for plain HTTP paths that plugins
+// declare (svc.plugin.v1.http_path), such as the completions plugin's POST
 // /v1/chat/completions and GET /v1/models, the paths OpenAI clients call.
+// The package is named for the wire it was made for; it knows no plugin
+// and no path: the route table in use says which method serves which path.
 //
-// It owns only what makes these paths speak OpenAI's wire instead of the
-// Graph's: it hands the request body, untouched, to the completions
-// plugin's methods through the route table (so authentication, access
-// rules and the plugin host are the same as for every other route), writes
-// back the status and body the plugin answers, relays a stream as
-// server-sent events flushed one per message, and writes the gateway's own
-// refusals (no credential, plugin restarting, body too large) in OpenAI's
-// error shape {"error":{"message","type","param","code"}} (CONTRACT §3).
-// Every answer carries X-Svc-Overhead-Ms, the gateway's own share of its
-// time (OverheadHeader), and x-request-id, the request's trace id, which
-// OpenAI's clients log (set by the server's middleware on every /v1/ path,
-// so refusals made before this edge carry it too).
+// It owns only what makes these paths speak a wire of the plugin's instead
+// of the Graph's: it hands the request body, untouched, to the bound
+// method through the dispatcher (so that authentication, access rules and
+// the plugin host are the same as for every other route), writes back the
+// status and body the plugin answers, relays a stream (the path's
+// stream_method, chosen by the body's top-level stream_field) as
+// server-sent events flushed one per message, and writes the gateway's
+// own refusals (no credential, plugin restarting, body too large) in the
+// path's error style: OpenAI's shape {"error":{"message","type","param",
+// "code"}} (CONTRACT §3) or the Graph envelope. Every answer carries
+// X-Svc-Overhead-Ms, the gateway's own share of its time (OverheadHeader).
 //
-// It must not parse or validate completion requests, pick models or talk
-// to upstreams: all of that is the plugin's. The one field it reads is
-// "stream", to choose the unary or the streaming method.
+// It must not parse or validate the plugin's requests: the one field it
+// reads is the stream field, to choose the unary or the streaming method.
 //
-// It also serves the plugin's Prometheus metrics on the gateway's /metrics
-// (Gatherer), fetched from the plugin at each scrape.
+// It also serves plugins' Prometheus metrics on the gateway's /metrics
+// (Gatherer), fetched at each scrape from every method that declares
+// svc.plugin.v1.metrics.
 package openai

@@ -13,71 +13,77 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
-	"github.com/svcplatform/svc/gateway/internal/route"
-	"github.com/svcplatform/svc/gateway/internal/serving"
-	completionsv1 "github.com/svcplatform/svc/gen/svc/completions/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
-// The completions plugin's methods this edge calls.
-const (
-	procChat    = "/svc.completions.v1.CompletionsService/ChatCompletion"
-	procStream  = "/svc.completions.v1.CompletionsService/StreamChatCompletion"
-	procModels  = "/svc.completions.v1.CompletionsService/ListModels"
-	procMetrics = "/svc.completions.v1.CompletionsService/ExportMetrics"
-)
-
-// Dispatcher runs the edge's calls (dispatch.Dispatcher), with the same
-// validation and access checks as every other call.
+// Dispatcher is the call path as this edge uses it (the gateway's
+// dispatcher): the plain HTTP paths the route table in use binds, and calls
+// of their methods as the request's caller, with the same validation,
+// access checks and plugin host as every other route.
 type Dispatcher interface {
-	// Table is the route table in use; nil before the first is built.
-	Table() *route.Table
-	// Call validates, authorizes and invokes one unary call of m.
-	Call(ctx context.Context, m *route.Method, req proto.Message, raw []byte) ([]byte, error)
-	// Stream is Call for a server-streaming method.
-	Stream(ctx context.Context, m *route.Method, req proto.Message, raw []byte, send func([]byte) error) error
+	// HTTPPath finds the method bound to verb ("GET", "POST") and path.
+	HTTPPath(verb, path string) (*manifestcheck.Method, bool)
+	// Call runs one unary call of procedure; an absent method answers
+	// apierr.Unavailable.
+	Call(ctx context.Context, procedure string, req proto.Message) ([]byte, error)
+	// Stream runs one server-streaming call of procedure, handing each
+	// message to send in order.
+	Stream(ctx context.Context, procedure string, req proto.Message, send func([]byte) error) error
 }
 
-// Edge serves the OpenAI-shaped paths.
+// Edge serves the plain HTTP paths plugins declare.
 type Edge struct {
 	d Dispatcher
 }
 
-// New returns the edge, calling the completions plugin through d.
+// New returns the edge over d.
 func New(d Dispatcher) *Edge { return &Edge{d: d} }
 
-// Handler is anything the edge can be registered on (server.Server).
-type Handler interface {
-	Handle(pattern string, h http.Handler)
-}
-
-// Register adds the edge's paths to srv.
-func (e *Edge) Register(srv Handler) {
-	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(e.chatCompletions))
-	srv.Handle("GET /v1/models", http.HandlerFunc(e.models))
-}
-
-// method finds a completions method in the table in use, or explains that
-// the plugin is not there.
-func (e *Edge) method(proc string) (*route.Method, error) {
-	if t := e.d.Table(); t != nil {
-		if m, ok := t.Method(proc); ok {
-			return m, nil
-		}
+// ServePath answers r when its method and path are bound by a plugin's
+// http_path, and reports whether it did; it writes nothing when not
+// (server.DeclaredPaths). HEAD is served as GET.
+func (e *Edge) ServePath(w http.ResponseWriter, r *http.Request) bool {
+	verb := r.Method
+	if verb == http.MethodHead {
+		verb = http.MethodGet
 	}
-	return nil, apierr.Unavailable("The completions plugin")
+	m, ok := e.d.HTTPPath(verb, r.URL.Path)
+	if !ok {
+		return false
+	}
+	c := &clock{start: time.Now(), style: m.Edge.ErrorStyle}
+	if verb == http.MethodGet {
+		e.unary(w, r, c, m.Procedure, &pluginv1.HttpRequest{})
+		return true
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, c, apierr.From(err))
+		return true
+	}
+	req := &pluginv1.HttpRequest{Body: body}
+	if m.Edge.StreamProcedure != "" && wantsStream(body, m.Edge.StreamField) {
+		e.stream(w, r, c, m.Edge.StreamProcedure, req)
+		return true
+	}
+	e.unary(w, r, c, m.Procedure, req)
+	return true
 }
 
 // OverheadHeader says, in milliseconds, how much of a response's time was
 // the gateway's own (CONTRACT §14): from the moment the edge has the
 // request until it writes the response's headers, less the time the
-// completions plugin spent waiting for upstreams. For a stream the headers
+// plugin spent waiting for upstreams. For a stream the headers
 // go out with the first event, so it is the overhead to the first byte.
 const OverheadHeader = "X-Svc-Overhead-Ms"
 
-// clock is when the edge got a request, to compute OverheadHeader.
+// clock is when the edge got a request, to compute OverheadHeader, and
+// the shape of the path's refusals.
 type clock struct {
 	start    time.Time
 	upstream time.Duration
+	style    pluginv1.ErrorStyle
 }
 
 // stamp sets OverheadHeader; call it just before the headers are written.
@@ -87,32 +93,16 @@ func (c *clock) stamp(w http.ResponseWriter) {
 	w.Header()[OverheadHeader] = []string{string(strconv.AppendFloat(b[:0], float64(max(d, 0))/float64(time.Millisecond), 'f', 3, 64))}
 }
 
-func (e *Edge) models(w http.ResponseWriter, r *http.Request) {
-	c := &clock{start: time.Now()}
-	e.unary(w, r, c, procModels, &completionsv1.ListModelsRequest{})
-}
-
-func (e *Edge) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	c := &clock{start: time.Now()}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, c, apierr.From(err))
-		return
-	}
-	req := &completionsv1.OpenAIRequest{Body: body}
-	if wantsStream(body) {
-		e.stream(w, r, c, req)
-		return
-	}
-	e.unary(w, r, c, procChat, req)
-}
+// maxPrealloc bounds the buffer readBody sizes by Content-Length; the
+// server refuses a longer body before this edge (server.MaxBodyBytes).
+const maxPrealloc = 1 << 20
 
 // readBody reads the request's body into one buffer sized by its
 // Content-Length (the server has already refused one over its limit), to
 // its end: the end is what lifts the body's read deadline.
 func readBody(r *http.Request) ([]byte, error) {
 	n := r.ContentLength
-	if n < 0 || n > serving.MaxBodyBytes {
+	if n < 0 || n > maxPrealloc {
 		return io.ReadAll(r.Body)
 	}
 	b := make([]byte, 0, n+1)
@@ -131,19 +121,14 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 }
 
-// unary calls a method answering an OpenAIResponse and writes it.
+// unary calls a method answering an HttpResponse and writes it.
 func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc string, req proto.Message) {
-	m, err := e.method(proc)
+	out, err := e.d.Call(r.Context(), proc, req)
 	if err != nil {
 		writeError(w, r, c, err)
 		return
 	}
-	out, err := e.d.Call(r.Context(), m, req, nil) // the dispatcher encodes req
-	if err != nil {
-		writeError(w, r, c, err)
-		return
-	}
-	var res completionsv1.OpenAIResponse
+	var res pluginv1.HttpResponse
 	if err := proto.Unmarshal(out, &res); err != nil {
 		writeError(w, r, c, apierr.Internal(err))
 		return
@@ -156,16 +141,11 @@ func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc stri
 // stream relays a streamed answer: the first part decides between a
 // refusal (plain JSON) and a 200 event stream; each later part is one
 // event, flushed at once.
-func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *completionsv1.OpenAIRequest) {
-	m, err := e.method(procStream)
-	if err != nil {
-		writeError(w, r, c, err)
-		return
-	}
+func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, proc string, req *pluginv1.HttpRequest) {
 	rc := http.NewResponseController(w)
 	started := false
-	var part completionsv1.OpenAIStreamPart
-	err = e.d.Stream(r.Context(), m, req, nil, func(b []byte) error {
+	var part pluginv1.HttpStreamPart
+	err := e.d.Stream(r.Context(), proc, req, func(b []byte) error {
 		part.Reset()
 		if err := proto.Unmarshal(b, &part); err != nil {
 			return apierr.Internal(err)
@@ -202,7 +182,7 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, req *com
 		writeError(w, r, c, err)
 	default:
 		// Bytes are out: the error can only be one more event.
-		_, body := errorBody(r.Context(), err)
+		_, body := errorBody(r.Context(), c.style, err)
 		_ = writeEvent(w, body)
 		_ = rc.Flush()
 	}
@@ -239,9 +219,16 @@ func writeJSON(w http.ResponseWriter, status int, body []byte, retryAfter int32)
 	apierr.WriteJSONBody(w, status, body)
 }
 
-// writeError answers one of the gateway's own refusals in OpenAI's shape.
+// writeError answers one of the gateway's own refusals in the path's
+// error style.
 func writeError(w http.ResponseWriter, r *http.Request, c *clock, err error) {
-	status, body := errorBody(r.Context(), err)
+	if c.style != pluginv1.ErrorStyle_ERROR_STYLE_OPENAI {
+		c.stamp(w)
+		w.Header().Del("Content-Length")
+		apierr.Write(w, r, err)
+		return
+	}
+	status, body := errorBody(r.Context(), c.style, err)
 	c.stamp(w)
 	w.Header().Del("Content-Length")
 	retry := int32(0)
@@ -251,10 +238,13 @@ func writeError(w http.ResponseWriter, r *http.Request, c *clock, err error) {
 	writeJSON(w, status, body, retry)
 }
 
-// errorBody renders a gateway error as OpenAI's error object, with the
-// status OpenAI clients expect for it.
-func errorBody(ctx context.Context, err error) (int, []byte) {
+// errorBody renders a gateway error in style: as OpenAI's error object,
+// with the status OpenAI clients expect for it, or as the Graph's envelope.
+func errorBody(ctx context.Context, style pluginv1.ErrorStyle, err error) (int, []byte) {
 	e := apierr.From(err)
+	if style != pluginv1.ErrorStyle_ERROR_STYLE_OPENAI {
+		return apierr.Body(ctx, e)
+	}
 	status, typ, code := e.HTTPStatus, "invalid_request_error", ""
 	switch {
 	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
@@ -272,7 +262,7 @@ func errorBody(ctx context.Context, err error) (int, []byte) {
 		status, typ, code = http.StatusServiceUnavailable, "server_error", "timeout"
 	case e.HTTPStatus >= 500:
 		status, typ = http.StatusInternalServerError, "server_error"
-		slog.ErrorContext(ctx, "chat completion failed", "error", e.Error())
+		slog.ErrorContext(ctx, "plain HTTP call failed", "error", e.Error())
 	}
 	var param, codep *string
 	if e.Field != "" {

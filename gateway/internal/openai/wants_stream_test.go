@@ -25,7 +25,7 @@ func TestWantsStream(t *testing.T) {
 		{"a body that is not an object does not", `[{"stream":true}]`, false},
 		{"a broken body does not", `{"stream":true`, false},
 	} {
-		if got := wantsStream([]byte(tc.body)); got != tc.want {
+		if got := wantsStream([]byte(tc.body), "stream"); got != tc.want {
 			t.Errorf("%s: %s gave %v", tc.rule, tc.body, got)
 		}
 	}
@@ -39,7 +39,7 @@ func FuzzWantsStream(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got := wantsStream(body)
+		got := wantsStream(body, "stream")
 		var m map[string]json.RawMessage
 		if json.Unmarshal(body, &m) != nil || !json.Valid(body) {
 			return

@@ -79,6 +79,14 @@ type Server struct {
 	rpc      atomic.Pointer[rpcTable]
 	handler  http.Handler
 	compiled []Service
+	declared DeclaredPaths
+}
+
+// DeclaredPaths serves paths known only at run time (the plain HTTP paths
+// plugins declare): ServePath answers r and reports true when r's method
+// and path are one of them, and reports false, writing nothing, when not.
+type DeclaredPaths interface {
+	ServePath(w http.ResponseWriter, r *http.Request) bool
 }
 
 // rpcTable is one immutable generation of the proto services served; it is
@@ -127,6 +135,12 @@ func New(opts Options) *Server {
 // server starts serving.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
+// HandleDeclared adds the paths declared at run time: a request that no
+// pattern of Handle matches and that is not an RPC goes to p before the
+// REST bindings of the proto services. It must be called before the
+// server starts serving.
+func (s *Server) HandleDeclared(p DeclaredPaths) { s.declared = p }
+
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Activity != nil {
@@ -170,6 +184,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	t := s.rpc.Load()
 	if isRPC(r) {
 		t.transcoder.ServeHTTP(w, r)
+		return
+	}
+	if s.declared != nil && s.declared.ServePath(w, r) {
 		return
 	}
 	if !t.rest.admitREST(w, r) {

@@ -48,6 +48,9 @@ type Method struct {
 	// ReadOnly: idempotency_level NO_SIDE_EFFECTS, so a read replica may
 	// serve the method and Connect clients may call it with GET.
 	ReadOnly bool
+	// Edge is what the method asks of the gateway's edge beyond the Graph
+	// and REST (svc/plugin/v1/edge.proto); nil for most methods.
+	Edge *Edge
 }
 
 // Node is one Graph node binding: an HTTP method and a node pattern.
@@ -173,6 +176,7 @@ func checkMethod(md protoreflect.MethodDescriptor) (*Method, error) {
 	if err := checkAccess(md.Input(), m.Access); err != nil {
 		errs = append(errs, err)
 	}
+	m.Edge, errs = checkEdge(md, errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -234,10 +238,12 @@ func targetField(in protoreflect.MessageDescriptor, option, name, fallback strin
 
 // Together checks plugins that are to serve side by side, as one route
 // table: no service is served by two of them, and no Graph node (an HTTP
-// method and a pattern shape) is bound twice, within a plugin or across.
+// method and a pattern shape) nor plain HTTP path is bound twice, within a
+// plugin or across.
 func Together(plugins []*Plugin) error {
 	services := map[protoreflect.FullName]string{}
 	nodes := map[string]string{}
+	paths := map[string]string{}
 	for _, p := range plugins {
 		for _, sd := range p.Services {
 			if prev, dup := services[sd.FullName()]; dup {
@@ -252,6 +258,12 @@ func Together(plugins []*Plugin) error {
 					return fmt.Errorf("graph node %s is bound by both %s and %s", n, prev, m.Procedure)
 				}
 				nodes[key] = m.Procedure
+			}
+			if h := m.Edge.HTTP(); h != "" {
+				if prev, dup := paths[h]; dup {
+					return fmt.Errorf("HTTP path %s is bound by both %s and %s", h, prev, m.Procedure)
+				}
+				paths[h] = m.Procedure
 			}
 		}
 	}

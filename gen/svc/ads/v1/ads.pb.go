@@ -1353,7 +1353,7 @@ var File_svc_ads_v1_ads_proto protoreflect.FileDescriptor
 const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\n" +
 	"\x14svc/ads/v1/ads.proto\x12\n" +
-	"svc.ads.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1bsvc/plugin/v1/options.proto\"!\n" +
+	"svc.ads.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"!\n" +
 	"\x0fCreatedResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\xc0\x01\n" +
 	"\tAdAccount\x12\x0e\n" +
@@ -1453,11 +1453,13 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"h\n" +
 	"\x11ListLeadsResponse\x12$\n" +
 	"\x04data\x18\x01 \x03(\v2\x10.svc.ads.v1.LeadR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xc2\v\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xee\v\n" +
 	"\n" +
-	"AdsService\x12\x84\x01\n" +
-	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"'\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x0f\n" +
-	"\rme/adaccounts\x90\x02\x01\x12~\n" +
+	"AdsService\x12\xb0\x01\n" +
+	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"S\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x0f\n" +
+	"\rme/adaccounts\x82\xf4\x18(\n" +
+	"\n" +
+	"AD_ACCOUNT\x12\x06MANAGE\x12\tADVERTISE\x12\aANALYZE\x90\x02\x01\x12~\n" +
 	"\x0fCreateAdAccount\x12\".svc.ads.v1.CreateAdAccountRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"*\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18\x0f\x12\rme/adaccounts\x12|\n" +
 	"\fGetAdAccount\x12\x1f.svc.ads.v1.GetAdAccountRequest\x1a\x15.svc.ads.v1.AdAccount\"4\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x1c\n" +
 	"\x1aad_account/{ad_account_id}\x90\x02\x01\x12\xa5\x01\n" +

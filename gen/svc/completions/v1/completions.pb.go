@@ -8,7 +8,7 @@ package completionsv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
-	_ "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -24,246 +24,6 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// OpenAIRequest is an OpenAI request body, exactly as the client sent it.
-type OpenAIRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Body          []byte                 `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenAIRequest) Reset() {
-	*x = OpenAIRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenAIRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenAIRequest) ProtoMessage() {}
-
-func (x *OpenAIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenAIRequest.ProtoReflect.Descriptor instead.
-func (*OpenAIRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *OpenAIRequest) GetBody() []byte {
-	if x != nil {
-		return x.Body
-	}
-	return nil
-}
-
-// OpenAIResponse is an OpenAI answer: an HTTP status and its JSON body (an
-// OpenAI error object when the status is not 200).
-type OpenAIResponse struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Status int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
-	Body   []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
-	// Seconds the client should wait before retrying (Retry-After), if any.
-	RetryAfterSeconds int32 `protobuf:"varint,3,opt,name=retry_after_seconds,json=retryAfterSeconds,proto3" json:"retry_after_seconds,omitempty"`
-	// Time spent waiting for upstreams (the gateway's overhead is the rest).
-	UpstreamNanos int64 `protobuf:"varint,4,opt,name=upstream_nanos,json=upstreamNanos,proto3" json:"upstream_nanos,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenAIResponse) Reset() {
-	*x = OpenAIResponse{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenAIResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenAIResponse) ProtoMessage() {}
-
-func (x *OpenAIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenAIResponse.ProtoReflect.Descriptor instead.
-func (*OpenAIResponse) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *OpenAIResponse) GetStatus() int32 {
-	if x != nil {
-		return x.Status
-	}
-	return 0
-}
-
-func (x *OpenAIResponse) GetBody() []byte {
-	if x != nil {
-		return x.Body
-	}
-	return nil
-}
-
-func (x *OpenAIResponse) GetRetryAfterSeconds() int32 {
-	if x != nil {
-		return x.RetryAfterSeconds
-	}
-	return 0
-}
-
-func (x *OpenAIResponse) GetUpstreamNanos() int64 {
-	if x != nil {
-		return x.UpstreamNanos
-	}
-	return 0
-}
-
-// OpenAIStreamPart is one part of a streamed answer. The first part sets
-// the status: 200 opens the event stream, anything else is a refusal whose
-// data is the OpenAI error object, and nothing follows it. Every part of a
-// 200 stream carries the payload of one server-sent event ("data: <data>"),
-// the chat.completion.chunk JSON, an error object, or [DONE] last.
-type OpenAIStreamPart struct {
-	state             protoimpl.MessageState `protogen:"open.v1"`
-	Status            int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
-	Data              []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
-	RetryAfterSeconds int32                  `protobuf:"varint,3,opt,name=retry_after_seconds,json=retryAfterSeconds,proto3" json:"retry_after_seconds,omitempty"`
-	// On the first part: time spent waiting for upstreams until this part
-	// (the gateway's overhead to the first byte is the rest).
-	UpstreamNanos int64 `protobuf:"varint,4,opt,name=upstream_nanos,json=upstreamNanos,proto3" json:"upstream_nanos,omitempty"`
-	// Server-sent events already framed ("data: <data>" and a blank line
-	// each), to be written as they are, instead of data: the plugin sends
-	// the events an upstream delivered together in one part, so that the
-	// edge writes and flushes them once.
-	Events        []byte `protobuf:"bytes,5,opt,name=events,proto3" json:"events,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenAIStreamPart) Reset() {
-	*x = OpenAIStreamPart{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenAIStreamPart) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenAIStreamPart) ProtoMessage() {}
-
-func (x *OpenAIStreamPart) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenAIStreamPart.ProtoReflect.Descriptor instead.
-func (*OpenAIStreamPart) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *OpenAIStreamPart) GetStatus() int32 {
-	if x != nil {
-		return x.Status
-	}
-	return 0
-}
-
-func (x *OpenAIStreamPart) GetData() []byte {
-	if x != nil {
-		return x.Data
-	}
-	return nil
-}
-
-func (x *OpenAIStreamPart) GetRetryAfterSeconds() int32 {
-	if x != nil {
-		return x.RetryAfterSeconds
-	}
-	return 0
-}
-
-func (x *OpenAIStreamPart) GetUpstreamNanos() int64 {
-	if x != nil {
-		return x.UpstreamNanos
-	}
-	return 0
-}
-
-func (x *OpenAIStreamPart) GetEvents() []byte {
-	if x != nil {
-		return x.Events
-	}
-	return nil
-}
-
-type ListModelsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ListModelsRequest) Reset() {
-	*x = ListModelsRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ListModelsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ListModelsRequest) ProtoMessage() {}
-
-func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
-func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{3}
-}
-
 // ChatMessage is one message of a conversation.
 type ChatMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -276,7 +36,7 @@ type ChatMessage struct {
 
 func (x *ChatMessage) Reset() {
 	*x = ChatMessage{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[4]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -288,7 +48,7 @@ func (x *ChatMessage) String() string {
 func (*ChatMessage) ProtoMessage() {}
 
 func (x *ChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[4]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -301,7 +61,7 @@ func (x *ChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
 func (*ChatMessage) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{4}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ChatMessage) GetRole() string {
@@ -335,7 +95,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[5]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -347,7 +107,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[5]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -360,7 +120,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{5}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *CompleteRequest) GetModel() string {
@@ -405,7 +165,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[6]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -417,7 +177,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[6]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -430,7 +190,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{6}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CompleteResponse) GetContent() string {
@@ -481,7 +241,7 @@ type GetUsageRequest struct {
 
 func (x *GetUsageRequest) Reset() {
 	*x = GetUsageRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[7]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +253,7 @@ func (x *GetUsageRequest) String() string {
 func (*GetUsageRequest) ProtoMessage() {}
 
 func (x *GetUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[7]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +266,7 @@ func (x *GetUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetUsageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{7}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetUsageRequest) GetAppId() string {
@@ -547,7 +307,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[8]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +319,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[8]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +332,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{8}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Usage) GetModel() string {
@@ -626,7 +386,7 @@ type GetUsageResponse struct {
 
 func (x *GetUsageResponse) Reset() {
 	*x = GetUsageResponse{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[9]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +398,7 @@ func (x *GetUsageResponse) String() string {
 func (*GetUsageResponse) ProtoMessage() {}
 
 func (x *GetUsageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[9]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,93 +411,12 @@ func (x *GetUsageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUsageResponse.ProtoReflect.Descriptor instead.
 func (*GetUsageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{9}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetUsageResponse) GetData() []*Usage {
 	if x != nil {
 		return x.Data
-	}
-	return nil
-}
-
-type ExportMetricsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ExportMetricsRequest) Reset() {
-	*x = ExportMetricsRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ExportMetricsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ExportMetricsRequest) ProtoMessage() {}
-
-func (x *ExportMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ExportMetricsRequest.ProtoReflect.Descriptor instead.
-func (*ExportMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{10}
-}
-
-type ExportMetricsResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// io.prometheus.client.MetricFamily messages, protobuf-encoded.
-	Families      [][]byte `protobuf:"bytes,1,rep,name=families,proto3" json:"families,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ExportMetricsResponse) Reset() {
-	*x = ExportMetricsResponse{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[11]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ExportMetricsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ExportMetricsResponse) ProtoMessage() {}
-
-func (x *ExportMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[11]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ExportMetricsResponse.ProtoReflect.Descriptor instead.
-func (*ExportMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{11}
-}
-
-func (x *ExportMetricsResponse) GetFamilies() [][]byte {
-	if x != nil {
-		return x.Families
 	}
 	return nil
 }
@@ -751,7 +430,7 @@ type GetBudgetRequest struct {
 
 func (x *GetBudgetRequest) Reset() {
 	*x = GetBudgetRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[12]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +442,7 @@ func (x *GetBudgetRequest) String() string {
 func (*GetBudgetRequest) ProtoMessage() {}
 
 func (x *GetBudgetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[12]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +455,7 @@ func (x *GetBudgetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBudgetRequest.ProtoReflect.Descriptor instead.
 func (*GetBudgetRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{12}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetBudgetRequest) GetAppId() string {
@@ -808,7 +487,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[13]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +499,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[13]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +512,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{13}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Budget) GetMonthlyTokens() float64 {
@@ -888,7 +567,7 @@ type SetBudgetRequest struct {
 
 func (x *SetBudgetRequest) Reset() {
 	*x = SetBudgetRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[14]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +579,7 @@ func (x *SetBudgetRequest) String() string {
 func (*SetBudgetRequest) ProtoMessage() {}
 
 func (x *SetBudgetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[14]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +592,7 @@ func (x *SetBudgetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBudgetRequest.ProtoReflect.Descriptor instead.
 func (*SetBudgetRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{14}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SetBudgetRequest) GetAppId() string {
@@ -946,7 +625,7 @@ type SetBudgetResponse struct {
 
 func (x *SetBudgetResponse) Reset() {
 	*x = SetBudgetResponse{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[15]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +637,7 @@ func (x *SetBudgetResponse) String() string {
 func (*SetBudgetResponse) ProtoMessage() {}
 
 func (x *SetBudgetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[15]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +650,7 @@ func (x *SetBudgetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBudgetResponse.ProtoReflect.Descriptor instead.
 func (*SetBudgetResponse) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{15}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SetBudgetResponse) GetSuccess() bool {
@@ -989,7 +668,7 @@ type ListUpstreamsRequest struct {
 
 func (x *ListUpstreamsRequest) Reset() {
 	*x = ListUpstreamsRequest{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[16]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +680,7 @@ func (x *ListUpstreamsRequest) String() string {
 func (*ListUpstreamsRequest) ProtoMessage() {}
 
 func (x *ListUpstreamsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[16]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +693,7 @@ func (x *ListUpstreamsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpstreamsRequest.ProtoReflect.Descriptor instead.
 func (*ListUpstreamsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{16}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{10}
 }
 
 type ListUpstreamsResponse struct {
@@ -1026,7 +705,7 @@ type ListUpstreamsResponse struct {
 
 func (x *ListUpstreamsResponse) Reset() {
 	*x = ListUpstreamsResponse{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[17]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +717,7 @@ func (x *ListUpstreamsResponse) String() string {
 func (*ListUpstreamsResponse) ProtoMessage() {}
 
 func (x *ListUpstreamsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[17]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +730,7 @@ func (x *ListUpstreamsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpstreamsResponse.ProtoReflect.Descriptor instead.
 func (*ListUpstreamsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{17}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListUpstreamsResponse) GetUpstreams() []*Upstream {
@@ -1078,7 +757,7 @@ type Upstream struct {
 
 func (x *Upstream) Reset() {
 	*x = Upstream{}
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[18]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +769,7 @@ func (x *Upstream) String() string {
 func (*Upstream) ProtoMessage() {}
 
 func (x *Upstream) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_completions_v1_completions_proto_msgTypes[18]
+	mi := &file_svc_completions_v1_completions_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,7 +782,7 @@ func (x *Upstream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Upstream.ProtoReflect.Descriptor instead.
 func (*Upstream) Descriptor() ([]byte, []int) {
-	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{18}
+	return file_svc_completions_v1_completions_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Upstream) GetName() string {
@@ -1145,21 +824,7 @@ var File_svc_completions_v1_completions_proto protoreflect.FileDescriptor
 
 const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\n" +
-	"$svc/completions/v1/completions.proto\x12\x12svc.completions.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"#\n" +
-	"\rOpenAIRequest\x12\x12\n" +
-	"\x04body\x18\x01 \x01(\fR\x04body\"\x93\x01\n" +
-	"\x0eOpenAIResponse\x12\x16\n" +
-	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\fR\x04body\x12.\n" +
-	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
-	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\"\xad\x01\n" +
-	"\x10OpenAIStreamPart\x12\x16\n" +
-	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\x12.\n" +
-	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
-	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\x12\x16\n" +
-	"\x06events\x18\x05 \x01(\fR\x06events\"\x13\n" +
-	"\x11ListModelsRequest\"q\n" +
+	"$svc/completions/v1/completions.proto\x12\x12svc.completions.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"q\n" +
 	"\vChatMessage\x12=\n" +
 	"\x04role\x18\x01 \x01(\tB)\xbaH&r$R\x06systemR\tdeveloperR\x04userR\tassistantR\x04role\x12#\n" +
 	"\acontent\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x18\xa0\x8d\x06R\acontent\"\xc7\x01\n" +
@@ -1187,10 +852,7 @@ const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\ftotal_tokens\x18\x05 \x01(\x01R\vtotalTokens\x12\x10\n" +
 	"\x03day\x18\x06 \x01(\tR\x03day\"A\n" +
 	"\x10GetUsageResponse\x12-\n" +
-	"\x04data\x18\x01 \x03(\v2\x19.svc.completions.v1.UsageR\x04data\"\x16\n" +
-	"\x14ExportMetricsRequest\"3\n" +
-	"\x15ExportMetricsResponse\x12\x1a\n" +
-	"\bfamilies\x18\x01 \x03(\fR\bfamilies\"2\n" +
+	"\x04data\x18\x01 \x03(\v2\x19.svc.completions.v1.UsageR\x04data\"2\n" +
 	"\x10GetBudgetRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"\xb5\x01\n" +
 	"\x06Budget\x12%\n" +
@@ -1218,12 +880,14 @@ const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\n" +
 	"last_error\x18\x04 \x01(\tR\n" +
 	"last_error\x12\x16\n" +
-	"\x06models\x18\x05 \x03(\tR\x06models2\xca\b\n" +
-	"\x12CompletionsService\x12W\n" +
-	"\x0eChatCompletion\x12!.svc.completions.v1.OpenAIRequest\x1a\".svc.completions.v1.OpenAIResponse\x12a\n" +
-	"\x14StreamChatCompletion\x12!.svc.completions.v1.OpenAIRequest\x1a$.svc.completions.v1.OpenAIStreamPart0\x01\x12\\\n" +
+	"\x06models\x18\x05 \x03(\tR\x06models2\xd9\b\n" +
+	"\x12CompletionsService\x12\x85\x01\n" +
+	"\x0eChatCompletion\x12\x1a.svc.plugin.v1.HttpRequest\x1a\x1b.svc.plugin.v1.HttpResponse\":\xfa\xf3\x186\x12\x14/v1/chat/completions\x18\x01\"\x14StreamChatCompletion*\x06stream\x12S\n" +
+	"\x14StreamChatCompletion\x12\x1a.svc.plugin.v1.HttpRequest\x1a\x1d.svc.plugin.v1.HttpStreamPart0\x01\x12\\\n" +
 	"\n" +
-	"ListModels\x12%.svc.completions.v1.ListModelsRequest\x1a\".svc.completions.v1.OpenAIResponse\"\x03\x90\x02\x01\x12a\n" +
+	"ListModels\x12\x1a.svc.plugin.v1.HttpRequest\x1a\x1b.svc.plugin.v1.HttpResponse\"\x15\xfa\xf3\x18\x0e\n" +
+	"\n" +
+	"/v1/models\x18\x01\x90\x02\x01\x12a\n" +
 	"\bComplete\x12#.svc.completions.v1.CompleteRequest\x1a$.svc.completions.v1.CompleteResponse\"\n" +
 	"\xca\xf3\x18\x06\x12\x04\x03\x01\x02\x06\x12\x8a\x01\n" +
 	"\bGetUsage\x12#.svc.completions.v1.GetUsageRequest\x1a$.svc.completions.v1.GetUsageResponse\"3\xca\xf3\x18\b\x12\x04\x03\x01\x02\x04@\x01\xd2\xf3\x18 \n" +
@@ -1231,9 +895,8 @@ const file_svc_completions_v1_completions_proto_rawDesc = "" +
 	"\tGetBudget\x12$.svc.completions.v1.GetBudgetRequest\x1a\x1a.svc.completions.v1.Budget\"4\xca\xf3\x18\b\x12\x04\x03\x01\x02\x04@\x01\xd2\xf3\x18!\n" +
 	"\x1fapp/{app_id}/completions_budget\x90\x02\x01\x12\x8b\x01\n" +
 	"\tSetBudget\x12$.svc.completions.v1.SetBudgetRequest\x1a%.svc.completions.v1.SetBudgetResponse\"1\xca\xf3\x18\b\x12\x04\x03\x01\x02\x04@\x03\xd2\xf3\x18!\x12\x1fapp/{app_id}/completions_budget\x12\x98\x01\n" +
-	"\rListUpstreams\x12(.svc.completions.v1.ListUpstreamsRequest\x1a).svc.completions.v1.ListUpstreamsResponse\"2\xca\xf3\x18\x03\x12\x01\x05\x82\xd3\xe4\x93\x02\"\x12 /api/admin/completions/upstreams\x90\x02\x01\x12p\n" +
-	"\rExportMetrics\x12(.svc.completions.v1.ExportMetricsRequest\x1a).svc.completions.v1.ExportMetricsResponse\"\n" +
-	"\xca\xf3\x18\x03\x12\x01\x05\x90\x02\x01\x1a\t\xda\xf3\x18\x05\x12\x03\x03\x01\x02BAZ?github.com/svcplatform/svc/gen/svc/completions/v1;completionsv1b\x06proto3"
+	"\rListUpstreams\x12(.svc.completions.v1.ListUpstreamsRequest\x1a).svc.completions.v1.ListUpstreamsResponse\"2\xca\xf3\x18\x03\x12\x01\x05\x82\xd3\xe4\x93\x02\"\x12 /api/admin/completions/upstreams\x90\x02\x01\x12^\n" +
+	"\rExportMetrics\x12\x1d.svc.plugin.v1.MetricsRequest\x1a\x1e.svc.plugin.v1.MetricsResponse\"\x0e\xca\xf3\x18\x03\x12\x01\x05\x88\xf4\x18\x01\x90\x02\x01\x1a\t\xda\xf3\x18\x05\x12\x03\x03\x01\x02BAZ?github.com/svcplatform/svc/gen/svc/completions/v1;completionsv1b\x06proto3"
 
 var (
 	file_svc_completions_v1_completions_proto_rawDescOnce sync.Once
@@ -1247,50 +910,49 @@ func file_svc_completions_v1_completions_proto_rawDescGZIP() []byte {
 	return file_svc_completions_v1_completions_proto_rawDescData
 }
 
-var file_svc_completions_v1_completions_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_svc_completions_v1_completions_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_svc_completions_v1_completions_proto_goTypes = []any{
-	(*OpenAIRequest)(nil),         // 0: svc.completions.v1.OpenAIRequest
-	(*OpenAIResponse)(nil),        // 1: svc.completions.v1.OpenAIResponse
-	(*OpenAIStreamPart)(nil),      // 2: svc.completions.v1.OpenAIStreamPart
-	(*ListModelsRequest)(nil),     // 3: svc.completions.v1.ListModelsRequest
-	(*ChatMessage)(nil),           // 4: svc.completions.v1.ChatMessage
-	(*CompleteRequest)(nil),       // 5: svc.completions.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 6: svc.completions.v1.CompleteResponse
-	(*GetUsageRequest)(nil),       // 7: svc.completions.v1.GetUsageRequest
-	(*Usage)(nil),                 // 8: svc.completions.v1.Usage
-	(*GetUsageResponse)(nil),      // 9: svc.completions.v1.GetUsageResponse
-	(*ExportMetricsRequest)(nil),  // 10: svc.completions.v1.ExportMetricsRequest
-	(*ExportMetricsResponse)(nil), // 11: svc.completions.v1.ExportMetricsResponse
-	(*GetBudgetRequest)(nil),      // 12: svc.completions.v1.GetBudgetRequest
-	(*Budget)(nil),                // 13: svc.completions.v1.Budget
-	(*SetBudgetRequest)(nil),      // 14: svc.completions.v1.SetBudgetRequest
-	(*SetBudgetResponse)(nil),     // 15: svc.completions.v1.SetBudgetResponse
-	(*ListUpstreamsRequest)(nil),  // 16: svc.completions.v1.ListUpstreamsRequest
-	(*ListUpstreamsResponse)(nil), // 17: svc.completions.v1.ListUpstreamsResponse
-	(*Upstream)(nil),              // 18: svc.completions.v1.Upstream
+	(*ChatMessage)(nil),           // 0: svc.completions.v1.ChatMessage
+	(*CompleteRequest)(nil),       // 1: svc.completions.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 2: svc.completions.v1.CompleteResponse
+	(*GetUsageRequest)(nil),       // 3: svc.completions.v1.GetUsageRequest
+	(*Usage)(nil),                 // 4: svc.completions.v1.Usage
+	(*GetUsageResponse)(nil),      // 5: svc.completions.v1.GetUsageResponse
+	(*GetBudgetRequest)(nil),      // 6: svc.completions.v1.GetBudgetRequest
+	(*Budget)(nil),                // 7: svc.completions.v1.Budget
+	(*SetBudgetRequest)(nil),      // 8: svc.completions.v1.SetBudgetRequest
+	(*SetBudgetResponse)(nil),     // 9: svc.completions.v1.SetBudgetResponse
+	(*ListUpstreamsRequest)(nil),  // 10: svc.completions.v1.ListUpstreamsRequest
+	(*ListUpstreamsResponse)(nil), // 11: svc.completions.v1.ListUpstreamsResponse
+	(*Upstream)(nil),              // 12: svc.completions.v1.Upstream
+	(*v1.HttpRequest)(nil),        // 13: svc.plugin.v1.HttpRequest
+	(*v1.MetricsRequest)(nil),     // 14: svc.plugin.v1.MetricsRequest
+	(*v1.HttpResponse)(nil),       // 15: svc.plugin.v1.HttpResponse
+	(*v1.HttpStreamPart)(nil),     // 16: svc.plugin.v1.HttpStreamPart
+	(*v1.MetricsResponse)(nil),    // 17: svc.plugin.v1.MetricsResponse
 }
 var file_svc_completions_v1_completions_proto_depIdxs = []int32{
-	4,  // 0: svc.completions.v1.CompleteRequest.messages:type_name -> svc.completions.v1.ChatMessage
-	8,  // 1: svc.completions.v1.GetUsageResponse.data:type_name -> svc.completions.v1.Usage
-	18, // 2: svc.completions.v1.ListUpstreamsResponse.upstreams:type_name -> svc.completions.v1.Upstream
-	0,  // 3: svc.completions.v1.CompletionsService.ChatCompletion:input_type -> svc.completions.v1.OpenAIRequest
-	0,  // 4: svc.completions.v1.CompletionsService.StreamChatCompletion:input_type -> svc.completions.v1.OpenAIRequest
-	3,  // 5: svc.completions.v1.CompletionsService.ListModels:input_type -> svc.completions.v1.ListModelsRequest
-	5,  // 6: svc.completions.v1.CompletionsService.Complete:input_type -> svc.completions.v1.CompleteRequest
-	7,  // 7: svc.completions.v1.CompletionsService.GetUsage:input_type -> svc.completions.v1.GetUsageRequest
-	12, // 8: svc.completions.v1.CompletionsService.GetBudget:input_type -> svc.completions.v1.GetBudgetRequest
-	14, // 9: svc.completions.v1.CompletionsService.SetBudget:input_type -> svc.completions.v1.SetBudgetRequest
-	16, // 10: svc.completions.v1.CompletionsService.ListUpstreams:input_type -> svc.completions.v1.ListUpstreamsRequest
-	10, // 11: svc.completions.v1.CompletionsService.ExportMetrics:input_type -> svc.completions.v1.ExportMetricsRequest
-	1,  // 12: svc.completions.v1.CompletionsService.ChatCompletion:output_type -> svc.completions.v1.OpenAIResponse
-	2,  // 13: svc.completions.v1.CompletionsService.StreamChatCompletion:output_type -> svc.completions.v1.OpenAIStreamPart
-	1,  // 14: svc.completions.v1.CompletionsService.ListModels:output_type -> svc.completions.v1.OpenAIResponse
-	6,  // 15: svc.completions.v1.CompletionsService.Complete:output_type -> svc.completions.v1.CompleteResponse
-	9,  // 16: svc.completions.v1.CompletionsService.GetUsage:output_type -> svc.completions.v1.GetUsageResponse
-	13, // 17: svc.completions.v1.CompletionsService.GetBudget:output_type -> svc.completions.v1.Budget
-	15, // 18: svc.completions.v1.CompletionsService.SetBudget:output_type -> svc.completions.v1.SetBudgetResponse
-	17, // 19: svc.completions.v1.CompletionsService.ListUpstreams:output_type -> svc.completions.v1.ListUpstreamsResponse
-	11, // 20: svc.completions.v1.CompletionsService.ExportMetrics:output_type -> svc.completions.v1.ExportMetricsResponse
+	0,  // 0: svc.completions.v1.CompleteRequest.messages:type_name -> svc.completions.v1.ChatMessage
+	4,  // 1: svc.completions.v1.GetUsageResponse.data:type_name -> svc.completions.v1.Usage
+	12, // 2: svc.completions.v1.ListUpstreamsResponse.upstreams:type_name -> svc.completions.v1.Upstream
+	13, // 3: svc.completions.v1.CompletionsService.ChatCompletion:input_type -> svc.plugin.v1.HttpRequest
+	13, // 4: svc.completions.v1.CompletionsService.StreamChatCompletion:input_type -> svc.plugin.v1.HttpRequest
+	13, // 5: svc.completions.v1.CompletionsService.ListModels:input_type -> svc.plugin.v1.HttpRequest
+	1,  // 6: svc.completions.v1.CompletionsService.Complete:input_type -> svc.completions.v1.CompleteRequest
+	3,  // 7: svc.completions.v1.CompletionsService.GetUsage:input_type -> svc.completions.v1.GetUsageRequest
+	6,  // 8: svc.completions.v1.CompletionsService.GetBudget:input_type -> svc.completions.v1.GetBudgetRequest
+	8,  // 9: svc.completions.v1.CompletionsService.SetBudget:input_type -> svc.completions.v1.SetBudgetRequest
+	10, // 10: svc.completions.v1.CompletionsService.ListUpstreams:input_type -> svc.completions.v1.ListUpstreamsRequest
+	14, // 11: svc.completions.v1.CompletionsService.ExportMetrics:input_type -> svc.plugin.v1.MetricsRequest
+	15, // 12: svc.completions.v1.CompletionsService.ChatCompletion:output_type -> svc.plugin.v1.HttpResponse
+	16, // 13: svc.completions.v1.CompletionsService.StreamChatCompletion:output_type -> svc.plugin.v1.HttpStreamPart
+	15, // 14: svc.completions.v1.CompletionsService.ListModels:output_type -> svc.plugin.v1.HttpResponse
+	2,  // 15: svc.completions.v1.CompletionsService.Complete:output_type -> svc.completions.v1.CompleteResponse
+	5,  // 16: svc.completions.v1.CompletionsService.GetUsage:output_type -> svc.completions.v1.GetUsageResponse
+	7,  // 17: svc.completions.v1.CompletionsService.GetBudget:output_type -> svc.completions.v1.Budget
+	9,  // 18: svc.completions.v1.CompletionsService.SetBudget:output_type -> svc.completions.v1.SetBudgetResponse
+	11, // 19: svc.completions.v1.CompletionsService.ListUpstreams:output_type -> svc.completions.v1.ListUpstreamsResponse
+	17, // 20: svc.completions.v1.CompletionsService.ExportMetrics:output_type -> svc.plugin.v1.MetricsResponse
 	12, // [12:21] is the sub-list for method output_type
 	3,  // [3:12] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
@@ -1303,14 +965,14 @@ func file_svc_completions_v1_completions_proto_init() {
 	if File_svc_completions_v1_completions_proto != nil {
 		return
 	}
-	file_svc_completions_v1_completions_proto_msgTypes[14].OneofWrappers = []any{}
+	file_svc_completions_v1_completions_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_completions_v1_completions_proto_rawDesc), len(file_svc_completions_v1_completions_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

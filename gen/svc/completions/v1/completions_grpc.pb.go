@@ -8,6 +8,7 @@ package completionsv1
 
 import (
 	context "context"
+	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
@@ -38,22 +39,25 @@ const (
 // completions routed to the operator's upstreams (CONTRACT §7).
 //
 // ChatCompletion, StreamChatCompletion and ListModels carry OpenAI's own
-// JSON as bytes: the gateway's OpenAI edge (POST /v1/chat/completions, GET
-// /v1/models) hands the request body over untouched and writes back what
-// the plugin answers, status included, so that the wire stays OpenAI's
-// (its error shape, unknown fields passed through to the upstream) while
+// JSON as bytes: they declare the plain HTTP paths POST
+// /v1/chat/completions and GET /v1/models (svc.plugin.v1.http_path), whose
+// request body the gateway hands over untouched and whose answer, status
+// included, it writes back, so that the wire stays OpenAI's (its error
+// shape, unknown fields passed through to the upstream) while
 // authentication and access stay the gateway's. Complete is the typed form
 // other plugins call through the host (the svcchat assistant).
 type CompletionsServiceClient interface {
 	// ChatCompletion answers one chat completion request that is not
 	// streamed ("stream" absent or false).
-	ChatCompletion(ctx context.Context, in *OpenAIRequest, opts ...grpc.CallOption) (*OpenAIResponse, error)
+	ChatCompletion(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error)
 	// StreamChatCompletion answers one chat completion request with
-	// "stream":true as server-sent events; see OpenAIStreamPart.
-	StreamChatCompletion(ctx context.Context, in *OpenAIRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OpenAIStreamPart], error)
+	// "stream":true as server-sent events; see svc.plugin.v1.HttpStreamPart:
+	// every part of a 200 stream is one chat.completion.chunk, an error
+	// object, or [DONE] last.
+	StreamChatCompletion(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.HttpStreamPart], error)
 	// ListModels answers GET /v1/models: svc-builtin and every model an
 	// upstream serves.
-	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*OpenAIResponse, error)
+	ListModels(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error)
 	// Complete produces one assistant reply with the same model routing as
 	// ChatCompletion, for other plugins (the svcchat assistant asks it for a
 	// Page's first reply, acting as itself off the request path). Refusals
@@ -75,7 +79,7 @@ type CompletionsServiceClient interface {
 	ListUpstreams(ctx context.Context, in *ListUpstreamsRequest, opts ...grpc.CallOption) (*ListUpstreamsResponse, error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
-	ExportMetrics(ctx context.Context, in *ExportMetricsRequest, opts ...grpc.CallOption) (*ExportMetricsResponse, error)
+	ExportMetrics(ctx context.Context, in *v1.MetricsRequest, opts ...grpc.CallOption) (*v1.MetricsResponse, error)
 }
 
 type completionsServiceClient struct {
@@ -86,9 +90,9 @@ func NewCompletionsServiceClient(cc grpc.ClientConnInterface) CompletionsService
 	return &completionsServiceClient{cc}
 }
 
-func (c *completionsServiceClient) ChatCompletion(ctx context.Context, in *OpenAIRequest, opts ...grpc.CallOption) (*OpenAIResponse, error) {
+func (c *completionsServiceClient) ChatCompletion(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(OpenAIResponse)
+	out := new(v1.HttpResponse)
 	err := c.cc.Invoke(ctx, CompletionsService_ChatCompletion_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -96,13 +100,13 @@ func (c *completionsServiceClient) ChatCompletion(ctx context.Context, in *OpenA
 	return out, nil
 }
 
-func (c *completionsServiceClient) StreamChatCompletion(ctx context.Context, in *OpenAIRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OpenAIStreamPart], error) {
+func (c *completionsServiceClient) StreamChatCompletion(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.HttpStreamPart], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &CompletionsService_ServiceDesc.Streams[0], CompletionsService_StreamChatCompletion_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[OpenAIRequest, OpenAIStreamPart]{ClientStream: stream}
+	x := &grpc.GenericClientStream[v1.HttpRequest, v1.HttpStreamPart]{ClientStream: stream}
 	if err := x.ClientStream.SendMsg(in); err != nil {
 		return nil, err
 	}
@@ -113,11 +117,11 @@ func (c *completionsServiceClient) StreamChatCompletion(ctx context.Context, in 
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type CompletionsService_StreamChatCompletionClient = grpc.ServerStreamingClient[OpenAIStreamPart]
+type CompletionsService_StreamChatCompletionClient = grpc.ServerStreamingClient[v1.HttpStreamPart]
 
-func (c *completionsServiceClient) ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*OpenAIResponse, error) {
+func (c *completionsServiceClient) ListModels(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(OpenAIResponse)
+	out := new(v1.HttpResponse)
 	err := c.cc.Invoke(ctx, CompletionsService_ListModels_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -175,9 +179,9 @@ func (c *completionsServiceClient) ListUpstreams(ctx context.Context, in *ListUp
 	return out, nil
 }
 
-func (c *completionsServiceClient) ExportMetrics(ctx context.Context, in *ExportMetricsRequest, opts ...grpc.CallOption) (*ExportMetricsResponse, error) {
+func (c *completionsServiceClient) ExportMetrics(ctx context.Context, in *v1.MetricsRequest, opts ...grpc.CallOption) (*v1.MetricsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ExportMetricsResponse)
+	out := new(v1.MetricsResponse)
 	err := c.cc.Invoke(ctx, CompletionsService_ExportMetrics_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -193,22 +197,25 @@ func (c *completionsServiceClient) ExportMetrics(ctx context.Context, in *Export
 // completions routed to the operator's upstreams (CONTRACT §7).
 //
 // ChatCompletion, StreamChatCompletion and ListModels carry OpenAI's own
-// JSON as bytes: the gateway's OpenAI edge (POST /v1/chat/completions, GET
-// /v1/models) hands the request body over untouched and writes back what
-// the plugin answers, status included, so that the wire stays OpenAI's
-// (its error shape, unknown fields passed through to the upstream) while
+// JSON as bytes: they declare the plain HTTP paths POST
+// /v1/chat/completions and GET /v1/models (svc.plugin.v1.http_path), whose
+// request body the gateway hands over untouched and whose answer, status
+// included, it writes back, so that the wire stays OpenAI's (its error
+// shape, unknown fields passed through to the upstream) while
 // authentication and access stay the gateway's. Complete is the typed form
 // other plugins call through the host (the svcchat assistant).
 type CompletionsServiceServer interface {
 	// ChatCompletion answers one chat completion request that is not
 	// streamed ("stream" absent or false).
-	ChatCompletion(context.Context, *OpenAIRequest) (*OpenAIResponse, error)
+	ChatCompletion(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error)
 	// StreamChatCompletion answers one chat completion request with
-	// "stream":true as server-sent events; see OpenAIStreamPart.
-	StreamChatCompletion(*OpenAIRequest, grpc.ServerStreamingServer[OpenAIStreamPart]) error
+	// "stream":true as server-sent events; see svc.plugin.v1.HttpStreamPart:
+	// every part of a 200 stream is one chat.completion.chunk, an error
+	// object, or [DONE] last.
+	StreamChatCompletion(*v1.HttpRequest, grpc.ServerStreamingServer[v1.HttpStreamPart]) error
 	// ListModels answers GET /v1/models: svc-builtin and every model an
 	// upstream serves.
-	ListModels(context.Context, *ListModelsRequest) (*OpenAIResponse, error)
+	ListModels(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error)
 	// Complete produces one assistant reply with the same model routing as
 	// ChatCompletion, for other plugins (the svcchat assistant asks it for a
 	// Page's first reply, acting as itself off the request path). Refusals
@@ -230,7 +237,7 @@ type CompletionsServiceServer interface {
 	ListUpstreams(context.Context, *ListUpstreamsRequest) (*ListUpstreamsResponse, error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
-	ExportMetrics(context.Context, *ExportMetricsRequest) (*ExportMetricsResponse, error)
+	ExportMetrics(context.Context, *v1.MetricsRequest) (*v1.MetricsResponse, error)
 	mustEmbedUnimplementedCompletionsServiceServer()
 }
 
@@ -241,13 +248,13 @@ type CompletionsServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedCompletionsServiceServer struct{}
 
-func (UnimplementedCompletionsServiceServer) ChatCompletion(context.Context, *OpenAIRequest) (*OpenAIResponse, error) {
+func (UnimplementedCompletionsServiceServer) ChatCompletion(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ChatCompletion not implemented")
 }
-func (UnimplementedCompletionsServiceServer) StreamChatCompletion(*OpenAIRequest, grpc.ServerStreamingServer[OpenAIStreamPart]) error {
+func (UnimplementedCompletionsServiceServer) StreamChatCompletion(*v1.HttpRequest, grpc.ServerStreamingServer[v1.HttpStreamPart]) error {
 	return status.Error(codes.Unimplemented, "method StreamChatCompletion not implemented")
 }
-func (UnimplementedCompletionsServiceServer) ListModels(context.Context, *ListModelsRequest) (*OpenAIResponse, error) {
+func (UnimplementedCompletionsServiceServer) ListModels(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListModels not implemented")
 }
 func (UnimplementedCompletionsServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
@@ -265,7 +272,7 @@ func (UnimplementedCompletionsServiceServer) SetBudget(context.Context, *SetBudg
 func (UnimplementedCompletionsServiceServer) ListUpstreams(context.Context, *ListUpstreamsRequest) (*ListUpstreamsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListUpstreams not implemented")
 }
-func (UnimplementedCompletionsServiceServer) ExportMetrics(context.Context, *ExportMetricsRequest) (*ExportMetricsResponse, error) {
+func (UnimplementedCompletionsServiceServer) ExportMetrics(context.Context, *v1.MetricsRequest) (*v1.MetricsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExportMetrics not implemented")
 }
 func (UnimplementedCompletionsServiceServer) mustEmbedUnimplementedCompletionsServiceServer() {}
@@ -290,7 +297,7 @@ func RegisterCompletionsServiceServer(s grpc.ServiceRegistrar, srv CompletionsSe
 }
 
 func _CompletionsService_ChatCompletion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(OpenAIRequest)
+	in := new(v1.HttpRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -302,24 +309,24 @@ func _CompletionsService_ChatCompletion_Handler(srv interface{}, ctx context.Con
 		FullMethod: CompletionsService_ChatCompletion_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(CompletionsServiceServer).ChatCompletion(ctx, req.(*OpenAIRequest))
+		return srv.(CompletionsServiceServer).ChatCompletion(ctx, req.(*v1.HttpRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _CompletionsService_StreamChatCompletion_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(OpenAIRequest)
+	m := new(v1.HttpRequest)
 	if err := stream.RecvMsg(m); err != nil {
 		return err
 	}
-	return srv.(CompletionsServiceServer).StreamChatCompletion(m, &grpc.GenericServerStream[OpenAIRequest, OpenAIStreamPart]{ServerStream: stream})
+	return srv.(CompletionsServiceServer).StreamChatCompletion(m, &grpc.GenericServerStream[v1.HttpRequest, v1.HttpStreamPart]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type CompletionsService_StreamChatCompletionServer = grpc.ServerStreamingServer[OpenAIStreamPart]
+type CompletionsService_StreamChatCompletionServer = grpc.ServerStreamingServer[v1.HttpStreamPart]
 
 func _CompletionsService_ListModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListModelsRequest)
+	in := new(v1.HttpRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -331,7 +338,7 @@ func _CompletionsService_ListModels_Handler(srv interface{}, ctx context.Context
 		FullMethod: CompletionsService_ListModels_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(CompletionsServiceServer).ListModels(ctx, req.(*ListModelsRequest))
+		return srv.(CompletionsServiceServer).ListModels(ctx, req.(*v1.HttpRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -427,7 +434,7 @@ func _CompletionsService_ListUpstreams_Handler(srv interface{}, ctx context.Cont
 }
 
 func _CompletionsService_ExportMetrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ExportMetricsRequest)
+	in := new(v1.MetricsRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -439,7 +446,7 @@ func _CompletionsService_ExportMetrics_Handler(srv interface{}, ctx context.Cont
 		FullMethod: CompletionsService_ExportMetrics_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(CompletionsServiceServer).ExportMetrics(ctx, req.(*ExportMetricsRequest))
+		return srv.(CompletionsServiceServer).ExportMetrics(ctx, req.(*v1.MetricsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }

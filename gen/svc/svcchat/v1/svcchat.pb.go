@@ -3123,7 +3123,7 @@ var File_svc_svcchat_v1_svcchat_proto protoreflect.FileDescriptor
 
 const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\n" +
-	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"I\n" +
+	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"I\n" +
 	"\x15MarkThreadReadRequest\x120\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"F\n" +
 	"\x16MarkThreadReadResponse\x12\x18\n" +
@@ -3372,7 +3372,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xac\x19\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xb0\x19\n" +
 	"\x0eSvcchatService\x12\x99\x01\n" +
 	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"A\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
@@ -3388,8 +3388,9 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x1eapp/{app_id}/svcchat_templates\x90\x02\x01\x12}\n" +
 	"\x0eCreateTemplate\x12%.svc.svcchat.v1.CreateTemplateRequest\x1a\x18.svc.svcchat.v1.Template\"*\xca\xf3\x18\x02@\x02\xd2\xf3\x18 \x12\x1eapp/{app_id}/svcchat_templates\x12\x8d\x01\n" +
 	"\x0fApproveTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"9\xca\xf3\x18\x02@\x02\xd2\xf3\x18/\x12-app/{app_id}/svcchat_templates/{name}/approve\x12\x8b\x01\n" +
-	"\x0eSubmitTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"8\xca\xf3\x18\x02@\x02\xd2\xf3\x18.\x12,app/{app_id}/svcchat_templates/{name}/submit\x12`\n" +
-	"\vAppWentLive\x12\".svc.svcchat.v1.AppWentLiveRequest\x1a%.svc.svcchat.v1.ListTemplatesResponse\"\x06\xca\xf3\x18\x02@\x02\x12\xa7\x01\n" +
+	"\x0eSubmitTemplate\x12%.svc.svcchat.v1.TemplateActionRequest\x1a\x18.svc.svcchat.v1.Template\"8\xca\xf3\x18\x02@\x02\xd2\xf3\x18.\x12,app/{app_id}/svcchat_templates/{name}/submit\x12d\n" +
+	"\vAppWentLive\x12\".svc.svcchat.v1.AppWentLiveRequest\x1a%.svc.svcchat.v1.ListTemplatesResponse\"\n" +
+	"\xca\xf3\x18\x02@\x02\x90\xf4\x18\x01\x12\xa7\x01\n" +
 	"\x11ListTemplateQueue\x12(.svc.svcchat.v1.ListTemplateQueueRequest\x1a).svc.svcchat.v1.ListTemplateQueueResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.\x12,/api/developers/admin/svcchat/template-queue\x90\x02\x01\x12\x9e\x01\n" +
 	"\x0eDecideTemplate\x12%.svc.svcchat.v1.DecideTemplateRequest\x1a&.svc.svcchat.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/developers/admin/svcchat/template-queue\x12\xad\x01\n" +
 	"\bHandover\x12\x1f.svc.svcchat.v1.HandoverRequest\x1a .svc.svcchat.v1.HandoverResponse\"^\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:send \x01:\asvcchat\xd2\xf3\x189\x127page/{page_id}/conversations/{conversation_id}/handover\x12\x9e\x01\n" +

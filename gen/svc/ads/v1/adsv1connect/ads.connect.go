@@ -66,7 +66,9 @@ const (
 type AdsServiceClient interface {
 	// ListMyAdAccounts lists the ad accounts of the token user's business.
 	// In a development installation a business with none is given one
-	// sandbox ad account the first time its user looks.
+	// sandbox ad account the first time its user looks. They are the
+	// caller's assets in me/assigned_assets too, with the tasks a business's
+	// owner has on its ad accounts, as Meta's assigned_assets names them.
 	ListMyAdAccounts(context.Context, *connect.Request[v1.ListMyAdAccountsRequest]) (*connect.Response[v1.ListAdAccountsResponse], error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).
@@ -243,7 +245,9 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, req *connect.Request[v
 type AdsServiceHandler interface {
 	// ListMyAdAccounts lists the ad accounts of the token user's business.
 	// In a development installation a business with none is given one
-	// sandbox ad account the first time its user looks.
+	// sandbox ad account the first time its user looks. They are the
+	// caller's assets in me/assigned_assets too, with the tasks a business's
+	// owner has on its ad accounts, as Meta's assigned_assets names them.
 	ListMyAdAccounts(context.Context, *connect.Request[v1.ListMyAdAccountsRequest]) (*connect.Response[v1.ListAdAccountsResponse], error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).

@@ -8,7 +8,8 @@ import (
 	connect "connectrpc.com/connect"
 	context "context"
 	errors "errors"
-	v1 "github.com/svcplatform/svc/gen/svc/completions/v1"
+	v11 "github.com/svcplatform/svc/gen/svc/completions/v1"
+	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	http "net/http"
 	strings "strings"
 )
@@ -66,35 +67,37 @@ const (
 type CompletionsServiceClient interface {
 	// ChatCompletion answers one chat completion request that is not
 	// streamed ("stream" absent or false).
-	ChatCompletion(context.Context, *connect.Request[v1.OpenAIRequest]) (*connect.Response[v1.OpenAIResponse], error)
+	ChatCompletion(context.Context, *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error)
 	// StreamChatCompletion answers one chat completion request with
-	// "stream":true as server-sent events; see OpenAIStreamPart.
-	StreamChatCompletion(context.Context, *connect.Request[v1.OpenAIRequest]) (*connect.ServerStreamForClient[v1.OpenAIStreamPart], error)
+	// "stream":true as server-sent events; see svc.plugin.v1.HttpStreamPart:
+	// every part of a 200 stream is one chat.completion.chunk, an error
+	// object, or [DONE] last.
+	StreamChatCompletion(context.Context, *connect.Request[v1.HttpRequest]) (*connect.ServerStreamForClient[v1.HttpStreamPart], error)
 	// ListModels answers GET /v1/models: svc-builtin and every model an
 	// upstream serves.
-	ListModels(context.Context, *connect.Request[v1.ListModelsRequest]) (*connect.Response[v1.OpenAIResponse], error)
+	ListModels(context.Context, *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error)
 	// Complete produces one assistant reply with the same model routing as
 	// ChatCompletion, for other plugins (the svcchat assistant asks it for a
 	// Page's first reply, acting as itself off the request path). Refusals
 	// are Graph errors (CONTRACT §3).
-	Complete(context.Context, *connect.Request[v1.CompleteRequest]) (*connect.Response[v1.CompleteResponse], error)
+	Complete(context.Context, *connect.Request[v11.CompleteRequest]) (*connect.Response[v11.CompleteResponse], error)
 	// GetUsage reads an app's completions usage per model and day
 	// (CONTRACT §7).
-	GetUsage(context.Context, *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error)
+	GetUsage(context.Context, *connect.Request[v11.GetUsageRequest]) (*connect.Response[v11.GetUsageResponse], error)
 	// GetBudget reads an app's monthly token budget and requests-per-minute
 	// limit, and the tokens used this month (CONTRACT §14).
-	GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error)
+	GetBudget(context.Context, *connect.Request[v11.GetBudgetRequest]) (*connect.Response[v11.Budget], error)
 	// SetBudget sets an app's own budget or limit under the operator's
 	// configured one, which is a ceiling (CONTRACT §15): a value above it is
 	// refused (400, code 100, naming the field). The fields sent change, the
 	// others stay.
-	SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error)
+	SetBudget(context.Context, *connect.Request[v11.SetBudgetRequest]) (*connect.Response[v11.SetBudgetResponse], error)
 	// ListUpstreams is the operator's view of the upstreams: each one's
 	// breaker state, the end of its cooldown and its last error.
-	ListUpstreams(context.Context, *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error)
+	ListUpstreams(context.Context, *connect.Request[v11.ListUpstreamsRequest]) (*connect.Response[v11.ListUpstreamsResponse], error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
-	ExportMetrics(context.Context, *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error)
+	ExportMetrics(context.Context, *connect.Request[v1.MetricsRequest]) (*connect.Response[v1.MetricsResponse], error)
 }
 
 // NewCompletionsServiceClient constructs a client for the svc.completions.v1.CompletionsService
@@ -106,61 +109,61 @@ type CompletionsServiceClient interface {
 // http://api.acme.com or https://acme.com/grpc).
 func NewCompletionsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOption) CompletionsServiceClient {
 	baseURL = strings.TrimRight(baseURL, "/")
-	completionsServiceMethods := v1.File_svc_completions_v1_completions_proto.Services().ByName("CompletionsService").Methods()
+	completionsServiceMethods := v11.File_svc_completions_v1_completions_proto.Services().ByName("CompletionsService").Methods()
 	return &completionsServiceClient{
-		chatCompletion: connect.NewClient[v1.OpenAIRequest, v1.OpenAIResponse](
+		chatCompletion: connect.NewClient[v1.HttpRequest, v1.HttpResponse](
 			httpClient,
 			baseURL+CompletionsServiceChatCompletionProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("ChatCompletion")),
 			connect.WithClientOptions(opts...),
 		),
-		streamChatCompletion: connect.NewClient[v1.OpenAIRequest, v1.OpenAIStreamPart](
+		streamChatCompletion: connect.NewClient[v1.HttpRequest, v1.HttpStreamPart](
 			httpClient,
 			baseURL+CompletionsServiceStreamChatCompletionProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("StreamChatCompletion")),
 			connect.WithClientOptions(opts...),
 		),
-		listModels: connect.NewClient[v1.ListModelsRequest, v1.OpenAIResponse](
+		listModels: connect.NewClient[v1.HttpRequest, v1.HttpResponse](
 			httpClient,
 			baseURL+CompletionsServiceListModelsProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("ListModels")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
-		complete: connect.NewClient[v1.CompleteRequest, v1.CompleteResponse](
+		complete: connect.NewClient[v11.CompleteRequest, v11.CompleteResponse](
 			httpClient,
 			baseURL+CompletionsServiceCompleteProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("Complete")),
 			connect.WithClientOptions(opts...),
 		),
-		getUsage: connect.NewClient[v1.GetUsageRequest, v1.GetUsageResponse](
+		getUsage: connect.NewClient[v11.GetUsageRequest, v11.GetUsageResponse](
 			httpClient,
 			baseURL+CompletionsServiceGetUsageProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("GetUsage")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
-		getBudget: connect.NewClient[v1.GetBudgetRequest, v1.Budget](
+		getBudget: connect.NewClient[v11.GetBudgetRequest, v11.Budget](
 			httpClient,
 			baseURL+CompletionsServiceGetBudgetProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("GetBudget")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
-		setBudget: connect.NewClient[v1.SetBudgetRequest, v1.SetBudgetResponse](
+		setBudget: connect.NewClient[v11.SetBudgetRequest, v11.SetBudgetResponse](
 			httpClient,
 			baseURL+CompletionsServiceSetBudgetProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("SetBudget")),
 			connect.WithClientOptions(opts...),
 		),
-		listUpstreams: connect.NewClient[v1.ListUpstreamsRequest, v1.ListUpstreamsResponse](
+		listUpstreams: connect.NewClient[v11.ListUpstreamsRequest, v11.ListUpstreamsResponse](
 			httpClient,
 			baseURL+CompletionsServiceListUpstreamsProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("ListUpstreams")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
-		exportMetrics: connect.NewClient[v1.ExportMetricsRequest, v1.ExportMetricsResponse](
+		exportMetrics: connect.NewClient[v1.MetricsRequest, v1.MetricsResponse](
 			httpClient,
 			baseURL+CompletionsServiceExportMetricsProcedure,
 			connect.WithSchema(completionsServiceMethods.ByName("ExportMetrics")),
@@ -172,59 +175,59 @@ func NewCompletionsServiceClient(httpClient connect.HTTPClient, baseURL string, 
 
 // completionsServiceClient implements CompletionsServiceClient.
 type completionsServiceClient struct {
-	chatCompletion       *connect.Client[v1.OpenAIRequest, v1.OpenAIResponse]
-	streamChatCompletion *connect.Client[v1.OpenAIRequest, v1.OpenAIStreamPart]
-	listModels           *connect.Client[v1.ListModelsRequest, v1.OpenAIResponse]
-	complete             *connect.Client[v1.CompleteRequest, v1.CompleteResponse]
-	getUsage             *connect.Client[v1.GetUsageRequest, v1.GetUsageResponse]
-	getBudget            *connect.Client[v1.GetBudgetRequest, v1.Budget]
-	setBudget            *connect.Client[v1.SetBudgetRequest, v1.SetBudgetResponse]
-	listUpstreams        *connect.Client[v1.ListUpstreamsRequest, v1.ListUpstreamsResponse]
-	exportMetrics        *connect.Client[v1.ExportMetricsRequest, v1.ExportMetricsResponse]
+	chatCompletion       *connect.Client[v1.HttpRequest, v1.HttpResponse]
+	streamChatCompletion *connect.Client[v1.HttpRequest, v1.HttpStreamPart]
+	listModels           *connect.Client[v1.HttpRequest, v1.HttpResponse]
+	complete             *connect.Client[v11.CompleteRequest, v11.CompleteResponse]
+	getUsage             *connect.Client[v11.GetUsageRequest, v11.GetUsageResponse]
+	getBudget            *connect.Client[v11.GetBudgetRequest, v11.Budget]
+	setBudget            *connect.Client[v11.SetBudgetRequest, v11.SetBudgetResponse]
+	listUpstreams        *connect.Client[v11.ListUpstreamsRequest, v11.ListUpstreamsResponse]
+	exportMetrics        *connect.Client[v1.MetricsRequest, v1.MetricsResponse]
 }
 
 // ChatCompletion calls svc.completions.v1.CompletionsService.ChatCompletion.
-func (c *completionsServiceClient) ChatCompletion(ctx context.Context, req *connect.Request[v1.OpenAIRequest]) (*connect.Response[v1.OpenAIResponse], error) {
+func (c *completionsServiceClient) ChatCompletion(ctx context.Context, req *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error) {
 	return c.chatCompletion.CallUnary(ctx, req)
 }
 
 // StreamChatCompletion calls svc.completions.v1.CompletionsService.StreamChatCompletion.
-func (c *completionsServiceClient) StreamChatCompletion(ctx context.Context, req *connect.Request[v1.OpenAIRequest]) (*connect.ServerStreamForClient[v1.OpenAIStreamPart], error) {
+func (c *completionsServiceClient) StreamChatCompletion(ctx context.Context, req *connect.Request[v1.HttpRequest]) (*connect.ServerStreamForClient[v1.HttpStreamPart], error) {
 	return c.streamChatCompletion.CallServerStream(ctx, req)
 }
 
 // ListModels calls svc.completions.v1.CompletionsService.ListModels.
-func (c *completionsServiceClient) ListModels(ctx context.Context, req *connect.Request[v1.ListModelsRequest]) (*connect.Response[v1.OpenAIResponse], error) {
+func (c *completionsServiceClient) ListModels(ctx context.Context, req *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error) {
 	return c.listModels.CallUnary(ctx, req)
 }
 
 // Complete calls svc.completions.v1.CompletionsService.Complete.
-func (c *completionsServiceClient) Complete(ctx context.Context, req *connect.Request[v1.CompleteRequest]) (*connect.Response[v1.CompleteResponse], error) {
+func (c *completionsServiceClient) Complete(ctx context.Context, req *connect.Request[v11.CompleteRequest]) (*connect.Response[v11.CompleteResponse], error) {
 	return c.complete.CallUnary(ctx, req)
 }
 
 // GetUsage calls svc.completions.v1.CompletionsService.GetUsage.
-func (c *completionsServiceClient) GetUsage(ctx context.Context, req *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error) {
+func (c *completionsServiceClient) GetUsage(ctx context.Context, req *connect.Request[v11.GetUsageRequest]) (*connect.Response[v11.GetUsageResponse], error) {
 	return c.getUsage.CallUnary(ctx, req)
 }
 
 // GetBudget calls svc.completions.v1.CompletionsService.GetBudget.
-func (c *completionsServiceClient) GetBudget(ctx context.Context, req *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error) {
+func (c *completionsServiceClient) GetBudget(ctx context.Context, req *connect.Request[v11.GetBudgetRequest]) (*connect.Response[v11.Budget], error) {
 	return c.getBudget.CallUnary(ctx, req)
 }
 
 // SetBudget calls svc.completions.v1.CompletionsService.SetBudget.
-func (c *completionsServiceClient) SetBudget(ctx context.Context, req *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error) {
+func (c *completionsServiceClient) SetBudget(ctx context.Context, req *connect.Request[v11.SetBudgetRequest]) (*connect.Response[v11.SetBudgetResponse], error) {
 	return c.setBudget.CallUnary(ctx, req)
 }
 
 // ListUpstreams calls svc.completions.v1.CompletionsService.ListUpstreams.
-func (c *completionsServiceClient) ListUpstreams(ctx context.Context, req *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error) {
+func (c *completionsServiceClient) ListUpstreams(ctx context.Context, req *connect.Request[v11.ListUpstreamsRequest]) (*connect.Response[v11.ListUpstreamsResponse], error) {
 	return c.listUpstreams.CallUnary(ctx, req)
 }
 
 // ExportMetrics calls svc.completions.v1.CompletionsService.ExportMetrics.
-func (c *completionsServiceClient) ExportMetrics(ctx context.Context, req *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error) {
+func (c *completionsServiceClient) ExportMetrics(ctx context.Context, req *connect.Request[v1.MetricsRequest]) (*connect.Response[v1.MetricsResponse], error) {
 	return c.exportMetrics.CallUnary(ctx, req)
 }
 
@@ -233,35 +236,37 @@ func (c *completionsServiceClient) ExportMetrics(ctx context.Context, req *conne
 type CompletionsServiceHandler interface {
 	// ChatCompletion answers one chat completion request that is not
 	// streamed ("stream" absent or false).
-	ChatCompletion(context.Context, *connect.Request[v1.OpenAIRequest]) (*connect.Response[v1.OpenAIResponse], error)
+	ChatCompletion(context.Context, *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error)
 	// StreamChatCompletion answers one chat completion request with
-	// "stream":true as server-sent events; see OpenAIStreamPart.
-	StreamChatCompletion(context.Context, *connect.Request[v1.OpenAIRequest], *connect.ServerStream[v1.OpenAIStreamPart]) error
+	// "stream":true as server-sent events; see svc.plugin.v1.HttpStreamPart:
+	// every part of a 200 stream is one chat.completion.chunk, an error
+	// object, or [DONE] last.
+	StreamChatCompletion(context.Context, *connect.Request[v1.HttpRequest], *connect.ServerStream[v1.HttpStreamPart]) error
 	// ListModels answers GET /v1/models: svc-builtin and every model an
 	// upstream serves.
-	ListModels(context.Context, *connect.Request[v1.ListModelsRequest]) (*connect.Response[v1.OpenAIResponse], error)
+	ListModels(context.Context, *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error)
 	// Complete produces one assistant reply with the same model routing as
 	// ChatCompletion, for other plugins (the svcchat assistant asks it for a
 	// Page's first reply, acting as itself off the request path). Refusals
 	// are Graph errors (CONTRACT §3).
-	Complete(context.Context, *connect.Request[v1.CompleteRequest]) (*connect.Response[v1.CompleteResponse], error)
+	Complete(context.Context, *connect.Request[v11.CompleteRequest]) (*connect.Response[v11.CompleteResponse], error)
 	// GetUsage reads an app's completions usage per model and day
 	// (CONTRACT §7).
-	GetUsage(context.Context, *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error)
+	GetUsage(context.Context, *connect.Request[v11.GetUsageRequest]) (*connect.Response[v11.GetUsageResponse], error)
 	// GetBudget reads an app's monthly token budget and requests-per-minute
 	// limit, and the tokens used this month (CONTRACT §14).
-	GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error)
+	GetBudget(context.Context, *connect.Request[v11.GetBudgetRequest]) (*connect.Response[v11.Budget], error)
 	// SetBudget sets an app's own budget or limit under the operator's
 	// configured one, which is a ceiling (CONTRACT §15): a value above it is
 	// refused (400, code 100, naming the field). The fields sent change, the
 	// others stay.
-	SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error)
+	SetBudget(context.Context, *connect.Request[v11.SetBudgetRequest]) (*connect.Response[v11.SetBudgetResponse], error)
 	// ListUpstreams is the operator's view of the upstreams: each one's
 	// breaker state, the end of its cooldown and its last error.
-	ListUpstreams(context.Context, *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error)
+	ListUpstreams(context.Context, *connect.Request[v11.ListUpstreamsRequest]) (*connect.Response[v11.ListUpstreamsResponse], error)
 	// ExportMetrics hands the plugin's Prometheus metrics to the gateway,
 	// which serves them on its own /metrics. Operator only.
-	ExportMetrics(context.Context, *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error)
+	ExportMetrics(context.Context, *connect.Request[v1.MetricsRequest]) (*connect.Response[v1.MetricsResponse], error)
 }
 
 // NewCompletionsServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -270,7 +275,7 @@ type CompletionsServiceHandler interface {
 // By default, handlers support the Connect, gRPC, and gRPC-Web protocols with the binary Protobuf
 // and JSON codecs. They also support gzip compression.
 func NewCompletionsServiceHandler(svc CompletionsServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
-	completionsServiceMethods := v1.File_svc_completions_v1_completions_proto.Services().ByName("CompletionsService").Methods()
+	completionsServiceMethods := v11.File_svc_completions_v1_completions_proto.Services().ByName("CompletionsService").Methods()
 	completionsServiceChatCompletionHandler := connect.NewUnaryHandler(
 		CompletionsServiceChatCompletionProcedure,
 		svc.ChatCompletion,
@@ -359,38 +364,38 @@ func NewCompletionsServiceHandler(svc CompletionsServiceHandler, opts ...connect
 // UnimplementedCompletionsServiceHandler returns CodeUnimplemented from all methods.
 type UnimplementedCompletionsServiceHandler struct{}
 
-func (UnimplementedCompletionsServiceHandler) ChatCompletion(context.Context, *connect.Request[v1.OpenAIRequest]) (*connect.Response[v1.OpenAIResponse], error) {
+func (UnimplementedCompletionsServiceHandler) ChatCompletion(context.Context, *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.ChatCompletion is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) StreamChatCompletion(context.Context, *connect.Request[v1.OpenAIRequest], *connect.ServerStream[v1.OpenAIStreamPart]) error {
+func (UnimplementedCompletionsServiceHandler) StreamChatCompletion(context.Context, *connect.Request[v1.HttpRequest], *connect.ServerStream[v1.HttpStreamPart]) error {
 	return connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.StreamChatCompletion is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) ListModels(context.Context, *connect.Request[v1.ListModelsRequest]) (*connect.Response[v1.OpenAIResponse], error) {
+func (UnimplementedCompletionsServiceHandler) ListModels(context.Context, *connect.Request[v1.HttpRequest]) (*connect.Response[v1.HttpResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.ListModels is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) Complete(context.Context, *connect.Request[v1.CompleteRequest]) (*connect.Response[v1.CompleteResponse], error) {
+func (UnimplementedCompletionsServiceHandler) Complete(context.Context, *connect.Request[v11.CompleteRequest]) (*connect.Response[v11.CompleteResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.Complete is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) GetUsage(context.Context, *connect.Request[v1.GetUsageRequest]) (*connect.Response[v1.GetUsageResponse], error) {
+func (UnimplementedCompletionsServiceHandler) GetUsage(context.Context, *connect.Request[v11.GetUsageRequest]) (*connect.Response[v11.GetUsageResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.GetUsage is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) GetBudget(context.Context, *connect.Request[v1.GetBudgetRequest]) (*connect.Response[v1.Budget], error) {
+func (UnimplementedCompletionsServiceHandler) GetBudget(context.Context, *connect.Request[v11.GetBudgetRequest]) (*connect.Response[v11.Budget], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.GetBudget is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) SetBudget(context.Context, *connect.Request[v1.SetBudgetRequest]) (*connect.Response[v1.SetBudgetResponse], error) {
+func (UnimplementedCompletionsServiceHandler) SetBudget(context.Context, *connect.Request[v11.SetBudgetRequest]) (*connect.Response[v11.SetBudgetResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.SetBudget is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) ListUpstreams(context.Context, *connect.Request[v1.ListUpstreamsRequest]) (*connect.Response[v1.ListUpstreamsResponse], error) {
+func (UnimplementedCompletionsServiceHandler) ListUpstreams(context.Context, *connect.Request[v11.ListUpstreamsRequest]) (*connect.Response[v11.ListUpstreamsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.ListUpstreams is not implemented"))
 }
 
-func (UnimplementedCompletionsServiceHandler) ExportMetrics(context.Context, *connect.Request[v1.ExportMetricsRequest]) (*connect.Response[v1.ExportMetricsResponse], error) {
+func (UnimplementedCompletionsServiceHandler) ExportMetrics(context.Context, *connect.Request[v1.MetricsRequest]) (*connect.Response[v1.MetricsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.completions.v1.CompletionsService.ExportMetrics is not implemented"))
 }
