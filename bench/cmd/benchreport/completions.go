@@ -184,7 +184,7 @@ func (u *fakeUpstream) close() {
 // completionsConfig is the gateway configuration that routes benchModel to
 // the fake upstream.
 func (u *fakeUpstream) completionsConfig() string {
-	return fmt.Sprintf(`"completions": {"upstreams": [{"name": "fake", "base_url": %q, "models": [%q, %q], "timeout": "10s"}]}`,
+	return fmt.Sprintf(`"plugins": {"completions": {"upstreams": [{"name": "fake", "base_url": %q, "models": [%q, %q], "timeout": "10s"}]}}`,
 		u.url+"/v1", benchModel, slowModel)
 }
 
