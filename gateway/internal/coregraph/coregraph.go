@@ -23,8 +23,6 @@ import (
 type Service struct {
 	id *identity.Service
 	q  *coredb.Queries
-	// onSecret keeps a new app's client secret where the webhooks need it.
-	onSecret func(ctx context.Context, appID, secret string) error
 	// now is the clock, replaceable in tests.
 	now func() time.Time
 	// forget drops revoked or expired credentials from the authenticator's
@@ -38,10 +36,9 @@ type Service struct {
 	plugins PluginCall
 }
 
-// New returns the service over the identity store. onSecret is called
-// with every client secret the service creates (for webhook signing).
-func New(id *identity.Service, onSecret func(ctx context.Context, appID, secret string) error) *Service {
-	return &Service{id: id, q: id.Queries(), onSecret: onSecret, now: time.Now, forget: func(...[]byte) {},
+// New returns the service over the identity store.
+func New(id *identity.Service) *Service {
+	return &Service{id: id, q: id.Queries(), now: time.Now, forget: func(...[]byte) {},
 		pageChanged: func(string) {}}
 }
 
@@ -201,9 +198,6 @@ func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.Cre
 		RedirectURIs: req.GetRedirectUris(), Products: req.GetProducts()})
 	if err != nil {
 		return nil, s.mapErr(err, "User")
-	}
-	if err := s.onSecret(ctx, app.ID, app.ClientSecret); err != nil {
-		return nil, err
 	}
 	key, err := s.id.CreateAppKey(ctx, app.ID)
 	if err != nil {

@@ -150,11 +150,6 @@ func (s *Service) rotateAppKey(ctx context.Context, _ *sdk.Call, req *corev1.Rot
 		r, err = s.id.RotateAppKey(ctx, req.GetAppId())
 	case "client_secret":
 		r, err = s.id.RotateClientSecret(ctx, req.GetAppId())
-		if err == nil {
-			// The webhook signer keeps its own sealed copy of the
-			// current secret (package webhook).
-			err = s.onSecret(ctx, req.GetAppId(), r.Value)
-		}
 	default: // protovalidate refused it already
 		return nil, sdk.Invalid("kind", "Invalid parameter: kind must be api_key or client_secret.")
 	}

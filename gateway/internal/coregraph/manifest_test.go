@@ -15,7 +15,7 @@ import (
 func TestTheCoreNodesFollowTheManifestRules(t *testing.T) {
 	t.Parallel()
 	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
-	coregraph.New(identity.New(nil), nil).Register(core) // registering reads no data
+	coregraph.New(identity.New(nil)).Register(core) // registering reads no data
 	p, err := manifestcheck.Check(plugintest.Start(t, core).Manifest())
 	if err == nil {
 		err = manifestcheck.Together([]*manifestcheck.Plugin{p})

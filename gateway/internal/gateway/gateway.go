@@ -123,7 +123,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer db.Close()
 
 	ids := identity.New(db.Pool)
-	// Client secrets sign webhooks, so identity keeps them sealed too.
+	// Client secrets sign webhooks, so identity keeps them sealed too
+	// (core.apps is their one home; the webhook dispatcher reads them there).
 	ids.SetSealer(box)
 	authn := auth.New(ids, auth.Options{})
 	metrics := observe.NewMetrics()
@@ -158,15 +159,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Guard: func(ctx context.Context, caller sdk.Principal, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromSDK(caller), least, appID)
 		},
-		// During a client-secret rotation's overlap deliveries carry a
-		// signature by each secret (CONTRACT §14).
-		SigningSecrets: func(ctx context.Context, appID string) ([]string, error) {
-			s, err := ids.SigningSecrets(ctx, appID)
-			if err != nil || s.Previous == "" {
-				return []string{s.Current}, err
-			}
-			return []string{s.Current, s.Previous}, nil
-		},
 		EventTypes: func() []string {
 			if plugins == nil {
 				return nil
@@ -185,7 +177,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The gateway's own Graph nodes run in-process on the plugin SDK, so
 	// they pass the same routing, validation and access checks as plugins.
 	core := sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	graphSvc := coregraph.New(ids, hooks.SetAppSecret).OnRevoke(authn.Forget).OnPageChange(authn.ForgetPage)
+	graphSvc := coregraph.New(ids).OnRevoke(authn.Forget).OnPageChange(authn.ForgetPage)
 	graphSvc.Register(core)
 	hooks.Register(core)
 	// A read replica, when configured, serves plugin reads that may lag;
@@ -525,10 +517,6 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 			return nil, fmt.Errorf("development seed: %w", err)
 		}
 		if creds != nil {
-			// Webhooks are signed with the app secret: keep it sealed.
-			if err := hooks.SetAppSecret(ctx, creds.App.ID, creds.App.ClientSecret); err != nil {
-				return nil, fmt.Errorf("development seed: webhook signing secret: %w", err)
-			}
 			// Hashing the seeded passwords (argon2id, 19 MiB each) grew the
 			// heap; give that memory back rather than idle on it.
 			debug.FreeOSMemory()

@@ -233,8 +233,10 @@ func (a App) CheckClientSecret(secret string) bool {
 	return current || previous
 }
 
-// SetClientSecret replaces the app's client secret (a rotation); "" makes a
-// new random one. The new secret is returned once.
+// SetClientSecret replaces the app's client secret with no overlap (unlike
+// RotateClientSecret); "" makes a new random one. The new secret is
+// returned once, and kept sealed like every client secret (it signs the
+// app's webhooks).
 func (s *Service) SetClientSecret(ctx context.Context, appID, secret string) (string, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
@@ -243,7 +245,8 @@ func (s *Service) SetClientSecret(ctx context.Context, appID, secret string) (st
 	if secret == "" {
 		secret, _ = NewToken(PrefixClientSecret)
 	}
-	n, err := s.q.SetClientSecretHash(ctx, coredb.SetClientSecretHashParams{ID: aid, ClientSecretHash: HashToken(secret)})
+	n, err := s.q.SetClientSecret(ctx, coredb.SetClientSecretParams{ID: aid, ClientSecretHash: HashToken(secret),
+		ClientSecretSealed: s.sealSecret(aid, secret)})
 	if err != nil {
 		return "", fmt.Errorf("set client secret: %w", err)
 	}

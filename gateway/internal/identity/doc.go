@@ -1,8 +1,9 @@
 // Package identity owns the platform's core identity in the core schema:
 // users and their argon2id password hashes, platform staff, Pages and Page
 // roles (owner, admin), business assets (a Page linked to an app with the
-// products enabled on the link), apps (client id, hashed client secret,
-// registered redirect URIs, development or live mode, team roles, Test Users,
+// products enabled on the link), apps (client id, client secret hashed and
+// sealed: it also signs webhooks, and core.apps is its one home; registered
+// redirect URIs, development or live mode, team roles, Test Users,
 // App Review per scope), app API keys, and first-party sessions.
 //
 // It also holds the bounds around passwords and self-service (CONTRACT §15):

@@ -326,14 +326,47 @@ func (s *Service) RotateClientSecret(ctx context.Context, appID string) (Rotated
 
 // SigningSecrets are the client secrets a webhook body is signed with.
 type SigningSecrets struct {
-	// Current is the client secret now; "" when it was created before
-	// secrets were sealed (then only the webhook package's copy exists).
+	// Current is the client secret now; "" when it was never sealed (an
+	// app created while the Service had no Sealer).
 	Current string
 	// Previous is the secret before the last rotation while its overlap
 	// lasts, else "".
 	Previous string
 	// PreviousExpiresAt is when Previous stops working.
 	PreviousExpiresAt time.Time
+}
+
+// SealedSecrets are an app's client secrets as core.apps keeps them, sealed
+// (client_secret_sealed, previous_secret_sealed, previous_secret_expires_at),
+// for a reader that selects them with its own query: the webhook dispatcher
+// reads them with each delivery it claims, so that signing costs no query of
+// its own. core.apps is their one home; Open is the one way to read them.
+type SealedSecrets struct {
+	// Current is client_secret_sealed; nil when none was sealed.
+	Current []byte
+	// Previous is previous_secret_sealed; nil when none.
+	Previous []byte
+	// PreviousExpiresAt is previous_secret_expires_at; zero when none.
+	PreviousExpiresAt time.Time
+}
+
+// Open opens the secrets of app appID with sealer: the current one, and the
+// previous one while its overlap lasts at now.
+func (s SealedSecrets) Open(sealer Sealer, appID int64, now time.Time) (SigningSecrets, error) {
+	var out SigningSecrets
+	var err error
+	if s.Current != nil {
+		if out.Current, err = openClientSecret(sealer, appID, s.Current); err != nil {
+			return SigningSecrets{}, err
+		}
+	}
+	if s.Previous != nil && now.Before(s.PreviousExpiresAt) {
+		if out.Previous, err = openClientSecret(sealer, appID, s.Previous); err != nil {
+			return SigningSecrets{}, err
+		}
+		out.PreviousExpiresAt = s.PreviousExpiresAt
+	}
+	return out, nil
 }
 
 // SigningSecrets returns the app's current client secret and, while a
@@ -352,19 +385,8 @@ func (s *Service) SigningSecrets(ctx context.Context, appID string) (SigningSecr
 	if err != nil {
 		return SigningSecrets{}, notFound(err, "app "+appID)
 	}
-	var out SigningSecrets
-	if row.ClientSecretSealed != nil {
-		if out.Current, err = s.openSecret(aid, row.ClientSecretSealed); err != nil {
-			return SigningSecrets{}, err
-		}
-	}
-	if row.PreviousSecretSealed != nil && row.PreviousSecretExpiresAt.Valid && s.now().Before(row.PreviousSecretExpiresAt.Time) {
-		if out.Previous, err = s.openSecret(aid, row.PreviousSecretSealed); err != nil {
-			return SigningSecrets{}, err
-		}
-		out.PreviousExpiresAt = row.PreviousSecretExpiresAt.Time
-	}
-	return out, nil
+	return SealedSecrets{Current: row.ClientSecretSealed, Previous: row.PreviousSecretSealed,
+		PreviousExpiresAt: row.PreviousSecretExpiresAt.Time}.Open(s.env.sealer, aid, s.now())
 }
 
 // sealSecret seals an app's client secret, bound to the app; nil without a
@@ -376,10 +398,18 @@ func (s *Service) sealSecret(appID int64, secret string) []byte {
 	return s.env.sealer.Seal([]byte(secret), clientSecretContext(appID))
 }
 
-func (s *Service) openSecret(appID int64, sealed []byte) (string, error) {
-	plain, err := s.env.sealer.Open(sealed, clientSecretContext(appID))
+// openClientSecret opens one sealed client secret of app appID. A secret
+// that migration 0104 moved from core.webhook_app_secrets (apps created
+// before their secret was sealed in core.apps) is sealed under the webhook
+// signer's former context, so that context is tried second.
+func openClientSecret(sealer Sealer, appID int64, sealed []byte) (string, error) {
+	plain, err := sealer.Open(sealed, clientSecretContext(appID))
 	if err != nil {
-		return "", fmt.Errorf("open client secret of app %d: %w", appID, err)
+		moved, movedErr := sealer.Open(sealed, movedWebhookSecretContext(appID))
+		if movedErr != nil {
+			return "", fmt.Errorf("open client secret of app %d: %w", appID, err)
+		}
+		plain = moved
 	}
 	return string(plain), nil
 }
@@ -387,6 +417,12 @@ func (s *Service) openSecret(appID int64, sealed []byte) (string, error) {
 // clientSecretContext binds a sealed secret to its app: a sealed value
 // copied to another app's row does not open.
 func clientSecretContext(appID int64) string { return "client secret of app " + FormatID(appID) }
+
+// movedWebhookSecretContext is the context core.webhook_app_secrets sealed
+// its copies under, kept for the copies migration 0104 moved to core.apps.
+func movedWebhookSecretContext(appID int64) string {
+	return "webhook signing secret of app " + FormatID(appID)
+}
 
 // lockApp locks the app's row for the transaction, serialising changes to
 // its team, keys and mode; ErrNotFound when there is no such app.

@@ -80,9 +80,17 @@ func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 	if b.box, err = secretbox.New(secretbox.NewKey()); err != nil {
 		t.Fatal(err)
 	}
+	// Identity keeps client secrets sealed, as the gateway's does, in
+	// core.apps, where the Service reads them to sign; the World app was
+	// made before the sealer was set, so its secret is set again to be
+	// sealed.
+	ctx := context.Background()
+	w.IDs.SetSealer(b.box)
+	if _, err := w.IDs.SetClientSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
+		t.Fatal(err)
+	}
 	// The World app has svcchat; the tests also send it the Page's book
 	// events and its own wearables events, which it must have (CONTRACT §15).
-	ctx := context.Background()
 	if err := w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +98,6 @@ func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 		t.Fatal(err)
 	}
 	b.svc = b.newService(t, tweak...)
-	if err := b.svc.SetAppSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
-		t.Fatal(err)
-	}
 	b.plugin = sdk.New(sdk.Info{Name: "gateway"})
 	b.svc.Register(b.plugin)
 	return b
@@ -196,7 +201,7 @@ func (b *bundle) subscribe(t testing.TB, callback string, events ...string) {
 }
 
 // otherApp is a second app of the World's owner, linked to the World's
-// Page with products, with its signing secret set and subscribed to events
+// Page with products (its signing secret sealed by identity) and subscribed to events
 // at a receiver of its own. enabled are products enabled on the app itself.
 func (b *bundle) otherApp(t testing.TB, name string, products, enabled []string, events ...string) (identity.CreatedApp, *receiver) {
 	t.Helper()
@@ -206,9 +211,6 @@ func (b *bundle) otherApp(t testing.TB, name string, products, enabled []string,
 		t.Fatal(err)
 	}
 	if err := b.IDs.LinkPage(ctx, app.ID, b.Page.ID, products); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.svc.SetAppSecret(ctx, app.ID, app.ClientSecret); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t, app.ClientSecret)
