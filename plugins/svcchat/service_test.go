@@ -89,7 +89,7 @@ type bundle struct {
 	pool  *pgxpool.Pool
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	facts := &gatewayFacts{
