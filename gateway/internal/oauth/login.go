@@ -10,7 +10,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 )
 
 // signUpPage shows the sign-up form (CONTRACT §16), or says that sign-up
