@@ -11,7 +11,7 @@ import (
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/wire"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
 )
@@ -32,7 +32,7 @@ func BenchmarkListPosts(b *testing.B) {
 		b.Fatal(err)
 	}
 	p := sdk.New(sdk.Info{Name: "book", Version: version, Events: []string{EventPostCreated}})
-	db, err := replica.Open(pool, 4, p.Logger())
+	db, err := readpool.Open(pool, 4, p.Logger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func BenchmarkCreatePost(b *testing.B) {
 	pool := plugintest.Database(b)
 	ctx := context.Background()
 	p := sdk.New(sdk.Info{Name: "book", Version: version, Events: []string{EventPostCreated}})
-	(&service{pool: pool, db: replica.PrimaryOnly(pool)}).register(p)
+	(&service{pool: pool, db: readpool.PrimaryOnly(pool)}).register(p)
 	if _, err := wire.Manifest(p); err != nil {
 		b.Fatal(err)
 	}

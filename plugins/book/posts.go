@@ -12,7 +12,7 @@ import (
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	"github.com/svcplatform/svc/internal/outbox"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -32,7 +32,7 @@ type postCreatedData struct {
 
 type service struct {
 	pool *pgxpool.Pool // the primary: writes
-	db   *replica.DB   // reads, from a replica when the gateway allows
+	db   *readpool.DB  // reads, from a replica when the gateway allows
 }
 
 func (s *service) register(p *sdk.Plugin) {

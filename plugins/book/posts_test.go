@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
@@ -38,7 +38,7 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	p := sdk.New(sdk.Info{Name: "book", Version: version, Events: []string{EventPostCreated}})
-	db, err := replica.Open(pool, 4, p.Logger())
+	db, err := readpool.Open(pool, 4, p.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,14 @@ import (
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/internal/outbox"
 	"github.com/svcplatform/svc/internal/pipetx"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 	"github.com/svcplatform/svc/sdk"
 )
 
 type service struct {
 	pool *pgxpool.Pool // the primary: writes, and reads inside them
-	db   *replica.DB   // reads without side effects, from a replica when the gateway allows
+	db   *readpool.DB  // reads without side effects, from a replica when the gateway allows
 	log  *slog.Logger
 	// assistant is nudged when a user's message asks for its first reply;
 	// nil in tests that run without it.

@@ -55,7 +55,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/memtrim"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
-	sdkreplica "github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/internal/tracing"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
@@ -238,7 +238,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if err != nil {
 					return nil, err
 				}
-				env = append(env, sdkreplica.EnvURL+"="+replicaURL)
+				env = append(env, readpool.EnvURL+"="+replicaURL)
 			}
 			if plugin == "completions" {
 				env = append(env, completionsEnv...)
