@@ -251,7 +251,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	r.UseHost(plugins)
 	docsIndex := docsearch.NewIndex(db.Pool)
-	r.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids, authn.ForgetUser),
+	r.Compiled(compiledServices(admin.New(plugins, r.Routes).WithUsers(ids.Users, authn.ForgetUser),
 		catalog.New(r.Table, plugins.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:

@@ -11,6 +11,13 @@
 // slots every argon2id hash and check runs in (password.go), and the caps on
 // Test Users per app and apps per user, enforced under row locks.
 //
+// Service holds them in areas, one type each, sharing one pool (or one
+// transaction, InTx): Users (people, passwords, staff, sign-up), Sessions
+// (sessions and credentials), Pages (Pages and Page roles, PageFacts), Apps
+// (everything of an app: secrets, redirect URIs, products, Page links, team,
+// Test Users, keys) and Review (App Review, going live): ids.Apps.CreateApp,
+// tx.Users.User.
+//
 // It is storage and rules, never HTTP: the OAuth server (package oauth), the
 // authenticator (package auth), the seed and the Graph nodes call these
 // functions. It also mints and hashes every opaque credential (NewToken,

@@ -30,7 +30,7 @@ const (
 // ---- redirect URIs ------------------------------------------------------
 
 // RedirectURIs lists the app's registered redirect URIs.
-func (s *Service) RedirectURIs(ctx context.Context, appID string) ([]string, error) {
+func (s *Apps) RedirectURIs(ctx context.Context, appID string) ([]string, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (s *Service) RedirectURIs(ctx context.Context, appID string) ([]string, err
 // RegisterRedirectURI adds a redirect URI (ValidRedirectURI), at most
 // MaxRedirectURIs per app; adding one already registered changes nothing.
 // It is used exactly as given from the next authorization request on.
-func (s *Service) RegisterRedirectURI(ctx context.Context, appID, uri string) error {
+func (s *Apps) RegisterRedirectURI(ctx context.Context, appID, uri string) error {
 	if err := ValidRedirectURI(uri); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Service) RegisterRedirectURI(ctx context.Context, appID, uri string) er
 
 // RemoveRedirectURI unregisters a redirect URI: authorization requests
 // naming it are refused from now on. ErrNotFound when it was not registered.
-func (s *Service) RemoveRedirectURI(ctx context.Context, appID, uri string) error {
+func (s *Apps) RemoveRedirectURI(ctx context.Context, appID, uri string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ type TeamMember struct {
 }
 
 // Team lists the app's team, by user id.
-func (s *Service) Team(ctx context.Context, appID string) ([]TeamMember, error) {
+func (s *Apps) Team(ctx context.Context, appID string) ([]TeamMember, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -112,13 +112,13 @@ func (s *Service) Team(ctx context.Context, appID string) ([]TeamMember, error) 
 
 // RemoveTeamMember takes a user off the app's team. The last Admin cannot
 // be removed (ErrLastAdmin); ErrNotFound when the user is not on the team.
-func (s *Service) RemoveTeamMember(ctx context.Context, appID, userID string) error {
+func (s *Apps) RemoveTeamMember(ctx context.Context, appID, userID string) error {
 	return s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
 		if err != nil {
 			return err
 		}
-		current, err := s.TeamRole(ctx, appID, userID)
+		current, err := s.Apps.TeamRole(ctx, appID, userID)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (s *Service) RemoveTeamMember(ctx context.Context, appID, userID string) er
 // keepAnAdmin refuses a change of a member from role current to role next
 // ("" for removal) that would leave the team without an Admin. The app row
 // is locked by the caller, so two such changes cannot both pass.
-func (s *Service) keepAnAdmin(ctx context.Context, aid int64, current, next TeamRole) error {
+func (s *store) keepAnAdmin(ctx context.Context, aid int64, current, next TeamRole) error {
 	if current != TeamAdmin || next == TeamAdmin {
 		return nil
 	}
@@ -170,7 +170,7 @@ type TestUser struct {
 // row lock) and inserts. An app already at the cap is refused before the
 // hash, so that refused requests take no hashing slot from sign-in; the
 // locked count in the transaction stays the one that decides.
-func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, error) {
+func (s *Apps) CreateTestUser(ctx context.Context, appID string) (TestUser, error) {
 	if _, err := s.App(ctx, appID); err != nil {
 		return TestUser{}, err
 	}
@@ -207,7 +207,7 @@ func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, e
 				return err
 			}
 			out = TestUser{ID: u.ID, Username: u.Username, Name: u.Name, Password: password}
-			return s.AddTestUser(ctx, appID, u.ID)
+			return s.Apps.AddTestUser(ctx, appID, u.ID)
 		})
 		if errors.Is(err, ErrUsernameTaken) {
 			continue // the failed insert ended that transaction: try a new one
@@ -218,7 +218,7 @@ func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, e
 }
 
 // TestUsers lists the app's Test Users, by id, without passwords.
-func (s *Service) TestUsers(ctx context.Context, appID string) ([]TestUser, error) {
+func (s *Apps) TestUsers(ctx context.Context, appID string) ([]TestUser, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (s *Service) TestUsers(ctx context.Context, appID string) ([]TestUser, erro
 // the app created is deleted with its sessions and tokens; a user who
 // existed before only loses the standing. ErrNotFound when the user is not
 // a Test User of the app.
-func (s *Service) RemoveTestUser(ctx context.Context, appID, userID string) error {
+func (s *Apps) RemoveTestUser(ctx context.Context, appID, userID string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -275,14 +275,14 @@ type Rotated struct {
 // RotateAppKey issues a new app API key (svc_test_… or svc_live_… by the
 // app's mode). The app's other keys keep working for KeyOverlap more, then
 // never; a key already due to expire sooner keeps its earlier end.
-func (s *Service) RotateAppKey(ctx context.Context, appID string) (Rotated, error) {
+func (s *Apps) RotateAppKey(ctx context.Context, appID string) (Rotated, error) {
 	var out Rotated
 	err := s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
 		if err != nil {
 			return err
 		}
-		key, err := s.CreateAppKey(ctx, appID)
+		key, err := s.Apps.CreateAppKey(ctx, appID)
 		if err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func (s *Service) RotateAppKey(ctx context.Context, appID string) (Rotated, erro
 // one, returned once. The previous secret keeps authenticating the app (and
 // is returned by SigningSecrets) for KeyOverlap more, then never. A second
 // rotation within the overlap ends the first one's previous secret at once.
-func (s *Service) RotateClientSecret(ctx context.Context, appID string) (Rotated, error) {
+func (s *Apps) RotateClientSecret(ctx context.Context, appID string) (Rotated, error) {
 	var out Rotated
 	err := s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
@@ -373,7 +373,7 @@ func (s SealedSecrets) Open(sealer Sealer, appID int64, now time.Time) (SigningS
 // rotation's overlap lasts, the previous one: during the overlap a webhook
 // is signed with both, so a receiver that still holds the old secret keeps
 // verifying (CONTRACT §14). It needs a Sealer (SetSealer).
-func (s *Service) SigningSecrets(ctx context.Context, appID string) (SigningSecrets, error) {
+func (s *Apps) SigningSecrets(ctx context.Context, appID string) (SigningSecrets, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return SigningSecrets{}, err
@@ -391,7 +391,7 @@ func (s *Service) SigningSecrets(ctx context.Context, appID string) (SigningSecr
 
 // sealSecret seals an app's client secret, bound to the app; nil without a
 // sealer.
-func (s *Service) sealSecret(appID int64, secret string) []byte {
+func (s *store) sealSecret(appID int64, secret string) []byte {
 	if s.env.sealer == nil {
 		return nil
 	}
@@ -426,7 +426,7 @@ func movedWebhookSecretContext(appID int64) string {
 
 // lockApp locks the app's row for the transaction, serialising changes to
 // its team, keys and mode; ErrNotFound when there is no such app.
-func (s *Service) lockApp(ctx context.Context, appID string) (int64, error) {
+func (s *store) lockApp(ctx context.Context, appID string) (int64, error) {
 	if s.tx == nil {
 		return 0, errors.New("identity: lockApp outside a transaction")
 	}

@@ -58,13 +58,13 @@ func TestAWebhookSigningSecretMovesToItsAppInMigration0104(t *testing.T) {
 	}
 	// An app whose secret only the webhook copy holds sealed, and one whose
 	// secret core.apps holds sealed as well, as the gateway kept them.
-	unsealed, err := identity.New(pool).CreateApp(ctx, identity.NewApp{Name: "Before 0030"})
+	unsealed, err := identity.New(pool).Apps.CreateApp(ctx, identity.NewApp{Name: "Before 0030"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := identity.New(pool)
 	ids.SetSealer(box)
-	sealed, err := ids.CreateApp(ctx, identity.NewApp{Name: "After 0030"})
+	sealed, err := ids.Apps.CreateApp(ctx, identity.NewApp{Name: "After 0030"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestAWebhookSigningSecretMovesToItsAppInMigration0104(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range []identity.CreatedApp{unsealed, sealed} {
-		s, err := ids.SigningSecrets(ctx, a.ID)
+		s, err := ids.Apps.SigningSecrets(ctx, a.ID)
 		if err != nil || s.Current != a.ClientSecret || s.Previous != "" {
 			t.Errorf("%s: signing secrets after 0104 = %+v, %v; want its client secret", a.Name, s, err)
 		}

@@ -86,15 +86,15 @@ func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 	// sealed.
 	ctx := context.Background()
 	w.IDs.SetSealer(b.box)
-	if _, err := w.IDs.SetClientSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
+	if _, err := w.IDs.Apps.SetClientSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
 		t.Fatal(err)
 	}
 	// The World app has svcchat; the tests also send it the Page's book
 	// events and its own wearables events, which it must have (CONTRACT §15).
-	if err := w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
+	if err := w.IDs.Apps.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.IDs.EnableProduct(ctx, w.App.ID, "wearables"); err != nil {
+	if err := w.IDs.Apps.EnableProduct(ctx, w.App.ID, "wearables"); err != nil {
 		t.Fatal(err)
 	}
 	b.svc = b.newService(t, tweak...)
@@ -206,11 +206,11 @@ func (b *bundle) subscribe(t testing.TB, callback string, events ...string) {
 func (b *bundle) otherApp(t testing.TB, name string, products, enabled []string, events ...string) (identity.CreatedApp, *receiver) {
 	t.Helper()
 	ctx := context.Background()
-	app, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
+	app, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.LinkPage(ctx, app.ID, b.Page.ID, products); err != nil {
+	if err := b.IDs.Apps.LinkPage(ctx, app.ID, b.Page.ID, products); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t, app.ClientSecret)

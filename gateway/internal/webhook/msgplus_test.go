@@ -49,7 +49,7 @@ func TestStandardWebhooksSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
 
 	// The receiver restarted with a new X-Svc key for the new secret; both
 	// the old and the new Standard Webhooks key verify.
-	rotated, err := b.IDs.RotateClientSecret(context.Background(), b.App.ID)
+	rotated, err := b.IDs.Apps.RotateClientSecret(context.Background(), b.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
