@@ -27,7 +27,7 @@ var layers = []struct {
 }{
 	{"foundation: imports no package of the gateway or the plugin protocol", []string{
 		"gateway/internal/observe", "gateway/internal/serving", "gateway/internal/version",
-		"gateway/internal/pages", "gateway/internal/webui", "gateway/internal/coredb",
+		"gateway/internal/web", "gateway/internal/web/pages", "gateway/internal/coredb",
 		"gateway/internal/secretbox", "gateway/internal/config", "gateway/internal/host/sandbox",
 		"internal/plugin/bridge", "internal/plugin/manifestcheck", "internal/plugin/protocol",
 	}},
@@ -47,9 +47,9 @@ var layers = []struct {
 	}},
 	{"edges: what serves a kind of request on top of the dispatcher", []string{
 		"gateway/internal/graph", "gateway/internal/openai", "gateway/internal/coregraph",
-		"gateway/internal/catalog", "gateway/internal/console", "gateway/internal/oauth",
+		"gateway/internal/catalog", "gateway/internal/web/console", "gateway/internal/oauth",
 		"gateway/internal/webhook", "gateway/internal/admin", "gateway/internal/openapi",
-		"gateway/internal/docsearch", "gateway/internal/seed", "gateway/internal/chatapp",
+		"gateway/internal/docsearch", "gateway/internal/seed", "gateway/internal/web/chatapp",
 	}},
 	{"the port", []string{
 		"gateway/internal/server",

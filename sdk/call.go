@@ -198,7 +198,7 @@ func WithReadReplica(ctx context.Context) context.Context {
 // MayReadReplica reports whether the gateway let the call being served read
 // from a read replica: the method has no side effects, a healthy replica is
 // configured, and it has replayed the caller's own last write. Outside a
-// call (background work) it is false. internal/replica uses it to choose
+// call (background work) it is false. internal/readpool uses it to choose
 // a pool.
 func MayReadReplica(ctx context.Context) bool {
 	ok, _ := ctx.Value(readReplicaKey{}).(bool)

@@ -1,7 +1,8 @@
 // Command book is the social-posting product plugin: a Page's posts. It
 // owns the book schema (migrated at start), serves svc.book.v1.BookService
-// to the gateway, and emits book.post.created in the same transaction as the
-// post it reports.
+// to the gateway, and emits book.post.created in the same statement as the
+// post it reports (CreatePost, one round trip), the event made as every
+// event is, by internal/outbox.
 //
 // Its SQL is in sql/queries, compiled by sqlc into internal/bookdb. The post
 // lists, the Graph's hottest read, are read by the hand-written

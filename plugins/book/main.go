@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
@@ -30,7 +30,7 @@ func run(p *sdk.Plugin) error {
 		return err
 	}
 	// Reads of posts may come from a read replica when the gateway has one.
-	db, err := replica.Open(pool, 16, p.Logger())
+	db, err := readpool.Open(pool, 16, p.Logger())
 	if err != nil {
 		return err
 	}

@@ -11,18 +11,28 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/outbox"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
 	"github.com/svcplatform/svc/sdk"
-	"github.com/svcplatform/svc/sdk/event"
 )
 
 // EventPostCreated is emitted when a post is published.
 const EventPostCreated = "book.post.created"
 
+// postCreatedData is the data of book.post.created. PostID is left empty
+// when the event is made: the database numbers the post, and CreatePost,
+// writing both, sets it.
+type postCreatedData struct {
+	PostID   string `json:"postId"`
+	PageID   string `json:"pageId"`
+	Content  string `json:"content"`
+	Audience string `json:"audience"`
+}
+
 type service struct {
 	pool *pgxpool.Pool // the primary: writes
-	db   *replica.DB   // reads, from a replica when the gateway allows
+	db   *readpool.DB  // reads, from a replica when the gateway allows
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -44,10 +54,18 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 		audience = "everyone"
 	}
 	principal := call.Principal()
+	// The event's outbox row, written by the same statement as the post,
+	// which sets its postId.
+	ev, err := outbox.New(EventPostCreated, req.GetPageId(), "", "",
+		postCreatedData{PageID: req.GetPageId(), Content: req.GetContent(), Audience: audience})
+	if err != nil {
+		return nil, err
+	}
 	id, err := bookdb.New(s.pool).CreatePost(ctx, bookdb.CreatePostParams{
 		PageID: req.GetPageId(), AuthorUserID: principal.UserID, AppID: principal.AppID,
 		Content: req.GetContent(), Audience: audience,
-		EventID: event.NewID(), EventType: EventPostCreated,
+		EventID: ev.ID, EventType: ev.Type, EventPageID: ev.PageID, EventAppID: ev.AppID, EventData: ev.Data,
+		EventOrderingKey: ev.OrderingKey,
 	})
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
@@ -38,7 +38,7 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	p := sdk.New(sdk.Info{Name: "book", Version: version, Events: []string{EventPostCreated}})
-	db, err := replica.Open(pool, 4, p.Logger())
+	db, err := readpool.Open(pool, 4, p.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,9 @@ func TestAPostAndItsBookPostCreatedEventAreStoredTogether(t *testing.T) {
 		res.GetId(), page, pageAdmin, linkedApp); n != 1 {
 		t.Fatalf("%d posts stored as written", n)
 	}
-	if n := plugintest.Count(t, b.pool, "SELECT count(*) FROM core.outbox WHERE type = $1 AND page_id = $2 AND data->>'postId' = $3 AND data->>'content' = $4",
+	// The data is exactly {"postId","pageId","content","audience"}.
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM core.outbox WHERE type = $1 AND page_id = $2 AND app_id IS NULL
+		AND ordering_key IS NULL AND data = jsonb_build_object('postId', $3::text, 'pageId', $2::text, 'content', $4::text, 'audience', 'everyone')`,
 		EventPostCreated, page, res.GetId(), "Open on Sunday"); n != 1 {
 		t.Fatalf("%d book.post.created events for the post", n)
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/sdk"
@@ -46,7 +46,7 @@ func setUp(p *sdk.Plugin) error {
 	}
 	// Chat list and thread reads may come from a read replica when the
 	// gateway has one.
-	db, err := replica.Open(pool, 8, p.Logger())
+	db, err := readpool.Open(pool, 8, p.Logger())
 	if err != nil {
 		pool.Close()
 		return err

@@ -15,7 +15,7 @@ import (
 
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -28,7 +28,7 @@ const listLimit = 200
 
 type service struct {
 	pool *pgxpool.Pool // the primary: writes
-	db   *replica.DB   // reads without side effects, from a replica when the gateway allows
+	db   *readpool.DB  // reads without side effects, from a replica when the gateway allows
 }
 
 func (s *service) register(p *sdk.Plugin) {

@@ -12,7 +12,7 @@ import (
 
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/sdk"
@@ -56,7 +56,7 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	p := sdk.New(info)
-	(&service{pool: pool, db: replica.PrimaryOnly(pool)}).register(p)
+	(&service{pool: pool, db: readpool.PrimaryOnly(pool)}).register(p)
 	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(&svcchatInbox{updatedAt: "2000-01-01T00:00:00Z"})), pool: pool}
 }
 

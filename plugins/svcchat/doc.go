@@ -8,8 +8,10 @@
 // row per conversation is the lock that orders everything happening to the
 // conversation: two sends at once both land, numbered in commit order, and
 // a window, opt-in or control change is never lost. Every event is written
-// to the outbox in the transaction of its change (sdk/event); the
-// gateway's webhook engine delivers it.
+// to the outbox in the transaction of its change, made by the platform's
+// one outbox writer: sdk/event.Emit, or for a message and the events
+// announcing it, internal/outbox's rows as parameters of the one statement
+// that writes them (PostMessage); the gateway's webhook engine delivers it.
 //
 // The state machines of the interface are tables in code, one function
 // each: NextTemplateStatus (template review), NextOptIn (opt-in).

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
@@ -44,7 +44,7 @@ func setUp(p *sdk.Plugin) error {
 	}
 	// Conversation and message reads may come from a read replica when the
 	// gateway has one.
-	db, err := replica.Open(pool, 16, p.Logger())
+	db, err := readpool.Open(pool, 16, p.Logger())
 	if err != nil {
 		return err
 	}

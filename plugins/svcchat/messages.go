@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,16 +15,16 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/internal/outbox"
 	"github.com/svcplatform/svc/internal/pipetx"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 	"github.com/svcplatform/svc/sdk"
-	"github.com/svcplatform/svc/sdk/event"
 )
 
 type service struct {
 	pool *pgxpool.Pool // the primary: writes, and reads inside them
-	db   *replica.DB   // reads without side effects, from a replica when the gateway allows
+	db   *readpool.DB  // reads without side effects, from a replica when the gateway allows
 	log  *slog.Logger
 	// assistant is nudged when a user's message asks for its first reply;
 	// nil in tests that run without it.
@@ -174,15 +173,15 @@ func messagePost(conv *svcchatdb.SvcchatConversation, m newMessage, announce fun
 	arg := svcchatdb.PostMessageParams{PageID: conv.PageID, ConversationID: conv.ID,
 		MessageSeqBefore: conv.LastMessageSeq, EventSeqBefore: conv.LastEventSeq, ClearTyping: m.Direction == "outbound",
 		ID: msg.ID, Direction: msg.Direction, Sender: msg.Sender, AppID: msg.AppID, Kind: msg.Kind, TemplateName: msg.TemplateName,
-		Text: msg.Text, SenderUserID: msg.SenderUserID, OrderingKey: orderingKey(conv.ID),
+		Text: msg.Text, SenderUserID: msg.SenderUserID, EventPageID: conv.PageID, OrderingKey: orderingKey(conv.ID),
 		EventIds: make([]string, len(evs)), EventTypes: make([]string, len(evs)), EventData: make([]string, len(evs))}
 	for i, e := range evs {
 		e.data.setSequence(conv.LastEventSeq + 1 + int64(i))
-		data, err := json.Marshal(e.data)
+		r, err := outbox.New(e.typ, arg.EventPageID, "", arg.OrderingKey, e.data)
 		if err != nil {
-			return arg, fmt.Errorf("event %s: marshal data: %w", e.typ, err)
+			return arg, err
 		}
-		arg.EventIds[i], arg.EventTypes[i], arg.EventData[i] = event.NewID(), e.typ, string(data)
+		arg.EventIds[i], arg.EventTypes[i], arg.EventData[i] = r.ID, r.Type, string(r.Data)
 	}
 	return arg, nil
 }

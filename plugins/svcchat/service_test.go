@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
-	"github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
@@ -89,7 +89,7 @@ type bundle struct {
 	pool  *pgxpool.Pool
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
 	facts := &gatewayFacts{
@@ -102,7 +102,7 @@ func setup(t *testing.T) *bundle {
 		roles: map[string]sdk.PageRole{pageOwner: sdk.PageRoleOwner, pageAdmin: sdk.PageRoleAdmin},
 	}
 	p := sdk.New(info)
-	(&service{pool: pool, db: replica.PrimaryOnly(pool), log: p.Logger()}).register(p)
+	(&service{pool: pool, db: readpool.PrimaryOnly(pool), log: p.Logger()}).register(p)
 	return &bundle{p: p, tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool}
 }
 

@@ -2,10 +2,9 @@ package event
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"fmt"
 
+	"github.com/svcplatform/svc/internal/outbox"
 	"github.com/svcplatform/svc/sdk/event/eventdb"
 )
 
@@ -32,42 +31,29 @@ type Event struct {
 // Emit inserts e into the outbox using tx, which should be the transaction
 // that makes the change e reports. It returns the event id ("evt_…").
 func Emit(ctx context.Context, tx eventdb.DBTX, e Event) (string, error) {
-	if e.Type == "" {
-		return "", fmt.Errorf("event: type is required")
-	}
-	data, err := json.Marshal(e.Data)
+	r, err := outbox.New(e.Type, e.PageID, e.AppID, e.OrderingKey, e.Data)
 	if err != nil {
-		return "", fmt.Errorf("event %s: marshal data: %w", e.Type, err)
+		return "", err
 	}
-	id := NewID()
 	err = eventdb.New(tx).InsertEvent(ctx, eventdb.InsertEventParams{
-		ID: id, Type: e.Type, PageID: optional(e.PageID), AppID: optional(e.AppID), Data: data,
-		OrderingKey: optional(e.OrderingKey),
+		ID: r.ID, Type: r.Type, PageID: optional(r.PageID), AppID: optional(r.AppID), Data: r.Data,
+		OrderingKey: optional(r.OrderingKey),
 	})
 	if err != nil {
 		return "", fmt.Errorf("event %s: insert into outbox: %w", e.Type, err)
 	}
-	return id, nil
+	return r.ID, nil
 }
 
+// optional is s as a nullable column; only a value costs an allocation.
 func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return &s
+	p := new(string)
+	*p = s
+	return p
 }
-
-const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // NewID returns a fresh event id: "evt_" and 22 random base-62 characters.
-func NewID() string { return "evt_" + randomString(22) }
-
-func randomString(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand never fails on Linux
-	for i := range b {
-		// 256 is not a multiple of 62; the bias is negligible for ids.
-		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
-	}
-	return string(b)
-}
+func NewID() string { return outbox.NewID() }

@@ -81,11 +81,11 @@ func TestAuthenticateResolvesEveryKindOfCredential(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	key, err := b.IDs.CreateAppKey(ctx, b.App.ID)
+	key, err := b.IDs.Apps.CreateAppKey(ctx, b.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := b.IDs.CreateSession(ctx, b.Staff.ID)
+	sess, err := b.IDs.Sessions.CreateSession(ctx, b.Staff.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +136,10 @@ func TestAuthenticateResolvesEveryKindOfCredential(t *testing.T) {
 		wantAPIError(t, err, 401, 190, 467)
 	})
 	t.Run("a live app's credentials say so", func(t *testing.T) {
-		if _, err := b.IDs.SubmitForReview(ctx, b.App.ID, []string{"public_profile"}, 90); err != nil {
+		if _, err := b.IDs.Review.SubmitForReview(ctx, b.App.ID, []string{"public_profile"}, 90); err != nil {
 			t.Fatal(err)
 		}
-		live, err := b.IDs.GoLive(ctx, b.App.ID)
+		live, err := b.IDs.Review.GoLive(ctx, b.App.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,15 +222,15 @@ func TestAuthorizeEnforcesTheErrorTable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	otherApp, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Unlinked", Products: []string{"svcchat"}})
+	otherApp, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Unlinked", Products: []string{"svcchat"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	noProductApp, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "No product"})
+	noProductApp, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "No product"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.LinkPage(ctx, noProductApp.ID, b.Page.ID, []string{"svcchat"}); err != nil {
+	if err := b.IDs.Apps.LinkPage(ctx, noProductApp.ID, b.Page.ID, []string{"svcchat"}); err != nil {
 		t.Fatal(err)
 	}
 	principal := func(tok string) *auth.Principal {
@@ -246,10 +246,10 @@ func TestAuthorizeEnforcesTheErrorTable(t *testing.T) {
 	system := func(app string, scopes ...string) *auth.Principal {
 		return principal(b.issue(t, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, "", app, scopes, time.Hour))
 	}
-	key, _ := b.IDs.CreateAppKey(ctx, b.App.ID)
+	key, _ := b.IDs.Apps.CreateAppKey(ctx, b.App.ID)
 	appKey := principal(key)
 	sess := func(u identitytest.Person) *auth.Principal {
-		s, err := b.IDs.CreateSession(ctx, u.ID)
+		s, err := b.IDs.Sessions.CreateSession(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,14 +339,14 @@ func TestAuthorizeAppRoleFollowsWhoMayManageAnApp(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	// The Page admin builds a second app of her own; the owner stays off it.
-	mine, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Admin's own app", AdminID: b.PageAdmin.ID})
+	mine, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Admin's own app", AdminID: b.PageAdmin.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.SetTeamRole(ctx, b.App.ID, b.PageAdmin.ID, identity.TeamDeveloper); err != nil {
+	if err := b.IDs.Apps.SetTeamRole(ctx, b.App.ID, b.PageAdmin.ID, identity.TeamDeveloper); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.SetTeamRole(ctx, b.App.ID, b.Stranger.ID, identity.TeamTester); err != nil {
+	if err := b.IDs.Apps.SetTeamRole(ctx, b.App.ID, b.Stranger.ID, identity.TeamTester); err != nil {
 		t.Fatal(err)
 	}
 	principal := func(tok string) *auth.Principal {
@@ -360,13 +360,13 @@ func TestAuthorizeAppRoleFollowsWhoMayManageAnApp(t *testing.T) {
 		return principal(b.issue(t, pluginv1.TokenKind_TOKEN_KIND_USER, u.ID, app, []string{"public_profile"}, time.Hour))
 	}
 	sess := func(u identitytest.Person) *auth.Principal {
-		s, err := b.IDs.CreateSession(ctx, u.ID)
+		s, err := b.IDs.Sessions.CreateSession(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return principal(s.Token)
 	}
-	key, _ := b.IDs.CreateAppKey(ctx, b.App.ID)
+	key, _ := b.IDs.Apps.CreateAppKey(ctx, b.App.ID)
 	appKey := principal(key)
 	system := principal(b.issue(t, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER, "", b.App.ID, nil, time.Hour))
 	access := func(r pluginv1.AppRole) *pluginv1.Access { return &pluginv1.Access{AppRole: r} }

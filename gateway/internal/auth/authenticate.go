@@ -181,7 +181,7 @@ func (a *Authenticator) ForgetUser(userID string) { a.cache.forgetUser(userID) }
 // Revoke revokes a bearer credential given in plain (a session at sign-out,
 // an app key) and forgets it at once. It reports whether there was one.
 func (a *Authenticator) Revoke(ctx context.Context, token string) (bool, error) {
-	ok, err := a.ids.RevokeCredential(ctx, token)
+	ok, err := a.ids.Sessions.RevokeCredential(ctx, token)
 	a.Forget(identity.HashToken(token))
 	return ok, err
 }

@@ -219,7 +219,7 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 	now := a.now()
 	entry, ok := a.facts.get(key, now)
 	if !ok {
-		f, err := a.ids.PageFacts(ctx, pageID, p.UserID, p.AppID)
+		f, err := a.ids.Pages.PageFacts(ctx, pageID, p.UserID, p.AppID)
 		if err != nil {
 			return nil, apierr.Internal(err)
 		}
@@ -298,7 +298,7 @@ func (a *Authenticator) AuthorizeApp(ctx context.Context, p *Principal, least pl
 		// must still exist.
 		return a.appExists(ctx, appID)
 	}
-	role, err := a.ids.TeamRole(ctx, appID, p.UserID)
+	role, err := a.ids.Apps.TeamRole(ctx, appID, p.UserID)
 	if err != nil {
 		return apierr.Internal(err)
 	}
@@ -321,7 +321,7 @@ func (a *Authenticator) appRefusal(ctx context.Context, appID, why string) error
 // appExists is nil for an app that exists, and "does not exist" (or an
 // internal error) otherwise.
 func (a *Authenticator) appExists(ctx context.Context, appID string) error {
-	if _, err := a.ids.App(ctx, appID); errors.Is(err, identity.ErrNotFound) {
+	if _, err := a.ids.Apps.App(ctx, appID); errors.Is(err, identity.ErrNotFound) {
 		return apierr.NotFound("App " + appID)
 	} else if err != nil {
 		return apierr.Internal(err)

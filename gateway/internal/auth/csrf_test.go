@@ -14,11 +14,11 @@ func TestCookieRequestsThatChangeStateNeedTheSessionsCSRFToken(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	sess, err := b.IDs.CreateSession(ctx, b.Owner.ID)
+	sess, err := b.IDs.Sessions.CreateSession(ctx, b.Owner.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := b.IDs.CreateSession(ctx, b.Owner.ID)
+	other, err := b.IDs.Sessions.CreateSession(ctx, b.Owner.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func (a *Authenticator) signIn(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, apierr.Invalid("password", "The parameter password is required."))
 		return
 	}
-	s, err := a.ids.SignIn(r.Context(), ClientAddress(r), *req.Username, *req.Password)
+	s, err := a.ids.Sessions.SignIn(r.Context(), ClientAddress(r), *req.Username, *req.Password)
 	var throttled *identity.ThrottledError
 	if errors.As(err, &throttled) {
 		slog.InfoContext(r.Context(), "mobile sign-in throttled", "scope", throttled.Scope)

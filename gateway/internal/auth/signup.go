@@ -16,7 +16,7 @@ func SignUpClosed() *apierr.Error {
 		Message: "Sign-up is closed on this platform; ask its operator for an account."}
 }
 
-// SignUpError is the refusal of identity.Service.SignUp's error, or nil
+// SignUpError is the refusal of identity.Users.SignUp's error, or nil
 // when err is not a refusal (a server fault).
 func SignUpError(err error) *apierr.Error {
 	var field *identity.FieldError
@@ -77,7 +77,7 @@ func (a *Authenticator) SignUpHandler() http.Handler {
 		if req.Name != nil {
 			n.Name = *req.Name
 		}
-		u, sess, err := a.ids.SignUp(r.Context(), ClientAddress(r), n)
+		u, sess, err := a.ids.Users.SignUp(r.Context(), ClientAddress(r), n)
 		if refusal := SignUpError(err); refusal != nil {
 			var throttled *identity.ThrottledError
 			if errors.As(err, &throttled) {

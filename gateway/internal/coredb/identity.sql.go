@@ -942,17 +942,20 @@ func (q *Queries) SetAppMode(ctx context.Context, arg SetAppModeParams) (int64, 
 	return result.RowsAffected(), nil
 }
 
-const setClientSecretHash = `-- name: SetClientSecretHash :execrows
-UPDATE core.apps SET client_secret_hash = $1 WHERE id = $2
+const setClientSecret = `-- name: SetClientSecret :execrows
+UPDATE core.apps
+SET client_secret_hash = $1, client_secret_sealed = $2
+WHERE id = $3
 `
 
-type SetClientSecretHashParams struct {
-	ClientSecretHash []byte
-	ID               int64
+type SetClientSecretParams struct {
+	ClientSecretHash   []byte
+	ClientSecretSealed []byte
+	ID                 int64
 }
 
-func (q *Queries) SetClientSecretHash(ctx context.Context, arg SetClientSecretHashParams) (int64, error) {
-	result, err := q.db.Exec(ctx, setClientSecretHash, arg.ClientSecretHash, arg.ID)
+func (q *Queries) SetClientSecret(ctx context.Context, arg SetClientSecretParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setClientSecret, arg.ClientSecretHash, arg.ClientSecretSealed, arg.ID)
 	if err != nil {
 		return 0, err
 	}

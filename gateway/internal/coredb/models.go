@@ -201,12 +201,6 @@ type CoreUser struct {
 	TestUserOf   *int64
 }
 
-type CoreWebhookAppSecret struct {
-	AppID     int64
-	Sealed    []byte
-	UpdatedAt pgtype.Timestamptz
-}
-
 type CoreWebhookDelivery struct {
 	Seq            int64
 	ID             string

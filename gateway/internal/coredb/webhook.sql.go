@@ -106,11 +106,12 @@ WITH busy AS (
               d.data, d.test, d.failed_attempts, d.ordering_key
 )
 SELECT c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
-       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed, c.ordering_key
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, c.ordering_key,
+       a.client_secret_sealed AS sealed, a.previous_secret_sealed AS previous_sealed,
+       a.previous_secret_expires_at
 FROM claimed c
 JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
-LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id
 `
 
 type ClaimDeliveriesParams struct {
@@ -124,21 +125,23 @@ type ClaimDeliveriesParams struct {
 }
 
 type ClaimDeliveriesRow struct {
-	Seq            int64
-	ID             string
-	AppID          int64
-	EventID        string
-	EventType      string
-	PageID         *string
-	EventCreatedAt pgtype.Timestamptz
-	Data           []byte
-	Test           bool
-	FailedAttempts int32
-	AppMode        string
-	CallbackUrl    *string
-	Active         *bool
-	Sealed         []byte
-	OrderingKey    *string
+	Seq                     int64
+	ID                      string
+	AppID                   int64
+	EventID                 string
+	EventType               string
+	PageID                  *string
+	EventCreatedAt          pgtype.Timestamptz
+	Data                    []byte
+	Test                    bool
+	FailedAttempts          int32
+	AppMode                 string
+	CallbackUrl             *string
+	Active                  *bool
+	OrderingKey             *string
+	Sealed                  []byte
+	PreviousSealed          []byte
+	PreviousSecretExpiresAt pgtype.Timestamptz
 }
 
 // Leases up to max_rows due deliveries to the caller: their next_attempt_at
@@ -194,8 +197,10 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 			&i.AppMode,
 			&i.CallbackUrl,
 			&i.Active,
-			&i.Sealed,
 			&i.OrderingKey,
+			&i.Sealed,
+			&i.PreviousSealed,
+			&i.PreviousSecretExpiresAt,
 		); err != nil {
 			return nil, err
 		}
@@ -330,12 +335,13 @@ WITH busy AS (
 )
 SELECT counts.events, counts.deliveries,
        c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
-       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active,
+       a.client_secret_sealed AS sealed, a.previous_secret_sealed AS previous_sealed,
+       a.previous_secret_expires_at
 FROM counts
 LEFT JOIN delivered c ON c.lease_token IS NOT NULL
 LEFT JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
-LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id
 `
 
 type DispatchEventsParams struct {
@@ -349,22 +355,24 @@ type DispatchEventsParams struct {
 }
 
 type DispatchEventsRow struct {
-	Events         int64
-	Deliveries     int64
-	Seq            *int64
-	ID             *string
-	AppID          *int64
-	EventID        *string
-	EventType      *string
-	PageID         *string
-	EventCreatedAt pgtype.Timestamptz
-	Data           []byte
-	Test           *bool
-	FailedAttempts *int32
-	AppMode        *string
-	CallbackUrl    *string
-	Active         *bool
-	Sealed         []byte
+	Events                  int64
+	Deliveries              int64
+	Seq                     *int64
+	ID                      *string
+	AppID                   *int64
+	EventID                 *string
+	EventType               *string
+	PageID                  *string
+	EventCreatedAt          pgtype.Timestamptz
+	Data                    []byte
+	Test                    *bool
+	FailedAttempts          *int32
+	AppMode                 *string
+	CallbackUrl             *string
+	Active                  *bool
+	Sealed                  []byte
+	PreviousSealed          []byte
+	PreviousSecretExpiresAt pgtype.Timestamptz
 }
 
 // Takes up to max_events undispatched events (rows another dispatcher holds
@@ -413,6 +421,8 @@ func (q *Queries) DispatchEvents(ctx context.Context, arg DispatchEventsParams) 
 			&i.CallbackUrl,
 			&i.Active,
 			&i.Sealed,
+			&i.PreviousSealed,
+			&i.PreviousSecretExpiresAt,
 		); err != nil {
 			return nil, err
 		}
@@ -887,21 +897,6 @@ func (q *Queries) SaveWebhookSubscription(ctx context.Context, arg SaveWebhookSu
 	return err
 }
 
-const upsertWebhookAppSecret = `-- name: UpsertWebhookAppSecret :exec
-INSERT INTO core.webhook_app_secrets (app_id, sealed) VALUES ($1, $2)
-ON CONFLICT (app_id) DO UPDATE SET sealed = excluded.sealed, updated_at = now()
-`
-
-type UpsertWebhookAppSecretParams struct {
-	AppID  int64
-	Sealed []byte
-}
-
-func (q *Queries) UpsertWebhookAppSecret(ctx context.Context, arg UpsertWebhookAppSecretParams) error {
-	_, err := q.db.Exec(ctx, upsertWebhookAppSecret, arg.AppID, arg.Sealed)
-	return err
-}
-
 const wakeWebhookDeliveries = `-- name: WakeWebhookDeliveries :execrows
 UPDATE core.webhook_deliveries
 SET next_attempt_at = now()
@@ -929,8 +924,10 @@ type WebhookAppRow struct {
 	Mode string
 }
 
-// Webhook subscriptions, signing secrets, the dispatcher and the delivery
-// log (package webhook).
+// Webhook subscriptions, the dispatcher and the delivery log (package
+// webhook). A delivery is signed with its app's client secret, which the
+// dispatcher and the claim read sealed from core.apps, its one home
+// (identity.SealedSecrets).
 // The app a webhook call names: whether it exists and its mode.
 func (q *Queries) WebhookApp(ctx context.Context, id int64) (WebhookAppRow, error) {
 	row := q.db.QueryRow(ctx, webhookApp, id)

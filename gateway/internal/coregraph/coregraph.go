@@ -23,8 +23,6 @@ import (
 type Service struct {
 	id *identity.Service
 	q  *coredb.Queries
-	// onSecret keeps a new app's client secret where the webhooks need it.
-	onSecret func(ctx context.Context, appID, secret string) error
 	// now is the clock, replaceable in tests.
 	now func() time.Time
 	// forget drops revoked or expired credentials from the authenticator's
@@ -41,9 +39,6 @@ type Service struct {
 type Options struct {
 	// Identity is the identity store the nodes read and write.
 	Identity *identity.Service
-	// OnSecret is called with every client secret the service creates
-	// (for webhook signing); nil: none is kept.
-	OnSecret func(ctx context.Context, appID, secret string) error
 	// Forget is told the hashes of credentials the service revokes or
 	// expires (auth.Authenticator.Forget); nil: none.
 	Forget func(hashes ...[]byte)
@@ -58,11 +53,8 @@ type Options struct {
 
 // New returns the service.
 func New(o Options) *Service {
-	s := &Service{id: o.Identity, q: o.Identity.Queries(), onSecret: o.OnSecret, now: time.Now,
+	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
 		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins}
-	if s.onSecret == nil {
-		s.onSecret = func(context.Context, string, string) error { return nil }
-	}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}
@@ -96,7 +88,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {
-	me, err := s.id.Me(ctx, call.Principal().UserID)
+	me, err := s.id.Users.Me(ctx, call.Principal().UserID)
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
@@ -108,7 +100,7 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 	if err != nil {
 		return nil, err
 	}
-	pages, err := s.id.ManagedPages(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
+	pages, err := s.id.Pages.ManagedPages(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
@@ -124,11 +116,11 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 // portfolio holding them; its id is "bp_" + the user id.
 func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, req *corev1.ListMyBusinessPortfoliosRequest) (*corev1.ListMyBusinessPortfoliosResponse, error) {
 	user := call.Principal().UserID
-	me, err := s.id.Me(ctx, user)
+	me, err := s.id.Users.Me(ctx, user)
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
-	pages, err := s.id.ManagedPages(ctx, user, "", 1000)
+	pages, err := s.id.Pages.ManagedPages(ctx, user, "", 1000)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +143,7 @@ func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.Li
 	if err != nil {
 		return nil, err
 	}
-	apps, err := s.id.AppsOfUser(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
+	apps, err := s.id.Apps.AppsOfUser(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
@@ -208,15 +200,12 @@ func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.Cre
 			return nil, sdk.Invalid("redirect_uris", "Invalid parameter: redirect_uris: %v", err)
 		}
 	}
-	app, err := s.id.CreateApp(ctx, identity.NewApp{Name: req.GetName(), AdminID: call.Principal().UserID,
+	app, err := s.id.Apps.CreateApp(ctx, identity.NewApp{Name: req.GetName(), AdminID: call.Principal().UserID,
 		RedirectURIs: req.GetRedirectUris(), Products: req.GetProducts()})
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
-	if err := s.onSecret(ctx, app.ID, app.ClientSecret); err != nil {
-		return nil, err
-	}
-	key, err := s.id.CreateAppKey(ctx, app.ID)
+	key, err := s.id.Apps.CreateAppKey(ctx, app.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +214,11 @@ func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.Cre
 }
 
 func (s *Service) getPage(ctx context.Context, call *sdk.Call, req *corev1.GetPageRequest) (*corev1.Page, error) {
-	p, err := s.id.Page(ctx, req.GetPageId())
+	p, err := s.id.Pages.Page(ctx, req.GetPageId())
 	if err != nil {
 		return nil, s.mapErr(err, "Page "+req.GetPageId())
 	}
-	facts, err := s.id.PageFacts(ctx, req.GetPageId(), call.Principal().UserID, "")
+	facts, err := s.id.Pages.PageFacts(ctx, req.GetPageId(), call.Principal().UserID, "")
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +273,7 @@ func (s *Service) listConnectedAssets(ctx context.Context, _ *sdk.Call, req *cor
 }
 
 func (s *Service) debugToken(ctx context.Context, call *sdk.Call, req *corev1.DebugTokenRequest) (*corev1.DebugTokenResponse, error) {
-	d, err := s.id.DebugToken(ctx, call.Principal().AppID, req.GetInputToken(), s.now())
+	d, err := s.id.Sessions.DebugToken(ctx, call.Principal().AppID, req.GetInputToken(), s.now())
 	if err != nil {
 		return nil, s.mapErr(err, "Token")
 	}
@@ -304,11 +293,11 @@ func (s *Service) getApp(ctx context.Context, call *sdk.Call, req *corev1.GetApp
 	if err != nil {
 		return nil, err
 	}
-	products, err := s.id.AppProducts(ctx, app.ID)
+	products, err := s.id.Apps.AppProducts(ctx, app.ID)
 	if err != nil {
 		return nil, err
 	}
-	scopes, err := s.id.GrantableScopes(ctx, app)
+	scopes, err := s.id.Apps.GrantableScopes(ctx, app)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +309,7 @@ func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.Upd
 	if err != nil {
 		return nil, err
 	}
-	live, err := s.id.GoLive(ctx, app.ID)
+	live, err := s.id.Review.GoLive(ctx, app.ID)
 	if errors.Is(err, identity.ErrReviewRequired) || errors.Is(err, identity.ErrInvalid) {
 		return nil, sdk.Invalid("mode", "Invalid parameter: mode: %s.", trimSentinel(err))
 	}
@@ -398,10 +387,10 @@ func (s *Service) listPageLinks(ctx context.Context, call *sdk.Call, req *corev1
 // createPageLink links a Page to an app. The gateway has checked that the
 // caller administers the Page; the app must exist.
 func (s *Service) createPageLink(ctx context.Context, _ *sdk.Call, req *corev1.CreatePageLinkRequest) (*corev1.SuccessResponse, error) {
-	if _, err := s.id.App(ctx, req.GetAppId()); err != nil {
+	if _, err := s.id.Apps.App(ctx, req.GetAppId()); err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())
 	}
-	if err := s.id.LinkPage(ctx, req.GetAppId(), req.GetPageId(), req.GetProducts()); err != nil {
+	if err := s.id.Apps.LinkPage(ctx, req.GetAppId(), req.GetPageId(), req.GetProducts()); err != nil {
 		return nil, s.mapErr(err, "Page "+req.GetPageId())
 	}
 	s.pageChanged(req.GetPageId())
@@ -409,7 +398,7 @@ func (s *Service) createPageLink(ctx context.Context, _ *sdk.Call, req *corev1.C
 }
 
 func (s *Service) deletePageLink(ctx context.Context, _ *sdk.Call, req *corev1.DeletePageLinkRequest) (*corev1.SuccessResponse, error) {
-	if err := s.id.UnlinkPage(ctx, req.GetAppId(), req.GetPageId()); err != nil {
+	if err := s.id.Apps.UnlinkPage(ctx, req.GetAppId(), req.GetPageId()); err != nil {
 		return nil, s.mapErr(err, "Page link")
 	}
 	s.pageChanged(req.GetPageId())
@@ -420,7 +409,7 @@ func (s *Service) deletePageLink(ctx context.Context, _ *sdk.Call, req *corev1.D
 // decided by the gateway from the method's app_role before the call got
 // here.
 func (s *Service) app(ctx context.Context, appID string) (identity.App, error) {
-	app, err := s.id.App(ctx, appID)
+	app, err := s.id.Apps.App(ctx, appID)
 	if err != nil {
 		return identity.App{}, s.mapErr(err, "App "+appID)
 	}

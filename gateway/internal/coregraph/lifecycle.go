@@ -36,7 +36,7 @@ func (s *Service) registerLifecycle(p *sdk.Plugin) {
 }
 
 func (s *Service) listRedirectURIs(ctx context.Context, _ *sdk.Call, req *corev1.ListRedirectUrisRequest) (*corev1.ListRedirectUrisResponse, error) {
-	uris, err := s.id.RedirectURIs(ctx, req.GetAppId())
+	uris, err := s.id.Apps.RedirectURIs(ctx, req.GetAppId())
 	if err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())
 	}
@@ -48,7 +48,7 @@ func (s *Service) listRedirectURIs(ctx context.Context, _ *sdk.Call, req *corev1
 }
 
 func (s *Service) addRedirectURI(ctx context.Context, _ *sdk.Call, req *corev1.AddRedirectUriRequest) (*corev1.SuccessResponse, error) {
-	err := s.id.RegisterRedirectURI(ctx, req.GetAppId(), req.GetUri())
+	err := s.id.Apps.RegisterRedirectURI(ctx, req.GetAppId(), req.GetUri())
 	if errors.Is(err, identity.ErrInvalid) {
 		return nil, sdk.Invalid("uri", "Invalid parameter: uri: %v", trimSentinel(err))
 	}
@@ -62,14 +62,14 @@ func (s *Service) deleteRedirectURI(ctx context.Context, _ *sdk.Call, req *corev
 	if _, err := s.app(ctx, req.GetAppId()); err != nil {
 		return nil, err
 	}
-	if err := s.id.RemoveRedirectURI(ctx, req.GetAppId(), req.GetUri()); err != nil {
+	if err := s.id.Apps.RemoveRedirectURI(ctx, req.GetAppId(), req.GetUri()); err != nil {
 		return nil, s.mapErr(err, "Redirect URI "+req.GetUri())
 	}
 	return &corev1.SuccessResponse{Success: true}, nil
 }
 
 func (s *Service) listAppRoles(ctx context.Context, _ *sdk.Call, req *corev1.ListAppRolesRequest) (*corev1.ListAppRolesResponse, error) {
-	team, err := s.id.Team(ctx, req.GetAppId())
+	team, err := s.id.Apps.Team(ctx, req.GetAppId())
 	if err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())
 	}
@@ -81,7 +81,7 @@ func (s *Service) listAppRoles(ctx context.Context, _ *sdk.Call, req *corev1.Lis
 }
 
 func (s *Service) setAppRole(ctx context.Context, _ *sdk.Call, req *corev1.SetAppRoleRequest) (*corev1.SuccessResponse, error) {
-	err := s.id.SetTeamRole(ctx, req.GetAppId(), req.GetUserId(), identity.TeamRole(req.GetRole()))
+	err := s.id.Apps.SetTeamRole(ctx, req.GetAppId(), req.GetUserId(), identity.TeamRole(req.GetRole()))
 	if err != nil {
 		return nil, s.teamErr(ctx, err, req.GetAppId(), req.GetUserId())
 	}
@@ -89,7 +89,7 @@ func (s *Service) setAppRole(ctx context.Context, _ *sdk.Call, req *corev1.SetAp
 }
 
 func (s *Service) deleteAppRole(ctx context.Context, _ *sdk.Call, req *corev1.DeleteAppRoleRequest) (*corev1.SuccessResponse, error) {
-	if err := s.id.RemoveTeamMember(ctx, req.GetAppId(), req.GetUserId()); err != nil {
+	if err := s.id.Apps.RemoveTeamMember(ctx, req.GetAppId(), req.GetUserId()); err != nil {
 		return nil, s.teamErr(ctx, err, req.GetAppId(), req.GetUserId())
 	}
 	return &corev1.SuccessResponse{Success: true}, nil
@@ -111,7 +111,7 @@ func (s *Service) teamErr(ctx context.Context, err error, appID, userID string) 
 }
 
 func (s *Service) listTestUsers(ctx context.Context, _ *sdk.Call, req *corev1.ListTestUsersRequest) (*corev1.ListTestUsersResponse, error) {
-	users, err := s.id.TestUsers(ctx, req.GetAppId())
+	users, err := s.id.Apps.TestUsers(ctx, req.GetAppId())
 	if err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())
 	}
@@ -123,7 +123,7 @@ func (s *Service) listTestUsers(ctx context.Context, _ *sdk.Call, req *corev1.Li
 }
 
 func (s *Service) createTestUser(ctx context.Context, _ *sdk.Call, req *corev1.CreateTestUserRequest) (*corev1.CreatedTestUser, error) {
-	u, err := s.id.CreateTestUser(ctx, req.GetAppId())
+	u, err := s.id.Apps.CreateTestUser(ctx, req.GetAppId())
 	if err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())
 	}
@@ -134,7 +134,7 @@ func (s *Service) deleteTestUser(ctx context.Context, _ *sdk.Call, req *corev1.D
 	if _, err := s.app(ctx, req.GetAppId()); err != nil {
 		return nil, err
 	}
-	if err := s.id.RemoveTestUser(ctx, req.GetAppId(), req.GetUserId()); err != nil {
+	if err := s.id.Apps.RemoveTestUser(ctx, req.GetAppId(), req.GetUserId()); err != nil {
 		return nil, s.mapErr(err, "Test User "+req.GetUserId())
 	}
 	return &corev1.SuccessResponse{Success: true}, nil
@@ -147,14 +147,9 @@ func (s *Service) rotateAppKey(ctx context.Context, _ *sdk.Call, req *corev1.Rot
 	)
 	switch req.GetKind() {
 	case "api_key":
-		r, err = s.id.RotateAppKey(ctx, req.GetAppId())
+		r, err = s.id.Apps.RotateAppKey(ctx, req.GetAppId())
 	case "client_secret":
-		r, err = s.id.RotateClientSecret(ctx, req.GetAppId())
-		if err == nil {
-			// The webhook signer keeps its own sealed copy of the
-			// current secret (package webhook).
-			err = s.onSecret(ctx, req.GetAppId(), r.Value)
-		}
+		r, err = s.id.Apps.RotateClientSecret(ctx, req.GetAppId())
 	default: // protovalidate refused it already
 		return nil, sdk.Invalid("kind", "Invalid parameter: kind must be api_key or client_secret.")
 	}
@@ -174,7 +169,7 @@ func (s *Service) rotateAppKey(ctx context.Context, _ *sdk.Call, req *corev1.Rot
 }
 
 func (s *Service) getAppReview(ctx context.Context, _ *sdk.Call, req *corev1.GetAppReviewRequest) (*corev1.AppReview, error) {
-	rs, err := s.id.Reviews(ctx, req.GetAppId())
+	rs, err := s.id.Review.Reviews(ctx, req.GetAppId())
 	if err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())
 	}
@@ -182,7 +177,7 @@ func (s *Service) getAppReview(ctx context.Context, _ *sdk.Call, req *corev1.Get
 }
 
 func (s *Service) submitAppReview(ctx context.Context, _ *sdk.Call, req *corev1.SubmitAppReviewRequest) (*corev1.AppReview, error) {
-	rs, err := s.id.SubmitReview(ctx, req.GetAppId(), identity.ReviewSubmission{Scopes: req.GetScopes(),
+	rs, err := s.id.Review.SubmitReview(ctx, req.GetAppId(), identity.ReviewSubmission{Scopes: req.GetScopes(),
 		UseCase: req.GetUseCase(), PrivacyPolicyURL: req.GetPrivacyPolicyUrl()})
 	if errors.Is(err, identity.ErrInvalid) {
 		return nil, sdk.Invalid("use_case", "Invalid parameter: %v", trimSentinel(err))
@@ -209,7 +204,7 @@ func (s *Service) listAppReviewQueue(ctx context.Context, call *sdk.Call, req *c
 	if limit == 0 {
 		limit = reviewQueueDefault
 	}
-	q, err := s.id.ReviewQueue(ctx, call.Principal().UserID, limit)
+	q, err := s.id.Review.ReviewQueue(ctx, call.Principal().UserID, limit)
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
@@ -231,9 +226,9 @@ func (s *Service) decideAppReview(ctx context.Context, call *sdk.Call, req *core
 		if req.GetReason() == "" {
 			return nil, sdk.Invalid("reason", "Invalid parameter: reason is required to reject.")
 		}
-		r, err = s.id.RejectScope(ctx, staff, req.GetAppId(), req.GetScope(), req.GetReason())
+		r, err = s.id.Review.RejectScope(ctx, staff, req.GetAppId(), req.GetScope(), req.GetReason())
 	} else {
-		r, err = s.id.ApproveScope(ctx, staff, req.GetAppId(), req.GetScope())
+		r, err = s.id.Review.ApproveScope(ctx, staff, req.GetAppId(), req.GetScope())
 	}
 	if errors.Is(err, identity.ErrNotPending) {
 		return nil, &sdk.Error{HTTPStatus: http.StatusConflict, Code: 10, Subcode: 2018305, Type: sdk.TypeOAuth,

@@ -136,7 +136,7 @@ func (r *rig) wantRefused(t *testing.T, err error, status, code int) *apierr.Err
 // authenticator resolves to a user.
 func (r *rig) session(t *testing.T) string {
 	t.Helper()
-	s, err := r.w.IDs.CreateSession(context.Background(), r.w.Owner.ID)
+	s, err := r.w.IDs.Sessions.CreateSession(context.Background(), r.w.Owner.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestAuthenticationComesFirstABodyThatDoesNotDecodeIsRefusedWith401WithoutAC
 func TestAuthorizeAnAppKeyOnAMethodForUserTokensIsRefusedWith403BeforeTheHandler(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	key, err := r.w.IDs.CreateAppKey(context.Background(), r.w.App.ID)
+	key, err := r.w.IDs.Apps.CreateAppKey(context.Background(), r.w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 }
 
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	f, err := h.ids.PageFacts(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
+	f, err := h.ids.Pages.PageFacts(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequ
 // UserInfo tells a plugin whether a user exists and the user's name. An id
 // that names no user answers user_exists false.
 func (h hostServer) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
-	u, err := h.ids.User(ctx, req.GetUserId())
+	u, err := h.ids.Users.User(ctx, req.GetUserId())
 	if errors.Is(err, identity.ErrNotFound) {
 		return &pluginv1.UserInfoResponse{}, nil
 	}
@@ -75,18 +75,18 @@ func (h hostServer) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest)
 // AppInfo describes an app to a plugin: name, mode, products and
 // platformConfig. An id that names no app answers app_exists false.
 func (h hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
-	app, err := h.ids.App(ctx, req.GetAppId())
+	app, err := h.ids.Apps.App(ctx, req.GetAppId())
 	if errors.Is(err, identity.ErrNotFound) {
 		return &pluginv1.AppInfoResponse{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	products, err := h.ids.AppProducts(ctx, app.ID)
+	products, err := h.ids.Apps.AppProducts(ctx, app.ID)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := h.ids.AppConfig(ctx, app.ID)
+	raw, err := h.ids.Apps.AppConfig(ctx, app.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer pool.Close()
 	staff := !*revoke
-	if err := identity.New(pool).SetStaff(ctx, *user, staff); err != nil {
+	if err := identity.New(pool).Users.SetStaff(ctx, *user, staff); err != nil {
 		if errors.Is(err, identity.ErrNotFound) {
 			return fmt.Errorf("admin staff: no user with id %q", *user)
 		}

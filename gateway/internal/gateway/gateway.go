@@ -22,9 +22,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/catalog"
-	"github.com/svcplatform/svc/gateway/internal/chatapp"
 	"github.com/svcplatform/svc/gateway/internal/config"
-	"github.com/svcplatform/svc/gateway/internal/console"
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/dispatch"
 	"github.com/svcplatform/svc/gateway/internal/docsearch"
@@ -43,6 +41,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/server"
 	"github.com/svcplatform/svc/gateway/internal/store"
 	"github.com/svcplatform/svc/gateway/internal/version"
+	"github.com/svcplatform/svc/gateway/internal/web/chatapp"
+	"github.com/svcplatform/svc/gateway/internal/web/console"
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	adminv1 "github.com/svcplatform/svc/gen/svc/admin/v1"
 	"github.com/svcplatform/svc/gen/svc/admin/v1/adminv1connect"
@@ -53,7 +53,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/memtrim"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
-	sdkreplica "github.com/svcplatform/svc/internal/replica"
+	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/internal/tracing"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
@@ -235,22 +235,13 @@ func (g *parts) server(context.Context) error {
 }
 
 func (g *parts) webhooks(context.Context) error {
-	ids, authn := g.ids, g.authn
+	authn := g.authn
 	hooks, err := webhook.New(webhook.Options{
 		Pool: g.db.Pool, Logger: g.log, PublicURL: g.cfg.PublicURL, SecretBox: g.box,
 		AllowPrivateNetworks: g.cfg.WebhookAllowPrivateNetworks,
 		RefuseLoopback:       g.cfg.WebhookAllowLoopback != nil && !*g.cfg.WebhookAllowLoopback,
 		Guard: func(ctx context.Context, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromContext(ctx), least, appID)
-		},
-		// During a client-secret rotation's overlap deliveries carry a
-		// signature by each secret (CONTRACT §14).
-		SigningSecrets: func(ctx context.Context, appID string) ([]string, error) {
-			s, err := ids.SigningSecrets(ctx, appID)
-			if err != nil || s.Previous == "" {
-				return []string{s.Current}, err
-			}
-			return []string{s.Current, s.Previous}, nil
 		},
 		EventTypes: func() []string {
 			if g.host == nil {
@@ -278,7 +269,7 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	// they reach what plugins declare through the dispatcher (callPath).
 	g.calls = &callPath{}
 	g.core = sdk.New(sdk.Info{Name: "core", Version: buildVersion})
-	coregraph.New(coregraph.Options{Identity: g.ids, OnSecret: g.hooks.SetAppSecret,
+	coregraph.New(coregraph.Options{Identity: g.ids,
 		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)
@@ -328,7 +319,7 @@ func (g *parts) plugins(ctx context.Context) error {
 	})
 	r.UseHost(g.host)
 	docsIndex := docsearch.NewIndex(g.db.Pool)
-	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids, g.authn.ForgetUser),
+	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids.Users, g.authn.ForgetUser),
 		catalog.New(r, g.host.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
@@ -375,7 +366,7 @@ func (g *parts) pluginEnv(ctx context.Context, plugin string) ([]string, error) 
 		if err != nil {
 			return nil, err
 		}
-		env = append(env, sdkreplica.EnvURL+"="+replicaURL)
+		env = append(env, readpool.EnvURL+"="+replicaURL)
 	}
 	env = append(env, g.cfg.PluginEnv(plugin, os.LookupEnv)...)
 	if g.cfg.TracingEndpoint != "" {
@@ -625,10 +616,6 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 			return nil, fmt.Errorf("development seed: %w", err)
 		}
 		if creds != nil {
-			// Webhooks are signed with the app secret: keep it sealed.
-			if err := hooks.SetAppSecret(ctx, creds.App.ID, creds.App.ClientSecret); err != nil {
-				return nil, fmt.Errorf("development seed: webhook signing secret: %w", err)
-			}
 			// Hashing the seeded passwords (argon2id, 19 MiB each) grew the
 			// heap; give that memory back rather than idle on it.
 			debug.FreeOSMemory()

@@ -11,7 +11,7 @@
 // by go-plugin's AutoMTLS, carries Describe, Health and the plugins' calls
 // back to the gateway's Host service.
 //
-// Every call is counted against the process generation that serves it, so a
+// Every call is counted against the plugin process that serves it, so a
 // replaced or stopping process is drained before it is killed, and a call to
 // a plugin that is not serving fails at once with apierr.Unavailable (503,
 // code 2, transient).

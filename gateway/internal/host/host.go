@@ -92,8 +92,8 @@ func (t transport) String() string {
 type Loaded struct {
 	// Name is the plugin's name.
 	Name string
-	// Generation numbers the processes the host started, across plugins.
-	Generation uint64
+	// Launch numbers the processes the host started, across plugins.
+	Launch uint64
 	// SHA256 is the hex digest of the binary the process was started from.
 	SHA256 string
 	// Manifest is what the plugin described, less its descriptor set
@@ -147,15 +147,15 @@ type Host struct {
 	mu       sync.Mutex     // guards writes of plugins, sockRoot, live
 	sockRoot string         // folder of the plugins' private folders: 0700, or 0711 when plugins have users of their own
 	uids     map[string]int // each plugin's user id, at isolation sandbox.UID
-	live     map[*generation]struct{}
+	live     map[*process]struct{}
 
 	// delegated holds the principals of calls in flight, for the plugins'
 	// calls back to the Host service.
 	delegated delegations
 
-	commitMu    sync.Mutex // serialises route changes across plugins
-	generations atomic.Uint64
-	digests     digestCache
+	commitMu sync.Mutex // serialises route changes across plugins
+	launches atomic.Uint64
+	digests  digestCache
 
 	ctx     context.Context // ends background work at Close
 	cancel  context.CancelFunc
@@ -179,7 +179,7 @@ func New(opts Options) *Host {
 		opts.Isolation = sandbox.Available()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Host{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, live: make(map[*generation]struct{})}
+	h := &Host{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, live: make(map[*process]struct{})}
 	h.plugins.Store(&map[string]*managed{})
 	h.services.Store(&map[string]string{})
 	return h
@@ -204,7 +204,7 @@ func (h *Host) Start(ctx context.Context) error {
 		return err
 	}
 	type started struct {
-		g   *generation
+		g   *process
 		err error
 	}
 	results := make([]started, len(names))
@@ -225,7 +225,7 @@ func (h *Host) Start(ctx context.Context) error {
 		m.lifecycle.Lock()
 		err := results[i].err
 		if err == nil {
-			var old *generation
+			var old *process
 			old, err = h.commit(m, results[i].g)
 			if err != nil {
 				h.kill(results[i].g)
@@ -273,7 +273,7 @@ func (h *Host) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		// Drains still running are cut short: kill what is left.
 		h.mu.Lock()
-		left := make([]*generation, 0, len(h.live))
+		left := make([]*process, 0, len(h.live))
 		for g := range h.live {
 			left = append(left, g)
 		}

@@ -33,7 +33,7 @@ const laneConns = 4
 // launch starts a new process of m's plugin and brings it to the point where
 // it can take calls: handshake, Describe, Health and the fast lane. It does
 // not route calls to it; commit does.
-func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
+func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 	name := m.name
 	if err := h.checkBinary(name); err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 		Logger:           newHCLog(log, name),
 		UnixSocketConfig: socketConfig(spec),
 	})
-	fail := func(err error) (*generation, error) {
+	fail := func(err error) (*process, error) {
 		client.Kill()
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -151,7 +151,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*generation, error) {
 		return fail(refuse(ErrUnhealthy, "plugin %q is not healthy: %s", name, health.GetMessage()))
 	}
 
-	g := &generation{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir,
+	g := &process{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir,
 		client: client, conn: conn, drained: make(chan struct{}), killed: make(chan struct{})}
 	if sock := manifest.GetFastLane().GetSocketPath(); sock != "" && h.opts.transport == transportFastLane {
 		if filepath.Dir(sock) != dir {
@@ -234,7 +234,7 @@ func (h *Host) hashAsync(path string) func() (string, error) {
 
 // watch waits for g's process to exit and, unless the host stopped it,
 // treats the exit as a crash.
-func (h *Host) watch(m *managed, g *generation, cmd *exec.Cmd) {
+func (h *Host) watch(m *managed, g *process, cmd *exec.Cmd) {
 	<-g.conn.Exited()
 	if g.stopping.Load() {
 		return
@@ -275,7 +275,7 @@ func (h *Host) checkManifest(name, sum string, m *pluginv1.Manifest) (*Loaded, e
 	// The set is not kept once resolved: its descriptor protos are a few
 	// MB across the plugins, and everything after this reads Files.
 	m.Files = nil
-	return &Loaded{Name: name, Generation: h.generations.Add(1), SHA256: sum, Manifest: m, Files: files}, nil
+	return &Loaded{Name: name, Launch: h.launches.Add(1), SHA256: sum, Manifest: m, Files: files}, nil
 }
 
 // checkPin refuses a binary whose digest is not the pinned one, and returns

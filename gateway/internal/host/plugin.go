@@ -15,7 +15,7 @@ const (
 	backoffReset = time.Minute
 )
 
-// managed is one plugin: the process generation taking its calls, and its
+// managed is one plugin: the process taking its calls, and its
 // lifecycle.
 type managed struct {
 	name        string
@@ -23,7 +23,7 @@ type managed struct {
 	unavailable string // what Unavailable names: "The <name> plugin"
 
 	// current takes the calls; nil while the plugin is not serving.
-	current atomic.Pointer[generation]
+	current atomic.Pointer[process]
 
 	// lifecycle serialises everything that starts or replaces a process of
 	// this plugin: start, reload, restart, close.
@@ -85,7 +85,7 @@ func (m *managed) info() Info {
 
 // crashed handles the unexpected exit of g: if it was taking the calls, they
 // answer Unavailable from now on and a new process is started with backoff.
-func (m *managed) crashed(g *generation, reason string) {
+func (m *managed) crashed(g *process, reason string) {
 	h := m.host
 	// Without waiting for the lifecycle lock (a reload may hold it for
 	// seconds): calls stop going to a dead process now.
@@ -111,7 +111,7 @@ func (m *managed) crashed(g *generation, reason string) {
 }
 
 // noteCrash records that g, which was serving, exited.
-func (m *managed) noteCrash(g *generation, reason string) {
+func (m *managed) noteCrash(g *process, reason string) {
 	m.mu.Lock()
 	m.restarts++
 	if time.Since(g.startedAt) >= backoffReset {
@@ -179,7 +179,7 @@ func (m *managed) retryOnce() (done bool) {
 	}
 	g, err := h.launch(h.ctx, m)
 	if err == nil {
-		var old *generation
+		var old *process
 		if old, err = h.commit(m, g); err != nil {
 			h.kill(g)
 		}

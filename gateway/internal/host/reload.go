@@ -39,7 +39,7 @@ func (h *Host) Reload(ctx context.Context, name string) (Info, error) {
 
 	g, err := h.launch(ctx, m)
 	if err == nil {
-		var old *generation
+		var old *process
 		if old, err = h.commit(m, g); err != nil {
 			h.kill(g)
 		}
@@ -99,9 +99,9 @@ func (h *Host) ReloadAll(ctx context.Context) error {
 
 // commit makes g take m's calls: OnChange first, with every plugin's
 // manifest and g's in place of m's, then one atomic switch. It returns the
-// generation g replaced, for the caller to retire. The caller holds
+// process g replaced, for the caller to retire. The caller holds
 // m.lifecycle.
-func (h *Host) commit(m *managed, g *generation) (old *generation, err error) {
+func (h *Host) commit(m *managed, g *process) (old *process, err error) {
 	h.commitMu.Lock()
 	defer h.commitMu.Unlock()
 	if h.closed.Load() {
@@ -126,7 +126,7 @@ func (h *Host) commit(m *managed, g *generation) (old *generation, err error) {
 	old = m.current.Swap(g)
 	m.transition(evServing, nil)
 	h.log.Info("plugin serving", "plugin", m.name, "version", g.loaded.Manifest.GetVersion(), "pid", g.pid,
-		"generation", g.loaded.Generation, "fast_lane", g.lane != nil)
+		"launch", g.loaded.Launch, "fast_lane", g.lane != nil)
 	return old, nil
 }
 

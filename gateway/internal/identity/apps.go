@@ -50,7 +50,7 @@ type App struct {
 // Live reports whether the app is in live mode.
 func (a App) Live() bool { return a.Mode == ModeLive }
 
-func (s *Service) appFrom(a coredb.CoreApp) App {
+func (s *store) appFrom(a coredb.CoreApp) App {
 	app := App{ID: FormatID(a.ID), Name: a.Name, ClientID: a.ClientID, Mode: AppMode(a.Mode), SecretHash: a.ClientSecretHash}
 	if a.PreviousSecretHash != nil && a.PreviousSecretExpiresAt.Valid && s.now().Before(a.PreviousSecretExpiresAt.Time) {
 		app.PreviousSecretHash = a.PreviousSecretHash
@@ -80,7 +80,7 @@ type CreatedApp struct {
 
 // CreateApp creates an app in development mode. Its client id is its app
 // id; the client secret is returned once and stored only as a hash.
-func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
+func (s *Apps) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 	if n.Name == "" {
 		return CreatedApp{}, fmt.Errorf("app name is empty: %w", ErrInvalid)
 	}
@@ -125,7 +125,7 @@ func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 			}
 		}
 		if n.AdminID != "" {
-			return s.SetTeamRole(ctx, out.ID, n.AdminID, TeamAdmin)
+			return s.Apps.SetTeamRole(ctx, out.ID, n.AdminID, TeamAdmin)
 		}
 		return nil
 	})
@@ -136,7 +136,7 @@ func (s *Service) CreateApp(ctx context.Context, n NewApp) (CreatedApp, error) {
 // may create one more app (a real person, under the limit), and answers the creator's id (nil for none). The
 // user's row stays locked until the transaction ends, so that concurrent
 // creations are counted one after the other and never pass the limit.
-func (s *Service) lockCreator(ctx context.Context, userID string) (*int64, error) {
+func (s *store) lockCreator(ctx context.Context, userID string) (*int64, error) {
 	if userID == "" {
 		return nil, nil
 	}
@@ -196,7 +196,7 @@ func ValidRedirectURI(raw string) error {
 }
 
 // App returns the app with id.
-func (s *Service) App(ctx context.Context, id string) (App, error) {
+func (s *Apps) App(ctx context.Context, id string) (App, error) {
 	aid, err := mustID("app", id)
 	if err != nil {
 		return App{}, err
@@ -209,7 +209,7 @@ func (s *Service) App(ctx context.Context, id string) (App, error) {
 }
 
 // AppByClientID returns the app whose client id this is.
-func (s *Service) AppByClientID(ctx context.Context, clientID string) (App, error) {
+func (s *Apps) AppByClientID(ctx context.Context, clientID string) (App, error) {
 	if clientID == "" {
 		return App{}, fmt.Errorf("empty client id: %w", ErrNotFound)
 	}
@@ -233,9 +233,11 @@ func (a App) CheckClientSecret(secret string) bool {
 	return current || previous
 }
 
-// SetClientSecret replaces the app's client secret (a rotation); "" makes a
-// new random one. The new secret is returned once.
-func (s *Service) SetClientSecret(ctx context.Context, appID, secret string) (string, error) {
+// SetClientSecret replaces the app's client secret with no overlap (unlike
+// RotateClientSecret); "" makes a new random one. The new secret is
+// returned once, and kept sealed like every client secret (it signs the
+// app's webhooks).
+func (s *Apps) SetClientSecret(ctx context.Context, appID, secret string) (string, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return "", err
@@ -243,7 +245,8 @@ func (s *Service) SetClientSecret(ctx context.Context, appID, secret string) (st
 	if secret == "" {
 		secret, _ = NewToken(PrefixClientSecret)
 	}
-	n, err := s.q.SetClientSecretHash(ctx, coredb.SetClientSecretHashParams{ID: aid, ClientSecretHash: HashToken(secret)})
+	n, err := s.q.SetClientSecret(ctx, coredb.SetClientSecretParams{ID: aid, ClientSecretHash: HashToken(secret),
+		ClientSecretSealed: s.sealSecret(aid, secret)})
 	if err != nil {
 		return "", fmt.Errorf("set client secret: %w", err)
 	}
@@ -255,7 +258,7 @@ func (s *Service) SetClientSecret(ctx context.Context, appID, secret string) (st
 
 // AddRedirectURI registers one more redirect URI; authorization requests
 // must use a registered URI exactly.
-func (s *Service) AddRedirectURI(ctx context.Context, appID, uri string) error {
+func (s *Apps) AddRedirectURI(ctx context.Context, appID, uri string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -271,7 +274,7 @@ func (s *Service) AddRedirectURI(ctx context.Context, appID, uri string) error {
 
 // RedirectURIRegistered reports whether uri is registered for the app,
 // compared exactly (no normalisation, RFC 9700 §4.1.3).
-func (s *Service) RedirectURIRegistered(ctx context.Context, appID, uri string) (bool, error) {
+func (s *Apps) RedirectURIRegistered(ctx context.Context, appID, uri string) (bool, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return false, err
@@ -284,7 +287,7 @@ func (s *Service) RedirectURIRegistered(ctx context.Context, appID, uri string) 
 }
 
 // EnableProduct enables a product (e.g. svcchat) on the app.
-func (s *Service) EnableProduct(ctx context.Context, appID, product string) error {
+func (s *Apps) EnableProduct(ctx context.Context, appID, product string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -296,7 +299,7 @@ func (s *Service) EnableProduct(ctx context.Context, appID, product string) erro
 }
 
 // AppProducts lists the products enabled on the app.
-func (s *Service) AppProducts(ctx context.Context, appID string) ([]string, error) {
+func (s *Apps) AppProducts(ctx context.Context, appID string) ([]string, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -310,7 +313,7 @@ func (s *Service) AppProducts(ctx context.Context, appID string) ([]string, erro
 
 // AppConfig returns the app's platformConfig as a JSON object ("{}" when
 // none was saved).
-func (s *Service) AppConfig(ctx context.Context, appID string) ([]byte, error) {
+func (s *Apps) AppConfig(ctx context.Context, appID string) ([]byte, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -328,11 +331,11 @@ func (s *Service) AppConfig(ctx context.Context, appID string) ([]byte, error) {
 // SetTeamRole puts a user on the app's team with role, or changes the
 // user's role. Demoting the last Admin is refused (ErrLastAdmin); a user
 // that does not exist is ErrNotFound.
-func (s *Service) SetTeamRole(ctx context.Context, appID, userID string, role TeamRole) error {
+func (s *Apps) SetTeamRole(ctx context.Context, appID, userID string, role TeamRole) error {
 	if !slices.Contains([]TeamRole{TeamAdmin, TeamDeveloper, TeamTester}, role) {
 		return fmt.Errorf("team role %q: %w", role, ErrInvalid)
 	}
-	if _, err := s.User(ctx, userID); err != nil {
+	if _, err := s.all.Users.User(ctx, userID); err != nil {
 		return err
 	}
 	return s.InTx(ctx, func(s *Service) error {
@@ -340,7 +343,7 @@ func (s *Service) SetTeamRole(ctx context.Context, appID, userID string, role Te
 		if err != nil {
 			return err
 		}
-		current, err := s.TeamRole(ctx, appID, userID)
+		current, err := s.Apps.TeamRole(ctx, appID, userID)
 		if err != nil {
 			return err
 		}
@@ -356,7 +359,7 @@ func (s *Service) SetTeamRole(ctx context.Context, appID, userID string, role Te
 }
 
 // TeamRole returns the user's role on the app's team, or "" when none.
-func (s *Service) TeamRole(ctx context.Context, appID, userID string) (TeamRole, error) {
+func (s *Apps) TeamRole(ctx context.Context, appID, userID string) (TeamRole, error) {
 	aid, ok1 := ParseID(appID)
 	uid, ok2 := ParseID(userID)
 	if !ok1 || !ok2 {
@@ -373,7 +376,7 @@ func (s *Service) TeamRole(ctx context.Context, appID, userID string) (TeamRole,
 }
 
 // AddTestUser makes a user a Test User of the app.
-func (s *Service) AddTestUser(ctx context.Context, appID, userID string) error {
+func (s *Apps) AddTestUser(ctx context.Context, appID, userID string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -390,7 +393,7 @@ func (s *Service) AddTestUser(ctx context.Context, appID, userID string) error {
 
 // MayAuthorize reports whether the user may authorize the app: anyone when
 // the app is live; in development mode only its team and Test Users.
-func (s *Service) MayAuthorize(ctx context.Context, app App, userID string) (bool, error) {
+func (s *Apps) MayAuthorize(ctx context.Context, app App, userID string) (bool, error) {
 	if app.Live() {
 		return true, nil
 	}
@@ -409,7 +412,7 @@ func (s *Service) MayAuthorize(ctx context.Context, app App, userID string) (boo
 // GrantableScopes are the scopes the app may be granted: any scope in
 // development mode, and in live mode openid plus the scopes App Review
 // approved.
-func (s *Service) GrantableScopes(ctx context.Context, app App) ([]string, error) {
+func (s *Apps) GrantableScopes(ctx context.Context, app App) ([]string, error) {
 	if !app.Live() {
 		return AllScopes(), nil
 	}
@@ -429,7 +432,7 @@ func (s *Service) GrantableScopes(ctx context.Context, app App) ([]string, error
 
 // LinkPage links the app to a Page (a business asset of type PAGE) with the
 // products enabled on the link, replacing an earlier link's products.
-func (s *Service) LinkPage(ctx context.Context, appID, pageID string, products []string) error {
+func (s *Apps) LinkPage(ctx context.Context, appID, pageID string, products []string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -448,7 +451,7 @@ func (s *Service) LinkPage(ctx context.Context, appID, pageID string, products [
 }
 
 // UnlinkPage removes the link between the app and the Page.
-func (s *Service) UnlinkPage(ctx context.Context, appID, pageID string) error {
+func (s *Apps) UnlinkPage(ctx context.Context, appID, pageID string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -465,7 +468,7 @@ func (s *Service) UnlinkPage(ctx context.Context, appID, pageID string) error {
 
 // CreateAppKey issues an app API key: svc_test_… in development mode,
 // svc_live_… once live. The key is returned once and stored as a hash.
-func (s *Service) CreateAppKey(ctx context.Context, appID string) (string, error) {
+func (s *Apps) CreateAppKey(ctx context.Context, appID string) (string, error) {
 	app, err := s.App(ctx, appID)
 	if err != nil {
 		return "", err
@@ -493,7 +496,7 @@ type MyApp struct {
 
 // AppsOfUser lists the apps on whose team the user is, in id order, at
 // most limit of them after the app id after ("" for the first page).
-func (s *Service) AppsOfUser(ctx context.Context, userID, after string, limit int) ([]MyApp, error) {
+func (s *Apps) AppsOfUser(ctx context.Context, userID, after string, limit int) ([]MyApp, error) {
 	uid, err := mustID("user", userID)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ type DebugTokenData struct {
 // any other token, unknown or of another app or a first-party session, is
 // reported as {"is_valid":false} with nothing else, so the operation cannot
 // be used to probe other apps' tokens.
-func (s *Service) DebugToken(ctx context.Context, callerAppID, inputToken string, now time.Time) (DebugTokenData, error) {
+func (s *Sessions) DebugToken(ctx context.Context, callerAppID, inputToken string, now time.Time) (DebugTokenData, error) {
 	invalid := DebugTokenData{Scopes: []string{}}
 	if inputToken == "" {
 		return invalid, nil

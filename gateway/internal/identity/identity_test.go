@@ -53,7 +53,7 @@ func TestSignIn(t *testing.T) {
 		{"unknown user is refused the same way", "nobody", w.Owner.Password, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := w.IDs.SignIn(ctx, "192.0.2.1", tc.username, tc.password)
+			s, err := w.IDs.Sessions.SignIn(ctx, "192.0.2.1", tc.username, tc.password)
 			if !tc.ok {
 				if !errors.Is(err, identity.ErrWrongPassword) {
 					t.Fatalf("err = %v, want ErrWrongPassword", err)
@@ -68,7 +68,7 @@ func TestSignIn(t *testing.T) {
 			}
 		})
 	}
-	if _, err := w.IDs.CreateUser(ctx, identity.NewUser{Username: "OWNER", Password: "x"}); !errors.Is(err, identity.ErrUsernameTaken) {
+	if _, err := w.IDs.Users.CreateUser(ctx, identity.NewUser{Username: "OWNER", Password: "x"}); !errors.Is(err, identity.ErrUsernameTaken) {
 		t.Errorf("duplicate username (other case): err = %v, want ErrUsernameTaken", err)
 	}
 }
@@ -95,7 +95,7 @@ func TestPageAccess(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	other, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Unlinked", RedirectURIs: []string{identitytest.RedirectURI}})
+	other, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Unlinked", RedirectURIs: []string{identitytest.RedirectURI}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestPageAccess(t *testing.T) {
 		{"malformed Page id", "page-1", w.Owner.ID, "", false, false, pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED, nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := w.IDs.PageFacts(ctx, tc.page, tc.user, tc.app)
+			got, err := w.IDs.Pages.PageFacts(ctx, tc.page, tc.user, tc.app)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,10 +134,10 @@ func TestLinkProductNeedsTheAppToHaveIt(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	if err := w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
+	if err := w.IDs.Apps.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := w.IDs.PageFacts(ctx, w.Page.ID, "", w.App.ID)
+	f, err := w.IDs.Pages.PageFacts(ctx, w.Page.ID, "", w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,22 +152,22 @@ func TestAppReview(t *testing.T) {
 	ctx := context.Background()
 	app := w.App.ID
 
-	if _, err := w.IDs.GoLive(ctx, app); !errors.Is(err, identity.ErrReviewRequired) {
+	if _, err := w.IDs.Review.GoLive(ctx, app); !errors.Is(err, identity.ErrReviewRequired) {
 		t.Fatalf("going live without review: err = %v, want ErrReviewRequired", err)
 	}
-	key, _ := w.IDs.CreateAppKey(ctx, app)
+	key, _ := w.IDs.Apps.CreateAppKey(ctx, app)
 	if !strings.HasPrefix(key, identity.PrefixTestKey) {
 		t.Errorf("development key %q lacks %s", key, identity.PrefixTestKey)
 	}
 
 	t.Run("basic scope below score 85 is rejected by the automated review", func(t *testing.T) {
-		rs, err := w.IDs.SubmitForReview(ctx, app, []string{identity.ScopePublicProfile}, 84)
+		rs, err := w.IDs.Review.SubmitForReview(ctx, app, []string{identity.ScopePublicProfile}, 84)
 		if err != nil || len(rs) != 1 || rs[0].Status != identity.ReviewRejected || rs[0].Reason == "" {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
 	})
 	t.Run("basic scopes at score 85 are approved by the automated review", func(t *testing.T) {
-		rs, err := w.IDs.SubmitForReview(ctx, app, []string{identity.ScopePublicProfile, identity.ScopePagesRead, identity.ScopeOpenID}, 85)
+		rs, err := w.IDs.Review.SubmitForReview(ctx, app, []string{identity.ScopePublicProfile, identity.ScopePagesRead, identity.ScopeOpenID}, 85)
 		if err != nil || len(rs) != 2 {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
@@ -178,62 +178,62 @@ func TestAppReview(t *testing.T) {
 		}
 	})
 	t.Run("an approved scope stays approved when submitted again", func(t *testing.T) {
-		rs, err := w.IDs.SubmitForReview(ctx, app, []string{identity.ScopePagesRead}, 10)
+		rs, err := w.IDs.Review.SubmitForReview(ctx, app, []string{identity.ScopePagesRead}, 10)
 		if err != nil || rs[0].Status != identity.ReviewAutomatedApproved {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
 	})
 	t.Run("advanced scopes wait for staff", func(t *testing.T) {
-		rs, err := w.IDs.SubmitForReview(ctx, app, []string{identity.ScopeChatSend, identity.ScopeChatRead}, 100)
+		rs, err := w.IDs.Review.SubmitForReview(ctx, app, []string{identity.ScopeChatSend, identity.ScopeChatRead}, 100)
 		if err != nil || rs[0].Status != identity.ReviewPending || rs[1].Status != identity.ReviewPending {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
-		q, err := w.IDs.PendingScopeReviews(ctx, w.Staff.ID)
+		q, err := w.IDs.Review.PendingScopeReviews(ctx, w.Staff.ID)
 		if err != nil || len(q) != 2 {
 			t.Fatalf("staff queue = %+v, %v", q, err)
 		}
 	})
 	t.Run("only staff can see the queue or decide", func(t *testing.T) {
-		if _, err := w.IDs.PendingScopeReviews(ctx, w.Owner.ID); !errors.Is(err, identity.ErrNotStaff) {
+		if _, err := w.IDs.Review.PendingScopeReviews(ctx, w.Owner.ID); !errors.Is(err, identity.ErrNotStaff) {
 			t.Errorf("queue by non-staff: err = %v", err)
 		}
-		if _, err := w.IDs.ApproveScope(ctx, w.Owner.ID, app, identity.ScopeChatSend); !errors.Is(err, identity.ErrNotStaff) {
+		if _, err := w.IDs.Review.ApproveScope(ctx, w.Owner.ID, app, identity.ScopeChatSend); !errors.Is(err, identity.ErrNotStaff) {
 			t.Errorf("approval by non-staff: err = %v", err)
 		}
 	})
 	t.Run("staff approve one scope and reject another", func(t *testing.T) {
-		r, err := w.IDs.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatSend)
+		r, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatSend)
 		if err != nil || r.Status != identity.ReviewApproved || r.ReviewerID != w.Staff.ID {
 			t.Fatalf("approve = %+v, %v", r, err)
 		}
-		r, err = w.IDs.RejectScope(ctx, w.Staff.ID, app, identity.ScopeChatRead, "no use case shown")
+		r, err = w.IDs.Review.RejectScope(ctx, w.Staff.ID, app, identity.ScopeChatRead, "no use case shown")
 		if err != nil || r.Status != identity.ReviewRejected || r.Reason != "no use case shown" {
 			t.Fatalf("reject = %+v, %v", r, err)
 		}
-		if _, err := w.IDs.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatRead); !errors.Is(err, identity.ErrNotPending) {
+		if _, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatRead); !errors.Is(err, identity.ErrNotPending) {
 			t.Errorf("approving a decided review: err = %v, want ErrNotPending", err)
 		}
 	})
 	t.Run("a live app can be granted openid and approved scopes only", func(t *testing.T) {
-		if _, err := w.IDs.GoLive(ctx, app); err != nil {
+		if _, err := w.IDs.Review.GoLive(ctx, app); err != nil {
 			t.Fatal(err)
 		}
-		a, err := w.IDs.App(ctx, app)
+		a, err := w.IDs.Apps.App(ctx, app)
 		if err != nil || !a.Live() {
 			t.Fatalf("app = %+v, %v", a, err)
 		}
-		got, err := w.IDs.GrantableScopes(ctx, a)
+		got, err := w.IDs.Apps.GrantableScopes(ctx, a)
 		want := []string{identity.ScopeOpenID, identity.ScopePagesRead, identity.ScopePublicProfile, identity.ScopeChatSend}
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("grantable = %v, %v; want %v", got, err, want)
 		}
-		ok, err := w.IDs.MayAuthorize(ctx, a, w.Stranger.ID)
+		ok, err := w.IDs.Apps.MayAuthorize(ctx, a, w.Stranger.ID)
 		if err != nil || !ok {
 			t.Errorf("a live app is open to anyone: %v, %v", ok, err)
 		}
 	})
 	t.Run("a live app's new keys are svc_live_ keys", func(t *testing.T) {
-		key, err := w.IDs.CreateAppKey(ctx, app)
+		key, err := w.IDs.Apps.CreateAppKey(ctx, app)
 		if err != nil || !strings.HasPrefix(key, identity.PrefixLiveKey) {
 			t.Errorf("key %q, %v", key, err)
 		}
@@ -244,7 +244,7 @@ func TestDevelopmentModeAuthorization(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	if err := w.IDs.SetTeamRole(ctx, w.App.ID, w.PageAdmin.ID, identity.TeamTester); err != nil {
+	if err := w.IDs.Apps.SetTeamRole(ctx, w.App.ID, w.PageAdmin.ID, identity.TeamTester); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -259,7 +259,7 @@ func TestDevelopmentModeAuthorization(t *testing.T) {
 		{"staff are not special", w.Staff.ID, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := w.IDs.MayAuthorize(ctx, w.App.App, tc.user)
+			got, err := w.IDs.Apps.MayAuthorize(ctx, w.App.App, tc.user)
 			if err != nil || got != tc.want {
 				t.Errorf("MayAuthorize = %v, %v; want %v", got, err, tc.want)
 			}
@@ -295,30 +295,30 @@ func TestDebugToken(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	key, err := w.IDs.CreateAppKey(ctx, w.App.ID)
+	key, err := w.IDs.Apps.CreateAppKey(ctx, w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Other"})
-	otherKey, _ := w.IDs.CreateAppKey(ctx, other.ID)
-	sess, _ := w.IDs.CreateSession(ctx, w.Owner.ID)
+	other, _ := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Other"})
+	otherKey, _ := w.IDs.Apps.CreateAppKey(ctx, other.ID)
+	sess, _ := w.IDs.Sessions.CreateSession(ctx, w.Owner.ID)
 	now := time.Now()
 
-	d, err := w.IDs.DebugToken(ctx, w.App.ID, key, now)
+	d, err := w.IDs.Sessions.DebugToken(ctx, w.App.ID, key, now)
 	if err != nil || !d.IsValid || d.Type != "APP" || d.AppID != w.App.ID || d.Application != "Demo App" ||
 		d.ExpiresAt != nil || d.IssuedAt == nil {
 		t.Errorf("own app key: %+v, %v", d, err)
 	}
 	for name, tok := range map[string]string{"another app's key": otherKey, "a session": sess.Token, "unknown": "nope"} {
-		d, err := w.IDs.DebugToken(ctx, w.App.ID, tok, now)
+		d, err := w.IDs.Sessions.DebugToken(ctx, w.App.ID, tok, now)
 		if err != nil || d.IsValid || d.AppID != "" || d.UserID != "" {
 			t.Errorf("%s: %+v, %v", name, d, err)
 		}
 	}
-	if ok, err := w.IDs.RevokeCredential(ctx, key); !ok || err != nil {
+	if ok, err := w.IDs.Sessions.RevokeCredential(ctx, key); !ok || err != nil {
 		t.Fatalf("revoke: %v, %v", ok, err)
 	}
-	if d, _ := w.IDs.DebugToken(ctx, w.App.ID, key, now); d.IsValid || d.Type != "APP" {
+	if d, _ := w.IDs.Sessions.DebugToken(ctx, w.App.ID, key, now); d.IsValid || d.Type != "APP" {
 		t.Errorf("revoked key: %+v", d)
 	}
 }
@@ -326,7 +326,7 @@ func TestDebugToken(t *testing.T) {
 func TestMe(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
-	me, err := w.IDs.Me(context.Background(), w.Consumer.ID)
+	me, err := w.IDs.Users.Me(context.Background(), w.Consumer.ID)
 	if err != nil || me.ID != w.Consumer.ID || me.Name != "Casey Consumer" {
 		t.Errorf("Me = %+v, %v", me, err)
 	}

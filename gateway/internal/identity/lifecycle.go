@@ -30,7 +30,7 @@ const (
 // ---- redirect URIs ------------------------------------------------------
 
 // RedirectURIs lists the app's registered redirect URIs.
-func (s *Service) RedirectURIs(ctx context.Context, appID string) ([]string, error) {
+func (s *Apps) RedirectURIs(ctx context.Context, appID string) ([]string, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (s *Service) RedirectURIs(ctx context.Context, appID string) ([]string, err
 // RegisterRedirectURI adds a redirect URI (ValidRedirectURI), at most
 // MaxRedirectURIs per app; adding one already registered changes nothing.
 // It is used exactly as given from the next authorization request on.
-func (s *Service) RegisterRedirectURI(ctx context.Context, appID, uri string) error {
+func (s *Apps) RegisterRedirectURI(ctx context.Context, appID, uri string) error {
 	if err := ValidRedirectURI(uri); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Service) RegisterRedirectURI(ctx context.Context, appID, uri string) er
 
 // RemoveRedirectURI unregisters a redirect URI: authorization requests
 // naming it are refused from now on. ErrNotFound when it was not registered.
-func (s *Service) RemoveRedirectURI(ctx context.Context, appID, uri string) error {
+func (s *Apps) RemoveRedirectURI(ctx context.Context, appID, uri string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ type TeamMember struct {
 }
 
 // Team lists the app's team, by user id.
-func (s *Service) Team(ctx context.Context, appID string) ([]TeamMember, error) {
+func (s *Apps) Team(ctx context.Context, appID string) ([]TeamMember, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -112,13 +112,13 @@ func (s *Service) Team(ctx context.Context, appID string) ([]TeamMember, error) 
 
 // RemoveTeamMember takes a user off the app's team. The last Admin cannot
 // be removed (ErrLastAdmin); ErrNotFound when the user is not on the team.
-func (s *Service) RemoveTeamMember(ctx context.Context, appID, userID string) error {
+func (s *Apps) RemoveTeamMember(ctx context.Context, appID, userID string) error {
 	return s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
 		if err != nil {
 			return err
 		}
-		current, err := s.TeamRole(ctx, appID, userID)
+		current, err := s.Apps.TeamRole(ctx, appID, userID)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (s *Service) RemoveTeamMember(ctx context.Context, appID, userID string) er
 // keepAnAdmin refuses a change of a member from role current to role next
 // ("" for removal) that would leave the team without an Admin. The app row
 // is locked by the caller, so two such changes cannot both pass.
-func (s *Service) keepAnAdmin(ctx context.Context, aid int64, current, next TeamRole) error {
+func (s *store) keepAnAdmin(ctx context.Context, aid int64, current, next TeamRole) error {
 	if current != TeamAdmin || next == TeamAdmin {
 		return nil
 	}
@@ -170,7 +170,7 @@ type TestUser struct {
 // row lock) and inserts. An app already at the cap is refused before the
 // hash, so that refused requests take no hashing slot from sign-in; the
 // locked count in the transaction stays the one that decides.
-func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, error) {
+func (s *Apps) CreateTestUser(ctx context.Context, appID string) (TestUser, error) {
 	if _, err := s.App(ctx, appID); err != nil {
 		return TestUser{}, err
 	}
@@ -207,7 +207,7 @@ func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, e
 				return err
 			}
 			out = TestUser{ID: u.ID, Username: u.Username, Name: u.Name, Password: password}
-			return s.AddTestUser(ctx, appID, u.ID)
+			return s.Apps.AddTestUser(ctx, appID, u.ID)
 		})
 		if errors.Is(err, ErrUsernameTaken) {
 			continue // the failed insert ended that transaction: try a new one
@@ -218,7 +218,7 @@ func (s *Service) CreateTestUser(ctx context.Context, appID string) (TestUser, e
 }
 
 // TestUsers lists the app's Test Users, by id, without passwords.
-func (s *Service) TestUsers(ctx context.Context, appID string) ([]TestUser, error) {
+func (s *Apps) TestUsers(ctx context.Context, appID string) ([]TestUser, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (s *Service) TestUsers(ctx context.Context, appID string) ([]TestUser, erro
 // the app created is deleted with its sessions and tokens; a user who
 // existed before only loses the standing. ErrNotFound when the user is not
 // a Test User of the app.
-func (s *Service) RemoveTestUser(ctx context.Context, appID, userID string) error {
+func (s *Apps) RemoveTestUser(ctx context.Context, appID, userID string) error {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return err
@@ -275,14 +275,14 @@ type Rotated struct {
 // RotateAppKey issues a new app API key (svc_test_… or svc_live_… by the
 // app's mode). The app's other keys keep working for KeyOverlap more, then
 // never; a key already due to expire sooner keeps its earlier end.
-func (s *Service) RotateAppKey(ctx context.Context, appID string) (Rotated, error) {
+func (s *Apps) RotateAppKey(ctx context.Context, appID string) (Rotated, error) {
 	var out Rotated
 	err := s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
 		if err != nil {
 			return err
 		}
-		key, err := s.CreateAppKey(ctx, appID)
+		key, err := s.Apps.CreateAppKey(ctx, appID)
 		if err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func (s *Service) RotateAppKey(ctx context.Context, appID string) (Rotated, erro
 // one, returned once. The previous secret keeps authenticating the app (and
 // is returned by SigningSecrets) for KeyOverlap more, then never. A second
 // rotation within the overlap ends the first one's previous secret at once.
-func (s *Service) RotateClientSecret(ctx context.Context, appID string) (Rotated, error) {
+func (s *Apps) RotateClientSecret(ctx context.Context, appID string) (Rotated, error) {
 	var out Rotated
 	err := s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
@@ -326,8 +326,8 @@ func (s *Service) RotateClientSecret(ctx context.Context, appID string) (Rotated
 
 // SigningSecrets are the client secrets a webhook body is signed with.
 type SigningSecrets struct {
-	// Current is the client secret now; "" when it was created before
-	// secrets were sealed (then only the webhook package's copy exists).
+	// Current is the client secret now; "" when it was never sealed (an
+	// app created while the Service had no Sealer).
 	Current string
 	// Previous is the secret before the last rotation while its overlap
 	// lasts, else "".
@@ -336,11 +336,44 @@ type SigningSecrets struct {
 	PreviousExpiresAt time.Time
 }
 
+// SealedSecrets are an app's client secrets as core.apps keeps them, sealed
+// (client_secret_sealed, previous_secret_sealed, previous_secret_expires_at),
+// for a reader that selects them with its own query: the webhook dispatcher
+// reads them with each delivery it claims, so that signing costs no query of
+// its own. core.apps is their one home; Open is the one way to read them.
+type SealedSecrets struct {
+	// Current is client_secret_sealed; nil when none was sealed.
+	Current []byte
+	// Previous is previous_secret_sealed; nil when none.
+	Previous []byte
+	// PreviousExpiresAt is previous_secret_expires_at; zero when none.
+	PreviousExpiresAt time.Time
+}
+
+// Open opens the secrets of app appID with sealer: the current one, and the
+// previous one while its overlap lasts at now.
+func (s SealedSecrets) Open(sealer Sealer, appID int64, now time.Time) (SigningSecrets, error) {
+	var out SigningSecrets
+	var err error
+	if s.Current != nil {
+		if out.Current, err = openClientSecret(sealer, appID, s.Current); err != nil {
+			return SigningSecrets{}, err
+		}
+	}
+	if s.Previous != nil && now.Before(s.PreviousExpiresAt) {
+		if out.Previous, err = openClientSecret(sealer, appID, s.Previous); err != nil {
+			return SigningSecrets{}, err
+		}
+		out.PreviousExpiresAt = s.PreviousExpiresAt
+	}
+	return out, nil
+}
+
 // SigningSecrets returns the app's current client secret and, while a
 // rotation's overlap lasts, the previous one: during the overlap a webhook
 // is signed with both, so a receiver that still holds the old secret keeps
 // verifying (CONTRACT §14). It needs a Sealer (SetSealer).
-func (s *Service) SigningSecrets(ctx context.Context, appID string) (SigningSecrets, error) {
+func (s *Apps) SigningSecrets(ctx context.Context, appID string) (SigningSecrets, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return SigningSecrets{}, err
@@ -352,34 +385,31 @@ func (s *Service) SigningSecrets(ctx context.Context, appID string) (SigningSecr
 	if err != nil {
 		return SigningSecrets{}, notFound(err, "app "+appID)
 	}
-	var out SigningSecrets
-	if row.ClientSecretSealed != nil {
-		if out.Current, err = s.openSecret(aid, row.ClientSecretSealed); err != nil {
-			return SigningSecrets{}, err
-		}
-	}
-	if row.PreviousSecretSealed != nil && row.PreviousSecretExpiresAt.Valid && s.now().Before(row.PreviousSecretExpiresAt.Time) {
-		if out.Previous, err = s.openSecret(aid, row.PreviousSecretSealed); err != nil {
-			return SigningSecrets{}, err
-		}
-		out.PreviousExpiresAt = row.PreviousSecretExpiresAt.Time
-	}
-	return out, nil
+	return SealedSecrets{Current: row.ClientSecretSealed, Previous: row.PreviousSecretSealed,
+		PreviousExpiresAt: row.PreviousSecretExpiresAt.Time}.Open(s.env.sealer, aid, s.now())
 }
 
 // sealSecret seals an app's client secret, bound to the app; nil without a
 // sealer.
-func (s *Service) sealSecret(appID int64, secret string) []byte {
+func (s *store) sealSecret(appID int64, secret string) []byte {
 	if s.env.sealer == nil {
 		return nil
 	}
 	return s.env.sealer.Seal([]byte(secret), clientSecretContext(appID))
 }
 
-func (s *Service) openSecret(appID int64, sealed []byte) (string, error) {
-	plain, err := s.env.sealer.Open(sealed, clientSecretContext(appID))
+// openClientSecret opens one sealed client secret of app appID. A secret
+// that migration 0104 moved from core.webhook_app_secrets (apps created
+// before their secret was sealed in core.apps) is sealed under the webhook
+// signer's former context, so that context is tried second.
+func openClientSecret(sealer Sealer, appID int64, sealed []byte) (string, error) {
+	plain, err := sealer.Open(sealed, clientSecretContext(appID))
 	if err != nil {
-		return "", fmt.Errorf("open client secret of app %d: %w", appID, err)
+		moved, movedErr := sealer.Open(sealed, movedWebhookSecretContext(appID))
+		if movedErr != nil {
+			return "", fmt.Errorf("open client secret of app %d: %w", appID, err)
+		}
+		plain = moved
 	}
 	return string(plain), nil
 }
@@ -388,9 +418,15 @@ func (s *Service) openSecret(appID int64, sealed []byte) (string, error) {
 // copied to another app's row does not open.
 func clientSecretContext(appID int64) string { return "client secret of app " + FormatID(appID) }
 
+// movedWebhookSecretContext is the context core.webhook_app_secrets sealed
+// its copies under, kept for the copies migration 0104 moved to core.apps.
+func movedWebhookSecretContext(appID int64) string {
+	return "webhook signing secret of app " + FormatID(appID)
+}
+
 // lockApp locks the app's row for the transaction, serialising changes to
 // its team, keys and mode; ErrNotFound when there is no such app.
-func (s *Service) lockApp(ctx context.Context, appID string) (int64, error) {
+func (s *store) lockApp(ctx context.Context, appID string) (int64, error) {
 	if s.tx == nil {
 		return 0, errors.New("identity: lockApp outside a transaction")
 	}

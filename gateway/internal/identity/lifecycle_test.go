@@ -41,11 +41,11 @@ func TestARotatedAppKeyWorks24HoursMoreThenNever(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
 	w.IDs.SetClock(c.now)
-	old, err := w.IDs.CreateAppKey(ctx, w.App.ID)
+	old, err := w.IDs.Apps.CreateAppKey(ctx, w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := w.IDs.RotateAppKey(ctx, w.App.ID)
+	r, err := w.IDs.Apps.RotateAppKey(ctx, w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +69,12 @@ func TestARotatedAppKeyWorks24HoursMoreThenNever(t *testing.T) {
 	}
 
 	t.Run("a second rotation does not extend the first key's overlap", func(t *testing.T) {
-		first, _ := w.IDs.CreateAppKey(ctx, w.App.ID)
-		if _, err := w.IDs.RotateAppKey(ctx, w.App.ID); err != nil {
+		first, _ := w.IDs.Apps.CreateAppKey(ctx, w.App.ID)
+		if _, err := w.IDs.Apps.RotateAppKey(ctx, w.App.ID); err != nil {
 			t.Fatal(err)
 		}
 		c.add(time.Hour)
-		if _, err := w.IDs.RotateAppKey(ctx, w.App.ID); err != nil {
+		if _, err := w.IDs.Apps.RotateAppKey(ctx, w.App.ID); err != nil {
 			t.Fatal(err)
 		}
 		c.add(identity.KeyOverlap - time.Hour)
@@ -94,19 +94,19 @@ func TestARotatedClientSecretWorks24HoursMoreThenNever(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.IDs.SetSealer(box)
-	app, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Signed", AdminID: w.Owner.ID})
+	app, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Signed", AdminID: w.Owner.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := w.IDs.SigningSecrets(ctx, app.ID); err != nil || s.Current != app.ClientSecret || s.Previous != "" {
+	if s, err := w.IDs.Apps.SigningSecrets(ctx, app.ID); err != nil || s.Current != app.ClientSecret || s.Previous != "" {
 		t.Fatalf("signing secrets before a rotation = %+v, %v", s, err)
 	}
-	r, err := w.IDs.RotateClientSecret(ctx, app.ID)
+	r, err := w.IDs.Apps.RotateClientSecret(ctx, app.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(secret string) bool {
-		a, err := w.IDs.App(ctx, app.ID)
+		a, err := w.IDs.Apps.App(ctx, app.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestARotatedClientSecretWorks24HoursMoreThenNever(t *testing.T) {
 	if !check(r.Value) || !check(app.ClientSecret) {
 		t.Fatal("during the overlap both secrets authenticate the app")
 	}
-	s, err := w.IDs.SigningSecrets(ctx, app.ID)
+	s, err := w.IDs.Apps.SigningSecrets(ctx, app.ID)
 	if err != nil || s.Current != r.Value || s.Previous != app.ClientSecret || !s.PreviousExpiresAt.Equal(r.PreviousExpiresAt) {
 		t.Fatalf("signing secrets during the overlap = %+v, %v", s, err)
 	}
@@ -123,7 +123,7 @@ func TestARotatedClientSecretWorks24HoursMoreThenNever(t *testing.T) {
 	if !check(r.Value) || check(app.ClientSecret) {
 		t.Fatal("after the overlap only the new secret authenticates the app")
 	}
-	if s, err := w.IDs.SigningSecrets(ctx, app.ID); err != nil || s.Current != r.Value || s.Previous != "" {
+	if s, err := w.IDs.Apps.SigningSecrets(ctx, app.ID); err != nil || s.Current != r.Value || s.Previous != "" {
 		t.Fatalf("signing secrets after the overlap = %+v, %v", s, err)
 	}
 	if check("") || check("svccs_guess") {
@@ -136,31 +136,31 @@ func TestTheLastAdminCannotBeRemovedOrDemoted(t *testing.T) {
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
 	app := w.App.ID // Owner is its only Admin
-	if err := w.IDs.RemoveTeamMember(ctx, app, w.Owner.ID); !errors.Is(err, identity.ErrLastAdmin) {
+	if err := w.IDs.Apps.RemoveTeamMember(ctx, app, w.Owner.ID); !errors.Is(err, identity.ErrLastAdmin) {
 		t.Fatalf("removing the last admin: %v", err)
 	}
-	if err := w.IDs.SetTeamRole(ctx, app, w.Owner.ID, identity.TeamDeveloper); !errors.Is(err, identity.ErrLastAdmin) {
+	if err := w.IDs.Apps.SetTeamRole(ctx, app, w.Owner.ID, identity.TeamDeveloper); !errors.Is(err, identity.ErrLastAdmin) {
 		t.Fatalf("demoting the last admin: %v", err)
 	}
-	if err := w.IDs.SetTeamRole(ctx, app, w.PageAdmin.ID, identity.TeamAdmin); err != nil {
+	if err := w.IDs.Apps.SetTeamRole(ctx, app, w.PageAdmin.ID, identity.TeamAdmin); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.IDs.SetTeamRole(ctx, app, w.Owner.ID, identity.TeamDeveloper); err != nil {
+	if err := w.IDs.Apps.SetTeamRole(ctx, app, w.Owner.ID, identity.TeamDeveloper); err != nil {
 		t.Fatalf("demoting one of two admins: %v", err)
 	}
-	if err := w.IDs.RemoveTeamMember(ctx, app, w.PageAdmin.ID); !errors.Is(err, identity.ErrLastAdmin) {
+	if err := w.IDs.Apps.RemoveTeamMember(ctx, app, w.PageAdmin.ID); !errors.Is(err, identity.ErrLastAdmin) {
 		t.Fatalf("removing the admin left: %v", err)
 	}
-	if err := w.IDs.RemoveTeamMember(ctx, app, w.Owner.ID); err != nil {
+	if err := w.IDs.Apps.RemoveTeamMember(ctx, app, w.Owner.ID); err != nil {
 		t.Fatalf("removing a developer: %v", err)
 	}
-	if err := w.IDs.RemoveTeamMember(ctx, app, w.Owner.ID); !errors.Is(err, identity.ErrNotFound) {
+	if err := w.IDs.Apps.RemoveTeamMember(ctx, app, w.Owner.ID); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("removing someone off the team: %v", err)
 	}
-	if err := w.IDs.SetTeamRole(ctx, app, "424242", identity.TeamTester); !errors.Is(err, identity.ErrNotFound) {
+	if err := w.IDs.Apps.SetTeamRole(ctx, app, "424242", identity.TeamTester); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("a user that does not exist: %v", err)
 	}
-	team, err := w.IDs.Team(ctx, app)
+	team, err := w.IDs.Apps.Team(ctx, app)
 	if err != nil || len(team) != 1 || team[0].UserID != w.PageAdmin.ID || team[0].Role != identity.TeamAdmin {
 		t.Fatalf("team = %+v, %v", team, err)
 	}
@@ -170,12 +170,12 @@ func TestConcurrentRemovalsOfTwoAdminsLeaveOne(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	if err := w.IDs.SetTeamRole(ctx, w.App.ID, w.PageAdmin.ID, identity.TeamAdmin); err != nil {
+	if err := w.IDs.Apps.SetTeamRole(ctx, w.App.ID, w.PageAdmin.ID, identity.TeamAdmin); err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 2)
 	for _, u := range []string{w.Owner.ID, w.PageAdmin.ID} {
-		go func() { errs <- w.IDs.RemoveTeamMember(ctx, w.App.ID, u) }()
+		go func() { errs <- w.IDs.Apps.RemoveTeamMember(ctx, w.App.ID, u) }()
 	}
 	e1, e2 := <-errs, <-errs
 	if (e1 == nil) == (e2 == nil) || !(errors.Is(e1, identity.ErrLastAdmin) || errors.Is(e2, identity.ErrLastAdmin)) {
@@ -187,41 +187,41 @@ func TestATestUserIsMadeForOneAppAndRemovedWithIt(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	tu, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+	tu, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tu.Password == "" || !strings.HasPrefix(tu.Username, "test_") {
 		t.Fatalf("test user = %+v", tu)
 	}
-	u, err := w.IDs.CheckCredentials(ctx, tu.Username, tu.Password)
+	u, err := w.IDs.Users.CheckCredentials(ctx, tu.Username, tu.Password)
 	if err != nil || u.ID != tu.ID {
 		t.Fatalf("the test user signs in with its password: %+v, %v", u, err)
 	}
-	app, _ := w.IDs.App(ctx, w.App.ID)
-	if ok, err := w.IDs.MayAuthorize(ctx, app, tu.ID); err != nil || !ok {
+	app, _ := w.IDs.Apps.App(ctx, w.App.ID)
+	if ok, err := w.IDs.Apps.MayAuthorize(ctx, app, tu.ID); err != nil || !ok {
 		t.Fatalf("a test user may authorize the app in development: %v, %v", ok, err)
 	}
-	list, err := w.IDs.TestUsers(ctx, w.App.ID)
+	list, err := w.IDs.Apps.TestUsers(ctx, w.App.ID)
 	if err != nil || len(list) != 2 || list[1].ID != tu.ID || list[1].Password != "" {
 		t.Fatalf("test users = %+v, %v", list, err)
 	}
-	if err := w.IDs.RemoveTestUser(ctx, w.App.ID, tu.ID); err != nil {
+	if err := w.IDs.Apps.RemoveTestUser(ctx, w.App.ID, tu.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.IDs.User(ctx, tu.ID); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := w.IDs.Users.User(ctx, tu.ID); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("a test user the app made is deleted with it: %v", err)
 	}
-	if err := w.IDs.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); err != nil {
+	if err := w.IDs.Apps.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.IDs.User(ctx, w.Consumer.ID); err != nil {
+	if _, err := w.IDs.Users.User(ctx, w.Consumer.ID); err != nil {
 		t.Fatalf("a user who existed before only loses the standing: %v", err)
 	}
-	if ok, _ := w.IDs.MayAuthorize(ctx, app, w.Consumer.ID); ok {
+	if ok, _ := w.IDs.Apps.MayAuthorize(ctx, app, w.Consumer.ID); ok {
 		t.Fatal("a removed test user may still authorize")
 	}
-	if err := w.IDs.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); !errors.Is(err, identity.ErrNotFound) {
+	if err := w.IDs.Apps.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("removing a test user twice: %v", err)
 	}
 }
@@ -232,40 +232,40 @@ func TestRedirectURIsAreAddedAndRemovedExactly(t *testing.T) {
 	ctx := context.Background()
 	app := w.App.ID
 	uri := "https://orders.example/cb"
-	if err := w.IDs.RegisterRedirectURI(ctx, app, uri); err != nil {
+	if err := w.IDs.Apps.RegisterRedirectURI(ctx, app, uri); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.IDs.RegisterRedirectURI(ctx, app, uri); err != nil {
+	if err := w.IDs.Apps.RegisterRedirectURI(ctx, app, uri); err != nil {
 		t.Fatalf("registering twice changes nothing: %v", err)
 	}
 	for _, u := range []string{uri, identitytest.RedirectURI} {
-		if ok, err := w.IDs.RedirectURIRegistered(ctx, app, u); err != nil || !ok {
+		if ok, err := w.IDs.Apps.RedirectURIRegistered(ctx, app, u); err != nil || !ok {
 			t.Fatalf("%s registered: %v, %v", u, ok, err)
 		}
 	}
-	if ok, _ := w.IDs.RedirectURIRegistered(ctx, app, uri+"/"); ok {
+	if ok, _ := w.IDs.Apps.RedirectURIRegistered(ctx, app, uri+"/"); ok {
 		t.Fatal("a URI that differs by a slash matches")
 	}
-	if err := w.IDs.RemoveRedirectURI(ctx, app, uri); err != nil {
+	if err := w.IDs.Apps.RemoveRedirectURI(ctx, app, uri); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := w.IDs.RedirectURIRegistered(ctx, app, uri); ok {
+	if ok, _ := w.IDs.Apps.RedirectURIRegistered(ctx, app, uri); ok {
 		t.Fatal("a removed URI is still registered")
 	}
-	if err := w.IDs.RemoveRedirectURI(ctx, app, uri); !errors.Is(err, identity.ErrNotFound) {
+	if err := w.IDs.Apps.RemoveRedirectURI(ctx, app, uri); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("removing twice: %v", err)
 	}
 	for _, bad := range []string{"http://orders.example/cb", "https://orders.example/cb#x", "/cb", "myapp:/cb"} {
-		if err := w.IDs.RegisterRedirectURI(ctx, app, bad); !errors.Is(err, identity.ErrInvalid) {
+		if err := w.IDs.Apps.RegisterRedirectURI(ctx, app, bad); !errors.Is(err, identity.ErrInvalid) {
 			t.Errorf("%q: %v, want ErrInvalid", bad, err)
 		}
 	}
 	for i := range identity.MaxRedirectURIs - 1 {
-		if err := w.IDs.RegisterRedirectURI(ctx, app, "https://orders.example/cb"+string(rune('a'+i))); err != nil {
+		if err := w.IDs.Apps.RegisterRedirectURI(ctx, app, "https://orders.example/cb"+string(rune('a'+i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.IDs.RegisterRedirectURI(ctx, app, "https://one.too.many/cb"); !errors.Is(err, identity.ErrInvalid) {
+	if err := w.IDs.Apps.RegisterRedirectURI(ctx, app, "https://one.too.many/cb"); !errors.Is(err, identity.ErrInvalid) {
 		t.Fatalf("over the limit: %v", err)
 	}
 }
@@ -282,28 +282,28 @@ func TestGoingLiveNeedsEveryScopeTheAppUsesApproved(t *testing.T) {
 		Scopes: []string{"openid", "pages:read", "svcchat:send"}}); err != nil {
 		t.Fatal(err)
 	}
-	testKey, _ := w.IDs.CreateAppKey(ctx, app)
-	goLive := func() error { _, err := w.IDs.GoLive(ctx, app); return err }
+	testKey, _ := w.IDs.Apps.CreateAppKey(ctx, app)
+	goLive := func() error { _, err := w.IDs.Review.GoLive(ctx, app); return err }
 
 	if err := goLive(); !errors.Is(err, identity.ErrReviewRequired) {
 		t.Fatalf("nothing approved: %v", err)
 	}
-	if _, err := w.IDs.SubmitForReview(ctx, app, []string{"pages:read", "svcchat:send", "wearables:push"}, 90); err != nil {
+	if _, err := w.IDs.Review.SubmitForReview(ctx, app, []string{"pages:read", "svcchat:send", "wearables:push"}, 90); err != nil {
 		t.Fatal(err)
 	}
 	if err := goLive(); !errors.Is(err, identity.ErrReviewRequired) || !strings.Contains(err.Error(), "svcchat:send") {
 		t.Fatalf("a granted scope still pending: %v", err)
 	}
-	if _, err := w.IDs.ApproveScope(ctx, w.Staff.ID, app, "svcchat:send"); err != nil {
+	if _, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, "svcchat:send"); err != nil {
 		t.Fatal(err)
 	}
 	if err := goLive(); !errors.Is(err, identity.ErrReviewRequired) || !strings.Contains(err.Error(), "wearables:push") {
 		t.Fatalf("a submitted scope still pending: %v", err)
 	}
-	if _, err := w.IDs.RejectScope(ctx, w.Staff.ID, app, "wearables:push", "no device shown"); err != nil {
+	if _, err := w.IDs.Review.RejectScope(ctx, w.Staff.ID, app, "wearables:push", "no device shown"); err != nil {
 		t.Fatal(err)
 	}
-	live, err := w.IDs.GoLive(ctx, app)
+	live, err := w.IDs.Review.GoLive(ctx, app)
 	if err != nil {
 		t.Fatalf("every used scope approved, an unused one rejected: %v", err)
 	}
@@ -325,7 +325,7 @@ func TestAReviewListsEveryScopeAndKeepsTheSubmission(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	rs, err := w.IDs.Reviews(ctx, w.App.ID)
+	rs, err := w.IDs.Review.Reviews(ctx, w.App.ID)
 	// Every scope but openid, which needs no review.
 	if err != nil || len(rs) != len(identity.AllScopes())-1 {
 		t.Fatalf("reviews = %+v, %v", rs, err)
@@ -337,7 +337,7 @@ func TestAReviewListsEveryScopeAndKeepsTheSubmission(t *testing.T) {
 	}
 	sub := identity.ReviewSubmission{Scopes: []string{"public_profile", "svcchat:read"}, UseCase: "short",
 		PrivacyPolicyURL: "https://orders.example/privacy"}
-	rs, err = w.IDs.SubmitReview(ctx, w.App.ID, sub)
+	rs, err = w.IDs.Review.SubmitReview(ctx, w.App.ID, sub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,17 +351,17 @@ func TestAReviewListsEveryScopeAndKeepsTheSubmission(t *testing.T) {
 	if got["svcchat:read"].Status != identity.ReviewPending || got["pages:read"].Status != identity.ReviewNotSubmitted {
 		t.Errorf("reviews = %+v", rs)
 	}
-	q, err := w.IDs.ReviewQueue(ctx, w.Staff.ID, 10)
+	q, err := w.IDs.Review.ReviewQueue(ctx, w.Staff.ID, 10)
 	if err != nil || len(q) != 1 || q[0].AppName != "Demo App" || q[0].UseCase != "short" || q[0].PrivacyPolicyURL != sub.PrivacyPolicyURL {
 		t.Fatalf("queue = %+v, %v", q, err)
 	}
-	if _, err := w.IDs.ReviewQueue(ctx, w.Owner.ID, 10); !errors.Is(err, identity.ErrNotStaff) {
+	if _, err := w.IDs.Review.ReviewQueue(ctx, w.Owner.ID, 10); !errors.Is(err, identity.ErrNotStaff) {
 		t.Fatalf("queue for a non-staff user: %v", err)
 	}
-	if _, err := w.IDs.SubmitReview(ctx, w.App.ID, identity.ReviewSubmission{Scopes: []string{"public_profile"}}); !errors.Is(err, identity.ErrInvalid) {
+	if _, err := w.IDs.Review.SubmitReview(ctx, w.App.ID, identity.ReviewSubmission{Scopes: []string{"public_profile"}}); !errors.Is(err, identity.ErrInvalid) {
 		t.Fatalf("an empty use case: %v", err)
 	}
-	if _, err := w.IDs.ApproveScope(ctx, w.Staff.ID, w.App.ID, "pages:manage"); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, w.App.ID, "pages:manage"); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("deciding a scope never submitted: %v", err)
 	}
 }
@@ -373,7 +373,7 @@ func TestCreatingATestUserHashesInASignInSlotWithoutHoldingAConnection(t *testin
 	release := identity.HoldHashingSlots(w.IDs, 10*time.Second)
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+		_, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID)
 		done <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -394,13 +394,13 @@ func TestCreatingATestUserHashesInASignInSlotWithoutHoldingAConnection(t *testin
 	release = identity.HoldHashingSlots(w.IDs, 50*time.Millisecond)
 	defer release()
 	var te *identity.ThrottledError
-	if _, err := w.IDs.CreateTestUser(ctx, w.App.ID); !errors.As(err, &te) || te.Scope != "server" {
+	if _, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID); !errors.As(err, &te) || te.Scope != "server" {
 		t.Fatalf("with every slot busy: %v, want a server throttle", err)
 	}
-	if _, err := w.IDs.CreateUser(ctx, identity.NewUser{Username: "newcomer", Password: "pw"}); !errors.As(err, &te) {
+	if _, err := w.IDs.Users.CreateUser(ctx, identity.NewUser{Username: "newcomer", Password: "pw"}); !errors.As(err, &te) {
 		t.Fatalf("CreateUser with every slot busy: %v, want a throttle", err)
 	}
-	if users, err := w.IDs.TestUsers(ctx, w.App.ID); err != nil || len(users) != 2 {
+	if users, err := w.IDs.Apps.TestUsers(ctx, w.App.ID); err != nil || len(users) != 2 {
 		t.Fatalf("test users %d (%v), want the Consumer and the one created", len(users), err)
 	}
 }
@@ -411,7 +411,7 @@ func TestATestUserCreationRefusedAtTheCapTakesNoHashingSlot(t *testing.T) {
 	ctx := context.Background()
 	// The World's Consumer is the app's first Test User.
 	for range identity.MaxTestUsersPerApp - 1 {
-		if _, err := w.IDs.CreateTestUser(ctx, w.App.ID); err != nil {
+		if _, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID); err != nil {
 			t.Fatalf("create below the cap: %v", err)
 		}
 	}
@@ -421,7 +421,7 @@ func TestATestUserCreationRefusedAtTheCapTakesNoHashingSlot(t *testing.T) {
 	defer release()
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+		_, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID)
 		done <- err
 	}()
 	select {
@@ -453,7 +453,7 @@ func TestAnAppHasAtMost100TestUsersEvenWhenCreatedConcurrently(t *testing.T) {
 				}
 				attempts++
 				mu.Unlock()
-				_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+				_, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID)
 				mu.Lock()
 				switch {
 				case errors.Is(err, identity.ErrLimitReached):
@@ -472,18 +472,18 @@ func TestAnAppHasAtMost100TestUsersEvenWhenCreatedConcurrently(t *testing.T) {
 	if created != identity.MaxTestUsersPerApp-1 || refused != 21 {
 		t.Fatalf("%d created and %d refused, want %d and 21", created, refused, identity.MaxTestUsersPerApp-1)
 	}
-	if users, err := w.IDs.TestUsers(ctx, w.App.ID); err != nil || len(users) != identity.MaxTestUsersPerApp {
+	if users, err := w.IDs.Apps.TestUsers(ctx, w.App.ID); err != nil || len(users) != identity.MaxTestUsersPerApp {
 		t.Fatalf("%d Test Users (%v), want %d", len(users), err, identity.MaxTestUsersPerApp)
 	}
-	_, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+	_, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID)
 	if !errors.Is(err, identity.ErrLimitReached) || !strings.Contains(err.Error(), "at most 100 Test Users") {
 		t.Fatalf("over the limit: %v", err)
 	}
 	// Removing one makes room for one.
-	if err := w.IDs.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); err != nil {
+	if err := w.IDs.Apps.RemoveTestUser(ctx, w.App.ID, w.Consumer.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.IDs.CreateTestUser(ctx, w.App.ID); err != nil {
+	if _, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID); err != nil {
 		t.Fatalf("after removing one: %v", err)
 	}
 }
@@ -499,7 +499,7 @@ func TestAUserCreatesAtMost50AppsEvenConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: fmt.Sprintf("App %d", i), AdminID: w.Owner.ID})
+			_, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: fmt.Sprintf("App %d", i), AdminID: w.Owner.ID})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -517,15 +517,15 @@ func TestAUserCreatesAtMost50AppsEvenConcurrently(t *testing.T) {
 	if created != identity.MaxAppsPerUser-1 || refused != 11 {
 		t.Fatalf("%d created and %d refused, want %d and 11", created, refused, identity.MaxAppsPerUser-1)
 	}
-	_, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "One more", AdminID: w.Owner.ID})
+	_, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "One more", AdminID: w.Owner.ID})
 	if !errors.Is(err, identity.ErrLimitReached) || !strings.Contains(err.Error(), "at most 50 apps") {
 		t.Fatalf("over the limit: %v", err)
 	}
 	// Another user is not affected, and being made Admin of an app does not count.
-	if err := w.IDs.SetTeamRole(ctx, w.App.ID, w.Stranger.ID, identity.TeamAdmin); err != nil {
+	if err := w.IDs.Apps.SetTeamRole(ctx, w.App.ID, w.Stranger.ID, identity.TeamAdmin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Stranger's", AdminID: w.Stranger.ID}); err != nil {
+	if _, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Stranger's", AdminID: w.Stranger.ID}); err != nil {
 		t.Fatalf("another user's first app: %v", err)
 	}
 }
@@ -537,14 +537,14 @@ func TestATestUserCannotCreateApps(t *testing.T) {
 	t.Parallel()
 	w := identitytest.NewWorld(t)
 	ctx := context.Background()
-	tu, err := w.IDs.CreateTestUser(ctx, w.App.ID)
+	tu, err := w.IDs.Apps.CreateTestUser(ctx, w.App.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Test User's", AdminID: tu.ID}); !errors.Is(err, identity.ErrTestUser) {
+	if _, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Test User's", AdminID: tu.ID}); !errors.Is(err, identity.ErrTestUser) {
 		t.Fatalf("a Test User's app: %v, want ErrTestUser", err)
 	}
-	if _, err := w.IDs.CreateApp(ctx, identity.NewApp{Name: "Owner's second", AdminID: w.Owner.ID}); err != nil {
+	if _, err := w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Owner's second", AdminID: w.Owner.ID}); err != nil {
 		t.Fatalf("a real person's app: %v", err)
 	}
 }

@@ -55,7 +55,7 @@ type NewPage struct {
 }
 
 // CreatePage creates a Page and makes OwnerID its owner, in one transaction.
-func (s *Service) CreatePage(ctx context.Context, n NewPage) (Page, error) {
+func (s *Pages) CreatePage(ctx context.Context, n NewPage) (Page, error) {
 	owner, err := mustID("user", n.OwnerID)
 	if err != nil {
 		return Page{}, err
@@ -84,7 +84,7 @@ func (s *Service) CreatePage(ctx context.Context, n NewPage) (Page, error) {
 }
 
 // Page returns the Page with id.
-func (s *Service) Page(ctx context.Context, id string) (Page, error) {
+func (s *Pages) Page(ctx context.Context, id string) (Page, error) {
 	pid, err := mustID("page", id)
 	if err != nil {
 		return Page{}, err
@@ -97,7 +97,7 @@ func (s *Service) Page(ctx context.Context, id string) (Page, error) {
 }
 
 // SetPageRole gives a user a role on a Page.
-func (s *Service) SetPageRole(ctx context.Context, pageID, userID string, role PageRole) error {
+func (s *Pages) SetPageRole(ctx context.Context, pageID, userID string, role PageRole) error {
 	if role != RoleOwner && role != RoleAdmin {
 		return fmt.Errorf("page role %q: %w", role, ErrInvalid)
 	}
@@ -116,7 +116,7 @@ func (s *Service) SetPageRole(ctx context.Context, pageID, userID string, role P
 }
 
 // RemovePageRole takes a user's role on a Page away.
-func (s *Service) RemovePageRole(ctx context.Context, pageID, userID string) error {
+func (s *Pages) RemovePageRole(ctx context.Context, pageID, userID string) error {
 	pid, err := mustID("page", pageID)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ type ManagedPage struct {
 
 // ManagedPages lists the Pages the user owns or administers, in id order,
 // at most limit of them after the Page id after ("" for the first page).
-func (s *Service) ManagedPages(ctx context.Context, userID, after string, limit int) ([]ManagedPage, error) {
+func (s *Pages) ManagedPages(ctx context.Context, userID, after string, limit int) ([]ManagedPage, error) {
 	uid, err := mustID("user", userID)
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (f PageFacts) Proto() *pluginv1.PageAccessResponse {
 
 // PageFacts reads what userID and appID (either may be "") may do on pageID,
 // in one query.
-func (s *Service) PageFacts(ctx context.Context, pageID, userID, appID string) (PageFacts, error) {
+func (s *Pages) PageFacts(ctx context.Context, pageID, userID, appID string) (PageFacts, error) {
 	pid, ok := ParseID(pageID)
 	if !ok {
 		return PageFacts{}, nil

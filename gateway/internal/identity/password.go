@@ -65,7 +65,7 @@ func (p *passwordSlots) run(ctx context.Context, fn func()) error {
 }
 
 // hashPassword hashes password in one of the Service's slots.
-func (s *Service) hashPassword(ctx context.Context, password string) (string, error) {
+func (s *store) hashPassword(ctx context.Context, password string) (string, error) {
 	var (
 		hash string
 		err  error

@@ -73,11 +73,11 @@ func reviewFrom(r coredb.CoreAppScopeReview) ScopeReview {
 // (svcchat:send, svcchat:read, pages:manage, wearables:push) wait in the
 // staff queue. A scope already approved stays approved; openid needs no
 // review and is skipped.
-func (s *Service) SubmitForReview(ctx context.Context, appID string, scopes []string, score int) ([]ScopeReview, error) {
+func (s *Review) SubmitForReview(ctx context.Context, appID string, scopes []string, score int) ([]ScopeReview, error) {
 	return s.submitForReview(ctx, appID, scopes, score, ReviewSubmission{})
 }
 
-func (s *Service) submitForReview(ctx context.Context, appID string, scopes []string, score int, sub ReviewSubmission) ([]ScopeReview, error) {
+func (s *store) submitForReview(ctx context.Context, appID string, scopes []string, score int, sub ReviewSubmission) ([]ScopeReview, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -129,16 +129,16 @@ func (s *Service) submitForReview(ctx context.Context, appID string, scopes []st
 }
 
 // ApproveScope is a staff approval of one pending scope review.
-func (s *Service) ApproveScope(ctx context.Context, staffUserID, appID, scope string) (ScopeReview, error) {
+func (s *Review) ApproveScope(ctx context.Context, staffUserID, appID, scope string) (ScopeReview, error) {
 	return s.decide(ctx, staffUserID, appID, scope, ReviewApproved, "")
 }
 
 // RejectScope is a staff rejection of one pending scope review, with a reason.
-func (s *Service) RejectScope(ctx context.Context, staffUserID, appID, scope, reason string) (ScopeReview, error) {
+func (s *Review) RejectScope(ctx context.Context, staffUserID, appID, scope, reason string) (ScopeReview, error) {
 	return s.decide(ctx, staffUserID, appID, scope, ReviewRejected, reason)
 }
 
-func (s *Service) decide(ctx context.Context, staffUserID, appID, scope string, status ReviewStatus, reason string) (ScopeReview, error) {
+func (s *store) decide(ctx context.Context, staffUserID, appID, scope string, status ReviewStatus, reason string) (ScopeReview, error) {
 	staff, err := s.requireStaff(ctx, staffUserID)
 	if err != nil {
 		return ScopeReview{}, err
@@ -163,7 +163,7 @@ func (s *Service) decide(ctx context.Context, staffUserID, appID, scope string, 
 }
 
 // ScopeReviews lists the app's reviews, by scope.
-func (s *Service) ScopeReviews(ctx context.Context, appID string) ([]ScopeReview, error) {
+func (s *Review) ScopeReviews(ctx context.Context, appID string) ([]ScopeReview, error) {
 	aid, err := mustID("app", appID)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (s *Service) ScopeReviews(ctx context.Context, appID string) ([]ScopeReview
 }
 
 // PendingScopeReviews is the staff queue: every pending review, oldest first.
-func (s *Service) PendingScopeReviews(ctx context.Context, staffUserID string) ([]ScopeReview, error) {
+func (s *Review) PendingScopeReviews(ctx context.Context, staffUserID string) ([]ScopeReview, error) {
 	if _, err := s.requireStaff(ctx, staffUserID); err != nil {
 		return nil, err
 	}
@@ -210,14 +210,14 @@ type WentLive struct {
 // keys stop working at once (development and live credentials are kept
 // apart, as Meta and Stripe do) and a svc_live_ key is issued, returned
 // once. An app already live is ErrInvalid.
-func (s *Service) GoLive(ctx context.Context, appID string) (WentLive, error) {
+func (s *Review) GoLive(ctx context.Context, appID string) (WentLive, error) {
 	var out WentLive
 	err := s.InTx(ctx, func(s *Service) error {
 		aid, err := s.lockApp(ctx, appID)
 		if err != nil {
 			return err
 		}
-		app, err := s.App(ctx, appID)
+		app, err := s.Apps.App(ctx, appID)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func (s *Service) GoLive(ctx context.Context, appID string) (WentLive, error) {
 		if out.RevokedKeys, err = s.q.RevokeTestKeys(ctx, &aid); err != nil {
 			return fmt.Errorf("revoke test keys: %w", err)
 		}
-		out.APIKey, err = s.CreateAppKey(ctx, appID)
+		out.APIKey, err = s.Apps.CreateAppKey(ctx, appID)
 		return err
 	})
 	return out, err
@@ -248,7 +248,7 @@ func (s *Service) GoLive(ctx context.Context, appID string) (WentLive, error) {
 
 // scopesAwaitingReview returns the scopes the app uses that App Review has
 // not approved, and the approved ones.
-func (s *Service) scopesAwaitingReview(ctx context.Context, aid int64) (missing, approved []string, err error) {
+func (s *store) scopesAwaitingReview(ctx context.Context, aid int64) (missing, approved []string, err error) {
 	reviews, err := s.q.ListScopeReviews(ctx, aid)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list reviews: %w", err)

@@ -119,7 +119,7 @@ const maxUseCase = 5000
 // review at ReviewScore; the reason of a rejection says what fell short.
 // The others wait for staff. It returns every scope's review after the
 // submission.
-func (s *Service) SubmitReview(ctx context.Context, appID string, sub ReviewSubmission) ([]ScopeReview, error) {
+func (s *Review) SubmitReview(ctx context.Context, appID string, sub ReviewSubmission) ([]ScopeReview, error) {
 	if len(sub.Scopes) == 0 {
 		return nil, fmt.Errorf("scopes: give at least one scope: %w", ErrInvalid)
 	}
@@ -136,8 +136,8 @@ func (s *Service) SubmitReview(ctx context.Context, appID string, sub ReviewSubm
 
 // Reviews lists the review of every scope that needs one, in AllScopes
 // order; a scope never submitted is ReviewNotSubmitted.
-func (s *Service) Reviews(ctx context.Context, appID string) ([]ScopeReview, error) {
-	if _, err := s.App(ctx, appID); err != nil {
+func (s *Review) Reviews(ctx context.Context, appID string) ([]ScopeReview, error) {
+	if _, err := s.all.Apps.App(ctx, appID); err != nil {
 		return nil, err
 	}
 	rows, err := s.ScopeReviews(ctx, appID)
@@ -164,7 +164,7 @@ func (s *Service) Reviews(ctx context.Context, appID string) ([]ScopeReview, err
 
 // ReviewQueue is the staff queue: at most limit pending reviews, oldest
 // first, with their app's name and the submission. Staff only.
-func (s *Service) ReviewQueue(ctx context.Context, staffUserID string, limit int) ([]ScopeReview, error) {
+func (s *Review) ReviewQueue(ctx context.Context, staffUserID string, limit int) ([]ScopeReview, error) {
 	if _, err := s.requireStaff(ctx, staffUserID); err != nil {
 		return nil, err
 	}

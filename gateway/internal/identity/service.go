@@ -39,8 +39,45 @@ var (
 	ErrTestUser = errors.New("identity: a Test User cannot do this")
 )
 
-// Service is the identity store. Its methods are safe for concurrent use.
+// Service is the identity store: one pool, and the areas of what it holds,
+// each a type of its own. Its methods, and its areas', are safe for
+// concurrent use.
 type Service struct {
+	*store
+	// Users are people: accounts, passwords, staff, the signed-in user's
+	// summary, sign-up.
+	Users *Users
+	// Sessions are first-party sessions and the credentials they and the
+	// OAuth server issue: sign-in, revocation, token debugging.
+	Sessions *Sessions
+	// Pages are Pages and the roles people hold on them, and what a caller
+	// may do on a Page (PageFacts).
+	Pages *Pages
+	// Apps are apps: client secrets, redirect URIs, products, links to
+	// Pages, team roles, Test Users, API keys and their rotation.
+	Apps *Apps
+	// Review is App Review per scope, and going live.
+	Review *Review
+}
+
+// Users holds people; see Service.Users.
+type Users struct{ *store }
+
+// Sessions holds sessions and credentials; see Service.Sessions.
+type Sessions struct{ *store }
+
+// Pages holds Pages and Page roles; see Service.Pages.
+type Pages struct{ *store }
+
+// Apps holds apps; see Service.Apps.
+type Apps struct{ *store }
+
+// Review holds App Review; see Service.Review.
+type Review struct{ *store }
+
+// store is what the areas share: the pool, or one transaction on it, the
+// queries bound to either, and the state every copy shares.
+type store struct {
 	pool *pgxpool.Pool
 	q    *coredb.Queries
 	tx   pgx.Tx
@@ -51,6 +88,15 @@ type Service struct {
 	// env holds what the Service is configured with after New; shared by
 	// transactional copies.
 	env *env
+	// all is the Service of this store, for an area's call to another.
+	all *Service
+}
+
+// newService returns the Service whose areas share st.
+func newService(st *store) *Service {
+	s := &Service{store: st, Users: &Users{st}, Sessions: &Sessions{st}, Pages: &Pages{st}, Apps: &Apps{st}, Review: &Review{st}}
+	st.all = s
+	return s
 }
 
 // env is the Service's replaceable clock and its sealer.
@@ -77,22 +123,23 @@ func (s *Service) SetSealer(b Sealer) { s.env.sealer = b }
 // tests that move time.
 func (s *Service) SetClock(now func() time.Time) { s.env.now = now }
 
-func (s *Service) now() time.Time { return s.env.now() }
+func (s *store) now() time.Time { return s.env.now() }
 
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), slots: newPasswordSlots(),
-		env: &env{now: time.Now}}
+	return newService(&store{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), slots: newPasswordSlots(),
+		env: &env{now: time.Now}})
 }
 
-// InTx runs fn with a Service whose every call is part of one transaction,
-// committed when fn returns nil. Nested calls join the outer transaction.
-func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
+// InTx runs fn with a Service whose every call, in every area, is part of
+// one transaction, committed when fn returns nil. Nested calls join the
+// outer transaction.
+func (s *store) InTx(ctx context.Context, fn func(*Service) error) error {
 	if s.tx != nil {
-		return fn(s)
+		return fn(s.all)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Service{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn, slots: s.slots, env: s.env})
+		return fn(newService(&store{pool: s.pool, q: s.q.WithTx(tx), tx: tx, signIn: s.signIn, slots: s.slots, env: s.env}))
 	})
 }
 

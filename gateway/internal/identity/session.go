@@ -26,7 +26,7 @@ type Session struct {
 // from is the client's address. Failures are limited per account and per
 // address (signInGuard), and password checks run in the bounded hashing
 // slots; a refusal for a limit is a *ThrottledError.
-func (s *Service) SignIn(ctx context.Context, from, username, password string) (Session, error) {
+func (s *Sessions) SignIn(ctx context.Context, from, username, password string) (Session, error) {
 	account := normalUsername(username)
 	if err := s.signIn.admit(account); err != nil {
 		return Session{}, err
@@ -35,7 +35,7 @@ func (s *Service) SignIn(ctx context.Context, from, username, password string) (
 		u   User
 		err error
 	)
-	if serr := s.slots.run(ctx, func() { u, err = s.CheckCredentials(ctx, username, password) }); serr != nil {
+	if serr := s.slots.run(ctx, func() { u, err = s.all.Users.CheckCredentials(ctx, username, password) }); serr != nil {
 		return Session{}, serr
 	}
 	if errors.Is(err, ErrWrongPassword) {
@@ -52,7 +52,7 @@ func (s *Service) SignIn(ctx context.Context, from, username, password string) (
 }
 
 // CreateSession opens a session for the user, valid for SessionTTL.
-func (s *Service) CreateSession(ctx context.Context, userID string) (Session, error) {
+func (s *Sessions) CreateSession(ctx context.Context, userID string) (Session, error) {
 	uid, err := mustID("user", userID)
 	if err != nil {
 		return Session{}, err
@@ -71,7 +71,7 @@ func (s *Service) CreateSession(ctx context.Context, userID string) (Session, er
 // token, system user token) given in plain. It reports whether there was a
 // live credential to revoke. Callers that cache authentications use
 // auth.Authenticator.Revoke, which also forgets the cached entry.
-func (s *Service) RevokeCredential(ctx context.Context, token string) (bool, error) {
+func (s *Sessions) RevokeCredential(ctx context.Context, token string) (bool, error) {
 	_, err := s.q.RevokeCredential(ctx, HashToken(token))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil

@@ -116,7 +116,7 @@ func (s *Service) SignUpOpen() bool { return !s.env.signUpClosed }
 // answered after the same hashing as a new account and timing does not
 // tell which names exist. A taken name is a *FieldError naming username
 // that also matches ErrUsernameTaken. Call it outside a transaction.
-func (s *Service) SignUp(ctx context.Context, from string, n NewUser) (User, Session, error) {
+func (s *Users) SignUp(ctx context.Context, from string, n NewUser) (User, Session, error) {
 	if s.env.signUpClosed {
 		return User{}, Session{}, ErrSignUpClosed
 	}
@@ -140,7 +140,7 @@ func (s *Service) SignUp(ctx context.Context, from string, n NewUser) (User, Ses
 	if err != nil {
 		return User{}, Session{}, err
 	}
-	sess, err := s.CreateSession(ctx, u.ID)
+	sess, err := s.all.Sessions.CreateSession(ctx, u.ID)
 	if err != nil {
 		return User{}, Session{}, err
 	}

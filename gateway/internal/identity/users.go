@@ -37,7 +37,7 @@ type NewUser struct {
 
 // CreateUser creates a user, hashing the password with argon2id in one of
 // the hashing slots (so call it outside a transaction).
-func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
+func (s *Users) CreateUser(ctx context.Context, n NewUser) (User, error) {
 	n.Username = strings.TrimSpace(n.Username)
 	if n.Username == "" || len(n.Username) > 64 || strings.ContainsAny(n.Username, " \t\r\n") {
 		return User{}, fmt.Errorf("username must be 1 to 64 characters without spaces: %w", ErrInvalid)
@@ -54,7 +54,7 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (User, error) {
 
 // insertUser stores a checked NewUser whose password was hashed already, so
 // that a transaction never waits for a hashing slot or for argon2id.
-func (s *Service) insertUser(ctx context.Context, n NewUser, passwordHash string) (User, error) {
+func (s *store) insertUser(ctx context.Context, n NewUser, passwordHash string) (User, error) {
 	p := coredb.CreateUserParams{Username: n.Username, Name: n.Name, PasswordHash: passwordHash, IsStaff: n.Staff}
 	if n.TestUserOf != "" {
 		aid, err := mustID("app", n.TestUserOf)
@@ -75,7 +75,7 @@ func (s *Service) insertUser(ctx context.Context, n NewUser, passwordHash string
 }
 
 // User returns the user with id.
-func (s *Service) User(ctx context.Context, id string) (User, error) {
+func (s *Users) User(ctx context.Context, id string) (User, error) {
 	uid, err := mustID("user", id)
 	if err != nil {
 		return User{}, err
@@ -88,7 +88,7 @@ func (s *Service) User(ctx context.Context, id string) (User, error) {
 }
 
 // UserByUsername returns the user signing in with username (any case).
-func (s *Service) UserByUsername(ctx context.Context, username string) (User, error) {
+func (s *Users) UserByUsername(ctx context.Context, username string) (User, error) {
 	u, err := s.q.GetUserByUsername(ctx, strings.TrimSpace(username))
 	if err != nil {
 		return User{}, notFound(err, "user "+username)
@@ -99,7 +99,7 @@ func (s *Service) UserByUsername(ctx context.Context, username string) (User, er
 // CheckCredentials returns the user whose username and password these are,
 // or ErrWrongPassword. It costs one argon2id evaluation whether or not the
 // user exists, so timing does not reveal usernames.
-func (s *Service) CheckCredentials(ctx context.Context, username, password string) (User, error) {
+func (s *Users) CheckCredentials(ctx context.Context, username, password string) (User, error) {
 	u, err := s.q.GetUserByUsername(ctx, strings.TrimSpace(username))
 	if errors.Is(err, pgx.ErrNoRows) {
 		_, _ = CheckPassword(dummyHash, password)
@@ -119,7 +119,7 @@ func (s *Service) CheckCredentials(ctx context.Context, username, password strin
 }
 
 // SetStaff makes a user platform staff, or not.
-func (s *Service) SetStaff(ctx context.Context, userID string, staff bool) error {
+func (s *Users) SetStaff(ctx context.Context, userID string, staff bool) error {
 	uid, err := mustID("user", userID)
 	if err != nil {
 		return err
@@ -141,7 +141,7 @@ type Me struct {
 }
 
 // Me returns the `me` object of the user.
-func (s *Service) Me(ctx context.Context, userID string) (Me, error) {
+func (s *Users) Me(ctx context.Context, userID string) (Me, error) {
 	u, err := s.User(ctx, userID)
 	if err != nil {
 		return Me{}, err
@@ -149,8 +149,8 @@ func (s *Service) Me(ctx context.Context, userID string) (Me, error) {
 	return Me{ID: u.ID, Name: u.Name}, nil
 }
 
-func (s *Service) requireStaff(ctx context.Context, userID string) (int64, error) {
-	u, err := s.User(ctx, userID)
+func (s *store) requireStaff(ctx context.Context, userID string) (int64, error) {
+	u, err := s.all.Users.User(ctx, userID)
 	if err != nil {
 		return 0, err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 )
 
 // authorizeRequest is one authorization request (interface §2.6).
@@ -63,7 +63,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 
 	// The client and its redirect URI come first: until both are known to be
 	// right, nothing may be sent to the redirect URI.
-	app, err := s.ids.AppByClientID(ctx, req.clientID)
+	app, err := s.ids.Apps.AppByClientID(ctx, req.clientID)
 	if errors.Is(err, identity.ErrNotFound) {
 		s.renderError(w, r, http.StatusBadRequest, "Unknown app",
 			"The app that sent you here is not known (invalid client_id).")
@@ -76,7 +76,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	registered := false
 	if req.redirectURI != "" {
-		if registered, err = s.ids.RedirectURIRegistered(ctx, app.ID, req.redirectURI); err != nil {
+		if registered, err = s.ids.Apps.RedirectURIRegistered(ctx, app.ID, req.redirectURI); err != nil {
 			slog.ErrorContext(ctx, "authorize: check redirect uri", "error", err)
 			s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again later.")
 			return
@@ -136,7 +136,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, PathLogin+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
 		return
 	}
-	allowed, err := s.ids.MayAuthorize(ctx, app, user.UserID)
+	allowed, err := s.ids.Apps.MayAuthorize(ctx, app, user.UserID)
 	if err != nil {
 		slog.ErrorContext(ctx, "authorize: development access", "error", err)
 		back.fail(errServerError, "Please try again later.")
@@ -185,7 +185,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app identity.App, user *auth.Principal, scopes []string, req authorizeRequest) {
-	u, err := s.ids.User(r.Context(), user.UserID)
+	u, err := s.ids.Users.User(r.Context(), user.UserID)
 	if err != nil {
 		slog.ErrorContext(r.Context(), "consent: read user", "error", err)
 	}

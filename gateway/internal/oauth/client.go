@@ -41,7 +41,7 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request) (ident
 		return identity.App{}, &protocolError{status: http.StatusUnauthorized, code: errInvalidClient,
 			description: "Client authentication is required (client_secret_basic or client_secret_post).", basicChallenge: basic}
 	}
-	app, err := s.ids.AppByClientID(ctx, id)
+	app, err := s.ids.Apps.AppByClientID(ctx, id)
 	if err != nil && !errors.Is(err, identity.ErrNotFound) {
 		slog.ErrorContext(ctx, "client authentication", "error", err)
 		return identity.App{}, serverError()

@@ -26,18 +26,18 @@ var ErrRefused = errors.New("refused")
 // empty means public_profile, as at /oauth/authorize. The token is one of a
 // grant like any other: stored only as a hash, revocable, AccessTokenTTL.
 func DevelopmentToken(ctx context.Context, ids *identity.Service, appID, username, scopes string, now time.Time) (token string, granted []string, err error) {
-	app, err := ids.App(ctx, appID)
+	app, err := ids.Apps.App(ctx, appID)
 	if err != nil {
 		return "", nil, err
 	}
 	if app.Live() {
 		return "", nil, fmt.Errorf("app %s is live: a user token of a live app comes only from the OAuth code flow, with the user's consent: %w", appID, ErrRefused)
 	}
-	user, err := ids.UserByUsername(ctx, username)
+	user, err := ids.Users.UserByUsername(ctx, username)
 	if err != nil {
 		return "", nil, err
 	}
-	allowed, err := ids.MayAuthorize(ctx, app, user.ID)
+	allowed, err := ids.Apps.MayAuthorize(ctx, app, user.ID)
 	if err != nil {
 		return "", nil, err
 	}
@@ -65,7 +65,7 @@ func DevelopmentToken(ctx context.Context, ids *identity.Service, appID, usernam
 // ungrantable returns the first of scopes that the app may not be granted
 // (identity.GrantableScopes), or "" when it may be granted them all.
 func ungrantable(ctx context.Context, ids *identity.Service, app identity.App, scopes []string) (string, error) {
-	grantable, err := ids.GrantableScopes(ctx, app)
+	grantable, err := ids.Apps.GrantableScopes(ctx, app)
 	if err != nil {
 		return "", err
 	}

@@ -111,7 +111,7 @@ func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 	}
 	claims := map[string]string{"sub": p.UserID}
 	if slices.Contains(p.Scopes, identity.ScopePublicProfile) {
-		u, err := s.ids.User(ctx, p.UserID)
+		u, err := s.ids.Users.User(ctx, p.UserID)
 		if err != nil {
 			slog.ErrorContext(ctx, "userinfo: read user", "error", err)
 			writeProtocolError(w, serverError())

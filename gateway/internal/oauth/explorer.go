@@ -83,7 +83,7 @@ func (s *Server) explorerToken(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, apierr.Invalid("redirect_uri", "Invalid parameter: redirect_uri must be the explorer's callback, <origin>%s.", ExplorerCallbackPath))
 		return
 	}
-	app, err := s.ids.App(ctx, req.AppID)
+	app, err := s.ids.Apps.App(ctx, req.AppID)
 	if err != nil {
 		apierr.Write(w, r, apierr.Internal(err))
 		return

@@ -10,7 +10,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
@@ -29,7 +29,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	username := r.PostFormValue("username")
-	sess, err := s.ids.SignIn(ctx, auth.ClientAddress(r), username, r.PostFormValue("password"))
+	sess, err := s.ids.Sessions.SignIn(ctx, auth.ClientAddress(r), username, r.PostFormValue("password"))
 	var throttled *identity.ThrottledError
 	if errors.As(err, &throttled) {
 		slog.InfoContext(ctx, "sign-in throttled", "scope", throttled.Scope)
@@ -62,7 +62,7 @@ func (s *Server) continueSignedIn(w http.ResponseWriter, r *http.Request, sess i
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	u, err := s.ids.User(ctx, sess.UserID)
+	u, err := s.ids.Users.User(ctx, sess.UserID)
 	if err != nil {
 		slog.ErrorContext(ctx, "read signed-in user", "error", err)
 	}

@@ -476,7 +476,7 @@ func TestRevokedTokenIsInactiveAndRefused(t *testing.T) {
 		t.Fatalf("introspection of the refresh token: %d %v", status, in)
 	}
 	// Another client learns nothing.
-	other, _ := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Other"})
+	other, _ := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Other"})
 	if status, in := b.postForm(t, oauth.PathIntrospect, url.Values{"token": {tok.AccessToken}}, other.ClientID, other.ClientSecret); status != 200 || in["active"] != false {
 		t.Fatalf("introspection by another client: %d %v", status, in)
 	}
@@ -523,7 +523,7 @@ func TestClientAuthentication(t *testing.T) {
 	ctx := context.Background()
 	// Characters that HTTP Basic and form encoding both care about.
 	secret := "s3cr:t/+ =&%ü?#"
-	if _, err := b.IDs.SetClientSecret(ctx, b.App.ID, secret); err != nil {
+	if _, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, secret); err != nil {
 		t.Fatal(err)
 	}
 	b.App.ClientSecret = secret
@@ -604,13 +604,13 @@ func TestLiveAppsOpenToEveryoneForApprovedScopesOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	if _, err := b.IDs.SubmitForReview(ctx, b.App.ID, []string{"public_profile", "svcchat:send"}, 90); err != nil {
+	if _, err := b.IDs.Review.SubmitForReview(ctx, b.App.ID, []string{"public_profile", "svcchat:send"}, 90); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.IDs.ApproveScope(ctx, b.Staff.ID, b.App.ID, "svcchat:send"); err != nil {
+	if _, err := b.IDs.Review.ApproveScope(ctx, b.Staff.ID, b.App.ID, "svcchat:send"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.IDs.GoLive(ctx, b.App.ID); err != nil {
+	if _, err := b.IDs.Review.GoLive(ctx, b.App.ID); err != nil {
 		t.Fatal(err)
 	}
 	verifier := oauth2.GenerateVerifier()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 )
 
 // signUpPage shows the sign-up form (CONTRACT §16), or says that sign-up
@@ -22,7 +22,7 @@ func (s *Server) signUpPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // signUp creates the account the form describes, through the same rules
-// and limits as the mobile API (identity.Service.SignUp), signs the
+// and limits as the mobile API (identity.Users.SignUp), signs the
 // browser in and continues where /login would: next, or the signed-in page.
 func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -38,7 +38,7 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 		s.renderSignUp(w, r, http.StatusForbidden, d)
 		return
 	}
-	_, sess, err := s.ids.SignUp(ctx, auth.ClientAddress(r), identity.NewUser{Username: d.Username,
+	_, sess, err := s.ids.Users.SignUp(ctx, auth.ClientAddress(r), identity.NewUser{Username: d.Username,
 		Name: d.Name, Password: r.PostFormValue("password")})
 	var field *identity.FieldError
 	var throttled *identity.ThrottledError

@@ -221,7 +221,7 @@ func (s *Server) refresh(ctx context.Context, app identity.App, r *http.Request)
 		// removed from a development app, or a scope App Review no longer
 		// approves for a live app. A refresh re-checks both, so access ends
 		// within an access token's life, not a refresh token's 60 days.
-		may, err := s.ids.MayAuthorize(ctx, app, identity.FormatID(row.UserID))
+		may, err := s.ids.Apps.MayAuthorize(ctx, app, identity.FormatID(row.UserID))
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (s *Server) refresh(ctx context.Context, app identity.App, r *http.Request)
 			refused = invalidGrant("The user may no longer authorize this app.")
 			return nil
 		}
-		grantable, err := s.ids.GrantableScopes(ctx, app)
+		grantable, err := s.ids.Apps.GrantableScopes(ctx, app)
 		if err != nil {
 			return err
 		}
@@ -279,7 +279,7 @@ func (s *Server) clientCredentials(ctx context.Context, app identity.App, r *htt
 	if err != nil {
 		return nil, invalidScope("The scope parameter names an unknown scope.")
 	}
-	grantable, err := s.ids.GrantableScopes(ctx, app)
+	grantable, err := s.ids.Apps.GrantableScopes(ctx, app)
 	if err != nil {
 		slog.ErrorContext(ctx, "grantable scopes", "error", err)
 		return nil, serverError()
@@ -354,7 +354,7 @@ func (s *Server) idToken(ctx context.Context, app identity.App, userID int64, sc
 		c.AuthTime = authTime.Unix()
 	}
 	if slices.Contains(scopes, identity.ScopePublicProfile) {
-		u, err := s.ids.User(ctx, c.Subject)
+		u, err := s.ids.Users.User(ctx, c.Subject)
 		if err != nil {
 			return "", err
 		}

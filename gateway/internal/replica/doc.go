@@ -8,7 +8,7 @@
 // lookups always read the primary; and it never routes queries itself: the
 // route table asks it once per call (Router.MayRead) and passes the answer
 // to the plugin in the call (InvokeRequest.read_replica), whose SDK
-// (internal/replica) picks its pool.
+// (internal/readpool) picks its pool.
 //
 // How read-your-writes holds, step by step:
 //

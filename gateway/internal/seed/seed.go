@@ -126,14 +126,14 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 	}
 	for _, p := range people {
 		pw := identity.NewPassword()
-		u, err := ids.CreateUser(ctx, identity.NewUser{Username: p.username, Name: p.name, Password: pw, Staff: p.staff})
+		u, err := ids.Users.CreateUser(ctx, identity.NewUser{Username: p.username, Name: p.name, Password: pw, Staff: p.staff})
 		if err != nil {
 			return nil, fmt.Errorf("seed user %s: %w", p.key, err)
 		}
 		c.Users[p.key] = User{ID: u.ID, Username: u.Username, Password: pw}
 	}
 	owner, consumer := c.Users["owner"].ID, c.Users["consumer"].ID
-	page, err := ids.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: owner, Published: true,
+	page, err := ids.Pages.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: owner, Published: true,
 		ChatSurfacing: true, InboxMergeLinked: true, InboxAutomation: false})
 	if err != nil {
 		return nil, fmt.Errorf("seed page: %w", err)
@@ -142,18 +142,18 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 	// wearables too: pushes and their events concern no Page, and a
 	// developer of the seeded world should receive them without a change
 	// (an app subscribes only to events of products it has, CONTRACT §15).
-	app, err := ids.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: owner,
+	app, err := ids.Apps.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: owner,
 		RedirectURIs: []string{RedirectURI, "http://localhost:8765/callback"}, Products: []string{"svcchat", "wearables"}})
 	if err != nil {
 		return nil, fmt.Errorf("seed app: %w", err)
 	}
-	if err := ids.AddTestUser(ctx, app.ID, consumer); err != nil {
+	if err := ids.Apps.AddTestUser(ctx, app.ID, consumer); err != nil {
 		return nil, fmt.Errorf("seed test user: %w", err)
 	}
-	if err := ids.LinkPage(ctx, app.ID, page.ID, []string{"svcchat"}); err != nil {
+	if err := ids.Apps.LinkPage(ctx, app.ID, page.ID, []string{"svcchat"}); err != nil {
 		return nil, fmt.Errorf("seed page link: %w", err)
 	}
-	key, err := ids.CreateAppKey(ctx, app.ID)
+	key, err := ids.Apps.CreateAppKey(ctx, app.ID)
 	if err != nil {
 		return nil, fmt.Errorf("seed app key: %w", err)
 	}

@@ -54,34 +54,34 @@ func TestSeedCreatesTheDevelopmentWorldOnce(t *testing.T) {
 
 	for _, who := range []string{"owner", "consumer", "staff"} {
 		u := creds.Users[who]
-		s, err := ids.SignIn(ctx, "192.0.2.1", u.Username, u.Password)
+		s, err := ids.Sessions.SignIn(ctx, "192.0.2.1", u.Username, u.Password)
 		if err != nil || s.UserID != u.ID {
 			t.Errorf("%s signs in: %+v, %v", who, s, err)
 		}
 	}
-	staff, _ := ids.User(ctx, creds.Users["staff"].ID)
+	staff, _ := ids.Users.User(ctx, creds.Users["staff"].ID)
 	if !staff.Staff {
 		t.Error("the staff user is not platform staff")
 	}
-	page, err := ids.Page(ctx, creds.Page.ID)
+	page, err := ids.Pages.Page(ctx, creds.Page.ID)
 	if err != nil || !page.Published || !page.ChatSurfacing || !page.InboxMergeLinked || page.InboxAutomation || page.Name != creds.Page.Name {
 		t.Errorf("page = %+v, %v", page, err)
 	}
-	f, err := ids.PageFacts(ctx, creds.Page.ID, creds.Users["owner"].ID, creds.App.ID)
+	f, err := ids.Pages.PageFacts(ctx, creds.Page.ID, creds.Users["owner"].ID, creds.App.ID)
 	if err != nil || f.UserRole != pluginv1.PageRole_PAGE_ROLE_OWNER || !f.AppLinked || !slices.Equal(f.LinkProducts, []string{"svcchat"}) {
 		t.Errorf("page facts = %+v, %v", f, err)
 	}
-	app, err := ids.AppByClientID(ctx, creds.App.ClientID)
+	app, err := ids.Apps.AppByClientID(ctx, creds.App.ClientID)
 	if err != nil || app.Live() || !app.CheckClientSecret(creds.App.ClientSecret) || app.ID != creds.App.ID {
 		t.Errorf("app = %+v, %v", app, err)
 	}
-	if ok, _ := ids.RedirectURIRegistered(ctx, app.ID, seed.RedirectURI); !ok {
+	if ok, _ := ids.Apps.RedirectURIRegistered(ctx, app.ID, seed.RedirectURI); !ok {
 		t.Error("redirect uri not registered")
 	}
-	if role, _ := ids.TeamRole(ctx, app.ID, creds.Users["owner"].ID); role != identity.TeamAdmin {
+	if role, _ := ids.Apps.TeamRole(ctx, app.ID, creds.Users["owner"].ID); role != identity.TeamAdmin {
 		t.Errorf("owner's team role = %q", role)
 	}
-	if ok, _ := ids.MayAuthorize(ctx, app, creds.Users["consumer"].ID); !ok {
+	if ok, _ := ids.Apps.MayAuthorize(ctx, app, creds.Users["consumer"].ID); !ok {
 		t.Error("the consumer is not a Test User")
 	}
 	if p, err := authn.AuthenticateToken(ctx, creds.App.APIKey); err != nil || p.Kind != pluginv1.TokenKind_TOKEN_KIND_APP_KEY || p.AppID != app.ID {
@@ -136,7 +136,7 @@ func TestNoSeedOnADatabaseWithUsers(t *testing.T) {
 	t.Parallel()
 	ids := newStore(t)
 	ctx := context.Background()
-	if _, err := ids.CreateUser(ctx, identity.NewUser{Username: "alice", Password: "pw"}); err != nil {
+	if _, err := ids.Users.CreateUser(ctx, identity.NewUser{Username: "alice", Password: "pw"}); err != nil {
 		t.Fatal(err)
 	}
 	path, creds, err := seed.Run(ctx, ids, seed.Options{BaseURL: "http://x", DataDir: t.TempDir()})

@@ -18,9 +18,9 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
-	"github.com/svcplatform/svc/gateway/internal/pages"
 	"github.com/svcplatform/svc/gateway/internal/serving"
 	"github.com/svcplatform/svc/gateway/internal/version"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 )
 
 // Options configure a Server.

@@ -212,13 +212,13 @@ func TestOnlyTheAppOrItsTeamMayManageItsWebhooks(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	developer, tester := b.PageAdmin, b.Consumer
-	if err := b.IDs.SetTeamRole(ctx, b.App.ID, developer.ID, identity.TeamDeveloper); err != nil {
+	if err := b.IDs.Apps.SetTeamRole(ctx, b.App.ID, developer.ID, identity.TeamDeveloper); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.SetTeamRole(ctx, b.App.ID, tester.ID, identity.TeamTester); err != nil {
+	if err := b.IDs.Apps.SetTeamRole(ctx, b.App.ID, tester.ID, identity.TeamTester); err != nil {
 		t.Fatal(err)
 	}
-	otherApp, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Other", AdminID: b.Stranger.ID})
+	otherApp, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Other", AdminID: b.Stranger.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

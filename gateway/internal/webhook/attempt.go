@@ -18,8 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
+	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/internal/netguard"
-	"github.com/svcplatform/svc/sdk"
 )
 
 // excerptLimit bounds the response excerpt kept per attempt.
@@ -181,7 +181,10 @@ func (s *Service) signed(ctx context.Context, d coredb.ClaimDeliveriesRow, now t
 	if d.Sealed == nil {
 		return nil, nil, errors.New("the app has no signing secret yet; rotate its client secret")
 	}
-	secret, err := s.box.Open(d.Sealed, secretContext(d.AppID))
+	// The current secret first, then the previous one while a rotation's
+	// overlap lasts: both sign (CONTRACT §14).
+	open, err := identity.SealedSecrets{Current: d.Sealed, Previous: d.PreviousSealed,
+		PreviousExpiresAt: d.PreviousSecretExpiresAt.Time}.Open(s.box, d.AppID, now)
 	if err != nil {
 		s.log.ErrorContext(ctx, "cannot open an app's signing secret", "app_id", d.AppID, "error", err)
 		return nil, nil, errors.New("the signing secret cannot be read by this gateway")
@@ -193,15 +196,9 @@ func (s *Service) signed(ctx context.Context, d coredb.ClaimDeliveriesRow, now t
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", s.userAgent)
-	secrets := []string{string(secret)}
-	if s.opts.SigningSecrets != nil {
-		// The current secret first, then the previous one while a
-		// rotation's overlap lasts.
-		if list, err := s.opts.SigningSecrets(ctx, sdk.FormatID(d.AppID)); err != nil {
-			s.log.WarnContext(ctx, "cannot read an app's signing secrets; signing with the webhook copy", "app_id", d.AppID, "error", err)
-		} else if len(list) > 0 && list[0] != "" {
-			secrets = list
-		}
+	secrets := []string{open.Current}
+	if open.Previous != "" {
+		secrets = append(secrets, open.Previous)
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
 	h.Set(HeaderSignature, Signature(secrets[0], body))

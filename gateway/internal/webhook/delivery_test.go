@@ -404,7 +404,7 @@ func TestRotatedSecretSignsLaterDeliveries(t *testing.T) {
 	b := setup(t)
 	rcv := newReceiver(t, "rotated-secret")
 	rcv.echo = func(c string) string { return c }
-	if err := b.svc.SetAppSecret(context.Background(), b.App.ID, "rotated-secret"); err != nil {
+	if _, err := b.IDs.Apps.SetClientSecret(context.Background(), b.App.ID, "rotated-secret"); err != nil {
 		t.Fatal(err)
 	}
 	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
@@ -448,11 +448,12 @@ func TestSlowEndpointHoldsNoMoreThanItsAppShareOfTheWorkers(t *testing.T) {
 func TestAppWithoutASigningSecretIsNotSentUnsigned(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := b.IDs.CreateApp(context.Background(), identity.NewApp{Name: "Unsigned", AdminID: b.Owner.ID})
+	// An app made while identity kept no sealed secret (no Sealer).
+	other, err := identity.New(b.Pool).Apps.CreateApp(context.Background(), identity.NewApp{Name: "Unsigned", AdminID: b.Owner.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.LinkPage(context.Background(), other.ID, b.Page.ID, []string{"book"}); err != nil {
+	if err := b.IDs.Apps.LinkPage(context.Background(), other.ID, b.Page.ID, []string{"book"}); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t, other.ClientSecret)

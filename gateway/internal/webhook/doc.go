@@ -6,10 +6,11 @@
 //
 // # What it owns
 //
-// The tables core.webhook_subscriptions, core.webhook_deliveries (with each
-// delivery's attempt log) and core.webhook_app_secrets (migration
-// 0020_webhook.sql), core.webhook_listeners (0103), and the dispatched_at column of core.outbox. It reads
-// core.apps (mode), core.page_links, core.app_products and
+// The tables core.webhook_subscriptions and core.webhook_deliveries (with
+// each delivery's attempt log; migration 0020_webhook.sql),
+// core.webhook_listeners (0103), and the dispatched_at column of
+// core.outbox. It reads core.apps (mode, and the sealed client secrets that
+// sign: see Secrets below), core.page_links, core.app_products and
 // core.app_scope_reviews (who is entitled to an event, below). It must not
 // write any other table. The products emit events by inserting into
 // core.outbox with sdk/event.Emit in the transaction of their
@@ -46,7 +47,7 @@
 //     webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>",
 //     one per signing secret, space-separated: during a client secret
 //     rotation's overlap both the new and the previous secret sign, see
-//     Options.SigningSecrets). Any 2xx within the attempt timeout (10 s)
+//     Secrets below). Any 2xx within the attempt timeout (10 s)
 //     succeeds; redirects are not followed. 410 Gone disables the endpoint
 //     at once and holds the delivery; 429 or 503 with Retry-After pauses
 //     the endpoint (nothing is sent to it, the failed delivery is due again
@@ -157,11 +158,15 @@
 // The signing key is the app's client secret. Apps are also shown it as
 // Standard Webhooks libraries take it, StandardKey ("whsec_" and its
 // base64), which they decode back to the same bytes; docs/WEBHOOKS.md tells
-// receivers how to verify both signatures. Identity stores only its
-// hash, so identity hands the secret to SetAppSecret when it is created or
-// rotated, and it is kept sealed (package secretbox, AES-256-GCM under the
-// master key) in core.webhook_app_secrets. Secrets, verify tokens and
-// callback query strings are never logged.
+// receivers how to verify both signatures. The secret has one home, core.apps,
+// where identity keeps it (and the previous one while a rotation's overlap
+// lasts) sealed with package secretbox (AES-256-GCM under the master key,
+// bound to the app) besides its hash. The dispatch and the claim select the
+// sealed values with each delivery they lease, and the attempt opens them
+// with identity.SealedSecrets.Open, so signing costs no query of its own. An
+// app whose secret was never sealed is not sent to: each attempt fails saying
+// to rotate the client secret. Secrets, verify tokens and callback query
+// strings are never logged.
 //
 // Callbacks must use HTTPS, except plain HTTP to loopback for apps in
 // development mode. Private (RFC 1918, unique-local, shared 100.64/10) and

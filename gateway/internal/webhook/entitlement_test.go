@@ -105,12 +105,12 @@ func TestSubscriptionToAProductTheAppDoesNotHaveIsRefused(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	newApp := func(name string, enabled []string, linked []string) sdk.Principal {
-		app, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
+		app, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if linked != nil {
-			if err := b.IDs.LinkPage(ctx, app.ID, b.Page.ID, linked); err != nil {
+			if err := b.IDs.Apps.LinkPage(ctx, app.ID, b.Page.ID, linked); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -142,7 +142,7 @@ func TestAppEventsReachTheirOwnAppWithoutAPageLinkOrScope(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	app, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: "Glasses", AdminID: b.Owner.ID, Products: []string{"wearables"}})
+	app, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Glasses", AdminID: b.Owner.ID, Products: []string{"wearables"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestEventsReachOnlyEntitledAppsWhenARetryingDeliveryIsClaimed(t *testing.T)
 	b.emit(t, b.messageEvent("my address is 1 Elm St"))
 	eventually(t, 10*time.Second, "the first attempt", func() bool { return rcv.posts.Load() >= 1 })
 	// The Page keeps the app for book only; the receiver would now accept.
-	if err := b.IDs.LinkPage(context.Background(), b.App.ID, b.Page.ID, []string{"book"}); err != nil {
+	if err := b.IDs.Apps.LinkPage(context.Background(), b.App.ID, b.Page.ID, []string{"book"}); err != nil {
 		t.Fatal(err)
 	}
 	posts := rcv.posts.Load()
@@ -236,7 +236,7 @@ func TestEventsReachOnlyEntitledAppsWhenReplayed(t *testing.T) {
 		failed = b.deliveries(t, &webhookv1.ListDeliveriesRequest{Status: webhook.StatusFailed})
 		return len(failed) == 1
 	})
-	if err := b.IDs.UnlinkPage(context.Background(), b.App.ID, b.Page.ID); err != nil {
+	if err := b.IDs.Apps.UnlinkPage(context.Background(), b.App.ID, b.Page.ID); err != nil {
 		t.Fatal(err)
 	}
 	rcv.status.Store(0)

@@ -80,19 +80,24 @@ func setup(t testing.TB, tweak ...func(*webhook.Options)) *bundle {
 	if b.box, err = secretbox.New(secretbox.NewKey()); err != nil {
 		t.Fatal(err)
 	}
-	// The World app has svcchat; the tests also send it the Page's book
-	// events and its own wearables events, which it must have (CONTRACT §15).
+	// Identity keeps client secrets sealed, as the gateway's does, in
+	// core.apps, where the Service reads them to sign; the World app was
+	// made before the sealer was set, so its secret is set again to be
+	// sealed.
 	ctx := context.Background()
-	if err := w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
+	w.IDs.SetSealer(b.box)
+	if _, err := w.IDs.Apps.SetClientSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.IDs.EnableProduct(ctx, w.App.ID, "wearables"); err != nil {
+	// The World app has svcchat; the tests also send it the Page's book
+	// events and its own wearables events, which it must have (CONTRACT §15).
+	if err := w.IDs.Apps.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat", "book"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.IDs.Apps.EnableProduct(ctx, w.App.ID, "wearables"); err != nil {
 		t.Fatal(err)
 	}
 	b.svc = b.newService(t, tweak...)
-	if err := b.svc.SetAppSecret(ctx, w.App.ID, w.App.ClientSecret); err != nil {
-		t.Fatal(err)
-	}
 	b.plugin = sdk.New(sdk.Info{Name: "gateway"})
 	b.svc.Register(b.plugin)
 	return b
@@ -201,19 +206,16 @@ func (b *bundle) subscribe(t testing.TB, callback string, events ...string) {
 }
 
 // otherApp is a second app of the World's owner, linked to the World's
-// Page with products, with its signing secret set and subscribed to events
+// Page with products (its signing secret sealed by identity) and subscribed to events
 // at a receiver of its own. enabled are products enabled on the app itself.
 func (b *bundle) otherApp(t testing.TB, name string, products, enabled []string, events ...string) (identity.CreatedApp, *receiver) {
 	t.Helper()
 	ctx := context.Background()
-	app, err := b.IDs.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
+	app, err := b.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: name, AdminID: b.Owner.ID, Products: enabled})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.IDs.LinkPage(ctx, app.ID, b.Page.ID, products); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.svc.SetAppSecret(ctx, app.ID, app.ClientSecret); err != nil {
+	if err := b.IDs.Apps.LinkPage(ctx, app.ID, b.Page.ID, products); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t, app.ClientSecret)

@@ -24,19 +24,7 @@ import (
 // signature verifies with the old secret and with the new one.
 func TestStandardWebhooksSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
 	t.Parallel()
-	const previous = "svc_cs_the-secret-before-the-rotation"
-	rotating := false
-	var mu sync.Mutex
-	b := setup(t, func(o *webhook.Options) {
-		o.SigningSecrets = func(ctx context.Context, appID string) ([]string, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if rotating {
-				return []string{"svc_cs_the-new-secret", previous}, nil
-			}
-			return nil, nil // no overlap: the webhook copy alone
-		}
-	})
+	b := setup(t)
 	rcv := newReceiver(t, b.App.ClientSecret)
 	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
 	run(t, b.svc)
@@ -61,14 +49,16 @@ func TestStandardWebhooksSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
 
 	// The receiver restarted with a new X-Svc key for the new secret; both
 	// the old and the new Standard Webhooks key verify.
-	mu.Lock()
-	rotating = true
-	mu.Unlock()
-	rcv.secret = "svc_cs_the-new-secret"
+	rotated, err := b.IDs.Apps.RotateClientSecret(context.Background(), b.App.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous := b.App.ClientSecret
+	rcv.secret = rotated.Value
 	second := b.emit(t, b.pageEvent(2))[0]
 	eventually(t, 10*time.Second, "the second event delivered", func() bool { return len(rcv.byEvent()[second]) == 1 })
 	d = rcv.byEvent()[second][0]
-	for _, secret := range []string{"svc_cs_the-new-secret", previous} {
+	for _, secret := range []string{rotated.Value, previous} {
 		wh, _ := standardwebhooks.NewWebhookRaw([]byte(secret))
 		if err := wh.Verify(d.Raw, d.Header); err != nil {
 			t.Errorf("during the overlap the key %q… does not verify: %v (webhook-signature %q)", secret[:10], err, d.Header.Get("webhook-signature"))

@@ -293,7 +293,8 @@ func (r *runner) dispatch(ctx context.Context) (int64, error) {
 			Seq: *d.Seq, ID: *d.ID, AppID: *d.AppID, EventID: *d.EventID, EventType: *d.EventType,
 			PageID: d.PageID, EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: *d.Test,
 			FailedAttempts: *d.FailedAttempts, AppMode: *d.AppMode, CallbackUrl: d.CallbackUrl,
-			Active: d.Active, Sealed: d.Sealed,
+			Active: d.Active, Sealed: d.Sealed, PreviousSealed: d.PreviousSealed,
+			PreviousSecretExpiresAt: d.PreviousSecretExpiresAt,
 		}})
 	}
 	r.unreserve(slots - leased)

@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,7 +19,6 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/netguard"
-	"github.com/svcplatform/svc/sdk"
 )
 
 // APIVersion is the api_version written in every body.
@@ -60,20 +57,14 @@ type Options struct {
 	Logger *slog.Logger
 	// PublicURL names the platform in the User-Agent of callback requests.
 	PublicURL string
-	// SecretBox seals the apps' signing secrets under the master key.
+	// SecretBox opens the apps' signing secrets: their client secrets,
+	// which identity keeps sealed under the master key in core.apps.
 	// Required.
 	SecretBox *secretbox.Box
 	// EventTypes returns the event types apps may subscribe to and send
 	// test events of: those the loaded plugins declare. Required when
 	// Register is used.
 	EventTypes func() []string
-	// SigningSecrets returns the secrets an app's deliveries are signed
-	// with: its current client secret first, then the previous one while a
-	// rotation's overlap lasts (identity.Service.SigningSecrets). The
-	// webhook-signature header carries one signature per secret; X-Svc-
-	// Signature-256 uses the first. Nil, or an error or empty answer: the
-	// copy kept by SetAppSecret alone.
-	SigningSecrets func(ctx context.Context, appID string) ([]string, error)
 	// Guard decides who may act on an app, for the Graph nodes that name a
 	// delivery rather than an app. Required when Register is used.
 	Guard AppGuard
@@ -225,40 +216,6 @@ func setDefault(d *time.Duration, def time.Duration) {
 	if *d <= 0 {
 		*d = def
 	}
-}
-
-// SetAppSecret keeps secret, the app's current client secret, as the key
-// that signs its webhooks. Identity calls it whenever a client secret is
-// created or rotated; deliveries made afterwards use the new one.
-func (s *Service) SetAppSecret(ctx context.Context, appID, secret string) error {
-	return s.setAppSecret(ctx, s.q, appID, secret)
-}
-
-// SetAppSecretTx is SetAppSecret inside tx, for callers that create or
-// rotate the client secret in that transaction.
-func (s *Service) SetAppSecretTx(ctx context.Context, tx pgx.Tx, appID, secret string) error {
-	return s.setAppSecret(ctx, s.q.WithTx(tx), appID, secret)
-}
-
-func (s *Service) setAppSecret(ctx context.Context, q *coredb.Queries, appID, secret string) error {
-	id, ok := sdk.ParseID(appID)
-	if !ok {
-		return fmt.Errorf("webhook: set signing secret: app id %q is not an app id", appID)
-	}
-	if secret == "" {
-		return fmt.Errorf("webhook: set signing secret of app %s: the secret is empty", appID)
-	}
-	sealed := s.box.Seal([]byte(secret), secretContext(id))
-	if err := q.UpsertWebhookAppSecret(ctx, coredb.UpsertWebhookAppSecretParams{AppID: id, Sealed: sealed}); err != nil {
-		return fmt.Errorf("webhook: store signing secret of app %s: %w", appID, err)
-	}
-	return nil
-}
-
-// secretContext binds a sealed secret to its app: a sealed value copied to
-// another app's row does not open.
-func secretContext(appID int64) string {
-	return "webhook signing secret of app " + strconv.FormatInt(appID, 10)
 }
 
 // Backlog counts the deliveries not yet done, for metrics.

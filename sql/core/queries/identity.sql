@@ -74,8 +74,10 @@ SELECT * FROM core.apps WHERE client_id = @client_id;
 -- name: SetAppMode :execrows
 UPDATE core.apps SET mode = @mode WHERE id = @id;
 
--- name: SetClientSecretHash :execrows
-UPDATE core.apps SET client_secret_hash = @client_secret_hash WHERE id = @id;
+-- name: SetClientSecret :execrows
+UPDATE core.apps
+SET client_secret_hash = @client_secret_hash, client_secret_sealed = sqlc.narg('client_secret_sealed')
+WHERE id = @id;
 
 -- name: AddRedirectURI :exec
 INSERT INTO core.app_redirect_uris (app_id, uri) VALUES (@app_id, @uri)

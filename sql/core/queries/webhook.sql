@@ -1,13 +1,11 @@
--- Webhook subscriptions, signing secrets, the dispatcher and the delivery
--- log (package webhook).
+-- Webhook subscriptions, the dispatcher and the delivery log (package
+-- webhook). A delivery is signed with its app's client secret, which the
+-- dispatcher and the claim read sealed from core.apps, its one home
+-- (identity.SealedSecrets).
 
 -- name: WebhookApp :one
 -- The app a webhook call names: whether it exists and its mode.
 SELECT id, mode FROM core.apps WHERE id = @id;
-
--- name: UpsertWebhookAppSecret :exec
-INSERT INTO core.webhook_app_secrets (app_id, sealed) VALUES (@app_id, @sealed)
-ON CONFLICT (app_id) DO UPDATE SET sealed = excluded.sealed, updated_at = now();
 
 -- name: GetWebhookSubscription :one
 SELECT * FROM core.webhook_subscriptions WHERE app_id = @app_id;
@@ -138,12 +136,13 @@ WITH busy AS (
 )
 SELECT counts.events, counts.deliveries,
        c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
-       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active,
+       a.client_secret_sealed AS sealed, a.previous_secret_sealed AS previous_sealed,
+       a.previous_secret_expires_at
 FROM counts
 LEFT JOIN delivered c ON c.lease_token IS NOT NULL
 LEFT JOIN core.apps a ON a.id = c.app_id
-LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
-LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
+LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id;
 
 -- name: ClaimDeliveries :many
 -- Leases up to max_rows due deliveries to the caller: their next_attempt_at
@@ -223,11 +222,12 @@ WITH busy AS (
               d.data, d.test, d.failed_attempts, d.ordering_key
 )
 SELECT c.seq, c.id, c.app_id, c.event_id, c.event_type, c.page_id, c.event_created_at, c.data,
-       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, k.sealed, c.ordering_key
+       c.test, c.failed_attempts, a.mode AS app_mode, s.callback_url, s.active, c.ordering_key,
+       a.client_secret_sealed AS sealed, a.previous_secret_sealed AS previous_sealed,
+       a.previous_secret_expires_at
 FROM claimed c
 JOIN core.apps a ON a.id = c.app_id
-LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id
-LEFT JOIN core.webhook_app_secrets k ON k.app_id = c.app_id;
+LEFT JOIN core.webhook_subscriptions s ON s.app_id = c.app_id;
 
 -- name: RecordOutcomes :many
 -- Writes a batch of attempt outcomes in one statement (one round trip, all

@@ -76,7 +76,7 @@ func NewWorld(t testing.TB) *World {
 	w := &World{URL: url, Pool: pool, IDs: identity.New(pool)}
 	person := func(username, name string, staff bool) Person {
 		pw := identity.NewPassword()
-		u, err := w.IDs.CreateUser(ctx, identity.NewUser{Username: username, Name: name, Password: pw, Staff: staff})
+		u, err := w.IDs.Users.CreateUser(ctx, identity.NewUser{Username: username, Name: name, Password: pw, Staff: staff})
 		if err != nil {
 			t.Fatalf("create user %s: %v", username, err)
 		}
@@ -94,16 +94,16 @@ func NewWorld(t testing.TB) *World {
 		}
 	}
 	var err error
-	w.Page, err = w.IDs.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: w.Owner.ID, Published: true,
+	w.Page, err = w.IDs.Pages.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: w.Owner.ID, Published: true,
 		ChatSurfacing: true, InboxMergeLinked: true})
 	must(err)
-	must(w.IDs.SetPageRole(ctx, w.Page.ID, w.PageAdmin.ID, identity.RoleAdmin))
-	w.OtherPage, err = w.IDs.CreatePage(ctx, identity.NewPage{Name: "Other Shop", OwnerID: w.Stranger.ID, Published: true})
+	must(w.IDs.Pages.SetPageRole(ctx, w.Page.ID, w.PageAdmin.ID, identity.RoleAdmin))
+	w.OtherPage, err = w.IDs.Pages.CreatePage(ctx, identity.NewPage{Name: "Other Shop", OwnerID: w.Stranger.ID, Published: true})
 	must(err)
-	w.App, err = w.IDs.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: w.Owner.ID,
+	w.App, err = w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: w.Owner.ID,
 		RedirectURIs: []string{RedirectURI}, Products: []string{"svcchat"}})
 	must(err)
-	must(w.IDs.AddTestUser(ctx, w.App.ID, w.Consumer.ID))
-	must(w.IDs.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat"}))
+	must(w.IDs.Apps.AddTestUser(ctx, w.App.ID, w.Consumer.ID))
+	must(w.IDs.Apps.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat"}))
 	return w
 }

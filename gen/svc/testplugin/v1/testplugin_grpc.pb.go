@@ -37,7 +37,7 @@ const (
 // tests of the plugin host and SDK. It is never installed in bin/plugins.
 type TestServiceClient interface {
 	// Echo answers the request with the serving process's identity, so tests
-	// can tell generations apart.
+	// can tell a plugin's processes apart (a hot swap runs two).
 	Echo(ctx context.Context, in *EchoRequest, opts ...grpc.CallOption) (*EchoResponse, error)
 	// Slow sleeps for the requested time, to keep calls in flight during a
 	// reload.
@@ -165,7 +165,7 @@ func (c *testServiceClient) PageFacts(ctx context.Context, in *PageFactsRequest,
 // tests of the plugin host and SDK. It is never installed in bin/plugins.
 type TestServiceServer interface {
 	// Echo answers the request with the serving process's identity, so tests
-	// can tell generations apart.
+	// can tell a plugin's processes apart (a hot swap runs two).
 	Echo(context.Context, *EchoRequest) (*EchoResponse, error)
 	// Slow sleeps for the requested time, to keep calls in flight during a
 	// reload.

@@ -529,7 +529,8 @@ WITH counters AS (
     RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key)
-    SELECT ev.id, ($15::text[])[ev.n], message.page_id, (($16::text[])[ev.n])::jsonb, $17::text
+    SELECT ev.id, ($15::text[])[ev.n], NULLIF($16::text, ''), (($17::text[])[ev.n])::jsonb,
+           NULLIF($18::text, '')
     FROM message, unnest($1::text[]) WITH ORDINALITY AS ev(id, n)
 )
 SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM message
@@ -551,6 +552,7 @@ type PostMessageParams struct {
 	Text             string
 	SenderUserID     string
 	EventTypes       []string
+	EventPageID      string
 	EventData        []string
 	OrderingKey      string
 }
@@ -581,6 +583,9 @@ type PostMessageRow struct {
 // conversation's row lock and numbered the events from the counters it read
 // with it (event_seq_before + 1, + 2, …); the counter check makes a
 // mismatch insert nothing (no row returned) rather than a wrong number.
+// The events are outbox rows internal/outbox made (as sdk/event's would
+// be), as columns: ids, types and data; all are of the message's Page and
+// conversation's ordering key.
 func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostMessageRow, error) {
 	row := q.db.QueryRow(ctx, postMessage,
 		arg.EventIds,
@@ -598,6 +603,7 @@ func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostM
 		arg.Text,
 		arg.SenderUserID,
 		arg.EventTypes,
+		arg.EventPageID,
 		arg.EventData,
 		arg.OrderingKey,
 	)

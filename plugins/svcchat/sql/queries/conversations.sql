@@ -79,6 +79,9 @@ ORDER BY seq ASC LIMIT @lim;
 -- conversation's row lock and numbered the events from the counters it read
 -- with it (event_seq_before + 1, + 2, …); the counter check makes a
 -- mismatch insert nothing (no row returned) rather than a wrong number.
+-- The events are outbox rows internal/outbox made (as sdk/event's would
+-- be), as columns: ids, types and data; all are of the message's Page and
+-- conversation's ordering key.
 WITH counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1,
@@ -96,7 +99,8 @@ WITH counters AS (
     RETURNING *
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key)
-    SELECT ev.id, (@event_types::text[])[ev.n], message.page_id, ((@event_data::text[])[ev.n])::jsonb, @ordering_key::text
+    SELECT ev.id, (@event_types::text[])[ev.n], NULLIF(@event_page_id::text, ''), ((@event_data::text[])[ev.n])::jsonb,
+           NULLIF(@ordering_key::text, '')
     FROM message, unnest(@event_ids::text[]) WITH ORDINALITY AS ev(id, n)
 )
 SELECT * FROM message;

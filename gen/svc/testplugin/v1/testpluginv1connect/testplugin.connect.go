@@ -59,7 +59,7 @@ const (
 // TestServiceClient is a client for the svc.testplugin.v1.TestService service.
 type TestServiceClient interface {
 	// Echo answers the request with the serving process's identity, so tests
-	// can tell generations apart.
+	// can tell a plugin's processes apart (a hot swap runs two).
 	Echo(context.Context, *connect.Request[v1.EchoRequest]) (*connect.Response[v1.EchoResponse], error)
 	// Slow sleeps for the requested time, to keep calls in flight during a
 	// reload.
@@ -200,7 +200,7 @@ func (c *testServiceClient) PageFacts(ctx context.Context, req *connect.Request[
 // TestServiceHandler is an implementation of the svc.testplugin.v1.TestService service.
 type TestServiceHandler interface {
 	// Echo answers the request with the serving process's identity, so tests
-	// can tell generations apart.
+	// can tell a plugin's processes apart (a hot swap runs two).
 	Echo(context.Context, *connect.Request[v1.EchoRequest]) (*connect.Response[v1.EchoResponse], error)
 	// Slow sleeps for the requested time, to keep calls in flight during a
 	// reload.

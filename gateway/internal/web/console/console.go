@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
-	"github.com/svcplatform/svc/gateway/internal/webui"
+	"github.com/svcplatform/svc/gateway/internal/web"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
@@ -81,8 +81,8 @@ func (c *Console) Register(mux interface {
 	if err != nil {
 		panic(err)
 	}
-	mux.Handle("GET "+staticPath, webui.Handler(sub))
-	mux.Handle("GET "+webui.Prefix, webui.Handler(webui.Assets()))
+	mux.Handle("GET "+staticPath, web.Handler(sub))
+	mux.Handle("GET "+web.Prefix, web.Handler(web.Assets()))
 	mux.Handle("GET "+Path, http.HandlerFunc(c.serve))
 	mux.Handle("GET "+Path+"/", http.HandlerFunc(c.serve))
 	if c.opts.API != nil && c.opts.Sessions != nil {
@@ -203,7 +203,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, v v
 		http.Error(w, "page unavailable", http.StatusInternalServerError)
 		return
 	}
-	webui.SetPageHeaders(w.Header())
+	web.SetPageHeaders(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -15,8 +15,9 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
-	"path"
 	"strings"
+
+	"github.com/svcplatform/svc/gateway/internal/web"
 )
 
 //go:embed static
@@ -41,14 +42,13 @@ func Handler() http.Handler {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Type", contentType(name))
+		h.Set("Content-Type", web.ContentType(name))
 		// The page and its module change with the binary; revalidating is
 		// cheap next to a stale app after an upgrade.
 		h.Set("Cache-Control", "no-cache")
 		// Own scripts and styles only, no framing, and API calls to this
 		// origin alone: a session token in this page can go nowhere else.
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
-			"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Content-Security-Policy", web.PageCSP)
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
@@ -57,18 +57,4 @@ func Handler() http.Handler {
 		}
 		_, _ = w.Write(body)
 	})
-}
-
-func contentType(name string) string {
-	switch path.Ext(name) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".svg":
-		return "image/svg+xml"
-	}
-	return "application/octet-stream"
 }

@@ -7,7 +7,7 @@
 // The console is signed in with the login page's session cookie: a request
 // without a console session is sent to /login?next=<the page>. Every page
 // carries the session's CSRF token in <meta name="svc-csrf">; the shared
-// fetch helper (package webui's api.js) sends it as X-Svc-CSRF on every
+// fetch helper (package web's api.js) sends it as X-Svc-CSRF on every
 // state change, and the gateway refuses cookie-authenticated state changes
 // without it (package auth).
 //

@@ -1,4 +1,4 @@
-package webui
+package web
 
 import (
 	"crypto/sha256"
@@ -49,16 +49,7 @@ func Handler(fsys fs.FS) http.Handler {
 			panic(err)
 		}
 		sum := sha256.Sum256(b)
-		ctype := "application/octet-stream"
-		switch path.Ext(e.Name()) {
-		case ".js":
-			ctype = "text/javascript; charset=utf-8"
-		case ".css":
-			ctype = "text/css; charset=utf-8"
-		case ".svg":
-			ctype = "image/svg+xml"
-		}
-		files[e.Name()] = file{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: ctype}
+		files[e.Name()] = file{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: ContentType(e.Name())}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
@@ -78,6 +69,22 @@ func Handler(fsys fs.FS) http.Handler {
 		}
 		_, _ = w.Write(f.body)
 	})
+}
+
+// ContentType is the Content-Type of an asset or page, by its file name's
+// extension.
+func ContentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	return "application/octet-stream"
 }
 
 // PageCSP is the Content-Security-Policy of an app page: scripts and

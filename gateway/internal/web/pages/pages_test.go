@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svcplatform/svc/gateway/internal/pages"
+	"github.com/svcplatform/svc/gateway/internal/web/pages"
 )
 
 func TestTheChangelogPageIsRenderedWithThePagesSecurityHeadersAndEscaped(t *testing.T) {

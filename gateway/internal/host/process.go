@@ -12,9 +12,9 @@ import (
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
-// generation is one process of a plugin. A hot swap runs two generations of
+// process is one running process of a plugin. A hot swap runs two processes of
 // the same plugin side by side until the old one has drained.
-type generation struct {
+type process struct {
 	loaded    *Loaded
 	pid       int
 	startedAt time.Time
@@ -24,7 +24,7 @@ type generation struct {
 	conn   *protocol.Conn
 	lane   *protocol.LaneClient // nil: Invoke over gRPC
 
-	// inflight counts calls that hold this generation. Once closing is set
+	// inflight counts calls that hold this process. Once closing is set
 	// no new call may hold it, and drained is closed when the count is
 	// zero.
 	inflight  atomic.Int64
@@ -39,14 +39,14 @@ type generation struct {
 	killed   chan struct{} // closed when the process is being killed
 }
 
-// acquire returns the generation taking m's calls, counted as in flight, or
+// acquire returns the process taking m's calls, counted as in flight, or
 // nil when the plugin is not serving. The caller must release it.
 //
-// A swap stores the new generation before it marks the old one closing, and
+// A swap stores the new process before it marks the old one closing, and
 // a call counts itself before it checks closing; so a call either sees
-// closing and moves on to the new generation, or is counted before the
+// closing and moves on to the new process, or is counted before the
 // drain looks at the count.
-func (m *managed) acquire() *generation {
+func (m *managed) acquire() *process {
 	for {
 		g := m.current.Load()
 		if g == nil {
@@ -63,7 +63,7 @@ func (m *managed) acquire() *generation {
 	}
 }
 
-func (g *generation) release() {
+func (g *process) release() {
 	if g.inflight.Add(-1) == 0 && g.closing.Load() {
 		g.drainOnce.Do(func() { close(g.drained) })
 	}
@@ -71,7 +71,7 @@ func (g *generation) release() {
 
 // drain refuses new calls and waits until those in flight are done, ctx
 // ends, or timeout passes; it tells whether every call finished.
-func (g *generation) drain(ctx context.Context, timeout time.Duration) bool {
+func (g *process) drain(ctx context.Context, timeout time.Duration) bool {
 	g.closing.Store(true)
 	if g.inflight.Load() == 0 {
 		g.drainOnce.Do(func() { close(g.drained) })
@@ -90,7 +90,7 @@ func (g *generation) drain(ctx context.Context, timeout time.Duration) bool {
 
 // kill stops g's process (gracefully first, through go-plugin) and removes
 // its sockets.
-func (h *Host) kill(g *generation) {
+func (h *Host) kill(g *process) {
 	if g == nil {
 		return
 	}
@@ -109,7 +109,7 @@ func (h *Host) kill(g *generation) {
 }
 
 // retire drains g in the background, then kills it.
-func (h *Host) retire(g *generation) {
+func (h *Host) retire(g *process) {
 	if g == nil {
 		return
 	}

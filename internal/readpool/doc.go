@@ -1,5 +1,8 @@
-// Package replica lets a plugin serve reads from a PostgreSQL read replica
-// when the gateway allows it, and from its primary otherwise.
+// Package readpool gives a plugin the pool each read runs on: a PostgreSQL
+// read replica when the gateway allows it, its primary otherwise.
+//
+// It is the plugin's half of read replicas; the gateway's half, which
+// watches the replica and decides per call, is gateway/internal/replica.
 //
 // The gateway decides per call (sdk.MayReadReplica): only methods without
 // side effects, only while a replica is configured and healthy by the
@@ -11,4 +14,4 @@
 // fails during a read (stopped, restarted, cancelled for a recovery
 // conflict). It never writes to the replica and never decides on lag: the
 // gateway does, once for every plugin.
-package replica
+package readpool

@@ -1,4 +1,4 @@
-package webui
+package web
 
 import (
 	"net/http"
@@ -32,7 +32,7 @@ func TestAssetsAreServedByNameWithARevalidatedETag(t *testing.T) {
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/css") {
 		t.Errorf("ui.css: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	for _, p := range []string{Prefix + "missing.js", Prefix + "../webui.go", Prefix} {
+	for _, p := range []string{Prefix + "missing.js", Prefix + "../web.go", Prefix} {
 		rec = httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
 		if rec.Code != http.StatusNotFound {
