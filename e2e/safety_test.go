@@ -105,8 +105,8 @@ func TestBlocksAndReportsRefuseAndRestoreSendsEndToEnd(t *testing.T) {
 	res, body = dm()
 	wantGraphError(t, res, body, 403, 10, 2018309)
 	res, body = w.rest(t, "GET", w.consumer, "/api/mobile/blocks", nil)
-	if list := decode[struct{ Data []map[string]any }](t, body).Data; len(list) != 1 || keys(list[0]) != "createdAt,userId" {
-		t.Fatalf("blocks: %s", body)
+	if list := decode[struct{ Data []map[string]any }](t, body).Data; res.StatusCode != 200 || len(list) != 1 || keys(list[0]) != "createdAt,userId" {
+		t.Fatalf("blocks: %d %s", res.StatusCode, body)
 	}
 	if res, body := w.rest(t, "DELETE", w.consumer, "/api/mobile/blocks?userId="+owner, nil); res.StatusCode != 200 {
 		t.Fatalf("unblock the person: %d %s", res.StatusCode, body)
