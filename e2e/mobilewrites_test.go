@@ -8,8 +8,8 @@ import (
 )
 
 // CONTRACT §15: mobile writes are rate-limited per user, 60 a minute each
-// (429, code 17): direct messages and Page messages are counted apart, and
-// one user's count is not another's.
+// (429, code 17): direct messages, Page messages, blocks and reports are
+// counted apart, and one user's count is not another's.
 func TestMobileWritesAreLimitedTo60AMinutePerUserEach(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t)
@@ -23,10 +23,16 @@ func TestMobileWritesAreLimitedTo60AMinutePerUserEach(t *testing.T) {
 	pageMessage := func(token string) (*http.Response, []byte) {
 		return write(token, "/api/mobile/svcchat/page-messaging/messages", `{"pageId":"`+w.c.Page.ID+`","text":"hello"}`)
 	}
+	block := func(token string) (*http.Response, []byte) {
+		return write(token, "/api/mobile/blocks", `{"pageId":"`+w.c.Page.ID+`"}`)
+	}
+	report := func(token string) (*http.Response, []byte) {
+		return write(token, "/api/mobile/reports", `{"pageId":"`+w.c.Page.ID+`","reason":"spam"}`)
+	}
 	for _, kind := range []struct {
 		name string
 		send func(string) (*http.Response, []byte)
-	}{{"direct messages", dm}, {"Page messages", pageMessage}} {
+	}{{"direct messages", dm}, {"Page messages", pageMessage}, {"blocks", block}, {"reports", report}} {
 		t.Run(kind.name, func(t *testing.T) {
 			minute := time.Now().Unix() / 60
 			sent := 0

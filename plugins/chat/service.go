@@ -36,6 +36,10 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("SendDirectMessage"), s.sendDirectMessage)
 	sdk.Handle(p, m.ByName("ListChats"), s.listChats)
 	sdk.Handle(p, m.ByName("GetDirectThread"), s.getDirectThread)
+	sdk.Handle(p, m.ByName("BlockUser"), s.blockUser)
+	sdk.Handle(p, m.ByName("UnblockUser"), s.unblockUser)
+	sdk.Handle(p, m.ByName("ListUserBlocks"), s.listUserBlocks)
+	sdk.Handle(p, m.ByName("GetReceivedMessage"), s.getReceivedMessage)
 }
 
 // pair names a thread's two users in a fixed order.
@@ -57,6 +61,14 @@ func (s *service) sendDirectMessage(ctx context.Context, call *sdk.Call, req *ch
 		return nil, err
 	}
 	if !to.Exists {
+		return nil, cannotMessage()
+	}
+	// A block either way stops the thread, answered as an unknown user.
+	blocked, err := chatdb.New(s.pool).EitherBlocked(ctx, chatdb.EitherBlockedParams{A: from, B: req.GetToUserId()})
+	if err != nil {
+		return nil, err
+	}
+	if blocked {
 		return nil, cannotMessage()
 	}
 	low, high := pair(from, req.GetToUserId())

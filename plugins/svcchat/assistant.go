@@ -121,7 +121,10 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 		}
 		return true, tx.Commit(ctx)
 	}
-	if !a.shouldSpeak(conv.SvcchatConversation, page) {
+	if speak, err := a.shouldSpeak(ctx, q, conv.SvcchatConversation, page); err != nil || !speak {
+		if err != nil {
+			return false, err
+		}
 		return finish("", "silent")
 	}
 	source := "model"
@@ -151,7 +154,10 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !a.shouldSpeak(locked, page) {
+	if speak, err := a.shouldSpeak(ctx, q, locked, page); err != nil || !speak {
+		if err != nil {
+			return false, err
+		}
 		return finish("", "silent")
 	}
 	msg, err := postMessage(ctx, q, &locked, newMessage{
@@ -165,10 +171,17 @@ func (a *assistant) runOne(ctx context.Context) (bool, error) {
 
 // shouldSpeak: the assistant answers only while it holds control of a
 // conversation on a Page that still has inbox automation on and shows
-// its threads.
-func (a *assistant) shouldSpeak(c svcchatdb.SvcchatConversation, page *sdk.PageAccess) bool {
-	return Holder(c.Holder) == HolderAssistant && page.Exists && page.InboxAutomation &&
-		page.Published && page.ChatSurfacing
+// its threads, that staff have not restricted and that the user has not
+// blocked (a send of the Page like any other, CONTRACT §16).
+func (a *assistant) shouldSpeak(ctx context.Context, q *svcchatdb.Queries, c svcchatdb.SvcchatConversation, page *sdk.PageAccess) (bool, error) {
+	if Holder(c.Holder) != HolderAssistant || !page.Exists || !page.InboxAutomation || !page.Published || !page.ChatSurfacing {
+		return false, nil
+	}
+	b, err := q.SendBarrier(ctx, svcchatdb.SendBarrierParams{PageID: c.PageID, UserID: c.UserID})
+	if err != nil {
+		return false, err
+	}
+	return sendRefusal(b) == nil, nil
 }
 
 // compose asks the completions plugin, as this plugin, for the reply to

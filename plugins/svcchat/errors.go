@@ -50,3 +50,24 @@ func errTemplateParams(reason string) *sdk.Error {
 func errLifecycle(msg string) *sdk.Error {
 	return &sdk.Error{HTTPStatus: http.StatusConflict, Code: 10, Subcode: 2018305, Type: sdk.TypeMessaging, Message: msg}
 }
+
+// errBlocked: the recipient blocked the Page; every send of the Page to
+// them is refused (CONTRACT §16).
+func errBlocked() *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2018309, Type: sdk.TypeOAuth,
+		Message: "This person is not accepting messages from this Page."}
+}
+
+// errWriteToBlocked: the user writes to a Page they blocked (the same
+// subcode as the Page's refused sends: a block stops the thread both ways).
+func errWriteToBlocked() *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2018309, Type: sdk.TypeOAuth,
+		Message: "You blocked this Page: unblock it to write to it."}
+}
+
+// errRestricted: staff restricted the Page; it cannot send until they lift
+// the restriction (CONTRACT §16).
+func errRestricted() *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 10, Subcode: 2018310, Type: sdk.TypeOAuth,
+		Message: "This Page is restricted by platform staff and cannot send messages until the restriction is lifted."}
+}

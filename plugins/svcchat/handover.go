@@ -241,6 +241,13 @@ func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.Repl
 		if err != nil {
 			return err
 		}
+		barrier, err := q.SendBarrier(ctx, svcchatdb.SendBarrierParams{PageID: conv.PageID, UserID: conv.UserID})
+		if err != nil {
+			return err
+		}
+		if err := sendRefusal(barrier); err != nil {
+			return err
+		}
 		if OptInStatus(opt.Status) == OptInOptedOut {
 			return errOptedOut()
 		}

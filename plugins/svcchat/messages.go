@@ -54,6 +54,14 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("GetThread"), s.getThread)
 	sdk.Handle(p, m.ByName("MarkThreadRead"), s.markThreadRead)
 	sdk.Handle(p, m.ByName("ListHandovers"), s.listHandovers)
+	sdk.Handle(p, m.ByName("Block"), s.block)
+	sdk.Handle(p, m.ByName("ListBlocks"), s.listBlocks)
+	sdk.Handle(p, m.ByName("Unblock"), s.unblock)
+	sdk.Handle(p, m.ByName("Report"), s.report)
+	sdk.Handle(p, m.ByName("ListReports"), s.listReports)
+	sdk.Handle(p, m.ByName("DecideReport"), s.decideReport)
+	sdk.Handle(p, m.ByName("ListRestrictions"), s.listRestrictions)
+	sdk.Handle(p, m.ByName("LiftRestriction"), s.liftRestriction)
 }
 
 // newMessageID returns "m_" and 26 random base-32 characters (130 bits).
@@ -96,7 +104,13 @@ func (s *service) writeToPage(ctx context.Context, call *sdk.Call, req *svcchatv
 	// then the message with COMMIT. A first write's opt-in and a first
 	// reply's job take one more each.
 	first := st.openLocks(ctx, pageID, userID, initialHolder(page.InboxAutomation))
+	st.queueBarrier(ctx, first, pageID, userID)
 	err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
+		if st.barrier.Blocked {
+			// The user's block stops the thread both ways (the upsert
+			// that opened it rolls back).
+			return errWriteToBlocked()
+		}
 		conv := &st.conv
 		q := svcchatdb.New(tx)
 		if Holder(conv.Holder) == HolderAssistant && page.InboxAutomation {
@@ -378,7 +392,11 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		} else {
 			first = st.locks(ctx, pageID, recipient)
 		}
+		st.queueBarrier(ctx, first, pageID, recipient)
 		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
+			if err := sendRefusal(st.barrier); err != nil {
+				return err
+			}
 			conv, found, opt := &st.conv, st.found, st.optIn()
 			switch {
 			case OptInStatus(opt.Status) == OptInOptedOut:
@@ -441,6 +459,10 @@ type sendState struct {
 	conv            svcchatdb.SvcchatConversation
 	found, optFound bool
 	opt             svcchatdb.SvcchatOptIn
+	// barrier is what refuses any send of the Page to the user (the Page
+	// restricted, the user's block), read in the first round trip of the
+	// writes that queue it (queueBarrier).
+	barrier svcchatdb.SendBarrierRow
 }
 
 // locks is the batch that locks the conversation and the opt-in record of

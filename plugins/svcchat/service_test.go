@@ -36,11 +36,17 @@ type gatewayFacts struct {
 	// completeCalls counts Complete calls; lastCall is the last one.
 	completeCalls int
 	lastCall      plugintest.HostCall
+	// chat answers the chat plugin's methods (blocks of people, direct
+	// messages for reports); nil: no plugin serves them.
+	chat func(plugintest.HostCall) ([]byte, error)
 }
 
 func (g *gatewayFacts) Call(_ context.Context, c plugintest.HostCall) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if strings.HasPrefix(c.Procedure, "/svc.chat.v1.ChatService/") && g.chat != nil {
+		return g.chat(c)
+	}
 	if c.Procedure != completeProcedure || g.complete == nil {
 		return nil, sdk.Unavailable("The completions plugin")
 	}

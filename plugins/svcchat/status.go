@@ -197,7 +197,12 @@ func (s *service) sendAction(ctx context.Context, pageID, recipient, action stri
 	// Two round trips (pipetx), as a message: BEGIN with the locks, then
 	// the change with COMMIT (mark_seen's take one more).
 	var st sendState
-	return pipetx.Run(ctx, s.pool, st.locks(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
+	first := st.locks(ctx, pageID, recipient)
+	st.queueBarrier(ctx, first, pageID, recipient)
+	return pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
+		if err := sendRefusal(st.barrier); err != nil {
+			return err
+		}
 		switch {
 		case OptInStatus(st.optIn().Status) == OptInOptedOut:
 			return errOptedOut()

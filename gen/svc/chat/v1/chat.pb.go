@@ -25,6 +25,273 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type BlockUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockUserRequest) Reset() {
+	*x = BlockUserRequest{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockUserRequest) ProtoMessage() {}
+
+func (x *BlockUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockUserRequest.ProtoReflect.Descriptor instead.
+func (*BlockUserRequest) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *BlockUserRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+// UserBlock is the signed-in user's block of another person.
+type UserBlock struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,2,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserBlock) Reset() {
+	*x = UserBlock{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserBlock) ProtoMessage() {}
+
+func (x *UserBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserBlock.ProtoReflect.Descriptor instead.
+func (*UserBlock) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *UserBlock) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UserBlock) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+type UnblockUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnblockUserResponse) Reset() {
+	*x = UnblockUserResponse{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnblockUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnblockUserResponse) ProtoMessage() {}
+
+func (x *UnblockUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnblockUserResponse.ProtoReflect.Descriptor instead.
+func (*UnblockUserResponse) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UnblockUserResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+type ListUserBlocksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserBlocksRequest) Reset() {
+	*x = ListUserBlocksRequest{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserBlocksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserBlocksRequest) ProtoMessage() {}
+
+func (x *ListUserBlocksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserBlocksRequest.ProtoReflect.Descriptor instead.
+func (*ListUserBlocksRequest) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{3}
+}
+
+type ListUserBlocksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Data          []*UserBlock `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserBlocksResponse) Reset() {
+	*x = ListUserBlocksResponse{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserBlocksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserBlocksResponse) ProtoMessage() {}
+
+func (x *ListUserBlocksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserBlocksResponse.ProtoReflect.Descriptor instead.
+func (*ListUserBlocksResponse) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListUserBlocksResponse) GetData() []*UserBlock {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type GetReceivedMessageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetReceivedMessageRequest) Reset() {
+	*x = GetReceivedMessageRequest{}
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetReceivedMessageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetReceivedMessageRequest) ProtoMessage() {}
+
+func (x *GetReceivedMessageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetReceivedMessageRequest.ProtoReflect.Descriptor instead.
+func (*GetReceivedMessageRequest) Descriptor() ([]byte, []int) {
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GetReceivedMessageRequest) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
 type SendDirectMessageRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ToUserId string                 `protobuf:"bytes,1,opt,name=to_user_id,json=toUserId,proto3" json:"to_user_id,omitempty"`
@@ -36,7 +303,7 @@ type SendDirectMessageRequest struct {
 
 func (x *SendDirectMessageRequest) Reset() {
 	*x = SendDirectMessageRequest{}
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[0]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +315,7 @@ func (x *SendDirectMessageRequest) String() string {
 func (*SendDirectMessageRequest) ProtoMessage() {}
 
 func (x *SendDirectMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[0]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +328,7 @@ func (x *SendDirectMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendDirectMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendDirectMessageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{0}
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SendDirectMessageRequest) GetToUserId() string {
@@ -88,7 +355,7 @@ type SendDirectMessageResponse struct {
 
 func (x *SendDirectMessageResponse) Reset() {
 	*x = SendDirectMessageResponse{}
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[1]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -100,7 +367,7 @@ func (x *SendDirectMessageResponse) String() string {
 func (*SendDirectMessageResponse) ProtoMessage() {}
 
 func (x *SendDirectMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[1]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -113,7 +380,7 @@ func (x *SendDirectMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendDirectMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendDirectMessageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{1}
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SendDirectMessageResponse) GetThreadId() string {
@@ -140,7 +407,7 @@ type ListChatsRequest struct {
 
 func (x *ListChatsRequest) Reset() {
 	*x = ListChatsRequest{}
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[2]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -152,7 +419,7 @@ func (x *ListChatsRequest) String() string {
 func (*ListChatsRequest) ProtoMessage() {}
 
 func (x *ListChatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[2]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -165,7 +432,7 @@ func (x *ListChatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChatsRequest.ProtoReflect.Descriptor instead.
 func (*ListChatsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{2}
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListChatsRequest) GetView() string {
@@ -188,7 +455,7 @@ type GetDirectThreadRequest struct {
 
 func (x *GetDirectThreadRequest) Reset() {
 	*x = GetDirectThreadRequest{}
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[3]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -200,7 +467,7 @@ func (x *GetDirectThreadRequest) String() string {
 func (*GetDirectThreadRequest) ProtoMessage() {}
 
 func (x *GetDirectThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[3]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -213,7 +480,7 @@ func (x *GetDirectThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDirectThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetDirectThreadRequest) Descriptor() ([]byte, []int) {
-	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{3}
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetDirectThreadRequest) GetThreadId() string {
@@ -252,7 +519,7 @@ type DirectThread struct {
 
 func (x *DirectThread) Reset() {
 	*x = DirectThread{}
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[4]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -264,7 +531,7 @@ func (x *DirectThread) String() string {
 func (*DirectThread) ProtoMessage() {}
 
 func (x *DirectThread) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[4]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -277,7 +544,7 @@ func (x *DirectThread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectThread.ProtoReflect.Descriptor instead.
 func (*DirectThread) Descriptor() ([]byte, []int) {
-	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{4}
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DirectThread) GetThreadId() string {
@@ -330,7 +597,7 @@ type DirectMessage struct {
 
 func (x *DirectMessage) Reset() {
 	*x = DirectMessage{}
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[5]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -342,7 +609,7 @@ func (x *DirectMessage) String() string {
 func (*DirectMessage) ProtoMessage() {}
 
 func (x *DirectMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_chat_v1_chat_proto_msgTypes[5]
+	mi := &file_svc_chat_v1_chat_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -355,7 +622,7 @@ func (x *DirectMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectMessage.ProtoReflect.Descriptor instead.
 func (*DirectMessage) Descriptor() ([]byte, []int) {
-	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{5}
+	return file_svc_chat_v1_chat_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DirectMessage) GetId() string {
@@ -397,7 +664,21 @@ var File_svc_chat_v1_chat_proto protoreflect.FileDescriptor
 
 const file_svc_chat_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x16svc/chat/v1/chat.proto\x12\vsvc.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"c\n" +
+	"\x16svc/chat/v1/chat.proto\x12\vsvc.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"6\n" +
+	"\x10BlockUserRequest\x12\"\n" +
+	"\auser_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\"C\n" +
+	"\tUserBlock\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x02 \x01(\tR\tcreatedAt\"/\n" +
+	"\x13UnblockUserResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x17\n" +
+	"\x15ListUserBlocksRequest\"D\n" +
+	"\x16ListUserBlocksResponse\x12*\n" +
+	"\x04data\x18\x01 \x03(\v2\x16.svc.chat.v1.UserBlockR\x04data\"E\n" +
+	"\x19GetReceivedMessageRequest\x12(\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tmessageId\"c\n" +
 	"\x18SendDirectMessageRequest\x12'\n" +
 	"\n" +
 	"to_user_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\btoUserId\x12\x1e\n" +
@@ -426,11 +707,17 @@ const file_svc_chat_v1_chat_proto_rawDesc = "" +
 	"\fsender_label\x18\x03 \x01(\tR\vsenderLabel\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\tcreatedAt2\x98\x03\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt2\x93\x06\n" +
 	"\vChatService\x12\x93\x01\n" +
 	"\x11SendDirectMessage\x12%.svc.chat.v1.SendDirectMessageRequest\x1a&.svc.chat.v1.SendDirectMessageResponse\"/\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/mobile/chat/messages\x12g\n" +
 	"\tListChats\x12\x1d.svc.chat.v1.ListChatsRequest\x1a\x17.google.protobuf.Struct\"\"\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x12\x12\x10/api/mobile/chat\x90\x02\x01\x12\x89\x01\n" +
-	"\x0fGetDirectThread\x12#.svc.chat.v1.GetDirectThreadRequest\x1a\x19.svc.chat.v1.DirectThread\"6\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02&\x12$/api/mobile/chat/threads/{thread_id}\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/chat/v1;chatv1b\x06proto3"
+	"\x0fGetDirectThread\x12#.svc.chat.v1.GetDirectThreadRequest\x1a\x19.svc.chat.v1.DirectThread\"6\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02&\x12$/api/mobile/chat/threads/{thread_id}\x90\x02\x01\x12O\n" +
+	"\tBlockUser\x12\x1d.svc.chat.v1.BlockUserRequest\x1a\x16.svc.chat.v1.UserBlock\"\v\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x12[\n" +
+	"\vUnblockUser\x12\x1d.svc.chat.v1.BlockUserRequest\x1a .svc.chat.v1.UnblockUserResponse\"\v\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x12e\n" +
+	"\x0eListUserBlocks\x12\".svc.chat.v1.ListUserBlocksRequest\x1a#.svc.chat.v1.ListUserBlocksResponse\"\n" +
+	"\xca\xf3\x18\x03\x12\x01\x04\x90\x02\x01\x12d\n" +
+	"\x12GetReceivedMessage\x12&.svc.chat.v1.GetReceivedMessageRequest\x1a\x1a.svc.chat.v1.DirectMessage\"\n" +
+	"\xca\xf3\x18\x03\x12\x01\x04\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/chat/v1;chatv1b\x06proto3"
 
 var (
 	file_svc_chat_v1_chat_proto_rawDescOnce sync.Once
@@ -444,29 +731,44 @@ func file_svc_chat_v1_chat_proto_rawDescGZIP() []byte {
 	return file_svc_chat_v1_chat_proto_rawDescData
 }
 
-var file_svc_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_svc_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_svc_chat_v1_chat_proto_goTypes = []any{
-	(*SendDirectMessageRequest)(nil),  // 0: svc.chat.v1.SendDirectMessageRequest
-	(*SendDirectMessageResponse)(nil), // 1: svc.chat.v1.SendDirectMessageResponse
-	(*ListChatsRequest)(nil),          // 2: svc.chat.v1.ListChatsRequest
-	(*GetDirectThreadRequest)(nil),    // 3: svc.chat.v1.GetDirectThreadRequest
-	(*DirectThread)(nil),              // 4: svc.chat.v1.DirectThread
-	(*DirectMessage)(nil),             // 5: svc.chat.v1.DirectMessage
-	(*structpb.Struct)(nil),           // 6: google.protobuf.Struct
+	(*BlockUserRequest)(nil),          // 0: svc.chat.v1.BlockUserRequest
+	(*UserBlock)(nil),                 // 1: svc.chat.v1.UserBlock
+	(*UnblockUserResponse)(nil),       // 2: svc.chat.v1.UnblockUserResponse
+	(*ListUserBlocksRequest)(nil),     // 3: svc.chat.v1.ListUserBlocksRequest
+	(*ListUserBlocksResponse)(nil),    // 4: svc.chat.v1.ListUserBlocksResponse
+	(*GetReceivedMessageRequest)(nil), // 5: svc.chat.v1.GetReceivedMessageRequest
+	(*SendDirectMessageRequest)(nil),  // 6: svc.chat.v1.SendDirectMessageRequest
+	(*SendDirectMessageResponse)(nil), // 7: svc.chat.v1.SendDirectMessageResponse
+	(*ListChatsRequest)(nil),          // 8: svc.chat.v1.ListChatsRequest
+	(*GetDirectThreadRequest)(nil),    // 9: svc.chat.v1.GetDirectThreadRequest
+	(*DirectThread)(nil),              // 10: svc.chat.v1.DirectThread
+	(*DirectMessage)(nil),             // 11: svc.chat.v1.DirectMessage
+	(*structpb.Struct)(nil),           // 12: google.protobuf.Struct
 }
 var file_svc_chat_v1_chat_proto_depIdxs = []int32{
-	5, // 0: svc.chat.v1.DirectThread.messages:type_name -> svc.chat.v1.DirectMessage
-	0, // 1: svc.chat.v1.ChatService.SendDirectMessage:input_type -> svc.chat.v1.SendDirectMessageRequest
-	2, // 2: svc.chat.v1.ChatService.ListChats:input_type -> svc.chat.v1.ListChatsRequest
-	3, // 3: svc.chat.v1.ChatService.GetDirectThread:input_type -> svc.chat.v1.GetDirectThreadRequest
-	1, // 4: svc.chat.v1.ChatService.SendDirectMessage:output_type -> svc.chat.v1.SendDirectMessageResponse
-	6, // 5: svc.chat.v1.ChatService.ListChats:output_type -> google.protobuf.Struct
-	4, // 6: svc.chat.v1.ChatService.GetDirectThread:output_type -> svc.chat.v1.DirectThread
-	4, // [4:7] is the sub-list for method output_type
-	1, // [1:4] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	1,  // 0: svc.chat.v1.ListUserBlocksResponse.data:type_name -> svc.chat.v1.UserBlock
+	11, // 1: svc.chat.v1.DirectThread.messages:type_name -> svc.chat.v1.DirectMessage
+	6,  // 2: svc.chat.v1.ChatService.SendDirectMessage:input_type -> svc.chat.v1.SendDirectMessageRequest
+	8,  // 3: svc.chat.v1.ChatService.ListChats:input_type -> svc.chat.v1.ListChatsRequest
+	9,  // 4: svc.chat.v1.ChatService.GetDirectThread:input_type -> svc.chat.v1.GetDirectThreadRequest
+	0,  // 5: svc.chat.v1.ChatService.BlockUser:input_type -> svc.chat.v1.BlockUserRequest
+	0,  // 6: svc.chat.v1.ChatService.UnblockUser:input_type -> svc.chat.v1.BlockUserRequest
+	3,  // 7: svc.chat.v1.ChatService.ListUserBlocks:input_type -> svc.chat.v1.ListUserBlocksRequest
+	5,  // 8: svc.chat.v1.ChatService.GetReceivedMessage:input_type -> svc.chat.v1.GetReceivedMessageRequest
+	7,  // 9: svc.chat.v1.ChatService.SendDirectMessage:output_type -> svc.chat.v1.SendDirectMessageResponse
+	12, // 10: svc.chat.v1.ChatService.ListChats:output_type -> google.protobuf.Struct
+	10, // 11: svc.chat.v1.ChatService.GetDirectThread:output_type -> svc.chat.v1.DirectThread
+	1,  // 12: svc.chat.v1.ChatService.BlockUser:output_type -> svc.chat.v1.UserBlock
+	2,  // 13: svc.chat.v1.ChatService.UnblockUser:output_type -> svc.chat.v1.UnblockUserResponse
+	4,  // 14: svc.chat.v1.ChatService.ListUserBlocks:output_type -> svc.chat.v1.ListUserBlocksResponse
+	11, // 15: svc.chat.v1.ChatService.GetReceivedMessage:output_type -> svc.chat.v1.DirectMessage
+	9,  // [9:16] is the sub-list for method output_type
+	2,  // [2:9] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_svc_chat_v1_chat_proto_init() }
@@ -480,7 +782,7 @@ func file_svc_chat_v1_chat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_chat_v1_chat_proto_rawDesc), len(file_svc_chat_v1_chat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,9 +20,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ChatService_SendDirectMessage_FullMethodName = "/svc.chat.v1.ChatService/SendDirectMessage"
-	ChatService_ListChats_FullMethodName         = "/svc.chat.v1.ChatService/ListChats"
-	ChatService_GetDirectThread_FullMethodName   = "/svc.chat.v1.ChatService/GetDirectThread"
+	ChatService_SendDirectMessage_FullMethodName  = "/svc.chat.v1.ChatService/SendDirectMessage"
+	ChatService_ListChats_FullMethodName          = "/svc.chat.v1.ChatService/ListChats"
+	ChatService_GetDirectThread_FullMethodName    = "/svc.chat.v1.ChatService/GetDirectThread"
+	ChatService_BlockUser_FullMethodName          = "/svc.chat.v1.ChatService/BlockUser"
+	ChatService_UnblockUser_FullMethodName        = "/svc.chat.v1.ChatService/UnblockUser"
+	ChatService_ListUserBlocks_FullMethodName     = "/svc.chat.v1.ChatService/ListUserBlocks"
+	ChatService_GetReceivedMessage_FullMethodName = "/svc.chat.v1.ChatService/GetReceivedMessage"
 )
 
 // ChatServiceClient is the client API for ChatService service.
@@ -50,6 +54,24 @@ type ChatServiceClient interface {
 	// page of messages last. A thread the user is not in answers 404, the
 	// same as one that does not exist.
 	GetDirectThread(ctx context.Context, in *GetDirectThreadRequest, opts ...grpc.CallOption) (*DirectThread, error)
+	// BlockUser is the signed-in user blocking another person (CONTRACT
+	// §16): neither may then send the other a direct message (403, code 10,
+	// subcode 2018309, as to a user who does not exist), and the blocker's
+	// chats list leaves their thread out. Not the user themselves (400,
+	// naming userId); a user who does not exist answers 404. Blocking again
+	// changes nothing. No REST path of its own: POST /api/mobile/blocks
+	// (svcchat) calls it through the host as the user.
+	BlockUser(ctx context.Context, in *BlockUserRequest, opts ...grpc.CallOption) (*UserBlock, error)
+	// UnblockUser ends the signed-in user's block of another person; ending
+	// one that does not exist changes nothing.
+	UnblockUser(ctx context.Context, in *BlockUserRequest, opts ...grpc.CallOption) (*UnblockUserResponse, error)
+	// ListUserBlocks lists the people the signed-in user blocked, newest
+	// first (at most 1,000).
+	ListUserBlocks(ctx context.Context, in *ListUserBlocksRequest, opts ...grpc.CallOption) (*ListUserBlocksResponse, error)
+	// GetReceivedMessage reads a direct message sent to the signed-in user,
+	// for a report (POST /api/mobile/reports, svcchat): any other id answers
+	// 404, as one that does not exist.
+	GetReceivedMessage(ctx context.Context, in *GetReceivedMessageRequest, opts ...grpc.CallOption) (*DirectMessage, error)
 }
 
 type chatServiceClient struct {
@@ -90,6 +112,46 @@ func (c *chatServiceClient) GetDirectThread(ctx context.Context, in *GetDirectTh
 	return out, nil
 }
 
+func (c *chatServiceClient) BlockUser(ctx context.Context, in *BlockUserRequest, opts ...grpc.CallOption) (*UserBlock, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserBlock)
+	err := c.cc.Invoke(ctx, ChatService_BlockUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *chatServiceClient) UnblockUser(ctx context.Context, in *BlockUserRequest, opts ...grpc.CallOption) (*UnblockUserResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnblockUserResponse)
+	err := c.cc.Invoke(ctx, ChatService_UnblockUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *chatServiceClient) ListUserBlocks(ctx context.Context, in *ListUserBlocksRequest, opts ...grpc.CallOption) (*ListUserBlocksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUserBlocksResponse)
+	err := c.cc.Invoke(ctx, ChatService_ListUserBlocks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *chatServiceClient) GetReceivedMessage(ctx context.Context, in *GetReceivedMessageRequest, opts ...grpc.CallOption) (*DirectMessage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DirectMessage)
+	err := c.cc.Invoke(ctx, ChatService_GetReceivedMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ChatServiceServer is the server API for ChatService service.
 // All implementations must embed UnimplementedChatServiceServer
 // for forward compatibility.
@@ -115,6 +177,24 @@ type ChatServiceServer interface {
 	// page of messages last. A thread the user is not in answers 404, the
 	// same as one that does not exist.
 	GetDirectThread(context.Context, *GetDirectThreadRequest) (*DirectThread, error)
+	// BlockUser is the signed-in user blocking another person (CONTRACT
+	// §16): neither may then send the other a direct message (403, code 10,
+	// subcode 2018309, as to a user who does not exist), and the blocker's
+	// chats list leaves their thread out. Not the user themselves (400,
+	// naming userId); a user who does not exist answers 404. Blocking again
+	// changes nothing. No REST path of its own: POST /api/mobile/blocks
+	// (svcchat) calls it through the host as the user.
+	BlockUser(context.Context, *BlockUserRequest) (*UserBlock, error)
+	// UnblockUser ends the signed-in user's block of another person; ending
+	// one that does not exist changes nothing.
+	UnblockUser(context.Context, *BlockUserRequest) (*UnblockUserResponse, error)
+	// ListUserBlocks lists the people the signed-in user blocked, newest
+	// first (at most 1,000).
+	ListUserBlocks(context.Context, *ListUserBlocksRequest) (*ListUserBlocksResponse, error)
+	// GetReceivedMessage reads a direct message sent to the signed-in user,
+	// for a report (POST /api/mobile/reports, svcchat): any other id answers
+	// 404, as one that does not exist.
+	GetReceivedMessage(context.Context, *GetReceivedMessageRequest) (*DirectMessage, error)
 	mustEmbedUnimplementedChatServiceServer()
 }
 
@@ -133,6 +213,18 @@ func (UnimplementedChatServiceServer) ListChats(context.Context, *ListChatsReque
 }
 func (UnimplementedChatServiceServer) GetDirectThread(context.Context, *GetDirectThreadRequest) (*DirectThread, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetDirectThread not implemented")
+}
+func (UnimplementedChatServiceServer) BlockUser(context.Context, *BlockUserRequest) (*UserBlock, error) {
+	return nil, status.Error(codes.Unimplemented, "method BlockUser not implemented")
+}
+func (UnimplementedChatServiceServer) UnblockUser(context.Context, *BlockUserRequest) (*UnblockUserResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UnblockUser not implemented")
+}
+func (UnimplementedChatServiceServer) ListUserBlocks(context.Context, *ListUserBlocksRequest) (*ListUserBlocksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUserBlocks not implemented")
+}
+func (UnimplementedChatServiceServer) GetReceivedMessage(context.Context, *GetReceivedMessageRequest) (*DirectMessage, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetReceivedMessage not implemented")
 }
 func (UnimplementedChatServiceServer) mustEmbedUnimplementedChatServiceServer() {}
 func (UnimplementedChatServiceServer) testEmbeddedByValue()                     {}
@@ -209,6 +301,78 @@ func _ChatService_GetDirectThread_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ChatService_BlockUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BlockUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChatServiceServer).BlockUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChatService_BlockUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChatServiceServer).BlockUser(ctx, req.(*BlockUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ChatService_UnblockUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BlockUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChatServiceServer).UnblockUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChatService_UnblockUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChatServiceServer).UnblockUser(ctx, req.(*BlockUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ChatService_ListUserBlocks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUserBlocksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChatServiceServer).ListUserBlocks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChatService_ListUserBlocks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChatServiceServer).ListUserBlocks(ctx, req.(*ListUserBlocksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ChatService_GetReceivedMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetReceivedMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChatServiceServer).GetReceivedMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChatService_GetReceivedMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChatServiceServer).GetReceivedMessage(ctx, req.(*GetReceivedMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ChatService_ServiceDesc is the grpc.ServiceDesc for ChatService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -227,6 +391,22 @@ var ChatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetDirectThread",
 			Handler:    _ChatService_GetDirectThread_Handler,
+		},
+		{
+			MethodName: "BlockUser",
+			Handler:    _ChatService_BlockUser_Handler,
+		},
+		{
+			MethodName: "UnblockUser",
+			Handler:    _ChatService_UnblockUser_Handler,
+		},
+		{
+			MethodName: "ListUserBlocks",
+			Handler:    _ChatService_ListUserBlocks_Handler,
+		},
+		{
+			MethodName: "GetReceivedMessage",
+			Handler:    _ChatService_GetReceivedMessage_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

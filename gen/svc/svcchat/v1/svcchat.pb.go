@@ -25,6 +25,1002 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BlockRequest names what a block is of: exactly one of page_id and
+// user_id (checked by the plugin, naming the field).
+type BlockRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageId        *string                `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3,oneof" json:"page_id,omitempty"`
+	UserId        *string                `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3,oneof" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockRequest) Reset() {
+	*x = BlockRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockRequest) ProtoMessage() {}
+
+func (x *BlockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockRequest.ProtoReflect.Descriptor instead.
+func (*BlockRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *BlockRequest) GetPageId() string {
+	if x != nil && x.PageId != nil {
+		return *x.PageId
+	}
+	return ""
+}
+
+func (x *BlockRequest) GetUserId() string {
+	if x != nil && x.UserId != nil {
+		return *x.UserId
+	}
+	return ""
+}
+
+// BlockRecord is one block of the signed-in user: page_id or user_id.
+type BlockRecord struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PageId *string                `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3,oneof" json:"page_id,omitempty"`
+	UserId *string                `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3,oneof" json:"user_id,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockRecord) Reset() {
+	*x = BlockRecord{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockRecord) ProtoMessage() {}
+
+func (x *BlockRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockRecord.ProtoReflect.Descriptor instead.
+func (*BlockRecord) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BlockRecord) GetPageId() string {
+	if x != nil && x.PageId != nil {
+		return *x.PageId
+	}
+	return ""
+}
+
+func (x *BlockRecord) GetUserId() string {
+	if x != nil && x.UserId != nil {
+		return *x.UserId
+	}
+	return ""
+}
+
+func (x *BlockRecord) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+type ListBlocksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBlocksRequest) Reset() {
+	*x = ListBlocksRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBlocksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBlocksRequest) ProtoMessage() {}
+
+func (x *ListBlocksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBlocksRequest.ProtoReflect.Descriptor instead.
+func (*ListBlocksRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{2}
+}
+
+type ListBlocksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Data          []*BlockRecord `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBlocksResponse) Reset() {
+	*x = ListBlocksResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBlocksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBlocksResponse) ProtoMessage() {}
+
+func (x *ListBlocksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBlocksResponse.ProtoReflect.Descriptor instead.
+func (*ListBlocksResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListBlocksResponse) GetData() []*BlockRecord {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type UnblockResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnblockResponse) Reset() {
+	*x = UnblockResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnblockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnblockResponse) ProtoMessage() {}
+
+func (x *UnblockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnblockResponse.ProtoReflect.Descriptor instead.
+func (*UnblockResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UnblockResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+// ReportRequest names what is reported: exactly one of page_id, user_id
+// and message_id (checked by the plugin, naming the field).
+type ReportRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	PageId    *string                `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3,oneof" json:"page_id,omitempty"`
+	UserId    *string                `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3,oneof" json:"user_id,omitempty"`
+	MessageId *string                `protobuf:"bytes,3,opt,name=message_id,json=messageId,proto3,oneof" json:"message_id,omitempty"`
+	// 1 to 1,000 Unicode code points, shown to staff.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportRequest) Reset() {
+	*x = ReportRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportRequest) ProtoMessage() {}
+
+func (x *ReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
+func (*ReportRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReportRequest) GetPageId() string {
+	if x != nil && x.PageId != nil {
+		return *x.PageId
+	}
+	return ""
+}
+
+func (x *ReportRequest) GetUserId() string {
+	if x != nil && x.UserId != nil {
+		return *x.UserId
+	}
+	return ""
+}
+
+func (x *ReportRequest) GetMessageId() string {
+	if x != nil && x.MessageId != nil {
+		return *x.MessageId
+	}
+	return ""
+}
+
+func (x *ReportRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ReportReceipt is what the reporter is told of their report.
+type ReportReceipt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// open, dismissed or restricted.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportReceipt) Reset() {
+	*x = ReportReceipt{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportReceipt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportReceipt) ProtoMessage() {}
+
+func (x *ReportReceipt) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportReceipt.ProtoReflect.Descriptor instead.
+func (*ReportReceipt) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReportReceipt) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ReportReceipt) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ReportReceipt) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// UserReport is a report as staff see it.
+type UserReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// page, user or message.
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The Page concerned: the one reported, or the one that sent the
+	// reported message.
+	PageId *string `protobuf:"bytes,3,opt,name=page_id,json=pageId,proto3,oneof" json:"page_id,omitempty"`
+	// The person concerned: the one reported, or the one who sent the
+	// reported direct message.
+	UserId    *string `protobuf:"bytes,4,opt,name=user_id,json=userId,proto3,oneof" json:"user_id,omitempty"`
+	MessageId *string `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3,oneof" json:"message_id,omitempty"`
+	// The reported message's text, as it was when reported.
+	MessageText    *string `protobuf:"bytes,6,opt,name=message_text,json=messageText,proto3,oneof" json:"message_text,omitempty"`
+	Reason         string  `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	ReporterUserId string  `protobuf:"bytes,8,opt,name=reporter_user_id,json=reporterUserId,proto3" json:"reporter_user_id,omitempty"`
+	// open, dismissed or restricted.
+	Status string `protobuf:"bytes,9,opt,name=status,proto3" json:"status,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string  `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	DecidedAt     *string `protobuf:"bytes,11,opt,name=decided_at,json=decidedAt,proto3,oneof" json:"decided_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserReport) Reset() {
+	*x = UserReport{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserReport) ProtoMessage() {}
+
+func (x *UserReport) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserReport.ProtoReflect.Descriptor instead.
+func (*UserReport) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UserReport) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *UserReport) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *UserReport) GetPageId() string {
+	if x != nil && x.PageId != nil {
+		return *x.PageId
+	}
+	return ""
+}
+
+func (x *UserReport) GetUserId() string {
+	if x != nil && x.UserId != nil {
+		return *x.UserId
+	}
+	return ""
+}
+
+func (x *UserReport) GetMessageId() string {
+	if x != nil && x.MessageId != nil {
+		return *x.MessageId
+	}
+	return ""
+}
+
+func (x *UserReport) GetMessageText() string {
+	if x != nil && x.MessageText != nil {
+		return *x.MessageText
+	}
+	return ""
+}
+
+func (x *UserReport) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *UserReport) GetReporterUserId() string {
+	if x != nil {
+		return x.ReporterUserId
+	}
+	return ""
+}
+
+func (x *UserReport) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *UserReport) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *UserReport) GetDecidedAt() string {
+	if x != nil && x.DecidedAt != nil {
+		return *x.DecidedAt
+	}
+	return ""
+}
+
+type ListReportsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReportsRequest) Reset() {
+	*x = ListReportsRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReportsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReportsRequest) ProtoMessage() {}
+
+func (x *ListReportsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReportsRequest.ProtoReflect.Descriptor instead.
+func (*ListReportsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListReportsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListReportsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListReportsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListReportsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*UserReport          `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReportsResponse) Reset() {
+	*x = ListReportsResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReportsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReportsResponse) ProtoMessage() {}
+
+func (x *ListReportsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReportsResponse.ProtoReflect.Descriptor instead.
+func (*ListReportsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListReportsResponse) GetData() []*UserReport {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListReportsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+type DecideReportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Decision      string                 `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideReportRequest) Reset() {
+	*x = DecideReportRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideReportRequest) ProtoMessage() {}
+
+func (x *DecideReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideReportRequest.ProtoReflect.Descriptor instead.
+func (*DecideReportRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DecideReportRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DecideReportRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+type DecideReportResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Report *UserReport            `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	// The Page's restriction, when the decision was restrict.
+	Restriction   *PageRestriction `protobuf:"bytes,2,opt,name=restriction,proto3" json:"restriction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideReportResponse) Reset() {
+	*x = DecideReportResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideReportResponse) ProtoMessage() {}
+
+func (x *DecideReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideReportResponse.ProtoReflect.Descriptor instead.
+func (*DecideReportResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DecideReportResponse) GetReport() *UserReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+func (x *DecideReportResponse) GetRestriction() *PageRestriction {
+	if x != nil {
+		return x.Restriction
+	}
+	return nil
+}
+
+// PageRestriction is a Page staff restricted: it cannot send.
+type PageRestriction struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	// The report that led to it.
+	ReportId     string `protobuf:"bytes,2,opt,name=report_id,json=reportId,proto3" json:"report_id,omitempty"`
+	RestrictedBy string `protobuf:"bytes,3,opt,name=restricted_by,json=restrictedBy,proto3" json:"restricted_by,omitempty"`
+	// RFC 3339 UTC.
+	RestrictedAt  string `protobuf:"bytes,4,opt,name=restricted_at,json=restrictedAt,proto3" json:"restricted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageRestriction) Reset() {
+	*x = PageRestriction{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageRestriction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageRestriction) ProtoMessage() {}
+
+func (x *PageRestriction) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageRestriction.ProtoReflect.Descriptor instead.
+func (*PageRestriction) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PageRestriction) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *PageRestriction) GetReportId() string {
+	if x != nil {
+		return x.ReportId
+	}
+	return ""
+}
+
+func (x *PageRestriction) GetRestrictedBy() string {
+	if x != nil {
+		return x.RestrictedBy
+	}
+	return ""
+}
+
+func (x *PageRestriction) GetRestrictedAt() string {
+	if x != nil {
+		return x.RestrictedAt
+	}
+	return ""
+}
+
+type ListRestrictionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRestrictionsRequest) Reset() {
+	*x = ListRestrictionsRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRestrictionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRestrictionsRequest) ProtoMessage() {}
+
+func (x *ListRestrictionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRestrictionsRequest.ProtoReflect.Descriptor instead.
+func (*ListRestrictionsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListRestrictionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListRestrictionsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListRestrictionsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListRestrictionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*PageRestriction     `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRestrictionsResponse) Reset() {
+	*x = ListRestrictionsResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRestrictionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRestrictionsResponse) ProtoMessage() {}
+
+func (x *ListRestrictionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRestrictionsResponse.ProtoReflect.Descriptor instead.
+func (*ListRestrictionsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListRestrictionsResponse) GetData() []*PageRestriction {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListRestrictionsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+type LiftRestrictionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageId        string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiftRestrictionRequest) Reset() {
+	*x = LiftRestrictionRequest{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiftRestrictionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiftRestrictionRequest) ProtoMessage() {}
+
+func (x *LiftRestrictionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiftRestrictionRequest.ProtoReflect.Descriptor instead.
+func (*LiftRestrictionRequest) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *LiftRestrictionRequest) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+type LiftRestrictionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiftRestrictionResponse) Reset() {
+	*x = LiftRestrictionResponse{}
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiftRestrictionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiftRestrictionResponse) ProtoMessage() {}
+
+func (x *LiftRestrictionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiftRestrictionResponse.ProtoReflect.Descriptor instead.
+func (*LiftRestrictionResponse) Descriptor() ([]byte, []int) {
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *LiftRestrictionResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
 type MarkThreadReadRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
@@ -34,7 +1030,7 @@ type MarkThreadReadRequest struct {
 
 func (x *MarkThreadReadRequest) Reset() {
 	*x = MarkThreadReadRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +1042,7 @@ func (x *MarkThreadReadRequest) String() string {
 func (*MarkThreadReadRequest) ProtoMessage() {}
 
 func (x *MarkThreadReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[0]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +1055,7 @@ func (x *MarkThreadReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkThreadReadRequest.ProtoReflect.Descriptor instead.
 func (*MarkThreadReadRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{0}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MarkThreadReadRequest) GetConversationId() string {
@@ -80,7 +1076,7 @@ type MarkThreadReadResponse struct {
 
 func (x *MarkThreadReadResponse) Reset() {
 	*x = MarkThreadReadResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -92,7 +1088,7 @@ func (x *MarkThreadReadResponse) String() string {
 func (*MarkThreadReadResponse) ProtoMessage() {}
 
 func (x *MarkThreadReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[1]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -105,7 +1101,7 @@ func (x *MarkThreadReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkThreadReadResponse.ProtoReflect.Descriptor instead.
 func (*MarkThreadReadResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{1}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MarkThreadReadResponse) GetSuccess() bool {
@@ -135,7 +1131,7 @@ type ListHandoversRequest struct {
 
 func (x *ListHandoversRequest) Reset() {
 	*x = ListHandoversRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -147,7 +1143,7 @@ func (x *ListHandoversRequest) String() string {
 func (*ListHandoversRequest) ProtoMessage() {}
 
 func (x *ListHandoversRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[2]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -160,7 +1156,7 @@ func (x *ListHandoversRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandoversRequest.ProtoReflect.Descriptor instead.
 func (*ListHandoversRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{2}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListHandoversRequest) GetPageId() string {
@@ -208,7 +1204,7 @@ type ListHandoversResponse struct {
 
 func (x *ListHandoversResponse) Reset() {
 	*x = ListHandoversResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -220,7 +1216,7 @@ func (x *ListHandoversResponse) String() string {
 func (*ListHandoversResponse) ProtoMessage() {}
 
 func (x *ListHandoversResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[3]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -233,7 +1229,7 @@ func (x *ListHandoversResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHandoversResponse.ProtoReflect.Descriptor instead.
 func (*ListHandoversResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{3}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListHandoversResponse) GetData() []*HandoverRecord {
@@ -284,7 +1280,7 @@ type HandoverRecord struct {
 
 func (x *HandoverRecord) Reset() {
 	*x = HandoverRecord{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -296,7 +1292,7 @@ func (x *HandoverRecord) String() string {
 func (*HandoverRecord) ProtoMessage() {}
 
 func (x *HandoverRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[4]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -309,7 +1305,7 @@ func (x *HandoverRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandoverRecord.ProtoReflect.Descriptor instead.
 func (*HandoverRecord) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{4}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HandoverRecord) GetAction() string {
@@ -384,7 +1380,7 @@ type HandoverRequest struct {
 
 func (x *HandoverRequest) Reset() {
 	*x = HandoverRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +1392,7 @@ func (x *HandoverRequest) String() string {
 func (*HandoverRequest) ProtoMessage() {}
 
 func (x *HandoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[5]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +1405,7 @@ func (x *HandoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandoverRequest.ProtoReflect.Descriptor instead.
 func (*HandoverRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{5}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HandoverRequest) GetPageId() string {
@@ -464,7 +1460,7 @@ type HandoverResponse struct {
 
 func (x *HandoverResponse) Reset() {
 	*x = HandoverResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +1472,7 @@ func (x *HandoverResponse) String() string {
 func (*HandoverResponse) ProtoMessage() {}
 
 func (x *HandoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[6]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +1485,7 @@ func (x *HandoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandoverResponse.ProtoReflect.Descriptor instead.
 func (*HandoverResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{6}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HandoverResponse) GetSuccess() bool {
@@ -517,7 +1513,7 @@ type MobileHandoverRequest struct {
 
 func (x *MobileHandoverRequest) Reset() {
 	*x = MobileHandoverRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +1525,7 @@ func (x *MobileHandoverRequest) String() string {
 func (*MobileHandoverRequest) ProtoMessage() {}
 
 func (x *MobileHandoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[7]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +1538,7 @@ func (x *MobileHandoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MobileHandoverRequest.ProtoReflect.Descriptor instead.
 func (*MobileHandoverRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{7}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MobileHandoverRequest) GetConversationId() string {
@@ -570,7 +1566,7 @@ type MobileHandoverResponse struct {
 
 func (x *MobileHandoverResponse) Reset() {
 	*x = MobileHandoverResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +1578,7 @@ func (x *MobileHandoverResponse) String() string {
 func (*MobileHandoverResponse) ProtoMessage() {}
 
 func (x *MobileHandoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[8]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +1591,7 @@ func (x *MobileHandoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MobileHandoverResponse.ProtoReflect.Descriptor instead.
 func (*MobileHandoverResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{8}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MobileHandoverResponse) GetConversationId() string {
@@ -623,7 +1619,7 @@ type ReplyRequest struct {
 
 func (x *ReplyRequest) Reset() {
 	*x = ReplyRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +1631,7 @@ func (x *ReplyRequest) String() string {
 func (*ReplyRequest) ProtoMessage() {}
 
 func (x *ReplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[9]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +1644,7 @@ func (x *ReplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyRequest.ProtoReflect.Descriptor instead.
 func (*ReplyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{9}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReplyRequest) GetConversationId() string {
@@ -675,7 +1671,7 @@ type ReplyResponse struct {
 
 func (x *ReplyResponse) Reset() {
 	*x = ReplyResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +1683,7 @@ func (x *ReplyResponse) String() string {
 func (*ReplyResponse) ProtoMessage() {}
 
 func (x *ReplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[10]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +1696,7 @@ func (x *ReplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyResponse.ProtoReflect.Descriptor instead.
 func (*ReplyResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{10}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReplyResponse) GetConversationId() string {
@@ -727,7 +1723,7 @@ type InboxRequest struct {
 
 func (x *InboxRequest) Reset() {
 	*x = InboxRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +1735,7 @@ func (x *InboxRequest) String() string {
 func (*InboxRequest) ProtoMessage() {}
 
 func (x *InboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[11]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +1748,7 @@ func (x *InboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxRequest.ProtoReflect.Descriptor instead.
 func (*InboxRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{11}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *InboxRequest) GetUserId() string {
@@ -771,7 +1767,7 @@ type InboxResponse struct {
 
 func (x *InboxResponse) Reset() {
 	*x = InboxResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +1779,7 @@ func (x *InboxResponse) String() string {
 func (*InboxResponse) ProtoMessage() {}
 
 func (x *InboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[12]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +1792,7 @@ func (x *InboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxResponse.ProtoReflect.Descriptor instead.
 func (*InboxResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{12}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *InboxResponse) GetThreads() []*InboxThread {
@@ -825,7 +1821,7 @@ type InboxThread struct {
 
 func (x *InboxThread) Reset() {
 	*x = InboxThread{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1833,7 @@ func (x *InboxThread) String() string {
 func (*InboxThread) ProtoMessage() {}
 
 func (x *InboxThread) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[13]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1846,7 @@ func (x *InboxThread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboxThread.ProtoReflect.Descriptor instead.
 func (*InboxThread) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{13}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *InboxThread) GetConversationId() string {
@@ -915,7 +1911,7 @@ type ThreadMessageSummary struct {
 
 func (x *ThreadMessageSummary) Reset() {
 	*x = ThreadMessageSummary{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1923,7 @@ func (x *ThreadMessageSummary) String() string {
 func (*ThreadMessageSummary) ProtoMessage() {}
 
 func (x *ThreadMessageSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[14]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1936,7 @@ func (x *ThreadMessageSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadMessageSummary.ProtoReflect.Descriptor instead.
 func (*ThreadMessageSummary) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{14}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ThreadMessageSummary) GetText() string {
@@ -977,7 +1973,7 @@ type GetThreadRequest struct {
 
 func (x *GetThreadRequest) Reset() {
 	*x = GetThreadRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1985,7 @@ func (x *GetThreadRequest) String() string {
 func (*GetThreadRequest) ProtoMessage() {}
 
 func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[15]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1998,7 @@ func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{15}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetThreadRequest) GetConversationId() string {
@@ -1047,7 +2043,7 @@ type Thread struct {
 
 func (x *Thread) Reset() {
 	*x = Thread{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +2055,7 @@ func (x *Thread) String() string {
 func (*Thread) ProtoMessage() {}
 
 func (x *Thread) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[16]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +2068,7 @@ func (x *Thread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thread.ProtoReflect.Descriptor instead.
 func (*Thread) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{16}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Thread) GetConversationId() string {
@@ -1145,7 +2141,7 @@ type ThreadMessage struct {
 
 func (x *ThreadMessage) Reset() {
 	*x = ThreadMessage{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +2153,7 @@ func (x *ThreadMessage) String() string {
 func (*ThreadMessage) ProtoMessage() {}
 
 func (x *ThreadMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[17]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +2166,7 @@ func (x *ThreadMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadMessage.ProtoReflect.Descriptor instead.
 func (*ThreadMessage) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{17}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ThreadMessage) GetId() string {
@@ -1226,7 +2222,7 @@ type WriteToPageRequest struct {
 
 func (x *WriteToPageRequest) Reset() {
 	*x = WriteToPageRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +2234,7 @@ func (x *WriteToPageRequest) String() string {
 func (*WriteToPageRequest) ProtoMessage() {}
 
 func (x *WriteToPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[18]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +2247,7 @@ func (x *WriteToPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteToPageRequest.ProtoReflect.Descriptor instead.
 func (*WriteToPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{18}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WriteToPageRequest) GetPageId() string {
@@ -1278,7 +2274,7 @@ type WriteToPageResponse struct {
 
 func (x *WriteToPageResponse) Reset() {
 	*x = WriteToPageResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +2286,7 @@ func (x *WriteToPageResponse) String() string {
 func (*WriteToPageResponse) ProtoMessage() {}
 
 func (x *WriteToPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[19]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +2299,7 @@ func (x *WriteToPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteToPageResponse.ProtoReflect.Descriptor instead.
 func (*WriteToPageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{19}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WriteToPageResponse) GetConversationId() string {
@@ -1331,7 +2327,7 @@ type OptInRequest struct {
 
 func (x *OptInRequest) Reset() {
 	*x = OptInRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +2339,7 @@ func (x *OptInRequest) String() string {
 func (*OptInRequest) ProtoMessage() {}
 
 func (x *OptInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[20]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +2352,7 @@ func (x *OptInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInRequest.ProtoReflect.Descriptor instead.
 func (*OptInRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{20}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *OptInRequest) GetPageId() string {
@@ -1384,7 +2380,7 @@ type OptOutRequest struct {
 
 func (x *OptOutRequest) Reset() {
 	*x = OptOutRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +2392,7 @@ func (x *OptOutRequest) String() string {
 func (*OptOutRequest) ProtoMessage() {}
 
 func (x *OptOutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[21]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +2405,7 @@ func (x *OptOutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptOutRequest.ProtoReflect.Descriptor instead.
 func (*OptOutRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{21}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *OptOutRequest) GetPageId() string {
@@ -1435,7 +2431,7 @@ type OptInResponse struct {
 
 func (x *OptInResponse) Reset() {
 	*x = OptInResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +2443,7 @@ func (x *OptInResponse) String() string {
 func (*OptInResponse) ProtoMessage() {}
 
 func (x *OptInResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[22]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +2456,7 @@ func (x *OptInResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInResponse.ProtoReflect.Descriptor instead.
 func (*OptInResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{22}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *OptInResponse) GetOptIn() *OptInRecord {
@@ -1488,7 +2484,7 @@ type OptInRecord struct {
 
 func (x *OptInRecord) Reset() {
 	*x = OptInRecord{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +2496,7 @@ func (x *OptInRecord) String() string {
 func (*OptInRecord) ProtoMessage() {}
 
 func (x *OptInRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[23]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +2509,7 @@ func (x *OptInRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptInRecord.ProtoReflect.Descriptor instead.
 func (*OptInRecord) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{23}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *OptInRecord) GetPageId() string {
@@ -1582,7 +2578,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +2590,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[24]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +2603,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{24}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SendMessageRequest) GetPageId() string {
@@ -1678,7 +2674,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1690,7 +2686,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[25]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1703,7 +2699,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{25}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SendMessageResponse) GetRecipientId() string {
@@ -1743,7 +2739,7 @@ type Control struct {
 
 func (x *Control) Reset() {
 	*x = Control{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +2751,7 @@ func (x *Control) String() string {
 func (*Control) ProtoMessage() {}
 
 func (x *Control) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[26]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +2764,7 @@ func (x *Control) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Control.ProtoReflect.Descriptor instead.
 func (*Control) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{26}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Control) GetHolder() string {
@@ -1811,7 +2807,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2819,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[27]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2832,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{27}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Conversation) GetId() string {
@@ -1901,7 +2897,7 @@ type ListConversationsRequest struct {
 
 func (x *ListConversationsRequest) Reset() {
 	*x = ListConversationsRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2909,7 @@ func (x *ListConversationsRequest) String() string {
 func (*ListConversationsRequest) ProtoMessage() {}
 
 func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[28]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2922,7 @@ func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConversationsRequest.ProtoReflect.Descriptor instead.
 func (*ListConversationsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{28}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListConversationsRequest) GetPageId() string {
@@ -1967,7 +2963,7 @@ type ListConversationsResponse struct {
 
 func (x *ListConversationsResponse) Reset() {
 	*x = ListConversationsResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2975,7 @@ func (x *ListConversationsResponse) String() string {
 func (*ListConversationsResponse) ProtoMessage() {}
 
 func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[29]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2988,7 @@ func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConversationsResponse.ProtoReflect.Descriptor instead.
 func (*ListConversationsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{29}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListConversationsResponse) GetData() []*Conversation {
@@ -2019,7 +3015,7 @@ type GetConversationRequest struct {
 
 func (x *GetConversationRequest) Reset() {
 	*x = GetConversationRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +3027,7 @@ func (x *GetConversationRequest) String() string {
 func (*GetConversationRequest) ProtoMessage() {}
 
 func (x *GetConversationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[30]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +3040,7 @@ func (x *GetConversationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConversationRequest.ProtoReflect.Descriptor instead.
 func (*GetConversationRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{30}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetConversationRequest) GetPageId() string {
@@ -2096,7 +3092,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +3104,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[31]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +3117,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{31}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Message) GetId() string {
@@ -2228,7 +3224,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +3236,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[32]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +3249,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{32}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListMessagesRequest) GetPageId() string {
@@ -2301,7 +3297,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +3309,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[33]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +3322,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{33}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListMessagesResponse) GetData() []*Message {
@@ -2360,7 +3356,7 @@ type Template struct {
 
 func (x *Template) Reset() {
 	*x = Template{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +3368,7 @@ func (x *Template) String() string {
 func (*Template) ProtoMessage() {}
 
 func (x *Template) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[34]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +3381,7 @@ func (x *Template) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Template.ProtoReflect.Descriptor instead.
 func (*Template) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{34}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Template) GetName() string {
@@ -2437,7 +3433,7 @@ type ListTemplatesRequest struct {
 
 func (x *ListTemplatesRequest) Reset() {
 	*x = ListTemplatesRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2449,7 +3445,7 @@ func (x *ListTemplatesRequest) String() string {
 func (*ListTemplatesRequest) ProtoMessage() {}
 
 func (x *ListTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[35]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2462,7 +3458,7 @@ func (x *ListTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{35}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListTemplatesRequest) GetAppId() string {
@@ -2506,7 +3502,7 @@ type ListTemplatesResponse struct {
 
 func (x *ListTemplatesResponse) Reset() {
 	*x = ListTemplatesResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +3514,7 @@ func (x *ListTemplatesResponse) String() string {
 func (*ListTemplatesResponse) ProtoMessage() {}
 
 func (x *ListTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[36]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +3527,7 @@ func (x *ListTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{36}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListTemplatesResponse) GetData() []*Template {
@@ -2562,7 +3558,7 @@ type CreateTemplateRequest struct {
 
 func (x *CreateTemplateRequest) Reset() {
 	*x = CreateTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +3570,7 @@ func (x *CreateTemplateRequest) String() string {
 func (*CreateTemplateRequest) ProtoMessage() {}
 
 func (x *CreateTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[37]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +3583,7 @@ func (x *CreateTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTemplateRequest.ProtoReflect.Descriptor instead.
 func (*CreateTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{37}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreateTemplateRequest) GetAppId() string {
@@ -2627,7 +3623,7 @@ type AppWentLiveRequest struct {
 
 func (x *AppWentLiveRequest) Reset() {
 	*x = AppWentLiveRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +3635,7 @@ func (x *AppWentLiveRequest) String() string {
 func (*AppWentLiveRequest) ProtoMessage() {}
 
 func (x *AppWentLiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[38]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +3648,7 @@ func (x *AppWentLiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppWentLiveRequest.ProtoReflect.Descriptor instead.
 func (*AppWentLiveRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{38}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *AppWentLiveRequest) GetAppId() string {
@@ -2672,7 +3668,7 @@ type TemplateActionRequest struct {
 
 func (x *TemplateActionRequest) Reset() {
 	*x = TemplateActionRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2684,7 +3680,7 @@ func (x *TemplateActionRequest) String() string {
 func (*TemplateActionRequest) ProtoMessage() {}
 
 func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[39]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2697,7 +3693,7 @@ func (x *TemplateActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemplateActionRequest.ProtoReflect.Descriptor instead.
 func (*TemplateActionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{39}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TemplateActionRequest) GetAppId() string {
@@ -2725,7 +3721,7 @@ type ListTemplateQueueRequest struct {
 
 func (x *ListTemplateQueueRequest) Reset() {
 	*x = ListTemplateQueueRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2737,7 +3733,7 @@ func (x *ListTemplateQueueRequest) String() string {
 func (*ListTemplateQueueRequest) ProtoMessage() {}
 
 func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[40]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2750,7 +3746,7 @@ func (x *ListTemplateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{40}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListTemplateQueueRequest) GetLimit() int32 {
@@ -2784,7 +3780,7 @@ type ListTemplateQueueResponse struct {
 
 func (x *ListTemplateQueueResponse) Reset() {
 	*x = ListTemplateQueueResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +3792,7 @@ func (x *ListTemplateQueueResponse) String() string {
 func (*ListTemplateQueueResponse) ProtoMessage() {}
 
 func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[41]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +3805,7 @@ func (x *ListTemplateQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTemplateQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListTemplateQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{41}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListTemplateQueueResponse) GetData() []*QueuedTemplate {
@@ -2844,7 +3840,7 @@ type QueuedTemplate struct {
 
 func (x *QueuedTemplate) Reset() {
 	*x = QueuedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2856,7 +3852,7 @@ func (x *QueuedTemplate) String() string {
 func (*QueuedTemplate) ProtoMessage() {}
 
 func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[42]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2869,7 +3865,7 @@ func (x *QueuedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedTemplate.ProtoReflect.Descriptor instead.
 func (*QueuedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{42}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *QueuedTemplate) GetId() string {
@@ -2940,7 +3936,7 @@ type DecideTemplateRequest struct {
 
 func (x *DecideTemplateRequest) Reset() {
 	*x = DecideTemplateRequest{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2952,7 +3948,7 @@ func (x *DecideTemplateRequest) String() string {
 func (*DecideTemplateRequest) ProtoMessage() {}
 
 func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[43]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2965,7 +3961,7 @@ func (x *DecideTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateRequest.ProtoReflect.Descriptor instead.
 func (*DecideTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{43}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DecideTemplateRequest) GetId() string {
@@ -2998,7 +3994,7 @@ type DecideTemplateResponse struct {
 
 func (x *DecideTemplateResponse) Reset() {
 	*x = DecideTemplateResponse{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +4006,7 @@ func (x *DecideTemplateResponse) String() string {
 func (*DecideTemplateResponse) ProtoMessage() {}
 
 func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[44]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +4019,7 @@ func (x *DecideTemplateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideTemplateResponse.ProtoReflect.Descriptor instead.
 func (*DecideTemplateResponse) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{44}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DecideTemplateResponse) GetTemplate() *DecidedTemplate {
@@ -3049,7 +4045,7 @@ type DecidedTemplate struct {
 
 func (x *DecidedTemplate) Reset() {
 	*x = DecidedTemplate{}
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[45]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3061,7 +4057,7 @@ func (x *DecidedTemplate) String() string {
 func (*DecidedTemplate) ProtoMessage() {}
 
 func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[45]
+	mi := &file_svc_svcchat_v1_svcchat_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3074,7 +4070,7 @@ func (x *DecidedTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedTemplate.ProtoReflect.Descriptor instead.
 func (*DecidedTemplate) Descriptor() ([]byte, []int) {
-	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{45}
+	return file_svc_svcchat_v1_svcchat_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DecidedTemplate) GetId() string {
@@ -3123,7 +4119,98 @@ var File_svc_svcchat_v1_svcchat_proto protoreflect.FileDescriptor
 
 const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\n" +
-	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"I\n" +
+	"\x1csvc/svcchat/v1/svcchat.proto\x12\x0esvc.svcchat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"x\n" +
+	"\fBlockRequest\x12'\n" +
+	"\apage_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x00R\x06pageId\x88\x01\x01\x12'\n" +
+	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x01R\x06userId\x88\x01\x01B\n" +
+	"\n" +
+	"\b_page_idB\n" +
+	"\n" +
+	"\b_user_id\"\x80\x01\n" +
+	"\vBlockRecord\x12\x1c\n" +
+	"\apage_id\x18\x01 \x01(\tH\x00R\x06pageId\x88\x01\x01\x12\x1c\n" +
+	"\auser_id\x18\x02 \x01(\tH\x01R\x06userId\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\tR\tcreatedAtB\n" +
+	"\n" +
+	"\b_page_idB\n" +
+	"\n" +
+	"\b_user_id\"\x13\n" +
+	"\x11ListBlocksRequest\"E\n" +
+	"\x12ListBlocksResponse\x12/\n" +
+	"\x04data\x18\x01 \x03(\v2\x1b.svc.svcchat.v1.BlockRecordR\x04data\"+\n" +
+	"\x0fUnblockResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\xdb\x01\n" +
+	"\rReportRequest\x12'\n" +
+	"\apage_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x00R\x06pageId\x88\x01\x01\x12'\n" +
+	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x01R\x06userId\x88\x01\x01\x12-\n" +
+	"\n" +
+	"message_id\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x02R\tmessageId\x88\x01\x01\x12\"\n" +
+	"\x06reason\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reasonB\n" +
+	"\n" +
+	"\b_page_idB\n" +
+	"\n" +
+	"\b_user_idB\r\n" +
+	"\v_message_id\"V\n" +
+	"\rReportReceipt\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\tR\tcreatedAt\"\x9c\x03\n" +
+	"\n" +
+	"UserReport\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1c\n" +
+	"\apage_id\x18\x03 \x01(\tH\x00R\x06pageId\x88\x01\x01\x12\x1c\n" +
+	"\auser_id\x18\x04 \x01(\tH\x01R\x06userId\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"message_id\x18\x05 \x01(\tH\x02R\tmessageId\x88\x01\x01\x12&\n" +
+	"\fmessage_text\x18\x06 \x01(\tH\x03R\vmessageText\x88\x01\x01\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x12(\n" +
+	"\x10reporter_user_id\x18\b \x01(\tR\x0ereporterUserId\x12\x16\n" +
+	"\x06status\x18\t \x01(\tR\x06status\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\tR\tcreatedAt\x12\"\n" +
+	"\n" +
+	"decided_at\x18\v \x01(\tH\x04R\tdecidedAt\x88\x01\x01B\n" +
+	"\n" +
+	"\b_page_idB\n" +
+	"\n" +
+	"\b_user_idB\r\n" +
+	"\v_message_idB\x0f\n" +
+	"\r_message_textB\r\n" +
+	"\v_decided_at\"c\n" +
+	"\x12ListReportsRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\tR\x06before\"t\n" +
+	"\x13ListReportsResponse\x12.\n" +
+	"\x04data\x18\x01 \x03(\v2\x1a.svc.svcchat.v1.UserReportR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"f\n" +
+	"\x13DecideReportRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\x124\n" +
+	"\bdecision\x18\x02 \x01(\tB\x18\xbaH\x15r\x13R\adismissR\brestrictR\bdecision\"\x8d\x01\n" +
+	"\x14DecideReportResponse\x122\n" +
+	"\x06report\x18\x01 \x01(\v2\x1a.svc.svcchat.v1.UserReportR\x06report\x12A\n" +
+	"\vrestriction\x18\x02 \x01(\v2\x1f.svc.svcchat.v1.PageRestrictionR\vrestriction\"\x91\x01\n" +
+	"\x0fPageRestriction\x12\x17\n" +
+	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x1b\n" +
+	"\treport_id\x18\x02 \x01(\tR\breportId\x12#\n" +
+	"\rrestricted_by\x18\x03 \x01(\tR\frestrictedBy\x12#\n" +
+	"\rrestricted_at\x18\x04 \x01(\tR\frestrictedAt\"h\n" +
+	"\x17ListRestrictionsRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\tR\x06before\"~\n" +
+	"\x18ListRestrictionsResponse\x123\n" +
+	"\x04data\x18\x01 \x03(\v2\x1f.svc.svcchat.v1.PageRestrictionR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"<\n" +
+	"\x16LiftRestrictionRequest\x12\"\n" +
+	"\apage_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06pageId\"3\n" +
+	"\x17LiftRestrictionResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"I\n" +
 	"\x15MarkThreadReadRequest\x120\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0econversationId\"F\n" +
 	"\x16MarkThreadReadResponse\x12\x18\n" +
@@ -3372,7 +4459,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xb0\x19\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xfa!\n" +
 	"\x0eSvcchatService\x12\x99\x01\n" +
 	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"A\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
@@ -3400,7 +4487,16 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\tGetThread\x12 .svc.svcchat.v1.GetThreadRequest\x1a\x16.svc.svcchat.v1.Thread\"K\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02>\x12</api/mobile/svcchat/page-messaging/threads/{conversation_id}\x12\xb4\x01\n" +
 	"\x0eMarkThreadRead\x12%.svc.svcchat.v1.MarkThreadReadRequest\x1a&.svc.svcchat.v1.MarkThreadReadResponse\"S\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02F:\x01*\"A/api/mobile/svcchat/page-messaging/threads/{conversation_id}/read\x12\xc0\x01\n" +
 	"\rListHandovers\x12$.svc.svcchat.v1.ListHandoversRequest\x1a%.svc.svcchat.v1.ListHandoversResponse\"b\xca\xf3\x18\x1d\x12\x02\x01\x02\x1a\fsvcchat:read \x01:\asvcchat\xd2\xf3\x18:\n" +
-	"8page/{page_id}/conversations/{conversation_id}/handovers\x90\x02\x01B9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
+	"8page/{page_id}/conversations/{conversation_id}/handovers\x90\x02\x01\x12l\n" +
+	"\x05Block\x12\x1c.svc.svcchat.v1.BlockRequest\x1a\x1b.svc.svcchat.v1.BlockRecord\"(\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/mobile/blocks\x12y\n" +
+	"\n" +
+	"ListBlocks\x12!.svc.svcchat.v1.ListBlocksRequest\x1a\".svc.svcchat.v1.ListBlocksResponse\"$\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x14\x12\x12/api/mobile/blocks\x90\x02\x01\x12o\n" +
+	"\aUnblock\x12\x1c.svc.svcchat.v1.BlockRequest\x1a\x1f.svc.svcchat.v1.UnblockResponse\"%\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02\x14*\x12/api/mobile/blocks\x12q\n" +
+	"\x06Report\x12\x1d.svc.svcchat.v1.ReportRequest\x1a\x1d.svc.svcchat.v1.ReportReceipt\")\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/mobile/reports\x12\x93\x01\n" +
+	"\vListReports\x12\".svc.svcchat.v1.ListReportsRequest\x1a#.svc.svcchat.v1.ListReportsResponse\";\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02,\x12*/api/developers/admin/trust-safety/reports\x90\x02\x01\x12\x96\x01\n" +
+	"\fDecideReport\x12#.svc.svcchat.v1.DecideReportRequest\x1a$.svc.svcchat.v1.DecideReportResponse\";\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02/:\x01*\"*/api/developers/admin/trust-safety/reports\x12\xa7\x01\n" +
+	"\x10ListRestrictions\x12'.svc.svcchat.v1.ListRestrictionsRequest\x1a(.svc.svcchat.v1.ListRestrictionsResponse\"@\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021\x12//api/developers/admin/trust-safety/restrictions\x90\x02\x01\x12\xa1\x01\n" +
+	"\x0fLiftRestriction\x12&.svc.svcchat.v1.LiftRestrictionRequest\x1a'.svc.svcchat.v1.LiftRestrictionResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021*//api/developers/admin/trust-safety/restrictionsB9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
 
 var (
 	file_svc_svcchat_v1_svcchat_proto_rawDescOnce sync.Once
@@ -3414,123 +4510,163 @@ func file_svc_svcchat_v1_svcchat_proto_rawDescGZIP() []byte {
 	return file_svc_svcchat_v1_svcchat_proto_rawDescData
 }
 
-var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_svc_svcchat_v1_svcchat_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_svc_svcchat_v1_svcchat_proto_goTypes = []any{
-	(*MarkThreadReadRequest)(nil),     // 0: svc.svcchat.v1.MarkThreadReadRequest
-	(*MarkThreadReadResponse)(nil),    // 1: svc.svcchat.v1.MarkThreadReadResponse
-	(*ListHandoversRequest)(nil),      // 2: svc.svcchat.v1.ListHandoversRequest
-	(*ListHandoversResponse)(nil),     // 3: svc.svcchat.v1.ListHandoversResponse
-	(*HandoverRecord)(nil),            // 4: svc.svcchat.v1.HandoverRecord
-	(*HandoverRequest)(nil),           // 5: svc.svcchat.v1.HandoverRequest
-	(*HandoverResponse)(nil),          // 6: svc.svcchat.v1.HandoverResponse
-	(*MobileHandoverRequest)(nil),     // 7: svc.svcchat.v1.MobileHandoverRequest
-	(*MobileHandoverResponse)(nil),    // 8: svc.svcchat.v1.MobileHandoverResponse
-	(*ReplyRequest)(nil),              // 9: svc.svcchat.v1.ReplyRequest
-	(*ReplyResponse)(nil),             // 10: svc.svcchat.v1.ReplyResponse
-	(*InboxRequest)(nil),              // 11: svc.svcchat.v1.InboxRequest
-	(*InboxResponse)(nil),             // 12: svc.svcchat.v1.InboxResponse
-	(*InboxThread)(nil),               // 13: svc.svcchat.v1.InboxThread
-	(*ThreadMessageSummary)(nil),      // 14: svc.svcchat.v1.ThreadMessageSummary
-	(*GetThreadRequest)(nil),          // 15: svc.svcchat.v1.GetThreadRequest
-	(*Thread)(nil),                    // 16: svc.svcchat.v1.Thread
-	(*ThreadMessage)(nil),             // 17: svc.svcchat.v1.ThreadMessage
-	(*WriteToPageRequest)(nil),        // 18: svc.svcchat.v1.WriteToPageRequest
-	(*WriteToPageResponse)(nil),       // 19: svc.svcchat.v1.WriteToPageResponse
-	(*OptInRequest)(nil),              // 20: svc.svcchat.v1.OptInRequest
-	(*OptOutRequest)(nil),             // 21: svc.svcchat.v1.OptOutRequest
-	(*OptInResponse)(nil),             // 22: svc.svcchat.v1.OptInResponse
-	(*OptInRecord)(nil),               // 23: svc.svcchat.v1.OptInRecord
-	(*SendMessageRequest)(nil),        // 24: svc.svcchat.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),       // 25: svc.svcchat.v1.SendMessageResponse
-	(*Control)(nil),                   // 26: svc.svcchat.v1.Control
-	(*Conversation)(nil),              // 27: svc.svcchat.v1.Conversation
-	(*ListConversationsRequest)(nil),  // 28: svc.svcchat.v1.ListConversationsRequest
-	(*ListConversationsResponse)(nil), // 29: svc.svcchat.v1.ListConversationsResponse
-	(*GetConversationRequest)(nil),    // 30: svc.svcchat.v1.GetConversationRequest
-	(*Message)(nil),                   // 31: svc.svcchat.v1.Message
-	(*ListMessagesRequest)(nil),       // 32: svc.svcchat.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),      // 33: svc.svcchat.v1.ListMessagesResponse
-	(*Template)(nil),                  // 34: svc.svcchat.v1.Template
-	(*ListTemplatesRequest)(nil),      // 35: svc.svcchat.v1.ListTemplatesRequest
-	(*ListTemplatesResponse)(nil),     // 36: svc.svcchat.v1.ListTemplatesResponse
-	(*CreateTemplateRequest)(nil),     // 37: svc.svcchat.v1.CreateTemplateRequest
-	(*AppWentLiveRequest)(nil),        // 38: svc.svcchat.v1.AppWentLiveRequest
-	(*TemplateActionRequest)(nil),     // 39: svc.svcchat.v1.TemplateActionRequest
-	(*ListTemplateQueueRequest)(nil),  // 40: svc.svcchat.v1.ListTemplateQueueRequest
-	(*ListTemplateQueueResponse)(nil), // 41: svc.svcchat.v1.ListTemplateQueueResponse
-	(*QueuedTemplate)(nil),            // 42: svc.svcchat.v1.QueuedTemplate
-	(*DecideTemplateRequest)(nil),     // 43: svc.svcchat.v1.DecideTemplateRequest
-	(*DecideTemplateResponse)(nil),    // 44: svc.svcchat.v1.DecideTemplateResponse
-	(*DecidedTemplate)(nil),           // 45: svc.svcchat.v1.DecidedTemplate
-	(*v1.Paging)(nil),                 // 46: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),           // 47: google.protobuf.Struct
+	(*BlockRequest)(nil),              // 0: svc.svcchat.v1.BlockRequest
+	(*BlockRecord)(nil),               // 1: svc.svcchat.v1.BlockRecord
+	(*ListBlocksRequest)(nil),         // 2: svc.svcchat.v1.ListBlocksRequest
+	(*ListBlocksResponse)(nil),        // 3: svc.svcchat.v1.ListBlocksResponse
+	(*UnblockResponse)(nil),           // 4: svc.svcchat.v1.UnblockResponse
+	(*ReportRequest)(nil),             // 5: svc.svcchat.v1.ReportRequest
+	(*ReportReceipt)(nil),             // 6: svc.svcchat.v1.ReportReceipt
+	(*UserReport)(nil),                // 7: svc.svcchat.v1.UserReport
+	(*ListReportsRequest)(nil),        // 8: svc.svcchat.v1.ListReportsRequest
+	(*ListReportsResponse)(nil),       // 9: svc.svcchat.v1.ListReportsResponse
+	(*DecideReportRequest)(nil),       // 10: svc.svcchat.v1.DecideReportRequest
+	(*DecideReportResponse)(nil),      // 11: svc.svcchat.v1.DecideReportResponse
+	(*PageRestriction)(nil),           // 12: svc.svcchat.v1.PageRestriction
+	(*ListRestrictionsRequest)(nil),   // 13: svc.svcchat.v1.ListRestrictionsRequest
+	(*ListRestrictionsResponse)(nil),  // 14: svc.svcchat.v1.ListRestrictionsResponse
+	(*LiftRestrictionRequest)(nil),    // 15: svc.svcchat.v1.LiftRestrictionRequest
+	(*LiftRestrictionResponse)(nil),   // 16: svc.svcchat.v1.LiftRestrictionResponse
+	(*MarkThreadReadRequest)(nil),     // 17: svc.svcchat.v1.MarkThreadReadRequest
+	(*MarkThreadReadResponse)(nil),    // 18: svc.svcchat.v1.MarkThreadReadResponse
+	(*ListHandoversRequest)(nil),      // 19: svc.svcchat.v1.ListHandoversRequest
+	(*ListHandoversResponse)(nil),     // 20: svc.svcchat.v1.ListHandoversResponse
+	(*HandoverRecord)(nil),            // 21: svc.svcchat.v1.HandoverRecord
+	(*HandoverRequest)(nil),           // 22: svc.svcchat.v1.HandoverRequest
+	(*HandoverResponse)(nil),          // 23: svc.svcchat.v1.HandoverResponse
+	(*MobileHandoverRequest)(nil),     // 24: svc.svcchat.v1.MobileHandoverRequest
+	(*MobileHandoverResponse)(nil),    // 25: svc.svcchat.v1.MobileHandoverResponse
+	(*ReplyRequest)(nil),              // 26: svc.svcchat.v1.ReplyRequest
+	(*ReplyResponse)(nil),             // 27: svc.svcchat.v1.ReplyResponse
+	(*InboxRequest)(nil),              // 28: svc.svcchat.v1.InboxRequest
+	(*InboxResponse)(nil),             // 29: svc.svcchat.v1.InboxResponse
+	(*InboxThread)(nil),               // 30: svc.svcchat.v1.InboxThread
+	(*ThreadMessageSummary)(nil),      // 31: svc.svcchat.v1.ThreadMessageSummary
+	(*GetThreadRequest)(nil),          // 32: svc.svcchat.v1.GetThreadRequest
+	(*Thread)(nil),                    // 33: svc.svcchat.v1.Thread
+	(*ThreadMessage)(nil),             // 34: svc.svcchat.v1.ThreadMessage
+	(*WriteToPageRequest)(nil),        // 35: svc.svcchat.v1.WriteToPageRequest
+	(*WriteToPageResponse)(nil),       // 36: svc.svcchat.v1.WriteToPageResponse
+	(*OptInRequest)(nil),              // 37: svc.svcchat.v1.OptInRequest
+	(*OptOutRequest)(nil),             // 38: svc.svcchat.v1.OptOutRequest
+	(*OptInResponse)(nil),             // 39: svc.svcchat.v1.OptInResponse
+	(*OptInRecord)(nil),               // 40: svc.svcchat.v1.OptInRecord
+	(*SendMessageRequest)(nil),        // 41: svc.svcchat.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),       // 42: svc.svcchat.v1.SendMessageResponse
+	(*Control)(nil),                   // 43: svc.svcchat.v1.Control
+	(*Conversation)(nil),              // 44: svc.svcchat.v1.Conversation
+	(*ListConversationsRequest)(nil),  // 45: svc.svcchat.v1.ListConversationsRequest
+	(*ListConversationsResponse)(nil), // 46: svc.svcchat.v1.ListConversationsResponse
+	(*GetConversationRequest)(nil),    // 47: svc.svcchat.v1.GetConversationRequest
+	(*Message)(nil),                   // 48: svc.svcchat.v1.Message
+	(*ListMessagesRequest)(nil),       // 49: svc.svcchat.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),      // 50: svc.svcchat.v1.ListMessagesResponse
+	(*Template)(nil),                  // 51: svc.svcchat.v1.Template
+	(*ListTemplatesRequest)(nil),      // 52: svc.svcchat.v1.ListTemplatesRequest
+	(*ListTemplatesResponse)(nil),     // 53: svc.svcchat.v1.ListTemplatesResponse
+	(*CreateTemplateRequest)(nil),     // 54: svc.svcchat.v1.CreateTemplateRequest
+	(*AppWentLiveRequest)(nil),        // 55: svc.svcchat.v1.AppWentLiveRequest
+	(*TemplateActionRequest)(nil),     // 56: svc.svcchat.v1.TemplateActionRequest
+	(*ListTemplateQueueRequest)(nil),  // 57: svc.svcchat.v1.ListTemplateQueueRequest
+	(*ListTemplateQueueResponse)(nil), // 58: svc.svcchat.v1.ListTemplateQueueResponse
+	(*QueuedTemplate)(nil),            // 59: svc.svcchat.v1.QueuedTemplate
+	(*DecideTemplateRequest)(nil),     // 60: svc.svcchat.v1.DecideTemplateRequest
+	(*DecideTemplateResponse)(nil),    // 61: svc.svcchat.v1.DecideTemplateResponse
+	(*DecidedTemplate)(nil),           // 62: svc.svcchat.v1.DecidedTemplate
+	(*v1.Paging)(nil),                 // 63: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),           // 64: google.protobuf.Struct
 }
 var file_svc_svcchat_v1_svcchat_proto_depIdxs = []int32{
-	4,  // 0: svc.svcchat.v1.ListHandoversResponse.data:type_name -> svc.svcchat.v1.HandoverRecord
-	46, // 1: svc.svcchat.v1.ListHandoversResponse.paging:type_name -> svc.plugin.v1.Paging
-	26, // 2: svc.svcchat.v1.HandoverResponse.control:type_name -> svc.svcchat.v1.Control
-	13, // 3: svc.svcchat.v1.InboxResponse.threads:type_name -> svc.svcchat.v1.InboxThread
-	14, // 4: svc.svcchat.v1.InboxThread.last_message:type_name -> svc.svcchat.v1.ThreadMessageSummary
-	17, // 5: svc.svcchat.v1.Thread.messages:type_name -> svc.svcchat.v1.ThreadMessage
-	23, // 6: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
-	47, // 7: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
-	26, // 8: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
-	27, // 9: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
-	46, // 10: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
-	31, // 11: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
-	46, // 12: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	34, // 13: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
-	46, // 14: svc.svcchat.v1.ListTemplatesResponse.paging:type_name -> svc.plugin.v1.Paging
-	42, // 15: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
-	46, // 16: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
-	45, // 17: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
-	18, // 18: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
-	20, // 19: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
-	21, // 20: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
-	24, // 21: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
-	28, // 22: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
-	30, // 23: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
-	32, // 24: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
-	35, // 25: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
-	37, // 26: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
-	39, // 27: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	39, // 28: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
-	38, // 29: svc.svcchat.v1.SvcchatService.AppWentLive:input_type -> svc.svcchat.v1.AppWentLiveRequest
-	40, // 30: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
-	43, // 31: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
-	5,  // 32: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
-	7,  // 33: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
-	9,  // 34: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
-	11, // 35: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
-	15, // 36: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
-	0,  // 37: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
-	2,  // 38: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
-	19, // 39: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
-	22, // 40: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
-	22, // 41: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
-	25, // 42: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
-	29, // 43: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
-	27, // 44: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
-	33, // 45: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
-	36, // 46: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	34, // 47: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
-	34, // 48: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
-	34, // 49: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
-	36, // 50: svc.svcchat.v1.SvcchatService.AppWentLive:output_type -> svc.svcchat.v1.ListTemplatesResponse
-	41, // 51: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
-	44, // 52: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
-	6,  // 53: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
-	8,  // 54: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
-	10, // 55: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
-	12, // 56: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
-	16, // 57: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
-	1,  // 58: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
-	3,  // 59: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
-	39, // [39:60] is the sub-list for method output_type
-	18, // [18:39] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	1,  // 0: svc.svcchat.v1.ListBlocksResponse.data:type_name -> svc.svcchat.v1.BlockRecord
+	7,  // 1: svc.svcchat.v1.ListReportsResponse.data:type_name -> svc.svcchat.v1.UserReport
+	63, // 2: svc.svcchat.v1.ListReportsResponse.paging:type_name -> svc.plugin.v1.Paging
+	7,  // 3: svc.svcchat.v1.DecideReportResponse.report:type_name -> svc.svcchat.v1.UserReport
+	12, // 4: svc.svcchat.v1.DecideReportResponse.restriction:type_name -> svc.svcchat.v1.PageRestriction
+	12, // 5: svc.svcchat.v1.ListRestrictionsResponse.data:type_name -> svc.svcchat.v1.PageRestriction
+	63, // 6: svc.svcchat.v1.ListRestrictionsResponse.paging:type_name -> svc.plugin.v1.Paging
+	21, // 7: svc.svcchat.v1.ListHandoversResponse.data:type_name -> svc.svcchat.v1.HandoverRecord
+	63, // 8: svc.svcchat.v1.ListHandoversResponse.paging:type_name -> svc.plugin.v1.Paging
+	43, // 9: svc.svcchat.v1.HandoverResponse.control:type_name -> svc.svcchat.v1.Control
+	30, // 10: svc.svcchat.v1.InboxResponse.threads:type_name -> svc.svcchat.v1.InboxThread
+	31, // 11: svc.svcchat.v1.InboxThread.last_message:type_name -> svc.svcchat.v1.ThreadMessageSummary
+	34, // 12: svc.svcchat.v1.Thread.messages:type_name -> svc.svcchat.v1.ThreadMessage
+	40, // 13: svc.svcchat.v1.OptInResponse.opt_in:type_name -> svc.svcchat.v1.OptInRecord
+	64, // 14: svc.svcchat.v1.SendMessageRequest.template_params:type_name -> google.protobuf.Struct
+	43, // 15: svc.svcchat.v1.Conversation.control:type_name -> svc.svcchat.v1.Control
+	44, // 16: svc.svcchat.v1.ListConversationsResponse.data:type_name -> svc.svcchat.v1.Conversation
+	63, // 17: svc.svcchat.v1.ListConversationsResponse.paging:type_name -> svc.plugin.v1.Paging
+	48, // 18: svc.svcchat.v1.ListMessagesResponse.data:type_name -> svc.svcchat.v1.Message
+	63, // 19: svc.svcchat.v1.ListMessagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	51, // 20: svc.svcchat.v1.ListTemplatesResponse.data:type_name -> svc.svcchat.v1.Template
+	63, // 21: svc.svcchat.v1.ListTemplatesResponse.paging:type_name -> svc.plugin.v1.Paging
+	59, // 22: svc.svcchat.v1.ListTemplateQueueResponse.data:type_name -> svc.svcchat.v1.QueuedTemplate
+	63, // 23: svc.svcchat.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	62, // 24: svc.svcchat.v1.DecideTemplateResponse.template:type_name -> svc.svcchat.v1.DecidedTemplate
+	35, // 25: svc.svcchat.v1.SvcchatService.WriteToPage:input_type -> svc.svcchat.v1.WriteToPageRequest
+	37, // 26: svc.svcchat.v1.SvcchatService.OptIn:input_type -> svc.svcchat.v1.OptInRequest
+	38, // 27: svc.svcchat.v1.SvcchatService.OptOut:input_type -> svc.svcchat.v1.OptOutRequest
+	41, // 28: svc.svcchat.v1.SvcchatService.SendMessage:input_type -> svc.svcchat.v1.SendMessageRequest
+	45, // 29: svc.svcchat.v1.SvcchatService.ListConversations:input_type -> svc.svcchat.v1.ListConversationsRequest
+	47, // 30: svc.svcchat.v1.SvcchatService.GetConversation:input_type -> svc.svcchat.v1.GetConversationRequest
+	49, // 31: svc.svcchat.v1.SvcchatService.ListMessages:input_type -> svc.svcchat.v1.ListMessagesRequest
+	52, // 32: svc.svcchat.v1.SvcchatService.ListTemplates:input_type -> svc.svcchat.v1.ListTemplatesRequest
+	54, // 33: svc.svcchat.v1.SvcchatService.CreateTemplate:input_type -> svc.svcchat.v1.CreateTemplateRequest
+	56, // 34: svc.svcchat.v1.SvcchatService.ApproveTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	56, // 35: svc.svcchat.v1.SvcchatService.SubmitTemplate:input_type -> svc.svcchat.v1.TemplateActionRequest
+	55, // 36: svc.svcchat.v1.SvcchatService.AppWentLive:input_type -> svc.svcchat.v1.AppWentLiveRequest
+	57, // 37: svc.svcchat.v1.SvcchatService.ListTemplateQueue:input_type -> svc.svcchat.v1.ListTemplateQueueRequest
+	60, // 38: svc.svcchat.v1.SvcchatService.DecideTemplate:input_type -> svc.svcchat.v1.DecideTemplateRequest
+	22, // 39: svc.svcchat.v1.SvcchatService.Handover:input_type -> svc.svcchat.v1.HandoverRequest
+	24, // 40: svc.svcchat.v1.SvcchatService.MobileHandover:input_type -> svc.svcchat.v1.MobileHandoverRequest
+	26, // 41: svc.svcchat.v1.SvcchatService.Reply:input_type -> svc.svcchat.v1.ReplyRequest
+	28, // 42: svc.svcchat.v1.SvcchatService.Inbox:input_type -> svc.svcchat.v1.InboxRequest
+	32, // 43: svc.svcchat.v1.SvcchatService.GetThread:input_type -> svc.svcchat.v1.GetThreadRequest
+	17, // 44: svc.svcchat.v1.SvcchatService.MarkThreadRead:input_type -> svc.svcchat.v1.MarkThreadReadRequest
+	19, // 45: svc.svcchat.v1.SvcchatService.ListHandovers:input_type -> svc.svcchat.v1.ListHandoversRequest
+	0,  // 46: svc.svcchat.v1.SvcchatService.Block:input_type -> svc.svcchat.v1.BlockRequest
+	2,  // 47: svc.svcchat.v1.SvcchatService.ListBlocks:input_type -> svc.svcchat.v1.ListBlocksRequest
+	0,  // 48: svc.svcchat.v1.SvcchatService.Unblock:input_type -> svc.svcchat.v1.BlockRequest
+	5,  // 49: svc.svcchat.v1.SvcchatService.Report:input_type -> svc.svcchat.v1.ReportRequest
+	8,  // 50: svc.svcchat.v1.SvcchatService.ListReports:input_type -> svc.svcchat.v1.ListReportsRequest
+	10, // 51: svc.svcchat.v1.SvcchatService.DecideReport:input_type -> svc.svcchat.v1.DecideReportRequest
+	13, // 52: svc.svcchat.v1.SvcchatService.ListRestrictions:input_type -> svc.svcchat.v1.ListRestrictionsRequest
+	15, // 53: svc.svcchat.v1.SvcchatService.LiftRestriction:input_type -> svc.svcchat.v1.LiftRestrictionRequest
+	36, // 54: svc.svcchat.v1.SvcchatService.WriteToPage:output_type -> svc.svcchat.v1.WriteToPageResponse
+	39, // 55: svc.svcchat.v1.SvcchatService.OptIn:output_type -> svc.svcchat.v1.OptInResponse
+	39, // 56: svc.svcchat.v1.SvcchatService.OptOut:output_type -> svc.svcchat.v1.OptInResponse
+	42, // 57: svc.svcchat.v1.SvcchatService.SendMessage:output_type -> svc.svcchat.v1.SendMessageResponse
+	46, // 58: svc.svcchat.v1.SvcchatService.ListConversations:output_type -> svc.svcchat.v1.ListConversationsResponse
+	44, // 59: svc.svcchat.v1.SvcchatService.GetConversation:output_type -> svc.svcchat.v1.Conversation
+	50, // 60: svc.svcchat.v1.SvcchatService.ListMessages:output_type -> svc.svcchat.v1.ListMessagesResponse
+	53, // 61: svc.svcchat.v1.SvcchatService.ListTemplates:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	51, // 62: svc.svcchat.v1.SvcchatService.CreateTemplate:output_type -> svc.svcchat.v1.Template
+	51, // 63: svc.svcchat.v1.SvcchatService.ApproveTemplate:output_type -> svc.svcchat.v1.Template
+	51, // 64: svc.svcchat.v1.SvcchatService.SubmitTemplate:output_type -> svc.svcchat.v1.Template
+	53, // 65: svc.svcchat.v1.SvcchatService.AppWentLive:output_type -> svc.svcchat.v1.ListTemplatesResponse
+	58, // 66: svc.svcchat.v1.SvcchatService.ListTemplateQueue:output_type -> svc.svcchat.v1.ListTemplateQueueResponse
+	61, // 67: svc.svcchat.v1.SvcchatService.DecideTemplate:output_type -> svc.svcchat.v1.DecideTemplateResponse
+	23, // 68: svc.svcchat.v1.SvcchatService.Handover:output_type -> svc.svcchat.v1.HandoverResponse
+	25, // 69: svc.svcchat.v1.SvcchatService.MobileHandover:output_type -> svc.svcchat.v1.MobileHandoverResponse
+	27, // 70: svc.svcchat.v1.SvcchatService.Reply:output_type -> svc.svcchat.v1.ReplyResponse
+	29, // 71: svc.svcchat.v1.SvcchatService.Inbox:output_type -> svc.svcchat.v1.InboxResponse
+	33, // 72: svc.svcchat.v1.SvcchatService.GetThread:output_type -> svc.svcchat.v1.Thread
+	18, // 73: svc.svcchat.v1.SvcchatService.MarkThreadRead:output_type -> svc.svcchat.v1.MarkThreadReadResponse
+	20, // 74: svc.svcchat.v1.SvcchatService.ListHandovers:output_type -> svc.svcchat.v1.ListHandoversResponse
+	1,  // 75: svc.svcchat.v1.SvcchatService.Block:output_type -> svc.svcchat.v1.BlockRecord
+	3,  // 76: svc.svcchat.v1.SvcchatService.ListBlocks:output_type -> svc.svcchat.v1.ListBlocksResponse
+	4,  // 77: svc.svcchat.v1.SvcchatService.Unblock:output_type -> svc.svcchat.v1.UnblockResponse
+	6,  // 78: svc.svcchat.v1.SvcchatService.Report:output_type -> svc.svcchat.v1.ReportReceipt
+	9,  // 79: svc.svcchat.v1.SvcchatService.ListReports:output_type -> svc.svcchat.v1.ListReportsResponse
+	11, // 80: svc.svcchat.v1.SvcchatService.DecideReport:output_type -> svc.svcchat.v1.DecideReportResponse
+	14, // 81: svc.svcchat.v1.SvcchatService.ListRestrictions:output_type -> svc.svcchat.v1.ListRestrictionsResponse
+	16, // 82: svc.svcchat.v1.SvcchatService.LiftRestriction:output_type -> svc.svcchat.v1.LiftRestrictionResponse
+	54, // [54:83] is the sub-list for method output_type
+	25, // [25:54] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_svc_svcchat_v1_svcchat_proto_init() }
@@ -3538,19 +4674,23 @@ func file_svc_svcchat_v1_svcchat_proto_init() {
 	if File_svc_svcchat_v1_svcchat_proto != nil {
 		return
 	}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[4].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[0].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[1].OneofWrappers = []any{}
 	file_svc_svcchat_v1_svcchat_proto_msgTypes[5].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[24].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[26].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[27].OneofWrappers = []any{}
-	file_svc_svcchat_v1_svcchat_proto_msgTypes[31].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[7].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[21].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[22].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[41].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[43].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[44].OneofWrappers = []any{}
+	file_svc_svcchat_v1_svcchat_proto_msgTypes[48].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_svcchat_v1_svcchat_proto_rawDesc), len(file_svc_svcchat_v1_svcchat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,14 @@ const (
 	SvcchatService_GetThread_FullMethodName         = "/svc.svcchat.v1.SvcchatService/GetThread"
 	SvcchatService_MarkThreadRead_FullMethodName    = "/svc.svcchat.v1.SvcchatService/MarkThreadRead"
 	SvcchatService_ListHandovers_FullMethodName     = "/svc.svcchat.v1.SvcchatService/ListHandovers"
+	SvcchatService_Block_FullMethodName             = "/svc.svcchat.v1.SvcchatService/Block"
+	SvcchatService_ListBlocks_FullMethodName        = "/svc.svcchat.v1.SvcchatService/ListBlocks"
+	SvcchatService_Unblock_FullMethodName           = "/svc.svcchat.v1.SvcchatService/Unblock"
+	SvcchatService_Report_FullMethodName            = "/svc.svcchat.v1.SvcchatService/Report"
+	SvcchatService_ListReports_FullMethodName       = "/svc.svcchat.v1.SvcchatService/ListReports"
+	SvcchatService_DecideReport_FullMethodName      = "/svc.svcchat.v1.SvcchatService/DecideReport"
+	SvcchatService_ListRestrictions_FullMethodName  = "/svc.svcchat.v1.SvcchatService/ListRestrictions"
+	SvcchatService_LiftRestriction_FullMethodName   = "/svc.svcchat.v1.SvcchatService/LiftRestriction"
 )
 
 // SvcchatServiceClient is the client API for SvcchatService service.
@@ -127,6 +135,46 @@ type SvcchatServiceClient interface {
 	// ListHandovers lists every change of a conversation's control, newest
 	// first (CONTRACT §14).
 	ListHandovers(ctx context.Context, in *ListHandoversRequest, opts ...grpc.CallOption) (*ListHandoversResponse, error)
+	// Block is the signed-in user blocking a Page or a person (CONTRACT
+	// §16): exactly one of pageId and userId, naming a Page or a user that
+	// exists (404 otherwise), never the user themselves. A Page's block is
+	// svcchat's (its sends to the user are refused with 403, code 10,
+	// subcode 2018309, and its threads leave the user's inbox and chats
+	// list); a person's block is the chat plugin's (ChatService/BlockUser,
+	// called through the host as the user). Blocking again changes nothing
+	// and answers the block as it stands.
+	Block(ctx context.Context, in *BlockRequest, opts ...grpc.CallOption) (*BlockRecord, error)
+	// ListBlocks lists the signed-in user's blocks, Pages and people,
+	// newest first.
+	ListBlocks(ctx context.Context, in *ListBlocksRequest, opts ...grpc.CallOption) (*ListBlocksResponse, error)
+	// Unblock ends one of the signed-in user's blocks (?pageId= or
+	// ?userId=, exactly one). Ending a block that does not exist changes
+	// nothing and succeeds.
+	Unblock(ctx context.Context, in *BlockRequest, opts ...grpc.CallOption) (*UnblockResponse, error)
+	// Report is the signed-in user reporting a Page, a person or a message
+	// they received (a Page's message in their own thread, or a direct
+	// message sent to them) to platform staff, with a reason. A message the
+	// user did not receive answers 404, as one that does not exist. A
+	// second report of the same thing while the first is open answers the
+	// open one.
+	Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportReceipt, error)
+	// ListReports lists the open reports for staff, oldest first (paged
+	// forward with after).
+	ListReports(ctx context.Context, in *ListReportsRequest, opts ...grpc.CallOption) (*ListReportsResponse, error)
+	// DecideReport is staff resolving an open report: dismiss, or restrict
+	// the Page it concerns (a Page's report, or a report of a Page's
+	// message), which then cannot send until staff lift the restriction
+	// (LiftRestriction). A report that is not open: 409, code 10, subcode
+	// 2018305; restrict on a report that concerns no Page: 400, code 100,
+	// naming decision.
+	DecideReport(ctx context.Context, in *DecideReportRequest, opts ...grpc.CallOption) (*DecideReportResponse, error)
+	// ListRestrictions lists the restricted Pages for staff, oldest
+	// restriction first (paged forward with after).
+	ListRestrictions(ctx context.Context, in *ListRestrictionsRequest, opts ...grpc.CallOption) (*ListRestrictionsResponse, error)
+	// LiftRestriction is staff lifting a Page's restriction (?pageId=): its
+	// sends are accepted again. A Page that is not restricted: 409, code 10,
+	// subcode 2018305.
+	LiftRestriction(ctx context.Context, in *LiftRestrictionRequest, opts ...grpc.CallOption) (*LiftRestrictionResponse, error)
 }
 
 type svcchatServiceClient struct {
@@ -347,6 +395,86 @@ func (c *svcchatServiceClient) ListHandovers(ctx context.Context, in *ListHandov
 	return out, nil
 }
 
+func (c *svcchatServiceClient) Block(ctx context.Context, in *BlockRequest, opts ...grpc.CallOption) (*BlockRecord, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BlockRecord)
+	err := c.cc.Invoke(ctx, SvcchatService_Block_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) ListBlocks(ctx context.Context, in *ListBlocksRequest, opts ...grpc.CallOption) (*ListBlocksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBlocksResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_ListBlocks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) Unblock(ctx context.Context, in *BlockRequest, opts ...grpc.CallOption) (*UnblockResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnblockResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_Unblock_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportReceipt, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportReceipt)
+	err := c.cc.Invoke(ctx, SvcchatService_Report_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) ListReports(ctx context.Context, in *ListReportsRequest, opts ...grpc.CallOption) (*ListReportsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListReportsResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_ListReports_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) DecideReport(ctx context.Context, in *DecideReportRequest, opts ...grpc.CallOption) (*DecideReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideReportResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_DecideReport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) ListRestrictions(ctx context.Context, in *ListRestrictionsRequest, opts ...grpc.CallOption) (*ListRestrictionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRestrictionsResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_ListRestrictions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *svcchatServiceClient) LiftRestriction(ctx context.Context, in *LiftRestrictionRequest, opts ...grpc.CallOption) (*LiftRestrictionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LiftRestrictionResponse)
+	err := c.cc.Invoke(ctx, SvcchatService_LiftRestriction_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SvcchatServiceServer is the server API for SvcchatService service.
 // All implementations must embed UnimplementedSvcchatServiceServer
 // for forward compatibility.
@@ -432,6 +560,46 @@ type SvcchatServiceServer interface {
 	// ListHandovers lists every change of a conversation's control, newest
 	// first (CONTRACT §14).
 	ListHandovers(context.Context, *ListHandoversRequest) (*ListHandoversResponse, error)
+	// Block is the signed-in user blocking a Page or a person (CONTRACT
+	// §16): exactly one of pageId and userId, naming a Page or a user that
+	// exists (404 otherwise), never the user themselves. A Page's block is
+	// svcchat's (its sends to the user are refused with 403, code 10,
+	// subcode 2018309, and its threads leave the user's inbox and chats
+	// list); a person's block is the chat plugin's (ChatService/BlockUser,
+	// called through the host as the user). Blocking again changes nothing
+	// and answers the block as it stands.
+	Block(context.Context, *BlockRequest) (*BlockRecord, error)
+	// ListBlocks lists the signed-in user's blocks, Pages and people,
+	// newest first.
+	ListBlocks(context.Context, *ListBlocksRequest) (*ListBlocksResponse, error)
+	// Unblock ends one of the signed-in user's blocks (?pageId= or
+	// ?userId=, exactly one). Ending a block that does not exist changes
+	// nothing and succeeds.
+	Unblock(context.Context, *BlockRequest) (*UnblockResponse, error)
+	// Report is the signed-in user reporting a Page, a person or a message
+	// they received (a Page's message in their own thread, or a direct
+	// message sent to them) to platform staff, with a reason. A message the
+	// user did not receive answers 404, as one that does not exist. A
+	// second report of the same thing while the first is open answers the
+	// open one.
+	Report(context.Context, *ReportRequest) (*ReportReceipt, error)
+	// ListReports lists the open reports for staff, oldest first (paged
+	// forward with after).
+	ListReports(context.Context, *ListReportsRequest) (*ListReportsResponse, error)
+	// DecideReport is staff resolving an open report: dismiss, or restrict
+	// the Page it concerns (a Page's report, or a report of a Page's
+	// message), which then cannot send until staff lift the restriction
+	// (LiftRestriction). A report that is not open: 409, code 10, subcode
+	// 2018305; restrict on a report that concerns no Page: 400, code 100,
+	// naming decision.
+	DecideReport(context.Context, *DecideReportRequest) (*DecideReportResponse, error)
+	// ListRestrictions lists the restricted Pages for staff, oldest
+	// restriction first (paged forward with after).
+	ListRestrictions(context.Context, *ListRestrictionsRequest) (*ListRestrictionsResponse, error)
+	// LiftRestriction is staff lifting a Page's restriction (?pageId=): its
+	// sends are accepted again. A Page that is not restricted: 409, code 10,
+	// subcode 2018305.
+	LiftRestriction(context.Context, *LiftRestrictionRequest) (*LiftRestrictionResponse, error)
 	mustEmbedUnimplementedSvcchatServiceServer()
 }
 
@@ -504,6 +672,30 @@ func (UnimplementedSvcchatServiceServer) MarkThreadRead(context.Context, *MarkTh
 }
 func (UnimplementedSvcchatServiceServer) ListHandovers(context.Context, *ListHandoversRequest) (*ListHandoversResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHandovers not implemented")
+}
+func (UnimplementedSvcchatServiceServer) Block(context.Context, *BlockRequest) (*BlockRecord, error) {
+	return nil, status.Error(codes.Unimplemented, "method Block not implemented")
+}
+func (UnimplementedSvcchatServiceServer) ListBlocks(context.Context, *ListBlocksRequest) (*ListBlocksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBlocks not implemented")
+}
+func (UnimplementedSvcchatServiceServer) Unblock(context.Context, *BlockRequest) (*UnblockResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Unblock not implemented")
+}
+func (UnimplementedSvcchatServiceServer) Report(context.Context, *ReportRequest) (*ReportReceipt, error) {
+	return nil, status.Error(codes.Unimplemented, "method Report not implemented")
+}
+func (UnimplementedSvcchatServiceServer) ListReports(context.Context, *ListReportsRequest) (*ListReportsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListReports not implemented")
+}
+func (UnimplementedSvcchatServiceServer) DecideReport(context.Context, *DecideReportRequest) (*DecideReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecideReport not implemented")
+}
+func (UnimplementedSvcchatServiceServer) ListRestrictions(context.Context, *ListRestrictionsRequest) (*ListRestrictionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRestrictions not implemented")
+}
+func (UnimplementedSvcchatServiceServer) LiftRestriction(context.Context, *LiftRestrictionRequest) (*LiftRestrictionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LiftRestriction not implemented")
 }
 func (UnimplementedSvcchatServiceServer) mustEmbedUnimplementedSvcchatServiceServer() {}
 func (UnimplementedSvcchatServiceServer) testEmbeddedByValue()                        {}
@@ -904,6 +1096,150 @@ func _SvcchatService_ListHandovers_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SvcchatService_Block_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BlockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).Block(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_Block_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).Block(ctx, req.(*BlockRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_ListBlocks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBlocksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).ListBlocks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_ListBlocks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).ListBlocks(ctx, req.(*ListBlocksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_Unblock_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BlockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).Unblock(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_Unblock_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).Unblock(ctx, req.(*BlockRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).Report(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_Report_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).Report(ctx, req.(*ReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_ListReports_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListReportsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).ListReports(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_ListReports_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).ListReports(ctx, req.(*ListReportsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_DecideReport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).DecideReport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_DecideReport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).DecideReport(ctx, req.(*DecideReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_ListRestrictions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRestrictionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).ListRestrictions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_ListRestrictions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).ListRestrictions(ctx, req.(*ListRestrictionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SvcchatService_LiftRestriction_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LiftRestrictionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SvcchatServiceServer).LiftRestriction(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SvcchatService_LiftRestriction_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SvcchatServiceServer).LiftRestriction(ctx, req.(*LiftRestrictionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SvcchatService_ServiceDesc is the grpc.ServiceDesc for SvcchatService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -994,6 +1330,38 @@ var SvcchatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHandovers",
 			Handler:    _SvcchatService_ListHandovers_Handler,
+		},
+		{
+			MethodName: "Block",
+			Handler:    _SvcchatService_Block_Handler,
+		},
+		{
+			MethodName: "ListBlocks",
+			Handler:    _SvcchatService_ListBlocks_Handler,
+		},
+		{
+			MethodName: "Unblock",
+			Handler:    _SvcchatService_Unblock_Handler,
+		},
+		{
+			MethodName: "Report",
+			Handler:    _SvcchatService_Report_Handler,
+		},
+		{
+			MethodName: "ListReports",
+			Handler:    _SvcchatService_ListReports_Handler,
+		},
+		{
+			MethodName: "DecideReport",
+			Handler:    _SvcchatService_DecideReport_Handler,
+		},
+		{
+			MethodName: "ListRestrictions",
+			Handler:    _SvcchatService_ListRestrictions_Handler,
+		},
+		{
+			MethodName: "LiftRestriction",
+			Handler:    _SvcchatService_LiftRestriction_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

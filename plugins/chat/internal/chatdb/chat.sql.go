@@ -30,6 +30,52 @@ func (q *Queries) ActiveSponsoredAd(ctx context.Context) (ChatSponsoredAd, error
 	return i, err
 }
 
+const blockUser = `-- name: BlockUser :one
+WITH made AS (
+    INSERT INTO chat.user_blocks (user_id, blocked_user_id) VALUES ($1, $2)
+    ON CONFLICT DO NOTHING
+    RETURNING created_at
+)
+SELECT created_at FROM made
+UNION ALL
+SELECT created_at FROM chat.user_blocks WHERE user_id = $1 AND blocked_user_id = $2
+LIMIT 1
+`
+
+type BlockUserParams struct {
+	UserID        string
+	BlockedUserID string
+}
+
+// The block of blocked_user_id by user_id, made on first use; a repeat
+// returns the block as it stands.
+func (q *Queries) BlockUser(ctx context.Context, arg BlockUserParams) (pgtype.Timestamptz, error) {
+	row := q.db.QueryRow(ctx, blockUser, arg.UserID, arg.BlockedUserID)
+	var created_at pgtype.Timestamptz
+	err := row.Scan(&created_at)
+	return created_at, err
+}
+
+const eitherBlocked = `-- name: EitherBlocked :one
+SELECT EXISTS (
+    SELECT 1 FROM chat.user_blocks
+    WHERE (user_id = $1 AND blocked_user_id = $2) OR (user_id = $2 AND blocked_user_id = $1)
+)
+`
+
+type EitherBlockedParams struct {
+	A string
+	B string
+}
+
+// Whether one of two users blocked the other.
+func (q *Queries) EitherBlocked(ctx context.Context, arg EitherBlockedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, eitherBlocked, arg.A, arg.B)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const getThread = `-- name: GetThread :one
 SELECT id, user_low, user_high, last_message_seq, created_at, updated_at FROM chat.direct_threads WHERE id = $1
 `
@@ -147,12 +193,51 @@ func (q *Queries) ListThreadMessages(ctx context.Context, arg ListThreadMessages
 	return items, nil
 }
 
+const listUserBlocks = `-- name: ListUserBlocks :many
+SELECT blocked_user_id, created_at FROM chat.user_blocks WHERE user_id = $1
+ORDER BY created_at DESC, blocked_user_id LIMIT $2
+`
+
+type ListUserBlocksParams struct {
+	UserID string
+	Lim    int32
+}
+
+type ListUserBlocksRow struct {
+	BlockedUserID string
+	CreatedAt     pgtype.Timestamptz
+}
+
+func (q *Queries) ListUserBlocks(ctx context.Context, arg ListUserBlocksParams) ([]ListUserBlocksRow, error) {
+	rows, err := q.db.Query(ctx, listUserBlocks, arg.UserID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListUserBlocksRow
+	for rows.Next() {
+		var i ListUserBlocksRow
+		if err := rows.Scan(&i.BlockedUserID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listUserThreads = `-- name: ListUserThreads :many
 SELECT t.id, t.user_low, t.user_high, t.updated_at,
        m.id AS message_id, m.sender_user_id, m.text, m.created_at AS message_created_at
 FROM chat.direct_threads t
 JOIN chat.direct_messages m ON m.thread_id = t.id AND m.seq = t.last_message_seq
-WHERE t.user_low = $1 OR t.user_high = $1
+WHERE (t.user_low = $1 OR t.user_high = $1)
+  AND NOT EXISTS (
+    SELECT 1 FROM chat.user_blocks b
+    WHERE b.user_id = $1
+      AND b.blocked_user_id = CASE WHEN t.user_low = $1 THEN t.user_high ELSE t.user_low END)
 ORDER BY t.updated_at DESC
 LIMIT $2
 `
@@ -173,7 +258,8 @@ type ListUserThreadsRow struct {
 	MessageCreatedAt pgtype.Timestamptz
 }
 
-// A user's direct threads, newest first, with their last message.
+// A user's direct threads, newest first, with their last message; not
+// those with a person the user blocked.
 func (q *Queries) ListUserThreads(ctx context.Context, arg ListUserThreadsParams) ([]ListUserThreadsRow, error) {
 	rows, err := q.db.Query(ctx, listUserThreads, arg.UserID, arg.Lim)
 	if err != nil {
@@ -258,4 +344,44 @@ func (q *Queries) OpenThread(ctx context.Context, arg OpenThreadParams) (ChatDir
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const receivedMessage = `-- name: ReceivedMessage :one
+SELECT m.thread_id, m.seq, m.id, m.sender_user_id, m.text, m.created_at FROM chat.direct_messages m
+JOIN chat.direct_threads t ON t.id = m.thread_id
+WHERE m.id = $1 AND m.sender_user_id <> $2 AND (t.user_low = $2 OR t.user_high = $2)
+`
+
+type ReceivedMessageParams struct {
+	ID     string
+	UserID string
+}
+
+// A direct message sent to user_id by someone else, by id.
+func (q *Queries) ReceivedMessage(ctx context.Context, arg ReceivedMessageParams) (ChatDirectMessage, error) {
+	row := q.db.QueryRow(ctx, receivedMessage, arg.ID, arg.UserID)
+	var i ChatDirectMessage
+	err := row.Scan(
+		&i.ThreadID,
+		&i.Seq,
+		&i.ID,
+		&i.SenderUserID,
+		&i.Text,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const unblockUser = `-- name: UnblockUser :exec
+DELETE FROM chat.user_blocks WHERE user_id = $1 AND blocked_user_id = $2
+`
+
+type UnblockUserParams struct {
+	UserID        string
+	BlockedUserID string
+}
+
+func (q *Queries) UnblockUser(ctx context.Context, arg UnblockUserParams) error {
+	_, err := q.db.Exec(ctx, unblockUser, arg.UserID, arg.BlockedUserID)
+	return err
 }

@@ -35,3 +35,9 @@ type ChatSponsoredAd struct {
 	Active    bool
 	CreatedAt pgtype.Timestamptz
 }
+
+type ChatUserBlock struct {
+	UserID        string
+	BlockedUserID string
+	CreatedAt     pgtype.Timestamptz
+}

@@ -16,12 +16,17 @@ VALUES (@thread_id, @seq, @id, @sender_user_id, @text)
 RETURNING *;
 
 -- name: ListUserThreads :many
--- A user's direct threads, newest first, with their last message.
+-- A user's direct threads, newest first, with their last message; not
+-- those with a person the user blocked.
 SELECT t.id, t.user_low, t.user_high, t.updated_at,
        m.id AS message_id, m.sender_user_id, m.text, m.created_at AS message_created_at
 FROM chat.direct_threads t
 JOIN chat.direct_messages m ON m.thread_id = t.id AND m.seq = t.last_message_seq
-WHERE t.user_low = @user_id OR t.user_high = @user_id
+WHERE (t.user_low = @user_id OR t.user_high = @user_id)
+  AND NOT EXISTS (
+    SELECT 1 FROM chat.user_blocks b
+    WHERE b.user_id = @user_id
+      AND b.blocked_user_id = CASE WHEN t.user_low = @user_id THEN t.user_high ELSE t.user_low END)
 ORDER BY t.updated_at DESC
 LIMIT @lim;
 
@@ -47,3 +52,36 @@ SELECT * FROM chat.sponsored_ads WHERE active ORDER BY id DESC LIMIT 1;
 INSERT INTO chat.sponsored_ads (title, body, link_url, sponsor)
 SELECT @title, @body, @link_url, @sponsor
 WHERE NOT EXISTS (SELECT 1 FROM chat.sponsored_ads);
+
+-- name: BlockUser :one
+-- The block of blocked_user_id by user_id, made on first use; a repeat
+-- returns the block as it stands.
+WITH made AS (
+    INSERT INTO chat.user_blocks (user_id, blocked_user_id) VALUES (@user_id, @blocked_user_id)
+    ON CONFLICT DO NOTHING
+    RETURNING created_at
+)
+SELECT created_at FROM made
+UNION ALL
+SELECT created_at FROM chat.user_blocks WHERE user_id = @user_id AND blocked_user_id = @blocked_user_id
+LIMIT 1;
+
+-- name: UnblockUser :exec
+DELETE FROM chat.user_blocks WHERE user_id = @user_id AND blocked_user_id = @blocked_user_id;
+
+-- name: ListUserBlocks :many
+SELECT blocked_user_id, created_at FROM chat.user_blocks WHERE user_id = @user_id
+ORDER BY created_at DESC, blocked_user_id LIMIT @lim;
+
+-- name: EitherBlocked :one
+-- Whether one of two users blocked the other.
+SELECT EXISTS (
+    SELECT 1 FROM chat.user_blocks
+    WHERE (user_id = @a AND blocked_user_id = @b) OR (user_id = @b AND blocked_user_id = @a)
+);
+
+-- name: ReceivedMessage :one
+-- A direct message sent to user_id by someone else, by id.
+SELECT m.* FROM chat.direct_messages m
+JOIN chat.direct_threads t ON t.id = m.thread_id
+WHERE m.id = @id AND m.sender_user_id <> @user_id AND (t.user_low = @user_id OR t.user_high = @user_id);

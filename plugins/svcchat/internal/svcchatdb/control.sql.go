@@ -176,6 +176,7 @@ SELECT c.page_id, c.id, c.user_id, c.holder, c.holder_app_id, c.previous_holder,
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.user_id = $1
+  AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)
 ORDER BY c.updated_at DESC, c.id DESC
 LIMIT $2
 `
@@ -190,7 +191,8 @@ type ListUserConversationsRow struct {
 	OptInStatus         string
 }
 
-// A user's conversations with every Page, newest first.
+// A user's conversations with every Page, newest first, but those with a
+// Page the user blocked.
 func (q *Queries) ListUserConversations(ctx context.Context, arg ListUserConversationsParams) ([]ListUserConversationsRow, error) {
 	rows, err := q.db.Query(ctx, listUserConversations, arg.UserID, arg.Lim)
 	if err != nil {

@@ -92,6 +92,35 @@ type SvcchatOptIn struct {
 	UpdatedAt pgtype.Timestamptz
 }
 
+type SvcchatPageBlock struct {
+	PageID    string
+	UserID    string
+	CreatedAt pgtype.Timestamptz
+}
+
+type SvcchatPageRestriction struct {
+	PageID       string
+	ID           int64
+	ReportID     int64
+	RestrictedBy string
+	RestrictedAt pgtype.Timestamptz
+}
+
+type SvcchatReport struct {
+	ID             int64
+	ReporterUserID string
+	Kind           string
+	SubjectID      string
+	PageID         string
+	UserID         string
+	MessageText    string
+	Reason         string
+	Status         string
+	CreatedAt      pgtype.Timestamptz
+	DecidedAt      pgtype.Timestamptz
+	DecidedBy      string
+}
+
 type SvcchatTemplate struct {
 	AppID           string
 	Name            string

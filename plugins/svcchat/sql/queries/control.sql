@@ -10,11 +10,13 @@ FOR UPDATE;
 SELECT * FROM svcchat.conversations WHERE id = @id;
 
 -- name: ListUserConversations :many
--- A user's conversations with every Page, newest first.
+-- A user's conversations with every Page, newest first, but those with a
+-- Page the user blocked.
 SELECT sqlc.embed(c), COALESCE(o.status, 'none')::text AS opt_in_status
 FROM svcchat.conversations c
 LEFT JOIN svcchat.opt_ins o ON o.page_id = c.page_id AND o.user_id = c.user_id
 WHERE c.user_id = @user_id
+  AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)
 ORDER BY c.updated_at DESC, c.id DESC
 LIMIT @lim;
 

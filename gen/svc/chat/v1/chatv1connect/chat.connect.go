@@ -42,6 +42,16 @@ const (
 	// ChatServiceGetDirectThreadProcedure is the fully-qualified name of the ChatService's
 	// GetDirectThread RPC.
 	ChatServiceGetDirectThreadProcedure = "/svc.chat.v1.ChatService/GetDirectThread"
+	// ChatServiceBlockUserProcedure is the fully-qualified name of the ChatService's BlockUser RPC.
+	ChatServiceBlockUserProcedure = "/svc.chat.v1.ChatService/BlockUser"
+	// ChatServiceUnblockUserProcedure is the fully-qualified name of the ChatService's UnblockUser RPC.
+	ChatServiceUnblockUserProcedure = "/svc.chat.v1.ChatService/UnblockUser"
+	// ChatServiceListUserBlocksProcedure is the fully-qualified name of the ChatService's
+	// ListUserBlocks RPC.
+	ChatServiceListUserBlocksProcedure = "/svc.chat.v1.ChatService/ListUserBlocks"
+	// ChatServiceGetReceivedMessageProcedure is the fully-qualified name of the ChatService's
+	// GetReceivedMessage RPC.
+	ChatServiceGetReceivedMessageProcedure = "/svc.chat.v1.ChatService/GetReceivedMessage"
 )
 
 // ChatServiceClient is a client for the svc.chat.v1.ChatService service.
@@ -62,6 +72,24 @@ type ChatServiceClient interface {
 	// page of messages last. A thread the user is not in answers 404, the
 	// same as one that does not exist.
 	GetDirectThread(context.Context, *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error)
+	// BlockUser is the signed-in user blocking another person (CONTRACT
+	// §16): neither may then send the other a direct message (403, code 10,
+	// subcode 2018309, as to a user who does not exist), and the blocker's
+	// chats list leaves their thread out. Not the user themselves (400,
+	// naming userId); a user who does not exist answers 404. Blocking again
+	// changes nothing. No REST path of its own: POST /api/mobile/blocks
+	// (svcchat) calls it through the host as the user.
+	BlockUser(context.Context, *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UserBlock], error)
+	// UnblockUser ends the signed-in user's block of another person; ending
+	// one that does not exist changes nothing.
+	UnblockUser(context.Context, *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UnblockUserResponse], error)
+	// ListUserBlocks lists the people the signed-in user blocked, newest
+	// first (at most 1,000).
+	ListUserBlocks(context.Context, *connect.Request[v1.ListUserBlocksRequest]) (*connect.Response[v1.ListUserBlocksResponse], error)
+	// GetReceivedMessage reads a direct message sent to the signed-in user,
+	// for a report (POST /api/mobile/reports, svcchat): any other id answers
+	// 404, as one that does not exist.
+	GetReceivedMessage(context.Context, *connect.Request[v1.GetReceivedMessageRequest]) (*connect.Response[v1.DirectMessage], error)
 }
 
 // NewChatServiceClient constructs a client for the svc.chat.v1.ChatService service. By default, it
@@ -95,14 +123,44 @@ func NewChatServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		blockUser: connect.NewClient[v1.BlockUserRequest, v1.UserBlock](
+			httpClient,
+			baseURL+ChatServiceBlockUserProcedure,
+			connect.WithSchema(chatServiceMethods.ByName("BlockUser")),
+			connect.WithClientOptions(opts...),
+		),
+		unblockUser: connect.NewClient[v1.BlockUserRequest, v1.UnblockUserResponse](
+			httpClient,
+			baseURL+ChatServiceUnblockUserProcedure,
+			connect.WithSchema(chatServiceMethods.ByName("UnblockUser")),
+			connect.WithClientOptions(opts...),
+		),
+		listUserBlocks: connect.NewClient[v1.ListUserBlocksRequest, v1.ListUserBlocksResponse](
+			httpClient,
+			baseURL+ChatServiceListUserBlocksProcedure,
+			connect.WithSchema(chatServiceMethods.ByName("ListUserBlocks")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getReceivedMessage: connect.NewClient[v1.GetReceivedMessageRequest, v1.DirectMessage](
+			httpClient,
+			baseURL+ChatServiceGetReceivedMessageProcedure,
+			connect.WithSchema(chatServiceMethods.ByName("GetReceivedMessage")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // chatServiceClient implements ChatServiceClient.
 type chatServiceClient struct {
-	sendDirectMessage *connect.Client[v1.SendDirectMessageRequest, v1.SendDirectMessageResponse]
-	listChats         *connect.Client[v1.ListChatsRequest, structpb.Struct]
-	getDirectThread   *connect.Client[v1.GetDirectThreadRequest, v1.DirectThread]
+	sendDirectMessage  *connect.Client[v1.SendDirectMessageRequest, v1.SendDirectMessageResponse]
+	listChats          *connect.Client[v1.ListChatsRequest, structpb.Struct]
+	getDirectThread    *connect.Client[v1.GetDirectThreadRequest, v1.DirectThread]
+	blockUser          *connect.Client[v1.BlockUserRequest, v1.UserBlock]
+	unblockUser        *connect.Client[v1.BlockUserRequest, v1.UnblockUserResponse]
+	listUserBlocks     *connect.Client[v1.ListUserBlocksRequest, v1.ListUserBlocksResponse]
+	getReceivedMessage *connect.Client[v1.GetReceivedMessageRequest, v1.DirectMessage]
 }
 
 // SendDirectMessage calls svc.chat.v1.ChatService.SendDirectMessage.
@@ -118,6 +176,26 @@ func (c *chatServiceClient) ListChats(ctx context.Context, req *connect.Request[
 // GetDirectThread calls svc.chat.v1.ChatService.GetDirectThread.
 func (c *chatServiceClient) GetDirectThread(ctx context.Context, req *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error) {
 	return c.getDirectThread.CallUnary(ctx, req)
+}
+
+// BlockUser calls svc.chat.v1.ChatService.BlockUser.
+func (c *chatServiceClient) BlockUser(ctx context.Context, req *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UserBlock], error) {
+	return c.blockUser.CallUnary(ctx, req)
+}
+
+// UnblockUser calls svc.chat.v1.ChatService.UnblockUser.
+func (c *chatServiceClient) UnblockUser(ctx context.Context, req *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UnblockUserResponse], error) {
+	return c.unblockUser.CallUnary(ctx, req)
+}
+
+// ListUserBlocks calls svc.chat.v1.ChatService.ListUserBlocks.
+func (c *chatServiceClient) ListUserBlocks(ctx context.Context, req *connect.Request[v1.ListUserBlocksRequest]) (*connect.Response[v1.ListUserBlocksResponse], error) {
+	return c.listUserBlocks.CallUnary(ctx, req)
+}
+
+// GetReceivedMessage calls svc.chat.v1.ChatService.GetReceivedMessage.
+func (c *chatServiceClient) GetReceivedMessage(ctx context.Context, req *connect.Request[v1.GetReceivedMessageRequest]) (*connect.Response[v1.DirectMessage], error) {
+	return c.getReceivedMessage.CallUnary(ctx, req)
 }
 
 // ChatServiceHandler is an implementation of the svc.chat.v1.ChatService service.
@@ -138,6 +216,24 @@ type ChatServiceHandler interface {
 	// page of messages last. A thread the user is not in answers 404, the
 	// same as one that does not exist.
 	GetDirectThread(context.Context, *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error)
+	// BlockUser is the signed-in user blocking another person (CONTRACT
+	// §16): neither may then send the other a direct message (403, code 10,
+	// subcode 2018309, as to a user who does not exist), and the blocker's
+	// chats list leaves their thread out. Not the user themselves (400,
+	// naming userId); a user who does not exist answers 404. Blocking again
+	// changes nothing. No REST path of its own: POST /api/mobile/blocks
+	// (svcchat) calls it through the host as the user.
+	BlockUser(context.Context, *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UserBlock], error)
+	// UnblockUser ends the signed-in user's block of another person; ending
+	// one that does not exist changes nothing.
+	UnblockUser(context.Context, *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UnblockUserResponse], error)
+	// ListUserBlocks lists the people the signed-in user blocked, newest
+	// first (at most 1,000).
+	ListUserBlocks(context.Context, *connect.Request[v1.ListUserBlocksRequest]) (*connect.Response[v1.ListUserBlocksResponse], error)
+	// GetReceivedMessage reads a direct message sent to the signed-in user,
+	// for a report (POST /api/mobile/reports, svcchat): any other id answers
+	// 404, as one that does not exist.
+	GetReceivedMessage(context.Context, *connect.Request[v1.GetReceivedMessageRequest]) (*connect.Response[v1.DirectMessage], error)
 }
 
 // NewChatServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -167,6 +263,32 @@ func NewChatServiceHandler(svc ChatServiceHandler, opts ...connect.HandlerOption
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	chatServiceBlockUserHandler := connect.NewUnaryHandler(
+		ChatServiceBlockUserProcedure,
+		svc.BlockUser,
+		connect.WithSchema(chatServiceMethods.ByName("BlockUser")),
+		connect.WithHandlerOptions(opts...),
+	)
+	chatServiceUnblockUserHandler := connect.NewUnaryHandler(
+		ChatServiceUnblockUserProcedure,
+		svc.UnblockUser,
+		connect.WithSchema(chatServiceMethods.ByName("UnblockUser")),
+		connect.WithHandlerOptions(opts...),
+	)
+	chatServiceListUserBlocksHandler := connect.NewUnaryHandler(
+		ChatServiceListUserBlocksProcedure,
+		svc.ListUserBlocks,
+		connect.WithSchema(chatServiceMethods.ByName("ListUserBlocks")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	chatServiceGetReceivedMessageHandler := connect.NewUnaryHandler(
+		ChatServiceGetReceivedMessageProcedure,
+		svc.GetReceivedMessage,
+		connect.WithSchema(chatServiceMethods.ByName("GetReceivedMessage")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.chat.v1.ChatService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ChatServiceSendDirectMessageProcedure:
@@ -175,6 +297,14 @@ func NewChatServiceHandler(svc ChatServiceHandler, opts ...connect.HandlerOption
 			chatServiceListChatsHandler.ServeHTTP(w, r)
 		case ChatServiceGetDirectThreadProcedure:
 			chatServiceGetDirectThreadHandler.ServeHTTP(w, r)
+		case ChatServiceBlockUserProcedure:
+			chatServiceBlockUserHandler.ServeHTTP(w, r)
+		case ChatServiceUnblockUserProcedure:
+			chatServiceUnblockUserHandler.ServeHTTP(w, r)
+		case ChatServiceListUserBlocksProcedure:
+			chatServiceListUserBlocksHandler.ServeHTTP(w, r)
+		case ChatServiceGetReceivedMessageProcedure:
+			chatServiceGetReceivedMessageHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -194,4 +324,20 @@ func (UnimplementedChatServiceHandler) ListChats(context.Context, *connect.Reque
 
 func (UnimplementedChatServiceHandler) GetDirectThread(context.Context, *connect.Request[v1.GetDirectThreadRequest]) (*connect.Response[v1.DirectThread], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.GetDirectThread is not implemented"))
+}
+
+func (UnimplementedChatServiceHandler) BlockUser(context.Context, *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UserBlock], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.BlockUser is not implemented"))
+}
+
+func (UnimplementedChatServiceHandler) UnblockUser(context.Context, *connect.Request[v1.BlockUserRequest]) (*connect.Response[v1.UnblockUserResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.UnblockUser is not implemented"))
+}
+
+func (UnimplementedChatServiceHandler) ListUserBlocks(context.Context, *connect.Request[v1.ListUserBlocksRequest]) (*connect.Response[v1.ListUserBlocksResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.ListUserBlocks is not implemented"))
+}
+
+func (UnimplementedChatServiceHandler) GetReceivedMessage(context.Context, *connect.Request[v1.GetReceivedMessageRequest]) (*connect.Response[v1.DirectMessage], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.chat.v1.ChatService.GetReceivedMessage is not implemented"))
 }

@@ -91,6 +91,27 @@ const (
 	// SvcchatServiceListHandoversProcedure is the fully-qualified name of the SvcchatService's
 	// ListHandovers RPC.
 	SvcchatServiceListHandoversProcedure = "/svc.svcchat.v1.SvcchatService/ListHandovers"
+	// SvcchatServiceBlockProcedure is the fully-qualified name of the SvcchatService's Block RPC.
+	SvcchatServiceBlockProcedure = "/svc.svcchat.v1.SvcchatService/Block"
+	// SvcchatServiceListBlocksProcedure is the fully-qualified name of the SvcchatService's ListBlocks
+	// RPC.
+	SvcchatServiceListBlocksProcedure = "/svc.svcchat.v1.SvcchatService/ListBlocks"
+	// SvcchatServiceUnblockProcedure is the fully-qualified name of the SvcchatService's Unblock RPC.
+	SvcchatServiceUnblockProcedure = "/svc.svcchat.v1.SvcchatService/Unblock"
+	// SvcchatServiceReportProcedure is the fully-qualified name of the SvcchatService's Report RPC.
+	SvcchatServiceReportProcedure = "/svc.svcchat.v1.SvcchatService/Report"
+	// SvcchatServiceListReportsProcedure is the fully-qualified name of the SvcchatService's
+	// ListReports RPC.
+	SvcchatServiceListReportsProcedure = "/svc.svcchat.v1.SvcchatService/ListReports"
+	// SvcchatServiceDecideReportProcedure is the fully-qualified name of the SvcchatService's
+	// DecideReport RPC.
+	SvcchatServiceDecideReportProcedure = "/svc.svcchat.v1.SvcchatService/DecideReport"
+	// SvcchatServiceListRestrictionsProcedure is the fully-qualified name of the SvcchatService's
+	// ListRestrictions RPC.
+	SvcchatServiceListRestrictionsProcedure = "/svc.svcchat.v1.SvcchatService/ListRestrictions"
+	// SvcchatServiceLiftRestrictionProcedure is the fully-qualified name of the SvcchatService's
+	// LiftRestriction RPC.
+	SvcchatServiceLiftRestrictionProcedure = "/svc.svcchat.v1.SvcchatService/LiftRestriction"
 )
 
 // SvcchatServiceClient is a client for the svc.svcchat.v1.SvcchatService service.
@@ -171,6 +192,46 @@ type SvcchatServiceClient interface {
 	// ListHandovers lists every change of a conversation's control, newest
 	// first (CONTRACT §14).
 	ListHandovers(context.Context, *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error)
+	// Block is the signed-in user blocking a Page or a person (CONTRACT
+	// §16): exactly one of pageId and userId, naming a Page or a user that
+	// exists (404 otherwise), never the user themselves. A Page's block is
+	// svcchat's (its sends to the user are refused with 403, code 10,
+	// subcode 2018309, and its threads leave the user's inbox and chats
+	// list); a person's block is the chat plugin's (ChatService/BlockUser,
+	// called through the host as the user). Blocking again changes nothing
+	// and answers the block as it stands.
+	Block(context.Context, *connect.Request[v1.BlockRequest]) (*connect.Response[v1.BlockRecord], error)
+	// ListBlocks lists the signed-in user's blocks, Pages and people,
+	// newest first.
+	ListBlocks(context.Context, *connect.Request[v1.ListBlocksRequest]) (*connect.Response[v1.ListBlocksResponse], error)
+	// Unblock ends one of the signed-in user's blocks (?pageId= or
+	// ?userId=, exactly one). Ending a block that does not exist changes
+	// nothing and succeeds.
+	Unblock(context.Context, *connect.Request[v1.BlockRequest]) (*connect.Response[v1.UnblockResponse], error)
+	// Report is the signed-in user reporting a Page, a person or a message
+	// they received (a Page's message in their own thread, or a direct
+	// message sent to them) to platform staff, with a reason. A message the
+	// user did not receive answers 404, as one that does not exist. A
+	// second report of the same thing while the first is open answers the
+	// open one.
+	Report(context.Context, *connect.Request[v1.ReportRequest]) (*connect.Response[v1.ReportReceipt], error)
+	// ListReports lists the open reports for staff, oldest first (paged
+	// forward with after).
+	ListReports(context.Context, *connect.Request[v1.ListReportsRequest]) (*connect.Response[v1.ListReportsResponse], error)
+	// DecideReport is staff resolving an open report: dismiss, or restrict
+	// the Page it concerns (a Page's report, or a report of a Page's
+	// message), which then cannot send until staff lift the restriction
+	// (LiftRestriction). A report that is not open: 409, code 10, subcode
+	// 2018305; restrict on a report that concerns no Page: 400, code 100,
+	// naming decision.
+	DecideReport(context.Context, *connect.Request[v1.DecideReportRequest]) (*connect.Response[v1.DecideReportResponse], error)
+	// ListRestrictions lists the restricted Pages for staff, oldest
+	// restriction first (paged forward with after).
+	ListRestrictions(context.Context, *connect.Request[v1.ListRestrictionsRequest]) (*connect.Response[v1.ListRestrictionsResponse], error)
+	// LiftRestriction is staff lifting a Page's restriction (?pageId=): its
+	// sends are accepted again. A Page that is not restricted: 409, code 10,
+	// subcode 2018305.
+	LiftRestriction(context.Context, *connect.Request[v1.LiftRestrictionRequest]) (*connect.Response[v1.LiftRestrictionResponse], error)
 }
 
 // NewSvcchatServiceClient constructs a client for the svc.svcchat.v1.SvcchatService service. By
@@ -317,6 +378,57 @@ func NewSvcchatServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		block: connect.NewClient[v1.BlockRequest, v1.BlockRecord](
+			httpClient,
+			baseURL+SvcchatServiceBlockProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("Block")),
+			connect.WithClientOptions(opts...),
+		),
+		listBlocks: connect.NewClient[v1.ListBlocksRequest, v1.ListBlocksResponse](
+			httpClient,
+			baseURL+SvcchatServiceListBlocksProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("ListBlocks")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		unblock: connect.NewClient[v1.BlockRequest, v1.UnblockResponse](
+			httpClient,
+			baseURL+SvcchatServiceUnblockProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("Unblock")),
+			connect.WithClientOptions(opts...),
+		),
+		report: connect.NewClient[v1.ReportRequest, v1.ReportReceipt](
+			httpClient,
+			baseURL+SvcchatServiceReportProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("Report")),
+			connect.WithClientOptions(opts...),
+		),
+		listReports: connect.NewClient[v1.ListReportsRequest, v1.ListReportsResponse](
+			httpClient,
+			baseURL+SvcchatServiceListReportsProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("ListReports")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		decideReport: connect.NewClient[v1.DecideReportRequest, v1.DecideReportResponse](
+			httpClient,
+			baseURL+SvcchatServiceDecideReportProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("DecideReport")),
+			connect.WithClientOptions(opts...),
+		),
+		listRestrictions: connect.NewClient[v1.ListRestrictionsRequest, v1.ListRestrictionsResponse](
+			httpClient,
+			baseURL+SvcchatServiceListRestrictionsProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("ListRestrictions")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		liftRestriction: connect.NewClient[v1.LiftRestrictionRequest, v1.LiftRestrictionResponse](
+			httpClient,
+			baseURL+SvcchatServiceLiftRestrictionProcedure,
+			connect.WithSchema(svcchatServiceMethods.ByName("LiftRestriction")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -343,6 +455,14 @@ type svcchatServiceClient struct {
 	getThread         *connect.Client[v1.GetThreadRequest, v1.Thread]
 	markThreadRead    *connect.Client[v1.MarkThreadReadRequest, v1.MarkThreadReadResponse]
 	listHandovers     *connect.Client[v1.ListHandoversRequest, v1.ListHandoversResponse]
+	block             *connect.Client[v1.BlockRequest, v1.BlockRecord]
+	listBlocks        *connect.Client[v1.ListBlocksRequest, v1.ListBlocksResponse]
+	unblock           *connect.Client[v1.BlockRequest, v1.UnblockResponse]
+	report            *connect.Client[v1.ReportRequest, v1.ReportReceipt]
+	listReports       *connect.Client[v1.ListReportsRequest, v1.ListReportsResponse]
+	decideReport      *connect.Client[v1.DecideReportRequest, v1.DecideReportResponse]
+	listRestrictions  *connect.Client[v1.ListRestrictionsRequest, v1.ListRestrictionsResponse]
+	liftRestriction   *connect.Client[v1.LiftRestrictionRequest, v1.LiftRestrictionResponse]
 }
 
 // WriteToPage calls svc.svcchat.v1.SvcchatService.WriteToPage.
@@ -450,6 +570,46 @@ func (c *svcchatServiceClient) ListHandovers(ctx context.Context, req *connect.R
 	return c.listHandovers.CallUnary(ctx, req)
 }
 
+// Block calls svc.svcchat.v1.SvcchatService.Block.
+func (c *svcchatServiceClient) Block(ctx context.Context, req *connect.Request[v1.BlockRequest]) (*connect.Response[v1.BlockRecord], error) {
+	return c.block.CallUnary(ctx, req)
+}
+
+// ListBlocks calls svc.svcchat.v1.SvcchatService.ListBlocks.
+func (c *svcchatServiceClient) ListBlocks(ctx context.Context, req *connect.Request[v1.ListBlocksRequest]) (*connect.Response[v1.ListBlocksResponse], error) {
+	return c.listBlocks.CallUnary(ctx, req)
+}
+
+// Unblock calls svc.svcchat.v1.SvcchatService.Unblock.
+func (c *svcchatServiceClient) Unblock(ctx context.Context, req *connect.Request[v1.BlockRequest]) (*connect.Response[v1.UnblockResponse], error) {
+	return c.unblock.CallUnary(ctx, req)
+}
+
+// Report calls svc.svcchat.v1.SvcchatService.Report.
+func (c *svcchatServiceClient) Report(ctx context.Context, req *connect.Request[v1.ReportRequest]) (*connect.Response[v1.ReportReceipt], error) {
+	return c.report.CallUnary(ctx, req)
+}
+
+// ListReports calls svc.svcchat.v1.SvcchatService.ListReports.
+func (c *svcchatServiceClient) ListReports(ctx context.Context, req *connect.Request[v1.ListReportsRequest]) (*connect.Response[v1.ListReportsResponse], error) {
+	return c.listReports.CallUnary(ctx, req)
+}
+
+// DecideReport calls svc.svcchat.v1.SvcchatService.DecideReport.
+func (c *svcchatServiceClient) DecideReport(ctx context.Context, req *connect.Request[v1.DecideReportRequest]) (*connect.Response[v1.DecideReportResponse], error) {
+	return c.decideReport.CallUnary(ctx, req)
+}
+
+// ListRestrictions calls svc.svcchat.v1.SvcchatService.ListRestrictions.
+func (c *svcchatServiceClient) ListRestrictions(ctx context.Context, req *connect.Request[v1.ListRestrictionsRequest]) (*connect.Response[v1.ListRestrictionsResponse], error) {
+	return c.listRestrictions.CallUnary(ctx, req)
+}
+
+// LiftRestriction calls svc.svcchat.v1.SvcchatService.LiftRestriction.
+func (c *svcchatServiceClient) LiftRestriction(ctx context.Context, req *connect.Request[v1.LiftRestrictionRequest]) (*connect.Response[v1.LiftRestrictionResponse], error) {
+	return c.liftRestriction.CallUnary(ctx, req)
+}
+
 // SvcchatServiceHandler is an implementation of the svc.svcchat.v1.SvcchatService service.
 type SvcchatServiceHandler interface {
 	// WriteToPage is a user writing to a Page from the chat app. It opens or
@@ -528,6 +688,46 @@ type SvcchatServiceHandler interface {
 	// ListHandovers lists every change of a conversation's control, newest
 	// first (CONTRACT §14).
 	ListHandovers(context.Context, *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error)
+	// Block is the signed-in user blocking a Page or a person (CONTRACT
+	// §16): exactly one of pageId and userId, naming a Page or a user that
+	// exists (404 otherwise), never the user themselves. A Page's block is
+	// svcchat's (its sends to the user are refused with 403, code 10,
+	// subcode 2018309, and its threads leave the user's inbox and chats
+	// list); a person's block is the chat plugin's (ChatService/BlockUser,
+	// called through the host as the user). Blocking again changes nothing
+	// and answers the block as it stands.
+	Block(context.Context, *connect.Request[v1.BlockRequest]) (*connect.Response[v1.BlockRecord], error)
+	// ListBlocks lists the signed-in user's blocks, Pages and people,
+	// newest first.
+	ListBlocks(context.Context, *connect.Request[v1.ListBlocksRequest]) (*connect.Response[v1.ListBlocksResponse], error)
+	// Unblock ends one of the signed-in user's blocks (?pageId= or
+	// ?userId=, exactly one). Ending a block that does not exist changes
+	// nothing and succeeds.
+	Unblock(context.Context, *connect.Request[v1.BlockRequest]) (*connect.Response[v1.UnblockResponse], error)
+	// Report is the signed-in user reporting a Page, a person or a message
+	// they received (a Page's message in their own thread, or a direct
+	// message sent to them) to platform staff, with a reason. A message the
+	// user did not receive answers 404, as one that does not exist. A
+	// second report of the same thing while the first is open answers the
+	// open one.
+	Report(context.Context, *connect.Request[v1.ReportRequest]) (*connect.Response[v1.ReportReceipt], error)
+	// ListReports lists the open reports for staff, oldest first (paged
+	// forward with after).
+	ListReports(context.Context, *connect.Request[v1.ListReportsRequest]) (*connect.Response[v1.ListReportsResponse], error)
+	// DecideReport is staff resolving an open report: dismiss, or restrict
+	// the Page it concerns (a Page's report, or a report of a Page's
+	// message), which then cannot send until staff lift the restriction
+	// (LiftRestriction). A report that is not open: 409, code 10, subcode
+	// 2018305; restrict on a report that concerns no Page: 400, code 100,
+	// naming decision.
+	DecideReport(context.Context, *connect.Request[v1.DecideReportRequest]) (*connect.Response[v1.DecideReportResponse], error)
+	// ListRestrictions lists the restricted Pages for staff, oldest
+	// restriction first (paged forward with after).
+	ListRestrictions(context.Context, *connect.Request[v1.ListRestrictionsRequest]) (*connect.Response[v1.ListRestrictionsResponse], error)
+	// LiftRestriction is staff lifting a Page's restriction (?pageId=): its
+	// sends are accepted again. A Page that is not restricted: 409, code 10,
+	// subcode 2018305.
+	LiftRestriction(context.Context, *connect.Request[v1.LiftRestrictionRequest]) (*connect.Response[v1.LiftRestrictionResponse], error)
 }
 
 // NewSvcchatServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -670,6 +870,57 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	svcchatServiceBlockHandler := connect.NewUnaryHandler(
+		SvcchatServiceBlockProcedure,
+		svc.Block,
+		connect.WithSchema(svcchatServiceMethods.ByName("Block")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceListBlocksHandler := connect.NewUnaryHandler(
+		SvcchatServiceListBlocksProcedure,
+		svc.ListBlocks,
+		connect.WithSchema(svcchatServiceMethods.ByName("ListBlocks")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceUnblockHandler := connect.NewUnaryHandler(
+		SvcchatServiceUnblockProcedure,
+		svc.Unblock,
+		connect.WithSchema(svcchatServiceMethods.ByName("Unblock")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceReportHandler := connect.NewUnaryHandler(
+		SvcchatServiceReportProcedure,
+		svc.Report,
+		connect.WithSchema(svcchatServiceMethods.ByName("Report")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceListReportsHandler := connect.NewUnaryHandler(
+		SvcchatServiceListReportsProcedure,
+		svc.ListReports,
+		connect.WithSchema(svcchatServiceMethods.ByName("ListReports")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceDecideReportHandler := connect.NewUnaryHandler(
+		SvcchatServiceDecideReportProcedure,
+		svc.DecideReport,
+		connect.WithSchema(svcchatServiceMethods.ByName("DecideReport")),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceListRestrictionsHandler := connect.NewUnaryHandler(
+		SvcchatServiceListRestrictionsProcedure,
+		svc.ListRestrictions,
+		connect.WithSchema(svcchatServiceMethods.ByName("ListRestrictions")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	svcchatServiceLiftRestrictionHandler := connect.NewUnaryHandler(
+		SvcchatServiceLiftRestrictionProcedure,
+		svc.LiftRestriction,
+		connect.WithSchema(svcchatServiceMethods.ByName("LiftRestriction")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.svcchat.v1.SvcchatService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SvcchatServiceWriteToPageProcedure:
@@ -714,6 +965,22 @@ func NewSvcchatServiceHandler(svc SvcchatServiceHandler, opts ...connect.Handler
 			svcchatServiceMarkThreadReadHandler.ServeHTTP(w, r)
 		case SvcchatServiceListHandoversProcedure:
 			svcchatServiceListHandoversHandler.ServeHTTP(w, r)
+		case SvcchatServiceBlockProcedure:
+			svcchatServiceBlockHandler.ServeHTTP(w, r)
+		case SvcchatServiceListBlocksProcedure:
+			svcchatServiceListBlocksHandler.ServeHTTP(w, r)
+		case SvcchatServiceUnblockProcedure:
+			svcchatServiceUnblockHandler.ServeHTTP(w, r)
+		case SvcchatServiceReportProcedure:
+			svcchatServiceReportHandler.ServeHTTP(w, r)
+		case SvcchatServiceListReportsProcedure:
+			svcchatServiceListReportsHandler.ServeHTTP(w, r)
+		case SvcchatServiceDecideReportProcedure:
+			svcchatServiceDecideReportHandler.ServeHTTP(w, r)
+		case SvcchatServiceListRestrictionsProcedure:
+			svcchatServiceListRestrictionsHandler.ServeHTTP(w, r)
+		case SvcchatServiceLiftRestrictionProcedure:
+			svcchatServiceLiftRestrictionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -805,4 +1072,36 @@ func (UnimplementedSvcchatServiceHandler) MarkThreadRead(context.Context, *conne
 
 func (UnimplementedSvcchatServiceHandler) ListHandovers(context.Context, *connect.Request[v1.ListHandoversRequest]) (*connect.Response[v1.ListHandoversResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.ListHandovers is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) Block(context.Context, *connect.Request[v1.BlockRequest]) (*connect.Response[v1.BlockRecord], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.Block is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) ListBlocks(context.Context, *connect.Request[v1.ListBlocksRequest]) (*connect.Response[v1.ListBlocksResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.ListBlocks is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) Unblock(context.Context, *connect.Request[v1.BlockRequest]) (*connect.Response[v1.UnblockResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.Unblock is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) Report(context.Context, *connect.Request[v1.ReportRequest]) (*connect.Response[v1.ReportReceipt], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.Report is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) ListReports(context.Context, *connect.Request[v1.ListReportsRequest]) (*connect.Response[v1.ListReportsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.ListReports is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) DecideReport(context.Context, *connect.Request[v1.DecideReportRequest]) (*connect.Response[v1.DecideReportResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.DecideReport is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) ListRestrictions(context.Context, *connect.Request[v1.ListRestrictionsRequest]) (*connect.Response[v1.ListRestrictionsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.ListRestrictions is not implemented"))
+}
+
+func (UnimplementedSvcchatServiceHandler) LiftRestriction(context.Context, *connect.Request[v1.LiftRestrictionRequest]) (*connect.Response[v1.LiftRestrictionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.svcchat.v1.SvcchatService.LiftRestriction is not implemented"))
 }
