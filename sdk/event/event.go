@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/svcplatform/svc/sdk/event/eventdb"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/svcplatform/svc/sdk/event/internal/eventdb"
 )
 
 // Event is one thing that happened, as apps will receive it in the data
@@ -29,9 +32,17 @@ type Event struct {
 	OrderingKey string
 }
 
+// Tx is what Emit writes with: a pgx.Tx (or a pool or connection, for an
+// event that reports no change of its own).
+type Tx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // Emit inserts e into the outbox using tx, which should be the transaction
 // that makes the change e reports. It returns the event id ("evt_…").
-func Emit(ctx context.Context, tx eventdb.DBTX, e Event) (string, error) {
+func Emit(ctx context.Context, tx Tx, e Event) (string, error) {
 	if e.Type == "" {
 		return "", fmt.Errorf("event: type is required")
 	}
