@@ -104,10 +104,3 @@ func ExamplePage() {
 	// [13 14 15] true true
 	// Invalid parameter: after is not a cursor from this list. (code 100/0)
 }
-
-// A user's business portfolio id is derived from the user id, the same in
-// the core Graph and in every plugin.
-func ExampleBusinessOf() {
-	fmt.Println(sdk.BusinessOf("1042"))
-	// Output: bp_1042
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -286,7 +287,7 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 	if err != nil {
 		return nil, err
 	}
-	if form.BusinessID != sdk.BusinessOf(call.Principal().UserID) {
+	if form.BusinessID != business.Of(call.Principal().UserID) {
 		return nil, formNotFound(req.GetLeadgenFormId())
 	}
 	q := adsdb.New(s.pool)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -45,7 +46,7 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 	if err != nil {
 		return nil, err
 	}
-	business := sdk.BusinessOf(call.Principal().UserID)
+	business := business.Of(call.Principal().UserID)
 	if s.development {
 		if err := s.provisionSandbox(ctx, call, business); err != nil {
 			return nil, err
@@ -95,7 +96,7 @@ func (s *service) createAdAccount(ctx context.Context, call *sdk.Call, req *adsv
 	if err := plainText("name", req.GetName()); err != nil {
 		return nil, err
 	}
-	business := sdk.BusinessOf(call.Principal().UserID)
+	business := business.Of(call.Principal().UserID)
 	var row adsdb.AdsAdAccount
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := adsdb.New(tx)
@@ -134,7 +135,7 @@ func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	row, err := adsdb.New(s.pool).GetAdAccount(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != sdk.BusinessOf(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(call.Principal().UserID) {
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	return row, err

@@ -16,6 +16,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/sdk"
 )
 
@@ -120,7 +121,7 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 		return nil, err
 	}
 	res := &corev1.ListMyBusinessPortfoliosResponse{Paging: &pluginv1.Paging{}}
-	bp := &corev1.BusinessPortfolio{Id: sdk.BusinessOf(me.ID), Name: me.Name + "'s business"}
+	bp := &corev1.BusinessPortfolio{Id: business.Of(me.ID), Name: me.Name + "'s business"}
 	for _, p := range pages {
 		if p.Role == identity.RoleOwner {
 			bp.PageIds = append(bp.PageIds, p.ID)
@@ -177,7 +178,7 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 		a := &corev1.AssignedAsset{Id: identity.FormatID(r.ID), Type: r.Type, Name: r.Name,
 			Tasks: nonNil(assetTasks[[2]string{r.Type, r.Role}])}
 		if r.OwnerID != 0 {
-			a.BusinessId = sdk.BusinessOf(identity.FormatID(r.OwnerID))
+			a.BusinessId = business.Of(identity.FormatID(r.OwnerID))
 		}
 		res.Data = append(res.Data, a)
 	}
