@@ -74,7 +74,7 @@ func ExampleParseID() {
 
 // A list read pages with opaque cursors over a growing int64 key: read
 // Fetch rows after (or, reversed, before) the cursor and let Page trim
-// them and return their paging; paging.Proto() fills the list response's
+// them and return their paging; paging.Set(res) fills the list response's
 // paging field, which the Graph renders.
 func ExamplePage() {
 	rows := []int64{10, 11, 12, 13, 14, 15, 16}

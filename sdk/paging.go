@@ -2,6 +2,10 @@ package sdk
 
 import (
 	"encoding/base64"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -70,15 +74,25 @@ type Paging struct {
 	HasPrevious, HasNext bool
 }
 
-// Proto returns the svc.plugin.v1.Paging message that a list response of
-// the plugin's proto carries (its paging field), which the Graph renders as
-// the "paging" object.
-func (p Paging) Proto() *pluginv1.Paging {
-	return &pluginv1.Paging{Before: p.Before, After: p.After, HasPrevious: p.HasPrevious, HasNext: p.HasNext}
+// Set puts p in the list response res: its field paging, of type
+// svc.plugin.v1.Paging (import svc/plugin/v1/options.proto), which the Graph
+// renders as the "paging" object. It panics when res has no such field: a
+// list response without one is a mistake in the plugin's proto.
+func (p Paging) Set(res proto.Message) {
+	m := res.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName("paging")
+	if fd == nil || fd.IsList() || fd.Message() == nil || fd.Message().FullName() != pagingName {
+		panic(fmt.Sprintf("sdk: %s has no field paging of type %s", m.Descriptor().FullName(), pagingName))
+	}
+	pp := &pluginv1.Paging{Before: p.Before, After: p.After, HasPrevious: p.HasPrevious, HasNext: p.HasNext}
+	m.Set(fd, protoreflect.ValueOfMessage(pp.ProtoReflect()))
 }
 
+// pagingName is the message type of a list response's paging field.
+var pagingName = (*pluginv1.Paging)(nil).ProtoReflect().Descriptor().FullName()
+
 // Page trims rows read for w to the page, puts them in list order and
-// returns their paging; its Proto goes in the list response. key gives a
+// returns their paging, which Set puts in the list response. key gives a
 // row's cursor value.
 func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 	more := len(rows) > int(w.Limit)

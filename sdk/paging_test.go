@@ -3,6 +3,8 @@ package sdk
 import (
 	"errors"
 	"testing"
+
+	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 )
 
 func TestAPageOfRowsCarriesItsCursorsBothWays(t *testing.T) {
@@ -78,4 +80,21 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("DecodeCursor(%q) = %d, which is the cursor %q", s, key, EncodeCursor(key))
 		}
 	})
+}
+
+// Set fills a list response's paging field, and refuses a message that has
+// none: the plugin's proto would be wrong.
+func TestPagingSetFillsTheListResponsesPagingField(t *testing.T) {
+	t.Parallel()
+	res := &bookv1.ListPostsResponse{}
+	Paging{Before: "b", After: "a", HasNext: true}.Set(res)
+	if p := res.GetPaging(); p.GetBefore() != "b" || p.GetAfter() != "a" || !p.GetHasNext() || p.GetHasPrevious() {
+		t.Fatalf("paging = %v", p)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Set on a message without a paging field did not panic")
+		}
+	}()
+	Paging{}.Set(&bookv1.Post{})
 }

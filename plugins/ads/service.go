@@ -63,7 +63,8 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(a adsdb.AdsAdAccount) int64 { return a.ID })
-	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging.Proto()}
+	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = accountProto(r)
 	}
@@ -161,7 +162,8 @@ func (s *service) listLeadCampaigns(ctx context.Context, call *sdk.Call, req *ad
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c adsdb.AdsLeadCampaign) int64 { return c.ID })
-	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging.Proto()}
+	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = &adsv1.LeadCampaign{Id: sdk.FormatID(r.ID), AdAccountId: sdk.FormatID(r.AdAccountID), Name: r.Name,
 			Objective: "OUTCOME_LEADS", Status: r.Status, LeadgenFormId: optionalID(r.LeadgenFormID), CreatedTime: rfc3339(r.CreatedAt)}

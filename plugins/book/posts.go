@@ -133,7 +133,8 @@ func (l *postList) answer(w sdk.Window) *bookv1.ListPostsResponse {
 	rows, paging := sdk.Page(w, l.rows, func(p listedPost) int64 { return p.id })
 	text := l.text.String()
 	posts := make([]bookv1.Post, len(rows))
-	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows)), Paging: paging.Proto()}
+	res := &bookv1.ListPostsResponse{Data: make([]*bookv1.Post, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		p := &posts[i]
 		p.Id = text[r.start:r.idEnd]

@@ -220,7 +220,8 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r extmsgdb.QueueAfterRow) int64 { return *r.Submission })
-	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows)), Paging: paging.Proto()}
+	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows))}
+	paging.Set(res)
 	names := map[string]string{}
 	for i, r := range rows {
 		name, ok := names[r.AppID]

@@ -101,7 +101,8 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 		return nil, s.mapErr(err, "User")
 	}
 	pages, paging := sdk.Page(w, pages, func(p identity.ManagedPage) int64 { return idKey(p.ID) })
-	res := &corev1.ListMyPagesResponse{Paging: paging.Proto()}
+	res := &corev1.ListMyPagesResponse{}
+	paging.Set(res)
 	for _, p := range pages {
 		res.Data = append(res.Data, pageProto(p.Page, string(p.Role)))
 	}
@@ -144,7 +145,8 @@ func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.Li
 		return nil, s.mapErr(err, "User")
 	}
 	apps, paging := sdk.Page(w, apps, func(a identity.MyApp) int64 { return idKey(a.ID) })
-	res := &corev1.ListMyAppsResponse{Paging: paging.Proto()}
+	res := &corev1.ListMyAppsResponse{}
+	paging.Set(res)
 	for _, a := range apps {
 		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
 	}
@@ -265,7 +267,8 @@ func (s *Service) listConnectedAssets(ctx context.Context, _ *sdk.Call, req *cor
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r coredb.ListConnectedAppsRow) int64 { return r.ID })
-	res := &corev1.ListConnectedAssetsResponse{Paging: paging.Proto()}
+	res := &corev1.ListConnectedAssetsResponse{}
+	paging.Set(res)
 	for _, r := range rows {
 		id := identity.FormatID(r.ID)
 		res.Data = append(res.Data, &corev1.ConnectedAsset{Id: id, Type: "APP", AppId: id, Name: r.Name, Products: nonNil(r.Products)})
@@ -378,7 +381,8 @@ func (s *Service) listPageLinks(ctx context.Context, call *sdk.Call, req *corev1
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r coredb.ListAppPageLinksRow) int64 { return r.ID })
-	res := &corev1.ListPageLinksResponse{Paging: paging.Proto()}
+	res := &corev1.ListPageLinksResponse{}
+	paging.Set(res)
 	for _, r := range rows {
 		res.Data = append(res.Data, &corev1.PageLink{PageId: identity.FormatID(r.ID), PageName: r.Name, Products: nonNil(r.Products)})
 	}
