@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/svcplatform/svc/internal/plugin/pluginrt"
@@ -46,15 +45,3 @@ func (c *Call) Logger() *slog.Logger { return c.rt().Logger() }
 // the call has returned (work a handler left running), the client acts as
 // the plugin itself, as Plugin.Host does.
 func (c *Call) Host() *HostClient { return (*HostClient)(c.rt().Host()) }
-
-// WithReadReplica marks ctx as the gateway marks a call that may read a
-// replica: for tests of handlers, and for in-process callers that make the
-// same decision themselves.
-func WithReadReplica(ctx context.Context) context.Context { return pluginrt.WithReadReplica(ctx) }
-
-// MayReadReplica reports whether the gateway let the call being served read
-// from a read replica: the method has no side effects, a healthy replica is
-// configured, and it has replayed the caller's own last write. Outside a
-// call (background work) it is false. internal/replica uses it to choose
-// a pool.
-func MayReadReplica(ctx context.Context) bool { return pluginrt.MayReadReplica(ctx) }

@@ -97,10 +97,10 @@ const internalMessage = protocol.InternalMessage
 
 // Internal is an unexpected failure (HTTP 500, code 1). The cause is logged,
 // never shown. A cause that says the database is unreachable for now
-// (DatabaseUnavailable) is no fault of the call: that is a transient 503,
+// (databaseUnavailable) is no fault of the call: that is a transient 503,
 // code 2, which the caller may retry.
 func Internal(cause error) *Error {
-	if DatabaseUnavailable(cause) {
+	if databaseUnavailable(cause) {
 		return Unavailable("The database").WithCause(cause)
 	}
 	return &Error{HTTPStatus: http.StatusInternalServerError, Code: 1, Type: TypeInternal,
@@ -120,7 +120,7 @@ func asError(err error) (e *Error, fault bool) {
 	case errors.Is(err, context.Canceled):
 		return &Error{HTTPStatus: http.StatusGatewayTimeout, Code: 2, Type: TypeUnavailable, Transient: true,
 			Message: "The call was cancelled.", cause: err}, false
-	case DatabaseUnavailable(err):
+	case databaseUnavailable(err):
 		return Internal(err), false
 	}
 	return Internal(err), true

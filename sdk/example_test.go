@@ -22,8 +22,7 @@ func ExampleHandle() {
 			call.Logger().InfoContext(ctx, "greeting", "name", req.GetName())
 			return &hellov1.SayHelloResponse{Id: req.GetName(), Message: "Hello, " + req.GetName() + "!"}, nil
 		})
-	fmt.Println(p.Info().Name, p.Info().Events)
-	// Output: hello [hello.waved]
+	p.Serve() // in main: serves until the gateway stops the plugin
 }
 
 // A handler refuses with an *sdk.Error: the gateway answers it as is, with

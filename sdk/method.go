@@ -67,9 +67,6 @@ func HandleStream[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescr
 	}})
 }
 
-// Procedure returns the procedure name of md, "/package.Service/Method".
-func Procedure(md protoreflect.MethodDescriptor) string { return pluginrt.Procedure(md) }
-
 // checkTypes panics unless Req and Res are md's message types, and returns
 // Req's type for decoding.
 func checkTypes[Req, Res proto.Message](md protoreflect.MethodDescriptor) protoreflect.MessageType {

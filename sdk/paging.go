@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/base64"
 	"fmt"
+	"strconv"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -41,12 +42,12 @@ func ParseWindow(limit int32, after, before string) (Window, error) {
 	}
 	var err error
 	if after != "" {
-		if w.After, err = DecodeCursor("after", after); err != nil {
+		if w.After, err = decodeCursor("after", after); err != nil {
 			return w, err
 		}
 	}
 	if before != "" {
-		if w.Before, err = DecodeCursor("before", before); err != nil {
+		if w.Before, err = decodeCursor("before", before); err != nil {
 			return w, err
 		}
 	}
@@ -113,22 +114,22 @@ func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 		paging.HasNext, paging.HasPrevious = false, false
 		return rows, paging
 	}
-	paging.Before = EncodeCursor(key(rows[0]))
-	paging.After = EncodeCursor(key(rows[len(rows)-1]))
+	paging.Before = encodeCursor(key(rows[0]))
+	paging.After = encodeCursor(key(rows[len(rows)-1]))
 	return rows, paging
 }
 
-// EncodeCursor makes an opaque cursor of a row key: base64url of its
+// encodeCursor makes an opaque cursor of a row key: base64url of its
 // decimal form.
-func EncodeCursor(key int64) string {
+func encodeCursor(key int64) string {
 	var digits [20]byte
-	return base64.RawURLEncoding.EncodeToString(AppendID(digits[:0], key))
+	return base64.RawURLEncoding.EncodeToString(strconv.AppendInt(digits[:0], key, 10))
 }
 
-// DecodeCursor reads a cursor made by EncodeCursor; anything else (a key
-// EncodeCursor would not have written, such as "+7" or "007", too) is
+// decodeCursor reads a cursor made by encodeCursor; anything else (a key
+// encodeCursor would not have written, such as "+7" or "007", too) is
 // refused naming field.
-func DecodeCursor(field, s string) (int64, error) {
+func decodeCursor(field, s string) (int64, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err == nil {
 		if key, ok := ParseID(string(b)); ok {

@@ -20,11 +20,6 @@ func New(info Info) *Plugin {
 	return (*Plugin)(pluginrt.New(info.Name, info.Version, info.Events, refuse))
 }
 
-// Info returns the plugin's identity.
-func (p *Plugin) Info() Info {
-	return Info{Name: p.rt().Name(), Version: p.rt().Version(), Events: p.rt().Events()}
-}
-
 // Logger returns the plugin's logger, for what happens outside calls (start
 // up, background work). In a handler, use Call.Logger.
 func (p *Plugin) Logger() *slog.Logger { return p.rt().Logger() }

@@ -1,7 +1,7 @@
 // Package replica lets a plugin serve reads from a PostgreSQL read replica
 // when the gateway allows it, and from its primary otherwise.
 //
-// The gateway decides per call (sdk.MayReadReplica): only methods without
+// The gateway decides per call (pluginrt.MayReadReplica): only methods without
 // side effects, only while a replica is configured and healthy by the
 // gateway's background probe, and only once that replica has replayed past
 // the caller's own last write (read-your-writes; see docs/DECISIONS.md).

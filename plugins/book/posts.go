@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,7 +110,7 @@ func (l *postList) start(n int32) {
 func (l *postList) add(r *bookdb.PostRow) error {
 	var scratch [64]byte
 	p := listedPost{id: r.ID, start: l.end()}
-	l.text.Write(sdk.AppendID(scratch[:0], r.ID))
+	l.text.Write(strconv.AppendInt(scratch[:0], r.ID, 10))
 	p.idEnd = l.end()
 	l.text.Write(r.PageID)
 	p.pageEnd = l.end()
