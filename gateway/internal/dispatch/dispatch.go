@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/route"
 	"github.com/svcplatform/svc/gateway/internal/server"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -73,10 +74,15 @@ func New(opts Options) (*Dispatcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("core services: %w", err)
 	}
+	core, err := manifestcheck.Check(manifest)
+	if err != nil {
+		return nil, fmt.Errorf("core services: %w", err)
+	}
+	core.Name = "core"
 	return &Dispatcher{
 		srv:   opts.Server,
 		guard: guard{a: opts.Auth},
-		core: route.Source{Name: "core", Manifest: manifest,
+		core: route.Source{Plugin: core,
 			Invoker: localInvoker{p: opts.Core, calls: opts.Calls}, PrimaryOnly: true},
 		calls: opts.Calls,
 		reads: opts.Reads,
@@ -102,7 +108,12 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	defer d.mu.Unlock()
 	sources := []route.Source{d.core}
 	for _, l := range snapshot {
-		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Files: l.Files,
+		p, err := manifestcheck.CheckFiles(l.Manifest, l.Files)
+		if err != nil {
+			return fmt.Errorf("plugin %s: %w", l.Name, err)
+		}
+		p.Name = l.Name
+		sources = append(sources, route.Source{Plugin: p,
 			Invoker: hostInvoker{h: d.host, plugin: l.Name, calls: d.calls}})
 	}
 	t, err := route.Build(sources, d.guard)

@@ -20,6 +20,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/server"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/plugin/protocol/lanetest"
 	"github.com/svcplatform/svc/internal/plugin/wire"
@@ -125,7 +126,11 @@ func fastLaneRouter(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	table, err := route.Build([]route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(tb, book)}}}, guard{a: authn})
+	checked, err := manifestcheck.Check(manifest)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	table, err := route.Build([]route.Source{{Plugin: checked, Invoker: laneInvoker{serveLane(tb, book)}}}, guard{a: authn})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -55,10 +56,11 @@ func (r *reads) Wrote(p *pluginv1.Principal) {
 }
 
 func testTable(t *testing.T, inv route.Invoker) *route.Table {
-	return testTableOf(t, route.Source{Name: "testplugin", Invoker: inv})
+	return testTableOf(t, "testplugin", route.Source{Invoker: inv})
 }
 
-func testTableOf(t *testing.T, src route.Source) *route.Table {
+// testTableOf builds a table of src, serving the test plugin under name.
+func testTableOf(t *testing.T, name string, src route.Source) *route.Table {
 	t.Helper()
 	p := sdk.New(sdk.Info{Name: "testplugin", Version: "1"})
 	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
@@ -72,7 +74,10 @@ func testTableOf(t *testing.T, src route.Source) *route.Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.Manifest = m
+	if src.Plugin, err = manifestcheck.Check(m); err != nil {
+		t.Fatal(err)
+	}
+	src.Plugin.Name = name
 	tbl, err := route.Build([]route.Source{src}, caller{})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +135,7 @@ func TestTheGatewaysOwnReadsAreNeverOfferedTheReplica(t *testing.T) {
 	t.Parallel()
 	inv := &recorder{}
 	r := &reads{allow: true}
-	tbl := testTableOf(t, route.Source{Name: "core", Invoker: inv, PrimaryOnly: true}).WithReads(r)
+	tbl := testTableOf(t, "core", route.Source{Invoker: inv, PrimaryOnly: true}).WithReads(r)
 	echo, _ := tbl.Method("/svc.testplugin.v1.TestService/Echo")
 	if _, err := tbl.Call(context.Background(), echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
 		t.Fatal(err)
