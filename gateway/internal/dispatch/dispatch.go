@@ -108,12 +108,7 @@ func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	defer d.mu.Unlock()
 	sources := []route.Source{d.core}
 	for _, l := range snapshot {
-		p, err := manifestcheck.CheckFiles(l.Manifest, l.Files)
-		if err != nil {
-			return fmt.Errorf("plugin %s: %w", l.Name, err)
-		}
-		p.Name = l.Name
-		sources = append(sources, route.Source{Plugin: p,
+		sources = append(sources, route.Source{Plugin: l.Plugin,
 			Invoker: hostInvoker{h: d.host, plugin: l.Name, calls: d.calls}})
 	}
 	t, err := route.Build(sources, d.guard)
