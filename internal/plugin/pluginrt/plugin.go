@@ -66,15 +66,6 @@ func New(name, version string, events []string, refuse Refuse) *Plugin {
 	return p
 }
 
-// Name, Version and Events are the plugin's identity as New received it.
-func (p *Plugin) Name() string { return p.name }
-
-// Version is the plugin's own version.
-func (p *Plugin) Version() string { return p.version }
-
-// Events are the event types the plugin may emit.
-func (p *Plugin) Events() []string { return p.events }
-
 // Logger returns the plugin's logger.
 func (p *Plugin) Logger() *slog.Logger { return p.log }
 
