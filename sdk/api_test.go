@@ -60,6 +60,25 @@ func TestTheExportedAPIIsApiTxtAndNamesNoWireType(t *testing.T) {
 	}
 }
 
+// The SDK is the four packages and nothing else: any other package under
+// sdk/ is internal.
+func TestTheSDKIsFourPublicPackages(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "github.com/svcplatform/svc/sdk/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var public []string
+	for _, path := range strings.Fields(string(out)) {
+		if !strings.Contains(path+"/", "/internal/") {
+			public = append(public, path)
+		}
+	}
+	if !slices.Equal(public, publicPackages) {
+		t.Fatalf("public packages under sdk/ = %q, want %q; put what partners do not import under internal/", public, publicPackages)
+	}
+}
+
 // load type-checks the public packages from the build's export data.
 func load(t *testing.T) map[string]*types.Package {
 	t.Helper()
