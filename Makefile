@@ -35,6 +35,7 @@ DATA_DIR  ?= ./var
 # a partner's is: the main module's ./... skips it, so it is built, tested
 # and linted from its folder.
 EXAMPLE   := plugins/examples/hello
+EXAMPLE_DEPS := $(EXAMPLE)/.deps/proto
 TEST_PG   := $(CURDIR)/.tmp/pgtest
 # Screenshots and other files tests keep (go test -artifacts)
 TEST_OUT  := $(CURDIR)/.tmp/test-output
@@ -73,7 +74,7 @@ test-go:
 	@url=$$($(GO) run ./internal/cmd/pgtestd start --dir $(TEST_PG)); \
 	status=0; \
 	SVC_TEST_DATABASE_URL="$$url" SVC_BIN_DIR=$(CURDIR)/bin SVC_GRPCURL=$(TOOLS)/grpcurl $(GO) test -count=1 -timeout 30m -artifacts -outputdir $(TEST_OUT) ./... || status=$$?; \
-	(cd $(EXAMPLE) && $(GO) test -count=1 ./...) || status=$$?; \
+	(cd $(EXAMPLE) && SVC_TEST_DATABASE_URL="$$url" $(GO) test -count=1 ./...) || status=$$?; \
 	$(GO) run ./internal/cmd/pgtestd stop --dir $(TEST_PG) || true; \
 	exit $$status
 
@@ -98,21 +99,24 @@ lint: tools proto-check
 BREAKING_AGAINST ?= $(shell git rev-parse --verify -q main^{commit} || git rev-parse HEAD)
 
 ## proto-check: buf lint, and buf breaking against BREAKING_AGAINST (default main), so that a v1 proto never breaks
-proto-check: tools $(DEPS)/.ok
+proto-check: tools $(DEPS)/.ok $(EXAMPLE_DEPS)/.ok
 	$(TOOLS)/buf lint
+	cd $(EXAMPLE) && $(abspath $(TOOLS))/buf lint
 	@base=.tmp/proto-base; rm -rf $$base; mkdir -p $$base/.deps; \
 	git archive $(BREAKING_AGAINST) proto buf.yaml | tar -x -C $$base; \
 	ln -s $(abspath $(DEPS)) $$base/.deps/proto; \
 	$(TOOLS)/buf build -o .tmp/proto-now.binpb && (cd $$base && $(abspath $(TOOLS))/buf build -o ../proto-base.binpb) && \
 	echo "buf breaking against $(BREAKING_AGAINST)" && $(TOOLS)/buf breaking .tmp/proto-now.binpb --against .tmp/proto-base.binpb
 
-## generate: regenerate protobuf and sqlc code (committed)
-generate: tools $(DEPS)/.ok
+## generate: regenerate protobuf and sqlc code (committed), the example
+## partner plugin's too (from its own proto/ and buf.gen.yaml)
+generate: tools $(DEPS)/.ok $(EXAMPLE_DEPS)/.ok
 	$(TOOLS)/buf generate
 	$(TOOLS)/sqlc generate
+	cd $(EXAMPLE) && PATH=$(abspath $(TOOLS)):$$PATH $(abspath $(TOOLS))/buf generate
 
 ## check-generated: fail when regenerating would change anything
-GENERATED = gen $(shell sed -n 's/^ *out: *//p' sqlc.yaml)
+GENERATED = gen $(shell sed -n 's/^ *out: *//p' sqlc.yaml) $(EXAMPLE)/gen
 check-generated:
 	@sum() { find $(GENERATED) -type f 2>/dev/null | sort | xargs -r sha256sum; }; \
 	before=$$(sum); $(MAKE) --no-print-directory generate; after=$$(sum); \
@@ -126,6 +130,15 @@ $(DEPS)/.ok: Makefile
 	@ga=$$($(GO) mod download -json $(GOOGLEAPIS_FROM) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	cp $$ga/third_party/googleapis/google/api/{annotations,http}.proto $(DEPS)/google/api/
 	@chmod -R u+w $(DEPS); touch $@
+
+# The example partner plugin compiles its protos against the platform's
+# published ones (svc/plugin/v1/options.proto and its dependencies), which
+# a partner fetches from a release; here they are copied from this checkout.
+$(EXAMPLE_DEPS)/.ok: $(DEPS)/.ok proto/svc/plugin/v1/options.proto
+	@rm -rf $(EXAMPLE_DEPS); mkdir -p $(EXAMPLE_DEPS)/svc/plugin/v1
+	@cp proto/svc/plugin/v1/options.proto $(EXAMPLE_DEPS)/svc/plugin/v1/
+	@cp -R $(DEPS)/google $(DEPS)/buf $(EXAMPLE_DEPS)/
+	@chmod -R u+w $(EXAMPLE_DEPS); touch $@
 
 ## tools: build the pinned code generators and linters
 tools: $(TOOLS)/.buf-$(BUF_VERSION) $(TOOLS)/.protoc-gen-go-$(PROTOC_GEN_GO_VERSION) \

@@ -29,7 +29,10 @@ var layers = []struct {
 		"gateway/internal/observe", "gateway/internal/serving", "gateway/internal/version",
 		"gateway/internal/web", "gateway/internal/web/pages", "gateway/internal/coredb",
 		"gateway/internal/secretbox", "gateway/internal/config", "gateway/internal/host/sandbox",
-		"internal/plugin/bridge", "internal/plugin/manifestcheck", "internal/plugin/protocol",
+		"internal/plugin/manifestcheck", "internal/plugin/protocol",
+	}},
+	{"the plugin's side of the protocol, on which the SDK's types are declared", []string{
+		"internal/plugin/pluginrt",
 	}},
 	{"the plugin wire", []string{
 		"internal/plugin/wire", "internal/plugin/protocol/lanetest",

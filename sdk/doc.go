@@ -20,10 +20,13 @@
 // there is no other way. Handlers see only this package's Go types: the
 // caller (Principal, with its TokenKind), the host's facts (PageAccess,
 // AppInfo, UserInfo), list paging (Window, Paging) and ids (ParseID,
-// FormatID, the one parser of the platform's ids). The plugin protocol
-// itself (svc.plugin.v1, gRPC, go-plugin) is the business of package
-// internal/plugin/wire, which the gateway and plugintest use and plugins do
-// not.
+// FormatID, the one parser of the platform's ids). No generated (wire) type
+// is part of this API, nor of event's, migrate's or plugintest's: the four
+// packages are the whole SDK, and api.txt lists every exported name (a
+// test keeps it true). The plugin protocol itself (svc.plugin.v1, gRPC,
+// go-plugin, the fast lane) is the platform's: Plugin, Call and HostClient
+// are defined on internal/plugin/pluginrt's types, which run it, and
+// internal/plugin/wire is the gateway's hold on them.
 //
 // Routing, authentication, authorization and request validation happen in
 // the gateway, from the options on the plugin's proto methods

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"google.golang.org/grpc/codes"
-
-	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // Error families, reported in the Graph error envelope's "type" field. They
@@ -94,14 +93,14 @@ func Unavailable(what string) *Error {
 }
 
 // internalMessage is all a caller learns of an internal error.
-const internalMessage = "An unexpected error has occurred. Please retry your request later."
+const internalMessage = protocol.InternalMessage
 
 // Internal is an unexpected failure (HTTP 500, code 1). The cause is logged,
 // never shown. A cause that says the database is unreachable for now
-// (DatabaseUnavailable) is no fault of the call: that is a transient 503,
+// (databaseUnavailable) is no fault of the call: that is a transient 503,
 // code 2, which the caller may retry.
 func Internal(cause error) *Error {
-	if DatabaseUnavailable(cause) {
+	if databaseUnavailable(cause) {
 		return Unavailable("The database").WithCause(cause)
 	}
 	return &Error{HTTPStatus: http.StatusInternalServerError, Code: 1, Type: TypeInternal,
@@ -121,107 +120,37 @@ func asError(err error) (e *Error, fault bool) {
 	case errors.Is(err, context.Canceled):
 		return &Error{HTTPStatus: http.StatusGatewayTimeout, Code: 2, Type: TypeUnavailable, Transient: true,
 			Message: "The call was cancelled.", cause: err}, false
-	case DatabaseUnavailable(err):
+	case databaseUnavailable(err):
 		return Internal(err), false
 	}
 	return Internal(err), true
 }
 
-// errorToProto returns the wire form of e: its Connect (= gRPC) code and
-// message, and the Graph numbers (wire.ErrorToProto).
-func errorToProto(e *Error) *pluginv1.Error {
-	return &pluginv1.Error{ConnectCode: uint32(codeFor(e)), Message: e.Message, Graph: graphOf(e)}
+// refuse turns a handler's error into its wire form, logging plugin faults
+// (pluginrt.Refuse).
+func refuse(call *pluginrt.Call, err error) *pluginv1.Error {
+	e, fault := asError(err)
+	if fault {
+		call.Logger().Error("call failed", "error", err)
+	}
+	return e.refusal().Proto()
 }
 
-// graphOf returns the Graph numbers of e, the detail that Connect and gRPC
-// callers receive beside the code.
-func graphOf(e *Error) *errorsv1.GraphError {
-	typ := e.Type
-	if typ == "" {
-		typ = typeFor(e.HTTPStatus)
-	}
-	return &errorsv1.GraphError{
-		HttpStatus: int32(e.HTTPStatus), Code: int32(e.Code), ErrorSubcode: int32(e.Subcode),
-		Type: typ, IsTransient: e.Transient, Field: e.Field,
-	}
+// refusal is e as the protocol carries it.
+func (e *Error) refusal() protocol.Refusal {
+	return protocol.Refusal{HTTPStatus: e.HTTPStatus, Code: e.Code, Subcode: e.Subcode, Type: e.Type,
+		Message: e.Message, Transient: e.Transient, Field: e.Field}
 }
 
-// errorFromProto rebuilds an *Error from its wire form: a plugin's answer,
-// or the error of a call made through the host. It is the one conversion
-// from the wire (wire.ErrorFromProto).
+// errorFromProto rebuilds an *Error from its wire form, the refusal of a
+// call made through the host.
 func errorFromProto(pe *pluginv1.Error) *Error {
-	g := pe.GetGraph()
-	if g == nil || g.GetHttpStatus() == 0 {
-		return errorFromCode(codes.Code(pe.GetConnectCode()), pe.GetMessage())
+	r, internal := protocol.RefusalFromProto(pe)
+	if internal {
+		return Internal(errors.New(pe.GetMessage()))
 	}
-	return &Error{
-		HTTPStatus: int(g.GetHttpStatus()), Code: int(g.GetCode()), Subcode: int(g.GetErrorSubcode()),
-		Type: g.GetType(), Transient: g.GetIsTransient(), Field: g.GetField(), Message: pe.GetMessage(),
-	}
+	return &Error{HTTPStatus: r.HTTPStatus, Code: r.Code, Subcode: r.Subcode, Type: r.Type,
+		Message: r.Message, Transient: r.Transient, Field: r.Field}
 }
 
-// errorFromCode derives the Graph error of a Connect or gRPC code, for
-// errors that carry no Graph numbers of their own.
-func errorFromCode(c codes.Code, message string) *Error {
-	switch c {
-	case codes.InvalidArgument, codes.OutOfRange:
-		return &Error{HTTPStatus: http.StatusBadRequest, Code: 100, Type: TypeInvalid, Message: message}
-	case codes.NotFound:
-		return &Error{HTTPStatus: http.StatusNotFound, Code: 100, Subcode: 33, Type: TypeGraphMethod, Message: message}
-	case codes.Unauthenticated:
-		return &Error{HTTPStatus: http.StatusUnauthorized, Code: 190, Subcode: 467, Type: TypeOAuth, Message: message}
-	case codes.PermissionDenied:
-		return &Error{HTTPStatus: http.StatusForbidden, Code: 10, Type: TypeOAuth, Message: message}
-	case codes.Unavailable:
-		return Unavailable("The service")
-	case codes.Unimplemented:
-		return &Error{HTTPStatus: http.StatusNotFound, Code: 2500, Type: TypeGraphMethod, Message: message}
-	case codes.ResourceExhausted:
-		return &Error{HTTPStatus: http.StatusTooManyRequests, Code: 4, Type: TypeRateLimit, Message: message}
-	case codes.FailedPrecondition, codes.Aborted, codes.AlreadyExists:
-		return &Error{HTTPStatus: http.StatusConflict, Code: 10, Type: TypeOAuth, Message: message}
-	case codes.DeadlineExceeded, codes.Canceled:
-		return &Error{HTTPStatus: http.StatusGatewayTimeout, Code: 2, Type: TypeUnavailable, Transient: true, Message: message}
-	}
-	return Internal(errors.New(message))
-}
-
-// codeFor maps an error to its Connect (= gRPC) code, the way the gateway
-// maps its own errors.
-func codeFor(e *Error) codes.Code {
-	switch e.HTTPStatus {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusMethodNotAllowed:
-		return codes.InvalidArgument
-	case http.StatusUnauthorized:
-		return codes.Unauthenticated
-	case http.StatusForbidden:
-		return codes.PermissionDenied
-	case http.StatusNotFound:
-		return codes.NotFound
-	case http.StatusConflict:
-		return codes.FailedPrecondition
-	case http.StatusTooManyRequests:
-		return codes.ResourceExhausted
-	case http.StatusServiceUnavailable:
-		return codes.Unavailable
-	case http.StatusGatewayTimeout:
-		return codes.DeadlineExceeded
-	}
-	return codes.Internal
-}
-
-func typeFor(status int) string {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return TypeOAuth
-	case status == http.StatusNotFound:
-		return TypeGraphMethod
-	case status == http.StatusTooManyRequests:
-		return TypeRateLimit
-	case status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
-		return TypeUnavailable
-	case status >= 500:
-		return TypeInternal
-	}
-	return TypeInvalid
-}
+func typeFor(status int) string { return protocol.TypeFor(status) }

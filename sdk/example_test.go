@@ -22,8 +22,7 @@ func ExampleHandle() {
 			call.Logger().InfoContext(ctx, "greeting", "name", req.GetName())
 			return &hellov1.SayHelloResponse{Id: req.GetName(), Message: "Hello, " + req.GetName() + "!"}, nil
 		})
-	fmt.Println(p.Info().Name, p.Info().Events)
-	// Output: hello [hello.waved]
+	p.Serve() // in main: serves until the gateway stops the plugin
 }
 
 // A handler refuses with an *sdk.Error: the gateway answers it as is, with
@@ -74,7 +73,7 @@ func ExampleParseID() {
 
 // A list read pages with opaque cursors over a growing int64 key: read
 // Fetch rows after (or, reversed, before) the cursor and let Page trim
-// them and return their paging; paging.Proto() fills the list response's
+// them and return their paging; paging.Set(res) fills the list response's
 // paging field, which the Graph renders.
 func ExamplePage() {
 	rows := []int64{10, 11, 12, 13, 14, 15, 16}
@@ -103,11 +102,4 @@ func ExamplePage() {
 	// [10 11 12] true
 	// [13 14 15] true true
 	// Invalid parameter: after is not a cursor from this list. (code 100/0)
-}
-
-// A user's business portfolio id is derived from the user id, the same in
-// the core Graph and in every plugin.
-func ExampleBusinessOf() {
-	fmt.Println(sdk.BusinessOf("1042"))
-	// Output: bp_1042
 }

@@ -7,63 +7,34 @@ import (
 	"slices"
 	"time"
 
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
 )
 
 // ErrNoHost is returned by HostClient methods when the plugin runs without a
 // gateway, e.g. in a test that gave it no host.
-var ErrNoHost = errors.New("sdk: the plugin has no connection to the gateway's Host service")
+var ErrNoHost = pluginrt.ErrNoHost
 
 // HostClient calls the gateway's Host service: another plugin's methods, and
 // the core's identity data.
-type HostClient struct {
-	p          *Plugin
-	delegation string
-	traceID    string
-}
+type HostClient pluginrt.HostClient
 
-// hostConn is the connection to the Host service, dialled through
-// go-plugin's broker when the gateway first describes the plugin.
-type hostConn struct {
-	conn   *grpc.ClientConn
-	client pluginv1.HostClient
-}
+func (h *HostClient) rt() *pluginrt.HostClient { return (*pluginrt.HostClient)(h) }
 
 // Call invokes procedure (e.g. "/svc.completions.v1.CompletionsService/Complete")
 // on whichever plugin serves it, with req, and decodes the answer into res.
 // A refusal by the other plugin is returned as its *Error, so a handler may
 // return it as is.
 func (h *HostClient) Call(ctx context.Context, procedure string, req, res proto.Message) error {
-	hc := h.p.host.Load()
-	if hc == nil {
-		return ErrNoHost
+	refusal, err := h.rt().Call(ctx, procedure, req, res)
+	if refusal != nil {
+		return errorFromProto(refusal)
 	}
-	in, err := proto.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("sdk: host call %s: encode request: %w", procedure, err)
-	}
-	ireq := &pluginv1.InvokeRequest{Procedure: procedure, Request: in, Delegation: h.delegation, TraceId: h.traceID}
-	if d, ok := ctx.Deadline(); ok {
-		ireq.DeadlineUnixNano = d.UnixNano()
-	}
-	resp, err := hc.client.Call(ctx, ireq)
-	if err != nil {
-		return hostError(procedure, err)
-	}
-	if resp.GetError() != nil {
-		return errorFromProto(resp.GetError())
-	}
-	if err := proto.Unmarshal(resp.GetResponse(), res); err != nil {
-		return fmt.Errorf("sdk: host call %s: decode response: %w", procedure, err)
-	}
-	return nil
+	return hostError(err)
 }
 
 // PageQuery names a Page and the caller whose standing on it PageAccess
@@ -118,13 +89,9 @@ type PageAccess struct {
 
 // PageAccess asks the gateway what a user or an app may do on a Page.
 func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, error) {
-	hc := h.p.host.Load()
-	if hc == nil {
-		return nil, ErrNoHost
-	}
-	resp, err := hc.client.PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: q.PageID, UserId: q.UserID, AppId: q.AppID})
+	resp, err := h.rt().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: q.PageID, UserId: q.UserID, AppId: q.AppID})
 	if err != nil {
-		return nil, hostError("PageAccess", err)
+		return nil, hostError(err)
 	}
 	return pageAccessFromProto(resp), nil
 }
@@ -159,13 +126,9 @@ type AppInfo struct {
 // AppInfo asks the gateway about an app: its name, mode, products and
 // platformConfig.
 func (h *HostClient) AppInfo(ctx context.Context, appID string) (*AppInfo, error) {
-	hc := h.p.host.Load()
-	if hc == nil {
-		return nil, ErrNoHost
-	}
-	resp, err := hc.client.AppInfo(ctx, &pluginv1.AppInfoRequest{AppId: appID})
+	resp, err := h.rt().AppInfo(ctx, appID)
 	if err != nil {
-		return nil, hostError("AppInfo", err)
+		return nil, hostError(err)
 	}
 	app := &AppInfo{Exists: resp.GetAppExists(), Name: resp.GetName(), Live: resp.GetLive(), Products: resp.GetProducts()}
 	if c := resp.GetPlatformConfig(); c != nil {
@@ -185,41 +148,25 @@ type UserInfo struct {
 // UserInfo asks the gateway whether a user exists and how the user is
 // named.
 func (h *HostClient) UserInfo(ctx context.Context, userID string) (*UserInfo, error) {
-	hc := h.p.host.Load()
-	if hc == nil {
-		return nil, ErrNoHost
-	}
-	resp, err := hc.client.UserInfo(ctx, &pluginv1.UserInfoRequest{UserId: userID})
+	resp, err := h.rt().UserInfo(ctx, userID)
 	if err != nil {
-		return nil, hostError("UserInfo", err)
+		return nil, hostError(err)
 	}
 	return &UserInfo{Exists: resp.GetUserExists(), Name: resp.GetName()}, nil
 }
 
 // hostError keeps a gateway that is briefly unreachable retryable for the
 // caller.
-func hostError(what string, err error) error {
-	switch status.Code(err) {
+func hostError(err error) error {
+	var he pluginrt.HostError
+	if !errors.As(err, &he) {
+		return err
+	}
+	switch status.Code(he.Err) {
 	case codes.Unavailable:
-		return Unavailable("The gateway").WithCause(fmt.Errorf("host call %s: %w", what, err))
+		return Unavailable("The gateway").WithCause(fmt.Errorf("host call %s: %w", he.What, he.Err))
 	case codes.DeadlineExceeded, codes.Canceled:
-		return fmt.Errorf("sdk: host call %s: %w", what, context.DeadlineExceeded)
+		return fmt.Errorf("sdk: host call %s: %w", he.What, context.DeadlineExceeded)
 	}
-	return fmt.Errorf("sdk: host call %s: %w", what, err)
-}
-
-// connectHost dials the Host service the gateway serves on broker id. Later
-// calls keep the first connection.
-func (p *Plugin) connectHost(broker *goplugin.GRPCBroker, id uint32) error {
-	p.hostDial.Lock()
-	defer p.hostDial.Unlock()
-	if p.host.Load() != nil {
-		return nil
-	}
-	conn, err := broker.DialWithOptions(id, protocol.DialOptions()...)
-	if err != nil {
-		return fmt.Errorf("dial the host service (broker id %d): %w", id, err)
-	}
-	p.host.Store(&hostConn{conn: conn, client: pluginv1.NewHostClient(conn)})
-	return nil
+	return err
 }

@@ -16,7 +16,3 @@ func ParseID(s string) (int64, bool) {
 
 // FormatID writes an id the way ParseID reads it.
 func FormatID(id int64) string { return strconv.FormatInt(id, 10) }
-
-// AppendID appends id to b as FormatID writes it, for building text without
-// a string per id.
-func AppendID(b []byte, id int64) []byte { return strconv.AppendInt(b, id, 10) }

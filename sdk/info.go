@@ -74,14 +74,6 @@ func (p Principal) HasScope(scope string) bool {
 	return false
 }
 
-// principalToProto returns the wire form of p (wire.PrincipalToProto).
-func principalToProto(p Principal) *pluginv1.Principal {
-	return &pluginv1.Principal{
-		TokenKind: pluginv1.TokenKind(p.Kind), UserId: p.UserID, AppId: p.AppID,
-		Scopes: p.Scopes, Live: p.Live, Staff: p.Staff, Plugin: p.Plugin,
-	}
-}
-
 // principalFromProto returns the Go form of a wire principal; nil is the
 // anonymous caller.
 func principalFromProto(p *pluginv1.Principal) Principal {

@@ -13,6 +13,7 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
 )
 
 // BenchmarkFastLaneCall measures the plugin's side of one unary call on the
@@ -23,7 +24,7 @@ import (
 //
 //	go test -run '^$' -bench FastLaneCall -benchmem ./sdk/
 func BenchmarkFastLaneCall(b *testing.B) {
-	path := serveLane(b, echoPlugin(b), allowGateway)
+	path := serveLane(b, echoPlugin(b), pluginrt.AllowGateway)
 	c, err := net.Dial("unix", path)
 	if err != nil {
 		b.Fatal(err)

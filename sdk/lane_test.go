@@ -3,7 +3,6 @@ package sdk
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/plugin/protocol/lanetest"
 )
@@ -29,7 +29,7 @@ func echoPlugin(t testing.TB) *Plugin {
 		}
 		return &testpluginv1.EchoResponse{Id: req.GetId(), Text: req.GetText(), UserId: call.Principal().UserID}, nil
 	})
-	if err := p.freeze(); err != nil {
+	if err := p.rt().Freeze(); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -37,13 +37,13 @@ func echoPlugin(t testing.TB) *Plugin {
 
 func serveLane(t testing.TB, p *Plugin, allow func(int) bool) string {
 	t.Helper()
-	return lanetest.Serve(t, p.laneServer(allow))
+	return lanetest.Serve(t, p.rt().LaneServer(allow))
 }
 
 func TestFastLaneAnswersConcurrentCallsEachToItsCaller(t *testing.T) {
 	t.Parallel()
 	p := echoPlugin(t)
-	path := serveLane(t, p, allowGateway)
+	path := serveLane(t, p, pluginrt.AllowGateway)
 	ctx := context.Background()
 	lane, err := protocol.DialLane(ctx, path, 2, os.Getpid())
 	if err != nil {
@@ -96,26 +96,9 @@ func TestFastLaneRefusesAProcessOtherThanTheGateway(t *testing.T) {
 func TestFastLaneRefusesASocketServedByAnotherProcess(t *testing.T) {
 	t.Parallel()
 	p := echoPlugin(t)
-	path := serveLane(t, p, allowGateway)
+	path := serveLane(t, p, pluginrt.AllowGateway)
 	if _, err := protocol.DialLane(context.Background(), path, 1, os.Getpid()+1); err == nil {
 		t.Fatal("dialled a socket served by another process than the plugin")
-	}
-}
-
-func TestLogLinesAreGoPluginJSONWithTheTraceID(t *testing.T) {
-	t.Parallel()
-	var buf bytes.Buffer
-	p := New(Info{Name: "x"})
-	p.log = newLogger(&buf)
-	call := &Call{p: p, procedure: "/a.B/C", traceID: "T1"}
-	call.Logger().Warn("something", "n", 3)
-	var line map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
-		t.Fatalf("not JSON: %q", buf.String())
-	}
-	if line["@message"] != "something" || line["@level"] != "warn" || line["trace_id"] != "T1" ||
-		line["procedure"] != "/a.B/C" || line["n"] != float64(3) || line["@timestamp"] == nil {
-		t.Fatalf("log line = %v", line)
 	}
 }
 
@@ -126,7 +109,7 @@ func TestFastLaneCallEndsWithItsContextAndTheLaneStaysUsable(t *testing.T) {
 		time.Sleep(time.Duration(req.GetSleepMs()) * time.Millisecond)
 		return &testpluginv1.SlowResponse{}, nil
 	})
-	path := serveLane(t, p, allowGateway)
+	path := serveLane(t, p, pluginrt.AllowGateway)
 	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +160,7 @@ func countPlugin(t *testing.T, ended chan<- string) *Plugin {
 		ended <- "unary"
 		return nil, ctx.Err()
 	})
-	if err := p.freeze(); err != nil {
+	if err := p.rt().Freeze(); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -200,7 +183,7 @@ func countOn(ctx context.Context, lane *protocol.LaneClient, req *testpluginv1.C
 
 func TestAStreamOnTheFastLaneArrivesInOrderEndsWithItsRefusalAndLeavesTheLaneUsable(t *testing.T) {
 	t.Parallel()
-	path := serveLane(t, countPlugin(t, make(chan string, 4)), allowGateway)
+	path := serveLane(t, countPlugin(t, make(chan string, 4)), pluginrt.AllowGateway)
 	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +215,7 @@ func TestAStreamOnTheFastLaneArrivesInOrderEndsWithItsRefusalAndLeavesTheLaneUsa
 func TestTheGatewayLeavingAStreamOrACallOnTheFastLaneCancelsItsHandler(t *testing.T) {
 	t.Parallel()
 	ended := make(chan string, 4)
-	path := serveLane(t, countPlugin(t, ended), allowGateway)
+	path := serveLane(t, countPlugin(t, ended), pluginrt.AllowGateway)
 	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +259,7 @@ func TestTheGatewayLeavingAStreamOrACallOnTheFastLaneCancelsItsHandler(t *testin
 func TestALaneThatServesNoStreamsLeavesThemToGRPCAndStillAnswersCalls(t *testing.T) {
 	t.Parallel()
 	p := echoPlugin(t)
-	path := lanetest.Serve(t, &protocol.LaneServer{Handler: p.invoke, Allow: allowGateway, Logger: p.log})
+	path := lanetest.Serve(t, &protocol.LaneServer{Handler: p.rt().Invoke, Allow: pluginrt.AllowGateway, Logger: p.Logger()})
 	lane, err := protocol.DialLane(context.Background(), path, 2, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +276,7 @@ func TestALaneThatServesNoStreamsLeavesThemToGRPCAndStillAnswersCalls(t *testing
 
 func TestALaneCarriesAtMost128StreamsAtOnceAndStillAnswersCalls(t *testing.T) {
 	t.Parallel()
-	path := serveLane(t, countPlugin(t, make(chan string, 256)), allowGateway)
+	path := serveLane(t, countPlugin(t, make(chan string, 256)), pluginrt.AllowGateway)
 	lane, err := protocol.DialLane(context.Background(), path, 1, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -356,22 +339,23 @@ func TestAnswersOnTheFastLaneStayIntactWhileTheirBuffersAreReused(t *testing.T) 
 		}
 		return nil
 	})
-	if err := p.freeze(); err != nil {
+	if err := p.rt().Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	srv := p.laneServer(allowGateway)
+	srv := p.rt().LaneServer(pluginrt.AllowGateway)
+	release := srv.Release
 	srv.Release = func(resp *pluginv1.InvokeResponse) {
 		for i := range resp.GetResponse() {
 			resp.Response[i] = 0xff
 		}
-		releaseAnswer(resp)
+		release(resp)
 	}
 	lane, err := protocol.DialLane(context.Background(), lanetest.Serve(t, srv), 3, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lane.Close()
-	sizes := []int{0, 1, 300, 5000, maxKeptAnswer + 1000}
+	sizes := []int{0, 1, 300, 5000, (64 << 10) + 1000 /* over the largest buffer the free list keeps */}
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := range 8 {
@@ -408,19 +392,5 @@ func TestAnswersOnTheFastLaneStayIntactWhileTheirBuffersAreReused(t *testing.T) 
 	close(errs)
 	for err := range errs {
 		t.Error(err)
-	}
-}
-
-func TestTheTrimAfterABurstEmptiesTheAnswerFreeList(t *testing.T) {
-	// Not parallel: the free list is the process's.
-	for range cap(freeAnswers) + 4 {
-		releaseAnswer(&pluginv1.InvokeResponse{Response: make([]byte, 100, 4<<10)})
-	}
-	if len(freeAnswers) == 0 {
-		t.Fatal("released answers were not kept for the next calls")
-	}
-	dropAnswers()
-	if n := len(freeAnswers); n != 0 {
-		t.Errorf("after the trim's hook the free list keeps %d buffers, want none", n)
 	}
 }

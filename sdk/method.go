@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
 )
 
 // UnaryFunc handles one call of a unary method.
@@ -15,14 +17,6 @@ type UnaryFunc[Req, Res proto.Message] func(ctx context.Context, call *Call, req
 // message with send and returns when the stream is complete. An error
 // returned after some messages ends the stream with that error.
 type StreamFunc[Req, Res proto.Message] func(ctx context.Context, call *Call, req Req, send func(Res) error) error
-
-// method is one registered method, its types erased: handlers see typed
-// messages, the wire sees bytes.
-type method struct {
-	desc   protoreflect.MethodDescriptor
-	unary  func(ctx context.Context, call *Call, in []byte) ([]byte, error)
-	stream func(ctx context.Context, call *Call, in []byte, send func([]byte) error) error
-}
 
 // Handle registers fn as the handler of the unary method md, e.g.
 // bookv1.File_svc_book_v1_book_proto.Services().ByName("BookService").Methods().ByName("CreatePost").
@@ -35,16 +29,16 @@ func Handle[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor,
 		panic(fmt.Sprintf("sdk: %s is a streaming method; register it with HandleStream", md.FullName()))
 	}
 	reqType := checkTypes[Req, Res](md)
-	p.register(md, &method{desc: md, unary: func(ctx context.Context, call *Call, in []byte) ([]byte, error) {
+	p.rt().Register(md, &pluginrt.Method{Unary: func(ctx context.Context, call *pluginrt.Call, in []byte) ([]byte, error) {
 		req := reqType.New().Interface().(Req)
 		if err := proto.Unmarshal(in, req); err != nil {
 			return nil, Invalid("", "The request could not be decoded: %v.", err)
 		}
-		res, err := fn(ctx, call, req)
+		res, err := fn(ctx, (*Call)(call), req)
 		if err != nil {
 			return nil, err
 		}
-		out, err := encodeAnswer(res)
+		out, err := pluginrt.EncodeAnswer(res)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", md.Output().FullName(), err)
 		}
@@ -58,42 +52,19 @@ func HandleStream[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescr
 		panic(fmt.Sprintf("sdk: %s is not a server-streaming method", md.FullName()))
 	}
 	reqType := checkTypes[Req, Res](md)
-	p.register(md, &method{desc: md, stream: func(ctx context.Context, call *Call, in []byte, send func([]byte) error) error {
+	p.rt().Register(md, &pluginrt.Method{Stream: func(ctx context.Context, call *pluginrt.Call, in []byte, send func([]byte) error) error {
 		req := reqType.New().Interface().(Req)
 		if err := proto.Unmarshal(in, req); err != nil {
 			return Invalid("", "The request could not be decoded: %v.", err)
 		}
-		return fn(ctx, call, req, func(res Res) error {
-			out, err := encodeAnswer(res)
+		return fn(ctx, (*Call)(call), req, func(res Res) error {
+			out, err := pluginrt.EncodeAnswer(res)
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", md.Output().FullName(), err)
 			}
 			return send(out)
 		})
 	}})
-}
-
-// Procedure returns the procedure name of md, "/package.Service/Method".
-func Procedure(md protoreflect.MethodDescriptor) string {
-	return "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
-}
-
-func (p *Plugin) register(md protoreflect.MethodDescriptor, m *method) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.mustNotBeFrozen()
-	proc := Procedure(md)
-	if _, dup := p.methods[proc]; dup {
-		panic(fmt.Sprintf("sdk: %s is registered twice", proc))
-	}
-	p.methods[proc] = m
-	sd := md.Parent().(protoreflect.ServiceDescriptor)
-	for _, s := range p.services {
-		if s.FullName() == sd.FullName() {
-			return
-		}
-	}
-	p.services = append(p.services, sd)
 }
 
 // checkTypes panics unless Req and Res are md's message types, and returns

@@ -2,6 +2,11 @@ package sdk
 
 import (
 	"encoding/base64"
+	"fmt"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
@@ -37,12 +42,12 @@ func ParseWindow(limit int32, after, before string) (Window, error) {
 	}
 	var err error
 	if after != "" {
-		if w.After, err = DecodeCursor("after", after); err != nil {
+		if w.After, err = decodeCursor("after", after); err != nil {
 			return w, err
 		}
 	}
 	if before != "" {
-		if w.Before, err = DecodeCursor("before", before); err != nil {
+		if w.Before, err = decodeCursor("before", before); err != nil {
 			return w, err
 		}
 	}
@@ -70,15 +75,25 @@ type Paging struct {
 	HasPrevious, HasNext bool
 }
 
-// Proto returns the svc.plugin.v1.Paging message that a list response of
-// the plugin's proto carries (its paging field), which the Graph renders as
-// the "paging" object.
-func (p Paging) Proto() *pluginv1.Paging {
-	return &pluginv1.Paging{Before: p.Before, After: p.After, HasPrevious: p.HasPrevious, HasNext: p.HasNext}
+// Set puts p in the list response res: its field paging, of type
+// svc.plugin.v1.Paging (import svc/plugin/v1/options.proto), which the Graph
+// renders as the "paging" object. It panics when res has no such field: a
+// list response without one is a mistake in the plugin's proto.
+func (p Paging) Set(res proto.Message) {
+	m := res.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName("paging")
+	if fd == nil || fd.IsList() || fd.Message() == nil || fd.Message().FullName() != pagingName {
+		panic(fmt.Sprintf("sdk: %s has no field paging of type %s", m.Descriptor().FullName(), pagingName))
+	}
+	pp := &pluginv1.Paging{Before: p.Before, After: p.After, HasPrevious: p.HasPrevious, HasNext: p.HasNext}
+	m.Set(fd, protoreflect.ValueOfMessage(pp.ProtoReflect()))
 }
 
+// pagingName is the message type of a list response's paging field.
+var pagingName = (*pluginv1.Paging)(nil).ProtoReflect().Descriptor().FullName()
+
 // Page trims rows read for w to the page, puts them in list order and
-// returns their paging; its Proto goes in the list response. key gives a
+// returns their paging, which Set puts in the list response. key gives a
 // row's cursor value.
 func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 	more := len(rows) > int(w.Limit)
@@ -99,22 +114,22 @@ func Page[T any](w Window, rows []T, key func(T) int64) ([]T, Paging) {
 		paging.HasNext, paging.HasPrevious = false, false
 		return rows, paging
 	}
-	paging.Before = EncodeCursor(key(rows[0]))
-	paging.After = EncodeCursor(key(rows[len(rows)-1]))
+	paging.Before = encodeCursor(key(rows[0]))
+	paging.After = encodeCursor(key(rows[len(rows)-1]))
 	return rows, paging
 }
 
-// EncodeCursor makes an opaque cursor of a row key: base64url of its
+// encodeCursor makes an opaque cursor of a row key: base64url of its
 // decimal form.
-func EncodeCursor(key int64) string {
+func encodeCursor(key int64) string {
 	var digits [20]byte
-	return base64.RawURLEncoding.EncodeToString(AppendID(digits[:0], key))
+	return base64.RawURLEncoding.EncodeToString(strconv.AppendInt(digits[:0], key, 10))
 }
 
-// DecodeCursor reads a cursor made by EncodeCursor; anything else (a key
-// EncodeCursor would not have written, such as "+7" or "007", too) is
+// decodeCursor reads a cursor made by encodeCursor; anything else (a key
+// encodeCursor would not have written, such as "+7" or "007", too) is
 // refused naming field.
-func DecodeCursor(field, s string) (int64, error) {
+func decodeCursor(field, s string) (int64, error) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err == nil {
 		if key, ok := ParseID(string(b)); ok {

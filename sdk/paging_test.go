@@ -3,6 +3,8 @@ package sdk
 import (
 	"errors"
 	"testing"
+
+	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 )
 
 func TestAPageOfRowsCarriesItsCursorsBothWays(t *testing.T) {
@@ -12,15 +14,15 @@ func TestAPageOfRowsCarriesItsCursorsBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, p := Page(w, []int64{9, 8, 7}, key) // newest first, one extra
-	if len(rows) != 2 || rows[0] != 9 || !p.HasNext || p.HasPrevious || p.After != EncodeCursor(8) {
+	if len(rows) != 2 || rows[0] != 9 || !p.HasNext || p.HasPrevious || p.After != encodeCursor(8) {
 		t.Fatalf("first page: %v %v", rows, p)
 	}
-	w, _ = ParseWindow(2, "", EncodeCursor(7)) // before 7: read 8, 9 upwards
+	w, _ = ParseWindow(2, "", encodeCursor(7)) // before 7: read 8, 9 upwards
 	rows, p = Page(w, []int64{8, 9}, key)
 	if len(rows) != 2 || rows[0] != 9 || rows[1] != 8 || p.HasPrevious || !p.HasNext {
 		t.Fatalf("previous page: %v %v", rows, p)
 	}
-	if _, err := ParseWindow(0, EncodeCursor(1), EncodeCursor(2)); err == nil {
+	if _, err := ParseWindow(0, encodeCursor(1), encodeCursor(2)); err == nil {
 		t.Fatal("after and before together were accepted")
 	}
 	if w, _ := ParseWindow(0, "", ""); w.Limit != DefaultPageSize {
@@ -29,7 +31,7 @@ func TestAPageOfRowsCarriesItsCursorsBothWays(t *testing.T) {
 }
 
 func TestACursorThisListDidNotHandOutIsRefusedNamingItsParameter(t *testing.T) {
-	// "+7" and "007" name row 7 but are not what EncodeCursor writes.
+	// "+7" and "007" name row 7 but are not what encodeCursor writes.
 	for _, c := range []string{"Kzc", "MDA3", "MA", "LTE", "%%%"} {
 		if _, err := ParseWindow(0, c, ""); !isInvalid(err, "after") {
 			t.Errorf("after=%q: %v", c, err)
@@ -41,10 +43,10 @@ func TestACursorThisListDidNotHandOutIsRefusedNamingItsParameter(t *testing.T) {
 }
 
 func TestAForwardOnlyListRefusesABeforeCursorNamingIt(t *testing.T) {
-	if _, err := ParseForwardWindow(0, "", EncodeCursor(7)); !isInvalid(err, "before") {
+	if _, err := ParseForwardWindow(0, "", encodeCursor(7)); !isInvalid(err, "before") {
 		t.Fatalf("before: %v", err)
 	}
-	w, err := ParseForwardWindow(10, EncodeCursor(7), "")
+	w, err := ParseForwardWindow(10, encodeCursor(7), "")
 	if err != nil || w.After != 7 || w.Limit != 10 {
 		t.Fatalf("after: %+v %v", w, err)
 	}
@@ -59,23 +61,40 @@ func isInvalid(err error, field string) bool {
 // FuzzDecodeCursor: a cursor decodes to a positive key that encodes to
 // exactly it, or is refused as invalid naming its parameter.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{EncodeCursor(1), EncodeCursor(1 << 62), "", "MA", "LTE", "%%%", "Kzc", "MDA3"} {
+	for _, s := range []string{encodeCursor(1), encodeCursor(1 << 62), "", "MA", "LTE", "%%%", "Kzc", "MDA3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		key, err := DecodeCursor("after", s)
+		key, err := decodeCursor("after", s)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Code != 100 || e.Field != "after" {
-				t.Fatalf("DecodeCursor(%q) = %v", s, err)
+				t.Fatalf("decodeCursor(%q) = %v", s, err)
 			}
 			return
 		}
 		if key <= 0 {
-			t.Fatalf("DecodeCursor(%q) = %d", s, key)
+			t.Fatalf("decodeCursor(%q) = %d", s, key)
 		}
-		if EncodeCursor(key) != s {
-			t.Fatalf("DecodeCursor(%q) = %d, which is the cursor %q", s, key, EncodeCursor(key))
+		if encodeCursor(key) != s {
+			t.Fatalf("decodeCursor(%q) = %d, which is the cursor %q", s, key, encodeCursor(key))
 		}
 	})
+}
+
+// Set fills a list response's paging field, and refuses a message that has
+// none: the plugin's proto would be wrong.
+func TestPagingSetFillsTheListResponsesPagingField(t *testing.T) {
+	t.Parallel()
+	res := &bookv1.ListPostsResponse{}
+	Paging{Before: "b", After: "a", HasNext: true}.Set(res)
+	if p := res.GetPaging(); p.GetBefore() != "b" || p.GetAfter() != "a" || !p.GetHasNext() || p.GetHasPrevious() {
+		t.Fatalf("paging = %v", p)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Set on a message without a paging field did not panic")
+		}
+	}()
+	Paging{}.Set(&bookv1.Post{})
 }

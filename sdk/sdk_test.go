@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
@@ -23,8 +24,11 @@ func setup(t *testing.T) *plugintest.Plugin {
 }
 
 func TestManifestDescribesServicesWithEveryFileTheyNeed(t *testing.T) {
-	p := setup(t)
-	m := p.Manifest()
+	t.Parallel()
+	m, err := wire.Manifest(testsvc.New(testsvc.Config{Version: "1.2.3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if m.GetName() != "testplugin" || m.GetVersion() != "1.2.3" || m.GetProtocolVersion() != 1 {
 		t.Fatalf("identity = %q %q v%d", m.GetName(), m.GetVersion(), m.GetProtocolVersion())
 	}
@@ -54,7 +58,10 @@ func TestManifestDescribesServicesWithEveryFileTheyNeed(t *testing.T) {
 	if _, err := protodesc.NewFiles(m.GetFiles()); err != nil {
 		t.Fatalf("descriptor set does not build: %v", err)
 	}
-	again := plugintest.Start(t, testsvc.New(testsvc.Config{Version: "1.2.3"})).Manifest()
+	again, err := wire.Manifest(testsvc.New(testsvc.Config{Version: "1.2.3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !proto.Equal(m.GetFiles(), again.GetFiles()) {
 		t.Fatal("descriptor set differs between two builds of the same plugin")
 	}

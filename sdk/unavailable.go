@@ -10,13 +10,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// DatabaseUnavailable reports whether err says that PostgreSQL could not be
+// databaseUnavailable reports whether err says that PostgreSQL could not be
 // reached or went away during the call (a restart, a crash, a failover, a
 // full connection table), rather than that the call itself was wrong. Such
 // a call may succeed when retried, so callers see a transient 503 (code 2),
 // not an internal error; a write retried with the same Idempotency-Key is
 // applied at most once.
-func DatabaseUnavailable(err error) bool {
+func databaseUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}

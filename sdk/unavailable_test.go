@@ -34,8 +34,8 @@ func TestAnUnreachableDatabaseIsATransient503AndOtherFailuresStay500(t *testing.
 		{"nil", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DatabaseUnavailable(c.err); got != c.unavailable {
-				t.Fatalf("DatabaseUnavailable = %v, want %v", got, c.unavailable)
+			if got := databaseUnavailable(c.err); got != c.unavailable {
+				t.Fatalf("databaseUnavailable = %v, want %v", got, c.unavailable)
 			}
 			if c.err == nil {
 				return

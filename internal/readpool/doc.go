@@ -4,7 +4,7 @@
 // It is the plugin's half of read replicas; the gateway's half, which
 // watches the replica and decides per call, is gateway/internal/replica.
 //
-// The gateway decides per call (sdk.MayReadReplica): only methods without
+// The gateway decides per call (pluginrt.MayReadReplica): only methods without
 // side effects, only while a replica is configured and healthy by the
 // gateway's background probe, and only once that replica has replayed past
 // the caller's own last write (read-your-writes; see docs/design/storage.md).

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
 	"github.com/svcplatform/svc/internal/tracing"
-	"github.com/svcplatform/svc/sdk"
 )
 
 // EnvURL names the variable in which the gateway hands a plugin the read
@@ -89,11 +89,11 @@ func (d *DB) HasReplica() bool { return d.replica != nil }
 func (d *DB) Faults() int64 { return d.faults.Load() }
 
 // Reader is the pool a read of the call in ctx should use: the replica when
-// the gateway allows it (sdk.MayReadReplica) and it has not just failed,
+// the gateway allows it (pluginrt.MayReadReplica) and it has not just failed,
 // else the primary. Prefer Read, which also retries on the primary when the
 // replica fails during the read.
 func (d *DB) Reader(ctx context.Context) *pgxpool.Pool {
-	if d.replica == nil || !sdk.MayReadReplica(ctx) || time.Now().UnixNano() < d.restUntil.Load() {
+	if d.replica == nil || !pluginrt.MayReadReplica(ctx) || time.Now().UnixNano() < d.restUntil.Load() {
 		return d.primary
 	}
 	return d.replica

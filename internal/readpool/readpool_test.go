@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/internal/pgtest"
+	"github.com/svcplatform/svc/internal/plugin/pluginrt"
 	"github.com/svcplatform/svc/sdk"
 )
 
@@ -37,7 +38,7 @@ func TestReadsGoToTheReplicaOnlyWhenAllowedAndFallBackToThePrimaryWhenItStops(t 
 		t.Fatal(err)
 	}
 	defer db.Close()
-	allowed := sdk.WithReadReplica(ctx)
+	allowed := pluginrt.WithReadReplica(ctx)
 
 	read := func(ctx context.Context) bool {
 		t.Helper()
@@ -86,10 +87,10 @@ func TestWithoutAReplicaEveryReadGoesToThePrimary(t *testing.T) {
 	t.Parallel()
 	primary := &pgxpool.Pool{}
 	db, err := open(primary, "", 4, nil)
-	if err != nil || db.HasReplica() || db.Reader(sdk.WithReadReplica(context.Background())) != primary {
+	if err != nil || db.HasReplica() || db.Reader(pluginrt.WithReadReplica(context.Background())) != primary {
 		t.Fatalf("db = %+v, %v", db, err)
 	}
-	if PrimaryOnly(primary).Reader(sdk.WithReadReplica(context.Background())) != primary {
+	if PrimaryOnly(primary).Reader(pluginrt.WithReadReplica(context.Background())) != primary {
 		t.Fatal("PrimaryOnly reads elsewhere")
 	}
 }

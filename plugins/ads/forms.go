@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -226,7 +227,8 @@ func (s *service) listLeadgenForms(ctx context.Context, call *sdk.Call, req *ads
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(f adsdb.AdsLeadgenForm) int64 { return f.ID })
-	res := &adsv1.ListLeadgenFormsResponse{Data: make([]*adsv1.LeadgenForm, len(rows)), Paging: paging.Proto()}
+	res := &adsv1.ListLeadgenFormsResponse{Data: make([]*adsv1.LeadgenForm, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		if res.Data[i], err = formProto(r); err != nil {
 			return nil, err
@@ -286,7 +288,7 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 	if err != nil {
 		return nil, err
 	}
-	if form.BusinessID != sdk.BusinessOf(call.Principal().UserID) {
+	if form.BusinessID != business.Of(call.Principal().UserID) {
 		return nil, formNotFound(req.GetLeadgenFormId())
 	}
 	q := adsdb.New(s.pool)
@@ -300,7 +302,8 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(l adsdb.AdsLead) int64 { return l.ID })
-	res := &adsv1.ListLeadsResponse{Data: make([]*adsv1.Lead, len(rows)), Paging: paging.Proto()}
+	res := &adsv1.ListLeadsResponse{Data: make([]*adsv1.Lead, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		var answers []answer
 		if err := json.Unmarshal(r.FieldData, &answers); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -45,7 +46,7 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 	if err != nil {
 		return nil, err
 	}
-	business := sdk.BusinessOf(call.Principal().UserID)
+	business := business.Of(call.Principal().UserID)
 	if s.development {
 		if err := s.provisionSandbox(ctx, call, business); err != nil {
 			return nil, err
@@ -62,7 +63,8 @@ func (s *service) listMyAdAccounts(ctx context.Context, call *sdk.Call, req *ads
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(a adsdb.AdsAdAccount) int64 { return a.ID })
-	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows)), Paging: paging.Proto()}
+	res := &adsv1.ListAdAccountsResponse{Data: make([]*adsv1.AdAccount, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = accountProto(r)
 	}
@@ -95,7 +97,7 @@ func (s *service) createAdAccount(ctx context.Context, call *sdk.Call, req *adsv
 	if err := plainText("name", req.GetName()); err != nil {
 		return nil, err
 	}
-	business := sdk.BusinessOf(call.Principal().UserID)
+	business := business.Of(call.Principal().UserID)
 	var row adsdb.AdsAdAccount
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := adsdb.New(tx)
@@ -134,7 +136,7 @@ func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	row, err := adsdb.New(s.pool).GetAdAccount(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != sdk.BusinessOf(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(call.Principal().UserID) {
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	return row, err
@@ -160,7 +162,8 @@ func (s *service) listLeadCampaigns(ctx context.Context, call *sdk.Call, req *ad
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c adsdb.AdsLeadCampaign) int64 { return c.ID })
-	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows)), Paging: paging.Proto()}
+	res := &adsv1.ListLeadCampaignsResponse{Data: make([]*adsv1.LeadCampaign, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = &adsv1.LeadCampaign{Id: sdk.FormatID(r.ID), AdAccountId: sdk.FormatID(r.AdAccountID), Name: r.Name,
 			Objective: "OUTCOME_LEADS", Status: r.Status, LeadgenFormId: optionalID(r.LeadgenFormID), CreatedTime: rfc3339(r.CreatedAt)}

@@ -4,10 +4,12 @@
 // post it reports (CreatePost, one round trip), the event made as every
 // event is, by internal/outbox.
 //
-// Its SQL is in sql/queries, compiled by sqlc into internal/bookdb. The post
-// lists, the Graph's hottest read, are read by the hand-written
-// bookdb.EachPost* (the same SQL, no allocation per row) and their answer is
-// built straight from the rows (postList); see docs/design/performance.md.
+// Its SQL is in sql/queries, compiled by sqlc into internal/bookdb. Book is
+// the most optimised plugin, not the one to learn from (docs/PLUGINS.md
+// names those): the post lists, the Graph's hottest read, are read by the
+// hand-written bookdb.EachPost* (the same SQL, no allocation per row) and
+// their answer is built straight from the rows (postList); both live in
+// files named fastrows.go, beside the plain way they replace.
 //
 // It is started by the gateway, never by hand; it reads the database URL
 // from SVC_DATABASE_URL, which the gateway passes on.

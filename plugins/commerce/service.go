@@ -101,7 +101,8 @@ func (s *service) listProducts(ctx context.Context, _ *sdk.Call, req *commercev1
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(p commercedb.CommerceProduct) int64 { return p.ID })
-	res := &commercev1.ListProductsResponse{Data: make([]*commercev1.Product, len(rows)), Paging: paging.Proto()}
+	res := &commercev1.ListProductsResponse{Data: make([]*commercev1.Product, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = &commercev1.Product{Id: sdk.FormatID(r.ID), Name: r.Name, Price: money(r.Price, shop.Currency), Available: r.Available}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/extmsg/internal/extmsgdb"
 	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
 	"github.com/svcplatform/svc/sdk"
@@ -41,7 +42,7 @@ func (s *service) register(p *sdk.Plugin) {
 // of that app, or the user's session).
 func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extmsgv1.EmbeddedSignupRequest) (*extmsgv1.EmbeddedSignupResponse, error) {
 	p := call.Principal()
-	if req.GetBusinessId() != sdk.BusinessOf(p.UserID) {
+	if req.GetBusinessId() != business.Of(p.UserID) {
 		e := sdk.NotFound("Business " + req.GetBusinessId())
 		e.Field = "businessId"
 		return nil, e
@@ -75,7 +76,7 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	}
 	row, err := extmsgdb.New(s.pool).GetAccount(ctx, n)
 	p := call.Principal()
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != sdk.BusinessOf(p.UserID) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(p.UserID) {
 		return row, accountNotFound(id)
 	}
 	if err != nil {
@@ -219,7 +220,8 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r extmsgdb.QueueAfterRow) int64 { return *r.Submission })
-	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows)), Paging: paging.Proto()}
+	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows))}
+	paging.Set(res)
 	names := map[string]string{}
 	for i, r := range rows {
 		name, ok := names[r.AppID]

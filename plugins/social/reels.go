@@ -163,7 +163,8 @@ func (s *service) listReelReplies(ctx context.Context, call *sdk.Call, req *soci
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r socialdb.SocialReelReply) int64 { return r.ID })
-	res := &socialv1.ListReelRepliesResponse{Data: make([]*socialv1.ReelReply, len(rows)), Paging: paging.Proto()}
+	res := &socialv1.ListReelRepliesResponse{Data: make([]*socialv1.ReelReply, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = &socialv1.ReelReply{Id: strconv.FormatInt(r.ID, 10), ReelId: strconv.FormatInt(r.ReelID, 10),
 			Text: r.Text, AuthorId: r.AuthorID, CreatedTime: r.CreatedAt.Time.UTC().Format(time.RFC3339)}

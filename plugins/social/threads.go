@@ -172,7 +172,8 @@ func (s *service) listReplies(ctx context.Context, _ *sdk.Call, req *socialv1.Li
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(t socialdb.SocialThread) int64 { return t.ID })
-	res := &socialv1.ListRepliesResponse{Data: make([]*socialv1.Thread, len(rows)), Paging: paging.Proto()}
+	res := &socialv1.ListRepliesResponse{Data: make([]*socialv1.Thread, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = threadProto(r)
 	}

@@ -97,7 +97,8 @@ func (s *service) listHandovers(ctx context.Context, _ *sdk.Call, req *svcchatv1
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(h svcchatdb.SvcchatHandover) int64 { return h.Seq })
-	res := &svcchatv1.ListHandoversResponse{Data: make([]*svcchatv1.HandoverRecord, len(rows)), Paging: paging.Proto()}
+	res := &svcchatv1.ListHandoversResponse{Data: make([]*svcchatv1.HandoverRecord, len(rows))}
+	paging.Set(res)
 	for i, h := range rows {
 		res.Data[i] = &svcchatv1.HandoverRecord{Action: h.Action, PreviousHolder: h.PreviousHolder, NewHolder: h.NewHolder,
 			AppId: h.AppID, At: rfc3339(h.CreatedAt), Sequence: int32(h.Seq)}

@@ -55,7 +55,8 @@ func (s *service) listConversations(ctx context.Context, _ *sdk.Call, req *svcch
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(c conversationRow) int64 { return c.SvcchatConversation.ID })
-	res := &svcchatv1.ListConversationsResponse{Data: make([]*svcchatv1.Conversation, len(rows)), Paging: paging.Proto()}
+	res := &svcchatv1.ListConversationsResponse{Data: make([]*svcchatv1.Conversation, len(rows))}
+	paging.Set(res)
 	for i, c := range rows {
 		res.Data[i] = conversationProto(c)
 	}
@@ -134,7 +135,8 @@ func (s *service) listMessages(ctx context.Context, _ *sdk.Call, req *svcchatv1.
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(m svcchatdb.SvcchatMessage) int64 { return m.Seq })
-	res := &svcchatv1.ListMessagesResponse{Data: make([]*svcchatv1.Message, len(rows)), Paging: paging.Proto()}
+	res := &svcchatv1.ListMessagesResponse{Data: make([]*svcchatv1.Message, len(rows))}
+	paging.Set(res)
 	for i, m := range rows {
 		res.Data[i] = &svcchatv1.Message{Id: m.ID, ConversationId: sdk.FormatID(m.ConversationID), Direction: m.Direction,
 			Sender: m.Sender, AppId: m.AppID, Text: m.Text, Kind: m.Kind, TemplateName: m.TemplateName,

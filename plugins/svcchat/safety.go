@@ -267,7 +267,8 @@ func (s *service) listReports(ctx context.Context, _ *sdk.Call, req *svcchatv1.L
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r svcchatdb.SvcchatReport) int64 { return r.ID })
-	res := &svcchatv1.ListReportsResponse{Data: make([]*svcchatv1.UserReport, len(rows)), Paging: paging.Proto()}
+	res := &svcchatv1.ListReportsResponse{Data: make([]*svcchatv1.UserReport, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = reportProto(r)
 	}
@@ -384,7 +385,8 @@ func (s *service) listRestrictions(ctx context.Context, _ *sdk.Call, req *svccha
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r svcchatdb.SvcchatPageRestriction) int64 { return r.ID })
-	res := &svcchatv1.ListRestrictionsResponse{Data: make([]*svcchatv1.PageRestriction, len(rows)), Paging: paging.Proto()}
+	res := &svcchatv1.ListRestrictionsResponse{Data: make([]*svcchatv1.PageRestriction, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		res.Data[i] = restrictionProto(r)
 	}

@@ -258,7 +258,8 @@ func (s *service) listTemplates(ctx context.Context, call *sdk.Call, req *svccha
 		}
 	}
 	page, paging := sdk.Page(w, fetched, func(k keyed) int64 { return k.key })
-	res := &svcchatv1.ListTemplatesResponse{Data: make([]*svcchatv1.Template, len(page)), Paging: paging.Proto()}
+	res := &svcchatv1.ListTemplatesResponse{Data: make([]*svcchatv1.Template, len(page))}
+	paging.Set(res)
 	for i, k := range page {
 		res.Data[i] = k.t
 	}
@@ -382,7 +383,8 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *sv
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(t svcchatdb.SvcchatTemplate) int64 { return t.ID })
-	res := &svcchatv1.ListTemplateQueueResponse{Data: make([]*svcchatv1.QueuedTemplate, len(rows)), Paging: paging.Proto()}
+	res := &svcchatv1.ListTemplateQueueResponse{Data: make([]*svcchatv1.QueuedTemplate, len(rows))}
+	paging.Set(res)
 	names := map[string]string{}
 	for i, r := range rows {
 		name, ok := names[r.AppID]

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/svcplatform/svc/internal/outbox"
-	"github.com/svcplatform/svc/sdk/event/eventdb"
+	"github.com/svcplatform/svc/sdk/event/internal/eventdb"
 )
 
 // Event is one thing that happened, as apps will receive it in the data
@@ -28,9 +31,17 @@ type Event struct {
 	OrderingKey string
 }
 
+// Tx is what Emit writes with: a pgx.Tx (or a pool or connection, for an
+// event that reports no change of its own).
+type Tx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // Emit inserts e into the outbox using tx, which should be the transaction
 // that makes the change e reports. It returns the event id ("evt_…").
-func Emit(ctx context.Context, tx eventdb.DBTX, e Event) (string, error) {
+func Emit(ctx context.Context, tx Tx, e Event) (string, error) {
 	r, err := outbox.New(e.Type, e.PageID, e.AppID, e.OrderingKey, e.Data)
 	if err != nil {
 		return "", err

@@ -16,12 +16,12 @@ import (
 // "GET hello/{name}" for a Graph node, "RPC /svc.hello.v1.HelloService/SayHello".
 func CheckManifest(t testing.TB, tp *Plugin) []string {
 	t.Helper()
-	p, err := manifestcheck.Check(tp.Manifest())
+	p, err := manifestcheck.Check(tp.manifest)
 	if err == nil {
 		err = manifestcheck.Together([]*manifestcheck.Plugin{p})
 	}
 	if err != nil {
-		t.Fatalf("plugintest: the gateway would refuse plugin %s: %v", tp.Manifest().GetName(), err)
+		t.Fatalf("plugintest: the gateway would refuse plugin %s: %v", tp.manifest.GetName(), err)
 		return nil
 	}
 	return p.Routes()

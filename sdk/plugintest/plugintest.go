@@ -174,11 +174,6 @@ func (o testOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Manifest returns what the plugin described, in its wire form: for tools
-// that check it as the gateway does (package manifestcheck; plugin tests
-// use CheckManifest).
-func (tp *Plugin) Manifest() *pluginv1.Manifest { return tp.manifest }
-
 // health runs the plugin's health check.
 func (tp *Plugin) health(ctx context.Context) (*pluginv1.HealthResponse, error) {
 	return tp.conn.Plugin.Health(ctx, &pluginv1.HealthRequest{})

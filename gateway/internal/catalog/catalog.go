@@ -48,10 +48,10 @@ func (s *Service) GetCatalog(context.Context, *connect.Request[catalogv1.GetCata
 		methods = t.Methods() // sorted by procedure: once, not per plugin
 	}
 	for _, src := range sortedSources(t) {
-		entry := &catalogv1.CatalogEntry{Name: src.Name, Kind: "plugin", Version: src.Manifest.GetVersion(),
-			Nodes: []string{}, Events: append([]string{}, src.Manifest.GetEvents()...)}
+		entry := &catalogv1.CatalogEntry{Name: src.Plugin.Name, Kind: "plugin", Version: src.Plugin.Version,
+			Nodes: []string{}, Events: append([]string{}, src.Plugin.Events...)}
 		for _, m := range methods {
-			if m.Plugin == src.Name {
+			if m.Plugin == src.Plugin.Name {
 				entry.Nodes = append(entry.Nodes, graphBindings(m)...)
 			}
 		}
@@ -79,15 +79,15 @@ func (s *Service) GetParity(context.Context, *connect.Request[catalogv1.GetParit
 		methods = t.Methods()
 	}
 	for _, src := range sortedSources(t) {
-		status := state[src.Name]
+		status := state[src.Plugin.Name]
 		if status == "" {
 			status = string(host.StateServing) // in-process: serving while the gateway is
 		}
 		add := func(surface, name string) {
-			res.Data = append(res.Data, &catalogv1.ParityEntry{Product: src.Name, Surface: surface, Name: name, Status: status})
+			res.Data = append(res.Data, &catalogv1.ParityEntry{Product: src.Plugin.Name, Surface: surface, Name: name, Status: status})
 		}
 		for _, m := range methods {
-			if m.Plugin != src.Name {
+			if m.Plugin != src.Plugin.Name {
 				continue
 			}
 			for _, b := range graphBindings(m) {
@@ -98,7 +98,7 @@ func (s *Service) GetParity(context.Context, *connect.Request[catalogv1.GetParit
 			}
 			add("rpc", m.Procedure)
 		}
-		for _, e := range src.Manifest.GetEvents() {
+		for _, e := range src.Plugin.Events {
 			add("event", e)
 		}
 	}
@@ -110,7 +110,7 @@ func sortedSources(t *route.Table) []route.Source {
 		return nil // before the first table: nothing is loaded yet
 	}
 	out := append([]route.Source{}, t.Sources()...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Plugin.Name < out[j].Plugin.Name })
 	return out
 }
 

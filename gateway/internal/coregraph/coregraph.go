@@ -16,6 +16,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/sdk"
 )
 
@@ -105,7 +106,8 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 		return nil, s.mapErr(err, "User")
 	}
 	pages, paging := sdk.Page(w, pages, func(p identity.ManagedPage) int64 { return idKey(p.ID) })
-	res := &corev1.ListMyPagesResponse{Paging: paging.Proto()}
+	res := &corev1.ListMyPagesResponse{}
+	paging.Set(res)
 	for _, p := range pages {
 		res.Data = append(res.Data, pageProto(p.Page, string(p.Role)))
 	}
@@ -125,7 +127,7 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 		return nil, err
 	}
 	res := &corev1.ListMyBusinessPortfoliosResponse{Paging: &pluginv1.Paging{}}
-	bp := &corev1.BusinessPortfolio{Id: sdk.BusinessOf(me.ID), Name: me.Name + "'s business"}
+	bp := &corev1.BusinessPortfolio{Id: business.Of(me.ID), Name: me.Name + "'s business"}
 	for _, p := range pages {
 		if p.Role == identity.RoleOwner {
 			bp.PageIds = append(bp.PageIds, p.ID)
@@ -148,7 +150,8 @@ func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.Li
 		return nil, s.mapErr(err, "User")
 	}
 	apps, paging := sdk.Page(w, apps, func(a identity.MyApp) int64 { return idKey(a.ID) })
-	res := &corev1.ListMyAppsResponse{Paging: paging.Proto()}
+	res := &corev1.ListMyAppsResponse{}
+	paging.Set(res)
 	for _, a := range apps {
 		res.Data = append(res.Data, &corev1.MyApp{Id: a.ID, Name: a.Name, Mode: string(a.Mode), Role: string(a.Role), ClientId: a.ClientID})
 	}
@@ -182,7 +185,7 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 		a := &corev1.AssignedAsset{Id: identity.FormatID(r.ID), Type: r.Type, Name: r.Name,
 			Tasks: nonNil(assetTasks[[2]string{r.Type, r.Role}])}
 		if r.OwnerID != 0 {
-			a.BusinessId = sdk.BusinessOf(identity.FormatID(r.OwnerID))
+			a.BusinessId = business.Of(identity.FormatID(r.OwnerID))
 		}
 		res.Data = append(res.Data, a)
 	}
@@ -264,7 +267,8 @@ func (s *Service) listConnectedAssets(ctx context.Context, _ *sdk.Call, req *cor
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r coredb.ListConnectedAppsRow) int64 { return r.ID })
-	res := &corev1.ListConnectedAssetsResponse{Paging: paging.Proto()}
+	res := &corev1.ListConnectedAssetsResponse{}
+	paging.Set(res)
 	for _, r := range rows {
 		id := identity.FormatID(r.ID)
 		res.Data = append(res.Data, &corev1.ConnectedAsset{Id: id, Type: "APP", AppId: id, Name: r.Name, Products: nonNil(r.Products)})
@@ -377,7 +381,8 @@ func (s *Service) listPageLinks(ctx context.Context, call *sdk.Call, req *corev1
 		return nil, err
 	}
 	rows, paging := sdk.Page(w, rows, func(r coredb.ListAppPageLinksRow) int64 { return r.ID })
-	res := &corev1.ListPageLinksResponse{Paging: paging.Proto()}
+	res := &corev1.ListPageLinksResponse{}
+	paging.Set(res)
 	for _, r := range rows {
 		res.Data = append(res.Data, &corev1.PageLink{PageId: identity.FormatID(r.ID), PageName: r.Name, Products: nonNil(r.Products)})
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/coregraph"
 	"github.com/svcplatform/svc/gateway/internal/identity"
-	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
 )
@@ -16,11 +15,5 @@ func TestTheCoreNodesFollowTheManifestRules(t *testing.T) {
 	t.Parallel()
 	core := sdk.New(sdk.Info{Name: "core", Version: "test"})
 	coregraph.New(coregraph.Options{Identity: identity.New(nil)}).Register(core) // registering reads no data
-	p, err := manifestcheck.Check(plugintest.Start(t, core).Manifest())
-	if err == nil {
-		err = manifestcheck.Together([]*manifestcheck.Plugin{p})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	plugintest.CheckManifest(t, plugintest.Start(t, core))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -80,9 +81,14 @@ func New(opts Options) (*Dispatcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("core services: %w", err)
 	}
+	core, err := manifestcheck.Check(manifest)
+	if err != nil {
+		return nil, fmt.Errorf("core services: %w", err)
+	}
+	core.Name = "core"
 	return &Dispatcher{
 		auth: opts.Auth,
-		core: route.Source{Name: "core", Manifest: manifest,
+		core: route.Source{Plugin: core,
 			Invoker: localInvoker{p: opts.Core, calls: opts.Calls}, PrimaryOnly: true},
 		calls: opts.Calls,
 		reads: opts.Reads,
@@ -106,7 +112,7 @@ func (d *Dispatcher) OnTable(f func()) { d.onTable = f }
 func (d *Dispatcher) Rebuild(snapshot []*host.Loaded) error {
 	sources := []route.Source{d.core}
 	for _, l := range snapshot {
-		sources = append(sources, route.Source{Name: l.Name, Manifest: l.Manifest, Files: l.Files,
+		sources = append(sources, route.Source{Plugin: l.Plugin,
 			Invoker: hostInvoker{h: d.host, plugin: l.Name, calls: d.calls}})
 	}
 	return d.publish(sources)

@@ -24,6 +24,7 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
 	"github.com/svcplatform/svc/gen/svc/testplugin/v1/testpluginv1connect"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/sdk"
@@ -334,7 +335,11 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.d.Rebuild([]*host.Loaded{{Name: "alias", Manifest: m}}); err == nil {
+	p, err := manifestcheck.Check(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Rebuild([]*host.Loaded{{Name: "alias", Plugin: p}}); err == nil {
 		t.Fatal("a table with echo/{id} claimed twice was built")
 	}
 	if r.d.Table() != before {

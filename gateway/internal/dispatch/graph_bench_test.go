@@ -20,6 +20,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/server"
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/plugin/protocol/lanetest"
 	"github.com/svcplatform/svc/internal/plugin/wire"
@@ -134,8 +135,12 @@ func fastLaneGateway(tb testing.TB, book *sdk.Plugin, authn *auth.Authenticator)
 		tb.Fatal(err)
 	}
 	// The dispatcher's core is not in the table: book is served over the lane only.
+	checked, err := manifestcheck.Check(manifest)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	g := newGraphGateway(tb, book, authn)
-	g.sources = []route.Source{{Name: "book", Manifest: manifest, Invoker: laneInvoker{serveLane(tb, book)}}}
+	g.sources = []route.Source{{Plugin: checked, Invoker: laneInvoker{serveLane(tb, book)}}}
 	return g
 }
 

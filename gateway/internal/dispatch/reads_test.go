@@ -11,6 +11,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/route"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -51,10 +52,10 @@ func (r *reads) Wrote(p *auth.Principal) {
 // testDispatcher is a Dispatcher, asking reads (nil: none) of the replica,
 // serving the test plugin's Echo and Fail (both public) with inv.
 func testDispatcher(t *testing.T, inv route.Invoker, rd dispatch.Reads) *dispatch.Dispatcher {
-	return testDispatcherOf(t, route.Source{Name: "testplugin", Invoker: inv}, rd)
+	return testDispatcherOf(t, "testplugin", route.Source{Invoker: inv}, rd)
 }
 
-func testDispatcherOf(t *testing.T, src route.Source, rd dispatch.Reads) *dispatch.Dispatcher {
+func testDispatcherOf(t *testing.T, name string, src route.Source, rd dispatch.Reads) *dispatch.Dispatcher {
 	t.Helper()
 	p := sdk.New(sdk.Info{Name: "testplugin", Version: "1"})
 	methods := testpluginv1.File_svc_testplugin_v1_testplugin_proto.Services().ByName("TestService").Methods()
@@ -68,7 +69,10 @@ func testDispatcherOf(t *testing.T, src route.Source, rd dispatch.Reads) *dispat
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.Manifest = m
+	if src.Plugin, err = manifestcheck.Check(m); err != nil {
+		t.Fatal(err)
+	}
+	src.Plugin.Name = name
 	// p is the dispatcher's core too, but the table is src's alone.
 	d, err := dispatch.New(dispatch.Options{Core: p,
 		Calls: observe.NewCalls(observe.NewMetrics()), Reads: rd})
@@ -137,7 +141,7 @@ func TestTheGatewaysOwnReadsAreNeverOfferedTheReplica(t *testing.T) {
 	t.Parallel()
 	inv := &recorder{}
 	r := &reads{allow: true}
-	d := testDispatcherOf(t, route.Source{Name: "core", Invoker: inv, PrimaryOnly: true}, r)
+	d := testDispatcherOf(t, "core", route.Source{Invoker: inv, PrimaryOnly: true}, r)
 	echo, _ := d.Table().Method("/svc.testplugin.v1.TestService/Echo")
 	if _, err := d.Call(asUser7(), echo, &testpluginv1.EchoRequest{Id: "1"}, nil); err != nil {
 		t.Fatal(err)

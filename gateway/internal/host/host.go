@@ -17,10 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/protobuf/reflect/protoregistry"
-
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // Options configures a Host.
@@ -96,11 +95,10 @@ type Loaded struct {
 	Launch uint64
 	// SHA256 is the hex digest of the binary the process was started from.
 	SHA256 string
-	// Manifest is what the plugin described, less its descriptor set
-	// (Manifest.Files is nil): that is resolved into Files.
-	Manifest *pluginv1.Manifest
-	// Files is the plugin's descriptor set, resolved.
-	Files *protoregistry.Files
+	// Plugin is what the process described, checked and resolved when it
+	// started (internal/plugin/manifestcheck): the gateway's one
+	// description of a plugin, which the route table is built from.
+	Plugin *manifestcheck.Plugin
 }
 
 // Info is a plugin as operators see it.
@@ -114,10 +112,9 @@ type Info struct {
 	StartedAt time.Time
 	// Isolation is how the plugin's processes are contained.
 	Isolation sandbox.Level
-	// Manifest and Files describe the plugin's routes; nil before its first
+	// Plugin describes the plugin's routes; nil before its first
 	// successful start.
-	Manifest *pluginv1.Manifest
-	Files    *protoregistry.Files
+	Plugin *manifestcheck.Plugin
 	// Restarts counts the restarts after a crash.
 	Restarts int
 	// LastError is why the last start, restart or reload failed, if it did.
@@ -310,7 +307,10 @@ func (h *Host) Plugins() []Info {
 func (h *Host) EventTypes() []string {
 	var out []string
 	for _, p := range h.Plugins() {
-		for _, t := range p.Manifest.GetEvents() {
+		if p.Plugin == nil {
+			continue
+		}
+		for _, t := range p.Plugin.Events {
 			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}

@@ -42,14 +42,11 @@ func TestStartDescribesAndServesEveryPlugin(t *testing.T) {
 		if i.State != StateServing || i.PID == 0 || i.Protocol != 1 || i.SHA256 != sum || i.StartedAt.IsZero() {
 			t.Errorf("%s: %v", i.Name, i)
 		}
-		if got := strings.Join(i.Manifest.GetServices(), ","); got != "svc.testplugin.v1.TestService" {
-			t.Errorf("%s services = %s", i.Name, got)
+		if len(i.Plugin.Services) != 1 || i.Plugin.Services[0].FullName() != "svc.testplugin.v1.TestService" {
+			t.Errorf("%s services = %v", i.Name, i.Plugin.Services)
 		}
-		if _, err := i.Files.FindFileByPath("buf/validate/validate.proto"); err != nil {
+		if _, err := i.Plugin.Files.FindFileByPath("buf/validate/validate.proto"); err != nil {
 			t.Errorf("%s: descriptor set lacks buf/validate: %v", i.Name, err)
-		}
-		if i.Manifest.GetFiles() != nil {
-			t.Errorf("%s: the manifest keeps its descriptor set once resolved into Files", i.Name)
 		}
 	}
 	if got := fmt.Sprint(b.changes.snapshots()); got != "[[alpha@1.0.0] [alpha@1.0.0 beta@2.0.0]]" {
@@ -668,7 +665,7 @@ func TestOnlyTheGatewayCanCallThePlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(self, "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperEnv+"=dial", "SVC_HOST_TEST_LANE="+g.loaded.Manifest.GetFastLane().GetSocketPath())
+		cmd.Env = append(os.Environ(), helperEnv+"=dial", "SVC_HOST_TEST_LANE="+g.laneSocket)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("helper: %v", err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
@@ -153,7 +154,8 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 
 	g := &process{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir,
 		client: client, conn: conn, drained: make(chan struct{}), killed: make(chan struct{})}
-	if sock := manifest.GetFastLane().GetSocketPath(); sock != "" && h.opts.transport == transportFastLane {
+	g.laneSocket = manifest.GetFastLane().GetSocketPath()
+	if sock := g.laneSocket; sock != "" && h.opts.transport == transportFastLane {
 		if filepath.Dir(sock) != dir {
 			return fail(fmt.Errorf("plugin %q offers a fast lane outside its private folder: %s", name, sock))
 		}
@@ -246,8 +248,10 @@ func (h *Host) watch(m *managed, g *process, cmd *exec.Cmd) {
 	m.crashed(g, reason)
 }
 
-// checkManifest verifies what a new process described and resolves its
-// descriptors.
+// checkManifest verifies what a new process described, resolves its
+// descriptors and reads it into the gateway's description of a plugin
+// (manifestcheck), applying the manifest rules once, here, where the
+// manifest crosses the wire.
 func (h *Host) checkManifest(name, sum string, m *pluginv1.Manifest) (*Loaded, error) {
 	if m.GetName() != name {
 		return nil, fmt.Errorf("plugin file %q describes itself as %q; the file must be named after the plugin", name, m.GetName())
@@ -272,10 +276,13 @@ func (h *Host) checkManifest(name, sum string, m *pluginv1.Manifest) (*Loaded, e
 			return nil, fmt.Errorf("plugin %q: %s is not a service", name, s)
 		}
 	}
-	// The set is not kept once resolved: its descriptor protos are a few
-	// MB across the plugins, and everything after this reads Files.
-	m.Files = nil
-	return &Loaded{Name: name, Launch: h.launches.Add(1), SHA256: sum, Manifest: m, Files: files}, nil
+	p, err := manifestcheck.CheckFiles(m, files)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	// The wire manifest is not kept: its descriptor protos are a few MB
+	// across the plugins, and everything after this reads p.
+	return &Loaded{Name: name, Launch: h.launches.Add(1), SHA256: sum, Plugin: p}, nil
 }
 
 // checkPin refuses a binary whose digest is not the pinned one, and returns

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // Restart backoff after a crash or a failed start: 100 ms, doubling, at most
@@ -70,11 +72,10 @@ func (m *managed) info() Info {
 		i.LastError = m.lastErr.Error()
 	}
 	if l := m.loaded; l != nil {
-		i.Version = l.Manifest.GetVersion()
-		i.Protocol = int(l.Manifest.GetProtocolVersion())
+		i.Version = l.Plugin.Version
+		i.Protocol = protocol.Version // a plugin that speaks another is refused at start
 		i.SHA256 = l.SHA256
-		i.Manifest = l.Manifest
-		i.Files = l.Files
+		i.Plugin = l.Plugin
 	}
 	if g := m.current.Load(); g != nil {
 		i.PID = g.pid

@@ -23,6 +23,8 @@ type process struct {
 	client *goplugin.Client
 	conn   *protocol.Conn
 	lane   *protocol.LaneClient // nil: Invoke over gRPC
+	// laneSocket is the fast lane's socket the plugin offered, if any.
+	laneSocket string
 
 	// inflight counts calls that hold this process. Once closing is set
 	// no new call may hold it, and drained is closed when the count is

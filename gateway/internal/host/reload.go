@@ -46,7 +46,7 @@ func (h *Host) Reload(ctx context.Context, name string) (Info, error) {
 		h.retire(old)
 	}
 	if err != nil {
-		if isNew && m.info().Manifest == nil {
+		if isNew && m.info().Plugin == nil {
 			// A plugin that never served leaves no trace but the error.
 			h.remove(m)
 			h.log.Error("new plugin refused", "plugin", name, "error", err)
@@ -115,8 +115,8 @@ func (h *Host) commit(m *managed, g *process) (old *process, err error) {
 	}
 	services := make(map[string]string)
 	for _, l := range snapshot {
-		for _, s := range l.Manifest.GetServices() {
-			services[s] = l.Name
+		for _, s := range l.Plugin.Services {
+			services[string(s.FullName())] = l.Name
 		}
 	}
 	h.services.Store(&services)
@@ -125,7 +125,7 @@ func (h *Host) commit(m *managed, g *process) (old *process, err error) {
 	m.mu.Unlock()
 	old = m.current.Swap(g)
 	m.transition(evServing, nil)
-	h.log.Info("plugin serving", "plugin", m.name, "version", g.loaded.Manifest.GetVersion(), "pid", g.pid,
+	h.log.Info("plugin serving", "plugin", m.name, "version", g.loaded.Plugin.Version, "pid", g.pid,
 		"launch", g.loaded.Launch, "fast_lane", g.lane != nil)
 	return old, nil
 }

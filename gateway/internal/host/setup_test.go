@@ -104,7 +104,7 @@ func (c *changeLog) onChange(snapshot []*Loaded) error {
 	}
 	var s []string
 	for _, l := range snapshot {
-		s = append(s, l.Name+"@"+l.Manifest.GetVersion())
+		s = append(s, l.Name+"@"+l.Plugin.Version)
 	}
 	c.calls = append(c.calls, s)
 	return nil

@@ -24,6 +24,7 @@ import (
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
 	webhookv1 "github.com/svcplatform/svc/gen/svc/webhook/v1"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 )
 
 // source is a route source serving every service of files, with their
@@ -50,7 +51,11 @@ func source(t *testing.T, name string, files ...protoreflect.FileDescriptor) rou
 			m.Services = append(m.Services, string(fd.Services().Get(i).FullName()))
 		}
 	}
-	return route.Source{Name: name, Manifest: m}
+	p, err := manifestcheck.Check(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return route.Source{Plugin: p}
 }
 
 // every plugin of the tree, and the partner example.

@@ -2,7 +2,6 @@ package route
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -33,13 +32,10 @@ type StreamInvoker interface {
 }
 
 // Source is one plugin (or the gateway's own in-process services) as the
-// router sees it.
+// router sees it: its description, checked when it was loaded, and where
+// its calls go.
 type Source struct {
-	Name     string
-	Manifest *pluginv1.Manifest
-	// Files are the manifest's descriptors, already resolved (the host
-	// resolves a plugin's once, when it starts); nil resolves them here.
-	Files   *protoregistry.Files
+	Plugin  *manifestcheck.Plugin
 	Invoker Invoker
 	// PrimaryOnly: the source never reads a replica (the gateway's own
 	// services), so its reads are not offered one.
@@ -76,26 +72,20 @@ type Table struct {
 	files    Files
 }
 
-// Build makes a route table from sources. It fails when a source breaks
-// the manifest rules (internal/plugin/manifestcheck: descriptors that do not
-// resolve, a malformed Graph binding or access rule), or when two sources
-// serve one service or bind one Graph node.
+// Build makes a route table from sources, each checked by
+// internal/plugin/manifestcheck when it was loaded. It fails when two
+// sources serve one service or bind one Graph node.
 func Build(sources []Source) (*Table, error) {
 	t := &Table{sources: sources, methods: map[string]*Method{}}
 	checked := make([]*manifestcheck.Plugin, 0, len(sources))
 	for _, src := range sources {
-		p, err := manifestcheck.CheckFiles(src.Manifest, src.Files)
-		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", src.Name, err)
-		}
-		p.Name = src.Name
-		checked = append(checked, p)
+		checked = append(checked, src.Plugin)
 	}
 	if err := manifestcheck.Together(checked); err != nil {
 		return nil, err
 	}
-	for i, src := range sources {
-		p := checked[i]
+	for _, src := range sources {
+		p := src.Plugin
 		t.files = append(t.files, p.Files)
 		types := dynamicTypes(p.Files)
 		for _, sd := range p.Services {
@@ -113,7 +103,7 @@ func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, checked [
 		}
 		m := &Method{
 			Method:      c,
-			Plugin:      src.Name,
+			Plugin:      src.Plugin.Name,
 			Input:       dynamicpb.NewMessageType(c.Desc.Input()),
 			Output:      dynamicpb.NewMessageType(c.Desc.Output()),
 			PrimaryOnly: src.PrimaryOnly,

@@ -260,7 +260,8 @@ func (s *Service) listDeliveries(ctx context.Context, call *sdk.Call, req *webho
 	}
 	// Fetched oldest first from a before cursor: Page puts them back.
 	rows, paging := sdk.Page(w, rows, func(r row) int64 { return r.Seq })
-	res := &webhookv1.ListDeliveriesResponse{Data: make([]*webhookv1.Delivery, len(rows)), Paging: paging.Proto()}
+	res := &webhookv1.ListDeliveriesResponse{Data: make([]*webhookv1.Delivery, len(rows))}
+	paging.Set(res)
 	for i, r := range rows {
 		var log []attemptEntry
 		if err := json.Unmarshal(r.Attempts, &log); err != nil {

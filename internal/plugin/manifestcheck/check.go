@@ -16,12 +16,20 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
-// Plugin is a manifest that follows the rules: its descriptors resolved,
-// and its methods with their options read.
+// Plugin is a plugin's description as the platform holds it: a manifest
+// that follows the rules, its descriptors resolved and its methods with
+// their options read. It is made once, where the manifest crosses the wire
+// (the gateway's host, when a process describes itself), and every part of
+// the gateway reads it; the wire form, svc.plugin.v1.Manifest, goes no
+// further. A plugin author's side of it is sdk.Info.
 type Plugin struct {
-	// Name is the manifest's name; the gateway sets the name it loaded the
-	// plugin under before Together.
-	Name     string
+	// Name is the plugin's name: the file name the gateway loaded it from,
+	// which the manifest must repeat.
+	Name string
+	// Version is the plugin's own version, shown to operators.
+	Version string
+	// Events are the event types the plugin may emit.
+	Events   []string
 	Files    *protoregistry.Files
 	Services []protoreflect.ServiceDescriptor
 	// Methods of every service, in the manifest's service order, then in
@@ -101,7 +109,7 @@ func CheckFiles(m *pluginv1.Manifest, files *protoregistry.Files) (*Plugin, erro
 			return nil, fmt.Errorf("descriptors: %w", err)
 		}
 	}
-	p := &Plugin{Name: m.GetName(), Files: files}
+	p := &Plugin{Name: m.GetName(), Version: m.GetVersion(), Events: m.GetEvents(), Files: files}
 	var errs []error
 	for _, name := range m.GetServices() {
 		d, err := files.FindDescriptorByName(protoreflect.FullName(name))

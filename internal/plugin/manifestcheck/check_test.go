@@ -12,15 +12,18 @@ import (
 	hellov1 "github.com/svcplatform/svc/gen/svc/hello/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
-	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 // helloManifest is the example plugin's manifest (hello/{name} and
 // hello/{name}/waves), with change applied to its method options.
 func helloManifest(t testing.TB, change func(methods map[string]*descriptorpb.MethodDescriptorProto)) *pluginv1.Manifest {
 	t.Helper()
-	m := proto.Clone(plugintest.Start(t, helloPlugin()).Manifest()).(*pluginv1.Manifest)
+	m, err := wire.Manifest(helloPlugin())
+	if err != nil {
+		t.Fatal(err)
+	}
 	methods := map[string]*descriptorpb.MethodDescriptorProto{}
 	for _, f := range m.GetFiles().GetFile() {
 		if f.GetPackage() != "svc.hello.v1" {

@@ -1,6 +1,8 @@
-// Package manifestcheck holds the rules the gateway applies to a plugin's
-// manifest when it loads it, as one public package, so that the gateway and
-// a plugin's own tests (plugintest.CheckManifest) apply the same rules and a
+// Package manifestcheck reads a plugin's manifest into the platform's one
+// description of a plugin (Plugin: name, version, events, descriptors,
+// methods with their options), applying the rules the gateway applies when
+// it loads a plugin. It is shared by the gateway and a plugin's own tests
+// (plugintest.CheckManifest), so that both apply the same rules and a
 // plugin that passes its tests is not refused at load time for its
 // bindings:
 //

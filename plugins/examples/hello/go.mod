@@ -1,5 +1,6 @@
 // The example partner plugin is its own module, as a partner's would be: it
-// depends on the platform's SDK and generated types like any other module.
+// depends on the platform's published SDK (and the Go package of its proto
+// options, which the generated code imports) like any other module.
 // The replace directive points at this checkout so the example always builds
 // against the SDK next to it; a partner drops it and requires a release.
 module example.com/hello
@@ -7,12 +8,14 @@ module example.com/hello
 go 1.26.0
 
 require (
+	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.12-20260825204119-511051f7f437.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/svcplatform/svc v0.0.0
+	google.golang.org/genproto/googleapis/api v0.0.0-20261019180522-ce908d29299b
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
-	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.12-20260825204119-511051f7f437.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
@@ -43,10 +46,8 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	google.golang.org/genproto/googleapis/api v0.0.0-20261019180522-ce908d29299b // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/grpc v1.83.2 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/svcplatform/svc => ../../..

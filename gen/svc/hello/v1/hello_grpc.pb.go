@@ -27,9 +27,11 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// HelloService is the example partner plugin of plugins/examples/hello: it
-// adds the Graph node hello/{name} and the REST path /api/v1/hello/{name}
-// to a running gateway without rebuilding it.
+// HelloService is the service of the SDK's documentation examples and of
+// the platform's manifest and OpenAPI tests: the Graph node hello/{name} and
+// the REST path /api/v1/hello/{name}. The example partner plugin,
+// plugins/examples/hello, has its own copy in its own module and package
+// (hello.v1), as a partner's plugin would.
 type HelloServiceClient interface {
 	// SayHello greets name.
 	SayHello(ctx context.Context, in *SayHelloRequest, opts ...grpc.CallOption) (*SayHelloResponse, error)
@@ -71,9 +73,11 @@ func (c *helloServiceClient) Wave(ctx context.Context, in *WaveRequest, opts ...
 // All implementations must embed UnimplementedHelloServiceServer
 // for forward compatibility.
 //
-// HelloService is the example partner plugin of plugins/examples/hello: it
-// adds the Graph node hello/{name} and the REST path /api/v1/hello/{name}
-// to a running gateway without rebuilding it.
+// HelloService is the service of the SDK's documentation examples and of
+// the platform's manifest and OpenAPI tests: the Graph node hello/{name} and
+// the REST path /api/v1/hello/{name}. The example partner plugin,
+// plugins/examples/hello, has its own copy in its own module and package
+// (hello.v1), as a partner's plugin would.
 type HelloServiceServer interface {
 	// SayHello greets name.
 	SayHello(context.Context, *SayHelloRequest) (*SayHelloResponse, error)

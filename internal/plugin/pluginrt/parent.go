@@ -1,4 +1,4 @@
-package sdk
+package pluginrt
 
 import (
 	"log/slog"

@@ -1,10 +1,11 @@
-package sdk
+package pluginrt
 
 import (
 	"errors"
 	"fmt"
 	"sort"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -17,22 +18,22 @@ import (
 // checks and request validation from the descriptors, so they carry every
 // file the services need.
 func (p *Plugin) buildManifest() (*pluginv1.Manifest, error) {
-	if p.info.Name == "" {
+	if p.name == "" {
 		return nil, errors.New("sdk: Info.Name is empty")
 	}
 	if len(p.services) == 0 {
-		return nil, fmt.Errorf("sdk: plugin %q registers no methods", p.info.Name)
+		return nil, fmt.Errorf("sdk: plugin %q registers no methods", p.name)
 	}
 	files, err := fileSet(p.services)
 	if err != nil {
 		return nil, err
 	}
 	m := &pluginv1.Manifest{
-		Name:            p.info.Name,
-		Version:         p.info.Version,
+		Name:            p.name,
+		Version:         p.version,
 		ProtocolVersion: protocol.Version,
 		Files:           files,
-		Events:          append([]string(nil), p.info.Events...),
+		Events:          append([]string(nil), p.events...),
 	}
 	for _, s := range p.services {
 		m.Services = append(m.Services, string(s.FullName()))
@@ -85,4 +86,15 @@ func fileSet(services []protoreflect.ServiceDescriptor) (*descriptorpb.FileDescr
 		}
 	}
 	return set, nil
+}
+
+// Manifest ends registration and returns the plugin's manifest, for
+// running it inside the host process: the gateway serves its own services
+// this way, through the same routing, validation and access checks as a
+// plugin's.
+func (p *Plugin) Manifest() (*pluginv1.Manifest, error) {
+	if err := p.Freeze(); err != nil {
+		return nil, err
+	}
+	return proto.Clone(p.manifest).(*pluginv1.Manifest), nil
 }

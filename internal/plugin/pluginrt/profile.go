@@ -1,4 +1,4 @@
-package sdk
+package pluginrt
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // passes a plugin the variables named for it). It returns what writes them
 // out; a profile that cannot be started is logged and skipped, never fatal.
 func (p *Plugin) startProfiles() (finish func()) {
-	prefix := "SVC_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(p.info.Name)) + "_"
+	prefix := "SVC_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(p.name)) + "_"
 	cpuPath, memPath := os.Getenv(prefix+"CPUPROFILE"), os.Getenv(prefix+"MEMPROFILE")
 	var cpu *os.File
 	if cpuPath != "" {

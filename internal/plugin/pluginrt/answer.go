@@ -1,4 +1,4 @@
-package sdk
+package pluginrt
 
 import (
 	"google.golang.org/protobuf/proto"
@@ -20,9 +20,9 @@ var freeAnswers = make(chan []byte, 16)
 // lane keeps its own frame buffer.
 const maxKeptAnswer = 64 << 10
 
-// encodeAnswer encodes a handler's answer, into a buffer from the free
+// EncodeAnswer encodes a handler's answer, into a buffer from the free
 // list when it has one.
-func encodeAnswer(m proto.Message) ([]byte, error) {
+func EncodeAnswer(m proto.Message) ([]byte, error) {
 	select {
 	case b := <-freeAnswers:
 		return proto.MarshalOptions{}.MarshalAppend(b[:0], m)

@@ -1,4 +1,4 @@
-package sdk
+package pluginrt
 
 import (
 	"context"
@@ -20,13 +20,9 @@ import (
 )
 
 // Serve runs the plugin until the gateway stops it or dies, then exits the
-// process; it never returns. It must be called from main after every method
-// is registered.
-//
-// Run by hand, outside a gateway, the binary explains that it is a plugin
-// and exits.
+// process (sdk.Plugin.Serve).
 func (p *Plugin) Serve() {
-	if err := p.freeze(); err != nil {
+	if err := p.Freeze(); err != nil {
 		p.log.Error("plugin cannot start", "error", err)
 		os.Exit(1)
 	}
@@ -46,7 +42,7 @@ func (p *Plugin) Serve() {
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.serveGRPC}},
+			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.ServeGRPC}},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
@@ -62,11 +58,11 @@ func (p *Plugin) Serve() {
 	os.Exit(0)
 }
 
-// serveGRPC registers the plugin's protocol service on s, reaching the
+// ServeGRPC registers the plugin's protocol service on s, reaching the
 // gateway's Host service through broker. Serve calls it, and so does
-// package plugintest (through wire.ServeGRPC).
-func (p *Plugin) serveGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	if err := p.freeze(); err != nil {
+// package plugintest.
+func (p *Plugin) ServeGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
+	if err := p.Freeze(); err != nil {
 		return err
 	}
 	pluginv1.RegisterPluginServer(s, &grpcServer{p: p, broker: broker})
@@ -89,7 +85,7 @@ func (p *Plugin) listenLane() (net.Listener, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("restrict %s: %w", path, err)
 	}
-	srv := p.laneServer(allowGateway)
+	srv := p.LaneServer(AllowGateway)
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			p.log.Error("fast lane stopped", "error", err)
@@ -99,20 +95,20 @@ func (p *Plugin) listenLane() (net.Listener, error) {
 	return ln, nil
 }
 
-// laneServer is the plugin's side of the fast lane, admitting the
+// LaneServer is the plugin's side of the fast lane, admitting the
 // processes allow admits.
-func (p *Plugin) laneServer(allow func(pid int) bool) *protocol.LaneServer {
+func (p *Plugin) LaneServer(allow func(pid int) bool) *protocol.LaneServer {
 	// A connection's end counts as activity for the trimmer: the gateway
 	// closes a burst's extra connections just after it, and what they held
 	// is garbage from then on.
-	return &protocol.LaneServer{Handler: p.invoke, Stream: p.invokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
+	return &protocol.LaneServer{Handler: p.Invoke, Stream: p.InvokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
 		Ended: p.trim.Touch}
 }
 
-// allowGateway admits fast-lane connections from the process that started
+// AllowGateway admits fast-lane connections from the process that started
 // this one (the gateway) only; the plugin's own process is admitted too, for
 // in-process tests.
-func allowGateway(pid int) bool {
+func AllowGateway(pid int) bool {
 	return pid == os.Getppid() || pid == os.Getpid()
 }
 
@@ -126,7 +122,7 @@ type grpcServer struct {
 func (s *grpcServer) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
 	if v := req.GetProtocolVersion(); v != protocol.Version {
 		return nil, status.Errorf(codes.FailedPrecondition,
-			"the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, s.p.info.Name, protocol.Version)
+			"the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, s.p.name, protocol.Version)
 	}
 	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
 		if err := s.p.connectHost(s.broker, id); err != nil {
@@ -141,11 +137,11 @@ func (s *grpcServer) Describe(ctx context.Context, req *pluginv1.DescribeRequest
 }
 
 func (s *grpcServer) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return s.p.invoke(ctx, req), nil
+	return s.p.Invoke(ctx, req), nil
 }
 
 func (s *grpcServer) InvokeStream(req *pluginv1.InvokeRequest, stream grpc.ServerStreamingServer[pluginv1.InvokeResponse]) error {
-	return s.p.invokeStream(stream.Context(), req, stream.Send)
+	return s.p.InvokeStream(stream.Context(), req, stream.Send)
 }
 
 func (s *grpcServer) Health(ctx context.Context, _ *pluginv1.HealthRequest) (*pluginv1.HealthResponse, error) {
