@@ -248,7 +248,9 @@ func (r *runner) curveScenarios() []*curve {
 			"data": `'{"postId":"1000000001","pageId":"` + page + `","content":"pgbench curve post: ☕ 咖啡 🚀","audience":"everyone"}'`}
 		postArgs := map[string]string{"page_id": ":page_id", "author_user_id": ":user_id", "app_id": ":app_id",
 			"content": "'pgbench curve post: ☕ 咖啡 🚀'", "audience": "'everyone'",
-			"event_id": evtArgs["event_id"], "event_type": evtArgs["event_type"]}
+			"event_id": evtArgs["event_id"], "event_type": evtArgs["event_type"],
+			"event_page_id": ":page_id::text", "event_app_id": "''", "event_ordering_key": "''",
+			"event_data": `'{"pageId":"` + page + `","content":"pgbench curve post: ☕ 咖啡 🚀","audience":"everyone"}'`}
 		post, src1, err := query("CreatePost", bookQueries, postArgs)
 		mirror := func(q string) string {
 			q = strings.ReplaceAll(q, "book.posts", "svcbench_curves.posts")
