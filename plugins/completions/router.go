@@ -345,6 +345,45 @@ func completionUsage(b []byte) (*usage, bool) {
 	return &u, true
 }
 
+// chunkUsage reads a stream chunk's usage (nil when it has none) and
+// whether its choices has any element; ok is false when the chunk is not
+// valid JSON or its usage is not a usage object or its choices not an
+// array. Only usage is decoded, as in completionUsage: the chunk is passed
+// on as it came.
+func chunkUsage(ev []byte) (u *usage, choices, ok bool) {
+	if !json.Valid(ev) {
+		return nil, false, false
+	}
+	var usageRaw, choicesRaw []byte
+	if !jsonobj.Members(ev, func(key, value []byte) bool {
+		switch string(key) { // the last of a repeated key wins, as in encoding/json
+		case "choices":
+			choicesRaw = value
+		case "usage":
+			usageRaw = value
+		}
+		return true
+	}) {
+		return nil, false, false
+	}
+	switch {
+	case choicesRaw == nil, string(choicesRaw) == "null":
+	case choicesRaw[0] == '[':
+		rest := bytes.TrimLeft(choicesRaw[1:], " \t\r\n")
+		choices = len(rest) > 0 && rest[0] != ']'
+	default:
+		return nil, false, false
+	}
+	if usageRaw == nil || string(usageRaw) == "null" {
+		return nil, choices, true
+	}
+	var got usage
+	if usageRaw[0] != '{' || json.Unmarshal(usageRaw, &got) != nil {
+		return nil, false, false
+	}
+	return &got, choices, true
+}
+
 // probe asks u for a real generation of one token, as the end of its
 // cooldown: an upstream whose health check says "ok" while generation is
 // broken fails this.
@@ -401,8 +440,16 @@ const maxHeldEvents = 16
 func (rt *router) stream(ctx context.Context, req *chatRequest, emit emitFunc, onOpen func(wait time.Duration)) (r streamResult, err error) {
 	start := time.Now()
 	var sse *sseReader
+	defer func() {
+		if sse != nil {
+			sse.release()
+		}
+	}()
 	var held [][]byte
 	o, err := rt.open(ctx, req, func(o *opened) error {
+		if sse != nil {
+			sse.release() // an earlier upstream's, which failed
+		}
 		sse = newSSEReader(o.res.Body)
 		held = held[:0]
 		for {
@@ -480,13 +527,9 @@ func (rt *router) stream(ctx context.Context, req *chatRequest, emit emitFunc, o
 		}
 		forward := true
 		if bytes.Contains(ev, keyUsage) {
-			var c struct {
-				Usage   *usage            `json:"usage"`
-				Choices []json.RawMessage `json:"choices"`
-			}
-			if json.Unmarshal(ev, &c) == nil && c.Usage != nil {
-				r.usage, gotUsage = *c.Usage, true
-				forward = req.IncludeUsage || len(c.Choices) > 0
+			if got, choices, ok := chunkUsage(ev); ok && got != nil {
+				r.usage, gotUsage = *got, true
+				forward = req.IncludeUsage || choices
 			}
 		}
 		if forward {

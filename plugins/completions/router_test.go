@@ -366,3 +366,40 @@ func FuzzCompletionUsage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzChunkUsage: a stream chunk's usage is read, and its choices found
+// empty or not, exactly as a full decode of its top level (exact keys, the
+// last repeated key winning) reads them.
+func FuzzChunkUsage(f *testing.F) {
+	for _, s := range []string{`{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`,
+		`{"choices":[ ],"usage":{"prompt_tokens":1}}`, `{"choices":[{"index":0}],"usage":{"prompt_tokens":1}}`, `{"usage":null}`,
+		`{"choices":null,"usage":{}}`, `{"choices":{},"usage":{}}`, `{"usage":5}`, `{"usage":{"prompt_tokens":"x"}}`, `{"usage":{}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, some, ok := chunkUsage(b)
+		var m map[string]json.RawMessage
+		wantOK := json.Unmarshal(b, &m) == nil && m != nil
+		var choices []json.RawMessage
+		if raw, has := m["choices"]; wantOK && has {
+			wantOK = json.Unmarshal(raw, &choices) == nil
+		}
+		var want *usage
+		if raw, has := m["usage"]; wantOK && has && string(raw) != "null" {
+			want = &usage{}
+			wantOK = json.Unmarshal(raw, want) == nil
+		}
+		if ok != wantOK {
+			t.Fatalf("%q: read %v, a full decode says %v", b, ok, wantOK)
+		}
+		if !ok {
+			return
+		}
+		if some != (len(choices) > 0) {
+			t.Fatalf("%q: choices %v, a full decode finds %d", b, some, len(choices))
+		}
+		if (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Fatalf("%q: usage %+v, a full decode says %+v", b, got, want)
+		}
+	})
+}

@@ -188,9 +188,6 @@ func (u *fakeUpstream) completionsConfig() string {
 		u.url+"/v1", benchModel, slowModel)
 }
 
-// overheadConns are the concurrencies of the overhead figures.
-var overheadConns = []int{1, 16, 128}
-
 // completionsOverhead measures what the gateway adds to a chat completion:
 // the same request to the fake upstream directly, through a plain
 // httputil.ReverseProxy and through /v1/chat/completions, at 1, 16 and 128
@@ -208,7 +205,7 @@ func (r *runner) completionsOverhead(ctx context.Context) {
 	}
 	dur := min(r.o.dur, 5*time.Second)
 	for _, stream := range []bool{false, true} {
-		for _, conns := range overheadConns {
+		for _, conns := range r.o.overheadConns {
 			r.completionsOverheadAt(ctx, proxy, stream, conns, dur)
 		}
 	}
@@ -272,9 +269,16 @@ func (r *runner) completionsOverheadAt(ctx context.Context, proxy *fakeUpstream,
 	}
 	row.Reference = fmt.Sprintf("the fake upstream called directly: p50 %s, p99 %s", bench.Ms(direct.Latency.P50), bench.Ms(direct.Latency.P99))
 	if proxy != nil {
-		if plain, _, _, err := load(proxy.url, headers); err == nil {
-			row.Reference += fmt.Sprintf("; through httputil.ReverseProxy: p50 %s, p99 %s (%+.0f µs p50)",
-				bench.Ms(plain.Latency.P50), bench.Ms(plain.Latency.P99), plain.Latency.P50-direct.Latency.P50)
+		r.proxyPID = proxy.cmd.Process.Pid
+		plain, pa, pb, err := load(proxy.url, headers)
+		r.proxyPID = 0
+		if err == nil {
+			proxyCPU := 0.0
+			if plain.Requests > 0 {
+				proxyCPU = float64((pb.proxy - pa.proxy).Nanoseconds()) / 1e3 / float64(plain.Requests)
+			}
+			row.Reference += fmt.Sprintf("; through httputil.ReverseProxy: p50 %s, p99 %s (%+.0f µs p50; %.0f µs CPU per completion in the proxy)",
+				bench.Ms(plain.Latency.P50), bench.Ms(plain.Latency.P99), plain.Latency.P50-direct.Latency.P50, proxyCPU)
 		} else {
 			row.Reference += "; httputil.ReverseProxy failed: " + firstLine(err.Error())
 		}

@@ -79,17 +79,18 @@ type curve struct {
 	Points  []curvePoint `json:"points"`
 }
 
-// parseConns reads -curve-conns: ascending positive connection counts.
-func parseConns(s string) ([]int, error) {
+// parseConns reads the connection counts of flag (-curve-conns,
+// -completions-conns): ascending positive connection counts.
+func parseConns(flag, s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 || n > 1000 {
-			return nil, fmt.Errorf("-curve-conns: %q is not a number of connections from 1 to 1000", f)
+			return nil, fmt.Errorf("-%s: %q is not a number of connections from 1 to 1000", flag, f)
 		}
 		if len(out) > 0 && n <= out[len(out)-1] {
-			return nil, fmt.Errorf("-curve-conns: %d does not come after %d (give them in ascending order)", n, out[len(out)-1])
+			return nil, fmt.Errorf("-%s: %d does not come after %d (give them in ascending order)", flag, n, out[len(out)-1])
 		}
 		out = append(out, n)
 	}

@@ -15,12 +15,12 @@ import (
 )
 
 func TestCurveConnectionsAreAscendingPositiveCounts(t *testing.T) {
-	got, err := parseConns("1, 8,32,64,128")
+	got, err := parseConns("curve-conns", "1, 8,32,64,128")
 	if err != nil || !reflect.DeepEqual(got, []int{1, 8, 32, 64, 128}) {
 		t.Errorf("got %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "0", "8,1", "8,8", "x", "1,,2", "-1", "1001"} {
-		if _, err := parseConns(bad); err == nil {
+		if _, err := parseConns("curve-conns", bad); err == nil {
 			t.Errorf("parseConns(%q) accepted", bad)
 		}
 	}
@@ -31,7 +31,7 @@ func FuzzParseConns(f *testing.F) {
 	f.Add("3, 2")
 	f.Add("+1,0x10")
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := parseConns(s)
+		got, err := parseConns("curve-conns", s)
 		if err != nil {
 			return
 		}

@@ -102,6 +102,9 @@ type options struct {
 	curveDur    time.Duration
 	curveWarmup time.Duration
 	curvesSVG   string
+	// overheadConns are the concurrencies of the completions overhead
+	// figures (completions.go).
+	overheadConns []int
 }
 
 func run(ctx context.Context, args []string) error {
@@ -128,11 +131,15 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.curveDur, "curve-d", 3*time.Second, "measured duration of each curve point (ours and pgbench each)")
 	fs.DurationVar(&o.curveWarmup, "curve-warmup", time.Second, "unmeasured warmup before each curve point of ours")
 	fs.StringVar(&o.curvesSVG, "curves-svg", "", "the curves image to write (default curves.svg beside -o)")
+	overhead := fs.String("completions-conns", "1,16,128", "concurrencies of the completions overhead figures, ascending (1 and 16 have targets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
-	if o.curveConns, err = parseConns(*conns); err != nil {
+	if o.curveConns, err = parseConns("curve-conns", *conns); err != nil {
+		return err
+	}
+	if o.overheadConns, err = parseConns("completions-conns", *overhead); err != nil {
 		return err
 	}
 	if o.curveDur < time.Second {
@@ -234,6 +241,9 @@ type runner struct {
 	// upstream is the fake OpenAI-compatible server the completions case
 	// routes to.
 	upstream *fakeUpstream
+	// proxyPID is the reference reverse proxy's process while its load
+	// runs, for its CPU (cpuSnapshot.proxy); 0 otherwise.
+	proxyPID int
 	oauth    *bench.OAuthClient
 	// curves are the measured curves (curves.go).
 	curves []*curve
@@ -628,6 +638,9 @@ type cpuSnapshot struct {
 	at                         time.Time
 	self, gateway, pg, machine time.Duration
 	pgKnown                    bool // the server is our embedded cluster
+	// proxy is the reference reverse proxy's CPU, while one is measured
+	// (runner.proxyPID).
+	proxy time.Duration
 }
 
 func (r *runner) cpu() cpuSnapshot {
@@ -637,6 +650,9 @@ func (r *runner) cpu() cpuSnapshot {
 	}
 	if r.db != nil && r.db.PostmasterPID != 0 {
 		s.pg, s.pgKnown = bench.TreeCPUTime(r.db.PostmasterPID), true
+	}
+	if r.proxyPID != 0 {
+		s.proxy = bench.TreeCPUTime(r.proxyPID)
 	}
 	return s
 }
