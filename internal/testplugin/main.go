@@ -7,7 +7,7 @@
 //	SVC_TESTPLUGIN_PROTOCOL      a plugin protocol version to speak instead of ours
 //	SVC_TESTPLUGIN_CRASH_AFTER   exit abruptly while serving the N-th call
 //	SVC_TESTPLUGIN_UNHEALTHY     fail the health check with this message
-//	SVC_TESTPLUGIN_CPUPROFILE    write a CPU profile of the first 5 s of serving here
+//	SVC_TESTPLUGIN_CPUPROFILE    a CPU profile of its whole run, as every plugin writes (SVC_<NAME>_CPUPROFILE)
 //	SVC_TESTPLUGIN_NO_FAST_LANE  offer no fast lane: every call comes over gRPC
 //
 // Installed under the name "testplugin-alias" it is a plugin of that name
@@ -20,9 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
-	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -38,9 +36,6 @@ func main() {
 	if v := os.Getenv("SVC_TESTPLUGIN_PROTOCOL"); v != "" {
 		serveOtherProtocol(v)
 		return
-	}
-	if path := os.Getenv("SVC_TESTPLUGIN_CPUPROFILE"); path != "" {
-		profileCPU(path, 5*time.Second)
 	}
 	if os.Getenv("SVC_TESTPLUGIN_NO_FAST_LANE") != "" {
 		_ = os.Unsetenv(protocol.EnvFastLaneDir)
@@ -62,23 +57,6 @@ func main() {
 		CrashAfter: crashAfter,
 		Unhealthy:  os.Getenv("SVC_TESTPLUGIN_UNHEALTHY"),
 	}).Serve()
-}
-
-// profileCPU profiles the plugin for d, to see where a hop's CPU goes on
-// the plugin's side.
-func profileCPU(path string, d time.Duration) {
-	f, err := os.Create(path)
-	if err == nil {
-		err = pprof.StartCPUProfile(f)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testplugin: cpu profile:", err)
-		return
-	}
-	time.AfterFunc(d, func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-	})
 }
 
 // serveOtherProtocol plays a plugin built against another version of the

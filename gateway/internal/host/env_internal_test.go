@@ -1,11 +1,13 @@
 package host
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAPluginGetsAScrubbedEnvironment: a plugin never sees the gateway's
@@ -74,5 +76,38 @@ func TestOnlyBinariesTheGatewaysUserControlsAreLaunched(t *testing.T) {
 				t.Fatalf("checkOwnership = %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestAPluginsProfilesReachThePathsTheOperatorAskedOnceItStops: a
+// contained plugin may write only in its private folder, so the profiles
+// asked with SVC_<NAME>_CPUPROFILE and _MEMPROFILE are written there and
+// copied out by the host when the process stops, before the folder goes.
+func TestAPluginsProfilesReachThePathsTheOperatorAskedOnceItStops(t *testing.T) {
+	out := t.TempDir()
+	cpu, mem := filepath.Join(out, "testplugin.cpu.pprof"), filepath.Join(out, "testplugin.mem.pprof")
+	b := setup(t, map[string]map[string]string{"testplugin": nil}, func(o *Options) {
+		o.Env = func(string) ([]string, error) {
+			return []string{"SVC_TESTPLUGIN_CPUPROFILE=" + cpu, "SVC_TESTPLUGIN_MEMPROFILE=" + mem}, nil
+		}
+	})
+	if _, err := b.echo(context.Background(), "testplugin", "profiled"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{cpu, mem} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("the profile was not saved: %v", err)
+			continue
+		}
+		// A profile is gzip-compressed protobuf.
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s is not a profile (%d bytes)", path, len(b))
+		}
 	}
 }

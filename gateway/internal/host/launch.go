@@ -89,7 +89,8 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 
 	log := h.log.With("plugin", name)
 	stderrTail := &tailBuffer{max: 2048}
-	if cmd.Env, err = h.pluginEnv(name, dir); err != nil {
+	var profiles []profileCopy
+	if cmd.Env, profiles, err = h.pluginEnv(name, dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}
@@ -152,7 +153,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 		return fail(refuse(ErrUnhealthy, "plugin %q is not healthy: %s", name, health.GetMessage()))
 	}
 
-	g := &process{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir,
+	g := &process{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir, profiles: profiles,
 		client: client, conn: conn, drained: make(chan struct{}), killed: make(chan struct{})}
 	g.laneSocket = manifest.GetFastLane().GetSocketPath()
 	if sock := g.laneSocket; sock != "" && h.opts.transport == transportFastLane {
@@ -315,8 +316,52 @@ var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "
 // operator configures a partner's plugin without the gateway's help), where
 // its sockets go, and what the gateway gives it (Options.Env: its database
 // URL, its settings). Nothing else of the gateway's environment leaks.
-func (h *Host) pluginEnv(name, dir string) ([]string, error) {
-	return h.pluginEnvFrom(os.Environ(), name, dir)
+func (h *Host) pluginEnv(name, dir string) ([]string, []profileCopy, error) {
+	env, err := h.pluginEnvFrom(os.Environ(), name, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, profiles := redirectProfiles(env, name, dir)
+	return env, profiles, nil
+}
+
+// profileCopy is a profile file the operator asked of a plugin: written by
+// the plugin at from, in its private folder, and copied by the host to to
+// once the process has stopped.
+type profileCopy struct{ from, to string }
+
+// redirectProfiles points the profiles the operator asked of plugin name
+// (SVC_<NAME>_CPUPROFILE, SVC_<NAME>_MEMPROFILE, read by the plugin's
+// runtime) into its private folder, the one place a contained plugin may
+// write, and answers where each is to be copied when the process stops
+// (saveProfiles).
+func redirectProfiles(env []string, name, dir string) ([]string, []profileCopy) {
+	own := "SVC_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)) + "_"
+	var copies []profileCopy
+	for i, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if v == "" || (k != own+"CPUPROFILE" && k != own+"MEMPROFILE") {
+			continue
+		}
+		from := filepath.Join(dir, strings.ToLower(strings.TrimPrefix(k, own))+".pprof")
+		copies = append(copies, profileCopy{from: from, to: v})
+		env[i] = k + "=" + from
+	}
+	return env, copies
+}
+
+// saveProfiles copies a stopped process's profiles to where the operator
+// asked for them; a profile the plugin did not write is logged.
+func (h *Host) saveProfiles(g *process) {
+	for _, c := range g.profiles {
+		b, err := os.ReadFile(c.from)
+		if err == nil {
+			err = os.WriteFile(c.to, b, 0o644)
+		}
+		if err != nil {
+			h.log.Warn("plugin profile not saved", "plugin", g.loaded.Name, "path", c.to, "error", err)
+		}
+	}
 }
 
 // pluginEnvFrom is pluginEnv with the gateway's environment given.

@@ -19,6 +19,8 @@ type process struct {
 	pid       int
 	startedAt time.Time
 	dir       string // private socket folder, removed with the process
+	// profiles are copied out of dir when the process stops.
+	profiles []profileCopy
 
 	client *goplugin.Client
 	conn   *protocol.Conn
@@ -103,6 +105,7 @@ func (h *Host) kill(g *process) {
 			_ = g.lane.Close()
 		}
 		g.client.Kill()
+		h.saveProfiles(g)
 		_ = os.RemoveAll(g.dir)
 		h.mu.Lock()
 		delete(h.live, g)
