@@ -86,6 +86,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("CreatePageLink"), s.createPageLink)
 	sdk.Handle(p, m.ByName("DeletePageLink"), s.deletePageLink)
 	s.registerLifecycle(p)
+	s.registerDataRights(p)
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {

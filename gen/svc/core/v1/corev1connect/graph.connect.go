@@ -58,6 +58,12 @@ const (
 	GraphServiceListConnectedAssetsProcedure = "/svc.core.v1.GraphService/ListConnectedAssets"
 	// GraphServiceDebugTokenProcedure is the fully-qualified name of the GraphService's DebugToken RPC.
 	GraphServiceDebugTokenProcedure = "/svc.core.v1.GraphService/DebugToken"
+	// GraphServiceListAuthorizedAppsProcedure is the fully-qualified name of the GraphService's
+	// ListAuthorizedApps RPC.
+	GraphServiceListAuthorizedAppsProcedure = "/svc.core.v1.GraphService/ListAuthorizedApps"
+	// GraphServiceRemoveAuthorizedAppProcedure is the fully-qualified name of the GraphService's
+	// RemoveAuthorizedApp RPC.
+	GraphServiceRemoveAuthorizedAppProcedure = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
 	// GraphServiceGetAppProcedure is the fully-qualified name of the GraphService's GetApp RPC.
 	GraphServiceGetAppProcedure = "/svc.core.v1.GraphService/GetApp"
 	// GraphServiceUpdateAppProcedure is the fully-qualified name of the GraphService's UpdateApp RPC.
@@ -159,6 +165,16 @@ type GraphServiceClient interface {
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error)
+	// ListAuthorizedApps lists the apps the caller authorized, with the
+	// scopes granted to each (CONTRACT §16). The user's session, or a user
+	// token with public_profile: it reaches only the caller's own consents.
+	ListAuthorizedApps(context.Context, *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error)
+	// RemoveAuthorizedApp revokes the caller's consent to an app and every
+	// token of the caller for it at once, and starts the app's data deletion
+	// callback. The user's own session only: no app, not even the one
+	// removed, acts on the caller's list of apps. An app the caller never
+	// authorized is 404, whether or not it exists.
+	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
@@ -303,6 +319,19 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			baseURL+GraphServiceDebugTokenProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("DebugToken")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listAuthorizedApps: connect.NewClient[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse](
+			httpClient,
+			baseURL+GraphServiceListAuthorizedAppsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListAuthorizedApps")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		removeAuthorizedApp: connect.NewClient[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceRemoveAuthorizedAppProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 			connect.WithClientOptions(opts...),
 		),
 		getApp: connect.NewClient[v1.GetAppRequest, v1.App](
@@ -454,6 +483,8 @@ type graphServiceClient struct {
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
 	listConnectedAssets      *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
+	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
+	removeAuthorizedApp      *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
 	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
 	updateApp                *connect.Client[v1.UpdateAppRequest, v1.WentLive]
 	getAppConfig             *connect.Client[v1.GetAppConfigRequest, v1.AppConfig]
@@ -525,6 +556,16 @@ func (c *graphServiceClient) ListConnectedAssets(ctx context.Context, req *conne
 // DebugToken calls svc.core.v1.GraphService.DebugToken.
 func (c *graphServiceClient) DebugToken(ctx context.Context, req *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error) {
 	return c.debugToken.CallUnary(ctx, req)
+}
+
+// ListAuthorizedApps calls svc.core.v1.GraphService.ListAuthorizedApps.
+func (c *graphServiceClient) ListAuthorizedApps(ctx context.Context, req *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error) {
+	return c.listAuthorizedApps.CallUnary(ctx, req)
+}
+
+// RemoveAuthorizedApp calls svc.core.v1.GraphService.RemoveAuthorizedApp.
+func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, req *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.removeAuthorizedApp.CallUnary(ctx, req)
 }
 
 // GetApp calls svc.core.v1.GraphService.GetApp.
@@ -671,6 +712,16 @@ type GraphServiceHandler interface {
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error)
+	// ListAuthorizedApps lists the apps the caller authorized, with the
+	// scopes granted to each (CONTRACT §16). The user's session, or a user
+	// token with public_profile: it reaches only the caller's own consents.
+	ListAuthorizedApps(context.Context, *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error)
+	// RemoveAuthorizedApp revokes the caller's consent to an app and every
+	// token of the caller for it at once, and starts the app's data deletion
+	// callback. The user's own session only: no app, not even the one
+	// removed, acts on the caller's list of apps. An app the caller never
+	// authorized is 404, whether or not it exists.
+	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
@@ -811,6 +862,19 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		svc.DebugToken,
 		connect.WithSchema(graphServiceMethods.ByName("DebugToken")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListAuthorizedAppsHandler := connect.NewUnaryHandler(
+		GraphServiceListAuthorizedAppsProcedure,
+		svc.ListAuthorizedApps,
+		connect.WithSchema(graphServiceMethods.ByName("ListAuthorizedApps")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceRemoveAuthorizedAppHandler := connect.NewUnaryHandler(
+		GraphServiceRemoveAuthorizedAppProcedure,
+		svc.RemoveAuthorizedApp,
+		connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 		connect.WithHandlerOptions(opts...),
 	)
 	graphServiceGetAppHandler := connect.NewUnaryHandler(
@@ -969,6 +1033,10 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListConnectedAssetsHandler.ServeHTTP(w, r)
 		case GraphServiceDebugTokenProcedure:
 			graphServiceDebugTokenHandler.ServeHTTP(w, r)
+		case GraphServiceListAuthorizedAppsProcedure:
+			graphServiceListAuthorizedAppsHandler.ServeHTTP(w, r)
+		case GraphServiceRemoveAuthorizedAppProcedure:
+			graphServiceRemoveAuthorizedAppHandler.ServeHTTP(w, r)
 		case GraphServiceGetAppProcedure:
 			graphServiceGetAppHandler.ServeHTTP(w, r)
 		case GraphServiceUpdateAppProcedure:
@@ -1058,6 +1126,14 @@ func (UnimplementedGraphServiceHandler) ListConnectedAssets(context.Context, *co
 
 func (UnimplementedGraphServiceHandler) DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DebugToken is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListAuthorizedApps(context.Context, *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListAuthorizedApps is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RemoveAuthorizedApp is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error) {
