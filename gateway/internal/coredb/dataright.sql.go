@@ -11,6 +11,97 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const claimDataDeletionRequests = `-- name: ClaimDataDeletionRequests :many
+WITH due AS (
+    SELECT r.id FROM core.data_deletion_requests r
+    WHERE r.status = 'pending' AND r.next_attempt_at <= now()
+      AND (r.lease_until IS NULL OR r.lease_until < now())
+    ORDER BY r.next_attempt_at
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE core.data_deletion_requests r
+SET lease_token = $1, lease_until = now() + make_interval(secs => $2::float8)
+FROM due, core.apps a
+WHERE r.id = due.id AND a.id = r.app_id
+RETURNING r.id, r.app_id, r.user_id, r.attempts, a.mode, a.client_secret_sealed,
+          COALESCE((SELECT c.url FROM core.app_deletion_callbacks c WHERE c.app_id = r.app_id), '')::text AS callback_url
+`
+
+type ClaimDataDeletionRequestsParams struct {
+	LeaseToken   *int64
+	LeaseSeconds float64
+	MaxRows      int32
+}
+
+type ClaimDataDeletionRequestsRow struct {
+	ID                 int64
+	AppID              int64
+	UserID             int64
+	Attempts           int32
+	Mode               string
+	ClientSecretSealed []byte
+	CallbackUrl        string
+}
+
+// Leases due requests to this gateway (SKIP LOCKED: two gateways never
+// take one), with what the attempt needs: the app's callback URL, mode
+// and sealed client secret.
+func (q *Queries) ClaimDataDeletionRequests(ctx context.Context, arg ClaimDataDeletionRequestsParams) ([]ClaimDataDeletionRequestsRow, error) {
+	rows, err := q.db.Query(ctx, claimDataDeletionRequests, arg.LeaseToken, arg.LeaseSeconds, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimDataDeletionRequestsRow
+	for rows.Next() {
+		var i ClaimDataDeletionRequestsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AppID,
+			&i.UserID,
+			&i.Attempts,
+			&i.Mode,
+			&i.ClientSecretSealed,
+			&i.CallbackUrl,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const confirmDataDeletionRequest = `-- name: ConfirmDataDeletionRequest :execrows
+UPDATE core.data_deletion_requests
+SET status = 'confirmed', url = $1, confirmation_code = $2, attempts = attempts + 1,
+    last_error = '', lease_token = NULL, lease_until = NULL
+WHERE id = $3 AND lease_token = $4
+`
+
+type ConfirmDataDeletionRequestParams struct {
+	Url              string
+	ConfirmationCode string
+	ID               int64
+	LeaseToken       *int64
+}
+
+func (q *Queries) ConfirmDataDeletionRequest(ctx context.Context, arg ConfirmDataDeletionRequestParams) (int64, error) {
+	result, err := q.db.Exec(ctx, confirmDataDeletionRequest,
+		arg.Url,
+		arg.ConfirmationCode,
+		arg.ID,
+		arg.LeaseToken,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteConsent = `-- name: DeleteConsent :execrows
 DELETE FROM core.oauth_consents WHERE user_id = $1 AND app_id = $2
 `
@@ -22,6 +113,45 @@ type DeleteConsentParams struct {
 
 func (q *Queries) DeleteConsent(ctx context.Context, arg DeleteConsentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteConsent, arg.UserID, arg.AppID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteDataDeletionCallbackURL = `-- name: DeleteDataDeletionCallbackURL :exec
+DELETE FROM core.app_deletion_callbacks WHERE app_id = $1
+`
+
+func (q *Queries) DeleteDataDeletionCallbackURL(ctx context.Context, appID int64) error {
+	_, err := q.db.Exec(ctx, deleteDataDeletionCallbackURL, appID)
+	return err
+}
+
+const failDataDeletionAttempt = `-- name: FailDataDeletionAttempt :execrows
+UPDATE core.data_deletion_requests
+SET status = CASE WHEN $1::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
+    next_attempt_at = COALESCE($1::timestamptz, next_attempt_at),
+    attempts = attempts + 1, last_error = $2, lease_token = NULL, lease_until = NULL
+WHERE id = $3 AND lease_token = $4
+`
+
+type FailDataDeletionAttemptParams struct {
+	NextAttemptAt pgtype.Timestamptz
+	LastError     string
+	ID            int64
+	LeaseToken    *int64
+}
+
+// Records a failed attempt: retried at next_attempt_at, or failed for good
+// when there is none.
+func (q *Queries) FailDataDeletionAttempt(ctx context.Context, arg FailDataDeletionAttemptParams) (int64, error) {
+	result, err := q.db.Exec(ctx, failDataDeletionAttempt,
+		arg.NextAttemptAt,
+		arg.LastError,
+		arg.ID,
+		arg.LeaseToken,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -83,6 +213,69 @@ func (q *Queries) ListAuthorizedApps(ctx context.Context, userID int64) ([]ListA
 		return nil, err
 	}
 	return items, nil
+}
+
+const listDataDeletionRequests = `-- name: ListDataDeletionRequests :many
+SELECT app_id, status, confirmation_code, url, requested_at
+FROM core.data_deletion_requests
+WHERE user_id = $1
+ORDER BY requested_at DESC, id DESC
+LIMIT 100
+`
+
+type ListDataDeletionRequestsRow struct {
+	AppID            int64
+	Status           string
+	ConfirmationCode string
+	Url              string
+	RequestedAt      pgtype.Timestamptz
+}
+
+func (q *Queries) ListDataDeletionRequests(ctx context.Context, userID int64) ([]ListDataDeletionRequestsRow, error) {
+	rows, err := q.db.Query(ctx, listDataDeletionRequests, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListDataDeletionRequestsRow
+	for rows.Next() {
+		var i ListDataDeletionRequestsRow
+		if err := rows.Scan(
+			&i.AppID,
+			&i.Status,
+			&i.ConfirmationCode,
+			&i.Url,
+			&i.RequestedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const requestDataDeletion = `-- name: RequestDataDeletion :execrows
+INSERT INTO core.data_deletion_requests (app_id, user_id)
+SELECT c.app_id, $1::bigint FROM core.app_deletion_callbacks c
+WHERE c.app_id = ANY($2::bigint[])
+`
+
+type RequestDataDeletionParams struct {
+	UserID int64
+	AppIds []int64
+}
+
+// Starts the data deletion callback of each app that names one, for the
+// user; apps without a callback URL are not called.
+func (q *Queries) RequestDataDeletion(ctx context.Context, arg RequestDataDeletionParams) (int64, error) {
+	result, err := q.db.Exec(ctx, requestDataDeletion, arg.UserID, arg.AppIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const revokeGrantsCredentials = `-- name: RevokeGrantsCredentials :many
@@ -157,4 +350,19 @@ func (q *Queries) RevokeUserAppGrants(ctx context.Context, arg RevokeUserAppGran
 		return nil, err
 	}
 	return items, nil
+}
+
+const setDataDeletionCallbackURL = `-- name: SetDataDeletionCallbackURL :exec
+INSERT INTO core.app_deletion_callbacks (app_id, url) VALUES ($1, $2)
+ON CONFLICT (app_id) DO UPDATE SET url = excluded.url
+`
+
+type SetDataDeletionCallbackURLParams struct {
+	AppID int64
+	Url   string
+}
+
+func (q *Queries) SetDataDeletionCallbackURL(ctx context.Context, arg SetDataDeletionCallbackURLParams) error {
+	_, err := q.db.Exec(ctx, setDataDeletionCallbackURL, arg.AppID, arg.Url)
+	return err
 }

@@ -42,7 +42,10 @@ func (s *Users) AuthorizedApps(ctx context.Context, userID string) ([]Authorized
 
 // RemoveAuthorizedApp revokes, in one transaction, the user's consent to
 // the app, every grant of the user to it, and the grants' access and
-// refresh tokens; codes not yet redeemed die with their grants. It answers
+// refresh tokens; codes not yet redeemed die with their grants; and, in the
+// same transaction, it starts the app's data deletion callback when the app
+// names one (a core.data_deletion_requests row the webhook sender claims).
+// It answers
 // the hashes of the access tokens revoked, for the authenticator's cache
 // (auth.Authenticator.Forget). An app the user has not authorized (or no
 // such app) is ErrNotFound.
@@ -74,7 +77,60 @@ func (s *Users) RemoveAuthorizedApp(ctx context.Context, userID, appID string) (
 		if _, err := q.RevokeGrantsRefreshTokens(ctx, grants); err != nil {
 			return fmt.Errorf("revoke refresh tokens: %w", err)
 		}
+		if _, err := q.RequestDataDeletion(ctx, coredb.RequestDataDeletionParams{UserID: uid, AppIds: []int64{aid}}); err != nil {
+			return fmt.Errorf("request data deletion: %w", err)
+		}
 		return nil
 	})
 	return revoked, err
+}
+
+// DataDeletionRequest is one data deletion callback made for a user.
+type DataDeletionRequest struct {
+	AppID            string
+	Status           string
+	ConfirmationCode string
+	URL              string
+	RequestedAt      time.Time
+}
+
+// DataDeletionRequests lists the callbacks made for the user, newest
+// first, at most 100.
+func (s *Users) DataDeletionRequests(ctx context.Context, userID string) ([]DataDeletionRequest, error) {
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListDataDeletionRequests(ctx, uid)
+	if err != nil {
+		return nil, fmt.Errorf("list data deletion requests: %w", err)
+	}
+	out := make([]DataDeletionRequest, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, DataDeletionRequest{AppID: FormatID(r.AppID), Status: r.Status,
+			ConfirmationCode: r.ConfirmationCode, URL: r.Url, RequestedAt: r.RequestedAt.Time})
+	}
+	return out, nil
+}
+
+// SetDataDeletionCallbackURL sets the app's data deletion callback URL
+// ("" removes it). The caller has checked the address
+// (webhook.Service.CheckDeletionCallbackURL).
+func (s *Apps) SetDataDeletionCallbackURL(ctx context.Context, appID, url string) error {
+	aid, err := mustID("app", appID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.App(ctx, appID); err != nil {
+		return err
+	}
+	if url == "" {
+		err = s.q.DeleteDataDeletionCallbackURL(ctx, aid)
+	} else {
+		err = s.q.SetDataDeletionCallbackURL(ctx, coredb.SetDataDeletionCallbackURLParams{AppID: aid, Url: url})
+	}
+	if err != nil {
+		return fmt.Errorf("set data deletion callback url: %w", err)
+	}
+	return nil
 }

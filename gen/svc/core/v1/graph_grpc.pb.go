@@ -31,6 +31,7 @@ const (
 	GraphService_DebugToken_FullMethodName               = "/svc.core.v1.GraphService/DebugToken"
 	GraphService_ListAuthorizedApps_FullMethodName       = "/svc.core.v1.GraphService/ListAuthorizedApps"
 	GraphService_RemoveAuthorizedApp_FullMethodName      = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	GraphService_ListDataDeletionRequests_FullMethodName = "/svc.core.v1.GraphService/ListDataDeletionRequests"
 	GraphService_GetApp_FullMethodName                   = "/svc.core.v1.GraphService/GetApp"
 	GraphService_UpdateApp_FullMethodName                = "/svc.core.v1.GraphService/UpdateApp"
 	GraphService_GetAppConfig_FullMethodName             = "/svc.core.v1.GraphService/GetAppConfig"
@@ -110,6 +111,11 @@ type GraphServiceClient interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(ctx context.Context, in *RemoveAuthorizedAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(ctx context.Context, in *ListDataDeletionRequestsRequest, opts ...grpc.CallOption) (*ListDataDeletionRequestsResponse, error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(ctx context.Context, in *GetAppRequest, opts ...grpc.CallOption) (*App, error)
@@ -299,6 +305,16 @@ func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, in *Remove
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SuccessResponse)
 	err := c.cc.Invoke(ctx, GraphService_RemoveAuthorizedApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListDataDeletionRequests(ctx context.Context, in *ListDataDeletionRequestsRequest, opts ...grpc.CallOption) (*ListDataDeletionRequestsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDataDeletionRequestsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListDataDeletionRequests_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -571,6 +587,11 @@ type GraphServiceServer interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(context.Context, *ListDataDeletionRequestsRequest) (*ListDataDeletionRequestsResponse, error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *GetAppRequest) (*App, error)
@@ -681,6 +702,9 @@ func (UnimplementedGraphServiceServer) ListAuthorizedApps(context.Context, *List
 }
 func (UnimplementedGraphServiceServer) RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveAuthorizedApp not implemented")
+}
+func (UnimplementedGraphServiceServer) ListDataDeletionRequests(context.Context, *ListDataDeletionRequestsRequest) (*ListDataDeletionRequestsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDataDeletionRequests not implemented")
 }
 func (UnimplementedGraphServiceServer) GetApp(context.Context, *GetAppRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetApp not implemented")
@@ -978,6 +1002,24 @@ func _GraphService_RemoveAuthorizedApp_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).RemoveAuthorizedApp(ctx, req.(*RemoveAuthorizedAppRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListDataDeletionRequests_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDataDeletionRequestsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListDataDeletionRequests(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListDataDeletionRequests_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListDataDeletionRequests(ctx, req.(*ListDataDeletionRequestsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1414,6 +1456,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveAuthorizedApp",
 			Handler:    _GraphService_RemoveAuthorizedApp_Handler,
+		},
+		{
+			MethodName: "ListDataDeletionRequests",
+			Handler:    _GraphService_ListDataDeletionRequests_Handler,
 		},
 		{
 			MethodName: "GetApp",

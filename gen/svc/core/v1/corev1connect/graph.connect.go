@@ -64,6 +64,9 @@ const (
 	// GraphServiceRemoveAuthorizedAppProcedure is the fully-qualified name of the GraphService's
 	// RemoveAuthorizedApp RPC.
 	GraphServiceRemoveAuthorizedAppProcedure = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	// GraphServiceListDataDeletionRequestsProcedure is the fully-qualified name of the GraphService's
+	// ListDataDeletionRequests RPC.
+	GraphServiceListDataDeletionRequestsProcedure = "/svc.core.v1.GraphService/ListDataDeletionRequests"
 	// GraphServiceGetAppProcedure is the fully-qualified name of the GraphService's GetApp RPC.
 	GraphServiceGetAppProcedure = "/svc.core.v1.GraphService/GetApp"
 	// GraphServiceUpdateAppProcedure is the fully-qualified name of the GraphService's UpdateApp RPC.
@@ -175,6 +178,11 @@ type GraphServiceClient interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
@@ -334,6 +342,13 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 			connect.WithClientOptions(opts...),
 		),
+		listDataDeletionRequests: connect.NewClient[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse](
+			httpClient,
+			baseURL+GraphServiceListDataDeletionRequestsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListDataDeletionRequests")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		getApp: connect.NewClient[v1.GetAppRequest, v1.App](
 			httpClient,
 			baseURL+GraphServiceGetAppProcedure,
@@ -485,6 +500,7 @@ type graphServiceClient struct {
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
 	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
 	removeAuthorizedApp      *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
+	listDataDeletionRequests *connect.Client[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse]
 	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
 	updateApp                *connect.Client[v1.UpdateAppRequest, v1.WentLive]
 	getAppConfig             *connect.Client[v1.GetAppConfigRequest, v1.AppConfig]
@@ -566,6 +582,11 @@ func (c *graphServiceClient) ListAuthorizedApps(ctx context.Context, req *connec
 // RemoveAuthorizedApp calls svc.core.v1.GraphService.RemoveAuthorizedApp.
 func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, req *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return c.removeAuthorizedApp.CallUnary(ctx, req)
+}
+
+// ListDataDeletionRequests calls svc.core.v1.GraphService.ListDataDeletionRequests.
+func (c *graphServiceClient) ListDataDeletionRequests(ctx context.Context, req *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error) {
+	return c.listDataDeletionRequests.CallUnary(ctx, req)
 }
 
 // GetApp calls svc.core.v1.GraphService.GetApp.
@@ -722,6 +743,11 @@ type GraphServiceHandler interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
@@ -875,6 +901,13 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceRemoveAuthorizedAppProcedure,
 		svc.RemoveAuthorizedApp,
 		connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListDataDeletionRequestsHandler := connect.NewUnaryHandler(
+		GraphServiceListDataDeletionRequestsProcedure,
+		svc.ListDataDeletionRequests,
+		connect.WithSchema(graphServiceMethods.ByName("ListDataDeletionRequests")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
 	graphServiceGetAppHandler := connect.NewUnaryHandler(
@@ -1037,6 +1070,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListAuthorizedAppsHandler.ServeHTTP(w, r)
 		case GraphServiceRemoveAuthorizedAppProcedure:
 			graphServiceRemoveAuthorizedAppHandler.ServeHTTP(w, r)
+		case GraphServiceListDataDeletionRequestsProcedure:
+			graphServiceListDataDeletionRequestsHandler.ServeHTTP(w, r)
 		case GraphServiceGetAppProcedure:
 			graphServiceGetAppHandler.ServeHTTP(w, r)
 		case GraphServiceUpdateAppProcedure:
@@ -1134,6 +1169,10 @@ func (UnimplementedGraphServiceHandler) ListAuthorizedApps(context.Context, *con
 
 func (UnimplementedGraphServiceHandler) RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RemoveAuthorizedApp is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListDataDeletionRequests is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error) {
