@@ -28,6 +28,11 @@ type CoreAppConfig struct {
 	UpdatedAt      pgtype.Timestamptz
 }
 
+type CoreAppDeletionCallback struct {
+	AppID int64
+	Url   string
+}
+
 type CoreAppProduct struct {
 	AppID   int64
 	Product string
@@ -74,6 +79,21 @@ type CoreCredential struct {
 	ExpiresAt pgtype.Timestamptz
 	RevokedAt pgtype.Timestamptz
 	CreatedAt pgtype.Timestamptz
+}
+
+type CoreDataDeletionRequest struct {
+	ID               int64
+	AppID            int64
+	UserID           int64
+	Status           string
+	Url              string
+	ConfirmationCode string
+	Attempts         int32
+	NextAttemptAt    pgtype.Timestamptz
+	LeaseToken       *int64
+	LeaseUntil       pgtype.Timestamptz
+	LastError        string
+	RequestedAt      pgtype.Timestamptz
 }
 
 type CoreDocsSection struct {

@@ -34,6 +34,9 @@ type Service struct {
 	pageChanged func(pageID string)
 	// plugins reaches what plugins declare (Options.Plugins); nil: none.
 	plugins Plugins
+	// deletions checks data deletion callback URLs and wakes their sender
+	// (Options.Deletions).
+	deletions Deletions
 }
 
 // Options are what the service is built from.
@@ -50,12 +53,23 @@ type Options struct {
 	// add to me/assigned_assets and their part in an app going live; nil:
 	// no plugin is called.
 	Plugins Plugins
+	// Deletions checks an app's data_deletion_callback_url with the
+	// webhooks' address rules and wakes the sender of the callbacks
+	// (*webhook.Service); nil: no URL is accepted.
+	Deletions Deletions
+}
+
+// Deletions is what the data deletion callbacks need of the webhook
+// engine, which sends them.
+type Deletions interface {
+	CheckDeletionCallbackURL(ctx context.Context, raw string, dev bool) error
+	WakeDeletions()
 }
 
 // New returns the service.
 func New(o Options) *Service {
 	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
-		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins}
+		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins, deletions: o.Deletions}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}
@@ -86,6 +100,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("CreatePageLink"), s.createPageLink)
 	sdk.Handle(p, m.ByName("DeletePageLink"), s.deletePageLink)
 	s.registerLifecycle(p)
+	s.registerDataRights(p)
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {
@@ -312,6 +327,17 @@ func (s *Service) updateApp(ctx context.Context, call *sdk.Call, req *corev1.Upd
 	app, err := s.app(ctx, req.GetAppId())
 	if err != nil {
 		return nil, err
+	}
+	if req.DataDeletionCallbackUrl != nil {
+		if err := s.setDeletionCallback(ctx, app, req.GetDataDeletionCallbackUrl()); err != nil {
+			return nil, err
+		}
+		if req.GetMode() == "" {
+			return &corev1.WentLive{Success: true, Mode: string(app.Mode)}, nil
+		}
+	}
+	if req.GetMode() == "" {
+		return nil, sdk.Invalid("mode", "Invalid parameter: mode: must be in list [live]")
 	}
 	live, err := s.id.Review.GoLive(ctx, app.ID)
 	if errors.Is(err, identity.ErrReviewRequired) || errors.Is(err, identity.ErrInvalid) {

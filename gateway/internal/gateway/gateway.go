@@ -281,7 +281,7 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	g.calls = &callPath{}
 	g.core = sdk.New(sdk.Info{Name: "core", Version: buildVersion})
 	coregraph.New(coregraph.Options{Identity: g.ids,
-		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls}).Register(g.core)
+		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls, Deletions: g.hooks}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)
 	if err != nil {

@@ -72,6 +72,7 @@ func (s *Service) Run(ctx context.Context) error {
 
 	var dispatcher, workers, recorder sync.WaitGroup
 	dispatcher.Go(func() { r.dispatchLoop(ctx) })
+	dispatcher.Go(func() { s.deletionLoop(ctx, r.q) })
 	recorder.Go(func() { r.recordLoop(context.WithoutCancel(ctx)) })
 	for range s.opts.Workers {
 		workers.Go(func() { r.work(ctx, sendCtx) })

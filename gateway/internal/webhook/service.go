@@ -148,6 +148,9 @@ type Service struct {
 	// wake tells the running claimer that deliveries were created here.
 	wake    chan struct{}
 	running atomic.Bool
+	// deletionWake tells the data deletion sender that requests were
+	// written here (WakeDeletions).
+	deletionWake chan struct{}
 }
 
 // New checks opts and returns a Service.
@@ -194,7 +197,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		opts: opts, pool: opts.Pool, q: coredb.New(opts.Pool),
 		log: opts.Logger.With("component", "webhook"), box: opts.SecretBox, guard: opts.Guard, eventTypes: opts.EventTypes,
-		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1), outcomes: newOutcomes(),
+		lookupIP: opts.LookupIP, wake: make(chan struct{}, 1), deletionWake: make(chan struct{}, 1), outcomes: newOutcomes(),
 		userAgent: "svc-webhooks/1.0",
 	}
 	if opts.PublicURL != "" {

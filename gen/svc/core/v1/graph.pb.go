@@ -1056,6 +1056,362 @@ func (x *ConnectedAsset) GetProducts() []string {
 	return nil
 }
 
+type ListAuthorizedAppsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuthorizedAppsRequest) Reset() {
+	*x = ListAuthorizedAppsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuthorizedAppsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuthorizedAppsRequest) ProtoMessage() {}
+
+func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuthorizedAppsRequest.ProtoReflect.Descriptor instead.
+func (*ListAuthorizedAppsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+}
+
+type ListAuthorizedAppsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AuthorizedApp       `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuthorizedAppsResponse) Reset() {
+	*x = ListAuthorizedAppsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuthorizedAppsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuthorizedAppsResponse) ProtoMessage() {}
+
+func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuthorizedAppsResponse.ProtoReflect.Descriptor instead.
+func (*ListAuthorizedAppsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListAuthorizedAppsResponse) GetData() []*AuthorizedApp {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// AuthorizedApp is an app a user authorized, seen by that user.
+type AuthorizedApp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Every scope the user granted the app, sorted.
+	Scopes []string `protobuf:"bytes,3,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// When the user last granted the app a scope (RFC 3339).
+	GrantedTime   string `protobuf:"bytes,4,opt,name=granted_time,json=grantedTime,proto3" json:"granted_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthorizedApp) Reset() {
+	*x = AuthorizedApp{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthorizedApp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthorizedApp) ProtoMessage() {}
+
+func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthorizedApp.ProtoReflect.Descriptor instead.
+func (*AuthorizedApp) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *AuthorizedApp) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AuthorizedApp) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AuthorizedApp) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *AuthorizedApp) GetGrantedTime() string {
+	if x != nil {
+		return x.GrantedTime
+	}
+	return ""
+}
+
+type RemoveAuthorizedAppRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAuthorizedAppRequest) Reset() {
+	*x = RemoveAuthorizedAppRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAuthorizedAppRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAuthorizedAppRequest) ProtoMessage() {}
+
+func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAuthorizedAppRequest.ProtoReflect.Descriptor instead.
+func (*RemoveAuthorizedAppRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RemoveAuthorizedAppRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListDataDeletionRequestsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDataDeletionRequestsRequest) Reset() {
+	*x = ListDataDeletionRequestsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDataDeletionRequestsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDataDeletionRequestsRequest) ProtoMessage() {}
+
+func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDataDeletionRequestsRequest.ProtoReflect.Descriptor instead.
+func (*ListDataDeletionRequestsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+}
+
+type ListDataDeletionRequestsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*DataDeletionRequest `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDataDeletionRequestsResponse) Reset() {
+	*x = ListDataDeletionRequestsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDataDeletionRequestsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDataDeletionRequestsResponse) ProtoMessage() {}
+
+func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDataDeletionRequestsResponse.ProtoReflect.Descriptor instead.
+func (*ListDataDeletionRequestsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListDataDeletionRequestsResponse) GetData() []*DataDeletionRequest {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// DataDeletionRequest is one data deletion callback made for a user.
+type DataDeletionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// pending (not yet confirmed, retried), confirmed, or failed (every
+	// retry failed).
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// What the app answered, once confirmed.
+	ConfirmationCode string `protobuf:"bytes,3,opt,name=confirmation_code,json=confirmationCode,proto3" json:"confirmation_code,omitempty"`
+	Url              string `protobuf:"bytes,4,opt,name=url,proto3" json:"url,omitempty"`
+	// RFC 3339.
+	RequestedTime string `protobuf:"bytes,5,opt,name=requested_time,json=requestedTime,proto3" json:"requested_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DataDeletionRequest) Reset() {
+	*x = DataDeletionRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataDeletionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataDeletionRequest) ProtoMessage() {}
+
+func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataDeletionRequest.ProtoReflect.Descriptor instead.
+func (*DataDeletionRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DataDeletionRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DataDeletionRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DataDeletionRequest) GetConfirmationCode() string {
+	if x != nil {
+		return x.ConfirmationCode
+	}
+	return ""
+}
+
+func (x *DataDeletionRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *DataDeletionRequest) GetRequestedTime() string {
+	if x != nil {
+		return x.RequestedTime
+	}
+	return ""
+}
+
 type DebugTokenRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	InputToken    string                 `protobuf:"bytes,1,opt,name=input_token,json=inputToken,proto3" json:"input_token,omitempty"`
@@ -1065,7 +1421,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1433,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1446,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -1109,7 +1465,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1477,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1490,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -1162,7 +1518,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1530,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1543,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -1255,7 +1611,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1623,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1636,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -1305,7 +1661,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1673,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1686,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *App) GetId() string {
@@ -1369,16 +1725,22 @@ func (x *App) GetScopes() []string {
 }
 
 type UpdateAppRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	Mode          string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// "live" moves the app to live mode; empty leaves the mode as it is
+	// when data_deletion_callback_url is given.
+	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	// Where the platform calls the app with Meta's signed request when a
+	// person removes it or leaves (CONTRACT §16): https, or http to loopback
+	// while the app is in development; empty removes it.
+	DataDeletionCallbackUrl *string `protobuf:"bytes,3,opt,name=data_deletion_callback_url,json=dataDeletionCallbackUrl,proto3,oneof" json:"data_deletion_callback_url,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1752,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1765,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -1420,6 +1782,13 @@ func (x *UpdateAppRequest) GetMode() string {
 	return ""
 }
 
+func (x *UpdateAppRequest) GetDataDeletionCallbackUrl() string {
+	if x != nil && x.DataDeletionCallbackUrl != nil {
+		return *x.DataDeletionCallbackUrl
+	}
+	return ""
+}
+
 type GetAppConfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
@@ -1429,7 +1798,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1810,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1823,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -1473,7 +1842,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1854,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1867,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -1518,7 +1887,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1899,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1912,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -1572,7 +1941,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1953,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1966,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -1638,7 +2007,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +2019,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +2032,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -1691,7 +2060,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +2072,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +2085,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -1751,7 +2120,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +2132,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2145,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -1810,7 +2179,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +2191,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +2204,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -1864,7 +2233,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +2245,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2258,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -1935,7 +2304,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2316,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2329,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -2038,7 +2407,7 @@ type WentLive struct {
 
 func (x *WentLive) Reset() {
 	*x = WentLive{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2050,7 +2419,7 @@ func (x *WentLive) String() string {
 func (*WentLive) ProtoMessage() {}
 
 func (x *WentLive) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +2432,7 @@ func (x *WentLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
 func (*WentLive) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WentLive) GetSuccess() bool {
@@ -2096,7 +2465,7 @@ type ListRedirectUrisRequest struct {
 
 func (x *ListRedirectUrisRequest) Reset() {
 	*x = ListRedirectUrisRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2477,7 @@ func (x *ListRedirectUrisRequest) String() string {
 func (*ListRedirectUrisRequest) ProtoMessage() {}
 
 func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2490,7 @@ func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListRedirectUrisRequest) GetAppId() string {
@@ -2140,7 +2509,7 @@ type ListRedirectUrisResponse struct {
 
 func (x *ListRedirectUrisResponse) Reset() {
 	*x = ListRedirectUrisResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2521,7 @@ func (x *ListRedirectUrisResponse) String() string {
 func (*ListRedirectUrisResponse) ProtoMessage() {}
 
 func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2534,7 @@ func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
@@ -2184,7 +2553,7 @@ type RedirectUri struct {
 
 func (x *RedirectUri) Reset() {
 	*x = RedirectUri{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2565,7 @@ func (x *RedirectUri) String() string {
 func (*RedirectUri) ProtoMessage() {}
 
 func (x *RedirectUri) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2578,7 @@ func (x *RedirectUri) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
 func (*RedirectUri) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RedirectUri) GetUri() string {
@@ -2229,7 +2598,7 @@ type AddRedirectUriRequest struct {
 
 func (x *AddRedirectUriRequest) Reset() {
 	*x = AddRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2610,7 @@ func (x *AddRedirectUriRequest) String() string {
 func (*AddRedirectUriRequest) ProtoMessage() {}
 
 func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2623,7 @@ func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AddRedirectUriRequest) GetAppId() string {
@@ -2281,7 +2650,7 @@ type DeleteRedirectUriRequest struct {
 
 func (x *DeleteRedirectUriRequest) Reset() {
 	*x = DeleteRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2662,7 @@ func (x *DeleteRedirectUriRequest) String() string {
 func (*DeleteRedirectUriRequest) ProtoMessage() {}
 
 func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2675,7 @@ func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteRedirectUriRequest) GetAppId() string {
@@ -2332,7 +2701,7 @@ type ListAppRolesRequest struct {
 
 func (x *ListAppRolesRequest) Reset() {
 	*x = ListAppRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2713,7 @@ func (x *ListAppRolesRequest) String() string {
 func (*ListAppRolesRequest) ProtoMessage() {}
 
 func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2726,7 @@ func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListAppRolesRequest) GetAppId() string {
@@ -2376,7 +2745,7 @@ type ListAppRolesResponse struct {
 
 func (x *ListAppRolesResponse) Reset() {
 	*x = ListAppRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2757,7 @@ func (x *ListAppRolesResponse) String() string {
 func (*ListAppRolesResponse) ProtoMessage() {}
 
 func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2770,7 @@ func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
@@ -2423,7 +2792,7 @@ type AppRoleEntry struct {
 
 func (x *AppRoleEntry) Reset() {
 	*x = AppRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2804,7 @@ func (x *AppRoleEntry) String() string {
 func (*AppRoleEntry) ProtoMessage() {}
 
 func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2817,7 @@ func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
 func (*AppRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AppRoleEntry) GetUserId() string {
@@ -2476,7 +2845,7 @@ type SetAppRoleRequest struct {
 
 func (x *SetAppRoleRequest) Reset() {
 	*x = SetAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2857,7 @@ func (x *SetAppRoleRequest) String() string {
 func (*SetAppRoleRequest) ProtoMessage() {}
 
 func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2870,7 @@ func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetAppRoleRequest) GetAppId() string {
@@ -2535,7 +2904,7 @@ type DeleteAppRoleRequest struct {
 
 func (x *DeleteAppRoleRequest) Reset() {
 	*x = DeleteAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +2916,7 @@ func (x *DeleteAppRoleRequest) String() string {
 func (*DeleteAppRoleRequest) ProtoMessage() {}
 
 func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2560,7 +2929,7 @@ func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DeleteAppRoleRequest) GetAppId() string {
@@ -2586,7 +2955,7 @@ type ListTestUsersRequest struct {
 
 func (x *ListTestUsersRequest) Reset() {
 	*x = ListTestUsersRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2598,7 +2967,7 @@ func (x *ListTestUsersRequest) String() string {
 func (*ListTestUsersRequest) ProtoMessage() {}
 
 func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2611,7 +2980,7 @@ func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListTestUsersRequest) GetAppId() string {
@@ -2630,7 +2999,7 @@ type ListTestUsersResponse struct {
 
 func (x *ListTestUsersResponse) Reset() {
 	*x = ListTestUsersResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2642,7 +3011,7 @@ func (x *ListTestUsersResponse) String() string {
 func (*ListTestUsersResponse) ProtoMessage() {}
 
 func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2655,7 +3024,7 @@ func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListTestUsersResponse) GetData() []*TestUser {
@@ -2677,7 +3046,7 @@ type TestUser struct {
 
 func (x *TestUser) Reset() {
 	*x = TestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +3058,7 @@ func (x *TestUser) String() string {
 func (*TestUser) ProtoMessage() {}
 
 func (x *TestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +3071,7 @@ func (x *TestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
 func (*TestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TestUser) GetId() string {
@@ -2735,7 +3104,7 @@ type CreateTestUserRequest struct {
 
 func (x *CreateTestUserRequest) Reset() {
 	*x = CreateTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +3116,7 @@ func (x *CreateTestUserRequest) String() string {
 func (*CreateTestUserRequest) ProtoMessage() {}
 
 func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +3129,7 @@ func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreateTestUserRequest) GetAppId() string {
@@ -2782,7 +3151,7 @@ type CreatedTestUser struct {
 
 func (x *CreatedTestUser) Reset() {
 	*x = CreatedTestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2794,7 +3163,7 @@ func (x *CreatedTestUser) String() string {
 func (*CreatedTestUser) ProtoMessage() {}
 
 func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2807,7 +3176,7 @@ func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
 func (*CreatedTestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CreatedTestUser) GetId() string {
@@ -2841,7 +3210,7 @@ type DeleteTestUserRequest struct {
 
 func (x *DeleteTestUserRequest) Reset() {
 	*x = DeleteTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2853,7 +3222,7 @@ func (x *DeleteTestUserRequest) String() string {
 func (*DeleteTestUserRequest) ProtoMessage() {}
 
 func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2866,7 +3235,7 @@ func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DeleteTestUserRequest) GetAppId() string {
@@ -2893,7 +3262,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3274,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3287,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -2954,7 +3323,7 @@ type RotatedKey struct {
 
 func (x *RotatedKey) Reset() {
 	*x = RotatedKey{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3335,7 @@ func (x *RotatedKey) String() string {
 func (*RotatedKey) ProtoMessage() {}
 
 func (x *RotatedKey) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3348,7 @@ func (x *RotatedKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
 func (*RotatedKey) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RotatedKey) GetKind() string {
@@ -3019,7 +3388,7 @@ type GetAppReviewRequest struct {
 
 func (x *GetAppReviewRequest) Reset() {
 	*x = GetAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3031,7 +3400,7 @@ func (x *GetAppReviewRequest) String() string {
 func (*GetAppReviewRequest) ProtoMessage() {}
 
 func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3044,7 +3413,7 @@ func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetAppReviewRequest) GetAppId() string {
@@ -3064,7 +3433,7 @@ type AppReview struct {
 
 func (x *AppReview) Reset() {
 	*x = AppReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3445,7 @@ func (x *AppReview) String() string {
 func (*AppReview) ProtoMessage() {}
 
 func (x *AppReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3458,7 @@ func (x *AppReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
 func (*AppReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *AppReview) GetData() []*ScopeReview {
@@ -3114,7 +3483,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3495,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3508,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -3178,7 +3547,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +3559,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +3572,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -3243,7 +3612,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3255,7 +3624,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3268,7 +3637,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -3287,7 +3656,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3299,7 +3668,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3312,7 +3681,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -3338,7 +3707,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3719,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3732,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -3421,7 +3790,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3433,7 +3802,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3446,7 +3815,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -3486,7 +3855,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3498,7 +3867,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3511,7 +3880,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -3536,7 +3905,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3548,7 +3917,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3561,7 +3930,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -3607,7 +3976,7 @@ type ListMyAssignedAssetsRequest struct {
 
 func (x *ListMyAssignedAssetsRequest) Reset() {
 	*x = ListMyAssignedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3619,7 +3988,7 @@ func (x *ListMyAssignedAssetsRequest) String() string {
 func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3632,7 +4001,7 @@ func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
 }
 
 type ListMyAssignedAssetsResponse struct {
@@ -3644,7 +4013,7 @@ type ListMyAssignedAssetsResponse struct {
 
 func (x *ListMyAssignedAssetsResponse) Reset() {
 	*x = ListMyAssignedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3656,7 +4025,7 @@ func (x *ListMyAssignedAssetsResponse) String() string {
 func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3669,7 +4038,7 @@ func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
@@ -3697,7 +4066,7 @@ type AssignedAsset struct {
 
 func (x *AssignedAsset) Reset() {
 	*x = AssignedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +4078,7 @@ func (x *AssignedAsset) String() string {
 func (*AssignedAsset) ProtoMessage() {}
 
 func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +4091,7 @@ func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
 func (*AssignedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *AssignedAsset) GetId() string {
@@ -3841,7 +4210,26 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x15\n" +
 	"\x06app_id\x18\x03 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1a\n" +
-	"\bproducts\x18\x05 \x03(\tR\bproducts\"=\n" +
+	"\bproducts\x18\x05 \x03(\tR\bproducts\"\x1b\n" +
+	"\x19ListAuthorizedAppsRequest\"L\n" +
+	"\x1aListAuthorizedAppsResponse\x12.\n" +
+	"\x04data\x18\x01 \x03(\v2\x1a.svc.core.v1.AuthorizedAppR\x04data\"u\n" +
+	"\rAuthorizedApp\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12!\n" +
+	"\fgranted_time\x18\x04 \x01(\tR\vgrantedTime\"<\n" +
+	"\x1aRemoveAuthorizedAppRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"!\n" +
+	"\x1fListDataDeletionRequestsRequest\"X\n" +
+	" ListDataDeletionRequestsResponse\x124\n" +
+	"\x04data\x18\x01 \x03(\v2 .svc.core.v1.DataDeletionRequestR\x04data\"\xaa\x01\n" +
+	"\x13DataDeletionRequest\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12+\n" +
+	"\x11confirmation_code\x18\x03 \x01(\tR\x10confirmationCode\x12\x10\n" +
+	"\x03url\x18\x04 \x01(\tR\x03url\x12%\n" +
+	"\x0erequested_time\x18\x05 \x01(\tR\rrequestedTime\"=\n" +
 	"\x11DebugTokenRequest\x12(\n" +
 	"\vinput_token\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
 	"inputToken\"E\n" +
@@ -3868,10 +4256,12 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1a\n" +
 	"\bproducts\x18\x04 \x03(\tR\bproducts\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes:\t\xe2\xf3\x18\x05\n" +
-	"\x03app\"S\n" +
+	"\x03app\"\xc1\x01\n" +
 	"\x10UpdateAppRequest\x12\x1e\n" +
-	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1f\n" +
-	"\x04mode\x18\x02 \x01(\tB\v\xbaH\br\x06R\x04liveR\x04mode\"5\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\"\n" +
+	"\x04mode\x18\x02 \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06R\x04liveR\x04mode\x12J\n" +
+	"\x1adata_deletion_callback_url\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10H\x00R\x17dataDeletionCallbackUrl\x88\x01\x01B\x1d\n" +
+	"\x1b_data_deletion_callback_url\"5\n" +
 	"\x13GetAppConfigRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"M\n" +
 	"\tAppConfig\x12@\n" +
@@ -4025,7 +4415,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\x92\x1e\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xee!\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12\x85\x01\n" +
@@ -4051,7 +4441,12 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x1fpage/{page_id}/connected_assets\x90\x02\x01\x12l\n" +
 	"\n" +
 	"DebugToken\x12\x1e.svc.core.v1.DebugTokenRequest\x1a\x1f.svc.core.v1.DebugTokenResponse\"\x1d\xca\xf3\x18\x05\x12\x03\x03\x01\x02\xd2\xf3\x18\r\n" +
-	"\vdebug_token\x90\x02\x01\x12S\n" +
+	"\vdebug_token\x90\x02\x01\x12\x9a\x01\n" +
+	"\x12ListAuthorizedApps\x12&.svc.core.v1.ListAuthorizedAppsRequest\x1a'.svc.core.v1.ListAuthorizedAppsResponse\"3\xca\xf3\x18\x14\x12\x02\x01\x04\x1a\x0epublic_profile\xd2\xf3\x18\x14\n" +
+	"\x12me/authorized_apps\x90\x02\x01\x12\x86\x01\n" +
+	"\x13RemoveAuthorizedApp\x12'.svc.core.v1.RemoveAuthorizedAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"(\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x1d\x1a\x1bme/authorized_apps/{app_id}\x12\xb3\x01\n" +
+	"\x18ListDataDeletionRequests\x12,.svc.core.v1.ListDataDeletionRequestsRequest\x1a-.svc.core.v1.ListDataDeletionRequestsResponse\":\xca\xf3\x18\x14\x12\x02\x01\x04\x1a\x0epublic_profile\xd2\xf3\x18\x1b\n" +
+	"\x19me/data_deletion_requests\x90\x02\x01\x12S\n" +
 	"\x06GetApp\x12\x1a.svc.core.v1.GetAppRequest\x1a\x10.svc.core.v1.App\"\x1b\xca\xf3\x18\x02@\x03\xd2\xf3\x18\x0e\n" +
 	"\fapp/{app_id}\x90\x02\x01\x12^\n" +
 	"\tUpdateApp\x12\x1d.svc.core.v1.UpdateAppRequest\x1a\x15.svc.core.v1.WentLive\"\x1b\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x0e\x12\fapp/{app_id}\x12l\n" +
@@ -4094,7 +4489,7 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*User)(nil),                             // 1: svc.core.v1.User
@@ -4113,145 +4508,160 @@ var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*ListConnectedAssetsRequest)(nil),       // 14: svc.core.v1.ListConnectedAssetsRequest
 	(*ListConnectedAssetsResponse)(nil),      // 15: svc.core.v1.ListConnectedAssetsResponse
 	(*ConnectedAsset)(nil),                   // 16: svc.core.v1.ConnectedAsset
-	(*DebugTokenRequest)(nil),                // 17: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 18: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 19: svc.core.v1.DebugTokenData
-	(*GetAppRequest)(nil),                    // 20: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 21: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 22: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 23: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 24: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 25: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 26: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 27: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 28: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 29: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 30: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 31: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 32: svc.core.v1.CreatedApp
-	(*WentLive)(nil),                         // 33: svc.core.v1.WentLive
-	(*ListRedirectUrisRequest)(nil),          // 34: svc.core.v1.ListRedirectUrisRequest
-	(*ListRedirectUrisResponse)(nil),         // 35: svc.core.v1.ListRedirectUrisResponse
-	(*RedirectUri)(nil),                      // 36: svc.core.v1.RedirectUri
-	(*AddRedirectUriRequest)(nil),            // 37: svc.core.v1.AddRedirectUriRequest
-	(*DeleteRedirectUriRequest)(nil),         // 38: svc.core.v1.DeleteRedirectUriRequest
-	(*ListAppRolesRequest)(nil),              // 39: svc.core.v1.ListAppRolesRequest
-	(*ListAppRolesResponse)(nil),             // 40: svc.core.v1.ListAppRolesResponse
-	(*AppRoleEntry)(nil),                     // 41: svc.core.v1.AppRoleEntry
-	(*SetAppRoleRequest)(nil),                // 42: svc.core.v1.SetAppRoleRequest
-	(*DeleteAppRoleRequest)(nil),             // 43: svc.core.v1.DeleteAppRoleRequest
-	(*ListTestUsersRequest)(nil),             // 44: svc.core.v1.ListTestUsersRequest
-	(*ListTestUsersResponse)(nil),            // 45: svc.core.v1.ListTestUsersResponse
-	(*TestUser)(nil),                         // 46: svc.core.v1.TestUser
-	(*CreateTestUserRequest)(nil),            // 47: svc.core.v1.CreateTestUserRequest
-	(*CreatedTestUser)(nil),                  // 48: svc.core.v1.CreatedTestUser
-	(*DeleteTestUserRequest)(nil),            // 49: svc.core.v1.DeleteTestUserRequest
-	(*RotateAppKeyRequest)(nil),              // 50: svc.core.v1.RotateAppKeyRequest
-	(*RotatedKey)(nil),                       // 51: svc.core.v1.RotatedKey
-	(*GetAppReviewRequest)(nil),              // 52: svc.core.v1.GetAppReviewRequest
-	(*AppReview)(nil),                        // 53: svc.core.v1.AppReview
-	(*ScopeReview)(nil),                      // 54: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),           // 55: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),        // 56: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),       // 57: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                // 58: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),           // 59: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),          // 60: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),               // 61: svc.core.v1.DecidedScopeReview
-	(*ListMyAssignedAssetsRequest)(nil),      // 62: svc.core.v1.ListMyAssignedAssetsRequest
-	(*ListMyAssignedAssetsResponse)(nil),     // 63: svc.core.v1.ListMyAssignedAssetsResponse
-	(*AssignedAsset)(nil),                    // 64: svc.core.v1.AssignedAsset
-	(*v1.Paging)(nil),                        // 65: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 66: google.protobuf.Struct
+	(*ListAuthorizedAppsRequest)(nil),        // 17: svc.core.v1.ListAuthorizedAppsRequest
+	(*ListAuthorizedAppsResponse)(nil),       // 18: svc.core.v1.ListAuthorizedAppsResponse
+	(*AuthorizedApp)(nil),                    // 19: svc.core.v1.AuthorizedApp
+	(*RemoveAuthorizedAppRequest)(nil),       // 20: svc.core.v1.RemoveAuthorizedAppRequest
+	(*ListDataDeletionRequestsRequest)(nil),  // 21: svc.core.v1.ListDataDeletionRequestsRequest
+	(*ListDataDeletionRequestsResponse)(nil), // 22: svc.core.v1.ListDataDeletionRequestsResponse
+	(*DataDeletionRequest)(nil),              // 23: svc.core.v1.DataDeletionRequest
+	(*DebugTokenRequest)(nil),                // 24: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),               // 25: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                   // 26: svc.core.v1.DebugTokenData
+	(*GetAppRequest)(nil),                    // 27: svc.core.v1.GetAppRequest
+	(*App)(nil),                              // 28: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                 // 29: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),              // 30: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                        // 31: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),           // 32: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),             // 33: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),            // 34: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                         // 35: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),            // 36: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),            // 37: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                 // 38: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 39: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                         // 40: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),          // 41: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),         // 42: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                      // 43: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),            // 44: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),         // 45: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),              // 46: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),             // 47: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                     // 48: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                // 49: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),             // 50: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),             // 51: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),            // 52: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                         // 53: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),            // 54: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                  // 55: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),            // 56: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),              // 57: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                       // 58: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),              // 59: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                        // 60: svc.core.v1.AppReview
+	(*ScopeReview)(nil),                      // 61: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),           // 62: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),        // 63: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),       // 64: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                // 65: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),           // 66: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),          // 67: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),               // 68: svc.core.v1.DecidedScopeReview
+	(*ListMyAssignedAssetsRequest)(nil),      // 69: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),     // 70: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                    // 71: svc.core.v1.AssignedAsset
+	(*v1.Paging)(nil),                        // 72: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 73: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
 	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	65, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	72, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	65, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	72, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
 	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	65, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	72, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
 	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	65, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	19, // 8: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	66, // 9: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
-	66, // 10: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
-	28, // 11: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	65, // 12: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	36, // 13: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
-	41, // 14: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
-	46, // 15: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	54, // 16: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	58, // 17: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	61, // 18: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	64, // 19: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
-	0,  // 20: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 21: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	7,  // 22: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	4,  // 23: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	62, // 24: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
-	31, // 25: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	10, // 26: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	12, // 27: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	14, // 28: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	17, // 29: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	20, // 30: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	22, // 31: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	23, // 32: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	25, // 33: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	26, // 34: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	29, // 35: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	30, // 36: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	34, // 37: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	37, // 38: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	38, // 39: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	39, // 40: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	42, // 41: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	43, // 42: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	44, // 43: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	47, // 44: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	49, // 45: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	50, // 46: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	52, // 47: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	55, // 48: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	56, // 49: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	59, // 50: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	1,  // 51: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 52: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	8,  // 53: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	5,  // 54: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	63, // 55: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
-	32, // 56: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	11, // 57: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	13, // 58: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	15, // 59: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	18, // 60: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	21, // 61: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	33, // 62: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	24, // 63: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	13, // 64: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	27, // 65: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	13, // 66: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	13, // 67: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	35, // 68: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	13, // 69: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	13, // 70: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	40, // 71: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	13, // 72: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	13, // 73: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	45, // 74: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	48, // 75: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	13, // 76: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	51, // 77: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	53, // 78: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	53, // 79: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	57, // 80: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	60, // 81: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	51, // [51:82] is the sub-list for method output_type
-	20, // [20:51] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	72, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	19, // 8: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
+	23, // 9: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
+	26, // 10: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	73, // 11: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	73, // 12: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
+	35, // 13: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	72, // 14: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	43, // 15: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	48, // 16: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	53, // 17: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	61, // 18: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	65, // 19: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	68, // 20: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	71, // 21: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	0,  // 22: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	2,  // 23: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	7,  // 24: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	4,  // 25: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	69, // 26: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	38, // 27: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	10, // 28: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	12, // 29: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	14, // 30: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	24, // 31: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	17, // 32: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
+	20, // 33: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
+	21, // 34: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
+	27, // 35: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	29, // 36: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	30, // 37: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	32, // 38: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	33, // 39: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	36, // 40: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	37, // 41: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	41, // 42: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	44, // 43: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	45, // 44: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	46, // 45: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	49, // 46: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	50, // 47: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	51, // 48: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	54, // 49: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	56, // 50: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	57, // 51: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	59, // 52: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	62, // 53: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	63, // 54: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	66, // 55: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	1,  // 56: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	3,  // 57: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	8,  // 58: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	5,  // 59: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	70, // 60: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	39, // 61: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	11, // 62: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	13, // 63: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	15, // 64: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	25, // 65: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	18, // 66: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
+	13, // 67: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
+	22, // 68: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
+	28, // 69: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	40, // 70: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	31, // 71: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	13, // 72: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	34, // 73: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	13, // 74: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	13, // 75: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	42, // 76: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	13, // 77: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	13, // 78: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	47, // 79: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	13, // 80: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	13, // 81: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	52, // 82: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	55, // 83: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	13, // 84: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	58, // 85: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	60, // 86: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	60, // 87: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	64, // 88: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	67, // 89: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	56, // [56:90] is the sub-list for method output_type
+	22, // [22:56] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -4261,15 +4671,16 @@ func file_svc_core_v1_graph_proto_init() {
 	}
 	file_svc_core_v1_graph_proto_msgTypes[11].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[19].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[51].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[26].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[29].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[58].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   65,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,9 @@ const (
 	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
 	GraphService_ListConnectedAssets_FullMethodName      = "/svc.core.v1.GraphService/ListConnectedAssets"
 	GraphService_DebugToken_FullMethodName               = "/svc.core.v1.GraphService/DebugToken"
+	GraphService_ListAuthorizedApps_FullMethodName       = "/svc.core.v1.GraphService/ListAuthorizedApps"
+	GraphService_RemoveAuthorizedApp_FullMethodName      = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	GraphService_ListDataDeletionRequests_FullMethodName = "/svc.core.v1.GraphService/ListDataDeletionRequests"
 	GraphService_GetApp_FullMethodName                   = "/svc.core.v1.GraphService/GetApp"
 	GraphService_UpdateApp_FullMethodName                = "/svc.core.v1.GraphService/UpdateApp"
 	GraphService_GetAppConfig_FullMethodName             = "/svc.core.v1.GraphService/GetAppConfig"
@@ -98,6 +101,21 @@ type GraphServiceClient interface {
 	ListConnectedAssets(ctx context.Context, in *ListConnectedAssetsRequest, opts ...grpc.CallOption) (*ListConnectedAssetsResponse, error)
 	// DebugToken describes a token to its app.
 	DebugToken(ctx context.Context, in *DebugTokenRequest, opts ...grpc.CallOption) (*DebugTokenResponse, error)
+	// ListAuthorizedApps lists the apps the caller authorized, with the
+	// scopes granted to each (CONTRACT §16). The user's session, or a user
+	// token with public_profile: it reaches only the caller's own consents.
+	ListAuthorizedApps(ctx context.Context, in *ListAuthorizedAppsRequest, opts ...grpc.CallOption) (*ListAuthorizedAppsResponse, error)
+	// RemoveAuthorizedApp revokes the caller's consent to an app and every
+	// token of the caller for it at once, and starts the app's data deletion
+	// callback. The user's own session only: no app, not even the one
+	// removed, acts on the caller's list of apps. An app the caller never
+	// authorized is 404, whether or not it exists.
+	RemoveAuthorizedApp(ctx context.Context, in *RemoveAuthorizedAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(ctx context.Context, in *ListDataDeletionRequestsRequest, opts ...grpc.CallOption) (*ListDataDeletionRequestsResponse, error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(ctx context.Context, in *GetAppRequest, opts ...grpc.CallOption) (*App, error)
@@ -267,6 +285,36 @@ func (c *graphServiceClient) DebugToken(ctx context.Context, in *DebugTokenReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DebugTokenResponse)
 	err := c.cc.Invoke(ctx, GraphService_DebugToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListAuthorizedApps(ctx context.Context, in *ListAuthorizedAppsRequest, opts ...grpc.CallOption) (*ListAuthorizedAppsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuthorizedAppsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListAuthorizedApps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, in *RemoveAuthorizedAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_RemoveAuthorizedApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListDataDeletionRequests(ctx context.Context, in *ListDataDeletionRequestsRequest, opts ...grpc.CallOption) (*ListDataDeletionRequestsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDataDeletionRequestsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListDataDeletionRequests_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -529,6 +577,21 @@ type GraphServiceServer interface {
 	ListConnectedAssets(context.Context, *ListConnectedAssetsRequest) (*ListConnectedAssetsResponse, error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *DebugTokenRequest) (*DebugTokenResponse, error)
+	// ListAuthorizedApps lists the apps the caller authorized, with the
+	// scopes granted to each (CONTRACT §16). The user's session, or a user
+	// token with public_profile: it reaches only the caller's own consents.
+	ListAuthorizedApps(context.Context, *ListAuthorizedAppsRequest) (*ListAuthorizedAppsResponse, error)
+	// RemoveAuthorizedApp revokes the caller's consent to an app and every
+	// token of the caller for it at once, and starts the app's data deletion
+	// callback. The user's own session only: no app, not even the one
+	// removed, acts on the caller's list of apps. An app the caller never
+	// authorized is 404, whether or not it exists.
+	RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(context.Context, *ListDataDeletionRequestsRequest) (*ListDataDeletionRequestsResponse, error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *GetAppRequest) (*App, error)
@@ -633,6 +696,15 @@ func (UnimplementedGraphServiceServer) ListConnectedAssets(context.Context, *Lis
 }
 func (UnimplementedGraphServiceServer) DebugToken(context.Context, *DebugTokenRequest) (*DebugTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DebugToken not implemented")
+}
+func (UnimplementedGraphServiceServer) ListAuthorizedApps(context.Context, *ListAuthorizedAppsRequest) (*ListAuthorizedAppsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAuthorizedApps not implemented")
+}
+func (UnimplementedGraphServiceServer) RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveAuthorizedApp not implemented")
+}
+func (UnimplementedGraphServiceServer) ListDataDeletionRequests(context.Context, *ListDataDeletionRequestsRequest) (*ListDataDeletionRequestsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDataDeletionRequests not implemented")
 }
 func (UnimplementedGraphServiceServer) GetApp(context.Context, *GetAppRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetApp not implemented")
@@ -894,6 +966,60 @@ func _GraphService_DebugToken_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).DebugToken(ctx, req.(*DebugTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListAuthorizedApps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuthorizedAppsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListAuthorizedApps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListAuthorizedApps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListAuthorizedApps(ctx, req.(*ListAuthorizedAppsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_RemoveAuthorizedApp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveAuthorizedAppRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).RemoveAuthorizedApp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_RemoveAuthorizedApp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).RemoveAuthorizedApp(ctx, req.(*RemoveAuthorizedAppRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListDataDeletionRequests_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDataDeletionRequestsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListDataDeletionRequests(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListDataDeletionRequests_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListDataDeletionRequests(ctx, req.(*ListDataDeletionRequestsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1322,6 +1448,18 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DebugToken",
 			Handler:    _GraphService_DebugToken_Handler,
+		},
+		{
+			MethodName: "ListAuthorizedApps",
+			Handler:    _GraphService_ListAuthorizedApps_Handler,
+		},
+		{
+			MethodName: "RemoveAuthorizedApp",
+			Handler:    _GraphService_RemoveAuthorizedApp_Handler,
+		},
+		{
+			MethodName: "ListDataDeletionRequests",
+			Handler:    _GraphService_ListDataDeletionRequests_Handler,
 		},
 		{
 			MethodName: "GetApp",

@@ -58,6 +58,15 @@ const (
 	GraphServiceListConnectedAssetsProcedure = "/svc.core.v1.GraphService/ListConnectedAssets"
 	// GraphServiceDebugTokenProcedure is the fully-qualified name of the GraphService's DebugToken RPC.
 	GraphServiceDebugTokenProcedure = "/svc.core.v1.GraphService/DebugToken"
+	// GraphServiceListAuthorizedAppsProcedure is the fully-qualified name of the GraphService's
+	// ListAuthorizedApps RPC.
+	GraphServiceListAuthorizedAppsProcedure = "/svc.core.v1.GraphService/ListAuthorizedApps"
+	// GraphServiceRemoveAuthorizedAppProcedure is the fully-qualified name of the GraphService's
+	// RemoveAuthorizedApp RPC.
+	GraphServiceRemoveAuthorizedAppProcedure = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	// GraphServiceListDataDeletionRequestsProcedure is the fully-qualified name of the GraphService's
+	// ListDataDeletionRequests RPC.
+	GraphServiceListDataDeletionRequestsProcedure = "/svc.core.v1.GraphService/ListDataDeletionRequests"
 	// GraphServiceGetAppProcedure is the fully-qualified name of the GraphService's GetApp RPC.
 	GraphServiceGetAppProcedure = "/svc.core.v1.GraphService/GetApp"
 	// GraphServiceUpdateAppProcedure is the fully-qualified name of the GraphService's UpdateApp RPC.
@@ -159,6 +168,21 @@ type GraphServiceClient interface {
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error)
+	// ListAuthorizedApps lists the apps the caller authorized, with the
+	// scopes granted to each (CONTRACT §16). The user's session, or a user
+	// token with public_profile: it reaches only the caller's own consents.
+	ListAuthorizedApps(context.Context, *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error)
+	// RemoveAuthorizedApp revokes the caller's consent to an app and every
+	// token of the caller for it at once, and starts the app's data deletion
+	// callback. The user's own session only: no app, not even the one
+	// removed, acts on the caller's list of apps. An app the caller never
+	// authorized is 404, whether or not it exists.
+	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
@@ -302,6 +326,26 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceDebugTokenProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("DebugToken")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listAuthorizedApps: connect.NewClient[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse](
+			httpClient,
+			baseURL+GraphServiceListAuthorizedAppsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListAuthorizedApps")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		removeAuthorizedApp: connect.NewClient[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceRemoveAuthorizedAppProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
+			connect.WithClientOptions(opts...),
+		),
+		listDataDeletionRequests: connect.NewClient[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse](
+			httpClient,
+			baseURL+GraphServiceListDataDeletionRequestsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListDataDeletionRequests")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
@@ -454,6 +498,9 @@ type graphServiceClient struct {
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
 	listConnectedAssets      *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
+	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
+	removeAuthorizedApp      *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
+	listDataDeletionRequests *connect.Client[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse]
 	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
 	updateApp                *connect.Client[v1.UpdateAppRequest, v1.WentLive]
 	getAppConfig             *connect.Client[v1.GetAppConfigRequest, v1.AppConfig]
@@ -525,6 +572,21 @@ func (c *graphServiceClient) ListConnectedAssets(ctx context.Context, req *conne
 // DebugToken calls svc.core.v1.GraphService.DebugToken.
 func (c *graphServiceClient) DebugToken(ctx context.Context, req *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error) {
 	return c.debugToken.CallUnary(ctx, req)
+}
+
+// ListAuthorizedApps calls svc.core.v1.GraphService.ListAuthorizedApps.
+func (c *graphServiceClient) ListAuthorizedApps(ctx context.Context, req *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error) {
+	return c.listAuthorizedApps.CallUnary(ctx, req)
+}
+
+// RemoveAuthorizedApp calls svc.core.v1.GraphService.RemoveAuthorizedApp.
+func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, req *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.removeAuthorizedApp.CallUnary(ctx, req)
+}
+
+// ListDataDeletionRequests calls svc.core.v1.GraphService.ListDataDeletionRequests.
+func (c *graphServiceClient) ListDataDeletionRequests(ctx context.Context, req *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error) {
+	return c.listDataDeletionRequests.CallUnary(ctx, req)
 }
 
 // GetApp calls svc.core.v1.GraphService.GetApp.
@@ -671,6 +733,21 @@ type GraphServiceHandler interface {
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
 	DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error)
+	// ListAuthorizedApps lists the apps the caller authorized, with the
+	// scopes granted to each (CONTRACT §16). The user's session, or a user
+	// token with public_profile: it reaches only the caller's own consents.
+	ListAuthorizedApps(context.Context, *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error)
+	// RemoveAuthorizedApp revokes the caller's consent to an app and every
+	// token of the caller for it at once, and starts the app's data deletion
+	// callback. The user's own session only: no app, not even the one
+	// removed, acts on the caller's list of apps. An app the caller never
+	// authorized is 404, whether or not it exists.
+	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListDataDeletionRequests lists the data deletion callbacks the
+	// platform made for the caller (removing an app, leaving), newest first,
+	// at most 100: whether each app confirmed, and its confirmation code and
+	// status URL. Same callers as ListAuthorizedApps.
+	ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error)
 	// GetApp reads an app: its mode, products and scopes. The app itself, or
 	// a team Admin.
 	GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error)
@@ -810,6 +887,26 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceDebugTokenProcedure,
 		svc.DebugToken,
 		connect.WithSchema(graphServiceMethods.ByName("DebugToken")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListAuthorizedAppsHandler := connect.NewUnaryHandler(
+		GraphServiceListAuthorizedAppsProcedure,
+		svc.ListAuthorizedApps,
+		connect.WithSchema(graphServiceMethods.ByName("ListAuthorizedApps")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceRemoveAuthorizedAppHandler := connect.NewUnaryHandler(
+		GraphServiceRemoveAuthorizedAppProcedure,
+		svc.RemoveAuthorizedApp,
+		connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListDataDeletionRequestsHandler := connect.NewUnaryHandler(
+		GraphServiceListDataDeletionRequestsProcedure,
+		svc.ListDataDeletionRequests,
+		connect.WithSchema(graphServiceMethods.ByName("ListDataDeletionRequests")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -969,6 +1066,12 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListConnectedAssetsHandler.ServeHTTP(w, r)
 		case GraphServiceDebugTokenProcedure:
 			graphServiceDebugTokenHandler.ServeHTTP(w, r)
+		case GraphServiceListAuthorizedAppsProcedure:
+			graphServiceListAuthorizedAppsHandler.ServeHTTP(w, r)
+		case GraphServiceRemoveAuthorizedAppProcedure:
+			graphServiceRemoveAuthorizedAppHandler.ServeHTTP(w, r)
+		case GraphServiceListDataDeletionRequestsProcedure:
+			graphServiceListDataDeletionRequestsHandler.ServeHTTP(w, r)
 		case GraphServiceGetAppProcedure:
 			graphServiceGetAppHandler.ServeHTTP(w, r)
 		case GraphServiceUpdateAppProcedure:
@@ -1058,6 +1161,18 @@ func (UnimplementedGraphServiceHandler) ListConnectedAssets(context.Context, *co
 
 func (UnimplementedGraphServiceHandler) DebugToken(context.Context, *connect.Request[v1.DebugTokenRequest]) (*connect.Response[v1.DebugTokenResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DebugToken is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListAuthorizedApps(context.Context, *connect.Request[v1.ListAuthorizedAppsRequest]) (*connect.Response[v1.ListAuthorizedAppsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListAuthorizedApps is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RemoveAuthorizedApp is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListDataDeletionRequests is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) GetApp(context.Context, *connect.Request[v1.GetAppRequest]) (*connect.Response[v1.App], error) {

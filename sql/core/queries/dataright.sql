@@ -1,0 +1,99 @@
+-- A person's control over their data (CONTRACT §16): the apps they
+-- authorized, removing one, the apps' data deletion callbacks, leaving.
+
+-- name: ListAuthorizedApps :many
+-- The apps the user authorized: a remembered consent, or a grant not
+-- revoked (a development token, a code authorized without remembering),
+-- with the union of their scopes and the latest time one was granted.
+SELECT a.id, a.name,
+       ARRAY(SELECT DISTINCT s FROM unnest(x.scopes) AS s ORDER BY s)::text[] AS scopes,
+       x.granted_at::timestamptz AS granted_at
+FROM (
+    SELECT u.app_id, array_agg(u.scope) AS scopes, max(u.at) AS granted_at
+    FROM (
+        SELECT c.app_id, unnest(c.scopes) AS scope, c.updated_at AS at
+        FROM core.oauth_consents c WHERE c.user_id = @user_id
+        UNION ALL
+        SELECT g.app_id, unnest(g.scopes) AS scope, g.created_at AS at
+        FROM core.oauth_grants g WHERE g.user_id = @user_id AND g.revoked_at IS NULL
+    ) u
+    GROUP BY u.app_id
+) x
+JOIN core.apps a ON a.id = x.app_id
+ORDER BY x.granted_at DESC, a.id;
+
+-- name: DeleteConsent :execrows
+DELETE FROM core.oauth_consents WHERE user_id = @user_id AND app_id = @app_id;
+
+-- name: RevokeUserAppGrants :many
+-- Revokes every grant of the user to the app; a code not yet redeemed is
+-- then refused (RedeemCode) and a refresh token too (LockRefreshToken).
+UPDATE core.oauth_grants SET revoked_at = now()
+WHERE user_id = @user_id AND app_id = @app_id AND revoked_at IS NULL
+RETURNING id;
+
+-- name: RevokeGrantsCredentials :many
+-- Revokes the access tokens of the grants; returns their hashes so that
+-- caches can forget them.
+UPDATE core.credentials SET revoked_at = now()
+WHERE grant_id = ANY(@grant_ids::bigint[]) AND revoked_at IS NULL
+RETURNING token_hash;
+
+-- name: RevokeGrantsRefreshTokens :execrows
+UPDATE core.oauth_refresh_tokens SET revoked_at = now()
+WHERE grant_id = ANY(@grant_ids::bigint[]) AND revoked_at IS NULL;
+
+-- name: SetDataDeletionCallbackURL :exec
+INSERT INTO core.app_deletion_callbacks (app_id, url) VALUES (@app_id, @url)
+ON CONFLICT (app_id) DO UPDATE SET url = excluded.url;
+
+-- name: DeleteDataDeletionCallbackURL :exec
+DELETE FROM core.app_deletion_callbacks WHERE app_id = @app_id;
+
+-- name: RequestDataDeletion :execrows
+-- Starts the data deletion callback of each app that names one, for the
+-- user; apps without a callback URL are not called.
+INSERT INTO core.data_deletion_requests (app_id, user_id)
+SELECT c.app_id, @user_id::bigint FROM core.app_deletion_callbacks c
+WHERE c.app_id = ANY(@app_ids::bigint[]);
+
+-- name: ListDataDeletionRequests :many
+SELECT app_id, status, confirmation_code, url, requested_at
+FROM core.data_deletion_requests
+WHERE user_id = @user_id
+ORDER BY requested_at DESC, id DESC
+LIMIT 100;
+
+-- name: ClaimDataDeletionRequests :many
+-- Leases due requests to this gateway (SKIP LOCKED: two gateways never
+-- take one), with what the attempt needs: the app's callback URL, mode
+-- and sealed client secret.
+WITH due AS (
+    SELECT r.id FROM core.data_deletion_requests r
+    WHERE r.status = 'pending' AND r.next_attempt_at <= now()
+      AND (r.lease_until IS NULL OR r.lease_until < now())
+    ORDER BY r.next_attempt_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE core.data_deletion_requests r
+SET lease_token = @lease_token, lease_until = now() + make_interval(secs => @lease_seconds::float8)
+FROM due, core.apps a
+WHERE r.id = due.id AND a.id = r.app_id
+RETURNING r.id, r.app_id, r.user_id, r.attempts, a.mode, a.client_secret_sealed,
+          COALESCE((SELECT c.url FROM core.app_deletion_callbacks c WHERE c.app_id = r.app_id), '')::text AS callback_url;
+
+-- name: ConfirmDataDeletionRequest :execrows
+UPDATE core.data_deletion_requests
+SET status = 'confirmed', url = @url, confirmation_code = @confirmation_code, attempts = attempts + 1,
+    last_error = '', lease_token = NULL, lease_until = NULL
+WHERE id = @id AND lease_token = @lease_token;
+
+-- name: FailDataDeletionAttempt :execrows
+-- Records a failed attempt: retried at next_attempt_at, or failed for good
+-- when there is none.
+UPDATE core.data_deletion_requests
+SET status = CASE WHEN sqlc.narg('next_attempt_at')::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
+    next_attempt_at = COALESCE(sqlc.narg('next_attempt_at')::timestamptz, next_attempt_at),
+    attempts = attempts + 1, last_error = @last_error, lease_token = NULL, lease_until = NULL
+WHERE id = @id AND lease_token = @lease_token;
