@@ -96,7 +96,7 @@ type GraphServiceClient interface {
 	CreateApp(ctx context.Context, in *CreateAppRequest, opts ...grpc.CallOption) (*CreatedApp, error)
 	// CreatePage creates a Page with the caller as its owner: unpublished,
 	// chat surfacing, inbox automation and the inbox merge off. A person makes
-	// at most 50 Pages. First-party, as Meta opens Page creation to no app: the
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
 	// user's own session only (an app's credential is 2069001).
 	CreatePage(ctx context.Context, in *CreatePageRequest, opts ...grpc.CallOption) (*CreatedPage, error)
 	// GetPage reads a Page.
@@ -587,7 +587,7 @@ type GraphServiceServer interface {
 	CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error)
 	// CreatePage creates a Page with the caller as its owner: unpublished,
 	// chat surfacing, inbox automation and the inbox merge off. A person makes
-	// at most 50 Pages. First-party, as Meta opens Page creation to no app: the
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
 	// user's own session only (an app's credential is 2069001).
 	CreatePage(context.Context, *CreatePageRequest) (*CreatedPage, error)
 	// GetPage reads a Page.

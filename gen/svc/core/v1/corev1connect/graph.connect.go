@@ -164,7 +164,7 @@ type GraphServiceClient interface {
 	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
 	// CreatePage creates a Page with the caller as its owner: unpublished,
 	// chat surfacing, inbox automation and the inbox merge off. A person makes
-	// at most 50 Pages. First-party, as Meta opens Page creation to no app: the
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
 	// user's own session only (an app's credential is 2069001).
 	CreatePage(context.Context, *connect.Request[v1.CreatePageRequest]) (*connect.Response[v1.CreatedPage], error)
 	// GetPage reads a Page.
@@ -745,7 +745,7 @@ type GraphServiceHandler interface {
 	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
 	// CreatePage creates a Page with the caller as its owner: unpublished,
 	// chat surfacing, inbox automation and the inbox merge off. A person makes
-	// at most 50 Pages. First-party, as Meta opens Page creation to no app: the
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
 	// user's own session only (an app's credential is 2069001).
 	CreatePage(context.Context, *connect.Request[v1.CreatePageRequest]) (*connect.Response[v1.CreatedPage], error)
 	// GetPage reads a Page.
