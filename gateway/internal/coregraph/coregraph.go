@@ -309,6 +309,8 @@ func (s *Service) pageRoleErr(err error, field, userID string) error {
 		return sdk.Invalid(field, "Invalid parameter: %s: user %s is the Page's last owner; make another person owner first.", field, userID)
 	case errors.Is(err, identity.ErrPageRole):
 		return apierr.PageRoleTooLow("Only an owner of the Page can grant owner, or change or remove an owner's role; an editor can only leave the Page.")
+	case errors.Is(err, identity.ErrNotFound) && field == "role":
+		return sdk.NotFound("User " + userID) // the Page exists: the gateway checked the caller's role on it
 	case errors.Is(err, identity.ErrNotFound):
 		return sdk.NotFound("Page role of user " + userID)
 	}
