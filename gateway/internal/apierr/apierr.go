@@ -80,8 +80,14 @@ func MissingAnyScope(scopes []string) *Error {
 
 // NotPageAdmin: the user neither owns nor administers the Page.
 func NotPageAdmin() *Error {
-	return &Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: TypeOAuth,
-		Message: "The user must be an owner or admin of the Page."}
+	return PageRoleTooLow("The user must be an owner or admin of the Page.")
+}
+
+// PageRoleTooLow: the user's role on the Page (none, editor, admin) does
+// not allow the call; why says what it needs. CONTRACT §3 gives every Page
+// role refusal 2069003.
+func PageRoleTooLow(why string) *Error {
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: TypeOAuth, Message: why}
 }
 
 // NotLinked: the app is not linked to the Page, or the product is not enabled

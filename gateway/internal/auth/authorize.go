@@ -212,8 +212,21 @@ func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
 	return KindNotAccepted()
 }
 
+// noPageRole: the user has no role on the Page.
+func noPageRole() error {
+	return apierr.PageRoleTooLow("The user must have a role on the Page (owner, admin or editor).")
+}
+
 // authorizePage checks the caller's role on the Page and the product on the
-// app's link, with one query.
+// app's link, with one query. It is the one place that says what each Page
+// role may do (docs/design/auth.md, "Page roles"): a method declares the
+// least role it needs, and
+//
+//   - LINKED passes anyone with a role on the Page (owner, admin, editor)
+//     and an app linked to it;
+//   - EDITOR passes anyone with a role on the Page;
+//   - ADMIN passes owners and admins;
+//   - OWNER passes owners.
 func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pluginv1.PageRole, product, pageID string) (*pluginv1.PageAccessResponse, error) {
 	key := factsKey{page: pageID, user: p.UserID, app: p.AppID}
 	now := a.now()
@@ -231,20 +244,27 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 		return nil, apierr.NotFound("Page " + pageID)
 	}
 	hasUser, hasApp := p.UserID != "", p.AppID != ""
-	manages := hasUser && facts.UserManages()
+	member := hasUser && facts.UserHasRole()
 	switch role {
 	case pluginv1.PageRole_PAGE_ROLE_LINKED:
-		if !manages && !(hasApp && facts.AppLinked) {
+		if !member && !(hasApp && facts.AppLinked) {
 			if hasApp {
 				return nil, apierr.NotLinked(product)
 			}
-			return nil, apierr.NotPageAdmin()
+			return nil, noPageRole()
+		}
+	case pluginv1.PageRole_PAGE_ROLE_EDITOR:
+		if !hasUser {
+			return nil, apierr.UserTokenRequired()
+		}
+		if !member {
+			return nil, noPageRole()
 		}
 	case pluginv1.PageRole_PAGE_ROLE_ADMIN:
 		if !hasUser {
 			return nil, apierr.UserTokenRequired()
 		}
-		if !manages {
+		if !facts.UserManages() {
 			return nil, apierr.NotPageAdmin()
 		}
 	case pluginv1.PageRole_PAGE_ROLE_OWNER:
@@ -252,16 +272,17 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 			return nil, apierr.UserTokenRequired()
 		}
 		if facts.UserRole != pluginv1.PageRole_PAGE_ROLE_OWNER {
-			return nil, apierr.NotPageAdmin()
+			return nil, apierr.PageRoleTooLow("The user must be an owner of the Page.")
 		}
 	}
-	// The product must be enabled on the app's link to the Page; a Page
-	// manager's own token through the app needs the product enabled on the
-	// app only ("or the caller uses the Page owner's token", interface §1.7).
-	// A first-party session has no app and is not product-gated.
+	// The product must be enabled on the app's link to the Page; the token
+	// of one of the Page's people (an editor too: they reply in its threads)
+	// through the app needs the product enabled on the app only ("or the
+	// caller uses the Page owner's token", interface §1.7). A first-party
+	// session has no app and is not product-gated.
 	if product != "" && hasApp {
 		ok := slices.Contains(facts.LinkProducts, product) ||
-			(manages && slices.Contains(facts.AppProducts, product))
+			(member && slices.Contains(facts.AppProducts, product))
 		if !ok {
 			return nil, apierr.NotLinked(product)
 		}

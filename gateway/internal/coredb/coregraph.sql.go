@@ -61,6 +61,7 @@ func (q *Queries) ListAppPageLinks(ctx context.Context, arg ListAppPageLinksPara
 }
 
 const listConnectedApps = `-- name: ListConnectedApps :many
+
 SELECT a.id, a.name, l.products
 FROM core.page_links l JOIN core.apps a ON a.id = l.app_id
 WHERE l.page_id = $1 AND a.id > $2
@@ -79,6 +80,7 @@ type ListConnectedAppsRow struct {
 	Products []string
 }
 
+// Queries of the gateway's own Graph nodes (svc.core.v1.GraphService).
 // Apps linked to a Page, in app id order, after a cursor.
 func (q *Queries) ListConnectedApps(ctx context.Context, arg ListConnectedAppsParams) ([]ListConnectedAppsRow, error) {
 	rows, err := q.db.Query(ctx, listConnectedApps, arg.PageID, arg.AfterID, arg.MaxRows)
@@ -113,39 +115,4 @@ type PutAppConfigParams struct {
 func (q *Queries) PutAppConfig(ctx context.Context, arg PutAppConfigParams) error {
 	_, err := q.db.Exec(ctx, putAppConfig, arg.AppID, arg.PlatformConfig)
 	return err
-}
-
-const updatePageSettings = `-- name: UpdatePageSettings :execrows
-
-UPDATE core.pages SET
-    chat_surfacing   = coalesce($1, chat_surfacing),
-    inbox_automation = coalesce($2, inbox_automation),
-    assistant_label  = coalesce($3, assistant_label),
-    -- 0 clears the default.
-    handover_timeout = CASE WHEN $4::integer IS NULL THEN handover_timeout
-                            ELSE NULLIF($4::integer, 0) END
-WHERE id = $5
-`
-
-type UpdatePageSettingsParams struct {
-	ChatSurfacing   *bool
-	InboxAutomation *bool
-	AssistantLabel  *string
-	HandoverTimeout *int32
-	ID              int64
-}
-
-// Queries of the gateway's own Graph nodes (svc.core.v1.GraphService).
-func (q *Queries) UpdatePageSettings(ctx context.Context, arg UpdatePageSettingsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, updatePageSettings,
-		arg.ChatSurfacing,
-		arg.InboxAutomation,
-		arg.AssistantLabel,
-		arg.HandoverTimeout,
-		arg.ID,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }

@@ -115,6 +115,28 @@ func (q *Queries) AssignedAssets(ctx context.Context, userID int64) ([]AssignedA
 	return items, nil
 }
 
+const countPageOwners = `-- name: CountPageOwners :one
+SELECT count(*) FROM core.page_roles WHERE page_id = $1 AND role = 'owner'
+`
+
+func (q *Queries) CountPageOwners(ctx context.Context, pageID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, countPageOwners, pageID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countPagesCreatedBy = `-- name: CountPagesCreatedBy :one
+SELECT count(*) FROM core.pages WHERE created_by = $1
+`
+
+func (q *Queries) CountPagesCreatedBy(ctx context.Context, userID *int64) (int64, error) {
+	row := q.db.QueryRow(ctx, countPagesCreatedBy, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countUsers = `-- name: CountUsers :one
 SELECT count(*) FROM core.users
 `
@@ -168,29 +190,21 @@ func (q *Queries) CreateApp(ctx context.Context, arg CreateAppParams) (CoreApp, 
 }
 
 const createPage = `-- name: CreatePage :one
-INSERT INTO core.pages (name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout
+INSERT INTO core.pages (name, category, created_by)
+VALUES ($1, $2, $3)
+RETURNING id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout, category, created_by
 `
 
 type CreatePageParams struct {
-	Name             string
-	Published        bool
-	ChatSurfacing    bool
-	InboxAutomation  bool
-	AssistantLabel   string
-	InboxMergeLinked bool
+	Name      string
+	Category  string
+	CreatedBy *int64
 }
 
+// A new Page is unpublished, with chat surfacing, inbox automation and the
+// inbox merge off (the columns' defaults, CONTRACT §16).
 func (q *Queries) CreatePage(ctx context.Context, arg CreatePageParams) (CorePage, error) {
-	row := q.db.QueryRow(ctx, createPage,
-		arg.Name,
-		arg.Published,
-		arg.ChatSurfacing,
-		arg.InboxAutomation,
-		arg.AssistantLabel,
-		arg.InboxMergeLinked,
-	)
+	row := q.db.QueryRow(ctx, createPage, arg.Name, arg.Category, arg.CreatedBy)
 	var i CorePage
 	err := row.Scan(
 		&i.ID,
@@ -202,6 +216,8 @@ func (q *Queries) CreatePage(ctx context.Context, arg CreatePageParams) (CorePag
 		&i.InboxMergeLinked,
 		&i.CreatedAt,
 		&i.HandoverTimeout,
+		&i.Category,
+		&i.CreatedBy,
 	)
 	return i, err
 }
@@ -377,7 +393,7 @@ func (q *Queries) GetAppByClientID(ctx context.Context, clientID string) (CoreAp
 }
 
 const getPage = `-- name: GetPage :one
-SELECT id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout FROM core.pages WHERE id = $1
+SELECT id, name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked, created_at, handover_timeout, category, created_by FROM core.pages WHERE id = $1
 `
 
 func (q *Queries) GetPage(ctx context.Context, id int64) (CorePage, error) {
@@ -393,8 +409,27 @@ func (q *Queries) GetPage(ctx context.Context, id int64) (CorePage, error) {
 		&i.InboxMergeLinked,
 		&i.CreatedAt,
 		&i.HandoverTimeout,
+		&i.Category,
+		&i.CreatedBy,
 	)
 	return i, err
+}
+
+const getPageRole = `-- name: GetPageRole :one
+SELECT COALESCE((SELECT role FROM core.page_roles WHERE page_id = $1 AND user_id = $2), '')::text
+`
+
+type GetPageRoleParams struct {
+	PageID int64
+	UserID int64
+}
+
+// The user's role on the Page; ” when none.
+func (q *Queries) GetPageRole(ctx context.Context, arg GetPageRoleParams) (string, error) {
+	row := q.db.QueryRow(ctx, getPageRole, arg.PageID, arg.UserID)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const getScopeReview = `-- name: GetScopeReview :one
@@ -573,7 +608,7 @@ func (q *Queries) ListAppProducts(ctx context.Context, appID int64) ([]string, e
 }
 
 const listManagedPages = `-- name: ListManagedPages :many
-SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, p.handover_timeout, r.role
+SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, p.handover_timeout, p.category, p.created_by, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
 WHERE r.user_id = $1 AND p.id > $2
 ORDER BY p.id
@@ -596,10 +631,13 @@ type ListManagedPagesRow struct {
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
 	HandoverTimeout  *int32
+	Category         string
+	CreatedBy        *int64
 	Role             string
 }
 
-// Pages the user owns or administers, in id order, after a cursor.
+// Pages the user has a role on (owner, admin, editor), in id order, after a
+// cursor.
 func (q *Queries) ListManagedPages(ctx context.Context, arg ListManagedPagesParams) ([]ListManagedPagesRow, error) {
 	rows, err := q.db.Query(ctx, listManagedPages, arg.UserID, arg.AfterID, arg.MaxRows)
 	if err != nil {
@@ -619,8 +657,45 @@ func (q *Queries) ListManagedPages(ctx context.Context, arg ListManagedPagesPara
 			&i.InboxMergeLinked,
 			&i.CreatedAt,
 			&i.HandoverTimeout,
+			&i.Category,
+			&i.CreatedBy,
 			&i.Role,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listPageRoles = `-- name: ListPageRoles :many
+SELECT r.user_id, u.name, r.role
+FROM core.page_roles r JOIN core.users u ON u.id = r.user_id
+WHERE r.page_id = $1
+ORDER BY CASE r.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, r.user_id
+`
+
+type ListPageRolesRow struct {
+	UserID int64
+	Name   string
+	Role   string
+}
+
+// The people of a Page: owners first, then admins, then editors, each in
+// user id order.
+func (q *Queries) ListPageRoles(ctx context.Context, pageID int64) ([]ListPageRolesRow, error) {
+	rows, err := q.db.Query(ctx, listPageRoles, pageID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListPageRolesRow
+	for rows.Next() {
+		var i ListPageRolesRow
+		if err := rows.Scan(&i.UserID, &i.Name, &i.Role); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -735,6 +810,20 @@ func (q *Queries) LockInstallation(ctx context.Context) (bool, error) {
 	var dev_seeded bool
 	err := row.Scan(&dev_seeded)
 	return dev_seeded, err
+}
+
+const lockPage = `-- name: LockPage :one
+SELECT id FROM core.pages WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Serialises changes to one Page's roles, so that two of them cannot both
+// leave it without an owner. NO KEY UPDATE: inserts that reference the Page
+// (links, roles of other Pages) need not wait for it.
+func (q *Queries) LockPage(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, lockPage, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
 }
 
 const lookupCredential = `-- name: LookupCredential :one
@@ -1027,6 +1116,45 @@ func (q *Queries) SubmitScopeReview(ctx context.Context, arg SubmitScopeReviewPa
 		&i.PrivacyPolicyUrl,
 	)
 	return i, err
+}
+
+const updatePageSettings = `-- name: UpdatePageSettings :execrows
+UPDATE core.pages SET
+    published          = coalesce($1, published),
+    chat_surfacing     = coalesce($2, chat_surfacing),
+    inbox_merge_linked = coalesce($3, inbox_merge_linked),
+    inbox_automation   = coalesce($4, inbox_automation),
+    assistant_label    = coalesce($5, assistant_label),
+    -- 0 clears the default.
+    handover_timeout   = CASE WHEN $6::integer IS NULL THEN handover_timeout
+                              ELSE NULLIF($6::integer, 0) END
+WHERE id = $7
+`
+
+type UpdatePageSettingsParams struct {
+	Published        *bool
+	ChatSurfacing    *bool
+	InboxMergeLinked *bool
+	InboxAutomation  *bool
+	AssistantLabel   *string
+	HandoverTimeout  *int32
+	ID               int64
+}
+
+func (q *Queries) UpdatePageSettings(ctx context.Context, arg UpdatePageSettingsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, updatePageSettings,
+		arg.Published,
+		arg.ChatSurfacing,
+		arg.InboxMergeLinked,
+		arg.InboxAutomation,
+		arg.AssistantLabel,
+		arg.HandoverTimeout,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const upsertPageLink = `-- name: UpsertPageLink :exec

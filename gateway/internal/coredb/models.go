@@ -186,6 +186,8 @@ type CorePage struct {
 	InboxMergeLinked bool
 	CreatedAt        pgtype.Timestamptz
 	HandoverTimeout  *int32
+	Category         string
+	CreatedBy        *int64
 }
 
 type CorePageLink struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
@@ -88,8 +89,12 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListMyApps"), s.listMyApps)
 	sdk.Handle(p, m.ByName("ListMyAssignedAssets"), s.listMyAssignedAssets)
 	sdk.Handle(p, m.ByName("CreateApp"), s.createApp)
+	sdk.Handle(p, m.ByName("CreatePage"), s.createPage)
 	sdk.Handle(p, m.ByName("GetPage"), s.getPage)
 	sdk.Handle(p, m.ByName("UpdatePageSettings"), s.updatePageSettings)
+	sdk.Handle(p, m.ByName("ListPageRoles"), s.listPageRoles)
+	sdk.Handle(p, m.ByName("SetPageRole"), s.setPageRole)
+	sdk.Handle(p, m.ByName("DeletePageRole"), s.deletePageRole)
 	sdk.Handle(p, m.ByName("ListConnectedAssets"), s.listConnectedAssets)
 	sdk.Handle(p, m.ByName("DebugToken"), s.debugToken)
 	sdk.Handle(p, m.ByName("GetApp"), s.getApp)
@@ -175,10 +180,12 @@ func (s *Service) listMyApps(ctx context.Context, call *sdk.Call, req *corev1.Li
 
 // assetTasks maps an asset's type and the user's role on it to the tasks
 // the role allows, as Meta's assigned_assets names them. A Page's owner
-// and admins may do everything on it.
+// and admins may do everything on it; an editor all but MANAGE (settings,
+// roles, links).
 var assetTasks = map[[2]string][]string{
 	{"PAGE", "owner"}:    {"MANAGE", "CREATE_CONTENT", "MODERATE", "ADVERTISE", "ANALYZE"},
 	{"PAGE", "admin"}:    {"MANAGE", "CREATE_CONTENT", "MODERATE", "ADVERTISE", "ANALYZE"},
+	{"PAGE", "editor"}:   {"CREATE_CONTENT", "MODERATE", "ADVERTISE", "ANALYZE"},
 	{"APP", "admin"}:     {"MANAGE", "DEVELOP", "TEST"},
 	{"APP", "developer"}: {"DEVELOP", "TEST"},
 	{"APP", "tester"}:    {"TEST"},
@@ -231,6 +238,19 @@ func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.Cre
 		ClientSecret: app.ClientSecret, WebhookSecret: webhook.StandardKey(app.ClientSecret), ApiKey: key, RedirectUris: nonNil(req.GetRedirectUris()), Products: nonNil(req.GetProducts())}, nil
 }
 
+// createPage makes a Page whose owner is the caller (CONTRACT §16).
+func (s *Service) createPage(ctx context.Context, call *sdk.Call, req *corev1.CreatePageRequest) (*corev1.CreatedPage, error) {
+	page, err := s.id.Pages.CreatePage(ctx, identity.NewPage{Name: req.GetName(), Category: req.GetCategory(),
+		OwnerID: call.Principal().UserID})
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	// A call on the new id before it existed may have been remembered as
+	// "no such Page".
+	s.pageChanged(page.ID)
+	return &corev1.CreatedPage{Id: page.ID}, nil
+}
+
 func (s *Service) getPage(ctx context.Context, call *sdk.Call, req *corev1.GetPageRequest) (*corev1.Page, error) {
 	p, err := s.id.Pages.Page(ctx, req.GetPageId())
 	if err != nil {
@@ -244,28 +264,75 @@ func (s *Service) getPage(ctx context.Context, call *sdk.Call, req *corev1.GetPa
 }
 
 func (s *Service) updatePageSettings(ctx context.Context, _ *sdk.Call, req *corev1.UpdatePageSettingsRequest) (*corev1.SuccessResponse, error) {
-	id, ok := identity.ParseID(req.GetPageId())
-	if !ok {
-		return nil, sdk.NotFound("Page " + req.GetPageId())
-	}
-	if req.ChatSurfacing == nil && req.InboxAutomation == nil && req.AssistantLabel == nil && req.HandoverTimeout == nil {
-		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of chat_surfacing, inbox_automation, assistant_label, handover_timeout.")
+	if req.Published == nil && req.InboxMergeLinked == nil && req.ChatSurfacing == nil && req.InboxAutomation == nil &&
+		req.AssistantLabel == nil && req.HandoverTimeout == nil {
+		return nil, sdk.Invalid("chat_surfacing", "Invalid parameter: give at least one of published, chat_surfacing, inbox_merge_linked, inbox_automation, assistant_label, handover_timeout.")
 	}
 	if t := req.HandoverTimeout; t != nil && *t != 0 && (*t < 60 || *t > 86400) {
 		return nil, sdk.Invalid("handover_timeout", "Invalid parameter: handover_timeout must be from 60 to 86400 seconds, or 0 for none.")
 	}
-	n, err := s.q.UpdatePageSettings(ctx, coredb.UpdatePageSettingsParams{
-		ID: id, ChatSurfacing: req.ChatSurfacing, InboxAutomation: req.InboxAutomation, AssistantLabel: req.AssistantLabel,
-		HandoverTimeout: req.HandoverTimeout,
-	})
+	err := s.id.Pages.UpdateSettings(ctx, req.GetPageId(), identity.PageSettings{Published: req.Published,
+		ChatSurfacing: req.ChatSurfacing, InboxMergeLinked: req.InboxMergeLinked, InboxAutomation: req.InboxAutomation,
+		AssistantLabel: req.AssistantLabel, HandoverTimeout: req.HandoverTimeout})
 	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, sdk.NotFound("Page " + req.GetPageId())
+		return nil, s.mapErr(err, "Page "+req.GetPageId())
 	}
 	s.pageChanged(req.GetPageId())
 	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+// listPageRoles lists the Page's people; the gateway has checked that the
+// caller is one of them.
+func (s *Service) listPageRoles(ctx context.Context, _ *sdk.Call, req *corev1.ListPageRolesRequest) (*corev1.ListPageRolesResponse, error) {
+	people, err := s.id.Pages.PageRoles(ctx, req.GetPageId())
+	if err != nil {
+		return nil, s.mapErr(err, "Page "+req.GetPageId())
+	}
+	res := &corev1.ListPageRolesResponse{Data: make([]*corev1.PageRoleEntry, 0, len(people))}
+	for _, p := range people {
+		res.Data = append(res.Data, &corev1.PageRoleEntry{UserId: p.UserID, Name: p.Name, Role: string(p.Role)})
+	}
+	return res, nil
+}
+
+// setPageRole grants or changes a role. The gateway has checked that the
+// caller owns or administers the Page; who may grant what to whom is
+// identity.PageRoleChange, applied on the stored roles under the Page's
+// lock.
+func (s *Service) setPageRole(ctx context.Context, call *sdk.Call, req *corev1.SetPageRoleRequest) (*corev1.SuccessResponse, error) {
+	err := s.id.Pages.SetPageRole(ctx, call.Principal().UserID, req.GetPageId(), req.GetUserId(), identity.PageRole(req.GetRole()))
+	if err != nil {
+		return nil, s.pageRoleErr(err, "role", req.GetUserId())
+	}
+	s.pageChanged(req.GetPageId())
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+// deletePageRole takes a role away, or lets the caller leave the Page.
+func (s *Service) deletePageRole(ctx context.Context, call *sdk.Call, req *corev1.DeletePageRoleRequest) (*corev1.SuccessResponse, error) {
+	err := s.id.Pages.RemovePageRole(ctx, call.Principal().UserID, req.GetPageId(), req.GetUserId())
+	if err != nil {
+		return nil, s.pageRoleErr(err, "user_id", req.GetUserId())
+	}
+	s.pageChanged(req.GetPageId())
+	return &corev1.SuccessResponse{Success: true}, nil
+}
+
+// pageRoleErr answers a refused role change: the last owner (400 naming
+// field), a change the caller's role does not allow (2069003), or the user
+// or role that does not exist.
+func (s *Service) pageRoleErr(err error, field, userID string) error {
+	switch {
+	case errors.Is(err, identity.ErrLastOwner):
+		return sdk.Invalid(field, "Invalid parameter: %s: user %s is the Page's last owner; make another person owner first.", field, userID)
+	case errors.Is(err, identity.ErrPageRole):
+		return apierr.PageRoleTooLow("Only an owner of the Page can grant owner, or change or remove an owner's role; an editor can only leave the Page.")
+	case errors.Is(err, identity.ErrNotFound) && field == "role":
+		return sdk.NotFound("User " + userID) // the Page exists: the gateway checked the caller's role on it
+	case errors.Is(err, identity.ErrNotFound):
+		return sdk.NotFound("Page role of user " + userID)
+	}
+	return s.mapErr(err, "Page")
 }
 
 func (s *Service) listConnectedAssets(ctx context.Context, _ *sdk.Call, req *corev1.ListConnectedAssetsRequest) (*corev1.ListConnectedAssetsResponse, error) {
@@ -469,8 +536,9 @@ func (s *Service) mapErr(err error, what string) error {
 }
 
 func pageProto(p identity.Page, role string) *corev1.Page {
-	out := &corev1.Page{Id: p.ID, Name: p.Name, Published: p.Published, Role: role,
-		ChatSurfacing: p.ChatSurfacing, InboxAutomation: p.InboxAutomation, AssistantLabel: p.AssistantLabel}
+	out := &corev1.Page{Id: p.ID, Name: p.Name, Category: p.Category, Published: p.Published, Role: role,
+		ChatSurfacing: p.ChatSurfacing, InboxMergeLinked: p.InboxMergeLinked, InboxAutomation: p.InboxAutomation,
+		AssistantLabel: p.AssistantLabel}
 	if p.HandoverTimeout > 0 {
 		out.HandoverTimeout = &p.HandoverTimeout
 	}
@@ -483,6 +551,8 @@ func roleName(r pluginv1.PageRole) string {
 		return "owner"
 	case pluginv1.PageRole_PAGE_ROLE_ADMIN:
 		return "admin"
+	case pluginv1.PageRole_PAGE_ROLE_EDITOR:
+		return "editor"
 	}
 	return ""
 }

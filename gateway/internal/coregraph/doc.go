@@ -1,7 +1,8 @@
 // Package coregraph serves the gateway's own Graph nodes
-// (svc.core.v1.GraphService): me, me/pages, me/business_portfolios,
-// page/<id> and its settings, page/<id>/connected_assets, debug_token, and
-// the app nodes (app/<id>, config, page_links).
+// (svc.core.v1.GraphService): me, me/pages (list and create),
+// me/business_portfolios, page/<id> with its settings and roles,
+// page/<id>/connected_assets, debug_token, and the app nodes (app/<id>,
+// config, page_links).
 //
 // The handlers run in-process but are registered on an sdk.Plugin like any
 // plugin's, so they are routed, validated and authorized by the same code as

@@ -133,10 +133,15 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 		c.Users[p.key] = User{ID: u.ID, Username: u.Username, Password: pw}
 	}
 	owner, consumer := c.Users["owner"].ID, c.Users["consumer"].ID
-	page, err := ids.Pages.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: owner, Published: true,
-		ChatSurfacing: true, InboxMergeLinked: true, InboxAutomation: false})
+	// The Page is made as a person makes one (POST me/pages, then its
+	// settings on page/<id>): nothing about it is special.
+	page, err := ids.Pages.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", Category: "Coffee shop", OwnerID: owner})
 	if err != nil {
 		return nil, fmt.Errorf("seed page: %w", err)
+	}
+	on := true
+	if err := ids.Pages.UpdateSettings(ctx, page.ID, identity.PageSettings{Published: &on, ChatSurfacing: &on, InboxMergeLinked: &on}); err != nil {
+		return nil, fmt.Errorf("seed page settings: %w", err)
 	}
 	c.Page = PageCredentials{ID: page.ID, Name: page.Name}
 	// wearables too: pushes and their events concern no Page, and a

@@ -1,15 +1,5 @@
 -- Queries of the gateway's own Graph nodes (svc.core.v1.GraphService).
 
--- name: UpdatePageSettings :execrows
-UPDATE core.pages SET
-    chat_surfacing   = coalesce(sqlc.narg(chat_surfacing), chat_surfacing),
-    inbox_automation = coalesce(sqlc.narg(inbox_automation), inbox_automation),
-    assistant_label  = coalesce(sqlc.narg(assistant_label), assistant_label),
-    -- 0 clears the default.
-    handover_timeout = CASE WHEN sqlc.narg(handover_timeout)::integer IS NULL THEN handover_timeout
-                            ELSE NULLIF(sqlc.narg(handover_timeout)::integer, 0) END
-WHERE id = @id;
-
 -- name: ListConnectedApps :many
 -- Apps linked to a Page, in app id order, after a cursor.
 SELECT a.id, a.name, l.products

@@ -22,9 +22,47 @@ SELECT * FROM core.users WHERE lower(username) = lower(@username);
 UPDATE core.users SET is_staff = @is_staff WHERE id = @id;
 
 -- name: CreatePage :one
-INSERT INTO core.pages (name, published, chat_surfacing, inbox_automation, assistant_label, inbox_merge_linked)
-VALUES (@name, @published, @chat_surfacing, @inbox_automation, @assistant_label, @inbox_merge_linked)
+-- A new Page is unpublished, with chat surfacing, inbox automation and the
+-- inbox merge off (the columns' defaults, CONTRACT §16).
+INSERT INTO core.pages (name, category, created_by)
+VALUES (@name, @category, sqlc.narg('created_by'))
 RETURNING *;
+
+-- name: CountPagesCreatedBy :one
+SELECT count(*) FROM core.pages WHERE created_by = @user_id;
+
+-- name: LockPage :one
+-- Serialises changes to one Page's roles, so that two of them cannot both
+-- leave it without an owner. NO KEY UPDATE: inserts that reference the Page
+-- (links, roles of other Pages) need not wait for it.
+SELECT id FROM core.pages WHERE id = @id FOR NO KEY UPDATE;
+
+-- name: UpdatePageSettings :execrows
+UPDATE core.pages SET
+    published          = coalesce(sqlc.narg(published), published),
+    chat_surfacing     = coalesce(sqlc.narg(chat_surfacing), chat_surfacing),
+    inbox_merge_linked = coalesce(sqlc.narg(inbox_merge_linked), inbox_merge_linked),
+    inbox_automation   = coalesce(sqlc.narg(inbox_automation), inbox_automation),
+    assistant_label    = coalesce(sqlc.narg(assistant_label), assistant_label),
+    -- 0 clears the default.
+    handover_timeout   = CASE WHEN sqlc.narg(handover_timeout)::integer IS NULL THEN handover_timeout
+                              ELSE NULLIF(sqlc.narg(handover_timeout)::integer, 0) END
+WHERE id = @id;
+
+-- name: GetPageRole :one
+-- The user's role on the Page; '' when none.
+SELECT COALESCE((SELECT role FROM core.page_roles WHERE page_id = @page_id AND user_id = @user_id), '')::text;
+
+-- name: CountPageOwners :one
+SELECT count(*) FROM core.page_roles WHERE page_id = @page_id AND role = 'owner';
+
+-- name: ListPageRoles :many
+-- The people of a Page: owners first, then admins, then editors, each in
+-- user id order.
+SELECT r.user_id, u.name, r.role
+FROM core.page_roles r JOIN core.users u ON u.id = r.user_id
+WHERE r.page_id = @page_id
+ORDER BY CASE r.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, r.user_id;
 
 -- name: GetPage :one
 SELECT * FROM core.pages WHERE id = @id;
@@ -37,7 +75,8 @@ ON CONFLICT (page_id, user_id) DO UPDATE SET role = excluded.role;
 DELETE FROM core.page_roles WHERE page_id = @page_id AND user_id = @user_id;
 
 -- name: ListManagedPages :many
--- Pages the user owns or administers, in id order, after a cursor.
+-- Pages the user has a role on (owner, admin, editor), in id order, after a
+-- cursor.
 SELECT p.*, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
 WHERE r.user_id = @user_id AND p.id > @after_id

@@ -47,6 +47,7 @@ type Person struct {
 // World is a fresh database with:
 //   - Owner, who owns Page, and is Admin of App's team;
 //   - PageAdmin, an admin of Page;
+//   - PageEditor, an editor of Page;
 //   - Consumer, a Test User of App;
 //   - Stranger, with no relation to anything;
 //   - Staff, platform staff;
@@ -59,12 +60,14 @@ type World struct {
 	IDs       *identity.Service
 	Owner     Person
 	PageAdmin Person
-	Consumer  Person
-	Stranger  Person
-	Staff     Person
-	Page      identity.Page
-	OtherPage identity.Page
-	App       identity.CreatedApp
+	// PageEditor is an editor of Page.
+	PageEditor Person
+	Consumer   Person
+	Stranger   Person
+	Staff      Person
+	Page       identity.Page
+	OtherPage  identity.Page
+	App        identity.CreatedApp
 }
 
 // NewWorld creates the World in a new database.
@@ -84,6 +87,7 @@ func NewWorld(t testing.TB) *World {
 	}
 	w.Owner = person("owner", "Olivia Owner", false)
 	w.PageAdmin = person("pageadmin", "Adam Admin", false)
+	w.PageEditor = person("pageeditor", "Edie Editor", false)
 	w.Consumer = person("consumer", "Casey Consumer", false)
 	w.Stranger = person("stranger", "Stella Stranger", false)
 	w.Staff = person("staff", "Sam Staff", true)
@@ -94,11 +98,18 @@ func NewWorld(t testing.TB) *World {
 		}
 	}
 	var err error
-	w.Page, err = w.IDs.Pages.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", OwnerID: w.Owner.ID, Published: true,
-		ChatSurfacing: true, InboxMergeLinked: true})
+	on := true
+	w.Page, err = w.IDs.Pages.CreatePage(ctx, identity.NewPage{Name: "Demo Coffee", Category: "Coffee shop", OwnerID: w.Owner.ID})
 	must(err)
-	must(w.IDs.Pages.SetPageRole(ctx, w.Page.ID, w.PageAdmin.ID, identity.RoleAdmin))
-	w.OtherPage, err = w.IDs.Pages.CreatePage(ctx, identity.NewPage{Name: "Other Shop", OwnerID: w.Stranger.ID, Published: true})
+	must(w.IDs.Pages.UpdateSettings(ctx, w.Page.ID, identity.PageSettings{Published: &on, ChatSurfacing: &on, InboxMergeLinked: &on}))
+	w.Page, err = w.IDs.Pages.Page(ctx, w.Page.ID)
+	must(err)
+	must(w.IDs.Pages.SetPageRole(ctx, w.Owner.ID, w.Page.ID, w.PageAdmin.ID, identity.RoleAdmin))
+	must(w.IDs.Pages.SetPageRole(ctx, w.Owner.ID, w.Page.ID, w.PageEditor.ID, identity.RoleEditor))
+	w.OtherPage, err = w.IDs.Pages.CreatePage(ctx, identity.NewPage{Name: "Other Shop", Category: "Shop", OwnerID: w.Stranger.ID})
+	must(err)
+	must(w.IDs.Pages.UpdateSettings(ctx, w.OtherPage.ID, identity.PageSettings{Published: &on}))
+	w.OtherPage, err = w.IDs.Pages.Page(ctx, w.OtherPage.ID)
 	must(err)
 	w.App, err = w.IDs.Apps.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: w.Owner.ID,
 		RedirectURIs: []string{RedirectURI}, Products: []string{"svcchat"}})

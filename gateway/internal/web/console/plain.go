@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
@@ -331,7 +332,7 @@ type plainData struct {
 		Products []string `json:"products"`
 	}
 	Pages []struct {
-		ID, Name string
+		ID, Name, Role string
 	}
 	Templates []struct {
 		Name, Body, Status string
@@ -402,6 +403,10 @@ func (c *Console) load(r *http.Request, session string, pg page, app string) *pl
 		c.read(r, session, d, "redirects", appNode+"/redirect_uris", nil, &d.RedirectURIs, false)
 		c.read(r, session, d, "links", appNode+"/page_links", map[string]any{"limit": 100}, &d.Links, false)
 		c.read(r, session, d, "pages", "me/pages", map[string]any{"limit": 100}, &d.Pages, false)
+		// Only an owner or admin links a Page: an editor's Pages are not offered.
+		d.Pages = slices.DeleteFunc(d.Pages, func(p struct{ ID, Name, Role string }) bool {
+			return p.Role != "owner" && p.Role != "admin"
+		})
 	case "templates":
 		var a struct{ Name string }
 		c.read(r, session, d, "overview", appNode, nil, &a, true)

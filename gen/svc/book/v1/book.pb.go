@@ -408,7 +408,7 @@ const file_svc_book_v1_book_proto_rawDesc = "" +
 	"\apost_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06postId2\xdf\x03\n" +
 	"\vBookService\x12\xa8\x01\n" +
 	"\n" +
-	"CreatePost\x12\x1e.svc.book.v1.CreatePostRequest\x1a\x1f.svc.book.v1.CreatePostResponse\"Y\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x02\xd2\xf3\x18\x16\x12\x14page/{page_id}/posts\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/v1/pages/{page_id}/posts\x12\xa0\x01\n" +
+	"CreatePost\x12\x1e.svc.book.v1.CreatePostRequest\x1a\x1f.svc.book.v1.CreatePostResponse\"Y\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x04\xd2\xf3\x18\x16\x12\x14page/{page_id}/posts\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/v1/pages/{page_id}/posts\x12\xa0\x01\n" +
 	"\tListPosts\x12\x1d.svc.book.v1.ListPostsRequest\x1a\x1e.svc.book.v1.ListPostsResponse\"T\xca\xf3\x18\x0e\x1a\n" +
 	"pages:read \x01\xd2\xf3\x18\x16\n" +
 	"\x14page/{page_id}/posts\x82\xd3\xe4\x93\x02\x1f\x12\x1d/api/v1/pages/{page_id}/posts\x90\x02\x01\x12\x81\x01\n" +

@@ -32,8 +32,9 @@ const (
 // product). Served by the book plugin.
 type BookServiceClient interface {
 	// CreatePost publishes a post as the Page. It needs a user access token
-	// with pages:manage whose user owns or administers the Page, and emits
-	// book.post.created in the same transaction.
+	// with pages:manage whose user has a role on the Page (owner, admin or
+	// editor: editors create content), and emits book.post.created in the
+	// same transaction.
 	CreatePost(ctx context.Context, in *CreatePostRequest, opts ...grpc.CallOption) (*CreatePostResponse, error)
 	// ListPosts lists a Page's posts, newest first.
 	ListPosts(ctx context.Context, in *ListPostsRequest, opts ...grpc.CallOption) (*ListPostsResponse, error)
@@ -88,8 +89,9 @@ func (c *bookServiceClient) GetPost(ctx context.Context, in *GetPostRequest, opt
 // product). Served by the book plugin.
 type BookServiceServer interface {
 	// CreatePost publishes a post as the Page. It needs a user access token
-	// with pages:manage whose user owns or administers the Page, and emits
-	// book.post.created in the same transaction.
+	// with pages:manage whose user has a role on the Page (owner, admin or
+	// editor: editors create content), and emits book.post.created in the
+	// same transaction.
 	CreatePost(context.Context, *CreatePostRequest) (*CreatePostResponse, error)
 	// ListPosts lists a Page's posts, newest first.
 	ListPosts(context.Context, *ListPostsRequest) (*ListPostsResponse, error)

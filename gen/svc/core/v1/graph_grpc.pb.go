@@ -25,8 +25,12 @@ const (
 	GraphService_ListMyApps_FullMethodName               = "/svc.core.v1.GraphService/ListMyApps"
 	GraphService_ListMyAssignedAssets_FullMethodName     = "/svc.core.v1.GraphService/ListMyAssignedAssets"
 	GraphService_CreateApp_FullMethodName                = "/svc.core.v1.GraphService/CreateApp"
+	GraphService_CreatePage_FullMethodName               = "/svc.core.v1.GraphService/CreatePage"
 	GraphService_GetPage_FullMethodName                  = "/svc.core.v1.GraphService/GetPage"
 	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
+	GraphService_ListPageRoles_FullMethodName            = "/svc.core.v1.GraphService/ListPageRoles"
+	GraphService_SetPageRole_FullMethodName              = "/svc.core.v1.GraphService/SetPageRole"
+	GraphService_DeletePageRole_FullMethodName           = "/svc.core.v1.GraphService/DeletePageRole"
 	GraphService_ListConnectedAssets_FullMethodName      = "/svc.core.v1.GraphService/ListConnectedAssets"
 	GraphService_DebugToken_FullMethodName               = "/svc.core.v1.GraphService/DebugToken"
 	GraphService_ListAuthorizedApps_FullMethodName       = "/svc.core.v1.GraphService/ListAuthorizedApps"
@@ -93,10 +97,30 @@ type GraphServiceClient interface {
 	// this answer. A first-party operation: the user's own session only, so
 	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(ctx context.Context, in *CreateAppRequest, opts ...grpc.CallOption) (*CreatedApp, error)
+	// CreatePage creates a Page with the caller as its owner: unpublished,
+	// chat surfacing, inbox automation and the inbox merge off. A person makes
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
+	// user's own session only (an app's credential is 2069001).
+	CreatePage(ctx context.Context, in *CreatePageRequest, opts ...grpc.CallOption) (*CreatedPage, error)
 	// GetPage reads a Page.
 	GetPage(ctx context.Context, in *GetPageRequest, opts ...grpc.CallOption) (*Page, error)
-	// UpdatePageSettings changes a Page's chat settings.
+	// UpdatePageSettings changes a Page's settings: published, chat
+	// surfacing, the inbox merge, inbox automation and its label, the
+	// handover timeout. A Page owner or admin.
 	UpdatePageSettings(ctx context.Context, in *UpdatePageSettingsRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListPageRoles lists the people of a Page with their roles: owners,
+	// admins, editors. Anyone with a role on the Page.
+	ListPageRoles(ctx context.Context, in *ListPageRolesRequest, opts ...grpc.CallOption) (*ListPageRolesResponse, error)
+	// SetPageRole gives a user a role on the Page or changes it. An owner or
+	// admin; only an owner grants owner or changes an owner's role; the last
+	// owner cannot be demoted (400, code 100). First-party: the user's own
+	// session, like an app's team roles.
+	SetPageRole(ctx context.Context, in *SetPageRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// DeletePageRole takes a user's role on the Page away. An owner or admin
+	// removes admins and editors, only an owner removes an owner, and anyone
+	// may remove themselves (leave the Page); never the last owner (400, code
+	// 100). First-party: the user's own session.
+	DeletePageRole(ctx context.Context, in *DeletePageRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 	// ListConnectedAssets lists the apps linked to a Page.
 	ListConnectedAssets(ctx context.Context, in *ListConnectedAssetsRequest, opts ...grpc.CallOption) (*ListConnectedAssetsResponse, error)
 	// DebugToken describes a token to its app.
@@ -251,6 +275,16 @@ func (c *graphServiceClient) CreateApp(ctx context.Context, in *CreateAppRequest
 	return out, nil
 }
 
+func (c *graphServiceClient) CreatePage(ctx context.Context, in *CreatePageRequest, opts ...grpc.CallOption) (*CreatedPage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedPage)
+	err := c.cc.Invoke(ctx, GraphService_CreatePage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *graphServiceClient) GetPage(ctx context.Context, in *GetPageRequest, opts ...grpc.CallOption) (*Page, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Page)
@@ -265,6 +299,36 @@ func (c *graphServiceClient) UpdatePageSettings(ctx context.Context, in *UpdateP
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SuccessResponse)
 	err := c.cc.Invoke(ctx, GraphService_UpdatePageSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListPageRoles(ctx context.Context, in *ListPageRolesRequest, opts ...grpc.CallOption) (*ListPageRolesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPageRolesResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListPageRoles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) SetPageRole(ctx context.Context, in *SetPageRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_SetPageRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DeletePageRole(ctx context.Context, in *DeletePageRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_DeletePageRole_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -569,10 +633,30 @@ type GraphServiceServer interface {
 	// this answer. A first-party operation: the user's own session only, so
 	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error)
+	// CreatePage creates a Page with the caller as its owner: unpublished,
+	// chat surfacing, inbox automation and the inbox merge off. A person makes
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
+	// user's own session only (an app's credential is 2069001).
+	CreatePage(context.Context, *CreatePageRequest) (*CreatedPage, error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *GetPageRequest) (*Page, error)
-	// UpdatePageSettings changes a Page's chat settings.
+	// UpdatePageSettings changes a Page's settings: published, chat
+	// surfacing, the inbox merge, inbox automation and its label, the
+	// handover timeout. A Page owner or admin.
 	UpdatePageSettings(context.Context, *UpdatePageSettingsRequest) (*SuccessResponse, error)
+	// ListPageRoles lists the people of a Page with their roles: owners,
+	// admins, editors. Anyone with a role on the Page.
+	ListPageRoles(context.Context, *ListPageRolesRequest) (*ListPageRolesResponse, error)
+	// SetPageRole gives a user a role on the Page or changes it. An owner or
+	// admin; only an owner grants owner or changes an owner's role; the last
+	// owner cannot be demoted (400, code 100). First-party: the user's own
+	// session, like an app's team roles.
+	SetPageRole(context.Context, *SetPageRoleRequest) (*SuccessResponse, error)
+	// DeletePageRole takes a user's role on the Page away. An owner or admin
+	// removes admins and editors, only an owner removes an owner, and anyone
+	// may remove themselves (leave the Page); never the last owner (400, code
+	// 100). First-party: the user's own session.
+	DeletePageRole(context.Context, *DeletePageRoleRequest) (*SuccessResponse, error)
 	// ListConnectedAssets lists the apps linked to a Page.
 	ListConnectedAssets(context.Context, *ListConnectedAssetsRequest) (*ListConnectedAssetsResponse, error)
 	// DebugToken describes a token to its app.
@@ -685,11 +769,23 @@ func (UnimplementedGraphServiceServer) ListMyAssignedAssets(context.Context, *Li
 func (UnimplementedGraphServiceServer) CreateApp(context.Context, *CreateAppRequest) (*CreatedApp, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateApp not implemented")
 }
+func (UnimplementedGraphServiceServer) CreatePage(context.Context, *CreatePageRequest) (*CreatedPage, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePage not implemented")
+}
 func (UnimplementedGraphServiceServer) GetPage(context.Context, *GetPageRequest) (*Page, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPage not implemented")
 }
 func (UnimplementedGraphServiceServer) UpdatePageSettings(context.Context, *UpdatePageSettingsRequest) (*SuccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdatePageSettings not implemented")
+}
+func (UnimplementedGraphServiceServer) ListPageRoles(context.Context, *ListPageRolesRequest) (*ListPageRolesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPageRoles not implemented")
+}
+func (UnimplementedGraphServiceServer) SetPageRole(context.Context, *SetPageRoleRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPageRole not implemented")
+}
+func (UnimplementedGraphServiceServer) DeletePageRole(context.Context, *DeletePageRoleRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeletePageRole not implemented")
 }
 func (UnimplementedGraphServiceServer) ListConnectedAssets(context.Context, *ListConnectedAssetsRequest) (*ListConnectedAssetsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListConnectedAssets not implemented")
@@ -898,6 +994,24 @@ func _GraphService_CreateApp_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GraphService_CreatePage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).CreatePage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_CreatePage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).CreatePage(ctx, req.(*CreatePageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _GraphService_GetPage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetPageRequest)
 	if err := dec(in); err != nil {
@@ -930,6 +1044,60 @@ func _GraphService_UpdatePageSettings_Handler(srv interface{}, ctx context.Conte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).UpdatePageSettings(ctx, req.(*UpdatePageSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListPageRoles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPageRolesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListPageRoles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListPageRoles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListPageRoles(ctx, req.(*ListPageRolesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_SetPageRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPageRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).SetPageRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_SetPageRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).SetPageRole(ctx, req.(*SetPageRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DeletePageRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeletePageRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DeletePageRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DeletePageRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DeletePageRole(ctx, req.(*DeletePageRoleRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1434,12 +1602,28 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _GraphService_CreateApp_Handler,
 		},
 		{
+			MethodName: "CreatePage",
+			Handler:    _GraphService_CreatePage_Handler,
+		},
+		{
 			MethodName: "GetPage",
 			Handler:    _GraphService_GetPage_Handler,
 		},
 		{
 			MethodName: "UpdatePageSettings",
 			Handler:    _GraphService_UpdatePageSettings_Handler,
+		},
+		{
+			MethodName: "ListPageRoles",
+			Handler:    _GraphService_ListPageRoles_Handler,
+		},
+		{
+			MethodName: "SetPageRole",
+			Handler:    _GraphService_SetPageRole_Handler,
+		},
+		{
+			MethodName: "DeletePageRole",
+			Handler:    _GraphService_DeletePageRole_Handler,
 		},
 		{
 			MethodName: "ListConnectedAssets",

@@ -91,18 +91,25 @@ func (TokenKind) EnumDescriptor() ([]byte, []int) {
 	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{0}
 }
 
-// PageRole is the least role on a Page a method requires of the caller.
+// PageRole is, in an access rule, the least role on a Page a method
+// requires of the caller, and, in PageAccessResponse, a user's role on a
+// Page. A person's roles are owner, admin and editor (docs/design/auth.md
+// says what each may do); the numbers are not an order: EDITOR came last.
 type PageRole int32
 
 const (
 	PageRole_PAGE_ROLE_UNSPECIFIED PageRole = 0
-	// The caller's user owns or administers the Page, or the caller's app is
-	// linked to it.
+	// A least role only: the caller's user has a role on the Page (owner,
+	// admin or editor), or the caller's app is linked to it.
 	PageRole_PAGE_ROLE_LINKED PageRole = 1
 	// The caller's user owns or administers the Page.
 	PageRole_PAGE_ROLE_ADMIN PageRole = 2
 	// The caller's user owns the Page.
 	PageRole_PAGE_ROLE_OWNER PageRole = 3
+	// The caller's user has a role on the Page: owner, admin or editor. An
+	// editor posts and replies in the Page's threads; changing the Page's
+	// settings, roles or links needs ADMIN.
+	PageRole_PAGE_ROLE_EDITOR PageRole = 4
 )
 
 // Enum value maps for PageRole.
@@ -112,12 +119,14 @@ var (
 		1: "PAGE_ROLE_LINKED",
 		2: "PAGE_ROLE_ADMIN",
 		3: "PAGE_ROLE_OWNER",
+		4: "PAGE_ROLE_EDITOR",
 	}
 	PageRole_value = map[string]int32{
 		"PAGE_ROLE_UNSPECIFIED": 0,
 		"PAGE_ROLE_LINKED":      1,
 		"PAGE_ROLE_ADMIN":       2,
 		"PAGE_ROLE_OWNER":       3,
+		"PAGE_ROLE_EDITOR":      4,
 	}
 )
 
@@ -652,12 +661,13 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x12TOKEN_KIND_APP_KEY\x10\x03\x12\x16\n" +
 	"\x12TOKEN_KIND_SESSION\x10\x04\x12\x14\n" +
 	"\x10TOKEN_KIND_ADMIN\x10\x05\x12\x15\n" +
-	"\x11TOKEN_KIND_PLUGIN\x10\x06*e\n" +
+	"\x11TOKEN_KIND_PLUGIN\x10\x06*{\n" +
 	"\bPageRole\x12\x19\n" +
 	"\x15PAGE_ROLE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10PAGE_ROLE_LINKED\x10\x01\x12\x13\n" +
 	"\x0fPAGE_ROLE_ADMIN\x10\x02\x12\x13\n" +
-	"\x0fPAGE_ROLE_OWNER\x10\x03*z\n" +
+	"\x0fPAGE_ROLE_OWNER\x10\x03\x12\x14\n" +
+	"\x10PAGE_ROLE_EDITOR\x10\x04*z\n" +
 	"\aAppRole\x12\x18\n" +
 	"\x14APP_ROLE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fAPP_ROLE_MEMBER\x10\x01\x12\x16\n" +

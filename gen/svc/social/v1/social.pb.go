@@ -1427,7 +1427,7 @@ const file_svc_social_v1_social_proto_rawDesc = "" +
 	"\x1bthread/{thread_id}/insights\x90\x02\x012\xc6\x06\n" +
 	"\fReelsService\x12\x84\x01\n" +
 	"\n" +
-	"CreateReel\x12 .svc.social.v1.CreateReelRequest\x1a!.svc.social.v1.CreateReelResponse\"1\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x02\xd2\xf3\x18\x16\x12\x14page/{page_id}/reels\x12c\n" +
+	"CreateReel\x12 .svc.social.v1.CreateReelRequest\x1a!.svc.social.v1.CreateReelResponse\"1\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x04\xd2\xf3\x18\x16\x12\x14page/{page_id}/reels\x12c\n" +
 	"\aGetReel\x12\x1d.svc.social.v1.GetReelRequest\x1a\x13.svc.social.v1.Reel\"$\xca\xf3\x18\f\x1a\n" +
 	"pages:read\xd2\xf3\x18\x10\n" +
 	"\x0ereel/{reel_id}\x12\x86\x01\n" +

@@ -369,7 +369,8 @@ const (
 // (social.reel.ready) or error with the reason.
 type ReelsServiceClient interface {
 	// CreateReel publishes a reel as the Page; a user token with
-	// pages:manage of a Page admin.
+	// pages:manage of one of the Page's people (owner, admin or editor:
+	// editors create content).
 	CreateReel(ctx context.Context, in *CreateReelRequest, opts ...grpc.CallOption) (*CreateReelResponse, error)
 	// GetReel reads one reel. Reels of Pages the caller has no standing on
 	// answer not found. A read by anyone but the reel's author counts as one
@@ -471,7 +472,8 @@ func (c *reelsServiceClient) GetReelInsights(ctx context.Context, in *GetReelIns
 // (social.reel.ready) or error with the reason.
 type ReelsServiceServer interface {
 	// CreateReel publishes a reel as the Page; a user token with
-	// pages:manage of a Page admin.
+	// pages:manage of one of the Page's people (owner, admin or editor:
+	// editors create content).
 	CreateReel(context.Context, *CreateReelRequest) (*CreateReelResponse, error)
 	// GetReel reads one reel. Reels of Pages the caller has no standing on
 	// answer not found. A read by anyone but the reel's author counts as one

@@ -117,8 +117,8 @@ type SvcchatServiceClient interface {
 	// from the Page inbox (mode svc_ai or page_human); it emits
 	// svcchat.handover.
 	MobileHandover(ctx context.Context, in *MobileHandoverRequest, opts ...grpc.CallOption) (*MobileHandoverResponse, error)
-	// Reply is a Page manager (owner or admin) answering a conversation as a
-	// human from the Page inbox: the holder becomes page_human; the window
+	// Reply is one of the Page's people (owner, admin or editor) answering a
+	// conversation as a human from the Page inbox: the holder becomes page_human; the window
 	// and opt-out rules of session messages apply.
 	Reply(ctx context.Context, in *ReplyRequest, opts ...grpc.CallOption) (*ReplyResponse, error)
 	// Inbox lists the signed-in user's Page threads for the chat app: only
@@ -542,8 +542,8 @@ type SvcchatServiceServer interface {
 	// from the Page inbox (mode svc_ai or page_human); it emits
 	// svcchat.handover.
 	MobileHandover(context.Context, *MobileHandoverRequest) (*MobileHandoverResponse, error)
-	// Reply is a Page manager (owner or admin) answering a conversation as a
-	// human from the Page inbox: the holder becomes page_human; the window
+	// Reply is one of the Page's people (owner, admin or editor) answering a
+	// conversation as a human from the Page inbox: the holder becomes page_human; the window
 	// and opt-out rules of session messages apply.
 	Reply(context.Context, *ReplyRequest) (*ReplyResponse, error)
 	// Inbox lists the signed-in user's Page threads for the chat app: only

@@ -58,7 +58,9 @@ async function links() {
 async function myPages() {
   const sel = document.getElementById('link-page-id');
   const res = await graph.get('me/pages', { limit: 100 });
-  replace(sel, (res.data || []).map((p) => el('option', { value: p.id }, `${p.name} (${p.id})`)));
+  // Only an owner or admin links a Page: an editor's Pages are not offered.
+  const linkable = (res.data || []).filter((p) => p.role === 'owner' || p.role === 'admin');
+  replace(sel, linkable.map((p) => el('option', { value: p.id }, `${p.name} (${p.id})`)));
 }
 onSubmit(document.getElementById('link-page'), (v) => graph.post(appNode('page_links'), v), () => links());
 

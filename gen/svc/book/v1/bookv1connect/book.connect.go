@@ -44,8 +44,9 @@ const (
 // BookServiceClient is a client for the svc.book.v1.BookService service.
 type BookServiceClient interface {
 	// CreatePost publishes a post as the Page. It needs a user access token
-	// with pages:manage whose user owns or administers the Page, and emits
-	// book.post.created in the same transaction.
+	// with pages:manage whose user has a role on the Page (owner, admin or
+	// editor: editors create content), and emits book.post.created in the
+	// same transaction.
 	CreatePost(context.Context, *connect.Request[v1.CreatePostRequest]) (*connect.Response[v1.CreatePostResponse], error)
 	// ListPosts lists a Page's posts, newest first.
 	ListPosts(context.Context, *connect.Request[v1.ListPostsRequest]) (*connect.Response[v1.ListPostsResponse], error)
@@ -113,8 +114,9 @@ func (c *bookServiceClient) GetPost(ctx context.Context, req *connect.Request[v1
 // BookServiceHandler is an implementation of the svc.book.v1.BookService service.
 type BookServiceHandler interface {
 	// CreatePost publishes a post as the Page. It needs a user access token
-	// with pages:manage whose user owns or administers the Page, and emits
-	// book.post.created in the same transaction.
+	// with pages:manage whose user has a role on the Page (owner, admin or
+	// editor: editors create content), and emits book.post.created in the
+	// same transaction.
 	CreatePost(context.Context, *connect.Request[v1.CreatePostRequest]) (*connect.Response[v1.CreatePostResponse], error)
 	// ListPosts lists a Page's posts, newest first.
 	ListPosts(context.Context, *connect.Request[v1.ListPostsRequest]) (*connect.Response[v1.ListPostsResponse], error)

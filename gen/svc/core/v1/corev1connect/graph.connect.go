@@ -48,11 +48,22 @@ const (
 	GraphServiceListMyAssignedAssetsProcedure = "/svc.core.v1.GraphService/ListMyAssignedAssets"
 	// GraphServiceCreateAppProcedure is the fully-qualified name of the GraphService's CreateApp RPC.
 	GraphServiceCreateAppProcedure = "/svc.core.v1.GraphService/CreateApp"
+	// GraphServiceCreatePageProcedure is the fully-qualified name of the GraphService's CreatePage RPC.
+	GraphServiceCreatePageProcedure = "/svc.core.v1.GraphService/CreatePage"
 	// GraphServiceGetPageProcedure is the fully-qualified name of the GraphService's GetPage RPC.
 	GraphServiceGetPageProcedure = "/svc.core.v1.GraphService/GetPage"
 	// GraphServiceUpdatePageSettingsProcedure is the fully-qualified name of the GraphService's
 	// UpdatePageSettings RPC.
 	GraphServiceUpdatePageSettingsProcedure = "/svc.core.v1.GraphService/UpdatePageSettings"
+	// GraphServiceListPageRolesProcedure is the fully-qualified name of the GraphService's
+	// ListPageRoles RPC.
+	GraphServiceListPageRolesProcedure = "/svc.core.v1.GraphService/ListPageRoles"
+	// GraphServiceSetPageRoleProcedure is the fully-qualified name of the GraphService's SetPageRole
+	// RPC.
+	GraphServiceSetPageRoleProcedure = "/svc.core.v1.GraphService/SetPageRole"
+	// GraphServiceDeletePageRoleProcedure is the fully-qualified name of the GraphService's
+	// DeletePageRole RPC.
+	GraphServiceDeletePageRoleProcedure = "/svc.core.v1.GraphService/DeletePageRole"
 	// GraphServiceListConnectedAssetsProcedure is the fully-qualified name of the GraphService's
 	// ListConnectedAssets RPC.
 	GraphServiceListConnectedAssetsProcedure = "/svc.core.v1.GraphService/ListConnectedAssets"
@@ -160,10 +171,30 @@ type GraphServiceClient interface {
 	// this answer. A first-party operation: the user's own session only, so
 	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
+	// CreatePage creates a Page with the caller as its owner: unpublished,
+	// chat surfacing, inbox automation and the inbox merge off. A person makes
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
+	// user's own session only (an app's credential is 2069001).
+	CreatePage(context.Context, *connect.Request[v1.CreatePageRequest]) (*connect.Response[v1.CreatedPage], error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error)
-	// UpdatePageSettings changes a Page's chat settings.
+	// UpdatePageSettings changes a Page's settings: published, chat
+	// surfacing, the inbox merge, inbox automation and its label, the
+	// handover timeout. A Page owner or admin.
 	UpdatePageSettings(context.Context, *connect.Request[v1.UpdatePageSettingsRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListPageRoles lists the people of a Page with their roles: owners,
+	// admins, editors. Anyone with a role on the Page.
+	ListPageRoles(context.Context, *connect.Request[v1.ListPageRolesRequest]) (*connect.Response[v1.ListPageRolesResponse], error)
+	// SetPageRole gives a user a role on the Page or changes it. An owner or
+	// admin; only an owner grants owner or changes an owner's role; the last
+	// owner cannot be demoted (400, code 100). First-party: the user's own
+	// session, like an app's team roles.
+	SetPageRole(context.Context, *connect.Request[v1.SetPageRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeletePageRole takes a user's role on the Page away. An owner or admin
+	// removes admins and editors, only an owner removes an owner, and anyone
+	// may remove themselves (leave the Page); never the last owner (400, code
+	// 100). First-party: the user's own session.
+	DeletePageRole(context.Context, *connect.Request[v1.DeletePageRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// ListConnectedAssets lists the apps linked to a Page.
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
@@ -302,6 +333,12 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(graphServiceMethods.ByName("CreateApp")),
 			connect.WithClientOptions(opts...),
 		),
+		createPage: connect.NewClient[v1.CreatePageRequest, v1.CreatedPage](
+			httpClient,
+			baseURL+GraphServiceCreatePageProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("CreatePage")),
+			connect.WithClientOptions(opts...),
+		),
 		getPage: connect.NewClient[v1.GetPageRequest, v1.Page](
 			httpClient,
 			baseURL+GraphServiceGetPageProcedure,
@@ -313,6 +350,25 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceUpdatePageSettingsProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("UpdatePageSettings")),
+			connect.WithClientOptions(opts...),
+		),
+		listPageRoles: connect.NewClient[v1.ListPageRolesRequest, v1.ListPageRolesResponse](
+			httpClient,
+			baseURL+GraphServiceListPageRolesProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListPageRoles")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		setPageRole: connect.NewClient[v1.SetPageRoleRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceSetPageRoleProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("SetPageRole")),
+			connect.WithClientOptions(opts...),
+		),
+		deletePageRole: connect.NewClient[v1.DeletePageRoleRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceDeletePageRoleProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DeletePageRole")),
 			connect.WithClientOptions(opts...),
 		),
 		listConnectedAssets: connect.NewClient[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse](
@@ -494,8 +550,12 @@ type graphServiceClient struct {
 	listMyApps               *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
 	listMyAssignedAssets     *connect.Client[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse]
 	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
+	createPage               *connect.Client[v1.CreatePageRequest, v1.CreatedPage]
 	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
 	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
+	listPageRoles            *connect.Client[v1.ListPageRolesRequest, v1.ListPageRolesResponse]
+	setPageRole              *connect.Client[v1.SetPageRoleRequest, v1.SuccessResponse]
+	deletePageRole           *connect.Client[v1.DeletePageRoleRequest, v1.SuccessResponse]
 	listConnectedAssets      *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
 	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
@@ -554,6 +614,11 @@ func (c *graphServiceClient) CreateApp(ctx context.Context, req *connect.Request
 	return c.createApp.CallUnary(ctx, req)
 }
 
+// CreatePage calls svc.core.v1.GraphService.CreatePage.
+func (c *graphServiceClient) CreatePage(ctx context.Context, req *connect.Request[v1.CreatePageRequest]) (*connect.Response[v1.CreatedPage], error) {
+	return c.createPage.CallUnary(ctx, req)
+}
+
 // GetPage calls svc.core.v1.GraphService.GetPage.
 func (c *graphServiceClient) GetPage(ctx context.Context, req *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error) {
 	return c.getPage.CallUnary(ctx, req)
@@ -562,6 +627,21 @@ func (c *graphServiceClient) GetPage(ctx context.Context, req *connect.Request[v
 // UpdatePageSettings calls svc.core.v1.GraphService.UpdatePageSettings.
 func (c *graphServiceClient) UpdatePageSettings(ctx context.Context, req *connect.Request[v1.UpdatePageSettingsRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return c.updatePageSettings.CallUnary(ctx, req)
+}
+
+// ListPageRoles calls svc.core.v1.GraphService.ListPageRoles.
+func (c *graphServiceClient) ListPageRoles(ctx context.Context, req *connect.Request[v1.ListPageRolesRequest]) (*connect.Response[v1.ListPageRolesResponse], error) {
+	return c.listPageRoles.CallUnary(ctx, req)
+}
+
+// SetPageRole calls svc.core.v1.GraphService.SetPageRole.
+func (c *graphServiceClient) SetPageRole(ctx context.Context, req *connect.Request[v1.SetPageRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.setPageRole.CallUnary(ctx, req)
+}
+
+// DeletePageRole calls svc.core.v1.GraphService.DeletePageRole.
+func (c *graphServiceClient) DeletePageRole(ctx context.Context, req *connect.Request[v1.DeletePageRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.deletePageRole.CallUnary(ctx, req)
 }
 
 // ListConnectedAssets calls svc.core.v1.GraphService.ListConnectedAssets.
@@ -725,10 +805,30 @@ type GraphServiceHandler interface {
 	// this answer. A first-party operation: the user's own session only, so
 	// that no app can create apps with a token a user gave it (CONTRACT §4).
 	CreateApp(context.Context, *connect.Request[v1.CreateAppRequest]) (*connect.Response[v1.CreatedApp], error)
+	// CreatePage creates a Page with the caller as its owner: unpublished,
+	// chat surfacing, inbox automation and the inbox merge off. A person makes
+	// at most 50 Pages. First-party, as Meta opens Page creation to few apps: the
+	// user's own session only (an app's credential is 2069001).
+	CreatePage(context.Context, *connect.Request[v1.CreatePageRequest]) (*connect.Response[v1.CreatedPage], error)
 	// GetPage reads a Page.
 	GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error)
-	// UpdatePageSettings changes a Page's chat settings.
+	// UpdatePageSettings changes a Page's settings: published, chat
+	// surfacing, the inbox merge, inbox automation and its label, the
+	// handover timeout. A Page owner or admin.
 	UpdatePageSettings(context.Context, *connect.Request[v1.UpdatePageSettingsRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListPageRoles lists the people of a Page with their roles: owners,
+	// admins, editors. Anyone with a role on the Page.
+	ListPageRoles(context.Context, *connect.Request[v1.ListPageRolesRequest]) (*connect.Response[v1.ListPageRolesResponse], error)
+	// SetPageRole gives a user a role on the Page or changes it. An owner or
+	// admin; only an owner grants owner or changes an owner's role; the last
+	// owner cannot be demoted (400, code 100). First-party: the user's own
+	// session, like an app's team roles.
+	SetPageRole(context.Context, *connect.Request[v1.SetPageRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeletePageRole takes a user's role on the Page away. An owner or admin
+	// removes admins and editors, only an owner removes an owner, and anyone
+	// may remove themselves (leave the Page); never the last owner (400, code
+	// 100). First-party: the user's own session.
+	DeletePageRole(context.Context, *connect.Request[v1.DeletePageRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// ListConnectedAssets lists the apps linked to a Page.
 	ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error)
 	// DebugToken describes a token to its app.
@@ -863,6 +963,12 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(graphServiceMethods.ByName("CreateApp")),
 		connect.WithHandlerOptions(opts...),
 	)
+	graphServiceCreatePageHandler := connect.NewUnaryHandler(
+		GraphServiceCreatePageProcedure,
+		svc.CreatePage,
+		connect.WithSchema(graphServiceMethods.ByName("CreatePage")),
+		connect.WithHandlerOptions(opts...),
+	)
 	graphServiceGetPageHandler := connect.NewUnaryHandler(
 		GraphServiceGetPageProcedure,
 		svc.GetPage,
@@ -874,6 +980,25 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceUpdatePageSettingsProcedure,
 		svc.UpdatePageSettings,
 		connect.WithSchema(graphServiceMethods.ByName("UpdatePageSettings")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListPageRolesHandler := connect.NewUnaryHandler(
+		GraphServiceListPageRolesProcedure,
+		svc.ListPageRoles,
+		connect.WithSchema(graphServiceMethods.ByName("ListPageRoles")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceSetPageRoleHandler := connect.NewUnaryHandler(
+		GraphServiceSetPageRoleProcedure,
+		svc.SetPageRole,
+		connect.WithSchema(graphServiceMethods.ByName("SetPageRole")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceDeletePageRoleHandler := connect.NewUnaryHandler(
+		GraphServiceDeletePageRoleProcedure,
+		svc.DeletePageRole,
+		connect.WithSchema(graphServiceMethods.ByName("DeletePageRole")),
 		connect.WithHandlerOptions(opts...),
 	)
 	graphServiceListConnectedAssetsHandler := connect.NewUnaryHandler(
@@ -1058,10 +1183,18 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyAssignedAssetsHandler.ServeHTTP(w, r)
 		case GraphServiceCreateAppProcedure:
 			graphServiceCreateAppHandler.ServeHTTP(w, r)
+		case GraphServiceCreatePageProcedure:
+			graphServiceCreatePageHandler.ServeHTTP(w, r)
 		case GraphServiceGetPageProcedure:
 			graphServiceGetPageHandler.ServeHTTP(w, r)
 		case GraphServiceUpdatePageSettingsProcedure:
 			graphServiceUpdatePageSettingsHandler.ServeHTTP(w, r)
+		case GraphServiceListPageRolesProcedure:
+			graphServiceListPageRolesHandler.ServeHTTP(w, r)
+		case GraphServiceSetPageRoleProcedure:
+			graphServiceSetPageRoleHandler.ServeHTTP(w, r)
+		case GraphServiceDeletePageRoleProcedure:
+			graphServiceDeletePageRoleHandler.ServeHTTP(w, r)
 		case GraphServiceListConnectedAssetsProcedure:
 			graphServiceListConnectedAssetsHandler.ServeHTTP(w, r)
 		case GraphServiceDebugTokenProcedure:
@@ -1147,12 +1280,28 @@ func (UnimplementedGraphServiceHandler) CreateApp(context.Context, *connect.Requ
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.CreateApp is not implemented"))
 }
 
+func (UnimplementedGraphServiceHandler) CreatePage(context.Context, *connect.Request[v1.CreatePageRequest]) (*connect.Response[v1.CreatedPage], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.CreatePage is not implemented"))
+}
+
 func (UnimplementedGraphServiceHandler) GetPage(context.Context, *connect.Request[v1.GetPageRequest]) (*connect.Response[v1.Page], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.GetPage is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) UpdatePageSettings(context.Context, *connect.Request[v1.UpdatePageSettingsRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.UpdatePageSettings is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListPageRoles(context.Context, *connect.Request[v1.ListPageRolesRequest]) (*connect.Response[v1.ListPageRolesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListPageRoles is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) SetPageRole(context.Context, *connect.Request[v1.SetPageRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.SetPageRole is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DeletePageRole(context.Context, *connect.Request[v1.DeletePageRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DeletePageRole is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) ListConnectedAssets(context.Context, *connect.Request[v1.ListConnectedAssetsRequest]) (*connect.Response[v1.ListConnectedAssetsResponse], error) {

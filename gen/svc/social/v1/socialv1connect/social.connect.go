@@ -301,7 +301,8 @@ func (UnimplementedThreadsServiceHandler) GetThreadInsights(context.Context, *co
 // ReelsServiceClient is a client for the svc.social.v1.ReelsService service.
 type ReelsServiceClient interface {
 	// CreateReel publishes a reel as the Page; a user token with
-	// pages:manage of a Page admin.
+	// pages:manage of one of the Page's people (owner, admin or editor:
+	// editors create content).
 	CreateReel(context.Context, *connect.Request[v1.CreateReelRequest]) (*connect.Response[v1.CreateReelResponse], error)
 	// GetReel reads one reel. Reels of Pages the caller has no standing on
 	// answer not found. A read by anyone but the reel's author counts as one
@@ -418,7 +419,8 @@ func (c *reelsServiceClient) GetReelInsights(ctx context.Context, req *connect.R
 // ReelsServiceHandler is an implementation of the svc.social.v1.ReelsService service.
 type ReelsServiceHandler interface {
 	// CreateReel publishes a reel as the Page; a user token with
-	// pages:manage of a Page admin.
+	// pages:manage of one of the Page's people (owner, admin or editor:
+	// editors create content).
 	CreateReel(context.Context, *connect.Request[v1.CreateReelRequest]) (*connect.Response[v1.CreateReelResponse], error)
 	// GetReel reads one reel. Reels of Pages the caller has no standing on
 	// answer not found. A read by anyone but the reel's author counts as one

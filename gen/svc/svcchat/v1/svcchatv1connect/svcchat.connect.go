@@ -174,8 +174,8 @@ type SvcchatServiceClient interface {
 	// from the Page inbox (mode svc_ai or page_human); it emits
 	// svcchat.handover.
 	MobileHandover(context.Context, *connect.Request[v1.MobileHandoverRequest]) (*connect.Response[v1.MobileHandoverResponse], error)
-	// Reply is a Page manager (owner or admin) answering a conversation as a
-	// human from the Page inbox: the holder becomes page_human; the window
+	// Reply is one of the Page's people (owner, admin or editor) answering a
+	// conversation as a human from the Page inbox: the holder becomes page_human; the window
 	// and opt-out rules of session messages apply.
 	Reply(context.Context, *connect.Request[v1.ReplyRequest]) (*connect.Response[v1.ReplyResponse], error)
 	// Inbox lists the signed-in user's Page threads for the chat app: only
@@ -670,8 +670,8 @@ type SvcchatServiceHandler interface {
 	// from the Page inbox (mode svc_ai or page_human); it emits
 	// svcchat.handover.
 	MobileHandover(context.Context, *connect.Request[v1.MobileHandoverRequest]) (*connect.Response[v1.MobileHandoverResponse], error)
-	// Reply is a Page manager (owner or admin) answering a conversation as a
-	// human from the Page inbox: the holder becomes page_human; the window
+	// Reply is one of the Page's people (owner, admin or editor) answering a
+	// conversation as a human from the Page inbox: the holder becomes page_human; the window
 	// and opt-out rules of session messages apply.
 	Reply(context.Context, *connect.Request[v1.ReplyRequest]) (*connect.Response[v1.ReplyResponse], error)
 	// Inbox lists the signed-in user's Page threads for the chat app: only
