@@ -48,13 +48,17 @@ type PageQuery struct {
 // PageRole is a user's role on a Page.
 type PageRole int32
 
-// The roles on a Page, from none to owner; a higher role includes the
-// lower ones. They number as svc.plugin.v1.PageRole.
+// The roles on a Page. They number as svc.plugin.v1.PageRole, and the
+// numbers are no order: compare roles by name (an editor is 4, yet less
+// than an admin). What each may do is the gateway's access rules' to
+// decide (docs/design/auth.md); a plugin reads the role only to tell
+// apart what its own data decides.
 const (
 	PageRoleNone   PageRole = 0
-	PageRoleLinked PageRole = 1 // a least role of access rules only: admin, owner or linked app
+	PageRoleLinked PageRole = 1 // a least role of access rules only: any role, or a linked app
 	PageRoleAdmin  PageRole = 2
 	PageRoleOwner  PageRole = 3
+	PageRoleEditor PageRole = 4
 )
 
 // PageAccess is what the gateway knows of a Page for a user and an app.

@@ -49,6 +49,7 @@ func TestTokenKindsNumberAsTheProtoEnum(t *testing.T) {
 	for role, want := range map[sdk.PageRole]pluginv1.PageRole{
 		sdk.PageRoleNone: pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED, sdk.PageRoleLinked: pluginv1.PageRole_PAGE_ROLE_LINKED,
 		sdk.PageRoleAdmin: pluginv1.PageRole_PAGE_ROLE_ADMIN, sdk.PageRoleOwner: pluginv1.PageRole_PAGE_ROLE_OWNER,
+		sdk.PageRoleEditor: pluginv1.PageRole_PAGE_ROLE_EDITOR,
 	} {
 		if int32(role) != int32(want) {
 			t.Errorf("page role %d is %v (%d) on the wire", role, want, int32(want))
