@@ -18,8 +18,8 @@ import (
 	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
-	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/internal/pgtest"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/sdk/migrate"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
