@@ -204,6 +204,14 @@ type CorePageRole struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type CorePluginScope struct {
+	Name        string
+	Plugin      string
+	Description string
+	Review      string
+	UpdatedAt   pgtype.Timestamptz
+}
+
 type CoreSigningKey struct {
 	Kid        string
 	Algorithm  string

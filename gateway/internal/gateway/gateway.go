@@ -401,8 +401,9 @@ func (g *parts) edges(ctx context.Context) error {
 	g.srv.Handle(graph.Path, graphEndpoint)
 	// The server's transcoder and the Graph node router follow the route
 	// table: each is built for a new table before it is in use. The first
-	// table is built once both follow it.
-	r.Follow(g.srv, graphEndpoint)
+	// table is built once both follow it. So does the scope catalog: the
+	// scopes plugins declare are recorded for every gateway.
+	r.Follow(g.srv, graphEndpoint, newDeclaredScopes(g.ids, g.log.With("component", "scopes")))
 	if err := r.Rebuild(nil); err != nil {
 		return fmt.Errorf("build routes: %w", err)
 	}

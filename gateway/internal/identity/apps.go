@@ -414,7 +414,11 @@ func (s *Apps) MayAuthorize(ctx context.Context, app App, userID string) (bool, 
 // approved.
 func (s *Apps) GrantableScopes(ctx context.Context, app App) ([]string, error) {
 	if !app.Live() {
-		return AllScopes(), nil
+		catalog, err := s.Scopes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return catalog.All(), nil
 	}
 	aid, _ := ParseID(app.ID)
 	approved, err := s.q.ApprovedScopes(ctx, aid)

@@ -184,7 +184,7 @@ func TestAppReview(t *testing.T) {
 		}
 	})
 	t.Run("advanced scopes wait for staff", func(t *testing.T) {
-		rs, err := w.IDs.Review.SubmitForReview(ctx, app, []string{identity.ScopeChatSend, identity.ScopeChatRead}, 100)
+		rs, err := w.IDs.Review.SubmitForReview(ctx, app, []string{"svcchat:send", "svcchat:read"}, 100)
 		if err != nil || rs[0].Status != identity.ReviewPending || rs[1].Status != identity.ReviewPending {
 			t.Fatalf("review = %+v, %v", rs, err)
 		}
@@ -197,20 +197,20 @@ func TestAppReview(t *testing.T) {
 		if _, err := w.IDs.Review.PendingScopeReviews(ctx, w.Owner.ID); !errors.Is(err, identity.ErrNotStaff) {
 			t.Errorf("queue by non-staff: err = %v", err)
 		}
-		if _, err := w.IDs.Review.ApproveScope(ctx, w.Owner.ID, app, identity.ScopeChatSend); !errors.Is(err, identity.ErrNotStaff) {
+		if _, err := w.IDs.Review.ApproveScope(ctx, w.Owner.ID, app, "svcchat:send"); !errors.Is(err, identity.ErrNotStaff) {
 			t.Errorf("approval by non-staff: err = %v", err)
 		}
 	})
 	t.Run("staff approve one scope and reject another", func(t *testing.T) {
-		r, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatSend)
+		r, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, "svcchat:send")
 		if err != nil || r.Status != identity.ReviewApproved || r.ReviewerID != w.Staff.ID {
 			t.Fatalf("approve = %+v, %v", r, err)
 		}
-		r, err = w.IDs.Review.RejectScope(ctx, w.Staff.ID, app, identity.ScopeChatRead, "no use case shown")
+		r, err = w.IDs.Review.RejectScope(ctx, w.Staff.ID, app, "svcchat:read", "no use case shown")
 		if err != nil || r.Status != identity.ReviewRejected || r.Reason != "no use case shown" {
 			t.Fatalf("reject = %+v, %v", r, err)
 		}
-		if _, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, identity.ScopeChatRead); !errors.Is(err, identity.ErrNotPending) {
+		if _, err := w.IDs.Review.ApproveScope(ctx, w.Staff.ID, app, "svcchat:read"); !errors.Is(err, identity.ErrNotPending) {
 			t.Errorf("approving a decided review: err = %v, want ErrNotPending", err)
 		}
 	})
@@ -223,7 +223,7 @@ func TestAppReview(t *testing.T) {
 			t.Fatalf("app = %+v, %v", a, err)
 		}
 		got, err := w.IDs.Apps.GrantableScopes(ctx, a)
-		want := []string{identity.ScopeOpenID, identity.ScopePagesRead, identity.ScopePublicProfile, identity.ScopeChatSend}
+		want := []string{identity.ScopeOpenID, identity.ScopePagesRead, identity.ScopePublicProfile, "svcchat:send"}
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("grantable = %v, %v; want %v", got, err, want)
 		}

@@ -82,8 +82,12 @@ func (s *store) submitForReview(ctx context.Context, appID string, scopes []stri
 	if err != nil {
 		return nil, err
 	}
+	catalog, err := s.Scopes(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, sc := range scopes {
-		if !KnownScope(sc) {
+		if !catalog.Known(sc) {
 			return nil, fmt.Errorf("scope %q: %w", sc, ErrInvalid)
 		}
 	}
@@ -101,7 +105,7 @@ func (s *store) submitForReview(ctx context.Context, appID string, scopes []stri
 			}
 			p := coredb.SubmitScopeReviewParams{AppID: aid, Scope: sc, Status: string(ReviewPending),
 				UseCase: sub.UseCase, PrivacyPolicyUrl: sub.PrivacyPolicyURL}
-			if BasicScope(sc) {
+			if catalog.Basic(sc) {
 				sc32 := int32(score)
 				p.Score = &sc32
 				p.DecidedAt = pgtype.Timestamptz{Time: s.now(), Valid: true}
@@ -273,7 +277,11 @@ func (s *store) scopesAwaitingReview(ctx context.Context, aid int64) (missing, a
 	for _, g := range granted {
 		used[g] = true
 	}
-	for _, sc := range AllScopes() {
+	catalog, err := s.Scopes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, sc := range catalog.All() {
 		if used[sc] && sc != ScopeOpenID && !status[sc].Approved() {
 			missing = append(missing, sc)
 		}

@@ -134,8 +134,8 @@ func (s *Review) SubmitReview(ctx context.Context, appID string, sub ReviewSubmi
 	return s.Reviews(ctx, appID)
 }
 
-// Reviews lists the review of every scope that needs one, in AllScopes
-// order; a scope never submitted is ReviewNotSubmitted.
+// Reviews lists the review of every scope that needs one, in the
+// catalog's order (Scopes.All); a scope never submitted is ReviewNotSubmitted.
 func (s *Review) Reviews(ctx context.Context, appID string) ([]ScopeReview, error) {
 	if _, err := s.all.Apps.App(ctx, appID); err != nil {
 		return nil, err
@@ -148,9 +148,13 @@ func (s *Review) Reviews(ctx context.Context, appID string) ([]ScopeReview, erro
 	for _, r := range rows {
 		by[r.Scope] = r
 	}
+	catalog, err := s.Scopes(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []ScopeReview
-	for _, sc := range AllScopes() {
-		if scopeInfo[sc].Protocol {
+	for _, sc := range catalog.All() {
+		if catalog.Protocol(sc) {
 			continue
 		}
 		r, ok := by[sc]

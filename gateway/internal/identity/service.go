@@ -105,6 +105,8 @@ type env struct {
 	sealer Sealer
 	// signUpClosed refuses SignUp (--signup closed).
 	signUpClosed bool
+	// scopes is the scope catalog's cache (scopes.go).
+	scopes *scopeCache
 }
 
 // Sealer encrypts secrets that must be read back in plain (the client
@@ -128,7 +130,7 @@ func (s *store) now() time.Time { return s.env.now() }
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool) *Service {
 	return newService(&store{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), slots: newPasswordSlots(),
-		env: &env{now: time.Now}})
+		env: &env{now: time.Now, scopes: &scopeCache{local: map[string]Scope{}}}})
 }
 
 // InTx runs fn with a Service whose every call, in every area, is part of

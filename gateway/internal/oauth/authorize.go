@@ -104,7 +104,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		back.fail(errInvalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the code_verifier.")
 		return
 	}
-	scopes, err := identity.ParseScopes(req.scope)
+	catalog, err := s.ids.Scopes(ctx)
+	if err != nil {
+		slog.ErrorContext(ctx, "authorize: scope catalog", "error", err)
+		back.fail(errServerError, "Please try again later.")
+		return
+	}
+	scopes, err := catalog.Parse(req.scope)
 	if err != nil {
 		back.fail(errInvalidScope, "The scope parameter names an unknown scope.")
 		return
@@ -181,10 +187,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		back.fail(errConsentRequired, "The user has not consented to these scopes.")
 		return
 	}
-	s.renderConsent(w, r, app, user, scopes, req)
+	s.renderConsent(w, r, app, user, scopes, catalog, req)
 }
 
-func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app identity.App, user *auth.Principal, scopes []string, req authorizeRequest) {
+func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app identity.App, user *auth.Principal, scopes []string, catalog *identity.Scopes, req authorizeRequest) {
 	u, err := s.ids.Users.User(r.Context(), user.UserID)
 	if err != nil {
 		slog.ErrorContext(r.Context(), "consent: read user", "error", err)
@@ -192,7 +198,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app ident
 	d := pages.Consent{CSRF: s.csrfToken(w, r), AppName: app.Name, UserName: u.Name, Params: req.params(),
 		Development: !app.Live()}
 	for _, sc := range scopes {
-		d.Scopes = append(d.Scopes, pages.Scope{Name: sc, Description: identity.ScopeDescription(sc)})
+		d.Scopes = append(d.Scopes, pages.Scope{Name: sc, Description: catalog.Description(sc)})
 	}
 	if err := pages.RenderConsent(w, d); err != nil {
 		slog.ErrorContext(r.Context(), "render consent page", "error", err)

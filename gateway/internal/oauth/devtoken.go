@@ -44,9 +44,13 @@ func DevelopmentToken(ctx context.Context, ids *identity.Service, appID, usernam
 	if !allowed {
 		return "", nil, fmt.Errorf("%s is neither on the team of app %s (Admin, Developer, Tester) nor one of its Test Users, so may not authorize it in development mode: %w", username, appID, ErrRefused)
 	}
-	granted, err = identity.ParseScopes(strings.ReplaceAll(scopes, ",", " "))
+	catalog, err := ids.Scopes(ctx)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w (known scopes: %s): %w", err, strings.Join(identity.AllScopes(), " "), ErrRefused)
+		return "", nil, err
+	}
+	granted, err = catalog.Parse(strings.ReplaceAll(scopes, ",", " "))
+	if err != nil {
+		return "", nil, fmt.Errorf("%w (known scopes: %s): %w", err, strings.Join(catalog.All(), " "), ErrRefused)
 	}
 	if len(granted) == 0 {
 		granted = []string{identity.ScopePublicProfile}

@@ -37,6 +37,12 @@ type metadata struct {
 }
 
 func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
+	// The catalog: the gateway's own scopes and those its plugins declared
+	// (the gateway's own alone when the database cannot be read).
+	scopes := identity.CoreScopes()
+	if catalog, err := s.ids.Scopes(r.Context()); err == nil {
+		scopes = catalog.All()
+	}
 	clientAuth := []string{"client_secret_basic", "client_secret_post"}
 	m := metadata{
 		Issuer:                            s.issuer,
@@ -46,7 +52,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
 		UserinfoEndpoint:                  s.issuer + PathUserinfo,
 		RevocationEndpoint:                s.issuer + PathRevoke,
 		IntrospectionEndpoint:             s.issuer + PathIntrospect,
-		ScopesSupported:                   identity.AllScopes(),
+		ScopesSupported:                   scopes,
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
 		GrantTypesSupported:               []string{"authorization_code", "refresh_token", "client_credentials"},

@@ -160,7 +160,11 @@ func (s *Server) refresh(ctx context.Context, app identity.App, r *http.Request)
 	if token == "" {
 		return nil, invalidRequest("refresh_token is required.")
 	}
-	requested, err := identity.ParseScopes(form.Get("scope"))
+	catalog, err := s.ids.Scopes(ctx)
+	if err != nil {
+		return nil, serverError()
+	}
+	requested, err := catalog.Parse(form.Get("scope"))
 	if err != nil {
 		return nil, invalidScope("The scope parameter names an unknown scope.")
 	}
@@ -275,7 +279,11 @@ func (s *Server) refresh(ctx context.Context, app identity.App, r *http.Request)
 // clientCredentials issues a system user token for the app itself (RFC 6749
 // §4.4), usable on the Pages linked to the app. No refresh token is issued.
 func (s *Server) clientCredentials(ctx context.Context, app identity.App, r *http.Request) (*tokenResponse, *protocolError) {
-	requested, err := identity.ParseScopes(r.PostForm.Get("scope"))
+	catalog, err := s.ids.Scopes(ctx)
+	if err != nil {
+		return nil, serverError()
+	}
+	requested, err := catalog.Parse(r.PostForm.Get("scope"))
 	if err != nil {
 		return nil, invalidScope("The scope parameter names an unknown scope.")
 	}

@@ -35,6 +35,9 @@ type Plugin struct {
 	// Methods of every service, in the manifest's service order, then in
 	// declaration order.
 	Methods []*Method
+	// Scopes are the OAuth scopes the plugin introduces, declared on its
+	// services (the scopes option), in the manifest's service order.
+	Scopes []Scope
 }
 
 // Method is one method of a checked manifest.
@@ -123,6 +126,7 @@ func CheckFiles(m *pluginv1.Manifest, files *protoregistry.Files) (*Plugin, erro
 			continue
 		}
 		p.Services = append(p.Services, sd)
+		p.Scopes = append(p.Scopes, ServiceScopes(sd)...)
 		methods := sd.Methods()
 		for i := range methods.Len() {
 			cm, err := checkMethod(methods.Get(i))
@@ -133,6 +137,7 @@ func CheckFiles(m *pluginv1.Manifest, files *protoregistry.Files) (*Plugin, erro
 			p.Methods = append(p.Methods, cm)
 		}
 	}
+	errs = append(errs, checkScopes(p.Scopes)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -245,9 +250,10 @@ func targetField(in protoreflect.MessageDescriptor, option, name, fallback strin
 }
 
 // Together checks plugins that are to serve side by side, as one route
-// table: no service is served by two of them, and no Graph node (an HTTP
+// table: no service is served by two of them, no Graph node (an HTTP
 // method and a pattern shape) nor plain HTTP path is bound twice, within a
-// plugin or across.
+// plugin or across, no scope is declared by two of them, and every scope
+// an access rule names is a core scope or one of them declares it.
 func Together(plugins []*Plugin) error {
 	services := map[protoreflect.FullName]string{}
 	nodes := map[string]string{}
@@ -275,7 +281,7 @@ func Together(plugins []*Plugin) error {
 			}
 		}
 	}
-	return nil
+	return togetherScopes(plugins)
 }
 
 // AccessOf is the access rule of a method: its own access option, else its

@@ -8,9 +8,18 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
+	commercev1 "github.com/svcplatform/svc/gen/svc/commerce/v1"
+	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	socialv1 "github.com/svcplatform/svc/gen/svc/social/v1"
+	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	wearablesv1 "github.com/svcplatform/svc/gen/svc/wearables/v1"
 	"github.com/svcplatform/svc/internal/pgtest"
+	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
 	"github.com/svcplatform/svc/sdk/migrate"
 	coresql "github.com/svcplatform/svc/sql/core"
 )
@@ -77,6 +86,7 @@ func NewWorld(t testing.TB) *World {
 	url := pgtest.NewDatabase(t)
 	pool := pgtest.Pool(t, url)
 	w := &World{URL: url, Pool: pool, IDs: identity.New(pool)}
+	DeclareProductScopes(t, w.IDs)
 	person := func(username, name string, staff bool) Person {
 		pw := identity.NewPassword()
 		u, err := w.IDs.Users.CreateUser(ctx, identity.NewUser{Username: username, Name: name, Password: pw, Staff: staff})
@@ -117,4 +127,37 @@ func NewWorld(t testing.TB) *World {
 	must(w.IDs.Apps.AddTestUser(ctx, w.App.ID, w.Consumer.ID))
 	must(w.IDs.Apps.LinkPage(ctx, w.App.ID, w.Page.ID, []string{"svcchat"}))
 	return w
+}
+
+// products are the product plugins whose scopes a World knows, by the
+// plugin serving each proto file.
+var products = map[string]protoreflect.FileDescriptor{
+	"svcchat":   svcchatv1.File_svc_svcchat_v1_svcchat_proto,
+	"wearables": wearablesv1.File_svc_wearables_v1_wearables_proto,
+	"social":    socialv1.File_svc_social_v1_social_proto,
+	"ads":       adsv1.File_svc_ads_v1_ads_proto,
+	"commerce":  commercev1.File_svc_commerce_v1_commerce_proto,
+	"extmsg":    extmsgv1.File_svc_extmsg_v1_extmsg_proto,
+}
+
+// DeclareProductScopes declares the scopes the product plugins declare in
+// their protos, as the gateway does when it loads them, so that tests of
+// the core run against the scope catalog of a full installation.
+func DeclareProductScopes(t testing.TB, ids *identity.Service) {
+	t.Helper()
+	for plugin, fd := range products {
+		var scopes []identity.Scope
+		for i := range fd.Services().Len() {
+			for _, sc := range manifestcheck.ServiceScopes(fd.Services().Get(i)) {
+				tier := identity.TierAdvanced
+				if sc.Review == pluginv1.ReviewTier_REVIEW_TIER_BASIC {
+					tier = identity.TierBasic
+				}
+				scopes = append(scopes, identity.Scope{Name: sc.Name, Description: sc.Description, Tier: tier})
+			}
+		}
+		if err := ids.DeclareScopes(context.Background(), plugin, scopes); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

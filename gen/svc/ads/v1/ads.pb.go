@@ -1453,7 +1453,7 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"h\n" +
 	"\x11ListLeadsResponse\x12$\n" +
 	"\x04data\x18\x01 \x03(\v2\x10.svc.ads.v1.LeadR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xee\v\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xb1\x0e\n" +
 	"\n" +
 	"AdsService\x12\xb0\x01\n" +
 	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"S\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x0f\n" +
@@ -1474,7 +1474,11 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\n" +
 	"SubmitLead\x12\x1d.svc.ads.v1.SubmitLeadRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"D\xca\xf3\x18\x16\x12\x02\x01\x04\x1a\x10leads_submission\xd2\xf3\x18&\x12$leadgen_form/{leadgen_form_id}/leads\x12\x8f\x01\n" +
 	"\tListLeads\x12\x1c.svc.ads.v1.ListLeadsRequest\x1a\x1d.svc.ads.v1.ListLeadsResponse\"E\xca\xf3\x18\x14\x12\x01\x01\x1a\x0fleads_retrieval\xd2\xf3\x18&\n" +
-	"$leadgen_form/{leadgen_form_id}/leads\x90\x02\x01B1Z/github.com/svcplatform/svc/gen/svc/ads/v1;adsv1b\x06proto3"
+	"$leadgen_form/{leadgen_form_id}/leads\x90\x02\x01\x1a\xc0\x02\xe2\xf4\x18G\n" +
+	"\bads_read\x129See your business's ad accounts, campaigns and lead forms\x18\x02\xe2\xf4\x18Y\n" +
+	"\x0eads_management\x12ECreate sandbox ad accounts, campaigns and lead forms in your business\x18\x02\xe2\xf4\x18N\n" +
+	"\x0fleads_retrieval\x129See the leads people submit to your business's lead forms\x18\x02\xe2\xf4\x18B\n" +
+	"\x10leads_submission\x12,Send your answers to lead forms in your name\x18\x02B1Z/github.com/svcplatform/svc/gen/svc/ads/v1;adsv1b\x06proto3"
 
 var (
 	file_svc_ads_v1_ads_proto_rawDescOnce sync.Once

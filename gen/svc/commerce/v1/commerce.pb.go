@@ -790,7 +790,7 @@ const file_svc_commerce_v1_commerce_proto_rawDesc = "" +
 	"\fcreated_time\x18\x06 \x01(\tR\vcreatedTime:\v\xe2\xf3\x18\a\n" +
 	"\x05order\"5\n" +
 	"\x0fGetOrderRequest\x12\"\n" +
-	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId2\x87\x04\n" +
+	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId2\xe2\x04\n" +
 	"\x0fCommerceService\x12d\n" +
 	"\tGetMaison\x12!.svc.commerce.v1.GetMaisonRequest\x1a\x17.svc.commerce.v1.Maison\"\x1b\xd2\xf3\x18\x14\n" +
 	"\x12maison/{maison_id}\x90\x02\x01\x12\x81\x01\n" +
@@ -798,7 +798,8 @@ const file_svc_commerce_v1_commerce_proto_rawDesc = "" +
 	"\x1bmaison/{maison_id}/products\x90\x02\x01\x12\x8d\x01\n" +
 	"\bCheckout\x12 .svc.commerce.v1.CheckoutRequest\x1a!.svc.commerce.v1.CheckoutResponse\"<\xca\xf3\x18\x17\x12\x02\x01\x04\x1a\x11commerce_checkout\xd2\xf3\x18\x1d\x12\x1bmaison/{maison_id}/checkout\x12z\n" +
 	"\bGetOrder\x12 .svc.commerce.v1.GetOrderRequest\x1a\x16.svc.commerce.v1.Order\"4\xca\xf3\x18\x17\x12\x02\x01\x04\x1a\x11commerce_checkout\xd2\xf3\x18\x12\n" +
-	"\x10order/{order_id}\x90\x02\x01B;Z9github.com/svcplatform/svc/gen/svc/commerce/v1;commercev1b\x06proto3"
+	"\x10order/{order_id}\x90\x02\x01\x1aY\xe2\xf4\x18U\n" +
+	"\x11commerce_checkout\x12>Place orders in shops for you (you pay later, outside the app)\x18\x02B;Z9github.com/svcplatform/svc/gen/svc/commerce/v1;commercev1b\x06proto3"
 
 var (
 	file_svc_commerce_v1_commerce_proto_rawDescOnce sync.Once

@@ -944,7 +944,8 @@ const file_svc_extmsg_v1_extmsg_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xc9\t\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xc7\n" +
+	"\n" +
 	"\rExtmsgService\x12\xb7\x01\n" +
 	"\x0eEmbeddedSignup\x12$.svc.extmsg.v1.EmbeddedSignupRequest\x1a%.svc.extmsg.v1.EmbeddedSignupResponse\"X\xca\xf3\x18\"\x12\x02\x01\x04\x1a\x1aextmsg_business_management@\x04\x82\xd3\xe4\x93\x02,:\x01*\"'/api/v1/business/extmsg/embedded-signup\x12\xac\x01\n" +
 	"\rListTemplates\x12#.svc.extmsg.v1.ListTemplatesRequest\x1a$.svc.extmsg.v1.ListTemplatesResponse\"P\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02#\x12!/api/v1/business/extmsg/templates\x90\x02\x01\x12\xa1\x01\n" +
@@ -952,7 +953,8 @@ const file_svc_extmsg_v1_extmsg_proto_rawDesc = "" +
 	"\x0fApproveTemplate\x12$.svc.extmsg.v1.TemplateActionRequest\x1a\x17.svc.extmsg.v1.Template\"_\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x025:\x01*\"0/api/v1/business/extmsg/templates/{name}/approve\x12\xaf\x01\n" +
 	"\x0eSubmitTemplate\x12$.svc.extmsg.v1.TemplateActionRequest\x1a\x17.svc.extmsg.v1.Template\"^\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x024:\x01*\"//api/v1/business/extmsg/templates/{name}/submit\x12\xa5\x01\n" +
 	"\x11ListTemplateQueue\x12'.svc.extmsg.v1.ListTemplateQueueRequest\x1a(.svc.extmsg.v1.ListTemplateQueueResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.\x12,/api/v1/business/admin/extmsg/template-queue\x90\x02\x01\x12\x9c\x01\n" +
-	"\x0eDecideTemplate\x12$.svc.extmsg.v1.DecideTemplateRequest\x1a%.svc.extmsg.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/v1/business/admin/extmsg/template-queueB7Z5github.com/svcplatform/svc/gen/svc/extmsg/v1;extmsgv1b\x06proto3"
+	"\x0eDecideTemplate\x12$.svc.extmsg.v1.DecideTemplateRequest\x1a%.svc.extmsg.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/v1/business/admin/extmsg/template-queue\x1a|\xe2\xf4\x18x\n" +
+	"\x1aextmsg_business_management\x12XConnect your business's messaging accounts to the app and manage their message templates\x18\x02B7Z5github.com/svcplatform/svc/gen/svc/extmsg/v1;extmsgv1b\x06proto3"
 
 var (
 	file_svc_extmsg_v1_extmsg_proto_rawDescOnce sync.Once

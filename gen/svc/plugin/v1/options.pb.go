@@ -224,6 +224,60 @@ func (AppRole) EnumDescriptor() ([]byte, []int) {
 	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{2}
 }
 
+// ReviewTier is how App Review decides a scope. A later tier may ask for a
+// verified business (CONTRACT §17); it is not offered yet.
+type ReviewTier int32
+
+const (
+	// Not set: refused, a plugin says which tier its scope needs.
+	ReviewTier_REVIEW_TIER_UNSPECIFIED ReviewTier = 0
+	// Decided at once by the automated review score.
+	ReviewTier_REVIEW_TIER_BASIC ReviewTier = 1
+	// Waits for platform staff.
+	ReviewTier_REVIEW_TIER_ADVANCED ReviewTier = 2
+)
+
+// Enum value maps for ReviewTier.
+var (
+	ReviewTier_name = map[int32]string{
+		0: "REVIEW_TIER_UNSPECIFIED",
+		1: "REVIEW_TIER_BASIC",
+		2: "REVIEW_TIER_ADVANCED",
+	}
+	ReviewTier_value = map[string]int32{
+		"REVIEW_TIER_UNSPECIFIED": 0,
+		"REVIEW_TIER_BASIC":       1,
+		"REVIEW_TIER_ADVANCED":    2,
+	}
+)
+
+func (x ReviewTier) Enum() *ReviewTier {
+	p := new(ReviewTier)
+	*p = x
+	return p
+}
+
+func (x ReviewTier) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReviewTier) Descriptor() protoreflect.EnumDescriptor {
+	return file_svc_plugin_v1_options_proto_enumTypes[3].Descriptor()
+}
+
+func (ReviewTier) Type() protoreflect.EnumType {
+	return &file_svc_plugin_v1_options_proto_enumTypes[3]
+}
+
+func (x ReviewTier) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReviewTier.Descriptor instead.
+func (ReviewTier) EnumDescriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{3}
+}
+
 // Access says who may call a method. The gateway enforces it before the
 // plugin sees the call; rules that need the plugin's own data stay in the
 // plugin.
@@ -417,6 +471,78 @@ func (x *GraphRoute) GetDelete() string {
 	return ""
 }
 
+// Scope is an OAuth scope a plugin introduces, declared on one of its
+// services (scopes option). The gateway's catalog is its own scopes
+// (openid, public_profile, pages:read, pages:manage) and those its plugins
+// declare: it shows the description on the consent page, lists the scope
+// in discovery, accepts it in authorization and token requests, and sends
+// it through App Review by its tier. One plugin owns a scope; an access
+// rule names only core scopes and scopes some plugin declares.
+type Scope struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope's name: lowercase letters, digits and underscores, with at
+	// most one colon, e.g. "svcchat:send" or "threads_basic".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the scope lets an app do, in plain words for the person asked to
+	// grant it on the consent page: "Read your Pages' conversations".
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// How App Review decides the scope.
+	Review        ReviewTier `protobuf:"varint,3,opt,name=review,proto3,enum=svc.plugin.v1.ReviewTier" json:"review,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Scope) Reset() {
+	*x = Scope{}
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scope) ProtoMessage() {}
+
+func (x *Scope) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scope.ProtoReflect.Descriptor instead.
+func (*Scope) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Scope) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Scope) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Scope) GetReview() ReviewTier {
+	if x != nil {
+		return x.Review
+	}
+	return ReviewTier_REVIEW_TIER_UNSPECIFIED
+}
+
 // Paging is the paging part of a Graph list response. A list method's
 // response has `repeated T data = 1` and `Paging paging = 2`; the gateway
 // renders it as {"cursors":{"before","after"},"next","previous"}, building
@@ -433,7 +559,7 @@ type Paging struct {
 
 func (x *Paging) Reset() {
 	*x = Paging{}
-	mi := &file_svc_plugin_v1_options_proto_msgTypes[2]
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +571,7 @@ func (x *Paging) String() string {
 func (*Paging) ProtoMessage() {}
 
 func (x *Paging) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_options_proto_msgTypes[2]
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +584,7 @@ func (x *Paging) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Paging.ProtoReflect.Descriptor instead.
 func (*Paging) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{2}
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Paging) GetBefore() string {
@@ -501,7 +627,7 @@ type GraphObject struct {
 
 func (x *GraphObject) Reset() {
 	*x = GraphObject{}
-	mi := &file_svc_plugin_v1_options_proto_msgTypes[3]
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +639,7 @@ func (x *GraphObject) String() string {
 func (*GraphObject) ProtoMessage() {}
 
 func (x *GraphObject) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_options_proto_msgTypes[3]
+	mi := &file_svc_plugin_v1_options_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +652,7 @@ func (x *GraphObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphObject.ProtoReflect.Descriptor instead.
 func (*GraphObject) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{3}
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GraphObject) GetNode() string {
@@ -578,6 +704,14 @@ var file_svc_plugin_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Filename:      "svc/plugin/v1/options.proto",
 	},
 	{
+		ExtendedType:  (*descriptorpb.ServiceOptions)(nil),
+		ExtensionType: ([]*Scope)(nil),
+		Field:         51020,
+		Name:          "svc.plugin.v1.scopes",
+		Tag:           "bytes,51020,rep,name=scopes",
+		Filename:      "svc/plugin/v1/options.proto",
+	},
+	{
 		ExtendedType:  (*descriptorpb.MessageOptions)(nil),
 		ExtensionType: (*GraphObject)(nil),
 		Field:         51004,
@@ -614,12 +748,16 @@ var (
 	//
 	// optional svc.plugin.v1.Access default_access = 51003;
 	E_DefaultAccess = &file_svc_plugin_v1_options_proto_extTypes[4]
+	// Scopes the plugin introduces (see Scope).
+	//
+	// repeated svc.plugin.v1.Scope scopes = 51020;
+	E_Scopes = &file_svc_plugin_v1_options_proto_extTypes[5]
 )
 
 // Extension fields to descriptorpb.MessageOptions.
 var (
 	// optional svc.plugin.v1.GraphObject object = 51004;
-	E_Object = &file_svc_plugin_v1_options_proto_extTypes[5]
+	E_Object = &file_svc_plugin_v1_options_proto_extTypes[6]
 )
 
 var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
@@ -646,7 +784,11 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"GraphRoute\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
 	"\x04post\x18\x02 \x01(\tR\x04post\x12\x16\n" +
-	"\x06delete\x18\x03 \x01(\tR\x06delete\"t\n" +
+	"\x06delete\x18\x03 \x01(\tR\x06delete\"p\n" +
+	"\x05Scope\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x121\n" +
+	"\x06review\x18\x03 \x01(\x0e2\x19.svc.plugin.v1.ReviewTierR\x06review\"t\n" +
 	"\x06Paging\x12\x16\n" +
 	"\x06before\x18\x01 \x01(\tR\x06before\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\x12\x19\n" +
@@ -673,12 +815,18 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x0fAPP_ROLE_MEMBER\x10\x01\x12\x16\n" +
 	"\x12APP_ROLE_DEVELOPER\x10\x02\x12\x12\n" +
 	"\x0eAPP_ROLE_ADMIN\x10\x03\x12\x14\n" +
-	"\x10APP_ROLE_GRANTEE\x10\x04:O\n" +
+	"\x10APP_ROLE_GRANTEE\x10\x04*Z\n" +
+	"\n" +
+	"ReviewTier\x12\x1b\n" +
+	"\x17REVIEW_TIER_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11REVIEW_TIER_BASIC\x10\x01\x12\x18\n" +
+	"\x14REVIEW_TIER_ADVANCED\x10\x02:O\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\x06access:Q\n" +
 	"\x05graph\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\v2\x19.svc.plugin.v1.GraphRouteR\x05graph:P\n" +
 	"\x13rest_success_status\x12\x1e.google.protobuf.MethodOptions\x18\xbd\x8e\x03 \x01(\x05R\x11restSuccessStatus:Q\n" +
 	"\x14user_rate_per_minute\x12\x1e.google.protobuf.MethodOptions\x18\xbe\x8e\x03 \x01(\x05R\x11userRatePerMinute:_\n" +
-	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:U\n" +
+	"\x0edefault_access\x12\x1f.google.protobuf.ServiceOptions\x18\xbb\x8e\x03 \x01(\v2\x15.svc.plugin.v1.AccessR\rdefaultAccess:O\n" +
+	"\x06scopes\x12\x1f.google.protobuf.ServiceOptions\x18̎\x03 \x03(\v2\x14.svc.plugin.v1.ScopeR\x06scopes:U\n" +
 	"\x06object\x12\x1f.google.protobuf.MessageOptions\x18\xbc\x8e\x03 \x01(\v2\x1a.svc.plugin.v1.GraphObjectR\x06objectB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
 var (
@@ -693,39 +841,44 @@ func file_svc_plugin_v1_options_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_options_proto_rawDescData
 }
 
-var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_svc_plugin_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_svc_plugin_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_svc_plugin_v1_options_proto_goTypes = []any{
 	(TokenKind)(0),                      // 0: svc.plugin.v1.TokenKind
 	(PageRole)(0),                       // 1: svc.plugin.v1.PageRole
 	(AppRole)(0),                        // 2: svc.plugin.v1.AppRole
-	(*Access)(nil),                      // 3: svc.plugin.v1.Access
-	(*GraphRoute)(nil),                  // 4: svc.plugin.v1.GraphRoute
-	(*Paging)(nil),                      // 5: svc.plugin.v1.Paging
-	(*GraphObject)(nil),                 // 6: svc.plugin.v1.GraphObject
-	(*descriptorpb.MethodOptions)(nil),  // 7: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 8: google.protobuf.ServiceOptions
-	(*descriptorpb.MessageOptions)(nil), // 9: google.protobuf.MessageOptions
+	(ReviewTier)(0),                     // 3: svc.plugin.v1.ReviewTier
+	(*Access)(nil),                      // 4: svc.plugin.v1.Access
+	(*GraphRoute)(nil),                  // 5: svc.plugin.v1.GraphRoute
+	(*Scope)(nil),                       // 6: svc.plugin.v1.Scope
+	(*Paging)(nil),                      // 7: svc.plugin.v1.Paging
+	(*GraphObject)(nil),                 // 8: svc.plugin.v1.GraphObject
+	(*descriptorpb.MethodOptions)(nil),  // 9: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 10: google.protobuf.ServiceOptions
+	(*descriptorpb.MessageOptions)(nil), // 11: google.protobuf.MessageOptions
 }
 var file_svc_plugin_v1_options_proto_depIdxs = []int32{
 	0,  // 0: svc.plugin.v1.Access.token_kinds:type_name -> svc.plugin.v1.TokenKind
 	1,  // 1: svc.plugin.v1.Access.page_role:type_name -> svc.plugin.v1.PageRole
 	2,  // 2: svc.plugin.v1.Access.app_role:type_name -> svc.plugin.v1.AppRole
-	7,  // 3: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
-	7,  // 4: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
-	7,  // 5: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
-	7,  // 6: svc.plugin.v1.user_rate_per_minute:extendee -> google.protobuf.MethodOptions
-	8,  // 7: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	9,  // 8: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
-	3,  // 9: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	4,  // 10: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	3,  // 11: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	6,  // 12: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	9,  // [9:13] is the sub-list for extension type_name
-	3,  // [3:9] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	3,  // 3: svc.plugin.v1.Scope.review:type_name -> svc.plugin.v1.ReviewTier
+	9,  // 4: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
+	9,  // 5: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
+	9,  // 6: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
+	9,  // 7: svc.plugin.v1.user_rate_per_minute:extendee -> google.protobuf.MethodOptions
+	10, // 8: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	10, // 9: svc.plugin.v1.scopes:extendee -> google.protobuf.ServiceOptions
+	11, // 10: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	4,  // 11: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	5,  // 12: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	4,  // 13: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	6,  // 14: svc.plugin.v1.scopes:type_name -> svc.plugin.v1.Scope
+	8,  // 15: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	11, // [11:16] is the sub-list for extension type_name
+	4,  // [4:11] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_options_proto_init() }
@@ -738,9 +891,9 @@ func file_svc_plugin_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   4,
-			NumExtensions: 6,
+			NumEnums:      4,
+			NumMessages:   5,
+			NumExtensions: 7,
 			NumServices:   0,
 		},
 		GoTypes:           file_svc_plugin_v1_options_proto_goTypes,

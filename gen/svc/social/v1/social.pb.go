@@ -1412,7 +1412,7 @@ const file_svc_social_v1_social_proto_rawDesc = "" +
 	"\areel_id\x18\x02 \x01(\tR\x06reelId\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1b\n" +
 	"\tauthor_id\x18\x04 \x01(\tR\bauthorId\x12!\n" +
-	"\fcreated_time\x18\x05 \x01(\tR\vcreatedTime2\x83\a\n" +
+	"\fcreated_time\x18\x05 \x01(\tR\vcreatedTime2\xd5\b\n" +
 	"\x0eThreadsService\x12\x89\x01\n" +
 	"\fCreateThread\x12\".svc.social.v1.CreateThreadRequest\x1a#.svc.social.v1.CreateThreadResponse\"0\xca\xf3\x18\x1c\x12\x01\x01\x1a\x17threads_content_publish\xd2\xf3\x18\f\x12\n" +
 	"me/threads\x12s\n" +
@@ -1424,7 +1424,10 @@ const file_svc_social_v1_social_proto_rawDesc = "" +
 	"\n" +
 	"LikeThread\x12 .svc.social.v1.LikeThreadRequest\x1a\x1e.svc.social.v1.SuccessResponse\">\xca\xf3\x18\x1c\x12\x01\x01\x1a\x17threads_content_publish\xd2\xf3\x18\x1a\x12\x18thread/{thread_id}/likes\x12\xb2\x01\n" +
 	"\x11GetThreadInsights\x12'.svc.social.v1.GetThreadInsightsRequest\x1a\x1f.svc.social.v1.InsightsResponse\"S\xca\xf3\x18+\x12\x01\x01\x1a\rthreads_basic\x1a\x17threads_manage_insights\xd2\xf3\x18\x1d\n" +
-	"\x1bthread/{thread_id}/insights\x90\x02\x012\xc6\x06\n" +
+	"\x1bthread/{thread_id}/insights\x90\x02\x01\x1a\xcf\x01\xe2\xf4\x180\n" +
+	"\rthreads_basic\x12\x1dSee threads and their replies\x18\x01\xe2\xf4\x18F\n" +
+	"\x17threads_content_publish\x12)Publish threads, replies and likes as you\x18\x02\xe2\xf4\x18M\n" +
+	"\x17threads_manage_insights\x120See the views, likes and replies of your threads\x18\x022\xc6\x06\n" +
 	"\fReelsService\x12\x84\x01\n" +
 	"\n" +
 	"CreateReel\x12 .svc.social.v1.CreateReelRequest\x1a!.svc.social.v1.CreateReelResponse\"1\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x04\xd2\xf3\x18\x16\x12\x14page/{page_id}/reels\x12c\n" +

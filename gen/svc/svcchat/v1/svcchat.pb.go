@@ -4459,7 +4459,7 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xfa!\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xfe\"\n" +
 	"\x0eSvcchatService\x12\x99\x01\n" +
 	"\vWriteToPage\x12\".svc.svcchat.v1.WriteToPageRequest\x1a#.svc.svcchat.v1.WriteToPageResponse\"A\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x020:\x01*\"+/api/mobile/svcchat/page-messaging/messages\x12\x81\x01\n" +
 	"\x05OptIn\x12\x1c.svc.svcchat.v1.OptInRequest\x1a\x1d.svc.svcchat.v1.OptInResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.:\x01*\")/api/mobile/svcchat/page-messaging/opt-in\x12\x84\x01\n" +
@@ -4496,7 +4496,9 @@ const file_svc_svcchat_v1_svcchat_proto_rawDesc = "" +
 	"\vListReports\x12\".svc.svcchat.v1.ListReportsRequest\x1a#.svc.svcchat.v1.ListReportsResponse\";\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02,\x12*/api/developers/admin/trust-safety/reports\x90\x02\x01\x12\x96\x01\n" +
 	"\fDecideReport\x12#.svc.svcchat.v1.DecideReportRequest\x1a$.svc.svcchat.v1.DecideReportResponse\";\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02/:\x01*\"*/api/developers/admin/trust-safety/reports\x12\xa7\x01\n" +
 	"\x10ListRestrictions\x12'.svc.svcchat.v1.ListRestrictionsRequest\x1a(.svc.svcchat.v1.ListRestrictionsResponse\"@\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021\x12//api/developers/admin/trust-safety/restrictions\x90\x02\x01\x12\xa1\x01\n" +
-	"\x0fLiftRestriction\x12&.svc.svcchat.v1.LiftRestrictionRequest\x1a'.svc.svcchat.v1.LiftRestrictionResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021*//api/developers/admin/trust-safety/restrictionsB9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
+	"\x0fLiftRestriction\x12&.svc.svcchat.v1.LiftRestrictionRequest\x1a'.svc.svcchat.v1.LiftRestrictionResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021*//api/developers/admin/trust-safety/restrictions\x1a\x81\x01\xe2\xf4\x18I\n" +
+	"\fsvcchat:send\x127Send messages as your Pages to people who wrote to them\x18\x02\xe2\xf4\x180\n" +
+	"\fsvcchat:read\x12\x1eRead your Pages' conversations\x18\x02B9Z7github.com/svcplatform/svc/gen/svc/svcchat/v1;svcchatv1b\x06proto3"
 
 var (
 	file_svc_svcchat_v1_svcchat_proto_rawDescOnce sync.Once

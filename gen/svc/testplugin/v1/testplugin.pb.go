@@ -993,7 +993,7 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\battempts\x18\x04 \x03(\v2/.svc.testplugin.v1.EscapeResponse.AttemptsEntryR\battempts\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xb8\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xf0\x06\n" +
 	"\vTestService\x12\x7f\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"6\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x82\xd3\xe4\x93\x02\x1e\x12\x1c/api/v1/testplugin/echo/{id}\x90\x02\x01\x12[\n" +
@@ -1003,7 +1003,8 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x04Fail\x12\x1e.svc.testplugin.v1.FailRequest\x1a\x1f.svc.testplugin.v1.FailResponse\x12\x8d\x01\n" +
 	"\rProbeDatabase\x12'.svc.testplugin.v1.ProbeDatabaseRequest\x1a(.svc.testplugin.v1.ProbeDatabaseResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/testplugin/probe-database\x12p\n" +
 	"\x06Escape\x12 .svc.testplugin.v1.EscapeRequest\x1a!.svc.testplugin.v1.EscapeResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/v1/testplugin/escape\x12^\n" +
-	"\tPageFacts\x12#.svc.testplugin.v1.PageFactsRequest\x1a$.svc.testplugin.v1.PageFactsResponse\"\x06\xca\xf3\x18\x02 \x02\x1a\x06\xda\xf3\x18\x02\b\x012s\n" +
+	"\tPageFacts\x12#.svc.testplugin.v1.PageFactsRequest\x1a$.svc.testplugin.v1.PageFactsResponse\"\x06\xca\xf3\x18\x02 \x02\x1a>\xda\xf3\x18\x02\b\x01\xe2\xf4\x184\n" +
+	"\ttest:slow\x12%Keep a slow call running (tests only)\x18\x022s\n" +
 	"\fAliasService\x12[\n" +
 	"\x04Echo\x12\x1e.svc.testplugin.v1.EchoRequest\x1a\x1f.svc.testplugin.v1.EchoResponse\"\x12\xd2\xf3\x18\v\n" +
 	"\techo/{id}\x90\x02\x01\x1a\x06\xda\xf3\x18\x02\b\x01B?Z=github.com/svcplatform/svc/gen/svc/testplugin/v1;testpluginv1b\x06proto3"

@@ -775,10 +775,11 @@ const file_svc_wearables_v1_wearables_proto_rawDesc = "" +
 	"\x0fAckCardResponse\x12\x17\n" +
 	"\acard_id\x18\x01 \x01(\tR\x06cardId\x12\x1b\n" +
 	"\tdevice_id\x18\x02 \x01(\tR\bdeviceId\x12\x16\n" +
-	"\x06status\x18\x03 \x01(\tR\x06status2\xc7\x02\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status2\x8b\x03\n" +
 	"\x10WearablesService\x12\x99\x01\n" +
 	"\bPushCard\x12!.svc.wearables.v1.PushCardRequest\x1a\".svc.wearables.v1.PushCardResponse\"F\xca\xf3\x18\x13\x12\x01\x01\x1a\x0ewearables:push\xe8\xf3\x18\xca\x01\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/v1/platform/wearables/push\x12\x96\x01\n" +
-	"\rConfirmAction\x12&.svc.wearables.v1.ConfirmActionRequest\x1a'.svc.wearables.v1.ConfirmActionResponse\"4\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02':\x01*\"\"/api/mobile/glasses/partner/action2\xf7\x01\n" +
+	"\rConfirmAction\x12&.svc.wearables.v1.ConfirmActionRequest\x1a'.svc.wearables.v1.ConfirmActionResponse\"4\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02':\x01*\"\"/api/mobile/glasses/partner/action\x1aB\xe2\xf4\x18>\n" +
+	"\x0ewearables:push\x12*Show cards on your paired wearable devices\x18\x022\xf7\x01\n" +
 	"\rDeviceService\x12\\\n" +
 	"\vStreamCards\x12$.svc.wearables.v1.StreamCardsRequest\x1a%.svc.wearables.v1.StreamCardsResponse0\x01\x12\x7f\n" +
 	"\aAckCard\x12 .svc.wearables.v1.AckCardRequest\x1a!.svc.wearables.v1.AckCardResponse\"/\x82\xd3\xe4\x93\x02)\"'/api/mobile/glasses/cards/{card_id}/ack\x1a\a\xda\xf3\x18\x03\x12\x01\x04B=Z;github.com/svcplatform/svc/gen/svc/wearables/v1;wearablesv1b\x06proto3"
