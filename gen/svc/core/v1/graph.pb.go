@@ -61,6 +61,42 @@ func (*GetMeRequest) Descriptor() ([]byte, []int) {
 	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{0}
 }
 
+type DeleteMeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteMeRequest) Reset() {
+	*x = DeleteMeRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteMeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteMeRequest) ProtoMessage() {}
+
+func (x *DeleteMeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteMeRequest.ProtoReflect.Descriptor instead.
+func (*DeleteMeRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{1}
+}
+
 type User struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -71,7 +107,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -83,7 +119,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -96,7 +132,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{1}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *User) GetId() string {
@@ -124,7 +160,7 @@ type ListMyPagesRequest struct {
 
 func (x *ListMyPagesRequest) Reset() {
 	*x = ListMyPagesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -136,7 +172,7 @@ func (x *ListMyPagesRequest) String() string {
 func (*ListMyPagesRequest) ProtoMessage() {}
 
 func (x *ListMyPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -149,7 +185,7 @@ func (x *ListMyPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyPagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMyPagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{2}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListMyPagesRequest) GetLimit() int32 {
@@ -183,7 +219,7 @@ type ListMyPagesResponse struct {
 
 func (x *ListMyPagesResponse) Reset() {
 	*x = ListMyPagesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +231,7 @@ func (x *ListMyPagesResponse) String() string {
 func (*ListMyPagesResponse) ProtoMessage() {}
 
 func (x *ListMyPagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +244,7 @@ func (x *ListMyPagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyPagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMyPagesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{3}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListMyPagesResponse) GetData() []*Page {
@@ -236,7 +272,7 @@ type ListMyAppsRequest struct {
 
 func (x *ListMyAppsRequest) Reset() {
 	*x = ListMyAppsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -248,7 +284,7 @@ func (x *ListMyAppsRequest) String() string {
 func (*ListMyAppsRequest) ProtoMessage() {}
 
 func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -261,7 +297,7 @@ func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAppsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListMyAppsRequest) GetLimit() int32 {
@@ -295,7 +331,7 @@ type ListMyAppsResponse struct {
 
 func (x *ListMyAppsResponse) Reset() {
 	*x = ListMyAppsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +343,7 @@ func (x *ListMyAppsResponse) String() string {
 func (*ListMyAppsResponse) ProtoMessage() {}
 
 func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +356,7 @@ func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAppsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAppsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListMyAppsResponse) GetData() []*MyApp {
@@ -355,7 +391,7 @@ type MyApp struct {
 
 func (x *MyApp) Reset() {
 	*x = MyApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +403,7 @@ func (x *MyApp) String() string {
 func (*MyApp) ProtoMessage() {}
 
 func (x *MyApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +416,7 @@ func (x *MyApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MyApp.ProtoReflect.Descriptor instead.
 func (*MyApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MyApp) GetId() string {
@@ -429,7 +465,7 @@ type ListMyBusinessPortfoliosRequest struct {
 
 func (x *ListMyBusinessPortfoliosRequest) Reset() {
 	*x = ListMyBusinessPortfoliosRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +477,7 @@ func (x *ListMyBusinessPortfoliosRequest) String() string {
 func (*ListMyBusinessPortfoliosRequest) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +490,7 @@ func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosRequest.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMyBusinessPortfoliosRequest) GetLimit() int32 {
@@ -488,7 +524,7 @@ type ListMyBusinessPortfoliosResponse struct {
 
 func (x *ListMyBusinessPortfoliosResponse) Reset() {
 	*x = ListMyBusinessPortfoliosResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +536,7 @@ func (x *ListMyBusinessPortfoliosResponse) String() string {
 func (*ListMyBusinessPortfoliosResponse) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +549,7 @@ func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosResponse.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListMyBusinessPortfoliosResponse) GetData() []*BusinessPortfolio {
@@ -541,7 +577,7 @@ type BusinessPortfolio struct {
 
 func (x *BusinessPortfolio) Reset() {
 	*x = BusinessPortfolio{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +589,7 @@ func (x *BusinessPortfolio) String() string {
 func (*BusinessPortfolio) ProtoMessage() {}
 
 func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +602,7 @@ func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BusinessPortfolio.ProtoReflect.Descriptor instead.
 func (*BusinessPortfolio) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BusinessPortfolio) GetId() string {
@@ -599,7 +635,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +647,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +660,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -653,7 +689,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +701,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +714,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Page) GetId() string {
@@ -752,7 +788,7 @@ type UpdatePageSettingsRequest struct {
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +800,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +813,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -824,7 +860,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +872,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +885,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -871,7 +907,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +919,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +932,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -937,7 +973,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +985,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +998,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -993,7 +1029,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1041,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1054,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -1064,7 +1100,7 @@ type ListAuthorizedAppsRequest struct {
 
 func (x *ListAuthorizedAppsRequest) Reset() {
 	*x = ListAuthorizedAppsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1112,7 @@ func (x *ListAuthorizedAppsRequest) String() string {
 func (*ListAuthorizedAppsRequest) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1125,7 @@ func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 type ListAuthorizedAppsResponse struct {
@@ -1101,7 +1137,7 @@ type ListAuthorizedAppsResponse struct {
 
 func (x *ListAuthorizedAppsResponse) Reset() {
 	*x = ListAuthorizedAppsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1149,7 @@ func (x *ListAuthorizedAppsResponse) String() string {
 func (*ListAuthorizedAppsResponse) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1162,7 @@ func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsResponse.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListAuthorizedAppsResponse) GetData() []*AuthorizedApp {
@@ -1151,7 +1187,7 @@ type AuthorizedApp struct {
 
 func (x *AuthorizedApp) Reset() {
 	*x = AuthorizedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1199,7 @@ func (x *AuthorizedApp) String() string {
 func (*AuthorizedApp) ProtoMessage() {}
 
 func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1212,7 @@ func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizedApp.ProtoReflect.Descriptor instead.
 func (*AuthorizedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AuthorizedApp) GetAppId() string {
@@ -1216,7 +1252,7 @@ type RemoveAuthorizedAppRequest struct {
 
 func (x *RemoveAuthorizedAppRequest) Reset() {
 	*x = RemoveAuthorizedAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1264,7 @@ func (x *RemoveAuthorizedAppRequest) String() string {
 func (*RemoveAuthorizedAppRequest) ProtoMessage() {}
 
 func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1277,7 @@ func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAuthorizedAppRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAuthorizedAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RemoveAuthorizedAppRequest) GetAppId() string {
@@ -1259,7 +1295,7 @@ type ListDataDeletionRequestsRequest struct {
 
 func (x *ListDataDeletionRequestsRequest) Reset() {
 	*x = ListDataDeletionRequestsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1307,7 @@ func (x *ListDataDeletionRequestsRequest) String() string {
 func (*ListDataDeletionRequestsRequest) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1320,7 @@ func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 type ListDataDeletionRequestsResponse struct {
@@ -1296,7 +1332,7 @@ type ListDataDeletionRequestsResponse struct {
 
 func (x *ListDataDeletionRequestsResponse) Reset() {
 	*x = ListDataDeletionRequestsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1344,7 @@ func (x *ListDataDeletionRequestsResponse) String() string {
 func (*ListDataDeletionRequestsResponse) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1357,7 @@ func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListDataDeletionRequestsResponse) GetData() []*DataDeletionRequest {
@@ -1349,7 +1385,7 @@ type DataDeletionRequest struct {
 
 func (x *DataDeletionRequest) Reset() {
 	*x = DataDeletionRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1397,7 @@ func (x *DataDeletionRequest) String() string {
 func (*DataDeletionRequest) ProtoMessage() {}
 
 func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1410,7 @@ func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataDeletionRequest.ProtoReflect.Descriptor instead.
 func (*DataDeletionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DataDeletionRequest) GetAppId() string {
@@ -1421,7 +1457,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1469,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1482,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -1465,7 +1501,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1513,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1526,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -1518,7 +1554,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1566,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1579,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -1611,7 +1647,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +1659,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +1672,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -1661,7 +1697,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1673,7 +1709,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1686,7 +1722,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *App) GetId() string {
@@ -1740,7 +1776,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1788,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1801,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -1798,7 +1834,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +1846,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +1859,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -1842,7 +1878,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +1890,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +1903,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -1887,7 +1923,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +1935,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +1948,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -1941,7 +1977,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +1989,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2002,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -2007,7 +2043,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2019,7 +2055,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2032,7 +2068,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -2060,7 +2096,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2072,7 +2108,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2085,7 +2121,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -2120,7 +2156,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2168,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2181,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -2179,7 +2215,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2227,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2240,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -2233,7 +2269,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2281,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2294,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -2304,7 +2340,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2352,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2365,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -2407,7 +2443,7 @@ type WentLive struct {
 
 func (x *WentLive) Reset() {
 	*x = WentLive{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2419,7 +2455,7 @@ func (x *WentLive) String() string {
 func (*WentLive) ProtoMessage() {}
 
 func (x *WentLive) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2432,7 +2468,7 @@ func (x *WentLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
 func (*WentLive) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WentLive) GetSuccess() bool {
@@ -2465,7 +2501,7 @@ type ListRedirectUrisRequest struct {
 
 func (x *ListRedirectUrisRequest) Reset() {
 	*x = ListRedirectUrisRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2513,7 @@ func (x *ListRedirectUrisRequest) String() string {
 func (*ListRedirectUrisRequest) ProtoMessage() {}
 
 func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2526,7 @@ func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListRedirectUrisRequest) GetAppId() string {
@@ -2509,7 +2545,7 @@ type ListRedirectUrisResponse struct {
 
 func (x *ListRedirectUrisResponse) Reset() {
 	*x = ListRedirectUrisResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2557,7 @@ func (x *ListRedirectUrisResponse) String() string {
 func (*ListRedirectUrisResponse) ProtoMessage() {}
 
 func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2570,7 @@ func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
@@ -2553,7 +2589,7 @@ type RedirectUri struct {
 
 func (x *RedirectUri) Reset() {
 	*x = RedirectUri{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2601,7 @@ func (x *RedirectUri) String() string {
 func (*RedirectUri) ProtoMessage() {}
 
 func (x *RedirectUri) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2614,7 @@ func (x *RedirectUri) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
 func (*RedirectUri) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RedirectUri) GetUri() string {
@@ -2598,7 +2634,7 @@ type AddRedirectUriRequest struct {
 
 func (x *AddRedirectUriRequest) Reset() {
 	*x = AddRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2646,7 @@ func (x *AddRedirectUriRequest) String() string {
 func (*AddRedirectUriRequest) ProtoMessage() {}
 
 func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2659,7 @@ func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AddRedirectUriRequest) GetAppId() string {
@@ -2650,7 +2686,7 @@ type DeleteRedirectUriRequest struct {
 
 func (x *DeleteRedirectUriRequest) Reset() {
 	*x = DeleteRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2662,7 +2698,7 @@ func (x *DeleteRedirectUriRequest) String() string {
 func (*DeleteRedirectUriRequest) ProtoMessage() {}
 
 func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2675,7 +2711,7 @@ func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DeleteRedirectUriRequest) GetAppId() string {
@@ -2701,7 +2737,7 @@ type ListAppRolesRequest struct {
 
 func (x *ListAppRolesRequest) Reset() {
 	*x = ListAppRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +2749,7 @@ func (x *ListAppRolesRequest) String() string {
 func (*ListAppRolesRequest) ProtoMessage() {}
 
 func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +2762,7 @@ func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListAppRolesRequest) GetAppId() string {
@@ -2745,7 +2781,7 @@ type ListAppRolesResponse struct {
 
 func (x *ListAppRolesResponse) Reset() {
 	*x = ListAppRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2757,7 +2793,7 @@ func (x *ListAppRolesResponse) String() string {
 func (*ListAppRolesResponse) ProtoMessage() {}
 
 func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2770,7 +2806,7 @@ func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
@@ -2792,7 +2828,7 @@ type AppRoleEntry struct {
 
 func (x *AppRoleEntry) Reset() {
 	*x = AppRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2804,7 +2840,7 @@ func (x *AppRoleEntry) String() string {
 func (*AppRoleEntry) ProtoMessage() {}
 
 func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2817,7 +2853,7 @@ func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
 func (*AppRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AppRoleEntry) GetUserId() string {
@@ -2845,7 +2881,7 @@ type SetAppRoleRequest struct {
 
 func (x *SetAppRoleRequest) Reset() {
 	*x = SetAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +2893,7 @@ func (x *SetAppRoleRequest) String() string {
 func (*SetAppRoleRequest) ProtoMessage() {}
 
 func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +2906,7 @@ func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetAppRoleRequest) GetAppId() string {
@@ -2904,7 +2940,7 @@ type DeleteAppRoleRequest struct {
 
 func (x *DeleteAppRoleRequest) Reset() {
 	*x = DeleteAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2916,7 +2952,7 @@ func (x *DeleteAppRoleRequest) String() string {
 func (*DeleteAppRoleRequest) ProtoMessage() {}
 
 func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2929,7 +2965,7 @@ func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteAppRoleRequest) GetAppId() string {
@@ -2955,7 +2991,7 @@ type ListTestUsersRequest struct {
 
 func (x *ListTestUsersRequest) Reset() {
 	*x = ListTestUsersRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2967,7 +3003,7 @@ func (x *ListTestUsersRequest) String() string {
 func (*ListTestUsersRequest) ProtoMessage() {}
 
 func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2980,7 +3016,7 @@ func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListTestUsersRequest) GetAppId() string {
@@ -2999,7 +3035,7 @@ type ListTestUsersResponse struct {
 
 func (x *ListTestUsersResponse) Reset() {
 	*x = ListTestUsersResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3011,7 +3047,7 @@ func (x *ListTestUsersResponse) String() string {
 func (*ListTestUsersResponse) ProtoMessage() {}
 
 func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3024,7 +3060,7 @@ func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListTestUsersResponse) GetData() []*TestUser {
@@ -3046,7 +3082,7 @@ type TestUser struct {
 
 func (x *TestUser) Reset() {
 	*x = TestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3094,7 @@ func (x *TestUser) String() string {
 func (*TestUser) ProtoMessage() {}
 
 func (x *TestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3107,7 @@ func (x *TestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
 func (*TestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TestUser) GetId() string {
@@ -3104,7 +3140,7 @@ type CreateTestUserRequest struct {
 
 func (x *CreateTestUserRequest) Reset() {
 	*x = CreateTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3116,7 +3152,7 @@ func (x *CreateTestUserRequest) String() string {
 func (*CreateTestUserRequest) ProtoMessage() {}
 
 func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3129,7 +3165,7 @@ func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CreateTestUserRequest) GetAppId() string {
@@ -3151,7 +3187,7 @@ type CreatedTestUser struct {
 
 func (x *CreatedTestUser) Reset() {
 	*x = CreatedTestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3163,7 +3199,7 @@ func (x *CreatedTestUser) String() string {
 func (*CreatedTestUser) ProtoMessage() {}
 
 func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3176,7 +3212,7 @@ func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
 func (*CreatedTestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CreatedTestUser) GetId() string {
@@ -3210,7 +3246,7 @@ type DeleteTestUserRequest struct {
 
 func (x *DeleteTestUserRequest) Reset() {
 	*x = DeleteTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3222,7 +3258,7 @@ func (x *DeleteTestUserRequest) String() string {
 func (*DeleteTestUserRequest) ProtoMessage() {}
 
 func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3235,7 +3271,7 @@ func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteTestUserRequest) GetAppId() string {
@@ -3262,7 +3298,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3274,7 +3310,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3287,7 +3323,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -3323,7 +3359,7 @@ type RotatedKey struct {
 
 func (x *RotatedKey) Reset() {
 	*x = RotatedKey{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3335,7 +3371,7 @@ func (x *RotatedKey) String() string {
 func (*RotatedKey) ProtoMessage() {}
 
 func (x *RotatedKey) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3348,7 +3384,7 @@ func (x *RotatedKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
 func (*RotatedKey) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RotatedKey) GetKind() string {
@@ -3388,7 +3424,7 @@ type GetAppReviewRequest struct {
 
 func (x *GetAppReviewRequest) Reset() {
 	*x = GetAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3400,7 +3436,7 @@ func (x *GetAppReviewRequest) String() string {
 func (*GetAppReviewRequest) ProtoMessage() {}
 
 func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3413,7 +3449,7 @@ func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetAppReviewRequest) GetAppId() string {
@@ -3433,7 +3469,7 @@ type AppReview struct {
 
 func (x *AppReview) Reset() {
 	*x = AppReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3481,7 @@ func (x *AppReview) String() string {
 func (*AppReview) ProtoMessage() {}
 
 func (x *AppReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3494,7 @@ func (x *AppReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
 func (*AppReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *AppReview) GetData() []*ScopeReview {
@@ -3483,7 +3519,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3495,7 +3531,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3508,7 +3544,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -3547,7 +3583,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3559,7 +3595,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3572,7 +3608,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -3612,7 +3648,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3624,7 +3660,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3637,7 +3673,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -3656,7 +3692,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3668,7 +3704,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3681,7 +3717,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -3707,7 +3743,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3755,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3768,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -3790,7 +3826,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +3838,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +3851,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -3855,7 +3891,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3867,7 +3903,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3880,7 +3916,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -3905,7 +3941,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3917,7 +3953,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3930,7 +3966,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -3976,7 +4012,7 @@ type ListMyAssignedAssetsRequest struct {
 
 func (x *ListMyAssignedAssetsRequest) Reset() {
 	*x = ListMyAssignedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3988,7 +4024,7 @@ func (x *ListMyAssignedAssetsRequest) String() string {
 func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4001,7 +4037,7 @@ func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
 }
 
 type ListMyAssignedAssetsResponse struct {
@@ -4013,7 +4049,7 @@ type ListMyAssignedAssetsResponse struct {
 
 func (x *ListMyAssignedAssetsResponse) Reset() {
 	*x = ListMyAssignedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4025,7 +4061,7 @@ func (x *ListMyAssignedAssetsResponse) String() string {
 func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4038,7 +4074,7 @@ func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
@@ -4066,7 +4102,7 @@ type AssignedAsset struct {
 
 func (x *AssignedAsset) Reset() {
 	*x = AssignedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4078,7 +4114,7 @@ func (x *AssignedAsset) String() string {
 func (*AssignedAsset) ProtoMessage() {}
 
 func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4091,7 +4127,7 @@ func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
 func (*AssignedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *AssignedAsset) GetId() string {
@@ -4134,7 +4170,8 @@ var File_svc_core_v1_graph_proto protoreflect.FileDescriptor
 const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\x17svc/core/v1/graph.proto\x12\vsvc.core.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x0e\n" +
-	"\fGetMeRequest\"6\n" +
+	"\fGetMeRequest\"\x11\n" +
+	"\x0fDeleteMeRequest\"6\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name:\n" +
@@ -4415,7 +4452,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xee!\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xc7\"\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12\x85\x01\n" +
@@ -4444,7 +4481,8 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\vdebug_token\x90\x02\x01\x12\x9a\x01\n" +
 	"\x12ListAuthorizedApps\x12&.svc.core.v1.ListAuthorizedAppsRequest\x1a'.svc.core.v1.ListAuthorizedAppsResponse\"3\xca\xf3\x18\x14\x12\x02\x01\x04\x1a\x0epublic_profile\xd2\xf3\x18\x14\n" +
 	"\x12me/authorized_apps\x90\x02\x01\x12\x86\x01\n" +
-	"\x13RemoveAuthorizedApp\x12'.svc.core.v1.RemoveAuthorizedAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"(\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x1d\x1a\x1bme/authorized_apps/{app_id}\x12\xb3\x01\n" +
+	"\x13RemoveAuthorizedApp\x12'.svc.core.v1.RemoveAuthorizedAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"(\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x1d\x1a\x1bme/authorized_apps/{app_id}\x12W\n" +
+	"\bDeleteMe\x12\x1c.svc.core.v1.DeleteMeRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x0f\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x04\x1a\x02me\x12\xb3\x01\n" +
 	"\x18ListDataDeletionRequests\x12,.svc.core.v1.ListDataDeletionRequestsRequest\x1a-.svc.core.v1.ListDataDeletionRequestsResponse\":\xca\xf3\x18\x14\x12\x02\x01\x04\x1a\x0epublic_profile\xd2\xf3\x18\x1b\n" +
 	"\x19me/data_deletion_requests\x90\x02\x01\x12S\n" +
 	"\x06GetApp\x12\x1a.svc.core.v1.GetAppRequest\x1a\x10.svc.core.v1.App\"\x1b\xca\xf3\x18\x02@\x03\xd2\xf3\x18\x0e\n" +
@@ -4489,176 +4527,179 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
-	(*User)(nil),                             // 1: svc.core.v1.User
-	(*ListMyPagesRequest)(nil),               // 2: svc.core.v1.ListMyPagesRequest
-	(*ListMyPagesResponse)(nil),              // 3: svc.core.v1.ListMyPagesResponse
-	(*ListMyAppsRequest)(nil),                // 4: svc.core.v1.ListMyAppsRequest
-	(*ListMyAppsResponse)(nil),               // 5: svc.core.v1.ListMyAppsResponse
-	(*MyApp)(nil),                            // 6: svc.core.v1.MyApp
-	(*ListMyBusinessPortfoliosRequest)(nil),  // 7: svc.core.v1.ListMyBusinessPortfoliosRequest
-	(*ListMyBusinessPortfoliosResponse)(nil), // 8: svc.core.v1.ListMyBusinessPortfoliosResponse
-	(*BusinessPortfolio)(nil),                // 9: svc.core.v1.BusinessPortfolio
-	(*GetPageRequest)(nil),                   // 10: svc.core.v1.GetPageRequest
-	(*Page)(nil),                             // 11: svc.core.v1.Page
-	(*UpdatePageSettingsRequest)(nil),        // 12: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                  // 13: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),       // 14: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),      // 15: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                   // 16: svc.core.v1.ConnectedAsset
-	(*ListAuthorizedAppsRequest)(nil),        // 17: svc.core.v1.ListAuthorizedAppsRequest
-	(*ListAuthorizedAppsResponse)(nil),       // 18: svc.core.v1.ListAuthorizedAppsResponse
-	(*AuthorizedApp)(nil),                    // 19: svc.core.v1.AuthorizedApp
-	(*RemoveAuthorizedAppRequest)(nil),       // 20: svc.core.v1.RemoveAuthorizedAppRequest
-	(*ListDataDeletionRequestsRequest)(nil),  // 21: svc.core.v1.ListDataDeletionRequestsRequest
-	(*ListDataDeletionRequestsResponse)(nil), // 22: svc.core.v1.ListDataDeletionRequestsResponse
-	(*DataDeletionRequest)(nil),              // 23: svc.core.v1.DataDeletionRequest
-	(*DebugTokenRequest)(nil),                // 24: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 25: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 26: svc.core.v1.DebugTokenData
-	(*GetAppRequest)(nil),                    // 27: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 28: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 29: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 30: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 31: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 32: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 33: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 34: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 35: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 36: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 37: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 38: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 39: svc.core.v1.CreatedApp
-	(*WentLive)(nil),                         // 40: svc.core.v1.WentLive
-	(*ListRedirectUrisRequest)(nil),          // 41: svc.core.v1.ListRedirectUrisRequest
-	(*ListRedirectUrisResponse)(nil),         // 42: svc.core.v1.ListRedirectUrisResponse
-	(*RedirectUri)(nil),                      // 43: svc.core.v1.RedirectUri
-	(*AddRedirectUriRequest)(nil),            // 44: svc.core.v1.AddRedirectUriRequest
-	(*DeleteRedirectUriRequest)(nil),         // 45: svc.core.v1.DeleteRedirectUriRequest
-	(*ListAppRolesRequest)(nil),              // 46: svc.core.v1.ListAppRolesRequest
-	(*ListAppRolesResponse)(nil),             // 47: svc.core.v1.ListAppRolesResponse
-	(*AppRoleEntry)(nil),                     // 48: svc.core.v1.AppRoleEntry
-	(*SetAppRoleRequest)(nil),                // 49: svc.core.v1.SetAppRoleRequest
-	(*DeleteAppRoleRequest)(nil),             // 50: svc.core.v1.DeleteAppRoleRequest
-	(*ListTestUsersRequest)(nil),             // 51: svc.core.v1.ListTestUsersRequest
-	(*ListTestUsersResponse)(nil),            // 52: svc.core.v1.ListTestUsersResponse
-	(*TestUser)(nil),                         // 53: svc.core.v1.TestUser
-	(*CreateTestUserRequest)(nil),            // 54: svc.core.v1.CreateTestUserRequest
-	(*CreatedTestUser)(nil),                  // 55: svc.core.v1.CreatedTestUser
-	(*DeleteTestUserRequest)(nil),            // 56: svc.core.v1.DeleteTestUserRequest
-	(*RotateAppKeyRequest)(nil),              // 57: svc.core.v1.RotateAppKeyRequest
-	(*RotatedKey)(nil),                       // 58: svc.core.v1.RotatedKey
-	(*GetAppReviewRequest)(nil),              // 59: svc.core.v1.GetAppReviewRequest
-	(*AppReview)(nil),                        // 60: svc.core.v1.AppReview
-	(*ScopeReview)(nil),                      // 61: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),           // 62: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),        // 63: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),       // 64: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                // 65: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),           // 66: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),          // 67: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),               // 68: svc.core.v1.DecidedScopeReview
-	(*ListMyAssignedAssetsRequest)(nil),      // 69: svc.core.v1.ListMyAssignedAssetsRequest
-	(*ListMyAssignedAssetsResponse)(nil),     // 70: svc.core.v1.ListMyAssignedAssetsResponse
-	(*AssignedAsset)(nil),                    // 71: svc.core.v1.AssignedAsset
-	(*v1.Paging)(nil),                        // 72: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 73: google.protobuf.Struct
+	(*DeleteMeRequest)(nil),                  // 1: svc.core.v1.DeleteMeRequest
+	(*User)(nil),                             // 2: svc.core.v1.User
+	(*ListMyPagesRequest)(nil),               // 3: svc.core.v1.ListMyPagesRequest
+	(*ListMyPagesResponse)(nil),              // 4: svc.core.v1.ListMyPagesResponse
+	(*ListMyAppsRequest)(nil),                // 5: svc.core.v1.ListMyAppsRequest
+	(*ListMyAppsResponse)(nil),               // 6: svc.core.v1.ListMyAppsResponse
+	(*MyApp)(nil),                            // 7: svc.core.v1.MyApp
+	(*ListMyBusinessPortfoliosRequest)(nil),  // 8: svc.core.v1.ListMyBusinessPortfoliosRequest
+	(*ListMyBusinessPortfoliosResponse)(nil), // 9: svc.core.v1.ListMyBusinessPortfoliosResponse
+	(*BusinessPortfolio)(nil),                // 10: svc.core.v1.BusinessPortfolio
+	(*GetPageRequest)(nil),                   // 11: svc.core.v1.GetPageRequest
+	(*Page)(nil),                             // 12: svc.core.v1.Page
+	(*UpdatePageSettingsRequest)(nil),        // 13: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                  // 14: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),       // 15: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),      // 16: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                   // 17: svc.core.v1.ConnectedAsset
+	(*ListAuthorizedAppsRequest)(nil),        // 18: svc.core.v1.ListAuthorizedAppsRequest
+	(*ListAuthorizedAppsResponse)(nil),       // 19: svc.core.v1.ListAuthorizedAppsResponse
+	(*AuthorizedApp)(nil),                    // 20: svc.core.v1.AuthorizedApp
+	(*RemoveAuthorizedAppRequest)(nil),       // 21: svc.core.v1.RemoveAuthorizedAppRequest
+	(*ListDataDeletionRequestsRequest)(nil),  // 22: svc.core.v1.ListDataDeletionRequestsRequest
+	(*ListDataDeletionRequestsResponse)(nil), // 23: svc.core.v1.ListDataDeletionRequestsResponse
+	(*DataDeletionRequest)(nil),              // 24: svc.core.v1.DataDeletionRequest
+	(*DebugTokenRequest)(nil),                // 25: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),               // 26: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                   // 27: svc.core.v1.DebugTokenData
+	(*GetAppRequest)(nil),                    // 28: svc.core.v1.GetAppRequest
+	(*App)(nil),                              // 29: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                 // 30: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),              // 31: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                        // 32: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),           // 33: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),             // 34: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),            // 35: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                         // 36: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),            // 37: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),            // 38: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                 // 39: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 40: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                         // 41: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),          // 42: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),         // 43: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                      // 44: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),            // 45: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),         // 46: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),              // 47: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),             // 48: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                     // 49: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                // 50: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),             // 51: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),             // 52: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),            // 53: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                         // 54: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),            // 55: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                  // 56: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),            // 57: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),              // 58: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                       // 59: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),              // 60: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                        // 61: svc.core.v1.AppReview
+	(*ScopeReview)(nil),                      // 62: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),           // 63: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),        // 64: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),       // 65: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                // 66: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),           // 67: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),          // 68: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),               // 69: svc.core.v1.DecidedScopeReview
+	(*ListMyAssignedAssetsRequest)(nil),      // 70: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),     // 71: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                    // 72: svc.core.v1.AssignedAsset
+	(*v1.Paging)(nil),                        // 73: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 74: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	72, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	72, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
-	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	72, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
-	16, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	72, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	19, // 8: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
-	23, // 9: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
-	26, // 10: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	73, // 11: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
-	73, // 12: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
-	35, // 13: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	72, // 14: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	43, // 15: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
-	48, // 16: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
-	53, // 17: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	61, // 18: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	65, // 19: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	68, // 20: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	71, // 21: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	12, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	73, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	7,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
+	73, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	10, // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
+	73, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	17, // 6: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	73, // 7: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	20, // 8: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
+	24, // 9: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
+	27, // 10: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	74, // 11: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	74, // 12: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
+	36, // 13: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	73, // 14: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	44, // 15: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	49, // 16: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	54, // 17: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	62, // 18: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	66, // 19: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	69, // 20: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	72, // 21: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
 	0,  // 22: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 23: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	7,  // 24: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	4,  // 25: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	69, // 26: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
-	38, // 27: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	10, // 28: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	12, // 29: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	14, // 30: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	24, // 31: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	17, // 32: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
-	20, // 33: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
-	21, // 34: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
-	27, // 35: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	29, // 36: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	30, // 37: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	32, // 38: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	33, // 39: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	36, // 40: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	37, // 41: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	41, // 42: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	44, // 43: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	45, // 44: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	46, // 45: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	49, // 46: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	50, // 47: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	51, // 48: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	54, // 49: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	56, // 50: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	57, // 51: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	59, // 52: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	62, // 53: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	63, // 54: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	66, // 55: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	1,  // 56: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 57: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	8,  // 58: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	5,  // 59: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	70, // 60: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
-	39, // 61: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	11, // 62: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	13, // 63: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	15, // 64: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	25, // 65: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	18, // 66: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
-	13, // 67: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
-	22, // 68: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
-	28, // 69: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	40, // 70: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	31, // 71: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	13, // 72: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	34, // 73: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	13, // 74: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	13, // 75: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	42, // 76: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	13, // 77: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	13, // 78: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	47, // 79: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	13, // 80: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	13, // 81: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	52, // 82: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	55, // 83: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	13, // 84: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	58, // 85: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	60, // 86: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	60, // 87: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	64, // 88: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	67, // 89: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	56, // [56:90] is the sub-list for method output_type
-	22, // [22:56] is the sub-list for method input_type
+	3,  // 23: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	8,  // 24: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	5,  // 25: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	70, // 26: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	39, // 27: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	11, // 28: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	13, // 29: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	15, // 30: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	25, // 31: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	18, // 32: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
+	21, // 33: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
+	1,  // 34: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
+	22, // 35: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
+	28, // 36: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	30, // 37: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	31, // 38: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	33, // 39: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	34, // 40: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	37, // 41: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	38, // 42: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	42, // 43: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	45, // 44: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	46, // 45: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	47, // 46: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	50, // 47: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	51, // 48: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	52, // 49: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	55, // 50: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	57, // 51: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	58, // 52: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	60, // 53: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	63, // 54: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	64, // 55: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	67, // 56: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	2,  // 57: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	4,  // 58: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	9,  // 59: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	6,  // 60: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	71, // 61: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	40, // 62: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	12, // 63: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	14, // 64: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	16, // 65: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	26, // 66: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	19, // 67: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
+	14, // 68: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
+	14, // 69: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
+	23, // 70: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
+	29, // 71: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	41, // 72: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	32, // 73: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	14, // 74: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	35, // 75: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	14, // 76: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	14, // 77: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	43, // 78: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	14, // 79: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	14, // 80: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	48, // 81: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	14, // 82: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	14, // 83: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	53, // 84: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	56, // 85: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	14, // 86: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	59, // 87: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	61, // 88: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	61, // 89: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	65, // 90: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	68, // 91: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	57, // [57:92] is the sub-list for method output_type
+	22, // [22:57] is the sub-list for method input_type
 	22, // [22:22] is the sub-list for extension type_name
 	22, // [22:22] is the sub-list for extension extendee
 	0,  // [0:22] is the sub-list for field type_name
@@ -4669,18 +4710,18 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[11].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[26].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[29].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[58].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[13].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[27].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[30].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[59].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
