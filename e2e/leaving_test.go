@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/svcplatform/svc/internal/pgtest"
 )
 
 // A person who signed up, authorized an app and used the platform leaves
@@ -19,7 +22,8 @@ import (
 // data deletion callback.
 func TestAPersonLeaves(t *testing.T) {
 	t.Parallel()
-	w := newLifecycleWorld(t)
+	db := pgtest.NewDatabase(t)
+	w := newLifecycleWorldOn(t, db)
 	recv := newDeletionReceiver(t, w.app.ClientSecret)
 	w.mustPost(t, w.session, map[string]any{"node": w.node(""), "data_deletion_callback_url": recv.URL + "/deletion"})
 
@@ -34,6 +38,33 @@ func TestAPersonLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := signInAt(t, w.g.URL, "lena.leaver", password)
+
+	// The person uses the products: writes to the seeded Page and opts in
+	// to its messages, blocks someone, and reports the Page.
+	for _, r := range []struct{ path, body string }{
+		{"/api/mobile/svcchat/page-messaging/messages", `{"pageId":"` + w.c.Page.ID + `","text":"hello"}`},
+		{"/api/mobile/svcchat/page-messaging/opt-in", `{"pageId":"` + w.c.Page.ID + `","purposes":["transactional"]}`},
+		{"/api/mobile/blocks", `{"userId":"` + w.c.Users["consumer"].ID + `"}`},
+		{"/api/mobile/reports", `{"pageId":"` + w.c.Page.ID + `","reason":"spam"}`},
+	} {
+		res, body := do(t, "POST", w.g.URL+r.path, strings.NewReader(r.body),
+			map[string]string{"Authorization": "Bearer " + me.SessionToken, "Content-Type": "application/json"})
+		if res.StatusCode/100 != 2 {
+			t.Fatalf("POST %s: %d %s", r.path, res.StatusCode, body)
+		}
+	}
+	theirs := map[string]string{
+		"Page conversations": `SELECT count(*) FROM svcchat.conversations WHERE user_id = $1`,
+		"opt-ins":            `SELECT count(*) FROM svcchat.opt_ins WHERE user_id = $1`,
+		"reports":            `SELECT count(*) FROM svcchat.reports WHERE reporter_user_id = $1`,
+		"blocks": `SELECT (SELECT count(*) FROM chat.user_blocks WHERE user_id = $1)
+		                + (SELECT count(*) FROM svcchat.page_blocks WHERE user_id = $1)`,
+	}
+	for what, q := range theirs {
+		if dbCount(t, db, q, me.UserID) == 0 {
+			t.Fatalf("no %s of the person before leaving", what)
+		}
+	}
 
 	t.Run("only the person's own session leaves", func(t *testing.T) {
 		res, body := w.del(t, tok.AccessToken, "me", nil)
@@ -70,6 +101,21 @@ func TestAPersonLeaves(t *testing.T) {
 		t.Fatalf("signing in after leaving: %d %s; an unknown user: %d %s", gotStatus, gotBody, wantStatus, wantBody)
 	}
 
+	// Every plugin erases the person's data: the jobs run at once.
+	for what, q := range theirs {
+		for deadline := time.Now().Add(20 * time.Second); dbCount(t, db, q, me.UserID) != 0; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the person's %s are still stored", what)
+			}
+		}
+	}
+	if n := dbCount(t, db, `SELECT count(*) FROM core.user_left_jobs`); n != 0 {
+		t.Fatalf("%d user-left jobs not done", n)
+	}
+	if n := dbCount(t, db, `SELECT count(*) FROM core.users WHERE id = $1`, mustParseInt(t, me.UserID)); n != 0 {
+		t.Fatal("the users row is still there")
+	}
+
 	select {
 	case got := <-recv.users:
 		if got != me.UserID {
@@ -81,3 +127,12 @@ func TestAPersonLeaves(t *testing.T) {
 }
 
 var traceID = regexp.MustCompile(`"fbtrace_id":"[^"]*"`)
+
+func mustParseInt(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
