@@ -37,9 +37,16 @@ const lifecycleRedirect = "http://127.0.0.1:9/callback"
 
 func newLifecycleWorld(t *testing.T) *lifecycleWorld {
 	t.Helper()
-	g := gatewaytest.Start(t, gatewaytest.Options{})
+	return newLifecycleWorldOn(t, "")
+}
+
+// newLifecycleWorldOn is newLifecycleWorld on the database db ("": one of
+// the gateway's own), for tests that read it.
+func newLifecycleWorldOn(t *testing.T, db string) *lifecycleWorld {
+	t.Helper()
+	g := gatewaytest.Start(t, gatewaytest.Options{DatabaseURL: db})
 	c := g.Credentials(t)
-	w := &lifecycleWorld{graphWorld: &graphWorld{g: g, c: c}}
+	w := &lifecycleWorld{graphWorld: &graphWorld{g: g, c: c, db: db}}
 	w.session = signInAt(t, g.URL, c.Users["owner"].Username, c.Users["owner"].Password)
 	w.staff = signInAt(t, g.URL, c.Users["staff"].Username, c.Users["staff"].Password)
 	res, body := w.post(t, w.session, map[string]any{"node": "me/apps", "name": "Orders bot",

@@ -28,6 +28,7 @@ type service struct {
 func (s *service) register(p *sdk.Plugin) {
 	m := adsv1.File_svc_ads_v1_ads_proto.Services().ByName("AdsService").Methods()
 	sdk.Handle(p, m.ByName("ListMyAdAccounts"), s.listMyAdAccounts)
+	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, m.ByName("CreateAdAccount"), s.createAdAccount)
 	sdk.Handle(p, m.ByName("GetAdAccount"), s.getAdAccount)
 	sdk.Handle(p, m.ByName("ListLeadCampaigns"), s.listLeadCampaigns)

@@ -34,6 +34,7 @@ type service struct {
 func (s *service) register(p *sdk.Plugin) {
 	m := chatv1.File_svc_chat_v1_chat_proto.Services().ByName("ChatService").Methods()
 	sdk.Handle(p, m.ByName("SendDirectMessage"), s.sendDirectMessage)
+	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, m.ByName("ListChats"), s.listChats)
 	sdk.Handle(p, m.ByName("GetDirectThread"), s.getDirectThread)
 	sdk.Handle(p, m.ByName("BlockUser"), s.blockUser)

@@ -56,6 +56,7 @@ type service struct {
 func (s *service) register(p *sdk.Plugin) {
 	m := commercev1.File_svc_commerce_v1_commerce_proto.Services().ByName("CommerceService").Methods()
 	sdk.Handle(p, m.ByName("GetMaison"), s.getMaison)
+	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, m.ByName("ListProducts"), s.listProducts)
 	sdk.Handle(p, m.ByName("Checkout"), s.checkout)
 	sdk.Handle(p, m.ByName("GetOrder"), s.getOrder)

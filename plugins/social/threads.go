@@ -61,6 +61,7 @@ func (s *service) register(p *sdk.Plugin) {
 	file := socialv1.File_svc_social_v1_social_proto
 	threads := file.Services().ByName("ThreadsService").Methods()
 	sdk.Handle(p, threads.ByName("CreateThread"), s.createThread)
+	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, threads.ByName("GetThread"), s.getThread)
 	sdk.Handle(p, threads.ByName("CreateReply"), s.createReply)
 	sdk.Handle(p, threads.ByName("ListReplies"), s.listReplies)

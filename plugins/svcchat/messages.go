@@ -36,6 +36,7 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("WriteToPage"), s.writeToPage)
 	sdk.Handle(p, m.ByName("OptIn"), s.optIn)
 	sdk.Handle(p, m.ByName("OptOut"), s.optOut)
+	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, m.ByName("SendMessage"), s.sendMessage)
 	sdk.Handle(p, m.ByName("ListConversations"), s.listConversations)
 	sdk.Handle(p, m.ByName("GetConversation"), s.getConversation)

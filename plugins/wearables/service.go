@@ -76,6 +76,7 @@ func (s *service) register(p *sdk.Plugin) {
 	file := wearablesv1.File_svc_wearables_v1_wearables_proto
 	cards := file.Services().ByName("WearablesService").Methods()
 	sdk.Handle(p, cards.ByName("PushCard"), s.pushCard)
+	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, cards.ByName("ConfirmAction"), s.confirmAction)
 	device := file.Services().ByName("DeviceService").Methods()
 	sdk.HandleStream(p, device.ByName("StreamCards"), s.streamCards)

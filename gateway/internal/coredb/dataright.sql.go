@@ -75,6 +75,61 @@ func (q *Queries) ClaimDataDeletionRequests(ctx context.Context, arg ClaimDataDe
 	return items, nil
 }
 
+const claimUserLeftJobs = `-- name: ClaimUserLeftJobs :many
+WITH due AS (
+    SELECT j.id FROM core.user_left_jobs j
+    WHERE j.next_attempt_at <= now() AND (j.lease_until IS NULL OR j.lease_until < now())
+    ORDER BY j.next_attempt_at
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE core.user_left_jobs j
+SET lease_token = $1, lease_until = now() + make_interval(secs => $2::float8)
+FROM due
+WHERE j.id = due.id
+RETURNING j.id, j.plugin, j.user_id, j.attempts
+`
+
+type ClaimUserLeftJobsParams struct {
+	LeaseToken   *int64
+	LeaseSeconds float64
+	MaxRows      int32
+}
+
+type ClaimUserLeftJobsRow struct {
+	ID       int64
+	Plugin   string
+	UserID   int64
+	Attempts int32
+}
+
+// Leases due jobs to this gateway (SKIP LOCKED: two gateways never take
+// one).
+func (q *Queries) ClaimUserLeftJobs(ctx context.Context, arg ClaimUserLeftJobsParams) ([]ClaimUserLeftJobsRow, error) {
+	rows, err := q.db.Query(ctx, claimUserLeftJobs, arg.LeaseToken, arg.LeaseSeconds, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimUserLeftJobsRow
+	for rows.Next() {
+		var i ClaimUserLeftJobsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Plugin,
+			&i.UserID,
+			&i.Attempts,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const confirmDataDeletionRequest = `-- name: ConfirmDataDeletionRequest :execrows
 UPDATE core.data_deletion_requests
 SET status = 'confirmed', url = $1, confirmation_code = $2, attempts = attempts + 1,
@@ -128,6 +183,19 @@ func (q *Queries) DeleteDataDeletionCallbackURL(ctx context.Context, appID int64
 	return err
 }
 
+const deleteUser = `-- name: DeleteUser :execrows
+DELETE FROM core.users WHERE id = $1
+`
+
+// Deletes the users row: what references it goes with it (ON DELETE).
+func (q *Queries) DeleteUser(ctx context.Context, userID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteUser, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const failDataDeletionAttempt = `-- name: FailDataDeletionAttempt :execrows
 UPDATE core.data_deletion_requests
 SET status = CASE WHEN $1::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
@@ -156,6 +224,77 @@ func (q *Queries) FailDataDeletionAttempt(ctx context.Context, arg FailDataDelet
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const finishUserLeftJob = `-- name: FinishUserLeftJob :execrows
+DELETE FROM core.user_left_jobs WHERE id = $1 AND lease_token = $2
+`
+
+type FinishUserLeftJobParams struct {
+	ID         int64
+	LeaseToken *int64
+}
+
+func (q *Queries) FinishUserLeftJob(ctx context.Context, arg FinishUserLeftJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, finishUserLeftJob, arg.ID, arg.LeaseToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const leavingUserApps = `-- name: LeavingUserApps :many
+SELECT c.app_id FROM core.oauth_consents c WHERE c.user_id = $1
+UNION
+SELECT g.app_id FROM core.oauth_grants g WHERE g.user_id = $1
+`
+
+// The apps the user authorized, by consent or by any grant.
+func (q *Queries) LeavingUserApps(ctx context.Context, userID int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, leavingUserApps, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var app_id int64
+		if err := rows.Scan(&app_id); err != nil {
+			return nil, err
+		}
+		items = append(items, app_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const leavingUserCredentials = `-- name: LeavingUserCredentials :many
+SELECT token_hash FROM core.credentials
+WHERE user_id = $1 AND revoked_at IS NULL
+`
+
+// The hashes of the user's live bearer credentials (sessions, user
+// tokens), for caches to forget once the user has left.
+func (q *Queries) LeavingUserCredentials(ctx context.Context, userID *int64) ([][]byte, error) {
+	rows, err := q.db.Query(ctx, leavingUserCredentials, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items [][]byte
+	for rows.Next() {
+		var token_hash []byte
+		if err := rows.Scan(&token_hash); err != nil {
+			return nil, err
+		}
+		items = append(items, token_hash)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listAuthorizedApps = `-- name: ListAuthorizedApps :many
@@ -278,6 +417,33 @@ func (q *Queries) RequestDataDeletion(ctx context.Context, arg RequestDataDeleti
 	return result.RowsAffected(), nil
 }
 
+const retryUserLeftJob = `-- name: RetryUserLeftJob :execrows
+UPDATE core.user_left_jobs
+SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2,
+    lease_token = NULL, lease_until = NULL
+WHERE id = $3 AND lease_token = $4
+`
+
+type RetryUserLeftJobParams struct {
+	NextAttemptAt pgtype.Timestamptz
+	LastError     string
+	ID            int64
+	LeaseToken    *int64
+}
+
+func (q *Queries) RetryUserLeftJob(ctx context.Context, arg RetryUserLeftJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, retryUserLeftJob,
+		arg.NextAttemptAt,
+		arg.LastError,
+		arg.ID,
+		arg.LeaseToken,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const revokeGrantsCredentials = `-- name: RevokeGrantsCredentials :many
 UPDATE core.credentials SET revoked_at = now()
 WHERE grant_id = ANY($1::bigint[]) AND revoked_at IS NULL
@@ -365,4 +531,55 @@ type SetDataDeletionCallbackURLParams struct {
 func (q *Queries) SetDataDeletionCallbackURL(ctx context.Context, arg SetDataDeletionCallbackURLParams) error {
 	_, err := q.db.Exec(ctx, setDataDeletionCallbackURL, arg.AppID, arg.Url)
 	return err
+}
+
+const startUserLeftJobs = `-- name: StartUserLeftJobs :execrows
+INSERT INTO core.user_left_jobs (plugin, user_id)
+SELECT unnest($1::text[]), $2::bigint
+ON CONFLICT (plugin, user_id) DO NOTHING
+`
+
+type StartUserLeftJobsParams struct {
+	Plugins []string
+	UserID  int64
+}
+
+func (q *Queries) StartUserLeftJobs(ctx context.Context, arg StartUserLeftJobsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, startUserLeftJobs, arg.Plugins, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const unpublishSolelyOwnedPages = `-- name: UnpublishSolelyOwnedPages :many
+UPDATE core.pages p SET published = false
+WHERE p.id IN (
+    SELECT r.page_id FROM core.page_roles r
+    WHERE r.user_id = $1 AND r.role = 'owner'
+      AND NOT EXISTS (SELECT 1 FROM core.page_roles o
+                      WHERE o.page_id = r.page_id AND o.role = 'owner' AND o.user_id <> r.user_id)
+)
+RETURNING p.id
+`
+
+// Unpublishes the Pages the user is the only owner of, answering their ids.
+func (q *Queries) UnpublishSolelyOwnedPages(ctx context.Context, userID int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, unpublishSolelyOwnedPages, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -231,6 +231,18 @@ type CoreUser struct {
 	TestUserOf   *int64
 }
 
+type CoreUserLeftJob struct {
+	ID            int64
+	Plugin        string
+	UserID        int64
+	Attempts      int32
+	NextAttemptAt pgtype.Timestamptz
+	LeaseToken    *int64
+	LeaseUntil    pgtype.Timestamptz
+	LastError     string
+	CreatedAt     pgtype.Timestamptz
+}
+
 type CoreWebhookDelivery struct {
 	Seq            int64
 	ID             string

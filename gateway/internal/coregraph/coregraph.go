@@ -38,6 +38,8 @@ type Service struct {
 	// deletions checks data deletion callback URLs and wakes their sender
 	// (Options.Deletions).
 	deletions Deletions
+	// leavers erases the data of people who leave (Options.Leavers).
+	leavers Leavers
 }
 
 // Options are what the service is built from.
@@ -58,6 +60,18 @@ type Options struct {
 	// webhooks' address rules and wakes the sender of the callbacks
 	// (*webhook.Service); nil: no URL is accepted.
 	Deletions Deletions
+	// Leavers names the plugins that erase the data of a person who
+	// leaves and wakes the runner of their jobs; nil: no plugin is told.
+	Leavers Leavers
+}
+
+// Leavers is what leaving needs of the runner of the plugins' user-left
+// jobs.
+type Leavers interface {
+	// UserLeftPlugins names the plugins declaring the user-left hook.
+	UserLeftPlugins() []string
+	// WakeUserLeft runs the jobs at once rather than at the next poll.
+	WakeUserLeft()
 }
 
 // Deletions is what the data deletion callbacks need of the webhook
@@ -70,7 +84,7 @@ type Deletions interface {
 // New returns the service.
 func New(o Options) *Service {
 	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
-		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins, deletions: o.Deletions}
+		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}

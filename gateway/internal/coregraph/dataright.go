@@ -18,6 +18,7 @@ func (s *Service) registerDataRights(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListAuthorizedApps"), s.listAuthorizedApps)
 	sdk.Handle(p, m.ByName("RemoveAuthorizedApp"), s.removeAuthorizedApp)
 	sdk.Handle(p, m.ByName("ListDataDeletionRequests"), s.listDataDeletionRequests)
+	sdk.Handle(p, m.ByName("DeleteMe"), s.deleteMe)
 }
 
 func (s *Service) listAuthorizedApps(ctx context.Context, call *sdk.Call, _ *corev1.ListAuthorizedAppsRequest) (*corev1.ListAuthorizedAppsResponse, error) {
@@ -82,4 +83,29 @@ func (s *Service) wakeDeletions() {
 	if s.deletions != nil {
 		s.deletions.WakeDeletions()
 	}
+}
+
+// deleteMe is leaving: the caller's user goes in one transaction, the
+// authenticator forgets their credentials and Pages at once, and the
+// senders of the apps' callbacks and the plugins' jobs are woken.
+func (s *Service) deleteMe(ctx context.Context, call *sdk.Call, _ *corev1.DeleteMeRequest) (*corev1.SuccessResponse, error) {
+	var plugins []string
+	if s.leavers != nil {
+		plugins = s.leavers.UserLeftPlugins()
+	}
+	left, err := s.id.Users.Leave(ctx, call.Principal().UserID, plugins)
+	if err != nil {
+		return nil, s.mapErr(err, "User")
+	}
+	s.forget(left.Revoked...)
+	for _, p := range left.UnpublishedPages {
+		s.pageChanged(p)
+	}
+	if left.Deletions > 0 {
+		s.wakeDeletions()
+	}
+	if s.leavers != nil && len(plugins) > 0 {
+		s.leavers.WakeUserLeft()
+	}
+	return &corev1.SuccessResponse{Success: true}, nil
 }

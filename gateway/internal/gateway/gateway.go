@@ -30,6 +30,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/host"
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/gateway/internal/leaving"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/openai"
@@ -123,6 +124,8 @@ type parts struct {
 	trimmer *memtrim.Trimmer
 	srv     *server.Server
 	hooks   *webhook.Service
+	// leavers runs the plugins' user-left jobs.
+	leavers *leaving.Runner
 	core    *sdk.Plugin
 	calls   *callPath
 	r       *dispatch.Dispatcher
@@ -280,8 +283,11 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	// they reach what plugins declare through the dispatcher (callPath).
 	g.calls = &callPath{}
 	g.core = sdk.New(sdk.Info{Name: "core", Version: buildVersion})
+	// The plugins' user-left jobs: the runner learns the host once built.
+	g.leavers = leaving.New(g.ids.Queries(), g.log.With("component", "leaving"))
 	coregraph.New(coregraph.Options{Identity: g.ids,
-		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls, Deletions: g.hooks}).Register(g.core)
+		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls, Deletions: g.hooks,
+		Leavers: g.leavers}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)
 	if err != nil {
@@ -329,6 +335,7 @@ func (g *parts) plugins(ctx context.Context) error {
 		Env: func(plugin string) ([]string, error) { return g.pluginEnv(ctx, plugin) },
 	})
 	r.UseHost(g.host)
+	g.leavers.UseHost(g.host)
 	docsIndex := docsearch.NewIndex(g.db.Pool)
 	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids.Users, g.authn.ForgetUser),
 		catalog.New(r, g.host.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
@@ -456,6 +463,7 @@ func (g *parts) background(ctx context.Context) error {
 		}
 	})
 	go reloadOnSIGHUP(ctx, g.host, g.log)
+	go g.leavers.Run(ctx)
 	// The core tables stay bounded: one gateway at a time prunes.
 	c := g.cfg.Retention
 	pruner := prune.New(prune.Options{Pool: g.db.Pool, Log: g.log.With("component", "prune"), Interval: time.Duration(c.Interval),

@@ -134,3 +134,67 @@ func (s *Apps) SetDataDeletionCallbackURL(ctx context.Context, appID, url string
 	}
 	return nil
 }
+
+// Left is what leaving did that others must know of.
+type Left struct {
+	// Revoked are the hashes of the credentials that died with the user,
+	// for the authenticator's cache (auth.Authenticator.Forget).
+	Revoked [][]byte
+	// UnpublishedPages are the Pages the user alone owned, now
+	// unpublished (their caches must forget them).
+	UnpublishedPages []string
+	// Deletions counts the data deletion callbacks started.
+	Deletions int64
+}
+
+// Leave deletes the user (CONTRACT §16), in one transaction: every
+// session, token, grant, code and consent of the user goes with the users
+// row (ON DELETE CASCADE), so that signing in again fails as for an
+// unknown user; the Pages they alone own are unpublished; each app they
+// authorized gets a data deletion request; and each plugin named in
+// plugins (those declaring the user-left hook) gets a job to erase the
+// user's data, which the gateway runs after.
+func (s *Users) Leave(ctx context.Context, userID string, plugins []string) (Left, error) {
+	uid, err := mustID("user", userID)
+	if err != nil {
+		return Left{}, err
+	}
+	var left Left
+	err = s.InTx(ctx, func(tx *Service) error {
+		q := tx.q
+		revoked, err := q.LeavingUserCredentials(ctx, &uid)
+		if err != nil {
+			return fmt.Errorf("list credentials: %w", err)
+		}
+		apps, err := q.LeavingUserApps(ctx, uid)
+		if err != nil {
+			return fmt.Errorf("list authorized apps: %w", err)
+		}
+		pages, err := q.UnpublishSolelyOwnedPages(ctx, uid)
+		if err != nil {
+			return fmt.Errorf("unpublish pages: %w", err)
+		}
+		deletions, err := q.RequestDataDeletion(ctx, coredb.RequestDataDeletionParams{UserID: uid, AppIds: apps})
+		if err != nil {
+			return fmt.Errorf("request data deletion: %w", err)
+		}
+		if len(plugins) > 0 {
+			if _, err := q.StartUserLeftJobs(ctx, coredb.StartUserLeftJobsParams{Plugins: plugins, UserID: uid}); err != nil {
+				return fmt.Errorf("start user-left jobs: %w", err)
+			}
+		}
+		n, err := q.DeleteUser(ctx, uid)
+		if err != nil {
+			return fmt.Errorf("delete user: %w", err)
+		}
+		if n == 0 {
+			return fmt.Errorf("user %s: %w", userID, ErrNotFound)
+		}
+		left = Left{Revoked: revoked, Deletions: deletions}
+		for _, p := range pages {
+			left.UnpublishedPages = append(left.UnpublishedPages, FormatID(p))
+		}
+		return nil
+	})
+	return left, err
+}

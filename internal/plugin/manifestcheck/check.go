@@ -38,7 +38,14 @@ type Plugin struct {
 	// Scopes are the OAuth scopes the plugin introduces, declared on its
 	// services (the scopes option), in the manifest's service order.
 	Scopes []Scope
+	// OnUserLeft: the plugin erases a person's data when they leave; the
+	// gateway calls its reserved hook (sdk.OnUserLeft) through the host.
+	OnUserLeft bool
 }
+
+// reservedHooks is the service of the plugins' reserved hooks
+// (pluginrt.UserLeftProcedure): no plugin serves it in the route table.
+const reservedHooks = "svc.plugin.v1.Hooks"
 
 // Method is one method of a checked manifest.
 type Method struct {
@@ -112,9 +119,13 @@ func CheckFiles(m *pluginv1.Manifest, files *protoregistry.Files) (*Plugin, erro
 			return nil, fmt.Errorf("descriptors: %w", err)
 		}
 	}
-	p := &Plugin{Name: m.GetName(), Version: m.GetVersion(), Events: m.GetEvents(), Files: files}
+	p := &Plugin{Name: m.GetName(), Version: m.GetVersion(), Events: m.GetEvents(), Files: files, OnUserLeft: m.GetOnUserLeft()}
 	var errs []error
 	for _, name := range m.GetServices() {
+		if name == reservedHooks {
+			errs = append(errs, fmt.Errorf("service %s is reserved: the gateway alone calls it (sdk.OnUserLeft)", name))
+			continue
+		}
 		d, err := files.FindDescriptorByName(protoreflect.FullName(name))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("service %s: %w", name, err))

@@ -34,6 +34,7 @@ func (p *Plugin) buildManifest() (*pluginv1.Manifest, error) {
 		ProtocolVersion: protocol.Version,
 		Files:           files,
 		Events:          append([]string(nil), p.events...),
+		OnUserLeft:      p.methods[UserLeftProcedure] != nil,
 	}
 	for _, s := range p.services {
 		m.Services = append(m.Services, string(s.FullName()))

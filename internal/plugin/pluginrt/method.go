@@ -40,3 +40,22 @@ func (p *Plugin) Register(md protoreflect.MethodDescriptor, m *Method) {
 	}
 	p.services = append(p.services, sd)
 }
+
+// UserLeftProcedure is the reserved procedure of the user-left hook: no
+// service declares it, so the route table never routes to it; the gateway
+// calls it through the host, on the plugins whose manifest says
+// on_user_left.
+const UserLeftProcedure = "/svc.plugin.v1.Hooks/UserLeft"
+
+// OnUserLeft registers fn as the plugin's user-left hook (sdk.OnUserLeft)
+// and declares it in the manifest. It panics when registered twice or the
+// plugin already serves.
+func (p *Plugin) OnUserLeft(fn func(ctx context.Context, call *Call, in []byte) ([]byte, error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mustNotBeFrozen()
+	if _, dup := p.methods[UserLeftProcedure]; dup {
+		panic("sdk: OnUserLeft is registered twice")
+	}
+	p.methods[UserLeftProcedure] = &Method{Unary: fn}
+}

@@ -97,3 +97,60 @@ SET status = CASE WHEN sqlc.narg('next_attempt_at')::timestamptz IS NULL THEN 'f
     next_attempt_at = COALESCE(sqlc.narg('next_attempt_at')::timestamptz, next_attempt_at),
     attempts = attempts + 1, last_error = @last_error, lease_token = NULL, lease_until = NULL
 WHERE id = @id AND lease_token = @lease_token;
+
+-- name: LeavingUserCredentials :many
+-- The hashes of the user's live bearer credentials (sessions, user
+-- tokens), for caches to forget once the user has left.
+SELECT token_hash FROM core.credentials
+WHERE user_id = @user_id AND revoked_at IS NULL;
+
+-- name: LeavingUserApps :many
+-- The apps the user authorized, by consent or by any grant.
+SELECT c.app_id FROM core.oauth_consents c WHERE c.user_id = @user_id
+UNION
+SELECT g.app_id FROM core.oauth_grants g WHERE g.user_id = @user_id;
+
+-- name: UnpublishSolelyOwnedPages :many
+-- Unpublishes the Pages the user is the only owner of, answering their ids.
+UPDATE core.pages p SET published = false
+WHERE p.id IN (
+    SELECT r.page_id FROM core.page_roles r
+    WHERE r.user_id = @user_id AND r.role = 'owner'
+      AND NOT EXISTS (SELECT 1 FROM core.page_roles o
+                      WHERE o.page_id = r.page_id AND o.role = 'owner' AND o.user_id <> r.user_id)
+)
+RETURNING p.id;
+
+-- name: StartUserLeftJobs :execrows
+INSERT INTO core.user_left_jobs (plugin, user_id)
+SELECT unnest(@plugins::text[]), @user_id::bigint
+ON CONFLICT (plugin, user_id) DO NOTHING;
+
+-- name: DeleteUser :execrows
+-- Deletes the users row: what references it goes with it (ON DELETE).
+DELETE FROM core.users WHERE id = @user_id;
+
+-- name: ClaimUserLeftJobs :many
+-- Leases due jobs to this gateway (SKIP LOCKED: two gateways never take
+-- one).
+WITH due AS (
+    SELECT j.id FROM core.user_left_jobs j
+    WHERE j.next_attempt_at <= now() AND (j.lease_until IS NULL OR j.lease_until < now())
+    ORDER BY j.next_attempt_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE core.user_left_jobs j
+SET lease_token = @lease_token, lease_until = now() + make_interval(secs => @lease_seconds::float8)
+FROM due
+WHERE j.id = due.id
+RETURNING j.id, j.plugin, j.user_id, j.attempts;
+
+-- name: FinishUserLeftJob :execrows
+DELETE FROM core.user_left_jobs WHERE id = @id AND lease_token = @lease_token;
+
+-- name: RetryUserLeftJob :execrows
+UPDATE core.user_left_jobs
+SET next_attempt_at = @next_attempt_at, attempts = attempts + 1, last_error = @last_error,
+    lease_token = NULL, lease_until = NULL
+WHERE id = @id AND lease_token = @lease_token;

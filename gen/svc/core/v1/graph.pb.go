@@ -61,6 +61,42 @@ func (*GetMeRequest) Descriptor() ([]byte, []int) {
 	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{0}
 }
 
+type DeleteMeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteMeRequest) Reset() {
+	*x = DeleteMeRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteMeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteMeRequest) ProtoMessage() {}
+
+func (x *DeleteMeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteMeRequest.ProtoReflect.Descriptor instead.
+func (*DeleteMeRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{1}
+}
+
 type User struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -71,7 +107,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -83,7 +119,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[1]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -96,7 +132,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{1}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *User) GetId() string {
@@ -124,7 +160,7 @@ type ListMyPagesRequest struct {
 
 func (x *ListMyPagesRequest) Reset() {
 	*x = ListMyPagesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -136,7 +172,7 @@ func (x *ListMyPagesRequest) String() string {
 func (*ListMyPagesRequest) ProtoMessage() {}
 
 func (x *ListMyPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[2]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -149,7 +185,7 @@ func (x *ListMyPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyPagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMyPagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{2}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListMyPagesRequest) GetLimit() int32 {
@@ -183,7 +219,7 @@ type ListMyPagesResponse struct {
 
 func (x *ListMyPagesResponse) Reset() {
 	*x = ListMyPagesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +231,7 @@ func (x *ListMyPagesResponse) String() string {
 func (*ListMyPagesResponse) ProtoMessage() {}
 
 func (x *ListMyPagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[3]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +244,7 @@ func (x *ListMyPagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyPagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMyPagesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{3}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListMyPagesResponse) GetData() []*Page {
@@ -236,7 +272,7 @@ type ListMyAppsRequest struct {
 
 func (x *ListMyAppsRequest) Reset() {
 	*x = ListMyAppsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -248,7 +284,7 @@ func (x *ListMyAppsRequest) String() string {
 func (*ListMyAppsRequest) ProtoMessage() {}
 
 func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[4]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -261,7 +297,7 @@ func (x *ListMyAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAppsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListMyAppsRequest) GetLimit() int32 {
@@ -295,7 +331,7 @@ type ListMyAppsResponse struct {
 
 func (x *ListMyAppsResponse) Reset() {
 	*x = ListMyAppsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +343,7 @@ func (x *ListMyAppsResponse) String() string {
 func (*ListMyAppsResponse) ProtoMessage() {}
 
 func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[5]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +356,7 @@ func (x *ListMyAppsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAppsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAppsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListMyAppsResponse) GetData() []*MyApp {
@@ -355,7 +391,7 @@ type MyApp struct {
 
 func (x *MyApp) Reset() {
 	*x = MyApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +403,7 @@ func (x *MyApp) String() string {
 func (*MyApp) ProtoMessage() {}
 
 func (x *MyApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[6]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +416,7 @@ func (x *MyApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MyApp.ProtoReflect.Descriptor instead.
 func (*MyApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MyApp) GetId() string {
@@ -429,7 +465,7 @@ type ListMyBusinessPortfoliosRequest struct {
 
 func (x *ListMyBusinessPortfoliosRequest) Reset() {
 	*x = ListMyBusinessPortfoliosRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +477,7 @@ func (x *ListMyBusinessPortfoliosRequest) String() string {
 func (*ListMyBusinessPortfoliosRequest) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[7]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +490,7 @@ func (x *ListMyBusinessPortfoliosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosRequest.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMyBusinessPortfoliosRequest) GetLimit() int32 {
@@ -488,7 +524,7 @@ type ListMyBusinessPortfoliosResponse struct {
 
 func (x *ListMyBusinessPortfoliosResponse) Reset() {
 	*x = ListMyBusinessPortfoliosResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +536,7 @@ func (x *ListMyBusinessPortfoliosResponse) String() string {
 func (*ListMyBusinessPortfoliosResponse) ProtoMessage() {}
 
 func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[8]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +549,7 @@ func (x *ListMyBusinessPortfoliosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyBusinessPortfoliosResponse.ProtoReflect.Descriptor instead.
 func (*ListMyBusinessPortfoliosResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListMyBusinessPortfoliosResponse) GetData() []*BusinessPortfolio {
@@ -541,7 +577,7 @@ type BusinessPortfolio struct {
 
 func (x *BusinessPortfolio) Reset() {
 	*x = BusinessPortfolio{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +589,7 @@ func (x *BusinessPortfolio) String() string {
 func (*BusinessPortfolio) ProtoMessage() {}
 
 func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[9]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +602,7 @@ func (x *BusinessPortfolio) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BusinessPortfolio.ProtoReflect.Descriptor instead.
 func (*BusinessPortfolio) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BusinessPortfolio) GetId() string {
@@ -599,7 +635,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +647,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[10]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +660,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -657,7 +693,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +705,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +718,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Page) GetId() string {
@@ -766,7 +802,7 @@ type CreatePageRequest struct {
 
 func (x *CreatePageRequest) Reset() {
 	*x = CreatePageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +814,7 @@ func (x *CreatePageRequest) String() string {
 func (*CreatePageRequest) ProtoMessage() {}
 
 func (x *CreatePageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +827,7 @@ func (x *CreatePageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreatePageRequest) GetName() string {
@@ -817,7 +853,7 @@ type CreatedPage struct {
 
 func (x *CreatedPage) Reset() {
 	*x = CreatedPage{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +865,7 @@ func (x *CreatedPage) String() string {
 func (*CreatedPage) ProtoMessage() {}
 
 func (x *CreatedPage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +878,7 @@ func (x *CreatedPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedPage.ProtoReflect.Descriptor instead.
 func (*CreatedPage) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreatedPage) GetId() string {
@@ -861,7 +897,7 @@ type ListPageRolesRequest struct {
 
 func (x *ListPageRolesRequest) Reset() {
 	*x = ListPageRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +909,7 @@ func (x *ListPageRolesRequest) String() string {
 func (*ListPageRolesRequest) ProtoMessage() {}
 
 func (x *ListPageRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +922,7 @@ func (x *ListPageRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListPageRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListPageRolesRequest) GetPageId() string {
@@ -905,7 +941,7 @@ type ListPageRolesResponse struct {
 
 func (x *ListPageRolesResponse) Reset() {
 	*x = ListPageRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +953,7 @@ func (x *ListPageRolesResponse) String() string {
 func (*ListPageRolesResponse) ProtoMessage() {}
 
 func (x *ListPageRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +966,7 @@ func (x *ListPageRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListPageRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListPageRolesResponse) GetData() []*PageRoleEntry {
@@ -953,7 +989,7 @@ type PageRoleEntry struct {
 
 func (x *PageRoleEntry) Reset() {
 	*x = PageRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1001,7 @@ func (x *PageRoleEntry) String() string {
 func (*PageRoleEntry) ProtoMessage() {}
 
 func (x *PageRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1014,7 @@ func (x *PageRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageRoleEntry.ProtoReflect.Descriptor instead.
 func (*PageRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PageRoleEntry) GetUserId() string {
@@ -1013,7 +1049,7 @@ type SetPageRoleRequest struct {
 
 func (x *SetPageRoleRequest) Reset() {
 	*x = SetPageRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1061,7 @@ func (x *SetPageRoleRequest) String() string {
 func (*SetPageRoleRequest) ProtoMessage() {}
 
 func (x *SetPageRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1074,7 @@ func (x *SetPageRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPageRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetPageRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetPageRoleRequest) GetPageId() string {
@@ -1072,7 +1108,7 @@ type DeletePageRoleRequest struct {
 
 func (x *DeletePageRoleRequest) Reset() {
 	*x = DeletePageRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1120,7 @@ func (x *DeletePageRoleRequest) String() string {
 func (*DeletePageRoleRequest) ProtoMessage() {}
 
 func (x *DeletePageRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1133,7 @@ func (x *DeletePageRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeletePageRoleRequest) GetPageId() string {
@@ -1135,7 +1171,7 @@ type UpdatePageSettingsRequest struct {
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1183,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1196,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -1221,7 +1257,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1269,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1282,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -1268,7 +1304,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1316,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1329,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -1334,7 +1370,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1382,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1395,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -1390,7 +1426,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1438,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1451,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -1461,7 +1497,7 @@ type ListAuthorizedAppsRequest struct {
 
 func (x *ListAuthorizedAppsRequest) Reset() {
 	*x = ListAuthorizedAppsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1509,7 @@ func (x *ListAuthorizedAppsRequest) String() string {
 func (*ListAuthorizedAppsRequest) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1522,7 @@ func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 type ListAuthorizedAppsResponse struct {
@@ -1498,7 +1534,7 @@ type ListAuthorizedAppsResponse struct {
 
 func (x *ListAuthorizedAppsResponse) Reset() {
 	*x = ListAuthorizedAppsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1546,7 @@ func (x *ListAuthorizedAppsResponse) String() string {
 func (*ListAuthorizedAppsResponse) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1559,7 @@ func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsResponse.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListAuthorizedAppsResponse) GetData() []*AuthorizedApp {
@@ -1548,7 +1584,7 @@ type AuthorizedApp struct {
 
 func (x *AuthorizedApp) Reset() {
 	*x = AuthorizedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1596,7 @@ func (x *AuthorizedApp) String() string {
 func (*AuthorizedApp) ProtoMessage() {}
 
 func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1609,7 @@ func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizedApp.ProtoReflect.Descriptor instead.
 func (*AuthorizedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AuthorizedApp) GetAppId() string {
@@ -1613,7 +1649,7 @@ type RemoveAuthorizedAppRequest struct {
 
 func (x *RemoveAuthorizedAppRequest) Reset() {
 	*x = RemoveAuthorizedAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1625,7 +1661,7 @@ func (x *RemoveAuthorizedAppRequest) String() string {
 func (*RemoveAuthorizedAppRequest) ProtoMessage() {}
 
 func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1638,7 +1674,7 @@ func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAuthorizedAppRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAuthorizedAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RemoveAuthorizedAppRequest) GetAppId() string {
@@ -1656,7 +1692,7 @@ type ListDataDeletionRequestsRequest struct {
 
 func (x *ListDataDeletionRequestsRequest) Reset() {
 	*x = ListDataDeletionRequestsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1704,7 @@ func (x *ListDataDeletionRequestsRequest) String() string {
 func (*ListDataDeletionRequestsRequest) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1717,7 @@ func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 type ListDataDeletionRequestsResponse struct {
@@ -1693,7 +1729,7 @@ type ListDataDeletionRequestsResponse struct {
 
 func (x *ListDataDeletionRequestsResponse) Reset() {
 	*x = ListDataDeletionRequestsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1741,7 @@ func (x *ListDataDeletionRequestsResponse) String() string {
 func (*ListDataDeletionRequestsResponse) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1754,7 @@ func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListDataDeletionRequestsResponse) GetData() []*DataDeletionRequest {
@@ -1746,7 +1782,7 @@ type DataDeletionRequest struct {
 
 func (x *DataDeletionRequest) Reset() {
 	*x = DataDeletionRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1794,7 @@ func (x *DataDeletionRequest) String() string {
 func (*DataDeletionRequest) ProtoMessage() {}
 
 func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1807,7 @@ func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataDeletionRequest.ProtoReflect.Descriptor instead.
 func (*DataDeletionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DataDeletionRequest) GetAppId() string {
@@ -1818,7 +1854,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1866,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +1879,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -1862,7 +1898,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1910,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1923,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -1915,7 +1951,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +1963,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +1976,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -2008,7 +2044,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2056,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2069,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -2058,7 +2094,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2106,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2119,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *App) GetId() string {
@@ -2137,7 +2173,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2185,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2198,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -2195,7 +2231,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2207,7 +2243,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2220,7 +2256,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -2239,7 +2275,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2287,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2300,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -2284,7 +2320,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2332,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2345,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -2338,7 +2374,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2386,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2399,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -2404,7 +2440,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2416,7 +2452,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2429,7 +2465,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -2457,7 +2493,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2505,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2518,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -2517,7 +2553,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2529,7 +2565,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2542,7 +2578,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -2576,7 +2612,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2588,7 +2624,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +2637,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -2630,7 +2666,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2642,7 +2678,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2655,7 +2691,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -2701,7 +2737,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +2749,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +2762,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -2804,7 +2840,7 @@ type WentLive struct {
 
 func (x *WentLive) Reset() {
 	*x = WentLive{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +2852,7 @@ func (x *WentLive) String() string {
 func (*WentLive) ProtoMessage() {}
 
 func (x *WentLive) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +2865,7 @@ func (x *WentLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
 func (*WentLive) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WentLive) GetSuccess() bool {
@@ -2862,7 +2898,7 @@ type ListRedirectUrisRequest struct {
 
 func (x *ListRedirectUrisRequest) Reset() {
 	*x = ListRedirectUrisRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +2910,7 @@ func (x *ListRedirectUrisRequest) String() string {
 func (*ListRedirectUrisRequest) ProtoMessage() {}
 
 func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +2923,7 @@ func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListRedirectUrisRequest) GetAppId() string {
@@ -2906,7 +2942,7 @@ type ListRedirectUrisResponse struct {
 
 func (x *ListRedirectUrisResponse) Reset() {
 	*x = ListRedirectUrisResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2918,7 +2954,7 @@ func (x *ListRedirectUrisResponse) String() string {
 func (*ListRedirectUrisResponse) ProtoMessage() {}
 
 func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2931,7 +2967,7 @@ func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
@@ -2950,7 +2986,7 @@ type RedirectUri struct {
 
 func (x *RedirectUri) Reset() {
 	*x = RedirectUri{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +2998,7 @@ func (x *RedirectUri) String() string {
 func (*RedirectUri) ProtoMessage() {}
 
 func (x *RedirectUri) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3011,7 @@ func (x *RedirectUri) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
 func (*RedirectUri) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RedirectUri) GetUri() string {
@@ -2995,7 +3031,7 @@ type AddRedirectUriRequest struct {
 
 func (x *AddRedirectUriRequest) Reset() {
 	*x = AddRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3043,7 @@ func (x *AddRedirectUriRequest) String() string {
 func (*AddRedirectUriRequest) ProtoMessage() {}
 
 func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3056,7 @@ func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *AddRedirectUriRequest) GetAppId() string {
@@ -3047,7 +3083,7 @@ type DeleteRedirectUriRequest struct {
 
 func (x *DeleteRedirectUriRequest) Reset() {
 	*x = DeleteRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3059,7 +3095,7 @@ func (x *DeleteRedirectUriRequest) String() string {
 func (*DeleteRedirectUriRequest) ProtoMessage() {}
 
 func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3072,7 +3108,7 @@ func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteRedirectUriRequest) GetAppId() string {
@@ -3098,7 +3134,7 @@ type ListAppRolesRequest struct {
 
 func (x *ListAppRolesRequest) Reset() {
 	*x = ListAppRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3110,7 +3146,7 @@ func (x *ListAppRolesRequest) String() string {
 func (*ListAppRolesRequest) ProtoMessage() {}
 
 func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3123,7 +3159,7 @@ func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListAppRolesRequest) GetAppId() string {
@@ -3142,7 +3178,7 @@ type ListAppRolesResponse struct {
 
 func (x *ListAppRolesResponse) Reset() {
 	*x = ListAppRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3154,7 +3190,7 @@ func (x *ListAppRolesResponse) String() string {
 func (*ListAppRolesResponse) ProtoMessage() {}
 
 func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3167,7 +3203,7 @@ func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
@@ -3189,7 +3225,7 @@ type AppRoleEntry struct {
 
 func (x *AppRoleEntry) Reset() {
 	*x = AppRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3201,7 +3237,7 @@ func (x *AppRoleEntry) String() string {
 func (*AppRoleEntry) ProtoMessage() {}
 
 func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3214,7 +3250,7 @@ func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
 func (*AppRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *AppRoleEntry) GetUserId() string {
@@ -3242,7 +3278,7 @@ type SetAppRoleRequest struct {
 
 func (x *SetAppRoleRequest) Reset() {
 	*x = SetAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3290,7 @@ func (x *SetAppRoleRequest) String() string {
 func (*SetAppRoleRequest) ProtoMessage() {}
 
 func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3303,7 @@ func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SetAppRoleRequest) GetAppId() string {
@@ -3301,7 +3337,7 @@ type DeleteAppRoleRequest struct {
 
 func (x *DeleteAppRoleRequest) Reset() {
 	*x = DeleteAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3349,7 @@ func (x *DeleteAppRoleRequest) String() string {
 func (*DeleteAppRoleRequest) ProtoMessage() {}
 
 func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3362,7 @@ func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *DeleteAppRoleRequest) GetAppId() string {
@@ -3352,7 +3388,7 @@ type ListTestUsersRequest struct {
 
 func (x *ListTestUsersRequest) Reset() {
 	*x = ListTestUsersRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3400,7 @@ func (x *ListTestUsersRequest) String() string {
 func (*ListTestUsersRequest) ProtoMessage() {}
 
 func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3413,7 @@ func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListTestUsersRequest) GetAppId() string {
@@ -3396,7 +3432,7 @@ type ListTestUsersResponse struct {
 
 func (x *ListTestUsersResponse) Reset() {
 	*x = ListTestUsersResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3444,7 @@ func (x *ListTestUsersResponse) String() string {
 func (*ListTestUsersResponse) ProtoMessage() {}
 
 func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3457,7 @@ func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListTestUsersResponse) GetData() []*TestUser {
@@ -3443,7 +3479,7 @@ type TestUser struct {
 
 func (x *TestUser) Reset() {
 	*x = TestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3455,7 +3491,7 @@ func (x *TestUser) String() string {
 func (*TestUser) ProtoMessage() {}
 
 func (x *TestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3468,7 +3504,7 @@ func (x *TestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
 func (*TestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *TestUser) GetId() string {
@@ -3501,7 +3537,7 @@ type CreateTestUserRequest struct {
 
 func (x *CreateTestUserRequest) Reset() {
 	*x = CreateTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3513,7 +3549,7 @@ func (x *CreateTestUserRequest) String() string {
 func (*CreateTestUserRequest) ProtoMessage() {}
 
 func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3526,7 +3562,7 @@ func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CreateTestUserRequest) GetAppId() string {
@@ -3548,7 +3584,7 @@ type CreatedTestUser struct {
 
 func (x *CreatedTestUser) Reset() {
 	*x = CreatedTestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3560,7 +3596,7 @@ func (x *CreatedTestUser) String() string {
 func (*CreatedTestUser) ProtoMessage() {}
 
 func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3573,7 +3609,7 @@ func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
 func (*CreatedTestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreatedTestUser) GetId() string {
@@ -3607,7 +3643,7 @@ type DeleteTestUserRequest struct {
 
 func (x *DeleteTestUserRequest) Reset() {
 	*x = DeleteTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3619,7 +3655,7 @@ func (x *DeleteTestUserRequest) String() string {
 func (*DeleteTestUserRequest) ProtoMessage() {}
 
 func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3632,7 +3668,7 @@ func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *DeleteTestUserRequest) GetAppId() string {
@@ -3659,7 +3695,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3671,7 +3707,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3684,7 +3720,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -3720,7 +3756,7 @@ type RotatedKey struct {
 
 func (x *RotatedKey) Reset() {
 	*x = RotatedKey{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3732,7 +3768,7 @@ func (x *RotatedKey) String() string {
 func (*RotatedKey) ProtoMessage() {}
 
 func (x *RotatedKey) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3745,7 +3781,7 @@ func (x *RotatedKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
 func (*RotatedKey) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *RotatedKey) GetKind() string {
@@ -3785,7 +3821,7 @@ type GetAppReviewRequest struct {
 
 func (x *GetAppReviewRequest) Reset() {
 	*x = GetAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3797,7 +3833,7 @@ func (x *GetAppReviewRequest) String() string {
 func (*GetAppReviewRequest) ProtoMessage() {}
 
 func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3810,7 +3846,7 @@ func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *GetAppReviewRequest) GetAppId() string {
@@ -3830,7 +3866,7 @@ type AppReview struct {
 
 func (x *AppReview) Reset() {
 	*x = AppReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3842,7 +3878,7 @@ func (x *AppReview) String() string {
 func (*AppReview) ProtoMessage() {}
 
 func (x *AppReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3855,7 +3891,7 @@ func (x *AppReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
 func (*AppReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AppReview) GetData() []*ScopeReview {
@@ -3880,7 +3916,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3892,7 +3928,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3905,7 +3941,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -3944,7 +3980,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3956,7 +3992,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3969,7 +4005,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -4009,7 +4045,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4021,7 +4057,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4034,7 +4070,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -4053,7 +4089,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4065,7 +4101,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4078,7 +4114,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -4104,7 +4140,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4116,7 +4152,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4129,7 +4165,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -4187,7 +4223,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4199,7 +4235,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4212,7 +4248,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -4252,7 +4288,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4264,7 +4300,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4277,7 +4313,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -4302,7 +4338,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4314,7 +4350,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4327,7 +4363,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -4373,7 +4409,7 @@ type ListMyAssignedAssetsRequest struct {
 
 func (x *ListMyAssignedAssetsRequest) Reset() {
 	*x = ListMyAssignedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4385,7 +4421,7 @@ func (x *ListMyAssignedAssetsRequest) String() string {
 func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4398,7 +4434,7 @@ func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
 }
 
 type ListMyAssignedAssetsResponse struct {
@@ -4410,7 +4446,7 @@ type ListMyAssignedAssetsResponse struct {
 
 func (x *ListMyAssignedAssetsResponse) Reset() {
 	*x = ListMyAssignedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4422,7 +4458,7 @@ func (x *ListMyAssignedAssetsResponse) String() string {
 func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4435,7 +4471,7 @@ func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
@@ -4463,7 +4499,7 @@ type AssignedAsset struct {
 
 func (x *AssignedAsset) Reset() {
 	*x = AssignedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4475,7 +4511,7 @@ func (x *AssignedAsset) String() string {
 func (*AssignedAsset) ProtoMessage() {}
 
 func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4488,7 +4524,7 @@ func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
 func (*AssignedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *AssignedAsset) GetId() string {
@@ -4531,7 +4567,8 @@ var File_svc_core_v1_graph_proto protoreflect.FileDescriptor
 const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"\x17svc/core/v1/graph.proto\x12\vsvc.core.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x0e\n" +
-	"\fGetMeRequest\"6\n" +
+	"\fGetMeRequest\"\x11\n" +
+	"\x0fDeleteMeRequest\"6\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name:\n" +
@@ -4840,7 +4877,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xe0%\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xb9&\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12\x85\x01\n" +
@@ -4877,7 +4914,8 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\vdebug_token\x90\x02\x01\x12\x9a\x01\n" +
 	"\x12ListAuthorizedApps\x12&.svc.core.v1.ListAuthorizedAppsRequest\x1a'.svc.core.v1.ListAuthorizedAppsResponse\"3\xca\xf3\x18\x14\x12\x02\x01\x04\x1a\x0epublic_profile\xd2\xf3\x18\x14\n" +
 	"\x12me/authorized_apps\x90\x02\x01\x12\x86\x01\n" +
-	"\x13RemoveAuthorizedApp\x12'.svc.core.v1.RemoveAuthorizedAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"(\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x1d\x1a\x1bme/authorized_apps/{app_id}\x12\xb3\x01\n" +
+	"\x13RemoveAuthorizedApp\x12'.svc.core.v1.RemoveAuthorizedAppRequest\x1a\x1c.svc.core.v1.SuccessResponse\"(\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x1d\x1a\x1bme/authorized_apps/{app_id}\x12W\n" +
+	"\bDeleteMe\x12\x1c.svc.core.v1.DeleteMeRequest\x1a\x1c.svc.core.v1.SuccessResponse\"\x0f\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x04\x1a\x02me\x12\xb3\x01\n" +
 	"\x18ListDataDeletionRequests\x12,.svc.core.v1.ListDataDeletionRequestsRequest\x1a-.svc.core.v1.ListDataDeletionRequestsResponse\":\xca\xf3\x18\x14\x12\x02\x01\x04\x1a\x0epublic_profile\xd2\xf3\x18\x1b\n" +
 	"\x19me/data_deletion_requests\x90\x02\x01\x12S\n" +
 	"\x06GetApp\x12\x1a.svc.core.v1.GetAppRequest\x1a\x10.svc.core.v1.App\"\x1b\xca\xf3\x18\x02@\x03\xd2\xf3\x18\x0e\n" +
@@ -4922,192 +4960,195 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
-	(*User)(nil),                             // 1: svc.core.v1.User
-	(*ListMyPagesRequest)(nil),               // 2: svc.core.v1.ListMyPagesRequest
-	(*ListMyPagesResponse)(nil),              // 3: svc.core.v1.ListMyPagesResponse
-	(*ListMyAppsRequest)(nil),                // 4: svc.core.v1.ListMyAppsRequest
-	(*ListMyAppsResponse)(nil),               // 5: svc.core.v1.ListMyAppsResponse
-	(*MyApp)(nil),                            // 6: svc.core.v1.MyApp
-	(*ListMyBusinessPortfoliosRequest)(nil),  // 7: svc.core.v1.ListMyBusinessPortfoliosRequest
-	(*ListMyBusinessPortfoliosResponse)(nil), // 8: svc.core.v1.ListMyBusinessPortfoliosResponse
-	(*BusinessPortfolio)(nil),                // 9: svc.core.v1.BusinessPortfolio
-	(*GetPageRequest)(nil),                   // 10: svc.core.v1.GetPageRequest
-	(*Page)(nil),                             // 11: svc.core.v1.Page
-	(*CreatePageRequest)(nil),                // 12: svc.core.v1.CreatePageRequest
-	(*CreatedPage)(nil),                      // 13: svc.core.v1.CreatedPage
-	(*ListPageRolesRequest)(nil),             // 14: svc.core.v1.ListPageRolesRequest
-	(*ListPageRolesResponse)(nil),            // 15: svc.core.v1.ListPageRolesResponse
-	(*PageRoleEntry)(nil),                    // 16: svc.core.v1.PageRoleEntry
-	(*SetPageRoleRequest)(nil),               // 17: svc.core.v1.SetPageRoleRequest
-	(*DeletePageRoleRequest)(nil),            // 18: svc.core.v1.DeletePageRoleRequest
-	(*UpdatePageSettingsRequest)(nil),        // 19: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                  // 20: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),       // 21: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),      // 22: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                   // 23: svc.core.v1.ConnectedAsset
-	(*ListAuthorizedAppsRequest)(nil),        // 24: svc.core.v1.ListAuthorizedAppsRequest
-	(*ListAuthorizedAppsResponse)(nil),       // 25: svc.core.v1.ListAuthorizedAppsResponse
-	(*AuthorizedApp)(nil),                    // 26: svc.core.v1.AuthorizedApp
-	(*RemoveAuthorizedAppRequest)(nil),       // 27: svc.core.v1.RemoveAuthorizedAppRequest
-	(*ListDataDeletionRequestsRequest)(nil),  // 28: svc.core.v1.ListDataDeletionRequestsRequest
-	(*ListDataDeletionRequestsResponse)(nil), // 29: svc.core.v1.ListDataDeletionRequestsResponse
-	(*DataDeletionRequest)(nil),              // 30: svc.core.v1.DataDeletionRequest
-	(*DebugTokenRequest)(nil),                // 31: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 32: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 33: svc.core.v1.DebugTokenData
-	(*GetAppRequest)(nil),                    // 34: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 35: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 36: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 37: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 38: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 39: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 40: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 41: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 42: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 43: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 44: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 45: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 46: svc.core.v1.CreatedApp
-	(*WentLive)(nil),                         // 47: svc.core.v1.WentLive
-	(*ListRedirectUrisRequest)(nil),          // 48: svc.core.v1.ListRedirectUrisRequest
-	(*ListRedirectUrisResponse)(nil),         // 49: svc.core.v1.ListRedirectUrisResponse
-	(*RedirectUri)(nil),                      // 50: svc.core.v1.RedirectUri
-	(*AddRedirectUriRequest)(nil),            // 51: svc.core.v1.AddRedirectUriRequest
-	(*DeleteRedirectUriRequest)(nil),         // 52: svc.core.v1.DeleteRedirectUriRequest
-	(*ListAppRolesRequest)(nil),              // 53: svc.core.v1.ListAppRolesRequest
-	(*ListAppRolesResponse)(nil),             // 54: svc.core.v1.ListAppRolesResponse
-	(*AppRoleEntry)(nil),                     // 55: svc.core.v1.AppRoleEntry
-	(*SetAppRoleRequest)(nil),                // 56: svc.core.v1.SetAppRoleRequest
-	(*DeleteAppRoleRequest)(nil),             // 57: svc.core.v1.DeleteAppRoleRequest
-	(*ListTestUsersRequest)(nil),             // 58: svc.core.v1.ListTestUsersRequest
-	(*ListTestUsersResponse)(nil),            // 59: svc.core.v1.ListTestUsersResponse
-	(*TestUser)(nil),                         // 60: svc.core.v1.TestUser
-	(*CreateTestUserRequest)(nil),            // 61: svc.core.v1.CreateTestUserRequest
-	(*CreatedTestUser)(nil),                  // 62: svc.core.v1.CreatedTestUser
-	(*DeleteTestUserRequest)(nil),            // 63: svc.core.v1.DeleteTestUserRequest
-	(*RotateAppKeyRequest)(nil),              // 64: svc.core.v1.RotateAppKeyRequest
-	(*RotatedKey)(nil),                       // 65: svc.core.v1.RotatedKey
-	(*GetAppReviewRequest)(nil),              // 66: svc.core.v1.GetAppReviewRequest
-	(*AppReview)(nil),                        // 67: svc.core.v1.AppReview
-	(*ScopeReview)(nil),                      // 68: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),           // 69: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),        // 70: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),       // 71: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                // 72: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),           // 73: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),          // 74: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),               // 75: svc.core.v1.DecidedScopeReview
-	(*ListMyAssignedAssetsRequest)(nil),      // 76: svc.core.v1.ListMyAssignedAssetsRequest
-	(*ListMyAssignedAssetsResponse)(nil),     // 77: svc.core.v1.ListMyAssignedAssetsResponse
-	(*AssignedAsset)(nil),                    // 78: svc.core.v1.AssignedAsset
-	(*v1.Paging)(nil),                        // 79: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 80: google.protobuf.Struct
+	(*DeleteMeRequest)(nil),                  // 1: svc.core.v1.DeleteMeRequest
+	(*User)(nil),                             // 2: svc.core.v1.User
+	(*ListMyPagesRequest)(nil),               // 3: svc.core.v1.ListMyPagesRequest
+	(*ListMyPagesResponse)(nil),              // 4: svc.core.v1.ListMyPagesResponse
+	(*ListMyAppsRequest)(nil),                // 5: svc.core.v1.ListMyAppsRequest
+	(*ListMyAppsResponse)(nil),               // 6: svc.core.v1.ListMyAppsResponse
+	(*MyApp)(nil),                            // 7: svc.core.v1.MyApp
+	(*ListMyBusinessPortfoliosRequest)(nil),  // 8: svc.core.v1.ListMyBusinessPortfoliosRequest
+	(*ListMyBusinessPortfoliosResponse)(nil), // 9: svc.core.v1.ListMyBusinessPortfoliosResponse
+	(*BusinessPortfolio)(nil),                // 10: svc.core.v1.BusinessPortfolio
+	(*GetPageRequest)(nil),                   // 11: svc.core.v1.GetPageRequest
+	(*Page)(nil),                             // 12: svc.core.v1.Page
+	(*CreatePageRequest)(nil),                // 13: svc.core.v1.CreatePageRequest
+	(*CreatedPage)(nil),                      // 14: svc.core.v1.CreatedPage
+	(*ListPageRolesRequest)(nil),             // 15: svc.core.v1.ListPageRolesRequest
+	(*ListPageRolesResponse)(nil),            // 16: svc.core.v1.ListPageRolesResponse
+	(*PageRoleEntry)(nil),                    // 17: svc.core.v1.PageRoleEntry
+	(*SetPageRoleRequest)(nil),               // 18: svc.core.v1.SetPageRoleRequest
+	(*DeletePageRoleRequest)(nil),            // 19: svc.core.v1.DeletePageRoleRequest
+	(*UpdatePageSettingsRequest)(nil),        // 20: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                  // 21: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),       // 22: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),      // 23: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                   // 24: svc.core.v1.ConnectedAsset
+	(*ListAuthorizedAppsRequest)(nil),        // 25: svc.core.v1.ListAuthorizedAppsRequest
+	(*ListAuthorizedAppsResponse)(nil),       // 26: svc.core.v1.ListAuthorizedAppsResponse
+	(*AuthorizedApp)(nil),                    // 27: svc.core.v1.AuthorizedApp
+	(*RemoveAuthorizedAppRequest)(nil),       // 28: svc.core.v1.RemoveAuthorizedAppRequest
+	(*ListDataDeletionRequestsRequest)(nil),  // 29: svc.core.v1.ListDataDeletionRequestsRequest
+	(*ListDataDeletionRequestsResponse)(nil), // 30: svc.core.v1.ListDataDeletionRequestsResponse
+	(*DataDeletionRequest)(nil),              // 31: svc.core.v1.DataDeletionRequest
+	(*DebugTokenRequest)(nil),                // 32: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),               // 33: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                   // 34: svc.core.v1.DebugTokenData
+	(*GetAppRequest)(nil),                    // 35: svc.core.v1.GetAppRequest
+	(*App)(nil),                              // 36: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                 // 37: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),              // 38: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                        // 39: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),           // 40: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),             // 41: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),            // 42: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                         // 43: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),            // 44: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),            // 45: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                 // 46: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                       // 47: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                         // 48: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),          // 49: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),         // 50: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                      // 51: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),            // 52: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),         // 53: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),              // 54: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),             // 55: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                     // 56: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                // 57: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),             // 58: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),             // 59: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),            // 60: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                         // 61: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),            // 62: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                  // 63: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),            // 64: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),              // 65: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                       // 66: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),              // 67: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                        // 68: svc.core.v1.AppReview
+	(*ScopeReview)(nil),                      // 69: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),           // 70: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),        // 71: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),       // 72: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                // 73: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),           // 74: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),          // 75: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),               // 76: svc.core.v1.DecidedScopeReview
+	(*ListMyAssignedAssetsRequest)(nil),      // 77: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),     // 78: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                    // 79: svc.core.v1.AssignedAsset
+	(*v1.Paging)(nil),                        // 80: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 81: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	11, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	79, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	6,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	79, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
-	9,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	79, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
-	16, // 6: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
-	23, // 7: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	79, // 8: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	26, // 9: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
-	30, // 10: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
-	33, // 11: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	80, // 12: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
-	80, // 13: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
-	42, // 14: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	79, // 15: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	50, // 16: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
-	55, // 17: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
-	60, // 18: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	68, // 19: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	72, // 20: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	75, // 21: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	78, // 22: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	12, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	80, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	7,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
+	80, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	10, // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
+	80, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	17, // 6: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
+	24, // 7: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	80, // 8: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	27, // 9: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
+	31, // 10: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
+	34, // 11: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	81, // 12: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	81, // 13: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
+	43, // 14: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	80, // 15: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	51, // 16: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	56, // 17: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	61, // 18: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	69, // 19: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	73, // 20: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	76, // 21: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	79, // 22: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
 	0,  // 23: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	2,  // 24: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	7,  // 25: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	4,  // 26: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	76, // 27: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
-	45, // 28: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	12, // 29: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
-	10, // 30: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	19, // 31: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	14, // 32: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
-	17, // 33: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
-	18, // 34: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
-	21, // 35: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	31, // 36: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	24, // 37: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
-	27, // 38: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
-	28, // 39: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
-	34, // 40: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	36, // 41: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	37, // 42: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	39, // 43: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	40, // 44: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	43, // 45: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	44, // 46: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	48, // 47: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	51, // 48: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	52, // 49: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	53, // 50: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	56, // 51: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	57, // 52: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	58, // 53: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	61, // 54: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	63, // 55: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	64, // 56: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	66, // 57: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	69, // 58: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	70, // 59: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	73, // 60: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	1,  // 61: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	3,  // 62: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	8,  // 63: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	5,  // 64: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	77, // 65: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
-	46, // 66: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	13, // 67: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
-	11, // 68: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	20, // 69: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	15, // 70: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
-	20, // 71: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
-	20, // 72: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
-	22, // 73: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	32, // 74: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	25, // 75: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
-	20, // 76: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
-	29, // 77: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
-	35, // 78: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	47, // 79: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	38, // 80: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	20, // 81: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	41, // 82: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	20, // 83: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	20, // 84: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	49, // 85: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	20, // 86: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	20, // 87: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	54, // 88: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	20, // 89: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	20, // 90: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	59, // 91: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	62, // 92: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	20, // 93: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	65, // 94: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	67, // 95: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	67, // 96: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	71, // 97: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	74, // 98: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	61, // [61:99] is the sub-list for method output_type
-	23, // [23:61] is the sub-list for method input_type
+	3,  // 24: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	8,  // 25: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	5,  // 26: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	77, // 27: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	46, // 28: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	13, // 29: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
+	11, // 30: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	20, // 31: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	15, // 32: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
+	18, // 33: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
+	19, // 34: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
+	22, // 35: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	32, // 36: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	25, // 37: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
+	28, // 38: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
+	1,  // 39: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
+	29, // 40: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
+	35, // 41: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	37, // 42: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	38, // 43: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	40, // 44: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	41, // 45: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	44, // 46: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	45, // 47: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	49, // 48: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	52, // 49: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	53, // 50: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	54, // 51: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	57, // 52: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	58, // 53: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	59, // 54: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	62, // 55: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	64, // 56: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	65, // 57: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	67, // 58: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	70, // 59: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	71, // 60: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	74, // 61: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	2,  // 62: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	4,  // 63: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	9,  // 64: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	6,  // 65: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	78, // 66: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	47, // 67: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	14, // 68: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
+	12, // 69: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	21, // 70: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	16, // 71: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
+	21, // 72: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
+	21, // 73: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
+	23, // 74: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	33, // 75: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	26, // 76: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
+	21, // 77: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
+	21, // 78: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
+	30, // 79: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
+	36, // 80: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	48, // 81: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	39, // 82: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	21, // 83: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	42, // 84: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	21, // 85: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	21, // 86: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	50, // 87: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	21, // 88: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	21, // 89: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	55, // 90: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	21, // 91: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	21, // 92: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	60, // 93: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	63, // 94: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	21, // 95: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	66, // 96: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	68, // 97: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	68, // 98: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	72, // 99: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	75, // 100: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	62, // [62:101] is the sub-list for method output_type
+	23, // [23:62] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -5118,18 +5159,18 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[11].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[19].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[33].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[36].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[65].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[20].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[34].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[37].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[66].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   79,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	GraphService_DebugToken_FullMethodName               = "/svc.core.v1.GraphService/DebugToken"
 	GraphService_ListAuthorizedApps_FullMethodName       = "/svc.core.v1.GraphService/ListAuthorizedApps"
 	GraphService_RemoveAuthorizedApp_FullMethodName      = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	GraphService_DeleteMe_FullMethodName                 = "/svc.core.v1.GraphService/DeleteMe"
 	GraphService_ListDataDeletionRequests_FullMethodName = "/svc.core.v1.GraphService/ListDataDeletionRequests"
 	GraphService_GetApp_FullMethodName                   = "/svc.core.v1.GraphService/GetApp"
 	GraphService_UpdateApp_FullMethodName                = "/svc.core.v1.GraphService/UpdateApp"
@@ -135,6 +136,12 @@ type GraphServiceClient interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(ctx context.Context, in *RemoveAuthorizedAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
+	// every session and token of theirs at once; the Pages they alone own
+	// are unpublished; each app they authorized gets the data deletion
+	// callback, and every plugin declaring the user-left hook erases their
+	// data. The user's own session only.
+	DeleteMe(ctx context.Context, in *DeleteMeRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 	// ListDataDeletionRequests lists the data deletion callbacks the
 	// platform made for the caller (removing an app, leaving), newest first,
 	// at most 100: whether each app confirmed, and its confirmation code and
@@ -369,6 +376,16 @@ func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, in *Remove
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SuccessResponse)
 	err := c.cc.Invoke(ctx, GraphService_RemoveAuthorizedApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DeleteMe(ctx context.Context, in *DeleteMeRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_DeleteMe_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -671,6 +688,12 @@ type GraphServiceServer interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error)
+	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
+	// every session and token of theirs at once; the Pages they alone own
+	// are unpublished; each app they authorized gets the data deletion
+	// callback, and every plugin declaring the user-left hook erases their
+	// data. The user's own session only.
+	DeleteMe(context.Context, *DeleteMeRequest) (*SuccessResponse, error)
 	// ListDataDeletionRequests lists the data deletion callbacks the
 	// platform made for the caller (removing an app, leaving), newest first,
 	// at most 100: whether each app confirmed, and its confirmation code and
@@ -798,6 +821,9 @@ func (UnimplementedGraphServiceServer) ListAuthorizedApps(context.Context, *List
 }
 func (UnimplementedGraphServiceServer) RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveAuthorizedApp not implemented")
+}
+func (UnimplementedGraphServiceServer) DeleteMe(context.Context, *DeleteMeRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteMe not implemented")
 }
 func (UnimplementedGraphServiceServer) ListDataDeletionRequests(context.Context, *ListDataDeletionRequestsRequest) (*ListDataDeletionRequestsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListDataDeletionRequests not implemented")
@@ -1170,6 +1196,24 @@ func _GraphService_RemoveAuthorizedApp_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).RemoveAuthorizedApp(ctx, req.(*RemoveAuthorizedAppRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DeleteMe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteMeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DeleteMe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DeleteMe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DeleteMe(ctx, req.(*DeleteMeRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1640,6 +1684,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveAuthorizedApp",
 			Handler:    _GraphService_RemoveAuthorizedApp_Handler,
+		},
+		{
+			MethodName: "DeleteMe",
+			Handler:    _GraphService_DeleteMe_Handler,
 		},
 		{
 			MethodName: "ListDataDeletionRequests",

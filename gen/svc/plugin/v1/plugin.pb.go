@@ -92,7 +92,12 @@ type Manifest struct {
 	// Event types the plugin may emit, e.g. "book.post.created".
 	Events []string `protobuf:"bytes,6,rep,name=events,proto3" json:"events,omitempty"`
 	// Fast-path transport offered by the plugin, if any (see FastLane).
-	FastLane      *FastLane `protobuf:"bytes,7,opt,name=fast_lane,json=fastLane,proto3" json:"fast_lane,omitempty"`
+	FastLane *FastLane `protobuf:"bytes,7,opt,name=fast_lane,json=fastLane,proto3" json:"fast_lane,omitempty"`
+	// The plugin erases a person's data when they leave: it serves the
+	// reserved procedure /svc.plugin.v1.Hooks/UserLeft (UserLeftRequest →
+	// UserLeftResponse), which the gateway alone calls through the host,
+	// never through the route table (sdk.OnUserLeft).
+	OnUserLeft    bool `protobuf:"varint,8,opt,name=on_user_left,json=onUserLeft,proto3" json:"on_user_left,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +181,96 @@ func (x *Manifest) GetFastLane() *FastLane {
 	return nil
 }
 
+func (x *Manifest) GetOnUserLeft() bool {
+	if x != nil {
+		return x.OnUserLeft
+	}
+	return false
+}
+
+// UserLeftRequest tells a plugin that a person left the platform: it
+// erases what it keeps of them. The gateway calls it until it answers, so
+// the handler must be idempotent.
+type UserLeftRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserLeftRequest) Reset() {
+	*x = UserLeftRequest{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserLeftRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserLeftRequest) ProtoMessage() {}
+
+func (x *UserLeftRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserLeftRequest.ProtoReflect.Descriptor instead.
+func (*UserLeftRequest) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UserLeftRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type UserLeftResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserLeftResponse) Reset() {
+	*x = UserLeftResponse{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserLeftResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserLeftResponse) ProtoMessage() {}
+
+func (x *UserLeftResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserLeftResponse.ProtoReflect.Descriptor instead.
+func (*UserLeftResponse) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+}
+
 // FastLane names a private unix socket on which the plugin accepts framed
 // Invoke calls without HTTP/2, to keep the per-call cost low.
 type FastLane struct {
@@ -187,7 +282,7 @@ type FastLane struct {
 
 func (x *FastLane) Reset() {
 	*x = FastLane{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +294,7 @@ func (x *FastLane) String() string {
 func (*FastLane) ProtoMessage() {}
 
 func (x *FastLane) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +307,7 @@ func (x *FastLane) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastLane.ProtoReflect.Descriptor instead.
 func (*FastLane) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *FastLane) GetSocketPath() string {
@@ -242,7 +337,7 @@ type Principal struct {
 
 func (x *Principal) Reset() {
 	*x = Principal{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -254,7 +349,7 @@ func (x *Principal) String() string {
 func (*Principal) ProtoMessage() {}
 
 func (x *Principal) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -267,7 +362,7 @@ func (x *Principal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Principal.ProtoReflect.Descriptor instead.
 func (*Principal) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Principal) GetTokenKind() TokenKind {
@@ -360,7 +455,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +467,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +480,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *InvokeRequest) GetProcedure() string {
@@ -470,7 +565,7 @@ type InvokeResponse struct {
 
 func (x *InvokeResponse) Reset() {
 	*x = InvokeResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +577,7 @@ func (x *InvokeResponse) String() string {
 func (*InvokeResponse) ProtoMessage() {}
 
 func (x *InvokeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,7 +590,7 @@ func (x *InvokeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeResponse.ProtoReflect.Descriptor instead.
 func (*InvokeResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InvokeResponse) GetResponse() []byte {
@@ -531,7 +626,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +638,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +651,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Error) GetConnectCode() uint32 {
@@ -588,7 +683,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -600,7 +695,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -613,7 +708,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 type HealthResponse struct {
@@ -626,7 +721,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +733,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +746,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HealthResponse) GetServing() bool {
@@ -679,7 +774,7 @@ type PageAccessRequest struct {
 
 func (x *PageAccessRequest) Reset() {
 	*x = PageAccessRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +786,7 @@ func (x *PageAccessRequest) String() string {
 func (*PageAccessRequest) ProtoMessage() {}
 
 func (x *PageAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +799,7 @@ func (x *PageAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageAccessRequest.ProtoReflect.Descriptor instead.
 func (*PageAccessRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PageAccessRequest) GetPageId() string {
@@ -755,7 +850,7 @@ type PageAccessResponse struct {
 
 func (x *PageAccessResponse) Reset() {
 	*x = PageAccessResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +862,7 @@ func (x *PageAccessResponse) String() string {
 func (*PageAccessResponse) ProtoMessage() {}
 
 func (x *PageAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +875,7 @@ func (x *PageAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageAccessResponse.ProtoReflect.Descriptor instead.
 func (*PageAccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PageAccessResponse) GetPageExists() bool {
@@ -876,7 +971,7 @@ type AppInfoRequest struct {
 
 func (x *AppInfoRequest) Reset() {
 	*x = AppInfoRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +983,7 @@ func (x *AppInfoRequest) String() string {
 func (*AppInfoRequest) ProtoMessage() {}
 
 func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +996,7 @@ func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInfoRequest.ProtoReflect.Descriptor instead.
 func (*AppInfoRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AppInfoRequest) GetAppId() string {
@@ -928,7 +1023,7 @@ type AppInfoResponse struct {
 
 func (x *AppInfoResponse) Reset() {
 	*x = AppInfoResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1035,7 @@ func (x *AppInfoResponse) String() string {
 func (*AppInfoResponse) ProtoMessage() {}
 
 func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1048,7 @@ func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInfoResponse.ProtoReflect.Descriptor instead.
 func (*AppInfoResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AppInfoResponse) GetAppExists() bool {
@@ -1000,7 +1095,7 @@ type UserInfoRequest struct {
 
 func (x *UserInfoRequest) Reset() {
 	*x = UserInfoRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1107,7 @@ func (x *UserInfoRequest) String() string {
 func (*UserInfoRequest) ProtoMessage() {}
 
 func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1120,7 @@ func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfoRequest.ProtoReflect.Descriptor instead.
 func (*UserInfoRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UserInfoRequest) GetUserId() string {
@@ -1047,7 +1142,7 @@ type UserInfoResponse struct {
 
 func (x *UserInfoResponse) Reset() {
 	*x = UserInfoResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1154,7 @@ func (x *UserInfoResponse) String() string {
 func (*UserInfoResponse) ProtoMessage() {}
 
 func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1167,7 @@ func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfoResponse.ProtoReflect.Descriptor instead.
 func (*UserInfoResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UserInfoResponse) GetUserExists() bool {
@@ -1096,7 +1191,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"b\n" +
 	"\x0fDescribeRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12$\n" +
-	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"\x87\x02\n" +
+	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"\xa9\x02\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -1104,7 +1199,12 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05files\x18\x04 \x01(\v2\".google.protobuf.FileDescriptorSetR\x05files\x12\x1a\n" +
 	"\bservices\x18\x05 \x03(\tR\bservices\x12\x16\n" +
 	"\x06events\x18\x06 \x03(\tR\x06events\x124\n" +
-	"\tfast_lane\x18\a \x01(\v2\x17.svc.plugin.v1.FastLaneR\bfastLane\"+\n" +
+	"\tfast_lane\x18\a \x01(\v2\x17.svc.plugin.v1.FastLaneR\bfastLane\x12 \n" +
+	"\fon_user_left\x18\b \x01(\bR\n" +
+	"onUserLeft\"*\n" +
+	"\x0fUserLeftRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\"\x12\n" +
+	"\x10UserLeftResponse\"+\n" +
 	"\bFastLane\x12\x1f\n" +
 	"\vsocket_path\x18\x01 \x01(\tR\n" +
 	"socketPath\"\xce\x01\n" +
@@ -1203,55 +1303,57 @@ func file_svc_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),                // 0: svc.plugin.v1.DescribeRequest
 	(*Manifest)(nil),                       // 1: svc.plugin.v1.Manifest
-	(*FastLane)(nil),                       // 2: svc.plugin.v1.FastLane
-	(*Principal)(nil),                      // 3: svc.plugin.v1.Principal
-	(*InvokeRequest)(nil),                  // 4: svc.plugin.v1.InvokeRequest
-	(*InvokeResponse)(nil),                 // 5: svc.plugin.v1.InvokeResponse
-	(*Error)(nil),                          // 6: svc.plugin.v1.Error
-	(*HealthRequest)(nil),                  // 7: svc.plugin.v1.HealthRequest
-	(*HealthResponse)(nil),                 // 8: svc.plugin.v1.HealthResponse
-	(*PageAccessRequest)(nil),              // 9: svc.plugin.v1.PageAccessRequest
-	(*PageAccessResponse)(nil),             // 10: svc.plugin.v1.PageAccessResponse
-	(*AppInfoRequest)(nil),                 // 11: svc.plugin.v1.AppInfoRequest
-	(*AppInfoResponse)(nil),                // 12: svc.plugin.v1.AppInfoResponse
-	(*UserInfoRequest)(nil),                // 13: svc.plugin.v1.UserInfoRequest
-	(*UserInfoResponse)(nil),               // 14: svc.plugin.v1.UserInfoResponse
-	(*descriptorpb.FileDescriptorSet)(nil), // 15: google.protobuf.FileDescriptorSet
-	(TokenKind)(0),                         // 16: svc.plugin.v1.TokenKind
-	(*v1.GraphError)(nil),                  // 17: svc.errors.v1.GraphError
-	(PageRole)(0),                          // 18: svc.plugin.v1.PageRole
-	(*structpb.Struct)(nil),                // 19: google.protobuf.Struct
+	(*UserLeftRequest)(nil),                // 2: svc.plugin.v1.UserLeftRequest
+	(*UserLeftResponse)(nil),               // 3: svc.plugin.v1.UserLeftResponse
+	(*FastLane)(nil),                       // 4: svc.plugin.v1.FastLane
+	(*Principal)(nil),                      // 5: svc.plugin.v1.Principal
+	(*InvokeRequest)(nil),                  // 6: svc.plugin.v1.InvokeRequest
+	(*InvokeResponse)(nil),                 // 7: svc.plugin.v1.InvokeResponse
+	(*Error)(nil),                          // 8: svc.plugin.v1.Error
+	(*HealthRequest)(nil),                  // 9: svc.plugin.v1.HealthRequest
+	(*HealthResponse)(nil),                 // 10: svc.plugin.v1.HealthResponse
+	(*PageAccessRequest)(nil),              // 11: svc.plugin.v1.PageAccessRequest
+	(*PageAccessResponse)(nil),             // 12: svc.plugin.v1.PageAccessResponse
+	(*AppInfoRequest)(nil),                 // 13: svc.plugin.v1.AppInfoRequest
+	(*AppInfoResponse)(nil),                // 14: svc.plugin.v1.AppInfoResponse
+	(*UserInfoRequest)(nil),                // 15: svc.plugin.v1.UserInfoRequest
+	(*UserInfoResponse)(nil),               // 16: svc.plugin.v1.UserInfoResponse
+	(*descriptorpb.FileDescriptorSet)(nil), // 17: google.protobuf.FileDescriptorSet
+	(TokenKind)(0),                         // 18: svc.plugin.v1.TokenKind
+	(*v1.GraphError)(nil),                  // 19: svc.errors.v1.GraphError
+	(PageRole)(0),                          // 20: svc.plugin.v1.PageRole
+	(*structpb.Struct)(nil),                // 21: google.protobuf.Struct
 }
 var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
-	15, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
-	2,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
-	16, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
-	3,  // 3: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
-	10, // 4: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
-	6,  // 5: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
-	17, // 6: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	18, // 7: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	19, // 8: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	17, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
+	4,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
+	18, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
+	5,  // 3: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
+	12, // 4: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
+	8,  // 5: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
+	19, // 6: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
+	20, // 7: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	21, // 8: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
 	0,  // 9: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	4,  // 10: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	4,  // 11: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	7,  // 12: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	4,  // 13: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	9,  // 14: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	11, // 15: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	13, // 16: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	6,  // 10: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	6,  // 11: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	9,  // 12: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	6,  // 13: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	11, // 14: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	13, // 15: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	15, // 16: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
 	1,  // 17: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	5,  // 18: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	5,  // 19: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	8,  // 20: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	5,  // 21: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	10, // 22: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	12, // 23: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	14, // 24: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	7,  // 18: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	7,  // 19: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	10, // 20: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	7,  // 21: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	12, // 22: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	14, // 23: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	16, // 24: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
 	17, // [17:25] is the sub-list for method output_type
 	9,  // [9:17] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
@@ -1271,7 +1373,7 @@ func file_svc_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_plugin_proto_rawDesc), len(file_svc_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

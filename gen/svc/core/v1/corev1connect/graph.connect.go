@@ -75,6 +75,8 @@ const (
 	// GraphServiceRemoveAuthorizedAppProcedure is the fully-qualified name of the GraphService's
 	// RemoveAuthorizedApp RPC.
 	GraphServiceRemoveAuthorizedAppProcedure = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	// GraphServiceDeleteMeProcedure is the fully-qualified name of the GraphService's DeleteMe RPC.
+	GraphServiceDeleteMeProcedure = "/svc.core.v1.GraphService/DeleteMe"
 	// GraphServiceListDataDeletionRequestsProcedure is the fully-qualified name of the GraphService's
 	// ListDataDeletionRequests RPC.
 	GraphServiceListDataDeletionRequestsProcedure = "/svc.core.v1.GraphService/ListDataDeletionRequests"
@@ -209,6 +211,12 @@ type GraphServiceClient interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
+	// every session and token of theirs at once; the Pages they alone own
+	// are unpublished; each app they authorized gets the data deletion
+	// callback, and every plugin declaring the user-left hook erases their
+	// data. The user's own session only.
+	DeleteMe(context.Context, *connect.Request[v1.DeleteMeRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// ListDataDeletionRequests lists the data deletion callbacks the
 	// platform made for the caller (removing an app, leaving), newest first,
 	// at most 100: whether each app confirmed, and its confirmation code and
@@ -398,6 +406,12 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 			connect.WithClientOptions(opts...),
 		),
+		deleteMe: connect.NewClient[v1.DeleteMeRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceDeleteMeProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DeleteMe")),
+			connect.WithClientOptions(opts...),
+		),
 		listDataDeletionRequests: connect.NewClient[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse](
 			httpClient,
 			baseURL+GraphServiceListDataDeletionRequestsProcedure,
@@ -560,6 +574,7 @@ type graphServiceClient struct {
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
 	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
 	removeAuthorizedApp      *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
+	deleteMe                 *connect.Client[v1.DeleteMeRequest, v1.SuccessResponse]
 	listDataDeletionRequests *connect.Client[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse]
 	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
 	updateApp                *connect.Client[v1.UpdateAppRequest, v1.WentLive]
@@ -662,6 +677,11 @@ func (c *graphServiceClient) ListAuthorizedApps(ctx context.Context, req *connec
 // RemoveAuthorizedApp calls svc.core.v1.GraphService.RemoveAuthorizedApp.
 func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, req *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return c.removeAuthorizedApp.CallUnary(ctx, req)
+}
+
+// DeleteMe calls svc.core.v1.GraphService.DeleteMe.
+func (c *graphServiceClient) DeleteMe(ctx context.Context, req *connect.Request[v1.DeleteMeRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.deleteMe.CallUnary(ctx, req)
 }
 
 // ListDataDeletionRequests calls svc.core.v1.GraphService.ListDataDeletionRequests.
@@ -843,6 +863,12 @@ type GraphServiceHandler interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
+	// every session and token of theirs at once; the Pages they alone own
+	// are unpublished; each app they authorized gets the data deletion
+	// callback, and every plugin declaring the user-left hook erases their
+	// data. The user's own session only.
+	DeleteMe(context.Context, *connect.Request[v1.DeleteMeRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// ListDataDeletionRequests lists the data deletion callbacks the
 	// platform made for the caller (removing an app, leaving), newest first,
 	// at most 100: whether each app confirmed, and its confirmation code and
@@ -1028,6 +1054,12 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 		connect.WithHandlerOptions(opts...),
 	)
+	graphServiceDeleteMeHandler := connect.NewUnaryHandler(
+		GraphServiceDeleteMeProcedure,
+		svc.DeleteMe,
+		connect.WithSchema(graphServiceMethods.ByName("DeleteMe")),
+		connect.WithHandlerOptions(opts...),
+	)
 	graphServiceListDataDeletionRequestsHandler := connect.NewUnaryHandler(
 		GraphServiceListDataDeletionRequestsProcedure,
 		svc.ListDataDeletionRequests,
@@ -1203,6 +1235,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListAuthorizedAppsHandler.ServeHTTP(w, r)
 		case GraphServiceRemoveAuthorizedAppProcedure:
 			graphServiceRemoveAuthorizedAppHandler.ServeHTTP(w, r)
+		case GraphServiceDeleteMeProcedure:
+			graphServiceDeleteMeHandler.ServeHTTP(w, r)
 		case GraphServiceListDataDeletionRequestsProcedure:
 			graphServiceListDataDeletionRequestsHandler.ServeHTTP(w, r)
 		case GraphServiceGetAppProcedure:
@@ -1318,6 +1352,10 @@ func (UnimplementedGraphServiceHandler) ListAuthorizedApps(context.Context, *con
 
 func (UnimplementedGraphServiceHandler) RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RemoveAuthorizedApp is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DeleteMe(context.Context, *connect.Request[v1.DeleteMeRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DeleteMe is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) ListDataDeletionRequests(context.Context, *connect.Request[v1.ListDataDeletionRequestsRequest]) (*connect.Response[v1.ListDataDeletionRequestsResponse], error) {
