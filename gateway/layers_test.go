@@ -51,7 +51,7 @@ var layers = []struct {
 	{"edges: what serves a kind of request on top of the dispatcher", []string{
 		"gateway/internal/graph", "gateway/internal/openai", "gateway/internal/coregraph",
 		"gateway/internal/catalog", "gateway/internal/web/console", "gateway/internal/oauth",
-		"gateway/internal/webhook", "gateway/internal/admin", "gateway/internal/openapi",
+		"gateway/internal/webhook", "gateway/internal/leaving", "gateway/internal/admin", "gateway/internal/openapi",
 		"gateway/internal/docsearch", "gateway/internal/seed", "gateway/internal/web/chatapp",
 	}},
 	{"the port", []string{
