@@ -14,13 +14,13 @@ import (
 // Error families, reported in the Graph error envelope's "type" field. They
 // are the gateway's own (CONTRACT §3).
 const (
-	TypeOAuth       = "OAuthException"
-	TypeGraphMethod = "GraphMethodException"
-	TypeInvalid     = "InvalidParameterException"
-	TypeRateLimit   = "RateLimitException"
-	TypeUnavailable = "ServiceUnavailableException"
-	TypeInternal    = "InternalServerException"
-	TypeMessaging   = "MessagingException"
+	TypeOAuth       = protocol.TypeOAuth
+	TypeGraphMethod = protocol.TypeGraphMethod
+	TypeInvalid     = protocol.TypeInvalid
+	TypeRateLimit   = protocol.TypeRateLimit
+	TypeUnavailable = protocol.TypeUnavailable
+	TypeInternal    = protocol.TypeInternal
+	TypeMessaging   = protocol.TypeMessaging
 )
 
 // Error is a refusal a handler returns. The gateway answers it to the caller
