@@ -28,7 +28,7 @@ var layers = []struct {
 	{"foundation: imports no package of the gateway or the plugin protocol", []string{
 		"gateway/internal/observe", "gateway/internal/serving", "gateway/internal/version",
 		"gateway/internal/web", "gateway/internal/web/pages", "gateway/internal/coredb",
-		"gateway/internal/secretbox", "gateway/internal/config", "gateway/internal/host/sandbox",
+		"gateway/internal/secretbox", "gateway/internal/config", "gateway/internal/host/sandbox", "gateway/internal/claim",
 		"internal/plugin/manifestcheck", "internal/plugin/protocol",
 	}},
 	{"the plugin's side of the protocol, on which the SDK's types are declared", []string{

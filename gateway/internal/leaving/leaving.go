@@ -10,8 +10,6 @@ package leaving
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/svcplatform/svc/gateway/internal/claim"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/host"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -88,20 +87,7 @@ func (r *Runner) WakeUserLeft() {
 }
 
 // Run runs due jobs until ctx ends.
-func (r *Runner) Run(ctx context.Context) {
-	t := time.NewTicker(r.Poll)
-	defer t.Stop()
-	for {
-		for r.runBatch(ctx) == batch {
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-r.wake:
-		}
-	}
-}
+func (r *Runner) Run(ctx context.Context) { claim.Loop(ctx, r.Poll, r.wake, batch, r.runBatch) }
 
 // runBatch claims one batch of due jobs and attempts each; it answers how
 // many it claimed.
@@ -110,7 +96,7 @@ func (r *Runner) runBatch(ctx context.Context) int {
 	if h == nil {
 		return 0
 	}
-	token := newLeaseToken()
+	token := claim.Token()
 	rows, err := r.q.ClaimUserLeftJobs(ctx, coredb.ClaimUserLeftJobsParams{
 		LeaseToken: &token, LeaseSeconds: lease.Seconds(), MaxRows: batch})
 	if err != nil {
@@ -168,10 +154,4 @@ func Delay(failedBefore int) time.Duration {
 		}
 	}
 	return d
-}
-
-func newLeaseToken() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
 }

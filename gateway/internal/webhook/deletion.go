@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/svcplatform/svc/gateway/internal/claim"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 )
@@ -81,24 +82,13 @@ func (s *Service) deletionLoop(ctx context.Context, q *coredb.Queries) {
 	if s.opts.PollInterval < DefaultPollInterval {
 		poll = s.opts.PollInterval // tests
 	}
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		for s.sendDeletions(ctx, q) == deletionBatch {
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.deletionWake:
-		}
-	}
+	claim.Loop(ctx, poll, s.deletionWake, deletionBatch, func(ctx context.Context) int { return s.sendDeletions(ctx, q) })
 }
 
 // sendDeletions claims one batch of due requests and attempts each; it
 // answers how many it claimed.
 func (s *Service) sendDeletions(ctx context.Context, q *coredb.Queries) int {
-	lease := newLeaseToken()
+	lease := claim.Token()
 	rows, err := q.ClaimDataDeletionRequests(ctx, coredb.ClaimDataDeletionRequestsParams{
 		LeaseToken: &lease, LeaseSeconds: s.opts.Lease.Seconds(), MaxRows: deletionBatch})
 	if err != nil {

@@ -2,8 +2,6 @@ package webhook
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/svcplatform/svc/gateway/internal/claim"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 )
 
@@ -272,7 +271,7 @@ func (r *runner) dispatchLoop(ctx context.Context) {
 func (r *runner) dispatch(ctx context.Context) (int64, error) {
 	s := r.s
 	slots := r.reserve(claimBatch)
-	token, leaseEnds := newLeaseToken(), time.Now().Add(s.opts.Lease)
+	token, leaseEnds := claim.Token(), time.Now().Add(s.opts.Lease)
 	busyApps, busyRoom := r.busy()
 	qctx, cancel := statementContext(ctx)
 	defer cancel()
@@ -354,7 +353,7 @@ func (r *runner) claim(ctx context.Context, n int64) (int64, error) {
 	if slots == 0 {
 		return 0, nil
 	}
-	token, leaseEnds := newLeaseToken(), time.Now().Add(s.opts.Lease)
+	token, leaseEnds := claim.Token(), time.Now().Add(s.opts.Lease)
 	busyApps, busyRoom := r.busy()
 	qctx, cancel := statementContext(ctx)
 	defer cancel()
@@ -393,13 +392,6 @@ func (r *runner) unreserve(k int64) {
 		r.inflight.Add(-k)
 		signal(r.slotFreed)
 	}
-}
-
-// newLeaseToken returns a random positive token fencing one lease.
-func newLeaseToken() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
 }
 
 // work runs jobs until the queue closes, and the jobs parked behind the
