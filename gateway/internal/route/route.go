@@ -70,13 +70,22 @@ type Table struct {
 	methods  map[string]*Method
 	services []Service
 	files    Files
+	// paths are the methods bound to plain HTTP paths (edge option
+	// http_path), by verb and path; declaring are the methods declaring
+	// any edge option, by procedure.
+	paths     map[httpPath]*Method
+	declaring []*Method
 }
+
+// httpPath is a plain HTTP path and its verb, a key that costs no
+// allocation to look up.
+type httpPath struct{ verb, path string }
 
 // Build makes a route table from sources, each checked by
 // internal/plugin/manifestcheck when it was loaded. It fails when two
 // sources serve one service or bind one Graph node.
 func Build(sources []Source) (*Table, error) {
-	t := &Table{sources: sources, methods: map[string]*Method{}}
+	t := &Table{sources: sources, methods: map[string]*Method{}, paths: map[httpPath]*Method{}}
 	checked := make([]*manifestcheck.Plugin, 0, len(sources))
 	for _, src := range sources {
 		checked = append(checked, src.Plugin)
@@ -92,7 +101,34 @@ func Build(sources []Source) (*Table, error) {
 			t.services = append(t.services, t.service(src, sd, p.Methods, types))
 		}
 	}
+	for _, m := range t.Methods() {
+		if e := m.Edge; e != nil {
+			t.declaring = append(t.declaring, m)
+			if e.Path != "" {
+				t.paths[httpPath{e.Verb, e.Path}] = m
+			}
+		}
+	}
 	return t, nil
+}
+
+// HTTPPath finds the method bound to the plain HTTP path verb ("GET",
+// "POST") and path by its edge option http_path.
+func (t *Table) HTTPPath(verb, path string) (*Method, bool) {
+	m, ok := t.paths[httpPath{verb, path}]
+	return m, ok
+}
+
+// Declaring lists the methods whose edge options f accepts, sorted by
+// procedure.
+func (t *Table) Declaring(f func(*manifestcheck.Edge) bool) []*Method {
+	var out []*Method
+	for _, m := range t.declaring {
+		if f(m.Edge) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func (t *Table) service(src Source, sd protoreflect.ServiceDescriptor, checked []*manifestcheck.Method, types *protoregistry.Types) Service {
