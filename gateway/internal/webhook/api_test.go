@@ -313,6 +313,11 @@ func TestLoopbackCallbacksAreRefusedWhenTheOperatorSaysSo(t *testing.T) {
 		AppId: b.App.ID, CallbackUrl: rcv.URL(), Events: []string{webhook.EventBookPostCreated}, VerifyToken: verifyToken,
 	})
 	sdkErr(t, e, 400, 100, 0, "callback_url")
+	// The app is in development: the refusal names the operator's switch,
+	// not the app's mode.
+	if !strings.Contains(e.Message, "--webhook-allow-loopback") {
+		t.Fatalf("the refusal does not say how loopback is allowed: %s", e.Message)
+	}
 	if asked.Load() != 0 {
 		t.Fatal("the loopback receiver was requested")
 	}

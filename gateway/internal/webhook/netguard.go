@@ -120,6 +120,10 @@ func (s *Service) checkCallbackHost(ctx context.Context, u *url.URL, dev bool) e
 				return refuse("callback_url must use https: plain http is allowed only to loopback while the app is in development mode")
 			}
 			if errors.As(err, &blocked) && blocked.Class == netguard.Loopback {
+				if dev {
+					// The app is in development: the operator refused loopback.
+					return refuse("callback_url resolves to %s, a loopback address, which this gateway lets callbacks reach only with the development seed or --webhook-allow-loopback", ip)
+				}
 				return refuse("callback_url resolves to %s, a loopback address, allowed only while the app is in development mode", ip)
 			}
 			return refuse("callback_url resolves to %s, %s, which callbacks may not reach", ip, netguard.Classify(ip))
