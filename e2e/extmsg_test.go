@@ -175,7 +175,7 @@ func TestTheMessagingAppChannelSendsTemplatesAndTextInsideTheWindowAndReportsSta
 		res, body = w.call(t, "POST", w.messagesPath(), w.unscoped, textTo(w.personID, "hi"))
 		wantGraphError(t, res, body, 403, 10, 2069002)
 		res, body = w.call(t, "POST", w.messagesPath(), w.c.App.APIKey, textTo(w.personID, "hi"))
-		wantGraphError(t, res, body, 403, 200, 2069006)
+		wantGraphError(t, res, body, 403, 200, 2069001)
 	})
 
 	t.Run("the person's side is their own session's only", func(t *testing.T) {
