@@ -39,13 +39,25 @@ func TestAPersonLeaves(t *testing.T) {
 	}
 	second := signInAt(t, w.g.URL, "lena.leaver", password)
 
+	// The owner's business has a messaging-app channel the person writes to.
+	owner := w.c.Users["owner"]
+	res, body := do(t, "POST", w.g.URL+"/api/v1/business/extmsg/embedded-signup",
+		strings.NewReader(`{"businessId":"bp_`+owner.ID+`","appId":"`+w.c.App.ID+`","displayName":"Demo Coffee"}`),
+		map[string]string{"Authorization": "Bearer " + signInAt(t, w.g.URL, owner.Username, owner.Password), "Content-Type": "application/json"})
+	if res.StatusCode != 200 {
+		t.Fatalf("embedded signup: %d %s", res.StatusCode, body)
+	}
+	phone := decode[map[string]any](t, body)["phoneNumber"].(string)
+
 	// The person uses the products: writes to the seeded Page and opts in
-	// to its messages, blocks someone, and reports the Page.
+	// to its messages, blocks someone, reports the Page, and writes to a
+	// business on the messaging app.
 	for _, r := range []struct{ path, body string }{
 		{"/api/mobile/svcchat/page-messaging/messages", `{"pageId":"` + w.c.Page.ID + `","text":"hello"}`},
 		{"/api/mobile/svcchat/page-messaging/opt-in", `{"pageId":"` + w.c.Page.ID + `","purposes":["transactional"]}`},
 		{"/api/mobile/blocks", `{"userId":"` + w.c.Users["consumer"].ID + `"}`},
 		{"/api/mobile/reports", `{"pageId":"` + w.c.Page.ID + `","reason":"spam"}`},
+		{"/api/mobile/extmsg/messages", `{"to":"` + phone + `","text":"hello"}`},
 	} {
 		res, body := do(t, "POST", w.g.URL+r.path, strings.NewReader(r.body),
 			map[string]string{"Authorization": "Bearer " + me.SessionToken, "Content-Type": "application/json"})
@@ -54,9 +66,10 @@ func TestAPersonLeaves(t *testing.T) {
 		}
 	}
 	theirs := map[string]string{
-		"Page conversations": `SELECT count(*) FROM svcchat.conversations WHERE user_id = $1`,
-		"opt-ins":            `SELECT count(*) FROM svcchat.opt_ins WHERE user_id = $1`,
-		"reports":            `SELECT count(*) FROM svcchat.reports WHERE reporter_user_id = $1`,
+		"Page conversations":     `SELECT count(*) FROM svcchat.conversations WHERE user_id = $1`,
+		"opt-ins":                `SELECT count(*) FROM svcchat.opt_ins WHERE user_id = $1`,
+		"reports":                `SELECT count(*) FROM svcchat.reports WHERE reporter_user_id = $1`,
+		"business conversations": `SELECT count(*) FROM extmsg.conversations WHERE user_id = $1`,
 		"blocks": `SELECT (SELECT count(*) FROM chat.user_blocks WHERE user_id = $1)
 		                + (SELECT count(*) FROM svcchat.page_blocks WHERE user_id = $1)`,
 	}
@@ -74,7 +87,7 @@ func TestAPersonLeaves(t *testing.T) {
 		w.mustGet(t, tok.AccessToken, "me")
 	})
 
-	res, body := w.del(t, me.SessionToken, "me", nil)
+	res, body = w.del(t, me.SessionToken, "me", nil)
 	if res.StatusCode != 200 || string(body) != `{"success":true}` {
 		t.Fatalf("leave: %d %s", res.StatusCode, body)
 	}

@@ -19,6 +19,8 @@ const (
 	owner    = "1000000001"
 	stranger = "1000000002"
 	staffer  = "1000000003"
+	person   = "1000000004" // a person of the messaging app
+	nobody   = "1000000099" // no user of the platform
 	devApp   = "2000000001" // in development mode
 	liveApp  = "2000000002" // live
 
@@ -54,6 +56,10 @@ func (apps) AppInfo(_ context.Context, appID string) (*sdk.AppInfo, error) {
 	return &sdk.AppInfo{}, nil
 }
 
+func (apps) UserInfo(_ context.Context, userID string) (*sdk.UserInfo, error) {
+	return &sdk.UserInfo{Exists: userID != nobody, Name: "Person " + userID}, nil
+}
+
 type bundle struct {
 	tp   *plugintest.Plugin
 	pool *pgxpool.Pool
@@ -62,7 +68,7 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := plugintest.Database(t)
-	p := sdk.New(sdk.Info{Name: "extmsg", Version: version})
+	p := sdk.New(sdk.Info{Name: "extmsg", Version: version, Events: events})
 	(&service{pool: pool}).register(p)
 	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(apps{})), pool: pool}
 }

@@ -14,7 +14,7 @@ import (
 const version = "1.0.0"
 
 func main() {
-	p := sdk.New(sdk.Info{Name: "extmsg", Version: version})
+	p := sdk.New(sdk.Info{Name: "extmsg", Version: version, Events: events})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	pool, err := migrate.Open(ctx, "extmsg", extmsgsql.Migrations(), 4)
 	cancel()

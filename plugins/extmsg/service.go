@@ -35,14 +35,27 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("SubmitTemplate"), s.submitTemplate)
 	sdk.Handle(p, m.ByName("ListTemplateQueue"), s.listTemplateQueue)
 	sdk.Handle(p, m.ByName("DecideTemplate"), s.decideTemplate)
+	sdk.Handle(p, m.ByName("SendMessage"), s.sendMessage)
+	sdk.Handle(p, m.ByName("ListConversations"), s.listConversations)
+	sdk.Handle(p, m.ByName("ListMessages"), s.listMessages)
+	sdk.Handle(p, m.ByName("UserWrite"), s.userWrite)
+	sdk.Handle(p, m.ByName("UserThreads"), s.userThreads)
+	sdk.Handle(p, m.ByName("UserThread"), s.userThread)
+	sdk.Handle(p, m.ByName("MarkThreadRead"), s.markThreadRead)
+	sdk.OnUserLeft(p, s.userLeft)
 }
+
+// businessOf is the business a caller acts for: today "bp_<user id>"
+// (internal/business). The one place extmsg resolves a business, so that
+// it switches with the core's business portfolios.
+func businessOf(p sdk.Principal) string { return business.Of(p.UserID) }
 
 // embeddedSignup connects the caller's business's account to the app. The
 // gateway has checked that the caller may grant to the app (a user token
 // of that app, or the user's session).
 func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extmsgv1.EmbeddedSignupRequest) (*extmsgv1.EmbeddedSignupResponse, error) {
 	p := call.Principal()
-	if req.GetBusinessId() != business.Of(p.UserID) {
+	if req.GetBusinessId() != businessOf(p) {
 		e := sdk.NotFound("Business " + req.GetBusinessId())
 		e.Field = "businessId"
 		return nil, e
@@ -63,7 +76,7 @@ func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extms
 	if err != nil {
 		return nil, err
 	}
-	return &extmsgv1.EmbeddedSignupResponse{AccountId: sdk.FormatID(row.ID), Status: row.Status}, nil
+	return &extmsgv1.EmbeddedSignupResponse{AccountId: sdk.FormatID(row.ID), Status: row.Status, PhoneNumber: row.PhoneNumber}, nil
 }
 
 // account reads a messaging account the caller may act on: one of the
@@ -76,7 +89,7 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	}
 	row, err := extmsgdb.New(s.pool).GetAccount(ctx, n)
 	p := call.Principal()
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(p.UserID) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != businessOf(p) {
 		return row, accountNotFound(id)
 	}
 	if err != nil {

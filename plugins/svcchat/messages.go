@@ -18,6 +18,7 @@ import (
 	"github.com/svcplatform/svc/internal/outbox"
 	"github.com/svcplatform/svc/internal/pipetx"
 	"github.com/svcplatform/svc/internal/readpool"
+	"github.com/svcplatform/svc/plugins/internal/msgwindow"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -551,8 +552,6 @@ func noOptIn(pageID, userID string) svcchatdb.SvcchatOptIn {
 }
 
 // windowOpen tells whether a session window is open now.
-func windowOpen(expires pgtype.Timestamptz) bool {
-	return expires.Valid && time.Now().Before(expires.Time)
-}
+func windowOpen(expires pgtype.Timestamptz) bool { return msgwindow.Open(expires) }
 
 func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

@@ -10,38 +10,42 @@ import (
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/internal/pipetx"
+	"github.com/svcplatform/svc/plugins/internal/msgstatus"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 	"github.com/svcplatform/svc/sdk"
 )
 
-// MessageStatus is where a message is on its way to the reader
-// (CONTRACT §14).
-type MessageStatus string
+// The message status state machine is shared with extmsg (package
+// msgstatus); these names keep svcchat's code reading as it did.
+type (
+	// MessageStatus is where a message is on its way to the reader
+	// (CONTRACT §14).
+	MessageStatus = msgstatus.Status
+	// StatusTrigger is what may move a message's status.
+	StatusTrigger = msgstatus.Trigger
+)
 
 // Message statuses.
 const (
-	MessageSent      MessageStatus = "sent"
-	MessageDelivered MessageStatus = "delivered"
-	MessageRead      MessageStatus = "read"
-	MessageFailed    MessageStatus = "failed"
+	MessageSent      = msgstatus.Sent
+	MessageDelivered = msgstatus.Delivered
+	MessageRead      = msgstatus.Read
+	MessageFailed    = msgstatus.Failed
 )
-
-// StatusTrigger is what may move a message's status.
-type StatusTrigger string
 
 // Status triggers.
 const (
 	// TriggerFetched: the recipient's chat app fetched a thread holding the
 	// message.
-	TriggerFetched StatusTrigger = "fetched"
+	TriggerFetched = msgstatus.Fetched
 	// TriggerMarkedRead: the recipient marked the thread read (the user's
 	// POST …/read, or the Page's mark_seen for the user's messages).
-	TriggerMarkedRead StatusTrigger = "marked_read"
+	TriggerMarkedRead = msgstatus.MarkedRead
 	// TriggerFailed: the message can no longer be handed to the recipient.
 	// A Page message is stored in the thread the chat app reads, so it
 	// cannot get lost on the way; what stops it is the user opting out
 	// before their chat app fetched it (failThread).
-	TriggerFailed StatusTrigger = "failed"
+	TriggerFailed = msgstatus.Undeliverable
 )
 
 // statusRule is one row of the message status table; event is emitted
@@ -53,17 +57,23 @@ type statusRule struct {
 	event   string
 }
 
-// statusTable is the message status state machine. A pair not listed
-// changes nothing: a status never moves back, and failed and read are
-// final. A read straight from sent emits only svcchat.message.read (read
-// implies delivered). Only a sent message can fail: a delivered one has
-// reached the user's chat app already.
-var statusTable = []statusRule{
-	{MessageSent, TriggerFetched, MessageDelivered, EventDelivered},
-	{MessageSent, TriggerMarkedRead, MessageRead, EventRead},
-	{MessageDelivered, TriggerMarkedRead, MessageRead, EventRead},
-	{MessageSent, TriggerFailed, MessageFailed, EventFailed},
+// statusEvents names the event of a move to each status.
+var statusEvents = map[MessageStatus]string{
+	MessageDelivered: EventDelivered,
+	MessageRead:      EventRead,
+	MessageFailed:    EventFailed,
 }
+
+// statusTable is msgstatus.Table with svcchat's event for each row: a read
+// straight from sent emits only svcchat.message.read (read implies
+// delivered).
+var statusTable = func() []statusRule {
+	rules := make([]statusRule, len(msgstatus.Table))
+	for i, r := range msgstatus.Table {
+		rules[i] = statusRule{r.From, r.Trigger, r.To, statusEvents[r.To]}
+	}
+	return rules
+}()
 
 // NextMessageStatus is the message status state machine: the status after
 // trigger, the event to emit, and whether anything changed.

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
 )
@@ -62,8 +60,8 @@ var defaultTemplates = []Template{
 const (
 	maxTemplateBody   = msgtemplate.MaxBody
 	maxTemplateParams = msgtemplate.MaxParams
-	maxParamValue     = 1024 // code points
-	maxMessageText    = 2000 // code points (CONTRACT §5)
+	maxParamValue     = msgtemplate.MaxParamValue // code points
+	maxMessageText    = msgtemplate.MaxText       // code points (CONTRACT §5)
 	maxTemplateName   = msgtemplate.MaxName
 )
 
@@ -79,39 +77,9 @@ func checkDefinition(body string, params []string) (field string, err error) {
 }
 
 // render fills a template's placeholders with values, which must name
-// exactly the template's params. It returns the text and, on error, what is
-// wrong with the values (a 132000 refusal).
+// exactly the template's params (msgtemplate.Render, shared with extmsg).
 func render(t Template, values map[string]string) (string, error) {
-	for _, p := range t.Params {
-		if _, ok := values[p]; !ok {
-			return "", fmt.Errorf("templateParams lacks %q", p)
-		}
-	}
-	for k, v := range values {
-		if !slices.Contains(t.Params, k) {
-			return "", fmt.Errorf("templateParams has %q, which template %s does not take", k, t.Name)
-		}
-		if n := utf8.RuneCountInString(v); n == 0 || n > maxParamValue {
-			return "", fmt.Errorf("templateParams.%s must be 1 to %d characters", k, maxParamValue)
-		}
-	}
-	segs, err := parseBody(t.Body)
-	if err != nil {
-		return "", fmt.Errorf("template %s is malformed: %w", t.Name, err)
-	}
-	var b strings.Builder
-	for _, s := range segs {
-		if s.Param != "" {
-			b.WriteString(values[s.Param])
-		} else {
-			b.WriteString(s.Text)
-		}
-	}
-	text := b.String()
-	if utf8.RuneCountInString(text) > maxMessageText {
-		return "", fmt.Errorf("the rendered message is longer than %d characters", maxMessageText)
-	}
-	return text, nil
+	return msgtemplate.Render(t.Name, t.Body, t.Params, values)
 }
 
 // configTemplates reads platformConfig.svcchat.templates: either an object

@@ -3,6 +3,7 @@ package msgtemplate
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -134,4 +135,48 @@ func CheckDefinition(body string, params []string) (field string, err error) {
 		}
 	}
 	return "", nil
+}
+
+// Limits of a rendered message.
+const (
+	// MaxParamValue is a parameter value's length in code points.
+	MaxParamValue = 1024
+	// MaxText is a message's length in code points (CONTRACT §5).
+	MaxText = 2000
+)
+
+// Render fills the placeholders of the template name (body, declaring
+// params) with values, which must name exactly params. It returns the
+// text and, on error, what is wrong with the values (a 132000 refusal).
+func Render(name, body string, params []string, values map[string]string) (string, error) {
+	for _, p := range params {
+		if _, ok := values[p]; !ok {
+			return "", fmt.Errorf("templateParams lacks %q", p)
+		}
+	}
+	for k, v := range values {
+		if !slices.Contains(params, k) {
+			return "", fmt.Errorf("templateParams has %q, which template %s does not take", k, name)
+		}
+		if n := utf8.RuneCountInString(v); n == 0 || n > MaxParamValue {
+			return "", fmt.Errorf("templateParams.%s must be 1 to %d characters", k, MaxParamValue)
+		}
+	}
+	segs, err := ParseBody(body)
+	if err != nil {
+		return "", fmt.Errorf("template %s is malformed: %w", name, err)
+	}
+	var b strings.Builder
+	for _, s := range segs {
+		if s.Param != "" {
+			b.WriteString(values[s.Param])
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	text := b.String()
+	if utf8.RuneCountInString(text) > MaxText {
+		return "", fmt.Errorf("the rendered message is longer than %d characters", MaxText)
+	}
+	return text, nil
 }

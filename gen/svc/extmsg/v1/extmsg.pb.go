@@ -92,7 +92,10 @@ type EmbeddedSignupResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AccountId string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
 	// Always "connected".
-	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// The account's channel identity, "+1555" and seven digits: the
+	// messaging app's users write to it.
+	PhoneNumber   string `protobuf:"bytes,3,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -137,6 +140,13 @@ func (x *EmbeddedSignupResponse) GetAccountId() string {
 func (x *EmbeddedSignupResponse) GetStatus() string {
 	if x != nil {
 		return x.Status
+	}
+	return ""
+}
+
+func (x *EmbeddedSignupResponse) GetPhoneNumber() string {
+	if x != nil {
+		return x.PhoneNumber
 	}
 	return ""
 }
@@ -868,6 +878,1148 @@ func (x *DecidedTemplate) GetDecidedAt() string {
 	return ""
 }
 
+type SendMessageRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AccountId string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The recipient: a person of the messaging app, by user id.
+	To string `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	// "text" or "template".
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// With type "text" only.
+	Text *TextBody `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	// With type "template" only.
+	Template      *TemplateBody `protobuf:"bytes,5,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendMessageRequest) Reset() {
+	*x = SendMessageRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendMessageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendMessageRequest) ProtoMessage() {}
+
+func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
+func (*SendMessageRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SendMessageRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *SendMessageRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *SendMessageRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *SendMessageRequest) GetText() *TextBody {
+	if x != nil {
+		return x.Text
+	}
+	return nil
+}
+
+func (x *SendMessageRequest) GetTemplate() *TemplateBody {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// TextBody is a free-form message.
+type TextBody struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 to 2,000 code points.
+	Body          string `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextBody) Reset() {
+	*x = TextBody{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextBody) ProtoMessage() {}
+
+func (x *TextBody) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextBody.ProtoReflect.Descriptor instead.
+func (*TextBody) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TextBody) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+// TemplateBody names an approved template and its parameters' values.
+type TemplateBody struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Exactly the template's params, each 1 to 1,024 code points.
+	Params        map[string]string `protobuf:"bytes,2,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TemplateBody) Reset() {
+	*x = TemplateBody{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TemplateBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TemplateBody) ProtoMessage() {}
+
+func (x *TemplateBody) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TemplateBody.ProtoReflect.Descriptor instead.
+func (*TemplateBody) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TemplateBody) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TemplateBody) GetParams() map[string]string {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+type SendMessageResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	MessageId      string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// Always "sent": delivery and failure follow as events.
+	Status        string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendMessageResponse) Reset() {
+	*x = SendMessageResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendMessageResponse) ProtoMessage() {}
+
+func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
+func (*SendMessageResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SendMessageResponse) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *SendMessageResponse) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *SendMessageResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+type ListConversationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConversationsRequest) Reset() {
+	*x = ListConversationsRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConversationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConversationsRequest) ProtoMessage() {}
+
+func (x *ListConversationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConversationsRequest.ProtoReflect.Descriptor instead.
+func (*ListConversationsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListConversationsRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+type ListConversationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*Conversation        `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConversationsResponse) Reset() {
+	*x = ListConversationsResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConversationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConversationsResponse) ProtoMessage() {}
+
+func (x *ListConversationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConversationsResponse.ProtoReflect.Descriptor instead.
+func (*ListConversationsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListConversationsResponse) GetData() []*Conversation {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// Conversation is a person's conversation with a messaging account.
+type Conversation struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AccountId string                 `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The person, by user id.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// End of the customer window, RFC 3339 UTC; empty when it is closed.
+	WindowExpiresAt string `protobuf:"bytes,4,opt,name=window_expires_at,json=windowExpiresAt,proto3" json:"window_expires_at,omitempty"`
+	// RFC 3339 UTC.
+	UpdatedAt     string `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Conversation) Reset() {
+	*x = Conversation{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Conversation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Conversation) ProtoMessage() {}
+
+func (x *Conversation) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
+func (*Conversation) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Conversation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Conversation) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *Conversation) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *Conversation) GetWindowExpiresAt() string {
+	if x != nil {
+		return x.WindowExpiresAt
+	}
+	return ""
+}
+
+func (x *Conversation) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+type ListMessagesRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	AccountId      string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	ConversationId string                 `protobuf:"bytes,2,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListMessagesRequest) Reset() {
+	*x = ListMessagesRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMessagesRequest) ProtoMessage() {}
+
+func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
+func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListMessagesRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+type ListMessagesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*Message             `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMessagesResponse) Reset() {
+	*x = ListMessagesResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMessagesResponse) ProtoMessage() {}
+
+func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
+func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListMessagesResponse) GetData() []*Message {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// Message is one message of a conversation.
+type Message struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ConversationId string                 `protobuf:"bytes,2,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// "inbound" (the person's) or "outbound" (the business's).
+	Direction string `protobuf:"bytes,3,opt,name=direction,proto3" json:"direction,omitempty"`
+	// "text" or "template".
+	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The text as the person sees it (a template rendered).
+	Text         string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
+	TemplateName string `protobuf:"bytes,6,opt,name=template_name,json=templateName,proto3" json:"template_name,omitempty"`
+	// sent, delivered, read or failed (plugins/internal/msgstatus).
+	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it failed, when it did.
+	Error *MessageError `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// RFC 3339 UTC.
+	CreatedAt     string `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Message) Reset() {
+	*x = Message{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Message) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Message) ProtoMessage() {}
+
+func (x *Message) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Message.ProtoReflect.Descriptor instead.
+func (*Message) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Message) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Message) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *Message) GetDirection() string {
+	if x != nil {
+		return x.Direction
+	}
+	return ""
+}
+
+func (x *Message) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Message) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Message) GetTemplateName() string {
+	if x != nil {
+		return x.TemplateName
+	}
+	return ""
+}
+
+func (x *Message) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Message) GetError() *MessageError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *Message) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// MessageError is why a message failed, named as in the error envelope
+// (CONTRACT §3).
+type MessageError struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageError) Reset() {
+	*x = MessageError{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageError) ProtoMessage() {}
+
+func (x *MessageError) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageError.ProtoReflect.Descriptor instead.
+func (*MessageError) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *MessageError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *MessageError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type UserWriteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The business's phoneNumber.
+	To string `protobuf:"bytes,1,opt,name=to,proto3" json:"to,omitempty"`
+	// 1 to 2,000 code points.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserWriteRequest) Reset() {
+	*x = UserWriteRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserWriteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserWriteRequest) ProtoMessage() {}
+
+func (x *UserWriteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserWriteRequest.ProtoReflect.Descriptor instead.
+func (*UserWriteRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *UserWriteRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *UserWriteRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type UserWriteResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	MessageId      string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *UserWriteResponse) Reset() {
+	*x = UserWriteResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserWriteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserWriteResponse) ProtoMessage() {}
+
+func (x *UserWriteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserWriteResponse.ProtoReflect.Descriptor instead.
+func (*UserWriteResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *UserWriteResponse) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *UserWriteResponse) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+type UserThreadsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserThreadsRequest) Reset() {
+	*x = UserThreadsRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserThreadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserThreadsRequest) ProtoMessage() {}
+
+func (x *UserThreadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserThreadsRequest.ProtoReflect.Descriptor instead.
+func (*UserThreadsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{26}
+}
+
+type UserThreadsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Threads       []*UserThreadSummary   `protobuf:"bytes,1,rep,name=threads,proto3" json:"threads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserThreadsResponse) Reset() {
+	*x = UserThreadsResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserThreadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserThreadsResponse) ProtoMessage() {}
+
+func (x *UserThreadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserThreadsResponse.ProtoReflect.Descriptor instead.
+func (*UserThreadsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UserThreadsResponse) GetThreads() []*UserThreadSummary {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+// UserThreadSummary is one of a person's conversations with a business.
+type UserThreadSummary struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// The business's displayName and phoneNumber.
+	BusinessName string `protobuf:"bytes,2,opt,name=business_name,json=businessName,proto3" json:"business_name,omitempty"`
+	PhoneNumber  string `protobuf:"bytes,3,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
+	// RFC 3339 UTC.
+	UpdatedAt     string `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserThreadSummary) Reset() {
+	*x = UserThreadSummary{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserThreadSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserThreadSummary) ProtoMessage() {}
+
+func (x *UserThreadSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserThreadSummary.ProtoReflect.Descriptor instead.
+func (*UserThreadSummary) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *UserThreadSummary) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *UserThreadSummary) GetBusinessName() string {
+	if x != nil {
+		return x.BusinessName
+	}
+	return ""
+}
+
+func (x *UserThreadSummary) GetPhoneNumber() string {
+	if x != nil {
+		return x.PhoneNumber
+	}
+	return ""
+}
+
+func (x *UserThreadSummary) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+type UserThreadRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *UserThreadRequest) Reset() {
+	*x = UserThreadRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserThreadRequest) ProtoMessage() {}
+
+func (x *UserThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserThreadRequest.ProtoReflect.Descriptor instead.
+func (*UserThreadRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *UserThreadRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+type UserThreadResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	BusinessName   string                 `protobuf:"bytes,2,opt,name=business_name,json=businessName,proto3" json:"business_name,omitempty"`
+	PhoneNumber    string                 `protobuf:"bytes,3,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
+	// Oldest first; a failed message is left out (it never reached the
+	// person).
+	Messages      []*Message `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserThreadResponse) Reset() {
+	*x = UserThreadResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserThreadResponse) ProtoMessage() {}
+
+func (x *UserThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserThreadResponse.ProtoReflect.Descriptor instead.
+func (*UserThreadResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *UserThreadResponse) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *UserThreadResponse) GetBusinessName() string {
+	if x != nil {
+		return x.BusinessName
+	}
+	return ""
+}
+
+func (x *UserThreadResponse) GetPhoneNumber() string {
+	if x != nil {
+		return x.PhoneNumber
+	}
+	return ""
+}
+
+func (x *UserThreadResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+type MarkThreadReadRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId string                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *MarkThreadReadRequest) Reset() {
+	*x = MarkThreadReadRequest{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkThreadReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkThreadReadRequest) ProtoMessage() {}
+
+func (x *MarkThreadReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkThreadReadRequest.ProtoReflect.Descriptor instead.
+func (*MarkThreadReadRequest) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *MarkThreadReadRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+type MarkThreadReadResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Success bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	// How many messages became read.
+	Read          int32 `protobuf:"varint,2,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkThreadReadResponse) Reset() {
+	*x = MarkThreadReadResponse{}
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkThreadReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkThreadReadResponse) ProtoMessage() {}
+
+func (x *MarkThreadReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_extmsg_v1_extmsg_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkThreadReadResponse.ProtoReflect.Descriptor instead.
+func (*MarkThreadReadResponse) Descriptor() ([]byte, []int) {
+	return file_svc_extmsg_v1_extmsg_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *MarkThreadReadResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *MarkThreadReadResponse) GetRead() int32 {
+	if x != nil {
+		return x.Read
+	}
+	return 0
+}
+
 var File_svc_extmsg_v1_extmsg_proto protoreflect.FileDescriptor
 
 const file_svc_extmsg_v1_extmsg_proto_rawDesc = "" +
@@ -878,11 +2030,12 @@ const file_svc_extmsg_v1_extmsg_proto_rawDesc = "" +
 	"businessId\x12 \n" +
 	"\x06app_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\x12-\n" +
 	"\fdisplay_name\x18\x03 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\vdisplayName\"O\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\vdisplayName\"r\n" +
 	"\x16EmbeddedSignupResponse\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\"\xbc\x01\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12!\n" +
+	"\fphone_number\x18\x03 \x01(\tR\vphoneNumber\"\xbc\x01\n" +
 	"\bTemplate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -944,17 +2097,108 @@ const file_svc_extmsg_v1_extmsg_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12)\n" +
 	"\x10rejection_reason\x18\x05 \x01(\tR\x0frejectionReason\x12\x1d\n" +
 	"\n" +
-	"decided_at\x18\x06 \x01(\tR\tdecidedAt2\xc7\n" +
+	"decided_at\x18\x06 \x01(\tR\tdecidedAt\"\xea\x01\n" +
+	"\x12SendMessageRequest\x12(\n" +
 	"\n" +
+	"account_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\taccountId\x12\x19\n" +
+	"\x02to\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02to\x12)\n" +
+	"\x04type\x18\x03 \x01(\tB\x15\xbaH\x12r\x10R\x04textR\btemplateR\x04type\x12+\n" +
+	"\x04text\x18\x04 \x01(\v2\x17.svc.extmsg.v1.TextBodyR\x04text\x127\n" +
+	"\btemplate\x18\x05 \x01(\v2\x1b.svc.extmsg.v1.TemplateBodyR\btemplate\"*\n" +
+	"\bTextBody\x12\x1e\n" +
+	"\x04body\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fR\x04body\"\xb4\x01\n" +
+	"\fTemplateBody\x12\x1e\n" +
+	"\x04name\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x04R\x04name\x12I\n" +
+	"\x06params\x18\x02 \x03(\v2'.svc.extmsg.v1.TemplateBody.ParamsEntryB\b\xbaH\x05\x9a\x01\x02\x10\x14R\x06params\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"u\n" +
+	"\x13SendMessageResponse\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\"D\n" +
+	"\x18ListConversationsRequest\x12(\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\taccountId\"L\n" +
+	"\x19ListConversationsResponse\x12/\n" +
+	"\x04data\x18\x01 \x03(\v2\x1b.svc.extmsg.v1.ConversationR\x04data\"\xa1\x01\n" +
+	"\fConversation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12*\n" +
+	"\x11window_expires_at\x18\x04 \x01(\tR\x0fwindowExpiresAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x05 \x01(\tR\tupdatedAt\"s\n" +
+	"\x13ListMessagesRequest\x12(\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\taccountId\x122\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0econversationId\"B\n" +
+	"\x14ListMessagesResponse\x12*\n" +
+	"\x04data\x18\x01 \x03(\v2\x16.svc.extmsg.v1.MessageR\x04data\"\x97\x02\n" +
+	"\aMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tR\x0econversationId\x12\x1c\n" +
+	"\tdirection\x18\x03 \x01(\tR\tdirection\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04text\x18\x05 \x01(\tR\x04text\x12#\n" +
+	"\rtemplate_name\x18\x06 \x01(\tR\ftemplateName\x12\x16\n" +
+	"\x06status\x18\a \x01(\tR\x06status\x121\n" +
+	"\x05error\x18\b \x01(\v2\x1b.svc.extmsg.v1.MessageErrorR\x05error\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\t \x01(\tR\tcreatedAt\"<\n" +
+	"\fMessageError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"M\n" +
+	"\x10UserWriteRequest\x12\x19\n" +
+	"\x02to\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 R\x02to\x12\x1e\n" +
+	"\x04text\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xd0\x0fR\x04text\"[\n" +
+	"\x11UserWriteResponse\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\"\x14\n" +
+	"\x12UserThreadsRequest\"Q\n" +
+	"\x13UserThreadsResponse\x12:\n" +
+	"\athreads\x18\x01 \x03(\v2 .svc.extmsg.v1.UserThreadSummaryR\athreads\"\xa3\x01\n" +
+	"\x11UserThreadSummary\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12#\n" +
+	"\rbusiness_name\x18\x02 \x01(\tR\fbusinessName\x12!\n" +
+	"\fphone_number\x18\x03 \x01(\tR\vphoneNumber\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x04 \x01(\tR\tupdatedAt\"G\n" +
+	"\x11UserThreadRequest\x122\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0econversationId\"\xb9\x01\n" +
+	"\x12UserThreadResponse\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12#\n" +
+	"\rbusiness_name\x18\x02 \x01(\tR\fbusinessName\x12!\n" +
+	"\fphone_number\x18\x03 \x01(\tR\vphoneNumber\x122\n" +
+	"\bmessages\x18\x04 \x03(\v2\x16.svc.extmsg.v1.MessageR\bmessages\"K\n" +
+	"\x15MarkThreadReadRequest\x122\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0econversationId\"F\n" +
+	"\x16MarkThreadReadResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x12\n" +
+	"\x04read\x18\x02 \x01(\x05R\x04read2\x9b\x14\n" +
 	"\rExtmsgService\x12\xb7\x01\n" +
 	"\x0eEmbeddedSignup\x12$.svc.extmsg.v1.EmbeddedSignupRequest\x1a%.svc.extmsg.v1.EmbeddedSignupResponse\"X\xca\xf3\x18\"\x12\x02\x01\x04\x1a\x1aextmsg_business_management@\x04\x82\xd3\xe4\x93\x02,:\x01*\"'/api/v1/business/extmsg/embedded-signup\x12\xac\x01\n" +
 	"\rListTemplates\x12#.svc.extmsg.v1.ListTemplatesRequest\x1a$.svc.extmsg.v1.ListTemplatesResponse\"P\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02#\x12!/api/v1/business/extmsg/templates\x90\x02\x01\x12\xa1\x01\n" +
 	"\x0eCreateTemplate\x12$.svc.extmsg.v1.CreateTemplateRequest\x1a\x17.svc.extmsg.v1.Template\"P\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02&:\x01*\"!/api/v1/business/extmsg/templates\x12\xb1\x01\n" +
 	"\x0fApproveTemplate\x12$.svc.extmsg.v1.TemplateActionRequest\x1a\x17.svc.extmsg.v1.Template\"_\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x025:\x01*\"0/api/v1/business/extmsg/templates/{name}/approve\x12\xaf\x01\n" +
-	"\x0eSubmitTemplate\x12$.svc.extmsg.v1.TemplateActionRequest\x1a\x17.svc.extmsg.v1.Template\"^\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x024:\x01*\"//api/v1/business/extmsg/templates/{name}/submit\x12\xa5\x01\n" +
+	"\x0eSubmitTemplate\x12$.svc.extmsg.v1.TemplateActionRequest\x1a\x17.svc.extmsg.v1.Template\"^\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x024:\x01*\"//api/v1/business/extmsg/templates/{name}/submit\x12\xbb\x01\n" +
+	"\vSendMessage\x12!.svc.extmsg.v1.SendMessageRequest\x1a\".svc.extmsg.v1.SendMessageResponse\"e\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02;:\x01*\"6/api/v1/business/extmsg/accounts/{account_id}/messages\x12\xd2\x01\n" +
+	"\x11ListConversations\x12'.svc.extmsg.v1.ListConversationsRequest\x1a(.svc.extmsg.v1.ListConversationsResponse\"j\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02=\x12;/api/v1/business/extmsg/accounts/{account_id}/conversations\x90\x02\x01\x12\xdf\x01\n" +
+	"\fListMessages\x12\".svc.extmsg.v1.ListMessagesRequest\x1a#.svc.extmsg.v1.ListMessagesResponse\"\x85\x01\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02X\x12V/api/v1/business/extmsg/accounts/{account_id}/conversations/{conversation_id}/messages\x90\x02\x01\x12}\n" +
+	"\tUserWrite\x12\x1f.svc.extmsg.v1.UserWriteRequest\x1a .svc.extmsg.v1.UserWriteResponse\"-\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/mobile/extmsg/messages\x12\x82\x01\n" +
+	"\vUserThreads\x12!.svc.extmsg.v1.UserThreadsRequest\x1a\".svc.extmsg.v1.UserThreadsResponse\",\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x1c\x12\x1a/api/mobile/extmsg/threads\x90\x02\x01\x12\x8e\x01\n" +
+	"\n" +
+	"UserThread\x12 .svc.extmsg.v1.UserThreadRequest\x1a!.svc.extmsg.v1.UserThreadResponse\";\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02.\x12,/api/mobile/extmsg/threads/{conversation_id}\x12\xa2\x01\n" +
+	"\x0eMarkThreadRead\x12$.svc.extmsg.v1.MarkThreadReadRequest\x1a%.svc.extmsg.v1.MarkThreadReadResponse\"C\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x026:\x01*\"1/api/mobile/extmsg/threads/{conversation_id}/read\x12\xa5\x01\n" +
 	"\x11ListTemplateQueue\x12'.svc.extmsg.v1.ListTemplateQueueRequest\x1a(.svc.extmsg.v1.ListTemplateQueueResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.\x12,/api/v1/business/admin/extmsg/template-queue\x90\x02\x01\x12\x9c\x01\n" +
-	"\x0eDecideTemplate\x12$.svc.extmsg.v1.DecideTemplateRequest\x1a%.svc.extmsg.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/v1/business/admin/extmsg/template-queue\x1a|\xe2\xf4\x18x\n" +
-	"\x1aextmsg_business_management\x12XConnect your business's messaging accounts to the app and manage their message templates\x18\x02B7Z5github.com/svcplatform/svc/gen/svc/extmsg/v1;extmsgv1b\x06proto3"
+	"\x0eDecideTemplate\x12$.svc.extmsg.v1.DecideTemplateRequest\x1a%.svc.extmsg.v1.DecideTemplateResponse\"=\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x021:\x01*\",/api/v1/business/admin/extmsg/template-queue\x1a\xa0\x01\xe2\xf4\x18\x9b\x01\n" +
+	"\x1aextmsg_business_management\x12{Connect your business's messaging accounts to the app, manage their message templates, send messages and read conversations\x18\x02B7Z5github.com/svcplatform/svc/gen/svc/extmsg/v1;extmsgv1b\x06proto3"
 
 var (
 	file_svc_extmsg_v1_extmsg_proto_rawDescOnce sync.Once
@@ -968,7 +2212,7 @@ func file_svc_extmsg_v1_extmsg_proto_rawDescGZIP() []byte {
 	return file_svc_extmsg_v1_extmsg_proto_rawDescData
 }
 
-var file_svc_extmsg_v1_extmsg_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_svc_extmsg_v1_extmsg_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_svc_extmsg_v1_extmsg_proto_goTypes = []any{
 	(*EmbeddedSignupRequest)(nil),     // 0: svc.extmsg.v1.EmbeddedSignupRequest
 	(*EmbeddedSignupResponse)(nil),    // 1: svc.extmsg.v1.EmbeddedSignupResponse
@@ -983,32 +2227,75 @@ var file_svc_extmsg_v1_extmsg_proto_goTypes = []any{
 	(*DecideTemplateRequest)(nil),     // 10: svc.extmsg.v1.DecideTemplateRequest
 	(*DecideTemplateResponse)(nil),    // 11: svc.extmsg.v1.DecideTemplateResponse
 	(*DecidedTemplate)(nil),           // 12: svc.extmsg.v1.DecidedTemplate
-	(*v1.Paging)(nil),                 // 13: svc.plugin.v1.Paging
+	(*SendMessageRequest)(nil),        // 13: svc.extmsg.v1.SendMessageRequest
+	(*TextBody)(nil),                  // 14: svc.extmsg.v1.TextBody
+	(*TemplateBody)(nil),              // 15: svc.extmsg.v1.TemplateBody
+	(*SendMessageResponse)(nil),       // 16: svc.extmsg.v1.SendMessageResponse
+	(*ListConversationsRequest)(nil),  // 17: svc.extmsg.v1.ListConversationsRequest
+	(*ListConversationsResponse)(nil), // 18: svc.extmsg.v1.ListConversationsResponse
+	(*Conversation)(nil),              // 19: svc.extmsg.v1.Conversation
+	(*ListMessagesRequest)(nil),       // 20: svc.extmsg.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),      // 21: svc.extmsg.v1.ListMessagesResponse
+	(*Message)(nil),                   // 22: svc.extmsg.v1.Message
+	(*MessageError)(nil),              // 23: svc.extmsg.v1.MessageError
+	(*UserWriteRequest)(nil),          // 24: svc.extmsg.v1.UserWriteRequest
+	(*UserWriteResponse)(nil),         // 25: svc.extmsg.v1.UserWriteResponse
+	(*UserThreadsRequest)(nil),        // 26: svc.extmsg.v1.UserThreadsRequest
+	(*UserThreadsResponse)(nil),       // 27: svc.extmsg.v1.UserThreadsResponse
+	(*UserThreadSummary)(nil),         // 28: svc.extmsg.v1.UserThreadSummary
+	(*UserThreadRequest)(nil),         // 29: svc.extmsg.v1.UserThreadRequest
+	(*UserThreadResponse)(nil),        // 30: svc.extmsg.v1.UserThreadResponse
+	(*MarkThreadReadRequest)(nil),     // 31: svc.extmsg.v1.MarkThreadReadRequest
+	(*MarkThreadReadResponse)(nil),    // 32: svc.extmsg.v1.MarkThreadReadResponse
+	nil,                               // 33: svc.extmsg.v1.TemplateBody.ParamsEntry
+	(*v1.Paging)(nil),                 // 34: svc.plugin.v1.Paging
 }
 var file_svc_extmsg_v1_extmsg_proto_depIdxs = []int32{
 	2,  // 0: svc.extmsg.v1.ListTemplatesResponse.data:type_name -> svc.extmsg.v1.Template
 	9,  // 1: svc.extmsg.v1.ListTemplateQueueResponse.data:type_name -> svc.extmsg.v1.QueuedTemplate
-	13, // 2: svc.extmsg.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	34, // 2: svc.extmsg.v1.ListTemplateQueueResponse.paging:type_name -> svc.plugin.v1.Paging
 	12, // 3: svc.extmsg.v1.DecideTemplateResponse.template:type_name -> svc.extmsg.v1.DecidedTemplate
-	0,  // 4: svc.extmsg.v1.ExtmsgService.EmbeddedSignup:input_type -> svc.extmsg.v1.EmbeddedSignupRequest
-	3,  // 5: svc.extmsg.v1.ExtmsgService.ListTemplates:input_type -> svc.extmsg.v1.ListTemplatesRequest
-	5,  // 6: svc.extmsg.v1.ExtmsgService.CreateTemplate:input_type -> svc.extmsg.v1.CreateTemplateRequest
-	6,  // 7: svc.extmsg.v1.ExtmsgService.ApproveTemplate:input_type -> svc.extmsg.v1.TemplateActionRequest
-	6,  // 8: svc.extmsg.v1.ExtmsgService.SubmitTemplate:input_type -> svc.extmsg.v1.TemplateActionRequest
-	7,  // 9: svc.extmsg.v1.ExtmsgService.ListTemplateQueue:input_type -> svc.extmsg.v1.ListTemplateQueueRequest
-	10, // 10: svc.extmsg.v1.ExtmsgService.DecideTemplate:input_type -> svc.extmsg.v1.DecideTemplateRequest
-	1,  // 11: svc.extmsg.v1.ExtmsgService.EmbeddedSignup:output_type -> svc.extmsg.v1.EmbeddedSignupResponse
-	4,  // 12: svc.extmsg.v1.ExtmsgService.ListTemplates:output_type -> svc.extmsg.v1.ListTemplatesResponse
-	2,  // 13: svc.extmsg.v1.ExtmsgService.CreateTemplate:output_type -> svc.extmsg.v1.Template
-	2,  // 14: svc.extmsg.v1.ExtmsgService.ApproveTemplate:output_type -> svc.extmsg.v1.Template
-	2,  // 15: svc.extmsg.v1.ExtmsgService.SubmitTemplate:output_type -> svc.extmsg.v1.Template
-	8,  // 16: svc.extmsg.v1.ExtmsgService.ListTemplateQueue:output_type -> svc.extmsg.v1.ListTemplateQueueResponse
-	11, // 17: svc.extmsg.v1.ExtmsgService.DecideTemplate:output_type -> svc.extmsg.v1.DecideTemplateResponse
-	11, // [11:18] is the sub-list for method output_type
-	4,  // [4:11] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	14, // 4: svc.extmsg.v1.SendMessageRequest.text:type_name -> svc.extmsg.v1.TextBody
+	15, // 5: svc.extmsg.v1.SendMessageRequest.template:type_name -> svc.extmsg.v1.TemplateBody
+	33, // 6: svc.extmsg.v1.TemplateBody.params:type_name -> svc.extmsg.v1.TemplateBody.ParamsEntry
+	19, // 7: svc.extmsg.v1.ListConversationsResponse.data:type_name -> svc.extmsg.v1.Conversation
+	22, // 8: svc.extmsg.v1.ListMessagesResponse.data:type_name -> svc.extmsg.v1.Message
+	23, // 9: svc.extmsg.v1.Message.error:type_name -> svc.extmsg.v1.MessageError
+	28, // 10: svc.extmsg.v1.UserThreadsResponse.threads:type_name -> svc.extmsg.v1.UserThreadSummary
+	22, // 11: svc.extmsg.v1.UserThreadResponse.messages:type_name -> svc.extmsg.v1.Message
+	0,  // 12: svc.extmsg.v1.ExtmsgService.EmbeddedSignup:input_type -> svc.extmsg.v1.EmbeddedSignupRequest
+	3,  // 13: svc.extmsg.v1.ExtmsgService.ListTemplates:input_type -> svc.extmsg.v1.ListTemplatesRequest
+	5,  // 14: svc.extmsg.v1.ExtmsgService.CreateTemplate:input_type -> svc.extmsg.v1.CreateTemplateRequest
+	6,  // 15: svc.extmsg.v1.ExtmsgService.ApproveTemplate:input_type -> svc.extmsg.v1.TemplateActionRequest
+	6,  // 16: svc.extmsg.v1.ExtmsgService.SubmitTemplate:input_type -> svc.extmsg.v1.TemplateActionRequest
+	13, // 17: svc.extmsg.v1.ExtmsgService.SendMessage:input_type -> svc.extmsg.v1.SendMessageRequest
+	17, // 18: svc.extmsg.v1.ExtmsgService.ListConversations:input_type -> svc.extmsg.v1.ListConversationsRequest
+	20, // 19: svc.extmsg.v1.ExtmsgService.ListMessages:input_type -> svc.extmsg.v1.ListMessagesRequest
+	24, // 20: svc.extmsg.v1.ExtmsgService.UserWrite:input_type -> svc.extmsg.v1.UserWriteRequest
+	26, // 21: svc.extmsg.v1.ExtmsgService.UserThreads:input_type -> svc.extmsg.v1.UserThreadsRequest
+	29, // 22: svc.extmsg.v1.ExtmsgService.UserThread:input_type -> svc.extmsg.v1.UserThreadRequest
+	31, // 23: svc.extmsg.v1.ExtmsgService.MarkThreadRead:input_type -> svc.extmsg.v1.MarkThreadReadRequest
+	7,  // 24: svc.extmsg.v1.ExtmsgService.ListTemplateQueue:input_type -> svc.extmsg.v1.ListTemplateQueueRequest
+	10, // 25: svc.extmsg.v1.ExtmsgService.DecideTemplate:input_type -> svc.extmsg.v1.DecideTemplateRequest
+	1,  // 26: svc.extmsg.v1.ExtmsgService.EmbeddedSignup:output_type -> svc.extmsg.v1.EmbeddedSignupResponse
+	4,  // 27: svc.extmsg.v1.ExtmsgService.ListTemplates:output_type -> svc.extmsg.v1.ListTemplatesResponse
+	2,  // 28: svc.extmsg.v1.ExtmsgService.CreateTemplate:output_type -> svc.extmsg.v1.Template
+	2,  // 29: svc.extmsg.v1.ExtmsgService.ApproveTemplate:output_type -> svc.extmsg.v1.Template
+	2,  // 30: svc.extmsg.v1.ExtmsgService.SubmitTemplate:output_type -> svc.extmsg.v1.Template
+	16, // 31: svc.extmsg.v1.ExtmsgService.SendMessage:output_type -> svc.extmsg.v1.SendMessageResponse
+	18, // 32: svc.extmsg.v1.ExtmsgService.ListConversations:output_type -> svc.extmsg.v1.ListConversationsResponse
+	21, // 33: svc.extmsg.v1.ExtmsgService.ListMessages:output_type -> svc.extmsg.v1.ListMessagesResponse
+	25, // 34: svc.extmsg.v1.ExtmsgService.UserWrite:output_type -> svc.extmsg.v1.UserWriteResponse
+	27, // 35: svc.extmsg.v1.ExtmsgService.UserThreads:output_type -> svc.extmsg.v1.UserThreadsResponse
+	30, // 36: svc.extmsg.v1.ExtmsgService.UserThread:output_type -> svc.extmsg.v1.UserThreadResponse
+	32, // 37: svc.extmsg.v1.ExtmsgService.MarkThreadRead:output_type -> svc.extmsg.v1.MarkThreadReadResponse
+	8,  // 38: svc.extmsg.v1.ExtmsgService.ListTemplateQueue:output_type -> svc.extmsg.v1.ListTemplateQueueResponse
+	11, // 39: svc.extmsg.v1.ExtmsgService.DecideTemplate:output_type -> svc.extmsg.v1.DecideTemplateResponse
+	26, // [26:40] is the sub-list for method output_type
+	12, // [12:26] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_svc_extmsg_v1_extmsg_proto_init() }
@@ -1022,7 +2309,7 @@ func file_svc_extmsg_v1_extmsg_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_extmsg_v1_extmsg_proto_rawDesc), len(file_svc_extmsg_v1_extmsg_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,13 @@ const (
 	ExtmsgService_CreateTemplate_FullMethodName    = "/svc.extmsg.v1.ExtmsgService/CreateTemplate"
 	ExtmsgService_ApproveTemplate_FullMethodName   = "/svc.extmsg.v1.ExtmsgService/ApproveTemplate"
 	ExtmsgService_SubmitTemplate_FullMethodName    = "/svc.extmsg.v1.ExtmsgService/SubmitTemplate"
+	ExtmsgService_SendMessage_FullMethodName       = "/svc.extmsg.v1.ExtmsgService/SendMessage"
+	ExtmsgService_ListConversations_FullMethodName = "/svc.extmsg.v1.ExtmsgService/ListConversations"
+	ExtmsgService_ListMessages_FullMethodName      = "/svc.extmsg.v1.ExtmsgService/ListMessages"
+	ExtmsgService_UserWrite_FullMethodName         = "/svc.extmsg.v1.ExtmsgService/UserWrite"
+	ExtmsgService_UserThreads_FullMethodName       = "/svc.extmsg.v1.ExtmsgService/UserThreads"
+	ExtmsgService_UserThread_FullMethodName        = "/svc.extmsg.v1.ExtmsgService/UserThread"
+	ExtmsgService_MarkThreadRead_FullMethodName    = "/svc.extmsg.v1.ExtmsgService/MarkThreadRead"
 	ExtmsgService_ListTemplateQueue_FullMethodName = "/svc.extmsg.v1.ExtmsgService/ListTemplateQueue"
 	ExtmsgService_DecideTemplate_FullMethodName    = "/svc.extmsg.v1.ExtmsgService/DecideTemplate"
 )
@@ -63,6 +70,37 @@ type ExtmsgServiceClient interface {
 	// SubmitTemplate submits a draft to staff review when the account's app
 	// is live.
 	SubmitTemplate(ctx context.Context, in *TemplateActionRequest, opts ...grpc.CallOption) (*Template, error)
+	// SendMessage sends a message from the account to a person of the
+	// messaging app (to: the person's user id): type "text" with text.body,
+	// only inside the customer window (else 400, code 10, subcode 2018278),
+	// or type "template" with template.name and template.params, an approved
+	// template of the account (else 403, code 10, subcode 2018302). A
+	// recipient who is not a user of the messaging app gets nothing: the
+	// message is answered sent, then fails (extmsg.message.failed, code
+	// 131026).
+	SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error)
+	// ListConversations lists the account's conversations, most recent
+	// first (at most 100).
+	ListConversations(ctx context.Context, in *ListConversationsRequest, opts ...grpc.CallOption) (*ListConversationsResponse, error)
+	// ListMessages lists a conversation's messages, newest first (at most
+	// 200), with each outbound message's status.
+	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
+	// UserWrite is a person of the messaging app writing to a business by
+	// its phoneNumber: it opens (or reuses) their conversation, restarts the
+	// customer window and emits extmsg.message.received to the account's
+	// app.
+	UserWrite(ctx context.Context, in *UserWriteRequest, opts ...grpc.CallOption) (*UserWriteResponse, error)
+	// UserThreads lists the signed-in person's conversations with
+	// businesses, most recent first.
+	UserThreads(ctx context.Context, in *UserThreadsRequest, opts ...grpc.CallOption) (*UserThreadsResponse, error)
+	// UserThread reads one of the signed-in person's conversations, oldest
+	// message first; the business's sent messages in it become delivered
+	// (extmsg.message.delivered). Another person's conversation does not
+	// exist for the caller.
+	UserThread(ctx context.Context, in *UserThreadRequest, opts ...grpc.CallOption) (*UserThreadResponse, error)
+	// MarkThreadRead marks the business's messages in one of the signed-in
+	// person's conversations read (extmsg.message.read).
+	MarkThreadRead(ctx context.Context, in *MarkThreadReadRequest, opts ...grpc.CallOption) (*MarkThreadReadResponse, error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// submission first.
 	ListTemplateQueue(ctx context.Context, in *ListTemplateQueueRequest, opts ...grpc.CallOption) (*ListTemplateQueueResponse, error)
@@ -130,6 +168,76 @@ func (c *extmsgServiceClient) SubmitTemplate(ctx context.Context, in *TemplateAc
 	return out, nil
 }
 
+func (c *extmsgServiceClient) SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendMessageResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_SendMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extmsgServiceClient) ListConversations(ctx context.Context, in *ListConversationsRequest, opts ...grpc.CallOption) (*ListConversationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListConversationsResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_ListConversations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extmsgServiceClient) ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMessagesResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_ListMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extmsgServiceClient) UserWrite(ctx context.Context, in *UserWriteRequest, opts ...grpc.CallOption) (*UserWriteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserWriteResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_UserWrite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extmsgServiceClient) UserThreads(ctx context.Context, in *UserThreadsRequest, opts ...grpc.CallOption) (*UserThreadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserThreadsResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_UserThreads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extmsgServiceClient) UserThread(ctx context.Context, in *UserThreadRequest, opts ...grpc.CallOption) (*UserThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserThreadResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_UserThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extmsgServiceClient) MarkThreadRead(ctx context.Context, in *MarkThreadReadRequest, opts ...grpc.CallOption) (*MarkThreadReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MarkThreadReadResponse)
+	err := c.cc.Invoke(ctx, ExtmsgService_MarkThreadRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *extmsgServiceClient) ListTemplateQueue(ctx context.Context, in *ListTemplateQueueRequest, opts ...grpc.CallOption) (*ListTemplateQueueResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListTemplateQueueResponse)
@@ -185,6 +293,37 @@ type ExtmsgServiceServer interface {
 	// SubmitTemplate submits a draft to staff review when the account's app
 	// is live.
 	SubmitTemplate(context.Context, *TemplateActionRequest) (*Template, error)
+	// SendMessage sends a message from the account to a person of the
+	// messaging app (to: the person's user id): type "text" with text.body,
+	// only inside the customer window (else 400, code 10, subcode 2018278),
+	// or type "template" with template.name and template.params, an approved
+	// template of the account (else 403, code 10, subcode 2018302). A
+	// recipient who is not a user of the messaging app gets nothing: the
+	// message is answered sent, then fails (extmsg.message.failed, code
+	// 131026).
+	SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error)
+	// ListConversations lists the account's conversations, most recent
+	// first (at most 100).
+	ListConversations(context.Context, *ListConversationsRequest) (*ListConversationsResponse, error)
+	// ListMessages lists a conversation's messages, newest first (at most
+	// 200), with each outbound message's status.
+	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
+	// UserWrite is a person of the messaging app writing to a business by
+	// its phoneNumber: it opens (or reuses) their conversation, restarts the
+	// customer window and emits extmsg.message.received to the account's
+	// app.
+	UserWrite(context.Context, *UserWriteRequest) (*UserWriteResponse, error)
+	// UserThreads lists the signed-in person's conversations with
+	// businesses, most recent first.
+	UserThreads(context.Context, *UserThreadsRequest) (*UserThreadsResponse, error)
+	// UserThread reads one of the signed-in person's conversations, oldest
+	// message first; the business's sent messages in it become delivered
+	// (extmsg.message.delivered). Another person's conversation does not
+	// exist for the caller.
+	UserThread(context.Context, *UserThreadRequest) (*UserThreadResponse, error)
+	// MarkThreadRead marks the business's messages in one of the signed-in
+	// person's conversations read (extmsg.message.read).
+	MarkThreadRead(context.Context, *MarkThreadReadRequest) (*MarkThreadReadResponse, error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// submission first.
 	ListTemplateQueue(context.Context, *ListTemplateQueueRequest) (*ListTemplateQueueResponse, error)
@@ -216,6 +355,27 @@ func (UnimplementedExtmsgServiceServer) ApproveTemplate(context.Context, *Templa
 }
 func (UnimplementedExtmsgServiceServer) SubmitTemplate(context.Context, *TemplateActionRequest) (*Template, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitTemplate not implemented")
+}
+func (UnimplementedExtmsgServiceServer) SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendMessage not implemented")
+}
+func (UnimplementedExtmsgServiceServer) ListConversations(context.Context, *ListConversationsRequest) (*ListConversationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListConversations not implemented")
+}
+func (UnimplementedExtmsgServiceServer) ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMessages not implemented")
+}
+func (UnimplementedExtmsgServiceServer) UserWrite(context.Context, *UserWriteRequest) (*UserWriteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UserWrite not implemented")
+}
+func (UnimplementedExtmsgServiceServer) UserThreads(context.Context, *UserThreadsRequest) (*UserThreadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UserThreads not implemented")
+}
+func (UnimplementedExtmsgServiceServer) UserThread(context.Context, *UserThreadRequest) (*UserThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UserThread not implemented")
+}
+func (UnimplementedExtmsgServiceServer) MarkThreadRead(context.Context, *MarkThreadReadRequest) (*MarkThreadReadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MarkThreadRead not implemented")
 }
 func (UnimplementedExtmsgServiceServer) ListTemplateQueue(context.Context, *ListTemplateQueueRequest) (*ListTemplateQueueResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTemplateQueue not implemented")
@@ -334,6 +494,132 @@ func _ExtmsgService_SubmitTemplate_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExtmsgService_SendMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).SendMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_SendMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).SendMessage(ctx, req.(*SendMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtmsgService_ListConversations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListConversationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).ListConversations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_ListConversations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).ListConversations(ctx, req.(*ListConversationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtmsgService_ListMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).ListMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_ListMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).ListMessages(ctx, req.(*ListMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtmsgService_UserWrite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserWriteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).UserWrite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_UserWrite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).UserWrite(ctx, req.(*UserWriteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtmsgService_UserThreads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserThreadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).UserThreads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_UserThreads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).UserThreads(ctx, req.(*UserThreadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtmsgService_UserThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).UserThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_UserThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).UserThread(ctx, req.(*UserThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtmsgService_MarkThreadRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MarkThreadReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtmsgServiceServer).MarkThreadRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtmsgService_MarkThreadRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtmsgServiceServer).MarkThreadRead(ctx, req.(*MarkThreadReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ExtmsgService_ListTemplateQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListTemplateQueueRequest)
 	if err := dec(in); err != nil {
@@ -396,6 +682,34 @@ var ExtmsgService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitTemplate",
 			Handler:    _ExtmsgService_SubmitTemplate_Handler,
+		},
+		{
+			MethodName: "SendMessage",
+			Handler:    _ExtmsgService_SendMessage_Handler,
+		},
+		{
+			MethodName: "ListConversations",
+			Handler:    _ExtmsgService_ListConversations_Handler,
+		},
+		{
+			MethodName: "ListMessages",
+			Handler:    _ExtmsgService_ListMessages_Handler,
+		},
+		{
+			MethodName: "UserWrite",
+			Handler:    _ExtmsgService_UserWrite_Handler,
+		},
+		{
+			MethodName: "UserThreads",
+			Handler:    _ExtmsgService_UserThreads_Handler,
+		},
+		{
+			MethodName: "UserThread",
+			Handler:    _ExtmsgService_UserThread_Handler,
+		},
+		{
+			MethodName: "MarkThreadRead",
+			Handler:    _ExtmsgService_MarkThreadRead_Handler,
 		},
 		{
 			MethodName: "ListTemplateQueue",

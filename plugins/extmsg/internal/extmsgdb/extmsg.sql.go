@@ -11,6 +11,58 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const businessWrites = `-- name: BusinessWrites :one
+INSERT INTO extmsg.conversations (account_id, user_id)
+VALUES ($1, $2)
+ON CONFLICT (account_id, user_id) DO UPDATE SET updated_at = now()
+RETURNING account_id, id, user_id, window_expires_at, created_at, updated_at
+`
+
+type BusinessWritesParams struct {
+	AccountID int64
+	UserID    string
+}
+
+// The account's conversation with the person, made or found and locked;
+// the window is left as it is.
+func (q *Queries) BusinessWrites(ctx context.Context, arg BusinessWritesParams) (ExtmsgConversation, error) {
+	row := q.db.QueryRow(ctx, businessWrites, arg.AccountID, arg.UserID)
+	var i ExtmsgConversation
+	err := row.Scan(
+		&i.AccountID,
+		&i.ID,
+		&i.UserID,
+		&i.WindowExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const conversationWith = `-- name: ConversationWith :one
+SELECT account_id, id, user_id, window_expires_at, created_at, updated_at FROM extmsg.conversations WHERE account_id = $1 AND user_id = $2 FOR UPDATE
+`
+
+type ConversationWithParams struct {
+	AccountID int64
+	UserID    string
+}
+
+// The account's conversation with the person, locked.
+func (q *Queries) ConversationWith(ctx context.Context, arg ConversationWithParams) (ExtmsgConversation, error) {
+	row := q.db.QueryRow(ctx, conversationWith, arg.AccountID, arg.UserID)
+	var i ExtmsgConversation
+	err := row.Scan(
+		&i.AccountID,
+		&i.ID,
+		&i.UserID,
+		&i.WindowExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const decideTemplate = `-- name: DecideTemplate :one
 UPDATE extmsg.templates
 SET status = $1, rejection_reason = $2, decided_by = $3, decided_at = now(), updated_at = now()
@@ -97,7 +149,7 @@ func (q *Queries) EditTemplate(ctx context.Context, arg EditTemplateParams) (Ext
 }
 
 const getAccount = `-- name: GetAccount :one
-SELECT business_id, id, app_id, display_name, status, created_at FROM extmsg.accounts WHERE id = $1
+SELECT business_id, id, app_id, display_name, status, created_at, phone_number FROM extmsg.accounts WHERE id = $1
 `
 
 func (q *Queries) GetAccount(ctx context.Context, id int64) (ExtmsgAccount, error) {
@@ -110,6 +162,119 @@ func (q *Queries) GetAccount(ctx context.Context, id int64) (ExtmsgAccount, erro
 		&i.DisplayName,
 		&i.Status,
 		&i.CreatedAt,
+		&i.PhoneNumber,
+	)
+	return i, err
+}
+
+const getAccountByPhone = `-- name: GetAccountByPhone :one
+SELECT business_id, id, app_id, display_name, status, created_at, phone_number FROM extmsg.accounts WHERE phone_number = $1
+`
+
+func (q *Queries) GetAccountByPhone(ctx context.Context, phoneNumber string) (ExtmsgAccount, error) {
+	row := q.db.QueryRow(ctx, getAccountByPhone, phoneNumber)
+	var i ExtmsgAccount
+	err := row.Scan(
+		&i.BusinessID,
+		&i.ID,
+		&i.AppID,
+		&i.DisplayName,
+		&i.Status,
+		&i.CreatedAt,
+		&i.PhoneNumber,
+	)
+	return i, err
+}
+
+const getConversation = `-- name: GetConversation :one
+SELECT account_id, id, user_id, window_expires_at, created_at, updated_at FROM extmsg.conversations WHERE id = $1
+`
+
+func (q *Queries) GetConversation(ctx context.Context, id int64) (ExtmsgConversation, error) {
+	row := q.db.QueryRow(ctx, getConversation, id)
+	var i ExtmsgConversation
+	err := row.Scan(
+		&i.AccountID,
+		&i.ID,
+		&i.UserID,
+		&i.WindowExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getTemplate = `-- name: GetTemplate :one
+SELECT account_id, name, id, body, params, status, rejection_reason, submission, submitted_at, decided_by, decided_at, created_at, updated_at FROM extmsg.templates WHERE account_id = $1 AND name = $2
+`
+
+type GetTemplateParams struct {
+	AccountID int64
+	Name      string
+}
+
+func (q *Queries) GetTemplate(ctx context.Context, arg GetTemplateParams) (ExtmsgTemplate, error) {
+	row := q.db.QueryRow(ctx, getTemplate, arg.AccountID, arg.Name)
+	var i ExtmsgTemplate
+	err := row.Scan(
+		&i.AccountID,
+		&i.Name,
+		&i.ID,
+		&i.Body,
+		&i.Params,
+		&i.Status,
+		&i.RejectionReason,
+		&i.Submission,
+		&i.SubmittedAt,
+		&i.DecidedBy,
+		&i.DecidedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertMessage = `-- name: InsertMessage :one
+INSERT INTO extmsg.messages (account_id, conversation_id, direction, kind, text, template_name, app_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING account_id, conversation_id, id, direction, kind, text, template_name, app_id, status, error_code, error_message, created_at, updated_at
+`
+
+type InsertMessageParams struct {
+	AccountID      int64
+	ConversationID int64
+	Direction      string
+	Kind           string
+	Text           string
+	TemplateName   *string
+	AppID          *string
+}
+
+func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (ExtmsgMessage, error) {
+	row := q.db.QueryRow(ctx, insertMessage,
+		arg.AccountID,
+		arg.ConversationID,
+		arg.Direction,
+		arg.Kind,
+		arg.Text,
+		arg.TemplateName,
+		arg.AppID,
+	)
+	var i ExtmsgMessage
+	err := row.Scan(
+		&i.AccountID,
+		&i.ConversationID,
+		&i.ID,
+		&i.Direction,
+		&i.Kind,
+		&i.Text,
+		&i.TemplateName,
+		&i.AppID,
+		&i.Status,
+		&i.ErrorCode,
+		&i.ErrorMessage,
+		&i.CreatedAt,
+		&i.UpdatedAt,
 	)
 	return i, err
 }
@@ -195,6 +360,104 @@ func (q *Queries) ListAccountTemplates(ctx context.Context, accountID int64) ([]
 	return items, nil
 }
 
+const listConversations = `-- name: ListConversations :many
+SELECT account_id, id, user_id, window_expires_at, created_at, updated_at FROM extmsg.conversations WHERE account_id = $1 ORDER BY updated_at DESC, id DESC LIMIT 100
+`
+
+func (q *Queries) ListConversations(ctx context.Context, accountID int64) ([]ExtmsgConversation, error) {
+	rows, err := q.db.Query(ctx, listConversations, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ExtmsgConversation
+	for rows.Next() {
+		var i ExtmsgConversation
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.ID,
+			&i.UserID,
+			&i.WindowExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listMessages = `-- name: ListMessages :many
+SELECT account_id, conversation_id, id, direction, kind, text, template_name, app_id, status, error_code, error_message, created_at, updated_at FROM extmsg.messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY id DESC LIMIT 200
+`
+
+type ListMessagesParams struct {
+	AccountID      int64
+	ConversationID int64
+}
+
+// The conversation's newest messages, newest first.
+func (q *Queries) ListMessages(ctx context.Context, arg ListMessagesParams) ([]ExtmsgMessage, error) {
+	rows, err := q.db.Query(ctx, listMessages, arg.AccountID, arg.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ExtmsgMessage
+	for rows.Next() {
+		var i ExtmsgMessage
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.ConversationID,
+			&i.ID,
+			&i.Direction,
+			&i.Kind,
+			&i.Text,
+			&i.TemplateName,
+			&i.AppID,
+			&i.Status,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockConversation = `-- name: LockConversation :one
+SELECT account_id, id, user_id, window_expires_at, created_at, updated_at FROM extmsg.conversations WHERE account_id = $1 AND id = $2 FOR UPDATE
+`
+
+type LockConversationParams struct {
+	AccountID int64
+	ID        int64
+}
+
+func (q *Queries) LockConversation(ctx context.Context, arg LockConversationParams) (ExtmsgConversation, error) {
+	row := q.db.QueryRow(ctx, lockConversation, arg.AccountID, arg.ID)
+	var i ExtmsgConversation
+	err := row.Scan(
+		&i.AccountID,
+		&i.ID,
+		&i.UserID,
+		&i.WindowExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const lockTemplate = `-- name: LockTemplate :one
 SELECT account_id, name, id, body, params, status, rejection_reason, submission, submitted_at, decided_by, decided_at, created_at, updated_at FROM extmsg.templates WHERE account_id = $1 AND name = $2 FOR UPDATE
 `
@@ -248,6 +511,54 @@ func (q *Queries) LockTemplateByID(ctx context.Context, id int64) (ExtmsgTemplat
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const markMessages = `-- name: MarkMessages :many
+UPDATE extmsg.messages
+SET status = $1, error_code = $2, error_message = $3, updated_at = now()
+WHERE account_id = $4 AND conversation_id = $5 AND direction = 'outbound'
+  AND status = ANY ($6::text[]) AND ($7::bigint IS NULL OR id = $7)
+RETURNING id
+`
+
+type MarkMessagesParams struct {
+	Status         string
+	ErrorCode      *int32
+	ErrorMessage   *string
+	AccountID      int64
+	ConversationID int64
+	FromStatuses   []string
+	OnlyID         *int64
+}
+
+// Moves the conversation's outbound messages in from_statuses to status
+// (one trigger of msgstatus's table), with error on a failure.
+func (q *Queries) MarkMessages(ctx context.Context, arg MarkMessagesParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, markMessages,
+		arg.Status,
+		arg.ErrorCode,
+		arg.ErrorMessage,
+		arg.AccountID,
+		arg.ConversationID,
+		arg.FromStatuses,
+		arg.OnlyID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const queueAfter = `-- name: QueueAfter :many
@@ -427,7 +738,7 @@ const upsertAccount = `-- name: UpsertAccount :one
 INSERT INTO extmsg.accounts (business_id, app_id, display_name)
 VALUES ($1, $2, $3)
 ON CONFLICT (business_id, app_id) DO UPDATE SET display_name = EXCLUDED.display_name
-RETURNING business_id, id, app_id, display_name, status, created_at
+RETURNING business_id, id, app_id, display_name, status, created_at, phone_number
 `
 
 type UpsertAccountParams struct {
@@ -447,6 +758,82 @@ func (q *Queries) UpsertAccount(ctx context.Context, arg UpsertAccountParams) (E
 		&i.DisplayName,
 		&i.Status,
 		&i.CreatedAt,
+		&i.PhoneNumber,
+	)
+	return i, err
+}
+
+const userConversations = `-- name: UserConversations :many
+SELECT c.account_id, c.id, c.user_id, c.window_expires_at, c.created_at, c.updated_at, a.display_name, a.phone_number FROM extmsg.conversations c JOIN extmsg.accounts a ON a.id = c.account_id
+WHERE c.user_id = $1 ORDER BY c.updated_at DESC, c.id DESC LIMIT 100
+`
+
+type UserConversationsRow struct {
+	AccountID       int64
+	ID              int64
+	UserID          string
+	WindowExpiresAt pgtype.Timestamptz
+	CreatedAt       pgtype.Timestamptz
+	UpdatedAt       pgtype.Timestamptz
+	DisplayName     string
+	PhoneNumber     string
+}
+
+func (q *Queries) UserConversations(ctx context.Context, userID string) ([]UserConversationsRow, error) {
+	rows, err := q.db.Query(ctx, userConversations, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserConversationsRow
+	for rows.Next() {
+		var i UserConversationsRow
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.ID,
+			&i.UserID,
+			&i.WindowExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.DisplayName,
+			&i.PhoneNumber,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userWrites = `-- name: UserWrites :one
+INSERT INTO extmsg.conversations (account_id, user_id, window_expires_at)
+VALUES ($1, $2, now() + make_interval(secs => $3::double precision))
+ON CONFLICT (account_id, user_id) DO UPDATE
+SET window_expires_at = EXCLUDED.window_expires_at, updated_at = now()
+RETURNING account_id, id, user_id, window_expires_at, created_at, updated_at
+`
+
+type UserWritesParams struct {
+	AccountID     int64
+	UserID        string
+	WindowSeconds float64
+}
+
+// The person's conversation with the account, made or found and locked,
+// its customer window restarted.
+func (q *Queries) UserWrites(ctx context.Context, arg UserWritesParams) (ExtmsgConversation, error) {
+	row := q.db.QueryRow(ctx, userWrites, arg.AccountID, arg.UserID, arg.WindowSeconds)
+	var i ExtmsgConversation
+	err := row.Scan(
+		&i.AccountID,
+		&i.ID,
+		&i.UserID,
+		&i.WindowExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
 	)
 	return i, err
 }

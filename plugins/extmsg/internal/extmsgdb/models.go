@@ -15,6 +15,32 @@ type ExtmsgAccount struct {
 	DisplayName string
 	Status      string
 	CreatedAt   pgtype.Timestamptz
+	PhoneNumber string
+}
+
+type ExtmsgConversation struct {
+	AccountID       int64
+	ID              int64
+	UserID          string
+	WindowExpiresAt pgtype.Timestamptz
+	CreatedAt       pgtype.Timestamptz
+	UpdatedAt       pgtype.Timestamptz
+}
+
+type ExtmsgMessage struct {
+	AccountID      int64
+	ConversationID int64
+	ID             int64
+	Direction      string
+	Kind           string
+	Text           string
+	TemplateName   *string
+	AppID          *string
+	Status         string
+	ErrorCode      *int32
+	ErrorMessage   *string
+	CreatedAt      pgtype.Timestamptz
+	UpdatedAt      pgtype.Timestamptz
 }
 
 type ExtmsgTemplate struct {

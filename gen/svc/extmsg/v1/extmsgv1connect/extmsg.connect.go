@@ -48,6 +48,26 @@ const (
 	// ExtmsgServiceSubmitTemplateProcedure is the fully-qualified name of the ExtmsgService's
 	// SubmitTemplate RPC.
 	ExtmsgServiceSubmitTemplateProcedure = "/svc.extmsg.v1.ExtmsgService/SubmitTemplate"
+	// ExtmsgServiceSendMessageProcedure is the fully-qualified name of the ExtmsgService's SendMessage
+	// RPC.
+	ExtmsgServiceSendMessageProcedure = "/svc.extmsg.v1.ExtmsgService/SendMessage"
+	// ExtmsgServiceListConversationsProcedure is the fully-qualified name of the ExtmsgService's
+	// ListConversations RPC.
+	ExtmsgServiceListConversationsProcedure = "/svc.extmsg.v1.ExtmsgService/ListConversations"
+	// ExtmsgServiceListMessagesProcedure is the fully-qualified name of the ExtmsgService's
+	// ListMessages RPC.
+	ExtmsgServiceListMessagesProcedure = "/svc.extmsg.v1.ExtmsgService/ListMessages"
+	// ExtmsgServiceUserWriteProcedure is the fully-qualified name of the ExtmsgService's UserWrite RPC.
+	ExtmsgServiceUserWriteProcedure = "/svc.extmsg.v1.ExtmsgService/UserWrite"
+	// ExtmsgServiceUserThreadsProcedure is the fully-qualified name of the ExtmsgService's UserThreads
+	// RPC.
+	ExtmsgServiceUserThreadsProcedure = "/svc.extmsg.v1.ExtmsgService/UserThreads"
+	// ExtmsgServiceUserThreadProcedure is the fully-qualified name of the ExtmsgService's UserThread
+	// RPC.
+	ExtmsgServiceUserThreadProcedure = "/svc.extmsg.v1.ExtmsgService/UserThread"
+	// ExtmsgServiceMarkThreadReadProcedure is the fully-qualified name of the ExtmsgService's
+	// MarkThreadRead RPC.
+	ExtmsgServiceMarkThreadReadProcedure = "/svc.extmsg.v1.ExtmsgService/MarkThreadRead"
 	// ExtmsgServiceListTemplateQueueProcedure is the fully-qualified name of the ExtmsgService's
 	// ListTemplateQueue RPC.
 	ExtmsgServiceListTemplateQueueProcedure = "/svc.extmsg.v1.ExtmsgService/ListTemplateQueue"
@@ -74,6 +94,37 @@ type ExtmsgServiceClient interface {
 	// SubmitTemplate submits a draft to staff review when the account's app
 	// is live.
 	SubmitTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error)
+	// SendMessage sends a message from the account to a person of the
+	// messaging app (to: the person's user id): type "text" with text.body,
+	// only inside the customer window (else 400, code 10, subcode 2018278),
+	// or type "template" with template.name and template.params, an approved
+	// template of the account (else 403, code 10, subcode 2018302). A
+	// recipient who is not a user of the messaging app gets nothing: the
+	// message is answered sent, then fails (extmsg.message.failed, code
+	// 131026).
+	SendMessage(context.Context, *connect.Request[v1.SendMessageRequest]) (*connect.Response[v1.SendMessageResponse], error)
+	// ListConversations lists the account's conversations, most recent
+	// first (at most 100).
+	ListConversations(context.Context, *connect.Request[v1.ListConversationsRequest]) (*connect.Response[v1.ListConversationsResponse], error)
+	// ListMessages lists a conversation's messages, newest first (at most
+	// 200), with each outbound message's status.
+	ListMessages(context.Context, *connect.Request[v1.ListMessagesRequest]) (*connect.Response[v1.ListMessagesResponse], error)
+	// UserWrite is a person of the messaging app writing to a business by
+	// its phoneNumber: it opens (or reuses) their conversation, restarts the
+	// customer window and emits extmsg.message.received to the account's
+	// app.
+	UserWrite(context.Context, *connect.Request[v1.UserWriteRequest]) (*connect.Response[v1.UserWriteResponse], error)
+	// UserThreads lists the signed-in person's conversations with
+	// businesses, most recent first.
+	UserThreads(context.Context, *connect.Request[v1.UserThreadsRequest]) (*connect.Response[v1.UserThreadsResponse], error)
+	// UserThread reads one of the signed-in person's conversations, oldest
+	// message first; the business's sent messages in it become delivered
+	// (extmsg.message.delivered). Another person's conversation does not
+	// exist for the caller.
+	UserThread(context.Context, *connect.Request[v1.UserThreadRequest]) (*connect.Response[v1.UserThreadResponse], error)
+	// MarkThreadRead marks the business's messages in one of the signed-in
+	// person's conversations read (extmsg.message.read).
+	MarkThreadRead(context.Context, *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// submission first.
 	ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error)
@@ -125,6 +176,51 @@ func NewExtmsgServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(extmsgServiceMethods.ByName("SubmitTemplate")),
 			connect.WithClientOptions(opts...),
 		),
+		sendMessage: connect.NewClient[v1.SendMessageRequest, v1.SendMessageResponse](
+			httpClient,
+			baseURL+ExtmsgServiceSendMessageProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("SendMessage")),
+			connect.WithClientOptions(opts...),
+		),
+		listConversations: connect.NewClient[v1.ListConversationsRequest, v1.ListConversationsResponse](
+			httpClient,
+			baseURL+ExtmsgServiceListConversationsProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("ListConversations")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listMessages: connect.NewClient[v1.ListMessagesRequest, v1.ListMessagesResponse](
+			httpClient,
+			baseURL+ExtmsgServiceListMessagesProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("ListMessages")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		userWrite: connect.NewClient[v1.UserWriteRequest, v1.UserWriteResponse](
+			httpClient,
+			baseURL+ExtmsgServiceUserWriteProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("UserWrite")),
+			connect.WithClientOptions(opts...),
+		),
+		userThreads: connect.NewClient[v1.UserThreadsRequest, v1.UserThreadsResponse](
+			httpClient,
+			baseURL+ExtmsgServiceUserThreadsProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("UserThreads")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		userThread: connect.NewClient[v1.UserThreadRequest, v1.UserThreadResponse](
+			httpClient,
+			baseURL+ExtmsgServiceUserThreadProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("UserThread")),
+			connect.WithClientOptions(opts...),
+		),
+		markThreadRead: connect.NewClient[v1.MarkThreadReadRequest, v1.MarkThreadReadResponse](
+			httpClient,
+			baseURL+ExtmsgServiceMarkThreadReadProcedure,
+			connect.WithSchema(extmsgServiceMethods.ByName("MarkThreadRead")),
+			connect.WithClientOptions(opts...),
+		),
 		listTemplateQueue: connect.NewClient[v1.ListTemplateQueueRequest, v1.ListTemplateQueueResponse](
 			httpClient,
 			baseURL+ExtmsgServiceListTemplateQueueProcedure,
@@ -148,6 +244,13 @@ type extmsgServiceClient struct {
 	createTemplate    *connect.Client[v1.CreateTemplateRequest, v1.Template]
 	approveTemplate   *connect.Client[v1.TemplateActionRequest, v1.Template]
 	submitTemplate    *connect.Client[v1.TemplateActionRequest, v1.Template]
+	sendMessage       *connect.Client[v1.SendMessageRequest, v1.SendMessageResponse]
+	listConversations *connect.Client[v1.ListConversationsRequest, v1.ListConversationsResponse]
+	listMessages      *connect.Client[v1.ListMessagesRequest, v1.ListMessagesResponse]
+	userWrite         *connect.Client[v1.UserWriteRequest, v1.UserWriteResponse]
+	userThreads       *connect.Client[v1.UserThreadsRequest, v1.UserThreadsResponse]
+	userThread        *connect.Client[v1.UserThreadRequest, v1.UserThreadResponse]
+	markThreadRead    *connect.Client[v1.MarkThreadReadRequest, v1.MarkThreadReadResponse]
 	listTemplateQueue *connect.Client[v1.ListTemplateQueueRequest, v1.ListTemplateQueueResponse]
 	decideTemplate    *connect.Client[v1.DecideTemplateRequest, v1.DecideTemplateResponse]
 }
@@ -175,6 +278,41 @@ func (c *extmsgServiceClient) ApproveTemplate(ctx context.Context, req *connect.
 // SubmitTemplate calls svc.extmsg.v1.ExtmsgService.SubmitTemplate.
 func (c *extmsgServiceClient) SubmitTemplate(ctx context.Context, req *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error) {
 	return c.submitTemplate.CallUnary(ctx, req)
+}
+
+// SendMessage calls svc.extmsg.v1.ExtmsgService.SendMessage.
+func (c *extmsgServiceClient) SendMessage(ctx context.Context, req *connect.Request[v1.SendMessageRequest]) (*connect.Response[v1.SendMessageResponse], error) {
+	return c.sendMessage.CallUnary(ctx, req)
+}
+
+// ListConversations calls svc.extmsg.v1.ExtmsgService.ListConversations.
+func (c *extmsgServiceClient) ListConversations(ctx context.Context, req *connect.Request[v1.ListConversationsRequest]) (*connect.Response[v1.ListConversationsResponse], error) {
+	return c.listConversations.CallUnary(ctx, req)
+}
+
+// ListMessages calls svc.extmsg.v1.ExtmsgService.ListMessages.
+func (c *extmsgServiceClient) ListMessages(ctx context.Context, req *connect.Request[v1.ListMessagesRequest]) (*connect.Response[v1.ListMessagesResponse], error) {
+	return c.listMessages.CallUnary(ctx, req)
+}
+
+// UserWrite calls svc.extmsg.v1.ExtmsgService.UserWrite.
+func (c *extmsgServiceClient) UserWrite(ctx context.Context, req *connect.Request[v1.UserWriteRequest]) (*connect.Response[v1.UserWriteResponse], error) {
+	return c.userWrite.CallUnary(ctx, req)
+}
+
+// UserThreads calls svc.extmsg.v1.ExtmsgService.UserThreads.
+func (c *extmsgServiceClient) UserThreads(ctx context.Context, req *connect.Request[v1.UserThreadsRequest]) (*connect.Response[v1.UserThreadsResponse], error) {
+	return c.userThreads.CallUnary(ctx, req)
+}
+
+// UserThread calls svc.extmsg.v1.ExtmsgService.UserThread.
+func (c *extmsgServiceClient) UserThread(ctx context.Context, req *connect.Request[v1.UserThreadRequest]) (*connect.Response[v1.UserThreadResponse], error) {
+	return c.userThread.CallUnary(ctx, req)
+}
+
+// MarkThreadRead calls svc.extmsg.v1.ExtmsgService.MarkThreadRead.
+func (c *extmsgServiceClient) MarkThreadRead(ctx context.Context, req *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error) {
+	return c.markThreadRead.CallUnary(ctx, req)
 }
 
 // ListTemplateQueue calls svc.extmsg.v1.ExtmsgService.ListTemplateQueue.
@@ -205,6 +343,37 @@ type ExtmsgServiceHandler interface {
 	// SubmitTemplate submits a draft to staff review when the account's app
 	// is live.
 	SubmitTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error)
+	// SendMessage sends a message from the account to a person of the
+	// messaging app (to: the person's user id): type "text" with text.body,
+	// only inside the customer window (else 400, code 10, subcode 2018278),
+	// or type "template" with template.name and template.params, an approved
+	// template of the account (else 403, code 10, subcode 2018302). A
+	// recipient who is not a user of the messaging app gets nothing: the
+	// message is answered sent, then fails (extmsg.message.failed, code
+	// 131026).
+	SendMessage(context.Context, *connect.Request[v1.SendMessageRequest]) (*connect.Response[v1.SendMessageResponse], error)
+	// ListConversations lists the account's conversations, most recent
+	// first (at most 100).
+	ListConversations(context.Context, *connect.Request[v1.ListConversationsRequest]) (*connect.Response[v1.ListConversationsResponse], error)
+	// ListMessages lists a conversation's messages, newest first (at most
+	// 200), with each outbound message's status.
+	ListMessages(context.Context, *connect.Request[v1.ListMessagesRequest]) (*connect.Response[v1.ListMessagesResponse], error)
+	// UserWrite is a person of the messaging app writing to a business by
+	// its phoneNumber: it opens (or reuses) their conversation, restarts the
+	// customer window and emits extmsg.message.received to the account's
+	// app.
+	UserWrite(context.Context, *connect.Request[v1.UserWriteRequest]) (*connect.Response[v1.UserWriteResponse], error)
+	// UserThreads lists the signed-in person's conversations with
+	// businesses, most recent first.
+	UserThreads(context.Context, *connect.Request[v1.UserThreadsRequest]) (*connect.Response[v1.UserThreadsResponse], error)
+	// UserThread reads one of the signed-in person's conversations, oldest
+	// message first; the business's sent messages in it become delivered
+	// (extmsg.message.delivered). Another person's conversation does not
+	// exist for the caller.
+	UserThread(context.Context, *connect.Request[v1.UserThreadRequest]) (*connect.Response[v1.UserThreadResponse], error)
+	// MarkThreadRead marks the business's messages in one of the signed-in
+	// person's conversations read (extmsg.message.read).
+	MarkThreadRead(context.Context, *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error)
 	// ListTemplateQueue lists the templates waiting for staff review, oldest
 	// submission first.
 	ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error)
@@ -252,6 +421,51 @@ func NewExtmsgServiceHandler(svc ExtmsgServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(extmsgServiceMethods.ByName("SubmitTemplate")),
 		connect.WithHandlerOptions(opts...),
 	)
+	extmsgServiceSendMessageHandler := connect.NewUnaryHandler(
+		ExtmsgServiceSendMessageProcedure,
+		svc.SendMessage,
+		connect.WithSchema(extmsgServiceMethods.ByName("SendMessage")),
+		connect.WithHandlerOptions(opts...),
+	)
+	extmsgServiceListConversationsHandler := connect.NewUnaryHandler(
+		ExtmsgServiceListConversationsProcedure,
+		svc.ListConversations,
+		connect.WithSchema(extmsgServiceMethods.ByName("ListConversations")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	extmsgServiceListMessagesHandler := connect.NewUnaryHandler(
+		ExtmsgServiceListMessagesProcedure,
+		svc.ListMessages,
+		connect.WithSchema(extmsgServiceMethods.ByName("ListMessages")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	extmsgServiceUserWriteHandler := connect.NewUnaryHandler(
+		ExtmsgServiceUserWriteProcedure,
+		svc.UserWrite,
+		connect.WithSchema(extmsgServiceMethods.ByName("UserWrite")),
+		connect.WithHandlerOptions(opts...),
+	)
+	extmsgServiceUserThreadsHandler := connect.NewUnaryHandler(
+		ExtmsgServiceUserThreadsProcedure,
+		svc.UserThreads,
+		connect.WithSchema(extmsgServiceMethods.ByName("UserThreads")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	extmsgServiceUserThreadHandler := connect.NewUnaryHandler(
+		ExtmsgServiceUserThreadProcedure,
+		svc.UserThread,
+		connect.WithSchema(extmsgServiceMethods.ByName("UserThread")),
+		connect.WithHandlerOptions(opts...),
+	)
+	extmsgServiceMarkThreadReadHandler := connect.NewUnaryHandler(
+		ExtmsgServiceMarkThreadReadProcedure,
+		svc.MarkThreadRead,
+		connect.WithSchema(extmsgServiceMethods.ByName("MarkThreadRead")),
+		connect.WithHandlerOptions(opts...),
+	)
 	extmsgServiceListTemplateQueueHandler := connect.NewUnaryHandler(
 		ExtmsgServiceListTemplateQueueProcedure,
 		svc.ListTemplateQueue,
@@ -277,6 +491,20 @@ func NewExtmsgServiceHandler(svc ExtmsgServiceHandler, opts ...connect.HandlerOp
 			extmsgServiceApproveTemplateHandler.ServeHTTP(w, r)
 		case ExtmsgServiceSubmitTemplateProcedure:
 			extmsgServiceSubmitTemplateHandler.ServeHTTP(w, r)
+		case ExtmsgServiceSendMessageProcedure:
+			extmsgServiceSendMessageHandler.ServeHTTP(w, r)
+		case ExtmsgServiceListConversationsProcedure:
+			extmsgServiceListConversationsHandler.ServeHTTP(w, r)
+		case ExtmsgServiceListMessagesProcedure:
+			extmsgServiceListMessagesHandler.ServeHTTP(w, r)
+		case ExtmsgServiceUserWriteProcedure:
+			extmsgServiceUserWriteHandler.ServeHTTP(w, r)
+		case ExtmsgServiceUserThreadsProcedure:
+			extmsgServiceUserThreadsHandler.ServeHTTP(w, r)
+		case ExtmsgServiceUserThreadProcedure:
+			extmsgServiceUserThreadHandler.ServeHTTP(w, r)
+		case ExtmsgServiceMarkThreadReadProcedure:
+			extmsgServiceMarkThreadReadHandler.ServeHTTP(w, r)
 		case ExtmsgServiceListTemplateQueueProcedure:
 			extmsgServiceListTemplateQueueHandler.ServeHTTP(w, r)
 		case ExtmsgServiceDecideTemplateProcedure:
@@ -308,6 +536,34 @@ func (UnimplementedExtmsgServiceHandler) ApproveTemplate(context.Context, *conne
 
 func (UnimplementedExtmsgServiceHandler) SubmitTemplate(context.Context, *connect.Request[v1.TemplateActionRequest]) (*connect.Response[v1.Template], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.SubmitTemplate is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) SendMessage(context.Context, *connect.Request[v1.SendMessageRequest]) (*connect.Response[v1.SendMessageResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.SendMessage is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) ListConversations(context.Context, *connect.Request[v1.ListConversationsRequest]) (*connect.Response[v1.ListConversationsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.ListConversations is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) ListMessages(context.Context, *connect.Request[v1.ListMessagesRequest]) (*connect.Response[v1.ListMessagesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.ListMessages is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) UserWrite(context.Context, *connect.Request[v1.UserWriteRequest]) (*connect.Response[v1.UserWriteResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.UserWrite is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) UserThreads(context.Context, *connect.Request[v1.UserThreadsRequest]) (*connect.Response[v1.UserThreadsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.UserThreads is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) UserThread(context.Context, *connect.Request[v1.UserThreadRequest]) (*connect.Response[v1.UserThreadResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.UserThread is not implemented"))
+}
+
+func (UnimplementedExtmsgServiceHandler) MarkThreadRead(context.Context, *connect.Request[v1.MarkThreadReadRequest]) (*connect.Response[v1.MarkThreadReadResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.extmsg.v1.ExtmsgService.MarkThreadRead is not implemented"))
 }
 
 func (UnimplementedExtmsgServiceHandler) ListTemplateQueue(context.Context, *connect.Request[v1.ListTemplateQueueRequest]) (*connect.Response[v1.ListTemplateQueueResponse], error) {
