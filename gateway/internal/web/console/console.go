@@ -31,7 +31,7 @@ var staticFiles embed.FS
 // pageNames are the console's pages; each is templates/<name>.html (which
 // defines "body") inside templates/layout.html, with static/<name>.js.
 var pageNames = []string{"apps", "app", "review", "templates", "webhooks", "completions", "debugger",
-	"explorer", "callback", "reference", "staff-templates", "staff-review", "notfound"}
+	"explorer", "callback", "reference", "staff-templates", "staff-review", "pages", "page", "account", "notfound"}
 
 // templates holds one parsed template set per page.
 var templates = func() map[string]*template.Template {
@@ -104,7 +104,8 @@ type page struct {
 	Staff bool
 }
 
-// route maps a console path (after Path) to its page and the app id in it.
+// route maps a console path (after Path) to its page and the app or Page id
+// in it (a Page's for the "page" page, an app's otherwise).
 func route(rest string) (page, string, bool) {
 	rest = strings.Trim(rest, "/")
 	parts := strings.Split(rest, "/")
@@ -124,6 +125,12 @@ func route(rest string) (page, string, bool) {
 		}
 		p, ok := tabs[parts[2]]
 		return p, parts[1], ok
+	case rest == "pages":
+		return page{Name: "pages", Title: "Pages", Nav: "pages"}, "", true
+	case parts[0] == "pages" && len(parts) == 2 && parts[1] != "":
+		return page{Name: "page", Title: "Page settings", Nav: "pages"}, parts[1], true
+	case rest == "account":
+		return page{Name: "account", Title: "Your account", Nav: "account"}, "", true
 	case rest == "debugger":
 		return page{Name: "debugger", Title: "Token debugger", Nav: "debugger"}, "", true
 	case rest == "explorer":
@@ -143,7 +150,9 @@ func route(rest string) (page, string, bool) {
 // view is the data of every page template.
 type view struct {
 	page
-	AppID  string
+	AppID string
+	// PageID is the Page of the Page settings page.
+	PageID string
 	UserID string
 	Staff  bool
 	CSRF   string
@@ -165,7 +174,7 @@ func (c *Console) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, c.opts.LoginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
-	pg, appID, ok := route(strings.TrimPrefix(r.URL.Path, Path))
+	pg, id, ok := route(strings.TrimPrefix(r.URL.Path, Path))
 	if !ok {
 		c.render(w, r, http.StatusNotFound, view{page: page{Name: "notfound", Title: "Not found"}, UserID: p.UserID, Staff: p.Staff,
 			CSRF: auth.CSRFToken(session)})
@@ -173,8 +182,13 @@ func (c *Console) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	// The page's scripts send the session's CSRF token back in
 	// auth.CSRFHeader on every state change (the rule is package auth's).
-	v := view{page: pg, AppID: appID, UserID: p.UserID, Staff: p.Staff, Path: r.URL.Path,
+	v := view{page: pg, UserID: p.UserID, Staff: p.Staff, Path: r.URL.Path,
 		CSRF: auth.CSRFToken(session)}
+	if pg.Name == "page" {
+		v.PageID = id
+	} else {
+		v.AppID = id
+	}
 	if op, ok := plainOps[r.URL.Query().Get("done")]; ok && op.page == pg.Name {
 		v.Done = op.done
 	}

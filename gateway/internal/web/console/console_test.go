@@ -28,13 +28,17 @@ func TestRouteMapsConsolePathsToPages(t *testing.T) {
 		{"/reference", "reference", ""},
 		{"/staff/templates", "staff-templates", ""},
 		{"/staff/review", "staff-review", ""},
+		{"/pages", "pages", ""},
+		{"/pages/77", "page", "77"},
+		{"/pages/77/", "page", "77"},
+		{"/account", "account", ""},
 	} {
 		p, app, ok := route(tc.path)
 		if !ok || p.Name != tc.page || app != tc.app {
 			t.Errorf("route(%q) = %q, app %q, %v; want %q, app %q", tc.path, p.Name, app, ok, tc.page, tc.app)
 		}
 	}
-	for _, path := range []string{"/nope", "/apps/42/nope", "/apps/42/webhooks/x", "/staff", "/explorer/other", "/apps//review"} {
+	for _, path := range []string{"/nope", "/apps/42/nope", "/apps/42/webhooks/x", "/staff", "/explorer/other", "/apps//review", "/pages/77/roles", "/account/x"} {
 		if p, _, ok := route(path); ok {
 			t.Errorf("route(%q) = %q, want no page", path, p.Name)
 		}
@@ -77,7 +81,7 @@ func FuzzRoute(f *testing.F) {
 		if !known[p.Name] || p.Name == "notfound" {
 			t.Fatalf("route(%q) = unknown page %q", path, p.Name)
 		}
-		if strings.Contains(app, "/") || (p.AppTab != "" && app == "") {
+		if strings.Contains(app, "/") || ((p.AppTab != "" || p.Name == "page") && app == "") {
 			t.Fatalf("route(%q) = app id %q with a slash", path, app)
 		}
 	})
@@ -101,6 +105,26 @@ func TestEveryPageLinksTheIconTheConsoleServes(t *testing.T) {
 		mux.ServeHTTP(icon, httptest.NewRequest("GET", m[1], nil))
 		if icon.Code != http.StatusOK || icon.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(icon.Body.String(), "<svg ") {
 			t.Errorf("page %s: its icon %s: %d %q", n, m[1], icon.Code, icon.Header().Get("Content-Type"))
+		}
+	}
+}
+
+// The Page settings page names its Page for its script (data-page-id), and
+// never as an app; every page's side navigation leads to the Pages and the
+// account.
+func TestThePageSettingsPageCarriesItsPageAndTheNavigationLeadsToPagesAndAccount(t *testing.T) {
+	t.Parallel()
+	pg, id, ok := route("/pages/77")
+	if !ok {
+		t.Fatal("no route to a Page's settings")
+	}
+	rec := httptest.NewRecorder()
+	New(Options{}).render(rec, httptest.NewRequest("GET", Path+"/pages/77", nil), http.StatusOK, view{page: pg, PageID: id})
+	body := rec.Body.String()
+	for _, want := range []string{`data-page-id="77"`, `data-app=""`, `href="/developers/console/pages" aria-current="page"`,
+		`href="/developers/console/account"`, `src="/developers/console/static/page.js"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the Page settings page lacks %s", want)
 		}
 	}
 }

@@ -24,3 +24,19 @@ func TestTheChangelogPageIsRenderedWithThePagesSecurityHeadersAndEscaped(t *test
 		t.Fatalf("headers: %v", h)
 	}
 }
+
+// A person who signed in or up with nowhere to go next is offered the
+// places a person uses: their Pages, the chat app, the console, their
+// account.
+func TestTheSignedInPageLeadsToPagesChatTheConsoleAndTheAccount(t *testing.T) {
+	rec := httptest.NewRecorder()
+	if err := pages.RenderSignedIn(rec, pages.SignedIn{Name: "Nia", CSRF: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	body := rec.Body.String()
+	for _, href := range []string{`href="/developers/console/pages"`, `href="/chat"`, `href="/developers/console"`, `href="/developers/console/account"`} {
+		if !strings.Contains(body, href) {
+			t.Errorf("the signed-in page has no link %s:\n%s", href, body)
+		}
+	}
+}

@@ -1,4 +1,6 @@
-// The consumer chat app, emulated for development. Everything here goes
+// The consumer chat app, emulated for development: a person's chats, and
+// the threads of the Pages they are one of the people of (owner, admin,
+// editor), answered as the Page. Everything here goes
 // through the public mobile APIs with a session token, as a phone app would;
 // the page keeps the token in sessionStorage (this tab only) and builds every
 // element with textContent, never HTML from data.
@@ -40,7 +42,9 @@ async function api(method, path, body) {
   const headers = { "Accept": "application/json" };
   if (s) headers["Authorization"] = "Bearer " + s.token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  // A phone app holds its token and nothing else: no cookie of the console
+  // this browser may also be signed in to goes with the call.
+  const res = await fetch(path, { method, headers, credentials: "omit", body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
@@ -61,6 +65,28 @@ const mobile = {
   optOut: (pageId, userId) => api("POST", "/api/mobile/svcchat/page-messaging/opt-out", { pageId, userId }),
   directThread: (id) => api("GET", `/api/mobile/chat/threads/${encodeURIComponent(id)}`),
   sendDirect: (toUserId, text) => api("POST", "/api/mobile/chat/messages", { toUserId, text }),
+  // The Page side: one of a Page's people (owner, admin, editor) answering
+  // in its threads as the Page.
+  reply: (conversationId, text) => api("POST", "/api/mobile/svcchat/page-messaging/reply", { conversationId, text }),
+  // Trust and safety (CONTRACT §16).
+  blocks: () => api("GET", "/api/mobile/blocks"),
+  blockPage: (pageId) => api("POST", "/api/mobile/blocks", { pageId }),
+  unblockPage: (pageId) => api("DELETE", `/api/mobile/blocks?pageId=${encodeURIComponent(pageId)}`),
+  report: (what, reason) => api("POST", "/api/mobile/reports", { ...what, reason }),
+};
+
+// graph reads a Graph node with the session, as the console does with its
+// cookie: the Pages the person has a role on, and their conversations.
+function graph(node, params) {
+  const q = new URLSearchParams({ node, ...(params || {}) });
+  return api("GET", `/api/v1/graph?${q}`);
+}
+
+const pageSide = {
+  myPages: () => graph("me/pages", { limit: 100 }),
+  page: (pageId) => graph(`page/${pageId}`),
+  conversations: (pageId) => graph(`page/${pageId}/conversations`, { limit: 25 }),
+  messages: (pageId, cid) => graph(`page/${pageId}/conversations/${cid}/messages`, { limit: 100 }),
 };
 
 // ---- building the page -----------------------------------------------------
@@ -133,7 +159,8 @@ function errorBox(e) {
 function signInView() {
   show(el("section", { class: "card narrow" },
     el("h1", {}, "Sign in"),
-    el("p", { class: "muted" }, "As any seeded user (the passwords are in var/dev-credentials.json) or a Test User of your app."),
+    el("p", { class: "muted" }, "As any seeded user (the passwords are in var/dev-credentials.json), a Test User of your app, or your own account. ",
+      "New here? ", el("a", { href: "/signup?next=/chat", id: "signup" }, "Create an account"), "."),
     form("signin", [
       { name: "username", label: "Username", autocomplete: "username" },
       { name: "password", label: "Password", type: "password", autocomplete: "current-password" },
@@ -168,7 +195,10 @@ function sponsored(ad) {
 async function chatsView() {
   const list = el("nav", { id: "threads", class: "threads" }, el("p", { class: "muted" }, "Loading…"));
   const me = session();
+  const managed = el("section", { class: "card", id: "page-inboxes", hidden: true }, el("h2", {}, "Your Pages' inboxes"));
+  const blocked = el("section", { class: "card", id: "blocked", hidden: true }, el("h2", {}, "Blocked"));
   show(
+    managed,
     el("section", { class: "card" }, el("h1", {}, "Chats"), el("div", { id: "ad" }), list),
     el("section", { class: "card" }, el("h2", {}, "Write to a Page"),
       form("to-page", [
@@ -190,7 +220,10 @@ async function chatsView() {
         location.hash = `#/dm/${encodeURIComponent(r.threadId)}`;
       }),
       el("p", { class: "muted" }, `Your user id is ${me.userId}.`)),
+    blocked,
   );
+  pageInboxes(managed).catch((e) => { managed.hidden = false; managed.append(errorBox(e)); });
+  blockList(blocked).catch(() => {});
   try {
     const data = await mobile.chats();
     const ad = sponsored(data.sponsoredAd);
@@ -200,6 +233,42 @@ async function chatsView() {
   } catch (e) {
     list.replaceChildren(errorBox(e));
   }
+}
+
+// pageInboxes lists, for each Page the person has a role on, its threads
+// (newest first): they answer them as the Page.
+async function pageInboxes(section) {
+  const pages = (await pageSide.myPages()).data || [];
+  if (!pages.length) return;
+  section.hidden = false;
+  for (const p of pages) {
+    const box = el("nav", { class: "threads", "data-page-id": p.id }, el("p", { class: "muted" }, "Loading…"));
+    section.append(el("h3", {}, p.name, " ", el("span", { class: "role" }, p.role)), box);
+    try {
+      const convs = (await pageSide.conversations(p.id)).data || [];
+      box.replaceChildren(...(convs.length ? convs.map((c) =>
+        el("a", { href: `#/inbox/${encodeURIComponent(p.id)}/${encodeURIComponent(c.id)}`, class: "thread managed" },
+          el("strong", {}, `User ${c.user_id}`),
+          el("span", { class: "preview" }, c.window_expires_at ? "can be answered" : "the 24-hour window is closed"),
+          el("time", {}, when(c.updated_time))))
+        : [el("p", { class: "muted" }, p.published ? "Nobody has written to this Page yet." : "Nobody can write to this Page: it is not published.")]));
+    } catch (e) {
+      box.replaceChildren(errorBox(e));
+    }
+  }
+}
+
+// blockList shows the Pages and people the person blocked, to unblock.
+async function blockList(section) {
+  const list = (await mobile.blocks()).data || [];
+  if (!list.length) return;
+  section.hidden = false;
+  section.append(el("ul", { class: "blocks" }, list.map((b) => el("li", {},
+    b.pageId ? `Page ${b.pageId}` : `User ${b.userId}`, " ",
+    b.pageId ? el("button", { type: "button", class: "unblock", "data-page-id": b.pageId, onclick: async (ev) => {
+      ev.target.disabled = true;
+      try { await mobile.unblockPage(b.pageId); route(); } catch (e) { section.append(errorBox(e)); ev.target.disabled = false; }
+    } }, "Unblock") : null))));
 }
 
 // openDeepLink follows svcchat://page-inbox/<pageId>/<conversationId>.
@@ -237,13 +306,23 @@ async function pageThreadView(pageId, cid) {
   const controls = el("div", { class: "controls" },
     el("button", { type: "button", id: "opt-in", onclick: () => act(() => mobile.optIn(pageId), "Opted in to transactional messages.") }, "Opt in"),
     el("button", { type: "button", id: "opt-out", onclick: () => act(() => mobile.optOut(pageId, me.userId), "Opted out.") }, "Opt out"),
+    el("button", { type: "button", id: "block-page", onclick: () => act(async () => {
+      await mobile.blockPage(pageId);
+      location.hash = "#/";
+    }, "Blocked.") }, "Block this Page"),
     el("span", { id: "notice", class: "muted", role: "status" }));
+  const report = el("details", { class: "report" }, el("summary", {}, "Report this Page"),
+    form("report", [{ name: "reason", label: "What is wrong?", multiline: true }], "Report", async (v, inputs) => {
+      const r = await mobile.report({ pageId }, v.reason);
+      inputs.reason.input.value = "";
+      document.getElementById("notice").textContent = `Reported: staff will look at it (${r.status}).`;
+    }));
   const composer = form("composer", [{ name: "text", label: "Message", multiline: true }], "Send", async (v, inputs) => {
     await mobile.writeToPage(pageId, v.text);
     inputs.text.input.value = "";
     await refresh();
   });
-  show(el("section", { class: "card thread-card" }, el("a", { href: "#/", class: "back" }, "← Chats"), header, problems, items, typing, composer, controls));
+  show(el("section", { class: "card thread-card" }, el("a", { href: "#/", class: "back" }, "← Chats"), header, problems, items, typing, composer, controls, report));
 
   async function act(fn, done) {
     const notice = document.getElementById("notice");
@@ -300,6 +379,41 @@ async function directThreadView(id) {
   poll = setInterval(refresh, POLL_MS);
 }
 
+// managedThreadView is a Page's thread seen by one of its people: the
+// customer's messages on the left, the Page's (app, assistant, people) on
+// the right; the composer replies as the Page.
+async function managedThreadView(pageId, cid) {
+  const items = el("ol", { id: "messages", class: "messages" });
+  const problems = el("div", { id: "thread-error" });
+  const title = el("h1", { id: "thread-title" }, "…");
+  const sub = el("p", { class: "muted", id: "thread-sub" });
+  const composer = form("composer", [{ name: "text", label: "Reply as the Page", multiline: true }], "Send", async (v, inputs) => {
+    await mobile.reply(cid, v.text);
+    inputs.text.input.value = "";
+    await refresh();
+  });
+  show(el("section", { class: "card thread-card" }, el("a", { href: "#/", class: "back" }, "← Chats"), title, sub, problems, items, composer));
+  const senders = { user: "Customer", app: "App", page_human: "Page (a person)", svc_ai: "Assistant" };
+  pageSide.page(pageId).then((p) => { title.textContent = p.name; }).catch(() => {});
+  async function refresh() {
+    try {
+      const msgs = ((await pageSide.messages(pageId, cid)).data || []).slice().reverse();
+      sub.textContent = `Conversation ${cid}: you answer as the Page.`;
+      // messageItem draws "inbound" as the viewer's own: here, the Page's.
+      items.replaceChildren(...msgs.map((m) => messageItem({
+        id: m.id, direction: m.direction === "outbound" ? "inbound" : "outbound",
+        senderLabel: senders[m.sender] || m.sender, text: m.text, createdAt: m.created_time,
+        status: m.direction === "outbound" ? m.status : "", error: m.error,
+      })));
+      problems.replaceChildren();
+    } catch (e) {
+      problems.replaceChildren(errorBox(e));
+    }
+  }
+  await refresh();
+  poll = setInterval(refresh, POLL_MS);
+}
+
 // ---- routing -------------------------------------------------------------------
 
 async function route() {
@@ -317,6 +431,7 @@ async function route() {
   switch (parts[0]) {
     case "page": return pageThreadView(parts[1], parts[2]);
     case "dm": return directThreadView(parts[1]);
+    case "inbox": return managedThreadView(parts[1], parts[2]);
     case "signin": location.hash = "#/"; return;
     default: return chatsView();
   }
