@@ -177,15 +177,15 @@ func checkUses(approved []string, uses map[string]string) error {
 	for _, sc := range approved {
 		text, ok := uses[sc]
 		if !ok || strings.TrimSpace(text) == "" {
-			return &FieldError{Field: "uses", Message: fmt.Sprintf("uses must say how the app uses every approved scope; %s is missing", sc)}
+			return &FieldError{Field: "uses", Message: fmt.Sprintf("must say how the app uses every approved scope; %s is missing", sc)}
 		}
 		if utf8.RuneCountInString(text) > maxUseLength {
-			return &FieldError{Field: "uses", Message: fmt.Sprintf("what uses says of %s is longer than %d characters", sc, maxUseLength)}
+			return &FieldError{Field: "uses", Message: fmt.Sprintf("says more than %d characters of %s", maxUseLength, sc)}
 		}
 	}
 	for sc := range uses {
 		if !slices.Contains(approved, sc) {
-			return &FieldError{Field: "uses", Message: fmt.Sprintf("uses names %q, which is not an approved scope of the app", sc)}
+			return &FieldError{Field: "uses", Message: fmt.Sprintf("names %q, which is not an approved scope of the app", sc)}
 		}
 	}
 	return nil
