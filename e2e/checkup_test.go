@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svcplatform/svc/internal/gatewaytest"
+	"github.com/svcplatform/svc/internal/pgtest"
 )
 
 // checkupView is GET app/<id>/data_use_checkup's answer.
@@ -26,6 +29,21 @@ func setCheckupDue(t *testing.T, base, token, appID, body string) (*http.Respons
 		h["Authorization"] = "Bearer " + token
 	}
 	return do(t, "POST", base+"/api/admin/apps/"+appID+"/data_use_checkup", strings.NewReader(body), h)
+}
+
+// checkupUseCase passes the automated App Review of public_profile and
+// pages:read.
+const checkupUseCase = "Orders bot greets each customer by name from the public profile and lists the Pages the merchant manages, so she can pick which shop answers order questions in chat. Nothing is stored beyond the session."
+
+// goLiveForCheckup submits public_profile and pages:read to App Review and
+// takes w's app live, answering its svc_live_ key.
+func goLiveForCheckup(t *testing.T, w *lifecycleWorld) string {
+	t.Helper()
+	w.mustPost(t, w.session, map[string]any{"node": w.node("review"), "scopes": []string{"public_profile", "pages:read"},
+		"use_case": checkupUseCase, "privacy_policy_url": "https://orders.example/privacy"})
+	return decode[struct {
+		APIKey string `json:"api_key"`
+	}](t, w.mustPost(t, w.session, map[string]any{"node": w.node(""), "mode": "live"})).APIKey
 }
 
 // consolePage is the console's app page as the team member of session
@@ -60,13 +78,8 @@ func TestTheDataUseCheckupRemindsSuspendsAndIsLiftedByAnAdminsCertification(t *t
 	node := w.node("data_use_checkup")
 
 	// The app goes live with public_profile and pages:read approved.
-	w.mustPost(t, w.session, map[string]any{"node": w.node("review"), "scopes": []string{"public_profile", "pages:read"},
-		"use_case":           "Orders bot greets each customer by name from the public profile and lists the Pages the merchant manages, so she can pick which shop answers order questions in chat. Nothing is stored beyond the session.",
-		"privacy_policy_url": "https://orders.example/privacy"})
 	wentLive := time.Now()
-	liveKey := decode[struct {
-		APIKey string `json:"api_key"`
-	}](t, w.mustPost(t, w.session, map[string]any{"node": w.node(""), "mode": "live"})).APIKey
+	liveKey := goLiveForCheckup(t, w)
 	cfg := w.oauthConfig(w.app.ClientSecret, lifecycleRedirect, "public_profile", "pages:read")
 	cb, verifier := w.authorize(t, cfg, owner.Username, owner.Password)
 	tok, err := w.exchange(t, cfg, cb, verifier)
@@ -210,4 +223,54 @@ func TestTheDataUseCheckupRemindsSuspendsAndIsLiftedByAnAdminsCertification(t *t
 			t.Fatal("the console still shows the notice after the certification")
 		}
 	})
+}
+
+// The suspension and its lifting are facts of the database: a gateway
+// other than the one that changed them sees each within the credential
+// cache's bound (2 s), with no query of its own per call.
+func TestACheckupSuspensionAndItsLiftingReachAnotherGatewayWithinTheCacheBound(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	opts := gatewaytest.Options{DatabaseURL: db, DataDir: t.TempDir()}
+	first := gatewaytest.Start(t, opts)
+	c := first.Credentials(t)
+	second := gatewaytest.Start(t, gatewaytest.AnotherMachine(t, opts))
+	w := &lifecycleWorld{graphWorld: &graphWorld{g: first, c: c, db: db}}
+	w.session = signInAt(t, first.URL, c.Users["owner"].Username, c.Users["owner"].Password)
+	res, body := w.post(t, w.session, map[string]any{"node": "me/apps", "name": "Orders bot",
+		"redirect_uris": []string{lifecycleRedirect}}, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("register app: %d %s", res.StatusCode, body)
+	}
+	w.app = decode[createdApp](t, body)
+	liveKey := goLiveForCheckup(t, w)
+	other := &graphWorld{g: second, c: c, db: db}
+	other.mustGet(t, liveKey, w.node("")) // remembered by the second gateway now
+
+	// within polls the second gateway until the app's key gets status.
+	within := func(status int, bound time.Duration) {
+		t.Helper()
+		start := time.Now()
+		for {
+			res, body := other.get(t, liveKey, url.Values{"node": {w.node("")}})
+			if res.StatusCode == status {
+				return
+			}
+			if time.Since(start) > bound {
+				t.Fatalf("the second gateway still answers %d %s after %v, want %d", res.StatusCode, body, bound, status)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	past := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	if res, b := setCheckupDue(t, first.URL, c.AdminToken, w.app.ID, `{"due_time":"`+past+`"}`); res.StatusCode != 200 {
+		t.Fatalf("set a past due time: %d %s", res.StatusCode, b)
+	}
+	within(403, 3*time.Second)
+	res, body = other.get(t, liveKey, url.Values{"node": {w.node("")}})
+	wantGraphError(t, res, body, 403, 10, 2069002)
+	w.mustPost(t, w.session, map[string]any{"node": w.node("data_use_checkup"), "certify": true,
+		"uses": map[string]any{"public_profile": "Greets the customer by name.", "pages:read": "Lists the merchant's shops."}})
+	w.mustGet(t, liveKey, w.node("")) // at once on the gateway that certified
+	within(200, 3*time.Second)
 }
