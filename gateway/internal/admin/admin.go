@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -34,6 +35,13 @@ type Users interface {
 	SetStaff(ctx context.Context, userID string, staff bool) error
 }
 
+// Checkups is what the admin service needs of the identity store for the
+// data use checkup (CONTRACT §17).
+type Checkups interface {
+	SetDataUseCheckupDue(ctx context.Context, appID string, due time.Time) (identity.Checkup, error)
+	WakeCheckupReminders()
+}
+
 // Service implements AdminService.
 type Service struct {
 	adminv1connect.UnimplementedAdminServiceHandler
@@ -43,6 +51,9 @@ type Service struct {
 	users  Users
 	// forgetUser drops the user's cached principals (auth.Authenticator.ForgetUser).
 	forgetUser func(userID string)
+	checkups   Checkups
+	// forgetApp drops the app's cached principals (auth.Authenticator.ForgetApp).
+	forgetApp func(appID string)
 }
 
 // New returns the service.
@@ -56,6 +67,44 @@ func New(plugins Plugins, routes func(plugin string) []string) *Service {
 func (s *Service) WithUsers(users Users, forgetUser func(userID string)) *Service {
 	s.users, s.forgetUser = users, forgetUser
 	return s
+}
+
+// WithCheckups lets the operator set data use checkup due times in
+// checkups; forgetApp is called after each change, so that the app's
+// cached principals carry the new due time at once.
+func (s *Service) WithCheckups(checkups Checkups, forgetApp func(appID string)) *Service {
+	s.checkups, s.forgetApp = checkups, forgetApp
+	return s
+}
+
+// SetDataUseCheckupDue sets when an app's data use checkup is due
+// (CONTRACT §17). A past due time suspends a live app at once; the
+// reminder loop is woken, so a due time within the window is reminded now.
+func (s *Service) SetDataUseCheckupDue(ctx context.Context, req *connect.Request[adminv1.SetDataUseCheckupDueRequest]) (*connect.Response[adminv1.DataUseCheckupDue], error) {
+	if err := requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	if s.checkups == nil {
+		return nil, apierr.Internal(errors.New("admin: no identity store"))
+	}
+	due, err := time.Parse(time.RFC3339, req.Msg.GetDueTime())
+	if err != nil {
+		return nil, apierr.Invalid("due_time", "Invalid parameter: due_time must be a time in RFC 3339, e.g. 2027-01-31T00:00:00Z.")
+	}
+	id := req.Msg.GetAppId()
+	c, err := s.checkups.SetDataUseCheckupDue(ctx, id, due)
+	if errors.Is(err, identity.ErrNotFound) {
+		return nil, apierr.NotFound("App " + id)
+	}
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	if s.forgetApp != nil {
+		s.forgetApp(id)
+	}
+	s.checkups.WakeCheckupReminders()
+	return connect.NewResponse(&adminv1.DataUseCheckupDue{AppId: id, Status: string(c.Status),
+		DueTime: c.DueAt.UTC().Format(time.RFC3339)}), nil
 }
 
 // SetUserStaff grants or revokes platform staff (CONTRACT §16).

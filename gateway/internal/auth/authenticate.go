@@ -165,6 +165,9 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 	if p.Scopes == nil {
 		p.Scopes = []string{}
 	}
+	if row.CheckupDueAt.Valid {
+		p.CheckupDue = row.CheckupDueAt.Time
+	}
 	p.wire = p.newProto()
 	a.cache.put(hash, &p, now)
 	return &p, nil
@@ -177,6 +180,12 @@ func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
 // to what the user's principal carries (platform staff) is seen by the
 // next request on this gateway; other gateways see it within CacheTTL.
 func (a *Authenticator) ForgetUser(userID string) { a.cache.forgetUser(userID) }
+
+// ForgetApp drops every cached credential of the app, so that a change to
+// what its principals carry (its data use checkup certified or moved) is
+// seen by the next request on this gateway; other gateways see it within
+// CacheTTL.
+func (a *Authenticator) ForgetApp(appID string) { a.cache.forgetApp(appID) }
 
 // Revoke revokes a bearer credential given in plain (a session at sign-out,
 // an app key) and forgets it at once. It reports whether there was one.

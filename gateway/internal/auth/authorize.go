@@ -157,6 +157,9 @@ func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access
 	// Sessions are first-party, and a plugin acting as itself is the
 	// platform's own: scopes do not apply to them.
 	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_SESSION && p.Kind != pluginv1.TokenKind_TOKEN_KIND_PLUGIN {
+		if p.Suspended(a.now()) && !profileOnly(p, access) {
+			return nil, CheckupOverdue(p.AppID)
+		}
 		for _, s := range access.GetScopes() {
 			if !p.HasScope(s) {
 				return nil, apierr.MissingScope(s)
@@ -191,6 +194,44 @@ func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access
 		return nil, apierr.Invalid(field, "The parameter %s is required.", field)
 	}
 	return a.authorizePage(ctx, p, role, product, pageID)
+}
+
+// CheckupOverdue: the app's data use checkup is overdue, so its tokens
+// and key keep only public_profile (CONTRACT §17): a missing scope, 2069002.
+func CheckupOverdue(appID string) *apierr.Error {
+	e := apierr.MissingScope(identity.ScopePublicProfile)
+	e.Message = "The app's data use checkup is overdue: until a team Admin certifies it (app/" + appID +
+		"/data_use_checkup), the app's tokens and key keep only public_profile."
+	return e
+}
+
+// profileOnly reports whether a suspended credential may make a call of
+// access: what public_profile alone reaches, the person's own profile. So
+// the call is a user token's, of a method only people's credentials may
+// make (its token kinds list neither app keys nor system users: me, not
+// chat completions), naming no Page, product or app standing, and needing
+// no scope but public_profile. An app key or system user token holds no
+// person's profile and makes no call while suspended.
+func profileOnly(p *Principal, access *pluginv1.Access) bool {
+	if p.Kind != pluginv1.TokenKind_TOKEN_KIND_USER {
+		return false
+	}
+	kinds := access.GetTokenKinds()
+	if len(kinds) == 0 || slices.Contains(kinds, pluginv1.TokenKind_TOKEN_KIND_APP_KEY) ||
+		slices.Contains(kinds, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER) {
+		return false
+	}
+	if access.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || access.GetProduct() != "" ||
+		access.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED {
+		return false
+	}
+	for _, s := range access.GetScopes() {
+		if s != identity.ScopePublicProfile {
+			return false
+		}
+	}
+	anyOf := access.GetAnyScopes()
+	return len(anyOf) == 0 || slices.Contains(anyOf, identity.ScopePublicProfile)
 }
 
 func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
@@ -299,6 +340,11 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 func (a *Authenticator) AuthorizeApp(ctx context.Context, p *Principal, least pluginv1.AppRole, appID string) error {
 	if p == nil {
 		return apierr.NoToken()
+	}
+	// Managing an app is no call of public_profile's: a suspended app's
+	// credential makes none (the webhook stream, a delivery's replay).
+	if p.Suspended(a.now()) {
+		return CheckupOverdue(p.AppID)
 	}
 	switch p.Kind {
 	case pluginv1.TokenKind_TOKEN_KIND_APP_KEY, pluginv1.TokenKind_TOKEN_KIND_SYSTEM_USER:

@@ -76,6 +76,17 @@ func (c *credentialCache) forgetUser(userID string) {
 	c.mu.Unlock()
 }
 
+// forgetApp drops every entry whose principal acts for appID.
+func (c *credentialCache) forgetApp(appID string) {
+	c.mu.Lock()
+	for k, e := range c.m {
+		if e.p.AppID == appID {
+			delete(c.m, k)
+		}
+	}
+	c.mu.Unlock()
+}
+
 // factsCache remembers Page facts per (Page, user, app) for the same bound
 // as credentials, so that a burst of calls on one Page costs one query.
 type factsCache struct {

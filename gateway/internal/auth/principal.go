@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/svcplatform/svc/gateway/internal/identity"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
@@ -27,10 +28,21 @@ type Principal struct {
 	Plugin string
 	// ExpiresAt is when the credential expires; zero if it does not.
 	ExpiresAt time.Time
+	// CheckupDue is when the app's data use checkup is due; zero when it
+	// has none. Past it a live app's credential is suspended (Suspended).
+	CheckupDue time.Time
 	// wire is the principal in its wire form, made once when an
 	// authenticated credential is cached, so that each call of its
 	// requests does not build it again; nil for principals made otherwise.
 	wire *pluginv1.Principal
+}
+
+// Suspended reports whether, at now, the credential belongs to a live app
+// whose data use checkup is overdue (CONTRACT §17): it then keeps only
+// public_profile until a team Admin certifies. Sessions and the admin
+// token belong to no app and are never suspended.
+func (p *Principal) Suspended(now time.Time) bool {
+	return p.Live && p.AppID != "" && identity.CheckupOverdueAt(p.CheckupDue, now)
 }
 
 // HasScope reports whether the credential carries scope.

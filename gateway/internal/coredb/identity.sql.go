@@ -829,29 +829,32 @@ func (q *Queries) LockPage(ctx context.Context, id int64) (int64, error) {
 const lookupCredential = `-- name: LookupCredential :one
 SELECT c.kind, c.app_id, c.user_id, c.scopes, c.expires_at, c.revoked_at, c.created_at,
        COALESCE(a.mode, '')::text AS app_mode, COALESCE(a.client_id, '')::text AS client_id,
-       COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff
+       COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff,
+       duc.due_at AS checkup_due_at
 FROM core.credentials c
 LEFT JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.users u ON u.id = c.user_id
+LEFT JOIN core.app_data_use_checkups duc ON duc.app_id = c.app_id
 WHERE c.token_hash = $1
 `
 
 type LookupCredentialRow struct {
-	Kind      int16
-	AppID     *int64
-	UserID    *int64
-	Scopes    []string
-	ExpiresAt pgtype.Timestamptz
-	RevokedAt pgtype.Timestamptz
-	CreatedAt pgtype.Timestamptz
-	AppMode   string
-	ClientID  string
-	AppName   string
-	IsStaff   bool
+	Kind         int16
+	AppID        *int64
+	UserID       *int64
+	Scopes       []string
+	ExpiresAt    pgtype.Timestamptz
+	RevokedAt    pgtype.Timestamptz
+	CreatedAt    pgtype.Timestamptz
+	AppMode      string
+	ClientID     string
+	AppName      string
+	IsStaff      bool
+	CheckupDueAt pgtype.Timestamptz
 }
 
 // The one query that authenticates a request: the credential by hash, with
-// the app's mode and the user's staff flag.
+// the app's mode, its data use checkup's due time and the user's staff flag.
 func (q *Queries) LookupCredential(ctx context.Context, tokenHash []byte) (LookupCredentialRow, error) {
 	row := q.db.QueryRow(ctx, lookupCredential, tokenHash)
 	var i LookupCredentialRow
@@ -867,6 +870,7 @@ func (q *Queries) LookupCredential(ctx context.Context, tokenHash []byte) (Looku
 		&i.ClientID,
 		&i.AppName,
 		&i.IsStaff,
+		&i.CheckupDueAt,
 	)
 	return i, err
 }

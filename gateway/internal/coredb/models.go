@@ -28,6 +28,15 @@ type CoreAppConfig struct {
 	UpdatedAt      pgtype.Timestamptz
 }
 
+type CoreAppDataUseCheckup struct {
+	AppID       int64
+	DueAt       pgtype.Timestamptz
+	CertifiedAt pgtype.Timestamptz
+	CertifiedBy *int64
+	Uses        []byte
+	RemindedFor pgtype.Timestamptz
+}
+
 type CoreAppDeletionCallback struct {
 	AppID int64
 	Url   string

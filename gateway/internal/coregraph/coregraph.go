@@ -33,6 +33,9 @@ type Service struct {
 	// pageChanged drops what the authenticator remembers of a Page whose
 	// settings or links changed, so that the next call sees the change.
 	pageChanged func(pageID string)
+	// appChanged drops the app's cached credentials after a change to what
+	// they carry (its data use checkup certified).
+	appChanged func(appID string)
 	// plugins reaches what plugins declare (Options.Plugins); nil: none.
 	plugins Plugins
 	// deletions checks data deletion callback URLs and wakes their sender
@@ -52,6 +55,9 @@ type Options struct {
 	// PageChanged is told the id of a Page whose settings or links the
 	// service changes (auth.Authenticator.ForgetPage); nil: none.
 	PageChanged func(pageID string)
+	// AppChanged is told the id of an app whose credentials' principals
+	// the service changes (auth.Authenticator.ForgetApp); nil: none.
+	AppChanged func(appID string)
 	// Plugins lets the service reach what plugins declare: the assets they
 	// add to me/assigned_assets and their part in an app going live; nil:
 	// no plugin is called.
@@ -84,12 +90,15 @@ type Deletions interface {
 // New returns the service.
 func New(o Options) *Service {
 	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
-		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
+		forget: o.Forget, pageChanged: o.PageChanged, appChanged: o.AppChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}
 	if s.pageChanged == nil {
 		s.pageChanged = func(string) {}
+	}
+	if s.appChanged == nil {
+		s.appChanged = func(string) {}
 	}
 	return s
 }
@@ -119,6 +128,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("CreatePageLink"), s.createPageLink)
 	sdk.Handle(p, m.ByName("DeletePageLink"), s.deletePageLink)
 	s.registerLifecycle(p)
+	s.registerCheckup(p)
 	s.registerDataRights(p)
 }
 

@@ -257,11 +257,13 @@ func (g *parts) webhooks(context.Context) error {
 		Guard: func(ctx context.Context, appID string, least pluginv1.AppRole) error {
 			return authn.AuthorizeApp(ctx, auth.FromContext(ctx), least, appID)
 		},
+		// The gateway's own app events, and those the plugins declare.
 		EventTypes: func() []string {
+			core := []string{identity.CheckupEventDue}
 			if g.host == nil {
-				return nil
+				return core
 			}
-			return g.host.EventTypes()
+			return append(core, g.host.EventTypes()...)
 		},
 	})
 	g.hooks = hooks
@@ -286,7 +288,7 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	// The plugins' user-left jobs: the runner learns the host once built.
 	g.leavers = leaving.New(g.ids.Queries(), g.log.With("component", "leaving"))
 	coregraph.New(coregraph.Options{Identity: g.ids,
-		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls, Deletions: g.hooks,
+		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, AppChanged: g.authn.ForgetApp, Plugins: g.calls, Deletions: g.hooks,
 		Leavers: g.leavers}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)
@@ -337,7 +339,8 @@ func (g *parts) plugins(ctx context.Context) error {
 	r.UseHost(g.host)
 	g.leavers.UseHost(g.host)
 	docsIndex := docsearch.NewIndex(g.db.Pool)
-	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids.Users, g.authn.ForgetUser),
+	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids.Users, g.authn.ForgetUser).
+		WithCheckups(g.ids.Apps, g.authn.ForgetApp),
 		catalog.New(r, g.host.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
@@ -464,6 +467,11 @@ func (g *parts) background(ctx context.Context) error {
 	})
 	go reloadOnSIGHUP(ctx, g.host, g.log)
 	go g.leavers.Run(ctx)
+	// Data use checkup reminders (CONTRACT §17): written once per due
+	// period whichever gateway looks first.
+	go g.ids.Apps.RunCheckupReminders(ctx, checkupPoll, func(err error) {
+		g.log.Error("data use checkup reminders", "error", err)
+	})
 	// The core tables stay bounded: one gateway at a time prunes.
 	c := g.cfg.Retention
 	pruner := prune.New(prune.Options{Pool: g.db.Pool, Log: g.log.With("component", "prune"), Interval: time.Duration(c.Interval),
@@ -485,6 +493,11 @@ func (g *parts) background(ctx context.Context) error {
 	})
 	return nil
 }
+
+// checkupPoll is how often the data use checkup reminders are looked for:
+// a window of 30 days needs no finer clock; the operator's change wakes
+// the loop at once.
+const checkupPoll = time.Minute
 
 // serve serves the port until ctx ends or the embedded database exits.
 func (g *parts) serve(ctx context.Context) error {

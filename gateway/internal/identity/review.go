@@ -213,7 +213,8 @@ type WentLive struct {
 // From then on the app can be granted approved scopes only. Its svc_test_
 // keys stop working at once (development and live credentials are kept
 // apart, as Meta and Stripe do) and a svc_live_ key is issued, returned
-// once. An app already live is ErrInvalid.
+// once. Its data use checkup is due a year later. An app already live is
+// ErrInvalid.
 func (s *Review) GoLive(ctx context.Context, appID string) (WentLive, error) {
 	var out WentLive
 	err := s.InTx(ctx, func(s *Service) error {
@@ -240,6 +241,9 @@ func (s *Review) GoLive(ctx context.Context, appID string) (WentLive, error) {
 		}
 		if _, err := s.q.SetAppMode(ctx, coredb.SetAppModeParams{ID: aid, Mode: string(ModeLive)}); err != nil {
 			return fmt.Errorf("set app mode: %w", err)
+		}
+		if err := s.scheduleCheckup(ctx, aid); err != nil {
+			return err
 		}
 		if out.RevokedKeys, err = s.q.RevokeTestKeys(ctx, &aid); err != nil {
 			return fmt.Errorf("revoke test keys: %w", err)

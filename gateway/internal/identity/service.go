@@ -107,6 +107,8 @@ type env struct {
 	signUpClosed bool
 	// scopes is the scope catalog's cache (scopes.go).
 	scopes *scopeCache
+	// checkupWake wakes the checkup reminders' loop (checkup.go).
+	checkupWake chan struct{}
 }
 
 // Sealer encrypts secrets that must be read back in plain (the client
@@ -130,7 +132,7 @@ func (s *store) now() time.Time { return s.env.now() }
 // New returns a Service over pool.
 func New(pool *pgxpool.Pool) *Service {
 	return newService(&store{pool: pool, q: coredb.New(pool), signIn: newSignInGuard(), slots: newPasswordSlots(),
-		env: &env{now: time.Now, scopes: &scopeCache{local: map[string]Scope{}}}})
+		env: &env{now: time.Now, scopes: &scopeCache{local: map[string]Scope{}}, checkupWake: make(chan struct{}, 1)}})
 }
 
 // InTx runs fn with a Service whose every call, in every area, is part of

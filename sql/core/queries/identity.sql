@@ -199,13 +199,15 @@ VALUES (@token_hash, @kind, sqlc.narg('app_id'), sqlc.narg('user_id'), @scopes, 
 
 -- name: LookupCredential :one
 -- The one query that authenticates a request: the credential by hash, with
--- the app's mode and the user's staff flag.
+-- the app's mode, its data use checkup's due time and the user's staff flag.
 SELECT c.kind, c.app_id, c.user_id, c.scopes, c.expires_at, c.revoked_at, c.created_at,
        COALESCE(a.mode, '')::text AS app_mode, COALESCE(a.client_id, '')::text AS client_id,
-       COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff
+       COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff,
+       duc.due_at AS checkup_due_at
 FROM core.credentials c
 LEFT JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.users u ON u.id = c.user_id
+LEFT JOIN core.app_data_use_checkups duc ON duc.app_id = c.app_id
 WHERE c.token_hash = @token_hash;
 
 -- name: RevokeCredential :one

@@ -339,11 +339,25 @@ type plainData struct {
 		Params             []string
 		RejectionReason    string `json:"rejection_reason"`
 	}
+	// Checkup is the app's data use checkup (CONTRACT §17), whose notice
+	// the app page shows the team while it is due or overdue.
+	Checkup *checkupData
 	// Query and Hits are a docs search's (the reference page's ?q=).
 	Query       string
 	Hits        []docsHit
 	Unavailable map[string]string
 }
+
+// checkupData is GET app/<id>/data_use_checkup's answer.
+type checkupData struct {
+	Status  string   `json:"status"`
+	DueTime string   `json:"due_time"`
+	Scopes  []string `json:"scopes"`
+}
+
+// Notice reports whether the team is to be reminded: the checkup is due
+// or overdue.
+func (c *checkupData) Notice() bool { return c.Status == "due" || c.Status == "overdue" }
 
 // docsHit is one hit of the docs search, its passage cut at the **
 // markers ts_headline puts around the matches.
@@ -400,6 +414,8 @@ func (c *Console) load(r *http.Request, session string, pg page, app string) *pl
 		var a struct{ Name string }
 		c.read(r, session, d, "overview", appNode, nil, &a, true)
 		d.AppName = a.Name
+		d.Checkup = &checkupData{}
+		c.read(r, session, d, "checkup", appNode+"/data_use_checkup", nil, d.Checkup, true)
 		c.read(r, session, d, "redirects", appNode+"/redirect_uris", nil, &d.RedirectURIs, false)
 		c.read(r, session, d, "links", appNode+"/page_links", map[string]any{"limit": 100}, &d.Links, false)
 		c.read(r, session, d, "pages", "me/pages", map[string]any{"limit": 100}, &d.Pages, false)

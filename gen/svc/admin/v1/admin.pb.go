@@ -23,6 +23,122 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetDataUseCheckupDueRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The app's id.
+	AppId string `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// The new due time, RFC 3339; required.
+	DueTime       string `protobuf:"bytes,2,opt,name=due_time,proto3" json:"due_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDataUseCheckupDueRequest) Reset() {
+	*x = SetDataUseCheckupDueRequest{}
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDataUseCheckupDueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDataUseCheckupDueRequest) ProtoMessage() {}
+
+func (x *SetDataUseCheckupDueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDataUseCheckupDueRequest.ProtoReflect.Descriptor instead.
+func (*SetDataUseCheckupDueRequest) Descriptor() ([]byte, []int) {
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetDataUseCheckupDueRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetDataUseCheckupDueRequest) GetDueTime() string {
+	if x != nil {
+		return x.DueTime
+	}
+	return ""
+}
+
+// DataUseCheckupDue is an app's checkup after the operator set its due time.
+type DataUseCheckupDue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,proto3" json:"app_id,omitempty"`
+	// not_due, due, overdue or certified.
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	DueTime       string `protobuf:"bytes,3,opt,name=due_time,proto3" json:"due_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DataUseCheckupDue) Reset() {
+	*x = DataUseCheckupDue{}
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataUseCheckupDue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataUseCheckupDue) ProtoMessage() {}
+
+func (x *DataUseCheckupDue) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataUseCheckupDue.ProtoReflect.Descriptor instead.
+func (*DataUseCheckupDue) Descriptor() ([]byte, []int) {
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DataUseCheckupDue) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DataUseCheckupDue) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DataUseCheckupDue) GetDueTime() string {
+	if x != nil {
+		return x.DueTime
+	}
+	return ""
+}
+
 type SetUserStaffRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The user's id.
@@ -35,7 +151,7 @@ type SetUserStaffRequest struct {
 
 func (x *SetUserStaffRequest) Reset() {
 	*x = SetUserStaffRequest{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -47,7 +163,7 @@ func (x *SetUserStaffRequest) String() string {
 func (*SetUserStaffRequest) ProtoMessage() {}
 
 func (x *SetUserStaffRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[0]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -60,7 +176,7 @@ func (x *SetUserStaffRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserStaffRequest.ProtoReflect.Descriptor instead.
 func (*SetUserStaffRequest) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SetUserStaffRequest) GetUserId() string {
@@ -89,7 +205,7 @@ type UserStaff struct {
 
 func (x *UserStaff) Reset() {
 	*x = UserStaff{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -101,7 +217,7 @@ func (x *UserStaff) String() string {
 func (*UserStaff) ProtoMessage() {}
 
 func (x *UserStaff) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[1]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -114,7 +230,7 @@ func (x *UserStaff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserStaff.ProtoReflect.Descriptor instead.
 func (*UserStaff) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *UserStaff) GetId() string {
@@ -139,7 +255,7 @@ type ListPluginsRequest struct {
 
 func (x *ListPluginsRequest) Reset() {
 	*x = ListPluginsRequest{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -151,7 +267,7 @@ func (x *ListPluginsRequest) String() string {
 func (*ListPluginsRequest) ProtoMessage() {}
 
 func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[2]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -164,7 +280,7 @@ func (x *ListPluginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsRequest.ProtoReflect.Descriptor instead.
 func (*ListPluginsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
 type ListPluginsResponse struct {
@@ -176,7 +292,7 @@ type ListPluginsResponse struct {
 
 func (x *ListPluginsResponse) Reset() {
 	*x = ListPluginsResponse{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -188,7 +304,7 @@ func (x *ListPluginsResponse) String() string {
 func (*ListPluginsResponse) ProtoMessage() {}
 
 func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[3]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -201,7 +317,7 @@ func (x *ListPluginsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPluginsResponse.ProtoReflect.Descriptor instead.
 func (*ListPluginsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListPluginsResponse) GetPlugins() []*Plugin {
@@ -220,7 +336,7 @@ type ReloadPluginRequest struct {
 
 func (x *ReloadPluginRequest) Reset() {
 	*x = ReloadPluginRequest{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[4]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -232,7 +348,7 @@ func (x *ReloadPluginRequest) String() string {
 func (*ReloadPluginRequest) ProtoMessage() {}
 
 func (x *ReloadPluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[4]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -245,7 +361,7 @@ func (x *ReloadPluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadPluginRequest.ProtoReflect.Descriptor instead.
 func (*ReloadPluginRequest) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReloadPluginRequest) GetName() string {
@@ -279,7 +395,7 @@ type Plugin struct {
 
 func (x *Plugin) Reset() {
 	*x = Plugin{}
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[5]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +407,7 @@ func (x *Plugin) String() string {
 func (*Plugin) ProtoMessage() {}
 
 func (x *Plugin) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_admin_v1_admin_proto_msgTypes[5]
+	mi := &file_svc_admin_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +420,7 @@ func (x *Plugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plugin.ProtoReflect.Descriptor instead.
 func (*Plugin) Descriptor() ([]byte, []int) {
-	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_svc_admin_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Plugin) GetName() string {
@@ -374,7 +490,14 @@ var File_svc_admin_v1_admin_proto protoreflect.FileDescriptor
 
 const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x18svc/admin/v1/admin.proto\x12\fsvc.admin.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"S\n" +
+	"\x18svc/admin/v1/admin.proto\x12\fsvc.admin.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"P\n" +
+	"\x1bSetDataUseCheckupDueRequest\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\bdue_time\x18\x02 \x01(\tR\bdue_time\"_\n" +
+	"\x11DataUseCheckupDue\x12\x16\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x06app_id\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1a\n" +
+	"\bdue_time\x18\x03 \x01(\tR\bdue_time\"S\n" +
 	"\x13SetUserStaffRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x19\n" +
 	"\x05staff\x18\x02 \x01(\bH\x00R\x05staff\x88\x01\x01B\b\n" +
@@ -397,11 +520,12 @@ const file_svc_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x16\n" +
 	"\x06routes\x18\b \x03(\tR\x06routes\x12\x1c\n" +
-	"\tisolation\x18\t \x01(\tR\tisolation2\xf3\x02\n" +
+	"\tisolation\x18\t \x01(\tR\tisolation2\x91\x04\n" +
 	"\fAdminService\x12q\n" +
 	"\vListPlugins\x12 .svc.admin.v1.ListPluginsRequest\x1a!.svc.admin.v1.ListPluginsResponse\"\x1d\x82\xd3\xe4\x93\x02\x14\x12\x12/api/admin/plugins\x90\x02\x01\x12t\n" +
 	"\fReloadPlugin\x12!.svc.admin.v1.ReloadPluginRequest\x1a\x14.svc.admin.v1.Plugin\"+\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/plugins/{name}/reload\x12z\n" +
-	"\fSetUserStaff\x12!.svc.admin.v1.SetUserStaffRequest\x1a\x17.svc.admin.v1.UserStaff\".\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/users/{user_id}/staff\x90\x02\x02B5Z3github.com/svcplatform/svc/gen/svc/admin/v1;adminv1b\x06proto3"
+	"\fSetUserStaff\x12!.svc.admin.v1.SetUserStaffRequest\x1a\x17.svc.admin.v1.UserStaff\".\x82\xd3\xe4\x93\x02%:\x01*\" /api/admin/users/{user_id}/staff\x90\x02\x02\x12\x9b\x01\n" +
+	"\x14SetDataUseCheckupDue\x12).svc.admin.v1.SetDataUseCheckupDueRequest\x1a\x1f.svc.admin.v1.DataUseCheckupDue\"7\x82\xd3\xe4\x93\x02.:\x01*\")/api/admin/apps/{app_id}/data_use_checkup\x90\x02\x02B5Z3github.com/svcplatform/svc/gen/svc/admin/v1;adminv1b\x06proto3"
 
 var (
 	file_svc_admin_v1_admin_proto_rawDescOnce sync.Once
@@ -415,27 +539,31 @@ func file_svc_admin_v1_admin_proto_rawDescGZIP() []byte {
 	return file_svc_admin_v1_admin_proto_rawDescData
 }
 
-var file_svc_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_svc_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_svc_admin_v1_admin_proto_goTypes = []any{
-	(*SetUserStaffRequest)(nil),   // 0: svc.admin.v1.SetUserStaffRequest
-	(*UserStaff)(nil),             // 1: svc.admin.v1.UserStaff
-	(*ListPluginsRequest)(nil),    // 2: svc.admin.v1.ListPluginsRequest
-	(*ListPluginsResponse)(nil),   // 3: svc.admin.v1.ListPluginsResponse
-	(*ReloadPluginRequest)(nil),   // 4: svc.admin.v1.ReloadPluginRequest
-	(*Plugin)(nil),                // 5: svc.admin.v1.Plugin
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*SetDataUseCheckupDueRequest)(nil), // 0: svc.admin.v1.SetDataUseCheckupDueRequest
+	(*DataUseCheckupDue)(nil),           // 1: svc.admin.v1.DataUseCheckupDue
+	(*SetUserStaffRequest)(nil),         // 2: svc.admin.v1.SetUserStaffRequest
+	(*UserStaff)(nil),                   // 3: svc.admin.v1.UserStaff
+	(*ListPluginsRequest)(nil),          // 4: svc.admin.v1.ListPluginsRequest
+	(*ListPluginsResponse)(nil),         // 5: svc.admin.v1.ListPluginsResponse
+	(*ReloadPluginRequest)(nil),         // 6: svc.admin.v1.ReloadPluginRequest
+	(*Plugin)(nil),                      // 7: svc.admin.v1.Plugin
+	(*timestamppb.Timestamp)(nil),       // 8: google.protobuf.Timestamp
 }
 var file_svc_admin_v1_admin_proto_depIdxs = []int32{
-	5, // 0: svc.admin.v1.ListPluginsResponse.plugins:type_name -> svc.admin.v1.Plugin
-	6, // 1: svc.admin.v1.Plugin.started_at:type_name -> google.protobuf.Timestamp
-	2, // 2: svc.admin.v1.AdminService.ListPlugins:input_type -> svc.admin.v1.ListPluginsRequest
-	4, // 3: svc.admin.v1.AdminService.ReloadPlugin:input_type -> svc.admin.v1.ReloadPluginRequest
-	0, // 4: svc.admin.v1.AdminService.SetUserStaff:input_type -> svc.admin.v1.SetUserStaffRequest
-	3, // 5: svc.admin.v1.AdminService.ListPlugins:output_type -> svc.admin.v1.ListPluginsResponse
-	5, // 6: svc.admin.v1.AdminService.ReloadPlugin:output_type -> svc.admin.v1.Plugin
-	1, // 7: svc.admin.v1.AdminService.SetUserStaff:output_type -> svc.admin.v1.UserStaff
-	5, // [5:8] is the sub-list for method output_type
-	2, // [2:5] is the sub-list for method input_type
+	7, // 0: svc.admin.v1.ListPluginsResponse.plugins:type_name -> svc.admin.v1.Plugin
+	8, // 1: svc.admin.v1.Plugin.started_at:type_name -> google.protobuf.Timestamp
+	4, // 2: svc.admin.v1.AdminService.ListPlugins:input_type -> svc.admin.v1.ListPluginsRequest
+	6, // 3: svc.admin.v1.AdminService.ReloadPlugin:input_type -> svc.admin.v1.ReloadPluginRequest
+	2, // 4: svc.admin.v1.AdminService.SetUserStaff:input_type -> svc.admin.v1.SetUserStaffRequest
+	0, // 5: svc.admin.v1.AdminService.SetDataUseCheckupDue:input_type -> svc.admin.v1.SetDataUseCheckupDueRequest
+	5, // 6: svc.admin.v1.AdminService.ListPlugins:output_type -> svc.admin.v1.ListPluginsResponse
+	7, // 7: svc.admin.v1.AdminService.ReloadPlugin:output_type -> svc.admin.v1.Plugin
+	3, // 8: svc.admin.v1.AdminService.SetUserStaff:output_type -> svc.admin.v1.UserStaff
+	1, // 9: svc.admin.v1.AdminService.SetDataUseCheckupDue:output_type -> svc.admin.v1.DataUseCheckupDue
+	6, // [6:10] is the sub-list for method output_type
+	2, // [2:6] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
 	2, // [2:2] is the sub-list for extension extendee
 	0, // [0:2] is the sub-list for field type_name
@@ -446,14 +574,14 @@ func file_svc_admin_v1_admin_proto_init() {
 	if File_svc_admin_v1_admin_proto != nil {
 		return
 	}
-	file_svc_admin_v1_admin_proto_msgTypes[0].OneofWrappers = []any{}
+	file_svc_admin_v1_admin_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_admin_v1_admin_proto_rawDesc), len(file_svc_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,9 +19,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_ListPlugins_FullMethodName  = "/svc.admin.v1.AdminService/ListPlugins"
-	AdminService_ReloadPlugin_FullMethodName = "/svc.admin.v1.AdminService/ReloadPlugin"
-	AdminService_SetUserStaff_FullMethodName = "/svc.admin.v1.AdminService/SetUserStaff"
+	AdminService_ListPlugins_FullMethodName          = "/svc.admin.v1.AdminService/ListPlugins"
+	AdminService_ReloadPlugin_FullMethodName         = "/svc.admin.v1.AdminService/ReloadPlugin"
+	AdminService_SetUserStaff_FullMethodName         = "/svc.admin.v1.AdminService/SetUserStaff"
+	AdminService_SetDataUseCheckupDue_FullMethodName = "/svc.admin.v1.AdminService/SetDataUseCheckupDue"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -40,6 +41,11 @@ type AdminServiceClient interface {
 	// the operator grants or revokes staff: the admin token here, or
 	// `gateway admin staff` on the command line; never a user.
 	SetUserStaff(ctx context.Context, in *SetUserStaffRequest, opts ...grpc.CallOption) (*UserStaff, error)
+	// SetDataUseCheckupDue sets when an app's data use checkup is due
+	// (CONTRACT §17): a time in the past makes it overdue at once, so a
+	// live app's tokens and key keep only public_profile until a team Admin
+	// certifies; one within 30 days opens the reminder.
+	SetDataUseCheckupDue(ctx context.Context, in *SetDataUseCheckupDueRequest, opts ...grpc.CallOption) (*DataUseCheckupDue, error)
 }
 
 type adminServiceClient struct {
@@ -80,6 +86,16 @@ func (c *adminServiceClient) SetUserStaff(ctx context.Context, in *SetUserStaffR
 	return out, nil
 }
 
+func (c *adminServiceClient) SetDataUseCheckupDue(ctx context.Context, in *SetDataUseCheckupDueRequest, opts ...grpc.CallOption) (*DataUseCheckupDue, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DataUseCheckupDue)
+	err := c.cc.Invoke(ctx, AdminService_SetDataUseCheckupDue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -96,6 +112,11 @@ type AdminServiceServer interface {
 	// the operator grants or revokes staff: the admin token here, or
 	// `gateway admin staff` on the command line; never a user.
 	SetUserStaff(context.Context, *SetUserStaffRequest) (*UserStaff, error)
+	// SetDataUseCheckupDue sets when an app's data use checkup is due
+	// (CONTRACT §17): a time in the past makes it overdue at once, so a
+	// live app's tokens and key keep only public_profile until a team Admin
+	// certifies; one within 30 days opens the reminder.
+	SetDataUseCheckupDue(context.Context, *SetDataUseCheckupDueRequest) (*DataUseCheckupDue, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -114,6 +135,9 @@ func (UnimplementedAdminServiceServer) ReloadPlugin(context.Context, *ReloadPlug
 }
 func (UnimplementedAdminServiceServer) SetUserStaff(context.Context, *SetUserStaffRequest) (*UserStaff, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetUserStaff not implemented")
+}
+func (UnimplementedAdminServiceServer) SetDataUseCheckupDue(context.Context, *SetDataUseCheckupDueRequest) (*DataUseCheckupDue, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetDataUseCheckupDue not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -190,6 +214,24 @@ func _AdminService_SetUserStaff_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetDataUseCheckupDue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetDataUseCheckupDueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetDataUseCheckupDue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetDataUseCheckupDue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetDataUseCheckupDue(ctx, req.(*SetDataUseCheckupDueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -208,6 +250,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetUserStaff",
 			Handler:    _AdminService_SetUserStaff_Handler,
+		},
+		{
+			MethodName: "SetDataUseCheckupDue",
+			Handler:    _AdminService_SetDataUseCheckupDue_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -3901,6 +3901,188 @@ func (x *AppReview) GetData() []*ScopeReview {
 	return nil
 }
 
+type GetDataUseCheckupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDataUseCheckupRequest) Reset() {
+	*x = GetDataUseCheckupRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDataUseCheckupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDataUseCheckupRequest) ProtoMessage() {}
+
+func (x *GetDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDataUseCheckupRequest.ProtoReflect.Descriptor instead.
+func (*GetDataUseCheckupRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *GetDataUseCheckupRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type CertifyDataUseCheckupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// Must be true: the Admin certifies what uses says.
+	Certify *bool `protobuf:"varint,2,opt,name=certify,proto3,oneof" json:"certify,omitempty"`
+	// How the app uses each approved scope, by scope: every approved scope
+	// named, with a description of at most 2,000 characters.
+	Uses          map[string]string `protobuf:"bytes,3,rep,name=uses,proto3" json:"uses,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CertifyDataUseCheckupRequest) Reset() {
+	*x = CertifyDataUseCheckupRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CertifyDataUseCheckupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CertifyDataUseCheckupRequest) ProtoMessage() {}
+
+func (x *CertifyDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CertifyDataUseCheckupRequest.ProtoReflect.Descriptor instead.
+func (*CertifyDataUseCheckupRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *CertifyDataUseCheckupRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *CertifyDataUseCheckupRequest) GetCertify() bool {
+	if x != nil && x.Certify != nil {
+		return *x.Certify
+	}
+	return false
+}
+
+func (x *CertifyDataUseCheckupRequest) GetUses() map[string]string {
+	if x != nil {
+		return x.Uses
+	}
+	return nil
+}
+
+// DataUseCheckup is an app's data use checkup (CONTRACT §17).
+type DataUseCheckup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// not_due, due (within 30 days of the due time), overdue (past it) or
+	// certified (certified, and the next due time not yet near).
+	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// When the checkup is due, RFC 3339 in UTC; absent for an app that has
+	// none (a development app).
+	DueTime *string `protobuf:"bytes,2,opt,name=due_time,json=dueTime,proto3,oneof" json:"due_time,omitempty"`
+	// The approved scopes a certification names.
+	Scopes []string `protobuf:"bytes,3,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// When a team Admin last certified, RFC 3339 in UTC; absent if never.
+	CertifiedTime *string `protobuf:"bytes,4,opt,name=certified_time,json=certifiedTime,proto3,oneof" json:"certified_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DataUseCheckup) Reset() {
+	*x = DataUseCheckup{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataUseCheckup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataUseCheckup) ProtoMessage() {}
+
+func (x *DataUseCheckup) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataUseCheckup.ProtoReflect.Descriptor instead.
+func (*DataUseCheckup) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *DataUseCheckup) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DataUseCheckup) GetDueTime() string {
+	if x != nil && x.DueTime != nil {
+		return *x.DueTime
+	}
+	return ""
+}
+
+func (x *DataUseCheckup) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *DataUseCheckup) GetCertifiedTime() string {
+	if x != nil && x.CertifiedTime != nil {
+		return *x.CertifiedTime
+	}
+	return ""
+}
+
 // ScopeReview is the App Review of one scope of one app.
 type ScopeReview struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3916,7 +4098,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3928,7 +4110,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3941,7 +4123,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -3980,7 +4162,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3992,7 +4174,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4005,7 +4187,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -4045,7 +4227,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4057,7 +4239,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4070,7 +4252,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -4089,7 +4271,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4101,7 +4283,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4114,7 +4296,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -4140,7 +4322,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4152,7 +4334,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4165,7 +4347,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -4223,7 +4405,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4235,7 +4417,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4248,7 +4430,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -4288,7 +4470,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4300,7 +4482,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4313,7 +4495,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -4338,7 +4520,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4350,7 +4532,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4363,7 +4545,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -4409,7 +4591,7 @@ type ListMyAssignedAssetsRequest struct {
 
 func (x *ListMyAssignedAssetsRequest) Reset() {
 	*x = ListMyAssignedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4421,7 +4603,7 @@ func (x *ListMyAssignedAssetsRequest) String() string {
 func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4434,7 +4616,7 @@ func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{80}
 }
 
 type ListMyAssignedAssetsResponse struct {
@@ -4446,7 +4628,7 @@ type ListMyAssignedAssetsResponse struct {
 
 func (x *ListMyAssignedAssetsResponse) Reset() {
 	*x = ListMyAssignedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4458,7 +4640,7 @@ func (x *ListMyAssignedAssetsResponse) String() string {
 func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4471,7 +4653,7 @@ func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
@@ -4499,7 +4681,7 @@ type AssignedAsset struct {
 
 func (x *AssignedAsset) Reset() {
 	*x = AssignedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4511,7 +4693,7 @@ func (x *AssignedAsset) String() string {
 func (*AssignedAsset) ProtoMessage() {}
 
 func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4524,7 +4706,7 @@ func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
 func (*AssignedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AssignedAsset) GetId() string {
@@ -4830,7 +5012,25 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x13GetAppReviewRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"9\n" +
 	"\tAppReview\x12,\n" +
-	"\x04data\x18\x01 \x03(\v2\x18.svc.core.v1.ScopeReviewR\x04data\"S\n" +
+	"\x04data\x18\x01 \x03(\v2\x18.svc.core.v1.ScopeReviewR\x04data\":\n" +
+	"\x18GetDataUseCheckupRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\"\xfc\x01\n" +
+	"\x1cCertifyDataUseCheckupRequest\x12\x1e\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12\x1d\n" +
+	"\acertify\x18\x02 \x01(\bH\x00R\acertify\x88\x01\x01\x12X\n" +
+	"\x04uses\x18\x03 \x03(\v23.svc.core.v1.CertifyDataUseCheckupRequest.UsesEntryB\x0f\xbaH\f\x9a\x01\t\x10@*\x05r\x03\x18\xd0\x0fR\x04uses\x1a7\n" +
+	"\tUsesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
+	"\n" +
+	"\b_certify\"\xac\x01\n" +
+	"\x0eDataUseCheckup\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x1e\n" +
+	"\bdue_time\x18\x02 \x01(\tH\x00R\adueTime\x88\x01\x01\x12\x16\n" +
+	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12*\n" +
+	"\x0ecertified_time\x18\x04 \x01(\tH\x01R\rcertifiedTime\x88\x01\x01B\v\n" +
+	"\t_due_timeB\x11\n" +
+	"\x0f_certified_time\"S\n" +
 	"\vScopeReview\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
@@ -4877,7 +5077,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xb9&\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xd1(\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12\x85\x01\n" +
@@ -4944,7 +5144,10 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\fRotateAppKey\x12 .svc.core.v1.RotateAppKeyRequest\x1a\x17.svc.core.v1.RotatedKey\" \xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x13\x12\x11app/{app_id}/keys\x12l\n" +
 	"\fGetAppReview\x12 .svc.core.v1.GetAppReviewRequest\x1a\x16.svc.core.v1.AppReview\"\"\xca\xf3\x18\x02@\x02\xd2\xf3\x18\x15\n" +
 	"\x13app/{app_id}/review\x90\x02\x01\x12r\n" +
-	"\x0fSubmitAppReview\x12#.svc.core.v1.SubmitAppReviewRequest\x1a\x16.svc.core.v1.AppReview\"\"\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x15\x12\x13app/{app_id}/review\x12\x98\x01\n" +
+	"\x0fSubmitAppReview\x12#.svc.core.v1.SubmitAppReviewRequest\x1a\x16.svc.core.v1.AppReview\"\"\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x15\x12\x13app/{app_id}/review\x12\x85\x01\n" +
+	"\x11GetDataUseCheckup\x12%.svc.core.v1.GetDataUseCheckupRequest\x1a\x1b.svc.core.v1.DataUseCheckup\",\xca\xf3\x18\x02@\x01\xd2\xf3\x18\x1f\n" +
+	"\x1dapp/{app_id}/data_use_checkup\x90\x02\x01\x12\x8d\x01\n" +
+	"\x15CertifyDataUseCheckup\x12).svc.core.v1.CertifyDataUseCheckupRequest\x1a\x1b.svc.core.v1.DataUseCheckup\",\xca\xf3\x18\x05\x12\x01\x04@\x03\xd2\xf3\x18\x1f\x12\x1dapp/{app_id}/data_use_checkup\x12\x98\x01\n" +
 	"\x12ListAppReviewQueue\x12&.svc.core.v1.ListAppReviewQueueRequest\x1a'.svc.core.v1.ListAppReviewQueueResponse\"1\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02\"\x12 /api/developers/admin/app-review\x90\x02\x01\x12\x8f\x01\n" +
 	"\x0fDecideAppReview\x12#.svc.core.v1.DecideAppReviewRequest\x1a$.svc.core.v1.DecideAppReviewResponse\"1\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02%:\x01*\" /api/developers/admin/app-reviewB3Z1github.com/svcplatform/svc/gen/svc/core/v1;corev1b\x06proto3"
 
@@ -4960,7 +5163,7 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
 	(*DeleteMeRequest)(nil),                  // 1: svc.core.v1.DeleteMeRequest
@@ -5031,127 +5234,136 @@ var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*RotatedKey)(nil),                       // 66: svc.core.v1.RotatedKey
 	(*GetAppReviewRequest)(nil),              // 67: svc.core.v1.GetAppReviewRequest
 	(*AppReview)(nil),                        // 68: svc.core.v1.AppReview
-	(*ScopeReview)(nil),                      // 69: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),           // 70: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),        // 71: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),       // 72: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                // 73: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),           // 74: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),          // 75: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),               // 76: svc.core.v1.DecidedScopeReview
-	(*ListMyAssignedAssetsRequest)(nil),      // 77: svc.core.v1.ListMyAssignedAssetsRequest
-	(*ListMyAssignedAssetsResponse)(nil),     // 78: svc.core.v1.ListMyAssignedAssetsResponse
-	(*AssignedAsset)(nil),                    // 79: svc.core.v1.AssignedAsset
-	(*v1.Paging)(nil),                        // 80: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 81: google.protobuf.Struct
+	(*GetDataUseCheckupRequest)(nil),         // 69: svc.core.v1.GetDataUseCheckupRequest
+	(*CertifyDataUseCheckupRequest)(nil),     // 70: svc.core.v1.CertifyDataUseCheckupRequest
+	(*DataUseCheckup)(nil),                   // 71: svc.core.v1.DataUseCheckup
+	(*ScopeReview)(nil),                      // 72: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),           // 73: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),        // 74: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),       // 75: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                // 76: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),           // 77: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),          // 78: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),               // 79: svc.core.v1.DecidedScopeReview
+	(*ListMyAssignedAssetsRequest)(nil),      // 80: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),     // 81: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                    // 82: svc.core.v1.AssignedAsset
+	nil,                                      // 83: svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
+	(*v1.Paging)(nil),                        // 84: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                  // 85: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
 	12, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	80, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	84, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	7,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	80, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	84, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
 	10, // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	80, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	84, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
 	17, // 6: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
 	24, // 7: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	80, // 8: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	84, // 8: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
 	27, // 9: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
 	31, // 10: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
 	34, // 11: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	81, // 12: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
-	81, // 13: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
+	85, // 12: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	85, // 13: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
 	43, // 14: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	80, // 15: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	84, // 15: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
 	51, // 16: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
 	56, // 17: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
 	61, // 18: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	69, // 19: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	73, // 20: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	76, // 21: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	79, // 22: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
-	0,  // 23: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	3,  // 24: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	8,  // 25: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	5,  // 26: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	77, // 27: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
-	46, // 28: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	13, // 29: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
-	11, // 30: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	20, // 31: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	15, // 32: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
-	18, // 33: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
-	19, // 34: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
-	22, // 35: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	32, // 36: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	25, // 37: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
-	28, // 38: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
-	1,  // 39: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
-	29, // 40: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
-	35, // 41: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	37, // 42: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	38, // 43: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	40, // 44: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	41, // 45: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	44, // 46: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	45, // 47: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	49, // 48: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	52, // 49: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	53, // 50: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	54, // 51: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	57, // 52: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	58, // 53: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	59, // 54: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	62, // 55: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	64, // 56: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	65, // 57: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	67, // 58: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	70, // 59: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	71, // 60: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	74, // 61: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	2,  // 62: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	4,  // 63: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	9,  // 64: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	6,  // 65: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	78, // 66: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
-	47, // 67: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	14, // 68: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
-	12, // 69: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	21, // 70: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	16, // 71: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
-	21, // 72: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
-	21, // 73: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
-	23, // 74: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	33, // 75: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	26, // 76: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
-	21, // 77: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
-	21, // 78: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
-	30, // 79: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
-	36, // 80: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	48, // 81: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	39, // 82: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	21, // 83: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	42, // 84: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	21, // 85: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	21, // 86: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	50, // 87: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	21, // 88: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	21, // 89: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	55, // 90: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	21, // 91: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	21, // 92: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	60, // 93: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	63, // 94: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	21, // 95: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	66, // 96: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	68, // 97: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	68, // 98: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	72, // 99: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	75, // 100: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	62, // [62:101] is the sub-list for method output_type
-	23, // [23:62] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	72, // 19: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	83, // 20: svc.core.v1.CertifyDataUseCheckupRequest.uses:type_name -> svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
+	76, // 21: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	79, // 22: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	82, // 23: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	0,  // 24: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	3,  // 25: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	8,  // 26: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	5,  // 27: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	80, // 28: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	46, // 29: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	13, // 30: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
+	11, // 31: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	20, // 32: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	15, // 33: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
+	18, // 34: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
+	19, // 35: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
+	22, // 36: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	32, // 37: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	25, // 38: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
+	28, // 39: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
+	1,  // 40: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
+	29, // 41: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
+	35, // 42: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	37, // 43: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	38, // 44: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	40, // 45: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	41, // 46: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	44, // 47: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	45, // 48: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	49, // 49: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	52, // 50: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	53, // 51: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	54, // 52: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	57, // 53: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	58, // 54: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	59, // 55: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	62, // 56: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	64, // 57: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	65, // 58: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	67, // 59: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	73, // 60: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	69, // 61: svc.core.v1.GraphService.GetDataUseCheckup:input_type -> svc.core.v1.GetDataUseCheckupRequest
+	70, // 62: svc.core.v1.GraphService.CertifyDataUseCheckup:input_type -> svc.core.v1.CertifyDataUseCheckupRequest
+	74, // 63: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	77, // 64: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	2,  // 65: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	4,  // 66: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	9,  // 67: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	6,  // 68: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	81, // 69: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	47, // 70: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	14, // 71: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
+	12, // 72: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	21, // 73: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	16, // 74: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
+	21, // 75: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
+	21, // 76: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
+	23, // 77: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	33, // 78: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	26, // 79: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
+	21, // 80: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
+	21, // 81: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
+	30, // 82: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
+	36, // 83: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	48, // 84: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	39, // 85: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	21, // 86: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	42, // 87: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	21, // 88: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	21, // 89: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	50, // 90: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	21, // 91: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	21, // 92: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	55, // 93: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	21, // 94: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	21, // 95: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	60, // 96: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	63, // 97: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	21, // 98: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	66, // 99: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	68, // 100: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	68, // 101: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	71, // 102: svc.core.v1.GraphService.GetDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
+	71, // 103: svc.core.v1.GraphService.CertifyDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
+	75, // 104: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	78, // 105: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	65, // [65:106] is the sub-list for method output_type
+	24, // [24:65] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -5164,13 +5376,15 @@ func file_svc_core_v1_graph_proto_init() {
 	file_svc_core_v1_graph_proto_msgTypes[34].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[37].OneofWrappers = []any{}
 	file_svc_core_v1_graph_proto_msgTypes[66].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[70].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[71].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   80,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

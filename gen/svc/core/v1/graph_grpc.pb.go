@@ -56,6 +56,8 @@ const (
 	GraphService_RotateAppKey_FullMethodName             = "/svc.core.v1.GraphService/RotateAppKey"
 	GraphService_GetAppReview_FullMethodName             = "/svc.core.v1.GraphService/GetAppReview"
 	GraphService_SubmitAppReview_FullMethodName          = "/svc.core.v1.GraphService/SubmitAppReview"
+	GraphService_GetDataUseCheckup_FullMethodName        = "/svc.core.v1.GraphService/GetDataUseCheckup"
+	GraphService_CertifyDataUseCheckup_FullMethodName    = "/svc.core.v1.GraphService/CertifyDataUseCheckup"
 	GraphService_ListAppReviewQueue_FullMethodName       = "/svc.core.v1.GraphService/ListAppReviewQueue"
 	GraphService_DecideAppReview_FullMethodName          = "/svc.core.v1.GraphService/DecideAppReview"
 )
@@ -206,6 +208,18 @@ type GraphServiceClient interface {
 	// wait for staff. It answers every scope's status after the submission.
 	// First-party: a team Admin's session.
 	SubmitAppReview(ctx context.Context, in *SubmitAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error)
+	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
+	// status (not_due, due, overdue or certified), when it is due, and the
+	// approved scopes a certification must cover. The team and the app
+	// itself read it; while the checkup is overdue the app's own
+	// credentials are refused like every other call but public_profile's.
+	GetDataUseCheckup(ctx context.Context, in *GetDataUseCheckupRequest, opts ...grpc.CallOption) (*DataUseCheckup, error)
+	// CertifyDataUseCheckup certifies how the app uses each approved scope:
+	// every one named in uses, with what the app does with it. The checkup
+	// is then certified and due a year later, and an overdue app's
+	// credentials work again at once. First-party: a team Admin's session,
+	// as App Review.
+	CertifyDataUseCheckup(ctx context.Context, in *CertifyDataUseCheckupRequest, opts ...grpc.CallOption) (*DataUseCheckup, error)
 	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
 	// decision, oldest first.
 	ListAppReviewQueue(ctx context.Context, in *ListAppReviewQueueRequest, opts ...grpc.CallOption) (*ListAppReviewQueueResponse, error)
@@ -592,6 +606,26 @@ func (c *graphServiceClient) SubmitAppReview(ctx context.Context, in *SubmitAppR
 	return out, nil
 }
 
+func (c *graphServiceClient) GetDataUseCheckup(ctx context.Context, in *GetDataUseCheckupRequest, opts ...grpc.CallOption) (*DataUseCheckup, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DataUseCheckup)
+	err := c.cc.Invoke(ctx, GraphService_GetDataUseCheckup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) CertifyDataUseCheckup(ctx context.Context, in *CertifyDataUseCheckupRequest, opts ...grpc.CallOption) (*DataUseCheckup, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DataUseCheckup)
+	err := c.cc.Invoke(ctx, GraphService_CertifyDataUseCheckup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *graphServiceClient) ListAppReviewQueue(ctx context.Context, in *ListAppReviewQueueRequest, opts ...grpc.CallOption) (*ListAppReviewQueueResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListAppReviewQueueResponse)
@@ -758,6 +792,18 @@ type GraphServiceServer interface {
 	// wait for staff. It answers every scope's status after the submission.
 	// First-party: a team Admin's session.
 	SubmitAppReview(context.Context, *SubmitAppReviewRequest) (*AppReview, error)
+	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
+	// status (not_due, due, overdue or certified), when it is due, and the
+	// approved scopes a certification must cover. The team and the app
+	// itself read it; while the checkup is overdue the app's own
+	// credentials are refused like every other call but public_profile's.
+	GetDataUseCheckup(context.Context, *GetDataUseCheckupRequest) (*DataUseCheckup, error)
+	// CertifyDataUseCheckup certifies how the app uses each approved scope:
+	// every one named in uses, with what the app does with it. The checkup
+	// is then certified and due a year later, and an overdue app's
+	// credentials work again at once. First-party: a team Admin's session,
+	// as App Review.
+	CertifyDataUseCheckup(context.Context, *CertifyDataUseCheckupRequest) (*DataUseCheckup, error)
 	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
 	// decision, oldest first.
 	ListAppReviewQueue(context.Context, *ListAppReviewQueueRequest) (*ListAppReviewQueueResponse, error)
@@ -884,6 +930,12 @@ func (UnimplementedGraphServiceServer) GetAppReview(context.Context, *GetAppRevi
 }
 func (UnimplementedGraphServiceServer) SubmitAppReview(context.Context, *SubmitAppReviewRequest) (*AppReview, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitAppReview not implemented")
+}
+func (UnimplementedGraphServiceServer) GetDataUseCheckup(context.Context, *GetDataUseCheckupRequest) (*DataUseCheckup, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDataUseCheckup not implemented")
+}
+func (UnimplementedGraphServiceServer) CertifyDataUseCheckup(context.Context, *CertifyDataUseCheckupRequest) (*DataUseCheckup, error) {
+	return nil, status.Error(codes.Unimplemented, "method CertifyDataUseCheckup not implemented")
 }
 func (UnimplementedGraphServiceServer) ListAppReviewQueue(context.Context, *ListAppReviewQueueRequest) (*ListAppReviewQueueResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAppReviewQueue not implemented")
@@ -1578,6 +1630,42 @@ func _GraphService_SubmitAppReview_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GraphService_GetDataUseCheckup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDataUseCheckupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).GetDataUseCheckup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_GetDataUseCheckup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).GetDataUseCheckup(ctx, req.(*GetDataUseCheckupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_CertifyDataUseCheckup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CertifyDataUseCheckupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).CertifyDataUseCheckup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_CertifyDataUseCheckup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).CertifyDataUseCheckup(ctx, req.(*CertifyDataUseCheckupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _GraphService_ListAppReviewQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListAppReviewQueueRequest)
 	if err := dec(in); err != nil {
@@ -1768,6 +1856,14 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitAppReview",
 			Handler:    _GraphService_SubmitAppReview_Handler,
+		},
+		{
+			MethodName: "GetDataUseCheckup",
+			Handler:    _GraphService_GetDataUseCheckup_Handler,
+		},
+		{
+			MethodName: "CertifyDataUseCheckup",
+			Handler:    _GraphService_CertifyDataUseCheckup_Handler,
 		},
 		{
 			MethodName: "ListAppReviewQueue",

@@ -1,5 +1,5 @@
-// An app's settings: overview, going live, redirect URIs, keys, Page links
-// and products, roles, Test Users and configuration, each through its
+// An app's settings: overview, the data use checkup, going live, redirect
+// URIs, keys, Page links and products, roles, Test Users and configuration, each through its
 // app/<id>/… Graph node (CONTRACT §2 and §4).
 import { graph, el, table, replace, loading, onSubmit, secret, showError } from '/assets/ui/api.js';
 import { appID, appNode, dangerButton, showApp } from './common.js';
@@ -100,6 +100,26 @@ onSubmit(document.getElementById('config'), (v) => graph.post(appNode('config'),
   f.append(el('p', { class: 'ok', role: 'status' }, 'Saved.'));
 });
 
+// The data use checkup (CONTRACT §17): a textarea per approved scope,
+// certified together by a team Admin.
+async function checkup() {
+  const c = await graph.get(appNode('data_use_checkup'));
+  replace(document.getElementById('checkup'), el('dl', {},
+    el('dt', {}, 'Status'), el('dd', {}, el('span', { class: `badge ${c.status}`, id: 'checkup-status' }, c.status)),
+    c.due_time ? el('dt', {}, 'Due') : null, c.due_time ? el('dd', { id: 'checkup-due' }, c.due_time) : null));
+  replace(document.getElementById('checkup-uses'), (c.scopes || []).map((scope) =>
+    el('label', {}, `How the app uses ${scope}`, el('textarea', { name: scope, 'data-scope': scope, rows: 2 }))));
+}
+onSubmit(document.getElementById('certify-checkup'), (_, form) => {
+  const uses = {};
+  for (const t of form.querySelectorAll('textarea[data-scope]')) uses[t.dataset.scope] = t.value;
+  return graph.post(appNode('data_use_checkup'), { certify: true, uses });
+}, (_, form) => {
+  form.append(el('p', { class: 'ok', role: 'status' }, 'Certified.'));
+  document.getElementById('checkup-notice')?.remove();
+  checkup();
+});
+
 // Each section loads on its own: one refused read (a role that may not
 // see it, a node not served yet) shows its message and leaves the others.
-for (const load of [overview, redirects, links, myPages, roles, testUsers, config]) load().catch(() => {});
+for (const load of [overview, checkup, redirects, links, myPages, roles, testUsers, config]) load().catch(() => {});

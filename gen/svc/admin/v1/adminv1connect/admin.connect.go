@@ -42,6 +42,9 @@ const (
 	// AdminServiceSetUserStaffProcedure is the fully-qualified name of the AdminService's SetUserStaff
 	// RPC.
 	AdminServiceSetUserStaffProcedure = "/svc.admin.v1.AdminService/SetUserStaff"
+	// AdminServiceSetDataUseCheckupDueProcedure is the fully-qualified name of the AdminService's
+	// SetDataUseCheckupDue RPC.
+	AdminServiceSetDataUseCheckupDueProcedure = "/svc.admin.v1.AdminService/SetDataUseCheckupDue"
 )
 
 // AdminServiceClient is a client for the svc.admin.v1.AdminService service.
@@ -55,6 +58,11 @@ type AdminServiceClient interface {
 	// the operator grants or revokes staff: the admin token here, or
 	// `gateway admin staff` on the command line; never a user.
 	SetUserStaff(context.Context, *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error)
+	// SetDataUseCheckupDue sets when an app's data use checkup is due
+	// (CONTRACT §17): a time in the past makes it overdue at once, so a
+	// live app's tokens and key keep only public_profile until a team Admin
+	// certifies; one within 30 days opens the reminder.
+	SetDataUseCheckupDue(context.Context, *connect.Request[v1.SetDataUseCheckupDueRequest]) (*connect.Response[v1.DataUseCheckupDue], error)
 }
 
 // NewAdminServiceClient constructs a client for the svc.admin.v1.AdminService service. By default,
@@ -88,14 +96,22 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		setDataUseCheckupDue: connect.NewClient[v1.SetDataUseCheckupDueRequest, v1.DataUseCheckupDue](
+			httpClient,
+			baseURL+AdminServiceSetDataUseCheckupDueProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("SetDataUseCheckupDue")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // adminServiceClient implements AdminServiceClient.
 type adminServiceClient struct {
-	listPlugins  *connect.Client[v1.ListPluginsRequest, v1.ListPluginsResponse]
-	reloadPlugin *connect.Client[v1.ReloadPluginRequest, v1.Plugin]
-	setUserStaff *connect.Client[v1.SetUserStaffRequest, v1.UserStaff]
+	listPlugins          *connect.Client[v1.ListPluginsRequest, v1.ListPluginsResponse]
+	reloadPlugin         *connect.Client[v1.ReloadPluginRequest, v1.Plugin]
+	setUserStaff         *connect.Client[v1.SetUserStaffRequest, v1.UserStaff]
+	setDataUseCheckupDue *connect.Client[v1.SetDataUseCheckupDueRequest, v1.DataUseCheckupDue]
 }
 
 // ListPlugins calls svc.admin.v1.AdminService.ListPlugins.
@@ -113,6 +129,11 @@ func (c *adminServiceClient) SetUserStaff(ctx context.Context, req *connect.Requ
 	return c.setUserStaff.CallUnary(ctx, req)
 }
 
+// SetDataUseCheckupDue calls svc.admin.v1.AdminService.SetDataUseCheckupDue.
+func (c *adminServiceClient) SetDataUseCheckupDue(ctx context.Context, req *connect.Request[v1.SetDataUseCheckupDueRequest]) (*connect.Response[v1.DataUseCheckupDue], error) {
+	return c.setDataUseCheckupDue.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the svc.admin.v1.AdminService service.
 type AdminServiceHandler interface {
 	// ListPlugins lists the loaded product plugins.
@@ -124,6 +145,11 @@ type AdminServiceHandler interface {
 	// the operator grants or revokes staff: the admin token here, or
 	// `gateway admin staff` on the command line; never a user.
 	SetUserStaff(context.Context, *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error)
+	// SetDataUseCheckupDue sets when an app's data use checkup is due
+	// (CONTRACT §17): a time in the past makes it overdue at once, so a
+	// live app's tokens and key keep only public_profile until a team Admin
+	// certifies; one within 30 days opens the reminder.
+	SetDataUseCheckupDue(context.Context, *connect.Request[v1.SetDataUseCheckupDueRequest]) (*connect.Response[v1.DataUseCheckupDue], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -153,6 +179,13 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceSetDataUseCheckupDueHandler := connect.NewUnaryHandler(
+		AdminServiceSetDataUseCheckupDueProcedure,
+		svc.SetDataUseCheckupDue,
+		connect.WithSchema(adminServiceMethods.ByName("SetDataUseCheckupDue")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.admin.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceListPluginsProcedure:
@@ -161,6 +194,8 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceReloadPluginHandler.ServeHTTP(w, r)
 		case AdminServiceSetUserStaffProcedure:
 			adminServiceSetUserStaffHandler.ServeHTTP(w, r)
+		case AdminServiceSetDataUseCheckupDueProcedure:
+			adminServiceSetDataUseCheckupDueHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -180,4 +215,8 @@ func (UnimplementedAdminServiceHandler) ReloadPlugin(context.Context, *connect.R
 
 func (UnimplementedAdminServiceHandler) SetUserStaff(context.Context, *connect.Request[v1.SetUserStaffRequest]) (*connect.Response[v1.UserStaff], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.admin.v1.AdminService.SetUserStaff is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) SetDataUseCheckupDue(context.Context, *connect.Request[v1.SetDataUseCheckupDueRequest]) (*connect.Response[v1.DataUseCheckupDue], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.admin.v1.AdminService.SetDataUseCheckupDue is not implemented"))
 }

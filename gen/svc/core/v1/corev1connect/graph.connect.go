@@ -134,6 +134,12 @@ const (
 	// GraphServiceSubmitAppReviewProcedure is the fully-qualified name of the GraphService's
 	// SubmitAppReview RPC.
 	GraphServiceSubmitAppReviewProcedure = "/svc.core.v1.GraphService/SubmitAppReview"
+	// GraphServiceGetDataUseCheckupProcedure is the fully-qualified name of the GraphService's
+	// GetDataUseCheckup RPC.
+	GraphServiceGetDataUseCheckupProcedure = "/svc.core.v1.GraphService/GetDataUseCheckup"
+	// GraphServiceCertifyDataUseCheckupProcedure is the fully-qualified name of the GraphService's
+	// CertifyDataUseCheckup RPC.
+	GraphServiceCertifyDataUseCheckupProcedure = "/svc.core.v1.GraphService/CertifyDataUseCheckup"
 	// GraphServiceListAppReviewQueueProcedure is the fully-qualified name of the GraphService's
 	// ListAppReviewQueue RPC.
 	GraphServiceListAppReviewQueueProcedure = "/svc.core.v1.GraphService/ListAppReviewQueue"
@@ -281,6 +287,18 @@ type GraphServiceClient interface {
 	// wait for staff. It answers every scope's status after the submission.
 	// First-party: a team Admin's session.
 	SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error)
+	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
+	// status (not_due, due, overdue or certified), when it is due, and the
+	// approved scopes a certification must cover. The team and the app
+	// itself read it; while the checkup is overdue the app's own
+	// credentials are refused like every other call but public_profile's.
+	GetDataUseCheckup(context.Context, *connect.Request[v1.GetDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error)
+	// CertifyDataUseCheckup certifies how the app uses each approved scope:
+	// every one named in uses, with what the app does with it. The checkup
+	// is then certified and due a year later, and an overdue app's
+	// credentials work again at once. First-party: a team Admin's session,
+	// as App Review.
+	CertifyDataUseCheckup(context.Context, *connect.Request[v1.CertifyDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error)
 	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
 	// decision, oldest first.
 	ListAppReviewQueue(context.Context, *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error)
@@ -540,6 +558,19 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(graphServiceMethods.ByName("SubmitAppReview")),
 			connect.WithClientOptions(opts...),
 		),
+		getDataUseCheckup: connect.NewClient[v1.GetDataUseCheckupRequest, v1.DataUseCheckup](
+			httpClient,
+			baseURL+GraphServiceGetDataUseCheckupProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("GetDataUseCheckup")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		certifyDataUseCheckup: connect.NewClient[v1.CertifyDataUseCheckupRequest, v1.DataUseCheckup](
+			httpClient,
+			baseURL+GraphServiceCertifyDataUseCheckupProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("CertifyDataUseCheckup")),
+			connect.WithClientOptions(opts...),
+		),
 		listAppReviewQueue: connect.NewClient[v1.ListAppReviewQueueRequest, v1.ListAppReviewQueueResponse](
 			httpClient,
 			baseURL+GraphServiceListAppReviewQueueProcedure,
@@ -595,6 +626,8 @@ type graphServiceClient struct {
 	rotateAppKey             *connect.Client[v1.RotateAppKeyRequest, v1.RotatedKey]
 	getAppReview             *connect.Client[v1.GetAppReviewRequest, v1.AppReview]
 	submitAppReview          *connect.Client[v1.SubmitAppReviewRequest, v1.AppReview]
+	getDataUseCheckup        *connect.Client[v1.GetDataUseCheckupRequest, v1.DataUseCheckup]
+	certifyDataUseCheckup    *connect.Client[v1.CertifyDataUseCheckupRequest, v1.DataUseCheckup]
 	listAppReviewQueue       *connect.Client[v1.ListAppReviewQueueRequest, v1.ListAppReviewQueueResponse]
 	decideAppReview          *connect.Client[v1.DecideAppReviewRequest, v1.DecideAppReviewResponse]
 }
@@ -784,6 +817,16 @@ func (c *graphServiceClient) SubmitAppReview(ctx context.Context, req *connect.R
 	return c.submitAppReview.CallUnary(ctx, req)
 }
 
+// GetDataUseCheckup calls svc.core.v1.GraphService.GetDataUseCheckup.
+func (c *graphServiceClient) GetDataUseCheckup(ctx context.Context, req *connect.Request[v1.GetDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error) {
+	return c.getDataUseCheckup.CallUnary(ctx, req)
+}
+
+// CertifyDataUseCheckup calls svc.core.v1.GraphService.CertifyDataUseCheckup.
+func (c *graphServiceClient) CertifyDataUseCheckup(ctx context.Context, req *connect.Request[v1.CertifyDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error) {
+	return c.certifyDataUseCheckup.CallUnary(ctx, req)
+}
+
 // ListAppReviewQueue calls svc.core.v1.GraphService.ListAppReviewQueue.
 func (c *graphServiceClient) ListAppReviewQueue(ctx context.Context, req *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error) {
 	return c.listAppReviewQueue.CallUnary(ctx, req)
@@ -933,6 +976,18 @@ type GraphServiceHandler interface {
 	// wait for staff. It answers every scope's status after the submission.
 	// First-party: a team Admin's session.
 	SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error)
+	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
+	// status (not_due, due, overdue or certified), when it is due, and the
+	// approved scopes a certification must cover. The team and the app
+	// itself read it; while the checkup is overdue the app's own
+	// credentials are refused like every other call but public_profile's.
+	GetDataUseCheckup(context.Context, *connect.Request[v1.GetDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error)
+	// CertifyDataUseCheckup certifies how the app uses each approved scope:
+	// every one named in uses, with what the app does with it. The checkup
+	// is then certified and due a year later, and an overdue app's
+	// credentials work again at once. First-party: a team Admin's session,
+	// as App Review.
+	CertifyDataUseCheckup(context.Context, *connect.Request[v1.CertifyDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error)
 	// ListAppReviewQueue is the staff App Review queue: scopes waiting for a
 	// decision, oldest first.
 	ListAppReviewQueue(context.Context, *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error)
@@ -1188,6 +1243,19 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(graphServiceMethods.ByName("SubmitAppReview")),
 		connect.WithHandlerOptions(opts...),
 	)
+	graphServiceGetDataUseCheckupHandler := connect.NewUnaryHandler(
+		GraphServiceGetDataUseCheckupProcedure,
+		svc.GetDataUseCheckup,
+		connect.WithSchema(graphServiceMethods.ByName("GetDataUseCheckup")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceCertifyDataUseCheckupHandler := connect.NewUnaryHandler(
+		GraphServiceCertifyDataUseCheckupProcedure,
+		svc.CertifyDataUseCheckup,
+		connect.WithSchema(graphServiceMethods.ByName("CertifyDataUseCheckup")),
+		connect.WithHandlerOptions(opts...),
+	)
 	graphServiceListAppReviewQueueHandler := connect.NewUnaryHandler(
 		GraphServiceListAppReviewQueueProcedure,
 		svc.ListAppReviewQueue,
@@ -1277,6 +1345,10 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceGetAppReviewHandler.ServeHTTP(w, r)
 		case GraphServiceSubmitAppReviewProcedure:
 			graphServiceSubmitAppReviewHandler.ServeHTTP(w, r)
+		case GraphServiceGetDataUseCheckupProcedure:
+			graphServiceGetDataUseCheckupHandler.ServeHTTP(w, r)
+		case GraphServiceCertifyDataUseCheckupProcedure:
+			graphServiceCertifyDataUseCheckupHandler.ServeHTTP(w, r)
 		case GraphServiceListAppReviewQueueProcedure:
 			graphServiceListAppReviewQueueHandler.ServeHTTP(w, r)
 		case GraphServiceDecideAppReviewProcedure:
@@ -1436,6 +1508,14 @@ func (UnimplementedGraphServiceHandler) GetAppReview(context.Context, *connect.R
 
 func (UnimplementedGraphServiceHandler) SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.SubmitAppReview is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) GetDataUseCheckup(context.Context, *connect.Request[v1.GetDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.GetDataUseCheckup is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) CertifyDataUseCheckup(context.Context, *connect.Request[v1.CertifyDataUseCheckupRequest]) (*connect.Response[v1.DataUseCheckup], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.CertifyDataUseCheckup is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) ListAppReviewQueue(context.Context, *connect.Request[v1.ListAppReviewQueueRequest]) (*connect.Response[v1.ListAppReviewQueueResponse], error) {
