@@ -386,7 +386,7 @@ func (r *run) mePages(ctx context.Context) (string, error) {
 			return fmt.Sprintf("%d Pages, Page %s among them", len(out.Data), r.c.Page.ID), nil
 		}
 	}
-	return "", fmt.Errorf("Page %s is not among the owner's %d Pages", r.c.Page.ID, len(out.Data))
+	return "", fmt.Errorf("the Page %s is not among the owner's %d Pages", r.c.Page.ID, len(out.Data))
 }
 
 // post publishes a post on the Page as its owner and reads it back.

@@ -77,7 +77,7 @@ type Report struct {
 }
 
 // Report probes (or reuses the last round) and lists the incidents.
-func (s *Service) Report(ctx context.Context) (Report, error) {
+func (s *Service) Report(ctx context.Context) Report {
 	cs := s.probes.Current(ctx)
 	in, err := s.incidents.Recent(ctx)
 	if err != nil {
@@ -85,16 +85,11 @@ func (s *Service) Report(ctx context.Context) (Report, error) {
 		// cannot be read.
 		in = []Incident{}
 	}
-	return Report{Status: Overall(cs), Components: cs, Incidents: in}, nil
+	return Report{Status: Overall(cs), Components: cs, Incidents: in}
 }
 
 func (s *Service) status(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.Report(r.Context())
-	if err != nil {
-		apierr.Write(w, r, err)
-		return
-	}
-	apierr.WriteJSON(w, http.StatusOK, rep, apierr.CacheControl("no-store"))
+	apierr.WriteJSON(w, http.StatusOK, s.Report(r.Context()), apierr.CacheControl("no-store"))
 }
 
 // slaTarget is one surface of GET /api/v1/platform/sla.
@@ -150,7 +145,7 @@ const historyDays = 90
 
 func (s *Service) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rep, _ := s.Report(ctx)
+	rep := s.Report(ctx)
 	days := map[string]map[string]int16{}
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	rows, err := coredb.New(s.pool).StatusDays(ctx, pgtype.Date{Time: today.AddDate(0, 0, -(historyDays - 1)), Valid: true})
