@@ -675,6 +675,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 		}
 		if _, statErr := os.Stat(path); statErr == nil {
 			fmt.Fprintf(stdout, "Development credentials (users, Page, app, admin token): %s\n", path)
+			fmt.Fprintf(stdout, "Check the platform end to end: gateway smoke --credentials %s (make smoke)\n", path)
 		}
 	} else if generated {
 		// No seed file to hold it: keep the generated admin token in the data folder.
