@@ -45,7 +45,7 @@ TEST_OUT  := $(CURDIR)/.tmp/test-output
 # and GOFLAGS=-buildvcs=false. Empty outside a git checkout.
 COMMIT    := $(shell git describe --always --dirty --abbrev=40 --match=NONE 2>/dev/null)
 
-.PHONY: build run test test-go test-node lint generate check-generated tools postgres browser runtimes wrk soak bench bench-go profile proto-check clean
+.PHONY: build run smoke test test-go test-node lint generate check-generated tools postgres browser runtimes wrk soak bench bench-go profile proto-check clean
 
 ## build: bin/gateway, one binary per product plugin in bin/plugins/, and
 ## (outside the plugins folder) the test plugin, the example partner plugin
@@ -65,6 +65,10 @@ build:
 ## run: build everything and start the platform on the embedded database
 run: postgres build
 	./bin/gateway --addr $(ADDR) --data-dir $(DATA_DIR) --plugins-dir ./bin/plugins
+
+## smoke: check the platform `make run` serves, end to end (gateway smoke)
+smoke:
+	./bin/gateway smoke --base-url http://$(ADDR) --credentials $(DATA_DIR)/dev-credentials.json
 
 ## test: install what the tests need and run the whole suite
 test: tools postgres browser runtimes check-generated build test-go test-node

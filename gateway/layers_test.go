@@ -29,6 +29,7 @@ var layers = []struct {
 		"gateway/internal/observe", "gateway/internal/serving", "gateway/internal/version",
 		"gateway/internal/web", "gateway/internal/web/pages", "gateway/internal/coredb",
 		"gateway/internal/secretbox", "gateway/internal/config", "gateway/internal/host/sandbox", "gateway/internal/claim",
+		"gateway/internal/smoke",
 		"internal/plugin/manifestcheck", "internal/plugin/protocol",
 	}},
 	{"the plugin's side of the protocol, on which the SDK's types are declared", []string{
@@ -39,7 +40,7 @@ var layers = []struct {
 	}},
 	{"errors and stored data", []string{
 		"gateway/internal/apierr", "gateway/internal/store", "gateway/internal/prune",
-		"gateway/internal/identity",
+		"gateway/internal/identity", "gateway/internal/sla",
 	}},
 	{"the parts of a call: its route, its caller and access rules, its validation, its plugin process", []string{
 		"gateway/internal/route", "gateway/internal/auth", "gateway/internal/validate",
@@ -53,6 +54,7 @@ var layers = []struct {
 		"gateway/internal/catalog", "gateway/internal/web/console", "gateway/internal/oauth",
 		"gateway/internal/webhook", "gateway/internal/leaving", "gateway/internal/admin", "gateway/internal/openapi",
 		"gateway/internal/docsearch", "gateway/internal/seed", "gateway/internal/web/chatapp",
+		"gateway/internal/status",
 	}},
 	{"the port", []string{
 		"gateway/internal/server",

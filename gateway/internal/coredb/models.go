@@ -230,6 +230,37 @@ type CoreSigningKey struct {
 	CreatedAt  pgtype.Timestamptz
 }
 
+type CoreSlaMinute struct {
+	Surface  string
+	Minute   pgtype.Timestamptz
+	Requests int64
+	Errors   int64
+	Latency  []int64
+}
+
+type CoreStatusDay struct {
+	Component string
+	Day       pgtype.Date
+	Worst     int16
+}
+
+type CoreStatusIncident struct {
+	ID         int64
+	Title      string
+	Status     string
+	Components []string
+	StartedAt  pgtype.Timestamptz
+	ResolvedAt pgtype.Timestamptz
+}
+
+type CoreStatusIncidentUpdate struct {
+	ID         int64
+	IncidentID int64
+	At         pgtype.Timestamptz
+	Status     string
+	Body       string
+}
+
 type CoreUser struct {
 	ID           int64
 	Username     string

@@ -40,6 +40,8 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/secretbox"
 	"github.com/svcplatform/svc/gateway/internal/seed"
 	"github.com/svcplatform/svc/gateway/internal/server"
+	"github.com/svcplatform/svc/gateway/internal/sla"
+	"github.com/svcplatform/svc/gateway/internal/status"
 	"github.com/svcplatform/svc/gateway/internal/store"
 	"github.com/svcplatform/svc/gateway/internal/version"
 	"github.com/svcplatform/svc/gateway/internal/web/chatapp"
@@ -131,6 +133,9 @@ type parts struct {
 	r       *dispatch.Dispatcher
 	host    *host.Host
 	docs    *docsearch.Refresher
+	// outcomes counts the SLA's requests; probes keep the status page's.
+	outcomes *sla.Recorder
+	probes   *status.Prober
 
 	// stderr is where logs go; accessLines holds the access log's lines
 	// until they are written there (nil: no access log).
@@ -208,6 +213,7 @@ func (g *parts) database(ctx context.Context) error {
 
 func (g *parts) identity(context.Context) error {
 	g.ids = identity.New(g.db.Pool)
+	g.outcomes = sla.NewRecorder(g.db.Pool, g.log.With("component", "sla"))
 	// Client secrets sign webhooks, so identity keeps them sealed too.
 	g.ids.SetSealer(g.box)
 	g.authn = auth.New(g.ids, auth.Options{})
@@ -236,6 +242,7 @@ func (g *parts) server(context.Context) error {
 			return app
 		},
 		Activity: g.trimmer.Touch,
+		Outcomes: g.outcomes,
 		// Every method of the route table is served through the dispatcher.
 		Calls: g.r,
 		Ready: func(ctx context.Context) error {
@@ -265,6 +272,7 @@ func (g *parts) webhooks(context.Context) error {
 			}
 			return append(core, g.host.EventTypes()...)
 		},
+		Attempted: func(lag time.Duration, ours bool) { g.outcomes.Record(sla.Webhooks, lag, ours) },
 	})
 	g.hooks = hooks
 	return err
@@ -435,6 +443,17 @@ func (g *parts) edges(ctx context.Context) error {
 	// /v1/chat/completions and GET /v1/models, on OpenAI's wire), and the
 	// metrics plugins hand over.
 	g.srv.HandleDeclared(openai.New(g.calls))
+	// The platform's status, SLA and incidents (CONTRACT §18).
+	g.probes = status.New(status.Options{Pool: g.db.Pool, Log: g.log.With("component", "status"),
+		Plugins: func() []string {
+			var names []string
+			for _, p := range g.host.Plugins() {
+				names = append(names, p.Name)
+			}
+			return names
+		},
+		Probe: g.host.Probe})
+	status.NewService(g.db.Pool, g.probes).Register(g.srv.Handle)
 	g.metrics.AddGatherer(openai.Gatherer(g.calls))
 	// /metrics: on the main port to the admin token only, or on the
 	// operator's own listener to whoever reaches it (CONTRACT §15).
@@ -481,6 +500,11 @@ func (g *parts) background(ctx context.Context) error {
 	g.metrics.Registry().MustRegister(g.hooks.Collectors()...)
 	g.metrics.Registry().MustRegister(observe.PoolCollector("gateway", g.db.Pool))
 	go pruner.Run(ctx)
+	// The SLA's minutes are flushed until the last one, at shutdown.
+	slaDone := make(chan struct{})
+	go func() { g.outcomes.Run(ctx); close(slaDone) }()
+	g.onStop(func() { g.stop(); <-slaDone })
+	go g.probes.Run(ctx)
 	// Webhook delivery runs until shutdown; stop first, since serving can
 	// end without ctx ending.
 	hooksDone := make(chan error, 1)
@@ -664,6 +688,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 		}
 		if _, statErr := os.Stat(path); statErr == nil {
 			fmt.Fprintf(stdout, "Development credentials (users, Page, app, admin token): %s\n", path)
+			fmt.Fprintf(stdout, "Check the platform end to end: gateway smoke --credentials %s (make smoke)\n", path)
 		}
 	} else if generated {
 		// No seed file to hold it: keep the generated admin token in the data folder.

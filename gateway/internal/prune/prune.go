@@ -1,7 +1,8 @@
 // Package prune keeps the core tables bounded: a background job, run by one
 // gateway at a time however many share the database, deletes what has
 // outlived its retention — dispatched outbox events, finished webhook
-// deliveries, idempotency keys, expired tokens, sessions and codes — in
+// deliveries, idempotency keys, expired tokens, sessions and codes, the
+// SLA's minutes and the status page's days — in
 // small batches, oldest first. It also reports the size of every table as
 // metrics, so that an operator sees growth before it hurts.
 //
@@ -98,7 +99,7 @@ func New(opts Options) *Pruner {
 
 // prunedTables are the tables a round prunes, in order.
 var prunedTables = []string{"core.outbox", "core.webhook_deliveries", "core.idempotency_keys",
-	"core.credentials", "core.oauth_codes", "core.oauth_refresh_tokens"}
+	"core.credentials", "core.oauth_codes", "core.oauth_refresh_tokens", "core.sla_minutes", "core.status_days"}
 
 // lockKey is the advisory lock that makes one gateway prune at a time.
 const lockKey = 0x7376_6370_7275_6e65 // "svcprune"
@@ -153,6 +154,10 @@ func (p *Pruner) Once(ctx context.Context) (map[string]int64, error) {
 		"core.credentials":          func() (int64, error) { return q.PruneCredentials(ctx, b) },
 		"core.oauth_codes":          func() (int64, error) { return q.PruneOAuthCodes(ctx, b) },
 		"core.oauth_refresh_tokens": func() (int64, error) { return q.PruneRefreshTokens(ctx, b) },
+		// The SLA's minutes outlive its longest window (30 days) by a day;
+		// the status page's days, its 90 bars.
+		"core.sla_minutes": func() (int64, error) { return q.PruneSLAMinutes(ctx, b) },
+		"core.status_days": func() (int64, error) { return q.PruneStatusDays(ctx, b) },
 	}
 	out := map[string]int64{}
 	for _, table := range prunedTables {

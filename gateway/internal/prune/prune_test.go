@@ -158,3 +158,29 @@ func TestPruneMetricsArePresentFromTheStart(t *testing.T) {
 		}
 	}
 }
+
+// The SLA's minutes go a day after its 30-day window; the status page's
+// days after its 90 bars.
+func TestARoundDeletesSLAMinutesAndStatusDaysPastTheirWindows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := pool(t)
+	if _, err := p.Exec(ctx, `
+INSERT INTO core.sla_minutes (surface, minute, requests, errors, latency) VALUES
+  ('graph', date_trunc('minute', now() - interval '32 days'), 1, 0, '{1}'),
+  ('graph', date_trunc('minute', now() - interval '29 days'), 1, 0, '{1}');
+INSERT INTO core.status_days (component, day, worst) VALUES
+  ('graph', current_date - 120, 0), ('graph', current_date - 30, 3)`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := New(Options{Pool: p, Log: slog.New(slog.DiscardHandler)}).Once(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["core.sla_minutes"] != 1 || got["core.status_days"] != 1 {
+		t.Fatalf("pruned %v", got)
+	}
+	if n := count(t, p, `SELECT count(*) FROM core.sla_minutes`) + count(t, p, `SELECT count(*) FROM core.status_days`); n != 2 {
+		t.Fatalf("%d rows left, want the 2 recent ones", n)
+	}
+}

@@ -28,9 +28,10 @@ const requestIDHeader = "X-Request-Id"
 
 // traced gives every request a trace id, stamps it on the response, resolves
 // its credential with opts.Authenticate (when not nil), recovers panics into
-// the error envelope, records metrics and writes the access log line.
+// the error envelope, records metrics and the SLA's outcomes and writes the
+// access log line.
 func traced(opts Options, next http.Handler) http.Handler {
-	metrics, authenticate := opts.Metrics, opts.Authenticate
+	metrics, authenticate, outcomes := opts.Metrics, opts.Authenticate, opts.Outcomes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
@@ -79,9 +80,11 @@ func traced(opts Options, next http.Handler) http.Handler {
 					apierr.Write(sw, r.WithContext(ctx), apierr.Internal(fmt.Errorf("panic: %v", p)))
 				}
 			}
-			metrics.Observe(classify(r), sw.status(), time.Since(start))
+			took := time.Since(start)
+			metrics.Observe(classify(r), sw.status(), took)
+			outcomes.ObserveHTTP(r.URL.Path, sw.status(), took)
 			if opts.AccessLog != nil {
-				accessLine(ctx, opts.AccessLog, r, sw, opts.App, time.Since(start))
+				accessLine(ctx, opts.AccessLog, r, sw, opts.App, took)
 			}
 		}()
 		// After the recover above: a panic resolving the credential is

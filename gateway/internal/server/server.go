@@ -19,6 +19,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/serving"
+	"github.com/svcplatform/svc/gateway/internal/sla"
 	"github.com/svcplatform/svc/gateway/internal/version"
 	"github.com/svcplatform/svc/gateway/internal/web/pages"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// Calls runs the calls of the route table's methods (Prepare); nil
 	// serves compiled-in services only.
 	Calls Calls
+	// Outcomes counts the requests of the measured surfaces for the SLA
+	// (package sla); nil counts nothing.
+	Outcomes *sla.Recorder
 }
 
 // DefaultBodyReadTimeout is the default of Options.BodyReadTimeout: 1 MiB at

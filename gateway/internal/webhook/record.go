@@ -155,6 +155,15 @@ func (s *Service) writeBatch(ctx context.Context, q *coredb.Queries, batch []res
 		if counted[i] != "" {
 			s.outcomes.WithLabelValues(sdk.FormatID(res.job.d.AppID), res.job.d.EventType, counted[i]).Inc()
 		}
+		if a := res.attempt; s.opts.Attempted != nil && a != nil && (res.outcome == succeeded || res.outcome == failed) {
+			// A first attempt's lag runs from the event; a retry's waited
+			// on the schedule, by design, and counts from its start.
+			lag := a.latency
+			if res.job.d.FailedAttempts == 0 {
+				lag = a.at.Add(a.latency).Sub(res.job.d.EventCreatedAt.Time)
+			}
+			s.opts.Attempted(lag, res.outcome == failed && !res.endpointFault)
+		}
 	}
 	for _, app := range disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed for the failure window",

@@ -116,6 +116,11 @@ type Options struct {
 	TLSConfig *tls.Config
 	// LookupIP resolves callback host names; default the system resolver.
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Attempted, when set, learns of every attempt recorded, for the SLA
+	// (package sla): lag is from the event to a first attempt's end (a
+	// retry's own duration), and ours says it failed by the platform's
+	// fault, not the receiver's.
+	Attempted func(lag time.Duration, ours bool)
 }
 
 // Service delivers webhooks and serves the webhook Graph nodes. Create it

@@ -109,6 +109,37 @@ func RenderSignedIn(w http.ResponseWriter, d SignedIn) error {
 	return render(w, http.StatusOK, "signedin.html", d)
 }
 
+// Status is the data of the platform status page (/status).
+type Status struct {
+	Overall, OverallText string
+	Components           []StatusComponent
+	Incidents            []StatusIncident
+}
+
+// StatusComponent is one component: its status now and its worst per day.
+type StatusComponent struct {
+	Name, Status, Checked string
+	Days                  []StatusDay
+}
+
+// StatusDay is one day's bar: "" for a day without data.
+type StatusDay struct{ Date, Status string }
+
+// StatusIncident is one incident with its updates, newest first.
+type StatusIncident struct {
+	Title, Status, Started, Resolved string
+	Components                       []string
+	Updates                          []StatusUpdate
+}
+
+// StatusUpdate is one update of an incident.
+type StatusUpdate struct{ At, Status, Body string }
+
+// RenderStatus writes the platform status page.
+func RenderStatus(w http.ResponseWriter, d Status) error {
+	return render(w, http.StatusOK, "status.html", d)
+}
+
 func render(w http.ResponseWriter, status int, name string, data any) error {
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
