@@ -174,6 +174,7 @@ type CoreOutbox struct {
 	CreatedAt    pgtype.Timestamptz
 	DispatchedAt pgtype.Timestamptz
 	OrderingKey  *string
+	UserID       *string
 }
 
 type CorePage struct {
@@ -264,6 +265,7 @@ type CoreWebhookDelivery struct {
 	OrderingKey    *string
 	OrderingSeq    *int64
 	PageLink       bool
+	UserID         *string
 }
 
 type CoreWebhookListener struct {
