@@ -359,6 +359,15 @@ func peopleStory(t *testing.T) {
 	if res, body := writeToBikes(); res.StatusCode != 200 {
 		t.Fatalf("Cleo writes to Ben's Page: %d %s", res.StatusCode, body)
 	}
+	// Cleo writes to the Page too: her events must outlive Ben's leaving.
+	if res, body := cw.rest(t, "POST", cleo.SessionToken, "/api/mobile/svcchat/page-messaging/messages", map[string]string{"pageId": page, "text": "Do you deliver?"}); res.StatusCode != 200 {
+		t.Fatalf("Cleo writes to the Page: %d %s", res.StatusCode, body)
+	}
+	waitUntil(t, 10*time.Second, "the core to hold Ben's and Cleo's events and their deliveries", func() bool {
+		b, c := coreRowsNaming(t, db, ben.UserID), coreRowsNaming(t, db, cleo.UserID)
+		return b["core.outbox"] > 0 && b["core.webhook_deliveries"] > 0 && b["core.data_deletion_requests"] > 0 &&
+			c["core.outbox"] > 0 && c["core.webhook_deliveries"] > 0
+	})
 	theirs := rowsNaming(t, db, ben.UserID)
 	for _, table := range []string{"svcchat.conversations", "svcchat.opt_ins", "svcchat.reports", "chat.direct_threads", "chat.direct_messages",
 		"chat.user_blocks", "social.threads", "wearables.cards"} {
@@ -390,6 +399,12 @@ func peopleStory(t *testing.T) {
 	}
 	wantDeletionCallback(t, deletions, ben.UserID)
 	waitUntil(t, 20*time.Second, "every plugin to erase Ben", func() bool { return len(rowsNaming(t, db, ben.UserID)) == 0 })
+	// The core erases him too: his events, their deliveries and his
+	// finished data deletion callbacks; Cleo's events stay.
+	waitUntil(t, 20*time.Second, "the core to erase Ben", func() bool { return len(coreRowsNaming(t, db, ben.UserID)) == 0 })
+	if c := coreRowsNaming(t, db, cleo.UserID); c["core.outbox"] == 0 || c["core.webhook_deliveries"] == 0 {
+		t.Fatalf("Cleo's events went with Ben: %v", c)
+	}
 	if n := dbCount(t, db, `SELECT count(*) FROM core.users WHERE id = $1`, mustParseInt(t, ben.UserID)); n != 0 {
 		t.Fatal("Ben's users row is still there")
 	}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 )
 
-// Row is one event as core.outbox stores it. An empty PageID, AppID or
-// OrderingKey is NULL in its column (a statement that takes them as
+// Row is one event as core.outbox stores it. An empty PageID, AppID,
+// OrderingKey or UserID is NULL in its column (a statement that takes them as
 // parameters maps the empty string to NULL with NULLIF).
 type Row struct {
 	// ID is the event id, "evt_" and 22 base-62 characters.
@@ -23,6 +23,10 @@ type Row struct {
 	Data []byte
 	// OrderingKey groups events delivered in order; "" for none.
 	OrderingKey string
+	// UserID is the person the event is about (its subject), whose
+	// leaving erases it and its deliveries; "" for none. New leaves it
+	// empty: the caller sets it.
+	UserID string
 }
 
 // New makes the row of a new event: a fresh id, and data marshalled to

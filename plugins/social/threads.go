@@ -117,7 +117,7 @@ func (s *service) publish(ctx context.Context, call *sdk.Call, text string, repl
 			return err
 		}
 		_, err = event.Emit(ctx, tx, event.Event{
-			Type: EventThreadCreated, AppID: p.AppID,
+			Type: EventThreadCreated, AppID: p.AppID, UserID: row.AuthorID,
 			Data: map[string]string{"id": strconv.FormatInt(row.ID, 10), "author_id": row.AuthorID, "reply_to": idString(row.ReplyTo)},
 		})
 		return err

@@ -145,7 +145,8 @@ func emitConv(ctx context.Context, tx svcchatdb.DBTX, conv *svcchatdb.SvcchatCon
 	key := orderingKey(conv.ID)
 	for i, e := range evs {
 		e.data.setSequence(first + int64(i))
-		if _, err := event.Emit(ctx, tx, event.Event{Type: e.typ, PageID: conv.PageID, Data: e.data, OrderingKey: key}); err != nil {
+		if _, err := event.Emit(ctx, tx, event.Event{Type: e.typ, PageID: conv.PageID, Data: e.data, OrderingKey: key,
+			UserID: conv.UserID}); err != nil {
 			return 0, err
 		}
 	}

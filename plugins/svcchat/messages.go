@@ -190,7 +190,8 @@ func messagePost(conv *svcchatdb.SvcchatConversation, m newMessage, announce fun
 		MessageSeqBefore: conv.LastMessageSeq, EventSeqBefore: conv.LastEventSeq, ClearTyping: m.Direction == "outbound",
 		ID: msg.ID, Direction: msg.Direction, Sender: msg.Sender, AppID: msg.AppID, Kind: msg.Kind, TemplateName: msg.TemplateName,
 		Text: msg.Text, SenderUserID: msg.SenderUserID, EventPageID: conv.PageID, OrderingKey: orderingKey(conv.ID),
-		EventIds: make([]string, len(evs)), EventTypes: make([]string, len(evs)), EventData: make([]string, len(evs))}
+		EventUserID: conv.UserID, EventIds: make([]string, len(evs)), EventTypes: make([]string, len(evs)),
+		EventData: make([]string, len(evs))}
 	for i, e := range evs {
 		e.data.setSequence(conv.LastEventSeq + 1 + int64(i))
 		r, err := outbox.New(e.typ, arg.EventPageID, "", arg.OrderingKey, e.data)

@@ -42,7 +42,7 @@ func (s *service) applyOptIn(ctx context.Context, tx svcchatdb.DBTX, conv *svcch
 		_, err = failThread(ctx, tx, conv, errOptedOut())
 		return rec, err
 	}
-	_, err = event.Emit(ctx, tx, event.Event{Type: eventType, PageID: pageID, Data: data})
+	_, err = event.Emit(ctx, tx, event.Event{Type: eventType, PageID: pageID, Data: data, UserID: userID})
 	return rec, err
 }
 

@@ -168,7 +168,7 @@ func (s *service) confirmAction(ctx context.Context, call *sdk.Call, req *wearab
 			return nil
 		}
 		_, err = event.Emit(ctx, tx, event.Event{
-			Type: EventActionConfirmed, AppID: card.AppID,
+			Type: EventActionConfirmed, AppID: card.AppID, UserID: card.UserID,
 			Data: map[string]string{"cardId": req.GetCardId(), "actionId": req.GetActionId(), "userId": card.UserID},
 		})
 		return err
@@ -223,7 +223,7 @@ func acknowledge(ctx context.Context, tx pgx.Tx, card wearablesdb.LockCardRow, d
 		return "", 0, err
 	}
 	_, err = event.Emit(ctx, tx, event.Event{
-		Type: EventCardDelivered, AppID: card.AppID,
+		Type: EventCardDelivered, AppID: card.AppID, UserID: card.UserID,
 		Data: map[string]string{
 			"cardId": strconv.FormatInt(card.ID, 10), "userId": card.UserID, "deviceId": strconv.FormatInt(deviceID, 10),
 		},

@@ -29,6 +29,11 @@ type Event struct {
 	// events of one key (svcchat emits under the conversation's row lock),
 	// so that emit order is commit order. Empty: no ordering.
 	OrderingKey string
+	// UserID is the person the event is about, if any (the sender of a
+	// message, the author of a thread): when they leave the platform, the
+	// event and its deliveries are erased with their data (CONTRACT §16).
+	// An event names one person at most; empty: it is about no one.
+	UserID string
 }
 
 // Tx is what Emit writes with: a pgx.Tx (or a pool or connection, for an
@@ -48,7 +53,7 @@ func Emit(ctx context.Context, tx Tx, e Event) (string, error) {
 	}
 	err = eventdb.New(tx).InsertEvent(ctx, eventdb.InsertEventParams{
 		ID: r.ID, Type: r.Type, PageID: optional(r.PageID), AppID: optional(r.AppID), Data: r.Data,
-		OrderingKey: optional(r.OrderingKey),
+		OrderingKey: optional(r.OrderingKey), UserID: optional(e.UserID),
 	})
 	if err != nil {
 		return "", fmt.Errorf("event %s: insert into outbox: %w", e.Type, err)

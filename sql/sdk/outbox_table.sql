@@ -13,5 +13,6 @@ CREATE TABLE core.outbox (
     page_id      text,
     app_id       text,
     data         jsonb     NOT NULL,
-    ordering_key text
+    ordering_key text,
+    user_id      text
 );

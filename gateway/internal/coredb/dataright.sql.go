@@ -196,6 +196,61 @@ func (q *Queries) DeleteUser(ctx context.Context, userID int64) (int64, error) {
 	return result.RowsAffected(), nil
 }
 
+const eraseFinishedDataDeletionRequests = `-- name: EraseFinishedDataDeletionRequests :execrows
+DELETE FROM core.data_deletion_requests WHERE user_id = $1 AND status <> 'pending'
+`
+
+// The person's data deletion callbacks that are over (confirmed or failed):
+// no one can read them once the person has left.
+func (q *Queries) EraseFinishedDataDeletionRequests(ctx context.Context, userID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, eraseFinishedDataDeletionRequests, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const eraseUserDeliveries = `-- name: EraseUserDeliveries :execrows
+DELETE FROM core.webhook_deliveries WHERE seq IN (
+    SELECT seq FROM core.webhook_deliveries WHERE user_id = $1::text LIMIT $2)
+`
+
+type EraseUserDeliveriesParams struct {
+	UserID string
+	Batch  int32
+}
+
+func (q *Queries) EraseUserDeliveries(ctx context.Context, arg EraseUserDeliveriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, eraseUserDeliveries, arg.UserID, arg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const eraseUserEvents = `-- name: EraseUserEvents :execrows
+
+DELETE FROM core.outbox WHERE seq IN (
+    SELECT seq FROM core.outbox WHERE user_id = $1::text LIMIT $2)
+`
+
+type EraseUserEventsParams struct {
+	UserID string
+	Batch  int32
+}
+
+// The core's own user-left job (gateway/internal/leaving, CoreJob): the
+// events about the person who left and their deliveries go, a batch at a
+// time, the outbox first (a statement that waits for a dispatcher's
+// lock on an event then lets the next one see the deliveries it made).
+func (q *Queries) EraseUserEvents(ctx context.Context, arg EraseUserEventsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, eraseUserEvents, arg.UserID, arg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const failDataDeletionAttempt = `-- name: FailDataDeletionAttempt :execrows
 UPDATE core.data_deletion_requests
 SET status = CASE WHEN $1::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
@@ -582,4 +637,24 @@ func (q *Queries) UnpublishSolelyOwnedPages(ctx context.Context, userID int64) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const userLeftWorkRemaining = `-- name: UserLeftWorkRemaining :one
+SELECT (EXISTS (SELECT 1 FROM core.user_left_jobs j WHERE j.user_id = $1 AND j.plugin <> $2::text)
+        OR EXISTS (SELECT 1 FROM core.data_deletion_requests r WHERE r.user_id = $1 AND r.status = 'pending'))::boolean AS busy
+`
+
+type UserLeftWorkRemainingParams struct {
+	UserID  int64
+	CoreJob string
+}
+
+// Whether anything else of the person's leaving is still under way: a
+// plugin's job (whose plugin may emit events until it has erased them) or
+// a data deletion callback still pending (whose attempts need the user id).
+func (q *Queries) UserLeftWorkRemaining(ctx context.Context, arg UserLeftWorkRemainingParams) (bool, error) {
+	row := q.db.QueryRow(ctx, userLeftWorkRemaining, arg.UserID, arg.CoreJob)
+	var busy bool
+	err := row.Scan(&busy)
+	return busy, err
 }

@@ -183,6 +183,7 @@ type CoreOutbox struct {
 	CreatedAt    pgtype.Timestamptz
 	DispatchedAt pgtype.Timestamptz
 	OrderingKey  *string
+	UserID       *string
 }
 
 type CorePage struct {
@@ -304,6 +305,7 @@ type CoreWebhookDelivery struct {
 	OrderingKey    *string
 	OrderingSeq    *int64
 	PageLink       bool
+	UserID         *string
 }
 
 type CoreWebhookListener struct {

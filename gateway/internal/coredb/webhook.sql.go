@@ -254,7 +254,7 @@ WITH busy AS (
     -- Two set-returning functions in one select list run in lockstep.
     SELECT unnest($1::bigint[]) AS app_id, unnest($2::bigint[]) AS room
 ), ev AS (
-    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key
+    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key, o.user_id
     FROM core.outbox o
     WHERE o.dispatched_at IS NULL
     ORDER BY o.seq
@@ -286,7 +286,7 @@ WITH busy AS (
            COALESCE(s.active, false) OR lst.listening AS active,
            COALESCE(s.paused_until > now(), false) AS paused,
            CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
-           ev.seq AS event_seq, r.page_link
+           ev.seq AS event_seq, r.page_link, ev.user_id
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     LEFT JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
@@ -300,14 +300,14 @@ WITH busy AS (
     -- are leased at once: the others go through the claim, which checks
     -- an ordered one's turn and a paused endpoint's Retry-After. Each app
     -- gets its oldest, up to its room.
-    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.page_link, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.page_link, f.user_id, (f.active AND NOT f.paused AND f.ordering_key IS NULL)
                AND row_number() OVER (PARTITION BY f.app_id, f.active AND NOT f.paused AND f.ordering_key IS NULL
                                       ORDER BY f.event_seq)
                    <= COALESCE((SELECT b.room FROM busy b WHERE b.app_id = f.app_id),
                                $4::bigint) AS may_lease
     FROM fanout f
 ), ranked AS (
-    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.page_link, f.may_lease, f.may_lease
+    SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data, f.active, f.paused, f.ordering_key, f.event_seq, f.page_link, f.user_id, f.may_lease, f.may_lease
                AND row_number() OVER (PARTITION BY f.may_lease ORDER BY f.event_seq, f.app_id)
                    <= $5::bigint AS leased,
            now() + make_interval(secs => $6::bigint / 1000.0) AS lease_ends,
@@ -315,12 +315,13 @@ WITH busy AS (
     FROM leasable f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
-                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq, page_link)
+                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq, page_link,
+                                         user_id)
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
            CASE WHEN f.active THEN 'pending' ELSE 'held' END,
            CASE WHEN NOT f.active THEN NULL WHEN f.leased THEN f.lease_ends ELSE now() END,
            CASE WHEN f.leased THEN f.lease_token END,
-           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END, f.page_link
+           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END, f.page_link, f.user_id
     FROM ranked f
     ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
@@ -455,7 +456,7 @@ func (q *Queries) EndWebhookListener(ctx context.Context, arg EndWebhookListener
 }
 
 const getWebhookDelivery = `-- name: GetWebhookDelivery :one
-SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at, ordering_key, ordering_seq, page_link FROM core.webhook_deliveries WHERE id = $1
+SELECT seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, replay_of, status, failed_attempts, next_attempt_at, lease_token, attempts, created_at, completed_at, ordering_key, ordering_seq, page_link, user_id FROM core.webhook_deliveries WHERE id = $1
 `
 
 func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhookDelivery, error) {
@@ -482,6 +483,7 @@ func (q *Queries) GetWebhookDelivery(ctx context.Context, id string) (CoreWebhoo
 		&i.OrderingKey,
 		&i.OrderingSeq,
 		&i.PageLink,
+		&i.UserID,
 	)
 	return i, err
 }
@@ -510,9 +512,9 @@ func (q *Queries) GetWebhookSubscription(ctx context.Context, appID int64) (Core
 
 const insertWebhookDelivery = `-- name: InsertWebhookDelivery :one
 INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                     replay_of, next_attempt_at, page_link)
+                                     replay_of, next_attempt_at, page_link, user_id)
 SELECT $1, $2, $3, $4, $5, $6, $7,
-       $8, now(), $9::boolean
+       $8, now(), $9::boolean, $10
 WHERE NOT $9::boolean OR core.page_event_entitled($1, $4, $3)
 RETURNING id
 `
@@ -527,6 +529,7 @@ type InsertWebhookDeliveryParams struct {
 	Test           bool
 	ReplayOf       *int64
 	PageLink       bool
+	UserID         *string
 }
 
 // A delivery made outside the dispatcher: a replay or a test event. A
@@ -543,6 +546,7 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 		arg.Test,
 		arg.ReplayOf,
 		arg.PageLink,
+		arg.UserID,
 	)
 	var id string
 	err := row.Scan(&id)
@@ -813,7 +817,7 @@ func (q *Queries) RenewWebhookListener(ctx context.Context, arg RenewWebhookList
 
 const replayWebhookDeliveries = `-- name: ReplayWebhookDeliveries :one
 WITH picked AS (
-    SELECT d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at, d.data, d.test, d.replay_of, d.status, d.failed_attempts, d.next_attempt_at, d.lease_token, d.attempts, d.created_at, d.completed_at, d.ordering_key, d.ordering_seq, d.page_link FROM core.webhook_deliveries d
+    SELECT d.seq, d.id, d.app_id, d.event_id, d.event_type, d.page_id, d.event_created_at, d.data, d.test, d.replay_of, d.status, d.failed_attempts, d.next_attempt_at, d.lease_token, d.attempts, d.created_at, d.completed_at, d.ordering_key, d.ordering_seq, d.page_link, d.user_id FROM core.webhook_deliveries d
     WHERE d.app_id = $1 AND d.status = ANY ($2::text[])
       AND d.event_created_at >= $3 AND d.event_created_at < $4
       -- Not replayed: a delivery the app is no longer entitled to (as
@@ -830,9 +834,9 @@ WITH picked AS (
     RETURNING 1
 ), copied AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                         replay_of, next_attempt_at, ordering_key, ordering_seq, page_link)
+                                         replay_of, next_attempt_at, ordering_key, ordering_seq, page_link, user_id)
     SELECT p.app_id, p.event_id, p.event_type, p.page_id, p.event_created_at, p.data, p.test,
-           p.seq, now(), p.ordering_key, p.ordering_seq, p.page_link
+           p.seq, now(), p.ordering_key, p.ordering_seq, p.page_link, p.user_id
     FROM picked p WHERE p.status = 'failed'
     ORDER BY p.seq
     RETURNING 1

@@ -74,7 +74,8 @@ type Options struct {
 // Leavers is what leaving needs of the runner of the plugins' user-left
 // jobs.
 type Leavers interface {
-	// UserLeftPlugins names the plugins declaring the user-left hook.
+	// UserLeftPlugins names the user-left jobs to write: the core's own and
+	// one per plugin declaring the hook.
 	UserLeftPlugins() []string
 	// WakeUserLeft runs the jobs at once rather than at the next poll.
 	WakeUserLeft()

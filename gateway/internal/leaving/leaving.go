@@ -6,10 +6,21 @@
 // host — never through the route table, so no client reaches it — and
 // deletes the row once the plugin answers, or retries later, without end:
 // a person's data must go even if a plugin is down for a day.
+//
+// One more job, CoreJob, erases what the core holds of the person: the
+// outbox's events about them (core.outbox.user_id), delivered or not, and
+// the delivery log's rows of those events; the app's data deletion
+// callback supersedes deliveries of their data still pending. It is
+// finished only once the person's plugin jobs are (a plugin may emit an
+// event about them until it has erased them) and their data deletion
+// callbacks are over (an attempt needs the user id); until then each
+// attempt erases what is there and the job waits, and its last erases the
+// callbacks' rows too.
 package leaving
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -35,7 +46,19 @@ const (
 	attemptTimeout = 30 * time.Second
 	// maxDelay caps the wait between attempts of one job.
 	maxDelay = 10 * time.Minute
+	// maxWait caps the wait of the core's job for the rest of a leaving,
+	// which usually ends within seconds.
+	maxWait = time.Minute
+	// eraseBatch bounds the rows one statement of the core's job deletes.
+	eraseBatch = 1000
 )
+
+// CoreJob is the plugin column of the core's own job. No plugin is named
+// so: a plugin is named after its file, and no file name holds a slash.
+const CoreJob = "/core"
+
+// errWaiting is the core's job waiting for the rest of a leaving.
+var errWaiting = errors.New("waiting for the plugins' jobs and the data deletion callbacks of the person")
 
 // Plugins is what the runner needs of the plugin host.
 type Plugins interface {
@@ -62,14 +85,15 @@ func New(q *coredb.Queries, log *slog.Logger) *Runner {
 // UseHost sets the plugin host the jobs call.
 func (r *Runner) UseHost(h Plugins) { r.host.Store(&h) }
 
-// UserLeftPlugins names the plugins whose last manifest declares the hook
-// (a plugin restarting keeps its manifest, so its job is written and waits).
+// UserLeftPlugins names the jobs a leaving writes: the core's own
+// (CoreJob) and one per plugin whose last manifest declares the hook (a
+// plugin restarting keeps its manifest, so its job is written and waits).
 func (r *Runner) UserLeftPlugins() []string {
+	out := []string{CoreJob}
 	h := r.host.Load()
 	if h == nil {
-		return nil
+		return out
 	}
-	var out []string
 	for _, p := range (*h).Plugins() {
 		if p.Plugin != nil && p.Plugin.OnUserLeft {
 			out = append(out, p.Name)
@@ -106,15 +130,26 @@ func (r *Runner) runBatch(ctx context.Context) int {
 		return 0
 	}
 	for _, j := range rows {
-		err := r.attempt(ctx, *h, j)
+		var err error
+		if j.Plugin == CoreJob {
+			err = r.eraseCore(ctx, j.UserID)
+		} else {
+			err = r.attempt(ctx, *h, j)
+		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if err == nil {
 			_, err = r.q.FinishUserLeftJob(sctx, coredb.FinishUserLeftJobParams{ID: j.ID, LeaseToken: &token})
 		} else {
-			r.log.WarnContext(ctx, "a plugin did not erase the data of a person who left; retried",
-				"plugin", j.Plugin, "attempt", j.Attempts+1, "error", err)
+			if !errors.Is(err, errWaiting) {
+				r.log.WarnContext(ctx, "a person who left is not erased yet; retried",
+					"plugin", j.Plugin, "attempt", j.Attempts+1, "error", err)
+			}
+			wait := Delay(int(j.Attempts))
+			if errors.Is(err, errWaiting) {
+				wait = min(wait, maxWait)
+			}
 			_, err = r.q.RetryUserLeftJob(sctx, coredb.RetryUserLeftJobParams{ID: j.ID, LeaseToken: &token,
-				NextAttemptAt: pgtype.Timestamptz{Time: time.Now().Add(Delay(int(j.Attempts))), Valid: true},
+				NextAttemptAt: pgtype.Timestamptz{Time: time.Now().Add(wait), Valid: true},
 				LastError:     err.Error()})
 		}
 		cancel()
@@ -123,6 +158,42 @@ func (r *Runner) runBatch(ctx context.Context) int {
 		}
 	}
 	return len(rows)
+}
+
+// eraseCore runs the core's job once: the events about the person and
+// their deliveries go, the outbox first (a statement waiting for a
+// dispatcher's lock on an event lets the next see the deliveries it made);
+// errWaiting while the rest of the leaving is under way, else the
+// person's finished data deletion callbacks go too.
+func (r *Runner) eraseCore(ctx context.Context, userID int64) error {
+	uid := fmt.Sprint(userID)
+	for _, erase := range []func() (int64, error){
+		func() (int64, error) {
+			return r.q.EraseUserEvents(ctx, coredb.EraseUserEventsParams{UserID: uid, Batch: eraseBatch})
+		},
+		func() (int64, error) {
+			return r.q.EraseUserDeliveries(ctx, coredb.EraseUserDeliveriesParams{UserID: uid, Batch: eraseBatch})
+		},
+	} {
+		for {
+			n, err := erase()
+			if err != nil {
+				return err
+			}
+			if n < eraseBatch {
+				break
+			}
+		}
+	}
+	busy, err := r.q.UserLeftWorkRemaining(ctx, coredb.UserLeftWorkRemainingParams{UserID: userID, CoreJob: CoreJob})
+	if err != nil {
+		return err
+	}
+	if busy {
+		return errWaiting
+	}
+	_, err = r.q.EraseFinishedDataDeletionRequests(ctx, userID)
+	return err
 }
 
 // attempt calls the plugin's hook once, with the operator's authority.

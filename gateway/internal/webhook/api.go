@@ -304,6 +304,7 @@ func (s *Service) replayDelivery(ctx context.Context, call *sdk.Call, req *webho
 	id, err := s.q.InsertWebhookDelivery(ctx, coredb.InsertWebhookDeliveryParams{
 		AppID: d.AppID, EventID: d.EventID, EventType: d.EventType, PageID: d.PageID,
 		EventCreatedAt: d.EventCreatedAt, Data: d.Data, Test: d.Test, ReplayOf: &d.Seq, PageLink: d.PageLink,
+		UserID: d.UserID,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// A delivery made through the app's link to a Page whose app is

@@ -154,3 +154,28 @@ UPDATE core.user_left_jobs
 SET next_attempt_at = @next_attempt_at, attempts = attempts + 1, last_error = @last_error,
     lease_token = NULL, lease_until = NULL
 WHERE id = @id AND lease_token = @lease_token;
+
+-- The core's own user-left job (gateway/internal/leaving, CoreJob): the
+-- events about the person who left and their deliveries go, a batch at a
+-- time, the outbox first (a statement that waits for a dispatcher's
+-- lock on an event then lets the next one see the deliveries it made).
+
+-- name: EraseUserEvents :execrows
+DELETE FROM core.outbox WHERE seq IN (
+    SELECT seq FROM core.outbox WHERE user_id = @user_id::text LIMIT @batch);
+
+-- name: EraseUserDeliveries :execrows
+DELETE FROM core.webhook_deliveries WHERE seq IN (
+    SELECT seq FROM core.webhook_deliveries WHERE user_id = @user_id::text LIMIT @batch);
+
+-- name: EraseFinishedDataDeletionRequests :execrows
+-- The person's data deletion callbacks that are over (confirmed or failed):
+-- no one can read them once the person has left.
+DELETE FROM core.data_deletion_requests WHERE user_id = @user_id AND status <> 'pending';
+
+-- name: UserLeftWorkRemaining :one
+-- Whether anything else of the person's leaving is still under way: a
+-- plugin's job (whose plugin may emit events until it has erased them) or
+-- a data deletion callback still pending (whose attempts need the user id).
+SELECT (EXISTS (SELECT 1 FROM core.user_left_jobs j WHERE j.user_id = @user_id AND j.plugin <> @core_job::text)
+        OR EXISTS (SELECT 1 FROM core.data_deletion_requests r WHERE r.user_id = @user_id AND r.status = 'pending'))::boolean AS busy;

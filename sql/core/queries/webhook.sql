@@ -55,7 +55,7 @@ WITH busy AS (
     -- Two set-returning functions in one select list run in lockstep.
     SELECT unnest(@busy_apps::bigint[]) AS app_id, unnest(@busy_room::bigint[]) AS room
 ), ev AS (
-    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key
+    SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key, o.user_id
     FROM core.outbox o
     WHERE o.dispatched_at IS NULL
     ORDER BY o.seq
@@ -87,7 +87,7 @@ WITH busy AS (
            COALESCE(s.active, false) OR lst.listening AS active,
            COALESCE(s.paused_until > now(), false) AS paused,
            CASE WHEN s.ordering = 'conversation' THEN ev.ordering_key END AS ordering_key,
-           ev.seq AS event_seq, r.page_link
+           ev.seq AS event_seq, r.page_link, ev.user_id
     FROM recipient r
     JOIN ev ON ev.seq = r.seq
     LEFT JOIN core.webhook_subscriptions s ON s.app_id = r.app_id AND ev.type = ANY (s.events)
@@ -116,12 +116,13 @@ WITH busy AS (
     FROM leasable f
 ), delivered AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data,
-                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq, page_link)
+                                         status, next_attempt_at, lease_token, ordering_key, ordering_seq, page_link,
+                                         user_id)
     SELECT f.app_id, f.id, f.type, f.page_id, f.created_at, f.data,
            CASE WHEN f.active THEN 'pending' ELSE 'held' END,
            CASE WHEN NOT f.active THEN NULL WHEN f.leased THEN f.lease_ends ELSE now() END,
            CASE WHEN f.leased THEN f.lease_token END,
-           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END, f.page_link
+           f.ordering_key, CASE WHEN f.ordering_key IS NOT NULL THEN f.event_seq END, f.page_link, f.user_id
     FROM ranked f
     ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
@@ -294,9 +295,9 @@ SELECT judged.app_id FROM judged WHERE judged.disable;
 -- replay of a delivery made through a Page link (page_link) is made only
 -- while the app is still entitled to the event: no row otherwise.
 INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                     replay_of, next_attempt_at, page_link)
+                                     replay_of, next_attempt_at, page_link, user_id)
 SELECT @app_id, @event_id, @event_type, sqlc.narg(page_id), @event_created_at, @data, @test,
-       sqlc.narg(replay_of), now(), @page_link::boolean
+       sqlc.narg(replay_of), now(), @page_link::boolean, sqlc.narg(user_id)
 WHERE NOT @page_link::boolean OR core.page_event_entitled(@app_id, sqlc.narg(page_id), @event_type)
 RETURNING id;
 
@@ -379,9 +380,9 @@ WITH picked AS (
     RETURNING 1
 ), copied AS (
     INSERT INTO core.webhook_deliveries (app_id, event_id, event_type, page_id, event_created_at, data, test,
-                                         replay_of, next_attempt_at, ordering_key, ordering_seq, page_link)
+                                         replay_of, next_attempt_at, ordering_key, ordering_seq, page_link, user_id)
     SELECT p.app_id, p.event_id, p.event_type, p.page_id, p.event_created_at, p.data, p.test,
-           p.seq, now(), p.ordering_key, p.ordering_seq, p.page_link
+           p.seq, now(), p.ordering_key, p.ordering_seq, p.page_link, p.user_id
     FROM picked p WHERE p.status = 'failed'
     ORDER BY p.seq
     RETURNING 1

@@ -528,9 +528,9 @@ WITH counters AS (
     FROM counters
     RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
 ), emitted AS (
-    INSERT INTO core.outbox (id, type, page_id, data, ordering_key)
+    INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
     SELECT ev.id, ($15::text[])[ev.n], NULLIF($16::text, ''), (($17::text[])[ev.n])::jsonb,
-           NULLIF($18::text, '')
+           NULLIF($18::text, ''), NULLIF($19::text, '')
     FROM message, unnest($1::text[]) WITH ORDINALITY AS ev(id, n)
 )
 SELECT page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode FROM message
@@ -555,6 +555,7 @@ type PostMessageParams struct {
 	EventPageID      string
 	EventData        []string
 	OrderingKey      string
+	EventUserID      string
 }
 
 type PostMessageRow struct {
@@ -585,7 +586,7 @@ type PostMessageRow struct {
 // mismatch insert nothing (no row returned) rather than a wrong number.
 // The events are outbox rows internal/outbox made (as sdk/event's would
 // be), as columns: ids, types and data; all are of the message's Page and
-// conversation's ordering key.
+// conversation's ordering key, and about the conversation's person.
 func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostMessageRow, error) {
 	row := q.db.QueryRow(ctx, postMessage,
 		arg.EventIds,
@@ -606,6 +607,7 @@ func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostM
 		arg.EventPageID,
 		arg.EventData,
 		arg.OrderingKey,
+		arg.EventUserID,
 	)
 	var i PostMessageRow
 	err := row.Scan(

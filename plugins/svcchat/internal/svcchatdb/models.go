@@ -16,6 +16,7 @@ type CoreOutbox struct {
 	AppID       *string
 	Data        []byte
 	OrderingKey *string
+	UserID      *string
 }
 
 type SvcchatAssistantJob struct {

@@ -81,7 +81,7 @@ ORDER BY seq ASC LIMIT @lim;
 -- mismatch insert nothing (no row returned) rather than a wrong number.
 -- The events are outbox rows internal/outbox made (as sdk/event's would
 -- be), as columns: ids, types and data; all are of the message's Page and
--- conversation's ordering key.
+-- conversation's ordering key, and about the conversation's person.
 WITH counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1,
@@ -98,9 +98,9 @@ WITH counters AS (
     FROM counters
     RETURNING *
 ), emitted AS (
-    INSERT INTO core.outbox (id, type, page_id, data, ordering_key)
+    INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
     SELECT ev.id, (@event_types::text[])[ev.n], NULLIF(@event_page_id::text, ''), ((@event_data::text[])[ev.n])::jsonb,
-           NULLIF(@ordering_key::text, '')
+           NULLIF(@ordering_key::text, ''), NULLIF(@event_user_id::text, '')
     FROM message, unnest(@event_ids::text[]) WITH ORDINALITY AS ev(id, n)
 )
 SELECT * FROM message;

@@ -11,8 +11,8 @@ import (
 
 const insertEvent = `-- name: InsertEvent :exec
 
-INSERT INTO core.outbox (id, type, page_id, app_id, data, ordering_key)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO core.outbox (id, type, page_id, app_id, data, ordering_key, user_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 `
 
 type InsertEventParams struct {
@@ -22,6 +22,7 @@ type InsertEventParams struct {
 	AppID       *string
 	Data        []byte
 	OrderingKey *string
+	UserID      *string
 }
 
 // Queries of the plugin SDK. They run in the caller's transaction, against
@@ -34,6 +35,7 @@ func (q *Queries) InsertEvent(ctx context.Context, arg InsertEventParams) error 
 		arg.AppID,
 		arg.Data,
 		arg.OrderingKey,
+		arg.UserID,
 	)
 	return err
 }
