@@ -33,6 +33,9 @@ type Service struct {
 	// pageChanged drops what the authenticator remembers of a Page whose
 	// settings or links changed, so that the next call sees the change.
 	pageChanged func(pageID string)
+	// userChanged drops the authenticator's cached credentials of a user
+	// whose Page choice for an app changed.
+	userChanged func(userID string)
 	// plugins reaches what plugins declare (Options.Plugins); nil: none.
 	plugins Plugins
 	// deletions checks data deletion callback URLs and wakes their sender
@@ -52,6 +55,9 @@ type Options struct {
 	// PageChanged is told the id of a Page whose settings or links the
 	// service changes (auth.Authenticator.ForgetPage); nil: none.
 	PageChanged func(pageID string)
+	// UserChanged is told the id of a user whose Page choice for an app the
+	// service changes (auth.Authenticator.ForgetUser); nil: none.
+	UserChanged func(userID string)
 	// Plugins lets the service reach what plugins declare: the assets they
 	// add to me/assigned_assets and their part in an app going live; nil:
 	// no plugin is called.
@@ -84,12 +90,15 @@ type Deletions interface {
 // New returns the service.
 func New(o Options) *Service {
 	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
-		forget: o.Forget, pageChanged: o.PageChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
+		forget: o.Forget, pageChanged: o.PageChanged, userChanged: o.UserChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}
 	if s.pageChanged == nil {
 		s.pageChanged = func(string) {}
+	}
+	if s.userChanged == nil {
+		s.userChanged = func(string) {}
 	}
 	return s
 }
@@ -135,7 +144,9 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 	if err != nil {
 		return nil, err
 	}
-	pages, err := s.id.Pages.ManagedPages(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
+	// A user token lists only the Pages the person chose for its app
+	// (granular consent); a session has no app and lists every Page.
+	pages, err := s.id.Pages.ManagedPagesFor(ctx, call.Principal().UserID, call.Principal().AppID, cursorID(w.After), int(w.Fetch()))
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
@@ -379,6 +390,9 @@ func (s *Service) debugToken(ctx context.Context, call *sdk.Call, req *corev1.De
 	}
 	out := &corev1.DebugTokenData{AppId: d.AppID, Type: d.Type, Application: d.Application, IsValid: d.IsValid,
 		Scopes: nonNil(d.Scopes), UserId: d.UserID}
+	for _, g := range d.GranularScopes {
+		out.GranularScopes = append(out.GranularScopes, &corev1.GranularScope{Scope: g.Scope, TargetIds: nonNil(g.TargetIDs)})
+	}
 	if d.ExpiresAt != nil {
 		out.ExpiresAt = ptr(d.ExpiresAt.UTC().Format(time.RFC3339))
 	}

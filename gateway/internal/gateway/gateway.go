@@ -286,7 +286,7 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	// The plugins' user-left jobs: the runner learns the host once built.
 	g.leavers = leaving.New(g.ids.Queries(), g.log.With("component", "leaving"))
 	coregraph.New(coregraph.Options{Identity: g.ids,
-		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, Plugins: g.calls, Deletions: g.hooks,
+		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, UserChanged: g.authn.ForgetUser, Plugins: g.calls, Deletions: g.hooks,
 		Leavers: g.leavers}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)

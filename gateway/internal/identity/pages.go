@@ -282,6 +282,12 @@ type ManagedPage struct {
 // ManagedPages lists the Pages the user has a role on, in id order,
 // at most limit of them after the Page id after ("" for the first page).
 func (s *Pages) ManagedPages(ctx context.Context, userID, after string, limit int) ([]ManagedPage, error) {
+	return s.managedPages(ctx, userID, 0, after, limit)
+}
+
+// managedPages lists the user's Pages as a token of app aid sees them (0:
+// every Page).
+func (s *Pages) managedPages(ctx context.Context, userID string, aid int64, after string, limit int) ([]ManagedPage, error) {
 	uid, err := mustID("user", userID)
 	if err != nil {
 		return nil, err
@@ -292,7 +298,7 @@ func (s *Pages) ManagedPages(ctx context.Context, userID, after string, limit in
 			return nil, err
 		}
 	}
-	rows, err := s.q.ListManagedPages(ctx, coredb.ListManagedPagesParams{UserID: uid, AfterID: afterID, MaxRows: int32(limit)})
+	rows, err := s.q.ListManagedPages(ctx, coredb.ListManagedPagesParams{AppID: aid, UserID: uid, AfterID: afterID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list managed pages: %w", err)
 	}

@@ -7,7 +7,8 @@
 -- with the union of their scopes and the latest time one was granted.
 SELECT a.id, a.name,
        ARRAY(SELECT DISTINCT s FROM unnest(x.scopes) AS s ORDER BY s)::text[] AS scopes,
-       x.granted_at::timestamptz AS granted_at
+       x.granted_at::timestamptz AS granted_at,
+       (oc.page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
 FROM (
     SELECT u.app_id, array_agg(u.scope) AS scopes, max(u.at) AS granted_at
     FROM (
@@ -20,6 +21,7 @@ FROM (
     GROUP BY u.app_id
 ) x
 JOIN core.apps a ON a.id = x.app_id
+LEFT JOIN core.oauth_consents oc ON oc.user_id = @user_id AND oc.app_id = x.app_id
 ORDER BY x.granted_at DESC, a.id;
 
 -- name: DeleteConsent :execrows
@@ -154,3 +156,11 @@ UPDATE core.user_left_jobs
 SET next_attempt_at = @next_attempt_at, attempts = attempts + 1, last_error = @last_error,
     lease_token = NULL, lease_until = NULL
 WHERE id = @id AND lease_token = @lease_token;
+
+-- name: ChooseConsentPages :exec
+-- Changes the Pages the person chose for the app (granular consent,
+-- CONTRACT §17) without revoking anything: every token of the app follows
+-- the consent. A consent is made for an app authorized only by grants.
+INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
+VALUES (@user_id, @app_id, '{}', @page_ids::bigint[])
+ON CONFLICT (user_id, app_id) DO UPDATE SET page_ids = excluded.page_ids, updated_at = now();

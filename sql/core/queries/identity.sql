@@ -76,10 +76,13 @@ DELETE FROM core.page_roles WHERE page_id = @page_id AND user_id = @user_id;
 
 -- name: ListManagedPages :many
 -- Pages the user has a role on (owner, admin, editor), in id order, after a
--- cursor.
+-- cursor; for a token of app_id (0: none), only those the person chose for
+-- the app when a choice was made (granular consent, CONTRACT §17).
 SELECT p.*, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
+LEFT JOIN core.oauth_consents oc ON oc.user_id = r.user_id AND oc.app_id = @app_id
 WHERE r.user_id = @user_id AND p.id > @after_id
+  AND (oc.page_ids IS NULL OR p.id = ANY(oc.page_ids))
 ORDER BY p.id
 LIMIT @max_rows;
 
@@ -199,13 +202,16 @@ VALUES (@token_hash, @kind, sqlc.narg('app_id'), sqlc.narg('user_id'), @scopes, 
 
 -- name: LookupCredential :one
 -- The one query that authenticates a request: the credential by hash, with
--- the app's mode and the user's staff flag.
+-- the app's mode, the user's staff flag and, for a user access token, the
+-- Pages the person chose for the app (pages_chosen false: no choice made).
 SELECT c.kind, c.app_id, c.user_id, c.scopes, c.expires_at, c.revoked_at, c.created_at,
        COALESCE(a.mode, '')::text AS app_mode, COALESCE(a.client_id, '')::text AS client_id,
-       COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff
+       COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff,
+       (oc.page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
 FROM core.credentials c
 LEFT JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.users u ON u.id = c.user_id
+LEFT JOIN core.oauth_consents oc ON c.kind = 1 AND oc.user_id = c.user_id AND oc.app_id = c.app_id
 WHERE c.token_hash = @token_hash;
 
 -- name: RevokeCredential :one
