@@ -25,7 +25,8 @@ type ChooseConsentPagesParams struct {
 
 // Changes the Pages the person chose for the app (granular consent,
 // CONTRACT §17) without revoking anything: every token of the app follows
-// the consent. A consent is made for an app authorized only by grants.
+// the consent (page_ids NULL: every Page). A consent is made for an app
+// authorized only by grants.
 func (q *Queries) ChooseConsentPages(ctx context.Context, arg ChooseConsentPagesParams) error {
 	_, err := q.db.Exec(ctx, chooseConsentPages, arg.UserID, arg.AppID, arg.PageIds)
 	return err

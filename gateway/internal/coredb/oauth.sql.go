@@ -29,7 +29,8 @@ type AddConsentParams struct {
 }
 
 // Remembers consent: the union of the scopes granted so far, and the Pages
-// chosen when choose_pages (otherwise the choice stays as it was).
+// chosen when choose_pages (NULL page_ids: every Page; otherwise the choice
+// stays as it was).
 func (q *Queries) AddConsent(ctx context.Context, arg AddConsentParams) error {
 	_, err := q.db.Exec(ctx, addConsent,
 		arg.UserID,

@@ -50,6 +50,9 @@ func (s *Pages) ChoosablePages(ctx context.Context, userID string) ([]ManagedPag
 
 // Choose keeps, of the ids a person sent, those of Pages they may choose,
 // sorted and without repeats; it reports the first id that is not one.
+// Every Page chosen is no limit at all (nil, as Meta's "all current and
+// future Pages"): a Page the person makes later is the app's too; any
+// other choice is an explicit list, empty for none.
 func Choose(choosable []ManagedPage, sent []string) (chosen []int64, bad string) {
 	for _, id := range sent {
 		i := slices.IndexFunc(choosable, func(p ManagedPage) bool { return p.ID == id })
@@ -63,12 +66,19 @@ func Choose(choosable []ManagedPage, sent []string) (chosen []int64, bad string)
 		chosen = append(chosen, n)
 	}
 	slices.Sort(chosen)
-	return slices.Compact(chosen), bad
+	chosen = slices.Compact(chosen)
+	if len(chosen) == len(choosable) {
+		return nil, bad
+	}
+	if chosen == nil {
+		chosen = []int64{}
+	}
+	return chosen, bad
 }
 
 // ChoosePages changes the Pages the user chose for an app they authorized,
 // without revoking anything: the app's tokens act on those Pages from then
-// on. An app the user has not authorized is ErrNotFound; an id that names
+// on (every Page: no limit, see Choose). An app the user has not authorized is ErrNotFound; an id that names
 // no Page the user holds a role on is ErrInvalid. The caller makes the
 // authenticator forget the user's cached credentials.
 func (s *Users) ChoosePages(ctx context.Context, userID, appID string, pageIDs []string) error {
@@ -94,9 +104,6 @@ func (s *Users) ChoosePages(ctx context.Context, userID, appID string, pageIDs [
 	chosen, bad := Choose(choosable, pageIDs)
 	if bad != "" {
 		return fmt.Errorf("page_ids: %q is not a Page you have a role on: %w", bad, ErrInvalid)
-	}
-	if chosen == nil {
-		chosen = []int64{}
 	}
 	if err := s.q.ChooseConsentPages(ctx, coredb.ChooseConsentPagesParams{UserID: uid, AppID: aid, PageIds: chosen}); err != nil {
 		return fmt.Errorf("choose pages: %w", err)

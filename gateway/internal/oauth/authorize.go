@@ -245,8 +245,9 @@ func (s *Server) consent(ctx context.Context, app identity.App, userID string) (
 	return have, err
 }
 
-// pageChoice is the Pages a person chose on the consent page; made is
-// false when no Page scope was asked, and the choice then stays as it was.
+// pageChoice is the Pages a person chose on the consent page (ids nil:
+// every Page, identity.Choose); made is false when no Page scope was
+// asked, and the choice then stays as it was.
 type pageChoice struct {
 	made bool
 	ids  []int64
@@ -264,9 +265,6 @@ func (s *Server) chosenPages(ctx context.Context, userID string, catalog *identi
 		return pageChoice{}, err
 	}
 	ids, _ := identity.Choose(mine, sent)
-	if ids == nil {
-		ids = []int64{}
-	}
 	return pageChoice{made: true, ids: ids}, nil
 }
 

@@ -4,7 +4,8 @@
 -- revoking the app. NULL: no choice was made (no Page scope was asked, a
 -- consent remembered before the choice existed, a development token), and
 -- the token acts on every Page its user holds a role on, as before; an
--- empty array: the person chose no Page. Authenticating a token reads it
+-- empty array: the person chose no Page; choosing every Page is stored as
+-- NULL, so Pages made later are the app's too. Authenticating a token reads it
 -- in the same query as the credential (LookupCredential).
 ALTER TABLE core.oauth_consents ADD COLUMN page_ids bigint[];
 

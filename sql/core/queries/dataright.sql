@@ -160,7 +160,8 @@ WHERE id = @id AND lease_token = @lease_token;
 -- name: ChooseConsentPages :exec
 -- Changes the Pages the person chose for the app (granular consent,
 -- CONTRACT §17) without revoking anything: every token of the app follows
--- the consent. A consent is made for an app authorized only by grants.
+-- the consent (page_ids NULL: every Page). A consent is made for an app
+-- authorized only by grants.
 INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
-VALUES (@user_id, @app_id, '{}', @page_ids::bigint[])
+VALUES (@user_id, @app_id, '{}', sqlc.narg(page_ids)::bigint[])
 ON CONFLICT (user_id, app_id) DO UPDATE SET page_ids = excluded.page_ids, updated_at = now();

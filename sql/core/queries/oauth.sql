@@ -85,9 +85,10 @@ FROM core.oauth_consents WHERE user_id = @user_id AND app_id = @app_id;
 
 -- name: AddConsent :exec
 -- Remembers consent: the union of the scopes granted so far, and the Pages
--- chosen when choose_pages (otherwise the choice stays as it was).
+-- chosen when choose_pages (NULL page_ids: every Page; otherwise the choice
+-- stays as it was).
 INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
-VALUES (@user_id, @app_id, @scopes, CASE WHEN @choose_pages::boolean THEN @page_ids::bigint[] END)
+VALUES (@user_id, @app_id, @scopes, CASE WHEN @choose_pages::boolean THEN sqlc.narg(page_ids)::bigint[] END)
 ON CONFLICT (user_id, app_id) DO UPDATE
 SET scopes = ARRAY(SELECT DISTINCT s FROM unnest(core.oauth_consents.scopes || excluded.scopes) AS s ORDER BY s),
     page_ids = CASE WHEN @choose_pages::boolean THEN excluded.page_ids ELSE core.oauth_consents.page_ids END,
