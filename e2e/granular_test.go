@@ -96,7 +96,10 @@ func TestATokenActsOnlyOnThePagesThePersonChose(t *testing.T) {
 		w.mustGet(t, token, "page/"+page)
 		w.mustGet(t, token, "page/"+page+"/posts")
 	}
-	myPages := func(token string) []string { t.Helper(); return decode[pageList](t, w.mustGet(t, token, "me/pages")).ids() }
+	myPages := func(token string) []string {
+		t.Helper()
+		return decode[pageList](t, w.mustGet(t, token, "me/pages")).ids()
+	}
 	granular := func() map[string][]string {
 		t.Helper()
 		res, body := w.get(t, c.App.APIKey, url.Values{"node": {"debug_token"}, "input_token": {token}})
