@@ -212,4 +212,16 @@ func TestATokenActsOnlyOnThePagesThePersonChose(t *testing.T) {
 	if got := myPages(token); len(got) != 2 {
 		t.Fatalf("me/pages with every Page chosen = %v", got)
 	}
+
+	// A node that names an object on a Page (a book post) is the plugin's:
+	// it asks the gateway about the post's Page as this token, and learns
+	// the token no longer reaches it.
+	post := decode[struct{ ID string }](t, w.mustPost(t, token, map[string]any{"node": "page/" + second + "/posts",
+		"content": "on the second Page", "audience": "everyone"})).ID
+	w.mustGet(t, token, "post/"+post)
+	if body, status := choose(session, c.App.ID, seeded); status != 200 {
+		t.Fatalf("change the choice: %d %s", status, body)
+	}
+	res, body := w.get(t, token, url.Values{"node": {"post/" + post}})
+	wantGraphError(t, res, body, 404, 100, 33)
 }

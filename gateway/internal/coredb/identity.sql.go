@@ -931,7 +931,10 @@ SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, 
        COALESCE((SELECT l.products FROM core.page_links l
                  WHERE l.page_id = p.id AND l.app_id = $2), '{}')::text[] AS link_products,
        COALESCE((SELECT array_agg(ap.product ORDER BY ap.product) FROM core.app_products ap
-                 WHERE ap.app_id = $2), '{}')::text[] AS app_products
+                 WHERE ap.app_id = $2), '{}')::text[] AS app_products,
+       NOT EXISTS (SELECT 1 FROM core.oauth_consents oc
+                   WHERE oc.user_id = $1 AND oc.app_id = $2
+                     AND oc.page_ids IS NOT NULL AND NOT p.id = ANY(oc.page_ids)) AS chosen
 FROM core.pages p
 WHERE p.id = $3
 `
@@ -954,11 +957,14 @@ type PageAccessRow struct {
 	AppLinked        bool
 	LinkProducts     []string
 	AppProducts      []string
+	Chosen           bool
 }
 
 // Everything authorization needs to know about one Page for one caller,
 // in one round trip. user_role is empty when the user has no role; the link
-// columns describe the app's link to the Page (none when app_id is 0).
+// columns describe the app's link to the Page (none when app_id is 0);
+// chosen is false when the user chose other Pages for the app (granular
+// consent).
 func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAccessRow, error) {
 	row := q.db.QueryRow(ctx, pageAccess, arg.UserID, arg.AppID, arg.PageID)
 	var i PageAccessRow
@@ -974,6 +980,7 @@ func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAcc
 		&i.AppLinked,
 		&i.LinkProducts,
 		&i.AppProducts,
+		&i.Chosen,
 	)
 	return i, err
 }

@@ -361,7 +361,8 @@ func (f PageFacts) Proto() *pluginv1.PageAccessResponse {
 }
 
 // PageFacts reads what userID and appID (either may be "") may do on pageID,
-// in one query.
+// in one query: with both, as a token of the app for the user, so within
+// the Pages the user chose for the app.
 func (s *Pages) PageFacts(ctx context.Context, pageID, userID, appID string) (PageFacts, error) {
 	pid, ok := ParseID(pageID)
 	if !ok {
@@ -394,6 +395,13 @@ func (s *Pages) PageFacts(ctx context.Context, pageID, userID, appID string) (Pa
 		if slices.Contains(row.AppProducts, p) {
 			f.LinkProducts = append(f.LinkProducts, p)
 		}
+	}
+	if !row.Chosen {
+		// The user chose other Pages for the app (granular consent): a
+		// token of the two reaches this Page neither by the user's role nor
+		// by the app's link, also where a plugin asks about a Page it read
+		// from an object (a post) rather than from the request.
+		f.UserRole, f.AppLinked, f.LinkProducts = pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED, false, nil
 	}
 	return f, nil
 }

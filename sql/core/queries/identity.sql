@@ -89,7 +89,9 @@ LIMIT @max_rows;
 -- name: PageAccess :one
 -- Everything authorization needs to know about one Page for one caller,
 -- in one round trip. user_role is empty when the user has no role; the link
--- columns describe the app's link to the Page (none when app_id is 0).
+-- columns describe the app's link to the Page (none when app_id is 0);
+-- chosen is false when the user chose other Pages for the app (granular
+-- consent).
 SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
        p.handover_timeout,
        COALESCE((SELECT r.role FROM core.page_roles r
@@ -98,7 +100,10 @@ SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, 
        COALESCE((SELECT l.products FROM core.page_links l
                  WHERE l.page_id = p.id AND l.app_id = @app_id), '{}')::text[] AS link_products,
        COALESCE((SELECT array_agg(ap.product ORDER BY ap.product) FROM core.app_products ap
-                 WHERE ap.app_id = @app_id), '{}')::text[] AS app_products
+                 WHERE ap.app_id = @app_id), '{}')::text[] AS app_products,
+       NOT EXISTS (SELECT 1 FROM core.oauth_consents oc
+                   WHERE oc.user_id = @user_id AND oc.app_id = @app_id
+                     AND oc.page_ids IS NOT NULL AND NOT p.id = ANY(oc.page_ids)) AS chosen
 FROM core.pages p
 WHERE p.id = @page_id;
 
