@@ -180,6 +180,14 @@ func (br *Browser) Submit(p Page, f Form, set url.Values, button string) Page {
 // and returns the URL the gateway finally redirected to.
 func (br *Browser) Authorize(authURL, username, password, decision string) *url.URL {
 	br.t.Helper()
+	return br.AuthorizeWith(authURL, username, password, decision, nil)
+}
+
+// AuthorizeWith is Authorize that sets the consent form's fields set
+// before pressing decision: {"page_id": ids} chooses those Pages (and no
+// other) where the consent page asks which.
+func (br *Browser) AuthorizeWith(authURL, username, password, decision string, set url.Values) *url.URL {
+	br.t.Helper()
 	p := br.Get(authURL)
 	if p.Location != nil {
 		return p.Location
@@ -196,14 +204,24 @@ func (br *Browser) Authorize(authURL, username, password, decision string) *url.
 	if p.Status != http.StatusOK || len(p.Forms) != 1 {
 		br.t.Fatalf("expected the consent page, got %d at %s:\n%s", p.Status, p.URL, p.Body)
 	}
-	p = br.Submit(p, p.Forms[0], nil, decision)
+	p = br.Submit(p, p.Forms[0], set, decision)
 	if p.Location == nil {
 		br.t.Fatalf("consent did not redirect: %d %s", p.Status, p.Body)
 	}
 	return p.Location
 }
 
-// ParseForms returns the forms of an HTML document.
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseForms returns the forms of an HTML document: the fields a browser
+// would send as they stand (checked checkboxes only, each of them).
 func ParseForms(body string) ([]Form, error) {
 	doc, err := html.Parse(strings.NewReader(body))
 	if err != nil {
@@ -232,8 +250,20 @@ func ParseForms(body string) ([]Form, error) {
 				cur = nil
 				return
 			case "input":
-				if cur != nil && attr("name") != "" && attr("type") != "submit" {
-					cur.Fields.Set(attr("name"), attr("value"))
+				name, typ := attr("name"), attr("type")
+				switch {
+				case cur == nil || name == "" || typ == "submit":
+				case typ == "checkbox" || typ == "radio":
+					// A browser sends the checked ones only, each.
+					if hasAttr(n, "checked") {
+						v := attr("value")
+						if v == "" {
+							v = "on"
+						}
+						cur.Fields.Add(name, v)
+					}
+				default:
+					cur.Fields.Set(name, attr("value"))
 				}
 			case "button":
 				if cur != nil && attr("name") != "" {

@@ -90,6 +90,13 @@ func PageRoleTooLow(why string) *Error {
 	return &Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: TypeOAuth, Message: why}
 }
 
+// PageNotChosen: the person did not choose the Page for the app on the
+// consent page (granular consent, CONTRACT §17, 2069007).
+func PageNotChosen() *Error {
+	return &Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069007, Type: TypeOAuth,
+		Message: "The user did not grant the app access to this Page."}
+}
+
 // NotLinked: the app is not linked to the Page, or the product is not enabled
 // on the link.
 func NotLinked(product string) *Error {

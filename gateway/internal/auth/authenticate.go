@@ -168,6 +168,13 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 	if row.CheckupDueAt.Valid {
 		p.CheckupDue = row.CheckupDueAt.Time
 	}
+	if row.PagesChosen && p.Kind == pluginv1.TokenKind_TOKEN_KIND_USER {
+		ids := make([]string, len(row.PageIds))
+		for i, id := range row.PageIds {
+			ids[i] = identity.FormatID(id)
+		}
+		p.Pages = &PageChoice{IDs: ids}
+	}
 	p.wire = p.newProto()
 	a.cache.put(hash, &p, now)
 	return &p, nil
@@ -177,8 +184,9 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
 
 // ForgetUser drops every cached credential of the user, so that a change
-// to what the user's principal carries (platform staff) is seen by the
-// next request on this gateway; other gateways see it within CacheTTL.
+// to what the user's principal carries (platform staff, the Pages chosen
+// for an app) is seen by the next request on this gateway; other gateways
+// see it within CacheTTL.
 func (a *Authenticator) ForgetUser(userID string) { a.cache.forgetUser(userID) }
 
 // ForgetApp drops every cached credential of the app, so that a change to

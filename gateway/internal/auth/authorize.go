@@ -268,7 +268,14 @@ func noPageRole() error {
 //   - EDITOR passes anyone with a role on the Page;
 //   - ADMIN passes owners and admins;
 //   - OWNER passes owners.
+//
+// A user access token acts only on the Pages the person chose for its app
+// (granular consent, CONTRACT §17): any other Page, whatever the role, is
+// refused first, 2069007, without reading its facts.
 func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pluginv1.PageRole, product, pageID string) (*pluginv1.PageAccessResponse, error) {
+	if !p.Pages.Allows(pageID) {
+		return nil, apierr.PageNotChosen()
+	}
 	key := factsKey{page: pageID, user: p.UserID, app: p.AppID}
 	now := a.now()
 	entry, ok := a.facts.get(key, now)

@@ -31,6 +31,11 @@ type Principal struct {
 	// CheckupDue is when the app's data use checkup is due; zero when it
 	// has none. Past it a live app's credential is suspended (Suspended).
 	CheckupDue time.Time
+	// Pages are the Pages the person chose for the app on the consent page
+	// (granular consent, CONTRACT §17), read from the consent with the
+	// token; nil when no choice was made (every Page the user holds a role
+	// on). Only user access tokens carry one.
+	Pages *PageChoice
 	// wire is the principal in its wire form, made once when an
 	// authenticated credential is cached, so that each call of its
 	// requests does not build it again; nil for principals made otherwise.
@@ -47,6 +52,30 @@ func (p *Principal) Suspended(now time.Time) bool {
 
 // HasScope reports whether the credential carries scope.
 func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// PageChoice is the Pages a person chose for an app: the app's tokens of
+// that person act on these Pages only.
+type PageChoice struct {
+	IDs []string
+}
+
+// Allows reports whether the choice includes pageID; a nil choice (none
+// made) allows every Page.
+func (c *PageChoice) Allows(pageID string) bool { return c == nil || slices.Contains(c.IDs, pageID) }
+
+func (c *PageChoice) proto() *pluginv1.PageChoice {
+	if c == nil {
+		return nil
+	}
+	return &pluginv1.PageChoice{PageIds: slices.Clone(c.IDs)}
+}
+
+func pageChoiceOf(w *pluginv1.PageChoice) *PageChoice {
+	if w == nil {
+		return nil
+	}
+	return &PageChoice{IDs: slices.Clone(w.GetPageIds())}
+}
 
 type principalKey struct{}
 
@@ -87,7 +116,7 @@ func FromProto(p *pluginv1.Principal) *Principal {
 		return nil
 	}
 	return &Principal{Kind: p.GetTokenKind(), UserID: p.GetUserId(), AppID: p.GetAppId(), Scopes: slices.Clone(p.GetScopes()),
-		Live: p.GetLive(), Staff: p.GetStaff(), Plugin: p.GetPlugin()}
+		Live: p.GetLive(), Staff: p.GetStaff(), Plugin: p.GetPlugin(), Pages: pageChoiceOf(p.GetPageChoice())}
 }
 
 // Proto is the principal as the plugin protocol carries it to a plugin
@@ -106,5 +135,5 @@ func (p *Principal) Proto() *pluginv1.Principal {
 
 func (p *Principal) newProto() *pluginv1.Principal {
 	return &pluginv1.Principal{TokenKind: p.Kind, UserId: p.UserID, AppId: p.AppID,
-		Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff, Plugin: p.Plugin}
+		Scopes: slices.Clone(p.Scopes), Live: p.Live, Staff: p.Staff, Plugin: p.Plugin, PageChoice: p.Pages.proto()}
 }

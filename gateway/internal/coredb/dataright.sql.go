@@ -11,6 +11,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const chooseConsentPages = `-- name: ChooseConsentPages :exec
+INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
+VALUES ($1, $2, '{}', $3::bigint[])
+ON CONFLICT (user_id, app_id) DO UPDATE SET page_ids = excluded.page_ids, updated_at = now()
+`
+
+type ChooseConsentPagesParams struct {
+	UserID  int64
+	AppID   int64
+	PageIds []int64
+}
+
+// Changes the Pages the person chose for the app (granular consent,
+// CONTRACT §17) without revoking anything: every token of the app follows
+// the consent (page_ids NULL: every Page). A consent is made for an app
+// authorized only by grants.
+func (q *Queries) ChooseConsentPages(ctx context.Context, arg ChooseConsentPagesParams) error {
+	_, err := q.db.Exec(ctx, chooseConsentPages, arg.UserID, arg.AppID, arg.PageIds)
+	return err
+}
+
 const claimDataDeletionRequests = `-- name: ClaimDataDeletionRequests :many
 WITH due AS (
     SELECT r.id FROM core.data_deletion_requests r
@@ -356,7 +377,8 @@ const listAuthorizedApps = `-- name: ListAuthorizedApps :many
 
 SELECT a.id, a.name,
        ARRAY(SELECT DISTINCT s FROM unnest(x.scopes) AS s ORDER BY s)::text[] AS scopes,
-       x.granted_at::timestamptz AS granted_at
+       x.granted_at::timestamptz AS granted_at,
+       (oc.page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
 FROM (
     SELECT u.app_id, array_agg(u.scope) AS scopes, max(u.at) AS granted_at
     FROM (
@@ -369,14 +391,17 @@ FROM (
     GROUP BY u.app_id
 ) x
 JOIN core.apps a ON a.id = x.app_id
+LEFT JOIN core.oauth_consents oc ON oc.user_id = $1 AND oc.app_id = x.app_id
 ORDER BY x.granted_at DESC, a.id
 `
 
 type ListAuthorizedAppsRow struct {
-	ID        int64
-	Name      string
-	Scopes    []string
-	GrantedAt pgtype.Timestamptz
+	ID          int64
+	Name        string
+	Scopes      []string
+	GrantedAt   pgtype.Timestamptz
+	PagesChosen bool
+	PageIds     []int64
 }
 
 // A person's control over their data (CONTRACT §16): the apps they
@@ -398,6 +423,8 @@ func (q *Queries) ListAuthorizedApps(ctx context.Context, userID int64) ([]ListA
 			&i.Name,
 			&i.Scopes,
 			&i.GrantedAt,
+			&i.PagesChosen,
+			&i.PageIds,
 		); err != nil {
 			return nil, err
 		}

@@ -610,12 +610,15 @@ func (q *Queries) ListAppProducts(ctx context.Context, appID int64) ([]string, e
 const listManagedPages = `-- name: ListManagedPages :many
 SELECT p.id, p.name, p.published, p.chat_surfacing, p.inbox_automation, p.assistant_label, p.inbox_merge_linked, p.created_at, p.handover_timeout, p.category, p.created_by, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
-WHERE r.user_id = $1 AND p.id > $2
+LEFT JOIN core.oauth_consents oc ON oc.user_id = r.user_id AND oc.app_id = $1
+WHERE r.user_id = $2 AND p.id > $3
+  AND (oc.page_ids IS NULL OR p.id = ANY(oc.page_ids))
 ORDER BY p.id
-LIMIT $3
+LIMIT $4
 `
 
 type ListManagedPagesParams struct {
+	AppID   int64
 	UserID  int64
 	AfterID int64
 	MaxRows int32
@@ -637,9 +640,15 @@ type ListManagedPagesRow struct {
 }
 
 // Pages the user has a role on (owner, admin, editor), in id order, after a
-// cursor.
+// cursor; for a token of app_id (0: none), only those the person chose for
+// the app when a choice was made (granular consent, CONTRACT §17).
 func (q *Queries) ListManagedPages(ctx context.Context, arg ListManagedPagesParams) ([]ListManagedPagesRow, error) {
-	rows, err := q.db.Query(ctx, listManagedPages, arg.UserID, arg.AfterID, arg.MaxRows)
+	rows, err := q.db.Query(ctx, listManagedPages,
+		arg.AppID,
+		arg.UserID,
+		arg.AfterID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -830,11 +839,13 @@ const lookupCredential = `-- name: LookupCredential :one
 SELECT c.kind, c.app_id, c.user_id, c.scopes, c.expires_at, c.revoked_at, c.created_at,
        COALESCE(a.mode, '')::text AS app_mode, COALESCE(a.client_id, '')::text AS client_id,
        COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff,
-       duc.due_at AS checkup_due_at
+       duc.due_at AS checkup_due_at,
+       (oc.page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
 FROM core.credentials c
 LEFT JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.users u ON u.id = c.user_id
 LEFT JOIN core.app_data_use_checkups duc ON duc.app_id = c.app_id
+LEFT JOIN core.oauth_consents oc ON c.kind = 1 AND oc.user_id = c.user_id AND oc.app_id = c.app_id
 WHERE c.token_hash = $1
 `
 
@@ -851,10 +862,14 @@ type LookupCredentialRow struct {
 	AppName      string
 	IsStaff      bool
 	CheckupDueAt pgtype.Timestamptz
+	PagesChosen  bool
+	PageIds      []int64
 }
 
 // The one query that authenticates a request: the credential by hash, with
-// the app's mode, its data use checkup's due time and the user's staff flag.
+// the app's mode, its data use checkup's due time, the user's staff flag and,
+// for a user access token, the Pages the person chose for the app
+// (pages_chosen false: no choice made).
 func (q *Queries) LookupCredential(ctx context.Context, tokenHash []byte) (LookupCredentialRow, error) {
 	row := q.db.QueryRow(ctx, lookupCredential, tokenHash)
 	var i LookupCredentialRow
@@ -871,6 +886,8 @@ func (q *Queries) LookupCredential(ctx context.Context, tokenHash []byte) (Looku
 		&i.AppName,
 		&i.IsStaff,
 		&i.CheckupDueAt,
+		&i.PagesChosen,
+		&i.PageIds,
 	)
 	return i, err
 }
@@ -919,7 +936,10 @@ SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, 
        COALESCE((SELECT l.products FROM core.page_links l
                  WHERE l.page_id = p.id AND l.app_id = $2), '{}')::text[] AS link_products,
        COALESCE((SELECT array_agg(ap.product ORDER BY ap.product) FROM core.app_products ap
-                 WHERE ap.app_id = $2), '{}')::text[] AS app_products
+                 WHERE ap.app_id = $2), '{}')::text[] AS app_products,
+       NOT EXISTS (SELECT 1 FROM core.oauth_consents oc
+                   WHERE oc.user_id = $1 AND oc.app_id = $2
+                     AND oc.page_ids IS NOT NULL AND NOT p.id = ANY(oc.page_ids)) AS chosen
 FROM core.pages p
 WHERE p.id = $3
 `
@@ -942,11 +962,14 @@ type PageAccessRow struct {
 	AppLinked        bool
 	LinkProducts     []string
 	AppProducts      []string
+	Chosen           bool
 }
 
 // Everything authorization needs to know about one Page for one caller,
 // in one round trip. user_role is empty when the user has no role; the link
-// columns describe the app's link to the Page (none when app_id is 0).
+// columns describe the app's link to the Page (none when app_id is 0);
+// chosen is false when the user chose other Pages for the app (granular
+// consent).
 func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAccessRow, error) {
 	row := q.db.QueryRow(ctx, pageAccess, arg.UserID, arg.AppID, arg.PageID)
 	var i PageAccessRow
@@ -962,6 +985,7 @@ func (q *Queries) PageAccess(ctx context.Context, arg PageAccessParams) (PageAcc
 		&i.AppLinked,
 		&i.LinkProducts,
 		&i.AppProducts,
+		&i.Chosen,
 	)
 	return i, err
 }

@@ -150,6 +150,7 @@ type CoreOauthConsent struct {
 	AppID     int64
 	Scopes    []string
 	UpdatedAt pgtype.Timestamptz
+	PageIds   []int64
 }
 
 type CoreOauthGrant struct {
@@ -220,6 +221,7 @@ type CorePluginScope struct {
 	Description string
 	Review      string
 	UpdatedAt   pgtype.Timestamptz
+	Pages       bool
 }
 
 type CoreSigningKey struct {

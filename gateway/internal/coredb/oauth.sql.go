@@ -12,21 +12,33 @@ import (
 )
 
 const addConsent = `-- name: AddConsent :exec
-INSERT INTO core.oauth_consents (user_id, app_id, scopes) VALUES ($1, $2, $3)
+INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
+VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN $5::bigint[] END)
 ON CONFLICT (user_id, app_id) DO UPDATE
 SET scopes = ARRAY(SELECT DISTINCT s FROM unnest(core.oauth_consents.scopes || excluded.scopes) AS s ORDER BY s),
+    page_ids = CASE WHEN $4::boolean THEN excluded.page_ids ELSE core.oauth_consents.page_ids END,
     updated_at = now()
 `
 
 type AddConsentParams struct {
-	UserID int64
-	AppID  int64
-	Scopes []string
+	UserID      int64
+	AppID       int64
+	Scopes      []string
+	ChoosePages bool
+	PageIds     []int64
 }
 
-// Remembers consent: the union of the scopes granted so far.
+// Remembers consent: the union of the scopes granted so far, and the Pages
+// chosen when choose_pages (NULL page_ids: every Page; otherwise the choice
+// stays as it was).
 func (q *Queries) AddConsent(ctx context.Context, arg AddConsentParams) error {
-	_, err := q.db.Exec(ctx, addConsent, arg.UserID, arg.AppID, arg.Scopes)
+	_, err := q.db.Exec(ctx, addConsent,
+		arg.UserID,
+		arg.AppID,
+		arg.Scopes,
+		arg.ChoosePages,
+		arg.PageIds,
+	)
 	return err
 }
 
@@ -75,7 +87,8 @@ func (q *Queries) GetCodeState(ctx context.Context, codeHash []byte) (GetCodeSta
 }
 
 const getConsent = `-- name: GetConsent :one
-SELECT scopes FROM core.oauth_consents WHERE user_id = $1 AND app_id = $2
+SELECT scopes, (page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(page_ids, '{}')::bigint[] AS page_ids
+FROM core.oauth_consents WHERE user_id = $1 AND app_id = $2
 `
 
 type GetConsentParams struct {
@@ -83,11 +96,18 @@ type GetConsentParams struct {
 	AppID  int64
 }
 
-func (q *Queries) GetConsent(ctx context.Context, arg GetConsentParams) ([]string, error) {
+type GetConsentRow struct {
+	Scopes      []string
+	PagesChosen bool
+	PageIds     []int64
+}
+
+// The consent remembered; pages_chosen false when no Page choice was made.
+func (q *Queries) GetConsent(ctx context.Context, arg GetConsentParams) (GetConsentRow, error) {
 	row := q.db.QueryRow(ctx, getConsent, arg.UserID, arg.AppID)
-	var scopes []string
-	err := row.Scan(&scopes)
-	return scopes, err
+	var i GetConsentRow
+	err := row.Scan(&i.Scopes, &i.PagesChosen, &i.PageIds)
+	return i, err
 }
 
 const getRefreshToken = `-- name: GetRefreshToken :one

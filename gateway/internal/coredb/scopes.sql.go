@@ -10,10 +10,10 @@ import (
 )
 
 const declarePluginScope = `-- name: DeclarePluginScope :execrows
-INSERT INTO core.plugin_scopes (name, plugin, description, review)
-VALUES ($1, $2, $3, $4)
+INSERT INTO core.plugin_scopes (name, plugin, description, review, pages)
+VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (name) DO UPDATE
-SET description = EXCLUDED.description, review = EXCLUDED.review, updated_at = now()
+SET description = EXCLUDED.description, review = EXCLUDED.review, pages = EXCLUDED.pages, updated_at = now()
 WHERE core.plugin_scopes.plugin = EXCLUDED.plugin
 `
 
@@ -22,6 +22,7 @@ type DeclarePluginScopeParams struct {
 	Plugin      string
 	Description string
 	Review      string
+	Pages       bool
 }
 
 // Records a plugin's scope; a scope another plugin declared is left as it
@@ -32,6 +33,7 @@ func (q *Queries) DeclarePluginScope(ctx context.Context, arg DeclarePluginScope
 		arg.Plugin,
 		arg.Description,
 		arg.Review,
+		arg.Pages,
 	)
 	if err != nil {
 		return 0, err
@@ -41,7 +43,7 @@ func (q *Queries) DeclarePluginScope(ctx context.Context, arg DeclarePluginScope
 
 const listPluginScopes = `-- name: ListPluginScopes :many
 
-SELECT name, plugin, description, review FROM core.plugin_scopes ORDER BY name
+SELECT name, plugin, description, review, pages FROM core.plugin_scopes ORDER BY name
 `
 
 type ListPluginScopesRow struct {
@@ -49,6 +51,7 @@ type ListPluginScopesRow struct {
 	Plugin      string
 	Description string
 	Review      string
+	Pages       bool
 }
 
 // The scopes plugins declare (package identity, scopes.go).
@@ -66,6 +69,7 @@ func (q *Queries) ListPluginScopes(ctx context.Context) ([]ListPluginScopesRow, 
 			&i.Plugin,
 			&i.Description,
 			&i.Review,
+			&i.Pages,
 		); err != nil {
 			return nil, err
 		}

@@ -36,6 +36,9 @@ type Service struct {
 	// appChanged drops the app's cached credentials after a change to what
 	// they carry (its data use checkup certified).
 	appChanged func(appID string)
+	// userChanged drops the authenticator's cached credentials of a user
+	// whose Page choice for an app changed.
+	userChanged func(userID string)
 	// plugins reaches what plugins declare (Options.Plugins); nil: none.
 	plugins Plugins
 	// deletions checks data deletion callback URLs and wakes their sender
@@ -58,6 +61,9 @@ type Options struct {
 	// AppChanged is told the id of an app whose credentials' principals
 	// the service changes (auth.Authenticator.ForgetApp); nil: none.
 	AppChanged func(appID string)
+	// UserChanged is told the id of a user whose Page choice for an app the
+	// service changes (auth.Authenticator.ForgetUser); nil: none.
+	UserChanged func(userID string)
 	// Plugins lets the service reach what plugins declare: the assets they
 	// add to me/assigned_assets and their part in an app going live; nil:
 	// no plugin is called.
@@ -91,7 +97,7 @@ type Deletions interface {
 // New returns the service.
 func New(o Options) *Service {
 	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
-		forget: o.Forget, pageChanged: o.PageChanged, appChanged: o.AppChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
+		forget: o.Forget, pageChanged: o.PageChanged, appChanged: o.AppChanged, userChanged: o.UserChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}
@@ -100,6 +106,9 @@ func New(o Options) *Service {
 	}
 	if s.appChanged == nil {
 		s.appChanged = func(string) {}
+	}
+	if s.userChanged == nil {
+		s.userChanged = func(string) {}
 	}
 	return s
 }
@@ -146,7 +155,9 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 	if err != nil {
 		return nil, err
 	}
-	pages, err := s.id.Pages.ManagedPages(ctx, call.Principal().UserID, cursorID(w.After), int(w.Fetch()))
+	// A user token lists only the Pages the person chose for its app
+	// (granular consent); a session has no app and lists every Page.
+	pages, err := s.id.Pages.ManagedPagesFor(ctx, call.Principal().UserID, call.Principal().AppID, cursorID(w.After), int(w.Fetch()))
 	if err != nil {
 		return nil, s.mapErr(err, "User")
 	}
@@ -390,6 +401,9 @@ func (s *Service) debugToken(ctx context.Context, call *sdk.Call, req *corev1.De
 	}
 	out := &corev1.DebugTokenData{AppId: d.AppID, Type: d.Type, Application: d.Application, IsValid: d.IsValid,
 		Scopes: nonNil(d.Scopes), UserId: d.UserID}
+	for _, g := range d.GranularScopes {
+		out.GranularScopes = append(out.GranularScopes, &corev1.GranularScope{Scope: g.Scope, TargetIds: nonNil(g.TargetIDs)})
+	}
 	if d.ExpiresAt != nil {
 		out.ExpiresAt = ptr(d.ExpiresAt.UTC().Format(time.RFC3339))
 	}

@@ -2,6 +2,7 @@ package coregraph
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/identity"
@@ -17,6 +18,7 @@ func (s *Service) registerDataRights(p *sdk.Plugin) {
 	m := corev1.File_svc_core_v1_graph_proto.Services().ByName("GraphService").Methods()
 	sdk.Handle(p, m.ByName("ListAuthorizedApps"), s.listAuthorizedApps)
 	sdk.Handle(p, m.ByName("RemoveAuthorizedApp"), s.removeAuthorizedApp)
+	sdk.Handle(p, m.ByName("ChooseAuthorizedAppPages"), s.chooseAuthorizedAppPages)
 	sdk.Handle(p, m.ByName("ListDataDeletionRequests"), s.listDataDeletionRequests)
 	sdk.Handle(p, m.ByName("DeleteMe"), s.deleteMe)
 }
@@ -28,10 +30,31 @@ func (s *Service) listAuthorizedApps(ctx context.Context, call *sdk.Call, _ *cor
 	}
 	res := &corev1.ListAuthorizedAppsResponse{Data: make([]*corev1.AuthorizedApp, 0, len(apps))}
 	for _, a := range apps {
-		res.Data = append(res.Data, &corev1.AuthorizedApp{AppId: a.AppID, Name: a.Name, Scopes: nonNil(a.Scopes),
-			GrantedTime: a.GrantedAt.UTC().Format(time.RFC3339)})
+		out := &corev1.AuthorizedApp{AppId: a.AppID, Name: a.Name, Scopes: nonNil(a.Scopes),
+			GrantedTime: a.GrantedAt.UTC().Format(time.RFC3339)}
+		if a.Pages != nil {
+			out.Pages = &corev1.PageChoice{PageIds: a.Pages}
+		}
+		res.Data = append(res.Data, out)
 	}
 	return res, nil
+}
+
+// chooseAuthorizedAppPages changes the Pages the caller chose for the app
+// without revoking it; the authenticator forgets the caller's credentials,
+// so their tokens follow the choice at once on this gateway (and on the
+// others within the cache's 2 s).
+func (s *Service) chooseAuthorizedAppPages(ctx context.Context, call *sdk.Call, req *corev1.ChooseAuthorizedAppPagesRequest) (*corev1.SuccessResponse, error) {
+	user := call.Principal().UserID
+	err := s.id.Users.ChoosePages(ctx, user, req.GetAppId(), req.GetPageIds())
+	if errors.Is(err, identity.ErrInvalid) {
+		return nil, sdk.Invalid("page_ids", "Invalid parameter: %v", trimSentinel(err))
+	}
+	if err != nil {
+		return nil, s.mapErr(err, "Authorized app "+req.GetAppId())
+	}
+	s.userChanged(user)
+	return &corev1.SuccessResponse{Success: true}, nil
 }
 
 // removeAuthorizedApp revokes the caller's consent and tokens for the app;

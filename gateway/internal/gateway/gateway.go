@@ -296,7 +296,7 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	// The plugins' user-left jobs: the runner learns the host once built.
 	g.leavers = leaving.New(g.ids.Queries(), g.log.With("component", "leaving"))
 	coregraph.New(coregraph.Options{Identity: g.ids,
-		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, AppChanged: g.authn.ForgetApp, Plugins: g.calls, Deletions: g.hooks,
+		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, AppChanged: g.authn.ForgetApp, UserChanged: g.authn.ForgetUser, Plugins: g.calls, Deletions: g.hooks,
 		Leavers: g.leavers}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)

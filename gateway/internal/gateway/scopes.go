@@ -40,7 +40,7 @@ func (d *declaredScopes) Prepare(t *route.Table) (func(), error) {
 	defer d.mu.Unlock()
 	for _, src := range t.Sources() {
 		p := src.Plugin
-		scopes := catalogScopes(p.Scopes)
+		scopes := catalogScopes(p.Scopes, p.Methods)
 		if len(scopes) == 0 || slices.Equal(d.written[p.Name], scopes) {
 			continue
 		}
@@ -57,15 +57,30 @@ func (d *declaredScopes) Prepare(t *route.Table) (func(), error) {
 }
 
 // catalogScopes are a plugin's declared scopes as identity's catalog
-// holds them.
-func catalogScopes(declared []manifestcheck.Scope) []identity.Scope {
+// holds them. A scope is a Page scope when one of the plugin's methods
+// that acts on a Page (a page_role or a product in its access rule) needs
+// it: the plugin declares nothing more for granular consent.
+func catalogScopes(declared []manifestcheck.Scope, methods []*manifestcheck.Method) []identity.Scope {
+	onPages := map[string]bool{}
+	for _, m := range methods {
+		a := m.Access
+		if a.GetPageRole() == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED && a.GetProduct() == "" {
+			continue
+		}
+		for _, sc := range a.GetScopes() {
+			onPages[sc] = true
+		}
+		for _, sc := range a.GetAnyScopes() {
+			onPages[sc] = true
+		}
+	}
 	out := make([]identity.Scope, 0, len(declared))
 	for _, sc := range declared {
 		tier := identity.TierAdvanced
 		if sc.Review == pluginv1.ReviewTier_REVIEW_TIER_BASIC {
 			tier = identity.TierBasic
 		}
-		out = append(out, identity.Scope{Name: sc.Name, Description: sc.Description, Tier: tier})
+		out = append(out, identity.Scope{Name: sc.Name, Description: sc.Description, Tier: tier, Pages: onPages[sc.Name]})
 	}
 	return out
 }

@@ -20,6 +20,9 @@ type AuthorizedApp struct {
 	Scopes []string
 	// GrantedAt is when the user last granted the app a scope.
 	GrantedAt time.Time
+	// Pages are the Pages the user chose for the app (granular consent);
+	// nil when no choice was made.
+	Pages []string
 }
 
 // AuthorizedApps lists the apps the user authorized, the latest granted
@@ -35,7 +38,11 @@ func (s *Users) AuthorizedApps(ctx context.Context, userID string) ([]Authorized
 	}
 	out := make([]AuthorizedApp, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, AuthorizedApp{AppID: FormatID(r.ID), Name: r.Name, Scopes: r.Scopes, GrantedAt: r.GrantedAt.Time})
+		a := AuthorizedApp{AppID: FormatID(r.ID), Name: r.Name, Scopes: r.Scopes, GrantedAt: r.GrantedAt.Time}
+		if r.PagesChosen {
+			a.Pages = FormatIDs(r.PageIds)
+		}
+		out = append(out, a)
 	}
 	return out, nil
 }

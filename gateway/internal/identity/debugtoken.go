@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/svcplatform/svc/gateway/internal/coredb"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
@@ -23,6 +24,16 @@ type DebugTokenData struct {
 	IsValid     bool       `json:"is_valid"`
 	Scopes      []string   `json:"scopes"`
 	UserID      string     `json:"user_id,omitempty"`
+	// GranularScopes are, for a user access token, its Page scopes with the
+	// Pages it may act on (CONTRACT §17).
+	GranularScopes []GranularScope `json:"granular_scopes,omitempty"`
+}
+
+// GranularScope is a scope limited to some targets: the Pages a user access
+// token may act on, by id.
+type GranularScope struct {
+	Scope     string   `json:"scope"`
+	TargetIDs []string `json:"target_ids"`
 }
 
 // DebugToken describes inputToken to the app callerAppID (the app whose key
@@ -70,5 +81,40 @@ func (s *Sessions) DebugToken(ctx context.Context, callerAppID, inputToken strin
 		d.UserID = FormatID(*row.UserID)
 	}
 	d.IsValid = !row.RevokedAt.Valid && (d.ExpiresAt == nil || now.Before(*d.ExpiresAt))
+	if typ == "USER" && row.UserID != nil {
+		if d.GranularScopes, err = s.granularScopes(ctx, row); err != nil {
+			return DebugTokenData{}, err
+		}
+	}
 	return d, nil
+}
+
+// granularScopes lists a user access token's Page scopes, each with the
+// Pages the token may act on: those the person chose for the app, or,
+// when no choice was made, every Page the user holds a role on.
+func (s *Sessions) granularScopes(ctx context.Context, row coredb.LookupCredentialRow) ([]GranularScope, error) {
+	catalog, err := s.Scopes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	scopes := catalog.PageScopes(row.Scopes)
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	targets := FormatIDs(row.PageIds)
+	if !row.PagesChosen {
+		pages, err := (&Pages{store: s.store}).ChoosablePages(ctx, FormatID(*row.UserID))
+		if err != nil {
+			return nil, err
+		}
+		targets = make([]string, len(pages))
+		for i, p := range pages {
+			targets[i] = p.ID
+		}
+	}
+	out := make([]GranularScope, len(scopes))
+	for i, sc := range scopes {
+		out[i] = GranularScope{Scope: sc, TargetIDs: targets}
+	}
+	return out, nil
 }

@@ -282,6 +282,12 @@ type ManagedPage struct {
 // ManagedPages lists the Pages the user has a role on, in id order,
 // at most limit of them after the Page id after ("" for the first page).
 func (s *Pages) ManagedPages(ctx context.Context, userID, after string, limit int) ([]ManagedPage, error) {
+	return s.managedPages(ctx, userID, 0, after, limit)
+}
+
+// managedPages lists the user's Pages as a token of app aid sees them (0:
+// every Page).
+func (s *Pages) managedPages(ctx context.Context, userID string, aid int64, after string, limit int) ([]ManagedPage, error) {
 	uid, err := mustID("user", userID)
 	if err != nil {
 		return nil, err
@@ -292,7 +298,7 @@ func (s *Pages) ManagedPages(ctx context.Context, userID, after string, limit in
 			return nil, err
 		}
 	}
-	rows, err := s.q.ListManagedPages(ctx, coredb.ListManagedPagesParams{UserID: uid, AfterID: afterID, MaxRows: int32(limit)})
+	rows, err := s.q.ListManagedPages(ctx, coredb.ListManagedPagesParams{AppID: aid, UserID: uid, AfterID: afterID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list managed pages: %w", err)
 	}
@@ -355,7 +361,8 @@ func (f PageFacts) Proto() *pluginv1.PageAccessResponse {
 }
 
 // PageFacts reads what userID and appID (either may be "") may do on pageID,
-// in one query.
+// in one query: with both, as a token of the app for the user, so within
+// the Pages the user chose for the app.
 func (s *Pages) PageFacts(ctx context.Context, pageID, userID, appID string) (PageFacts, error) {
 	pid, ok := ParseID(pageID)
 	if !ok {
@@ -388,6 +395,13 @@ func (s *Pages) PageFacts(ctx context.Context, pageID, userID, appID string) (Pa
 		if slices.Contains(row.AppProducts, p) {
 			f.LinkProducts = append(f.LinkProducts, p)
 		}
+	}
+	if !row.Chosen {
+		// The user chose other Pages for the app (granular consent): a
+		// token of the two reaches this Page neither by the user's role nor
+		// by the app's link, also where a plugin asks about a Page it read
+		// from an object (a post) rather than from the request.
+		f.UserRole, f.AppLinked, f.LinkProducts = pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED, false, nil
 	}
 	return f, nil
 }

@@ -47,14 +47,19 @@ type Scope struct {
 	Description string
 	Tier        ScopeTier
 	Plugin      string
+	// Pages: the scope acts on the person's Pages (pages:read, and a
+	// declared scope some Page-scoped method of its plugin needs). The
+	// consent page then asks which Pages, and debug_token lists the choice
+	// as the scope's granular_scopes (CONTRACT §17).
+	Pages bool
 }
 
 // coreScopes are the gateway's own scopes, in discovery order.
 var coreScopes = []Scope{
 	{Name: ScopeOpenID, Description: "Confirm who you are (your account id)", Tier: TierProtocol},
 	{Name: ScopePublicProfile, Description: "See your name", Tier: TierBasic},
-	{Name: ScopePagesRead, Description: "See the Pages you manage and their posts", Tier: TierBasic},
-	{Name: ScopePagesManage, Description: "Publish posts and change settings on the Pages you manage", Tier: TierAdvanced},
+	{Name: ScopePagesRead, Description: "See the Pages you manage and their posts", Tier: TierBasic, Pages: true},
+	{Name: ScopePagesManage, Description: "Publish posts and change settings on the Pages you manage", Tier: TierAdvanced, Pages: true},
 }
 
 // CoreScopes lists the gateway's own scopes, in discovery order.
@@ -108,6 +113,20 @@ func (c *Scopes) Description(scope string) string { return c.by[scope].Descripti
 // Basic reports whether App Review approves scope automatically (at score
 // AutoReviewMinScore or more) rather than by staff.
 func (c *Scopes) Basic(scope string) bool { return c.by[scope].Tier == TierBasic }
+
+// PageScope reports whether scope acts on the person's Pages (Scope.Pages).
+func (c *Scopes) PageScope(scope string) bool { return c.by[scope].Pages }
+
+// PageScopes are those of scopes that act on the person's Pages, in order.
+func (c *Scopes) PageScopes(scopes []string) []string {
+	var out []string
+	for _, sc := range scopes {
+		if c.PageScope(sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
 
 // Protocol reports whether scope needs no App Review at all.
 func (c *Scopes) Protocol(scope string) bool { return c.by[scope].Tier == TierProtocol }
@@ -183,7 +202,8 @@ func (s *store) Scopes(ctx context.Context) (*Scopes, error) {
 	}
 	db := make([]Scope, 0, len(rows))
 	for _, r := range rows {
-		db = append(db, Scope{Name: r.Name, Description: r.Description, Tier: ScopeTier(r.Review), Plugin: r.Plugin})
+		db = append(db, Scope{Name: r.Name, Description: r.Description, Tier: ScopeTier(r.Review), Plugin: r.Plugin,
+			Pages: r.Pages})
 	}
 	next := &cachedScopes{db: db, until: time.Now().Add(scopesTTL)}
 	next.scopes = c.build(db)
@@ -225,7 +245,7 @@ func (s *store) DeclareScopes(ctx context.Context, plugin string, scopes []Scope
 			return fmt.Errorf("scope %q: tier %q: %w", sc.Name, sc.Tier, ErrInvalid)
 		}
 		n, err := s.q.DeclarePluginScope(ctx, coredb.DeclarePluginScopeParams{Name: sc.Name, Plugin: plugin,
-			Description: sc.Description, Review: string(sc.Tier)})
+			Description: sc.Description, Review: string(sc.Tier), Pages: sc.Pages})
 		if err != nil {
 			return fmt.Errorf("declare scope %s: %w", sc.Name, err)
 		}

@@ -23,6 +23,10 @@ import (
 type authorizeRequest struct {
 	clientID, redirectURI, responseType, scope, state string
 	codeChallenge, codeChallengeMethod, nonce, prompt string
+	// authType is Meta's auth_type: "rerequest" shows the consent page
+	// again even when every scope was granted, so the person may change
+	// the Pages they chose (granular consent).
+	authType string
 }
 
 // params lists the request's parameters, to carry them through the consent
@@ -42,6 +46,7 @@ func readAuthorizeRequest(v url.Values) authorizeRequest {
 		clientID: v.Get("client_id"), redirectURI: v.Get("redirect_uri"), responseType: v.Get("response_type"),
 		scope: v.Get("scope"), state: v.Get("state"), codeChallenge: v.Get("code_challenge"),
 		codeChallengeMethod: v.Get("code_challenge_method"), nonce: v.Get("nonce"), prompt: v.Get("prompt"),
+		authType: v.Get("auth_type"),
 	}
 }
 
@@ -161,7 +166,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		}
 		switch r.PostFormValue("decision") {
 		case "allow":
-			s.grantCode(ctx, back, app, user, scopes, req, true)
+			choice, err := s.chosenPages(ctx, user.UserID, catalog, scopes, r.PostForm["page_id"])
+			if err != nil {
+				slog.ErrorContext(ctx, "authorize: read the user's Pages", "error", err)
+				back.fail(errServerError, "Please try again later.")
+				return
+			}
+			s.grantCode(ctx, back, app, user, scopes, req, &choice)
 		case "deny":
 			slog.InfoContext(ctx, "consent denied", "app_id", app.ID, "user_id", user.UserID)
 			back.fail(errAccessDenied, "The user denied the request.")
@@ -171,57 +182,96 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if !slices.Contains(prompts, "consent") {
-		consented, err := s.consented(ctx, app, user.UserID, scopes)
-		if err != nil {
-			slog.ErrorContext(ctx, "authorize: read consent", "error", err)
-			back.fail(errServerError, "Please try again later.")
-			return
-		}
-		if consented {
-			s.grantCode(ctx, back, app, user, scopes, req, false)
-			return
-		}
+	consent, err := s.consent(ctx, app, user.UserID)
+	if err != nil {
+		slog.ErrorContext(ctx, "authorize: read consent", "error", err)
+		back.fail(errServerError, "Please try again later.")
+		return
+	}
+	// prompt=consent, and Meta's auth_type=rerequest, ask again: the person
+	// may change the Pages they chose.
+	again := slices.Contains(prompts, "consent") || req.authType == "rerequest"
+	if !again && identity.ContainsAll(consent.Scopes, scopes) {
+		s.grantCode(ctx, back, app, user, scopes, req, nil)
+		return
 	}
 	if slices.Contains(prompts, "none") {
 		back.fail(errConsentRequired, "The user has not consented to these scopes.")
 		return
 	}
-	s.renderConsent(w, r, app, user, scopes, catalog, req)
+	s.renderConsent(w, r, app, user, scopes, catalog, req, consent)
 }
 
-func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app identity.App, user *auth.Principal, scopes []string, catalog *identity.Scopes, req authorizeRequest) {
-	u, err := s.ids.Users.User(r.Context(), user.UserID)
+func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, app identity.App, user *auth.Principal, scopes []string, catalog *identity.Scopes, req authorizeRequest, consent coredb.GetConsentRow) {
+	ctx := r.Context()
+	u, err := s.ids.Users.User(ctx, user.UserID)
 	if err != nil {
-		slog.ErrorContext(r.Context(), "consent: read user", "error", err)
+		slog.ErrorContext(ctx, "consent: read user", "error", err)
 	}
 	d := pages.Consent{CSRF: s.csrfToken(w, r), AppName: app.Name, UserName: u.Name, Params: req.params(),
 		Development: !app.Live()}
 	for _, sc := range scopes {
 		d.Scopes = append(d.Scopes, pages.Scope{Name: sc, Description: catalog.Description(sc)})
 	}
+	// Page scopes: the person chooses the Pages, every one checked the
+	// first time, the current choice when asked again (CONTRACT §17).
+	if len(catalog.PageScopes(scopes)) > 0 {
+		d.AsksPages = true
+		mine, err := s.ids.Pages.ChoosablePages(ctx, user.UserID)
+		if err != nil {
+			slog.ErrorContext(ctx, "authorize: read the user's Pages", "error", err)
+			s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again later.")
+			return
+		}
+		for _, p := range mine {
+			checked := !consent.PagesChosen || slices.Contains(identity.FormatIDs(consent.PageIds), p.ID)
+			d.Pages = append(d.Pages, pages.ConsentPage{ID: p.ID, Name: p.Name, Checked: checked})
+		}
+	}
 	if err := pages.RenderConsent(w, d); err != nil {
-		slog.ErrorContext(r.Context(), "render consent page", "error", err)
+		slog.ErrorContext(ctx, "render consent page", "error", err)
 	}
 }
 
-// consented reports whether the user already granted the app every scope.
-func (s *Server) consented(ctx context.Context, app identity.App, userID string, scopes []string) (bool, error) {
+// consent is the user's remembered consent to the app (no scopes when
+// there is none).
+func (s *Server) consent(ctx context.Context, app identity.App, userID string) (coredb.GetConsentRow, error) {
 	aid, _ := identity.ParseID(app.ID)
 	uid, _ := identity.ParseID(userID)
 	have, err := s.q.GetConsent(ctx, coredb.GetConsentParams{UserID: uid, AppID: aid})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return coredb.GetConsentRow{}, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	return identity.ContainsAll(have, scopes), nil
+	return have, err
 }
 
-// grantCode issues an authorization code (remembering consent when the user
-// just gave it) and redirects back with it.
-func (s *Server) grantCode(ctx context.Context, back redirector, app identity.App, user *auth.Principal, scopes []string, req authorizeRequest, remember bool) {
+// pageChoice is the Pages a person chose on the consent page (ids nil:
+// every Page, identity.Choose); made is false when no Page scope was
+// asked, and the choice then stays as it was.
+type pageChoice struct {
+	made bool
+	ids  []int64
+}
+
+// chosenPages reads the consent form's page_id checkboxes when a Page
+// scope was asked: the Pages the user holds a role on among them (an id
+// of any other Page is dropped).
+func (s *Server) chosenPages(ctx context.Context, userID string, catalog *identity.Scopes, scopes, sent []string) (pageChoice, error) {
+	if len(catalog.PageScopes(scopes)) == 0 {
+		return pageChoice{}, nil
+	}
+	mine, err := s.ids.Pages.ChoosablePages(ctx, userID)
+	if err != nil {
+		return pageChoice{}, err
+	}
+	ids, _ := identity.Choose(mine, sent)
+	return pageChoice{made: true, ids: ids}, nil
+}
+
+// grantCode issues an authorization code (remembering consent, with the
+// Pages chosen, when the user just gave it: consent non-nil) and redirects
+// back with it.
+func (s *Server) grantCode(ctx context.Context, back redirector, app identity.App, user *auth.Principal, scopes []string, req authorizeRequest, consent *pageChoice) {
 	aid, _ := identity.ParseID(app.ID)
 	uid, _ := identity.ParseID(user.UserID)
 	plain, hash := identity.NewToken(identity.PrefixAuthCode)
@@ -234,8 +284,9 @@ func (s *Server) grantCode(ctx context.Context, back redirector, app identity.Ap
 	}
 	err := s.ids.InTx(ctx, func(tx *identity.Service) error {
 		q := tx.Queries()
-		if remember {
-			if err := q.AddConsent(ctx, coredb.AddConsentParams{UserID: uid, AppID: aid, Scopes: scopes}); err != nil {
+		if consent != nil {
+			if err := q.AddConsent(ctx, coredb.AddConsentParams{UserID: uid, AppID: aid, Scopes: scopes,
+				ChoosePages: consent.made, PageIds: consent.ids}); err != nil {
 				return fmt.Errorf("remember consent: %w", err)
 			}
 		}
@@ -252,6 +303,10 @@ func (s *Server) grantCode(ctx context.Context, back redirector, app identity.Ap
 		slog.ErrorContext(ctx, "authorize: issue code", "error", err)
 		back.fail(errServerError, "Please try again later.")
 		return
+	}
+	if consent != nil && consent.made {
+		// The user's tokens for the app follow the new choice at once here.
+		s.authn.ForgetUser(user.UserID)
 	}
 	slog.InfoContext(ctx, "authorization code issued", "app_id", app.ID, "user_id", user.UserID, "scopes", scopes)
 	back.send(url.Values{"code": {plain}})

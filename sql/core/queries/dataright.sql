@@ -7,7 +7,8 @@
 -- with the union of their scopes and the latest time one was granted.
 SELECT a.id, a.name,
        ARRAY(SELECT DISTINCT s FROM unnest(x.scopes) AS s ORDER BY s)::text[] AS scopes,
-       x.granted_at::timestamptz AS granted_at
+       x.granted_at::timestamptz AS granted_at,
+       (oc.page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
 FROM (
     SELECT u.app_id, array_agg(u.scope) AS scopes, max(u.at) AS granted_at
     FROM (
@@ -20,6 +21,7 @@ FROM (
     GROUP BY u.app_id
 ) x
 JOIN core.apps a ON a.id = x.app_id
+LEFT JOIN core.oauth_consents oc ON oc.user_id = @user_id AND oc.app_id = x.app_id
 ORDER BY x.granted_at DESC, a.id;
 
 -- name: DeleteConsent :execrows
@@ -179,3 +181,12 @@ DELETE FROM core.data_deletion_requests WHERE user_id = @user_id AND status <> '
 -- a data deletion callback still pending (whose attempts need the user id).
 SELECT (EXISTS (SELECT 1 FROM core.user_left_jobs j WHERE j.user_id = @user_id AND j.plugin <> @core_job::text)
         OR EXISTS (SELECT 1 FROM core.data_deletion_requests r WHERE r.user_id = @user_id AND r.status = 'pending'))::boolean AS busy;
+
+-- name: ChooseConsentPages :exec
+-- Changes the Pages the person chose for the app (granular consent,
+-- CONTRACT §17) without revoking anything: every token of the app follows
+-- the consent (page_ids NULL: every Page). A consent is made for an app
+-- authorized only by grants.
+INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
+VALUES (@user_id, @app_id, '{}', sqlc.narg(page_ids)::bigint[])
+ON CONFLICT (user_id, app_id) DO UPDATE SET page_ids = excluded.page_ids, updated_at = now();

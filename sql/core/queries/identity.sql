@@ -76,17 +76,22 @@ DELETE FROM core.page_roles WHERE page_id = @page_id AND user_id = @user_id;
 
 -- name: ListManagedPages :many
 -- Pages the user has a role on (owner, admin, editor), in id order, after a
--- cursor.
+-- cursor; for a token of app_id (0: none), only those the person chose for
+-- the app when a choice was made (granular consent, CONTRACT §17).
 SELECT p.*, r.role
 FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
+LEFT JOIN core.oauth_consents oc ON oc.user_id = r.user_id AND oc.app_id = @app_id
 WHERE r.user_id = @user_id AND p.id > @after_id
+  AND (oc.page_ids IS NULL OR p.id = ANY(oc.page_ids))
 ORDER BY p.id
 LIMIT @max_rows;
 
 -- name: PageAccess :one
 -- Everything authorization needs to know about one Page for one caller,
 -- in one round trip. user_role is empty when the user has no role; the link
--- columns describe the app's link to the Page (none when app_id is 0).
+-- columns describe the app's link to the Page (none when app_id is 0);
+-- chosen is false when the user chose other Pages for the app (granular
+-- consent).
 SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, p.name, p.assistant_label,
        p.handover_timeout,
        COALESCE((SELECT r.role FROM core.page_roles r
@@ -95,7 +100,10 @@ SELECT p.published, p.chat_surfacing, p.inbox_automation, p.inbox_merge_linked, 
        COALESCE((SELECT l.products FROM core.page_links l
                  WHERE l.page_id = p.id AND l.app_id = @app_id), '{}')::text[] AS link_products,
        COALESCE((SELECT array_agg(ap.product ORDER BY ap.product) FROM core.app_products ap
-                 WHERE ap.app_id = @app_id), '{}')::text[] AS app_products
+                 WHERE ap.app_id = @app_id), '{}')::text[] AS app_products,
+       NOT EXISTS (SELECT 1 FROM core.oauth_consents oc
+                   WHERE oc.user_id = @user_id AND oc.app_id = @app_id
+                     AND oc.page_ids IS NOT NULL AND NOT p.id = ANY(oc.page_ids)) AS chosen
 FROM core.pages p
 WHERE p.id = @page_id;
 
@@ -199,15 +207,19 @@ VALUES (@token_hash, @kind, sqlc.narg('app_id'), sqlc.narg('user_id'), @scopes, 
 
 -- name: LookupCredential :one
 -- The one query that authenticates a request: the credential by hash, with
--- the app's mode, its data use checkup's due time and the user's staff flag.
+-- the app's mode, its data use checkup's due time, the user's staff flag and,
+-- for a user access token, the Pages the person chose for the app
+-- (pages_chosen false: no choice made).
 SELECT c.kind, c.app_id, c.user_id, c.scopes, c.expires_at, c.revoked_at, c.created_at,
        COALESCE(a.mode, '')::text AS app_mode, COALESCE(a.client_id, '')::text AS client_id,
        COALESCE(a.name, '')::text AS app_name, COALESCE(u.is_staff, false)::boolean AS is_staff,
-       duc.due_at AS checkup_due_at
+       duc.due_at AS checkup_due_at,
+       (oc.page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
 FROM core.credentials c
 LEFT JOIN core.apps a ON a.id = c.app_id
 LEFT JOIN core.users u ON u.id = c.user_id
 LEFT JOIN core.app_data_use_checkups duc ON duc.app_id = c.app_id
+LEFT JOIN core.oauth_consents oc ON c.kind = 1 AND oc.user_id = c.user_id AND oc.app_id = c.app_id
 WHERE c.token_hash = @token_hash;
 
 -- name: RevokeCredential :one

@@ -79,13 +79,19 @@ VALUES (@token_hash, @grant_id, @app_id, @user_id, @scopes, @expires_at);
 SELECT revoked_at FROM core.oauth_grants WHERE id = @id FOR UPDATE;
 
 -- name: GetConsent :one
-SELECT scopes FROM core.oauth_consents WHERE user_id = @user_id AND app_id = @app_id;
+-- The consent remembered; pages_chosen false when no Page choice was made.
+SELECT scopes, (page_ids IS NOT NULL)::boolean AS pages_chosen, COALESCE(page_ids, '{}')::bigint[] AS page_ids
+FROM core.oauth_consents WHERE user_id = @user_id AND app_id = @app_id;
 
 -- name: AddConsent :exec
--- Remembers consent: the union of the scopes granted so far.
-INSERT INTO core.oauth_consents (user_id, app_id, scopes) VALUES (@user_id, @app_id, @scopes)
+-- Remembers consent: the union of the scopes granted so far, and the Pages
+-- chosen when choose_pages (NULL page_ids: every Page; otherwise the choice
+-- stays as it was).
+INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
+VALUES (@user_id, @app_id, @scopes, CASE WHEN @choose_pages::boolean THEN sqlc.narg(page_ids)::bigint[] END)
 ON CONFLICT (user_id, app_id) DO UPDATE
 SET scopes = ARRAY(SELECT DISTINCT s FROM unnest(core.oauth_consents.scopes || excluded.scopes) AS s ORDER BY s),
+    page_ids = CASE WHEN @choose_pages::boolean THEN excluded.page_ids ELSE core.oauth_consents.page_ids END,
     updated_at = now();
 
 -- name: InsertSigningKey :exec

@@ -59,6 +59,16 @@ type Consent struct {
 	Params []Hidden
 	// Development notes that the app is not live yet.
 	Development bool
+	// AsksPages: a Page scope is asked, so the person chooses which of
+	// their Pages the app may act on (Pages, checkboxes named page_id).
+	AsksPages bool
+	Pages     []ConsentPage
+}
+
+// ConsentPage is one of the person's Pages on the consent page.
+type ConsentPage struct {
+	ID, Name string
+	Checked  bool
 }
 
 // Error is the data of the error page shown instead of redirecting when the

@@ -35,6 +35,7 @@ const (
 	GraphService_DebugToken_FullMethodName               = "/svc.core.v1.GraphService/DebugToken"
 	GraphService_ListAuthorizedApps_FullMethodName       = "/svc.core.v1.GraphService/ListAuthorizedApps"
 	GraphService_RemoveAuthorizedApp_FullMethodName      = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	GraphService_ChooseAuthorizedAppPages_FullMethodName = "/svc.core.v1.GraphService/ChooseAuthorizedAppPages"
 	GraphService_DeleteMe_FullMethodName                 = "/svc.core.v1.GraphService/DeleteMe"
 	GraphService_ListDataDeletionRequests_FullMethodName = "/svc.core.v1.GraphService/ListDataDeletionRequests"
 	GraphService_GetApp_FullMethodName                   = "/svc.core.v1.GraphService/GetApp"
@@ -138,6 +139,13 @@ type GraphServiceClient interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(ctx context.Context, in *RemoveAuthorizedAppRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ChooseAuthorizedAppPages changes the Pages the caller chose for an app
+	// (granular consent, CONTRACT §17) without revoking it: every token of
+	// the caller for the app acts on those Pages only, from the next call.
+	// The user's own session only, as removing the app. A page_id that names
+	// no Page the caller holds a role on is 400, code 100; an app the caller
+	// never authorized is 404, whether or not it exists.
+	ChooseAuthorizedAppPages(ctx context.Context, in *ChooseAuthorizedAppPagesRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
 	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
 	// every session and token of theirs at once; the Pages they alone own
 	// are unpublished; each app they authorized gets the data deletion
@@ -390,6 +398,16 @@ func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, in *Remove
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SuccessResponse)
 	err := c.cc.Invoke(ctx, GraphService_RemoveAuthorizedApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ChooseAuthorizedAppPages(ctx context.Context, in *ChooseAuthorizedAppPagesRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_ChooseAuthorizedAppPages_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -722,6 +740,13 @@ type GraphServiceServer interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error)
+	// ChooseAuthorizedAppPages changes the Pages the caller chose for an app
+	// (granular consent, CONTRACT §17) without revoking it: every token of
+	// the caller for the app acts on those Pages only, from the next call.
+	// The user's own session only, as removing the app. A page_id that names
+	// no Page the caller holds a role on is 400, code 100; an app the caller
+	// never authorized is 404, whether or not it exists.
+	ChooseAuthorizedAppPages(context.Context, *ChooseAuthorizedAppPagesRequest) (*SuccessResponse, error)
 	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
 	// every session and token of theirs at once; the Pages they alone own
 	// are unpublished; each app they authorized gets the data deletion
@@ -867,6 +892,9 @@ func (UnimplementedGraphServiceServer) ListAuthorizedApps(context.Context, *List
 }
 func (UnimplementedGraphServiceServer) RemoveAuthorizedApp(context.Context, *RemoveAuthorizedAppRequest) (*SuccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveAuthorizedApp not implemented")
+}
+func (UnimplementedGraphServiceServer) ChooseAuthorizedAppPages(context.Context, *ChooseAuthorizedAppPagesRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChooseAuthorizedAppPages not implemented")
 }
 func (UnimplementedGraphServiceServer) DeleteMe(context.Context, *DeleteMeRequest) (*SuccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteMe not implemented")
@@ -1248,6 +1276,24 @@ func _GraphService_RemoveAuthorizedApp_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).RemoveAuthorizedApp(ctx, req.(*RemoveAuthorizedAppRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ChooseAuthorizedAppPages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChooseAuthorizedAppPagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ChooseAuthorizedAppPages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ChooseAuthorizedAppPages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ChooseAuthorizedAppPages(ctx, req.(*ChooseAuthorizedAppPagesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1772,6 +1818,10 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveAuthorizedApp",
 			Handler:    _GraphService_RemoveAuthorizedApp_Handler,
+		},
+		{
+			MethodName: "ChooseAuthorizedAppPages",
+			Handler:    _GraphService_ChooseAuthorizedAppPages_Handler,
 		},
 		{
 			MethodName: "DeleteMe",

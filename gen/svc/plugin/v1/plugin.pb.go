@@ -330,7 +330,12 @@ type Principal struct {
 	// The user is platform staff.
 	Staff bool `protobuf:"varint,6,opt,name=staff,proto3" json:"staff,omitempty"`
 	// The plugin acting as itself (token_kind TOKEN_KIND_PLUGIN).
-	Plugin        string `protobuf:"bytes,7,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	Plugin string `protobuf:"bytes,7,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	// The Pages the person chose for the app on the consent page (granular
+	// consent, CONTRACT §17); absent when no choice was made. The gateway
+	// enforces it on every Page-scoped method before the call: a plugin
+	// need not read it.
+	PageChoice    *PageChoice `protobuf:"bytes,8,opt,name=page_choice,json=pageChoice,proto3" json:"page_choice,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -414,6 +419,58 @@ func (x *Principal) GetPlugin() string {
 	return ""
 }
 
+func (x *Principal) GetPageChoice() *PageChoice {
+	if x != nil {
+		return x.PageChoice
+	}
+	return nil
+}
+
+// PageChoice is the Pages a user access token may act on.
+type PageChoice struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageIds       []string               `protobuf:"bytes,1,rep,name=page_ids,json=pageIds,proto3" json:"page_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageChoice) Reset() {
+	*x = PageChoice{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageChoice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageChoice) ProtoMessage() {}
+
+func (x *PageChoice) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageChoice.ProtoReflect.Descriptor instead.
+func (*PageChoice) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PageChoice) GetPageIds() []string {
+	if x != nil {
+		return x.PageIds
+	}
+	return nil
+}
+
 type InvokeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Full procedure name, e.g. "/svc.book.v1.BookService/CreatePost".
@@ -455,7 +512,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +524,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +537,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InvokeRequest) GetProcedure() string {
@@ -565,7 +622,7 @@ type InvokeResponse struct {
 
 func (x *InvokeResponse) Reset() {
 	*x = InvokeResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +634,7 @@ func (x *InvokeResponse) String() string {
 func (*InvokeResponse) ProtoMessage() {}
 
 func (x *InvokeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +647,7 @@ func (x *InvokeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeResponse.ProtoReflect.Descriptor instead.
 func (*InvokeResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *InvokeResponse) GetResponse() []byte {
@@ -626,7 +683,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +695,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +708,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Error) GetConnectCode() uint32 {
@@ -683,7 +740,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -695,7 +752,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -708,7 +765,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 type HealthResponse struct {
@@ -721,7 +778,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +790,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +803,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HealthResponse) GetServing() bool {
@@ -774,7 +831,7 @@ type PageAccessRequest struct {
 
 func (x *PageAccessRequest) Reset() {
 	*x = PageAccessRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +843,7 @@ func (x *PageAccessRequest) String() string {
 func (*PageAccessRequest) ProtoMessage() {}
 
 func (x *PageAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +856,7 @@ func (x *PageAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageAccessRequest.ProtoReflect.Descriptor instead.
 func (*PageAccessRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PageAccessRequest) GetPageId() string {
@@ -850,7 +907,7 @@ type PageAccessResponse struct {
 
 func (x *PageAccessResponse) Reset() {
 	*x = PageAccessResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +919,7 @@ func (x *PageAccessResponse) String() string {
 func (*PageAccessResponse) ProtoMessage() {}
 
 func (x *PageAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +932,7 @@ func (x *PageAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageAccessResponse.ProtoReflect.Descriptor instead.
 func (*PageAccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PageAccessResponse) GetPageExists() bool {
@@ -971,7 +1028,7 @@ type AppInfoRequest struct {
 
 func (x *AppInfoRequest) Reset() {
 	*x = AppInfoRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -983,7 +1040,7 @@ func (x *AppInfoRequest) String() string {
 func (*AppInfoRequest) ProtoMessage() {}
 
 func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -996,7 +1053,7 @@ func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInfoRequest.ProtoReflect.Descriptor instead.
 func (*AppInfoRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AppInfoRequest) GetAppId() string {
@@ -1023,7 +1080,7 @@ type AppInfoResponse struct {
 
 func (x *AppInfoResponse) Reset() {
 	*x = AppInfoResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1092,7 @@ func (x *AppInfoResponse) String() string {
 func (*AppInfoResponse) ProtoMessage() {}
 
 func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1105,7 @@ func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInfoResponse.ProtoReflect.Descriptor instead.
 func (*AppInfoResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AppInfoResponse) GetAppExists() bool {
@@ -1095,7 +1152,7 @@ type UserInfoRequest struct {
 
 func (x *UserInfoRequest) Reset() {
 	*x = UserInfoRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1164,7 @@ func (x *UserInfoRequest) String() string {
 func (*UserInfoRequest) ProtoMessage() {}
 
 func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1177,7 @@ func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfoRequest.ProtoReflect.Descriptor instead.
 func (*UserInfoRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UserInfoRequest) GetUserId() string {
@@ -1142,7 +1199,7 @@ type UserInfoResponse struct {
 
 func (x *UserInfoResponse) Reset() {
 	*x = UserInfoResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1211,7 @@ func (x *UserInfoResponse) String() string {
 func (*UserInfoResponse) ProtoMessage() {}
 
 func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1224,7 @@ func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfoResponse.ProtoReflect.Descriptor instead.
 func (*UserInfoResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UserInfoResponse) GetUserExists() bool {
@@ -1207,7 +1264,7 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10UserLeftResponse\"+\n" +
 	"\bFastLane\x12\x1f\n" +
 	"\vsocket_path\x18\x01 \x01(\tR\n" +
-	"socketPath\"\xce\x01\n" +
+	"socketPath\"\x8a\x02\n" +
 	"\tPrincipal\x127\n" +
 	"\n" +
 	"token_kind\x18\x01 \x01(\x0e2\x18.svc.plugin.v1.TokenKindR\ttokenKind\x12\x17\n" +
@@ -1216,7 +1273,12 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x12\x12\n" +
 	"\x04live\x18\x05 \x01(\bR\x04live\x12\x14\n" +
 	"\x05staff\x18\x06 \x01(\bR\x05staff\x12\x16\n" +
-	"\x06plugin\x18\a \x01(\tR\x06plugin\"\x8a\x03\n" +
+	"\x06plugin\x18\a \x01(\tR\x06plugin\x12:\n" +
+	"\vpage_choice\x18\b \x01(\v2\x19.svc.plugin.v1.PageChoiceR\n" +
+	"pageChoice\"'\n" +
+	"\n" +
+	"PageChoice\x12\x19\n" +
+	"\bpage_ids\x18\x01 \x03(\tR\apageIds\"\x8a\x03\n" +
 	"\rInvokeRequest\x12\x1c\n" +
 	"\tprocedure\x18\x01 \x01(\tR\tprocedure\x12\x18\n" +
 	"\arequest\x18\x02 \x01(\fR\arequest\x126\n" +
@@ -1303,7 +1365,7 @@ func file_svc_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),                // 0: svc.plugin.v1.DescribeRequest
 	(*Manifest)(nil),                       // 1: svc.plugin.v1.Manifest
@@ -1311,54 +1373,56 @@ var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*UserLeftResponse)(nil),               // 3: svc.plugin.v1.UserLeftResponse
 	(*FastLane)(nil),                       // 4: svc.plugin.v1.FastLane
 	(*Principal)(nil),                      // 5: svc.plugin.v1.Principal
-	(*InvokeRequest)(nil),                  // 6: svc.plugin.v1.InvokeRequest
-	(*InvokeResponse)(nil),                 // 7: svc.plugin.v1.InvokeResponse
-	(*Error)(nil),                          // 8: svc.plugin.v1.Error
-	(*HealthRequest)(nil),                  // 9: svc.plugin.v1.HealthRequest
-	(*HealthResponse)(nil),                 // 10: svc.plugin.v1.HealthResponse
-	(*PageAccessRequest)(nil),              // 11: svc.plugin.v1.PageAccessRequest
-	(*PageAccessResponse)(nil),             // 12: svc.plugin.v1.PageAccessResponse
-	(*AppInfoRequest)(nil),                 // 13: svc.plugin.v1.AppInfoRequest
-	(*AppInfoResponse)(nil),                // 14: svc.plugin.v1.AppInfoResponse
-	(*UserInfoRequest)(nil),                // 15: svc.plugin.v1.UserInfoRequest
-	(*UserInfoResponse)(nil),               // 16: svc.plugin.v1.UserInfoResponse
-	(*descriptorpb.FileDescriptorSet)(nil), // 17: google.protobuf.FileDescriptorSet
-	(TokenKind)(0),                         // 18: svc.plugin.v1.TokenKind
-	(*v1.GraphError)(nil),                  // 19: svc.errors.v1.GraphError
-	(PageRole)(0),                          // 20: svc.plugin.v1.PageRole
-	(*structpb.Struct)(nil),                // 21: google.protobuf.Struct
+	(*PageChoice)(nil),                     // 6: svc.plugin.v1.PageChoice
+	(*InvokeRequest)(nil),                  // 7: svc.plugin.v1.InvokeRequest
+	(*InvokeResponse)(nil),                 // 8: svc.plugin.v1.InvokeResponse
+	(*Error)(nil),                          // 9: svc.plugin.v1.Error
+	(*HealthRequest)(nil),                  // 10: svc.plugin.v1.HealthRequest
+	(*HealthResponse)(nil),                 // 11: svc.plugin.v1.HealthResponse
+	(*PageAccessRequest)(nil),              // 12: svc.plugin.v1.PageAccessRequest
+	(*PageAccessResponse)(nil),             // 13: svc.plugin.v1.PageAccessResponse
+	(*AppInfoRequest)(nil),                 // 14: svc.plugin.v1.AppInfoRequest
+	(*AppInfoResponse)(nil),                // 15: svc.plugin.v1.AppInfoResponse
+	(*UserInfoRequest)(nil),                // 16: svc.plugin.v1.UserInfoRequest
+	(*UserInfoResponse)(nil),               // 17: svc.plugin.v1.UserInfoResponse
+	(*descriptorpb.FileDescriptorSet)(nil), // 18: google.protobuf.FileDescriptorSet
+	(TokenKind)(0),                         // 19: svc.plugin.v1.TokenKind
+	(*v1.GraphError)(nil),                  // 20: svc.errors.v1.GraphError
+	(PageRole)(0),                          // 21: svc.plugin.v1.PageRole
+	(*structpb.Struct)(nil),                // 22: google.protobuf.Struct
 }
 var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
-	17, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
+	18, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
 	4,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
-	18, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
-	5,  // 3: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
-	12, // 4: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
-	8,  // 5: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
-	19, // 6: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	20, // 7: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	21, // 8: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
-	0,  // 9: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	6,  // 10: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	6,  // 11: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	9,  // 12: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	6,  // 13: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	11, // 14: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	13, // 15: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	15, // 16: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
-	1,  // 17: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	7,  // 18: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	7,  // 19: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	10, // 20: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	7,  // 21: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	12, // 22: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	14, // 23: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	16, // 24: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
-	17, // [17:25] is the sub-list for method output_type
-	9,  // [9:17] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	19, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
+	6,  // 3: svc.plugin.v1.Principal.page_choice:type_name -> svc.plugin.v1.PageChoice
+	5,  // 4: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
+	13, // 5: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
+	9,  // 6: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
+	20, // 7: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
+	21, // 8: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	22, // 9: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	0,  // 10: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
+	7,  // 11: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	7,  // 12: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	10, // 13: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	7,  // 14: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	12, // 15: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	14, // 16: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	16, // 17: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	1,  // 18: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	8,  // 19: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	8,  // 20: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	11, // 21: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	8,  // 22: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	13, // 23: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	15, // 24: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	17, // 25: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	18, // [18:26] is the sub-list for method output_type
+	10, // [10:18] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_plugin_proto_init() }
@@ -1373,7 +1437,7 @@ func file_svc_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_plugin_proto_rawDesc), len(file_svc_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

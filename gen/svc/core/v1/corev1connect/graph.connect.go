@@ -75,6 +75,9 @@ const (
 	// GraphServiceRemoveAuthorizedAppProcedure is the fully-qualified name of the GraphService's
 	// RemoveAuthorizedApp RPC.
 	GraphServiceRemoveAuthorizedAppProcedure = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	// GraphServiceChooseAuthorizedAppPagesProcedure is the fully-qualified name of the GraphService's
+	// ChooseAuthorizedAppPages RPC.
+	GraphServiceChooseAuthorizedAppPagesProcedure = "/svc.core.v1.GraphService/ChooseAuthorizedAppPages"
 	// GraphServiceDeleteMeProcedure is the fully-qualified name of the GraphService's DeleteMe RPC.
 	GraphServiceDeleteMeProcedure = "/svc.core.v1.GraphService/DeleteMe"
 	// GraphServiceListDataDeletionRequestsProcedure is the fully-qualified name of the GraphService's
@@ -217,6 +220,13 @@ type GraphServiceClient interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ChooseAuthorizedAppPages changes the Pages the caller chose for an app
+	// (granular consent, CONTRACT §17) without revoking it: every token of
+	// the caller for the app acts on those Pages only, from the next call.
+	// The user's own session only, as removing the app. A page_id that names
+	// no Page the caller holds a role on is 400, code 100; an app the caller
+	// never authorized is 404, whether or not it exists.
+	ChooseAuthorizedAppPages(context.Context, *connect.Request[v1.ChooseAuthorizedAppPagesRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
 	// every session and token of theirs at once; the Pages they alone own
 	// are unpublished; each app they authorized gets the data deletion
@@ -424,6 +434,12 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 			connect.WithClientOptions(opts...),
 		),
+		chooseAuthorizedAppPages: connect.NewClient[v1.ChooseAuthorizedAppPagesRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceChooseAuthorizedAppPagesProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ChooseAuthorizedAppPages")),
+			connect.WithClientOptions(opts...),
+		),
 		deleteMe: connect.NewClient[v1.DeleteMeRequest, v1.SuccessResponse](
 			httpClient,
 			baseURL+GraphServiceDeleteMeProcedure,
@@ -605,6 +621,7 @@ type graphServiceClient struct {
 	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
 	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
 	removeAuthorizedApp      *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
+	chooseAuthorizedAppPages *connect.Client[v1.ChooseAuthorizedAppPagesRequest, v1.SuccessResponse]
 	deleteMe                 *connect.Client[v1.DeleteMeRequest, v1.SuccessResponse]
 	listDataDeletionRequests *connect.Client[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse]
 	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
@@ -710,6 +727,11 @@ func (c *graphServiceClient) ListAuthorizedApps(ctx context.Context, req *connec
 // RemoveAuthorizedApp calls svc.core.v1.GraphService.RemoveAuthorizedApp.
 func (c *graphServiceClient) RemoveAuthorizedApp(ctx context.Context, req *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return c.removeAuthorizedApp.CallUnary(ctx, req)
+}
+
+// ChooseAuthorizedAppPages calls svc.core.v1.GraphService.ChooseAuthorizedAppPages.
+func (c *graphServiceClient) ChooseAuthorizedAppPages(ctx context.Context, req *connect.Request[v1.ChooseAuthorizedAppPagesRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.chooseAuthorizedAppPages.CallUnary(ctx, req)
 }
 
 // DeleteMe calls svc.core.v1.GraphService.DeleteMe.
@@ -906,6 +928,13 @@ type GraphServiceHandler interface {
 	// removed, acts on the caller's list of apps. An app the caller never
 	// authorized is 404, whether or not it exists.
 	RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ChooseAuthorizedAppPages changes the Pages the caller chose for an app
+	// (granular consent, CONTRACT §17) without revoking it: every token of
+	// the caller for the app acts on those Pages only, from the next call.
+	// The user's own session only, as removing the app. A page_id that names
+	// no Page the caller holds a role on is 400, code 100; an app the caller
+	// never authorized is 404, whether or not it exists.
+	ChooseAuthorizedAppPages(context.Context, *connect.Request[v1.ChooseAuthorizedAppPagesRequest]) (*connect.Response[v1.SuccessResponse], error)
 	// DeleteMe is leaving (CONTRACT §16): the caller's user is deleted, with
 	// every session and token of theirs at once; the Pages they alone own
 	// are unpublished; each app they authorized gets the data deletion
@@ -1109,6 +1138,12 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(graphServiceMethods.ByName("RemoveAuthorizedApp")),
 		connect.WithHandlerOptions(opts...),
 	)
+	graphServiceChooseAuthorizedAppPagesHandler := connect.NewUnaryHandler(
+		GraphServiceChooseAuthorizedAppPagesProcedure,
+		svc.ChooseAuthorizedAppPages,
+		connect.WithSchema(graphServiceMethods.ByName("ChooseAuthorizedAppPages")),
+		connect.WithHandlerOptions(opts...),
+	)
 	graphServiceDeleteMeHandler := connect.NewUnaryHandler(
 		GraphServiceDeleteMeProcedure,
 		svc.DeleteMe,
@@ -1303,6 +1338,8 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListAuthorizedAppsHandler.ServeHTTP(w, r)
 		case GraphServiceRemoveAuthorizedAppProcedure:
 			graphServiceRemoveAuthorizedAppHandler.ServeHTTP(w, r)
+		case GraphServiceChooseAuthorizedAppPagesProcedure:
+			graphServiceChooseAuthorizedAppPagesHandler.ServeHTTP(w, r)
 		case GraphServiceDeleteMeProcedure:
 			graphServiceDeleteMeHandler.ServeHTTP(w, r)
 		case GraphServiceListDataDeletionRequestsProcedure:
@@ -1424,6 +1461,10 @@ func (UnimplementedGraphServiceHandler) ListAuthorizedApps(context.Context, *con
 
 func (UnimplementedGraphServiceHandler) RemoveAuthorizedApp(context.Context, *connect.Request[v1.RemoveAuthorizedAppRequest]) (*connect.Response[v1.SuccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RemoveAuthorizedApp is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ChooseAuthorizedAppPages(context.Context, *connect.Request[v1.ChooseAuthorizedAppPagesRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ChooseAuthorizedAppPages is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) DeleteMe(context.Context, *connect.Request[v1.DeleteMeRequest]) (*connect.Response[v1.SuccessResponse], error) {
