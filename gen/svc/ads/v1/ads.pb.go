@@ -1453,10 +1453,10 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"h\n" +
 	"\x11ListLeadsResponse\x12$\n" +
 	"\x04data\x18\x01 \x03(\v2\x10.svc.ads.v1.LeadR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xb1\x0e\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xb2\x0e\n" +
 	"\n" +
-	"AdsService\x12\xb0\x01\n" +
-	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"S\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x0f\n" +
+	"AdsService\x12\xb1\x01\n" +
+	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"T\xca\xf3\x18\x0e\x12\x02\x01\x04\x1a\bads_read\xd2\xf3\x18\x0f\n" +
 	"\rme/adaccounts\x82\xf4\x18(\n" +
 	"\n" +
 	"AD_ACCOUNT\x12\x06MANAGE\x12\tADVERTISE\x12\aANALYZE\x90\x02\x01\x12~\n" +

@@ -58,6 +58,8 @@ type AdsServiceClient interface {
 	// sandbox ad account the first time its user looks. They are the
 	// caller's assets in me/assigned_assets too, with the tasks a business's
 	// owner has on its ad accounts, as Meta's assigned_assets names them.
+	// The user's own session lists them too (the console, and the gateway
+	// checking that an ad account put in a business is the user's).
 	ListMyAdAccounts(ctx context.Context, in *ListMyAdAccountsRequest, opts ...grpc.CallOption) (*ListAdAccountsResponse, error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).
@@ -221,6 +223,8 @@ type AdsServiceServer interface {
 	// sandbox ad account the first time its user looks. They are the
 	// caller's assets in me/assigned_assets too, with the tasks a business's
 	// owner has on its ad accounts, as Meta's assigned_assets names them.
+	// The user's own session lists them too (the console, and the gateway
+	// checking that an ad account put in a business is the user's).
 	ListMyAdAccounts(context.Context, *ListMyAdAccountsRequest) (*ListAdAccountsResponse, error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).
