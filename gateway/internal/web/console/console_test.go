@@ -28,6 +28,8 @@ func TestRouteMapsConsolePathsToPages(t *testing.T) {
 		{"/reference", "reference", ""},
 		{"/staff/templates", "staff-templates", ""},
 		{"/staff/review", "staff-review", ""},
+		{"/business", "business", ""},
+		{"/staff/business-verification", "staff-business", ""},
 	} {
 		p, app, ok := route(tc.path)
 		if !ok || p.Name != tc.page || app != tc.app {
