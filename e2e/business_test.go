@@ -144,7 +144,9 @@ func TestABusinessHoldsItsPeoplesAssetsEachInOneBusinessOnly(t *testing.T) {
 		res, body = w.post(t, consumerSession, map[string]any{"node": "business/" + biz + "/verification", "legal_name": "x", "country": "FR",
 			"documents": []map[string]string{{"kind": "utility_bill", "sha256": strings.Repeat("0", 64)}}}, nil)
 		wantGraphError(t, res, body, 403, 200, 2069003)
-		people := decode[struct{ Data []struct{ UserID, Name, Role string } }](t, w.mustGet(t, consumerSession, "business/"+biz+"/roles")).Data
+		people := decode[struct {
+			Data []struct{ UserID, Name, Role string }
+		}](t, w.mustGet(t, consumerSession, "business/"+biz+"/roles")).Data
 		if len(people) != 2 {
 			t.Fatalf("roles = %+v", people)
 		}

@@ -73,7 +73,8 @@ type AdAccount struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// The business portfolio that owns it, "bp_<user id>".
+	// The key of the person holding it, "bp_<user id>" (not a business
+	// portfolio's id: business/<id>/assets records that).
 	BusinessId string `protobuf:"bytes,3,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
 	// ISO 4217; amounts of this account are in its minor units.
 	Currency string `protobuf:"bytes,4,opt,name=currency,proto3" json:"currency,omitempty"`

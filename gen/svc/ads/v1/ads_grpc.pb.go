@@ -40,11 +40,11 @@ const (
 // by the ads plugin. Every ad account is a sandbox account: nothing is
 // bought or billed and no money moves.
 //
-// An ad account belongs to a business portfolio, "bp_<user id>" as
-// me/business_portfolios and me/assigned_assets name it; the portfolio's
-// user manages it. To anyone else an ad account, its campaigns, forms and
-// leads do not exist (404, code 100, subcode 33), as Meta answers an
-// object the caller may not load.
+// An ad account is held by the person who made it ("bp_<user id>"), who
+// manages it; the business portfolio holding it is the gateway's record
+// (business/<id>/assets). To anyone else an ad account, its campaigns,
+// forms and leads do not exist (404, code 100, subcode 33), as Meta
+// answers an object the caller may not load.
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
@@ -205,11 +205,11 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, in *ListLeadsRequest, 
 // by the ads plugin. Every ad account is a sandbox account: nothing is
 // bought or billed and no money moves.
 //
-// An ad account belongs to a business portfolio, "bp_<user id>" as
-// me/business_portfolios and me/assigned_assets name it; the portfolio's
-// user manages it. To anyone else an ad account, its campaigns, forms and
-// leads do not exist (404, code 100, subcode 33), as Meta answers an
-// object the caller may not load.
+// An ad account is held by the person who made it ("bp_<user id>"), who
+// manages it; the business portfolio holding it is the gateway's record
+// (business/<id>/assets). To anyone else an ad account, its campaigns,
+// forms and leads do not exist (404, code 100, subcode 33), as Meta
+// answers an object the caller may not load.
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
