@@ -1,12 +1,13 @@
-// Package business names the business portfolio that holds a user's Pages
-// and business assets, for the core's me/business_portfolios and
-// me/assigned_assets and the plugins that keep business assets (ads,
-// extmsg). It is a product idea the platform shares, not part of the
-// partner SDK; today a user has exactly one portfolio, named after the
-// user.
+// Package business names what a person holds in the plugins that keep
+// business assets (the ads plugin's ad accounts, extmsg's messaging
+// accounts): "bp_" and the person's id. It is not a business portfolio's
+// id: portfolios are stored by the core (CONTRACT §17, core.businesses),
+// which also records which portfolio holds each asset
+// (business/<id>/assets). It is a product idea the platform shares, not
+// part of the partner SDK.
 package business
 
-// Of is the id of the business portfolio that holds a user's Pages and
-// business assets: "bp_" and the user's id. Plugins that keep business
-// assets (ad accounts, messaging accounts) own them by this id.
+// Of is the key under which plugins keep the assets a person makes (ad
+// accounts, messaging accounts): "bp_" and the user's id. The business
+// portfolio holding such an asset, if any, is the core's record.
 func Of(userID string) string { return "bp_" + userID }

@@ -249,6 +249,12 @@ type Credentials struct {
 		APIKey        string `json:"api_key"`
 		RedirectURI   string `json:"redirect_uri"`
 	} `json:"app"`
+	// Business is the owner's business portfolio, holding the Page and
+	// the app.
+	Business struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"business"`
 	AdminToken string `json:"admin_token"`
 }
 

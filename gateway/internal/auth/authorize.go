@@ -47,8 +47,9 @@ func NotOnTeam(why string) *apierr.Error {
 // Target names what a call acts on, read from its request: the Page of the
 // method's page_field and the app of its app_field ("" when absent).
 type Target struct {
-	PageID string
-	AppID  string
+	PageID     string
+	AppID      string
+	BusinessID string
 }
 
 // TargetOf reads the ids the access rule refers to from the request.
@@ -59,6 +60,9 @@ func TargetOf(req proto.Message, access *pluginv1.Access) Target {
 	}
 	if access.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED {
 		t.AppID = stringField(req, access.GetAppField(), "app_id")
+	}
+	if access.GetBusinessRole() != pluginv1.BusinessRole_BUSINESS_ROLE_UNSPECIFIED {
+		t.BusinessID = stringField(req, access.GetBusinessField(), "business_id")
 	}
 	return t
 }
@@ -112,7 +116,8 @@ func Admit(ctx context.Context, access *pluginv1.Access) error {
 // anonymous) on the target the request names. It returns nil or exactly
 // one CONTRACT §3 error, checked in this order: credential present (104),
 // kind accepted (2069001, and our 2069006), staff (2069005), scopes, all
-// of scopes and one of any_scopes (2069002), standing on the app (2069004), Page role (2069003, or 2018303
+// of scopes and one of any_scopes (2069002), standing on the app (2069004), role on
+// the business (2069003), Page role (2069003, or 2018303
 // for an app alone) and product on the Page link (2018303). Rules that need
 // a product's own data (session window, opt-in, Page published) are the
 // plugin's.
@@ -178,6 +183,18 @@ func (a *Authenticator) AuthorizeFacts(ctx context.Context, p *Principal, access
 			return nil, apierr.Invalid(field, "The parameter %s is required.", field)
 		}
 		if err := a.AuthorizeApp(ctx, p, least, target.AppID); err != nil {
+			return nil, err
+		}
+	}
+	if least := access.GetBusinessRole(); least != pluginv1.BusinessRole_BUSINESS_ROLE_UNSPECIFIED {
+		if target.BusinessID == "" {
+			field := access.GetBusinessField()
+			if field == "" {
+				field = "business_id"
+			}
+			return nil, apierr.Invalid(field, "The parameter %s is required.", field)
+		}
+		if err := a.AuthorizeBusiness(ctx, p, least, target.BusinessID); err != nil {
 			return nil, err
 		}
 	}
@@ -415,4 +432,41 @@ func teamRank(r identity.TeamRole) int {
 		return int(pluginv1.AppRole_APP_ROLE_MEMBER)
 	}
 	return 0
+}
+
+// NotBusinessMember: the caller's user has no role on the business, or not
+// the one the call needs. CONTRACT §3 has one refusal for "the user's role
+// on the object does not allow it", the Page's: 403, code 200, 2069003.
+func NotBusinessMember(why string) *apierr.Error {
+	return apierr.PageRoleTooLow(why)
+}
+
+// AuthorizeBusiness applies "who may act on a business" (CONTRACT §17):
+// only a person, with a role on it; EMPLOYEE passes admins and employees,
+// ADMIN admins only. A business that does not exist is 404, as elsewhere.
+// An app key or system user token acts for no person and is refused
+// (2069001).
+func (a *Authenticator) AuthorizeBusiness(ctx context.Context, p *Principal, least pluginv1.BusinessRole, businessID string) error {
+	if p == nil {
+		return apierr.NoToken()
+	}
+	if p.UserID == "" {
+		return apierr.UserTokenRequired()
+	}
+	role, err := a.ids.Businesses.Role(ctx, businessID, p.UserID)
+	if errors.Is(err, identity.ErrNotFound) {
+		return apierr.NotFound("Business " + businessID)
+	}
+	if err != nil {
+		return apierr.Internal(err)
+	}
+	switch {
+	case role == identity.BusinessAdmin:
+		return nil
+	case role == identity.BusinessEmployee && least == pluginv1.BusinessRole_BUSINESS_ROLE_EMPLOYEE:
+		return nil
+	case role == identity.BusinessEmployee:
+		return NotBusinessMember("The user must be an admin of the business.")
+	}
+	return NotBusinessMember("The user must have a role on the business (admin or employee).")
 }

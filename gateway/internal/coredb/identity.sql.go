@@ -69,26 +69,27 @@ func (q *Queries) ApprovedScopes(ctx context.Context, appID int64) ([]string, er
 
 const assignedAssets = `-- name: AssignedAssets :many
 (SELECT 'PAGE'::text AS type, p.id, p.name, r.role,
-    coalesce((SELECT o.user_id FROM core.page_roles o WHERE o.page_id = p.id AND o.role = 'owner' LIMIT 1), 0)::bigint AS owner_id
+    coalesce((SELECT b.business_id FROM core.business_assets b WHERE b.asset_type = 'PAGE' AND b.asset_id = p.id), 0)::bigint AS business_id
  FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
  WHERE r.user_id = $1 ORDER BY p.id LIMIT 1000)
 UNION ALL
-(SELECT 'APP'::text, a.id, a.name, t.role, 0::bigint
+(SELECT 'APP'::text, a.id, a.name, t.role,
+    coalesce((SELECT b.business_id FROM core.business_assets b WHERE b.asset_type = 'APP' AND b.asset_id = a.id), 0)::bigint
  FROM core.app_team t JOIN core.apps a ON a.id = t.app_id
  WHERE t.user_id = $1 ORDER BY a.id LIMIT 1000)
 `
 
 type AssignedAssetsRow struct {
-	Type    string
-	ID      int64
-	Name    string
-	Role    string
-	OwnerID int64
+	Type       string
+	ID         int64
+	Name       string
+	Role       string
+	BusinessID int64
 }
 
-// The assets a user has a role on (me/assigned_assets): Pages, with the
-// owner whose business portfolio holds them, then apps of the user's
-// teams; each in id order, at most 1,000 of each.
+// The assets a user has a role on (me/assigned_assets): Pages, then apps
+// of the user's teams, each with the business holding it (0: none); each
+// in id order, at most 1,000 of each.
 func (q *Queries) AssignedAssets(ctx context.Context, userID int64) ([]AssignedAssetsRow, error) {
 	rows, err := q.db.Query(ctx, assignedAssets, userID)
 	if err != nil {
@@ -103,7 +104,7 @@ func (q *Queries) AssignedAssets(ctx context.Context, userID int64) ([]AssignedA
 			&i.ID,
 			&i.Name,
 			&i.Role,
-			&i.OwnerID,
+			&i.BusinessID,
 		); err != nil {
 			return nil, err
 		}

@@ -76,6 +76,44 @@ type CoreAppTestUser struct {
 	UserID int64
 }
 
+type CoreBusiness struct {
+	ID                 int64
+	Name               string
+	VerificationStatus string
+	VerificationReason string
+	CreatedBy          *int64
+	CreatedAt          pgtype.Timestamptz
+}
+
+type CoreBusinessAsset struct {
+	AssetType  string
+	AssetID    int64
+	BusinessID int64
+	AddedBy    *int64
+	AddedAt    pgtype.Timestamptz
+}
+
+type CoreBusinessRole struct {
+	BusinessID int64
+	UserID     int64
+	Role       string
+	CreatedAt  pgtype.Timestamptz
+}
+
+type CoreBusinessVerification struct {
+	ID          int64
+	BusinessID  int64
+	LegalName   string
+	Country     string
+	Documents   []byte
+	RequestedBy *int64
+	RequestedAt pgtype.Timestamptz
+	Decision    *string
+	Reason      string
+	DecidedBy   *int64
+	DecidedAt   pgtype.Timestamptz
+}
+
 type CoreCredential struct {
 	TokenHash []byte
 	Kind      int16

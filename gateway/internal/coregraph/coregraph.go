@@ -17,7 +17,6 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/webhook"
 	corev1 "github.com/svcplatform/svc/gen/svc/core/v1"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
-	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/sdk"
 )
 
@@ -140,6 +139,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	s.registerLifecycle(p)
 	s.registerCheckup(p)
 	s.registerDataRights(p)
+	s.registerBusinesses(p)
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {
@@ -166,31 +166,6 @@ func (s *Service) listMyPages(ctx context.Context, call *sdk.Call, req *corev1.L
 	paging.Set(res)
 	for _, p := range pages {
 		res.Data = append(res.Data, pageProto(p.Page, string(p.Role)))
-	}
-	return res, nil
-}
-
-// listMyBusinessPortfolios: a user who owns Pages has one business
-// portfolio holding them; its id is "bp_" + the user id.
-func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, req *corev1.ListMyBusinessPortfoliosRequest) (*corev1.ListMyBusinessPortfoliosResponse, error) {
-	user := call.Principal().UserID
-	me, err := s.id.Users.Me(ctx, user)
-	if err != nil {
-		return nil, s.mapErr(err, "User")
-	}
-	pages, err := s.id.Pages.ManagedPages(ctx, user, "", 1000)
-	if err != nil {
-		return nil, err
-	}
-	res := &corev1.ListMyBusinessPortfoliosResponse{Paging: &pluginv1.Paging{}}
-	bp := &corev1.BusinessPortfolio{Id: business.Of(me.ID), Name: me.Name + "'s business"}
-	for _, p := range pages {
-		if p.Role == identity.RoleOwner {
-			bp.PageIds = append(bp.PageIds, p.ID)
-		}
-	}
-	if len(bp.PageIds) > 0 && req.GetAfter() == "" {
-		res.Data = append(res.Data, bp)
 	}
 	return res, nil
 }
@@ -228,7 +203,8 @@ var assetTasks = map[[2]string][]string{
 }
 
 // listMyAssignedAssets lists the Pages and apps the user has a role on,
-// then the assets plugins keep for the caller (pluginAssets).
+// then the assets plugins keep for the caller (pluginAssets), each with
+// the business the core records as holding it.
 func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *corev1.ListMyAssignedAssetsRequest) (*corev1.ListMyAssignedAssetsResponse, error) {
 	uid, ok := identity.ParseID(call.Principal().UserID)
 	if !ok {
@@ -242,13 +218,16 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 	for _, r := range rows {
 		a := &corev1.AssignedAsset{Id: identity.FormatID(r.ID), Type: r.Type, Name: r.Name,
 			Tasks: nonNil(assetTasks[[2]string{r.Type, r.Role}])}
-		if r.OwnerID != 0 {
-			a.BusinessId = business.Of(identity.FormatID(r.OwnerID))
+		if r.BusinessID != 0 {
+			a.BusinessId = identity.FormatID(r.BusinessID)
 		}
 		res.Data = append(res.Data, a)
 	}
 	more, err := s.pluginAssets(ctx, auth.FromContext(ctx))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.setAssetBusinesses(ctx, more); err != nil {
 		return nil, err
 	}
 	res.Data = append(res.Data, more...)

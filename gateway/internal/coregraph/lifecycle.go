@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/identity"
@@ -177,10 +178,17 @@ func (s *Service) getAppReview(ctx context.Context, _ *sdk.Call, req *corev1.Get
 }
 
 func (s *Service) submitAppReview(ctx context.Context, _ *sdk.Call, req *corev1.SubmitAppReviewRequest) (*corev1.AppReview, error) {
+	if err := s.checkVerifiedBusiness(ctx, req.GetAppId(), req.GetScopes()); err != nil {
+		return nil, err
+	}
 	rs, err := s.id.Review.SubmitReview(ctx, req.GetAppId(), identity.ReviewSubmission{Scopes: req.GetScopes(),
 		UseCase: req.GetUseCase(), PrivacyPolicyURL: req.GetPrivacyPolicyUrl()})
 	if errors.Is(err, identity.ErrInvalid) {
-		return nil, sdk.Invalid("use_case", "Invalid parameter: %v", trimSentinel(err))
+		field := "use_case"
+		if strings.HasPrefix(err.Error(), "scope ") {
+			field = "scopes"
+		}
+		return nil, sdk.Invalid(field, "Invalid parameter: %v", trimSentinel(err))
 	}
 	if err != nil {
 		return nil, s.mapErr(err, "App "+req.GetAppId())

@@ -58,6 +58,9 @@ type Service struct {
 	Apps *Apps
 	// Review is App Review per scope, and going live.
 	Review *Review
+	// Businesses are business portfolios: their people, assets and
+	// verification.
+	Businesses *Businesses
 }
 
 // Users holds people; see Service.Users.
@@ -94,7 +97,7 @@ type store struct {
 
 // newService returns the Service whose areas share st.
 func newService(st *store) *Service {
-	s := &Service{store: st, Users: &Users{st}, Sessions: &Sessions{st}, Pages: &Pages{st}, Apps: &Apps{st}, Review: &Review{st}}
+	s := &Service{store: st, Users: &Users{st}, Sessions: &Sessions{st}, Pages: &Pages{st}, Apps: &Apps{st}, Review: &Review{st}, Businesses: &Businesses{st}}
 	st.all = s
 	return s
 }

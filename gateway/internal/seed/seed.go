@@ -37,11 +37,14 @@ type Options struct {
 
 // Credentials is the content of dev-credentials.json.
 type Credentials struct {
-	BaseURL    string          `json:"base_url"`
-	Users      map[string]User `json:"users"`
-	Page       PageCredentials `json:"page"`
-	App        AppCredentials  `json:"app"`
-	AdminToken string          `json:"admin_token"`
+	BaseURL string          `json:"base_url"`
+	Users   map[string]User `json:"users"`
+	Page    PageCredentials `json:"page"`
+	App     AppCredentials  `json:"app"`
+	// Business is the owner's business portfolio, holding the Page and the
+	// app (unverified).
+	Business   BusinessCredentials `json:"business"`
+	AdminToken string              `json:"admin_token"`
 }
 
 // User is one seeded user.
@@ -53,6 +56,12 @@ type User struct {
 
 // PageCredentials names the seeded Page.
 type PageCredentials struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// BusinessCredentials names the seeded business portfolio.
+type BusinessCredentials struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 }
@@ -162,6 +171,18 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 	if err != nil {
 		return nil, fmt.Errorf("seed app key: %w", err)
 	}
+	// The business is made as a person makes one (POST me/business_portfolios,
+	// then business/<id>/assets), by the owner, with the same checks.
+	biz, err := ids.Businesses.Create(ctx, owner, "Demo Coffee Co.")
+	if err != nil {
+		return nil, fmt.Errorf("seed business: %w", err)
+	}
+	for _, a := range []struct{ typ, id string }{{"PAGE", page.ID}, {"APP", app.ID}} {
+		if err := ids.Businesses.AddAsset(ctx, biz.ID, owner, a.typ, a.id, false); err != nil {
+			return nil, fmt.Errorf("seed business asset: %w", err)
+		}
+	}
+	c.Business = BusinessCredentials{ID: biz.ID, Name: biz.Name}
 	c.App = AppCredentials{ID: app.ID, ClientID: app.ClientID, ClientSecret: app.ClientSecret,
 		WebhookSecret: webhook.StandardKey(app.ClientSecret), APIKey: key,
 		RedirectURI: RedirectURI}

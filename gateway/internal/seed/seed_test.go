@@ -84,6 +84,18 @@ func TestSeedCreatesTheDevelopmentWorldOnce(t *testing.T) {
 	if ok, _ := ids.Apps.MayAuthorize(ctx, app, creds.Users["consumer"].ID); !ok {
 		t.Error("the consumer is not a Test User")
 	}
+	biz, err := ids.Businesses.Get(ctx, creds.Business.ID)
+	if err != nil || biz.Name != creds.Business.Name || biz.VerificationStatus != identity.Unverified {
+		t.Errorf("business = %+v, %v", biz, err)
+	}
+	if role, _ := ids.Businesses.Role(ctx, creds.Business.ID, creds.Users["owner"].ID); role != identity.BusinessAdmin {
+		t.Errorf("owner's business role = %q", role)
+	}
+	if assets, err := ids.Businesses.Assets(ctx, creds.Business.ID); err != nil || len(assets) != 2 ||
+		assets[0] != (identity.BusinessAsset{Type: "APP", ID: app.ID, Name: app.Name}) ||
+		assets[1] != (identity.BusinessAsset{Type: "PAGE", ID: page.ID, Name: page.Name}) {
+		t.Errorf("business assets = %+v, %v", assets, err)
+	}
 	if p, err := authn.AuthenticateToken(ctx, creds.App.APIKey); err != nil || p.Kind != pluginv1.TokenKind_TOKEN_KIND_APP_KEY || p.AppID != app.ID {
 		t.Errorf("api key: %+v, %v", p, err)
 	}

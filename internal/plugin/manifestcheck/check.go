@@ -209,14 +209,14 @@ func checkMethod(md protoreflect.MethodDescriptor) (*Method, error) {
 
 // checkAccess refuses an access rule the gateway could not enforce as
 // written: a public method with other requirements (public waives them
-// all), an unspecified token kind, an empty scope, and a Page or app rule
-// whose field is not a singular string field of the request (every call
-// would be refused for want of it).
+// all), an unspecified token kind, an empty scope, and a Page, app or
+// business rule whose field is not a singular string field of the request
+// (every call would be refused for want of it).
 func checkAccess(in protoreflect.MessageDescriptor, a *pluginv1.Access) error {
 	var errs []error
 	if a.GetPublic() && (len(a.GetTokenKinds()) > 0 || len(a.GetScopes()) > 0 || len(a.GetAnyScopes()) > 0 || a.GetStaff() ||
 		a.GetPageRole() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED || a.GetProduct() != "" ||
-		a.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED) {
+		a.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED || a.GetBusinessRole() != pluginv1.BusinessRole_BUSINESS_ROLE_UNSPECIFIED) {
 		errs = append(errs, errors.New("access: public takes no other requirement (a public method is open to anyone)"))
 	}
 	if slices.Contains(a.GetTokenKinds(), pluginv1.TokenKind_TOKEN_KIND_UNSPECIFIED) {
@@ -234,6 +234,10 @@ func checkAccess(in protoreflect.MessageDescriptor, a *pluginv1.Access) error {
 	}
 	app := a.GetAppRole() != pluginv1.AppRole_APP_ROLE_UNSPECIFIED
 	if err := targetField(in, "app_field", a.GetAppField(), "app_id", app); err != nil {
+		errs = append(errs, err)
+	}
+	business := a.GetBusinessRole() != pluginv1.BusinessRole_BUSINESS_ROLE_UNSPECIFIED
+	if err := targetField(in, "business_field", a.GetBusinessField(), "business_id", business); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

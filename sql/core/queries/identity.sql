@@ -253,14 +253,15 @@ UPDATE core.credentials SET revoked_at = now()
 WHERE label = @label AND revoked_at IS NULL;
 
 -- name: AssignedAssets :many
--- The assets a user has a role on (me/assigned_assets): Pages, with the
--- owner whose business portfolio holds them, then apps of the user's
--- teams; each in id order, at most 1,000 of each.
+-- The assets a user has a role on (me/assigned_assets): Pages, then apps
+-- of the user's teams, each with the business holding it (0: none); each
+-- in id order, at most 1,000 of each.
 (SELECT 'PAGE'::text AS type, p.id, p.name, r.role,
-    coalesce((SELECT o.user_id FROM core.page_roles o WHERE o.page_id = p.id AND o.role = 'owner' LIMIT 1), 0)::bigint AS owner_id
+    coalesce((SELECT b.business_id FROM core.business_assets b WHERE b.asset_type = 'PAGE' AND b.asset_id = p.id), 0)::bigint AS business_id
  FROM core.page_roles r JOIN core.pages p ON p.id = r.page_id
  WHERE r.user_id = @user_id ORDER BY p.id LIMIT 1000)
 UNION ALL
-(SELECT 'APP'::text, a.id, a.name, t.role, 0::bigint
+(SELECT 'APP'::text, a.id, a.name, t.role,
+    coalesce((SELECT b.business_id FROM core.business_assets b WHERE b.asset_type = 'APP' AND b.asset_id = a.id), 0)::bigint
  FROM core.app_team t JOIN core.apps a ON a.id = t.app_id
  WHERE t.user_id = @user_id ORDER BY a.id LIMIT 1000);

@@ -31,7 +31,8 @@ var staticFiles embed.FS
 // pageNames are the console's pages; each is templates/<name>.html (which
 // defines "body") inside templates/layout.html, with static/<name>.js.
 var pageNames = []string{"apps", "app", "review", "templates", "webhooks", "completions", "debugger",
-	"explorer", "callback", "reference", "staff-templates", "staff-review", "pages", "page", "account", "notfound"}
+	"explorer", "callback", "reference", "staff-templates", "staff-review", "pages", "page", "account", "notfound",
+	"business", "staff-business"}
 
 // templates holds one parsed template set per page.
 var templates = func() map[string]*template.Template {
@@ -143,6 +144,10 @@ func route(rest string) (page, string, bool) {
 		return page{Name: "staff-templates", Title: "Template queue", Nav: "staff-templates", Staff: true}, "", true
 	case rest == "staff/review":
 		return page{Name: "staff-review", Title: "App Review queue", Nav: "staff-review", Staff: true}, "", true
+	case rest == "business":
+		return page{Name: "business", Title: "Business", Nav: "business"}, "", true
+	case rest == "staff/business-verification":
+		return page{Name: "staff-business", Title: "Business verification queue", Nav: "staff-business", Staff: true}, "", true
 	}
 	return page{}, "", false
 }

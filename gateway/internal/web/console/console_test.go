@@ -32,6 +32,8 @@ func TestRouteMapsConsolePathsToPages(t *testing.T) {
 		{"/pages/77", "page", "77"},
 		{"/pages/77/", "page", "77"},
 		{"/account", "account", ""},
+		{"/business", "business", ""},
+		{"/staff/business-verification", "staff-business", ""},
 	} {
 		p, app, ok := route(tc.path)
 		if !ok || p.Name != tc.page || app != tc.app {

@@ -73,7 +73,8 @@ type AdAccount struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// The business portfolio that owns it, "bp_<user id>".
+	// The key of the person holding it, "bp_<user id>" (not a business
+	// portfolio's id: business/<id>/assets records that).
 	BusinessId string `protobuf:"bytes,3,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
 	// ISO 4217; amounts of this account are in its minor units.
 	Currency string `protobuf:"bytes,4,opt,name=currency,proto3" json:"currency,omitempty"`
@@ -1453,10 +1454,10 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"h\n" +
 	"\x11ListLeadsResponse\x12$\n" +
 	"\x04data\x18\x01 \x03(\v2\x10.svc.ads.v1.LeadR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xb1\x0e\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xb2\x0e\n" +
 	"\n" +
-	"AdsService\x12\xb0\x01\n" +
-	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"S\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x0f\n" +
+	"AdsService\x12\xb1\x01\n" +
+	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"T\xca\xf3\x18\x0e\x12\x02\x01\x04\x1a\bads_read\xd2\xf3\x18\x0f\n" +
 	"\rme/adaccounts\x82\xf4\x18(\n" +
 	"\n" +
 	"AD_ACCOUNT\x12\x06MANAGE\x12\tADVERTISE\x12\aANALYZE\x90\x02\x01\x12~\n" +

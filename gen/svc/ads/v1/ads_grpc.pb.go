@@ -40,11 +40,11 @@ const (
 // by the ads plugin. Every ad account is a sandbox account: nothing is
 // bought or billed and no money moves.
 //
-// An ad account belongs to a business portfolio, "bp_<user id>" as
-// me/business_portfolios and me/assigned_assets name it; the portfolio's
-// user manages it. To anyone else an ad account, its campaigns, forms and
-// leads do not exist (404, code 100, subcode 33), as Meta answers an
-// object the caller may not load.
+// An ad account is held by the person who made it ("bp_<user id>"), who
+// manages it; the business portfolio holding it is the gateway's record
+// (business/<id>/assets). To anyone else an ad account, its campaigns,
+// forms and leads do not exist (404, code 100, subcode 33), as Meta
+// answers an object the caller may not load.
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
@@ -58,6 +58,8 @@ type AdsServiceClient interface {
 	// sandbox ad account the first time its user looks. They are the
 	// caller's assets in me/assigned_assets too, with the tasks a business's
 	// owner has on its ad accounts, as Meta's assigned_assets names them.
+	// The user's own session lists them too (the console, and the gateway
+	// checking that an ad account put in a business is the user's).
 	ListMyAdAccounts(ctx context.Context, in *ListMyAdAccountsRequest, opts ...grpc.CallOption) (*ListAdAccountsResponse, error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).
@@ -203,11 +205,11 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, in *ListLeadsRequest, 
 // by the ads plugin. Every ad account is a sandbox account: nothing is
 // bought or billed and no money moves.
 //
-// An ad account belongs to a business portfolio, "bp_<user id>" as
-// me/business_portfolios and me/assigned_assets name it; the portfolio's
-// user manages it. To anyone else an ad account, its campaigns, forms and
-// leads do not exist (404, code 100, subcode 33), as Meta answers an
-// object the caller may not load.
+// An ad account is held by the person who made it ("bp_<user id>"), who
+// manages it; the business portfolio holding it is the gateway's record
+// (business/<id>/assets). To anyone else an ad account, its campaigns,
+// forms and leads do not exist (404, code 100, subcode 33), as Meta
+// answers an object the caller may not load.
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
@@ -221,6 +223,8 @@ type AdsServiceServer interface {
 	// sandbox ad account the first time its user looks. They are the
 	// caller's assets in me/assigned_assets too, with the tasks a business's
 	// owner has on its ad accounts, as Meta's assigned_assets names them.
+	// The user's own session lists them too (the console, and the gateway
+	// checking that an ad account put in a business is the user's).
 	ListMyAdAccounts(context.Context, *ListMyAdAccountsRequest) (*ListAdAccountsResponse, error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).

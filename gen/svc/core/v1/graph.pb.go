@@ -567,10 +567,15 @@ func (x *ListMyBusinessPortfoliosResponse) GetPaging() *v1.Paging {
 }
 
 type BusinessPortfolio struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	PageIds       []string               `protobuf:"bytes,3,rep,name=page_ids,json=pageIds,proto3" json:"page_ids,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The Pages the business holds.
+	PageIds []string `protobuf:"bytes,3,rep,name=page_ids,json=pageIds,proto3" json:"page_ids,omitempty"`
+	// unverified, pending, verified or rejected.
+	VerificationStatus string `protobuf:"bytes,4,opt,name=verification_status,json=verificationStatus,proto3" json:"verification_status,omitempty"`
+	// The caller's role on it: admin or employee.
+	Role          string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -626,6 +631,1004 @@ func (x *BusinessPortfolio) GetPageIds() []string {
 	return nil
 }
 
+func (x *BusinessPortfolio) GetVerificationStatus() string {
+	if x != nil {
+		return x.VerificationStatus
+	}
+	return ""
+}
+
+func (x *BusinessPortfolio) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+type CreateBusinessRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateBusinessRequest) Reset() {
+	*x = CreateBusinessRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateBusinessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateBusinessRequest) ProtoMessage() {}
+
+func (x *CreateBusinessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateBusinessRequest.ProtoReflect.Descriptor instead.
+func (*CreateBusinessRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CreateBusinessRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type CreatedBusiness struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatedBusiness) Reset() {
+	*x = CreatedBusiness{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatedBusiness) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatedBusiness) ProtoMessage() {}
+
+func (x *CreatedBusiness) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatedBusiness.ProtoReflect.Descriptor instead.
+func (*CreatedBusiness) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CreatedBusiness) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type GetBusinessRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBusinessRequest) Reset() {
+	*x = GetBusinessRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBusinessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBusinessRequest) ProtoMessage() {}
+
+func (x *GetBusinessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBusinessRequest.ProtoReflect.Descriptor instead.
+func (*GetBusinessRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetBusinessRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+// Business is a stored business portfolio (CONTRACT §17).
+type Business struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// unverified, pending, verified or rejected.
+	VerificationStatus string `protobuf:"bytes,3,opt,name=verification_status,json=verificationStatus,proto3" json:"verification_status,omitempty"`
+	// Staff's reason for the last decision (a rejection always has one).
+	VerificationReason string `protobuf:"bytes,4,opt,name=verification_reason,json=verificationReason,proto3" json:"verification_reason,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *Business) Reset() {
+	*x = Business{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Business) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Business) ProtoMessage() {}
+
+func (x *Business) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Business.ProtoReflect.Descriptor instead.
+func (*Business) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Business) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Business) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Business) GetVerificationStatus() string {
+	if x != nil {
+		return x.VerificationStatus
+	}
+	return ""
+}
+
+func (x *Business) GetVerificationReason() string {
+	if x != nil {
+		return x.VerificationReason
+	}
+	return ""
+}
+
+type ListBusinessAssetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBusinessAssetsRequest) Reset() {
+	*x = ListBusinessAssetsRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBusinessAssetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBusinessAssetsRequest) ProtoMessage() {}
+
+func (x *ListBusinessAssetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBusinessAssetsRequest.ProtoReflect.Descriptor instead.
+func (*ListBusinessAssetsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListBusinessAssetsRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+type ListBusinessAssetsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*BusinessAsset       `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBusinessAssetsResponse) Reset() {
+	*x = ListBusinessAssetsResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBusinessAssetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBusinessAssetsResponse) ProtoMessage() {}
+
+func (x *ListBusinessAssetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBusinessAssetsResponse.ProtoReflect.Descriptor instead.
+func (*ListBusinessAssetsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListBusinessAssetsResponse) GetData() []*BusinessAsset {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// BusinessAsset is one asset of a business.
+type BusinessAsset struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// PAGE, APP or AD_ACCOUNT.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Id   string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// A Page's or app's name; empty for an ad account.
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BusinessAsset) Reset() {
+	*x = BusinessAsset{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BusinessAsset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BusinessAsset) ProtoMessage() {}
+
+func (x *BusinessAsset) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BusinessAsset.ProtoReflect.Descriptor instead.
+func (*BusinessAsset) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BusinessAsset) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *BusinessAsset) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BusinessAsset) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type AddBusinessAssetRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddBusinessAssetRequest) Reset() {
+	*x = AddBusinessAssetRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddBusinessAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddBusinessAssetRequest) ProtoMessage() {}
+
+func (x *AddBusinessAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddBusinessAssetRequest.ProtoReflect.Descriptor instead.
+func (*AddBusinessAssetRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AddBusinessAssetRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *AddBusinessAssetRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AddBusinessAssetRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ListBusinessRolesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBusinessRolesRequest) Reset() {
+	*x = ListBusinessRolesRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBusinessRolesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBusinessRolesRequest) ProtoMessage() {}
+
+func (x *ListBusinessRolesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBusinessRolesRequest.ProtoReflect.Descriptor instead.
+func (*ListBusinessRolesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListBusinessRolesRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+type ListBusinessRolesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*BusinessRoleEntry   `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBusinessRolesResponse) Reset() {
+	*x = ListBusinessRolesResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBusinessRolesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBusinessRolesResponse) ProtoMessage() {}
+
+func (x *ListBusinessRolesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBusinessRolesResponse.ProtoReflect.Descriptor instead.
+func (*ListBusinessRolesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListBusinessRolesResponse) GetData() []*BusinessRoleEntry {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// BusinessRoleEntry is one person's role on a business.
+type BusinessRoleEntry struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// admin or employee.
+	Role          string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BusinessRoleEntry) Reset() {
+	*x = BusinessRoleEntry{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BusinessRoleEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BusinessRoleEntry) ProtoMessage() {}
+
+func (x *BusinessRoleEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BusinessRoleEntry.ProtoReflect.Descriptor instead.
+func (*BusinessRoleEntry) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BusinessRoleEntry) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *BusinessRoleEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BusinessRoleEntry) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+type SetBusinessRoleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Role          string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBusinessRoleRequest) Reset() {
+	*x = SetBusinessRoleRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBusinessRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBusinessRoleRequest) ProtoMessage() {}
+
+func (x *SetBusinessRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBusinessRoleRequest.ProtoReflect.Descriptor instead.
+func (*SetBusinessRoleRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetBusinessRoleRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *SetBusinessRoleRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SetBusinessRoleRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+type RequestBusinessVerificationRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	LegalName  string                 `protobuf:"bytes,2,opt,name=legal_name,json=legalName,proto3" json:"legal_name,omitempty"`
+	// ISO 3166-1 alpha-2, e.g. "FR".
+	Country       string                  `protobuf:"bytes,3,opt,name=country,proto3" json:"country,omitempty"`
+	Documents     []*VerificationDocument `protobuf:"bytes,4,rep,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestBusinessVerificationRequest) Reset() {
+	*x = RequestBusinessVerificationRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestBusinessVerificationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestBusinessVerificationRequest) ProtoMessage() {}
+
+func (x *RequestBusinessVerificationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestBusinessVerificationRequest.ProtoReflect.Descriptor instead.
+func (*RequestBusinessVerificationRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RequestBusinessVerificationRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *RequestBusinessVerificationRequest) GetLegalName() string {
+	if x != nil {
+		return x.LegalName
+	}
+	return ""
+}
+
+func (x *RequestBusinessVerificationRequest) GetCountry() string {
+	if x != nil {
+		return x.Country
+	}
+	return ""
+}
+
+func (x *RequestBusinessVerificationRequest) GetDocuments() []*VerificationDocument {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+// VerificationDocument is a document's metadata: what it is and the SHA-256
+// of its content (the platform never receives the content).
+type VerificationDocument struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// e.g. business_registration, utility_bill, tax_document.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// 64 lowercase hexadecimal digits.
+	Sha256        string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerificationDocument) Reset() {
+	*x = VerificationDocument{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerificationDocument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerificationDocument) ProtoMessage() {}
+
+func (x *VerificationDocument) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerificationDocument.ProtoReflect.Descriptor instead.
+func (*VerificationDocument) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *VerificationDocument) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *VerificationDocument) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+type ListBusinessVerificationQueueRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBusinessVerificationQueueRequest) Reset() {
+	*x = ListBusinessVerificationQueueRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBusinessVerificationQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBusinessVerificationQueueRequest) ProtoMessage() {}
+
+func (x *ListBusinessVerificationQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBusinessVerificationQueueRequest.ProtoReflect.Descriptor instead.
+func (*ListBusinessVerificationQueueRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListBusinessVerificationQueueRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListBusinessVerificationQueueResponse struct {
+	state         protoimpl.MessageState        `protogen:"open.v1"`
+	Data          []*QueuedBusinessVerification `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBusinessVerificationQueueResponse) Reset() {
+	*x = ListBusinessVerificationQueueResponse{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBusinessVerificationQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBusinessVerificationQueueResponse) ProtoMessage() {}
+
+func (x *ListBusinessVerificationQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBusinessVerificationQueueResponse.ProtoReflect.Descriptor instead.
+func (*ListBusinessVerificationQueueResponse) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListBusinessVerificationQueueResponse) GetData() []*QueuedBusinessVerification {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// QueuedBusinessVerification is a business waiting for a staff decision.
+type QueuedBusinessVerification struct {
+	state        protoimpl.MessageState  `protogen:"open.v1"`
+	BusinessId   string                  `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	BusinessName string                  `protobuf:"bytes,2,opt,name=business_name,json=businessName,proto3" json:"business_name,omitempty"`
+	LegalName    string                  `protobuf:"bytes,3,opt,name=legal_name,json=legalName,proto3" json:"legal_name,omitempty"`
+	Country      string                  `protobuf:"bytes,4,opt,name=country,proto3" json:"country,omitempty"`
+	Documents    []*VerificationDocument `protobuf:"bytes,5,rep,name=documents,proto3" json:"documents,omitempty"`
+	// RFC 3339 UTC.
+	RequestedTime string `protobuf:"bytes,6,opt,name=requested_time,json=requestedTime,proto3" json:"requested_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueuedBusinessVerification) Reset() {
+	*x = QueuedBusinessVerification{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueuedBusinessVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueuedBusinessVerification) ProtoMessage() {}
+
+func (x *QueuedBusinessVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueuedBusinessVerification.ProtoReflect.Descriptor instead.
+func (*QueuedBusinessVerification) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *QueuedBusinessVerification) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *QueuedBusinessVerification) GetBusinessName() string {
+	if x != nil {
+		return x.BusinessName
+	}
+	return ""
+}
+
+func (x *QueuedBusinessVerification) GetLegalName() string {
+	if x != nil {
+		return x.LegalName
+	}
+	return ""
+}
+
+func (x *QueuedBusinessVerification) GetCountry() string {
+	if x != nil {
+		return x.Country
+	}
+	return ""
+}
+
+func (x *QueuedBusinessVerification) GetDocuments() []*VerificationDocument {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+func (x *QueuedBusinessVerification) GetRequestedTime() string {
+	if x != nil {
+		return x.RequestedTime
+	}
+	return ""
+}
+
+type DecideBusinessVerificationRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	Decision   string                 `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Required to reject; shown to the business.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideBusinessVerificationRequest) Reset() {
+	*x = DecideBusinessVerificationRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideBusinessVerificationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideBusinessVerificationRequest) ProtoMessage() {}
+
+func (x *DecideBusinessVerificationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideBusinessVerificationRequest.ProtoReflect.Descriptor instead.
+func (*DecideBusinessVerificationRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DecideBusinessVerificationRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *DecideBusinessVerificationRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *DecideBusinessVerificationRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type GetPageRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PageId        string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
@@ -635,7 +1638,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +1650,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[11]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +1663,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -693,7 +1696,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +1708,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[12]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +1721,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Page) GetId() string {
@@ -802,7 +1805,7 @@ type CreatePageRequest struct {
 
 func (x *CreatePageRequest) Reset() {
 	*x = CreatePageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +1817,7 @@ func (x *CreatePageRequest) String() string {
 func (*CreatePageRequest) ProtoMessage() {}
 
 func (x *CreatePageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[13]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +1830,7 @@ func (x *CreatePageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreatePageRequest) GetName() string {
@@ -853,7 +1856,7 @@ type CreatedPage struct {
 
 func (x *CreatedPage) Reset() {
 	*x = CreatedPage{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +1868,7 @@ func (x *CreatedPage) String() string {
 func (*CreatedPage) ProtoMessage() {}
 
 func (x *CreatedPage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[14]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1881,7 @@ func (x *CreatedPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedPage.ProtoReflect.Descriptor instead.
 func (*CreatedPage) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreatedPage) GetId() string {
@@ -897,7 +1900,7 @@ type ListPageRolesRequest struct {
 
 func (x *ListPageRolesRequest) Reset() {
 	*x = ListPageRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1912,7 @@ func (x *ListPageRolesRequest) String() string {
 func (*ListPageRolesRequest) ProtoMessage() {}
 
 func (x *ListPageRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[15]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1925,7 @@ func (x *ListPageRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListPageRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListPageRolesRequest) GetPageId() string {
@@ -941,7 +1944,7 @@ type ListPageRolesResponse struct {
 
 func (x *ListPageRolesResponse) Reset() {
 	*x = ListPageRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1956,7 @@ func (x *ListPageRolesResponse) String() string {
 func (*ListPageRolesResponse) ProtoMessage() {}
 
 func (x *ListPageRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[16]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1969,7 @@ func (x *ListPageRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListPageRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListPageRolesResponse) GetData() []*PageRoleEntry {
@@ -989,7 +1992,7 @@ type PageRoleEntry struct {
 
 func (x *PageRoleEntry) Reset() {
 	*x = PageRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +2004,7 @@ func (x *PageRoleEntry) String() string {
 func (*PageRoleEntry) ProtoMessage() {}
 
 func (x *PageRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[17]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +2017,7 @@ func (x *PageRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageRoleEntry.ProtoReflect.Descriptor instead.
 func (*PageRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PageRoleEntry) GetUserId() string {
@@ -1049,7 +2052,7 @@ type SetPageRoleRequest struct {
 
 func (x *SetPageRoleRequest) Reset() {
 	*x = SetPageRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +2064,7 @@ func (x *SetPageRoleRequest) String() string {
 func (*SetPageRoleRequest) ProtoMessage() {}
 
 func (x *SetPageRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[18]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +2077,7 @@ func (x *SetPageRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPageRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetPageRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetPageRoleRequest) GetPageId() string {
@@ -1108,7 +2111,7 @@ type DeletePageRoleRequest struct {
 
 func (x *DeletePageRoleRequest) Reset() {
 	*x = DeletePageRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +2123,7 @@ func (x *DeletePageRoleRequest) String() string {
 func (*DeletePageRoleRequest) ProtoMessage() {}
 
 func (x *DeletePageRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[19]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +2136,7 @@ func (x *DeletePageRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeletePageRoleRequest) GetPageId() string {
@@ -1171,7 +2174,7 @@ type UpdatePageSettingsRequest struct {
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +2186,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[20]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +2199,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -1257,7 +2260,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +2272,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[21]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +2285,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -1304,7 +2307,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +2319,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[22]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +2332,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -1370,7 +2373,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +2385,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[23]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +2398,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -1426,7 +2429,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +2441,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[24]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +2454,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -1497,7 +2500,7 @@ type ListAuthorizedAppsRequest struct {
 
 func (x *ListAuthorizedAppsRequest) Reset() {
 	*x = ListAuthorizedAppsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +2512,7 @@ func (x *ListAuthorizedAppsRequest) String() string {
 func (*ListAuthorizedAppsRequest) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[25]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +2525,7 @@ func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
 }
 
 type ListAuthorizedAppsResponse struct {
@@ -1534,7 +2537,7 @@ type ListAuthorizedAppsResponse struct {
 
 func (x *ListAuthorizedAppsResponse) Reset() {
 	*x = ListAuthorizedAppsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +2549,7 @@ func (x *ListAuthorizedAppsResponse) String() string {
 func (*ListAuthorizedAppsResponse) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[26]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +2562,7 @@ func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsResponse.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListAuthorizedAppsResponse) GetData() []*AuthorizedApp {
@@ -1587,7 +2590,7 @@ type AuthorizedApp struct {
 
 func (x *AuthorizedApp) Reset() {
 	*x = AuthorizedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +2602,7 @@ func (x *AuthorizedApp) String() string {
 func (*AuthorizedApp) ProtoMessage() {}
 
 func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[27]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +2615,7 @@ func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizedApp.ProtoReflect.Descriptor instead.
 func (*AuthorizedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{27}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AuthorizedApp) GetAppId() string {
@@ -1660,7 +2663,7 @@ type PageChoice struct {
 
 func (x *PageChoice) Reset() {
 	*x = PageChoice{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +2675,7 @@ func (x *PageChoice) String() string {
 func (*PageChoice) ProtoMessage() {}
 
 func (x *PageChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[28]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +2688,7 @@ func (x *PageChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageChoice.ProtoReflect.Descriptor instead.
 func (*PageChoice) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{28}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PageChoice) GetPageIds() []string {
@@ -1704,7 +2707,7 @@ type RemoveAuthorizedAppRequest struct {
 
 func (x *RemoveAuthorizedAppRequest) Reset() {
 	*x = RemoveAuthorizedAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +2719,7 @@ func (x *RemoveAuthorizedAppRequest) String() string {
 func (*RemoveAuthorizedAppRequest) ProtoMessage() {}
 
 func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +2732,7 @@ func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAuthorizedAppRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAuthorizedAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RemoveAuthorizedAppRequest) GetAppId() string {
@@ -1750,7 +2753,7 @@ type ChooseAuthorizedAppPagesRequest struct {
 
 func (x *ChooseAuthorizedAppPagesRequest) Reset() {
 	*x = ChooseAuthorizedAppPagesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1762,7 +2765,7 @@ func (x *ChooseAuthorizedAppPagesRequest) String() string {
 func (*ChooseAuthorizedAppPagesRequest) ProtoMessage() {}
 
 func (x *ChooseAuthorizedAppPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1775,7 +2778,7 @@ func (x *ChooseAuthorizedAppPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChooseAuthorizedAppPagesRequest.ProtoReflect.Descriptor instead.
 func (*ChooseAuthorizedAppPagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ChooseAuthorizedAppPagesRequest) GetAppId() string {
@@ -1800,7 +2803,7 @@ type ListDataDeletionRequestsRequest struct {
 
 func (x *ListDataDeletionRequestsRequest) Reset() {
 	*x = ListDataDeletionRequestsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1812,7 +2815,7 @@ func (x *ListDataDeletionRequestsRequest) String() string {
 func (*ListDataDeletionRequestsRequest) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +2828,7 @@ func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
 }
 
 type ListDataDeletionRequestsResponse struct {
@@ -1837,7 +2840,7 @@ type ListDataDeletionRequestsResponse struct {
 
 func (x *ListDataDeletionRequestsResponse) Reset() {
 	*x = ListDataDeletionRequestsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +2852,7 @@ func (x *ListDataDeletionRequestsResponse) String() string {
 func (*ListDataDeletionRequestsResponse) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +2865,7 @@ func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListDataDeletionRequestsResponse) GetData() []*DataDeletionRequest {
@@ -1890,7 +2893,7 @@ type DataDeletionRequest struct {
 
 func (x *DataDeletionRequest) Reset() {
 	*x = DataDeletionRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2905,7 @@ func (x *DataDeletionRequest) String() string {
 func (*DataDeletionRequest) ProtoMessage() {}
 
 func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2918,7 @@ func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataDeletionRequest.ProtoReflect.Descriptor instead.
 func (*DataDeletionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DataDeletionRequest) GetAppId() string {
@@ -1962,7 +2965,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2977,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2990,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -2006,7 +3009,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +3021,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +3034,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -2062,7 +3065,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +3077,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +3090,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -2164,7 +3167,7 @@ type GranularScope struct {
 
 func (x *GranularScope) Reset() {
 	*x = GranularScope{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +3179,7 @@ func (x *GranularScope) String() string {
 func (*GranularScope) ProtoMessage() {}
 
 func (x *GranularScope) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +3192,7 @@ func (x *GranularScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GranularScope.ProtoReflect.Descriptor instead.
 func (*GranularScope) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GranularScope) GetScope() string {
@@ -2215,7 +3218,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +3230,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +3243,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -2265,7 +3268,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +3280,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +3293,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *App) GetId() string {
@@ -2344,7 +3347,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +3359,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +3372,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -2402,7 +3405,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +3417,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +3430,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -2446,7 +3449,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +3461,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +3474,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -2491,7 +3494,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +3506,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +3519,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -2545,7 +3548,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +3560,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +3573,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -2611,7 +3614,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +3626,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +3639,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -2664,7 +3667,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2676,7 +3679,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2689,7 +3692,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -2724,7 +3727,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2736,7 +3739,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2749,7 +3752,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -2783,7 +3786,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +3798,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +3811,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -2837,7 +3840,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2849,7 +3852,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2862,7 +3865,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -2908,7 +3911,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2920,7 +3923,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2933,7 +3936,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -3011,7 +4014,7 @@ type WentLive struct {
 
 func (x *WentLive) Reset() {
 	*x = WentLive{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +4026,7 @@ func (x *WentLive) String() string {
 func (*WentLive) ProtoMessage() {}
 
 func (x *WentLive) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +4039,7 @@ func (x *WentLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
 func (*WentLive) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *WentLive) GetSuccess() bool {
@@ -3069,7 +4072,7 @@ type ListRedirectUrisRequest struct {
 
 func (x *ListRedirectUrisRequest) Reset() {
 	*x = ListRedirectUrisRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +4084,7 @@ func (x *ListRedirectUrisRequest) String() string {
 func (*ListRedirectUrisRequest) ProtoMessage() {}
 
 func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +4097,7 @@ func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListRedirectUrisRequest) GetAppId() string {
@@ -3113,7 +4116,7 @@ type ListRedirectUrisResponse struct {
 
 func (x *ListRedirectUrisResponse) Reset() {
 	*x = ListRedirectUrisResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3125,7 +4128,7 @@ func (x *ListRedirectUrisResponse) String() string {
 func (*ListRedirectUrisResponse) ProtoMessage() {}
 
 func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3138,7 +4141,7 @@ func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
@@ -3157,7 +4160,7 @@ type RedirectUri struct {
 
 func (x *RedirectUri) Reset() {
 	*x = RedirectUri{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3169,7 +4172,7 @@ func (x *RedirectUri) String() string {
 func (*RedirectUri) ProtoMessage() {}
 
 func (x *RedirectUri) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3182,7 +4185,7 @@ func (x *RedirectUri) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
 func (*RedirectUri) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *RedirectUri) GetUri() string {
@@ -3202,7 +4205,7 @@ type AddRedirectUriRequest struct {
 
 func (x *AddRedirectUriRequest) Reset() {
 	*x = AddRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +4217,7 @@ func (x *AddRedirectUriRequest) String() string {
 func (*AddRedirectUriRequest) ProtoMessage() {}
 
 func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +4230,7 @@ func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *AddRedirectUriRequest) GetAppId() string {
@@ -3254,7 +4257,7 @@ type DeleteRedirectUriRequest struct {
 
 func (x *DeleteRedirectUriRequest) Reset() {
 	*x = DeleteRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +4269,7 @@ func (x *DeleteRedirectUriRequest) String() string {
 func (*DeleteRedirectUriRequest) ProtoMessage() {}
 
 func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +4282,7 @@ func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *DeleteRedirectUriRequest) GetAppId() string {
@@ -3305,7 +4308,7 @@ type ListAppRolesRequest struct {
 
 func (x *ListAppRolesRequest) Reset() {
 	*x = ListAppRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3317,7 +4320,7 @@ func (x *ListAppRolesRequest) String() string {
 func (*ListAppRolesRequest) ProtoMessage() {}
 
 func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3330,7 +4333,7 @@ func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListAppRolesRequest) GetAppId() string {
@@ -3349,7 +4352,7 @@ type ListAppRolesResponse struct {
 
 func (x *ListAppRolesResponse) Reset() {
 	*x = ListAppRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +4364,7 @@ func (x *ListAppRolesResponse) String() string {
 func (*ListAppRolesResponse) ProtoMessage() {}
 
 func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +4377,7 @@ func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
@@ -3396,7 +4399,7 @@ type AppRoleEntry struct {
 
 func (x *AppRoleEntry) Reset() {
 	*x = AppRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +4411,7 @@ func (x *AppRoleEntry) String() string {
 func (*AppRoleEntry) ProtoMessage() {}
 
 func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +4424,7 @@ func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
 func (*AppRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *AppRoleEntry) GetUserId() string {
@@ -3449,7 +4452,7 @@ type SetAppRoleRequest struct {
 
 func (x *SetAppRoleRequest) Reset() {
 	*x = SetAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3461,7 +4464,7 @@ func (x *SetAppRoleRequest) String() string {
 func (*SetAppRoleRequest) ProtoMessage() {}
 
 func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3474,7 +4477,7 @@ func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *SetAppRoleRequest) GetAppId() string {
@@ -3508,7 +4511,7 @@ type DeleteAppRoleRequest struct {
 
 func (x *DeleteAppRoleRequest) Reset() {
 	*x = DeleteAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3520,7 +4523,7 @@ func (x *DeleteAppRoleRequest) String() string {
 func (*DeleteAppRoleRequest) ProtoMessage() {}
 
 func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3533,7 +4536,7 @@ func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *DeleteAppRoleRequest) GetAppId() string {
@@ -3559,7 +4562,7 @@ type ListTestUsersRequest struct {
 
 func (x *ListTestUsersRequest) Reset() {
 	*x = ListTestUsersRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3571,7 +4574,7 @@ func (x *ListTestUsersRequest) String() string {
 func (*ListTestUsersRequest) ProtoMessage() {}
 
 func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3584,7 +4587,7 @@ func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ListTestUsersRequest) GetAppId() string {
@@ -3603,7 +4606,7 @@ type ListTestUsersResponse struct {
 
 func (x *ListTestUsersResponse) Reset() {
 	*x = ListTestUsersResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3615,7 +4618,7 @@ func (x *ListTestUsersResponse) String() string {
 func (*ListTestUsersResponse) ProtoMessage() {}
 
 func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3628,7 +4631,7 @@ func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListTestUsersResponse) GetData() []*TestUser {
@@ -3650,7 +4653,7 @@ type TestUser struct {
 
 func (x *TestUser) Reset() {
 	*x = TestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3662,7 +4665,7 @@ func (x *TestUser) String() string {
 func (*TestUser) ProtoMessage() {}
 
 func (x *TestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3675,7 +4678,7 @@ func (x *TestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
 func (*TestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *TestUser) GetId() string {
@@ -3708,7 +4711,7 @@ type CreateTestUserRequest struct {
 
 func (x *CreateTestUserRequest) Reset() {
 	*x = CreateTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3720,7 +4723,7 @@ func (x *CreateTestUserRequest) String() string {
 func (*CreateTestUserRequest) ProtoMessage() {}
 
 func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3733,7 +4736,7 @@ func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *CreateTestUserRequest) GetAppId() string {
@@ -3755,7 +4758,7 @@ type CreatedTestUser struct {
 
 func (x *CreatedTestUser) Reset() {
 	*x = CreatedTestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3767,7 +4770,7 @@ func (x *CreatedTestUser) String() string {
 func (*CreatedTestUser) ProtoMessage() {}
 
 func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3780,7 +4783,7 @@ func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
 func (*CreatedTestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CreatedTestUser) GetId() string {
@@ -3814,7 +4817,7 @@ type DeleteTestUserRequest struct {
 
 func (x *DeleteTestUserRequest) Reset() {
 	*x = DeleteTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3826,7 +4829,7 @@ func (x *DeleteTestUserRequest) String() string {
 func (*DeleteTestUserRequest) ProtoMessage() {}
 
 func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3839,7 +4842,7 @@ func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *DeleteTestUserRequest) GetAppId() string {
@@ -3866,7 +4869,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3878,7 +4881,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3891,7 +4894,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -3927,7 +4930,7 @@ type RotatedKey struct {
 
 func (x *RotatedKey) Reset() {
 	*x = RotatedKey{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3939,7 +4942,7 @@ func (x *RotatedKey) String() string {
 func (*RotatedKey) ProtoMessage() {}
 
 func (x *RotatedKey) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3952,7 +4955,7 @@ func (x *RotatedKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
 func (*RotatedKey) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *RotatedKey) GetKind() string {
@@ -3992,7 +4995,7 @@ type GetAppReviewRequest struct {
 
 func (x *GetAppReviewRequest) Reset() {
 	*x = GetAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4004,7 +5007,7 @@ func (x *GetAppReviewRequest) String() string {
 func (*GetAppReviewRequest) ProtoMessage() {}
 
 func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4017,7 +5020,7 @@ func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetAppReviewRequest) GetAppId() string {
@@ -4037,7 +5040,7 @@ type AppReview struct {
 
 func (x *AppReview) Reset() {
 	*x = AppReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4049,7 +5052,7 @@ func (x *AppReview) String() string {
 func (*AppReview) ProtoMessage() {}
 
 func (x *AppReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4062,7 +5065,7 @@ func (x *AppReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
 func (*AppReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *AppReview) GetData() []*ScopeReview {
@@ -4081,7 +5084,7 @@ type GetDataUseCheckupRequest struct {
 
 func (x *GetDataUseCheckupRequest) Reset() {
 	*x = GetDataUseCheckupRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4093,7 +5096,7 @@ func (x *GetDataUseCheckupRequest) String() string {
 func (*GetDataUseCheckupRequest) ProtoMessage() {}
 
 func (x *GetDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4106,7 +5109,7 @@ func (x *GetDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDataUseCheckupRequest.ProtoReflect.Descriptor instead.
 func (*GetDataUseCheckupRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetDataUseCheckupRequest) GetAppId() string {
@@ -4130,7 +5133,7 @@ type CertifyDataUseCheckupRequest struct {
 
 func (x *CertifyDataUseCheckupRequest) Reset() {
 	*x = CertifyDataUseCheckupRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4142,7 +5145,7 @@ func (x *CertifyDataUseCheckupRequest) String() string {
 func (*CertifyDataUseCheckupRequest) ProtoMessage() {}
 
 func (x *CertifyDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4155,7 +5158,7 @@ func (x *CertifyDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CertifyDataUseCheckupRequest.ProtoReflect.Descriptor instead.
 func (*CertifyDataUseCheckupRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CertifyDataUseCheckupRequest) GetAppId() string {
@@ -4198,7 +5201,7 @@ type DataUseCheckup struct {
 
 func (x *DataUseCheckup) Reset() {
 	*x = DataUseCheckup{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4210,7 +5213,7 @@ func (x *DataUseCheckup) String() string {
 func (*DataUseCheckup) ProtoMessage() {}
 
 func (x *DataUseCheckup) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4223,7 +5226,7 @@ func (x *DataUseCheckup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataUseCheckup.ProtoReflect.Descriptor instead.
 func (*DataUseCheckup) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *DataUseCheckup) GetStatus() string {
@@ -4269,7 +5272,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4281,7 +5284,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4294,7 +5297,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -4333,7 +5336,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4345,7 +5348,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4358,7 +5361,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -4398,7 +5401,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4410,7 +5413,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4423,7 +5426,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -4442,7 +5445,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4454,7 +5457,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4467,7 +5470,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -4493,7 +5496,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4505,7 +5508,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4518,7 +5521,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -4576,7 +5579,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4588,7 +5591,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4601,7 +5604,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{80}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -4641,7 +5644,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4653,7 +5656,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4666,7 +5669,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{81}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -4691,7 +5694,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4703,7 +5706,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4716,7 +5719,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{82}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -4762,7 +5765,7 @@ type ListMyAssignedAssetsRequest struct {
 
 func (x *ListMyAssignedAssetsRequest) Reset() {
 	*x = ListMyAssignedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4774,7 +5777,7 @@ func (x *ListMyAssignedAssetsRequest) String() string {
 func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4787,7 +5790,7 @@ func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{83}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{101}
 }
 
 type ListMyAssignedAssetsResponse struct {
@@ -4799,7 +5802,7 @@ type ListMyAssignedAssetsResponse struct {
 
 func (x *ListMyAssignedAssetsResponse) Reset() {
 	*x = ListMyAssignedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4811,7 +5814,7 @@ func (x *ListMyAssignedAssetsResponse) String() string {
 func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4824,7 +5827,7 @@ func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{84}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
@@ -4841,8 +5844,8 @@ type AssignedAsset struct {
 	// PAGE, APP, AD_ACCOUNT or CATALOG.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	// The business portfolio holding the asset ("bp_" + its owner's id);
-	// empty for an asset in no portfolio.
+	// The business portfolio holding the asset (business/<id>); empty for an
+	// asset in no portfolio.
 	BusinessId string `protobuf:"bytes,4,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
 	// What the user's role allows on it.
 	Tasks         []string `protobuf:"bytes,5,rep,name=tasks,proto3" json:"tasks,omitempty"`
@@ -4852,7 +5855,7 @@ type AssignedAsset struct {
 
 func (x *AssignedAsset) Reset() {
 	*x = AssignedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4864,7 +5867,7 @@ func (x *AssignedAsset) String() string {
 func (*AssignedAsset) ProtoMessage() {}
 
 func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4877,7 +5880,7 @@ func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
 func (*AssignedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{85}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *AssignedAsset) GetId() string {
@@ -4953,11 +5956,88 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x06before\x18\x03 \x01(\tR\x06before\"\x85\x01\n" +
 	" ListMyBusinessPortfoliosResponse\x122\n" +
 	"\x04data\x18\x01 \x03(\v2\x1e.svc.core.v1.BusinessPortfolioR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"R\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\x97\x01\n" +
 	"\x11BusinessPortfolio\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
-	"\bpage_ids\x18\x03 \x03(\tR\apageIds\"2\n" +
+	"\bpage_ids\x18\x03 \x03(\tR\apageIds\x12/\n" +
+	"\x13verification_status\x18\x04 \x01(\tR\x12verificationStatus\x12\x12\n" +
+	"\x04role\x18\x05 \x01(\tR\x04role\"6\n" +
+	"\x15CreateBusinessRequest\x12\x1d\n" +
+	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\"!\n" +
+	"\x0fCreatedBusiness\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\">\n" +
+	"\x12GetBusinessRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\"\xa0\x01\n" +
+	"\bBusiness\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
+	"\x13verification_status\x18\x03 \x01(\tR\x12verificationStatus\x12/\n" +
+	"\x13verification_reason\x18\x04 \x01(\tR\x12verificationReason:\x0e\xe2\xf3\x18\n" +
+	"\n" +
+	"\bbusiness\"E\n" +
+	"\x19ListBusinessAssetsRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\"L\n" +
+	"\x1aListBusinessAssetsResponse\x12.\n" +
+	"\x04data\x18\x01 \x03(\v2\x1a.svc.core.v1.BusinessAssetR\x04data\"G\n" +
+	"\rBusinessAsset\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x90\x01\n" +
+	"\x17AddBusinessAssetRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\x120\n" +
+	"\x04type\x18\x02 \x01(\tB\x1c\xbaH\x19r\x17R\x04PAGER\x03APPR\n" +
+	"AD_ACCOUNTR\x04type\x12\x19\n" +
+	"\x02id\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\"D\n" +
+	"\x18ListBusinessRolesRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\"O\n" +
+	"\x19ListBusinessRolesResponse\x122\n" +
+	"\x04data\x18\x01 \x03(\v2\x1e.svc.core.v1.BusinessRoleEntryR\x04data\"T\n" +
+	"\x11BusinessRoleEntry\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\"\x92\x01\n" +
+	"\x16SetBusinessRoleRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\x12\"\n" +
+	"\auser_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06userId\x12*\n" +
+	"\x04role\x18\x03 \x01(\tB\x16\xbaH\x13r\x11R\x05adminR\bemployeeR\x04role\"\xf3\x01\n" +
+	"\"RequestBusinessVerificationRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\x12)\n" +
+	"\n" +
+	"legal_name\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\tlegalName\x12+\n" +
+	"\acountry\x18\x03 \x01(\tB\x11\xbaH\x0er\f2\n" +
+	"^[A-Z]{2}$R\acountry\x12K\n" +
+	"\tdocuments\x18\x04 \x03(\v2!.svc.core.v1.VerificationDocumentB\n" +
+	"\xbaH\a\x92\x01\x04\b\x01\x10\n" +
+	"R\tdocuments\"d\n" +
+	"\x14VerificationDocument\x12\x1d\n" +
+	"\x04kind\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04kind\x12-\n" +
+	"\x06sha256\x18\x02 \x01(\tB\x15\xbaH\x12r\x102\x0e^[0-9a-f]{64}$R\x06sha256\"G\n" +
+	"$ListBusinessVerificationQueueRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\"d\n" +
+	"%ListBusinessVerificationQueueResponse\x12;\n" +
+	"\x04data\x18\x01 \x03(\v2'.svc.core.v1.QueuedBusinessVerificationR\x04data\"\x83\x02\n" +
+	"\x1aQueuedBusinessVerification\x12\x1f\n" +
+	"\vbusiness_id\x18\x01 \x01(\tR\n" +
+	"businessId\x12#\n" +
+	"\rbusiness_name\x18\x02 \x01(\tR\fbusinessName\x12\x1d\n" +
+	"\n" +
+	"legal_name\x18\x03 \x01(\tR\tlegalName\x12\x18\n" +
+	"\acountry\x18\x04 \x01(\tR\acountry\x12?\n" +
+	"\tdocuments\x18\x05 \x03(\v2!.svc.core.v1.VerificationDocumentR\tdocuments\x12%\n" +
+	"\x0erequested_time\x18\x06 \x01(\tR\rrequestedTime\"\xa5\x01\n" +
+	"!DecideBusinessVerificationRequest\x12*\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"businessId\x122\n" +
+	"\bdecision\x18\x02 \x01(\tB\x16\xbaH\x13r\x11R\aapproveR\x06rejectR\bdecision\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xe8\aR\x06reason\"2\n" +
 	"\x0eGetPageRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xf2\x02\n" +
 	"\x04Page\x12\x0e\n" +
@@ -5217,12 +6297,11 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\vScopeReview\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x95\x02\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xc3\x01\n" +
 	"\x16SubmitAppReviewRequest\x12\x1e\n" +
-	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12|\n" +
-	"\x06scopes\x18\x02 \x03(\tBd\xbaHa\x92\x01^\b\x01\x10\n" +
-	"\"XrVR\x0epublic_profileR\n" +
-	"pages:readR\fpages:manageR\fsvcchat:sendR\fsvcchat:readR\x0ewearables:pushR\x06scopes\x12%\n" +
+	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12*\n" +
+	"\x06scopes\x18\x02 \x03(\tB\x12\xbaH\x0f\x92\x01\f\b\x01\x10\n" +
+	"\"\x06r\x04\x10\x01\x18@R\x06scopes\x12%\n" +
 	"\buse_case\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x88'R\auseCase\x126\n" +
 	"\x12privacy_policy_url\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\x10privacyPolicyUrl\"<\n" +
@@ -5260,7 +6339,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xe4)\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xe04\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12\x85\x01\n" +
@@ -5270,7 +6349,22 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\bme/pages\x90\x02\x01\x12\xba\x01\n" +
 	"\x18ListMyBusinessPortfolios\x12,.svc.core.v1.ListMyBusinessPortfoliosRequest\x1a-.svc.core.v1.ListMyBusinessPortfoliosResponse\"A\xca\xf3\x18\x1e\x12\x02\x01\x04R\n" +
 	"pages:readR\fpages:manage\xd2\xf3\x18\x18\n" +
-	"\x16me/business_portfolios\x90\x02\x01\x12f\n" +
+	"\x16me/business_portfolios\x90\x02\x01\x12w\n" +
+	"\x0eCreateBusiness\x12\".svc.core.v1.CreateBusinessRequest\x1a\x1c.svc.core.v1.CreatedBusiness\"#\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\x18\x12\x16me/business_portfolios\x12\x8a\x01\n" +
+	"\vGetBusiness\x12\x1f.svc.core.v1.GetBusinessRequest\x1a\x15.svc.core.v1.Business\"C\xca\xf3\x18 \x12\x02\x01\x04R\n" +
+	"pages:readR\fpages:manageX\x01\xd2\xf3\x18\x18\n" +
+	"\x16business/{business_id}\x90\x02\x01\x12\xb1\x01\n" +
+	"\x12ListBusinessAssets\x12&.svc.core.v1.ListBusinessAssetsRequest\x1a'.svc.core.v1.ListBusinessAssetsResponse\"J\xca\xf3\x18 \x12\x02\x01\x04R\n" +
+	"pages:readR\fpages:manageX\x01\xd2\xf3\x18\x1f\n" +
+	"\x1dbusiness/{business_id}/assets\x90\x02\x01\x12\x84\x01\n" +
+	"\x10AddBusinessAsset\x12$.svc.core.v1.AddBusinessAssetRequest\x1a\x1c.svc.core.v1.SuccessResponse\",\xca\xf3\x18\x05\x12\x01\x04X\x02\xd2\xf3\x18\x1f\x12\x1dbusiness/{business_id}/assets\x12\xad\x01\n" +
+	"\x11ListBusinessRoles\x12%.svc.core.v1.ListBusinessRolesRequest\x1a&.svc.core.v1.ListBusinessRolesResponse\"I\xca\xf3\x18 \x12\x02\x01\x04R\n" +
+	"pages:readR\fpages:manageX\x01\xd2\xf3\x18\x1e\n" +
+	"\x1cbusiness/{business_id}/roles\x90\x02\x01\x12\x81\x01\n" +
+	"\x0fSetBusinessRole\x12#.svc.core.v1.SetBusinessRoleRequest\x1a\x1c.svc.core.v1.SuccessResponse\"+\xca\xf3\x18\x05\x12\x01\x04X\x02\xd2\xf3\x18\x1e\x12\x1cbusiness/{business_id}/roles\x12\x99\x01\n" +
+	"\x1bRequestBusinessVerification\x12/.svc.core.v1.RequestBusinessVerificationRequest\x1a\x15.svc.core.v1.Business\"2\xca\xf3\x18\x05\x12\x01\x04X\x02\xd2\xf3\x18%\x12#business/{business_id}/verification\x12\xc4\x01\n" +
+	"\x1dListBusinessVerificationQueue\x121.svc.core.v1.ListBusinessVerificationQueueRequest\x1a2.svc.core.v1.ListBusinessVerificationQueueResponse\"<\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02-\x12+/api/developers/admin/business-verification\x90\x02\x01\x12\xa1\x01\n" +
+	"\x1aDecideBusinessVerification\x12..svc.core.v1.DecideBusinessVerificationRequest\x1a\x15.svc.core.v1.Business\"<\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x020:\x01*\"+/api/developers/admin/business-verification\x12f\n" +
 	"\n" +
 	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
 	"\ame/apps\x90\x02\x01\x12\xaa\x01\n" +
@@ -5347,214 +6441,255 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 105)
 var file_svc_core_v1_graph_proto_goTypes = []any{
-	(*GetMeRequest)(nil),                     // 0: svc.core.v1.GetMeRequest
-	(*DeleteMeRequest)(nil),                  // 1: svc.core.v1.DeleteMeRequest
-	(*User)(nil),                             // 2: svc.core.v1.User
-	(*ListMyPagesRequest)(nil),               // 3: svc.core.v1.ListMyPagesRequest
-	(*ListMyPagesResponse)(nil),              // 4: svc.core.v1.ListMyPagesResponse
-	(*ListMyAppsRequest)(nil),                // 5: svc.core.v1.ListMyAppsRequest
-	(*ListMyAppsResponse)(nil),               // 6: svc.core.v1.ListMyAppsResponse
-	(*MyApp)(nil),                            // 7: svc.core.v1.MyApp
-	(*ListMyBusinessPortfoliosRequest)(nil),  // 8: svc.core.v1.ListMyBusinessPortfoliosRequest
-	(*ListMyBusinessPortfoliosResponse)(nil), // 9: svc.core.v1.ListMyBusinessPortfoliosResponse
-	(*BusinessPortfolio)(nil),                // 10: svc.core.v1.BusinessPortfolio
-	(*GetPageRequest)(nil),                   // 11: svc.core.v1.GetPageRequest
-	(*Page)(nil),                             // 12: svc.core.v1.Page
-	(*CreatePageRequest)(nil),                // 13: svc.core.v1.CreatePageRequest
-	(*CreatedPage)(nil),                      // 14: svc.core.v1.CreatedPage
-	(*ListPageRolesRequest)(nil),             // 15: svc.core.v1.ListPageRolesRequest
-	(*ListPageRolesResponse)(nil),            // 16: svc.core.v1.ListPageRolesResponse
-	(*PageRoleEntry)(nil),                    // 17: svc.core.v1.PageRoleEntry
-	(*SetPageRoleRequest)(nil),               // 18: svc.core.v1.SetPageRoleRequest
-	(*DeletePageRoleRequest)(nil),            // 19: svc.core.v1.DeletePageRoleRequest
-	(*UpdatePageSettingsRequest)(nil),        // 20: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                  // 21: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),       // 22: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),      // 23: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                   // 24: svc.core.v1.ConnectedAsset
-	(*ListAuthorizedAppsRequest)(nil),        // 25: svc.core.v1.ListAuthorizedAppsRequest
-	(*ListAuthorizedAppsResponse)(nil),       // 26: svc.core.v1.ListAuthorizedAppsResponse
-	(*AuthorizedApp)(nil),                    // 27: svc.core.v1.AuthorizedApp
-	(*PageChoice)(nil),                       // 28: svc.core.v1.PageChoice
-	(*RemoveAuthorizedAppRequest)(nil),       // 29: svc.core.v1.RemoveAuthorizedAppRequest
-	(*ChooseAuthorizedAppPagesRequest)(nil),  // 30: svc.core.v1.ChooseAuthorizedAppPagesRequest
-	(*ListDataDeletionRequestsRequest)(nil),  // 31: svc.core.v1.ListDataDeletionRequestsRequest
-	(*ListDataDeletionRequestsResponse)(nil), // 32: svc.core.v1.ListDataDeletionRequestsResponse
-	(*DataDeletionRequest)(nil),              // 33: svc.core.v1.DataDeletionRequest
-	(*DebugTokenRequest)(nil),                // 34: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),               // 35: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                   // 36: svc.core.v1.DebugTokenData
-	(*GranularScope)(nil),                    // 37: svc.core.v1.GranularScope
-	(*GetAppRequest)(nil),                    // 38: svc.core.v1.GetAppRequest
-	(*App)(nil),                              // 39: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                 // 40: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),              // 41: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                        // 42: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),           // 43: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),             // 44: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),            // 45: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                         // 46: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),            // 47: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),            // 48: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                 // 49: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                       // 50: svc.core.v1.CreatedApp
-	(*WentLive)(nil),                         // 51: svc.core.v1.WentLive
-	(*ListRedirectUrisRequest)(nil),          // 52: svc.core.v1.ListRedirectUrisRequest
-	(*ListRedirectUrisResponse)(nil),         // 53: svc.core.v1.ListRedirectUrisResponse
-	(*RedirectUri)(nil),                      // 54: svc.core.v1.RedirectUri
-	(*AddRedirectUriRequest)(nil),            // 55: svc.core.v1.AddRedirectUriRequest
-	(*DeleteRedirectUriRequest)(nil),         // 56: svc.core.v1.DeleteRedirectUriRequest
-	(*ListAppRolesRequest)(nil),              // 57: svc.core.v1.ListAppRolesRequest
-	(*ListAppRolesResponse)(nil),             // 58: svc.core.v1.ListAppRolesResponse
-	(*AppRoleEntry)(nil),                     // 59: svc.core.v1.AppRoleEntry
-	(*SetAppRoleRequest)(nil),                // 60: svc.core.v1.SetAppRoleRequest
-	(*DeleteAppRoleRequest)(nil),             // 61: svc.core.v1.DeleteAppRoleRequest
-	(*ListTestUsersRequest)(nil),             // 62: svc.core.v1.ListTestUsersRequest
-	(*ListTestUsersResponse)(nil),            // 63: svc.core.v1.ListTestUsersResponse
-	(*TestUser)(nil),                         // 64: svc.core.v1.TestUser
-	(*CreateTestUserRequest)(nil),            // 65: svc.core.v1.CreateTestUserRequest
-	(*CreatedTestUser)(nil),                  // 66: svc.core.v1.CreatedTestUser
-	(*DeleteTestUserRequest)(nil),            // 67: svc.core.v1.DeleteTestUserRequest
-	(*RotateAppKeyRequest)(nil),              // 68: svc.core.v1.RotateAppKeyRequest
-	(*RotatedKey)(nil),                       // 69: svc.core.v1.RotatedKey
-	(*GetAppReviewRequest)(nil),              // 70: svc.core.v1.GetAppReviewRequest
-	(*AppReview)(nil),                        // 71: svc.core.v1.AppReview
-	(*GetDataUseCheckupRequest)(nil),         // 72: svc.core.v1.GetDataUseCheckupRequest
-	(*CertifyDataUseCheckupRequest)(nil),     // 73: svc.core.v1.CertifyDataUseCheckupRequest
-	(*DataUseCheckup)(nil),                   // 74: svc.core.v1.DataUseCheckup
-	(*ScopeReview)(nil),                      // 75: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),           // 76: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),        // 77: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),       // 78: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                // 79: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),           // 80: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),          // 81: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),               // 82: svc.core.v1.DecidedScopeReview
-	(*ListMyAssignedAssetsRequest)(nil),      // 83: svc.core.v1.ListMyAssignedAssetsRequest
-	(*ListMyAssignedAssetsResponse)(nil),     // 84: svc.core.v1.ListMyAssignedAssetsResponse
-	(*AssignedAsset)(nil),                    // 85: svc.core.v1.AssignedAsset
-	nil,                                      // 86: svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
-	(*v1.Paging)(nil),                        // 87: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                  // 88: google.protobuf.Struct
+	(*GetMeRequest)(nil),                          // 0: svc.core.v1.GetMeRequest
+	(*DeleteMeRequest)(nil),                       // 1: svc.core.v1.DeleteMeRequest
+	(*User)(nil),                                  // 2: svc.core.v1.User
+	(*ListMyPagesRequest)(nil),                    // 3: svc.core.v1.ListMyPagesRequest
+	(*ListMyPagesResponse)(nil),                   // 4: svc.core.v1.ListMyPagesResponse
+	(*ListMyAppsRequest)(nil),                     // 5: svc.core.v1.ListMyAppsRequest
+	(*ListMyAppsResponse)(nil),                    // 6: svc.core.v1.ListMyAppsResponse
+	(*MyApp)(nil),                                 // 7: svc.core.v1.MyApp
+	(*ListMyBusinessPortfoliosRequest)(nil),       // 8: svc.core.v1.ListMyBusinessPortfoliosRequest
+	(*ListMyBusinessPortfoliosResponse)(nil),      // 9: svc.core.v1.ListMyBusinessPortfoliosResponse
+	(*BusinessPortfolio)(nil),                     // 10: svc.core.v1.BusinessPortfolio
+	(*CreateBusinessRequest)(nil),                 // 11: svc.core.v1.CreateBusinessRequest
+	(*CreatedBusiness)(nil),                       // 12: svc.core.v1.CreatedBusiness
+	(*GetBusinessRequest)(nil),                    // 13: svc.core.v1.GetBusinessRequest
+	(*Business)(nil),                              // 14: svc.core.v1.Business
+	(*ListBusinessAssetsRequest)(nil),             // 15: svc.core.v1.ListBusinessAssetsRequest
+	(*ListBusinessAssetsResponse)(nil),            // 16: svc.core.v1.ListBusinessAssetsResponse
+	(*BusinessAsset)(nil),                         // 17: svc.core.v1.BusinessAsset
+	(*AddBusinessAssetRequest)(nil),               // 18: svc.core.v1.AddBusinessAssetRequest
+	(*ListBusinessRolesRequest)(nil),              // 19: svc.core.v1.ListBusinessRolesRequest
+	(*ListBusinessRolesResponse)(nil),             // 20: svc.core.v1.ListBusinessRolesResponse
+	(*BusinessRoleEntry)(nil),                     // 21: svc.core.v1.BusinessRoleEntry
+	(*SetBusinessRoleRequest)(nil),                // 22: svc.core.v1.SetBusinessRoleRequest
+	(*RequestBusinessVerificationRequest)(nil),    // 23: svc.core.v1.RequestBusinessVerificationRequest
+	(*VerificationDocument)(nil),                  // 24: svc.core.v1.VerificationDocument
+	(*ListBusinessVerificationQueueRequest)(nil),  // 25: svc.core.v1.ListBusinessVerificationQueueRequest
+	(*ListBusinessVerificationQueueResponse)(nil), // 26: svc.core.v1.ListBusinessVerificationQueueResponse
+	(*QueuedBusinessVerification)(nil),            // 27: svc.core.v1.QueuedBusinessVerification
+	(*DecideBusinessVerificationRequest)(nil),     // 28: svc.core.v1.DecideBusinessVerificationRequest
+	(*GetPageRequest)(nil),                        // 29: svc.core.v1.GetPageRequest
+	(*Page)(nil),                                  // 30: svc.core.v1.Page
+	(*CreatePageRequest)(nil),                     // 31: svc.core.v1.CreatePageRequest
+	(*CreatedPage)(nil),                           // 32: svc.core.v1.CreatedPage
+	(*ListPageRolesRequest)(nil),                  // 33: svc.core.v1.ListPageRolesRequest
+	(*ListPageRolesResponse)(nil),                 // 34: svc.core.v1.ListPageRolesResponse
+	(*PageRoleEntry)(nil),                         // 35: svc.core.v1.PageRoleEntry
+	(*SetPageRoleRequest)(nil),                    // 36: svc.core.v1.SetPageRoleRequest
+	(*DeletePageRoleRequest)(nil),                 // 37: svc.core.v1.DeletePageRoleRequest
+	(*UpdatePageSettingsRequest)(nil),             // 38: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                       // 39: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),            // 40: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),           // 41: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                        // 42: svc.core.v1.ConnectedAsset
+	(*ListAuthorizedAppsRequest)(nil),             // 43: svc.core.v1.ListAuthorizedAppsRequest
+	(*ListAuthorizedAppsResponse)(nil),            // 44: svc.core.v1.ListAuthorizedAppsResponse
+	(*AuthorizedApp)(nil),                         // 45: svc.core.v1.AuthorizedApp
+	(*PageChoice)(nil),                            // 46: svc.core.v1.PageChoice
+	(*RemoveAuthorizedAppRequest)(nil),            // 47: svc.core.v1.RemoveAuthorizedAppRequest
+	(*ChooseAuthorizedAppPagesRequest)(nil),       // 48: svc.core.v1.ChooseAuthorizedAppPagesRequest
+	(*ListDataDeletionRequestsRequest)(nil),       // 49: svc.core.v1.ListDataDeletionRequestsRequest
+	(*ListDataDeletionRequestsResponse)(nil),      // 50: svc.core.v1.ListDataDeletionRequestsResponse
+	(*DataDeletionRequest)(nil),                   // 51: svc.core.v1.DataDeletionRequest
+	(*DebugTokenRequest)(nil),                     // 52: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),                    // 53: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                        // 54: svc.core.v1.DebugTokenData
+	(*GranularScope)(nil),                         // 55: svc.core.v1.GranularScope
+	(*GetAppRequest)(nil),                         // 56: svc.core.v1.GetAppRequest
+	(*App)(nil),                                   // 57: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                      // 58: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),                   // 59: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                             // 60: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),                // 61: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),                  // 62: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),                 // 63: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                              // 64: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),                 // 65: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),                 // 66: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                      // 67: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                            // 68: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                              // 69: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),               // 70: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),              // 71: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                           // 72: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),                 // 73: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),              // 74: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),                   // 75: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),                  // 76: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                          // 77: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                     // 78: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),                  // 79: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),                  // 80: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),                 // 81: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                              // 82: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),                 // 83: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                       // 84: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),                 // 85: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),                   // 86: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                            // 87: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),                   // 88: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                             // 89: svc.core.v1.AppReview
+	(*GetDataUseCheckupRequest)(nil),              // 90: svc.core.v1.GetDataUseCheckupRequest
+	(*CertifyDataUseCheckupRequest)(nil),          // 91: svc.core.v1.CertifyDataUseCheckupRequest
+	(*DataUseCheckup)(nil),                        // 92: svc.core.v1.DataUseCheckup
+	(*ScopeReview)(nil),                           // 93: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),                // 94: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),             // 95: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),            // 96: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                     // 97: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),                // 98: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),               // 99: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),                    // 100: svc.core.v1.DecidedScopeReview
+	(*ListMyAssignedAssetsRequest)(nil),           // 101: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),          // 102: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                         // 103: svc.core.v1.AssignedAsset
+	nil,                                           // 104: svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
+	(*v1.Paging)(nil),                             // 105: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                       // 106: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	12, // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	87, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
-	7,  // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	87, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
-	10, // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	87, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
-	17, // 6: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
-	24, // 7: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	87, // 8: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	27, // 9: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
-	28, // 10: svc.core.v1.AuthorizedApp.pages:type_name -> svc.core.v1.PageChoice
-	33, // 11: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
-	36, // 12: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	37, // 13: svc.core.v1.DebugTokenData.granular_scopes:type_name -> svc.core.v1.GranularScope
-	88, // 14: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
-	88, // 15: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
-	46, // 16: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	87, // 17: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	54, // 18: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
-	59, // 19: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
-	64, // 20: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	75, // 21: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	86, // 22: svc.core.v1.CertifyDataUseCheckupRequest.uses:type_name -> svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
-	79, // 23: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	82, // 24: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	85, // 25: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
-	0,  // 26: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	3,  // 27: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	8,  // 28: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	5,  // 29: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	83, // 30: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
-	49, // 31: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	13, // 32: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
-	11, // 33: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	20, // 34: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	15, // 35: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
-	18, // 36: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
-	19, // 37: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
-	22, // 38: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	34, // 39: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	25, // 40: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
-	29, // 41: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
-	30, // 42: svc.core.v1.GraphService.ChooseAuthorizedAppPages:input_type -> svc.core.v1.ChooseAuthorizedAppPagesRequest
-	1,  // 43: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
-	31, // 44: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
-	38, // 45: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	40, // 46: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	41, // 47: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	43, // 48: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	44, // 49: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	47, // 50: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	48, // 51: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	52, // 52: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	55, // 53: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	56, // 54: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	57, // 55: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	60, // 56: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	61, // 57: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	62, // 58: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	65, // 59: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	67, // 60: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	68, // 61: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	70, // 62: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	76, // 63: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	72, // 64: svc.core.v1.GraphService.GetDataUseCheckup:input_type -> svc.core.v1.GetDataUseCheckupRequest
-	73, // 65: svc.core.v1.GraphService.CertifyDataUseCheckup:input_type -> svc.core.v1.CertifyDataUseCheckupRequest
-	77, // 66: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	80, // 67: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	2,  // 68: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	4,  // 69: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	9,  // 70: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	6,  // 71: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	84, // 72: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
-	50, // 73: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	14, // 74: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
-	12, // 75: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	21, // 76: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	16, // 77: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
-	21, // 78: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
-	21, // 79: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
-	23, // 80: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	35, // 81: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	26, // 82: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
-	21, // 83: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
-	21, // 84: svc.core.v1.GraphService.ChooseAuthorizedAppPages:output_type -> svc.core.v1.SuccessResponse
-	21, // 85: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
-	32, // 86: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
-	39, // 87: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	51, // 88: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	42, // 89: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	21, // 90: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	45, // 91: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	21, // 92: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	21, // 93: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	53, // 94: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	21, // 95: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	21, // 96: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	58, // 97: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	21, // 98: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	21, // 99: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	63, // 100: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	66, // 101: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	21, // 102: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	69, // 103: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	71, // 104: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	71, // 105: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	74, // 106: svc.core.v1.GraphService.GetDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
-	74, // 107: svc.core.v1.GraphService.CertifyDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
-	78, // 108: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	81, // 109: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	68, // [68:110] is the sub-list for method output_type
-	26, // [26:68] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	30,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	105, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	7,   // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
+	105, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	10,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
+	105, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	17,  // 6: svc.core.v1.ListBusinessAssetsResponse.data:type_name -> svc.core.v1.BusinessAsset
+	21,  // 7: svc.core.v1.ListBusinessRolesResponse.data:type_name -> svc.core.v1.BusinessRoleEntry
+	24,  // 8: svc.core.v1.RequestBusinessVerificationRequest.documents:type_name -> svc.core.v1.VerificationDocument
+	27,  // 9: svc.core.v1.ListBusinessVerificationQueueResponse.data:type_name -> svc.core.v1.QueuedBusinessVerification
+	24,  // 10: svc.core.v1.QueuedBusinessVerification.documents:type_name -> svc.core.v1.VerificationDocument
+	35,  // 11: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
+	42,  // 12: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	105, // 13: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	45,  // 14: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
+	46,  // 15: svc.core.v1.AuthorizedApp.pages:type_name -> svc.core.v1.PageChoice
+	51,  // 16: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
+	54,  // 17: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	55,  // 18: svc.core.v1.DebugTokenData.granular_scopes:type_name -> svc.core.v1.GranularScope
+	106, // 19: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	106, // 20: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
+	64,  // 21: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	105, // 22: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	72,  // 23: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	77,  // 24: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	82,  // 25: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	93,  // 26: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	104, // 27: svc.core.v1.CertifyDataUseCheckupRequest.uses:type_name -> svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
+	97,  // 28: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	100, // 29: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	103, // 30: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	0,   // 31: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	3,   // 32: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	8,   // 33: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	11,  // 34: svc.core.v1.GraphService.CreateBusiness:input_type -> svc.core.v1.CreateBusinessRequest
+	13,  // 35: svc.core.v1.GraphService.GetBusiness:input_type -> svc.core.v1.GetBusinessRequest
+	15,  // 36: svc.core.v1.GraphService.ListBusinessAssets:input_type -> svc.core.v1.ListBusinessAssetsRequest
+	18,  // 37: svc.core.v1.GraphService.AddBusinessAsset:input_type -> svc.core.v1.AddBusinessAssetRequest
+	19,  // 38: svc.core.v1.GraphService.ListBusinessRoles:input_type -> svc.core.v1.ListBusinessRolesRequest
+	22,  // 39: svc.core.v1.GraphService.SetBusinessRole:input_type -> svc.core.v1.SetBusinessRoleRequest
+	23,  // 40: svc.core.v1.GraphService.RequestBusinessVerification:input_type -> svc.core.v1.RequestBusinessVerificationRequest
+	25,  // 41: svc.core.v1.GraphService.ListBusinessVerificationQueue:input_type -> svc.core.v1.ListBusinessVerificationQueueRequest
+	28,  // 42: svc.core.v1.GraphService.DecideBusinessVerification:input_type -> svc.core.v1.DecideBusinessVerificationRequest
+	5,   // 43: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	101, // 44: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	67,  // 45: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	31,  // 46: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
+	29,  // 47: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	38,  // 48: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	33,  // 49: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
+	36,  // 50: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
+	37,  // 51: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
+	40,  // 52: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	52,  // 53: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	43,  // 54: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
+	47,  // 55: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
+	48,  // 56: svc.core.v1.GraphService.ChooseAuthorizedAppPages:input_type -> svc.core.v1.ChooseAuthorizedAppPagesRequest
+	1,   // 57: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
+	49,  // 58: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
+	56,  // 59: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	58,  // 60: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	59,  // 61: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	61,  // 62: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	62,  // 63: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	65,  // 64: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	66,  // 65: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	70,  // 66: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	73,  // 67: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	74,  // 68: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	75,  // 69: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	78,  // 70: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	79,  // 71: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	80,  // 72: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	83,  // 73: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	85,  // 74: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	86,  // 75: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	88,  // 76: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	94,  // 77: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	90,  // 78: svc.core.v1.GraphService.GetDataUseCheckup:input_type -> svc.core.v1.GetDataUseCheckupRequest
+	91,  // 79: svc.core.v1.GraphService.CertifyDataUseCheckup:input_type -> svc.core.v1.CertifyDataUseCheckupRequest
+	95,  // 80: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	98,  // 81: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	2,   // 82: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	4,   // 83: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	9,   // 84: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	12,  // 85: svc.core.v1.GraphService.CreateBusiness:output_type -> svc.core.v1.CreatedBusiness
+	14,  // 86: svc.core.v1.GraphService.GetBusiness:output_type -> svc.core.v1.Business
+	16,  // 87: svc.core.v1.GraphService.ListBusinessAssets:output_type -> svc.core.v1.ListBusinessAssetsResponse
+	39,  // 88: svc.core.v1.GraphService.AddBusinessAsset:output_type -> svc.core.v1.SuccessResponse
+	20,  // 89: svc.core.v1.GraphService.ListBusinessRoles:output_type -> svc.core.v1.ListBusinessRolesResponse
+	39,  // 90: svc.core.v1.GraphService.SetBusinessRole:output_type -> svc.core.v1.SuccessResponse
+	14,  // 91: svc.core.v1.GraphService.RequestBusinessVerification:output_type -> svc.core.v1.Business
+	26,  // 92: svc.core.v1.GraphService.ListBusinessVerificationQueue:output_type -> svc.core.v1.ListBusinessVerificationQueueResponse
+	14,  // 93: svc.core.v1.GraphService.DecideBusinessVerification:output_type -> svc.core.v1.Business
+	6,   // 94: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	102, // 95: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	68,  // 96: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	32,  // 97: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
+	30,  // 98: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	39,  // 99: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	34,  // 100: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
+	39,  // 101: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
+	39,  // 102: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
+	41,  // 103: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	53,  // 104: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	44,  // 105: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
+	39,  // 106: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
+	39,  // 107: svc.core.v1.GraphService.ChooseAuthorizedAppPages:output_type -> svc.core.v1.SuccessResponse
+	39,  // 108: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
+	50,  // 109: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
+	57,  // 110: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	69,  // 111: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	60,  // 112: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	39,  // 113: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	63,  // 114: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	39,  // 115: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	39,  // 116: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	71,  // 117: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	39,  // 118: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	39,  // 119: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	76,  // 120: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	39,  // 121: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	39,  // 122: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	81,  // 123: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	84,  // 124: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	39,  // 125: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	87,  // 126: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	89,  // 127: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	89,  // 128: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	92,  // 129: svc.core.v1.GraphService.GetDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
+	92,  // 130: svc.core.v1.GraphService.CertifyDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
+	96,  // 131: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	99,  // 132: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	82,  // [82:133] is the sub-list for method output_type
+	31,  // [31:82] is the sub-list for method input_type
+	31,  // [31:31] is the sub-list for extension type_name
+	31,  // [31:31] is the sub-list for extension extendee
+	0,   // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -5562,20 +6697,20 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[20].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[36].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[40].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[69].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[73].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[74].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[30].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[38].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[54].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[58].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[87].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[91].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[92].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   87,
+			NumMessages:   105,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,48 +19,57 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	GraphService_GetMe_FullMethodName                    = "/svc.core.v1.GraphService/GetMe"
-	GraphService_ListMyPages_FullMethodName              = "/svc.core.v1.GraphService/ListMyPages"
-	GraphService_ListMyBusinessPortfolios_FullMethodName = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
-	GraphService_ListMyApps_FullMethodName               = "/svc.core.v1.GraphService/ListMyApps"
-	GraphService_ListMyAssignedAssets_FullMethodName     = "/svc.core.v1.GraphService/ListMyAssignedAssets"
-	GraphService_CreateApp_FullMethodName                = "/svc.core.v1.GraphService/CreateApp"
-	GraphService_CreatePage_FullMethodName               = "/svc.core.v1.GraphService/CreatePage"
-	GraphService_GetPage_FullMethodName                  = "/svc.core.v1.GraphService/GetPage"
-	GraphService_UpdatePageSettings_FullMethodName       = "/svc.core.v1.GraphService/UpdatePageSettings"
-	GraphService_ListPageRoles_FullMethodName            = "/svc.core.v1.GraphService/ListPageRoles"
-	GraphService_SetPageRole_FullMethodName              = "/svc.core.v1.GraphService/SetPageRole"
-	GraphService_DeletePageRole_FullMethodName           = "/svc.core.v1.GraphService/DeletePageRole"
-	GraphService_ListConnectedAssets_FullMethodName      = "/svc.core.v1.GraphService/ListConnectedAssets"
-	GraphService_DebugToken_FullMethodName               = "/svc.core.v1.GraphService/DebugToken"
-	GraphService_ListAuthorizedApps_FullMethodName       = "/svc.core.v1.GraphService/ListAuthorizedApps"
-	GraphService_RemoveAuthorizedApp_FullMethodName      = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
-	GraphService_ChooseAuthorizedAppPages_FullMethodName = "/svc.core.v1.GraphService/ChooseAuthorizedAppPages"
-	GraphService_DeleteMe_FullMethodName                 = "/svc.core.v1.GraphService/DeleteMe"
-	GraphService_ListDataDeletionRequests_FullMethodName = "/svc.core.v1.GraphService/ListDataDeletionRequests"
-	GraphService_GetApp_FullMethodName                   = "/svc.core.v1.GraphService/GetApp"
-	GraphService_UpdateApp_FullMethodName                = "/svc.core.v1.GraphService/UpdateApp"
-	GraphService_GetAppConfig_FullMethodName             = "/svc.core.v1.GraphService/GetAppConfig"
-	GraphService_UpdateAppConfig_FullMethodName          = "/svc.core.v1.GraphService/UpdateAppConfig"
-	GraphService_ListPageLinks_FullMethodName            = "/svc.core.v1.GraphService/ListPageLinks"
-	GraphService_CreatePageLink_FullMethodName           = "/svc.core.v1.GraphService/CreatePageLink"
-	GraphService_DeletePageLink_FullMethodName           = "/svc.core.v1.GraphService/DeletePageLink"
-	GraphService_ListRedirectUris_FullMethodName         = "/svc.core.v1.GraphService/ListRedirectUris"
-	GraphService_AddRedirectUri_FullMethodName           = "/svc.core.v1.GraphService/AddRedirectUri"
-	GraphService_DeleteRedirectUri_FullMethodName        = "/svc.core.v1.GraphService/DeleteRedirectUri"
-	GraphService_ListAppRoles_FullMethodName             = "/svc.core.v1.GraphService/ListAppRoles"
-	GraphService_SetAppRole_FullMethodName               = "/svc.core.v1.GraphService/SetAppRole"
-	GraphService_DeleteAppRole_FullMethodName            = "/svc.core.v1.GraphService/DeleteAppRole"
-	GraphService_ListTestUsers_FullMethodName            = "/svc.core.v1.GraphService/ListTestUsers"
-	GraphService_CreateTestUser_FullMethodName           = "/svc.core.v1.GraphService/CreateTestUser"
-	GraphService_DeleteTestUser_FullMethodName           = "/svc.core.v1.GraphService/DeleteTestUser"
-	GraphService_RotateAppKey_FullMethodName             = "/svc.core.v1.GraphService/RotateAppKey"
-	GraphService_GetAppReview_FullMethodName             = "/svc.core.v1.GraphService/GetAppReview"
-	GraphService_SubmitAppReview_FullMethodName          = "/svc.core.v1.GraphService/SubmitAppReview"
-	GraphService_GetDataUseCheckup_FullMethodName        = "/svc.core.v1.GraphService/GetDataUseCheckup"
-	GraphService_CertifyDataUseCheckup_FullMethodName    = "/svc.core.v1.GraphService/CertifyDataUseCheckup"
-	GraphService_ListAppReviewQueue_FullMethodName       = "/svc.core.v1.GraphService/ListAppReviewQueue"
-	GraphService_DecideAppReview_FullMethodName          = "/svc.core.v1.GraphService/DecideAppReview"
+	GraphService_GetMe_FullMethodName                         = "/svc.core.v1.GraphService/GetMe"
+	GraphService_ListMyPages_FullMethodName                   = "/svc.core.v1.GraphService/ListMyPages"
+	GraphService_ListMyBusinessPortfolios_FullMethodName      = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	GraphService_CreateBusiness_FullMethodName                = "/svc.core.v1.GraphService/CreateBusiness"
+	GraphService_GetBusiness_FullMethodName                   = "/svc.core.v1.GraphService/GetBusiness"
+	GraphService_ListBusinessAssets_FullMethodName            = "/svc.core.v1.GraphService/ListBusinessAssets"
+	GraphService_AddBusinessAsset_FullMethodName              = "/svc.core.v1.GraphService/AddBusinessAsset"
+	GraphService_ListBusinessRoles_FullMethodName             = "/svc.core.v1.GraphService/ListBusinessRoles"
+	GraphService_SetBusinessRole_FullMethodName               = "/svc.core.v1.GraphService/SetBusinessRole"
+	GraphService_RequestBusinessVerification_FullMethodName   = "/svc.core.v1.GraphService/RequestBusinessVerification"
+	GraphService_ListBusinessVerificationQueue_FullMethodName = "/svc.core.v1.GraphService/ListBusinessVerificationQueue"
+	GraphService_DecideBusinessVerification_FullMethodName    = "/svc.core.v1.GraphService/DecideBusinessVerification"
+	GraphService_ListMyApps_FullMethodName                    = "/svc.core.v1.GraphService/ListMyApps"
+	GraphService_ListMyAssignedAssets_FullMethodName          = "/svc.core.v1.GraphService/ListMyAssignedAssets"
+	GraphService_CreateApp_FullMethodName                     = "/svc.core.v1.GraphService/CreateApp"
+	GraphService_CreatePage_FullMethodName                    = "/svc.core.v1.GraphService/CreatePage"
+	GraphService_GetPage_FullMethodName                       = "/svc.core.v1.GraphService/GetPage"
+	GraphService_UpdatePageSettings_FullMethodName            = "/svc.core.v1.GraphService/UpdatePageSettings"
+	GraphService_ListPageRoles_FullMethodName                 = "/svc.core.v1.GraphService/ListPageRoles"
+	GraphService_SetPageRole_FullMethodName                   = "/svc.core.v1.GraphService/SetPageRole"
+	GraphService_DeletePageRole_FullMethodName                = "/svc.core.v1.GraphService/DeletePageRole"
+	GraphService_ListConnectedAssets_FullMethodName           = "/svc.core.v1.GraphService/ListConnectedAssets"
+	GraphService_DebugToken_FullMethodName                    = "/svc.core.v1.GraphService/DebugToken"
+	GraphService_ListAuthorizedApps_FullMethodName            = "/svc.core.v1.GraphService/ListAuthorizedApps"
+	GraphService_RemoveAuthorizedApp_FullMethodName           = "/svc.core.v1.GraphService/RemoveAuthorizedApp"
+	GraphService_ChooseAuthorizedAppPages_FullMethodName      = "/svc.core.v1.GraphService/ChooseAuthorizedAppPages"
+	GraphService_DeleteMe_FullMethodName                      = "/svc.core.v1.GraphService/DeleteMe"
+	GraphService_ListDataDeletionRequests_FullMethodName      = "/svc.core.v1.GraphService/ListDataDeletionRequests"
+	GraphService_GetApp_FullMethodName                        = "/svc.core.v1.GraphService/GetApp"
+	GraphService_UpdateApp_FullMethodName                     = "/svc.core.v1.GraphService/UpdateApp"
+	GraphService_GetAppConfig_FullMethodName                  = "/svc.core.v1.GraphService/GetAppConfig"
+	GraphService_UpdateAppConfig_FullMethodName               = "/svc.core.v1.GraphService/UpdateAppConfig"
+	GraphService_ListPageLinks_FullMethodName                 = "/svc.core.v1.GraphService/ListPageLinks"
+	GraphService_CreatePageLink_FullMethodName                = "/svc.core.v1.GraphService/CreatePageLink"
+	GraphService_DeletePageLink_FullMethodName                = "/svc.core.v1.GraphService/DeletePageLink"
+	GraphService_ListRedirectUris_FullMethodName              = "/svc.core.v1.GraphService/ListRedirectUris"
+	GraphService_AddRedirectUri_FullMethodName                = "/svc.core.v1.GraphService/AddRedirectUri"
+	GraphService_DeleteRedirectUri_FullMethodName             = "/svc.core.v1.GraphService/DeleteRedirectUri"
+	GraphService_ListAppRoles_FullMethodName                  = "/svc.core.v1.GraphService/ListAppRoles"
+	GraphService_SetAppRole_FullMethodName                    = "/svc.core.v1.GraphService/SetAppRole"
+	GraphService_DeleteAppRole_FullMethodName                 = "/svc.core.v1.GraphService/DeleteAppRole"
+	GraphService_ListTestUsers_FullMethodName                 = "/svc.core.v1.GraphService/ListTestUsers"
+	GraphService_CreateTestUser_FullMethodName                = "/svc.core.v1.GraphService/CreateTestUser"
+	GraphService_DeleteTestUser_FullMethodName                = "/svc.core.v1.GraphService/DeleteTestUser"
+	GraphService_RotateAppKey_FullMethodName                  = "/svc.core.v1.GraphService/RotateAppKey"
+	GraphService_GetAppReview_FullMethodName                  = "/svc.core.v1.GraphService/GetAppReview"
+	GraphService_SubmitAppReview_FullMethodName               = "/svc.core.v1.GraphService/SubmitAppReview"
+	GraphService_GetDataUseCheckup_FullMethodName             = "/svc.core.v1.GraphService/GetDataUseCheckup"
+	GraphService_CertifyDataUseCheckup_FullMethodName         = "/svc.core.v1.GraphService/CertifyDataUseCheckup"
+	GraphService_ListAppReviewQueue_FullMethodName            = "/svc.core.v1.GraphService/ListAppReviewQueue"
+	GraphService_DecideAppReview_FullMethodName               = "/svc.core.v1.GraphService/DecideAppReview"
 )
 
 // GraphServiceClient is the client API for GraphService service.
@@ -78,10 +87,45 @@ type GraphServiceClient interface {
 	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
 	// app key or system user token is refused with 2069001.
 	ListMyPages(ctx context.Context, in *ListMyPagesRequest, opts ...grpc.CallOption) (*ListMyPagesResponse, error)
-	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages. Like me/pages, it
-	// needs pages:read or pages:manage.
+	// ListMyBusinessPortfolios lists the business portfolios the user has a
+	// role on (admin or employee), with the Pages each holds. Like me/pages,
+	// it needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(ctx context.Context, in *ListMyBusinessPortfoliosRequest, opts ...grpc.CallOption) (*ListMyBusinessPortfoliosResponse, error)
+	// CreateBusiness creates a business portfolio with the caller as its
+	// admin (CONTRACT §17). First-party, like creating a Page: the user's
+	// own session only. A person creates at most 50.
+	CreateBusiness(ctx context.Context, in *CreateBusinessRequest, opts ...grpc.CallOption) (*CreatedBusiness, error)
+	// GetBusiness reads a business portfolio and where it stands in
+	// verification. Anyone with a role on it.
+	GetBusiness(ctx context.Context, in *GetBusinessRequest, opts ...grpc.CallOption) (*Business, error)
+	// ListBusinessAssets lists a business's Pages, apps and ad accounts.
+	// Anyone with a role on it.
+	ListBusinessAssets(ctx context.Context, in *ListBusinessAssetsRequest, opts ...grpc.CallOption) (*ListBusinessAssetsResponse, error)
+	// AddBusinessAsset puts an asset in the business: a Page the caller owns
+	// or administers, an app whose team Admin the caller is, or an ad
+	// account of the caller's (the ads plugin's). An asset belongs to at
+	// most one business (else 400, code 100, naming id). A business admin's
+	// own session.
+	AddBusinessAsset(ctx context.Context, in *AddBusinessAssetRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// ListBusinessRoles lists the people of a business with their roles.
+	// Anyone with a role on it.
+	ListBusinessRoles(ctx context.Context, in *ListBusinessRolesRequest, opts ...grpc.CallOption) (*ListBusinessRolesResponse, error)
+	// SetBusinessRole gives a user a role on the business (admin or
+	// employee) or changes it; the last admin cannot become an employee (400,
+	// code 100). A business admin's own session.
+	SetBusinessRole(ctx context.Context, in *SetBusinessRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// RequestBusinessVerification sends the business's legal name, country
+	// and documents' metadata to staff: the business becomes pending. Only an
+	// unverified or rejected business may ask (else 400, code 100). A business
+	// admin's own session.
+	RequestBusinessVerification(ctx context.Context, in *RequestBusinessVerificationRequest, opts ...grpc.CallOption) (*Business, error)
+	// ListBusinessVerificationQueue is the staff queue of verification
+	// requests, oldest first.
+	ListBusinessVerificationQueue(ctx context.Context, in *ListBusinessVerificationQueueRequest, opts ...grpc.CallOption) (*ListBusinessVerificationQueueResponse, error)
+	// DecideBusinessVerification approves or rejects a pending business; a
+	// rejection needs a reason, which the business sees. A business that is
+	// not pending: 409, code 10, subcode 2018305.
+	DecideBusinessVerification(ctx context.Context, in *DecideBusinessVerificationRequest, opts ...grpc.CallOption) (*Business, error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -89,11 +133,11 @@ type GraphServiceClient interface {
 	ListMyApps(ctx context.Context, in *ListMyAppsRequest, opts ...grpc.CallOption) (*ListMyAppsResponse, error)
 	// ListMyAssignedAssets lists the assets the user has a role on, with the
 	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
-	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
-	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
-	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
-	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
-	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE), apps of the
+	// user's teams (admin: MANAGE, DEVELOP, TEST; developer: DEVELOP, TEST;
+	// tester: TEST), then the assets plugins declare (the ads plugin's ad
+	// accounts); each with the business holding it (business_id, empty for
+	// an asset in none). Catalogs are not listed yet. At most 1,000 of each kind, in one page.
 	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(ctx context.Context, in *ListMyAssignedAssetsRequest, opts ...grpc.CallOption) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
@@ -213,8 +257,11 @@ type GraphServiceClient interface {
 	GetAppReview(ctx context.Context, in *GetAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error)
 	// SubmitAppReview submits scopes to App Review: basic scopes pass an
 	// automated check at score 85 or more (see docs/DECISIONS.md), the others
-	// wait for staff. It answers every scope's status after the submission.
-	// First-party: a team Admin's session.
+	// wait for staff. ads_management, leads_retrieval and
+	// extmsg_business_management need the app to belong to a verified
+	// business (403, code 200, 2069006; CONTRACT §17). It answers every
+	// scope's status after the submission. First-party: a team Admin's
+	// session.
 	SubmitAppReview(ctx context.Context, in *SubmitAppReviewRequest, opts ...grpc.CallOption) (*AppReview, error)
 	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
 	// status (not_due, due, overdue or certified), when it is due, and the
@@ -268,6 +315,96 @@ func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, in *L
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListMyBusinessPortfoliosResponse)
 	err := c.cc.Invoke(ctx, GraphService_ListMyBusinessPortfolios_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) CreateBusiness(ctx context.Context, in *CreateBusinessRequest, opts ...grpc.CallOption) (*CreatedBusiness, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedBusiness)
+	err := c.cc.Invoke(ctx, GraphService_CreateBusiness_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) GetBusiness(ctx context.Context, in *GetBusinessRequest, opts ...grpc.CallOption) (*Business, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Business)
+	err := c.cc.Invoke(ctx, GraphService_GetBusiness_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListBusinessAssets(ctx context.Context, in *ListBusinessAssetsRequest, opts ...grpc.CallOption) (*ListBusinessAssetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBusinessAssetsResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListBusinessAssets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) AddBusinessAsset(ctx context.Context, in *AddBusinessAssetRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_AddBusinessAsset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListBusinessRoles(ctx context.Context, in *ListBusinessRolesRequest, opts ...grpc.CallOption) (*ListBusinessRolesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBusinessRolesResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListBusinessRoles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) SetBusinessRole(ctx context.Context, in *SetBusinessRoleRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, GraphService_SetBusinessRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) RequestBusinessVerification(ctx context.Context, in *RequestBusinessVerificationRequest, opts ...grpc.CallOption) (*Business, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Business)
+	err := c.cc.Invoke(ctx, GraphService_RequestBusinessVerification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) ListBusinessVerificationQueue(ctx context.Context, in *ListBusinessVerificationQueueRequest, opts ...grpc.CallOption) (*ListBusinessVerificationQueueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBusinessVerificationQueueResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListBusinessVerificationQueue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) DecideBusinessVerification(ctx context.Context, in *DecideBusinessVerificationRequest, opts ...grpc.CallOption) (*Business, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Business)
+	err := c.cc.Invoke(ctx, GraphService_DecideBusinessVerification_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -679,10 +816,45 @@ type GraphServiceServer interface {
 	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
 	// app key or system user token is refused with 2069001.
 	ListMyPages(context.Context, *ListMyPagesRequest) (*ListMyPagesResponse, error)
-	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages. Like me/pages, it
-	// needs pages:read or pages:manage.
+	// ListMyBusinessPortfolios lists the business portfolios the user has a
+	// role on (admin or employee), with the Pages each holds. Like me/pages,
+	// it needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error)
+	// CreateBusiness creates a business portfolio with the caller as its
+	// admin (CONTRACT §17). First-party, like creating a Page: the user's
+	// own session only. A person creates at most 50.
+	CreateBusiness(context.Context, *CreateBusinessRequest) (*CreatedBusiness, error)
+	// GetBusiness reads a business portfolio and where it stands in
+	// verification. Anyone with a role on it.
+	GetBusiness(context.Context, *GetBusinessRequest) (*Business, error)
+	// ListBusinessAssets lists a business's Pages, apps and ad accounts.
+	// Anyone with a role on it.
+	ListBusinessAssets(context.Context, *ListBusinessAssetsRequest) (*ListBusinessAssetsResponse, error)
+	// AddBusinessAsset puts an asset in the business: a Page the caller owns
+	// or administers, an app whose team Admin the caller is, or an ad
+	// account of the caller's (the ads plugin's). An asset belongs to at
+	// most one business (else 400, code 100, naming id). A business admin's
+	// own session.
+	AddBusinessAsset(context.Context, *AddBusinessAssetRequest) (*SuccessResponse, error)
+	// ListBusinessRoles lists the people of a business with their roles.
+	// Anyone with a role on it.
+	ListBusinessRoles(context.Context, *ListBusinessRolesRequest) (*ListBusinessRolesResponse, error)
+	// SetBusinessRole gives a user a role on the business (admin or
+	// employee) or changes it; the last admin cannot become an employee (400,
+	// code 100). A business admin's own session.
+	SetBusinessRole(context.Context, *SetBusinessRoleRequest) (*SuccessResponse, error)
+	// RequestBusinessVerification sends the business's legal name, country
+	// and documents' metadata to staff: the business becomes pending. Only an
+	// unverified or rejected business may ask (else 400, code 100). A business
+	// admin's own session.
+	RequestBusinessVerification(context.Context, *RequestBusinessVerificationRequest) (*Business, error)
+	// ListBusinessVerificationQueue is the staff queue of verification
+	// requests, oldest first.
+	ListBusinessVerificationQueue(context.Context, *ListBusinessVerificationQueueRequest) (*ListBusinessVerificationQueueResponse, error)
+	// DecideBusinessVerification approves or rejects a pending business; a
+	// rejection needs a reason, which the business sees. A business that is
+	// not pending: 409, code 10, subcode 2018305.
+	DecideBusinessVerification(context.Context, *DecideBusinessVerificationRequest) (*Business, error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -690,11 +862,11 @@ type GraphServiceServer interface {
 	ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error)
 	// ListMyAssignedAssets lists the assets the user has a role on, with the
 	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
-	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
-	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
-	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
-	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
-	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE), apps of the
+	// user's teams (admin: MANAGE, DEVELOP, TEST; developer: DEVELOP, TEST;
+	// tester: TEST), then the assets plugins declare (the ads plugin's ad
+	// accounts); each with the business holding it (business_id, empty for
+	// an asset in none). Catalogs are not listed yet. At most 1,000 of each kind, in one page.
 	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(context.Context, *ListMyAssignedAssetsRequest) (*ListMyAssignedAssetsResponse, error)
 	// CreateApp registers a developer app with the caller as its team Admin,
@@ -814,8 +986,11 @@ type GraphServiceServer interface {
 	GetAppReview(context.Context, *GetAppReviewRequest) (*AppReview, error)
 	// SubmitAppReview submits scopes to App Review: basic scopes pass an
 	// automated check at score 85 or more (see docs/DECISIONS.md), the others
-	// wait for staff. It answers every scope's status after the submission.
-	// First-party: a team Admin's session.
+	// wait for staff. ads_management, leads_retrieval and
+	// extmsg_business_management need the app to belong to a verified
+	// business (403, code 200, 2069006; CONTRACT §17). It answers every
+	// scope's status after the submission. First-party: a team Admin's
+	// session.
 	SubmitAppReview(context.Context, *SubmitAppReviewRequest) (*AppReview, error)
 	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
 	// status (not_due, due, overdue or certified), when it is due, and the
@@ -853,6 +1028,33 @@ func (UnimplementedGraphServiceServer) ListMyPages(context.Context, *ListMyPages
 }
 func (UnimplementedGraphServiceServer) ListMyBusinessPortfolios(context.Context, *ListMyBusinessPortfoliosRequest) (*ListMyBusinessPortfoliosResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyBusinessPortfolios not implemented")
+}
+func (UnimplementedGraphServiceServer) CreateBusiness(context.Context, *CreateBusinessRequest) (*CreatedBusiness, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateBusiness not implemented")
+}
+func (UnimplementedGraphServiceServer) GetBusiness(context.Context, *GetBusinessRequest) (*Business, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBusiness not implemented")
+}
+func (UnimplementedGraphServiceServer) ListBusinessAssets(context.Context, *ListBusinessAssetsRequest) (*ListBusinessAssetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBusinessAssets not implemented")
+}
+func (UnimplementedGraphServiceServer) AddBusinessAsset(context.Context, *AddBusinessAssetRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddBusinessAsset not implemented")
+}
+func (UnimplementedGraphServiceServer) ListBusinessRoles(context.Context, *ListBusinessRolesRequest) (*ListBusinessRolesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBusinessRoles not implemented")
+}
+func (UnimplementedGraphServiceServer) SetBusinessRole(context.Context, *SetBusinessRoleRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetBusinessRole not implemented")
+}
+func (UnimplementedGraphServiceServer) RequestBusinessVerification(context.Context, *RequestBusinessVerificationRequest) (*Business, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequestBusinessVerification not implemented")
+}
+func (UnimplementedGraphServiceServer) ListBusinessVerificationQueue(context.Context, *ListBusinessVerificationQueueRequest) (*ListBusinessVerificationQueueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBusinessVerificationQueue not implemented")
+}
+func (UnimplementedGraphServiceServer) DecideBusinessVerification(context.Context, *DecideBusinessVerificationRequest) (*Business, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecideBusinessVerification not implemented")
 }
 func (UnimplementedGraphServiceServer) ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyApps not implemented")
@@ -1042,6 +1244,168 @@ func _GraphService_ListMyBusinessPortfolios_Handler(srv interface{}, ctx context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).ListMyBusinessPortfolios(ctx, req.(*ListMyBusinessPortfoliosRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_CreateBusiness_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateBusinessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).CreateBusiness(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_CreateBusiness_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).CreateBusiness(ctx, req.(*CreateBusinessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_GetBusiness_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBusinessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).GetBusiness(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_GetBusiness_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).GetBusiness(ctx, req.(*GetBusinessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListBusinessAssets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBusinessAssetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListBusinessAssets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListBusinessAssets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListBusinessAssets(ctx, req.(*ListBusinessAssetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_AddBusinessAsset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddBusinessAssetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).AddBusinessAsset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_AddBusinessAsset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).AddBusinessAsset(ctx, req.(*AddBusinessAssetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListBusinessRoles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBusinessRolesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListBusinessRoles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListBusinessRoles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListBusinessRoles(ctx, req.(*ListBusinessRolesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_SetBusinessRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBusinessRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).SetBusinessRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_SetBusinessRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).SetBusinessRole(ctx, req.(*SetBusinessRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_RequestBusinessVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RequestBusinessVerificationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).RequestBusinessVerification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_RequestBusinessVerification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).RequestBusinessVerification(ctx, req.(*RequestBusinessVerificationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_ListBusinessVerificationQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBusinessVerificationQueueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListBusinessVerificationQueue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListBusinessVerificationQueue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListBusinessVerificationQueue(ctx, req.(*ListBusinessVerificationQueueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_DecideBusinessVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideBusinessVerificationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).DecideBusinessVerification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_DecideBusinessVerification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).DecideBusinessVerification(ctx, req.(*DecideBusinessVerificationRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1766,6 +2130,42 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMyBusinessPortfolios",
 			Handler:    _GraphService_ListMyBusinessPortfolios_Handler,
+		},
+		{
+			MethodName: "CreateBusiness",
+			Handler:    _GraphService_CreateBusiness_Handler,
+		},
+		{
+			MethodName: "GetBusiness",
+			Handler:    _GraphService_GetBusiness_Handler,
+		},
+		{
+			MethodName: "ListBusinessAssets",
+			Handler:    _GraphService_ListBusinessAssets_Handler,
+		},
+		{
+			MethodName: "AddBusinessAsset",
+			Handler:    _GraphService_AddBusinessAsset_Handler,
+		},
+		{
+			MethodName: "ListBusinessRoles",
+			Handler:    _GraphService_ListBusinessRoles_Handler,
+		},
+		{
+			MethodName: "SetBusinessRole",
+			Handler:    _GraphService_SetBusinessRole_Handler,
+		},
+		{
+			MethodName: "RequestBusinessVerification",
+			Handler:    _GraphService_RequestBusinessVerification_Handler,
+		},
+		{
+			MethodName: "ListBusinessVerificationQueue",
+			Handler:    _GraphService_ListBusinessVerificationQueue_Handler,
+		},
+		{
+			MethodName: "DecideBusinessVerification",
+			Handler:    _GraphService_DecideBusinessVerification_Handler,
 		},
 		{
 			MethodName: "ListMyApps",

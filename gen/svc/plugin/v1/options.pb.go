@@ -224,6 +224,61 @@ func (AppRole) EnumDescriptor() ([]byte, []int) {
 	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{2}
 }
 
+// BusinessRole is the least role on the business named by business_field
+// that a method requires of the caller's user (CONTRACT §17): a person's
+// roles on a business are admin and employee, as Meta Business Manager
+// names them.
+type BusinessRole int32
+
+const (
+	BusinessRole_BUSINESS_ROLE_UNSPECIFIED BusinessRole = 0
+	// Any role on the business: admin or employee.
+	BusinessRole_BUSINESS_ROLE_EMPLOYEE BusinessRole = 1
+	// An admin of the business.
+	BusinessRole_BUSINESS_ROLE_ADMIN BusinessRole = 2
+)
+
+// Enum value maps for BusinessRole.
+var (
+	BusinessRole_name = map[int32]string{
+		0: "BUSINESS_ROLE_UNSPECIFIED",
+		1: "BUSINESS_ROLE_EMPLOYEE",
+		2: "BUSINESS_ROLE_ADMIN",
+	}
+	BusinessRole_value = map[string]int32{
+		"BUSINESS_ROLE_UNSPECIFIED": 0,
+		"BUSINESS_ROLE_EMPLOYEE":    1,
+		"BUSINESS_ROLE_ADMIN":       2,
+	}
+)
+
+func (x BusinessRole) Enum() *BusinessRole {
+	p := new(BusinessRole)
+	*p = x
+	return p
+}
+
+func (x BusinessRole) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BusinessRole) Descriptor() protoreflect.EnumDescriptor {
+	return file_svc_plugin_v1_options_proto_enumTypes[3].Descriptor()
+}
+
+func (BusinessRole) Type() protoreflect.EnumType {
+	return &file_svc_plugin_v1_options_proto_enumTypes[3]
+}
+
+func (x BusinessRole) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BusinessRole.Descriptor instead.
+func (BusinessRole) EnumDescriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{3}
+}
+
 // ReviewTier is how App Review decides a scope. A later tier may ask for a
 // verified business (CONTRACT §17); it is not offered yet.
 type ReviewTier int32
@@ -262,11 +317,11 @@ func (x ReviewTier) String() string {
 }
 
 func (ReviewTier) Descriptor() protoreflect.EnumDescriptor {
-	return file_svc_plugin_v1_options_proto_enumTypes[3].Descriptor()
+	return file_svc_plugin_v1_options_proto_enumTypes[4].Descriptor()
 }
 
 func (ReviewTier) Type() protoreflect.EnumType {
-	return &file_svc_plugin_v1_options_proto_enumTypes[3]
+	return &file_svc_plugin_v1_options_proto_enumTypes[4]
 }
 
 func (x ReviewTier) Number() protoreflect.EnumNumber {
@@ -275,7 +330,7 @@ func (x ReviewTier) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReviewTier.Descriptor instead.
 func (ReviewTier) EnumDescriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{3}
+	return file_svc_plugin_v1_options_proto_rawDescGZIP(), []int{4}
 }
 
 // Access says who may call a method. The gateway enforces it before the
@@ -303,7 +358,13 @@ type Access struct {
 	AppField string `protobuf:"bytes,9,opt,name=app_field,json=appField,proto3" json:"app_field,omitempty"`
 	// Scopes of which the credential must carry at least one, beside all of
 	// scopes (e.g. pages:read or pages:manage). Ignored for sessions.
-	AnyScopes     []string `protobuf:"bytes,10,rep,name=any_scopes,json=anyScopes,proto3" json:"any_scopes,omitempty"`
+	AnyScopes []string `protobuf:"bytes,10,rep,name=any_scopes,json=anyScopes,proto3" json:"any_scopes,omitempty"`
+	// Role on the business named by business_field that the caller's user
+	// must hold.
+	BusinessRole BusinessRole `protobuf:"varint,11,opt,name=business_role,json=businessRole,proto3,enum=svc.plugin.v1.BusinessRole" json:"business_role,omitempty"`
+	// Name of the request field holding the business id; default
+	// "business_id".
+	BusinessField string `protobuf:"bytes,12,opt,name=business_field,json=businessField,proto3" json:"business_field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -406,6 +467,20 @@ func (x *Access) GetAnyScopes() []string {
 		return x.AnyScopes
 	}
 	return nil
+}
+
+func (x *Access) GetBusinessRole() BusinessRole {
+	if x != nil {
+		return x.BusinessRole
+	}
+	return BusinessRole_BUSINESS_ROLE_UNSPECIFIED
+}
+
+func (x *Access) GetBusinessField() string {
+	if x != nil {
+		return x.BusinessField
+	}
+	return ""
 }
 
 // GraphRoute binds a method to Graph nodes. Variables in braces name request
@@ -764,7 +839,7 @@ var File_svc_plugin_v1_options_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xe7\x02\n" +
+	"\x1bsvc/plugin/v1/options.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xd0\x03\n" +
 	"\x06Access\x12\x16\n" +
 	"\x06public\x18\x01 \x01(\bR\x06public\x129\n" +
 	"\vtoken_kinds\x18\x02 \x03(\x0e2\x18.svc.plugin.v1.TokenKindR\n" +
@@ -779,7 +854,9 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\tapp_field\x18\t \x01(\tR\bappField\x12\x1d\n" +
 	"\n" +
 	"any_scopes\x18\n" +
-	" \x03(\tR\tanyScopes\"J\n" +
+	" \x03(\tR\tanyScopes\x12@\n" +
+	"\rbusiness_role\x18\v \x01(\x0e2\x1b.svc.plugin.v1.BusinessRoleR\fbusinessRole\x12%\n" +
+	"\x0ebusiness_field\x18\f \x01(\tR\rbusinessField\"J\n" +
 	"\n" +
 	"GraphRoute\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
@@ -815,7 +892,11 @@ const file_svc_plugin_v1_options_proto_rawDesc = "" +
 	"\x0fAPP_ROLE_MEMBER\x10\x01\x12\x16\n" +
 	"\x12APP_ROLE_DEVELOPER\x10\x02\x12\x12\n" +
 	"\x0eAPP_ROLE_ADMIN\x10\x03\x12\x14\n" +
-	"\x10APP_ROLE_GRANTEE\x10\x04*Z\n" +
+	"\x10APP_ROLE_GRANTEE\x10\x04*b\n" +
+	"\fBusinessRole\x12\x1d\n" +
+	"\x19BUSINESS_ROLE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16BUSINESS_ROLE_EMPLOYEE\x10\x01\x12\x17\n" +
+	"\x13BUSINESS_ROLE_ADMIN\x10\x02*Z\n" +
 	"\n" +
 	"ReviewTier\x12\x1b\n" +
 	"\x17REVIEW_TIER_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -841,44 +922,46 @@ func file_svc_plugin_v1_options_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_options_proto_rawDescData
 }
 
-var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_svc_plugin_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_svc_plugin_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_svc_plugin_v1_options_proto_goTypes = []any{
 	(TokenKind)(0),                      // 0: svc.plugin.v1.TokenKind
 	(PageRole)(0),                       // 1: svc.plugin.v1.PageRole
 	(AppRole)(0),                        // 2: svc.plugin.v1.AppRole
-	(ReviewTier)(0),                     // 3: svc.plugin.v1.ReviewTier
-	(*Access)(nil),                      // 4: svc.plugin.v1.Access
-	(*GraphRoute)(nil),                  // 5: svc.plugin.v1.GraphRoute
-	(*Scope)(nil),                       // 6: svc.plugin.v1.Scope
-	(*Paging)(nil),                      // 7: svc.plugin.v1.Paging
-	(*GraphObject)(nil),                 // 8: svc.plugin.v1.GraphObject
-	(*descriptorpb.MethodOptions)(nil),  // 9: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 10: google.protobuf.ServiceOptions
-	(*descriptorpb.MessageOptions)(nil), // 11: google.protobuf.MessageOptions
+	(BusinessRole)(0),                   // 3: svc.plugin.v1.BusinessRole
+	(ReviewTier)(0),                     // 4: svc.plugin.v1.ReviewTier
+	(*Access)(nil),                      // 5: svc.plugin.v1.Access
+	(*GraphRoute)(nil),                  // 6: svc.plugin.v1.GraphRoute
+	(*Scope)(nil),                       // 7: svc.plugin.v1.Scope
+	(*Paging)(nil),                      // 8: svc.plugin.v1.Paging
+	(*GraphObject)(nil),                 // 9: svc.plugin.v1.GraphObject
+	(*descriptorpb.MethodOptions)(nil),  // 10: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 11: google.protobuf.ServiceOptions
+	(*descriptorpb.MessageOptions)(nil), // 12: google.protobuf.MessageOptions
 }
 var file_svc_plugin_v1_options_proto_depIdxs = []int32{
 	0,  // 0: svc.plugin.v1.Access.token_kinds:type_name -> svc.plugin.v1.TokenKind
 	1,  // 1: svc.plugin.v1.Access.page_role:type_name -> svc.plugin.v1.PageRole
 	2,  // 2: svc.plugin.v1.Access.app_role:type_name -> svc.plugin.v1.AppRole
-	3,  // 3: svc.plugin.v1.Scope.review:type_name -> svc.plugin.v1.ReviewTier
-	9,  // 4: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
-	9,  // 5: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
-	9,  // 6: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
-	9,  // 7: svc.plugin.v1.user_rate_per_minute:extendee -> google.protobuf.MethodOptions
-	10, // 8: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
-	10, // 9: svc.plugin.v1.scopes:extendee -> google.protobuf.ServiceOptions
-	11, // 10: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
-	4,  // 11: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
-	5,  // 12: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
-	4,  // 13: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
-	6,  // 14: svc.plugin.v1.scopes:type_name -> svc.plugin.v1.Scope
-	8,  // 15: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	11, // [11:16] is the sub-list for extension type_name
-	4,  // [4:11] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	3,  // 3: svc.plugin.v1.Access.business_role:type_name -> svc.plugin.v1.BusinessRole
+	4,  // 4: svc.plugin.v1.Scope.review:type_name -> svc.plugin.v1.ReviewTier
+	10, // 5: svc.plugin.v1.access:extendee -> google.protobuf.MethodOptions
+	10, // 6: svc.plugin.v1.graph:extendee -> google.protobuf.MethodOptions
+	10, // 7: svc.plugin.v1.rest_success_status:extendee -> google.protobuf.MethodOptions
+	10, // 8: svc.plugin.v1.user_rate_per_minute:extendee -> google.protobuf.MethodOptions
+	11, // 9: svc.plugin.v1.default_access:extendee -> google.protobuf.ServiceOptions
+	11, // 10: svc.plugin.v1.scopes:extendee -> google.protobuf.ServiceOptions
+	12, // 11: svc.plugin.v1.object:extendee -> google.protobuf.MessageOptions
+	5,  // 12: svc.plugin.v1.access:type_name -> svc.plugin.v1.Access
+	6,  // 13: svc.plugin.v1.graph:type_name -> svc.plugin.v1.GraphRoute
+	5,  // 14: svc.plugin.v1.default_access:type_name -> svc.plugin.v1.Access
+	7,  // 15: svc.plugin.v1.scopes:type_name -> svc.plugin.v1.Scope
+	9,  // 16: svc.plugin.v1.object:type_name -> svc.plugin.v1.GraphObject
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	12, // [12:17] is the sub-list for extension type_name
+	5,  // [5:12] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_options_proto_init() }
@@ -891,7 +974,7 @@ func file_svc_plugin_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_options_proto_rawDesc), len(file_svc_plugin_v1_options_proto_rawDesc)),
-			NumEnums:      4,
+			NumEnums:      5,
 			NumMessages:   5,
 			NumExtensions: 7,
 			NumServices:   0,

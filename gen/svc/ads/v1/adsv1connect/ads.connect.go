@@ -69,6 +69,8 @@ type AdsServiceClient interface {
 	// sandbox ad account the first time its user looks. They are the
 	// caller's assets in me/assigned_assets too, with the tasks a business's
 	// owner has on its ad accounts, as Meta's assigned_assets names them.
+	// The user's own session lists them too (the console, and the gateway
+	// checking that an ad account put in a business is the user's).
 	ListMyAdAccounts(context.Context, *connect.Request[v1.ListMyAdAccountsRequest]) (*connect.Response[v1.ListAdAccountsResponse], error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).
@@ -248,6 +250,8 @@ type AdsServiceHandler interface {
 	// sandbox ad account the first time its user looks. They are the
 	// caller's assets in me/assigned_assets too, with the tasks a business's
 	// owner has on its ad accounts, as Meta's assigned_assets names them.
+	// The user's own session lists them too (the console, and the gateway
+	// checking that an ad account put in a business is the user's).
 	ListMyAdAccounts(context.Context, *connect.Request[v1.ListMyAdAccountsRequest]) (*connect.Response[v1.ListAdAccountsResponse], error)
 	// CreateAdAccount creates a sandbox ad account in the token user's
 	// business (at most 5 per business).

@@ -41,6 +41,33 @@ const (
 	// GraphServiceListMyBusinessPortfoliosProcedure is the fully-qualified name of the GraphService's
 	// ListMyBusinessPortfolios RPC.
 	GraphServiceListMyBusinessPortfoliosProcedure = "/svc.core.v1.GraphService/ListMyBusinessPortfolios"
+	// GraphServiceCreateBusinessProcedure is the fully-qualified name of the GraphService's
+	// CreateBusiness RPC.
+	GraphServiceCreateBusinessProcedure = "/svc.core.v1.GraphService/CreateBusiness"
+	// GraphServiceGetBusinessProcedure is the fully-qualified name of the GraphService's GetBusiness
+	// RPC.
+	GraphServiceGetBusinessProcedure = "/svc.core.v1.GraphService/GetBusiness"
+	// GraphServiceListBusinessAssetsProcedure is the fully-qualified name of the GraphService's
+	// ListBusinessAssets RPC.
+	GraphServiceListBusinessAssetsProcedure = "/svc.core.v1.GraphService/ListBusinessAssets"
+	// GraphServiceAddBusinessAssetProcedure is the fully-qualified name of the GraphService's
+	// AddBusinessAsset RPC.
+	GraphServiceAddBusinessAssetProcedure = "/svc.core.v1.GraphService/AddBusinessAsset"
+	// GraphServiceListBusinessRolesProcedure is the fully-qualified name of the GraphService's
+	// ListBusinessRoles RPC.
+	GraphServiceListBusinessRolesProcedure = "/svc.core.v1.GraphService/ListBusinessRoles"
+	// GraphServiceSetBusinessRoleProcedure is the fully-qualified name of the GraphService's
+	// SetBusinessRole RPC.
+	GraphServiceSetBusinessRoleProcedure = "/svc.core.v1.GraphService/SetBusinessRole"
+	// GraphServiceRequestBusinessVerificationProcedure is the fully-qualified name of the
+	// GraphService's RequestBusinessVerification RPC.
+	GraphServiceRequestBusinessVerificationProcedure = "/svc.core.v1.GraphService/RequestBusinessVerification"
+	// GraphServiceListBusinessVerificationQueueProcedure is the fully-qualified name of the
+	// GraphService's ListBusinessVerificationQueue RPC.
+	GraphServiceListBusinessVerificationQueueProcedure = "/svc.core.v1.GraphService/ListBusinessVerificationQueue"
+	// GraphServiceDecideBusinessVerificationProcedure is the fully-qualified name of the GraphService's
+	// DecideBusinessVerification RPC.
+	GraphServiceDecideBusinessVerificationProcedure = "/svc.core.v1.GraphService/DecideBusinessVerification"
 	// GraphServiceListMyAppsProcedure is the fully-qualified name of the GraphService's ListMyApps RPC.
 	GraphServiceListMyAppsProcedure = "/svc.core.v1.GraphService/ListMyApps"
 	// GraphServiceListMyAssignedAssetsProcedure is the fully-qualified name of the GraphService's
@@ -159,10 +186,45 @@ type GraphServiceClient interface {
 	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
 	// app key or system user token is refused with 2069001.
 	ListMyPages(context.Context, *connect.Request[v1.ListMyPagesRequest]) (*connect.Response[v1.ListMyPagesResponse], error)
-	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages. Like me/pages, it
-	// needs pages:read or pages:manage.
+	// ListMyBusinessPortfolios lists the business portfolios the user has a
+	// role on (admin or employee), with the Pages each holds. Like me/pages,
+	// it needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// CreateBusiness creates a business portfolio with the caller as its
+	// admin (CONTRACT §17). First-party, like creating a Page: the user's
+	// own session only. A person creates at most 50.
+	CreateBusiness(context.Context, *connect.Request[v1.CreateBusinessRequest]) (*connect.Response[v1.CreatedBusiness], error)
+	// GetBusiness reads a business portfolio and where it stands in
+	// verification. Anyone with a role on it.
+	GetBusiness(context.Context, *connect.Request[v1.GetBusinessRequest]) (*connect.Response[v1.Business], error)
+	// ListBusinessAssets lists a business's Pages, apps and ad accounts.
+	// Anyone with a role on it.
+	ListBusinessAssets(context.Context, *connect.Request[v1.ListBusinessAssetsRequest]) (*connect.Response[v1.ListBusinessAssetsResponse], error)
+	// AddBusinessAsset puts an asset in the business: a Page the caller owns
+	// or administers, an app whose team Admin the caller is, or an ad
+	// account of the caller's (the ads plugin's). An asset belongs to at
+	// most one business (else 400, code 100, naming id). A business admin's
+	// own session.
+	AddBusinessAsset(context.Context, *connect.Request[v1.AddBusinessAssetRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListBusinessRoles lists the people of a business with their roles.
+	// Anyone with a role on it.
+	ListBusinessRoles(context.Context, *connect.Request[v1.ListBusinessRolesRequest]) (*connect.Response[v1.ListBusinessRolesResponse], error)
+	// SetBusinessRole gives a user a role on the business (admin or
+	// employee) or changes it; the last admin cannot become an employee (400,
+	// code 100). A business admin's own session.
+	SetBusinessRole(context.Context, *connect.Request[v1.SetBusinessRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// RequestBusinessVerification sends the business's legal name, country
+	// and documents' metadata to staff: the business becomes pending. Only an
+	// unverified or rejected business may ask (else 400, code 100). A business
+	// admin's own session.
+	RequestBusinessVerification(context.Context, *connect.Request[v1.RequestBusinessVerificationRequest]) (*connect.Response[v1.Business], error)
+	// ListBusinessVerificationQueue is the staff queue of verification
+	// requests, oldest first.
+	ListBusinessVerificationQueue(context.Context, *connect.Request[v1.ListBusinessVerificationQueueRequest]) (*connect.Response[v1.ListBusinessVerificationQueueResponse], error)
+	// DecideBusinessVerification approves or rejects a pending business; a
+	// rejection needs a reason, which the business sees. A business that is
+	// not pending: 409, code 10, subcode 2018305.
+	DecideBusinessVerification(context.Context, *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -170,11 +232,11 @@ type GraphServiceClient interface {
 	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
 	// ListMyAssignedAssets lists the assets the user has a role on, with the
 	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
-	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
-	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
-	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
-	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
-	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE), apps of the
+	// user's teams (admin: MANAGE, DEVELOP, TEST; developer: DEVELOP, TEST;
+	// tester: TEST), then the assets plugins declare (the ads plugin's ad
+	// accounts); each with the business holding it (business_id, empty for
+	// an asset in none). Catalogs are not listed yet. At most 1,000 of each kind, in one page.
 	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
@@ -294,8 +356,11 @@ type GraphServiceClient interface {
 	GetAppReview(context.Context, *connect.Request[v1.GetAppReviewRequest]) (*connect.Response[v1.AppReview], error)
 	// SubmitAppReview submits scopes to App Review: basic scopes pass an
 	// automated check at score 85 or more (see docs/DECISIONS.md), the others
-	// wait for staff. It answers every scope's status after the submission.
-	// First-party: a team Admin's session.
+	// wait for staff. ads_management, leads_retrieval and
+	// extmsg_business_management need the app to belong to a verified
+	// business (403, code 200, 2069006; CONTRACT §17). It answers every
+	// scope's status after the submission. First-party: a team Admin's
+	// session.
 	SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error)
 	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
 	// status (not_due, due, overdue or certified), when it is due, and the
@@ -347,6 +412,64 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			baseURL+GraphServiceListMyBusinessPortfoliosProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		createBusiness: connect.NewClient[v1.CreateBusinessRequest, v1.CreatedBusiness](
+			httpClient,
+			baseURL+GraphServiceCreateBusinessProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("CreateBusiness")),
+			connect.WithClientOptions(opts...),
+		),
+		getBusiness: connect.NewClient[v1.GetBusinessRequest, v1.Business](
+			httpClient,
+			baseURL+GraphServiceGetBusinessProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("GetBusiness")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listBusinessAssets: connect.NewClient[v1.ListBusinessAssetsRequest, v1.ListBusinessAssetsResponse](
+			httpClient,
+			baseURL+GraphServiceListBusinessAssetsProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListBusinessAssets")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		addBusinessAsset: connect.NewClient[v1.AddBusinessAssetRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceAddBusinessAssetProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("AddBusinessAsset")),
+			connect.WithClientOptions(opts...),
+		),
+		listBusinessRoles: connect.NewClient[v1.ListBusinessRolesRequest, v1.ListBusinessRolesResponse](
+			httpClient,
+			baseURL+GraphServiceListBusinessRolesProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListBusinessRoles")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		setBusinessRole: connect.NewClient[v1.SetBusinessRoleRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+GraphServiceSetBusinessRoleProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("SetBusinessRole")),
+			connect.WithClientOptions(opts...),
+		),
+		requestBusinessVerification: connect.NewClient[v1.RequestBusinessVerificationRequest, v1.Business](
+			httpClient,
+			baseURL+GraphServiceRequestBusinessVerificationProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("RequestBusinessVerification")),
+			connect.WithClientOptions(opts...),
+		),
+		listBusinessVerificationQueue: connect.NewClient[v1.ListBusinessVerificationQueueRequest, v1.ListBusinessVerificationQueueResponse](
+			httpClient,
+			baseURL+GraphServiceListBusinessVerificationQueueProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("ListBusinessVerificationQueue")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		decideBusinessVerification: connect.NewClient[v1.DecideBusinessVerificationRequest, v1.Business](
+			httpClient,
+			baseURL+GraphServiceDecideBusinessVerificationProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("DecideBusinessVerification")),
 			connect.WithClientOptions(opts...),
 		),
 		listMyApps: connect.NewClient[v1.ListMyAppsRequest, v1.ListMyAppsResponse](
@@ -605,48 +728,57 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 
 // graphServiceClient implements GraphServiceClient.
 type graphServiceClient struct {
-	getMe                    *connect.Client[v1.GetMeRequest, v1.User]
-	listMyPages              *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
-	listMyBusinessPortfolios *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
-	listMyApps               *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
-	listMyAssignedAssets     *connect.Client[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse]
-	createApp                *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
-	createPage               *connect.Client[v1.CreatePageRequest, v1.CreatedPage]
-	getPage                  *connect.Client[v1.GetPageRequest, v1.Page]
-	updatePageSettings       *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
-	listPageRoles            *connect.Client[v1.ListPageRolesRequest, v1.ListPageRolesResponse]
-	setPageRole              *connect.Client[v1.SetPageRoleRequest, v1.SuccessResponse]
-	deletePageRole           *connect.Client[v1.DeletePageRoleRequest, v1.SuccessResponse]
-	listConnectedAssets      *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
-	debugToken               *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
-	listAuthorizedApps       *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
-	removeAuthorizedApp      *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
-	chooseAuthorizedAppPages *connect.Client[v1.ChooseAuthorizedAppPagesRequest, v1.SuccessResponse]
-	deleteMe                 *connect.Client[v1.DeleteMeRequest, v1.SuccessResponse]
-	listDataDeletionRequests *connect.Client[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse]
-	getApp                   *connect.Client[v1.GetAppRequest, v1.App]
-	updateApp                *connect.Client[v1.UpdateAppRequest, v1.WentLive]
-	getAppConfig             *connect.Client[v1.GetAppConfigRequest, v1.AppConfig]
-	updateAppConfig          *connect.Client[v1.UpdateAppConfigRequest, v1.SuccessResponse]
-	listPageLinks            *connect.Client[v1.ListPageLinksRequest, v1.ListPageLinksResponse]
-	createPageLink           *connect.Client[v1.CreatePageLinkRequest, v1.SuccessResponse]
-	deletePageLink           *connect.Client[v1.DeletePageLinkRequest, v1.SuccessResponse]
-	listRedirectUris         *connect.Client[v1.ListRedirectUrisRequest, v1.ListRedirectUrisResponse]
-	addRedirectUri           *connect.Client[v1.AddRedirectUriRequest, v1.SuccessResponse]
-	deleteRedirectUri        *connect.Client[v1.DeleteRedirectUriRequest, v1.SuccessResponse]
-	listAppRoles             *connect.Client[v1.ListAppRolesRequest, v1.ListAppRolesResponse]
-	setAppRole               *connect.Client[v1.SetAppRoleRequest, v1.SuccessResponse]
-	deleteAppRole            *connect.Client[v1.DeleteAppRoleRequest, v1.SuccessResponse]
-	listTestUsers            *connect.Client[v1.ListTestUsersRequest, v1.ListTestUsersResponse]
-	createTestUser           *connect.Client[v1.CreateTestUserRequest, v1.CreatedTestUser]
-	deleteTestUser           *connect.Client[v1.DeleteTestUserRequest, v1.SuccessResponse]
-	rotateAppKey             *connect.Client[v1.RotateAppKeyRequest, v1.RotatedKey]
-	getAppReview             *connect.Client[v1.GetAppReviewRequest, v1.AppReview]
-	submitAppReview          *connect.Client[v1.SubmitAppReviewRequest, v1.AppReview]
-	getDataUseCheckup        *connect.Client[v1.GetDataUseCheckupRequest, v1.DataUseCheckup]
-	certifyDataUseCheckup    *connect.Client[v1.CertifyDataUseCheckupRequest, v1.DataUseCheckup]
-	listAppReviewQueue       *connect.Client[v1.ListAppReviewQueueRequest, v1.ListAppReviewQueueResponse]
-	decideAppReview          *connect.Client[v1.DecideAppReviewRequest, v1.DecideAppReviewResponse]
+	getMe                         *connect.Client[v1.GetMeRequest, v1.User]
+	listMyPages                   *connect.Client[v1.ListMyPagesRequest, v1.ListMyPagesResponse]
+	listMyBusinessPortfolios      *connect.Client[v1.ListMyBusinessPortfoliosRequest, v1.ListMyBusinessPortfoliosResponse]
+	createBusiness                *connect.Client[v1.CreateBusinessRequest, v1.CreatedBusiness]
+	getBusiness                   *connect.Client[v1.GetBusinessRequest, v1.Business]
+	listBusinessAssets            *connect.Client[v1.ListBusinessAssetsRequest, v1.ListBusinessAssetsResponse]
+	addBusinessAsset              *connect.Client[v1.AddBusinessAssetRequest, v1.SuccessResponse]
+	listBusinessRoles             *connect.Client[v1.ListBusinessRolesRequest, v1.ListBusinessRolesResponse]
+	setBusinessRole               *connect.Client[v1.SetBusinessRoleRequest, v1.SuccessResponse]
+	requestBusinessVerification   *connect.Client[v1.RequestBusinessVerificationRequest, v1.Business]
+	listBusinessVerificationQueue *connect.Client[v1.ListBusinessVerificationQueueRequest, v1.ListBusinessVerificationQueueResponse]
+	decideBusinessVerification    *connect.Client[v1.DecideBusinessVerificationRequest, v1.Business]
+	listMyApps                    *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
+	listMyAssignedAssets          *connect.Client[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse]
+	createApp                     *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
+	createPage                    *connect.Client[v1.CreatePageRequest, v1.CreatedPage]
+	getPage                       *connect.Client[v1.GetPageRequest, v1.Page]
+	updatePageSettings            *connect.Client[v1.UpdatePageSettingsRequest, v1.SuccessResponse]
+	listPageRoles                 *connect.Client[v1.ListPageRolesRequest, v1.ListPageRolesResponse]
+	setPageRole                   *connect.Client[v1.SetPageRoleRequest, v1.SuccessResponse]
+	deletePageRole                *connect.Client[v1.DeletePageRoleRequest, v1.SuccessResponse]
+	listConnectedAssets           *connect.Client[v1.ListConnectedAssetsRequest, v1.ListConnectedAssetsResponse]
+	debugToken                    *connect.Client[v1.DebugTokenRequest, v1.DebugTokenResponse]
+	listAuthorizedApps            *connect.Client[v1.ListAuthorizedAppsRequest, v1.ListAuthorizedAppsResponse]
+	removeAuthorizedApp           *connect.Client[v1.RemoveAuthorizedAppRequest, v1.SuccessResponse]
+	chooseAuthorizedAppPages      *connect.Client[v1.ChooseAuthorizedAppPagesRequest, v1.SuccessResponse]
+	deleteMe                      *connect.Client[v1.DeleteMeRequest, v1.SuccessResponse]
+	listDataDeletionRequests      *connect.Client[v1.ListDataDeletionRequestsRequest, v1.ListDataDeletionRequestsResponse]
+	getApp                        *connect.Client[v1.GetAppRequest, v1.App]
+	updateApp                     *connect.Client[v1.UpdateAppRequest, v1.WentLive]
+	getAppConfig                  *connect.Client[v1.GetAppConfigRequest, v1.AppConfig]
+	updateAppConfig               *connect.Client[v1.UpdateAppConfigRequest, v1.SuccessResponse]
+	listPageLinks                 *connect.Client[v1.ListPageLinksRequest, v1.ListPageLinksResponse]
+	createPageLink                *connect.Client[v1.CreatePageLinkRequest, v1.SuccessResponse]
+	deletePageLink                *connect.Client[v1.DeletePageLinkRequest, v1.SuccessResponse]
+	listRedirectUris              *connect.Client[v1.ListRedirectUrisRequest, v1.ListRedirectUrisResponse]
+	addRedirectUri                *connect.Client[v1.AddRedirectUriRequest, v1.SuccessResponse]
+	deleteRedirectUri             *connect.Client[v1.DeleteRedirectUriRequest, v1.SuccessResponse]
+	listAppRoles                  *connect.Client[v1.ListAppRolesRequest, v1.ListAppRolesResponse]
+	setAppRole                    *connect.Client[v1.SetAppRoleRequest, v1.SuccessResponse]
+	deleteAppRole                 *connect.Client[v1.DeleteAppRoleRequest, v1.SuccessResponse]
+	listTestUsers                 *connect.Client[v1.ListTestUsersRequest, v1.ListTestUsersResponse]
+	createTestUser                *connect.Client[v1.CreateTestUserRequest, v1.CreatedTestUser]
+	deleteTestUser                *connect.Client[v1.DeleteTestUserRequest, v1.SuccessResponse]
+	rotateAppKey                  *connect.Client[v1.RotateAppKeyRequest, v1.RotatedKey]
+	getAppReview                  *connect.Client[v1.GetAppReviewRequest, v1.AppReview]
+	submitAppReview               *connect.Client[v1.SubmitAppReviewRequest, v1.AppReview]
+	getDataUseCheckup             *connect.Client[v1.GetDataUseCheckupRequest, v1.DataUseCheckup]
+	certifyDataUseCheckup         *connect.Client[v1.CertifyDataUseCheckupRequest, v1.DataUseCheckup]
+	listAppReviewQueue            *connect.Client[v1.ListAppReviewQueueRequest, v1.ListAppReviewQueueResponse]
+	decideAppReview               *connect.Client[v1.DecideAppReviewRequest, v1.DecideAppReviewResponse]
 }
 
 // GetMe calls svc.core.v1.GraphService.GetMe.
@@ -662,6 +794,51 @@ func (c *graphServiceClient) ListMyPages(ctx context.Context, req *connect.Reque
 // ListMyBusinessPortfolios calls svc.core.v1.GraphService.ListMyBusinessPortfolios.
 func (c *graphServiceClient) ListMyBusinessPortfolios(ctx context.Context, req *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return c.listMyBusinessPortfolios.CallUnary(ctx, req)
+}
+
+// CreateBusiness calls svc.core.v1.GraphService.CreateBusiness.
+func (c *graphServiceClient) CreateBusiness(ctx context.Context, req *connect.Request[v1.CreateBusinessRequest]) (*connect.Response[v1.CreatedBusiness], error) {
+	return c.createBusiness.CallUnary(ctx, req)
+}
+
+// GetBusiness calls svc.core.v1.GraphService.GetBusiness.
+func (c *graphServiceClient) GetBusiness(ctx context.Context, req *connect.Request[v1.GetBusinessRequest]) (*connect.Response[v1.Business], error) {
+	return c.getBusiness.CallUnary(ctx, req)
+}
+
+// ListBusinessAssets calls svc.core.v1.GraphService.ListBusinessAssets.
+func (c *graphServiceClient) ListBusinessAssets(ctx context.Context, req *connect.Request[v1.ListBusinessAssetsRequest]) (*connect.Response[v1.ListBusinessAssetsResponse], error) {
+	return c.listBusinessAssets.CallUnary(ctx, req)
+}
+
+// AddBusinessAsset calls svc.core.v1.GraphService.AddBusinessAsset.
+func (c *graphServiceClient) AddBusinessAsset(ctx context.Context, req *connect.Request[v1.AddBusinessAssetRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.addBusinessAsset.CallUnary(ctx, req)
+}
+
+// ListBusinessRoles calls svc.core.v1.GraphService.ListBusinessRoles.
+func (c *graphServiceClient) ListBusinessRoles(ctx context.Context, req *connect.Request[v1.ListBusinessRolesRequest]) (*connect.Response[v1.ListBusinessRolesResponse], error) {
+	return c.listBusinessRoles.CallUnary(ctx, req)
+}
+
+// SetBusinessRole calls svc.core.v1.GraphService.SetBusinessRole.
+func (c *graphServiceClient) SetBusinessRole(ctx context.Context, req *connect.Request[v1.SetBusinessRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.setBusinessRole.CallUnary(ctx, req)
+}
+
+// RequestBusinessVerification calls svc.core.v1.GraphService.RequestBusinessVerification.
+func (c *graphServiceClient) RequestBusinessVerification(ctx context.Context, req *connect.Request[v1.RequestBusinessVerificationRequest]) (*connect.Response[v1.Business], error) {
+	return c.requestBusinessVerification.CallUnary(ctx, req)
+}
+
+// ListBusinessVerificationQueue calls svc.core.v1.GraphService.ListBusinessVerificationQueue.
+func (c *graphServiceClient) ListBusinessVerificationQueue(ctx context.Context, req *connect.Request[v1.ListBusinessVerificationQueueRequest]) (*connect.Response[v1.ListBusinessVerificationQueueResponse], error) {
+	return c.listBusinessVerificationQueue.CallUnary(ctx, req)
+}
+
+// DecideBusinessVerification calls svc.core.v1.GraphService.DecideBusinessVerification.
+func (c *graphServiceClient) DecideBusinessVerification(ctx context.Context, req *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error) {
+	return c.decideBusinessVerification.CallUnary(ctx, req)
 }
 
 // ListMyApps calls svc.core.v1.GraphService.ListMyApps.
@@ -867,10 +1044,45 @@ type GraphServiceHandler interface {
 	// pages:read or pages:manage (CONTRACT §15), or the user's session: an
 	// app key or system user token is refused with 2069001.
 	ListMyPages(context.Context, *connect.Request[v1.ListMyPagesRequest]) (*connect.Response[v1.ListMyPagesResponse], error)
-	// ListMyBusinessPortfolios lists the business portfolios the user owns:
-	// one per user who owns Pages, holding those Pages. Like me/pages, it
-	// needs pages:read or pages:manage.
+	// ListMyBusinessPortfolios lists the business portfolios the user has a
+	// role on (admin or employee), with the Pages each holds. Like me/pages,
+	// it needs pages:read or pages:manage.
 	ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error)
+	// CreateBusiness creates a business portfolio with the caller as its
+	// admin (CONTRACT §17). First-party, like creating a Page: the user's
+	// own session only. A person creates at most 50.
+	CreateBusiness(context.Context, *connect.Request[v1.CreateBusinessRequest]) (*connect.Response[v1.CreatedBusiness], error)
+	// GetBusiness reads a business portfolio and where it stands in
+	// verification. Anyone with a role on it.
+	GetBusiness(context.Context, *connect.Request[v1.GetBusinessRequest]) (*connect.Response[v1.Business], error)
+	// ListBusinessAssets lists a business's Pages, apps and ad accounts.
+	// Anyone with a role on it.
+	ListBusinessAssets(context.Context, *connect.Request[v1.ListBusinessAssetsRequest]) (*connect.Response[v1.ListBusinessAssetsResponse], error)
+	// AddBusinessAsset puts an asset in the business: a Page the caller owns
+	// or administers, an app whose team Admin the caller is, or an ad
+	// account of the caller's (the ads plugin's). An asset belongs to at
+	// most one business (else 400, code 100, naming id). A business admin's
+	// own session.
+	AddBusinessAsset(context.Context, *connect.Request[v1.AddBusinessAssetRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// ListBusinessRoles lists the people of a business with their roles.
+	// Anyone with a role on it.
+	ListBusinessRoles(context.Context, *connect.Request[v1.ListBusinessRolesRequest]) (*connect.Response[v1.ListBusinessRolesResponse], error)
+	// SetBusinessRole gives a user a role on the business (admin or
+	// employee) or changes it; the last admin cannot become an employee (400,
+	// code 100). A business admin's own session.
+	SetBusinessRole(context.Context, *connect.Request[v1.SetBusinessRoleRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// RequestBusinessVerification sends the business's legal name, country
+	// and documents' metadata to staff: the business becomes pending. Only an
+	// unverified or rejected business may ask (else 400, code 100). A business
+	// admin's own session.
+	RequestBusinessVerification(context.Context, *connect.Request[v1.RequestBusinessVerificationRequest]) (*connect.Response[v1.Business], error)
+	// ListBusinessVerificationQueue is the staff queue of verification
+	// requests, oldest first.
+	ListBusinessVerificationQueue(context.Context, *connect.Request[v1.ListBusinessVerificationQueueRequest]) (*connect.Response[v1.ListBusinessVerificationQueueResponse], error)
+	// DecideBusinessVerification approves or rejects a pending business; a
+	// rejection needs a reason, which the business sees. A business that is
+	// not pending: 409, code 10, subcode 2018305.
+	DecideBusinessVerification(context.Context, *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -878,11 +1090,11 @@ type GraphServiceHandler interface {
 	ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error)
 	// ListMyAssignedAssets lists the assets the user has a role on, with the
 	// tasks the role allows (Meta's assigned_assets): Pages (owner and admin:
-	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE) in the business
-	// portfolio of their owner, then apps of the user's teams (admin: MANAGE,
-	// DEVELOP, TEST; developer: DEVELOP, TEST; tester: TEST), which belong
-	// to no portfolio (business_id empty). Ad accounts (the ads plugin) and
-	// catalogs are not listed yet. At most 1,000 of each kind, in one page.
+	// MANAGE, CREATE_CONTENT, MODERATE, ADVERTISE, ANALYZE), apps of the
+	// user's teams (admin: MANAGE, DEVELOP, TEST; developer: DEVELOP, TEST;
+	// tester: TEST), then the assets plugins declare (the ads plugin's ad
+	// accounts); each with the business holding it (business_id, empty for
+	// an asset in none). Catalogs are not listed yet. At most 1,000 of each kind, in one page.
 	// Like me/pages, it needs pages:read or pages:manage.
 	ListMyAssignedAssets(context.Context, *connect.Request[v1.ListMyAssignedAssetsRequest]) (*connect.Response[v1.ListMyAssignedAssetsResponse], error)
 	// CreateApp registers a developer app with the caller as its team Admin,
@@ -1002,8 +1214,11 @@ type GraphServiceHandler interface {
 	GetAppReview(context.Context, *connect.Request[v1.GetAppReviewRequest]) (*connect.Response[v1.AppReview], error)
 	// SubmitAppReview submits scopes to App Review: basic scopes pass an
 	// automated check at score 85 or more (see docs/DECISIONS.md), the others
-	// wait for staff. It answers every scope's status after the submission.
-	// First-party: a team Admin's session.
+	// wait for staff. ads_management, leads_retrieval and
+	// extmsg_business_management need the app to belong to a verified
+	// business (403, code 200, 2069006; CONTRACT §17). It answers every
+	// scope's status after the submission. First-party: a team Admin's
+	// session.
 	SubmitAppReview(context.Context, *connect.Request[v1.SubmitAppReviewRequest]) (*connect.Response[v1.AppReview], error)
 	// GetDataUseCheckup is the app's data use checkup (CONTRACT §17): its
 	// status (not_due, due, overdue or certified), when it is due, and the
@@ -1051,6 +1266,64 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		svc.ListMyBusinessPortfolios,
 		connect.WithSchema(graphServiceMethods.ByName("ListMyBusinessPortfolios")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceCreateBusinessHandler := connect.NewUnaryHandler(
+		GraphServiceCreateBusinessProcedure,
+		svc.CreateBusiness,
+		connect.WithSchema(graphServiceMethods.ByName("CreateBusiness")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceGetBusinessHandler := connect.NewUnaryHandler(
+		GraphServiceGetBusinessProcedure,
+		svc.GetBusiness,
+		connect.WithSchema(graphServiceMethods.ByName("GetBusiness")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListBusinessAssetsHandler := connect.NewUnaryHandler(
+		GraphServiceListBusinessAssetsProcedure,
+		svc.ListBusinessAssets,
+		connect.WithSchema(graphServiceMethods.ByName("ListBusinessAssets")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceAddBusinessAssetHandler := connect.NewUnaryHandler(
+		GraphServiceAddBusinessAssetProcedure,
+		svc.AddBusinessAsset,
+		connect.WithSchema(graphServiceMethods.ByName("AddBusinessAsset")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListBusinessRolesHandler := connect.NewUnaryHandler(
+		GraphServiceListBusinessRolesProcedure,
+		svc.ListBusinessRoles,
+		connect.WithSchema(graphServiceMethods.ByName("ListBusinessRoles")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceSetBusinessRoleHandler := connect.NewUnaryHandler(
+		GraphServiceSetBusinessRoleProcedure,
+		svc.SetBusinessRole,
+		connect.WithSchema(graphServiceMethods.ByName("SetBusinessRole")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceRequestBusinessVerificationHandler := connect.NewUnaryHandler(
+		GraphServiceRequestBusinessVerificationProcedure,
+		svc.RequestBusinessVerification,
+		connect.WithSchema(graphServiceMethods.ByName("RequestBusinessVerification")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceListBusinessVerificationQueueHandler := connect.NewUnaryHandler(
+		GraphServiceListBusinessVerificationQueueProcedure,
+		svc.ListBusinessVerificationQueue,
+		connect.WithSchema(graphServiceMethods.ByName("ListBusinessVerificationQueue")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceDecideBusinessVerificationHandler := connect.NewUnaryHandler(
+		GraphServiceDecideBusinessVerificationProcedure,
+		svc.DecideBusinessVerification,
+		connect.WithSchema(graphServiceMethods.ByName("DecideBusinessVerification")),
 		connect.WithHandlerOptions(opts...),
 	)
 	graphServiceListMyAppsHandler := connect.NewUnaryHandler(
@@ -1312,6 +1585,24 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListMyPagesHandler.ServeHTTP(w, r)
 		case GraphServiceListMyBusinessPortfoliosProcedure:
 			graphServiceListMyBusinessPortfoliosHandler.ServeHTTP(w, r)
+		case GraphServiceCreateBusinessProcedure:
+			graphServiceCreateBusinessHandler.ServeHTTP(w, r)
+		case GraphServiceGetBusinessProcedure:
+			graphServiceGetBusinessHandler.ServeHTTP(w, r)
+		case GraphServiceListBusinessAssetsProcedure:
+			graphServiceListBusinessAssetsHandler.ServeHTTP(w, r)
+		case GraphServiceAddBusinessAssetProcedure:
+			graphServiceAddBusinessAssetHandler.ServeHTTP(w, r)
+		case GraphServiceListBusinessRolesProcedure:
+			graphServiceListBusinessRolesHandler.ServeHTTP(w, r)
+		case GraphServiceSetBusinessRoleProcedure:
+			graphServiceSetBusinessRoleHandler.ServeHTTP(w, r)
+		case GraphServiceRequestBusinessVerificationProcedure:
+			graphServiceRequestBusinessVerificationHandler.ServeHTTP(w, r)
+		case GraphServiceListBusinessVerificationQueueProcedure:
+			graphServiceListBusinessVerificationQueueHandler.ServeHTTP(w, r)
+		case GraphServiceDecideBusinessVerificationProcedure:
+			graphServiceDecideBusinessVerificationHandler.ServeHTTP(w, r)
 		case GraphServiceListMyAppsProcedure:
 			graphServiceListMyAppsHandler.ServeHTTP(w, r)
 		case GraphServiceListMyAssignedAssetsProcedure:
@@ -1409,6 +1700,42 @@ func (UnimplementedGraphServiceHandler) ListMyPages(context.Context, *connect.Re
 
 func (UnimplementedGraphServiceHandler) ListMyBusinessPortfolios(context.Context, *connect.Request[v1.ListMyBusinessPortfoliosRequest]) (*connect.Response[v1.ListMyBusinessPortfoliosResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListMyBusinessPortfolios is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) CreateBusiness(context.Context, *connect.Request[v1.CreateBusinessRequest]) (*connect.Response[v1.CreatedBusiness], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.CreateBusiness is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) GetBusiness(context.Context, *connect.Request[v1.GetBusinessRequest]) (*connect.Response[v1.Business], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.GetBusiness is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListBusinessAssets(context.Context, *connect.Request[v1.ListBusinessAssetsRequest]) (*connect.Response[v1.ListBusinessAssetsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListBusinessAssets is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) AddBusinessAsset(context.Context, *connect.Request[v1.AddBusinessAssetRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.AddBusinessAsset is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListBusinessRoles(context.Context, *connect.Request[v1.ListBusinessRolesRequest]) (*connect.Response[v1.ListBusinessRolesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListBusinessRoles is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) SetBusinessRole(context.Context, *connect.Request[v1.SetBusinessRoleRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.SetBusinessRole is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) RequestBusinessVerification(context.Context, *connect.Request[v1.RequestBusinessVerificationRequest]) (*connect.Response[v1.Business], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RequestBusinessVerification is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) ListBusinessVerificationQueue(context.Context, *connect.Request[v1.ListBusinessVerificationQueueRequest]) (*connect.Response[v1.ListBusinessVerificationQueueResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.ListBusinessVerificationQueue is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) DecideBusinessVerification(context.Context, *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DecideBusinessVerification is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
