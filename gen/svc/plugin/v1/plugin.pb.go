@@ -764,10 +764,15 @@ func (x *HealthResponse) GetMessage() string {
 }
 
 type PageAccessRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PageId        string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
-	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	AppId         string                 `protobuf:"bytes,3,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	UserId string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	AppId  string                 `protobuf:"bytes,3,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// The least role the plugin's action needs of the user (or, for LINKED,
+	// the app) on the Page. When set, the gateway decides by its access
+	// rules, the same as for a method's declared page_role, and answers
+	// either the facts or its refusal.
+	Need          PageRole `protobuf:"varint,4,opt,name=need,proto3,enum=svc.plugin.v1.PageRole" json:"need,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -823,6 +828,13 @@ func (x *PageAccessRequest) GetAppId() string {
 	return ""
 }
 
+func (x *PageAccessRequest) GetNeed() PageRole {
+	if x != nil {
+		return x.Need
+	}
+	return PageRole_PAGE_ROLE_UNSPECIFIED
+}
+
 type PageAccessResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PageExists    bool                   `protobuf:"varint,1,opt,name=page_exists,json=pageExists,proto3" json:"page_exists,omitempty"`
@@ -843,7 +855,11 @@ type PageAccessResponse struct {
 	HandoverTimeout int32 `protobuf:"varint,11,opt,name=handover_timeout,json=handoverTimeout,proto3" json:"handover_timeout,omitempty"`
 	// The Page these facts are of; set on the facts that travel with a call
 	// (InvokeRequest.page_access).
-	PageId        string `protobuf:"bytes,12,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	PageId string `protobuf:"bytes,12,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	// The gateway's refusal of the request's need (CONTRACT §3: 403, code
+	// 200, 2069003 for a role too low; 404 for a Page that does not exist),
+	// which the plugin returns as is; the other fields are then empty.
+	Refusal       *Error `protobuf:"bytes,13,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -960,6 +976,13 @@ func (x *PageAccessResponse) GetPageId() string {
 		return x.PageId
 	}
 	return ""
+}
+
+func (x *PageAccessResponse) GetRefusal() *Error {
+	if x != nil {
+		return x.Refusal
+	}
+	return nil
 }
 
 type AppInfoRequest struct {
@@ -1243,11 +1266,12 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\rHealthRequest\"D\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aserving\x18\x01 \x01(\bR\aserving\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\\\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x89\x01\n" +
 	"\x11PageAccessRequest\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x15\n" +
-	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\xd5\x03\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\x12+\n" +
+	"\x04need\x18\x04 \x01(\x0e2\x17.svc.plugin.v1.PageRoleR\x04need\"\x85\x04\n" +
 	"\x12PageAccessResponse\x12\x1f\n" +
 	"\vpage_exists\x18\x01 \x01(\bR\n" +
 	"pageExists\x124\n" +
@@ -1263,7 +1287,8 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x12inbox_merge_linked\x18\n" +
 	" \x01(\bR\x10inboxMergeLinked\x12)\n" +
 	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\x12\x17\n" +
-	"\apage_id\x18\f \x01(\tR\x06pageId\"'\n" +
+	"\apage_id\x18\f \x01(\tR\x06pageId\x12.\n" +
+	"\arefusal\x18\r \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"'\n" +
 	"\x0eAppInfoRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\"\xb6\x01\n" +
 	"\x0fAppInfoResponse\x12\x1d\n" +
@@ -1336,29 +1361,31 @@ var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
 	12, // 4: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
 	8,  // 5: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
 	19, // 6: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	20, // 7: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	21, // 8: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
-	0,  // 9: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	6,  // 10: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	6,  // 11: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	9,  // 12: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	6,  // 13: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	11, // 14: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	13, // 15: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	15, // 16: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
-	1,  // 17: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	7,  // 18: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	7,  // 19: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	10, // 20: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	7,  // 21: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	12, // 22: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	14, // 23: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	16, // 24: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
-	17, // [17:25] is the sub-list for method output_type
-	9,  // [9:17] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	20, // 7: svc.plugin.v1.PageAccessRequest.need:type_name -> svc.plugin.v1.PageRole
+	20, // 8: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	8,  // 9: svc.plugin.v1.PageAccessResponse.refusal:type_name -> svc.plugin.v1.Error
+	21, // 10: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	0,  // 11: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
+	6,  // 12: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	6,  // 13: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	9,  // 14: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	6,  // 15: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	11, // 16: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	13, // 17: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	15, // 18: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	1,  // 19: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	7,  // 20: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	7,  // 21: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	10, // 22: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	7,  // 23: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	12, // 24: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	14, // 25: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	16, // 26: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	19, // [19:27] is the sub-list for method output_type
+	11, // [11:19] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_plugin_proto_init() }
