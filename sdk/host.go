@@ -43,23 +43,34 @@ type PageQuery struct {
 	PageID string
 	UserID string
 	AppID  string
+	// Need is the least role the action needs of the user (PageRoleLinked:
+	// of the user, or of the app through its link). When set, the gateway
+	// decides by its access rules, as for a method's declared page_role
+	// (docs/design/auth.md, "Page roles"), and PageAccess returns its
+	// refusal, an *Error to return as is (403, code 200, 2069003 for a role
+	// too low; 404 for a Page that does not exist); errors.Is(err,
+	// ErrPageRefused) tells it from a failure. PageRoleNone: facts only.
+	Need PageRole
 }
 
-// PageRole is a user's role on a Page.
+// PageRole is a least role a PageQuery needs on a Page.
 type PageRole int32
 
-// The roles on a Page. They number as svc.plugin.v1.PageRole, and the
-// numbers are no order: compare roles by name (an editor is 4, yet less
-// than an admin). What each may do is the gateway's access rules' to
-// decide (docs/design/auth.md); a plugin reads the role only to tell
-// apart what its own data decides.
+// The least roles. They number as svc.plugin.v1.PageRole; what each passes
+// is the gateway's to decide (docs/design/auth.md): a plugin names the one
+// its action needs and never compares roles itself.
 const (
 	PageRoleNone   PageRole = 0
-	PageRoleLinked PageRole = 1 // a least role of access rules only: any role, or a linked app
-	PageRoleAdmin  PageRole = 2
-	PageRoleOwner  PageRole = 3
-	PageRoleEditor PageRole = 4
+	PageRoleLinked PageRole = 1 // any role on the Page, or an app linked to it
+	PageRoleAdmin  PageRole = 2 // owners and admins
+	PageRoleOwner  PageRole = 3 // owners
+	PageRoleEditor PageRole = 4 // any role on the Page: owner, admin or editor
 )
+
+// ErrPageRefused is the cause of the gateway's refusal of a PageQuery's
+// Need, for a handler that hides what the caller may not reach (e.g. answers
+// that a post does not exist) rather than returning the refusal.
+var ErrPageRefused = errors.New("sdk: the gateway refused the Page role the query needs")
 
 // PageAccess is what the gateway knows of a Page for a user and an app.
 type PageAccess struct {
@@ -68,9 +79,6 @@ type PageAccess struct {
 	Exists bool
 	// Name is the Page's name, e.g. for an assistant's attribution.
 	Name string
-	// UserRole is the queried user's role on the Page (PageRoleNone: none,
-	// or no user queried).
-	UserRole PageRole
 	// AppLinked is true when the queried app is linked to the Page, and
 	// AppProducts then lists the products the link grants.
 	AppLinked   bool
@@ -91,11 +99,16 @@ type PageAccess struct {
 	HandoverTimeout time.Duration
 }
 
-// PageAccess asks the gateway what a user or an app may do on a Page.
+// PageAccess asks the gateway about a Page, and, with q.Need, whether the
+// user or app may act on it as the action needs.
 func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, error) {
-	resp, err := h.rt().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: q.PageID, UserId: q.UserID, AppId: q.AppID})
+	resp, err := h.rt().PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: q.PageID, UserId: q.UserID, AppId: q.AppID,
+		Need: pluginv1.PageRole(q.Need)})
 	if err != nil {
 		return nil, hostError(err)
+	}
+	if r := resp.GetRefusal(); r != nil {
+		return nil, errorFromProto(r).WithCause(ErrPageRefused)
 	}
 	return pageAccessFromProto(resp), nil
 }
@@ -103,7 +116,7 @@ func (h *HostClient) PageAccess(ctx context.Context, q PageQuery) (*PageAccess, 
 // pageAccessFromProto is the one conversion of a Page's facts from the wire.
 func pageAccessFromProto(resp *pluginv1.PageAccessResponse) *PageAccess {
 	return &PageAccess{
-		Exists: resp.GetPageExists(), Name: resp.GetPageName(), UserRole: PageRole(resp.GetUserRole()),
+		Exists: resp.GetPageExists(), Name: resp.GetPageName(),
 		AppLinked: resp.GetAppLinked(), AppProducts: slices.Clone(resp.GetAppProducts()),
 		Published: resp.GetPublished(), ChatSurfacing: resp.GetChatSurfacing(),
 		InboxAutomation: resp.GetInboxAutomation(), AssistantLabel: resp.GetAssistantLabel(),

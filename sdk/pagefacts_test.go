@@ -18,14 +18,14 @@ func TestACallsPageFactsAnswerOnlyForThePageTheyAreOf(t *testing.T) {
 	if _, err := wire.Manifest(p); err != nil {
 		t.Fatal(err)
 	}
-	facts := &pluginv1.PageAccessResponse{PageId: "7", PageExists: true, UserRole: pluginv1.PageRole_PAGE_ROLE_ADMIN, ChatSurfacing: true}
+	facts := &pluginv1.PageAccessResponse{PageId: "7", PageExists: true, PageName: "Demo Coffee", ChatSurfacing: true}
 	for _, tc := range []struct {
 		name  string
 		facts *pluginv1.PageAccessResponse
 		asked string
 		want  *testpluginv1.PageFactsResponse
 	}{
-		{"the call's Page", facts, "7", &testpluginv1.PageFactsResponse{Sent: true, Exists: true, Role: "admin", ChatSurfacing: true}},
+		{"the call's Page", facts, "7", &testpluginv1.PageFactsResponse{Sent: true, Exists: true, PageName: "Demo Coffee", ChatSurfacing: true}},
 		{"another Page", facts, "8", &testpluginv1.PageFactsResponse{}},
 		{"no facts sent", nil, "7", &testpluginv1.PageFactsResponse{}},
 	} {

@@ -117,13 +117,15 @@ func (s *service) getPost(ctx context.Context, call *sdk.Call, req *bookv1.GetPo
 		return nil, err
 	}
 	p := call.Principal()
-	access, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID})
+	// The post is the Page's: the gateway decides who may see it (anyone
+	// with a role on the Page, or through an app linked to it); to anyone
+	// else it does not exist.
+	_, err = call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID, Need: sdk.PageRoleLinked})
+	if errors.Is(err, sdk.ErrPageRefused) {
+		return nil, sdk.NotFound("Post " + req.GetPostId())
+	}
 	if err != nil {
 		return nil, err
-	}
-	visible := access.UserRole != sdk.PageRoleNone || access.AppLinked
-	if !visible {
-		return nil, sdk.NotFound("Post " + req.GetPostId())
 	}
 	return toProto(row), nil
 }

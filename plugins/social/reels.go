@@ -81,12 +81,9 @@ func (s *service) reelInsights(ctx context.Context, call *sdk.Call, req *socialv
 	if err != nil {
 		return nil, err
 	}
-	row, access, err := s.visibleReel(ctx, call, req.GetReelId())
+	row, err := s.visibleReel(ctx, call, req.GetReelId(), sdk.PageRoleEditor)
 	if err != nil {
 		return nil, err
-	}
-	if access.UserRole == sdk.PageRoleNone {
-		return nil, reelNotFound(req.GetReelId())
 	}
 	e, err := socialdb.New(s.pool).ReelEngagement(ctx, socialdb.ReelEngagementParams{PageID: row.PageID, ReelID: row.ID})
 	if err != nil {
@@ -99,14 +96,7 @@ func (s *service) reelInsights(ctx context.Context, call *sdk.Call, req *socialv
 // Page, or anyone through an app linked to it. To anyone else it does not
 // exist.
 func (s *service) readableReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, error) {
-	row, access, err := s.visibleReel(ctx, call, reelID)
-	if err != nil {
-		return row, err
-	}
-	if access.UserRole == sdk.PageRoleNone && !access.AppLinked {
-		return row, reelNotFound(reelID)
-	}
-	return row, nil
+	return s.visibleReel(ctx, call, reelID, sdk.PageRoleLinked)
 }
 
 // likeReel records the token's user's like of a reel the user may read;
@@ -172,25 +162,26 @@ func (s *service) listReelReplies(ctx context.Context, call *sdk.Call, req *soci
 	return res, nil
 }
 
-// visibleReel reads a reel and what the caller may do on its Page.
-func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string) (socialdb.SocialReel, *sdk.PageAccess, error) {
+// visibleReel reads a reel for a caller who has the least role need on its
+// Page, as the gateway decides; to anyone else the reel does not exist.
+func (s *service) visibleReel(ctx context.Context, call *sdk.Call, reelID string, need sdk.PageRole) (socialdb.SocialReel, error) {
 	id, ok := sdk.ParseID(reelID)
 	if !ok {
-		return socialdb.SocialReel{}, nil, reelNotFound(reelID)
+		return socialdb.SocialReel{}, reelNotFound(reelID)
 	}
 	row, err := socialdb.New(s.pool).GetReel(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return row, nil, reelNotFound(reelID)
+		return row, reelNotFound(reelID)
 	}
 	if err != nil {
-		return row, nil, err
+		return row, err
 	}
 	p := call.Principal()
-	access, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID})
-	if err != nil {
-		return row, nil, err
+	_, err = call.Host().PageAccess(ctx, sdk.PageQuery{PageID: row.PageID, UserID: p.UserID, AppID: p.AppID, Need: need})
+	if errors.Is(err, sdk.ErrPageRefused) {
+		return row, reelNotFound(reelID)
 	}
-	return row, access, nil
+	return row, err
 }
 
 func reelNotFound(id string) error { return sdk.NotFound("Reel " + id) }

@@ -17,8 +17,9 @@ import (
 )
 
 var (
-	owner = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageOwner}
-	admin = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageAdmin}
+	owner  = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageOwner}
+	admin  = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageAdmin}
+	editor = sdk.Principal{Kind: sdk.TokenKindSession, UserID: pageEditor}
 )
 
 func (b *bundle) handover(t *testing.T, app sdk.Principal, cid, action string, returnTo, target *string) (*svcchatv1.HandoverResponse, error) {
@@ -157,7 +158,7 @@ func TestTheMobileHandoverIsThePageOwnersOnly(t *testing.T) {
 	b := setup(t)
 	cid := b.userWrites(t, "hi").GetConversationId()
 	must[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage, RecipientUserId: strp(consumer), Text: strp("x")})
-	for _, who := range []sdk.Principal{admin, user} {
+	for _, who := range []sdk.Principal{admin, editor, user} {
 		_, err := call[*svcchatv1.MobileHandoverResponse](t, b, "MobileHandover", who, &svcchatv1.MobileHandoverRequest{ConversationId: cid, Mode: "svc_ai"})
 		plugintest.WantRefusal(t, err, 403, 200, 2069003)
 	}
@@ -180,6 +181,9 @@ func TestAPageManagerRepliesAsAHuman(t *testing.T) {
 	t.Run("a user who does not manage the Page is refused with 2069003", func(t *testing.T) {
 		_, err := call[*svcchatv1.ReplyResponse](t, b, "Reply", user, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "x"})
 		plugintest.WantRefusal(t, err, 403, 200, 2069003)
+	})
+	t.Run("an editor replies", func(t *testing.T) {
+		must[*svcchatv1.ReplyResponse](t, b, "Reply", editor, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "Hello from an editor"})
 	})
 	res := must[*svcchatv1.ReplyResponse](t, b, "Reply", admin, &svcchatv1.ReplyRequest{ConversationId: cid, Text: "Hello from a human"})
 	if res.GetConversationId() != cid || !strings.HasPrefix(res.GetMessageId(), "m_") {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 
@@ -14,13 +13,6 @@ import (
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 	"github.com/svcplatform/svc/sdk"
 )
-
-// errNotPageManager: the signed-in user does not have the role needed on
-// the conversation's Page (CONTRACT §3, 2069003).
-func errNotPageManager(role string) *sdk.Error {
-	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: sdk.TypeOAuth,
-		Message: "Only the Page's " + role + " may do this."}
-}
 
 // controlOf reads the control columns of a conversation row.
 func controlOf(c svcchatdb.SvcchatConversation) Control {
@@ -172,23 +164,12 @@ func checkTargetApp(ctx context.Context, call *sdk.Call, pageID, appID string) e
 	return nil
 }
 
-// pageRoleNeed is what a mobile method that names a conversation, not a
-// Page, needs of the signed-in user on the conversation's Page. The gateway
-// cannot read such a Page from the request, so these two are the only
-// methods that check a Page role here; they apply the gateway's meaning of
-// its least roles (docs/design/auth.md, "Page roles"): roleAny is its
-// EDITOR, roleOwner its OWNER. Roles are compared by name, never by number
-// (PAGE_ROLE_EDITOR numbers 4).
-type pageRoleNeed int
-
-const (
-	roleAny   pageRoleNeed = iota // owner, admin or editor: replying in the Page's threads
-	roleOwner                     // the owner: the mobile handover (interface §5.9)
-)
-
-// managedConversation finds a conversation named by a mobile body and
-// checks that the signed-in user has the role need asks on its Page.
-func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, need pageRoleNeed) (svcchatdb.SvcchatConversation, *sdk.PageAccess, error) {
+// managedConversation finds a conversation named by a mobile body and asks
+// the gateway whether the signed-in user has the least role need on its
+// Page: the gateway cannot read that Page from the request, so the plugin
+// names the role and the gateway decides, answering its own refusal
+// (CONTRACT §3, 2069003), which is returned as is.
+func managedConversation(ctx context.Context, s *service, call *sdk.Call, id string, need sdk.PageRole) (svcchatdb.SvcchatConversation, *sdk.PageAccess, error) {
 	cid, ok := sdk.ParseID(id)
 	if !ok {
 		return svcchatdb.SvcchatConversation{}, nil, sdk.NotFound("Conversation " + id)
@@ -200,22 +181,16 @@ func managedConversation(ctx context.Context, s *service, call *sdk.Call, id str
 	if err != nil {
 		return conv, nil, err
 	}
-	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: conv.PageID, UserID: call.Principal().UserID})
+	page, err := call.Host().PageAccess(ctx, sdk.PageQuery{PageID: conv.PageID, UserID: call.Principal().UserID, Need: need})
 	if err != nil {
 		return conv, nil, err
-	}
-	switch {
-	case need == roleOwner && page.UserRole != sdk.PageRoleOwner:
-		return conv, nil, errNotPageManager("owner")
-	case page.UserRole == sdk.PageRoleNone:
-		return conv, nil, errNotPageManager("people (owner, admins, editors)")
 	}
 	return conv, page, nil
 }
 
 // mobileHandover is the Page owner setting the holder from the Page inbox.
 func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcchatv1.MobileHandoverRequest) (*svcchatv1.MobileHandoverResponse, error) {
-	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), roleOwner)
+	found, _, err := managedConversation(ctx, s, call, req.GetConversationId(), sdk.PageRoleOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +211,7 @@ func (s *service) mobileHandover(ctx context.Context, call *sdk.Call, req *svcch
 
 // reply is a Page manager answering as a human from the Page inbox.
 func (s *service) reply(ctx context.Context, call *sdk.Call, req *svcchatv1.ReplyRequest) (*svcchatv1.ReplyResponse, error) {
-	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), roleAny)
+	found, page, err := managedConversation(ctx, s, call, req.GetConversationId(), sdk.PageRoleEditor)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,8 @@ type gatewayFacts struct {
 	mu   sync.Mutex
 	page sdk.PageAccess
 	apps map[string]*sdk.AppInfo
-	// roles are users' roles on the Page (none for anyone else).
+	// roles are users' roles on the Page (none for anyone else), by the
+	// constants' names: a query's Need is met as meets says.
 	roles map[string]sdk.PageRole
 	// complete answers the completions plugin's Complete; nil: no plugin
 	// serves it.
@@ -55,14 +57,27 @@ func (g *gatewayFacts) Call(_ context.Context, c plugintest.HostCall) ([]byte, e
 	return g.complete(c)
 }
 
+// meets is who meets each least role a query may need, as
+// docs/design/auth.md's table says. It is this fake gateway's statement of
+// the rule, so that these tests check which role svcchat asks for; the
+// gateway's own rule is tested row by row in gateway/internal/auth.
+var meets = map[sdk.PageRole][]sdk.PageRole{
+	sdk.PageRoleLinked: {sdk.PageRoleOwner, sdk.PageRoleAdmin, sdk.PageRoleEditor},
+	sdk.PageRoleEditor: {sdk.PageRoleOwner, sdk.PageRoleAdmin, sdk.PageRoleEditor},
+	sdk.PageRoleAdmin:  {sdk.PageRoleOwner, sdk.PageRoleAdmin},
+	sdk.PageRoleOwner:  {sdk.PageRoleOwner},
+}
+
 func (g *gatewayFacts) PageAccess(_ context.Context, q sdk.PageQuery) (*sdk.PageAccess, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if q.PageID != testPage {
 		return &sdk.PageAccess{}, nil
 	}
+	if q.Need != sdk.PageRoleNone && !slices.Contains(meets[q.Need], g.roles[q.UserID]) {
+		return nil, plugintest.PageRefusal()
+	}
 	out := g.page
-	out.UserRole = g.roles[q.UserID]
 	if q.AppID != "" && g.apps[q.AppID] == nil {
 		out.AppLinked, out.AppProducts = false, nil
 	}
@@ -80,12 +95,13 @@ func (g *gatewayFacts) AppInfo(_ context.Context, appID string) (*sdk.AppInfo, e
 }
 
 const (
-	testPage  = "500"
-	liveApp   = "700"
-	devApp    = "701"
-	consumer  = "900"
-	pageOwner = "800"
-	pageAdmin = "801"
+	testPage   = "500"
+	liveApp    = "700"
+	devApp     = "701"
+	consumer   = "900"
+	pageOwner  = "800"
+	pageAdmin  = "801"
+	pageEditor = "802"
 )
 
 type bundle struct {
@@ -105,7 +121,7 @@ func setup(t testing.TB) *bundle {
 			liveApp: {Exists: true, Name: "Live Shop", Live: true, PlatformConfig: map[string]any{}},
 			devApp:  {Exists: true, Name: "Dev Shop", PlatformConfig: map[string]any{}},
 		},
-		roles: map[string]sdk.PageRole{pageOwner: sdk.PageRoleOwner, pageAdmin: sdk.PageRoleAdmin},
+		roles: map[string]sdk.PageRole{pageOwner: sdk.PageRoleOwner, pageAdmin: sdk.PageRoleAdmin, pageEditor: sdk.PageRoleEditor},
 	}
 	p := sdk.New(info)
 	(&service{pool: pool, db: readpool.PrimaryOnly(pool), log: p.Logger()}).register(p)

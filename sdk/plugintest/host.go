@@ -3,6 +3,7 @@ package plugintest
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 
 	"google.golang.org/grpc/codes"
@@ -19,7 +20,9 @@ import (
 // facts implements the methods it needs and embeds NoHost for the others,
 // then passes it to Start with WithHost.
 type Host interface {
-	// PageAccess answers sdk.HostClient.PageAccess.
+	// PageAccess answers sdk.HostClient.PageAccess. A query with a Need
+	// that the test's gateway refuses answers the refusal as an *sdk.Error
+	// (e.g. PageRefusal), which the plugin receives as the gateway's.
 	PageAccess(ctx context.Context, q sdk.PageQuery) (*sdk.PageAccess, error)
 	// AppInfo answers sdk.HostClient.AppInfo.
 	AppInfo(ctx context.Context, appID string) (*sdk.AppInfo, error)
@@ -70,8 +73,10 @@ func (NoHost) Call(context.Context, HostCall) ([]byte, error) { return nil, ErrN
 // OnePage is a Host for tests of a plugin that asks the gateway about a
 // Page: it answers as the gateway would for one published Page, PageID, on
 // which the users in Admins have the admin role and to which the apps in
-// LinkedApps are linked; any other Page does not exist. Its other methods
-// answer ErrNotImplemented.
+// LinkedApps are linked; any other Page does not exist. A query's Need is
+// met by an admin up to PageRoleAdmin and by a linked app for
+// PageRoleLinked, and refused otherwise with PageRefusal (404 for another
+// Page). Its other methods answer ErrNotImplemented.
 type OnePage struct {
 	NoHost
 	PageID     string
@@ -83,14 +88,36 @@ type OnePage struct {
 func (h OnePage) PageAccess(_ context.Context, q sdk.PageQuery) (*sdk.PageAccess, error) {
 	res := &sdk.PageAccess{Exists: q.PageID == h.PageID}
 	if !res.Exists {
+		if q.Need != sdk.PageRoleNone {
+			return nil, sdk.NotFound("Page " + q.PageID)
+		}
 		return res, nil
 	}
 	res.Published = true
-	if slices.Contains(h.Admins, q.UserID) {
-		res.UserRole = sdk.PageRoleAdmin
-	}
 	res.AppLinked = slices.Contains(h.LinkedApps, q.AppID)
+	admin := slices.Contains(h.Admins, q.UserID)
+	switch q.Need {
+	case sdk.PageRoleNone:
+	case sdk.PageRoleLinked:
+		if !admin && !res.AppLinked {
+			return nil, PageRefusal()
+		}
+	case sdk.PageRoleEditor, sdk.PageRoleAdmin:
+		if !admin {
+			return nil, PageRefusal()
+		}
+	default:
+		return nil, PageRefusal()
+	}
 	return res, nil
+}
+
+// PageRefusal is the gateway's refusal of a PageQuery's Need for a role
+// too low (CONTRACT §3: 403, code 200, subcode 2069003), for a test's
+// Host to answer.
+func PageRefusal() *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: sdk.TypeOAuth,
+		Message: "The user's role on the Page does not allow this."}
 }
 
 // hostServer serves a Host as the gateway's Host service: the conversion to
@@ -102,11 +129,15 @@ type hostServer struct {
 }
 
 func (s *hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	a, err := s.h.PageAccess(ctx, sdk.PageQuery{PageID: req.GetPageId(), UserID: req.GetUserId(), AppID: req.GetAppId()})
+	a, err := s.h.PageAccess(ctx, sdk.PageQuery{PageID: req.GetPageId(), UserID: req.GetUserId(), AppID: req.GetAppId(),
+		Need: sdk.PageRole(req.GetNeed())})
+	if e, ok := errors.AsType[*sdk.Error](err); ok && req.GetNeed() != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
+		return &pluginv1.PageAccessResponse{Refusal: wire.ErrorToProto(e)}, nil
+	}
 	if err != nil {
 		return nil, hostStatus(err)
 	}
-	return &pluginv1.PageAccessResponse{PageExists: a.Exists, PageName: a.Name, UserRole: pluginv1.PageRole(a.UserRole),
+	return &pluginv1.PageAccessResponse{PageExists: a.Exists, PageName: a.Name,
 		AppLinked: a.AppLinked, AppProducts: a.AppProducts, Published: a.Published, ChatSurfacing: a.ChatSurfacing,
 		InboxAutomation: a.InboxAutomation, AssistantLabel: a.AssistantLabel, InboxMergeLinked: a.InboxMergeLinked,
 		HandoverTimeout: int32(a.HandoverTimeout.Seconds())}, nil

@@ -2,6 +2,7 @@ package plugintest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func askingPlugin(ask func(ctx context.Context, h *sdk.HostClient) (any, error))
 func TestAFakeHostsFactsReachThePluginUnchanged(t *testing.T) {
 	t.Parallel()
 	f := facts{
-		page: sdk.PageAccess{Exists: true, Name: "Demo Coffee", UserRole: sdk.PageRoleOwner, AppLinked: true,
+		page: sdk.PageAccess{Exists: true, Name: "Demo Coffee", AppLinked: true,
 			AppProducts: []string{"svcchat", "book"}, Published: true, ChatSurfacing: true, InboxAutomation: true,
 			AssistantLabel: "Barista bot", InboxMergeLinked: true, HandoverTimeout: 90 * time.Second},
 		app:  sdk.AppInfo{Exists: true, Name: "Shop", Live: true, Products: []string{"svcchat"}, PlatformConfig: map[string]any{"a": "b"}},
@@ -86,6 +87,39 @@ func TestWhatATestHostDoesNotImplementFailsTheAsk(t *testing.T) {
 	}), plugintest.WithHost(plugintest.OnePage{PageID: "1"}))
 	if _, err := plugintest.CallT[*testpluginv1.EchoResponse](t, tp, "/svc.testplugin.v1.TestService/Echo", sdk.Principal{}, &testpluginv1.EchoRequest{}); err == nil {
 		t.Fatal("UserInfo of a host that only knows a Page answered")
+	}
+}
+
+func TestATestHostsRefusalOfANeedReachesThePluginAsTheGateways(t *testing.T) {
+	t.Parallel()
+	host := plugintest.WithHost(plugintest.OnePage{PageID: "1", Admins: []string{"5"}})
+	for _, tc := range []struct {
+		rule  string
+		q     sdk.PageQuery
+		allow bool
+	}{
+		{"an admin meets EDITOR", sdk.PageQuery{PageID: "1", UserID: "5", Need: sdk.PageRoleEditor}, true},
+		{"an admin does not meet OWNER", sdk.PageQuery{PageID: "1", UserID: "5", Need: sdk.PageRoleOwner}, false},
+		{"someone without a role does not meet EDITOR", sdk.PageQuery{PageID: "1", UserID: "6", Need: sdk.PageRoleEditor}, false},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			var seen error
+			tp := plugintest.Start(t, askingPlugin(func(ctx context.Context, h *sdk.HostClient) (any, error) {
+				_, seen = h.PageAccess(ctx, tc.q)
+				return nil, seen
+			}), host)
+			_, err := plugintest.CallT[*testpluginv1.EchoResponse](t, tp, "/svc.testplugin.v1.TestService/Echo", sdk.Principal{}, &testpluginv1.EchoRequest{})
+			if tc.allow {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			plugintest.WantRefusal(t, err, 403, 200, 2069003)
+			if !errors.Is(seen, sdk.ErrPageRefused) {
+				t.Errorf("the plugin saw %v, want a refusal it can tell from a failure (sdk.ErrPageRefused)", seen)
+			}
+		})
 	}
 }
 

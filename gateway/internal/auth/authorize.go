@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -268,6 +269,23 @@ func kindRefusal(accepted []pluginv1.TokenKind, got pluginv1.TokenKind) error {
 		return apierr.UserTokenRequired()
 	}
 	return KindNotAccepted()
+}
+
+// AuthorizePage is the Page role rule alone, for a question that does not
+// come with a method's access rule: a plugin's host query naming the least
+// role its action needs (Host.PageAccess with need), e.g. svcchat's reply
+// and hand-over, which name a conversation and not its Page. It decides as
+// for a method declaring page_role least (authorizePage, no product), and
+// returns the facts of the Page for p, shared (never modify them), or the
+// refusal.
+func (a *Authenticator) AuthorizePage(ctx context.Context, p *Principal, least pluginv1.PageRole, pageID string) (*pluginv1.PageAccessResponse, error) {
+	if _, known := pluginv1.PageRole_name[int32(least)]; !known || least == pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
+		return nil, fmt.Errorf("auth: %d is no least Page role", least)
+	}
+	if p == nil {
+		return nil, apierr.NoToken()
+	}
+	return a.authorizePage(ctx, p, least, "", pageID)
 }
 
 // noPageRole: the user has no role on the Page.

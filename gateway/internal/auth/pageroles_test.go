@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -107,6 +108,66 @@ func TestEachPageRoleMayDoWhatAuthMdSays(t *testing.T) {
 			wantAPIError(t, err, 403, 200, 2069003)
 		})
 	}
+}
+
+// The role table of docs/design/auth.md, row by row: who meets each least
+// role. It is the one rule, used for the methods' declared page_role and for
+// a plugin's host query naming the role its action needs (AuthorizePage).
+func TestTheLeastPageRolesPassWhomTheRoleTableSays(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	user := func(u identitytest.Person) *auth.Principal { return &auth.Principal{UserID: u.ID} }
+	app := &auth.Principal{AppID: b.App.ID} // linked to the Page
+	const (
+		linked = pluginv1.PageRole_PAGE_ROLE_LINKED
+		editor = pluginv1.PageRole_PAGE_ROLE_EDITOR
+		admin  = pluginv1.PageRole_PAGE_ROLE_ADMIN
+		owner  = pluginv1.PageRole_PAGE_ROLE_OWNER
+	)
+	for _, tc := range []struct {
+		need   pluginv1.PageRole
+		passes []*auth.Principal
+	}{
+		{linked, []*auth.Principal{user(b.Owner), user(b.PageAdmin), user(b.PageEditor), app}},
+		{editor, []*auth.Principal{user(b.Owner), user(b.PageAdmin), user(b.PageEditor)}},
+		{admin, []*auth.Principal{user(b.Owner), user(b.PageAdmin)}},
+		{owner, []*auth.Principal{user(b.Owner)}},
+	} {
+		for _, who := range []struct {
+			name string
+			p    *auth.Principal
+		}{
+			{"the owner", user(b.Owner)}, {"an admin", user(b.PageAdmin)}, {"an editor", user(b.PageEditor)},
+			{"someone without a role", user(b.Stranger)}, {"a linked app alone", app},
+		} {
+			pass := false
+			for _, p := range tc.passes {
+				pass = pass || p.UserID == who.p.UserID && p.AppID == who.p.AppID
+			}
+			t.Run(fmt.Sprintf("%s %s %s", who.name, map[bool]string{true: "meets", false: "does not meet"}[pass], tc.need), func(t *testing.T) {
+				facts, err := b.authn.AuthorizePage(ctx, who.p, tc.need, b.Page.ID)
+				switch {
+				case pass && (err != nil || facts.GetPageId() != b.Page.ID):
+					t.Fatalf("refused: %v (facts %v)", err, facts)
+				case pass:
+				case who.p == app && tc.need != linked:
+					wantAPIError(t, err, 403, 200, 2069001) // a user's role is needed, and an app has none
+				default:
+					wantAPIError(t, err, 403, 200, 2069003)
+				}
+			})
+		}
+	}
+	t.Run("a Page that does not exist is 404", func(t *testing.T) {
+		_, err := b.authn.AuthorizePage(ctx, user(b.Owner), editor, "999999")
+		wantAPIError(t, err, 404, 100, 33)
+	})
+	t.Run("no least role is no answer", func(t *testing.T) {
+		if _, err := b.authn.AuthorizePage(ctx, user(b.Owner), pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED, b.Page.ID); err == nil {
+			t.Fatal("an unspecified need passed")
+		}
+	})
 }
 
 // A role change made through this gateway is seen by the next call at

@@ -385,8 +385,8 @@ func TestInvokeACallOnAPageCarriesTheFactsItsAuthorizationReadFreshAfterAChangeT
 		return res.Msg
 	}
 	got := facts()
-	if !got.GetSent() || !got.GetExists() || got.GetRole() != "owner" || !got.GetChatSurfacing() {
-		t.Fatalf("facts with the call = %v, want the owner's on a Page showing its chats", got)
+	if !got.GetSent() || !got.GetExists() || got.GetPageName() != r.w.Page.Name || !got.GetChatSurfacing() {
+		t.Fatalf("facts with the call = %v, want the Page's, showing its chats", got)
 	}
 	// A change made behind the gateway's back is seen within the cache's
 	// bound; one made through it (which tells the authenticator) at once.
@@ -402,4 +402,51 @@ func TestInvokeACallOnAPageCarriesTheFactsItsAuthorizationReadFreshAfterAChangeT
 	if err != nil || res.Msg.GetId() != "1" {
 		t.Fatalf("echo = %v, %v", res, err)
 	}
+}
+
+// A plugin that names the least role its action needs gets the gateway's
+// decision (the access rules' own, auth.AuthorizePage) and, when refused,
+// the gateway's §3 refusal to return as is: the same 403, code 200, 2069003
+// a method declaring that page_role answers.
+func TestHostPageAccessWithANeedAnswersTheGatewaysRefusal(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx, hs := context.Background(), r.d.HostServer(r.w.IDs)
+	ask := func(user string, need pluginv1.PageRole) *pluginv1.PageAccessResponse {
+		t.Helper()
+		res, err := hs.PageAccess(ctx, &pluginv1.PageAccessRequest{PageId: r.w.Page.ID, UserId: user, Need: need})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	t.Run("an editor meets EDITOR and gets the Page's facts", func(t *testing.T) {
+		res := ask(r.w.PageEditor.ID, pluginv1.PageRole_PAGE_ROLE_EDITOR)
+		if res.GetRefusal() != nil || !res.GetPageExists() || res.GetPageName() != r.w.Page.Name {
+			t.Fatalf("answer = %v, want the facts", res)
+		}
+	})
+	for _, tc := range []struct {
+		rule string
+		user string
+		need pluginv1.PageRole
+	}{
+		{"an admin does not meet OWNER", r.w.PageAdmin.ID, pluginv1.PageRole_PAGE_ROLE_OWNER},
+		{"an editor does not meet ADMIN", r.w.PageEditor.ID, pluginv1.PageRole_PAGE_ROLE_ADMIN},
+		{"someone without a role does not meet EDITOR", r.w.Stranger.ID, pluginv1.PageRole_PAGE_ROLE_EDITOR},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			res := ask(tc.user, tc.need)
+			e := wire.ErrorFromProto(res.GetRefusal())
+			if e == nil || e.HTTPStatus != http.StatusForbidden || e.Code != 200 || e.Subcode != 2069003 || e.Type != sdk.TypeOAuth || res.GetPageExists() {
+				t.Fatalf("answer = %v, want only the refusal 403, code 200, 2069003", res)
+			}
+		})
+	}
+	t.Run("without a need the facts are answered, no decision", func(t *testing.T) {
+		res := ask(r.w.Stranger.ID, pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED)
+		if res.GetRefusal() != nil || !res.GetPageExists() {
+			t.Fatalf("answer = %v", res)
+		}
+	})
 }

@@ -51,7 +51,22 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 	return &pluginv1.InvokeResponse{Response: out}, nil
 }
 
+// PageAccess answers a Page's facts for a user and an app. With a need, the
+// gateway decides whether they have that least role, by the same rule as a
+// method's declared page_role (auth.AuthorizePage), and answers its refusal
+// for the plugin to return as is: plugins never compare roles themselves.
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	if need := req.GetNeed(); need != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
+		p := &auth.Principal{UserID: req.GetUserId(), AppID: req.GetAppId()}
+		facts, err := h.d.auth.AuthorizePage(ctx, p, need, req.GetPageId())
+		if e, refused := apierr.As(err); refused && e.HTTPStatus < 500 {
+			return &pluginv1.PageAccessResponse{Refusal: host.ErrorProto(e)}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return facts, nil
+	}
 	f, err := h.ids.Pages.PageFacts(ctx, req.GetPageId(), req.GetUserId(), req.GetAppId())
 	if err != nil {
 		return nil, err

@@ -72,8 +72,7 @@ func PageFacts(_ context.Context, call *sdk.Call, req *testpluginv1.PageFactsReq
 	if !ok {
 		return &testpluginv1.PageFactsResponse{}, nil
 	}
-	role := map[sdk.PageRole]string{sdk.PageRoleOwner: "owner", sdk.PageRoleAdmin: "admin"}[a.UserRole]
-	return &testpluginv1.PageFactsResponse{Sent: true, Exists: a.Exists, Role: role, ChatSurfacing: a.ChatSurfacing}, nil
+	return &testpluginv1.PageFactsResponse{Sent: true, Exists: a.Exists, PageName: a.Name, ChatSurfacing: a.ChatSurfacing}, nil
 }
 
 type service struct {

@@ -92,7 +92,8 @@ func (TokenKind) EnumDescriptor() ([]byte, []int) {
 }
 
 // PageRole is, in an access rule, the least role on a Page a method
-// requires of the caller, and, in PageAccessResponse, a user's role on a
+// requires of the caller (and, in PageAccessRequest.need, the least role a
+// plugin's action needs), and, in PageAccessResponse, a user's role on a
 // Page. A person's roles are owner, admin and editor (docs/design/auth.md
 // says what each may do); the numbers are not an order: EDITOR came last.
 type PageRole int32

@@ -821,10 +821,15 @@ func (x *HealthResponse) GetMessage() string {
 }
 
 type PageAccessRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PageId        string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
-	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	AppId         string                 `protobuf:"bytes,3,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	UserId string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	AppId  string                 `protobuf:"bytes,3,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// The least role the plugin's action needs of the user (or, for LINKED,
+	// the app) on the Page. When set, the gateway decides by its access
+	// rules, the same as for a method's declared page_role, and answers
+	// either the facts or its refusal.
+	Need          PageRole `protobuf:"varint,4,opt,name=need,proto3,enum=svc.plugin.v1.PageRole" json:"need,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -880,6 +885,13 @@ func (x *PageAccessRequest) GetAppId() string {
 	return ""
 }
 
+func (x *PageAccessRequest) GetNeed() PageRole {
+	if x != nil {
+		return x.Need
+	}
+	return PageRole_PAGE_ROLE_UNSPECIFIED
+}
+
 type PageAccessResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PageExists    bool                   `protobuf:"varint,1,opt,name=page_exists,json=pageExists,proto3" json:"page_exists,omitempty"`
@@ -900,7 +912,11 @@ type PageAccessResponse struct {
 	HandoverTimeout int32 `protobuf:"varint,11,opt,name=handover_timeout,json=handoverTimeout,proto3" json:"handover_timeout,omitempty"`
 	// The Page these facts are of; set on the facts that travel with a call
 	// (InvokeRequest.page_access).
-	PageId        string `protobuf:"bytes,12,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	PageId string `protobuf:"bytes,12,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	// The gateway's refusal of the request's need (CONTRACT §3: 403, code
+	// 200, 2069003 for a role too low; 404 for a Page that does not exist),
+	// which the plugin returns as is; the other fields are then empty.
+	Refusal       *Error `protobuf:"bytes,13,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1017,6 +1033,13 @@ func (x *PageAccessResponse) GetPageId() string {
 		return x.PageId
 	}
 	return ""
+}
+
+func (x *PageAccessResponse) GetRefusal() *Error {
+	if x != nil {
+		return x.Refusal
+	}
+	return nil
 }
 
 type AppInfoRequest struct {
@@ -1305,11 +1328,12 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\rHealthRequest\"D\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aserving\x18\x01 \x01(\bR\aserving\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\\\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x89\x01\n" +
 	"\x11PageAccessRequest\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x15\n" +
-	"\x06app_id\x18\x03 \x01(\tR\x05appId\"\xd5\x03\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\x12+\n" +
+	"\x04need\x18\x04 \x01(\x0e2\x17.svc.plugin.v1.PageRoleR\x04need\"\x85\x04\n" +
 	"\x12PageAccessResponse\x12\x1f\n" +
 	"\vpage_exists\x18\x01 \x01(\bR\n" +
 	"pageExists\x124\n" +
@@ -1325,7 +1349,8 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x12inbox_merge_linked\x18\n" +
 	" \x01(\bR\x10inboxMergeLinked\x12)\n" +
 	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\x12\x17\n" +
-	"\apage_id\x18\f \x01(\tR\x06pageId\"'\n" +
+	"\apage_id\x18\f \x01(\tR\x06pageId\x12.\n" +
+	"\arefusal\x18\r \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"'\n" +
 	"\x0eAppInfoRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\"\xb6\x01\n" +
 	"\x0fAppInfoResponse\x12\x1d\n" +
@@ -1400,29 +1425,31 @@ var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
 	13, // 5: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
 	9,  // 6: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
 	20, // 7: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	21, // 8: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
-	22, // 9: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
-	0,  // 10: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	7,  // 11: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	7,  // 12: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	10, // 13: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	7,  // 14: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	12, // 15: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	14, // 16: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	16, // 17: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
-	1,  // 18: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	8,  // 19: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	8,  // 20: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	11, // 21: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	8,  // 22: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	13, // 23: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	15, // 24: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	17, // 25: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
-	18, // [18:26] is the sub-list for method output_type
-	10, // [10:18] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	21, // 8: svc.plugin.v1.PageAccessRequest.need:type_name -> svc.plugin.v1.PageRole
+	21, // 9: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	9,  // 10: svc.plugin.v1.PageAccessResponse.refusal:type_name -> svc.plugin.v1.Error
+	22, // 11: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	0,  // 12: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
+	7,  // 13: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	7,  // 14: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	10, // 15: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	7,  // 16: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	12, // 17: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	14, // 18: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	16, // 19: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	1,  // 20: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	8,  // 21: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	8,  // 22: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	11, // 23: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	8,  // 24: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	13, // 25: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	15, // 26: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	17, // 27: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	20, // [20:28] is the sub-list for method output_type
+	12, // [12:20] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_plugin_proto_init() }

@@ -721,8 +721,8 @@ type PageFactsResponse struct {
 	// The gateway sent facts of the Page with the call.
 	Sent   bool `protobuf:"varint,1,opt,name=sent,proto3" json:"sent,omitempty"`
 	Exists bool `protobuf:"varint,2,opt,name=exists,proto3" json:"exists,omitempty"`
-	// The caller's role: "owner", "admin" or "" (sdk.PageRole's name).
-	Role          string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	// The Page's name.
+	PageName      string `protobuf:"bytes,3,opt,name=page_name,json=pageName,proto3" json:"page_name,omitempty"`
 	ChatSurfacing bool   `protobuf:"varint,4,opt,name=chat_surfacing,json=chatSurfacing,proto3" json:"chat_surfacing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -772,9 +772,9 @@ func (x *PageFactsResponse) GetExists() bool {
 	return false
 }
 
-func (x *PageFactsResponse) GetRole() string {
+func (x *PageFactsResponse) GetPageName() string {
 	if x != nil {
-		return x.Role
+		return x.PageName
 	}
 	return ""
 }
@@ -975,11 +975,11 @@ const file_svc_testplugin_v1_testplugin_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"+\n" +
 	"\x10PageFactsRequest\x12\x17\n" +
-	"\apage_id\x18\x01 \x01(\tR\x06pageId\"z\n" +
+	"\apage_id\x18\x01 \x01(\tR\x06pageId\"\x83\x01\n" +
 	"\x11PageFactsResponse\x12\x12\n" +
 	"\x04sent\x18\x01 \x01(\bR\x04sent\x12\x16\n" +
-	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
-	"\x04role\x18\x03 \x01(\tR\x04role\x12%\n" +
+	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x1b\n" +
+	"\tpage_name\x18\x03 \x01(\tR\bpageName\x12%\n" +
 	"\x0echat_surfacing\x18\x04 \x01(\bR\rchatSurfacing\"f\n" +
 	"\rEscapeRequest\x12\x19\n" +
 	"\bdata_dir\x18\x01 \x01(\tR\adataDir\x12\x1f\n" +
