@@ -20,6 +20,9 @@ const (
 	buyer = "1000000002"
 	other = "1000000003"
 	shop  = "7000000001"
+	// seller administers shopPage.
+	seller   = "1000000001"
+	shopPage = "1500000001"
 
 	procGetMaison    = "/svc.commerce.v1.CommerceService/GetMaison"
 	procListProducts = "/svc.commerce.v1.CommerceService/ListProducts"
@@ -44,9 +47,10 @@ func setup(t *testing.T) *bundle {
 	if err := seedShop(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
-	p := sdk.New(sdk.Info{Name: "commerce", Version: version})
+	p := sdk.New(sdk.Info{Name: "commerce", Version: version, Events: []string{EventOrderUpdated}})
 	(&service{pool: pool}).register(p)
-	return &bundle{tp: plugintest.Start(t, p), pool: pool}
+	host := plugintest.OnePage{PageID: shopPage, Admins: []string{seller}}
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(host)), pool: pool}
 }
 
 func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {
@@ -123,8 +127,10 @@ func TestABadCartIsRefusedNamingTheLineAndOrdersNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	// A second shop whose product the first shop does not sell.
-	if _, err := b.pool.Exec(context.Background(), `INSERT INTO commerce.shops (id, name, currency) VALUES (7000000002, 'Other', 'USD');
-		INSERT INTO commerce.products (shop_id, id, name, price) VALUES (7000000002, 7100000009, 'Elsewhere', 100)`); err != nil {
+	if _, err := b.pool.Exec(context.Background(), `INSERT INTO commerce.catalogs (id, business_id, name) VALUES (7300000002, '', 'Other');
+		INSERT INTO commerce.shops (id, name, currency, catalog_id) VALUES (7000000002, 'Other', 'USD', 7300000002);
+		INSERT INTO commerce.products (catalog_id, id, retailer_id, name, price, currency) VALUES (7300000002, 7100000009, 'x', 'Elsewhere', 100, 'USD');
+		INSERT INTO commerce.products (catalog_id, id, retailer_id, name, price, currency) VALUES (7300000001, 7100000010, 'usd', 'In dollars', 100, 'USD')`); err != nil {
 		t.Fatal(err)
 	}
 	many := make([]any, 0, 102)
@@ -144,6 +150,7 @@ func TestABadCartIsRefusedNamingTheLineAndOrdersNothing(t *testing.T) {
 		{"the same product on two lines is refused", cart("7100000001", 1, "7100000002", 1, "7100000001", 2), 400, 100, 0, "items[2].product_id"},
 		{"a sold-out product is refused", cart("7100000001", 1, "7100000004", 1), 400, 100, 0, "items[1].product_id"},
 		{"a product of another shop is not found", cart("7100000009", 1), 404, 100, 33, "items[0].product_id"},
+		{"a product priced in another currency than the shop's is refused", cart("7100000010", 1), 400, 100, 0, "items[0].product_id"},
 		{"a product id that names nothing is not found", cart("7100000001", 1, "coffee", 1), 404, 100, 33, "items[1].product_id"},
 	}
 	for _, c := range cases {

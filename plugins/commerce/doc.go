@@ -3,12 +3,24 @@
 // order waiting for payment. It owns the commerce schema (migrated at
 // start) and serves svc.commerce.v1.CommerceService to the gateway.
 //
-// # Checkout
+// # Catalogs and shops
+//
+// A business's catalogs (business/<id>/catalogs) hold products uploaded one
+// by one or by items_batch (upserts by retailer_id, a bad item refused
+// alone); product sets are saved filters evaluated when read. A shop is
+// opened on a Page (page/<id>/maisons) and sells from one catalog.
+// callerBusiness is the plugin's one idea of which business a caller acts
+// for. docs/DECISIONS.md (2026-11-27) gives the choices.
+//
+// # Checkout and orders
 //
 // maison/<id>/checkout prices each line from the shop's catalog in the
 // transaction that stores the order, in the shop's currency and its minor
-// units, and answers {order_id, status:"pending_payment", total}. Payment
-// happens outside the platform; no money moves here. Idempotency is the
+// units, and answers {order_id, status:"pending_payment", total}. An order
+// then moves by the transition table of orders.go (sandbox payment,
+// shipment, cancellation, refund); placing it and each move emit
+// commerce.order.updated about the shop's Page in the same transaction.
+// No money moves here. Idempotency is the
 // gateway's: a Graph write with an Idempotency-Key already used by the same
 // caller answers the first response without calling the plugin again
 // (CONTRACT §1), so a retried checkout never orders twice.

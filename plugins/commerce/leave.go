@@ -7,8 +7,9 @@ import (
 )
 
 // userLeft erases a person who left the platform (sdk.OnUserLeft): the
-// orders they placed, with their items. (Payment happens outside the
-// platform: the shop keeps its own record of what was paid.) Idempotent.
+// orders they placed, with their items. (Payments are sandbox ones: the
+// shop keeps its own record of what was paid.) Catalogs, product sets and
+// shops belong to businesses and Pages and stay. Idempotent.
 func (s *service) userLeft(ctx context.Context, userID string) error {
 	return erase.User(ctx, s.pool, userID,
 		`DELETE FROM commerce.order_items i USING commerce.orders o

@@ -15,7 +15,7 @@ import (
 const version = "1.0.0"
 
 func main() {
-	p := sdk.New(sdk.Info{Name: "commerce", Version: version})
+	p := sdk.New(sdk.Info{Name: "commerce", Version: version, Events: []string{EventOrderUpdated}})
 	if err := setUp(p); err != nil {
 		p.Logger().Error("commerce plugin cannot start", "error", err)
 		os.Exit(1)

@@ -14,9 +14,6 @@ import (
 	"github.com/svcplatform/svc/sdk"
 )
 
-// StatusPendingPayment is the status of every order checkout creates.
-const StatusPendingPayment = "pending_payment"
-
 // Bounds of a cart (also declared on the proto for the gateway's check).
 const (
 	maxLines    = 50
@@ -24,20 +21,33 @@ const (
 )
 
 // The development shop and its catalog (doc.go).
-const devShopID = 7000000001
+const (
+	devShopID    = 7000000001
+	devCatalogID = 7300000001
+)
 
 var devProducts = []commercedb.SeedProductParams{
-	{ShopID: devShopID, ID: 7100000001, Name: "Espresso beans, 250 g", Price: 1290, Available: true},
-	{ShopID: devShopID, ID: 7100000002, Name: "Ceramic cup", Price: 1850, Available: true},
-	{ShopID: devShopID, ID: 7100000003, Name: "Tasting for two", Price: 4500, Available: true},
-	{ShopID: devShopID, ID: 7100000004, Name: "Limited roast (sold out)", Price: 2400, Available: false},
+	{CatalogID: devCatalogID, ID: 7100000001, RetailerID: "espresso-250", Name: "Espresso beans, 250 g", Price: 1290, Currency: "EUR", Available: true},
+	{CatalogID: devCatalogID, ID: 7100000002, RetailerID: "cup", Name: "Ceramic cup", Price: 1850, Currency: "EUR", Available: true},
+	{CatalogID: devCatalogID, ID: 7100000003, RetailerID: "tasting-2", Name: "Tasting for two", Price: 4500, Currency: "EUR", Available: true},
+	{CatalogID: devCatalogID, ID: 7100000004, RetailerID: "limited-roast", Name: "Limited roast (sold out)", Price: 2400, Currency: "EUR", Available: false},
 }
 
-// seedShop adds the development shop and its products when missing.
+// seedShop adds the development shop and its products when missing. An
+// installation whose shop predates catalogs has it already (migration
+// 0002 gave it a catalog of its own).
 func seedShop(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		q := commercedb.New(tx)
-		if err := q.SeedShop(ctx, commercedb.SeedShopParams{ID: devShopID, Name: "Maison Demo", Currency: "EUR"}); err != nil {
+		if _, err := q.GetShop(ctx, devShopID); err == nil {
+			return nil
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err := q.SeedCatalog(ctx, commercedb.SeedCatalogParams{ID: devCatalogID, Name: "Maison Demo"}); err != nil {
+			return err
+		}
+		if err := q.SeedShop(ctx, commercedb.SeedShopParams{ID: devShopID, Name: "Maison Demo", Currency: "EUR", CatalogID: devCatalogID}); err != nil {
 			return err
 		}
 		for _, p := range devProducts {
@@ -60,6 +70,17 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("ListProducts"), s.listProducts)
 	sdk.Handle(p, m.ByName("Checkout"), s.checkout)
 	sdk.Handle(p, m.ByName("GetOrder"), s.getOrder)
+	sdk.Handle(p, m.ByName("CreateCatalog"), s.createCatalog)
+	sdk.Handle(p, m.ByName("ListCatalogProducts"), s.listCatalogProducts)
+	sdk.Handle(p, m.ByName("CreateCatalogProduct"), s.createCatalogProduct)
+	sdk.Handle(p, m.ByName("BatchCatalogProducts"), s.batchCatalogProducts)
+	sdk.Handle(p, m.ByName("CreateProductSet"), s.createProductSet)
+	sdk.Handle(p, m.ByName("ListProductSetProducts"), s.listProductSetProducts)
+	sdk.Handle(p, m.ByName("CreateMaison"), s.createMaison)
+	sdk.Handle(p, m.ByName("PayOrder"), s.payOrder)
+	sdk.Handle(p, m.ByName("CancelOrder"), s.orderAction(actionCancel))
+	sdk.Handle(p, m.ByName("FulfillOrder"), s.orderAction(actionFulfill))
+	sdk.Handle(p, m.ByName("RefundOrder"), s.orderAction(actionRefund))
 }
 
 func (s *service) shop(ctx context.Context, id string) (commercedb.CommerceShop, error) {
@@ -79,9 +100,11 @@ func (s *service) getMaison(ctx context.Context, _ *sdk.Call, req *commercev1.Ge
 	if err != nil {
 		return nil, err
 	}
-	return &commercev1.Maison{Id: sdk.FormatID(shop.ID), Name: shop.Name, Currency: shop.Currency}, nil
+	return &commercev1.Maison{Id: sdk.FormatID(shop.ID), Name: shop.Name, Currency: shop.Currency, PageId: shop.PageID,
+		CatalogId: sdk.FormatID(shop.CatalogID)}, nil
 }
 
+// listProducts lists the products of the shop's catalog.
 func (s *service) listProducts(ctx context.Context, _ *sdk.Call, req *commercev1.ListProductsRequest) (*commercev1.ListProductsResponse, error) {
 	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
 	if err != nil {
@@ -91,23 +114,7 @@ func (s *service) listProducts(ctx context.Context, _ *sdk.Call, req *commercev1
 	if err != nil {
 		return nil, err
 	}
-	q := commercedb.New(s.pool)
-	var rows []commercedb.CommerceProduct
-	if w.Before != 0 {
-		rows, err = q.ProductsBefore(ctx, commercedb.ProductsBeforeParams{ShopID: shop.ID, Before: w.Before, Lim: w.Fetch()})
-	} else {
-		rows, err = q.ProductsAfter(ctx, commercedb.ProductsAfterParams{ShopID: shop.ID, After: w.After, Lim: w.Fetch()})
-	}
-	if err != nil {
-		return nil, err
-	}
-	rows, paging := sdk.Page(w, rows, func(p commercedb.CommerceProduct) int64 { return p.ID })
-	res := &commercev1.ListProductsResponse{Data: make([]*commercev1.Product, len(rows))}
-	paging.Set(res)
-	for i, r := range rows {
-		res.Data[i] = &commercev1.Product{Id: sdk.FormatID(r.ID), Name: r.Name, Price: money(r.Price, shop.Currency), Available: r.Available}
-	}
-	return res, nil
+	return s.catalogPage(ctx, w, shop.CatalogID, productFilter{})
 }
 
 // line is one priced line of a cart.
@@ -145,9 +152,10 @@ func readCart(items []*commercev1.CheckoutItem) ([]int64, error) {
 }
 
 // priceCart prices each line from the catalog rows of the shop and sums
-// the total. A product the shop does not have is not found; one that is
-// not available is refused; both name the line.
-func priceCart(items []*commercev1.CheckoutItem, ids []int64, catalog []commercedb.CommerceProduct) ([]line, int64, error) {
+// the total. A product the shop's catalog does not have is not found; one
+// that is not available, or priced in another currency than the shop's,
+// is refused; all name the line.
+func priceCart(items []*commercev1.CheckoutItem, ids []int64, catalog []commercedb.CommerceProduct, currency string) ([]line, int64, error) {
 	byID := make(map[int64]commercedb.CommerceProduct, len(catalog))
 	for _, p := range catalog {
 		byID[p.ID] = p
@@ -162,6 +170,9 @@ func priceCart(items []*commercev1.CheckoutItem, ids []int64, catalog []commerce
 		}
 		if !p.Available {
 			return nil, 0, sdk.Invalid(field+".product_id", "Invalid parameter: %s.product_id: %s is not available now.", field, p.Name)
+		}
+		if p.Currency != currency {
+			return nil, 0, sdk.Invalid(field+".product_id", "Invalid parameter: %s.product_id: %s is priced in %s; this shop sells in %s.", field, p.Name, p.Currency, currency)
 		}
 		lines[i] = line{ProductID: p.ID, Quantity: it.GetQuantity(), UnitPrice: p.Price}
 		// At most 50 × 99 × 10^9: no overflow, and exact as a JSON number.
@@ -186,11 +197,11 @@ func (s *service) checkout(ctx context.Context, call *sdk.Call, req *commercev1.
 		q := commercedb.New(tx)
 		// Read in the transaction that stores the order: the order is
 		// priced as the catalog stood when it was placed.
-		catalog, err := q.ShopProducts(ctx, commercedb.ShopProductsParams{ShopID: shop.ID, Ids: ids})
+		catalog, err := q.CatalogProducts(ctx, commercedb.CatalogProductsParams{CatalogID: shop.CatalogID, Ids: ids})
 		if err != nil {
 			return err
 		}
-		lines, total, err := priceCart(req.GetItems(), ids, catalog)
+		lines, total, err := priceCart(req.GetItems(), ids, catalog, shop.Currency)
 		if err != nil {
 			return err
 		}
@@ -205,7 +216,7 @@ func (s *service) checkout(ctx context.Context, call *sdk.Call, req *commercev1.
 				return err
 			}
 		}
-		return nil
+		return emitOrderUpdated(ctx, tx, shop, order, "")
 	})
 	if err != nil {
 		return nil, err
@@ -213,7 +224,8 @@ func (s *service) checkout(ctx context.Context, call *sdk.Call, req *commercev1.
 	return &commercev1.CheckoutResponse{OrderId: sdk.FormatID(order.ID), Status: order.Status, Total: money(order.Total, order.Currency)}, nil
 }
 
-// getOrder reads an order to its buyer; to anyone else it does not exist.
+// getOrder reads an order to its buyer and to the people of the shop's
+// Page; to anyone else it does not exist.
 func (s *service) getOrder(ctx context.Context, call *sdk.Call, req *commercev1.GetOrderRequest) (*commercev1.Order, error) {
 	id, ok := sdk.ParseID(req.GetOrderId())
 	if !ok {
@@ -221,18 +233,31 @@ func (s *service) getOrder(ctx context.Context, call *sdk.Call, req *commercev1.
 	}
 	q := commercedb.New(s.pool)
 	o, err := q.GetOrder(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && o.BuyerUserID != call.Principal().UserID {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, orderNotFound(req.GetOrderId())
 	}
 	if err != nil {
 		return nil, err
 	}
+	by, err := s.actorsOf(ctx, call, o)
+	if err != nil {
+		return nil, err
+	}
+	if by == 0 {
+		return nil, orderNotFound(req.GetOrderId())
+	}
+	return s.orderProto(ctx, q, o)
+}
+
+// orderProto is an order with its lines, as the Graph shows it.
+func (s *service) orderProto(ctx context.Context, q *commercedb.Queries, o commercedb.CommerceOrder) (*commercev1.Order, error) {
 	items, err := q.OrderItems(ctx, commercedb.OrderItemsParams{ShopID: o.ShopID, OrderID: o.ID})
 	if err != nil {
 		return nil, err
 	}
 	res := &commercev1.Order{Id: sdk.FormatID(o.ID), MaisonId: sdk.FormatID(o.ShopID), Status: o.Status, Total: money(o.Total, o.Currency),
-		CreatedTime: o.CreatedAt.Time.UTC().Format(time.RFC3339), Items: make([]*commercev1.OrderItem, len(items))}
+		CreatedTime: o.CreatedAt.Time.UTC().Format(time.RFC3339), UpdatedTime: o.UpdatedAt.Time.UTC().Format(time.RFC3339),
+		Items: make([]*commercev1.OrderItem, len(items))}
 	for i, it := range items {
 		res.Items[i] = &commercev1.OrderItem{ProductId: sdk.FormatID(it.ProductID), Quantity: it.Quantity, UnitPrice: money(it.UnitPrice, o.Currency)}
 	}

@@ -32,9 +32,11 @@ func (s *Service) registerBusinesses(p *sdk.Plugin) {
 }
 
 // verifiedBusinessScopes are the scopes App Review takes only from an app
-// of a verified business (CONTRACT §17), as Meta asks Business
-// Verification for advanced access to them.
-var verifiedBusinessScopes = []string{"ads_management", "leads_retrieval", "extmsg_business_management"}
+// of a verified business: CONTRACT §17's three, and the commerce plugin's
+// catalog and order scopes (issue 33), as Meta asks Business Verification
+// for advanced access to all of them.
+var verifiedBusinessScopes = []string{"ads_management", "leads_retrieval", "extmsg_business_management",
+	"catalog_management", "commerce_manage_orders"}
 
 // businessNotVerified: App Review refuses a gated scope of an app that
 // belongs to no verified business (CONTRACT §17).

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -85,7 +86,12 @@ type Maison struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// Every price of the shop is in this currency.
-	Currency      string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	Currency string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	// The Page the shop is linked to; empty for a shop of none (the
+	// development shop).
+	PageId string `protobuf:"bytes,4,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	// The catalog the shop sells from.
+	CatalogId     string `protobuf:"bytes,5,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -141,6 +147,20 @@ func (x *Maison) GetCurrency() string {
 	return ""
 }
 
+func (x *Maison) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *Maison) GetCatalogId() string {
+	if x != nil {
+		return x.CatalogId
+	}
+	return ""
+}
+
 type GetMaisonRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MaisonId      string                 `protobuf:"bytes,1,opt,name=maison_id,json=maisonId,proto3" json:"maison_id,omitempty"`
@@ -192,7 +212,11 @@ type Product struct {
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Price *Money                 `protobuf:"bytes,3,opt,name=price,proto3" json:"price,omitempty"`
 	// False when it cannot be ordered now.
-	Available     bool `protobuf:"varint,4,opt,name=available,proto3" json:"available,omitempty"`
+	Available bool `protobuf:"varint,4,opt,name=available,proto3" json:"available,omitempty"`
+	// The business's own id of the product, unique in its catalog.
+	RetailerId string `protobuf:"bytes,5,opt,name=retailer_id,json=retailerId,proto3" json:"retailer_id,omitempty"`
+	// "in stock" or "out of stock".
+	Availability  string `protobuf:"bytes,6,opt,name=availability,proto3" json:"availability,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -255,6 +279,843 @@ func (x *Product) GetAvailable() bool {
 	return false
 }
 
+func (x *Product) GetRetailerId() string {
+	if x != nil {
+		return x.RetailerId
+	}
+	return ""
+}
+
+func (x *Product) GetAvailability() string {
+	if x != nil {
+		return x.Availability
+	}
+	return ""
+}
+
+// Created answers a create with the new object's id.
+type Created struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Created) Reset() {
+	*x = Created{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Created) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Created) ProtoMessage() {}
+
+func (x *Created) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Created.ProtoReflect.Descriptor instead.
+func (*Created) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Created) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type CreateCatalogRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCatalogRequest) Reset() {
+	*x = CreateCatalogRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCatalogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCatalogRequest) ProtoMessage() {}
+
+func (x *CreateCatalogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCatalogRequest.ProtoReflect.Descriptor instead.
+func (*CreateCatalogRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CreateCatalogRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *CreateCatalogRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ListCatalogProductsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CatalogId     string                 `protobuf:"bytes,1,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCatalogProductsRequest) Reset() {
+	*x = ListCatalogProductsRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCatalogProductsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCatalogProductsRequest) ProtoMessage() {}
+
+func (x *ListCatalogProductsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCatalogProductsRequest.ProtoReflect.Descriptor instead.
+func (*ListCatalogProductsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListCatalogProductsRequest) GetCatalogId() string {
+	if x != nil {
+		return x.CatalogId
+	}
+	return ""
+}
+
+func (x *ListCatalogProductsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListCatalogProductsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListCatalogProductsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+// ProductInput is a product as a business uploads it. Its fields are
+// checked by the plugin, so that a batch refuses one bad item, not all.
+type ProductInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 to 100 characters, unique in the catalog.
+	RetailerId string `protobuf:"bytes,1,opt,name=retailer_id,json=retailerId,proto3" json:"retailer_id,omitempty"`
+	// 1 to 200 characters.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Minor units of currency, 1 to 10^9.
+	Price int64 `protobuf:"varint,3,opt,name=price,proto3" json:"price,omitempty"`
+	// ISO 4217, e.g. EUR.
+	Currency string `protobuf:"bytes,4,opt,name=currency,proto3" json:"currency,omitempty"`
+	// "in stock" or "out of stock".
+	Availability  string `protobuf:"bytes,5,opt,name=availability,proto3" json:"availability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProductInput) Reset() {
+	*x = ProductInput{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProductInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProductInput) ProtoMessage() {}
+
+func (x *ProductInput) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProductInput.ProtoReflect.Descriptor instead.
+func (*ProductInput) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ProductInput) GetRetailerId() string {
+	if x != nil {
+		return x.RetailerId
+	}
+	return ""
+}
+
+func (x *ProductInput) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProductInput) GetPrice() int64 {
+	if x != nil {
+		return x.Price
+	}
+	return 0
+}
+
+func (x *ProductInput) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *ProductInput) GetAvailability() string {
+	if x != nil {
+		return x.Availability
+	}
+	return ""
+}
+
+type CreateCatalogProductRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CatalogId     string                 `protobuf:"bytes,1,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
+	RetailerId    string                 `protobuf:"bytes,2,opt,name=retailer_id,json=retailerId,proto3" json:"retailer_id,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Price         int64                  `protobuf:"varint,4,opt,name=price,proto3" json:"price,omitempty"`
+	Currency      string                 `protobuf:"bytes,5,opt,name=currency,proto3" json:"currency,omitempty"`
+	Availability  string                 `protobuf:"bytes,6,opt,name=availability,proto3" json:"availability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCatalogProductRequest) Reset() {
+	*x = CreateCatalogProductRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCatalogProductRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCatalogProductRequest) ProtoMessage() {}
+
+func (x *CreateCatalogProductRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCatalogProductRequest.ProtoReflect.Descriptor instead.
+func (*CreateCatalogProductRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CreateCatalogProductRequest) GetCatalogId() string {
+	if x != nil {
+		return x.CatalogId
+	}
+	return ""
+}
+
+func (x *CreateCatalogProductRequest) GetRetailerId() string {
+	if x != nil {
+		return x.RetailerId
+	}
+	return ""
+}
+
+func (x *CreateCatalogProductRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateCatalogProductRequest) GetPrice() int64 {
+	if x != nil {
+		return x.Price
+	}
+	return 0
+}
+
+func (x *CreateCatalogProductRequest) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *CreateCatalogProductRequest) GetAvailability() string {
+	if x != nil {
+		return x.Availability
+	}
+	return ""
+}
+
+type BatchCatalogProductsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CatalogId string                 `protobuf:"bytes,1,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
+	// 1 to 1,000 products, each retailer_id at most once.
+	Items         []*ProductInput `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCatalogProductsRequest) Reset() {
+	*x = BatchCatalogProductsRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCatalogProductsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCatalogProductsRequest) ProtoMessage() {}
+
+func (x *BatchCatalogProductsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCatalogProductsRequest.ProtoReflect.Descriptor instead.
+func (*BatchCatalogProductsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *BatchCatalogProductsRequest) GetCatalogId() string {
+	if x != nil {
+		return x.CatalogId
+	}
+	return ""
+}
+
+func (x *BatchCatalogProductsRequest) GetItems() []*ProductInput {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// ItemError is why one item of a batch was refused.
+type ItemError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item's place in items, from 0.
+	Index      int32  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	RetailerId string `protobuf:"bytes,2,opt,name=retailer_id,json=retailerId,proto3" json:"retailer_id,omitempty"`
+	// The field refused, e.g. items[3].price.
+	Field         string `protobuf:"bytes,3,opt,name=field,proto3" json:"field,omitempty"`
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemError) Reset() {
+	*x = ItemError{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemError) ProtoMessage() {}
+
+func (x *ItemError) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemError.ProtoReflect.Descriptor instead.
+func (*ItemError) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ItemError) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ItemError) GetRetailerId() string {
+	if x != nil {
+		return x.RetailerId
+	}
+	return ""
+}
+
+func (x *ItemError) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *ItemError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type BatchCatalogProductsResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	NumReceived int32                  `protobuf:"varint,1,opt,name=num_received,json=numReceived,proto3" json:"num_received,omitempty"`
+	NumCreated  int32                  `protobuf:"varint,2,opt,name=num_created,json=numCreated,proto3" json:"num_created,omitempty"`
+	NumUpdated  int32                  `protobuf:"varint,3,opt,name=num_updated,json=numUpdated,proto3" json:"num_updated,omitempty"`
+	// The items refused, in order; the others are stored.
+	Errors        []*ItemError `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCatalogProductsResponse) Reset() {
+	*x = BatchCatalogProductsResponse{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCatalogProductsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCatalogProductsResponse) ProtoMessage() {}
+
+func (x *BatchCatalogProductsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCatalogProductsResponse.ProtoReflect.Descriptor instead.
+func (*BatchCatalogProductsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *BatchCatalogProductsResponse) GetNumReceived() int32 {
+	if x != nil {
+		return x.NumReceived
+	}
+	return 0
+}
+
+func (x *BatchCatalogProductsResponse) GetNumCreated() int32 {
+	if x != nil {
+		return x.NumCreated
+	}
+	return 0
+}
+
+func (x *BatchCatalogProductsResponse) GetNumUpdated() int32 {
+	if x != nil {
+		return x.NumUpdated
+	}
+	return 0
+}
+
+func (x *BatchCatalogProductsResponse) GetErrors() []*ItemError {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+type CreateProductSetRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CatalogId string                 `protobuf:"bytes,1,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Rules all of which a product matches: {"price":{"lt":2000}},
+	// {"price":{"gt":500,"lt":2000}}, {"availability":{"eq":"in stock"}}.
+	// Prices are minor units of the product's currency.
+	Filter        *structpb.Struct `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateProductSetRequest) Reset() {
+	*x = CreateProductSetRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateProductSetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateProductSetRequest) ProtoMessage() {}
+
+func (x *CreateProductSetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateProductSetRequest.ProtoReflect.Descriptor instead.
+func (*CreateProductSetRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CreateProductSetRequest) GetCatalogId() string {
+	if x != nil {
+		return x.CatalogId
+	}
+	return ""
+}
+
+func (x *CreateProductSetRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateProductSetRequest) GetFilter() *structpb.Struct {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+type ListProductSetProductsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProductSetId  string                 `protobuf:"bytes,1,opt,name=product_set_id,json=productSetId,proto3" json:"product_set_id,omitempty"`
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListProductSetProductsRequest) Reset() {
+	*x = ListProductSetProductsRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProductSetProductsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProductSetProductsRequest) ProtoMessage() {}
+
+func (x *ListProductSetProductsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProductSetProductsRequest.ProtoReflect.Descriptor instead.
+func (*ListProductSetProductsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListProductSetProductsRequest) GetProductSetId() string {
+	if x != nil {
+		return x.ProductSetId
+	}
+	return ""
+}
+
+func (x *ListProductSetProductsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListProductSetProductsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListProductSetProductsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type CreateMaisonRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// A catalog of the caller's business.
+	CatalogId string `protobuf:"bytes,3,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
+	// ISO 4217: the shop sells the catalog's products priced in it.
+	Currency      string `protobuf:"bytes,4,opt,name=currency,proto3" json:"currency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateMaisonRequest) Reset() {
+	*x = CreateMaisonRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateMaisonRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateMaisonRequest) ProtoMessage() {}
+
+func (x *CreateMaisonRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateMaisonRequest.ProtoReflect.Descriptor instead.
+func (*CreateMaisonRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CreateMaisonRequest) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+func (x *CreateMaisonRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateMaisonRequest) GetCatalogId() string {
+	if x != nil {
+		return x.CatalogId
+	}
+	return ""
+}
+
+func (x *CreateMaisonRequest) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+type PayOrderRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	OrderId string                 `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// test_card_ok or test_card_declined (sandbox payment methods).
+	PaymentMethod string `protobuf:"bytes,2,opt,name=payment_method,json=paymentMethod,proto3" json:"payment_method,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PayOrderRequest) Reset() {
+	*x = PayOrderRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PayOrderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PayOrderRequest) ProtoMessage() {}
+
+func (x *PayOrderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PayOrderRequest.ProtoReflect.Descriptor instead.
+func (*PayOrderRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PayOrderRequest) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *PayOrderRequest) GetPaymentMethod() string {
+	if x != nil {
+		return x.PaymentMethod
+	}
+	return ""
+}
+
+type OrderActionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OrderId       string                 `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrderActionRequest) Reset() {
+	*x = OrderActionRequest{}
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrderActionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrderActionRequest) ProtoMessage() {}
+
+func (x *OrderActionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrderActionRequest.ProtoReflect.Descriptor instead.
+func (*OrderActionRequest) Descriptor() ([]byte, []int) {
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *OrderActionRequest) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
 type ListProductsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MaisonId      string                 `protobuf:"bytes,1,opt,name=maison_id,json=maisonId,proto3" json:"maison_id,omitempty"`
@@ -267,7 +1128,7 @@ type ListProductsRequest struct {
 
 func (x *ListProductsRequest) Reset() {
 	*x = ListProductsRequest{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[4]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -279,7 +1140,7 @@ func (x *ListProductsRequest) String() string {
 func (*ListProductsRequest) ProtoMessage() {}
 
 func (x *ListProductsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[4]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -292,7 +1153,7 @@ func (x *ListProductsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProductsRequest.ProtoReflect.Descriptor instead.
 func (*ListProductsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{4}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListProductsRequest) GetMaisonId() string {
@@ -333,7 +1194,7 @@ type ListProductsResponse struct {
 
 func (x *ListProductsResponse) Reset() {
 	*x = ListProductsResponse{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[5]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +1206,7 @@ func (x *ListProductsResponse) String() string {
 func (*ListProductsResponse) ProtoMessage() {}
 
 func (x *ListProductsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[5]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +1219,7 @@ func (x *ListProductsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProductsResponse.ProtoReflect.Descriptor instead.
 func (*ListProductsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{5}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListProductsResponse) GetData() []*Product {
@@ -387,7 +1248,7 @@ type CheckoutItem struct {
 
 func (x *CheckoutItem) Reset() {
 	*x = CheckoutItem{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[6]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -399,7 +1260,7 @@ func (x *CheckoutItem) String() string {
 func (*CheckoutItem) ProtoMessage() {}
 
 func (x *CheckoutItem) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[6]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -412,7 +1273,7 @@ func (x *CheckoutItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutItem.ProtoReflect.Descriptor instead.
 func (*CheckoutItem) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{6}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CheckoutItem) GetProductId() string {
@@ -440,7 +1301,7 @@ type CheckoutRequest struct {
 
 func (x *CheckoutRequest) Reset() {
 	*x = CheckoutRequest{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[7]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +1313,7 @@ func (x *CheckoutRequest) String() string {
 func (*CheckoutRequest) ProtoMessage() {}
 
 func (x *CheckoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[7]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +1326,7 @@ func (x *CheckoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutRequest.ProtoReflect.Descriptor instead.
 func (*CheckoutRequest) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{7}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CheckoutRequest) GetMaisonId() string {
@@ -494,7 +1355,7 @@ type CheckoutResponse struct {
 
 func (x *CheckoutResponse) Reset() {
 	*x = CheckoutResponse{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[8]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +1367,7 @@ func (x *CheckoutResponse) String() string {
 func (*CheckoutResponse) ProtoMessage() {}
 
 func (x *CheckoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[8]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +1380,7 @@ func (x *CheckoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutResponse.ProtoReflect.Descriptor instead.
 func (*CheckoutResponse) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{8}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CheckoutResponse) GetOrderId() string {
@@ -555,7 +1416,7 @@ type OrderItem struct {
 
 func (x *OrderItem) Reset() {
 	*x = OrderItem{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[9]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +1428,7 @@ func (x *OrderItem) String() string {
 func (*OrderItem) ProtoMessage() {}
 
 func (x *OrderItem) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[9]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +1441,7 @@ func (x *OrderItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderItem.ProtoReflect.Descriptor instead.
 func (*OrderItem) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{9}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OrderItem) GetProductId() string {
@@ -604,24 +1465,26 @@ func (x *OrderItem) GetUnitPrice() *Money {
 	return nil
 }
 
-// Order is what a checkout created.
+// Order is what a checkout created, in its current state.
 type Order struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	MaisonId string                 `protobuf:"bytes,2,opt,name=maison_id,json=maisonId,proto3" json:"maison_id,omitempty"`
-	// pending_payment.
+	// pending_payment, paid, fulfilled, cancelled or refunded.
 	Status string       `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	Items  []*OrderItem `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
 	Total  *Money       `protobuf:"bytes,5,opt,name=total,proto3" json:"total,omitempty"`
 	// RFC 3339 UTC.
-	CreatedTime   string `protobuf:"bytes,6,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	CreatedTime string `protobuf:"bytes,6,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	// When its status last changed, RFC 3339 UTC.
+	UpdatedTime   string `protobuf:"bytes,7,opt,name=updated_time,json=updatedTime,proto3" json:"updated_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Order) Reset() {
 	*x = Order{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[10]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +1496,7 @@ func (x *Order) String() string {
 func (*Order) ProtoMessage() {}
 
 func (x *Order) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[10]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +1509,7 @@ func (x *Order) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Order.ProtoReflect.Descriptor instead.
 func (*Order) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{10}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Order) GetId() string {
@@ -691,6 +1554,13 @@ func (x *Order) GetCreatedTime() string {
 	return ""
 }
 
+func (x *Order) GetUpdatedTime() string {
+	if x != nil {
+		return x.UpdatedTime
+	}
+	return ""
+}
+
 type GetOrderRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	OrderId       string                 `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
@@ -700,7 +1570,7 @@ type GetOrderRequest struct {
 
 func (x *GetOrderRequest) Reset() {
 	*x = GetOrderRequest{}
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[11]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +1582,7 @@ func (x *GetOrderRequest) String() string {
 func (*GetOrderRequest) ProtoMessage() {}
 
 func (x *GetOrderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[11]
+	mi := &file_svc_commerce_v1_commerce_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +1595,7 @@ func (x *GetOrderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrderRequest.ProtoReflect.Descriptor instead.
 func (*GetOrderRequest) Descriptor() ([]byte, []int) {
-	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{11}
+	return file_svc_commerce_v1_commerce_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetOrderRequest) GetOrderId() string {
@@ -739,22 +1609,95 @@ var File_svc_commerce_v1_commerce_proto protoreflect.FileDescriptor
 
 const file_svc_commerce_v1_commerce_proto_rawDesc = "" +
 	"\n" +
-	"\x1esvc/commerce/v1/commerce.proto\x12\x0fsvc.commerce.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1bsvc/plugin/v1/options.proto\";\n" +
+	"\x1esvc/commerce/v1/commerce.proto\x12\x0fsvc.commerce.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bsvc/plugin/v1/options.proto\";\n" +
 	"\x05Money\x12\x16\n" +
 	"\x06amount\x18\x01 \x01(\x01R\x06amount\x12\x1a\n" +
-	"\bcurrency\x18\x02 \x01(\tR\bcurrency\"V\n" +
+	"\bcurrency\x18\x02 \x01(\tR\bcurrency\"\x8e\x01\n" +
 	"\x06Maison\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
-	"\bcurrency\x18\x03 \x01(\tR\bcurrency:\f\xe2\xf3\x18\b\n" +
+	"\bcurrency\x18\x03 \x01(\tR\bcurrency\x12\x17\n" +
+	"\apage_id\x18\x04 \x01(\tR\x06pageId\x12\x1d\n" +
+	"\n" +
+	"catalog_id\x18\x05 \x01(\tR\tcatalogId:\f\xe2\xf3\x18\b\n" +
 	"\x06maison\"8\n" +
 	"\x10GetMaisonRequest\x12$\n" +
-	"\tmaison_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\bmaisonId\"y\n" +
+	"\tmaison_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\bmaisonId\"\xbe\x01\n" +
 	"\aProduct\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
 	"\x05price\x18\x03 \x01(\v2\x16.svc.commerce.v1.MoneyR\x05price\x12\x1c\n" +
-	"\tavailable\x18\x04 \x01(\bR\tavailable\"\x8a\x01\n" +
+	"\tavailable\x18\x04 \x01(\bR\tavailable\x12\x1f\n" +
+	"\vretailer_id\x18\x05 \x01(\tR\n" +
+	"retailerId\x12\"\n" +
+	"\favailability\x18\x06 \x01(\tR\favailability\"\x19\n" +
+	"\aCreated\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"_\n" +
+	"\x14CreateCatalogRequest\x12(\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"businessId\x12\x1d\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\"\x93\x01\n" +
+	"\x1aListCatalogProductsRequest\x12&\n" +
+	"\n" +
+	"catalog_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\tcatalogId\x12\x1f\n" +
+	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\tR\x06before\"\x99\x01\n" +
+	"\fProductInput\x12\x1f\n" +
+	"\vretailer_id\x18\x01 \x01(\tR\n" +
+	"retailerId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05price\x18\x03 \x01(\x03R\x05price\x12\x1a\n" +
+	"\bcurrency\x18\x04 \x01(\tR\bcurrency\x12\"\n" +
+	"\favailability\x18\x05 \x01(\tR\favailability\"\xd0\x01\n" +
+	"\x1bCreateCatalogProductRequest\x12&\n" +
+	"\n" +
+	"catalog_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\tcatalogId\x12\x1f\n" +
+	"\vretailer_id\x18\x02 \x01(\tR\n" +
+	"retailerId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
+	"\x05price\x18\x04 \x01(\x03R\x05price\x12\x1a\n" +
+	"\bcurrency\x18\x05 \x01(\tR\bcurrency\x12\"\n" +
+	"\favailability\x18\x06 \x01(\tR\favailability\"\x87\x01\n" +
+	"\x1bBatchCatalogProductsRequest\x12&\n" +
+	"\n" +
+	"catalog_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\tcatalogId\x12@\n" +
+	"\x05items\x18\x02 \x03(\v2\x1d.svc.commerce.v1.ProductInputB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x05items\"r\n" +
+	"\tItemError\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1f\n" +
+	"\vretailer_id\x18\x02 \x01(\tR\n" +
+	"retailerId\x12\x14\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xb7\x01\n" +
+	"\x1cBatchCatalogProductsResponse\x12!\n" +
+	"\fnum_received\x18\x01 \x01(\x05R\vnumReceived\x12\x1f\n" +
+	"\vnum_created\x18\x02 \x01(\x05R\n" +
+	"numCreated\x12\x1f\n" +
+	"\vnum_updated\x18\x03 \x01(\x05R\n" +
+	"numUpdated\x122\n" +
+	"\x06errors\x18\x04 \x03(\v2\x1a.svc.commerce.v1.ItemErrorR\x06errors\"\x91\x01\n" +
+	"\x17CreateProductSetRequest\x12&\n" +
+	"\n" +
+	"catalog_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\tcatalogId\x12\x1d\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12/\n" +
+	"\x06filter\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06filter\"\x9d\x01\n" +
+	"\x1dListProductSetProductsRequest\x12-\n" +
+	"\x0eproduct_set_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\fproductSetId\x12\x1f\n" +
+	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\tR\x06before\"\xad\x01\n" +
+	"\x13CreateMaisonRequest\x12 \n" +
+	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12\x1d\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12&\n" +
+	"\n" +
+	"catalog_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\tcatalogId\x12-\n" +
+	"\bcurrency\x18\x04 \x01(\tB\x11\xbaH\x0er\f2\n" +
+	"^[A-Z]{3}$R\bcurrency\"e\n" +
+	"\x0fPayOrderRequest\x12\"\n" +
+	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId\x12.\n" +
+	"\x0epayment_method\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\rpaymentMethod\"8\n" +
+	"\x12OrderActionRequest\x12\"\n" +
+	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId\"\x8a\x01\n" +
 	"\x13ListProductsRequest\x12$\n" +
 	"\tmaison_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\bmaisonId\x12\x1f\n" +
 	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
@@ -780,26 +1723,42 @@ const file_svc_commerce_v1_commerce_proto_rawDesc = "" +
 	"product_id\x18\x01 \x01(\tR\tproductId\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x05R\bquantity\x125\n" +
 	"\n" +
-	"unit_price\x18\x03 \x01(\v2\x16.svc.commerce.v1.MoneyR\tunitPrice\"\xdc\x01\n" +
+	"unit_price\x18\x03 \x01(\v2\x16.svc.commerce.v1.MoneyR\tunitPrice\"\xff\x01\n" +
 	"\x05Order\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tmaison_id\x18\x02 \x01(\tR\bmaisonId\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x120\n" +
 	"\x05items\x18\x04 \x03(\v2\x1a.svc.commerce.v1.OrderItemR\x05items\x12,\n" +
 	"\x05total\x18\x05 \x01(\v2\x16.svc.commerce.v1.MoneyR\x05total\x12!\n" +
-	"\fcreated_time\x18\x06 \x01(\tR\vcreatedTime:\v\xe2\xf3\x18\a\n" +
+	"\fcreated_time\x18\x06 \x01(\tR\vcreatedTime\x12!\n" +
+	"\fupdated_time\x18\a \x01(\tR\vupdatedTime:\v\xe2\xf3\x18\a\n" +
 	"\x05order\"5\n" +
 	"\x0fGetOrderRequest\x12\"\n" +
-	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId2\xe2\x04\n" +
-	"\x0fCommerceService\x12d\n" +
+	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId2\xfb\x13\n" +
+	"\x0fCommerceService\x12\x93\x01\n" +
+	"\rCreateCatalog\x12%.svc.commerce.v1.CreateCatalogRequest\x1a\x18.svc.commerce.v1.Created\"A\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18!\x12\x1fbusiness/{business_id}/catalogs\x12\xad\x01\n" +
+	"\x13ListCatalogProducts\x12+.svc.commerce.v1.ListCatalogProductsRequest\x1a%.svc.commerce.v1.ListProductsResponse\"B\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18\x1f\n" +
+	"\x1dcatalog/{catalog_id}/products\x90\x02\x01\x12\x9f\x01\n" +
+	"\x14CreateCatalogProduct\x12,.svc.commerce.v1.CreateCatalogProductRequest\x1a\x18.svc.commerce.v1.Created\"?\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18\x1f\x12\x1dcatalog/{catalog_id}/products\x12\xb7\x01\n" +
+	"\x14BatchCatalogProducts\x12,.svc.commerce.v1.BatchCatalogProductsRequest\x1a-.svc.commerce.v1.BatchCatalogProductsResponse\"B\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18\"\x12 catalog/{catalog_id}/items_batch\x12\x9b\x01\n" +
+	"\x10CreateProductSet\x12(.svc.commerce.v1.CreateProductSetRequest\x1a\x18.svc.commerce.v1.Created\"C\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18#\x12!catalog/{catalog_id}/product_sets\x12\xbb\x01\n" +
+	"\x16ListProductSetProducts\x12..svc.commerce.v1.ListProductSetProductsRequest\x1a%.svc.commerce.v1.ListProductsResponse\"J\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18'\n" +
+	"%product_set/{product_set_id}/products\x90\x02\x01\x12\x8a\x01\n" +
+	"\fCreateMaison\x12$.svc.commerce.v1.CreateMaisonRequest\x1a\x18.svc.commerce.v1.Created\":\xca\xf3\x18\x1a\x12\x02\x01\x04\x1a\x12catalog_management \x02\xd2\xf3\x18\x18\x12\x16page/{page_id}/maisons\x12d\n" +
 	"\tGetMaison\x12!.svc.commerce.v1.GetMaisonRequest\x1a\x17.svc.commerce.v1.Maison\"\x1b\xd2\xf3\x18\x14\n" +
 	"\x12maison/{maison_id}\x90\x02\x01\x12\x81\x01\n" +
 	"\fListProducts\x12$.svc.commerce.v1.ListProductsRequest\x1a%.svc.commerce.v1.ListProductsResponse\"$\xd2\xf3\x18\x1d\n" +
 	"\x1bmaison/{maison_id}/products\x90\x02\x01\x12\x8d\x01\n" +
-	"\bCheckout\x12 .svc.commerce.v1.CheckoutRequest\x1a!.svc.commerce.v1.CheckoutResponse\"<\xca\xf3\x18\x17\x12\x02\x01\x04\x1a\x11commerce_checkout\xd2\xf3\x18\x1d\x12\x1bmaison/{maison_id}/checkout\x12z\n" +
-	"\bGetOrder\x12 .svc.commerce.v1.GetOrderRequest\x1a\x16.svc.commerce.v1.Order\"4\xca\xf3\x18\x17\x12\x02\x01\x04\x1a\x11commerce_checkout\xd2\xf3\x18\x12\n" +
-	"\x10order/{order_id}\x90\x02\x01\x1aY\xe2\xf4\x18U\n" +
-	"\x11commerce_checkout\x12>Place orders in shops for you (you pay later, outside the app)\x18\x02B;Z9github.com/svcplatform/svc/gen/svc/commerce/v1;commercev1b\x06proto3"
+	"\bCheckout\x12 .svc.commerce.v1.CheckoutRequest\x1a!.svc.commerce.v1.CheckoutResponse\"<\xca\xf3\x18\x17\x12\x02\x01\x04\x1a\x11commerce_checkout\xd2\xf3\x18\x1d\x12\x1bmaison/{maison_id}/checkout\x12\x92\x01\n" +
+	"\bGetOrder\x12 .svc.commerce.v1.GetOrderRequest\x1a\x16.svc.commerce.v1.Order\"L\xca\xf3\x18/\x12\x02\x01\x04R\x11commerce_checkoutR\x16commerce_manage_orders\xd2\xf3\x18\x12\n" +
+	"\x10order/{order_id}\x90\x02\x01\x12{\n" +
+	"\bPayOrder\x12 .svc.commerce.v1.PayOrderRequest\x1a\x16.svc.commerce.v1.Order\"5\xca\xf3\x18\x17\x12\x02\x01\x04\x1a\x11commerce_checkout\xd2\xf3\x18\x16\x12\x14order/{order_id}/pay\x12\xa3\x01\n" +
+	"\vCancelOrder\x12#.svc.commerce.v1.OrderActionRequest\x1a\x16.svc.commerce.v1.Order\"W\xca\xf3\x18/\x12\x02\x01\x04R\x11commerce_checkoutR\x16commerce_manage_orders\xd2\xf3\x18 \x12\x1eorder/{order_id}/cancellations\x12\x8d\x01\n" +
+	"\fFulfillOrder\x12#.svc.commerce.v1.OrderActionRequest\x1a\x16.svc.commerce.v1.Order\"@\xca\xf3\x18\x1c\x12\x02\x01\x04\x1a\x16commerce_manage_orders\xd2\xf3\x18\x1c\x12\x1aorder/{order_id}/shipments\x12\x8a\x01\n" +
+	"\vRefundOrder\x12#.svc.commerce.v1.OrderActionRequest\x1a\x16.svc.commerce.v1.Order\">\xca\xf3\x18\x1c\x12\x02\x01\x04\x1a\x16commerce_manage_orders\xd2\xf3\x18\x1a\x12\x18order/{order_id}/refunds\x1a\x8d\x02\xe2\xf4\x18U\n" +
+	"\x11commerce_checkout\x12>Place orders in shops for you (you pay later, outside the app)\x18\x02\xe2\xf4\x18W\n" +
+	"\x12catalog_management\x12?Manage your business's product catalogs, product sets and shops\x18\x02\xe2\xf4\x18U\n" +
+	"\x16commerce_manage_orders\x129Fulfil, cancel and refund the orders of your Pages' shops\x18\x02B;Z9github.com/svcplatform/svc/gen/svc/commerce/v1;commercev1b\x06proto3"
 
 var (
 	file_svc_commerce_v1_commerce_proto_rawDescOnce sync.Once
@@ -813,44 +1772,83 @@ func file_svc_commerce_v1_commerce_proto_rawDescGZIP() []byte {
 	return file_svc_commerce_v1_commerce_proto_rawDescData
 }
 
-var file_svc_commerce_v1_commerce_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_svc_commerce_v1_commerce_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_svc_commerce_v1_commerce_proto_goTypes = []any{
-	(*Money)(nil),                // 0: svc.commerce.v1.Money
-	(*Maison)(nil),               // 1: svc.commerce.v1.Maison
-	(*GetMaisonRequest)(nil),     // 2: svc.commerce.v1.GetMaisonRequest
-	(*Product)(nil),              // 3: svc.commerce.v1.Product
-	(*ListProductsRequest)(nil),  // 4: svc.commerce.v1.ListProductsRequest
-	(*ListProductsResponse)(nil), // 5: svc.commerce.v1.ListProductsResponse
-	(*CheckoutItem)(nil),         // 6: svc.commerce.v1.CheckoutItem
-	(*CheckoutRequest)(nil),      // 7: svc.commerce.v1.CheckoutRequest
-	(*CheckoutResponse)(nil),     // 8: svc.commerce.v1.CheckoutResponse
-	(*OrderItem)(nil),            // 9: svc.commerce.v1.OrderItem
-	(*Order)(nil),                // 10: svc.commerce.v1.Order
-	(*GetOrderRequest)(nil),      // 11: svc.commerce.v1.GetOrderRequest
-	(*v1.Paging)(nil),            // 12: svc.plugin.v1.Paging
+	(*Money)(nil),                         // 0: svc.commerce.v1.Money
+	(*Maison)(nil),                        // 1: svc.commerce.v1.Maison
+	(*GetMaisonRequest)(nil),              // 2: svc.commerce.v1.GetMaisonRequest
+	(*Product)(nil),                       // 3: svc.commerce.v1.Product
+	(*Created)(nil),                       // 4: svc.commerce.v1.Created
+	(*CreateCatalogRequest)(nil),          // 5: svc.commerce.v1.CreateCatalogRequest
+	(*ListCatalogProductsRequest)(nil),    // 6: svc.commerce.v1.ListCatalogProductsRequest
+	(*ProductInput)(nil),                  // 7: svc.commerce.v1.ProductInput
+	(*CreateCatalogProductRequest)(nil),   // 8: svc.commerce.v1.CreateCatalogProductRequest
+	(*BatchCatalogProductsRequest)(nil),   // 9: svc.commerce.v1.BatchCatalogProductsRequest
+	(*ItemError)(nil),                     // 10: svc.commerce.v1.ItemError
+	(*BatchCatalogProductsResponse)(nil),  // 11: svc.commerce.v1.BatchCatalogProductsResponse
+	(*CreateProductSetRequest)(nil),       // 12: svc.commerce.v1.CreateProductSetRequest
+	(*ListProductSetProductsRequest)(nil), // 13: svc.commerce.v1.ListProductSetProductsRequest
+	(*CreateMaisonRequest)(nil),           // 14: svc.commerce.v1.CreateMaisonRequest
+	(*PayOrderRequest)(nil),               // 15: svc.commerce.v1.PayOrderRequest
+	(*OrderActionRequest)(nil),            // 16: svc.commerce.v1.OrderActionRequest
+	(*ListProductsRequest)(nil),           // 17: svc.commerce.v1.ListProductsRequest
+	(*ListProductsResponse)(nil),          // 18: svc.commerce.v1.ListProductsResponse
+	(*CheckoutItem)(nil),                  // 19: svc.commerce.v1.CheckoutItem
+	(*CheckoutRequest)(nil),               // 20: svc.commerce.v1.CheckoutRequest
+	(*CheckoutResponse)(nil),              // 21: svc.commerce.v1.CheckoutResponse
+	(*OrderItem)(nil),                     // 22: svc.commerce.v1.OrderItem
+	(*Order)(nil),                         // 23: svc.commerce.v1.Order
+	(*GetOrderRequest)(nil),               // 24: svc.commerce.v1.GetOrderRequest
+	(*structpb.Struct)(nil),               // 25: google.protobuf.Struct
+	(*v1.Paging)(nil),                     // 26: svc.plugin.v1.Paging
 }
 var file_svc_commerce_v1_commerce_proto_depIdxs = []int32{
 	0,  // 0: svc.commerce.v1.Product.price:type_name -> svc.commerce.v1.Money
-	3,  // 1: svc.commerce.v1.ListProductsResponse.data:type_name -> svc.commerce.v1.Product
-	12, // 2: svc.commerce.v1.ListProductsResponse.paging:type_name -> svc.plugin.v1.Paging
-	6,  // 3: svc.commerce.v1.CheckoutRequest.items:type_name -> svc.commerce.v1.CheckoutItem
-	0,  // 4: svc.commerce.v1.CheckoutResponse.total:type_name -> svc.commerce.v1.Money
-	0,  // 5: svc.commerce.v1.OrderItem.unit_price:type_name -> svc.commerce.v1.Money
-	9,  // 6: svc.commerce.v1.Order.items:type_name -> svc.commerce.v1.OrderItem
-	0,  // 7: svc.commerce.v1.Order.total:type_name -> svc.commerce.v1.Money
-	2,  // 8: svc.commerce.v1.CommerceService.GetMaison:input_type -> svc.commerce.v1.GetMaisonRequest
-	4,  // 9: svc.commerce.v1.CommerceService.ListProducts:input_type -> svc.commerce.v1.ListProductsRequest
-	7,  // 10: svc.commerce.v1.CommerceService.Checkout:input_type -> svc.commerce.v1.CheckoutRequest
-	11, // 11: svc.commerce.v1.CommerceService.GetOrder:input_type -> svc.commerce.v1.GetOrderRequest
-	1,  // 12: svc.commerce.v1.CommerceService.GetMaison:output_type -> svc.commerce.v1.Maison
-	5,  // 13: svc.commerce.v1.CommerceService.ListProducts:output_type -> svc.commerce.v1.ListProductsResponse
-	8,  // 14: svc.commerce.v1.CommerceService.Checkout:output_type -> svc.commerce.v1.CheckoutResponse
-	10, // 15: svc.commerce.v1.CommerceService.GetOrder:output_type -> svc.commerce.v1.Order
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	7,  // 1: svc.commerce.v1.BatchCatalogProductsRequest.items:type_name -> svc.commerce.v1.ProductInput
+	10, // 2: svc.commerce.v1.BatchCatalogProductsResponse.errors:type_name -> svc.commerce.v1.ItemError
+	25, // 3: svc.commerce.v1.CreateProductSetRequest.filter:type_name -> google.protobuf.Struct
+	3,  // 4: svc.commerce.v1.ListProductsResponse.data:type_name -> svc.commerce.v1.Product
+	26, // 5: svc.commerce.v1.ListProductsResponse.paging:type_name -> svc.plugin.v1.Paging
+	19, // 6: svc.commerce.v1.CheckoutRequest.items:type_name -> svc.commerce.v1.CheckoutItem
+	0,  // 7: svc.commerce.v1.CheckoutResponse.total:type_name -> svc.commerce.v1.Money
+	0,  // 8: svc.commerce.v1.OrderItem.unit_price:type_name -> svc.commerce.v1.Money
+	22, // 9: svc.commerce.v1.Order.items:type_name -> svc.commerce.v1.OrderItem
+	0,  // 10: svc.commerce.v1.Order.total:type_name -> svc.commerce.v1.Money
+	5,  // 11: svc.commerce.v1.CommerceService.CreateCatalog:input_type -> svc.commerce.v1.CreateCatalogRequest
+	6,  // 12: svc.commerce.v1.CommerceService.ListCatalogProducts:input_type -> svc.commerce.v1.ListCatalogProductsRequest
+	8,  // 13: svc.commerce.v1.CommerceService.CreateCatalogProduct:input_type -> svc.commerce.v1.CreateCatalogProductRequest
+	9,  // 14: svc.commerce.v1.CommerceService.BatchCatalogProducts:input_type -> svc.commerce.v1.BatchCatalogProductsRequest
+	12, // 15: svc.commerce.v1.CommerceService.CreateProductSet:input_type -> svc.commerce.v1.CreateProductSetRequest
+	13, // 16: svc.commerce.v1.CommerceService.ListProductSetProducts:input_type -> svc.commerce.v1.ListProductSetProductsRequest
+	14, // 17: svc.commerce.v1.CommerceService.CreateMaison:input_type -> svc.commerce.v1.CreateMaisonRequest
+	2,  // 18: svc.commerce.v1.CommerceService.GetMaison:input_type -> svc.commerce.v1.GetMaisonRequest
+	17, // 19: svc.commerce.v1.CommerceService.ListProducts:input_type -> svc.commerce.v1.ListProductsRequest
+	20, // 20: svc.commerce.v1.CommerceService.Checkout:input_type -> svc.commerce.v1.CheckoutRequest
+	24, // 21: svc.commerce.v1.CommerceService.GetOrder:input_type -> svc.commerce.v1.GetOrderRequest
+	15, // 22: svc.commerce.v1.CommerceService.PayOrder:input_type -> svc.commerce.v1.PayOrderRequest
+	16, // 23: svc.commerce.v1.CommerceService.CancelOrder:input_type -> svc.commerce.v1.OrderActionRequest
+	16, // 24: svc.commerce.v1.CommerceService.FulfillOrder:input_type -> svc.commerce.v1.OrderActionRequest
+	16, // 25: svc.commerce.v1.CommerceService.RefundOrder:input_type -> svc.commerce.v1.OrderActionRequest
+	4,  // 26: svc.commerce.v1.CommerceService.CreateCatalog:output_type -> svc.commerce.v1.Created
+	18, // 27: svc.commerce.v1.CommerceService.ListCatalogProducts:output_type -> svc.commerce.v1.ListProductsResponse
+	4,  // 28: svc.commerce.v1.CommerceService.CreateCatalogProduct:output_type -> svc.commerce.v1.Created
+	11, // 29: svc.commerce.v1.CommerceService.BatchCatalogProducts:output_type -> svc.commerce.v1.BatchCatalogProductsResponse
+	4,  // 30: svc.commerce.v1.CommerceService.CreateProductSet:output_type -> svc.commerce.v1.Created
+	18, // 31: svc.commerce.v1.CommerceService.ListProductSetProducts:output_type -> svc.commerce.v1.ListProductsResponse
+	4,  // 32: svc.commerce.v1.CommerceService.CreateMaison:output_type -> svc.commerce.v1.Created
+	1,  // 33: svc.commerce.v1.CommerceService.GetMaison:output_type -> svc.commerce.v1.Maison
+	18, // 34: svc.commerce.v1.CommerceService.ListProducts:output_type -> svc.commerce.v1.ListProductsResponse
+	21, // 35: svc.commerce.v1.CommerceService.Checkout:output_type -> svc.commerce.v1.CheckoutResponse
+	23, // 36: svc.commerce.v1.CommerceService.GetOrder:output_type -> svc.commerce.v1.Order
+	23, // 37: svc.commerce.v1.CommerceService.PayOrder:output_type -> svc.commerce.v1.Order
+	23, // 38: svc.commerce.v1.CommerceService.CancelOrder:output_type -> svc.commerce.v1.Order
+	23, // 39: svc.commerce.v1.CommerceService.FulfillOrder:output_type -> svc.commerce.v1.Order
+	23, // 40: svc.commerce.v1.CommerceService.RefundOrder:output_type -> svc.commerce.v1.Order
+	26, // [26:41] is the sub-list for method output_type
+	11, // [11:26] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_svc_commerce_v1_commerce_proto_init() }
@@ -864,7 +1862,7 @@ func file_svc_commerce_v1_commerce_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_commerce_v1_commerce_proto_rawDesc), len(file_svc_commerce_v1_commerce_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

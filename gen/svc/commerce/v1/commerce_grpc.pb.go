@@ -19,10 +19,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	CommerceService_GetMaison_FullMethodName    = "/svc.commerce.v1.CommerceService/GetMaison"
-	CommerceService_ListProducts_FullMethodName = "/svc.commerce.v1.CommerceService/ListProducts"
-	CommerceService_Checkout_FullMethodName     = "/svc.commerce.v1.CommerceService/Checkout"
-	CommerceService_GetOrder_FullMethodName     = "/svc.commerce.v1.CommerceService/GetOrder"
+	CommerceService_CreateCatalog_FullMethodName          = "/svc.commerce.v1.CommerceService/CreateCatalog"
+	CommerceService_ListCatalogProducts_FullMethodName    = "/svc.commerce.v1.CommerceService/ListCatalogProducts"
+	CommerceService_CreateCatalogProduct_FullMethodName   = "/svc.commerce.v1.CommerceService/CreateCatalogProduct"
+	CommerceService_BatchCatalogProducts_FullMethodName   = "/svc.commerce.v1.CommerceService/BatchCatalogProducts"
+	CommerceService_CreateProductSet_FullMethodName       = "/svc.commerce.v1.CommerceService/CreateProductSet"
+	CommerceService_ListProductSetProducts_FullMethodName = "/svc.commerce.v1.CommerceService/ListProductSetProducts"
+	CommerceService_CreateMaison_FullMethodName           = "/svc.commerce.v1.CommerceService/CreateMaison"
+	CommerceService_GetMaison_FullMethodName              = "/svc.commerce.v1.CommerceService/GetMaison"
+	CommerceService_ListProducts_FullMethodName           = "/svc.commerce.v1.CommerceService/ListProducts"
+	CommerceService_Checkout_FullMethodName               = "/svc.commerce.v1.CommerceService/Checkout"
+	CommerceService_GetOrder_FullMethodName               = "/svc.commerce.v1.CommerceService/GetOrder"
+	CommerceService_PayOrder_FullMethodName               = "/svc.commerce.v1.CommerceService/PayOrder"
+	CommerceService_CancelOrder_FullMethodName            = "/svc.commerce.v1.CommerceService/CancelOrder"
+	CommerceService_FulfillOrder_FullMethodName           = "/svc.commerce.v1.CommerceService/FulfillOrder"
+	CommerceService_RefundOrder_FullMethodName            = "/svc.commerce.v1.CommerceService/RefundOrder"
 )
 
 // CommerceServiceClient is the client API for CommerceService service.
@@ -36,12 +47,37 @@ const (
 // here. Prices and totals are integers in the currency's minor units
 // (cents), as Meta's and Stripe's commerce APIs give them.
 //
-// Catalogs are public to any signed-in caller. Checkout acts for a person:
+// Catalogs belong to a business (CONTRACT §19): only the business manages
+// and reads them, with catalog_management; a shop sells from one catalog and
+// is linked to a Page, whose admins create it. A shop and its products are
+// public to any signed-in caller. Checkout acts for a person:
 // a user token with commerce_checkout (our grant for an app placing orders
 // for its user; Meta's commerce scopes are the seller's), or the person's
 // own session. A Graph checkout honours Idempotency-Key (CONTRACT §1): a
 // retry with the same key answers the same order and orders nothing more.
 type CommerceServiceClient interface {
+	// CreateCatalog creates a product catalog of a business the caller acts
+	// for (today a person acts for their own business; others: 403, code
+	// 200, 2069003).
+	CreateCatalog(ctx context.Context, in *CreateCatalogRequest, opts ...grpc.CallOption) (*Created, error)
+	// ListCatalogProducts lists a catalog's products in id order, to its
+	// business (others: not found).
+	ListCatalogProducts(ctx context.Context, in *ListCatalogProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error)
+	// CreateCatalogProduct adds a product to a catalog, or updates the one
+	// with the same retailer_id.
+	CreateCatalogProduct(ctx context.Context, in *CreateCatalogProductRequest, opts ...grpc.CallOption) (*Created, error)
+	// BatchCatalogProducts adds or updates up to 1,000 products by
+	// retailer_id; an invalid item is refused on its own, named by its index,
+	// and the valid ones are stored.
+	BatchCatalogProducts(ctx context.Context, in *BatchCatalogProductsRequest, opts ...grpc.CallOption) (*BatchCatalogProductsResponse, error)
+	// CreateProductSet saves a filter over a catalog's products.
+	CreateProductSet(ctx context.Context, in *CreateProductSetRequest, opts ...grpc.CallOption) (*Created, error)
+	// ListProductSetProducts lists the catalog's products matching the set's
+	// filter now, in id order.
+	ListProductSetProducts(ctx context.Context, in *ListProductSetProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error)
+	// CreateMaison opens a shop on a Page the caller administers, selling
+	// from a catalog of the caller's business.
+	CreateMaison(ctx context.Context, in *CreateMaisonRequest, opts ...grpc.CallOption) (*Created, error)
 	// GetMaison reads a shop.
 	GetMaison(ctx context.Context, in *GetMaisonRequest, opts ...grpc.CallOption) (*Maison, error)
 	// ListProducts lists a shop's catalog in id order.
@@ -49,9 +85,21 @@ type CommerceServiceClient interface {
 	// Checkout creates an order of the signed-in person from the shop's
 	// catalog, status pending_payment.
 	Checkout(ctx context.Context, in *CheckoutRequest, opts ...grpc.CallOption) (*CheckoutResponse, error)
-	// GetOrder reads an order to the person who placed it (others: not
-	// found).
+	// GetOrder reads an order to the person who placed it and to the people
+	// with a role on the shop's Page (others: not found).
 	GetOrder(ctx context.Context, in *GetOrderRequest, opts ...grpc.CallOption) (*Order, error)
+	// PayOrder pays a pending order with a sandbox payment method, by its
+	// buyer: test_card_ok pays it, test_card_declined is refused (402, code
+	// 100) and the order stays pending_payment.
+	PayOrder(ctx context.Context, in *PayOrderRequest, opts ...grpc.CallOption) (*Order, error)
+	// CancelOrder cancels an order: its buyer while it waits for payment,
+	// the shop's Page people until it is fulfilled.
+	CancelOrder(ctx context.Context, in *OrderActionRequest, opts ...grpc.CallOption) (*Order, error)
+	// FulfillOrder marks a paid order shipped, by the shop's Page people.
+	FulfillOrder(ctx context.Context, in *OrderActionRequest, opts ...grpc.CallOption) (*Order, error)
+	// RefundOrder refunds a paid or fulfilled order in full, by the shop's
+	// Page people.
+	RefundOrder(ctx context.Context, in *OrderActionRequest, opts ...grpc.CallOption) (*Order, error)
 }
 
 type commerceServiceClient struct {
@@ -60,6 +108,76 @@ type commerceServiceClient struct {
 
 func NewCommerceServiceClient(cc grpc.ClientConnInterface) CommerceServiceClient {
 	return &commerceServiceClient{cc}
+}
+
+func (c *commerceServiceClient) CreateCatalog(ctx context.Context, in *CreateCatalogRequest, opts ...grpc.CallOption) (*Created, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Created)
+	err := c.cc.Invoke(ctx, CommerceService_CreateCatalog_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) ListCatalogProducts(ctx context.Context, in *ListCatalogProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListProductsResponse)
+	err := c.cc.Invoke(ctx, CommerceService_ListCatalogProducts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) CreateCatalogProduct(ctx context.Context, in *CreateCatalogProductRequest, opts ...grpc.CallOption) (*Created, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Created)
+	err := c.cc.Invoke(ctx, CommerceService_CreateCatalogProduct_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) BatchCatalogProducts(ctx context.Context, in *BatchCatalogProductsRequest, opts ...grpc.CallOption) (*BatchCatalogProductsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchCatalogProductsResponse)
+	err := c.cc.Invoke(ctx, CommerceService_BatchCatalogProducts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) CreateProductSet(ctx context.Context, in *CreateProductSetRequest, opts ...grpc.CallOption) (*Created, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Created)
+	err := c.cc.Invoke(ctx, CommerceService_CreateProductSet_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) ListProductSetProducts(ctx context.Context, in *ListProductSetProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListProductsResponse)
+	err := c.cc.Invoke(ctx, CommerceService_ListProductSetProducts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) CreateMaison(ctx context.Context, in *CreateMaisonRequest, opts ...grpc.CallOption) (*Created, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Created)
+	err := c.cc.Invoke(ctx, CommerceService_CreateMaison_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *commerceServiceClient) GetMaison(ctx context.Context, in *GetMaisonRequest, opts ...grpc.CallOption) (*Maison, error) {
@@ -102,6 +220,46 @@ func (c *commerceServiceClient) GetOrder(ctx context.Context, in *GetOrderReques
 	return out, nil
 }
 
+func (c *commerceServiceClient) PayOrder(ctx context.Context, in *PayOrderRequest, opts ...grpc.CallOption) (*Order, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Order)
+	err := c.cc.Invoke(ctx, CommerceService_PayOrder_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) CancelOrder(ctx context.Context, in *OrderActionRequest, opts ...grpc.CallOption) (*Order, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Order)
+	err := c.cc.Invoke(ctx, CommerceService_CancelOrder_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) FulfillOrder(ctx context.Context, in *OrderActionRequest, opts ...grpc.CallOption) (*Order, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Order)
+	err := c.cc.Invoke(ctx, CommerceService_FulfillOrder_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *commerceServiceClient) RefundOrder(ctx context.Context, in *OrderActionRequest, opts ...grpc.CallOption) (*Order, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Order)
+	err := c.cc.Invoke(ctx, CommerceService_RefundOrder_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CommerceServiceServer is the server API for CommerceService service.
 // All implementations must embed UnimplementedCommerceServiceServer
 // for forward compatibility.
@@ -113,12 +271,37 @@ func (c *commerceServiceClient) GetOrder(ctx context.Context, in *GetOrderReques
 // here. Prices and totals are integers in the currency's minor units
 // (cents), as Meta's and Stripe's commerce APIs give them.
 //
-// Catalogs are public to any signed-in caller. Checkout acts for a person:
+// Catalogs belong to a business (CONTRACT §19): only the business manages
+// and reads them, with catalog_management; a shop sells from one catalog and
+// is linked to a Page, whose admins create it. A shop and its products are
+// public to any signed-in caller. Checkout acts for a person:
 // a user token with commerce_checkout (our grant for an app placing orders
 // for its user; Meta's commerce scopes are the seller's), or the person's
 // own session. A Graph checkout honours Idempotency-Key (CONTRACT §1): a
 // retry with the same key answers the same order and orders nothing more.
 type CommerceServiceServer interface {
+	// CreateCatalog creates a product catalog of a business the caller acts
+	// for (today a person acts for their own business; others: 403, code
+	// 200, 2069003).
+	CreateCatalog(context.Context, *CreateCatalogRequest) (*Created, error)
+	// ListCatalogProducts lists a catalog's products in id order, to its
+	// business (others: not found).
+	ListCatalogProducts(context.Context, *ListCatalogProductsRequest) (*ListProductsResponse, error)
+	// CreateCatalogProduct adds a product to a catalog, or updates the one
+	// with the same retailer_id.
+	CreateCatalogProduct(context.Context, *CreateCatalogProductRequest) (*Created, error)
+	// BatchCatalogProducts adds or updates up to 1,000 products by
+	// retailer_id; an invalid item is refused on its own, named by its index,
+	// and the valid ones are stored.
+	BatchCatalogProducts(context.Context, *BatchCatalogProductsRequest) (*BatchCatalogProductsResponse, error)
+	// CreateProductSet saves a filter over a catalog's products.
+	CreateProductSet(context.Context, *CreateProductSetRequest) (*Created, error)
+	// ListProductSetProducts lists the catalog's products matching the set's
+	// filter now, in id order.
+	ListProductSetProducts(context.Context, *ListProductSetProductsRequest) (*ListProductsResponse, error)
+	// CreateMaison opens a shop on a Page the caller administers, selling
+	// from a catalog of the caller's business.
+	CreateMaison(context.Context, *CreateMaisonRequest) (*Created, error)
 	// GetMaison reads a shop.
 	GetMaison(context.Context, *GetMaisonRequest) (*Maison, error)
 	// ListProducts lists a shop's catalog in id order.
@@ -126,9 +309,21 @@ type CommerceServiceServer interface {
 	// Checkout creates an order of the signed-in person from the shop's
 	// catalog, status pending_payment.
 	Checkout(context.Context, *CheckoutRequest) (*CheckoutResponse, error)
-	// GetOrder reads an order to the person who placed it (others: not
-	// found).
+	// GetOrder reads an order to the person who placed it and to the people
+	// with a role on the shop's Page (others: not found).
 	GetOrder(context.Context, *GetOrderRequest) (*Order, error)
+	// PayOrder pays a pending order with a sandbox payment method, by its
+	// buyer: test_card_ok pays it, test_card_declined is refused (402, code
+	// 100) and the order stays pending_payment.
+	PayOrder(context.Context, *PayOrderRequest) (*Order, error)
+	// CancelOrder cancels an order: its buyer while it waits for payment,
+	// the shop's Page people until it is fulfilled.
+	CancelOrder(context.Context, *OrderActionRequest) (*Order, error)
+	// FulfillOrder marks a paid order shipped, by the shop's Page people.
+	FulfillOrder(context.Context, *OrderActionRequest) (*Order, error)
+	// RefundOrder refunds a paid or fulfilled order in full, by the shop's
+	// Page people.
+	RefundOrder(context.Context, *OrderActionRequest) (*Order, error)
 	mustEmbedUnimplementedCommerceServiceServer()
 }
 
@@ -139,6 +334,27 @@ type CommerceServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedCommerceServiceServer struct{}
 
+func (UnimplementedCommerceServiceServer) CreateCatalog(context.Context, *CreateCatalogRequest) (*Created, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCatalog not implemented")
+}
+func (UnimplementedCommerceServiceServer) ListCatalogProducts(context.Context, *ListCatalogProductsRequest) (*ListProductsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCatalogProducts not implemented")
+}
+func (UnimplementedCommerceServiceServer) CreateCatalogProduct(context.Context, *CreateCatalogProductRequest) (*Created, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCatalogProduct not implemented")
+}
+func (UnimplementedCommerceServiceServer) BatchCatalogProducts(context.Context, *BatchCatalogProductsRequest) (*BatchCatalogProductsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BatchCatalogProducts not implemented")
+}
+func (UnimplementedCommerceServiceServer) CreateProductSet(context.Context, *CreateProductSetRequest) (*Created, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateProductSet not implemented")
+}
+func (UnimplementedCommerceServiceServer) ListProductSetProducts(context.Context, *ListProductSetProductsRequest) (*ListProductsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListProductSetProducts not implemented")
+}
+func (UnimplementedCommerceServiceServer) CreateMaison(context.Context, *CreateMaisonRequest) (*Created, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateMaison not implemented")
+}
 func (UnimplementedCommerceServiceServer) GetMaison(context.Context, *GetMaisonRequest) (*Maison, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMaison not implemented")
 }
@@ -150,6 +366,18 @@ func (UnimplementedCommerceServiceServer) Checkout(context.Context, *CheckoutReq
 }
 func (UnimplementedCommerceServiceServer) GetOrder(context.Context, *GetOrderRequest) (*Order, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetOrder not implemented")
+}
+func (UnimplementedCommerceServiceServer) PayOrder(context.Context, *PayOrderRequest) (*Order, error) {
+	return nil, status.Error(codes.Unimplemented, "method PayOrder not implemented")
+}
+func (UnimplementedCommerceServiceServer) CancelOrder(context.Context, *OrderActionRequest) (*Order, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelOrder not implemented")
+}
+func (UnimplementedCommerceServiceServer) FulfillOrder(context.Context, *OrderActionRequest) (*Order, error) {
+	return nil, status.Error(codes.Unimplemented, "method FulfillOrder not implemented")
+}
+func (UnimplementedCommerceServiceServer) RefundOrder(context.Context, *OrderActionRequest) (*Order, error) {
+	return nil, status.Error(codes.Unimplemented, "method RefundOrder not implemented")
 }
 func (UnimplementedCommerceServiceServer) mustEmbedUnimplementedCommerceServiceServer() {}
 func (UnimplementedCommerceServiceServer) testEmbeddedByValue()                         {}
@@ -170,6 +398,132 @@ func RegisterCommerceServiceServer(s grpc.ServiceRegistrar, srv CommerceServiceS
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&CommerceService_ServiceDesc, srv)
+}
+
+func _CommerceService_CreateCatalog_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCatalogRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).CreateCatalog(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_CreateCatalog_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).CreateCatalog(ctx, req.(*CreateCatalogRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_ListCatalogProducts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCatalogProductsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).ListCatalogProducts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_ListCatalogProducts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).ListCatalogProducts(ctx, req.(*ListCatalogProductsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_CreateCatalogProduct_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCatalogProductRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).CreateCatalogProduct(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_CreateCatalogProduct_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).CreateCatalogProduct(ctx, req.(*CreateCatalogProductRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_BatchCatalogProducts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BatchCatalogProductsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).BatchCatalogProducts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_BatchCatalogProducts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).BatchCatalogProducts(ctx, req.(*BatchCatalogProductsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_CreateProductSet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateProductSetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).CreateProductSet(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_CreateProductSet_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).CreateProductSet(ctx, req.(*CreateProductSetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_ListProductSetProducts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListProductSetProductsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).ListProductSetProducts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_ListProductSetProducts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).ListProductSetProducts(ctx, req.(*ListProductSetProductsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_CreateMaison_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateMaisonRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).CreateMaison(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_CreateMaison_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).CreateMaison(ctx, req.(*CreateMaisonRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _CommerceService_GetMaison_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -244,6 +598,78 @@ func _CommerceService_GetOrder_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CommerceService_PayOrder_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PayOrderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).PayOrder(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_PayOrder_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).PayOrder(ctx, req.(*PayOrderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_CancelOrder_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OrderActionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).CancelOrder(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_CancelOrder_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).CancelOrder(ctx, req.(*OrderActionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_FulfillOrder_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OrderActionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).FulfillOrder(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_FulfillOrder_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).FulfillOrder(ctx, req.(*OrderActionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CommerceService_RefundOrder_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OrderActionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CommerceServiceServer).RefundOrder(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CommerceService_RefundOrder_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CommerceServiceServer).RefundOrder(ctx, req.(*OrderActionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CommerceService_ServiceDesc is the grpc.ServiceDesc for CommerceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -251,6 +677,34 @@ var CommerceService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "svc.commerce.v1.CommerceService",
 	HandlerType: (*CommerceServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateCatalog",
+			Handler:    _CommerceService_CreateCatalog_Handler,
+		},
+		{
+			MethodName: "ListCatalogProducts",
+			Handler:    _CommerceService_ListCatalogProducts_Handler,
+		},
+		{
+			MethodName: "CreateCatalogProduct",
+			Handler:    _CommerceService_CreateCatalogProduct_Handler,
+		},
+		{
+			MethodName: "BatchCatalogProducts",
+			Handler:    _CommerceService_BatchCatalogProducts_Handler,
+		},
+		{
+			MethodName: "CreateProductSet",
+			Handler:    _CommerceService_CreateProductSet_Handler,
+		},
+		{
+			MethodName: "ListProductSetProducts",
+			Handler:    _CommerceService_ListProductSetProducts_Handler,
+		},
+		{
+			MethodName: "CreateMaison",
+			Handler:    _CommerceService_CreateMaison_Handler,
+		},
 		{
 			MethodName: "GetMaison",
 			Handler:    _CommerceService_GetMaison_Handler,
@@ -266,6 +720,22 @@ var CommerceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetOrder",
 			Handler:    _CommerceService_GetOrder_Handler,
+		},
+		{
+			MethodName: "PayOrder",
+			Handler:    _CommerceService_PayOrder_Handler,
+		},
+		{
+			MethodName: "CancelOrder",
+			Handler:    _CommerceService_CancelOrder_Handler,
+		},
+		{
+			MethodName: "FulfillOrder",
+			Handler:    _CommerceService_FulfillOrder_Handler,
+		},
+		{
+			MethodName: "RefundOrder",
+			Handler:    _CommerceService_RefundOrder_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

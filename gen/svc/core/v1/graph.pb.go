@@ -6187,20 +6187,20 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\bPageLink\x12\x17\n" +
 	"\apage_id\x18\x01 \x01(\tR\x06pageId\x12\x1b\n" +
 	"\tpage_name\x18\x02 \x01(\tR\bpageName\x12\x1a\n" +
-	"\bproducts\x18\x03 \x03(\tR\bproducts\"\x9b\x01\n" +
+	"\bproducts\x18\x03 \x03(\tR\bproducts\"\xaa\x01\n" +
 	"\x15CreatePageLinkRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12 \n" +
-	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12@\n" +
-	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"Y\n" +
+	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\x12O\n" +
+	"\bproducts\x18\x03 \x03(\tB3\xbaH0\x92\x01-\"+r)R\asvcchatR\x04bookR\twearablesR\bcommerceR\x03adsR\bproducts\"Y\n" +
 	"\x15DeletePageLinkRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12 \n" +
-	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xa4\x01\n" +
+	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xb3\x01\n" +
 	"\x10CreateAppRequest\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12/\n" +
 	"\rredirect_uris\x18\x02 \x03(\tB\n" +
 	"\xbaH\a\x92\x01\x04\b\x01\x10\n" +
-	"R\fredirectUris\x12@\n" +
-	"\bproducts\x18\x03 \x03(\tB$\xbaH!\x92\x01\x1e\"\x1cr\x1aR\asvcchatR\x04bookR\twearablesR\bproducts\"\x87\x02\n" +
+	"R\fredirectUris\x12O\n" +
+	"\bproducts\x18\x03 \x03(\tB3\xbaH0\x92\x01-\"+r)R\asvcchatR\x04bookR\twearablesR\bcommerceR\x03adsR\bproducts\"\x87\x02\n" +
 	"\n" +
 	"CreatedApp\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +

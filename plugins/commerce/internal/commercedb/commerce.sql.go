@@ -9,8 +9,63 @@ import (
 	"context"
 )
 
+const catalogProducts = `-- name: CatalogProducts :many
+SELECT id, name, price, available, catalog_id, retailer_id, currency, updated_at FROM commerce.products WHERE catalog_id = $1 AND id = ANY($2::bigint[])
+`
+
+type CatalogProductsParams struct {
+	CatalogID int64
+	Ids       []int64
+}
+
+// The products of a catalog among ids, as checkout prices them.
+func (q *Queries) CatalogProducts(ctx context.Context, arg CatalogProductsParams) ([]CommerceProduct, error) {
+	rows, err := q.db.Query(ctx, catalogProducts, arg.CatalogID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CommerceProduct
+	for rows.Next() {
+		var i CommerceProduct
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Price,
+			&i.Available,
+			&i.CatalogID,
+			&i.RetailerID,
+			&i.Currency,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const getCatalog = `-- name: GetCatalog :one
+SELECT id, business_id, name, created_at FROM commerce.catalogs WHERE id = $1
+`
+
+func (q *Queries) GetCatalog(ctx context.Context, id int64) (CommerceCatalog, error) {
+	row := q.db.QueryRow(ctx, getCatalog, id)
+	var i CommerceCatalog
+	err := row.Scan(
+		&i.ID,
+		&i.BusinessID,
+		&i.Name,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const getOrder = `-- name: GetOrder :one
-SELECT shop_id, id, buyer_user_id, app_id, status, total, currency, created_at FROM commerce.orders WHERE id = $1
+SELECT shop_id, id, buyer_user_id, app_id, status, total, currency, created_at, updated_at FROM commerce.orders WHERE id = $1
 `
 
 func (q *Queries) GetOrder(ctx context.Context, id int64) (CommerceOrder, error) {
@@ -25,12 +80,32 @@ func (q *Queries) GetOrder(ctx context.Context, id int64) (CommerceOrder, error)
 		&i.Total,
 		&i.Currency,
 		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getProductSet = `-- name: GetProductSet :one
+SELECT catalog_id, id, name, price_lt, price_gt, available_eq, created_at FROM commerce.product_sets WHERE id = $1
+`
+
+func (q *Queries) GetProductSet(ctx context.Context, id int64) (CommerceProductSet, error) {
+	row := q.db.QueryRow(ctx, getProductSet, id)
+	var i CommerceProductSet
+	err := row.Scan(
+		&i.CatalogID,
+		&i.ID,
+		&i.Name,
+		&i.PriceLt,
+		&i.PriceGt,
+		&i.AvailableEq,
+		&i.CreatedAt,
 	)
 	return i, err
 }
 
 const getShop = `-- name: GetShop :one
-SELECT id, name, currency, created_at FROM commerce.shops WHERE id = $1
+SELECT id, name, currency, created_at, catalog_id, page_id FROM commerce.shops WHERE id = $1
 `
 
 func (q *Queries) GetShop(ctx context.Context, id int64) (CommerceShop, error) {
@@ -41,14 +116,32 @@ func (q *Queries) GetShop(ctx context.Context, id int64) (CommerceShop, error) {
 		&i.Name,
 		&i.Currency,
 		&i.CreatedAt,
+		&i.CatalogID,
+		&i.PageID,
 	)
 	return i, err
+}
+
+const insertCatalog = `-- name: InsertCatalog :one
+INSERT INTO commerce.catalogs (business_id, name) VALUES ($1, $2) RETURNING id
+`
+
+type InsertCatalogParams struct {
+	BusinessID string
+	Name       string
+}
+
+func (q *Queries) InsertCatalog(ctx context.Context, arg InsertCatalogParams) (int64, error) {
+	row := q.db.QueryRow(ctx, insertCatalog, arg.BusinessID, arg.Name)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const insertOrder = `-- name: InsertOrder :one
 INSERT INTO commerce.orders (shop_id, buyer_user_id, app_id, total, currency)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING shop_id, id, buyer_user_id, app_id, status, total, currency, created_at
+RETURNING shop_id, id, buyer_user_id, app_id, status, total, currency, created_at, updated_at
 `
 
 type InsertOrderParams struct {
@@ -77,6 +170,7 @@ func (q *Queries) InsertOrder(ctx context.Context, arg InsertOrderParams) (Comme
 		&i.Total,
 		&i.Currency,
 		&i.CreatedAt,
+		&i.UpdatedAt,
 	)
 	return i, err
 }
@@ -103,6 +197,81 @@ func (q *Queries) InsertOrderItem(ctx context.Context, arg InsertOrderItemParams
 		arg.UnitPrice,
 	)
 	return err
+}
+
+const insertProductSet = `-- name: InsertProductSet :one
+INSERT INTO commerce.product_sets (catalog_id, name, price_lt, price_gt, available_eq)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id
+`
+
+type InsertProductSetParams struct {
+	CatalogID   int64
+	Name        string
+	PriceLt     *int64
+	PriceGt     *int64
+	AvailableEq *bool
+}
+
+func (q *Queries) InsertProductSet(ctx context.Context, arg InsertProductSetParams) (int64, error) {
+	row := q.db.QueryRow(ctx, insertProductSet,
+		arg.CatalogID,
+		arg.Name,
+		arg.PriceLt,
+		arg.PriceGt,
+		arg.AvailableEq,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const insertShop = `-- name: InsertShop :one
+INSERT INTO commerce.shops (name, currency, catalog_id, page_id)
+VALUES ($1, $2, $3, $4)
+RETURNING id
+`
+
+type InsertShopParams struct {
+	Name      string
+	Currency  string
+	CatalogID int64
+	PageID    string
+}
+
+func (q *Queries) InsertShop(ctx context.Context, arg InsertShopParams) (int64, error) {
+	row := q.db.QueryRow(ctx, insertShop,
+		arg.Name,
+		arg.Currency,
+		arg.CatalogID,
+		arg.PageID,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const lockOrder = `-- name: LockOrder :one
+SELECT shop_id, id, buyer_user_id, app_id, status, total, currency, created_at, updated_at FROM commerce.orders WHERE id = $1 FOR UPDATE
+`
+
+// An order under its row lock, so that its changes (and their events) are
+// serialised.
+func (q *Queries) LockOrder(ctx context.Context, id int64) (CommerceOrder, error) {
+	row := q.db.QueryRow(ctx, lockOrder, id)
+	var i CommerceOrder
+	err := row.Scan(
+		&i.ShopID,
+		&i.ID,
+		&i.BuyerUserID,
+		&i.AppID,
+		&i.Status,
+		&i.Total,
+		&i.Currency,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const orderItems = `-- name: OrderItems :many
@@ -140,18 +309,34 @@ func (q *Queries) OrderItems(ctx context.Context, arg OrderItemsParams) ([]Comme
 	return items, nil
 }
 
-const productsAfter = `-- name: ProductsAfter :many
-SELECT shop_id, id, name, price, available FROM commerce.products WHERE shop_id = $1 AND id > $2 ORDER BY id LIMIT $3
+const productSetProductsAfter = `-- name: ProductSetProductsAfter :many
+SELECT p.id, p.name, p.price, p.available, p.catalog_id, p.retailer_id, p.currency, p.updated_at FROM commerce.products p
+WHERE p.catalog_id = $1 AND p.id > $2
+  AND ($3::bigint IS NULL OR p.price < $3)
+  AND ($4::bigint IS NULL OR p.price > $4)
+  AND ($5::boolean IS NULL OR p.available = $5)
+ORDER BY p.id LIMIT $6
 `
 
-type ProductsAfterParams struct {
-	ShopID int64
-	After  int64
-	Lim    int32
+type ProductSetProductsAfterParams struct {
+	CatalogID   int64
+	After       int64
+	PriceLt     *int64
+	PriceGt     *int64
+	AvailableEq *bool
+	Lim         int32
 }
 
-func (q *Queries) ProductsAfter(ctx context.Context, arg ProductsAfterParams) ([]CommerceProduct, error) {
-	rows, err := q.db.Query(ctx, productsAfter, arg.ShopID, arg.After, arg.Lim)
+// The set's filter evaluated now: its one definition (filter.go parses it).
+func (q *Queries) ProductSetProductsAfter(ctx context.Context, arg ProductSetProductsAfterParams) ([]CommerceProduct, error) {
+	rows, err := q.db.Query(ctx, productSetProductsAfter,
+		arg.CatalogID,
+		arg.After,
+		arg.PriceLt,
+		arg.PriceGt,
+		arg.AvailableEq,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +345,14 @@ func (q *Queries) ProductsAfter(ctx context.Context, arg ProductsAfterParams) ([
 	for rows.Next() {
 		var i CommerceProduct
 		if err := rows.Scan(
-			&i.ShopID,
 			&i.ID,
 			&i.Name,
 			&i.Price,
 			&i.Available,
+			&i.CatalogID,
+			&i.RetailerID,
+			&i.Currency,
+			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -176,18 +364,33 @@ func (q *Queries) ProductsAfter(ctx context.Context, arg ProductsAfterParams) ([
 	return items, nil
 }
 
-const productsBefore = `-- name: ProductsBefore :many
-SELECT shop_id, id, name, price, available FROM commerce.products WHERE shop_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3
+const productSetProductsBefore = `-- name: ProductSetProductsBefore :many
+SELECT p.id, p.name, p.price, p.available, p.catalog_id, p.retailer_id, p.currency, p.updated_at FROM commerce.products p
+WHERE p.catalog_id = $1 AND p.id < $2
+  AND ($3::bigint IS NULL OR p.price < $3)
+  AND ($4::bigint IS NULL OR p.price > $4)
+  AND ($5::boolean IS NULL OR p.available = $5)
+ORDER BY p.id DESC LIMIT $6
 `
 
-type ProductsBeforeParams struct {
-	ShopID int64
-	Before int64
-	Lim    int32
+type ProductSetProductsBeforeParams struct {
+	CatalogID   int64
+	Before      int64
+	PriceLt     *int64
+	PriceGt     *int64
+	AvailableEq *bool
+	Lim         int32
 }
 
-func (q *Queries) ProductsBefore(ctx context.Context, arg ProductsBeforeParams) ([]CommerceProduct, error) {
-	rows, err := q.db.Query(ctx, productsBefore, arg.ShopID, arg.Before, arg.Lim)
+func (q *Queries) ProductSetProductsBefore(ctx context.Context, arg ProductSetProductsBeforeParams) ([]CommerceProduct, error) {
+	rows, err := q.db.Query(ctx, productSetProductsBefore,
+		arg.CatalogID,
+		arg.Before,
+		arg.PriceLt,
+		arg.PriceGt,
+		arg.AvailableEq,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -196,11 +399,14 @@ func (q *Queries) ProductsBefore(ctx context.Context, arg ProductsBeforeParams) 
 	for rows.Next() {
 		var i CommerceProduct
 		if err := rows.Scan(
-			&i.ShopID,
 			&i.ID,
 			&i.Name,
 			&i.Price,
 			&i.Available,
+			&i.CatalogID,
+			&i.RetailerID,
+			&i.Currency,
+			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -210,82 +416,140 @@ func (q *Queries) ProductsBefore(ctx context.Context, arg ProductsBeforeParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const seedCatalog = `-- name: SeedCatalog :exec
+INSERT INTO commerce.catalogs (id, business_id, name) VALUES ($1, '', $2)
+ON CONFLICT (id) DO NOTHING
+`
+
+type SeedCatalogParams struct {
+	ID   int64
+	Name string
+}
+
+// The development shop's catalog, shop and products, with fixed ids so
+// that guides can name them.
+func (q *Queries) SeedCatalog(ctx context.Context, arg SeedCatalogParams) error {
+	_, err := q.db.Exec(ctx, seedCatalog, arg.ID, arg.Name)
+	return err
 }
 
 const seedProduct = `-- name: SeedProduct :exec
-INSERT INTO commerce.products (shop_id, id, name, price, available)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO commerce.products (catalog_id, id, retailer_id, name, price, currency, available)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (id) DO NOTHING
 `
 
 type SeedProductParams struct {
-	ShopID    int64
-	ID        int64
-	Name      string
-	Price     int64
-	Available bool
+	CatalogID  int64
+	ID         int64
+	RetailerID string
+	Name       string
+	Price      int64
+	Currency   string
+	Available  bool
 }
 
 func (q *Queries) SeedProduct(ctx context.Context, arg SeedProductParams) error {
 	_, err := q.db.Exec(ctx, seedProduct,
-		arg.ShopID,
+		arg.CatalogID,
 		arg.ID,
+		arg.RetailerID,
 		arg.Name,
 		arg.Price,
+		arg.Currency,
 		arg.Available,
 	)
 	return err
 }
 
 const seedShop = `-- name: SeedShop :exec
-INSERT INTO commerce.shops (id, name, currency) VALUES ($1, $2, $3)
+INSERT INTO commerce.shops (id, name, currency, catalog_id) VALUES ($1, $2, $3, $4)
 ON CONFLICT (id) DO NOTHING
 `
 
 type SeedShopParams struct {
-	ID       int64
-	Name     string
-	Currency string
+	ID        int64
+	Name      string
+	Currency  string
+	CatalogID int64
 }
 
-// The development shop, with fixed ids so that guides can name them.
 func (q *Queries) SeedShop(ctx context.Context, arg SeedShopParams) error {
-	_, err := q.db.Exec(ctx, seedShop, arg.ID, arg.Name, arg.Currency)
+	_, err := q.db.Exec(ctx, seedShop,
+		arg.ID,
+		arg.Name,
+		arg.Currency,
+		arg.CatalogID,
+	)
 	return err
 }
 
-const shopProducts = `-- name: ShopProducts :many
-SELECT shop_id, id, name, price, available FROM commerce.products WHERE shop_id = $1 AND id = ANY($2::bigint[])
+const setOrderStatus = `-- name: SetOrderStatus :one
+UPDATE commerce.orders SET status = $1, updated_at = now()
+WHERE shop_id = $2 AND id = $3
+RETURNING shop_id, id, buyer_user_id, app_id, status, total, currency, created_at, updated_at
 `
 
-type ShopProductsParams struct {
+type SetOrderStatusParams struct {
+	Status string
 	ShopID int64
-	Ids    []int64
+	ID     int64
 }
 
-// The products of a shop among ids, as checkout prices them.
-func (q *Queries) ShopProducts(ctx context.Context, arg ShopProductsParams) ([]CommerceProduct, error) {
-	rows, err := q.db.Query(ctx, shopProducts, arg.ShopID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []CommerceProduct
-	for rows.Next() {
-		var i CommerceProduct
-		if err := rows.Scan(
-			&i.ShopID,
-			&i.ID,
-			&i.Name,
-			&i.Price,
-			&i.Available,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+func (q *Queries) SetOrderStatus(ctx context.Context, arg SetOrderStatusParams) (CommerceOrder, error) {
+	row := q.db.QueryRow(ctx, setOrderStatus, arg.Status, arg.ShopID, arg.ID)
+	var i CommerceOrder
+	err := row.Scan(
+		&i.ShopID,
+		&i.ID,
+		&i.BuyerUserID,
+		&i.AppID,
+		&i.Status,
+		&i.Total,
+		&i.Currency,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const upsertProduct = `-- name: UpsertProduct :one
+INSERT INTO commerce.products (catalog_id, retailer_id, name, price, currency, available)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (catalog_id, retailer_id) DO UPDATE
+SET name = excluded.name, price = excluded.price, currency = excluded.currency,
+    available = excluded.available, updated_at = now()
+RETURNING id, (xmax = 0)::boolean AS created
+`
+
+type UpsertProductParams struct {
+	CatalogID  int64
+	RetailerID string
+	Name       string
+	Price      int64
+	Currency   string
+	Available  bool
+}
+
+type UpsertProductRow struct {
+	ID      int64
+	Created bool
+}
+
+// A product by its retailer_id: added, or updated in place. created is
+// true for a new row (xmax is 0 only for a row this statement inserted).
+func (q *Queries) UpsertProduct(ctx context.Context, arg UpsertProductParams) (UpsertProductRow, error) {
+	row := q.db.QueryRow(ctx, upsertProduct,
+		arg.CatalogID,
+		arg.RetailerID,
+		arg.Name,
+		arg.Price,
+		arg.Currency,
+		arg.Available,
+	)
+	var i UpsertProductRow
+	err := row.Scan(&i.ID, &i.Created)
+	return i, err
 }

@@ -8,6 +8,13 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type CommerceCatalog struct {
+	ID         int64
+	BusinessID string
+	Name       string
+	CreatedAt  pgtype.Timestamptz
+}
+
 type CommerceOrder struct {
 	ShopID      int64
 	ID          int64
@@ -17,6 +24,7 @@ type CommerceOrder struct {
 	Total       int64
 	Currency    string
 	CreatedAt   pgtype.Timestamptz
+	UpdatedAt   pgtype.Timestamptz
 }
 
 type CommerceOrderItem struct {
@@ -28,11 +36,24 @@ type CommerceOrderItem struct {
 }
 
 type CommerceProduct struct {
-	ShopID    int64
-	ID        int64
-	Name      string
-	Price     int64
-	Available bool
+	ID         int64
+	Name       string
+	Price      int64
+	Available  bool
+	CatalogID  int64
+	RetailerID string
+	Currency   string
+	UpdatedAt  pgtype.Timestamptz
+}
+
+type CommerceProductSet struct {
+	CatalogID   int64
+	ID          int64
+	Name        string
+	PriceLt     *int64
+	PriceGt     *int64
+	AvailableEq *bool
+	CreatedAt   pgtype.Timestamptz
 }
 
 type CommerceShop struct {
@@ -40,4 +61,6 @@ type CommerceShop struct {
 	Name      string
 	Currency  string
 	CreatedAt pgtype.Timestamptz
+	CatalogID int64
+	PageID    string
 }

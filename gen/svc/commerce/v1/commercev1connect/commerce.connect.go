@@ -33,6 +33,27 @@ const (
 // reflection-formatted method names, remove the leading slash and convert the remaining slash to a
 // period.
 const (
+	// CommerceServiceCreateCatalogProcedure is the fully-qualified name of the CommerceService's
+	// CreateCatalog RPC.
+	CommerceServiceCreateCatalogProcedure = "/svc.commerce.v1.CommerceService/CreateCatalog"
+	// CommerceServiceListCatalogProductsProcedure is the fully-qualified name of the CommerceService's
+	// ListCatalogProducts RPC.
+	CommerceServiceListCatalogProductsProcedure = "/svc.commerce.v1.CommerceService/ListCatalogProducts"
+	// CommerceServiceCreateCatalogProductProcedure is the fully-qualified name of the CommerceService's
+	// CreateCatalogProduct RPC.
+	CommerceServiceCreateCatalogProductProcedure = "/svc.commerce.v1.CommerceService/CreateCatalogProduct"
+	// CommerceServiceBatchCatalogProductsProcedure is the fully-qualified name of the CommerceService's
+	// BatchCatalogProducts RPC.
+	CommerceServiceBatchCatalogProductsProcedure = "/svc.commerce.v1.CommerceService/BatchCatalogProducts"
+	// CommerceServiceCreateProductSetProcedure is the fully-qualified name of the CommerceService's
+	// CreateProductSet RPC.
+	CommerceServiceCreateProductSetProcedure = "/svc.commerce.v1.CommerceService/CreateProductSet"
+	// CommerceServiceListProductSetProductsProcedure is the fully-qualified name of the
+	// CommerceService's ListProductSetProducts RPC.
+	CommerceServiceListProductSetProductsProcedure = "/svc.commerce.v1.CommerceService/ListProductSetProducts"
+	// CommerceServiceCreateMaisonProcedure is the fully-qualified name of the CommerceService's
+	// CreateMaison RPC.
+	CommerceServiceCreateMaisonProcedure = "/svc.commerce.v1.CommerceService/CreateMaison"
 	// CommerceServiceGetMaisonProcedure is the fully-qualified name of the CommerceService's GetMaison
 	// RPC.
 	CommerceServiceGetMaisonProcedure = "/svc.commerce.v1.CommerceService/GetMaison"
@@ -45,10 +66,44 @@ const (
 	// CommerceServiceGetOrderProcedure is the fully-qualified name of the CommerceService's GetOrder
 	// RPC.
 	CommerceServiceGetOrderProcedure = "/svc.commerce.v1.CommerceService/GetOrder"
+	// CommerceServicePayOrderProcedure is the fully-qualified name of the CommerceService's PayOrder
+	// RPC.
+	CommerceServicePayOrderProcedure = "/svc.commerce.v1.CommerceService/PayOrder"
+	// CommerceServiceCancelOrderProcedure is the fully-qualified name of the CommerceService's
+	// CancelOrder RPC.
+	CommerceServiceCancelOrderProcedure = "/svc.commerce.v1.CommerceService/CancelOrder"
+	// CommerceServiceFulfillOrderProcedure is the fully-qualified name of the CommerceService's
+	// FulfillOrder RPC.
+	CommerceServiceFulfillOrderProcedure = "/svc.commerce.v1.CommerceService/FulfillOrder"
+	// CommerceServiceRefundOrderProcedure is the fully-qualified name of the CommerceService's
+	// RefundOrder RPC.
+	CommerceServiceRefundOrderProcedure = "/svc.commerce.v1.CommerceService/RefundOrder"
 )
 
 // CommerceServiceClient is a client for the svc.commerce.v1.CommerceService service.
 type CommerceServiceClient interface {
+	// CreateCatalog creates a product catalog of a business the caller acts
+	// for (today a person acts for their own business; others: 403, code
+	// 200, 2069003).
+	CreateCatalog(context.Context, *connect.Request[v1.CreateCatalogRequest]) (*connect.Response[v1.Created], error)
+	// ListCatalogProducts lists a catalog's products in id order, to its
+	// business (others: not found).
+	ListCatalogProducts(context.Context, *connect.Request[v1.ListCatalogProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
+	// CreateCatalogProduct adds a product to a catalog, or updates the one
+	// with the same retailer_id.
+	CreateCatalogProduct(context.Context, *connect.Request[v1.CreateCatalogProductRequest]) (*connect.Response[v1.Created], error)
+	// BatchCatalogProducts adds or updates up to 1,000 products by
+	// retailer_id; an invalid item is refused on its own, named by its index,
+	// and the valid ones are stored.
+	BatchCatalogProducts(context.Context, *connect.Request[v1.BatchCatalogProductsRequest]) (*connect.Response[v1.BatchCatalogProductsResponse], error)
+	// CreateProductSet saves a filter over a catalog's products.
+	CreateProductSet(context.Context, *connect.Request[v1.CreateProductSetRequest]) (*connect.Response[v1.Created], error)
+	// ListProductSetProducts lists the catalog's products matching the set's
+	// filter now, in id order.
+	ListProductSetProducts(context.Context, *connect.Request[v1.ListProductSetProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
+	// CreateMaison opens a shop on a Page the caller administers, selling
+	// from a catalog of the caller's business.
+	CreateMaison(context.Context, *connect.Request[v1.CreateMaisonRequest]) (*connect.Response[v1.Created], error)
 	// GetMaison reads a shop.
 	GetMaison(context.Context, *connect.Request[v1.GetMaisonRequest]) (*connect.Response[v1.Maison], error)
 	// ListProducts lists a shop's catalog in id order.
@@ -56,9 +111,21 @@ type CommerceServiceClient interface {
 	// Checkout creates an order of the signed-in person from the shop's
 	// catalog, status pending_payment.
 	Checkout(context.Context, *connect.Request[v1.CheckoutRequest]) (*connect.Response[v1.CheckoutResponse], error)
-	// GetOrder reads an order to the person who placed it (others: not
-	// found).
+	// GetOrder reads an order to the person who placed it and to the people
+	// with a role on the shop's Page (others: not found).
 	GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.Order], error)
+	// PayOrder pays a pending order with a sandbox payment method, by its
+	// buyer: test_card_ok pays it, test_card_declined is refused (402, code
+	// 100) and the order stays pending_payment.
+	PayOrder(context.Context, *connect.Request[v1.PayOrderRequest]) (*connect.Response[v1.Order], error)
+	// CancelOrder cancels an order: its buyer while it waits for payment,
+	// the shop's Page people until it is fulfilled.
+	CancelOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error)
+	// FulfillOrder marks a paid order shipped, by the shop's Page people.
+	FulfillOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error)
+	// RefundOrder refunds a paid or fulfilled order in full, by the shop's
+	// Page people.
+	RefundOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error)
 }
 
 // NewCommerceServiceClient constructs a client for the svc.commerce.v1.CommerceService service. By
@@ -72,6 +139,50 @@ func NewCommerceServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 	baseURL = strings.TrimRight(baseURL, "/")
 	commerceServiceMethods := v1.File_svc_commerce_v1_commerce_proto.Services().ByName("CommerceService").Methods()
 	return &commerceServiceClient{
+		createCatalog: connect.NewClient[v1.CreateCatalogRequest, v1.Created](
+			httpClient,
+			baseURL+CommerceServiceCreateCatalogProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("CreateCatalog")),
+			connect.WithClientOptions(opts...),
+		),
+		listCatalogProducts: connect.NewClient[v1.ListCatalogProductsRequest, v1.ListProductsResponse](
+			httpClient,
+			baseURL+CommerceServiceListCatalogProductsProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("ListCatalogProducts")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		createCatalogProduct: connect.NewClient[v1.CreateCatalogProductRequest, v1.Created](
+			httpClient,
+			baseURL+CommerceServiceCreateCatalogProductProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("CreateCatalogProduct")),
+			connect.WithClientOptions(opts...),
+		),
+		batchCatalogProducts: connect.NewClient[v1.BatchCatalogProductsRequest, v1.BatchCatalogProductsResponse](
+			httpClient,
+			baseURL+CommerceServiceBatchCatalogProductsProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("BatchCatalogProducts")),
+			connect.WithClientOptions(opts...),
+		),
+		createProductSet: connect.NewClient[v1.CreateProductSetRequest, v1.Created](
+			httpClient,
+			baseURL+CommerceServiceCreateProductSetProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("CreateProductSet")),
+			connect.WithClientOptions(opts...),
+		),
+		listProductSetProducts: connect.NewClient[v1.ListProductSetProductsRequest, v1.ListProductsResponse](
+			httpClient,
+			baseURL+CommerceServiceListProductSetProductsProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("ListProductSetProducts")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		createMaison: connect.NewClient[v1.CreateMaisonRequest, v1.Created](
+			httpClient,
+			baseURL+CommerceServiceCreateMaisonProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("CreateMaison")),
+			connect.WithClientOptions(opts...),
+		),
 		getMaison: connect.NewClient[v1.GetMaisonRequest, v1.Maison](
 			httpClient,
 			baseURL+CommerceServiceGetMaisonProcedure,
@@ -99,15 +210,85 @@ func NewCommerceServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		payOrder: connect.NewClient[v1.PayOrderRequest, v1.Order](
+			httpClient,
+			baseURL+CommerceServicePayOrderProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("PayOrder")),
+			connect.WithClientOptions(opts...),
+		),
+		cancelOrder: connect.NewClient[v1.OrderActionRequest, v1.Order](
+			httpClient,
+			baseURL+CommerceServiceCancelOrderProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("CancelOrder")),
+			connect.WithClientOptions(opts...),
+		),
+		fulfillOrder: connect.NewClient[v1.OrderActionRequest, v1.Order](
+			httpClient,
+			baseURL+CommerceServiceFulfillOrderProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("FulfillOrder")),
+			connect.WithClientOptions(opts...),
+		),
+		refundOrder: connect.NewClient[v1.OrderActionRequest, v1.Order](
+			httpClient,
+			baseURL+CommerceServiceRefundOrderProcedure,
+			connect.WithSchema(commerceServiceMethods.ByName("RefundOrder")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // commerceServiceClient implements CommerceServiceClient.
 type commerceServiceClient struct {
-	getMaison    *connect.Client[v1.GetMaisonRequest, v1.Maison]
-	listProducts *connect.Client[v1.ListProductsRequest, v1.ListProductsResponse]
-	checkout     *connect.Client[v1.CheckoutRequest, v1.CheckoutResponse]
-	getOrder     *connect.Client[v1.GetOrderRequest, v1.Order]
+	createCatalog          *connect.Client[v1.CreateCatalogRequest, v1.Created]
+	listCatalogProducts    *connect.Client[v1.ListCatalogProductsRequest, v1.ListProductsResponse]
+	createCatalogProduct   *connect.Client[v1.CreateCatalogProductRequest, v1.Created]
+	batchCatalogProducts   *connect.Client[v1.BatchCatalogProductsRequest, v1.BatchCatalogProductsResponse]
+	createProductSet       *connect.Client[v1.CreateProductSetRequest, v1.Created]
+	listProductSetProducts *connect.Client[v1.ListProductSetProductsRequest, v1.ListProductsResponse]
+	createMaison           *connect.Client[v1.CreateMaisonRequest, v1.Created]
+	getMaison              *connect.Client[v1.GetMaisonRequest, v1.Maison]
+	listProducts           *connect.Client[v1.ListProductsRequest, v1.ListProductsResponse]
+	checkout               *connect.Client[v1.CheckoutRequest, v1.CheckoutResponse]
+	getOrder               *connect.Client[v1.GetOrderRequest, v1.Order]
+	payOrder               *connect.Client[v1.PayOrderRequest, v1.Order]
+	cancelOrder            *connect.Client[v1.OrderActionRequest, v1.Order]
+	fulfillOrder           *connect.Client[v1.OrderActionRequest, v1.Order]
+	refundOrder            *connect.Client[v1.OrderActionRequest, v1.Order]
+}
+
+// CreateCatalog calls svc.commerce.v1.CommerceService.CreateCatalog.
+func (c *commerceServiceClient) CreateCatalog(ctx context.Context, req *connect.Request[v1.CreateCatalogRequest]) (*connect.Response[v1.Created], error) {
+	return c.createCatalog.CallUnary(ctx, req)
+}
+
+// ListCatalogProducts calls svc.commerce.v1.CommerceService.ListCatalogProducts.
+func (c *commerceServiceClient) ListCatalogProducts(ctx context.Context, req *connect.Request[v1.ListCatalogProductsRequest]) (*connect.Response[v1.ListProductsResponse], error) {
+	return c.listCatalogProducts.CallUnary(ctx, req)
+}
+
+// CreateCatalogProduct calls svc.commerce.v1.CommerceService.CreateCatalogProduct.
+func (c *commerceServiceClient) CreateCatalogProduct(ctx context.Context, req *connect.Request[v1.CreateCatalogProductRequest]) (*connect.Response[v1.Created], error) {
+	return c.createCatalogProduct.CallUnary(ctx, req)
+}
+
+// BatchCatalogProducts calls svc.commerce.v1.CommerceService.BatchCatalogProducts.
+func (c *commerceServiceClient) BatchCatalogProducts(ctx context.Context, req *connect.Request[v1.BatchCatalogProductsRequest]) (*connect.Response[v1.BatchCatalogProductsResponse], error) {
+	return c.batchCatalogProducts.CallUnary(ctx, req)
+}
+
+// CreateProductSet calls svc.commerce.v1.CommerceService.CreateProductSet.
+func (c *commerceServiceClient) CreateProductSet(ctx context.Context, req *connect.Request[v1.CreateProductSetRequest]) (*connect.Response[v1.Created], error) {
+	return c.createProductSet.CallUnary(ctx, req)
+}
+
+// ListProductSetProducts calls svc.commerce.v1.CommerceService.ListProductSetProducts.
+func (c *commerceServiceClient) ListProductSetProducts(ctx context.Context, req *connect.Request[v1.ListProductSetProductsRequest]) (*connect.Response[v1.ListProductsResponse], error) {
+	return c.listProductSetProducts.CallUnary(ctx, req)
+}
+
+// CreateMaison calls svc.commerce.v1.CommerceService.CreateMaison.
+func (c *commerceServiceClient) CreateMaison(ctx context.Context, req *connect.Request[v1.CreateMaisonRequest]) (*connect.Response[v1.Created], error) {
+	return c.createMaison.CallUnary(ctx, req)
 }
 
 // GetMaison calls svc.commerce.v1.CommerceService.GetMaison.
@@ -130,8 +311,50 @@ func (c *commerceServiceClient) GetOrder(ctx context.Context, req *connect.Reque
 	return c.getOrder.CallUnary(ctx, req)
 }
 
+// PayOrder calls svc.commerce.v1.CommerceService.PayOrder.
+func (c *commerceServiceClient) PayOrder(ctx context.Context, req *connect.Request[v1.PayOrderRequest]) (*connect.Response[v1.Order], error) {
+	return c.payOrder.CallUnary(ctx, req)
+}
+
+// CancelOrder calls svc.commerce.v1.CommerceService.CancelOrder.
+func (c *commerceServiceClient) CancelOrder(ctx context.Context, req *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error) {
+	return c.cancelOrder.CallUnary(ctx, req)
+}
+
+// FulfillOrder calls svc.commerce.v1.CommerceService.FulfillOrder.
+func (c *commerceServiceClient) FulfillOrder(ctx context.Context, req *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error) {
+	return c.fulfillOrder.CallUnary(ctx, req)
+}
+
+// RefundOrder calls svc.commerce.v1.CommerceService.RefundOrder.
+func (c *commerceServiceClient) RefundOrder(ctx context.Context, req *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error) {
+	return c.refundOrder.CallUnary(ctx, req)
+}
+
 // CommerceServiceHandler is an implementation of the svc.commerce.v1.CommerceService service.
 type CommerceServiceHandler interface {
+	// CreateCatalog creates a product catalog of a business the caller acts
+	// for (today a person acts for their own business; others: 403, code
+	// 200, 2069003).
+	CreateCatalog(context.Context, *connect.Request[v1.CreateCatalogRequest]) (*connect.Response[v1.Created], error)
+	// ListCatalogProducts lists a catalog's products in id order, to its
+	// business (others: not found).
+	ListCatalogProducts(context.Context, *connect.Request[v1.ListCatalogProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
+	// CreateCatalogProduct adds a product to a catalog, or updates the one
+	// with the same retailer_id.
+	CreateCatalogProduct(context.Context, *connect.Request[v1.CreateCatalogProductRequest]) (*connect.Response[v1.Created], error)
+	// BatchCatalogProducts adds or updates up to 1,000 products by
+	// retailer_id; an invalid item is refused on its own, named by its index,
+	// and the valid ones are stored.
+	BatchCatalogProducts(context.Context, *connect.Request[v1.BatchCatalogProductsRequest]) (*connect.Response[v1.BatchCatalogProductsResponse], error)
+	// CreateProductSet saves a filter over a catalog's products.
+	CreateProductSet(context.Context, *connect.Request[v1.CreateProductSetRequest]) (*connect.Response[v1.Created], error)
+	// ListProductSetProducts lists the catalog's products matching the set's
+	// filter now, in id order.
+	ListProductSetProducts(context.Context, *connect.Request[v1.ListProductSetProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
+	// CreateMaison opens a shop on a Page the caller administers, selling
+	// from a catalog of the caller's business.
+	CreateMaison(context.Context, *connect.Request[v1.CreateMaisonRequest]) (*connect.Response[v1.Created], error)
 	// GetMaison reads a shop.
 	GetMaison(context.Context, *connect.Request[v1.GetMaisonRequest]) (*connect.Response[v1.Maison], error)
 	// ListProducts lists a shop's catalog in id order.
@@ -139,9 +362,21 @@ type CommerceServiceHandler interface {
 	// Checkout creates an order of the signed-in person from the shop's
 	// catalog, status pending_payment.
 	Checkout(context.Context, *connect.Request[v1.CheckoutRequest]) (*connect.Response[v1.CheckoutResponse], error)
-	// GetOrder reads an order to the person who placed it (others: not
-	// found).
+	// GetOrder reads an order to the person who placed it and to the people
+	// with a role on the shop's Page (others: not found).
 	GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.Order], error)
+	// PayOrder pays a pending order with a sandbox payment method, by its
+	// buyer: test_card_ok pays it, test_card_declined is refused (402, code
+	// 100) and the order stays pending_payment.
+	PayOrder(context.Context, *connect.Request[v1.PayOrderRequest]) (*connect.Response[v1.Order], error)
+	// CancelOrder cancels an order: its buyer while it waits for payment,
+	// the shop's Page people until it is fulfilled.
+	CancelOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error)
+	// FulfillOrder marks a paid order shipped, by the shop's Page people.
+	FulfillOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error)
+	// RefundOrder refunds a paid or fulfilled order in full, by the shop's
+	// Page people.
+	RefundOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error)
 }
 
 // NewCommerceServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -151,6 +386,50 @@ type CommerceServiceHandler interface {
 // and JSON codecs. They also support gzip compression.
 func NewCommerceServiceHandler(svc CommerceServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
 	commerceServiceMethods := v1.File_svc_commerce_v1_commerce_proto.Services().ByName("CommerceService").Methods()
+	commerceServiceCreateCatalogHandler := connect.NewUnaryHandler(
+		CommerceServiceCreateCatalogProcedure,
+		svc.CreateCatalog,
+		connect.WithSchema(commerceServiceMethods.ByName("CreateCatalog")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceListCatalogProductsHandler := connect.NewUnaryHandler(
+		CommerceServiceListCatalogProductsProcedure,
+		svc.ListCatalogProducts,
+		connect.WithSchema(commerceServiceMethods.ByName("ListCatalogProducts")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceCreateCatalogProductHandler := connect.NewUnaryHandler(
+		CommerceServiceCreateCatalogProductProcedure,
+		svc.CreateCatalogProduct,
+		connect.WithSchema(commerceServiceMethods.ByName("CreateCatalogProduct")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceBatchCatalogProductsHandler := connect.NewUnaryHandler(
+		CommerceServiceBatchCatalogProductsProcedure,
+		svc.BatchCatalogProducts,
+		connect.WithSchema(commerceServiceMethods.ByName("BatchCatalogProducts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceCreateProductSetHandler := connect.NewUnaryHandler(
+		CommerceServiceCreateProductSetProcedure,
+		svc.CreateProductSet,
+		connect.WithSchema(commerceServiceMethods.ByName("CreateProductSet")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceListProductSetProductsHandler := connect.NewUnaryHandler(
+		CommerceServiceListProductSetProductsProcedure,
+		svc.ListProductSetProducts,
+		connect.WithSchema(commerceServiceMethods.ByName("ListProductSetProducts")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceCreateMaisonHandler := connect.NewUnaryHandler(
+		CommerceServiceCreateMaisonProcedure,
+		svc.CreateMaison,
+		connect.WithSchema(commerceServiceMethods.ByName("CreateMaison")),
+		connect.WithHandlerOptions(opts...),
+	)
 	commerceServiceGetMaisonHandler := connect.NewUnaryHandler(
 		CommerceServiceGetMaisonProcedure,
 		svc.GetMaison,
@@ -178,8 +457,46 @@ func NewCommerceServiceHandler(svc CommerceServiceHandler, opts ...connect.Handl
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	commerceServicePayOrderHandler := connect.NewUnaryHandler(
+		CommerceServicePayOrderProcedure,
+		svc.PayOrder,
+		connect.WithSchema(commerceServiceMethods.ByName("PayOrder")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceCancelOrderHandler := connect.NewUnaryHandler(
+		CommerceServiceCancelOrderProcedure,
+		svc.CancelOrder,
+		connect.WithSchema(commerceServiceMethods.ByName("CancelOrder")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceFulfillOrderHandler := connect.NewUnaryHandler(
+		CommerceServiceFulfillOrderProcedure,
+		svc.FulfillOrder,
+		connect.WithSchema(commerceServiceMethods.ByName("FulfillOrder")),
+		connect.WithHandlerOptions(opts...),
+	)
+	commerceServiceRefundOrderHandler := connect.NewUnaryHandler(
+		CommerceServiceRefundOrderProcedure,
+		svc.RefundOrder,
+		connect.WithSchema(commerceServiceMethods.ByName("RefundOrder")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.commerce.v1.CommerceService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case CommerceServiceCreateCatalogProcedure:
+			commerceServiceCreateCatalogHandler.ServeHTTP(w, r)
+		case CommerceServiceListCatalogProductsProcedure:
+			commerceServiceListCatalogProductsHandler.ServeHTTP(w, r)
+		case CommerceServiceCreateCatalogProductProcedure:
+			commerceServiceCreateCatalogProductHandler.ServeHTTP(w, r)
+		case CommerceServiceBatchCatalogProductsProcedure:
+			commerceServiceBatchCatalogProductsHandler.ServeHTTP(w, r)
+		case CommerceServiceCreateProductSetProcedure:
+			commerceServiceCreateProductSetHandler.ServeHTTP(w, r)
+		case CommerceServiceListProductSetProductsProcedure:
+			commerceServiceListProductSetProductsHandler.ServeHTTP(w, r)
+		case CommerceServiceCreateMaisonProcedure:
+			commerceServiceCreateMaisonHandler.ServeHTTP(w, r)
 		case CommerceServiceGetMaisonProcedure:
 			commerceServiceGetMaisonHandler.ServeHTTP(w, r)
 		case CommerceServiceListProductsProcedure:
@@ -188,6 +505,14 @@ func NewCommerceServiceHandler(svc CommerceServiceHandler, opts ...connect.Handl
 			commerceServiceCheckoutHandler.ServeHTTP(w, r)
 		case CommerceServiceGetOrderProcedure:
 			commerceServiceGetOrderHandler.ServeHTTP(w, r)
+		case CommerceServicePayOrderProcedure:
+			commerceServicePayOrderHandler.ServeHTTP(w, r)
+		case CommerceServiceCancelOrderProcedure:
+			commerceServiceCancelOrderHandler.ServeHTTP(w, r)
+		case CommerceServiceFulfillOrderProcedure:
+			commerceServiceFulfillOrderHandler.ServeHTTP(w, r)
+		case CommerceServiceRefundOrderProcedure:
+			commerceServiceRefundOrderHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -196,6 +521,34 @@ func NewCommerceServiceHandler(svc CommerceServiceHandler, opts ...connect.Handl
 
 // UnimplementedCommerceServiceHandler returns CodeUnimplemented from all methods.
 type UnimplementedCommerceServiceHandler struct{}
+
+func (UnimplementedCommerceServiceHandler) CreateCatalog(context.Context, *connect.Request[v1.CreateCatalogRequest]) (*connect.Response[v1.Created], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.CreateCatalog is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) ListCatalogProducts(context.Context, *connect.Request[v1.ListCatalogProductsRequest]) (*connect.Response[v1.ListProductsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.ListCatalogProducts is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) CreateCatalogProduct(context.Context, *connect.Request[v1.CreateCatalogProductRequest]) (*connect.Response[v1.Created], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.CreateCatalogProduct is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) BatchCatalogProducts(context.Context, *connect.Request[v1.BatchCatalogProductsRequest]) (*connect.Response[v1.BatchCatalogProductsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.BatchCatalogProducts is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) CreateProductSet(context.Context, *connect.Request[v1.CreateProductSetRequest]) (*connect.Response[v1.Created], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.CreateProductSet is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) ListProductSetProducts(context.Context, *connect.Request[v1.ListProductSetProductsRequest]) (*connect.Response[v1.ListProductsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.ListProductSetProducts is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) CreateMaison(context.Context, *connect.Request[v1.CreateMaisonRequest]) (*connect.Response[v1.Created], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.CreateMaison is not implemented"))
+}
 
 func (UnimplementedCommerceServiceHandler) GetMaison(context.Context, *connect.Request[v1.GetMaisonRequest]) (*connect.Response[v1.Maison], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.GetMaison is not implemented"))
@@ -211,4 +564,20 @@ func (UnimplementedCommerceServiceHandler) Checkout(context.Context, *connect.Re
 
 func (UnimplementedCommerceServiceHandler) GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.Order], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.GetOrder is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) PayOrder(context.Context, *connect.Request[v1.PayOrderRequest]) (*connect.Response[v1.Order], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.PayOrder is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) CancelOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.CancelOrder is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) FulfillOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.FulfillOrder is not implemented"))
+}
+
+func (UnimplementedCommerceServiceHandler) RefundOrder(context.Context, *connect.Request[v1.OrderActionRequest]) (*connect.Response[v1.Order], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.commerce.v1.CommerceService.RefundOrder is not implemented"))
 }
