@@ -431,7 +431,7 @@ func (g *parts) edges(ctx context.Context) error {
 	// Plain HTTP paths plugins declare (the completions plugin's POST
 	// /v1/chat/completions and GET /v1/models, on OpenAI's wire), and the
 	// metrics plugins hand over.
-	g.srv.HandleDeclared(openai.New(g.calls))
+	g.srv.HandleDeclared(openai.New(g.calls, g.cfg.PublicURL))
 	g.metrics.AddGatherer(openai.Gatherer(g.calls))
 	// /metrics: on the main port to the admin token only, or on the
 	// operator's own listener to whoever reaches it (CONTRACT §15).
