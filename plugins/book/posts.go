@@ -40,6 +40,9 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, methods.ByName("CreatePost"), s.createPost)
 	sdk.Handle(p, methods.ByName("ListPosts"), s.listPosts)
 	sdk.Handle(p, methods.ByName("GetPost"), s.getPost)
+	sdk.Handle(p, methods.ByName("PublicPostPage"), s.publicPostPage)
+	sdk.Handle(p, methods.ByName("OEmbed"), s.oEmbed)
+	sdk.Handle(p, methods.ByName("EmbedScript"), s.embedScript)
 }
 
 // createPost publishes a post and emits book.post.created in the same

@@ -442,7 +442,7 @@ func (g *parts) edges(ctx context.Context) error {
 	// Plain HTTP paths plugins declare (the completions plugin's POST
 	// /v1/chat/completions and GET /v1/models, on OpenAI's wire), and the
 	// metrics plugins hand over.
-	g.srv.HandleDeclared(openai.New(g.calls))
+	g.srv.HandleDeclared(openai.New(g.calls, g.cfg.PublicURL))
 	// The platform's status, SLA and incidents (CONTRACT §18).
 	g.probes = status.New(status.Options{Pool: g.db.Pool, Log: g.log.With("component", "status"),
 		Plugins: func() []string {

@@ -7,8 +7,11 @@
 // It owns only what makes these paths speak a wire of the plugin's instead
 // of the Graph's: it hands the request body, untouched, to the bound
 // method through the dispatcher (so that authentication, access rules and
-// the plugin host are the same as for every other route), writes back the
-// status and body the plugin answers, relays a stream (the path's
+// the plugin host are the same as for every other route) with the
+// request's path and query and the gateway's public URL, writes back the
+// status and body the plugin answers (as JSON, or with the headers it sets
+// from an allowlist that has no Set-Cookie, and 304 for an ETag the client
+// holds: public pages such as the book plugin's /posts/<id>), relays a stream (the path's
 // stream_method, chosen by the body's top-level stream_field) as
 // server-sent events flushed one per message, and writes the gateway's
 // own refusals (no credential, plugin restarting, body too large) in the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -34,11 +35,13 @@ type Dispatcher interface {
 
 // Edge serves the plain HTTP paths plugins declare.
 type Edge struct {
-	d Dispatcher
+	d       Dispatcher
+	baseURL string
 }
 
-// New returns the edge over d.
-func New(d Dispatcher) *Edge { return &Edge{d: d} }
+// New returns the edge over d; baseURL is the gateway's public URL, handed
+// to the plugins in each HttpRequest.
+func New(d Dispatcher, baseURL string) *Edge { return &Edge{d: d, baseURL: baseURL} }
 
 // ServePath answers r when its method and path are bound by a plugin's
 // http_path, and reports whether it did; it writes nothing when not
@@ -54,7 +57,7 @@ func (e *Edge) ServePath(w http.ResponseWriter, r *http.Request) bool {
 	}
 	c := &clock{start: time.Now(), style: m.Edge.ErrorStyle}
 	if verb == http.MethodGet {
-		e.unary(w, r, c, m.Procedure, &pluginv1.HttpRequest{})
+		e.unary(w, r, c, m.Procedure, &pluginv1.HttpRequest{Path: r.URL.Path, Query: r.URL.RawQuery, BaseUrl: e.baseURL})
 		return true
 	}
 	body, err := readBody(r)
@@ -62,7 +65,7 @@ func (e *Edge) ServePath(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, r, c, apierr.From(err))
 		return true
 	}
-	req := &pluginv1.HttpRequest{Body: body}
+	req := &pluginv1.HttpRequest{Body: body, Path: r.URL.Path, Query: r.URL.RawQuery, BaseUrl: e.baseURL}
 	if m.Edge.StreamProcedure != "" && wantsStream(body, m.Edge.StreamField) {
 		e.stream(w, r, c, m.Edge.StreamProcedure, req)
 		return true
@@ -135,7 +138,55 @@ func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc stri
 	}
 	c.upstream = time.Duration(res.GetUpstreamNanos())
 	c.stamp(w)
+	if len(res.GetHeaders()) > 0 {
+		writeWithHeaders(w, r, &res)
+		return
+	}
 	writeJSON(w, int(res.GetStatus()), res.GetBody(), res.GetRetryAfterSeconds())
+}
+
+// answerHeaders are the headers a plugin may set on an HttpResponse, by
+// their lowercase name; any other is dropped (no Set-Cookie: a plugin sets
+// no cookie on the gateway's origin).
+var answerHeaders = map[string]string{
+	"content-type":                "Content-Type",
+	"cache-control":               "Cache-Control",
+	"etag":                        "ETag",
+	"content-security-policy":     "Content-Security-Policy",
+	"x-frame-options":             "X-Frame-Options",
+	"referrer-policy":             "Referrer-Policy",
+	"vary":                        "Vary",
+	"access-control-allow-origin": "Access-Control-Allow-Origin",
+}
+
+// writeWithHeaders writes an answer that sets its own headers: a page, a
+// script, a cacheable JSON document. A GET naming the answer's ETag in
+// If-None-Match is answered 304 without the body.
+func writeWithHeaders(w http.ResponseWriter, r *http.Request, res *pluginv1.HttpResponse) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	for k, v := range res.GetHeaders() {
+		if name, ok := answerHeaders[strings.ToLower(k)]; ok {
+			h.Set(name, v)
+		}
+	}
+	h.Set("X-Content-Type-Options", "nosniff")
+	if res.GetRetryAfterSeconds() > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(res.GetRetryAfterSeconds())))
+	}
+	status := int(res.GetStatus())
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if etag := h.Get("ETag"); etag != "" && status == http.StatusOK && r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(res.GetBody())))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(res.GetBody())
+	}
 }
 
 // stream relays a streamed answer: the first part decides between a

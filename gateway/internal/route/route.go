@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -72,8 +73,10 @@ type Table struct {
 	files    Files
 	// paths are the methods bound to plain HTTP paths (edge option
 	// http_path), by verb and path; declaring are the methods declaring
-	// any edge option, by procedure.
+	// any edge option, by procedure. prefixes are the paths bound as
+	// prefixes ("/posts/"), looked up when no exact path matches.
 	paths     map[httpPath]*Method
+	prefixes  map[httpPath]*Method
 	declaring []*Method
 }
 
@@ -85,7 +88,7 @@ type httpPath struct{ verb, path string }
 // internal/plugin/manifestcheck when it was loaded. It fails when two
 // sources serve one service or bind one Graph node.
 func Build(sources []Source) (*Table, error) {
-	t := &Table{sources: sources, methods: map[string]*Method{}, paths: map[httpPath]*Method{}}
+	t := &Table{sources: sources, methods: map[string]*Method{}, paths: map[httpPath]*Method{}, prefixes: map[httpPath]*Method{}}
 	checked := make([]*manifestcheck.Plugin, 0, len(sources))
 	for _, src := range sources {
 		checked = append(checked, src.Plugin)
@@ -104,7 +107,10 @@ func Build(sources []Source) (*Table, error) {
 	for _, m := range t.Methods() {
 		if e := m.Edge; e != nil {
 			t.declaring = append(t.declaring, m)
-			if e.Path != "" {
+			switch {
+			case e.Prefix:
+				t.prefixes[httpPath{e.Verb, e.Path}] = m
+			case e.Path != "":
 				t.paths[httpPath{e.Verb, e.Path}] = m
 			}
 		}
@@ -113,9 +119,17 @@ func Build(sources []Source) (*Table, error) {
 }
 
 // HTTPPath finds the method bound to the plain HTTP path verb ("GET",
-// "POST") and path by its edge option http_path.
+// "POST") and path by its edge option http_path: the exact path, else the
+// prefix binding the path without its last segment (never an empty one).
 func (t *Table) HTTPPath(verb, path string) (*Method, bool) {
-	m, ok := t.paths[httpPath{verb, path}]
+	if m, ok := t.paths[httpPath{verb, path}]; ok {
+		return m, true
+	}
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 || i == len(path)-1 || len(t.prefixes) == 0 {
+		return nil, false
+	}
+	m, ok := t.prefixes[httpPath{verb, path[:i+1]}]
 	return m, ok
 }
 

@@ -248,10 +248,11 @@ func (w *statusWriter) Flush() {
 }
 
 // isRPC tells Connect, gRPC and gRPC-Web requests (/pkg.Service/Method) from
-// REST and page requests: only RPC paths have a dot in their first segment.
+// REST and page requests: only RPC paths have a dot in their first segment
+// and a second segment (a one-segment path such as /embed.js is a file).
 func isRPC(r *http.Request) bool {
-	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	return strings.Contains(first, ".") && !strings.HasPrefix(first, ".")
+	first, _, nested := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	return nested && strings.Contains(first, ".") && !strings.HasPrefix(first, ".")
 }
 
 // classify labels a request for metrics without unbounded cardinality.

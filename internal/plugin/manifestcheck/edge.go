@@ -20,6 +20,9 @@ type Edge struct {
 	// Verb and Path are the plain HTTP path bound (http_path): "POST" and
 	// "/v1/chat/completions"; empty without one.
 	Verb, Path string
+	// Prefix: Path ends in "/" and binds every path of one more segment
+	// under it.
+	Prefix bool
 	// ErrorStyle is the shape of the gateway's own refusals on Path.
 	ErrorStyle pluginv1.ErrorStyle
 	// StreamProcedure is the server-streaming method called instead when
@@ -34,11 +37,14 @@ type Edge struct {
 	OnAppLive bool
 }
 
-// HTTP is the plain HTTP path bound, "POST /v1/chat/completions"; "" for
-// none (e may be nil).
+// HTTP is the plain HTTP path bound, "POST /v1/chat/completions" (a
+// prefix ends in "/*"); "" for none (e may be nil).
 func (e *Edge) HTTP() string {
 	if e == nil || e.Path == "" {
 		return ""
+	}
+	if e.Prefix {
+		return e.Verb + " " + e.Path + "*"
 	}
 	return e.Verb + " " + e.Path
 }
@@ -113,9 +119,16 @@ func checkHTTPPath(md protoreflect.MethodDescriptor, hp *pluginv1.HttpPath, e *E
 		return []error{errors.New("http_path: set one of get and post")}
 	}
 	e.ErrorStyle = hp.GetErrorStyle()
-	first, _, _ := strings.Cut(strings.TrimPrefix(e.Path, "/"), "/")
-	if !strings.HasPrefix(e.Path, "/") || strings.ContainsAny(e.Path, "{}?# \t") || strings.Contains(first, ".") {
+	e.Prefix = hp.GetPrefix()
+	// A dot in the first segment is an RPC's (/pkg.Service/Method), unless
+	// the path is that one segment: a file such as /embed.js.
+	first, rest, nested := strings.Cut(strings.TrimPrefix(e.Path, "/"), "/")
+	if !strings.HasPrefix(e.Path, "/") || strings.ContainsAny(e.Path, "{}?# \t") || (nested && strings.Contains(first, ".")) ||
+		strings.HasPrefix(first, ".") {
 		errs = append(errs, fmt.Errorf("http_path %q: want one exact path such as /v1/models (no variables, query, or dot in its first segment)", e.Path))
+	}
+	if e.Prefix && (e.Verb != http.MethodGet || !strings.HasSuffix(e.Path, "/") || !nested || strings.Contains(strings.TrimSuffix(rest, "/"), "//")) {
+		errs = append(errs, fmt.Errorf("http_path %q: a prefix is a get path ending in \"/\" under a first segment, such as /posts/", e.Path))
 	}
 	if md.IsStreamingServer() {
 		errs = append(errs, errors.New("http_path: the method must be unary (a stream is its stream_method)"))

@@ -381,7 +381,7 @@ var File_svc_book_v1_book_proto protoreflect.FileDescriptor
 
 const file_svc_book_v1_book_proto_rawDesc = "" +
 	"\n" +
-	"\x16svc/book/v1/book.proto\x12\vsvc.book.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x94\x01\n" +
+	"\x16svc/book/v1/book.proto\x12\vsvc.book.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x94\x01\n" +
 	"\x04Post\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\apage_id\x18\x02 \x01(\tR\x06pageId\x12\x18\n" +
@@ -405,7 +405,7 @@ const file_svc_book_v1_book_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x03(\v2\x11.svc.book.v1.PostR\x04data\x12-\n" +
 	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"2\n" +
 	"\x0eGetPostRequest\x12 \n" +
-	"\apost_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06postId2\xdf\x03\n" +
+	"\apost_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06postId2\x88\x06\n" +
 	"\vBookService\x12\xa8\x01\n" +
 	"\n" +
 	"CreatePost\x12\x1e.svc.book.v1.CreatePostRequest\x1a\x1f.svc.book.v1.CreatePostResponse\"Y\xca\xf3\x18\x13\x12\x01\x01\x1a\fpages:manage \x04\xd2\xf3\x18\x16\x12\x14page/{page_id}/posts\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/v1/pages/{page_id}/posts\x12\xa0\x01\n" +
@@ -414,7 +414,13 @@ const file_svc_book_v1_book_proto_rawDesc = "" +
 	"\x14page/{page_id}/posts\x82\xd3\xe4\x93\x02\x1f\x12\x1d/api/v1/pages/{page_id}/posts\x90\x02\x01\x12\x81\x01\n" +
 	"\aGetPost\x12\x1b.svc.book.v1.GetPostRequest\x1a\x11.svc.book.v1.Post\"F\xca\xf3\x18\f\x1a\n" +
 	"pages:read\xd2\xf3\x18\x10\n" +
-	"\x0epost/{post_id}\x82\xd3\xe4\x93\x02\x19\x12\x17/api/v1/posts/{post_id}\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/book/v1;bookv1b\x06proto3"
+	"\x0epost/{post_id}\x82\xd3\xe4\x93\x02\x19\x12\x17/api/v1/posts/{post_id}\x90\x02\x01\x12c\n" +
+	"\x0ePublicPostPage\x12\x1a.svc.plugin.v1.HttpRequest\x1a\x1b.svc.plugin.v1.HttpResponse\"\x18\xca\xf3\x18\x02\b\x01\xfa\xf3\x18\v\n" +
+	"\a/posts/0\x01\x90\x02\x01\x12`\n" +
+	"\x06OEmbed\x12\x1a.svc.plugin.v1.HttpRequest\x1a\x1b.svc.plugin.v1.HttpResponse\"\x1d\xca\xf3\x18\x02\b\x01\xfa\xf3\x18\x10\n" +
+	"\x0e/api/v1/oembed\x90\x02\x01\x12`\n" +
+	"\vEmbedScript\x12\x1a.svc.plugin.v1.HttpRequest\x1a\x1b.svc.plugin.v1.HttpResponse\"\x18\xca\xf3\x18\x02\b\x01\xfa\xf3\x18\v\n" +
+	"\t/embed.js\x90\x02\x01B3Z1github.com/svcplatform/svc/gen/svc/book/v1;bookv1b\x06proto3"
 
 var (
 	file_svc_book_v1_book_proto_rawDescOnce sync.Once
@@ -437,6 +443,8 @@ var file_svc_book_v1_book_proto_goTypes = []any{
 	(*ListPostsResponse)(nil),  // 4: svc.book.v1.ListPostsResponse
 	(*GetPostRequest)(nil),     // 5: svc.book.v1.GetPostRequest
 	(*v1.Paging)(nil),          // 6: svc.plugin.v1.Paging
+	(*v1.HttpRequest)(nil),     // 7: svc.plugin.v1.HttpRequest
+	(*v1.HttpResponse)(nil),    // 8: svc.plugin.v1.HttpResponse
 }
 var file_svc_book_v1_book_proto_depIdxs = []int32{
 	0, // 0: svc.book.v1.ListPostsResponse.data:type_name -> svc.book.v1.Post
@@ -444,11 +452,17 @@ var file_svc_book_v1_book_proto_depIdxs = []int32{
 	1, // 2: svc.book.v1.BookService.CreatePost:input_type -> svc.book.v1.CreatePostRequest
 	3, // 3: svc.book.v1.BookService.ListPosts:input_type -> svc.book.v1.ListPostsRequest
 	5, // 4: svc.book.v1.BookService.GetPost:input_type -> svc.book.v1.GetPostRequest
-	2, // 5: svc.book.v1.BookService.CreatePost:output_type -> svc.book.v1.CreatePostResponse
-	4, // 6: svc.book.v1.BookService.ListPosts:output_type -> svc.book.v1.ListPostsResponse
-	0, // 7: svc.book.v1.BookService.GetPost:output_type -> svc.book.v1.Post
-	5, // [5:8] is the sub-list for method output_type
-	2, // [2:5] is the sub-list for method input_type
+	7, // 5: svc.book.v1.BookService.PublicPostPage:input_type -> svc.plugin.v1.HttpRequest
+	7, // 6: svc.book.v1.BookService.OEmbed:input_type -> svc.plugin.v1.HttpRequest
+	7, // 7: svc.book.v1.BookService.EmbedScript:input_type -> svc.plugin.v1.HttpRequest
+	2, // 8: svc.book.v1.BookService.CreatePost:output_type -> svc.book.v1.CreatePostResponse
+	4, // 9: svc.book.v1.BookService.ListPosts:output_type -> svc.book.v1.ListPostsResponse
+	0, // 10: svc.book.v1.BookService.GetPost:output_type -> svc.book.v1.Post
+	8, // 11: svc.book.v1.BookService.PublicPostPage:output_type -> svc.plugin.v1.HttpResponse
+	8, // 12: svc.book.v1.BookService.OEmbed:output_type -> svc.plugin.v1.HttpResponse
+	8, // 13: svc.book.v1.BookService.EmbedScript:output_type -> svc.plugin.v1.HttpResponse
+	8, // [8:14] is the sub-list for method output_type
+	2, // [2:8] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
 	2, // [2:2] is the sub-list for extension extendee
 	0, // [0:2] is the sub-list for field type_name

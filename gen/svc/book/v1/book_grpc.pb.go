@@ -8,6 +8,7 @@ package bookv1
 
 import (
 	context "context"
+	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
@@ -19,9 +20,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	BookService_CreatePost_FullMethodName = "/svc.book.v1.BookService/CreatePost"
-	BookService_ListPosts_FullMethodName  = "/svc.book.v1.BookService/ListPosts"
-	BookService_GetPost_FullMethodName    = "/svc.book.v1.BookService/GetPost"
+	BookService_CreatePost_FullMethodName     = "/svc.book.v1.BookService/CreatePost"
+	BookService_ListPosts_FullMethodName      = "/svc.book.v1.BookService/ListPosts"
+	BookService_GetPost_FullMethodName        = "/svc.book.v1.BookService/GetPost"
+	BookService_PublicPostPage_FullMethodName = "/svc.book.v1.BookService/PublicPostPage"
+	BookService_OEmbed_FullMethodName         = "/svc.book.v1.BookService/OEmbed"
+	BookService_EmbedScript_FullMethodName    = "/svc.book.v1.BookService/EmbedScript"
 )
 
 // BookServiceClient is the client API for BookService service.
@@ -41,6 +45,17 @@ type BookServiceClient interface {
 	// GetPost reads one post. Posts of Pages the caller cannot see answer
 	// not found.
 	GetPost(ctx context.Context, in *GetPostRequest, opts ...grpc.CallOption) (*Post, error)
+	// PublicPostPage answers {base_url}/posts/<id>: the post's HTML page,
+	// with oEmbed discovery; with ?embed=1 the compact view embed.js frames,
+	// the one page any origin may frame.
+	PublicPostPage(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error)
+	// OEmbed answers GET /api/v1/oembed?url=<public post URL>: oEmbed 1.0,
+	// type rich, JSON only (format=xml is 501).
+	OEmbed(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error)
+	// EmbedScript answers {base_url}/embed.js, which turns each
+	// <blockquote class="svc-post" data-post-id="<id>"> of a page into a
+	// sandboxed frame of the post's embed view.
+	EmbedScript(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error)
 }
 
 type bookServiceClient struct {
@@ -81,6 +96,36 @@ func (c *bookServiceClient) GetPost(ctx context.Context, in *GetPostRequest, opt
 	return out, nil
 }
 
+func (c *bookServiceClient) PublicPostPage(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.HttpResponse)
+	err := c.cc.Invoke(ctx, BookService_PublicPostPage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bookServiceClient) OEmbed(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.HttpResponse)
+	err := c.cc.Invoke(ctx, BookService_OEmbed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bookServiceClient) EmbedScript(ctx context.Context, in *v1.HttpRequest, opts ...grpc.CallOption) (*v1.HttpResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(v1.HttpResponse)
+	err := c.cc.Invoke(ctx, BookService_EmbedScript_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BookServiceServer is the server API for BookService service.
 // All implementations must embed UnimplementedBookServiceServer
 // for forward compatibility.
@@ -98,6 +143,17 @@ type BookServiceServer interface {
 	// GetPost reads one post. Posts of Pages the caller cannot see answer
 	// not found.
 	GetPost(context.Context, *GetPostRequest) (*Post, error)
+	// PublicPostPage answers {base_url}/posts/<id>: the post's HTML page,
+	// with oEmbed discovery; with ?embed=1 the compact view embed.js frames,
+	// the one page any origin may frame.
+	PublicPostPage(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error)
+	// OEmbed answers GET /api/v1/oembed?url=<public post URL>: oEmbed 1.0,
+	// type rich, JSON only (format=xml is 501).
+	OEmbed(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error)
+	// EmbedScript answers {base_url}/embed.js, which turns each
+	// <blockquote class="svc-post" data-post-id="<id>"> of a page into a
+	// sandboxed frame of the post's embed view.
+	EmbedScript(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error)
 	mustEmbedUnimplementedBookServiceServer()
 }
 
@@ -116,6 +172,15 @@ func (UnimplementedBookServiceServer) ListPosts(context.Context, *ListPostsReque
 }
 func (UnimplementedBookServiceServer) GetPost(context.Context, *GetPostRequest) (*Post, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPost not implemented")
+}
+func (UnimplementedBookServiceServer) PublicPostPage(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PublicPostPage not implemented")
+}
+func (UnimplementedBookServiceServer) OEmbed(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OEmbed not implemented")
+}
+func (UnimplementedBookServiceServer) EmbedScript(context.Context, *v1.HttpRequest) (*v1.HttpResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EmbedScript not implemented")
 }
 func (UnimplementedBookServiceServer) mustEmbedUnimplementedBookServiceServer() {}
 func (UnimplementedBookServiceServer) testEmbeddedByValue()                     {}
@@ -192,6 +257,60 @@ func _BookService_GetPost_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BookService_PublicPostPage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.HttpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BookServiceServer).PublicPostPage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BookService_PublicPostPage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BookServiceServer).PublicPostPage(ctx, req.(*v1.HttpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BookService_OEmbed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.HttpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BookServiceServer).OEmbed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BookService_OEmbed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BookServiceServer).OEmbed(ctx, req.(*v1.HttpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BookService_EmbedScript_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(v1.HttpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BookServiceServer).EmbedScript(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BookService_EmbedScript_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BookServiceServer).EmbedScript(ctx, req.(*v1.HttpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BookService_ServiceDesc is the grpc.ServiceDesc for BookService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -210,6 +329,18 @@ var BookService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPost",
 			Handler:    _BookService_GetPost_Handler,
+		},
+		{
+			MethodName: "PublicPostPage",
+			Handler:    _BookService_PublicPostPage_Handler,
+		},
+		{
+			MethodName: "OEmbed",
+			Handler:    _BookService_OEmbed_Handler,
+		},
+		{
+			MethodName: "EmbedScript",
+			Handler:    _BookService_EmbedScript_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -94,7 +94,12 @@ type HttpPath struct {
 	StreamMethod string `protobuf:"bytes,4,opt,name=stream_method,json=streamMethod,proto3" json:"stream_method,omitempty"`
 	// The top-level JSON field of the body that asks for the stream, e.g.
 	// "stream"; required with stream_method.
-	StreamField   string `protobuf:"bytes,5,opt,name=stream_field,json=streamField,proto3" json:"stream_field,omitempty"`
+	StreamField string `protobuf:"bytes,5,opt,name=stream_field,json=streamField,proto3" json:"stream_field,omitempty"`
+	// The path is a prefix ending in "/" (a get path only): it binds every
+	// path of one more segment under it ("/posts/" binds "/posts/123"),
+	// which the method reads in HttpRequest.path. An exact path of another
+	// method wins over a prefix.
+	Prefix        bool `protobuf:"varint,6,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,11 +169,25 @@ func (x *HttpPath) GetStreamField() string {
 	return ""
 }
 
+func (x *HttpPath) GetPrefix() bool {
+	if x != nil {
+		return x.Prefix
+	}
+	return false
+}
+
 // HttpRequest is an HttpPath request: its body, exactly as the client sent
-// it (empty for GET).
+// it (empty for GET), its path and query string, and the gateway's public
+// address, for answers that link back to it.
 type HttpRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Body          []byte                 `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Body  []byte                 `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// The request's path, e.g. "/posts/123".
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// The raw query string, without "?".
+	Query string `protobuf:"bytes,3,opt,name=query,proto3" json:"query,omitempty"`
+	// The gateway's public URL (--public-url), without a trailing slash.
+	BaseUrl       string `protobuf:"bytes,4,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -210,6 +229,27 @@ func (x *HttpRequest) GetBody() []byte {
 	return nil
 }
 
+func (x *HttpRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *HttpRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *HttpRequest) GetBaseUrl() string {
+	if x != nil {
+		return x.BaseUrl
+	}
+	return ""
+}
+
 // HttpResponse is an HttpPath answer: an HTTP status and its JSON body.
 type HttpResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -220,6 +260,14 @@ type HttpResponse struct {
 	// Time spent waiting for upstreams; the gateway's overhead
 	// (X-Svc-Overhead-Ms) is the rest.
 	UpstreamNanos int64 `protobuf:"varint,4,opt,name=upstream_nanos,json=upstreamNanos,proto3" json:"upstream_nanos,omitempty"`
+	// Headers of the answer, for a body that is not JSON or may be cached:
+	// only Content-Type (default application/json), Cache-Control, ETag,
+	// Content-Security-Policy, X-Frame-Options, Referrer-Policy, Vary and
+	// Access-Control-Allow-Origin are written; any other (Set-Cookie above
+	// all) is dropped, so that a plugin cannot set cookies on the gateway's
+	// origin. With an ETag, a GET whose If-None-Match names it is answered
+	// 304 without the body.
+	Headers       map[string]string `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -280,6 +328,13 @@ func (x *HttpResponse) GetUpstreamNanos() int64 {
 		return x.UpstreamNanos
 	}
 	return 0
+}
+
+func (x *HttpResponse) GetHeaders() map[string]string {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
 }
 
 // HttpStreamPart is one part of a streamed HttpPath answer. The first part
@@ -571,21 +626,29 @@ var File_svc_plugin_v1_edge_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_edge_proto_rawDesc = "" +
 	"\n" +
-	"\x18svc/plugin/v1/edge.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xb4\x01\n" +
+	"\x18svc/plugin/v1/edge.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\"\xcc\x01\n" +
 	"\bHttpPath\x12\x10\n" +
 	"\x03get\x18\x01 \x01(\tR\x03get\x12\x12\n" +
 	"\x04post\x18\x02 \x01(\tR\x04post\x12:\n" +
 	"\verror_style\x18\x03 \x01(\x0e2\x19.svc.plugin.v1.ErrorStyleR\n" +
 	"errorStyle\x12#\n" +
 	"\rstream_method\x18\x04 \x01(\tR\fstreamMethod\x12!\n" +
-	"\fstream_field\x18\x05 \x01(\tR\vstreamField\"!\n" +
+	"\fstream_field\x18\x05 \x01(\tR\vstreamField\x12\x16\n" +
+	"\x06prefix\x18\x06 \x01(\bR\x06prefix\"f\n" +
 	"\vHttpRequest\x12\x12\n" +
-	"\x04body\x18\x01 \x01(\fR\x04body\"\x91\x01\n" +
+	"\x04body\x18\x01 \x01(\fR\x04body\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05query\x18\x03 \x01(\tR\x05query\x12\x19\n" +
+	"\bbase_url\x18\x04 \x01(\tR\abaseUrl\"\x91\x02\n" +
 	"\fHttpResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12.\n" +
 	"\x13retry_after_seconds\x18\x03 \x01(\x05R\x11retryAfterSeconds\x12%\n" +
-	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\"\xab\x01\n" +
+	"\x0eupstream_nanos\x18\x04 \x01(\x03R\rupstreamNanos\x12B\n" +
+	"\aheaders\x18\x05 \x03(\v2(.svc.plugin.v1.HttpResponse.HeadersEntryR\aheaders\x1a:\n" +
+	"\fHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xab\x01\n" +
 	"\x0eHttpStreamPart\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12.\n" +
@@ -620,7 +683,7 @@ func file_svc_plugin_v1_edge_proto_rawDescGZIP() []byte {
 }
 
 var file_svc_plugin_v1_edge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_svc_plugin_v1_edge_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_svc_plugin_v1_edge_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_svc_plugin_v1_edge_proto_goTypes = []any{
 	(ErrorStyle)(0),                    // 0: svc.plugin.v1.ErrorStyle
 	(*HttpPath)(nil),                   // 1: svc.plugin.v1.HttpPath
@@ -630,21 +693,23 @@ var file_svc_plugin_v1_edge_proto_goTypes = []any{
 	(*AssetList)(nil),                  // 5: svc.plugin.v1.AssetList
 	(*MetricsRequest)(nil),             // 6: svc.plugin.v1.MetricsRequest
 	(*MetricsResponse)(nil),            // 7: svc.plugin.v1.MetricsResponse
-	(*descriptorpb.MethodOptions)(nil), // 8: google.protobuf.MethodOptions
+	nil,                                // 8: svc.plugin.v1.HttpResponse.HeadersEntry
+	(*descriptorpb.MethodOptions)(nil), // 9: google.protobuf.MethodOptions
 }
 var file_svc_plugin_v1_edge_proto_depIdxs = []int32{
 	0, // 0: svc.plugin.v1.HttpPath.error_style:type_name -> svc.plugin.v1.ErrorStyle
-	8, // 1: svc.plugin.v1.http_path:extendee -> google.protobuf.MethodOptions
-	8, // 2: svc.plugin.v1.assigned_assets:extendee -> google.protobuf.MethodOptions
-	8, // 3: svc.plugin.v1.metrics:extendee -> google.protobuf.MethodOptions
-	8, // 4: svc.plugin.v1.on_app_live:extendee -> google.protobuf.MethodOptions
-	1, // 5: svc.plugin.v1.http_path:type_name -> svc.plugin.v1.HttpPath
-	5, // 6: svc.plugin.v1.assigned_assets:type_name -> svc.plugin.v1.AssetList
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	5, // [5:7] is the sub-list for extension type_name
-	1, // [1:5] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	8, // 1: svc.plugin.v1.HttpResponse.headers:type_name -> svc.plugin.v1.HttpResponse.HeadersEntry
+	9, // 2: svc.plugin.v1.http_path:extendee -> google.protobuf.MethodOptions
+	9, // 3: svc.plugin.v1.assigned_assets:extendee -> google.protobuf.MethodOptions
+	9, // 4: svc.plugin.v1.metrics:extendee -> google.protobuf.MethodOptions
+	9, // 5: svc.plugin.v1.on_app_live:extendee -> google.protobuf.MethodOptions
+	1, // 6: svc.plugin.v1.http_path:type_name -> svc.plugin.v1.HttpPath
+	5, // 7: svc.plugin.v1.assigned_assets:type_name -> svc.plugin.v1.AssetList
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	6, // [6:8] is the sub-list for extension type_name
+	2, // [2:6] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_edge_proto_init() }
@@ -658,7 +723,7 @@ func file_svc_plugin_v1_edge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_edge_proto_rawDesc), len(file_svc_plugin_v1_edge_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 4,
 			NumServices:   0,
 		},

@@ -9,6 +9,7 @@ import (
 	context "context"
 	errors "errors"
 	v1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	v11 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	http "net/http"
 	strings "strings"
 )
@@ -39,6 +40,13 @@ const (
 	BookServiceListPostsProcedure = "/svc.book.v1.BookService/ListPosts"
 	// BookServiceGetPostProcedure is the fully-qualified name of the BookService's GetPost RPC.
 	BookServiceGetPostProcedure = "/svc.book.v1.BookService/GetPost"
+	// BookServicePublicPostPageProcedure is the fully-qualified name of the BookService's
+	// PublicPostPage RPC.
+	BookServicePublicPostPageProcedure = "/svc.book.v1.BookService/PublicPostPage"
+	// BookServiceOEmbedProcedure is the fully-qualified name of the BookService's OEmbed RPC.
+	BookServiceOEmbedProcedure = "/svc.book.v1.BookService/OEmbed"
+	// BookServiceEmbedScriptProcedure is the fully-qualified name of the BookService's EmbedScript RPC.
+	BookServiceEmbedScriptProcedure = "/svc.book.v1.BookService/EmbedScript"
 )
 
 // BookServiceClient is a client for the svc.book.v1.BookService service.
@@ -53,6 +61,17 @@ type BookServiceClient interface {
 	// GetPost reads one post. Posts of Pages the caller cannot see answer
 	// not found.
 	GetPost(context.Context, *connect.Request[v1.GetPostRequest]) (*connect.Response[v1.Post], error)
+	// PublicPostPage answers {base_url}/posts/<id>: the post's HTML page,
+	// with oEmbed discovery; with ?embed=1 the compact view embed.js frames,
+	// the one page any origin may frame.
+	PublicPostPage(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error)
+	// OEmbed answers GET /api/v1/oembed?url=<public post URL>: oEmbed 1.0,
+	// type rich, JSON only (format=xml is 501).
+	OEmbed(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error)
+	// EmbedScript answers {base_url}/embed.js, which turns each
+	// <blockquote class="svc-post" data-post-id="<id>"> of a page into a
+	// sandboxed frame of the post's embed view.
+	EmbedScript(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error)
 }
 
 // NewBookServiceClient constructs a client for the svc.book.v1.BookService service. By default, it
@@ -86,14 +105,38 @@ func NewBookServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		publicPostPage: connect.NewClient[v11.HttpRequest, v11.HttpResponse](
+			httpClient,
+			baseURL+BookServicePublicPostPageProcedure,
+			connect.WithSchema(bookServiceMethods.ByName("PublicPostPage")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		oEmbed: connect.NewClient[v11.HttpRequest, v11.HttpResponse](
+			httpClient,
+			baseURL+BookServiceOEmbedProcedure,
+			connect.WithSchema(bookServiceMethods.ByName("OEmbed")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		embedScript: connect.NewClient[v11.HttpRequest, v11.HttpResponse](
+			httpClient,
+			baseURL+BookServiceEmbedScriptProcedure,
+			connect.WithSchema(bookServiceMethods.ByName("EmbedScript")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // bookServiceClient implements BookServiceClient.
 type bookServiceClient struct {
-	createPost *connect.Client[v1.CreatePostRequest, v1.CreatePostResponse]
-	listPosts  *connect.Client[v1.ListPostsRequest, v1.ListPostsResponse]
-	getPost    *connect.Client[v1.GetPostRequest, v1.Post]
+	createPost     *connect.Client[v1.CreatePostRequest, v1.CreatePostResponse]
+	listPosts      *connect.Client[v1.ListPostsRequest, v1.ListPostsResponse]
+	getPost        *connect.Client[v1.GetPostRequest, v1.Post]
+	publicPostPage *connect.Client[v11.HttpRequest, v11.HttpResponse]
+	oEmbed         *connect.Client[v11.HttpRequest, v11.HttpResponse]
+	embedScript    *connect.Client[v11.HttpRequest, v11.HttpResponse]
 }
 
 // CreatePost calls svc.book.v1.BookService.CreatePost.
@@ -111,6 +154,21 @@ func (c *bookServiceClient) GetPost(ctx context.Context, req *connect.Request[v1
 	return c.getPost.CallUnary(ctx, req)
 }
 
+// PublicPostPage calls svc.book.v1.BookService.PublicPostPage.
+func (c *bookServiceClient) PublicPostPage(ctx context.Context, req *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error) {
+	return c.publicPostPage.CallUnary(ctx, req)
+}
+
+// OEmbed calls svc.book.v1.BookService.OEmbed.
+func (c *bookServiceClient) OEmbed(ctx context.Context, req *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error) {
+	return c.oEmbed.CallUnary(ctx, req)
+}
+
+// EmbedScript calls svc.book.v1.BookService.EmbedScript.
+func (c *bookServiceClient) EmbedScript(ctx context.Context, req *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error) {
+	return c.embedScript.CallUnary(ctx, req)
+}
+
 // BookServiceHandler is an implementation of the svc.book.v1.BookService service.
 type BookServiceHandler interface {
 	// CreatePost publishes a post as the Page. It needs a user access token
@@ -123,6 +181,17 @@ type BookServiceHandler interface {
 	// GetPost reads one post. Posts of Pages the caller cannot see answer
 	// not found.
 	GetPost(context.Context, *connect.Request[v1.GetPostRequest]) (*connect.Response[v1.Post], error)
+	// PublicPostPage answers {base_url}/posts/<id>: the post's HTML page,
+	// with oEmbed discovery; with ?embed=1 the compact view embed.js frames,
+	// the one page any origin may frame.
+	PublicPostPage(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error)
+	// OEmbed answers GET /api/v1/oembed?url=<public post URL>: oEmbed 1.0,
+	// type rich, JSON only (format=xml is 501).
+	OEmbed(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error)
+	// EmbedScript answers {base_url}/embed.js, which turns each
+	// <blockquote class="svc-post" data-post-id="<id>"> of a page into a
+	// sandboxed frame of the post's embed view.
+	EmbedScript(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error)
 }
 
 // NewBookServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -152,6 +221,27 @@ func NewBookServiceHandler(svc BookServiceHandler, opts ...connect.HandlerOption
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	bookServicePublicPostPageHandler := connect.NewUnaryHandler(
+		BookServicePublicPostPageProcedure,
+		svc.PublicPostPage,
+		connect.WithSchema(bookServiceMethods.ByName("PublicPostPage")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	bookServiceOEmbedHandler := connect.NewUnaryHandler(
+		BookServiceOEmbedProcedure,
+		svc.OEmbed,
+		connect.WithSchema(bookServiceMethods.ByName("OEmbed")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	bookServiceEmbedScriptHandler := connect.NewUnaryHandler(
+		BookServiceEmbedScriptProcedure,
+		svc.EmbedScript,
+		connect.WithSchema(bookServiceMethods.ByName("EmbedScript")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.book.v1.BookService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case BookServiceCreatePostProcedure:
@@ -160,6 +250,12 @@ func NewBookServiceHandler(svc BookServiceHandler, opts ...connect.HandlerOption
 			bookServiceListPostsHandler.ServeHTTP(w, r)
 		case BookServiceGetPostProcedure:
 			bookServiceGetPostHandler.ServeHTTP(w, r)
+		case BookServicePublicPostPageProcedure:
+			bookServicePublicPostPageHandler.ServeHTTP(w, r)
+		case BookServiceOEmbedProcedure:
+			bookServiceOEmbedHandler.ServeHTTP(w, r)
+		case BookServiceEmbedScriptProcedure:
+			bookServiceEmbedScriptHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -179,4 +275,16 @@ func (UnimplementedBookServiceHandler) ListPosts(context.Context, *connect.Reque
 
 func (UnimplementedBookServiceHandler) GetPost(context.Context, *connect.Request[v1.GetPostRequest]) (*connect.Response[v1.Post], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.book.v1.BookService.GetPost is not implemented"))
+}
+
+func (UnimplementedBookServiceHandler) PublicPostPage(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.book.v1.BookService.PublicPostPage is not implemented"))
+}
+
+func (UnimplementedBookServiceHandler) OEmbed(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.book.v1.BookService.OEmbed is not implemented"))
+}
+
+func (UnimplementedBookServiceHandler) EmbedScript(context.Context, *connect.Request[v11.HttpRequest]) (*connect.Response[v11.HttpResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.book.v1.BookService.EmbedScript is not implemented"))
 }
