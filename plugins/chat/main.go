@@ -46,4 +46,3 @@ func setUp(p *sdk.Plugin) error {
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
 }
-
