@@ -26,6 +26,15 @@ const (
 	clockSkew = time.Minute
 )
 
+// attributionSpan is when a click must have been for a conversion at
+// event time at to count for its ad, both ends included: from 7 days
+// before to the event. event_time has whole seconds, so the event's
+// second is all of it (to the microsecond, the database's precision): a
+// click earlier in that second is before it.
+func attributionSpan(at time.Time) (from, to time.Time) {
+	return at.Add(-attributionWindow), at.Add(time.Second - time.Microsecond)
+}
+
 // checkedEvent is one event of a batch, its hashes parsed.
 type checkedEvent struct {
 	ev    *adsv1.ServerEvent
@@ -111,8 +120,9 @@ func (s *service) sendConversionEvents(ctx context.Context, call *sdk.Call, req 
 			}
 			if len(e.users) > 0 {
 				p.UserHash = e.users[0]
+				from, to := attributionSpan(e.at)
 				ad, err := q.LastClick(ctx, adsdb.LastClickParams{AdAccountID: acct.ID, UserHashes: e.users,
-					FromTime: timestamptz(e.at.Add(-attributionWindow)), ToTime: timestamptz(e.at)})
+					FromTime: timestamptz(from), ToTime: timestamptz(to)})
 				if err == nil {
 					p.AdID = &ad
 				} else if !errors.Is(err, pgx.ErrNoRows) {
