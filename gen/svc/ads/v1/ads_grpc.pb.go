@@ -51,7 +51,8 @@ const (
 // AdsService serves sandbox ad accounts, their lead campaigns and lead
 // forms, and the leads people submit to the forms (CONTRACT §12). Served
 // by the ads plugin. Every ad account is a sandbox account: nothing is
-// bought or billed and no money moves.
+// billed and no money moves; spend is counted at the sandbox price. Its
+// campaigns' ads fill the chats list's sponsored slot (CONTRACT §19).
 //
 // An ad account belongs to a business portfolio, "bp_<user id>" as
 // me/business_portfolios and me/assigned_assets name it; the portfolio's
@@ -394,7 +395,8 @@ func (c *adsServiceClient) SendConversionEvents(ctx context.Context, in *SendCon
 // AdsService serves sandbox ad accounts, their lead campaigns and lead
 // forms, and the leads people submit to the forms (CONTRACT §12). Served
 // by the ads plugin. Every ad account is a sandbox account: nothing is
-// bought or billed and no money moves.
+// billed and no money moves; spend is counted at the sandbox price. Its
+// campaigns' ads fill the chats list's sponsored slot (CONTRACT §19).
 //
 // An ad account belongs to a business portfolio, "bp_<user id>" as
 // me/business_portfolios and me/assigned_assets name it; the portfolio's
