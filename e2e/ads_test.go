@@ -220,6 +220,42 @@ func TestTheAdsAPIRefusesOtherBusinessesMissingScopesAndOversizedBatches(t *test
 	wantGraphError(t, res, body, 404, 100, 33)
 	res, body = w.call(t, "POST", w.readOnly, "ad_account/"+w.account+"/events", map[string]any{"data": events[:1]})
 	wantGraphError(t, res, body, 403, 10, 2069002)
+	// Every node: no token 401; an id that names nothing 404 (the same
+	// answer as another business's object); writes need ads_management.
+	for _, op := range []struct {
+		method, node string
+		params       map[string]any
+	}{
+		{"GET", "ad_account/%s/campaigns", nil},
+		{"POST", "ad_account/%s/campaigns", campaign},
+		{"GET", "campaign/%s/ads", nil},
+		{"POST", "campaign/%s/ads", map[string]any{"name": "A", "creative": map[string]any{"title": "T", "link_url": "https://example.com"}}},
+		{"POST", "campaign/%s", map[string]any{"status": "PAUSED"}},
+		{"POST", "ad/%s", map[string]any{"status": "PAUSED"}},
+		{"GET", "ad/%s/insights", nil},
+		{"POST", "ad_account/%s/customaudiences", map[string]any{"name": "A"}},
+		{"GET", "customaudience/%s", nil},
+		{"POST", "customaudience/%s/users", map[string]any{"schema": "USER_ID", "data": []string{"1"}}},
+		{"POST", "ad_account/%s/events", map[string]any{"data": events[:1]}},
+	} {
+		node := fmt.Sprintf(op.node, "8999999999")
+		res, body := w.call(t, op.method, "", node, op.params)
+		wantGraphError(t, res, body, 401, 104, 0)
+		res, body = w.call(t, op.method, w.advertiser, node, op.params)
+		wantGraphError(t, res, body, 404, 100, 33)
+		if op.method == "POST" {
+			res, body = w.call(t, op.method, w.readOnly, node, op.params)
+			wantGraphError(t, res, body, 403, 10, 2069002)
+		}
+	}
+	res, body = do(t, "POST", w.g.URL+"/api/mobile/ads/8999999999/click", strings.NewReader("{}"),
+		map[string]string{"Authorization": "Bearer " + w.consumer, "Content-Type": "application/json"})
+	wantGraphError(t, res, body, 404, 100, 33)
+	res, body = do(t, "POST", w.g.URL+"/api/mobile/ads/8999999999/click", strings.NewReader("{}"),
+		map[string]string{"Authorization": "Bearer " + w.advertiser, "Content-Type": "application/json"})
+	if res.StatusCode != 403 {
+		t.Fatalf("a user token clicking: %d %s", res.StatusCode, body)
+	}
 	// A session cannot ask the serve for someone else: it serves the
 	// signed-in person only, and an app's token cannot call it at all.
 	res, body = do(t, "POST", w.g.URL+"/svc.ads.v1.AdsService/ServeSponsoredAd", strings.NewReader("{}"),
