@@ -372,3 +372,22 @@ func TestAConversionBatchWithOneInvalidEventIsRefusedNamingIt(t *testing.T) {
 	_, err := call[*adsv1.SendConversionEventsResponse](t, b, procEvents, user(consumer), &adsv1.SendConversionEventsRequest{AdAccountId: acct, Data: []*adsv1.ServerEvent{good}})
 	plugintest.WantRefusal(t, err, 404, 100, 33)
 }
+
+// BenchmarkServe measures the chats list's cost of the sponsored slot: one
+// pick-and-count statement among 50 eligible ads, through the plugin.
+func BenchmarkServe(b *testing.B) {
+	bd := setupService(b, &service{})
+	acct := must[*adsv1.CreatedResponse](b, bd, procCreateAccount, user(owner), &adsv1.CreateAdAccountRequest{Name: "Bench"}).GetId()
+	c := must[*adsv1.CreatedResponse](b, bd, procCreateDeliveryCampaign, user(owner), &adsv1.CreateCampaignRequest{
+		AdAccountId: acct, Name: "Bench", Objective: "TRAFFIC", Status: "ACTIVE", DailyBudget: 100_000_000}).GetId()
+	for i := range 50 {
+		must[*adsv1.CreatedResponse](b, bd, procCreateAd, user(owner), &adsv1.CreateAdRequest{CampaignId: c, Name: "ad",
+			Creative: &adsv1.AdCreative{Title: "ad " + strings.Repeat("x", i%3), LinkUrl: "https://example.com"}})
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := call[*adsv1.SponsoredAd](b, bd, procServe, session(consumer), &adsv1.ServeSponsoredAdRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
