@@ -391,3 +391,41 @@ func BenchmarkServe(b *testing.B) {
 		}
 	}
 }
+
+// An ad's audience must be of its campaign's account, its link an
+// http(s) URL; an archived campaign takes no new ads.
+func TestAnAdNeedsAnAudienceOfItsAccountAnHTTPLinkAndALiveCampaign(t *testing.T) {
+	t.Parallel()
+	b, _ := setupClocked(t, 0)
+	acct, other := b.account(t), b.account(t)
+	foreign := must[*adsv1.CreatedResponse](t, b, procCreateAudience, user(owner), &adsv1.CreateCustomAudienceRequest{AdAccountId: other, Name: "Elsewhere"}).GetId()
+	c := b.campaign(t, acct, "ACTIVE", 1000)
+	for _, tc := range []struct {
+		req    *adsv1.CreateAdRequest
+		status int
+		field  string
+	}{
+		{&adsv1.CreateAdRequest{CampaignId: c, Name: "a", AudienceId: foreign, Creative: &adsv1.AdCreative{Title: "t", LinkUrl: "https://example.com"}}, 404, "audience_id"},
+		{&adsv1.CreateAdRequest{CampaignId: c, Name: "a", Creative: &adsv1.AdCreative{Title: "t", LinkUrl: "javascript:alert(1)"}}, 400, "creative.link_url"},
+		{&adsv1.CreateAdRequest{CampaignId: c, Name: "a", Creative: &adsv1.AdCreative{Title: "t", LinkUrl: "https://user:pw@example.com"}}, 400, "creative.link_url"},
+		{&adsv1.CreateAdRequest{CampaignId: c, Name: "a", Creative: &adsv1.AdCreative{Title: "t", LinkUrl: "https://example.com", PageId: "page"}}, 400, "creative.page_id"},
+	} {
+		_, err := call[*adsv1.CreatedResponse](t, b, procCreateAd, user(owner), tc.req)
+		code, sub := 100, 0
+		if tc.status == 404 {
+			sub = 33
+		}
+		if e := plugintest.WantRefusal(t, err, tc.status, code, sub); e.Field != tc.field {
+			t.Errorf("refusal %+v, want field %s", e, tc.field)
+		}
+	}
+	must[*adsv1.SuccessResponse](t, b, procUpdateCampaign, user(owner), &adsv1.UpdateStatusRequest{Id: c, Status: "ARCHIVED"})
+	_, err := call[*adsv1.CreatedResponse](t, b, procCreateAd, user(owner), &adsv1.CreateAdRequest{CampaignId: c, Name: "a",
+		Creative: &adsv1.AdCreative{Title: "t", LinkUrl: "https://example.com"}})
+	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "campaign_id" {
+		t.Fatalf("refusal %+v", e)
+	}
+	if n := plugintest.Count(t, b.pool, `SELECT count(*) FROM ads.ads`); n != 0 {
+		t.Fatalf("%d ads stored", n)
+	}
+}
