@@ -18,8 +18,8 @@ import (
 const matchWorkers = 8
 
 func (s *service) createCustomAudience(ctx context.Context, call *sdk.Call, req *adsv1.CreateCustomAudienceRequest) (*adsv1.CreatedResponse, error) {
-	for field, v := range map[string]string{"name": req.GetName(), "description": req.GetDescription()} {
-		if err := plainText(field, v); err != nil {
+	for _, f := range [][2]string{{"name", req.GetName()}, {"description", req.GetDescription()}} {
+		if err := plainText(f[0], f[1]); err != nil {
 			return nil, err
 		}
 	}

@@ -161,8 +161,8 @@ func checkLinkURL(raw string) error {
 
 func (s *service) createAd(ctx context.Context, call *sdk.Call, req *adsv1.CreateAdRequest) (*adsv1.CreatedResponse, error) {
 	cr := req.GetCreative()
-	for field, v := range map[string]string{"name": req.GetName(), "creative.title": cr.GetTitle(), "creative.body": cr.GetBody()} {
-		if err := plainText(field, v); err != nil {
+	for _, f := range [][2]string{{"name", req.GetName()}, {"creative.title", cr.GetTitle()}, {"creative.body", cr.GetBody()}} {
+		if err := plainText(f[0], f[1]); err != nil {
 			return nil, err
 		}
 	}
