@@ -128,7 +128,7 @@ func TestAPartnersLensReachesTheCarouselOnlyAfterStaffApproveIt(t *testing.T) {
 		if err != nil || !slices.ContainsFunc(res.Msg.GetData(), func(l *lensesv1.CarouselLens) bool { return l.GetName() == "Glitter" }) {
 			t.Fatalf("ListLenses: %v %v", res, err)
 		}
-		create := connect.NewRequest(&lensesv1.CreateLensRequest{AppId: studio.ID, Name: "Sparkle", IconUrl: "https://cdn.example/sparkle.png"})
+		create := connect.NewRequest(&lensesv1.CreateLensRequest{AppId: studio.ID, Name: "Sparkle", IconUrl: "data:image/png;base64,iVBORw0KGgo="})
 		create.Header().Set("Authorization", "Bearer "+studio.APIKey)
 		made, err := c.CreateLens(context.Background(), create)
 		if err != nil || made.Msg.GetStatus() != "draft" {

@@ -197,15 +197,22 @@ func (s *service) checkProduct(ctx context.Context, call *sdk.Call, appID string
 	return nil
 }
 
-// checkLens checks a lens's name and icon: the icon is an https: URL or
-// an image data: URL, so that the chat app never loads a plain-http or
-// script URL.
+// iconTypes are the image types an icon may be.
+var iconTypes = []string{"png", "jpeg", "gif", "webp", "svg+xml"}
+
+// checkLens checks a lens's name and icon. The icon is a data: URL of an
+// image, so that it shows wherever a lens does with no file server and no
+// third-party fetch (the chat app's and the console's pages load images
+// from themselves and data: URLs only), and never a script URL.
 func checkLens(name, icon string) error {
 	if strings.TrimSpace(name) == "" {
 		return sdk.Invalid("name", "Invalid parameter: name must not be blank.")
 	}
-	if !strings.HasPrefix(icon, "https://") && !strings.HasPrefix(icon, "data:image/") {
-		return sdk.Invalid("icon_url", "Invalid parameter: icon_url must be an https: URL or a data:image/ URL.")
+	rest, ok := strings.CutPrefix(icon, "data:image/")
+	kind, _, _ := strings.Cut(rest, ",")
+	kind, _, _ = strings.Cut(kind, ";")
+	if !ok || !slices.Contains(iconTypes, kind) || !strings.Contains(rest, ",") {
+		return sdk.Invalid("icon_url", "Invalid parameter: icon_url must be a data: URL of a PNG, JPEG, GIF, WebP or SVG image.")
 	}
 	return nil
 }

@@ -31,7 +31,8 @@ var staticFiles embed.FS
 // pageNames are the console's pages; each is templates/<name>.html (which
 // defines "body") inside templates/layout.html, with static/<name>.js.
 var pageNames = []string{"apps", "app", "review", "templates", "webhooks", "completions", "debugger",
-	"explorer", "callback", "reference", "staff-templates", "staff-review", "pages", "page", "account", "notfound"}
+	"explorer", "callback", "reference", "staff-templates", "staff-review", "pages", "page", "account", "notfound",
+	"lenses", "wearables", "staff-lenses"}
 
 // templates holds one parsed template set per page.
 var templates = func() map[string]*template.Template {
@@ -122,6 +123,8 @@ func route(rest string) (page, string, bool) {
 			"templates":   {Name: "templates", Title: "Message templates", Nav: "apps", AppTab: "templates"},
 			"webhooks":    {Name: "webhooks", Title: "Webhooks", Nav: "apps", AppTab: "webhooks"},
 			"completions": {Name: "completions", Title: "Completions", Nav: "apps", AppTab: "completions"},
+			"lenses":      {Name: "lenses", Title: "Lenses", Nav: "apps", AppTab: "lenses"},
+			"wearables":   {Name: "wearables", Title: "Wearables portal", Nav: "apps", AppTab: "wearables"},
 		}
 		p, ok := tabs[parts[2]]
 		return p, parts[1], ok
@@ -143,6 +146,8 @@ func route(rest string) (page, string, bool) {
 		return page{Name: "staff-templates", Title: "Template queue", Nav: "staff-templates", Staff: true}, "", true
 	case rest == "staff/review":
 		return page{Name: "staff-review", Title: "App Review queue", Nav: "staff-review", Staff: true}, "", true
+	case rest == "staff/lenses":
+		return page{Name: "staff-lenses", Title: "Lens review queue", Nav: "staff-lenses", Staff: true}, "", true
 	}
 	return page{}, "", false
 }

@@ -109,8 +109,7 @@ type CarouselLens struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// An image the app shows on the lens carousel: an https: URL or a
-	// data:image/ URL.
+	// An image the app shows on the lens carousel, a data: URL.
 	IconUrl       string `protobuf:"bytes,3,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -364,7 +363,8 @@ type CreateLensRequest struct {
 	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
 	// 1 to 60 code points.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// An https: URL or a data:image/ URL, at most 8,192 characters.
+	// A data: URL of a PNG, JPEG, GIF, WebP or SVG image, at most 8,192
+	// characters: it shows wherever a lens does, with no file server.
 	IconUrl       string `protobuf:"bytes,3,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
