@@ -130,7 +130,8 @@ type parts struct {
 	leavers *leaving.Runner
 	core    *sdk.Plugin
 	calls   *callPath
-	// seeded is the development world seeded at this start, nil if none.
+	// seeded is the development world seeded at this start (nil if none),
+	// whose sponsored item and lenses are made once the plugins serve.
 	seeded *seed.Credentials
 	r      *dispatch.Dispatcher
 	host   *host.Host
@@ -354,7 +355,7 @@ func (g *parts) plugins(ctx context.Context) error {
 	docsIndex := docsearch.NewIndex(g.db.Pool)
 	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids.Users, g.authn.ForgetUser).
 		WithCheckups(g.ids.Apps, g.authn.ForgetApp),
-		catalog.New(r, g.host.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
+		catalog.New(r, g.host.Plugins, catalog.SDKs(buildVersion)),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
 	// rebuilt (the reference, lazily) and refreshed (the index, off the
@@ -497,6 +498,12 @@ func (g *parts) background(ctx context.Context) error {
 			g.log.Info("development seed: no sponsored item, the ads plugin is not installed")
 		} else if err != nil {
 			g.log.Error("development seed: no sponsored item", "error", err)
+		}
+		// The seeded lenses are made through the partners' path, so they
+		// need the plugins serving; a failure leaves the world without
+		// lenses, not the gateway down.
+		if err := seed.Lenses(ctx, g.r.CallJSON, g.seeded); err != nil {
+			g.log.Error("development seed: lenses", "error", err)
 		}
 	}
 	go g.leavers.Run(ctx)
