@@ -502,7 +502,7 @@ func (g *parts) background(ctx context.Context) error {
 		// The seeded lenses are made through the partners' path, so they
 		// need the plugins serving; a failure leaves the world without
 		// lenses, not the gateway down.
-		if err := seed.Lenses(ctx, g.r.CallJSON, g.seeded); err != nil {
+		if err := seed.Lenses(ctx, g.r, g.seeded); err != nil {
 			g.log.Error("development seed: lenses", "error", err)
 		}
 	}

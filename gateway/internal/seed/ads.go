@@ -2,19 +2,11 @@ package seed
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
-
-// API calls a plugin method by procedure as caller, request and answer in
-// protojson; ok is false when no plugin serves the procedure
-// (dispatch.Dispatcher.CallJSON).
-type API interface {
-	CallJSON(ctx context.Context, caller *auth.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
-}
 
 // The sponsored item of the development world, as the chats list shows it.
 const (
@@ -35,19 +27,15 @@ func Sponsored(ctx context.Context, api API, c *Credentials) (ok bool, err error
 	owner := &auth.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_USER, UserID: c.Users["owner"].ID, AppID: c.App.ID,
 		Scopes: []string{"ads_read", "ads_management"}}
 	call := func(method string, req, res any) error {
-		body, err := json.Marshal(req)
-		if err != nil {
-			return err
-		}
-		out, found, err := api.CallJSON(ctx, owner, "/svc.ads.v1.AdsService/"+method, body)
-		if !found {
+		served, err := callAs(ctx, api, owner, "/svc.ads.v1.AdsService/"+method, req, res)
+		switch {
+		case !served:
 			ok = false
 			return fmt.Errorf("no plugin serves %s", method)
+		case err != nil:
+			return fmt.Errorf("seed the sponsored item: %w", err)
 		}
-		if err != nil {
-			return fmt.Errorf("seed the sponsored item: %s: %w", method, err)
-		}
-		return json.Unmarshal(out, res)
+		return nil
 	}
 	ok = true
 	var accounts struct{ Data []struct{ ID string } }

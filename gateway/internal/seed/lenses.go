@@ -2,17 +2,11 @@ package seed
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
-
-// CallJSON calls a procedure through the route table as caller, with the
-// caller's access checks (dispatch.Dispatcher.CallJSON); ok is false when
-// no loaded plugin serves it.
-type CallJSON func(ctx context.Context, caller *auth.Principal, procedure string, req []byte) (res []byte, ok bool, err error)
 
 // lenses are the development world's camera lenses; icons are small
 // inline SVGs, so no file server is needed.
@@ -29,15 +23,18 @@ const lensesService = "/svc.lenses.v1.LensesService/"
 // approves it from the review queue, all through the route table with the
 // same access checks as any caller. It runs once, after the first start's
 // seed, when the plugins serve; without the lenses plugin it does nothing.
-func Lenses(ctx context.Context, call CallJSON, c *Credentials) error {
+func Lenses(ctx context.Context, api API, c *Credentials) error {
 	owner := &auth.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: c.Users["owner"].ID}
 	staff := &auth.Principal{Kind: pluginv1.TokenKind_TOKEN_KIND_SESSION, UserID: c.Users["staff"].ID, Staff: true}
 	for _, l := range lenses {
 		var made struct {
 			ID string `json:"id"`
 		}
-		ok, err := callInto(ctx, call, owner, "CreateLens", map[string]string{"app_id": c.App.ID, "name": l.name, "icon_url": l.icon}, &made)
+		ok, err := callAs(ctx, api, owner, lensesService+"CreateLens", map[string]string{"app_id": c.App.ID, "name": l.name, "icon_url": l.icon}, &made)
 		if !ok || err != nil {
+			if err != nil {
+				err = fmt.Errorf("seed lenses: %w", err)
+			}
 			return err
 		}
 		steps := []struct {
@@ -49,27 +46,10 @@ func Lenses(ctx context.Context, call CallJSON, c *Credentials) error {
 			{staff, "DecideLens", map[string]string{"id": made.ID, "decision": "approve"}},
 		}
 		for _, s := range steps {
-			if _, err := callInto(ctx, call, s.who, s.method, s.req, nil); err != nil {
-				return err
+			if _, err := callAs(ctx, api, s.who, lensesService+s.method, s.req, nil); err != nil {
+				return fmt.Errorf("seed lenses: %w", err)
 			}
 		}
 	}
 	return nil
-}
-
-func callInto(ctx context.Context, call CallJSON, who *auth.Principal, method string, req map[string]string, out any) (bool, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return false, err
-	}
-	res, ok, err := call(ctx, who, lensesService+method, body)
-	if err != nil {
-		return ok, fmt.Errorf("seed lenses: %s: %w", method, err)
-	}
-	if ok && out != nil {
-		if err := json.Unmarshal(res, out); err != nil {
-			return ok, fmt.Errorf("seed lenses: %s: %w", method, err)
-		}
-	}
-	return ok, nil
 }
