@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -69,6 +70,16 @@ func TestAPartnersTierFollowsItsMeasuredCriteria(t *testing.T) {
 	biz := w.c.Business.ID // the seed's: it holds the seed's Page and app
 	consumer := w.c.Users["consumer"]
 	consumerSession := signInAt(t, w.g.URL, consumer.Username, consumer.Password)
+
+	t.Run("the API reference documents the registration and the partner node", func(t *testing.T) {
+		spec := reference(t, w.g)
+		if op := spec.Paths.Find("/api/v1/partners"); op == nil || op.Post == nil {
+			t.Fatal("POST /api/v1/partners is not in the reference")
+		}
+		if nodes, _ := json.Marshal(spec.Extensions["x-svc-nodes"]); !strings.Contains(string(nodes), "partner/{partner_id}/smoke_runs") {
+			t.Fatalf("partner nodes are not in x-svc-nodes: %.300s", nodes)
+		}
+	})
 
 	t.Run("only a business admin's session registers, once; unknown businesses are 404", func(t *testing.T) {
 		res, body := w.registerPartner(t, w.app.APIKey, biz)
