@@ -18,7 +18,8 @@ CREATE INDEX partners_assessed_idx ON core.partners (assessed_at);
 
 -- Runs of `gateway smoke --report-partner`: the smoke check run against an
 -- app of the partner's business, reported with the user token its OAuth
--- step obtained for that app. Kept 90 days (the criterion looks at 30).
+-- step obtained for that app. The criterion looks at 30 days; older runs
+-- are not pruned yet (a few a month per partner).
 CREATE TABLE core.partner_smoke_runs (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     partner_id bigint      NOT NULL REFERENCES core.partners (id) ON DELETE CASCADE,
