@@ -206,19 +206,20 @@ func (q *Queries) SetPartnerAssessment(ctx context.Context, arg SetPartnerAssess
 
 const webhookOutcomesOfBusiness = `-- name: WebhookOutcomesOfBusiness :one
 SELECT count(*)::bigint AS total, count(*) FILTER (WHERE d.status = 'succeeded')::bigint AS succeeded
-FROM (
-    SELECT wd.status FROM core.business_assets ba
-    JOIN core.webhook_deliveries wd ON wd.app_id = ba.asset_id
-    WHERE ba.business_id = $1 AND ba.asset_type = 'APP'
-      AND wd.status IN ('succeeded', 'failed') AND NOT wd.test AND wd.completed_at >= $2
-    ORDER BY wd.completed_at DESC LIMIT $3
+FROM core.business_assets ba
+CROSS JOIN LATERAL (
+    SELECT wd.status FROM core.webhook_deliveries wd
+    WHERE wd.app_id = ba.asset_id AND wd.status IN ('succeeded', 'failed') AND NOT wd.test
+      AND wd.completed_at >= $1
+    ORDER BY wd.completed_at DESC LIMIT $2
 ) d
+WHERE ba.business_id = $3 AND ba.asset_type = 'APP'
 `
 
 type WebhookOutcomesOfBusinessParams struct {
-	BusinessID int64
 	Since      pgtype.Timestamptz
 	MaxRows    int32
+	BusinessID int64
 }
 
 type WebhookOutcomesOfBusinessRow struct {
@@ -227,10 +228,11 @@ type WebhookOutcomesOfBusinessRow struct {
 }
 
 // Completed non-test deliveries to the business's apps since @since, and
-// how many succeeded: the most recent @max_rows only, so the read is
-// bounded however busy the apps are.
+// how many succeeded: of each app the most recent @max_rows only, read
+// backwards on webhook_deliveries_completed, so the read is bounded however
+// busy the apps are.
 func (q *Queries) WebhookOutcomesOfBusiness(ctx context.Context, arg WebhookOutcomesOfBusinessParams) (WebhookOutcomesOfBusinessRow, error) {
-	row := q.db.QueryRow(ctx, webhookOutcomesOfBusiness, arg.BusinessID, arg.Since, arg.MaxRows)
+	row := q.db.QueryRow(ctx, webhookOutcomesOfBusiness, arg.Since, arg.MaxRows, arg.BusinessID)
 	var i WebhookOutcomesOfBusinessRow
 	err := row.Scan(&i.Total, &i.Succeeded)
 	return i, err

@@ -49,8 +49,8 @@ const (
 	// PremierMinDeliveries and PremierMinSuccess: webhook_volume_30d.
 	PremierMinDeliveries = 1000
 	PremierMinSuccess    = 0.99
-	// maxMeasuredDeliveries bounds the read of the success rate: the most
-	// recent deliveries of the window only.
+	// maxMeasuredDeliveries bounds the read of the success rate: of each
+	// app, the most recent deliveries of the window only.
 	maxMeasuredDeliveries = 10000
 	// PartnerReassessEvery is the daily assessment's period: a partner
 	// assessed longer ago is assessed again by any gateway's loop.
@@ -74,8 +74,8 @@ type PartnerMeasures struct {
 	// App Review approved.
 	LiveReviewedApps int
 	// Deliveries and Succeeded: completed, non-test webhook deliveries to
-	// the business's apps in PartnerWindow (at most the most recent
-	// maxMeasuredDeliveries).
+	// the business's apps in PartnerWindow (of each app, at most the most
+	// recent maxMeasuredDeliveries).
 	Deliveries, Succeeded int
 	// LastSmokePass: the last smoke run with no failed step in
 	// PartnerWindow; zero when none.

@@ -27,16 +27,18 @@ WHERE ba.business_id = @business_id AND ba.asset_type = 'APP' AND a.mode = 'live
 
 -- name: WebhookOutcomesOfBusiness :one
 -- Completed non-test deliveries to the business's apps since @since, and
--- how many succeeded: the most recent @max_rows only, so the read is
--- bounded however busy the apps are.
+-- how many succeeded: of each app the most recent @max_rows only, read
+-- backwards on webhook_deliveries_completed, so the read is bounded however
+-- busy the apps are.
 SELECT count(*)::bigint AS total, count(*) FILTER (WHERE d.status = 'succeeded')::bigint AS succeeded
-FROM (
-    SELECT wd.status FROM core.business_assets ba
-    JOIN core.webhook_deliveries wd ON wd.app_id = ba.asset_id
-    WHERE ba.business_id = @business_id AND ba.asset_type = 'APP'
-      AND wd.status IN ('succeeded', 'failed') AND NOT wd.test AND wd.completed_at >= @since
+FROM core.business_assets ba
+CROSS JOIN LATERAL (
+    SELECT wd.status FROM core.webhook_deliveries wd
+    WHERE wd.app_id = ba.asset_id AND wd.status IN ('succeeded', 'failed') AND NOT wd.test
+      AND wd.completed_at >= @since
     ORDER BY wd.completed_at DESC LIMIT @max_rows
-) d;
+) d
+WHERE ba.business_id = @business_id AND ba.asset_type = 'APP';
 
 -- name: LastPassingSmokeRun :one
 -- The time of the partner's last smoke run with no failed step since @since.
