@@ -118,6 +118,10 @@ func TestAPartnersTierFollowsItsMeasuredCriteria(t *testing.T) {
 		}
 		res, body = w.get(t, "", url.Values{"node": {"partner/" + id}})
 		wantGraphError(t, res, body, 401, 104, 0)
+		res, body = w.get(t, w.c.App.APIKey, url.Values{"node": {"partner/" + id}})
+		wantGraphError(t, res, body, 403, 200, 2069001)
+		res, body = w.get(t, w.session, url.Values{"node": {"partner/424242"}})
+		wantGraphError(t, res, body, 404, 100, 33)
 	})
 
 	t.Run("an app of the business goes live through App Review: live_reviewed_app is met", func(t *testing.T) {
@@ -159,9 +163,28 @@ func TestAPartnersTierFollowsItsMeasuredCriteria(t *testing.T) {
 		}
 	})
 
+	bin := filepath.Join(gatewaytest.BinDir(t), "gateway")
+	creds := filepath.Join(w.g.DataDir, "dev-credentials.json")
+	t.Run("a smoke run whose report is refused fails the command and is not counted", func(t *testing.T) {
+		// The consumer's business: the seed app is not one of its apps.
+		theirs := w.newBusiness(t, consumerSession, "Consumer Co.")
+		res, body := w.registerPartner(t, consumerSession, theirs)
+		if res.StatusCode != 200 {
+			t.Fatalf("register: %d %s", res.StatusCode, body)
+		}
+		other := decode[struct{ ID string }](t, body).ID
+		var out bytes.Buffer
+		cmd := exec.CommandContext(context.Background(), bin, "smoke", "--base-url", w.g.URL, "--credentials", creds, "--report-partner", other)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err == nil || !strings.Contains(out.String(), "6 passed, 0 failed\nFAIL report to partner/"+other+":") {
+			t.Fatalf("smoke reported to another business's partner: %v\n%s", err, out.String())
+		}
+		if p := decode[partnerNode](t, w.mustGet(t, consumerSession, "partner/"+other)); p.met("smoke_check_30d") {
+			t.Fatalf("a refused report counted: %+v", p)
+		}
+	})
+
 	t.Run("webhook deliveries succeed and gateway smoke --report-partner passes: certified", func(t *testing.T) {
-		bin := filepath.Join(gatewaytest.BinDir(t), "gateway")
-		creds := filepath.Join(w.g.DataDir, "dev-credentials.json")
 		var p partnerNode
 		// Each run's webhook and session message steps are real deliveries
 		// to the seed app's receiver; runs repeat until the 30-day count
