@@ -35,7 +35,7 @@ var commands = []struct {
 		}},
 	{"listen", "listen --base-url <URL> --app <app id> --token <app key or team member's token> --forward-to <local URL> [--events <types>]: receive an app's webhooks on this machine over an outbound stream, forwarded signed to the local URL (no tunnel needed)",
 		gateway.Listen},
-	{"smoke", "smoke --base-url <URL> --credentials <file> [--receiver-addr 127.0.0.1:0] [--receiver-url <URL>]: check a running platform end to end (OAuth code + PKCE, me/pages, a post, a webhook handshake and signed delivery, a session message, a completion); one line per step, non-zero exit on a failure",
+	{"smoke", "smoke --base-url <URL> --credentials <file> [--receiver-addr 127.0.0.1:0] [--receiver-url <URL>] [--report-partner <id>]: check a running platform end to end (OAuth code + PKCE, me/pages, a post, a webhook handshake and signed delivery, a session message, a completion); one line per step, non-zero exit on a failure",
 		gateway.Smoke},
 	{"token", "token --user <username> --app <app id> [--scopes \"<list>\"] [--data-dir ./var]: print a user access token of a development-mode app",
 		gateway.Token},

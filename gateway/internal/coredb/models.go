@@ -253,6 +253,27 @@ type CorePageRole struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type CorePartner struct {
+	ID           int64
+	BusinessID   int64
+	Tier         string
+	Criteria     []byte
+	AssessedAt   pgtype.Timestamptz
+	RegisteredBy *int64
+	CreatedAt    pgtype.Timestamptz
+}
+
+type CorePartnerSmokeRun struct {
+	ID        int64
+	PartnerID int64
+	AppID     int64
+	Passed    int32
+	Failed    int32
+	Summary   string
+	RanBy     *int64
+	RanAt     pgtype.Timestamptz
+}
+
 type CorePluginScope struct {
 	Name        string
 	Plugin      string

@@ -45,6 +45,9 @@ type Service struct {
 	deletions Deletions
 	// leavers erases the data of people who leave (Options.Leavers).
 	leavers Leavers
+	// authorizeBusiness is the business's access rule
+	// (Options.AuthorizeBusiness).
+	authorizeBusiness func(ctx context.Context, p *auth.Principal, least pluginv1.BusinessRole, businessID string) error
 }
 
 // Options are what the service is built from.
@@ -74,6 +77,11 @@ type Options struct {
 	// Leavers names the plugins that erase the data of a person who
 	// leaves and wakes the runner of their jobs; nil: no plugin is told.
 	Leavers Leavers
+	// AuthorizeBusiness is the business's access rule
+	// (auth.Authenticator.AuthorizeBusiness), for the partner nodes, which
+	// name a business only through the partner; nil: every caller is
+	// refused as having no role.
+	AuthorizeBusiness func(ctx context.Context, p *auth.Principal, least pluginv1.BusinessRole, businessID string) error
 }
 
 // Leavers is what leaving needs of the runner of the plugins' user-left
@@ -96,7 +104,13 @@ type Deletions interface {
 // New returns the service.
 func New(o Options) *Service {
 	s := &Service{id: o.Identity, q: o.Identity.Queries(), now: time.Now,
-		forget: o.Forget, pageChanged: o.PageChanged, appChanged: o.AppChanged, userChanged: o.UserChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers}
+		forget: o.Forget, pageChanged: o.PageChanged, appChanged: o.AppChanged, userChanged: o.UserChanged, plugins: o.Plugins, deletions: o.Deletions, leavers: o.Leavers,
+		authorizeBusiness: o.AuthorizeBusiness}
+	if s.authorizeBusiness == nil {
+		s.authorizeBusiness = func(context.Context, *auth.Principal, pluginv1.BusinessRole, string) error {
+			return auth.NotBusinessMember("The user must have a role on the business.")
+		}
+	}
 	if s.forget == nil {
 		s.forget = func(...[]byte) {}
 	}
@@ -140,6 +154,7 @@ func (s *Service) Register(p *sdk.Plugin) {
 	s.registerCheckup(p)
 	s.registerDataRights(p)
 	s.registerBusinesses(p)
+	s.registerPartners(p)
 }
 
 func (s *Service) getMe(ctx context.Context, call *sdk.Call, _ *corev1.GetMeRequest) (*corev1.User, error) {

@@ -303,7 +303,7 @@ func (g *parts) dispatcher(ctx context.Context) error {
 	g.leavers = leaving.New(g.ids.Queries(), g.log.With("component", "leaving"))
 	coregraph.New(coregraph.Options{Identity: g.ids,
 		Forget: g.authn.Forget, PageChanged: g.authn.ForgetPage, AppChanged: g.authn.ForgetApp, UserChanged: g.authn.ForgetUser, Plugins: g.calls, Deletions: g.hooks,
-		Leavers: g.leavers}).Register(g.core)
+		Leavers: g.leavers, AuthorizeBusiness: g.authn.AuthorizeBusiness}).Register(g.core)
 	g.hooks.Register(g.core)
 	reads, err := g.replica(ctx)
 	if err != nil {
@@ -512,6 +512,11 @@ func (g *parts) background(ctx context.Context) error {
 	go g.ids.Apps.RunCheckupReminders(ctx, checkupPoll, func(err error) {
 		g.log.Error("data use checkup reminders", "error", err)
 	})
+	// Partner tiers (CONTRACT §18): each partner assessed at least daily,
+	// by whichever gateway claims it first.
+	go g.ids.Partners.RunAssessments(ctx, partnerPoll, func(err error) {
+		g.log.Error("partner assessments", "error", err)
+	})
 	// The core tables stay bounded: one gateway at a time prunes.
 	c := g.cfg.Retention
 	pruner := prune.New(prune.Options{Pool: g.db.Pool, Log: g.log.With("component", "prune"), Interval: time.Duration(c.Interval),
@@ -543,6 +548,9 @@ func (g *parts) background(ctx context.Context) error {
 // a window of 30 days needs no finer clock; the operator's change wakes
 // the loop at once.
 const checkupPoll = time.Minute
+
+// partnerPoll is how often partners not assessed for a day are looked for.
+const partnerPoll = 10 * time.Minute
 
 // serve serves the port until ctx ends or the embedded database exits.
 func (g *parts) serve(ctx context.Context) error {

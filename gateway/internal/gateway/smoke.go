@@ -22,6 +22,7 @@ func Smoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	receiverAddr := flags.String("receiver-addr", "127.0.0.1:0", "where the webhook receiver listens")
 	receiverURL := flags.String("receiver-url", "", "how the platform reaches the receiver (default: http://<receiver-addr>)")
 	model := flags.String("model", "svc-builtin", "the model of the completion step")
+	partner := flags.String("report-partner", "", "keep the result as a smoke run of this partner (partner/<id>/smoke_runs), with the owner's user token of the checked app; the owner must administer the partner's business")
 	timeout := flags.Duration("step-timeout", 30*time.Second, "the longest a step may take")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -41,7 +42,7 @@ func Smoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("smoke: --base-url is required (the credentials file names none)")
 	}
 	failed := smoke.Run(ctx, smoke.Options{BaseURL: *base, Creds: c, ReceiverAddr: *receiverAddr,
-		ReceiverURL: *receiverURL, Model: *model, StepTimeout: *timeout, Out: stdout})
+		ReceiverURL: *receiverURL, Model: *model, StepTimeout: *timeout, Out: stdout, ReportPartner: *partner})
 	if failed > 0 {
 		return fmt.Errorf("smoke: %d steps failed", failed)
 	}

@@ -61,6 +61,9 @@ type Service struct {
 	// Businesses are business portfolios: their people, assets and
 	// verification.
 	Businesses *Businesses
+	// Partners is the partner program: registrations, measured criteria
+	// and tiers.
+	Partners *Partners
 }
 
 // Users holds people; see Service.Users.
@@ -97,7 +100,7 @@ type store struct {
 
 // newService returns the Service whose areas share st.
 func newService(st *store) *Service {
-	s := &Service{store: st, Users: &Users{st}, Sessions: &Sessions{st}, Pages: &Pages{st}, Apps: &Apps{st}, Review: &Review{st}, Businesses: &Businesses{st}}
+	s := &Service{store: st, Users: &Users{st}, Sessions: &Sessions{st}, Pages: &Pages{st}, Apps: &Apps{st}, Review: &Review{st}, Businesses: &Businesses{st}, Partners: &Partners{st}}
 	st.all = s
 	return s
 }

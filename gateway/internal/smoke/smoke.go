@@ -98,6 +98,12 @@ type Options struct {
 	// StepTimeout bounds each step (default 30 s).
 	StepTimeout time.Duration
 	Out         io.Writer
+	// ReportPartner, when set, is the partner whose smoke check this run
+	// is: the result is kept at partner/<id>/smoke_runs with the user
+	// token the OAuth step obtained for the app (docs/PARTNERS.md), so the
+	// owner user must administer the partner's business and the app be
+	// one of its apps. A report that is refused counts as a failure.
+	ReportPartner string
 }
 
 // Step names, in order.
@@ -122,6 +128,8 @@ func Run(ctx context.Context, o Options) int {
 	if o.ReceiverAddr == "" {
 		o.ReceiverAddr = "127.0.0.1:0"
 	}
+	var lines bytes.Buffer // the run's lines, for a report
+	o.Out = io.MultiWriter(o.Out, &lines)
 	r := &run{o: o, base: strings.TrimRight(o.BaseURL, "/"), c: o.Creds, api: &http.Client{Timeout: o.StepTimeout}}
 	steps := []struct {
 		name  string
@@ -159,7 +167,31 @@ func Run(ctx context.Context, o Options) int {
 		fmt.Fprintf(o.Out, "PASS %s: %s (%s)\n", s.name, what, took)
 	}
 	fmt.Fprintf(o.Out, "%d passed, %d failed\n", passed, failed)
+	if o.ReportPartner != "" {
+		if err := r.report(ctx, passed, failed, strings.ToValidUTF8(excerptN(lines.String(), 8000), "")); err != nil {
+			fmt.Fprintf(o.Out, "FAIL report to partner/%s: %v\n", o.ReportPartner, err)
+			return failed + 1
+		}
+	}
 	return failed
+}
+
+// report keeps the run's result for the partner, with the owner's user
+// token of the app the run checked.
+func (r *run) report(ctx context.Context, passed, failed int, summary string) error {
+	if r.userToken == "" {
+		return errors.New("no user token: the oauth step did not pass")
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.o.StepTimeout)
+	defer cancel()
+	var out struct{ ID string }
+	err := r.graphPost(ctx, r.userToken, map[string]any{"node": "partner/" + r.o.ReportPartner + "/smoke_runs",
+		"passed": passed, "failed": failed, "summary": summary}, &out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.o.Out, "reported to partner/%s: smoke run %s\n", r.o.ReportPartner, out.ID)
+	return nil
 }
 
 // run is one run's state, passed from step to step.
@@ -222,6 +254,14 @@ func (r *run) call(ctx context.Context, method, path, token string, body any, ou
 		}
 	}
 	return nil
+}
+
+// excerptN is s cut to at most n bytes.
+func excerptN(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 func excerpt(b []byte) string {

@@ -1629,6 +1629,395 @@ func (x *DecideBusinessVerificationRequest) GetReason() string {
 	return ""
 }
 
+type RegisterPartnerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BusinessId    string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterPartnerRequest) Reset() {
+	*x = RegisterPartnerRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterPartnerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterPartnerRequest) ProtoMessage() {}
+
+func (x *RegisterPartnerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterPartnerRequest.ProtoReflect.Descriptor instead.
+func (*RegisterPartnerRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RegisterPartnerRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+type RegisteredPartner struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// registered, certified or premier.
+	Tier          string `protobuf:"bytes,2,opt,name=tier,proto3" json:"tier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisteredPartner) Reset() {
+	*x = RegisteredPartner{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisteredPartner) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisteredPartner) ProtoMessage() {}
+
+func (x *RegisteredPartner) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisteredPartner.ProtoReflect.Descriptor instead.
+func (*RegisteredPartner) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *RegisteredPartner) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RegisteredPartner) GetTier() string {
+	if x != nil {
+		return x.Tier
+	}
+	return ""
+}
+
+type GetPartnerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PartnerId     string                 `protobuf:"bytes,1,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPartnerRequest) Reset() {
+	*x = GetPartnerRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPartnerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPartnerRequest) ProtoMessage() {}
+
+func (x *GetPartnerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPartnerRequest.ProtoReflect.Descriptor instead.
+func (*GetPartnerRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetPartnerRequest) GetPartnerId() string {
+	if x != nil {
+		return x.PartnerId
+	}
+	return ""
+}
+
+// Partner is a business in the partner program (CONTRACT §18).
+type Partner struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Id         string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	BusinessId string                 `protobuf:"bytes,2,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	// registered, certified or premier.
+	Tier string `protobuf:"bytes,3,opt,name=tier,proto3" json:"tier,omitempty"`
+	// Each criterion as measured (docs/PARTNERS.md); only to the people of
+	// the business.
+	Criteria      []*PartnerCriterion `protobuf:"bytes,4,rep,name=criteria,proto3" json:"criteria,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Partner) Reset() {
+	*x = Partner{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Partner) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Partner) ProtoMessage() {}
+
+func (x *Partner) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Partner.ProtoReflect.Descriptor instead.
+func (*Partner) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *Partner) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Partner) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *Partner) GetTier() string {
+	if x != nil {
+		return x.Tier
+	}
+	return ""
+}
+
+func (x *Partner) GetCriteria() []*PartnerCriterion {
+	if x != nil {
+		return x.Criteria
+	}
+	return nil
+}
+
+// PartnerCriterion is one measured criterion of the partner program.
+type PartnerCriterion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Met   bool                   `protobuf:"varint,2,opt,name=met,proto3" json:"met,omitempty"`
+	// The measured value, e.g. "97.5% of 40" (docs/PARTNERS.md).
+	Value         string `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartnerCriterion) Reset() {
+	*x = PartnerCriterion{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartnerCriterion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartnerCriterion) ProtoMessage() {}
+
+func (x *PartnerCriterion) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartnerCriterion.ProtoReflect.Descriptor instead.
+func (*PartnerCriterion) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *PartnerCriterion) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PartnerCriterion) GetMet() bool {
+	if x != nil {
+		return x.Met
+	}
+	return false
+}
+
+func (x *PartnerCriterion) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+type RecordPartnerSmokeRunRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	PartnerId string                 `protobuf:"bytes,1,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	// Steps passed and failed in the run.
+	Passed int32 `protobuf:"varint,2,opt,name=passed,proto3" json:"passed,omitempty"`
+	Failed int32 `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
+	// The run's lines.
+	Summary       string `protobuf:"bytes,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordPartnerSmokeRunRequest) Reset() {
+	*x = RecordPartnerSmokeRunRequest{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordPartnerSmokeRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordPartnerSmokeRunRequest) ProtoMessage() {}
+
+func (x *RecordPartnerSmokeRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordPartnerSmokeRunRequest.ProtoReflect.Descriptor instead.
+func (*RecordPartnerSmokeRunRequest) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *RecordPartnerSmokeRunRequest) GetPartnerId() string {
+	if x != nil {
+		return x.PartnerId
+	}
+	return ""
+}
+
+func (x *RecordPartnerSmokeRunRequest) GetPassed() int32 {
+	if x != nil {
+		return x.Passed
+	}
+	return 0
+}
+
+func (x *RecordPartnerSmokeRunRequest) GetFailed() int32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *RecordPartnerSmokeRunRequest) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+type RecordedPartnerSmokeRun struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordedPartnerSmokeRun) Reset() {
+	*x = RecordedPartnerSmokeRun{}
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordedPartnerSmokeRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordedPartnerSmokeRun) ProtoMessage() {}
+
+func (x *RecordedPartnerSmokeRun) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordedPartnerSmokeRun.ProtoReflect.Descriptor instead.
+func (*RecordedPartnerSmokeRun) Descriptor() ([]byte, []int) {
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RecordedPartnerSmokeRun) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 type GetPageRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PageId        string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
@@ -1638,7 +2027,7 @@ type GetPageRequest struct {
 
 func (x *GetPageRequest) Reset() {
 	*x = GetPageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +2039,7 @@ func (x *GetPageRequest) String() string {
 func (*GetPageRequest) ProtoMessage() {}
 
 func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[29]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +2052,7 @@ func (x *GetPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPageRequest.ProtoReflect.Descriptor instead.
 func (*GetPageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{29}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetPageRequest) GetPageId() string {
@@ -1696,7 +2085,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +2097,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[30]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +2110,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{30}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Page) GetId() string {
@@ -1805,7 +2194,7 @@ type CreatePageRequest struct {
 
 func (x *CreatePageRequest) Reset() {
 	*x = CreatePageRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +2206,7 @@ func (x *CreatePageRequest) String() string {
 func (*CreatePageRequest) ProtoMessage() {}
 
 func (x *CreatePageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[31]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +2219,7 @@ func (x *CreatePageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{31}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreatePageRequest) GetName() string {
@@ -1856,7 +2245,7 @@ type CreatedPage struct {
 
 func (x *CreatedPage) Reset() {
 	*x = CreatedPage{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +2257,7 @@ func (x *CreatedPage) String() string {
 func (*CreatedPage) ProtoMessage() {}
 
 func (x *CreatedPage) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[32]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +2270,7 @@ func (x *CreatedPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedPage.ProtoReflect.Descriptor instead.
 func (*CreatedPage) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{32}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreatedPage) GetId() string {
@@ -1900,7 +2289,7 @@ type ListPageRolesRequest struct {
 
 func (x *ListPageRolesRequest) Reset() {
 	*x = ListPageRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2301,7 @@ func (x *ListPageRolesRequest) String() string {
 func (*ListPageRolesRequest) ProtoMessage() {}
 
 func (x *ListPageRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[33]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2314,7 @@ func (x *ListPageRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListPageRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{33}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListPageRolesRequest) GetPageId() string {
@@ -1944,7 +2333,7 @@ type ListPageRolesResponse struct {
 
 func (x *ListPageRolesResponse) Reset() {
 	*x = ListPageRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2345,7 @@ func (x *ListPageRolesResponse) String() string {
 func (*ListPageRolesResponse) ProtoMessage() {}
 
 func (x *ListPageRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[34]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2358,7 @@ func (x *ListPageRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListPageRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{34}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListPageRolesResponse) GetData() []*PageRoleEntry {
@@ -1992,7 +2381,7 @@ type PageRoleEntry struct {
 
 func (x *PageRoleEntry) Reset() {
 	*x = PageRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2393,7 @@ func (x *PageRoleEntry) String() string {
 func (*PageRoleEntry) ProtoMessage() {}
 
 func (x *PageRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[35]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2406,7 @@ func (x *PageRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageRoleEntry.ProtoReflect.Descriptor instead.
 func (*PageRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{35}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PageRoleEntry) GetUserId() string {
@@ -2052,7 +2441,7 @@ type SetPageRoleRequest struct {
 
 func (x *SetPageRoleRequest) Reset() {
 	*x = SetPageRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2453,7 @@ func (x *SetPageRoleRequest) String() string {
 func (*SetPageRoleRequest) ProtoMessage() {}
 
 func (x *SetPageRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[36]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2466,7 @@ func (x *SetPageRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPageRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetPageRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{36}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetPageRoleRequest) GetPageId() string {
@@ -2111,7 +2500,7 @@ type DeletePageRoleRequest struct {
 
 func (x *DeletePageRoleRequest) Reset() {
 	*x = DeletePageRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2512,7 @@ func (x *DeletePageRoleRequest) String() string {
 func (*DeletePageRoleRequest) ProtoMessage() {}
 
 func (x *DeletePageRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[37]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2525,7 @@ func (x *DeletePageRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{37}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DeletePageRoleRequest) GetPageId() string {
@@ -2174,7 +2563,7 @@ type UpdatePageSettingsRequest struct {
 
 func (x *UpdatePageSettingsRequest) Reset() {
 	*x = UpdatePageSettingsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2575,7 @@ func (x *UpdatePageSettingsRequest) String() string {
 func (*UpdatePageSettingsRequest) ProtoMessage() {}
 
 func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[38]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2588,7 @@ func (x *UpdatePageSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePageSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePageSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{38}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *UpdatePageSettingsRequest) GetPageId() string {
@@ -2260,7 +2649,7 @@ type SuccessResponse struct {
 
 func (x *SuccessResponse) Reset() {
 	*x = SuccessResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2661,7 @@ func (x *SuccessResponse) String() string {
 func (*SuccessResponse) ProtoMessage() {}
 
 func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[39]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2674,7 @@ func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
 func (*SuccessResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{39}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SuccessResponse) GetSuccess() bool {
@@ -2307,7 +2696,7 @@ type ListConnectedAssetsRequest struct {
 
 func (x *ListConnectedAssetsRequest) Reset() {
 	*x = ListConnectedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2708,7 @@ func (x *ListConnectedAssetsRequest) String() string {
 func (*ListConnectedAssetsRequest) ProtoMessage() {}
 
 func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[40]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2332,7 +2721,7 @@ func (x *ListConnectedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{40}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListConnectedAssetsRequest) GetPageId() string {
@@ -2373,7 +2762,7 @@ type ListConnectedAssetsResponse struct {
 
 func (x *ListConnectedAssetsResponse) Reset() {
 	*x = ListConnectedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2774,7 @@ func (x *ListConnectedAssetsResponse) String() string {
 func (*ListConnectedAssetsResponse) ProtoMessage() {}
 
 func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[41]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2787,7 @@ func (x *ListConnectedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConnectedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListConnectedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{41}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListConnectedAssetsResponse) GetData() []*ConnectedAsset {
@@ -2429,7 +2818,7 @@ type ConnectedAsset struct {
 
 func (x *ConnectedAsset) Reset() {
 	*x = ConnectedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2830,7 @@ func (x *ConnectedAsset) String() string {
 func (*ConnectedAsset) ProtoMessage() {}
 
 func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[42]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2843,7 @@ func (x *ConnectedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedAsset.ProtoReflect.Descriptor instead.
 func (*ConnectedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{42}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ConnectedAsset) GetId() string {
@@ -2500,7 +2889,7 @@ type ListAuthorizedAppsRequest struct {
 
 func (x *ListAuthorizedAppsRequest) Reset() {
 	*x = ListAuthorizedAppsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2901,7 @@ func (x *ListAuthorizedAppsRequest) String() string {
 func (*ListAuthorizedAppsRequest) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[43]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2914,7 @@ func (x *ListAuthorizedAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{43}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
 }
 
 type ListAuthorizedAppsResponse struct {
@@ -2537,7 +2926,7 @@ type ListAuthorizedAppsResponse struct {
 
 func (x *ListAuthorizedAppsResponse) Reset() {
 	*x = ListAuthorizedAppsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2938,7 @@ func (x *ListAuthorizedAppsResponse) String() string {
 func (*ListAuthorizedAppsResponse) ProtoMessage() {}
 
 func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[44]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2951,7 @@ func (x *ListAuthorizedAppsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuthorizedAppsResponse.ProtoReflect.Descriptor instead.
 func (*ListAuthorizedAppsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{44}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListAuthorizedAppsResponse) GetData() []*AuthorizedApp {
@@ -2590,7 +2979,7 @@ type AuthorizedApp struct {
 
 func (x *AuthorizedApp) Reset() {
 	*x = AuthorizedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2602,7 +2991,7 @@ func (x *AuthorizedApp) String() string {
 func (*AuthorizedApp) ProtoMessage() {}
 
 func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[45]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2615,7 +3004,7 @@ func (x *AuthorizedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizedApp.ProtoReflect.Descriptor instead.
 func (*AuthorizedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{45}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *AuthorizedApp) GetAppId() string {
@@ -2663,7 +3052,7 @@ type PageChoice struct {
 
 func (x *PageChoice) Reset() {
 	*x = PageChoice{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +3064,7 @@ func (x *PageChoice) String() string {
 func (*PageChoice) ProtoMessage() {}
 
 func (x *PageChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[46]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +3077,7 @@ func (x *PageChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageChoice.ProtoReflect.Descriptor instead.
 func (*PageChoice) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{46}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PageChoice) GetPageIds() []string {
@@ -2707,7 +3096,7 @@ type RemoveAuthorizedAppRequest struct {
 
 func (x *RemoveAuthorizedAppRequest) Reset() {
 	*x = RemoveAuthorizedAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +3108,7 @@ func (x *RemoveAuthorizedAppRequest) String() string {
 func (*RemoveAuthorizedAppRequest) ProtoMessage() {}
 
 func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[47]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +3121,7 @@ func (x *RemoveAuthorizedAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAuthorizedAppRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAuthorizedAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{47}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RemoveAuthorizedAppRequest) GetAppId() string {
@@ -2753,7 +3142,7 @@ type ChooseAuthorizedAppPagesRequest struct {
 
 func (x *ChooseAuthorizedAppPagesRequest) Reset() {
 	*x = ChooseAuthorizedAppPagesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +3154,7 @@ func (x *ChooseAuthorizedAppPagesRequest) String() string {
 func (*ChooseAuthorizedAppPagesRequest) ProtoMessage() {}
 
 func (x *ChooseAuthorizedAppPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[48]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +3167,7 @@ func (x *ChooseAuthorizedAppPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChooseAuthorizedAppPagesRequest.ProtoReflect.Descriptor instead.
 func (*ChooseAuthorizedAppPagesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{48}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ChooseAuthorizedAppPagesRequest) GetAppId() string {
@@ -2803,7 +3192,7 @@ type ListDataDeletionRequestsRequest struct {
 
 func (x *ListDataDeletionRequestsRequest) Reset() {
 	*x = ListDataDeletionRequestsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +3204,7 @@ func (x *ListDataDeletionRequestsRequest) String() string {
 func (*ListDataDeletionRequestsRequest) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[49]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +3217,7 @@ func (x *ListDataDeletionRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{49}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
 }
 
 type ListDataDeletionRequestsResponse struct {
@@ -2840,7 +3229,7 @@ type ListDataDeletionRequestsResponse struct {
 
 func (x *ListDataDeletionRequestsResponse) Reset() {
 	*x = ListDataDeletionRequestsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +3241,7 @@ func (x *ListDataDeletionRequestsResponse) String() string {
 func (*ListDataDeletionRequestsResponse) ProtoMessage() {}
 
 func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[50]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +3254,7 @@ func (x *ListDataDeletionRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDataDeletionRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListDataDeletionRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{50}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListDataDeletionRequestsResponse) GetData() []*DataDeletionRequest {
@@ -2893,7 +3282,7 @@ type DataDeletionRequest struct {
 
 func (x *DataDeletionRequest) Reset() {
 	*x = DataDeletionRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3294,7 @@ func (x *DataDeletionRequest) String() string {
 func (*DataDeletionRequest) ProtoMessage() {}
 
 func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[51]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3307,7 @@ func (x *DataDeletionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataDeletionRequest.ProtoReflect.Descriptor instead.
 func (*DataDeletionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{51}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *DataDeletionRequest) GetAppId() string {
@@ -2965,7 +3354,7 @@ type DebugTokenRequest struct {
 
 func (x *DebugTokenRequest) Reset() {
 	*x = DebugTokenRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2977,7 +3366,7 @@ func (x *DebugTokenRequest) String() string {
 func (*DebugTokenRequest) ProtoMessage() {}
 
 func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[52]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2990,7 +3379,7 @@ func (x *DebugTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenRequest.ProtoReflect.Descriptor instead.
 func (*DebugTokenRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{52}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *DebugTokenRequest) GetInputToken() string {
@@ -3009,7 +3398,7 @@ type DebugTokenResponse struct {
 
 func (x *DebugTokenResponse) Reset() {
 	*x = DebugTokenResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3410,7 @@ func (x *DebugTokenResponse) String() string {
 func (*DebugTokenResponse) ProtoMessage() {}
 
 func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[53]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3423,7 @@ func (x *DebugTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenResponse.ProtoReflect.Descriptor instead.
 func (*DebugTokenResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{53}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DebugTokenResponse) GetData() *DebugTokenData {
@@ -3065,7 +3454,7 @@ type DebugTokenData struct {
 
 func (x *DebugTokenData) Reset() {
 	*x = DebugTokenData{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3077,7 +3466,7 @@ func (x *DebugTokenData) String() string {
 func (*DebugTokenData) ProtoMessage() {}
 
 func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[54]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3090,7 +3479,7 @@ func (x *DebugTokenData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugTokenData.ProtoReflect.Descriptor instead.
 func (*DebugTokenData) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{54}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DebugTokenData) GetAppId() string {
@@ -3167,7 +3556,7 @@ type GranularScope struct {
 
 func (x *GranularScope) Reset() {
 	*x = GranularScope{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3568,7 @@ func (x *GranularScope) String() string {
 func (*GranularScope) ProtoMessage() {}
 
 func (x *GranularScope) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[55]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3581,7 @@ func (x *GranularScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GranularScope.ProtoReflect.Descriptor instead.
 func (*GranularScope) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{55}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GranularScope) GetScope() string {
@@ -3218,7 +3607,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3230,7 +3619,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[56]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3243,7 +3632,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{56}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -3268,7 +3657,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3280,7 +3669,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[57]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3293,7 +3682,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{57}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *App) GetId() string {
@@ -3347,7 +3736,7 @@ type UpdateAppRequest struct {
 
 func (x *UpdateAppRequest) Reset() {
 	*x = UpdateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3359,7 +3748,7 @@ func (x *UpdateAppRequest) String() string {
 func (*UpdateAppRequest) ProtoMessage() {}
 
 func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[58]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3372,7 +3761,7 @@ func (x *UpdateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{58}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *UpdateAppRequest) GetAppId() string {
@@ -3405,7 +3794,7 @@ type GetAppConfigRequest struct {
 
 func (x *GetAppConfigRequest) Reset() {
 	*x = GetAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3417,7 +3806,7 @@ func (x *GetAppConfigRequest) String() string {
 func (*GetAppConfigRequest) ProtoMessage() {}
 
 func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[59]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3430,7 +3819,7 @@ func (x *GetAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{59}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetAppConfigRequest) GetAppId() string {
@@ -3449,7 +3838,7 @@ type AppConfig struct {
 
 func (x *AppConfig) Reset() {
 	*x = AppConfig{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3461,7 +3850,7 @@ func (x *AppConfig) String() string {
 func (*AppConfig) ProtoMessage() {}
 
 func (x *AppConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[60]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3474,7 +3863,7 @@ func (x *AppConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppConfig.ProtoReflect.Descriptor instead.
 func (*AppConfig) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{60}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *AppConfig) GetPlatformConfig() *structpb.Struct {
@@ -3494,7 +3883,7 @@ type UpdateAppConfigRequest struct {
 
 func (x *UpdateAppConfigRequest) Reset() {
 	*x = UpdateAppConfigRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3506,7 +3895,7 @@ func (x *UpdateAppConfigRequest) String() string {
 func (*UpdateAppConfigRequest) ProtoMessage() {}
 
 func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[61]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3519,7 +3908,7 @@ func (x *UpdateAppConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppConfigRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{61}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *UpdateAppConfigRequest) GetAppId() string {
@@ -3548,7 +3937,7 @@ type ListPageLinksRequest struct {
 
 func (x *ListPageLinksRequest) Reset() {
 	*x = ListPageLinksRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3560,7 +3949,7 @@ func (x *ListPageLinksRequest) String() string {
 func (*ListPageLinksRequest) ProtoMessage() {}
 
 func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[62]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3573,7 +3962,7 @@ func (x *ListPageLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksRequest.ProtoReflect.Descriptor instead.
 func (*ListPageLinksRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{62}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListPageLinksRequest) GetAppId() string {
@@ -3614,7 +4003,7 @@ type ListPageLinksResponse struct {
 
 func (x *ListPageLinksResponse) Reset() {
 	*x = ListPageLinksResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3626,7 +4015,7 @@ func (x *ListPageLinksResponse) String() string {
 func (*ListPageLinksResponse) ProtoMessage() {}
 
 func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[63]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3639,7 +4028,7 @@ func (x *ListPageLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPageLinksResponse.ProtoReflect.Descriptor instead.
 func (*ListPageLinksResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{63}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListPageLinksResponse) GetData() []*PageLink {
@@ -3667,7 +4056,7 @@ type PageLink struct {
 
 func (x *PageLink) Reset() {
 	*x = PageLink{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3679,7 +4068,7 @@ func (x *PageLink) String() string {
 func (*PageLink) ProtoMessage() {}
 
 func (x *PageLink) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[64]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3692,7 +4081,7 @@ func (x *PageLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageLink.ProtoReflect.Descriptor instead.
 func (*PageLink) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{64}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *PageLink) GetPageId() string {
@@ -3727,7 +4116,7 @@ type CreatePageLinkRequest struct {
 
 func (x *CreatePageLinkRequest) Reset() {
 	*x = CreatePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3739,7 +4128,7 @@ func (x *CreatePageLinkRequest) String() string {
 func (*CreatePageLinkRequest) ProtoMessage() {}
 
 func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[65]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3752,7 +4141,7 @@ func (x *CreatePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreatePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{65}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CreatePageLinkRequest) GetAppId() string {
@@ -3786,7 +4175,7 @@ type DeletePageLinkRequest struct {
 
 func (x *DeletePageLinkRequest) Reset() {
 	*x = DeletePageLinkRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3798,7 +4187,7 @@ func (x *DeletePageLinkRequest) String() string {
 func (*DeletePageLinkRequest) ProtoMessage() {}
 
 func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[66]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3811,7 +4200,7 @@ func (x *DeletePageLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePageLinkRequest.ProtoReflect.Descriptor instead.
 func (*DeletePageLinkRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{66}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *DeletePageLinkRequest) GetAppId() string {
@@ -3841,7 +4230,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3853,7 +4242,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[67]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3866,7 +4255,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{67}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CreateAppRequest) GetName() string {
@@ -3912,7 +4301,7 @@ type CreatedApp struct {
 
 func (x *CreatedApp) Reset() {
 	*x = CreatedApp{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4313,7 @@ func (x *CreatedApp) String() string {
 func (*CreatedApp) ProtoMessage() {}
 
 func (x *CreatedApp) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[68]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4326,7 @@ func (x *CreatedApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApp.ProtoReflect.Descriptor instead.
 func (*CreatedApp) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{68}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CreatedApp) GetId() string {
@@ -4015,7 +4404,7 @@ type WentLive struct {
 
 func (x *WentLive) Reset() {
 	*x = WentLive{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4027,7 +4416,7 @@ func (x *WentLive) String() string {
 func (*WentLive) ProtoMessage() {}
 
 func (x *WentLive) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[69]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4040,7 +4429,7 @@ func (x *WentLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WentLive.ProtoReflect.Descriptor instead.
 func (*WentLive) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{69}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *WentLive) GetSuccess() bool {
@@ -4073,7 +4462,7 @@ type ListRedirectUrisRequest struct {
 
 func (x *ListRedirectUrisRequest) Reset() {
 	*x = ListRedirectUrisRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4085,7 +4474,7 @@ func (x *ListRedirectUrisRequest) String() string {
 func (*ListRedirectUrisRequest) ProtoMessage() {}
 
 func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[70]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4098,7 +4487,7 @@ func (x *ListRedirectUrisRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisRequest.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{70}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListRedirectUrisRequest) GetAppId() string {
@@ -4117,7 +4506,7 @@ type ListRedirectUrisResponse struct {
 
 func (x *ListRedirectUrisResponse) Reset() {
 	*x = ListRedirectUrisResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4518,7 @@ func (x *ListRedirectUrisResponse) String() string {
 func (*ListRedirectUrisResponse) ProtoMessage() {}
 
 func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[71]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4531,7 @@ func (x *ListRedirectUrisResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRedirectUrisResponse.ProtoReflect.Descriptor instead.
 func (*ListRedirectUrisResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{71}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ListRedirectUrisResponse) GetData() []*RedirectUri {
@@ -4161,7 +4550,7 @@ type RedirectUri struct {
 
 func (x *RedirectUri) Reset() {
 	*x = RedirectUri{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4562,7 @@ func (x *RedirectUri) String() string {
 func (*RedirectUri) ProtoMessage() {}
 
 func (x *RedirectUri) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[72]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4575,7 @@ func (x *RedirectUri) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedirectUri.ProtoReflect.Descriptor instead.
 func (*RedirectUri) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{72}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *RedirectUri) GetUri() string {
@@ -4206,7 +4595,7 @@ type AddRedirectUriRequest struct {
 
 func (x *AddRedirectUriRequest) Reset() {
 	*x = AddRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4218,7 +4607,7 @@ func (x *AddRedirectUriRequest) String() string {
 func (*AddRedirectUriRequest) ProtoMessage() {}
 
 func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[73]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4231,7 +4620,7 @@ func (x *AddRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*AddRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{73}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *AddRedirectUriRequest) GetAppId() string {
@@ -4258,7 +4647,7 @@ type DeleteRedirectUriRequest struct {
 
 func (x *DeleteRedirectUriRequest) Reset() {
 	*x = DeleteRedirectUriRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4270,7 +4659,7 @@ func (x *DeleteRedirectUriRequest) String() string {
 func (*DeleteRedirectUriRequest) ProtoMessage() {}
 
 func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[74]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4283,7 +4672,7 @@ func (x *DeleteRedirectUriRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRedirectUriRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRedirectUriRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{74}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *DeleteRedirectUriRequest) GetAppId() string {
@@ -4309,7 +4698,7 @@ type ListAppRolesRequest struct {
 
 func (x *ListAppRolesRequest) Reset() {
 	*x = ListAppRolesRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4321,7 +4710,7 @@ func (x *ListAppRolesRequest) String() string {
 func (*ListAppRolesRequest) ProtoMessage() {}
 
 func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[75]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4334,7 +4723,7 @@ func (x *ListAppRolesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesRequest.ProtoReflect.Descriptor instead.
 func (*ListAppRolesRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{75}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *ListAppRolesRequest) GetAppId() string {
@@ -4353,7 +4742,7 @@ type ListAppRolesResponse struct {
 
 func (x *ListAppRolesResponse) Reset() {
 	*x = ListAppRolesResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4365,7 +4754,7 @@ func (x *ListAppRolesResponse) String() string {
 func (*ListAppRolesResponse) ProtoMessage() {}
 
 func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[76]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4378,7 +4767,7 @@ func (x *ListAppRolesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppRolesResponse.ProtoReflect.Descriptor instead.
 func (*ListAppRolesResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{76}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ListAppRolesResponse) GetData() []*AppRoleEntry {
@@ -4400,7 +4789,7 @@ type AppRoleEntry struct {
 
 func (x *AppRoleEntry) Reset() {
 	*x = AppRoleEntry{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4412,7 +4801,7 @@ func (x *AppRoleEntry) String() string {
 func (*AppRoleEntry) ProtoMessage() {}
 
 func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[77]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4425,7 +4814,7 @@ func (x *AppRoleEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppRoleEntry.ProtoReflect.Descriptor instead.
 func (*AppRoleEntry) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{77}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AppRoleEntry) GetUserId() string {
@@ -4453,7 +4842,7 @@ type SetAppRoleRequest struct {
 
 func (x *SetAppRoleRequest) Reset() {
 	*x = SetAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4465,7 +4854,7 @@ func (x *SetAppRoleRequest) String() string {
 func (*SetAppRoleRequest) ProtoMessage() {}
 
 func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[78]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4478,7 +4867,7 @@ func (x *SetAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*SetAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{78}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *SetAppRoleRequest) GetAppId() string {
@@ -4512,7 +4901,7 @@ type DeleteAppRoleRequest struct {
 
 func (x *DeleteAppRoleRequest) Reset() {
 	*x = DeleteAppRoleRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4524,7 +4913,7 @@ func (x *DeleteAppRoleRequest) String() string {
 func (*DeleteAppRoleRequest) ProtoMessage() {}
 
 func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[79]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4537,7 +4926,7 @@ func (x *DeleteAppRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAppRoleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAppRoleRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{79}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *DeleteAppRoleRequest) GetAppId() string {
@@ -4563,7 +4952,7 @@ type ListTestUsersRequest struct {
 
 func (x *ListTestUsersRequest) Reset() {
 	*x = ListTestUsersRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4575,7 +4964,7 @@ func (x *ListTestUsersRequest) String() string {
 func (*ListTestUsersRequest) ProtoMessage() {}
 
 func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[80]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4588,7 +4977,7 @@ func (x *ListTestUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTestUsersRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{80}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListTestUsersRequest) GetAppId() string {
@@ -4607,7 +4996,7 @@ type ListTestUsersResponse struct {
 
 func (x *ListTestUsersResponse) Reset() {
 	*x = ListTestUsersResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4619,7 +5008,7 @@ func (x *ListTestUsersResponse) String() string {
 func (*ListTestUsersResponse) ProtoMessage() {}
 
 func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[81]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4632,7 +5021,7 @@ func (x *ListTestUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTestUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListTestUsersResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{81}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListTestUsersResponse) GetData() []*TestUser {
@@ -4654,7 +5043,7 @@ type TestUser struct {
 
 func (x *TestUser) Reset() {
 	*x = TestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4666,7 +5055,7 @@ func (x *TestUser) String() string {
 func (*TestUser) ProtoMessage() {}
 
 func (x *TestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[82]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4679,7 +5068,7 @@ func (x *TestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestUser.ProtoReflect.Descriptor instead.
 func (*TestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{82}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *TestUser) GetId() string {
@@ -4712,7 +5101,7 @@ type CreateTestUserRequest struct {
 
 func (x *CreateTestUserRequest) Reset() {
 	*x = CreateTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4724,7 +5113,7 @@ func (x *CreateTestUserRequest) String() string {
 func (*CreateTestUserRequest) ProtoMessage() {}
 
 func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[83]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4737,7 +5126,7 @@ func (x *CreateTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTestUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{83}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *CreateTestUserRequest) GetAppId() string {
@@ -4759,7 +5148,7 @@ type CreatedTestUser struct {
 
 func (x *CreatedTestUser) Reset() {
 	*x = CreatedTestUser{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4771,7 +5160,7 @@ func (x *CreatedTestUser) String() string {
 func (*CreatedTestUser) ProtoMessage() {}
 
 func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[84]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4784,7 +5173,7 @@ func (x *CreatedTestUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedTestUser.ProtoReflect.Descriptor instead.
 func (*CreatedTestUser) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{84}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CreatedTestUser) GetId() string {
@@ -4818,7 +5207,7 @@ type DeleteTestUserRequest struct {
 
 func (x *DeleteTestUserRequest) Reset() {
 	*x = DeleteTestUserRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4830,7 +5219,7 @@ func (x *DeleteTestUserRequest) String() string {
 func (*DeleteTestUserRequest) ProtoMessage() {}
 
 func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[85]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4843,7 +5232,7 @@ func (x *DeleteTestUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTestUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTestUserRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{85}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *DeleteTestUserRequest) GetAppId() string {
@@ -4870,7 +5259,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[86]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4882,7 +5271,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[86]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4895,7 +5284,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{86}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -4931,7 +5320,7 @@ type RotatedKey struct {
 
 func (x *RotatedKey) Reset() {
 	*x = RotatedKey{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[87]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4943,7 +5332,7 @@ func (x *RotatedKey) String() string {
 func (*RotatedKey) ProtoMessage() {}
 
 func (x *RotatedKey) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[87]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4956,7 +5345,7 @@ func (x *RotatedKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotatedKey.ProtoReflect.Descriptor instead.
 func (*RotatedKey) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{87}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *RotatedKey) GetKind() string {
@@ -4996,7 +5385,7 @@ type GetAppReviewRequest struct {
 
 func (x *GetAppReviewRequest) Reset() {
 	*x = GetAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[88]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5008,7 +5397,7 @@ func (x *GetAppReviewRequest) String() string {
 func (*GetAppReviewRequest) ProtoMessage() {}
 
 func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[88]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5021,7 +5410,7 @@ func (x *GetAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*GetAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{88}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetAppReviewRequest) GetAppId() string {
@@ -5041,7 +5430,7 @@ type AppReview struct {
 
 func (x *AppReview) Reset() {
 	*x = AppReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[89]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5053,7 +5442,7 @@ func (x *AppReview) String() string {
 func (*AppReview) ProtoMessage() {}
 
 func (x *AppReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[89]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5066,7 +5455,7 @@ func (x *AppReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppReview.ProtoReflect.Descriptor instead.
 func (*AppReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{89}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *AppReview) GetData() []*ScopeReview {
@@ -5085,7 +5474,7 @@ type GetDataUseCheckupRequest struct {
 
 func (x *GetDataUseCheckupRequest) Reset() {
 	*x = GetDataUseCheckupRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[90]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5097,7 +5486,7 @@ func (x *GetDataUseCheckupRequest) String() string {
 func (*GetDataUseCheckupRequest) ProtoMessage() {}
 
 func (x *GetDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[90]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5110,7 +5499,7 @@ func (x *GetDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDataUseCheckupRequest.ProtoReflect.Descriptor instead.
 func (*GetDataUseCheckupRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{90}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *GetDataUseCheckupRequest) GetAppId() string {
@@ -5134,7 +5523,7 @@ type CertifyDataUseCheckupRequest struct {
 
 func (x *CertifyDataUseCheckupRequest) Reset() {
 	*x = CertifyDataUseCheckupRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[91]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5146,7 +5535,7 @@ func (x *CertifyDataUseCheckupRequest) String() string {
 func (*CertifyDataUseCheckupRequest) ProtoMessage() {}
 
 func (x *CertifyDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[91]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5159,7 +5548,7 @@ func (x *CertifyDataUseCheckupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CertifyDataUseCheckupRequest.ProtoReflect.Descriptor instead.
 func (*CertifyDataUseCheckupRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{91}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *CertifyDataUseCheckupRequest) GetAppId() string {
@@ -5202,7 +5591,7 @@ type DataUseCheckup struct {
 
 func (x *DataUseCheckup) Reset() {
 	*x = DataUseCheckup{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[92]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5214,7 +5603,7 @@ func (x *DataUseCheckup) String() string {
 func (*DataUseCheckup) ProtoMessage() {}
 
 func (x *DataUseCheckup) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[92]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5227,7 +5616,7 @@ func (x *DataUseCheckup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataUseCheckup.ProtoReflect.Descriptor instead.
 func (*DataUseCheckup) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{92}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *DataUseCheckup) GetStatus() string {
@@ -5273,7 +5662,7 @@ type ScopeReview struct {
 
 func (x *ScopeReview) Reset() {
 	*x = ScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[93]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5285,7 +5674,7 @@ func (x *ScopeReview) String() string {
 func (*ScopeReview) ProtoMessage() {}
 
 func (x *ScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[93]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5298,7 +5687,7 @@ func (x *ScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScopeReview.ProtoReflect.Descriptor instead.
 func (*ScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{93}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *ScopeReview) GetScope() string {
@@ -5337,7 +5726,7 @@ type SubmitAppReviewRequest struct {
 
 func (x *SubmitAppReviewRequest) Reset() {
 	*x = SubmitAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[94]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5349,7 +5738,7 @@ func (x *SubmitAppReviewRequest) String() string {
 func (*SubmitAppReviewRequest) ProtoMessage() {}
 
 func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[94]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5362,7 +5751,7 @@ func (x *SubmitAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*SubmitAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{94}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *SubmitAppReviewRequest) GetAppId() string {
@@ -5402,7 +5791,7 @@ type ListAppReviewQueueRequest struct {
 
 func (x *ListAppReviewQueueRequest) Reset() {
 	*x = ListAppReviewQueueRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[95]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5414,7 +5803,7 @@ func (x *ListAppReviewQueueRequest) String() string {
 func (*ListAppReviewQueueRequest) ProtoMessage() {}
 
 func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[95]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5427,7 +5816,7 @@ func (x *ListAppReviewQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueRequest.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{95}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ListAppReviewQueueRequest) GetLimit() int32 {
@@ -5446,7 +5835,7 @@ type ListAppReviewQueueResponse struct {
 
 func (x *ListAppReviewQueueResponse) Reset() {
 	*x = ListAppReviewQueueResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[96]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5458,7 +5847,7 @@ func (x *ListAppReviewQueueResponse) String() string {
 func (*ListAppReviewQueueResponse) ProtoMessage() {}
 
 func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[96]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5471,7 +5860,7 @@ func (x *ListAppReviewQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppReviewQueueResponse.ProtoReflect.Descriptor instead.
 func (*ListAppReviewQueueResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{96}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ListAppReviewQueueResponse) GetData() []*QueuedScopeReview {
@@ -5497,7 +5886,7 @@ type QueuedScopeReview struct {
 
 func (x *QueuedScopeReview) Reset() {
 	*x = QueuedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[97]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5509,7 +5898,7 @@ func (x *QueuedScopeReview) String() string {
 func (*QueuedScopeReview) ProtoMessage() {}
 
 func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[97]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5522,7 +5911,7 @@ func (x *QueuedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedScopeReview.ProtoReflect.Descriptor instead.
 func (*QueuedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{97}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *QueuedScopeReview) GetAppId() string {
@@ -5580,7 +5969,7 @@ type DecideAppReviewRequest struct {
 
 func (x *DecideAppReviewRequest) Reset() {
 	*x = DecideAppReviewRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[98]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5592,7 +5981,7 @@ func (x *DecideAppReviewRequest) String() string {
 func (*DecideAppReviewRequest) ProtoMessage() {}
 
 func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[98]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5605,7 +5994,7 @@ func (x *DecideAppReviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewRequest.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{98}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *DecideAppReviewRequest) GetAppId() string {
@@ -5645,7 +6034,7 @@ type DecideAppReviewResponse struct {
 
 func (x *DecideAppReviewResponse) Reset() {
 	*x = DecideAppReviewResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[99]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5657,7 +6046,7 @@ func (x *DecideAppReviewResponse) String() string {
 func (*DecideAppReviewResponse) ProtoMessage() {}
 
 func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[99]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5670,7 +6059,7 @@ func (x *DecideAppReviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideAppReviewResponse.ProtoReflect.Descriptor instead.
 func (*DecideAppReviewResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{99}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *DecideAppReviewResponse) GetReview() *DecidedScopeReview {
@@ -5695,7 +6084,7 @@ type DecidedScopeReview struct {
 
 func (x *DecidedScopeReview) Reset() {
 	*x = DecidedScopeReview{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[100]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5707,7 +6096,7 @@ func (x *DecidedScopeReview) String() string {
 func (*DecidedScopeReview) ProtoMessage() {}
 
 func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[100]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5720,7 +6109,7 @@ func (x *DecidedScopeReview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidedScopeReview.ProtoReflect.Descriptor instead.
 func (*DecidedScopeReview) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{100}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *DecidedScopeReview) GetAppId() string {
@@ -5766,7 +6155,7 @@ type ListMyAssignedAssetsRequest struct {
 
 func (x *ListMyAssignedAssetsRequest) Reset() {
 	*x = ListMyAssignedAssetsRequest{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[101]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5778,7 +6167,7 @@ func (x *ListMyAssignedAssetsRequest) String() string {
 func (*ListMyAssignedAssetsRequest) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[101]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5791,7 +6180,7 @@ func (x *ListMyAssignedAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{101}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{108}
 }
 
 type ListMyAssignedAssetsResponse struct {
@@ -5803,7 +6192,7 @@ type ListMyAssignedAssetsResponse struct {
 
 func (x *ListMyAssignedAssetsResponse) Reset() {
 	*x = ListMyAssignedAssetsResponse{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[102]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5815,7 +6204,7 @@ func (x *ListMyAssignedAssetsResponse) String() string {
 func (*ListMyAssignedAssetsResponse) ProtoMessage() {}
 
 func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[102]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5828,7 +6217,7 @@ func (x *ListMyAssignedAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyAssignedAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyAssignedAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{102}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListMyAssignedAssetsResponse) GetData() []*AssignedAsset {
@@ -5856,7 +6245,7 @@ type AssignedAsset struct {
 
 func (x *AssignedAsset) Reset() {
 	*x = AssignedAsset{}
-	mi := &file_svc_core_v1_graph_proto_msgTypes[103]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5868,7 +6257,7 @@ func (x *AssignedAsset) String() string {
 func (*AssignedAsset) ProtoMessage() {}
 
 func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_core_v1_graph_proto_msgTypes[103]
+	mi := &file_svc_core_v1_graph_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5881,7 +6270,7 @@ func (x *AssignedAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignedAsset.ProtoReflect.Descriptor instead.
 func (*AssignedAsset) Descriptor() ([]byte, []int) {
-	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{103}
+	return file_svc_core_v1_graph_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *AssignedAsset) GetId() string {
@@ -6038,7 +6427,35 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\vbusiness_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"businessId\x122\n" +
 	"\bdecision\x18\x02 \x01(\tB\x16\xbaH\x13r\x11R\aapproveR\x06rejectR\bdecision\x12 \n" +
-	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xe8\aR\x06reason\"2\n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xe8\aR\x06reason\"D\n" +
+	"\x16RegisterPartnerRequest\x12*\n" +
+	"\vbusiness_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"businessId\"7\n" +
+	"\x11RegisteredPartner\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04tier\x18\x02 \x01(\tR\x04tier\";\n" +
+	"\x11GetPartnerRequest\x12&\n" +
+	"\n" +
+	"partner_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\tpartnerId\"\x98\x01\n" +
+	"\aPartner\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
+	"\vbusiness_id\x18\x02 \x01(\tR\n" +
+	"businessId\x12\x12\n" +
+	"\x04tier\x18\x03 \x01(\tR\x04tier\x129\n" +
+	"\bcriteria\x18\x04 \x03(\v2\x1d.svc.core.v1.PartnerCriterionR\bcriteria:\r\xe2\xf3\x18\t\n" +
+	"\apartner\"N\n" +
+	"\x10PartnerCriterion\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03met\x18\x02 \x01(\bR\x03met\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\"\xb0\x01\n" +
+	"\x1cRecordPartnerSmokeRunRequest\x12&\n" +
+	"\n" +
+	"partner_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\tpartnerId\x12!\n" +
+	"\x06passed\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x06passed\x12!\n" +
+	"\x06failed\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x06failed\x12\"\n" +
+	"\asummary\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xc0>R\asummary\")\n" +
+	"\x17RecordedPartnerSmokeRun\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"2\n" +
 	"\x0eGetPageRequest\x12 \n" +
 	"\apage_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xf2\x02\n" +
 	"\x04Page\x12\x0e\n" +
@@ -6340,7 +6757,7 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1f\n" +
 	"\vbusiness_id\x18\x04 \x01(\tR\n" +
 	"businessId\x12\x14\n" +
-	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xe04\n" +
+	"\x05tasks\x18\x05 \x03(\tR\x05tasks2\xe27\n" +
 	"\fGraphService\x12J\n" +
 	"\x05GetMe\x12\x19.svc.core.v1.GetMeRequest\x1a\x11.svc.core.v1.User\"\x13\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x04\n" +
 	"\x02me\x90\x02\x01\x12\x85\x01\n" +
@@ -6365,7 +6782,12 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x0fSetBusinessRole\x12#.svc.core.v1.SetBusinessRoleRequest\x1a\x1c.svc.core.v1.SuccessResponse\"+\xca\xf3\x18\x05\x12\x01\x04X\x02\xd2\xf3\x18\x1e\x12\x1cbusiness/{business_id}/roles\x12\x99\x01\n" +
 	"\x1bRequestBusinessVerification\x12/.svc.core.v1.RequestBusinessVerificationRequest\x1a\x15.svc.core.v1.Business\"2\xca\xf3\x18\x05\x12\x01\x04X\x02\xd2\xf3\x18%\x12#business/{business_id}/verification\x12\xc4\x01\n" +
 	"\x1dListBusinessVerificationQueue\x121.svc.core.v1.ListBusinessVerificationQueueRequest\x1a2.svc.core.v1.ListBusinessVerificationQueueResponse\"<\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02-\x12+/api/developers/admin/business-verification\x90\x02\x01\x12\xa1\x01\n" +
-	"\x1aDecideBusinessVerification\x12..svc.core.v1.DecideBusinessVerificationRequest\x1a\x15.svc.core.v1.Business\"<\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x020:\x01*\"+/api/developers/admin/business-verification\x12f\n" +
+	"\x1aDecideBusinessVerification\x12..svc.core.v1.DecideBusinessVerificationRequest\x1a\x15.svc.core.v1.Business\"<\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x020:\x01*\"+/api/developers/admin/business-verification\x12|\n" +
+	"\x0fRegisterPartner\x12#.svc.core.v1.RegisterPartnerRequest\x1a\x1e.svc.core.v1.RegisteredPartner\"$\xca\xf3\x18\x05\x12\x01\x04X\x02\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/api/v1/partners\x12i\n" +
+	"\n" +
+	"GetPartner\x12\x1e.svc.core.v1.GetPartnerRequest\x1a\x14.svc.core.v1.Partner\"%\xca\xf3\x18\x04\x12\x02\x01\x04\xd2\xf3\x18\x16\n" +
+	"\x14partner/{partner_id}\x90\x02\x01\x12\x96\x01\n" +
+	"\x15RecordPartnerSmokeRun\x12).svc.core.v1.RecordPartnerSmokeRunRequest\x1a$.svc.core.v1.RecordedPartnerSmokeRun\",\xca\xf3\x18\x03\x12\x01\x01\xd2\xf3\x18!\x12\x1fpartner/{partner_id}/smoke_runs\x12f\n" +
 	"\n" +
 	"ListMyApps\x12\x1e.svc.core.v1.ListMyAppsRequest\x1a\x1f.svc.core.v1.ListMyAppsResponse\"\x17\xca\xf3\x18\x03\x12\x01\x04\xd2\xf3\x18\t\n" +
 	"\ame/apps\x90\x02\x01\x12\xaa\x01\n" +
@@ -6442,7 +6864,7 @@ func file_svc_core_v1_graph_proto_rawDescGZIP() []byte {
 	return file_svc_core_v1_graph_proto_rawDescData
 }
 
-var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 105)
+var file_svc_core_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
 var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*GetMeRequest)(nil),                          // 0: svc.core.v1.GetMeRequest
 	(*DeleteMeRequest)(nil),                       // 1: svc.core.v1.DeleteMeRequest
@@ -6473,224 +6895,238 @@ var file_svc_core_v1_graph_proto_goTypes = []any{
 	(*ListBusinessVerificationQueueResponse)(nil), // 26: svc.core.v1.ListBusinessVerificationQueueResponse
 	(*QueuedBusinessVerification)(nil),            // 27: svc.core.v1.QueuedBusinessVerification
 	(*DecideBusinessVerificationRequest)(nil),     // 28: svc.core.v1.DecideBusinessVerificationRequest
-	(*GetPageRequest)(nil),                        // 29: svc.core.v1.GetPageRequest
-	(*Page)(nil),                                  // 30: svc.core.v1.Page
-	(*CreatePageRequest)(nil),                     // 31: svc.core.v1.CreatePageRequest
-	(*CreatedPage)(nil),                           // 32: svc.core.v1.CreatedPage
-	(*ListPageRolesRequest)(nil),                  // 33: svc.core.v1.ListPageRolesRequest
-	(*ListPageRolesResponse)(nil),                 // 34: svc.core.v1.ListPageRolesResponse
-	(*PageRoleEntry)(nil),                         // 35: svc.core.v1.PageRoleEntry
-	(*SetPageRoleRequest)(nil),                    // 36: svc.core.v1.SetPageRoleRequest
-	(*DeletePageRoleRequest)(nil),                 // 37: svc.core.v1.DeletePageRoleRequest
-	(*UpdatePageSettingsRequest)(nil),             // 38: svc.core.v1.UpdatePageSettingsRequest
-	(*SuccessResponse)(nil),                       // 39: svc.core.v1.SuccessResponse
-	(*ListConnectedAssetsRequest)(nil),            // 40: svc.core.v1.ListConnectedAssetsRequest
-	(*ListConnectedAssetsResponse)(nil),           // 41: svc.core.v1.ListConnectedAssetsResponse
-	(*ConnectedAsset)(nil),                        // 42: svc.core.v1.ConnectedAsset
-	(*ListAuthorizedAppsRequest)(nil),             // 43: svc.core.v1.ListAuthorizedAppsRequest
-	(*ListAuthorizedAppsResponse)(nil),            // 44: svc.core.v1.ListAuthorizedAppsResponse
-	(*AuthorizedApp)(nil),                         // 45: svc.core.v1.AuthorizedApp
-	(*PageChoice)(nil),                            // 46: svc.core.v1.PageChoice
-	(*RemoveAuthorizedAppRequest)(nil),            // 47: svc.core.v1.RemoveAuthorizedAppRequest
-	(*ChooseAuthorizedAppPagesRequest)(nil),       // 48: svc.core.v1.ChooseAuthorizedAppPagesRequest
-	(*ListDataDeletionRequestsRequest)(nil),       // 49: svc.core.v1.ListDataDeletionRequestsRequest
-	(*ListDataDeletionRequestsResponse)(nil),      // 50: svc.core.v1.ListDataDeletionRequestsResponse
-	(*DataDeletionRequest)(nil),                   // 51: svc.core.v1.DataDeletionRequest
-	(*DebugTokenRequest)(nil),                     // 52: svc.core.v1.DebugTokenRequest
-	(*DebugTokenResponse)(nil),                    // 53: svc.core.v1.DebugTokenResponse
-	(*DebugTokenData)(nil),                        // 54: svc.core.v1.DebugTokenData
-	(*GranularScope)(nil),                         // 55: svc.core.v1.GranularScope
-	(*GetAppRequest)(nil),                         // 56: svc.core.v1.GetAppRequest
-	(*App)(nil),                                   // 57: svc.core.v1.App
-	(*UpdateAppRequest)(nil),                      // 58: svc.core.v1.UpdateAppRequest
-	(*GetAppConfigRequest)(nil),                   // 59: svc.core.v1.GetAppConfigRequest
-	(*AppConfig)(nil),                             // 60: svc.core.v1.AppConfig
-	(*UpdateAppConfigRequest)(nil),                // 61: svc.core.v1.UpdateAppConfigRequest
-	(*ListPageLinksRequest)(nil),                  // 62: svc.core.v1.ListPageLinksRequest
-	(*ListPageLinksResponse)(nil),                 // 63: svc.core.v1.ListPageLinksResponse
-	(*PageLink)(nil),                              // 64: svc.core.v1.PageLink
-	(*CreatePageLinkRequest)(nil),                 // 65: svc.core.v1.CreatePageLinkRequest
-	(*DeletePageLinkRequest)(nil),                 // 66: svc.core.v1.DeletePageLinkRequest
-	(*CreateAppRequest)(nil),                      // 67: svc.core.v1.CreateAppRequest
-	(*CreatedApp)(nil),                            // 68: svc.core.v1.CreatedApp
-	(*WentLive)(nil),                              // 69: svc.core.v1.WentLive
-	(*ListRedirectUrisRequest)(nil),               // 70: svc.core.v1.ListRedirectUrisRequest
-	(*ListRedirectUrisResponse)(nil),              // 71: svc.core.v1.ListRedirectUrisResponse
-	(*RedirectUri)(nil),                           // 72: svc.core.v1.RedirectUri
-	(*AddRedirectUriRequest)(nil),                 // 73: svc.core.v1.AddRedirectUriRequest
-	(*DeleteRedirectUriRequest)(nil),              // 74: svc.core.v1.DeleteRedirectUriRequest
-	(*ListAppRolesRequest)(nil),                   // 75: svc.core.v1.ListAppRolesRequest
-	(*ListAppRolesResponse)(nil),                  // 76: svc.core.v1.ListAppRolesResponse
-	(*AppRoleEntry)(nil),                          // 77: svc.core.v1.AppRoleEntry
-	(*SetAppRoleRequest)(nil),                     // 78: svc.core.v1.SetAppRoleRequest
-	(*DeleteAppRoleRequest)(nil),                  // 79: svc.core.v1.DeleteAppRoleRequest
-	(*ListTestUsersRequest)(nil),                  // 80: svc.core.v1.ListTestUsersRequest
-	(*ListTestUsersResponse)(nil),                 // 81: svc.core.v1.ListTestUsersResponse
-	(*TestUser)(nil),                              // 82: svc.core.v1.TestUser
-	(*CreateTestUserRequest)(nil),                 // 83: svc.core.v1.CreateTestUserRequest
-	(*CreatedTestUser)(nil),                       // 84: svc.core.v1.CreatedTestUser
-	(*DeleteTestUserRequest)(nil),                 // 85: svc.core.v1.DeleteTestUserRequest
-	(*RotateAppKeyRequest)(nil),                   // 86: svc.core.v1.RotateAppKeyRequest
-	(*RotatedKey)(nil),                            // 87: svc.core.v1.RotatedKey
-	(*GetAppReviewRequest)(nil),                   // 88: svc.core.v1.GetAppReviewRequest
-	(*AppReview)(nil),                             // 89: svc.core.v1.AppReview
-	(*GetDataUseCheckupRequest)(nil),              // 90: svc.core.v1.GetDataUseCheckupRequest
-	(*CertifyDataUseCheckupRequest)(nil),          // 91: svc.core.v1.CertifyDataUseCheckupRequest
-	(*DataUseCheckup)(nil),                        // 92: svc.core.v1.DataUseCheckup
-	(*ScopeReview)(nil),                           // 93: svc.core.v1.ScopeReview
-	(*SubmitAppReviewRequest)(nil),                // 94: svc.core.v1.SubmitAppReviewRequest
-	(*ListAppReviewQueueRequest)(nil),             // 95: svc.core.v1.ListAppReviewQueueRequest
-	(*ListAppReviewQueueResponse)(nil),            // 96: svc.core.v1.ListAppReviewQueueResponse
-	(*QueuedScopeReview)(nil),                     // 97: svc.core.v1.QueuedScopeReview
-	(*DecideAppReviewRequest)(nil),                // 98: svc.core.v1.DecideAppReviewRequest
-	(*DecideAppReviewResponse)(nil),               // 99: svc.core.v1.DecideAppReviewResponse
-	(*DecidedScopeReview)(nil),                    // 100: svc.core.v1.DecidedScopeReview
-	(*ListMyAssignedAssetsRequest)(nil),           // 101: svc.core.v1.ListMyAssignedAssetsRequest
-	(*ListMyAssignedAssetsResponse)(nil),          // 102: svc.core.v1.ListMyAssignedAssetsResponse
-	(*AssignedAsset)(nil),                         // 103: svc.core.v1.AssignedAsset
-	nil,                                           // 104: svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
-	(*v1.Paging)(nil),                             // 105: svc.plugin.v1.Paging
-	(*structpb.Struct)(nil),                       // 106: google.protobuf.Struct
+	(*RegisterPartnerRequest)(nil),                // 29: svc.core.v1.RegisterPartnerRequest
+	(*RegisteredPartner)(nil),                     // 30: svc.core.v1.RegisteredPartner
+	(*GetPartnerRequest)(nil),                     // 31: svc.core.v1.GetPartnerRequest
+	(*Partner)(nil),                               // 32: svc.core.v1.Partner
+	(*PartnerCriterion)(nil),                      // 33: svc.core.v1.PartnerCriterion
+	(*RecordPartnerSmokeRunRequest)(nil),          // 34: svc.core.v1.RecordPartnerSmokeRunRequest
+	(*RecordedPartnerSmokeRun)(nil),               // 35: svc.core.v1.RecordedPartnerSmokeRun
+	(*GetPageRequest)(nil),                        // 36: svc.core.v1.GetPageRequest
+	(*Page)(nil),                                  // 37: svc.core.v1.Page
+	(*CreatePageRequest)(nil),                     // 38: svc.core.v1.CreatePageRequest
+	(*CreatedPage)(nil),                           // 39: svc.core.v1.CreatedPage
+	(*ListPageRolesRequest)(nil),                  // 40: svc.core.v1.ListPageRolesRequest
+	(*ListPageRolesResponse)(nil),                 // 41: svc.core.v1.ListPageRolesResponse
+	(*PageRoleEntry)(nil),                         // 42: svc.core.v1.PageRoleEntry
+	(*SetPageRoleRequest)(nil),                    // 43: svc.core.v1.SetPageRoleRequest
+	(*DeletePageRoleRequest)(nil),                 // 44: svc.core.v1.DeletePageRoleRequest
+	(*UpdatePageSettingsRequest)(nil),             // 45: svc.core.v1.UpdatePageSettingsRequest
+	(*SuccessResponse)(nil),                       // 46: svc.core.v1.SuccessResponse
+	(*ListConnectedAssetsRequest)(nil),            // 47: svc.core.v1.ListConnectedAssetsRequest
+	(*ListConnectedAssetsResponse)(nil),           // 48: svc.core.v1.ListConnectedAssetsResponse
+	(*ConnectedAsset)(nil),                        // 49: svc.core.v1.ConnectedAsset
+	(*ListAuthorizedAppsRequest)(nil),             // 50: svc.core.v1.ListAuthorizedAppsRequest
+	(*ListAuthorizedAppsResponse)(nil),            // 51: svc.core.v1.ListAuthorizedAppsResponse
+	(*AuthorizedApp)(nil),                         // 52: svc.core.v1.AuthorizedApp
+	(*PageChoice)(nil),                            // 53: svc.core.v1.PageChoice
+	(*RemoveAuthorizedAppRequest)(nil),            // 54: svc.core.v1.RemoveAuthorizedAppRequest
+	(*ChooseAuthorizedAppPagesRequest)(nil),       // 55: svc.core.v1.ChooseAuthorizedAppPagesRequest
+	(*ListDataDeletionRequestsRequest)(nil),       // 56: svc.core.v1.ListDataDeletionRequestsRequest
+	(*ListDataDeletionRequestsResponse)(nil),      // 57: svc.core.v1.ListDataDeletionRequestsResponse
+	(*DataDeletionRequest)(nil),                   // 58: svc.core.v1.DataDeletionRequest
+	(*DebugTokenRequest)(nil),                     // 59: svc.core.v1.DebugTokenRequest
+	(*DebugTokenResponse)(nil),                    // 60: svc.core.v1.DebugTokenResponse
+	(*DebugTokenData)(nil),                        // 61: svc.core.v1.DebugTokenData
+	(*GranularScope)(nil),                         // 62: svc.core.v1.GranularScope
+	(*GetAppRequest)(nil),                         // 63: svc.core.v1.GetAppRequest
+	(*App)(nil),                                   // 64: svc.core.v1.App
+	(*UpdateAppRequest)(nil),                      // 65: svc.core.v1.UpdateAppRequest
+	(*GetAppConfigRequest)(nil),                   // 66: svc.core.v1.GetAppConfigRequest
+	(*AppConfig)(nil),                             // 67: svc.core.v1.AppConfig
+	(*UpdateAppConfigRequest)(nil),                // 68: svc.core.v1.UpdateAppConfigRequest
+	(*ListPageLinksRequest)(nil),                  // 69: svc.core.v1.ListPageLinksRequest
+	(*ListPageLinksResponse)(nil),                 // 70: svc.core.v1.ListPageLinksResponse
+	(*PageLink)(nil),                              // 71: svc.core.v1.PageLink
+	(*CreatePageLinkRequest)(nil),                 // 72: svc.core.v1.CreatePageLinkRequest
+	(*DeletePageLinkRequest)(nil),                 // 73: svc.core.v1.DeletePageLinkRequest
+	(*CreateAppRequest)(nil),                      // 74: svc.core.v1.CreateAppRequest
+	(*CreatedApp)(nil),                            // 75: svc.core.v1.CreatedApp
+	(*WentLive)(nil),                              // 76: svc.core.v1.WentLive
+	(*ListRedirectUrisRequest)(nil),               // 77: svc.core.v1.ListRedirectUrisRequest
+	(*ListRedirectUrisResponse)(nil),              // 78: svc.core.v1.ListRedirectUrisResponse
+	(*RedirectUri)(nil),                           // 79: svc.core.v1.RedirectUri
+	(*AddRedirectUriRequest)(nil),                 // 80: svc.core.v1.AddRedirectUriRequest
+	(*DeleteRedirectUriRequest)(nil),              // 81: svc.core.v1.DeleteRedirectUriRequest
+	(*ListAppRolesRequest)(nil),                   // 82: svc.core.v1.ListAppRolesRequest
+	(*ListAppRolesResponse)(nil),                  // 83: svc.core.v1.ListAppRolesResponse
+	(*AppRoleEntry)(nil),                          // 84: svc.core.v1.AppRoleEntry
+	(*SetAppRoleRequest)(nil),                     // 85: svc.core.v1.SetAppRoleRequest
+	(*DeleteAppRoleRequest)(nil),                  // 86: svc.core.v1.DeleteAppRoleRequest
+	(*ListTestUsersRequest)(nil),                  // 87: svc.core.v1.ListTestUsersRequest
+	(*ListTestUsersResponse)(nil),                 // 88: svc.core.v1.ListTestUsersResponse
+	(*TestUser)(nil),                              // 89: svc.core.v1.TestUser
+	(*CreateTestUserRequest)(nil),                 // 90: svc.core.v1.CreateTestUserRequest
+	(*CreatedTestUser)(nil),                       // 91: svc.core.v1.CreatedTestUser
+	(*DeleteTestUserRequest)(nil),                 // 92: svc.core.v1.DeleteTestUserRequest
+	(*RotateAppKeyRequest)(nil),                   // 93: svc.core.v1.RotateAppKeyRequest
+	(*RotatedKey)(nil),                            // 94: svc.core.v1.RotatedKey
+	(*GetAppReviewRequest)(nil),                   // 95: svc.core.v1.GetAppReviewRequest
+	(*AppReview)(nil),                             // 96: svc.core.v1.AppReview
+	(*GetDataUseCheckupRequest)(nil),              // 97: svc.core.v1.GetDataUseCheckupRequest
+	(*CertifyDataUseCheckupRequest)(nil),          // 98: svc.core.v1.CertifyDataUseCheckupRequest
+	(*DataUseCheckup)(nil),                        // 99: svc.core.v1.DataUseCheckup
+	(*ScopeReview)(nil),                           // 100: svc.core.v1.ScopeReview
+	(*SubmitAppReviewRequest)(nil),                // 101: svc.core.v1.SubmitAppReviewRequest
+	(*ListAppReviewQueueRequest)(nil),             // 102: svc.core.v1.ListAppReviewQueueRequest
+	(*ListAppReviewQueueResponse)(nil),            // 103: svc.core.v1.ListAppReviewQueueResponse
+	(*QueuedScopeReview)(nil),                     // 104: svc.core.v1.QueuedScopeReview
+	(*DecideAppReviewRequest)(nil),                // 105: svc.core.v1.DecideAppReviewRequest
+	(*DecideAppReviewResponse)(nil),               // 106: svc.core.v1.DecideAppReviewResponse
+	(*DecidedScopeReview)(nil),                    // 107: svc.core.v1.DecidedScopeReview
+	(*ListMyAssignedAssetsRequest)(nil),           // 108: svc.core.v1.ListMyAssignedAssetsRequest
+	(*ListMyAssignedAssetsResponse)(nil),          // 109: svc.core.v1.ListMyAssignedAssetsResponse
+	(*AssignedAsset)(nil),                         // 110: svc.core.v1.AssignedAsset
+	nil,                                           // 111: svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
+	(*v1.Paging)(nil),                             // 112: svc.plugin.v1.Paging
+	(*structpb.Struct)(nil),                       // 113: google.protobuf.Struct
 }
 var file_svc_core_v1_graph_proto_depIdxs = []int32{
-	30,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
-	105, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
+	37,  // 0: svc.core.v1.ListMyPagesResponse.data:type_name -> svc.core.v1.Page
+	112, // 1: svc.core.v1.ListMyPagesResponse.paging:type_name -> svc.plugin.v1.Paging
 	7,   // 2: svc.core.v1.ListMyAppsResponse.data:type_name -> svc.core.v1.MyApp
-	105, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
+	112, // 3: svc.core.v1.ListMyAppsResponse.paging:type_name -> svc.plugin.v1.Paging
 	10,  // 4: svc.core.v1.ListMyBusinessPortfoliosResponse.data:type_name -> svc.core.v1.BusinessPortfolio
-	105, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
+	112, // 5: svc.core.v1.ListMyBusinessPortfoliosResponse.paging:type_name -> svc.plugin.v1.Paging
 	17,  // 6: svc.core.v1.ListBusinessAssetsResponse.data:type_name -> svc.core.v1.BusinessAsset
 	21,  // 7: svc.core.v1.ListBusinessRolesResponse.data:type_name -> svc.core.v1.BusinessRoleEntry
 	24,  // 8: svc.core.v1.RequestBusinessVerificationRequest.documents:type_name -> svc.core.v1.VerificationDocument
 	27,  // 9: svc.core.v1.ListBusinessVerificationQueueResponse.data:type_name -> svc.core.v1.QueuedBusinessVerification
 	24,  // 10: svc.core.v1.QueuedBusinessVerification.documents:type_name -> svc.core.v1.VerificationDocument
-	35,  // 11: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
-	42,  // 12: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
-	105, // 13: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
-	45,  // 14: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
-	46,  // 15: svc.core.v1.AuthorizedApp.pages:type_name -> svc.core.v1.PageChoice
-	51,  // 16: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
-	54,  // 17: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
-	55,  // 18: svc.core.v1.DebugTokenData.granular_scopes:type_name -> svc.core.v1.GranularScope
-	106, // 19: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
-	106, // 20: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
-	64,  // 21: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
-	105, // 22: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
-	72,  // 23: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
-	77,  // 24: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
-	82,  // 25: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
-	93,  // 26: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
-	104, // 27: svc.core.v1.CertifyDataUseCheckupRequest.uses:type_name -> svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
-	97,  // 28: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
-	100, // 29: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
-	103, // 30: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
-	0,   // 31: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
-	3,   // 32: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
-	8,   // 33: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
-	11,  // 34: svc.core.v1.GraphService.CreateBusiness:input_type -> svc.core.v1.CreateBusinessRequest
-	13,  // 35: svc.core.v1.GraphService.GetBusiness:input_type -> svc.core.v1.GetBusinessRequest
-	15,  // 36: svc.core.v1.GraphService.ListBusinessAssets:input_type -> svc.core.v1.ListBusinessAssetsRequest
-	18,  // 37: svc.core.v1.GraphService.AddBusinessAsset:input_type -> svc.core.v1.AddBusinessAssetRequest
-	19,  // 38: svc.core.v1.GraphService.ListBusinessRoles:input_type -> svc.core.v1.ListBusinessRolesRequest
-	22,  // 39: svc.core.v1.GraphService.SetBusinessRole:input_type -> svc.core.v1.SetBusinessRoleRequest
-	23,  // 40: svc.core.v1.GraphService.RequestBusinessVerification:input_type -> svc.core.v1.RequestBusinessVerificationRequest
-	25,  // 41: svc.core.v1.GraphService.ListBusinessVerificationQueue:input_type -> svc.core.v1.ListBusinessVerificationQueueRequest
-	28,  // 42: svc.core.v1.GraphService.DecideBusinessVerification:input_type -> svc.core.v1.DecideBusinessVerificationRequest
-	5,   // 43: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
-	101, // 44: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
-	67,  // 45: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
-	31,  // 46: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
-	29,  // 47: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
-	38,  // 48: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
-	33,  // 49: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
-	36,  // 50: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
-	37,  // 51: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
-	40,  // 52: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
-	52,  // 53: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
-	43,  // 54: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
-	47,  // 55: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
-	48,  // 56: svc.core.v1.GraphService.ChooseAuthorizedAppPages:input_type -> svc.core.v1.ChooseAuthorizedAppPagesRequest
-	1,   // 57: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
-	49,  // 58: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
-	56,  // 59: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
-	58,  // 60: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
-	59,  // 61: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
-	61,  // 62: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
-	62,  // 63: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
-	65,  // 64: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
-	66,  // 65: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
-	70,  // 66: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
-	73,  // 67: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
-	74,  // 68: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
-	75,  // 69: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
-	78,  // 70: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
-	79,  // 71: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
-	80,  // 72: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
-	83,  // 73: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
-	85,  // 74: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
-	86,  // 75: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
-	88,  // 76: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
-	94,  // 77: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
-	90,  // 78: svc.core.v1.GraphService.GetDataUseCheckup:input_type -> svc.core.v1.GetDataUseCheckupRequest
-	91,  // 79: svc.core.v1.GraphService.CertifyDataUseCheckup:input_type -> svc.core.v1.CertifyDataUseCheckupRequest
-	95,  // 80: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
-	98,  // 81: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
-	2,   // 82: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
-	4,   // 83: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
-	9,   // 84: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
-	12,  // 85: svc.core.v1.GraphService.CreateBusiness:output_type -> svc.core.v1.CreatedBusiness
-	14,  // 86: svc.core.v1.GraphService.GetBusiness:output_type -> svc.core.v1.Business
-	16,  // 87: svc.core.v1.GraphService.ListBusinessAssets:output_type -> svc.core.v1.ListBusinessAssetsResponse
-	39,  // 88: svc.core.v1.GraphService.AddBusinessAsset:output_type -> svc.core.v1.SuccessResponse
-	20,  // 89: svc.core.v1.GraphService.ListBusinessRoles:output_type -> svc.core.v1.ListBusinessRolesResponse
-	39,  // 90: svc.core.v1.GraphService.SetBusinessRole:output_type -> svc.core.v1.SuccessResponse
-	14,  // 91: svc.core.v1.GraphService.RequestBusinessVerification:output_type -> svc.core.v1.Business
-	26,  // 92: svc.core.v1.GraphService.ListBusinessVerificationQueue:output_type -> svc.core.v1.ListBusinessVerificationQueueResponse
-	14,  // 93: svc.core.v1.GraphService.DecideBusinessVerification:output_type -> svc.core.v1.Business
-	6,   // 94: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
-	102, // 95: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
-	68,  // 96: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
-	32,  // 97: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
-	30,  // 98: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
-	39,  // 99: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
-	34,  // 100: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
-	39,  // 101: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
-	39,  // 102: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
-	41,  // 103: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
-	53,  // 104: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
-	44,  // 105: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
-	39,  // 106: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
-	39,  // 107: svc.core.v1.GraphService.ChooseAuthorizedAppPages:output_type -> svc.core.v1.SuccessResponse
-	39,  // 108: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
-	50,  // 109: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
-	57,  // 110: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
-	69,  // 111: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
-	60,  // 112: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
-	39,  // 113: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
-	63,  // 114: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
-	39,  // 115: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
-	39,  // 116: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
-	71,  // 117: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
-	39,  // 118: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	39,  // 119: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
-	76,  // 120: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
-	39,  // 121: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
-	39,  // 122: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
-	81,  // 123: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
-	84,  // 124: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
-	39,  // 125: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
-	87,  // 126: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
-	89,  // 127: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
-	89,  // 128: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
-	92,  // 129: svc.core.v1.GraphService.GetDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
-	92,  // 130: svc.core.v1.GraphService.CertifyDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
-	96,  // 131: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
-	99,  // 132: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
-	82,  // [82:133] is the sub-list for method output_type
-	31,  // [31:82] is the sub-list for method input_type
-	31,  // [31:31] is the sub-list for extension type_name
-	31,  // [31:31] is the sub-list for extension extendee
-	0,   // [0:31] is the sub-list for field type_name
+	33,  // 11: svc.core.v1.Partner.criteria:type_name -> svc.core.v1.PartnerCriterion
+	42,  // 12: svc.core.v1.ListPageRolesResponse.data:type_name -> svc.core.v1.PageRoleEntry
+	49,  // 13: svc.core.v1.ListConnectedAssetsResponse.data:type_name -> svc.core.v1.ConnectedAsset
+	112, // 14: svc.core.v1.ListConnectedAssetsResponse.paging:type_name -> svc.plugin.v1.Paging
+	52,  // 15: svc.core.v1.ListAuthorizedAppsResponse.data:type_name -> svc.core.v1.AuthorizedApp
+	53,  // 16: svc.core.v1.AuthorizedApp.pages:type_name -> svc.core.v1.PageChoice
+	58,  // 17: svc.core.v1.ListDataDeletionRequestsResponse.data:type_name -> svc.core.v1.DataDeletionRequest
+	61,  // 18: svc.core.v1.DebugTokenResponse.data:type_name -> svc.core.v1.DebugTokenData
+	62,  // 19: svc.core.v1.DebugTokenData.granular_scopes:type_name -> svc.core.v1.GranularScope
+	113, // 20: svc.core.v1.AppConfig.platform_config:type_name -> google.protobuf.Struct
+	113, // 21: svc.core.v1.UpdateAppConfigRequest.platform_config:type_name -> google.protobuf.Struct
+	71,  // 22: svc.core.v1.ListPageLinksResponse.data:type_name -> svc.core.v1.PageLink
+	112, // 23: svc.core.v1.ListPageLinksResponse.paging:type_name -> svc.plugin.v1.Paging
+	79,  // 24: svc.core.v1.ListRedirectUrisResponse.data:type_name -> svc.core.v1.RedirectUri
+	84,  // 25: svc.core.v1.ListAppRolesResponse.data:type_name -> svc.core.v1.AppRoleEntry
+	89,  // 26: svc.core.v1.ListTestUsersResponse.data:type_name -> svc.core.v1.TestUser
+	100, // 27: svc.core.v1.AppReview.data:type_name -> svc.core.v1.ScopeReview
+	111, // 28: svc.core.v1.CertifyDataUseCheckupRequest.uses:type_name -> svc.core.v1.CertifyDataUseCheckupRequest.UsesEntry
+	104, // 29: svc.core.v1.ListAppReviewQueueResponse.data:type_name -> svc.core.v1.QueuedScopeReview
+	107, // 30: svc.core.v1.DecideAppReviewResponse.review:type_name -> svc.core.v1.DecidedScopeReview
+	110, // 31: svc.core.v1.ListMyAssignedAssetsResponse.data:type_name -> svc.core.v1.AssignedAsset
+	0,   // 32: svc.core.v1.GraphService.GetMe:input_type -> svc.core.v1.GetMeRequest
+	3,   // 33: svc.core.v1.GraphService.ListMyPages:input_type -> svc.core.v1.ListMyPagesRequest
+	8,   // 34: svc.core.v1.GraphService.ListMyBusinessPortfolios:input_type -> svc.core.v1.ListMyBusinessPortfoliosRequest
+	11,  // 35: svc.core.v1.GraphService.CreateBusiness:input_type -> svc.core.v1.CreateBusinessRequest
+	13,  // 36: svc.core.v1.GraphService.GetBusiness:input_type -> svc.core.v1.GetBusinessRequest
+	15,  // 37: svc.core.v1.GraphService.ListBusinessAssets:input_type -> svc.core.v1.ListBusinessAssetsRequest
+	18,  // 38: svc.core.v1.GraphService.AddBusinessAsset:input_type -> svc.core.v1.AddBusinessAssetRequest
+	19,  // 39: svc.core.v1.GraphService.ListBusinessRoles:input_type -> svc.core.v1.ListBusinessRolesRequest
+	22,  // 40: svc.core.v1.GraphService.SetBusinessRole:input_type -> svc.core.v1.SetBusinessRoleRequest
+	23,  // 41: svc.core.v1.GraphService.RequestBusinessVerification:input_type -> svc.core.v1.RequestBusinessVerificationRequest
+	25,  // 42: svc.core.v1.GraphService.ListBusinessVerificationQueue:input_type -> svc.core.v1.ListBusinessVerificationQueueRequest
+	28,  // 43: svc.core.v1.GraphService.DecideBusinessVerification:input_type -> svc.core.v1.DecideBusinessVerificationRequest
+	29,  // 44: svc.core.v1.GraphService.RegisterPartner:input_type -> svc.core.v1.RegisterPartnerRequest
+	31,  // 45: svc.core.v1.GraphService.GetPartner:input_type -> svc.core.v1.GetPartnerRequest
+	34,  // 46: svc.core.v1.GraphService.RecordPartnerSmokeRun:input_type -> svc.core.v1.RecordPartnerSmokeRunRequest
+	5,   // 47: svc.core.v1.GraphService.ListMyApps:input_type -> svc.core.v1.ListMyAppsRequest
+	108, // 48: svc.core.v1.GraphService.ListMyAssignedAssets:input_type -> svc.core.v1.ListMyAssignedAssetsRequest
+	74,  // 49: svc.core.v1.GraphService.CreateApp:input_type -> svc.core.v1.CreateAppRequest
+	38,  // 50: svc.core.v1.GraphService.CreatePage:input_type -> svc.core.v1.CreatePageRequest
+	36,  // 51: svc.core.v1.GraphService.GetPage:input_type -> svc.core.v1.GetPageRequest
+	45,  // 52: svc.core.v1.GraphService.UpdatePageSettings:input_type -> svc.core.v1.UpdatePageSettingsRequest
+	40,  // 53: svc.core.v1.GraphService.ListPageRoles:input_type -> svc.core.v1.ListPageRolesRequest
+	43,  // 54: svc.core.v1.GraphService.SetPageRole:input_type -> svc.core.v1.SetPageRoleRequest
+	44,  // 55: svc.core.v1.GraphService.DeletePageRole:input_type -> svc.core.v1.DeletePageRoleRequest
+	47,  // 56: svc.core.v1.GraphService.ListConnectedAssets:input_type -> svc.core.v1.ListConnectedAssetsRequest
+	59,  // 57: svc.core.v1.GraphService.DebugToken:input_type -> svc.core.v1.DebugTokenRequest
+	50,  // 58: svc.core.v1.GraphService.ListAuthorizedApps:input_type -> svc.core.v1.ListAuthorizedAppsRequest
+	54,  // 59: svc.core.v1.GraphService.RemoveAuthorizedApp:input_type -> svc.core.v1.RemoveAuthorizedAppRequest
+	55,  // 60: svc.core.v1.GraphService.ChooseAuthorizedAppPages:input_type -> svc.core.v1.ChooseAuthorizedAppPagesRequest
+	1,   // 61: svc.core.v1.GraphService.DeleteMe:input_type -> svc.core.v1.DeleteMeRequest
+	56,  // 62: svc.core.v1.GraphService.ListDataDeletionRequests:input_type -> svc.core.v1.ListDataDeletionRequestsRequest
+	63,  // 63: svc.core.v1.GraphService.GetApp:input_type -> svc.core.v1.GetAppRequest
+	65,  // 64: svc.core.v1.GraphService.UpdateApp:input_type -> svc.core.v1.UpdateAppRequest
+	66,  // 65: svc.core.v1.GraphService.GetAppConfig:input_type -> svc.core.v1.GetAppConfigRequest
+	68,  // 66: svc.core.v1.GraphService.UpdateAppConfig:input_type -> svc.core.v1.UpdateAppConfigRequest
+	69,  // 67: svc.core.v1.GraphService.ListPageLinks:input_type -> svc.core.v1.ListPageLinksRequest
+	72,  // 68: svc.core.v1.GraphService.CreatePageLink:input_type -> svc.core.v1.CreatePageLinkRequest
+	73,  // 69: svc.core.v1.GraphService.DeletePageLink:input_type -> svc.core.v1.DeletePageLinkRequest
+	77,  // 70: svc.core.v1.GraphService.ListRedirectUris:input_type -> svc.core.v1.ListRedirectUrisRequest
+	80,  // 71: svc.core.v1.GraphService.AddRedirectUri:input_type -> svc.core.v1.AddRedirectUriRequest
+	81,  // 72: svc.core.v1.GraphService.DeleteRedirectUri:input_type -> svc.core.v1.DeleteRedirectUriRequest
+	82,  // 73: svc.core.v1.GraphService.ListAppRoles:input_type -> svc.core.v1.ListAppRolesRequest
+	85,  // 74: svc.core.v1.GraphService.SetAppRole:input_type -> svc.core.v1.SetAppRoleRequest
+	86,  // 75: svc.core.v1.GraphService.DeleteAppRole:input_type -> svc.core.v1.DeleteAppRoleRequest
+	87,  // 76: svc.core.v1.GraphService.ListTestUsers:input_type -> svc.core.v1.ListTestUsersRequest
+	90,  // 77: svc.core.v1.GraphService.CreateTestUser:input_type -> svc.core.v1.CreateTestUserRequest
+	92,  // 78: svc.core.v1.GraphService.DeleteTestUser:input_type -> svc.core.v1.DeleteTestUserRequest
+	93,  // 79: svc.core.v1.GraphService.RotateAppKey:input_type -> svc.core.v1.RotateAppKeyRequest
+	95,  // 80: svc.core.v1.GraphService.GetAppReview:input_type -> svc.core.v1.GetAppReviewRequest
+	101, // 81: svc.core.v1.GraphService.SubmitAppReview:input_type -> svc.core.v1.SubmitAppReviewRequest
+	97,  // 82: svc.core.v1.GraphService.GetDataUseCheckup:input_type -> svc.core.v1.GetDataUseCheckupRequest
+	98,  // 83: svc.core.v1.GraphService.CertifyDataUseCheckup:input_type -> svc.core.v1.CertifyDataUseCheckupRequest
+	102, // 84: svc.core.v1.GraphService.ListAppReviewQueue:input_type -> svc.core.v1.ListAppReviewQueueRequest
+	105, // 85: svc.core.v1.GraphService.DecideAppReview:input_type -> svc.core.v1.DecideAppReviewRequest
+	2,   // 86: svc.core.v1.GraphService.GetMe:output_type -> svc.core.v1.User
+	4,   // 87: svc.core.v1.GraphService.ListMyPages:output_type -> svc.core.v1.ListMyPagesResponse
+	9,   // 88: svc.core.v1.GraphService.ListMyBusinessPortfolios:output_type -> svc.core.v1.ListMyBusinessPortfoliosResponse
+	12,  // 89: svc.core.v1.GraphService.CreateBusiness:output_type -> svc.core.v1.CreatedBusiness
+	14,  // 90: svc.core.v1.GraphService.GetBusiness:output_type -> svc.core.v1.Business
+	16,  // 91: svc.core.v1.GraphService.ListBusinessAssets:output_type -> svc.core.v1.ListBusinessAssetsResponse
+	46,  // 92: svc.core.v1.GraphService.AddBusinessAsset:output_type -> svc.core.v1.SuccessResponse
+	20,  // 93: svc.core.v1.GraphService.ListBusinessRoles:output_type -> svc.core.v1.ListBusinessRolesResponse
+	46,  // 94: svc.core.v1.GraphService.SetBusinessRole:output_type -> svc.core.v1.SuccessResponse
+	14,  // 95: svc.core.v1.GraphService.RequestBusinessVerification:output_type -> svc.core.v1.Business
+	26,  // 96: svc.core.v1.GraphService.ListBusinessVerificationQueue:output_type -> svc.core.v1.ListBusinessVerificationQueueResponse
+	14,  // 97: svc.core.v1.GraphService.DecideBusinessVerification:output_type -> svc.core.v1.Business
+	30,  // 98: svc.core.v1.GraphService.RegisterPartner:output_type -> svc.core.v1.RegisteredPartner
+	32,  // 99: svc.core.v1.GraphService.GetPartner:output_type -> svc.core.v1.Partner
+	35,  // 100: svc.core.v1.GraphService.RecordPartnerSmokeRun:output_type -> svc.core.v1.RecordedPartnerSmokeRun
+	6,   // 101: svc.core.v1.GraphService.ListMyApps:output_type -> svc.core.v1.ListMyAppsResponse
+	109, // 102: svc.core.v1.GraphService.ListMyAssignedAssets:output_type -> svc.core.v1.ListMyAssignedAssetsResponse
+	75,  // 103: svc.core.v1.GraphService.CreateApp:output_type -> svc.core.v1.CreatedApp
+	39,  // 104: svc.core.v1.GraphService.CreatePage:output_type -> svc.core.v1.CreatedPage
+	37,  // 105: svc.core.v1.GraphService.GetPage:output_type -> svc.core.v1.Page
+	46,  // 106: svc.core.v1.GraphService.UpdatePageSettings:output_type -> svc.core.v1.SuccessResponse
+	41,  // 107: svc.core.v1.GraphService.ListPageRoles:output_type -> svc.core.v1.ListPageRolesResponse
+	46,  // 108: svc.core.v1.GraphService.SetPageRole:output_type -> svc.core.v1.SuccessResponse
+	46,  // 109: svc.core.v1.GraphService.DeletePageRole:output_type -> svc.core.v1.SuccessResponse
+	48,  // 110: svc.core.v1.GraphService.ListConnectedAssets:output_type -> svc.core.v1.ListConnectedAssetsResponse
+	60,  // 111: svc.core.v1.GraphService.DebugToken:output_type -> svc.core.v1.DebugTokenResponse
+	51,  // 112: svc.core.v1.GraphService.ListAuthorizedApps:output_type -> svc.core.v1.ListAuthorizedAppsResponse
+	46,  // 113: svc.core.v1.GraphService.RemoveAuthorizedApp:output_type -> svc.core.v1.SuccessResponse
+	46,  // 114: svc.core.v1.GraphService.ChooseAuthorizedAppPages:output_type -> svc.core.v1.SuccessResponse
+	46,  // 115: svc.core.v1.GraphService.DeleteMe:output_type -> svc.core.v1.SuccessResponse
+	57,  // 116: svc.core.v1.GraphService.ListDataDeletionRequests:output_type -> svc.core.v1.ListDataDeletionRequestsResponse
+	64,  // 117: svc.core.v1.GraphService.GetApp:output_type -> svc.core.v1.App
+	76,  // 118: svc.core.v1.GraphService.UpdateApp:output_type -> svc.core.v1.WentLive
+	67,  // 119: svc.core.v1.GraphService.GetAppConfig:output_type -> svc.core.v1.AppConfig
+	46,  // 120: svc.core.v1.GraphService.UpdateAppConfig:output_type -> svc.core.v1.SuccessResponse
+	70,  // 121: svc.core.v1.GraphService.ListPageLinks:output_type -> svc.core.v1.ListPageLinksResponse
+	46,  // 122: svc.core.v1.GraphService.CreatePageLink:output_type -> svc.core.v1.SuccessResponse
+	46,  // 123: svc.core.v1.GraphService.DeletePageLink:output_type -> svc.core.v1.SuccessResponse
+	78,  // 124: svc.core.v1.GraphService.ListRedirectUris:output_type -> svc.core.v1.ListRedirectUrisResponse
+	46,  // 125: svc.core.v1.GraphService.AddRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	46,  // 126: svc.core.v1.GraphService.DeleteRedirectUri:output_type -> svc.core.v1.SuccessResponse
+	83,  // 127: svc.core.v1.GraphService.ListAppRoles:output_type -> svc.core.v1.ListAppRolesResponse
+	46,  // 128: svc.core.v1.GraphService.SetAppRole:output_type -> svc.core.v1.SuccessResponse
+	46,  // 129: svc.core.v1.GraphService.DeleteAppRole:output_type -> svc.core.v1.SuccessResponse
+	88,  // 130: svc.core.v1.GraphService.ListTestUsers:output_type -> svc.core.v1.ListTestUsersResponse
+	91,  // 131: svc.core.v1.GraphService.CreateTestUser:output_type -> svc.core.v1.CreatedTestUser
+	46,  // 132: svc.core.v1.GraphService.DeleteTestUser:output_type -> svc.core.v1.SuccessResponse
+	94,  // 133: svc.core.v1.GraphService.RotateAppKey:output_type -> svc.core.v1.RotatedKey
+	96,  // 134: svc.core.v1.GraphService.GetAppReview:output_type -> svc.core.v1.AppReview
+	96,  // 135: svc.core.v1.GraphService.SubmitAppReview:output_type -> svc.core.v1.AppReview
+	99,  // 136: svc.core.v1.GraphService.GetDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
+	99,  // 137: svc.core.v1.GraphService.CertifyDataUseCheckup:output_type -> svc.core.v1.DataUseCheckup
+	103, // 138: svc.core.v1.GraphService.ListAppReviewQueue:output_type -> svc.core.v1.ListAppReviewQueueResponse
+	106, // 139: svc.core.v1.GraphService.DecideAppReview:output_type -> svc.core.v1.DecideAppReviewResponse
+	86,  // [86:140] is the sub-list for method output_type
+	32,  // [32:86] is the sub-list for method input_type
+	32,  // [32:32] is the sub-list for extension type_name
+	32,  // [32:32] is the sub-list for extension extendee
+	0,   // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_svc_core_v1_graph_proto_init() }
@@ -6698,20 +7134,20 @@ func file_svc_core_v1_graph_proto_init() {
 	if File_svc_core_v1_graph_proto != nil {
 		return
 	}
-	file_svc_core_v1_graph_proto_msgTypes[30].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[38].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[54].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[58].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[87].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[91].OneofWrappers = []any{}
-	file_svc_core_v1_graph_proto_msgTypes[92].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[37].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[45].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[61].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[65].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[94].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[98].OneofWrappers = []any{}
+	file_svc_core_v1_graph_proto_msgTypes[99].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_core_v1_graph_proto_rawDesc), len(file_svc_core_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   105,
+			NumMessages:   112,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,9 @@ const (
 	GraphService_RequestBusinessVerification_FullMethodName   = "/svc.core.v1.GraphService/RequestBusinessVerification"
 	GraphService_ListBusinessVerificationQueue_FullMethodName = "/svc.core.v1.GraphService/ListBusinessVerificationQueue"
 	GraphService_DecideBusinessVerification_FullMethodName    = "/svc.core.v1.GraphService/DecideBusinessVerification"
+	GraphService_RegisterPartner_FullMethodName               = "/svc.core.v1.GraphService/RegisterPartner"
+	GraphService_GetPartner_FullMethodName                    = "/svc.core.v1.GraphService/GetPartner"
+	GraphService_RecordPartnerSmokeRun_FullMethodName         = "/svc.core.v1.GraphService/RecordPartnerSmokeRun"
 	GraphService_ListMyApps_FullMethodName                    = "/svc.core.v1.GraphService/ListMyApps"
 	GraphService_ListMyAssignedAssets_FullMethodName          = "/svc.core.v1.GraphService/ListMyAssignedAssets"
 	GraphService_CreateApp_FullMethodName                     = "/svc.core.v1.GraphService/CreateApp"
@@ -126,6 +129,20 @@ type GraphServiceClient interface {
 	// rejection needs a reason, which the business sees. A business that is
 	// not pending: 409, code 10, subcode 2018305.
 	DecideBusinessVerification(ctx context.Context, in *DecideBusinessVerificationRequest, opts ...grpc.CallOption) (*Business, error)
+	// RegisterPartner registers a business in the partner program
+	// (CONTRACT §18, docs/PARTNERS.md): a business admin's own session. A
+	// business that is a partner already: 409, code 10, subcode 2018307.
+	RegisterPartner(ctx context.Context, in *RegisterPartnerRequest, opts ...grpc.CallOption) (*RegisteredPartner, error)
+	// GetPartner reads a partner's tier, assessed at the call from its
+	// measured criteria. The tier is public to any person (as Meta's
+	// partner directory); the criteria and their values only to the people
+	// of the business (else criteria is empty).
+	GetPartner(ctx context.Context, in *GetPartnerRequest, opts ...grpc.CallOption) (*Partner, error)
+	// RecordPartnerSmokeRun keeps the result of `gateway smoke
+	// --report-partner`: made with the user token the run's OAuth step
+	// obtained, so the app is the one the run checked; the app must belong
+	// to the partner's business and the user be its admin (2069003).
+	RecordPartnerSmokeRun(ctx context.Context, in *RecordPartnerSmokeRunRequest, opts ...grpc.CallOption) (*RecordedPartnerSmokeRun, error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -405,6 +422,36 @@ func (c *graphServiceClient) DecideBusinessVerification(ctx context.Context, in 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Business)
 	err := c.cc.Invoke(ctx, GraphService_DecideBusinessVerification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) RegisterPartner(ctx context.Context, in *RegisterPartnerRequest, opts ...grpc.CallOption) (*RegisteredPartner, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisteredPartner)
+	err := c.cc.Invoke(ctx, GraphService_RegisterPartner_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) GetPartner(ctx context.Context, in *GetPartnerRequest, opts ...grpc.CallOption) (*Partner, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Partner)
+	err := c.cc.Invoke(ctx, GraphService_GetPartner_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) RecordPartnerSmokeRun(ctx context.Context, in *RecordPartnerSmokeRunRequest, opts ...grpc.CallOption) (*RecordedPartnerSmokeRun, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordedPartnerSmokeRun)
+	err := c.cc.Invoke(ctx, GraphService_RecordPartnerSmokeRun_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -855,6 +902,20 @@ type GraphServiceServer interface {
 	// rejection needs a reason, which the business sees. A business that is
 	// not pending: 409, code 10, subcode 2018305.
 	DecideBusinessVerification(context.Context, *DecideBusinessVerificationRequest) (*Business, error)
+	// RegisterPartner registers a business in the partner program
+	// (CONTRACT §18, docs/PARTNERS.md): a business admin's own session. A
+	// business that is a partner already: 409, code 10, subcode 2018307.
+	RegisterPartner(context.Context, *RegisterPartnerRequest) (*RegisteredPartner, error)
+	// GetPartner reads a partner's tier, assessed at the call from its
+	// measured criteria. The tier is public to any person (as Meta's
+	// partner directory); the criteria and their values only to the people
+	// of the business (else criteria is empty).
+	GetPartner(context.Context, *GetPartnerRequest) (*Partner, error)
+	// RecordPartnerSmokeRun keeps the result of `gateway smoke
+	// --report-partner`: made with the user token the run's OAuth step
+	// obtained, so the app is the one the run checked; the app must belong
+	// to the partner's business and the user be its admin (2069003).
+	RecordPartnerSmokeRun(context.Context, *RecordPartnerSmokeRunRequest) (*RecordedPartnerSmokeRun, error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -1055,6 +1116,15 @@ func (UnimplementedGraphServiceServer) ListBusinessVerificationQueue(context.Con
 }
 func (UnimplementedGraphServiceServer) DecideBusinessVerification(context.Context, *DecideBusinessVerificationRequest) (*Business, error) {
 	return nil, status.Error(codes.Unimplemented, "method DecideBusinessVerification not implemented")
+}
+func (UnimplementedGraphServiceServer) RegisterPartner(context.Context, *RegisterPartnerRequest) (*RegisteredPartner, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterPartner not implemented")
+}
+func (UnimplementedGraphServiceServer) GetPartner(context.Context, *GetPartnerRequest) (*Partner, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPartner not implemented")
+}
+func (UnimplementedGraphServiceServer) RecordPartnerSmokeRun(context.Context, *RecordPartnerSmokeRunRequest) (*RecordedPartnerSmokeRun, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordPartnerSmokeRun not implemented")
 }
 func (UnimplementedGraphServiceServer) ListMyApps(context.Context, *ListMyAppsRequest) (*ListMyAppsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMyApps not implemented")
@@ -1406,6 +1476,60 @@ func _GraphService_DecideBusinessVerification_Handler(srv interface{}, ctx conte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServiceServer).DecideBusinessVerification(ctx, req.(*DecideBusinessVerificationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_RegisterPartner_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterPartnerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).RegisterPartner(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_RegisterPartner_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).RegisterPartner(ctx, req.(*RegisterPartnerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_GetPartner_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPartnerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).GetPartner(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_GetPartner_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).GetPartner(ctx, req.(*GetPartnerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_RecordPartnerSmokeRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordPartnerSmokeRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).RecordPartnerSmokeRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_RecordPartnerSmokeRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).RecordPartnerSmokeRun(ctx, req.(*RecordPartnerSmokeRunRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2166,6 +2290,18 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DecideBusinessVerification",
 			Handler:    _GraphService_DecideBusinessVerification_Handler,
+		},
+		{
+			MethodName: "RegisterPartner",
+			Handler:    _GraphService_RegisterPartner_Handler,
+		},
+		{
+			MethodName: "GetPartner",
+			Handler:    _GraphService_GetPartner_Handler,
+		},
+		{
+			MethodName: "RecordPartnerSmokeRun",
+			Handler:    _GraphService_RecordPartnerSmokeRun_Handler,
 		},
 		{
 			MethodName: "ListMyApps",

@@ -68,6 +68,14 @@ const (
 	// GraphServiceDecideBusinessVerificationProcedure is the fully-qualified name of the GraphService's
 	// DecideBusinessVerification RPC.
 	GraphServiceDecideBusinessVerificationProcedure = "/svc.core.v1.GraphService/DecideBusinessVerification"
+	// GraphServiceRegisterPartnerProcedure is the fully-qualified name of the GraphService's
+	// RegisterPartner RPC.
+	GraphServiceRegisterPartnerProcedure = "/svc.core.v1.GraphService/RegisterPartner"
+	// GraphServiceGetPartnerProcedure is the fully-qualified name of the GraphService's GetPartner RPC.
+	GraphServiceGetPartnerProcedure = "/svc.core.v1.GraphService/GetPartner"
+	// GraphServiceRecordPartnerSmokeRunProcedure is the fully-qualified name of the GraphService's
+	// RecordPartnerSmokeRun RPC.
+	GraphServiceRecordPartnerSmokeRunProcedure = "/svc.core.v1.GraphService/RecordPartnerSmokeRun"
 	// GraphServiceListMyAppsProcedure is the fully-qualified name of the GraphService's ListMyApps RPC.
 	GraphServiceListMyAppsProcedure = "/svc.core.v1.GraphService/ListMyApps"
 	// GraphServiceListMyAssignedAssetsProcedure is the fully-qualified name of the GraphService's
@@ -225,6 +233,20 @@ type GraphServiceClient interface {
 	// rejection needs a reason, which the business sees. A business that is
 	// not pending: 409, code 10, subcode 2018305.
 	DecideBusinessVerification(context.Context, *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error)
+	// RegisterPartner registers a business in the partner program
+	// (CONTRACT §18, docs/PARTNERS.md): a business admin's own session. A
+	// business that is a partner already: 409, code 10, subcode 2018307.
+	RegisterPartner(context.Context, *connect.Request[v1.RegisterPartnerRequest]) (*connect.Response[v1.RegisteredPartner], error)
+	// GetPartner reads a partner's tier, assessed at the call from its
+	// measured criteria. The tier is public to any person (as Meta's
+	// partner directory); the criteria and their values only to the people
+	// of the business (else criteria is empty).
+	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.Partner], error)
+	// RecordPartnerSmokeRun keeps the result of `gateway smoke
+	// --report-partner`: made with the user token the run's OAuth step
+	// obtained, so the app is the one the run checked; the app must belong
+	// to the partner's business and the user be its admin (2069003).
+	RecordPartnerSmokeRun(context.Context, *connect.Request[v1.RecordPartnerSmokeRunRequest]) (*connect.Response[v1.RecordedPartnerSmokeRun], error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -470,6 +492,25 @@ func NewGraphServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			httpClient,
 			baseURL+GraphServiceDecideBusinessVerificationProcedure,
 			connect.WithSchema(graphServiceMethods.ByName("DecideBusinessVerification")),
+			connect.WithClientOptions(opts...),
+		),
+		registerPartner: connect.NewClient[v1.RegisterPartnerRequest, v1.RegisteredPartner](
+			httpClient,
+			baseURL+GraphServiceRegisterPartnerProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("RegisterPartner")),
+			connect.WithClientOptions(opts...),
+		),
+		getPartner: connect.NewClient[v1.GetPartnerRequest, v1.Partner](
+			httpClient,
+			baseURL+GraphServiceGetPartnerProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("GetPartner")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		recordPartnerSmokeRun: connect.NewClient[v1.RecordPartnerSmokeRunRequest, v1.RecordedPartnerSmokeRun](
+			httpClient,
+			baseURL+GraphServiceRecordPartnerSmokeRunProcedure,
+			connect.WithSchema(graphServiceMethods.ByName("RecordPartnerSmokeRun")),
 			connect.WithClientOptions(opts...),
 		),
 		listMyApps: connect.NewClient[v1.ListMyAppsRequest, v1.ListMyAppsResponse](
@@ -740,6 +781,9 @@ type graphServiceClient struct {
 	requestBusinessVerification   *connect.Client[v1.RequestBusinessVerificationRequest, v1.Business]
 	listBusinessVerificationQueue *connect.Client[v1.ListBusinessVerificationQueueRequest, v1.ListBusinessVerificationQueueResponse]
 	decideBusinessVerification    *connect.Client[v1.DecideBusinessVerificationRequest, v1.Business]
+	registerPartner               *connect.Client[v1.RegisterPartnerRequest, v1.RegisteredPartner]
+	getPartner                    *connect.Client[v1.GetPartnerRequest, v1.Partner]
+	recordPartnerSmokeRun         *connect.Client[v1.RecordPartnerSmokeRunRequest, v1.RecordedPartnerSmokeRun]
 	listMyApps                    *connect.Client[v1.ListMyAppsRequest, v1.ListMyAppsResponse]
 	listMyAssignedAssets          *connect.Client[v1.ListMyAssignedAssetsRequest, v1.ListMyAssignedAssetsResponse]
 	createApp                     *connect.Client[v1.CreateAppRequest, v1.CreatedApp]
@@ -839,6 +883,21 @@ func (c *graphServiceClient) ListBusinessVerificationQueue(ctx context.Context, 
 // DecideBusinessVerification calls svc.core.v1.GraphService.DecideBusinessVerification.
 func (c *graphServiceClient) DecideBusinessVerification(ctx context.Context, req *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error) {
 	return c.decideBusinessVerification.CallUnary(ctx, req)
+}
+
+// RegisterPartner calls svc.core.v1.GraphService.RegisterPartner.
+func (c *graphServiceClient) RegisterPartner(ctx context.Context, req *connect.Request[v1.RegisterPartnerRequest]) (*connect.Response[v1.RegisteredPartner], error) {
+	return c.registerPartner.CallUnary(ctx, req)
+}
+
+// GetPartner calls svc.core.v1.GraphService.GetPartner.
+func (c *graphServiceClient) GetPartner(ctx context.Context, req *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.Partner], error) {
+	return c.getPartner.CallUnary(ctx, req)
+}
+
+// RecordPartnerSmokeRun calls svc.core.v1.GraphService.RecordPartnerSmokeRun.
+func (c *graphServiceClient) RecordPartnerSmokeRun(ctx context.Context, req *connect.Request[v1.RecordPartnerSmokeRunRequest]) (*connect.Response[v1.RecordedPartnerSmokeRun], error) {
+	return c.recordPartnerSmokeRun.CallUnary(ctx, req)
 }
 
 // ListMyApps calls svc.core.v1.GraphService.ListMyApps.
@@ -1083,6 +1142,20 @@ type GraphServiceHandler interface {
 	// rejection needs a reason, which the business sees. A business that is
 	// not pending: 409, code 10, subcode 2018305.
 	DecideBusinessVerification(context.Context, *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error)
+	// RegisterPartner registers a business in the partner program
+	// (CONTRACT §18, docs/PARTNERS.md): a business admin's own session. A
+	// business that is a partner already: 409, code 10, subcode 2018307.
+	RegisterPartner(context.Context, *connect.Request[v1.RegisterPartnerRequest]) (*connect.Response[v1.RegisteredPartner], error)
+	// GetPartner reads a partner's tier, assessed at the call from its
+	// measured criteria. The tier is public to any person (as Meta's
+	// partner directory); the criteria and their values only to the people
+	// of the business (else criteria is empty).
+	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.Partner], error)
+	// RecordPartnerSmokeRun keeps the result of `gateway smoke
+	// --report-partner`: made with the user token the run's OAuth step
+	// obtained, so the app is the one the run checked; the app must belong
+	// to the partner's business and the user be its admin (2069003).
+	RecordPartnerSmokeRun(context.Context, *connect.Request[v1.RecordPartnerSmokeRunRequest]) (*connect.Response[v1.RecordedPartnerSmokeRun], error)
 	// ListMyApps lists the apps on whose team the user is (any role), with
 	// the user's role, for the developer console. A first-party operation:
 	// the user's own session only, so that an app cannot learn a user's other
@@ -1324,6 +1397,25 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 		GraphServiceDecideBusinessVerificationProcedure,
 		svc.DecideBusinessVerification,
 		connect.WithSchema(graphServiceMethods.ByName("DecideBusinessVerification")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceRegisterPartnerHandler := connect.NewUnaryHandler(
+		GraphServiceRegisterPartnerProcedure,
+		svc.RegisterPartner,
+		connect.WithSchema(graphServiceMethods.ByName("RegisterPartner")),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceGetPartnerHandler := connect.NewUnaryHandler(
+		GraphServiceGetPartnerProcedure,
+		svc.GetPartner,
+		connect.WithSchema(graphServiceMethods.ByName("GetPartner")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	graphServiceRecordPartnerSmokeRunHandler := connect.NewUnaryHandler(
+		GraphServiceRecordPartnerSmokeRunProcedure,
+		svc.RecordPartnerSmokeRun,
+		connect.WithSchema(graphServiceMethods.ByName("RecordPartnerSmokeRun")),
 		connect.WithHandlerOptions(opts...),
 	)
 	graphServiceListMyAppsHandler := connect.NewUnaryHandler(
@@ -1603,6 +1695,12 @@ func NewGraphServiceHandler(svc GraphServiceHandler, opts ...connect.HandlerOpti
 			graphServiceListBusinessVerificationQueueHandler.ServeHTTP(w, r)
 		case GraphServiceDecideBusinessVerificationProcedure:
 			graphServiceDecideBusinessVerificationHandler.ServeHTTP(w, r)
+		case GraphServiceRegisterPartnerProcedure:
+			graphServiceRegisterPartnerHandler.ServeHTTP(w, r)
+		case GraphServiceGetPartnerProcedure:
+			graphServiceGetPartnerHandler.ServeHTTP(w, r)
+		case GraphServiceRecordPartnerSmokeRunProcedure:
+			graphServiceRecordPartnerSmokeRunHandler.ServeHTTP(w, r)
 		case GraphServiceListMyAppsProcedure:
 			graphServiceListMyAppsHandler.ServeHTTP(w, r)
 		case GraphServiceListMyAssignedAssetsProcedure:
@@ -1736,6 +1834,18 @@ func (UnimplementedGraphServiceHandler) ListBusinessVerificationQueue(context.Co
 
 func (UnimplementedGraphServiceHandler) DecideBusinessVerification(context.Context, *connect.Request[v1.DecideBusinessVerificationRequest]) (*connect.Response[v1.Business], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.DecideBusinessVerification is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) RegisterPartner(context.Context, *connect.Request[v1.RegisterPartnerRequest]) (*connect.Response[v1.RegisteredPartner], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RegisterPartner is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.Partner], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.GetPartner is not implemented"))
+}
+
+func (UnimplementedGraphServiceHandler) RecordPartnerSmokeRun(context.Context, *connect.Request[v1.RecordPartnerSmokeRunRequest]) (*connect.Response[v1.RecordedPartnerSmokeRun], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.core.v1.GraphService.RecordPartnerSmokeRun is not implemented"))
 }
 
 func (UnimplementedGraphServiceHandler) ListMyApps(context.Context, *connect.Request[v1.ListMyAppsRequest]) (*connect.Response[v1.ListMyAppsResponse], error) {
