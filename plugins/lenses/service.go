@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	lensesv1 "github.com/svcplatform/svc/gen/svc/lenses/v1"
+	"github.com/svcplatform/svc/plugins/internal/appnames"
 	"github.com/svcplatform/svc/plugins/lenses/internal/lensesdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -113,15 +114,11 @@ func (s *service) listLensQueue(ctx context.Context, call *sdk.Call, req *lenses
 	rows, paging := sdk.Page(w, rows, func(l lensesdb.LensesLense) int64 { return l.ID })
 	res := &lensesv1.ListLensQueueResponse{Data: make([]*lensesv1.QueuedLens, len(rows))}
 	paging.Set(res)
-	names := map[string]string{}
+	names := appnames.New(call)
 	for i, r := range rows {
-		name, ok := names[r.AppID]
-		if !ok {
-			app, err := call.Host().AppInfo(ctx, r.AppID)
-			if err != nil {
-				return nil, err
-			}
-			name, names[r.AppID] = app.Name, app.Name
+		name, err := names.Of(ctx, r.AppID)
+		if err != nil {
+			return nil, err
 		}
 		res.Data[i] = &lensesv1.QueuedLens{Id: sdk.FormatID(r.ID), AppId: r.AppID, AppName: name, Name: r.Name,
 			IconUrl: r.IconUrl, SubmittedAt: rfc3339(r.SubmittedAt)}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/plugins/internal/appnames"
 	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 	"github.com/svcplatform/svc/sdk"
@@ -385,15 +386,11 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *sv
 	rows, paging := sdk.Page(w, rows, func(t svcchatdb.SvcchatTemplate) int64 { return t.ID })
 	res := &svcchatv1.ListTemplateQueueResponse{Data: make([]*svcchatv1.QueuedTemplate, len(rows))}
 	paging.Set(res)
-	names := map[string]string{}
+	names := appnames.New(call)
 	for i, r := range rows {
-		name, ok := names[r.AppID]
-		if !ok {
-			app, err := call.Host().AppInfo(ctx, r.AppID)
-			if err != nil {
-				return nil, err
-			}
-			name, names[r.AppID] = app.Name, app.Name
+		name, err := names.Of(ctx, r.AppID)
+		if err != nil {
+			return nil, err
 		}
 		res.Data[i] = &svcchatv1.QueuedTemplate{Id: sdk.FormatID(r.ID), AppId: r.AppID, AppName: name, Name: r.Name,
 			Body: r.Body, Params: r.Params, Status: r.Status, SubmittedAt: rfc3339(r.SubmittedAt)}
