@@ -141,16 +141,31 @@ const (
 // (e.g. answers that a catalog does not exist) rather than returning it.
 var ErrBusinessRefused = errors.New("sdk: the gateway refused the business role the action needs")
 
-// BusinessAccess asks the gateway whether user may act on business as an
-// action needing role need may: nil when so, else the gateway's refusal,
-// an *Error to return as is (403, code 200, 2069003 for no role or one too
-// low; 404 for a business that does not exist), with errors.Is(err,
-// ErrBusinessRefused) telling it from a failure. It is for objects the
-// plugin keeps under a business the request does not name; a method whose
-// request names the business declares business_role instead.
-func (h *HostClient) BusinessAccess(ctx context.Context, businessID, userID string, need BusinessRole) error {
-	resp, err := h.rt().BusinessAccess(ctx, &pluginv1.BusinessAccessRequest{BusinessId: businessID, UserId: userID,
-		Need: pluginv1.BusinessRole(need)})
+// BusinessQuery names a business, or an asset whose business the core
+// records, a user, and the least role the user's action needs there.
+type BusinessQuery struct {
+	// BusinessID is the business; empty when the query names an asset.
+	BusinessID string
+	// AssetType and AssetID name an asset of a business (e.g.
+	// "AD_ACCOUNT" and its id): the query is about the business that the
+	// core records as holding it (business/<id>/assets). An asset in no
+	// business is refused as not found.
+	AssetType, AssetID string
+	UserID             string
+	Need               BusinessRole
+}
+
+// BusinessAccess asks the gateway whether q's user may act on q's business
+// as an action needing q.Need may: nil when so, else the gateway's
+// refusal, an *Error to return as is (403, code 200, 2069003 for no role
+// or one too low; 404 for a business that does not exist or an asset in
+// none), with errors.Is(err, ErrBusinessRefused) telling it from a
+// failure. It is for objects the plugin keeps under a business the request
+// does not name; a method whose request names the business declares
+// business_role instead.
+func (h *HostClient) BusinessAccess(ctx context.Context, q BusinessQuery) error {
+	resp, err := h.rt().BusinessAccess(ctx, &pluginv1.BusinessAccessRequest{BusinessId: q.BusinessID, UserId: q.UserID,
+		Need: pluginv1.BusinessRole(q.Need), AssetType: q.AssetType, AssetId: q.AssetID})
 	if err != nil {
 		return hostError(err)
 	}

@@ -40,7 +40,8 @@ func (s *service) catalog(ctx context.Context, call *sdk.Call, field, id string)
 	if err != nil {
 		return c, err
 	}
-	err = call.Host().BusinessAccess(ctx, c.BusinessID, call.Principal().UserID, sdk.BusinessRoleEmployee)
+	err = call.Host().BusinessAccess(ctx, sdk.BusinessQuery{BusinessID: c.BusinessID, UserID: call.Principal().UserID,
+		Need: sdk.BusinessRoleEmployee})
 	if errors.Is(err, sdk.ErrBusinessRefused) {
 		return c, catalogNotFound(field, id)
 	}

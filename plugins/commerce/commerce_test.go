@@ -42,11 +42,11 @@ func user(id string) sdk.Principal {
 // decides for anyone else (2069003), and 404 for another business.
 type gateway struct{ plugintest.OnePage }
 
-func (gateway) BusinessAccess(_ context.Context, businessID, userID string, _ sdk.BusinessRole) error {
-	if businessID != sellerBusiness {
-		return sdk.NotFound("Business " + businessID)
+func (gateway) BusinessAccess(_ context.Context, q sdk.BusinessQuery) error {
+	if q.BusinessID != sellerBusiness {
+		return sdk.NotFound("Business " + q.BusinessID)
 	}
-	if userID != seller && userID != colleague {
+	if q.UserID != seller && q.UserID != colleague {
 		return plugintest.BusinessRefusal()
 	}
 	return nil

@@ -60,11 +60,11 @@ func (apps) AppInfo(_ context.Context, appID string) (*sdk.AppInfo, error) {
 
 // BusinessAccess answers as the gateway for ownerBusiness, on which owner
 // alone has a role.
-func (apps) BusinessAccess(_ context.Context, businessID, userID string, _ sdk.BusinessRole) error {
-	if businessID != ownerBusiness {
-		return sdk.NotFound("Business " + businessID)
+func (apps) BusinessAccess(_ context.Context, q sdk.BusinessQuery) error {
+	if q.BusinessID != ownerBusiness {
+		return sdk.NotFound("Business " + q.BusinessID)
 	}
-	if userID != owner {
+	if q.UserID != owner {
 		return plugintest.BusinessRefusal()
 	}
 	return nil

@@ -84,7 +84,8 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	if err != nil {
 		return row, err
 	}
-	err = call.Host().BusinessAccess(ctx, row.BusinessID, p.UserID, sdk.BusinessRoleEmployee)
+	err = call.Host().BusinessAccess(ctx, sdk.BusinessQuery{BusinessID: row.BusinessID, UserID: p.UserID,
+		Need: sdk.BusinessRoleEmployee})
 	if errors.Is(err, sdk.ErrBusinessRefused) {
 		return row, accountNotFound(id)
 	}

@@ -26,7 +26,7 @@ type Host interface {
 	PageAccess(ctx context.Context, q sdk.PageQuery) (*sdk.PageAccess, error)
 	// BusinessAccess answers sdk.HostClient.BusinessAccess: nil, or the
 	// test's gateway's refusal as an *sdk.Error (e.g. BusinessRefusal).
-	BusinessAccess(ctx context.Context, businessID, userID string, need sdk.BusinessRole) error
+	BusinessAccess(ctx context.Context, q sdk.BusinessQuery) error
 	// AppInfo answers sdk.HostClient.AppInfo.
 	AppInfo(ctx context.Context, appID string) (*sdk.AppInfo, error)
 	// UserInfo answers sdk.HostClient.UserInfo.
@@ -65,7 +65,7 @@ func (NoHost) PageAccess(context.Context, sdk.PageQuery) (*sdk.PageAccess, error
 }
 
 // BusinessAccess answers ErrNotImplemented.
-func (NoHost) BusinessAccess(context.Context, string, string, sdk.BusinessRole) error {
+func (NoHost) BusinessAccess(context.Context, sdk.BusinessQuery) error {
 	return ErrNotImplemented
 }
 
@@ -160,7 +160,8 @@ func (s *hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessReq
 }
 
 func (s *hostServer) BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
-	err := s.h.BusinessAccess(ctx, req.GetBusinessId(), req.GetUserId(), sdk.BusinessRole(req.GetNeed()))
+	err := s.h.BusinessAccess(ctx, sdk.BusinessQuery{BusinessID: req.GetBusinessId(), UserID: req.GetUserId(),
+		Need: sdk.BusinessRole(req.GetNeed()), AssetType: req.GetAssetType(), AssetID: req.GetAssetId()})
 	if e, ok := errors.AsType[*sdk.Error](err); ok {
 		return &pluginv1.BusinessAccessResponse{Refusal: wire.ErrorToProto(e)}, nil
 	}

@@ -1043,11 +1043,17 @@ func (x *PageAccessResponse) GetRefusal() *Error {
 }
 
 type BusinessAccessRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	BusinessId string                 `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
-	UserId     string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The business; or, with asset_type, empty: the business the core
+	// records as holding the asset (business/<id>/assets), any plugin's
+	// asset type alike. An asset in no business is refused as not found.
+	BusinessId string `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	UserId     string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	// The least role the plugin's action needs; required.
-	Need          BusinessRole `protobuf:"varint,3,opt,name=need,proto3,enum=svc.plugin.v1.BusinessRole" json:"need,omitempty"`
+	Need BusinessRole `protobuf:"varint,3,opt,name=need,proto3,enum=svc.plugin.v1.BusinessRole" json:"need,omitempty"`
+	// An asset's type and id (e.g. AD_ACCOUNT and the ad account's id).
+	AssetType     string `protobuf:"bytes,4,opt,name=asset_type,json=assetType,proto3" json:"asset_type,omitempty"`
+	AssetId       string `protobuf:"bytes,5,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1101,6 +1107,20 @@ func (x *BusinessAccessRequest) GetNeed() BusinessRole {
 		return x.Need
 	}
 	return BusinessRole_BUSINESS_ROLE_UNSPECIFIED
+}
+
+func (x *BusinessAccessRequest) GetAssetType() string {
+	if x != nil {
+		return x.AssetType
+	}
+	return ""
+}
+
+func (x *BusinessAccessRequest) GetAssetId() string {
+	if x != nil {
+		return x.AssetId
+	}
+	return ""
 }
 
 type BusinessAccessResponse struct {
@@ -1458,12 +1478,15 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	" \x01(\bR\x10inboxMergeLinked\x12)\n" +
 	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\x12\x17\n" +
 	"\apage_id\x18\f \x01(\tR\x06pageId\x12.\n" +
-	"\arefusal\x18\r \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"\x82\x01\n" +
+	"\arefusal\x18\r \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"\xbc\x01\n" +
 	"\x15BusinessAccessRequest\x12\x1f\n" +
 	"\vbusiness_id\x18\x01 \x01(\tR\n" +
 	"businessId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12/\n" +
-	"\x04need\x18\x03 \x01(\x0e2\x1b.svc.plugin.v1.BusinessRoleR\x04need\"H\n" +
+	"\x04need\x18\x03 \x01(\x0e2\x1b.svc.plugin.v1.BusinessRoleR\x04need\x12\x1d\n" +
+	"\n" +
+	"asset_type\x18\x04 \x01(\tR\tassetType\x12\x19\n" +
+	"\basset_id\x18\x05 \x01(\tR\aassetId\"H\n" +
 	"\x16BusinessAccessResponse\x12.\n" +
 	"\arefusal\x18\x01 \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"'\n" +
 	"\x0eAppInfoRequest\x12\x15\n" +
