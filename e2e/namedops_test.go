@@ -310,7 +310,9 @@ func TestTheReferenceListsTheNamedOperationsPaths(t *testing.T) {
 	// Graph nodes are listed beside the Graph endpoint (x-svc-nodes).
 	_, raw := do(t, "GET", w.g.URL+"/api/v1/openapi.json", nil, nil)
 	for _, node := range []string{"me/adaccounts", "ad_account/{ad_account_id}/lead_campaigns", "ad_account/{ad_account_id}/leadgen_forms",
-		"leadgen_form/{leadgen_form_id}/leads", "maison/{maison_id}/checkout", "reel/{reel_id}/likes", "reel/{reel_id}/replies"} {
+		"leadgen_form/{leadgen_form_id}/leads", "maison/{maison_id}/checkout", "reel/{reel_id}/likes", "reel/{reel_id}/replies",
+		"ad_account/{ad_account_id}/campaigns", "campaign/{campaign_id}/ads", "ad/{ad_id}/insights", "customaudience/{audience_id}/users",
+		"ad_account/{ad_account_id}/events"} {
 		if !strings.Contains(string(raw), `"`+node+`"`) {
 			t.Errorf("the reference names no node %s", node)
 		}

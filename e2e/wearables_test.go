@@ -253,7 +253,7 @@ func TestWearablesRefusalsFollowTheContract(t *testing.T) {
 				}
 			}
 		}
-		if res.StatusCode != 200 || !found["plugin wearables"] || !found["plugin book"] || !found["plugin core"] || !found["sdk github.com/svcplatform/svc/sdk"] {
+		if res.StatusCode != 200 || !found["plugin wearables"] || !found["plugin book"] || !found["plugin core"] || !found["sdk svc plugin SDK"] || !found["sdk svc Go API client"] || !found["sdk svc TypeScript client"] {
 			t.Fatalf("catalog: %d %s", res.StatusCode, body)
 		}
 		res, body = do(t, "GET", w.g.URL+"/api/v1/business/parity", nil, nil)

@@ -18,8 +18,17 @@
 // # Sandbox only
 //
 // Every ad account is a sandbox account (is_sandbox, checked by the
-// schema): campaigns have no budget, nothing is delivered or billed, no
-// money moves. A business holds at most 5. In a development installation
+// schema): nothing is billed and no money moves; spend is impressions at
+// the sandbox price (SandboxCPM). A business holds at most 5.
+//
+// # Delivery
+//
+// Campaigns with a daily budget hold ads; the chat plugin's chats list
+// asks ServeSponsoredAd (through the host, as the person) for its
+// sponsored item, which picks the least-served eligible ad of the day and
+// counts the impression in one statement. Clicks, custom audiences and
+// conversions name a person only by the SHA-256 of an identifier (hash.go);
+// conversions are deduplicated and attributed in conversions.go. In a development installation
 // (SVC_DEV_SEED=1) me/adaccounts gives a business with none its sandbox
 // account the first time its user lists them, which is how the development
 // world's business gets one without the gateway knowing this schema.

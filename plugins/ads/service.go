@@ -23,6 +23,10 @@ type service struct {
 	pool *pgxpool.Pool
 	// development provisions a business's sandbox ad account on first look.
 	development bool
+	// cpm is the sandbox price per thousand impressions; 0: SandboxCPM.
+	cpm int64
+	// clock tells the time; nil: time.Now.
+	clock func() time.Time
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -38,6 +42,19 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, m.ByName("GetLeadgenForm"), s.getLeadgenForm)
 	sdk.Handle(p, m.ByName("SubmitLead"), s.submitLead)
 	sdk.Handle(p, m.ByName("ListLeads"), s.listLeads)
+	sdk.Handle(p, m.ByName("CreateCampaign"), s.createCampaign)
+	sdk.Handle(p, m.ByName("ListCampaigns"), s.listCampaigns)
+	sdk.Handle(p, m.ByName("UpdateCampaign"), s.updateCampaign)
+	sdk.Handle(p, m.ByName("CreateAd"), s.createAd)
+	sdk.Handle(p, m.ByName("ListAds"), s.listAds)
+	sdk.Handle(p, m.ByName("UpdateAd"), s.updateAd)
+	sdk.Handle(p, m.ByName("GetAdInsights"), s.getAdInsights)
+	sdk.Handle(p, m.ByName("ServeSponsoredAd"), s.serveSponsoredAd)
+	sdk.Handle(p, m.ByName("ClickAd"), s.clickAd)
+	sdk.Handle(p, m.ByName("CreateCustomAudience"), s.createCustomAudience)
+	sdk.Handle(p, m.ByName("AddCustomAudienceUsers"), s.addCustomAudienceUsers)
+	sdk.Handle(p, m.ByName("GetCustomAudience"), s.getCustomAudience)
+	sdk.Handle(p, m.ByName("SendConversionEvents"), s.sendConversionEvents)
 }
 
 // listMyAdAccounts lists the ad accounts of the caller's business, giving
@@ -151,6 +168,14 @@ func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	return row, nil
+}
+
+// errOr is err, or refusal when err is nil.
+func errOr(err error, refusal *sdk.Error) error {
+	if err != nil {
+		return err
+	}
+	return refusal
 }
 
 // mayUse reports whether the caller may use the ad account id kept under

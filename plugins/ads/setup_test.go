@@ -68,8 +68,14 @@ func (h *users) BusinessAccess(_ context.Context, q sdk.BusinessQuery) error {
 }
 
 func (*users) UserInfo(_ context.Context, userID string) (*sdk.UserInfo, error) {
+	if userID == nobody {
+		return &sdk.UserInfo{}, nil
+	}
 	return &sdk.UserInfo{Exists: true, Name: "User " + userID}, nil
 }
+
+// nobody is the one id that names no user.
+const nobody = "1999999999"
 
 type bundle struct {
 	tp   *plugintest.Plugin
@@ -88,11 +94,18 @@ func (b *bundle) hold(account, admin, employee string) {
 // setup runs the plugin in-process on a fresh database.
 func setup(t testing.TB, development bool) *bundle {
 	t.Helper()
-	pool := plugintest.Database(t)
+	return setupService(t, &service{development: development})
+}
+
+// setupService runs svc (its pool set here) in-process on a fresh
+// database.
+func setupService(t testing.TB, svc *service) *bundle {
+	t.Helper()
+	svc.pool = plugintest.Database(t)
 	p := sdk.New(sdk.Info{Name: "ads", Version: version})
-	(&service{pool: pool, development: development}).register(p)
+	svc.register(p)
 	host := &users{held: map[string][2]string{}}
-	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(host)), pool: pool, host: host}
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(host)), pool: svc.pool, host: host}
 }
 
 func call[T proto.Message](t testing.TB, b *bundle, proc string, who sdk.Principal, req proto.Message) (T, error) {

@@ -9,6 +9,7 @@
 // plugin host, as the signed-in user (svcchat's Inbox method), so the two
 // stores stay apart and the inbox's visibility rules are applied once.
 //
-// When the gateway seeds its development world it passes SVC_DEV_SEED=1,
-// and the plugin adds one active sponsored item if the table is empty.
+// The sponsored item is the ads plugin's: the chats list asks its
+// ServeSponsoredAd through the host as the signed-in user, which picks the
+// ad and counts the impression; without an answer the slot is empty.
 package main

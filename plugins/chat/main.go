@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/svcplatform/svc/internal/readpool"
-	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
@@ -29,20 +27,13 @@ func main() {
 	p.Serve()
 }
 
-// setUp connects to the database, migrates it, seeds the development
-// sponsored item when asked and registers the methods.
+// setUp connects to the database, migrates it and registers the methods.
 func setUp(p *sdk.Plugin) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pool, err := migrate.Open(ctx, "chat", chatsql.Migrations(), 8)
 	if err != nil {
 		return err
-	}
-	if os.Getenv("SVC_DEV_SEED") == "1" {
-		if err := seedSponsoredAd(ctx, chatdb.New(pool)); err != nil {
-			pool.Close()
-			return fmt.Errorf("seed the sponsored item: %w", err)
-		}
 	}
 	// Chat list and thread reads may come from a read replica when the
 	// gateway has one.
@@ -54,11 +45,4 @@ func setUp(p *sdk.Plugin) error {
 	(&service{pool: pool, db: db}).register(p)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
-}
-
-// seedSponsoredAd adds the development world's one active sponsored item
-// when there is none yet.
-func seedSponsoredAd(ctx context.Context, q *chatdb.Queries) error {
-	return q.InsertSponsoredAd(ctx, chatdb.InsertSponsoredAdParams{Title: "Demo Coffee beans, 20% off",
-		Body: "Fresh roasts delivered weekly.", LinkUrl: "https://example.com/demo-coffee", Sponsor: "Demo Coffee"})
 }

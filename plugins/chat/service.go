@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/internal/readpool"
@@ -22,6 +23,10 @@ import (
 
 // inboxProcedure is svcchat's inbox of Page threads for the signed-in user.
 const inboxProcedure = "/svc.svcchat.v1.SvcchatService/Inbox"
+
+// serveAdProcedure is the ads plugin's pick of the sponsored item for the
+// signed-in user, which counts the serve as an impression.
+const serveAdProcedure = "/svc.ads.v1.AdsService/ServeSponsoredAd"
 
 // listLimit bounds the direct threads of one chats list.
 const listLimit = 200
@@ -135,13 +140,8 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 				"text": t.GetLastMessage().GetText(), "senderLabel": t.GetLastMessage().GetSenderLabel(), "createdAt": t.GetLastMessage().GetCreatedAt()}}})
 	}
 	var rows []chatdb.ListUserThreadsRow
-	var ad any
 	err := s.db.Read(ctx, func(db *pgxpool.Pool) (err error) {
-		q := chatdb.New(db)
-		if rows, err = q.ListUserThreads(ctx, chatdb.ListUserThreadsParams{UserID: userID, Lim: listLimit}); err != nil {
-			return err
-		}
-		ad, err = s.sponsoredAd(ctx, q)
+		rows, err = chatdb.New(db).ListUserThreads(ctx, chatdb.ListUserThreadsParams{UserID: userID, Lim: listLimit})
 		return err
 	})
 	if err != nil {
@@ -169,7 +169,7 @@ func (s *service) listChats(ctx context.Context, call *sdk.Call, req *chatv1.Lis
 			"threadId": sdk.FormatID(r.ID), "withUserId": other, "withUserName": name, "updatedAt": rfc3339(r.UpdatedAt),
 			"lastMessage": map[string]any{"text": r.Text, "senderLabel": label, "createdAt": rfc3339(r.MessageCreatedAt)}}})
 	}
-	out := map[string]any{"sponsoredAd": ad}
+	out := map[string]any{"sponsoredAd": sponsoredAd(ctx, call)}
 	if view == "list" {
 		out["threads"] = newestFirst(append(append([]chatItem{}, pages...), direct...))
 	} else {
@@ -257,16 +257,20 @@ func (s *service) getDirectThread(ctx context.Context, call *sdk.Call, req *chat
 	return out, nil
 }
 
-// sponsoredAd is the newest active sponsored item, or nil.
-func (s *service) sponsoredAd(ctx context.Context, q *chatdb.Queries) (any, error) {
-	ad, err := q.ActiveSponsoredAd(ctx)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+// sponsoredAd is the item the ads plugin serves the signed-in user (a
+// served item is an impression), or nil when it serves none. The chats
+// list does not fail for want of an ad: when the ads plugin is absent or
+// refuses, the slot is empty and the refusal is logged.
+func sponsoredAd(ctx context.Context, call *sdk.Call) any {
+	var ad adsv1.SponsoredAd
+	if err := call.Host().Call(ctx, serveAdProcedure, &adsv1.ServeSponsoredAdRequest{}, &ad); err != nil {
+		call.Logger().WarnContext(ctx, "no sponsored item: the ads plugin did not serve one", "error", err)
+		return nil
 	}
-	if err != nil {
-		return nil, err
+	if ad.GetAdId() == "" {
+		return nil
 	}
-	return map[string]any{"id": sdk.FormatID(ad.ID), "title": ad.Title, "body": ad.Body, "linkUrl": ad.LinkUrl, "sponsor": ad.Sponsor}, nil
+	return map[string]any{"adId": ad.GetAdId(), "title": ad.GetTitle(), "body": ad.GetBody(), "linkUrl": ad.GetLinkUrl(), "pageId": ad.GetPageId()}
 }
 
 func rfc3339(t pgtype.Timestamptz) string { return t.Time.UTC().Format(time.RFC3339) }

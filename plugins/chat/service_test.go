@@ -10,10 +10,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
 	chatv1 "github.com/svcplatform/svc/gen/svc/chat/v1"
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/internal/readpool"
-	"github.com/svcplatform/svc/plugins/chat/internal/chatdb"
 	chatsql "github.com/svcplatform/svc/plugins/chat/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/plugintest"
@@ -26,6 +26,9 @@ func TestMain(m *testing.M) { plugintest.Main(m, "chat", chatsql.Migrations()) }
 type svcchatInbox struct {
 	plugintest.NoHost
 	updatedAt string
+	// adFor is the one user the ads plugin serves an ad; to anyone else it
+	// is unavailable, which leaves the slot empty.
+	adFor string
 }
 
 // UserInfo knows users 900 to 902.
@@ -38,6 +41,9 @@ func (h *svcchatInbox) UserInfo(_ context.Context, userID string) (*sdk.UserInfo
 }
 
 func (h *svcchatInbox) Call(_ context.Context, c plugintest.HostCall) ([]byte, error) {
+	if c.Procedure == serveAdProcedure && c.Caller.Kind == sdk.TokenKindSession && h.adFor == c.Caller.UserID {
+		return proto.Marshal(&adsv1.SponsoredAd{AdId: "8600000001", Title: "Demo Coffee beans, 20% off", LinkUrl: "https://example.com/demo-coffee"})
+	}
 	if c.Procedure != inboxProcedure || c.Caller.Kind == sdk.TokenKindPlugin {
 		return nil, sdk.Unavailable("svcchat")
 	}
@@ -57,7 +63,7 @@ func setup(t *testing.T) *bundle {
 	pool := plugintest.Database(t)
 	p := sdk.New(info)
 	(&service{pool: pool, db: readpool.PrimaryOnly(pool)}).register(p)
-	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(&svcchatInbox{updatedAt: "2000-01-01T00:00:00Z"})), pool: pool}
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(&svcchatInbox{updatedAt: "2000-01-01T00:00:00Z", adFor: "901"})), pool: pool}
 }
 
 func session(user string) sdk.Principal {
@@ -98,18 +104,15 @@ func TestTheChatsListMergesDirectAndPageThreadsNewestFirst(t *testing.T) {
 		t.Fatalf("sponsoredAd without any = %v", list.GetFields()["sponsoredAd"])
 	}
 
-	t.Run("folders group the same threads and carry the sponsored item", func(t *testing.T) {
-		if err := seedSponsoredAd(context.Background(), chatdb.New(b.pool)); err != nil {
-			t.Fatal(err)
-		}
-		f, err := call[*structpb.Struct](t, b, "ListChats", session("900"), &chatv1.ListChatsRequest{View: "folders"})
+	t.Run("folders group the same threads and carry the sponsored item the ads plugin serves", func(t *testing.T) {
+		f, err := call[*structpb.Struct](t, b, "ListChats", session("901"), &chatv1.ListChatsRequest{View: "folders"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		folders := f.GetFields()["folders"].GetListValue().GetValues()
 		if len(folders) != 2 || folders[0].GetStructValue().GetFields()["name"].GetStringValue() != "Direct" ||
 			len(folders[1].GetStructValue().GetFields()["threads"].GetListValue().GetValues()) != 1 ||
-			f.GetFields()["sponsoredAd"].GetStructValue().GetFields()["title"].GetStringValue() == "" {
+			f.GetFields()["sponsoredAd"].GetStructValue().GetFields()["adId"].GetStringValue() != "8600000001" {
 			t.Fatalf("folders = %v", f)
 		}
 	})

@@ -62,9 +62,10 @@ type messageError struct {
 
 // emit writes an event of conv's account to the outbox in tx, for the
 // account's app, in the conversation's order (the caller holds the
-// conversation's row lock, so emit order is commit order).
+// conversation's row lock, so emit order is commit order). Each event is
+// about the conversation's person, whom leaving erases from the core too.
 func emit(ctx context.Context, tx event.Tx, acct extmsgdb.ExtmsgAccount, conv extmsgdb.ExtmsgConversation, typ string, data any) error {
-	_, err := event.Emit(ctx, tx, event.Event{Type: typ, AppID: acct.AppID, Data: data,
+	_, err := event.Emit(ctx, tx, event.Event{Type: typ, AppID: acct.AppID, Data: data, UserID: conv.UserID,
 		OrderingKey: "extmsg.conversation:" + sdk.FormatID(conv.ID)})
 	return err
 }

@@ -78,6 +78,8 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.Handle(p, cards.ByName("PushCard"), s.pushCard)
 	sdk.OnUserLeft(p, s.userLeft)
 	sdk.Handle(p, cards.ByName("ConfirmAction"), s.confirmAction)
+	sdk.Handle(p, cards.ByName("ListAppCards"), s.listAppCards)
+	sdk.Handle(p, cards.ByName("ListAppDevices"), s.listAppDevices)
 	device := file.Services().ByName("DeviceService").Methods()
 	sdk.HandleStream(p, device.ByName("StreamCards"), s.streamCards)
 	sdk.Handle(p, device.ByName("AckCard"), s.ackCard)

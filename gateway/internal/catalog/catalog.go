@@ -14,11 +14,6 @@ import (
 	"github.com/svcplatform/svc/gen/svc/catalog/v1/catalogv1connect"
 )
 
-// SDK is a plugin SDK listed in the catalog.
-type SDK struct {
-	Name, Version string
-}
-
 // Routes gives the route table in use (dispatch.Dispatcher).
 type Routes interface {
 	// Table is the route table in use; nil before the first is built.
@@ -59,7 +54,7 @@ func (s *Service) GetCatalog(context.Context, *connect.Request[catalogv1.GetCata
 	}
 	for _, sdk := range s.sdks {
 		res.Data = append(res.Data, &catalogv1.CatalogEntry{Name: sdk.Name, Kind: "sdk", Version: sdk.Version,
-			Nodes: []string{}, Events: []string{}})
+			Nodes: []string{}, Events: []string{}, Language: sdk.Language, Package: sdk.Package, Path: sdk.Path, Docs: sdk.Docs})
 	}
 	return connect.NewResponse(res), nil
 }

@@ -130,9 +130,12 @@ type parts struct {
 	leavers *leaving.Runner
 	core    *sdk.Plugin
 	calls   *callPath
-	r       *dispatch.Dispatcher
-	host    *host.Host
-	docs    *docsearch.Refresher
+	// seeded is the development world seeded at this start (nil if none),
+	// whose sponsored item and lenses are made once the plugins serve.
+	seeded *seed.Credentials
+	r      *dispatch.Dispatcher
+	host   *host.Host
+	docs   *docsearch.Refresher
 	// outcomes counts the SLA's requests; probes keep the status page's.
 	outcomes *sla.Recorder
 	probes   *status.Prober
@@ -281,7 +284,10 @@ func (g *parts) webhooks(context.Context) error {
 // signIn: identity, sign-in and the OAuth server (issue #4), see
 // startIdentity.
 func (g *parts) signIn(ctx context.Context) error {
-	_, err := startIdentity(ctx, g.cfg, g.ids, g.authn, g.srv, g.hooks, g.box, g.stdout)
+	st, err := startIdentity(ctx, g.cfg, g.ids, g.authn, g.srv, g.hooks, g.box, g.stdout)
+	if st != nil {
+		g.seeded = st.Seeded
+	}
 	return err
 }
 
@@ -349,7 +355,7 @@ func (g *parts) plugins(ctx context.Context) error {
 	docsIndex := docsearch.NewIndex(g.db.Pool)
 	g.srv.Compiled(compiledServices(admin.New(g.host, r.Routes).WithUsers(g.ids.Users, g.authn.ForgetUser).
 		WithCheckups(g.ids.Apps, g.authn.ForgetApp),
-		catalog.New(r, g.host.Plugins, []catalog.SDK{{Name: "github.com/svcplatform/svc/sdk", Version: buildVersion}}),
+		catalog.New(r, g.host.Plugins, catalog.SDKs(buildVersion)),
 		docsearch.NewService(docsIndex))...)
 	// The API reference and the docs search index follow the route table:
 	// rebuilt (the reference, lazily) and refreshed (the index, off the
@@ -485,6 +491,21 @@ func (g *parts) background(ctx context.Context) error {
 		}
 	})
 	go reloadOnSIGHUP(ctx, g.host, g.log)
+	if g.seeded != nil {
+		// The world seeded at this start gets its sponsored item through
+		// the ads plugin's API, now that plugins serve.
+		if ok, err := seed.Sponsored(ctx, g.r, g.seeded); !ok {
+			g.log.Info("development seed: no sponsored item, the ads plugin is not installed")
+		} else if err != nil {
+			g.log.Error("development seed: no sponsored item", "error", err)
+		}
+		// The seeded lenses are made through the partners' path, so they
+		// need the plugins serving; a failure leaves the world without
+		// lenses, not the gateway down.
+		if err := seed.Lenses(ctx, g.r, g.seeded); err != nil {
+			g.log.Error("development seed: lenses", "error", err)
+		}
+	}
 	go g.leavers.Run(ctx)
 	// Data use checkup reminders (CONTRACT §17): written once per due
 	// period whichever gateway looks first.
@@ -662,6 +683,8 @@ type identityStack struct {
 	Identity *identity.Service
 	Auth     *auth.Authenticator
 	OAuth    *oauth.Server
+	// Seeded is the development world seeded at this start; nil if none.
+	Seeded *seed.Credentials
 }
 
 // startIdentity makes the admin token valid, seeds the development world on
@@ -673,11 +696,13 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	if err != nil {
 		return nil, err
 	}
+	var seeded *seed.Credentials
 	if !cfg.NoDevSeed {
 		path, creds, err := seed.Run(ctx, ids, seed.Options{BaseURL: cfg.PublicURL, DataDir: cfg.DataDir, AdminToken: adminToken})
 		if err != nil {
 			return nil, fmt.Errorf("development seed: %w", err)
 		}
+		seeded = creds
 		if creds != nil {
 			// Hashing the seeded passwords (argon2id, 19 MiB each) grew the
 			// heap; give that memory back rather than idle on it.
@@ -716,7 +741,7 @@ func startIdentity(ctx context.Context, cfg config.Config, ids *identity.Service
 	// The consumer chat app, emulated: static files over the mobile APIs.
 	srv.Handle("GET /chat", chatapp.Handler())
 	srv.Handle("GET /chat/", chatapp.Handler())
-	return &identityStack{Identity: ids, Auth: authn, OAuth: as}, nil
+	return &identityStack{Identity: ids, Auth: authn, OAuth: as, Seeded: seeded}, nil
 }
 
 // PrintFlags writes the flags of serving with their defaults, for

@@ -10,6 +10,10 @@
 // read under a row lock in the transaction that creates the world, so two
 // gateways starting together seed once. It never runs with --no-dev-seed.
 //
-// seed only calls identity and auth; it must not be imported by anything
-// but the gateway's wiring (and tests).
+// Once plugins serve, Sponsored gives the world its sponsored item as an
+// advertiser makes one: a campaign and an ad made as the owner through the
+// ads plugin's methods (the call path the gateway hands it).
+//
+// seed only calls identity, auth and that call path; it must not be
+// imported by anything but the gateway's wiring (and tests).
 package seed

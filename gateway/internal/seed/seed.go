@@ -156,8 +156,9 @@ func create(ctx context.Context, ids *identity.Service, q *coredb.Queries, opts 
 	// wearables too: pushes and their events concern no Page, and a
 	// developer of the seeded world should receive them without a change
 	// (an app subscribes only to events of products it has, CONTRACT §15).
+	// lenses: the app makes the seeded lenses once the plugins serve (Lenses).
 	app, err := ids.Apps.CreateApp(ctx, identity.NewApp{Name: "Demo App", AdminID: owner,
-		RedirectURIs: []string{RedirectURI, "http://localhost:8765/callback"}, Products: []string{"svcchat", "wearables"}})
+		RedirectURIs: []string{RedirectURI, "http://localhost:8765/callback"}, Products: []string{"svcchat", "wearables", "lenses"}})
 	if err != nil {
 		return nil, fmt.Errorf("seed app: %w", err)
 	}

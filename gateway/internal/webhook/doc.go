@@ -88,7 +88,8 @@
 // app that is not entitled. The product comes from the event type, by
 // core.event_product: a plugin's name is the product of its events
 // (book.post.created is book's) and page.message.* are svcchat's; only the
-// products an app can be granted (svcchat, book, wearables) are checked, so
+// products an app can be granted (svcchat, book, wearables,
+// commerce; ads and lenses emit no Page events) are checked, so
 // the events of a plugin that is no such product (social, partners'
 // plugins) need only the link (and pages:read for a live app). An app
 // event (app_id, no Page) reaches its own app whatever its links and

@@ -32,7 +32,7 @@ var staticFiles embed.FS
 // defines "body") inside templates/layout.html, with static/<name>.js.
 var pageNames = []string{"apps", "app", "review", "templates", "webhooks", "completions", "debugger",
 	"explorer", "callback", "reference", "staff-templates", "staff-review", "pages", "page", "account", "notfound",
-	"business", "staff-business"}
+	"business", "staff-business", "lenses", "wearables", "staff-lenses"}
 
 // templates holds one parsed template set per page.
 var templates = func() map[string]*template.Template {
@@ -123,6 +123,8 @@ func route(rest string) (page, string, bool) {
 			"templates":   {Name: "templates", Title: "Message templates", Nav: "apps", AppTab: "templates"},
 			"webhooks":    {Name: "webhooks", Title: "Webhooks", Nav: "apps", AppTab: "webhooks"},
 			"completions": {Name: "completions", Title: "Completions", Nav: "apps", AppTab: "completions"},
+			"lenses":      {Name: "lenses", Title: "Lenses", Nav: "apps", AppTab: "lenses"},
+			"wearables":   {Name: "wearables", Title: "Wearables portal", Nav: "apps", AppTab: "wearables"},
 		}
 		p, ok := tabs[parts[2]]
 		return p, parts[1], ok
@@ -148,6 +150,8 @@ func route(rest string) (page, string, bool) {
 		return page{Name: "business", Title: "Business", Nav: "business"}, "", true
 	case rest == "staff/business-verification":
 		return page{Name: "staff-business", Title: "Business verification queue", Nav: "staff-business", Staff: true}, "", true
+	case rest == "staff/lenses":
+		return page{Name: "staff-lenses", Title: "Lens review queue", Nav: "staff-lenses", Staff: true}, "", true
 	}
 	return page{}, "", false
 }

@@ -9,6 +9,7 @@ package adsv1
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -1349,12 +1350,1715 @@ func (x *ListLeadsResponse) GetPaging() *v1.Paging {
 	return nil
 }
 
+// SuccessResponse answers an update, as Meta's {"success":true}.
+type SuccessResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuccessResponse) Reset() {
+	*x = SuccessResponse{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuccessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuccessResponse) ProtoMessage() {}
+
+func (x *SuccessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuccessResponse.ProtoReflect.Descriptor instead.
+func (*SuccessResponse) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SuccessResponse) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+type CreateCampaignRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AdAccountId string                 `protobuf:"bytes,1,opt,name=ad_account_id,json=adAccountId,proto3" json:"ad_account_id,omitempty"`
+	// 1 to 400 code points.
+	Name      string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Objective string `protobuf:"bytes,3,opt,name=objective,proto3" json:"objective,omitempty"`
+	// ACTIVE or PAUSED; empty means PAUSED, as Meta creates campaigns.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// Minor units of the account's currency a day: 100 (one unit) to
+	// 100,000,000.
+	DailyBudget   int64 `protobuf:"varint,5,opt,name=daily_budget,json=dailyBudget,proto3" json:"daily_budget,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCampaignRequest) Reset() {
+	*x = CreateCampaignRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCampaignRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCampaignRequest) ProtoMessage() {}
+
+func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCampaignRequest.ProtoReflect.Descriptor instead.
+func (*CreateCampaignRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *CreateCampaignRequest) GetAdAccountId() string {
+	if x != nil {
+		return x.AdAccountId
+	}
+	return ""
+}
+
+func (x *CreateCampaignRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateCampaignRequest) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+func (x *CreateCampaignRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CreateCampaignRequest) GetDailyBudget() int64 {
+	if x != nil {
+		return x.DailyBudget
+	}
+	return 0
+}
+
+// Campaign is a campaign whose ads are served in the sponsored slot.
+type Campaign struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AdAccountId string                 `protobuf:"bytes,2,opt,name=ad_account_id,json=adAccountId,proto3" json:"ad_account_id,omitempty"`
+	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// LEADS, TRAFFIC or MESSAGES.
+	Objective string `protobuf:"bytes,4,opt,name=objective,proto3" json:"objective,omitempty"`
+	// ACTIVE, PAUSED, ARCHIVED or DELETED.
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// Minor units a day.
+	DailyBudget int64 `protobuf:"varint,6,opt,name=daily_budget,json=dailyBudget,proto3" json:"daily_budget,omitempty"`
+	// RFC 3339 UTC.
+	CreatedTime   string `protobuf:"bytes,7,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Campaign) Reset() {
+	*x = Campaign{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Campaign) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Campaign) ProtoMessage() {}
+
+func (x *Campaign) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Campaign.ProtoReflect.Descriptor instead.
+func (*Campaign) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Campaign) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Campaign) GetAdAccountId() string {
+	if x != nil {
+		return x.AdAccountId
+	}
+	return ""
+}
+
+func (x *Campaign) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Campaign) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+func (x *Campaign) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Campaign) GetDailyBudget() int64 {
+	if x != nil {
+		return x.DailyBudget
+	}
+	return 0
+}
+
+func (x *Campaign) GetCreatedTime() string {
+	if x != nil {
+		return x.CreatedTime
+	}
+	return ""
+}
+
+type ListCampaignsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AdAccountId   string                 `protobuf:"bytes,1,opt,name=ad_account_id,json=adAccountId,proto3" json:"ad_account_id,omitempty"`
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCampaignsRequest) Reset() {
+	*x = ListCampaignsRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCampaignsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCampaignsRequest) ProtoMessage() {}
+
+func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCampaignsRequest.ProtoReflect.Descriptor instead.
+func (*ListCampaignsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListCampaignsRequest) GetAdAccountId() string {
+	if x != nil {
+		return x.AdAccountId
+	}
+	return ""
+}
+
+func (x *ListCampaignsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListCampaignsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListCampaignsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListCampaignsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*Campaign            `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCampaignsResponse) Reset() {
+	*x = ListCampaignsResponse{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCampaignsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCampaignsResponse) ProtoMessage() {}
+
+func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCampaignsResponse.ProtoReflect.Descriptor instead.
+func (*ListCampaignsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListCampaignsResponse) GetData() []*Campaign {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListCampaignsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// UpdateStatusRequest changes the status of a campaign or an ad.
+type UpdateStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateStatusRequest) Reset() {
+	*x = UpdateStatusRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateStatusRequest) ProtoMessage() {}
+
+func (x *UpdateStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateStatusRequest.ProtoReflect.Descriptor instead.
+func (*UpdateStatusRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *UpdateStatusRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *UpdateStatusRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// AdCreative is what the sponsored slot shows.
+type AdCreative struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 to 100 code points.
+	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	// At most 500 code points.
+	Body string `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// An http(s) URL.
+	LinkUrl string `protobuf:"bytes,3,opt,name=link_url,json=linkUrl,proto3" json:"link_url,omitempty"`
+	// The Page the ad speaks for; optional.
+	PageId        string `protobuf:"bytes,4,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdCreative) Reset() {
+	*x = AdCreative{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdCreative) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdCreative) ProtoMessage() {}
+
+func (x *AdCreative) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdCreative.ProtoReflect.Descriptor instead.
+func (*AdCreative) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AdCreative) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *AdCreative) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+func (x *AdCreative) GetLinkUrl() string {
+	if x != nil {
+		return x.LinkUrl
+	}
+	return ""
+}
+
+func (x *AdCreative) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+type CreateAdRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	CampaignId string                 `protobuf:"bytes,1,opt,name=campaign_id,json=campaignId,proto3" json:"campaign_id,omitempty"`
+	// 1 to 400 code points.
+	Name     string      `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Creative *AdCreative `protobuf:"bytes,3,opt,name=creative,proto3" json:"creative,omitempty"`
+	// A custom audience of the campaign's ad account; empty: everyone.
+	AudienceId string `protobuf:"bytes,4,opt,name=audience_id,json=audienceId,proto3" json:"audience_id,omitempty"`
+	// ACTIVE or PAUSED; empty means ACTIVE (the campaign's status decides
+	// delivery, as Meta's ads inherit it).
+	Status        string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateAdRequest) Reset() {
+	*x = CreateAdRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateAdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateAdRequest) ProtoMessage() {}
+
+func (x *CreateAdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateAdRequest.ProtoReflect.Descriptor instead.
+func (*CreateAdRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CreateAdRequest) GetCampaignId() string {
+	if x != nil {
+		return x.CampaignId
+	}
+	return ""
+}
+
+func (x *CreateAdRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateAdRequest) GetCreative() *AdCreative {
+	if x != nil {
+		return x.Creative
+	}
+	return nil
+}
+
+func (x *CreateAdRequest) GetAudienceId() string {
+	if x != nil {
+		return x.AudienceId
+	}
+	return ""
+}
+
+func (x *CreateAdRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// Ad is one ad of a campaign.
+type Ad struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Id         string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	CampaignId string                 `protobuf:"bytes,2,opt,name=campaign_id,json=campaignId,proto3" json:"campaign_id,omitempty"`
+	Name       string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Status     string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Creative   *AdCreative            `protobuf:"bytes,5,opt,name=creative,proto3" json:"creative,omitempty"`
+	AudienceId string                 `protobuf:"bytes,6,opt,name=audience_id,json=audienceId,proto3" json:"audience_id,omitempty"`
+	// RFC 3339 UTC.
+	CreatedTime   string `protobuf:"bytes,7,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Ad) Reset() {
+	*x = Ad{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Ad) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Ad) ProtoMessage() {}
+
+func (x *Ad) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Ad.ProtoReflect.Descriptor instead.
+func (*Ad) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Ad) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Ad) GetCampaignId() string {
+	if x != nil {
+		return x.CampaignId
+	}
+	return ""
+}
+
+func (x *Ad) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Ad) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Ad) GetCreative() *AdCreative {
+	if x != nil {
+		return x.Creative
+	}
+	return nil
+}
+
+func (x *Ad) GetAudienceId() string {
+	if x != nil {
+		return x.AudienceId
+	}
+	return ""
+}
+
+func (x *Ad) GetCreatedTime() string {
+	if x != nil {
+		return x.CreatedTime
+	}
+	return ""
+}
+
+type ListAdsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CampaignId    string                 `protobuf:"bytes,1,opt,name=campaign_id,json=campaignId,proto3" json:"campaign_id,omitempty"`
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,4,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAdsRequest) Reset() {
+	*x = ListAdsRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAdsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAdsRequest) ProtoMessage() {}
+
+func (x *ListAdsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAdsRequest.ProtoReflect.Descriptor instead.
+func (*ListAdsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListAdsRequest) GetCampaignId() string {
+	if x != nil {
+		return x.CampaignId
+	}
+	return ""
+}
+
+func (x *ListAdsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListAdsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListAdsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListAdsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*Ad                  `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAdsResponse) Reset() {
+	*x = ListAdsResponse{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAdsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAdsResponse) ProtoMessage() {}
+
+func (x *ListAdsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAdsResponse.ProtoReflect.Descriptor instead.
+func (*ListAdsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListAdsResponse) GetData() []*Ad {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListAdsResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+type GetAdInsightsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AdId          string                 `protobuf:"bytes,1,opt,name=ad_id,json=adId,proto3" json:"ad_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAdInsightsRequest) Reset() {
+	*x = GetAdInsightsRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAdInsightsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAdInsightsRequest) ProtoMessage() {}
+
+func (x *GetAdInsightsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAdInsightsRequest.ProtoReflect.Descriptor instead.
+func (*GetAdInsightsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetAdInsightsRequest) GetAdId() string {
+	if x != nil {
+		return x.AdId
+	}
+	return ""
+}
+
+// AdInsights are an ad's counts since it was created, as Meta's insights
+// give them: numbers in decimal strings.
+type AdInsights struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AdId        string                 `protobuf:"bytes,1,opt,name=ad_id,json=adId,proto3" json:"ad_id,omitempty"`
+	Impressions string                 `protobuf:"bytes,2,opt,name=impressions,proto3" json:"impressions,omitempty"`
+	Clicks      string                 `protobuf:"bytes,3,opt,name=clicks,proto3" json:"clicks,omitempty"`
+	// Clicks per hundred impressions.
+	Ctr string `protobuf:"bytes,4,opt,name=ctr,proto3" json:"ctr,omitempty"`
+	// In the account's currency's major units, e.g. "0.35".
+	Spend         string `protobuf:"bytes,5,opt,name=spend,proto3" json:"spend,omitempty"`
+	Conversions   string `protobuf:"bytes,6,opt,name=conversions,proto3" json:"conversions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdInsights) Reset() {
+	*x = AdInsights{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdInsights) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdInsights) ProtoMessage() {}
+
+func (x *AdInsights) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdInsights.ProtoReflect.Descriptor instead.
+func (*AdInsights) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *AdInsights) GetAdId() string {
+	if x != nil {
+		return x.AdId
+	}
+	return ""
+}
+
+func (x *AdInsights) GetImpressions() string {
+	if x != nil {
+		return x.Impressions
+	}
+	return ""
+}
+
+func (x *AdInsights) GetClicks() string {
+	if x != nil {
+		return x.Clicks
+	}
+	return ""
+}
+
+func (x *AdInsights) GetCtr() string {
+	if x != nil {
+		return x.Ctr
+	}
+	return ""
+}
+
+func (x *AdInsights) GetSpend() string {
+	if x != nil {
+		return x.Spend
+	}
+	return ""
+}
+
+func (x *AdInsights) GetConversions() string {
+	if x != nil {
+		return x.Conversions
+	}
+	return ""
+}
+
+type AdInsightsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AdInsights          `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdInsightsResponse) Reset() {
+	*x = AdInsightsResponse{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdInsightsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdInsightsResponse) ProtoMessage() {}
+
+func (x *AdInsightsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdInsightsResponse.ProtoReflect.Descriptor instead.
+func (*AdInsightsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *AdInsightsResponse) GetData() []*AdInsights {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type ServeSponsoredAdRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServeSponsoredAdRequest) Reset() {
+	*x = ServeSponsoredAdRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServeSponsoredAdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServeSponsoredAdRequest) ProtoMessage() {}
+
+func (x *ServeSponsoredAdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServeSponsoredAdRequest.ProtoReflect.Descriptor instead.
+func (*ServeSponsoredAdRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{35}
+}
+
+// SponsoredAd is the ad served in a chats list; ad_id empty when none.
+type SponsoredAd struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AdId          string                 `protobuf:"bytes,1,opt,name=ad_id,json=adId,proto3" json:"ad_id,omitempty"`
+	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Body          string                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	LinkUrl       string                 `protobuf:"bytes,4,opt,name=link_url,json=linkUrl,proto3" json:"link_url,omitempty"`
+	PageId        string                 `protobuf:"bytes,5,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SponsoredAd) Reset() {
+	*x = SponsoredAd{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SponsoredAd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SponsoredAd) ProtoMessage() {}
+
+func (x *SponsoredAd) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SponsoredAd.ProtoReflect.Descriptor instead.
+func (*SponsoredAd) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SponsoredAd) GetAdId() string {
+	if x != nil {
+		return x.AdId
+	}
+	return ""
+}
+
+func (x *SponsoredAd) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *SponsoredAd) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+func (x *SponsoredAd) GetLinkUrl() string {
+	if x != nil {
+		return x.LinkUrl
+	}
+	return ""
+}
+
+func (x *SponsoredAd) GetPageId() string {
+	if x != nil {
+		return x.PageId
+	}
+	return ""
+}
+
+type ClickAdRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AdId          string                 `protobuf:"bytes,1,opt,name=ad_id,json=adId,proto3" json:"ad_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClickAdRequest) Reset() {
+	*x = ClickAdRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClickAdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClickAdRequest) ProtoMessage() {}
+
+func (x *ClickAdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClickAdRequest.ProtoReflect.Descriptor instead.
+func (*ClickAdRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ClickAdRequest) GetAdId() string {
+	if x != nil {
+		return x.AdId
+	}
+	return ""
+}
+
+type CreateCustomAudienceRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AdAccountId string                 `protobuf:"bytes,1,opt,name=ad_account_id,json=adAccountId,proto3" json:"ad_account_id,omitempty"`
+	// 1 to 200 code points.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCustomAudienceRequest) Reset() {
+	*x = CreateCustomAudienceRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCustomAudienceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCustomAudienceRequest) ProtoMessage() {}
+
+func (x *CreateCustomAudienceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCustomAudienceRequest.ProtoReflect.Descriptor instead.
+func (*CreateCustomAudienceRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *CreateCustomAudienceRequest) GetAdAccountId() string {
+	if x != nil {
+		return x.AdAccountId
+	}
+	return ""
+}
+
+func (x *CreateCustomAudienceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateCustomAudienceRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type AddCustomAudienceUsersRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	AudienceId string                 `protobuf:"bytes,1,opt,name=audience_id,json=audienceId,proto3" json:"audience_id,omitempty"`
+	Schema     string                 `protobuf:"bytes,2,opt,name=schema,proto3" json:"schema,omitempty"`
+	// At most 10,000 entries of the schema.
+	Data          []string `protobuf:"bytes,3,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddCustomAudienceUsersRequest) Reset() {
+	*x = AddCustomAudienceUsersRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddCustomAudienceUsersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddCustomAudienceUsersRequest) ProtoMessage() {}
+
+func (x *AddCustomAudienceUsersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddCustomAudienceUsersRequest.ProtoReflect.Descriptor instead.
+func (*AddCustomAudienceUsersRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *AddCustomAudienceUsersRequest) GetAudienceId() string {
+	if x != nil {
+		return x.AudienceId
+	}
+	return ""
+}
+
+func (x *AddCustomAudienceUsersRequest) GetSchema() string {
+	if x != nil {
+		return x.Schema
+	}
+	return ""
+}
+
+func (x *AddCustomAudienceUsersRequest) GetData() []string {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type AddCustomAudienceUsersResponse struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AudienceId        string                 `protobuf:"bytes,1,opt,name=audience_id,json=audienceId,proto3" json:"audience_id,omitempty"`
+	NumReceived       int64                  `protobuf:"varint,2,opt,name=num_received,json=numReceived,proto3" json:"num_received,omitempty"`
+	NumInvalidEntries int64                  `protobuf:"varint,3,opt,name=num_invalid_entries,json=numInvalidEntries,proto3" json:"num_invalid_entries,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *AddCustomAudienceUsersResponse) Reset() {
+	*x = AddCustomAudienceUsersResponse{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddCustomAudienceUsersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddCustomAudienceUsersResponse) ProtoMessage() {}
+
+func (x *AddCustomAudienceUsersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddCustomAudienceUsersResponse.ProtoReflect.Descriptor instead.
+func (*AddCustomAudienceUsersResponse) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AddCustomAudienceUsersResponse) GetAudienceId() string {
+	if x != nil {
+		return x.AudienceId
+	}
+	return ""
+}
+
+func (x *AddCustomAudienceUsersResponse) GetNumReceived() int64 {
+	if x != nil {
+		return x.NumReceived
+	}
+	return 0
+}
+
+func (x *AddCustomAudienceUsersResponse) GetNumInvalidEntries() int64 {
+	if x != nil {
+		return x.NumInvalidEntries
+	}
+	return 0
+}
+
+type GetCustomAudienceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AudienceId    string                 `protobuf:"bytes,1,opt,name=audience_id,json=audienceId,proto3" json:"audience_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCustomAudienceRequest) Reset() {
+	*x = GetCustomAudienceRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCustomAudienceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCustomAudienceRequest) ProtoMessage() {}
+
+func (x *GetCustomAudienceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCustomAudienceRequest.ProtoReflect.Descriptor instead.
+func (*GetCustomAudienceRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetCustomAudienceRequest) GetAudienceId() string {
+	if x != nil {
+		return x.AudienceId
+	}
+	return ""
+}
+
+// CustomAudience is a custom audience of hashed identifiers.
+type CustomAudience struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AdAccountId string                 `protobuf:"bytes,2,opt,name=ad_account_id,json=adAccountId,proto3" json:"ad_account_id,omitempty"`
+	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// The people it matched: exact on a sandbox ad account, rounded for
+	// privacy on a live one (docs/design/ads.md).
+	ApproximateCount int64 `protobuf:"varint,5,opt,name=approximate_count,json=approximateCount,proto3" json:"approximate_count,omitempty"`
+	// RFC 3339 UTC.
+	CreatedTime   string `protobuf:"bytes,6,opt,name=created_time,json=createdTime,proto3" json:"created_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomAudience) Reset() {
+	*x = CustomAudience{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomAudience) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomAudience) ProtoMessage() {}
+
+func (x *CustomAudience) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomAudience.ProtoReflect.Descriptor instead.
+func (*CustomAudience) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *CustomAudience) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CustomAudience) GetAdAccountId() string {
+	if x != nil {
+		return x.AdAccountId
+	}
+	return ""
+}
+
+func (x *CustomAudience) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CustomAudience) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *CustomAudience) GetApproximateCount() int64 {
+	if x != nil {
+		return x.ApproximateCount
+	}
+	return 0
+}
+
+func (x *CustomAudience) GetCreatedTime() string {
+	if x != nil {
+		return x.CreatedTime
+	}
+	return ""
+}
+
+// ServerEventUserData names the person of an event by hashes only.
+type ServerEventUserData struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// SHA-256 hex of the platform user id.
+	ExternalId []string `protobuf:"bytes,1,rep,name=external_id,json=externalId,proto3" json:"external_id,omitempty"`
+	// SHA-256 hex of a normalised email.
+	Em            []string `protobuf:"bytes,2,rep,name=em,proto3" json:"em,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServerEventUserData) Reset() {
+	*x = ServerEventUserData{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerEventUserData) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerEventUserData) ProtoMessage() {}
+
+func (x *ServerEventUserData) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerEventUserData.ProtoReflect.Descriptor instead.
+func (*ServerEventUserData) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ServerEventUserData) GetExternalId() []string {
+	if x != nil {
+		return x.ExternalId
+	}
+	return nil
+}
+
+func (x *ServerEventUserData) GetEm() []string {
+	if x != nil {
+		return x.Em
+	}
+	return nil
+}
+
+type ServerEventCustomData struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Value         float64                `protobuf:"fixed64,1,opt,name=value,proto3" json:"value,omitempty"`
+	Currency      string                 `protobuf:"bytes,2,opt,name=currency,proto3" json:"currency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServerEventCustomData) Reset() {
+	*x = ServerEventCustomData{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerEventCustomData) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerEventCustomData) ProtoMessage() {}
+
+func (x *ServerEventCustomData) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerEventCustomData.ProtoReflect.Descriptor instead.
+func (*ServerEventCustomData) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ServerEventCustomData) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *ServerEventCustomData) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+// ServerEvent is one conversion event, in Meta's Conversions API shape.
+type ServerEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 to 100 code points, e.g. Purchase.
+	EventName string `protobuf:"bytes,1,opt,name=event_name,json=eventName,proto3" json:"event_name,omitempty"`
+	// Unix seconds: not in the future, at most 7 days old.
+	EventTime int64 `protobuf:"varint,2,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
+	// Deduplicates within 48 hours; at most 256 code points.
+	EventId string `protobuf:"bytes,3,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// website, app, email, phone_call, chat, physical_store,
+	// system_generated or other.
+	ActionSource  string                 `protobuf:"bytes,4,opt,name=action_source,json=actionSource,proto3" json:"action_source,omitempty"`
+	UserData      *ServerEventUserData   `protobuf:"bytes,5,opt,name=user_data,json=userData,proto3" json:"user_data,omitempty"`
+	CustomData    *ServerEventCustomData `protobuf:"bytes,6,opt,name=custom_data,json=customData,proto3" json:"custom_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServerEvent) Reset() {
+	*x = ServerEvent{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerEvent) ProtoMessage() {}
+
+func (x *ServerEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerEvent.ProtoReflect.Descriptor instead.
+func (*ServerEvent) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ServerEvent) GetEventName() string {
+	if x != nil {
+		return x.EventName
+	}
+	return ""
+}
+
+func (x *ServerEvent) GetEventTime() int64 {
+	if x != nil {
+		return x.EventTime
+	}
+	return 0
+}
+
+func (x *ServerEvent) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *ServerEvent) GetActionSource() string {
+	if x != nil {
+		return x.ActionSource
+	}
+	return ""
+}
+
+func (x *ServerEvent) GetUserData() *ServerEventUserData {
+	if x != nil {
+		return x.UserData
+	}
+	return nil
+}
+
+func (x *ServerEvent) GetCustomData() *ServerEventCustomData {
+	if x != nil {
+		return x.CustomData
+	}
+	return nil
+}
+
+type SendConversionEventsRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AdAccountId string                 `protobuf:"bytes,1,opt,name=ad_account_id,json=adAccountId,proto3" json:"ad_account_id,omitempty"`
+	// 1 to 1,000 events.
+	Data          []*ServerEvent `protobuf:"bytes,2,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendConversionEventsRequest) Reset() {
+	*x = SendConversionEventsRequest{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendConversionEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendConversionEventsRequest) ProtoMessage() {}
+
+func (x *SendConversionEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendConversionEventsRequest.ProtoReflect.Descriptor instead.
+func (*SendConversionEventsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SendConversionEventsRequest) GetAdAccountId() string {
+	if x != nil {
+		return x.AdAccountId
+	}
+	return ""
+}
+
+func (x *SendConversionEventsRequest) GetData() []*ServerEvent {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type SendConversionEventsResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	EventsReceived int64                  `protobuf:"varint,1,opt,name=events_received,json=eventsReceived,proto3" json:"events_received,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SendConversionEventsResponse) Reset() {
+	*x = SendConversionEventsResponse{}
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendConversionEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendConversionEventsResponse) ProtoMessage() {}
+
+func (x *SendConversionEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_ads_v1_ads_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendConversionEventsResponse.ProtoReflect.Descriptor instead.
+func (*SendConversionEventsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_ads_v1_ads_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *SendConversionEventsResponse) GetEventsReceived() int64 {
+	if x != nil {
+		return x.EventsReceived
+	}
+	return 0
+}
+
 var File_svc_ads_v1_ads_proto protoreflect.FileDescriptor
 
 const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\n" +
 	"\x14svc/ads/v1/ads.proto\x12\n" +
-	"svc.ads.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"!\n" +
+	"svc.ads.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x18svc/plugin/v1/edge.proto\x1a\x1bsvc/plugin/v1/options.proto\"!\n" +
 	"\x0fCreatedResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\xc0\x01\n" +
 	"\tAdAccount\x12\x0e\n" +
@@ -1454,7 +3158,145 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\x06before\x18\x04 \x01(\tR\x06before\"h\n" +
 	"\x11ListLeadsResponse\x12$\n" +
 	"\x04data\x18\x01 \x03(\v2\x10.svc.ads.v1.LeadR\x04data\x12-\n" +
-	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging2\xb2\x0e\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"+\n" +
+	"\x0fSuccessResponse\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\"\x85\x02\n" +
+	"\x15CreateCampaignRequest\x12+\n" +
+	"\rad_account_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\vadAccountId\x12\x1e\n" +
+	"\x04name\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x90\x03R\x04name\x12=\n" +
+	"\tobjective\x18\x03 \x01(\tB\x1f\xbaH\x1cr\x1aR\x05LEADSR\aTRAFFICR\bMESSAGESR\tobjective\x12/\n" +
+	"\x06status\x18\x04 \x01(\tB\x17\xbaH\x14r\x12R\x00R\x06ACTIVER\x06PAUSEDR\x06status\x12/\n" +
+	"\fdaily_budget\x18\x05 \x01(\x03B\f\xbaH\t\"\a\x18\x80\xc2\xd7/(dR\vdailyBudget\"\xde\x01\n" +
+	"\bCampaign\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
+	"\rad_account_id\x18\x02 \x01(\tR\vadAccountId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
+	"\tobjective\x18\x04 \x01(\tR\tobjective\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12!\n" +
+	"\fdaily_budget\x18\x06 \x01(\x03R\vdailyBudget\x12!\n" +
+	"\fcreated_time\x18\a \x01(\tR\vcreatedTime:\x0e\xe2\xf3\x18\n" +
+	"\n" +
+	"\bcampaign\"\x92\x01\n" +
+	"\x14ListCampaignsRequest\x12+\n" +
+	"\rad_account_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\vadAccountId\x12\x1f\n" +
+	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\tR\x06before\"p\n" +
+	"\x15ListCampaignsResponse\x12(\n" +
+	"\x04data\x18\x01 \x03(\v2\x14.svc.ads.v1.CampaignR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"p\n" +
+	"\x13UpdateStatusRequest\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x02id\x12@\n" +
+	"\x06status\x18\x02 \x01(\tB(\xbaH%r#R\x06ACTIVER\x06PAUSEDR\bARCHIVEDR\aDELETEDR\x06status\"\x94\x01\n" +
+	"\n" +
+	"AdCreative\x12\x1f\n" +
+	"\x05title\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05title\x12\x1c\n" +
+	"\x04body\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x04body\x12%\n" +
+	"\blink_url\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\alinkUrl\x12 \n" +
+	"\apage_id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xf2\x01\n" +
+	"\x0fCreateAdRequest\x12(\n" +
+	"\vcampaign_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"campaignId\x12\x1e\n" +
+	"\x04name\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x90\x03R\x04name\x12:\n" +
+	"\bcreative\x18\x03 \x01(\v2\x16.svc.ads.v1.AdCreativeB\x06\xbaH\x03\xc8\x01\x01R\bcreative\x12(\n" +
+	"\vaudience_id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"audienceId\x12/\n" +
+	"\x06status\x18\x05 \x01(\tB\x17\xbaH\x14r\x12R\x00R\x06ACTIVER\x06PAUSEDR\x06status\"\xe3\x01\n" +
+	"\x02Ad\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
+	"\vcampaign_id\x18\x02 \x01(\tR\n" +
+	"campaignId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x122\n" +
+	"\bcreative\x18\x05 \x01(\v2\x16.svc.ads.v1.AdCreativeR\bcreative\x12\x1f\n" +
+	"\vaudience_id\x18\x06 \x01(\tR\n" +
+	"audienceId\x12!\n" +
+	"\fcreated_time\x18\a \x01(\tR\vcreatedTime:\b\xe2\xf3\x18\x04\n" +
+	"\x02ad\"\x89\x01\n" +
+	"\x0eListAdsRequest\x12(\n" +
+	"\vcampaign_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"campaignId\x12\x1f\n" +
+	"\x05limit\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\tR\x06before\"d\n" +
+	"\x0fListAdsResponse\x12\"\n" +
+	"\x04data\x18\x01 \x03(\v2\x0e.svc.ads.v1.AdR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"4\n" +
+	"\x14GetAdInsightsRequest\x12\x1c\n" +
+	"\x05ad_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04adId\"\xa5\x01\n" +
+	"\n" +
+	"AdInsights\x12\x13\n" +
+	"\x05ad_id\x18\x01 \x01(\tR\x04adId\x12 \n" +
+	"\vimpressions\x18\x02 \x01(\tR\vimpressions\x12\x16\n" +
+	"\x06clicks\x18\x03 \x01(\tR\x06clicks\x12\x10\n" +
+	"\x03ctr\x18\x04 \x01(\tR\x03ctr\x12\x14\n" +
+	"\x05spend\x18\x05 \x01(\tR\x05spend\x12 \n" +
+	"\vconversions\x18\x06 \x01(\tR\vconversions\"@\n" +
+	"\x12AdInsightsResponse\x12*\n" +
+	"\x04data\x18\x01 \x03(\v2\x16.svc.ads.v1.AdInsightsR\x04data\"\x19\n" +
+	"\x17ServeSponsoredAdRequest\"\x80\x01\n" +
+	"\vSponsoredAd\x12\x13\n" +
+	"\x05ad_id\x18\x01 \x01(\tR\x04adId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
+	"\x04body\x18\x03 \x01(\tR\x04body\x12\x19\n" +
+	"\blink_url\x18\x04 \x01(\tR\alinkUrl\x12\x17\n" +
+	"\apage_id\x18\x05 \x01(\tR\x06pageId\".\n" +
+	"\x0eClickAdRequest\x12\x1c\n" +
+	"\x05ad_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04adId\"\x96\x01\n" +
+	"\x1bCreateCustomAudienceRequest\x12+\n" +
+	"\rad_account_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\vadAccountId\x12\x1e\n" +
+	"\x04name\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x04name\x12*\n" +
+	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\vdescription\"\xb5\x01\n" +
+	"\x1dAddCustomAudienceUsersRequest\x12(\n" +
+	"\vaudience_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"audienceId\x12B\n" +
+	"\x06schema\x18\x02 \x01(\tB*\xbaH'r%R\fEMAIL_SHA256R\fPHONE_SHA256R\aUSER_IDR\x06schema\x12&\n" +
+	"\x04data\x18\x03 \x03(\tB\x12\xbaH\x0f\x92\x01\f\b\x01\x10\x90N\"\x05r\x03\x18\x80\x02R\x04data\"\x94\x01\n" +
+	"\x1eAddCustomAudienceUsersResponse\x12\x1f\n" +
+	"\vaudience_id\x18\x01 \x01(\tR\n" +
+	"audienceId\x12!\n" +
+	"\fnum_received\x18\x02 \x01(\x03R\vnumReceived\x12.\n" +
+	"\x13num_invalid_entries\x18\x03 \x01(\x03R\x11numInvalidEntries\"D\n" +
+	"\x18GetCustomAudienceRequest\x12(\n" +
+	"\vaudience_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"audienceId\"\xe0\x01\n" +
+	"\x0eCustomAudience\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
+	"\rad_account_id\x18\x02 \x01(\tR\vadAccountId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12+\n" +
+	"\x11approximate_count\x18\x05 \x01(\x03R\x10approximateCount\x12!\n" +
+	"\fcreated_time\x18\x06 \x01(\tR\vcreatedTime:\x14\xe2\xf3\x18\x10\n" +
+	"\x0ecustomaudience\"h\n" +
+	"\x13ServerEventUserData\x120\n" +
+	"\vexternal_id\x18\x01 \x03(\tB\x0f\xbaH\f\x92\x01\t\x10\n" +
+	"\"\x05r\x03\x18\x80\x02R\n" +
+	"externalId\x12\x1f\n" +
+	"\x02em\x18\x02 \x03(\tB\x0f\xbaH\f\x92\x01\t\x10\n" +
+	"\"\x05r\x03\x18\x80\x02R\x02em\"R\n" +
+	"\x15ServerEventCustomData\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\x01R\x05value\x12#\n" +
+	"\bcurrency\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18\x03R\bcurrency\"\x81\x03\n" +
+	"\vServerEvent\x12(\n" +
+	"\n" +
+	"event_name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\teventName\x12\x1d\n" +
+	"\n" +
+	"event_time\x18\x02 \x01(\x03R\teventTime\x12#\n" +
+	"\bevent_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\aeventId\x12z\n" +
+	"\raction_source\x18\x04 \x01(\tBU\xbaHRrPR\awebsiteR\x03appR\x05emailR\n" +
+	"phone_callR\x04chatR\x0ephysical_storeR\x10system_generatedR\x05otherR\factionSource\x12D\n" +
+	"\tuser_data\x18\x05 \x01(\v2\x1f.svc.ads.v1.ServerEventUserDataB\x06\xbaH\x03\xc8\x01\x01R\buserData\x12B\n" +
+	"\vcustom_data\x18\x06 \x01(\v2!.svc.ads.v1.ServerEventCustomDataR\n" +
+	"customData\"\x84\x01\n" +
+	"\x1bSendConversionEventsRequest\x12+\n" +
+	"\rad_account_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\vadAccountId\x128\n" +
+	"\x04data\x18\x02 \x03(\v2\x17.svc.ads.v1.ServerEventB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x04data\"G\n" +
+	"\x1cSendConversionEventsResponse\x12'\n" +
+	"\x0fevents_received\x18\x01 \x01(\x03R\x0eeventsReceived2\xb2\x1c\n" +
 	"\n" +
 	"AdsService\x12\xb1\x01\n" +
 	"\x10ListMyAdAccounts\x12#.svc.ads.v1.ListMyAdAccountsRequest\x1a\".svc.ads.v1.ListAdAccountsResponse\"T\xca\xf3\x18\x0e\x12\x02\x01\x04\x1a\bads_read\xd2\xf3\x18\x0f\n" +
@@ -1475,7 +3317,24 @@ const file_svc_ads_v1_ads_proto_rawDesc = "" +
 	"\n" +
 	"SubmitLead\x12\x1d.svc.ads.v1.SubmitLeadRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"D\xca\xf3\x18\x16\x12\x02\x01\x04\x1a\x10leads_submission\xd2\xf3\x18&\x12$leadgen_form/{leadgen_form_id}/leads\x12\x8f\x01\n" +
 	"\tListLeads\x12\x1c.svc.ads.v1.ListLeadsRequest\x1a\x1d.svc.ads.v1.ListLeadsResponse\"E\xca\xf3\x18\x14\x12\x01\x01\x1a\x0fleads_retrieval\xd2\xf3\x18&\n" +
-	"$leadgen_form/{leadgen_form_id}/leads\x90\x02\x01\x1a\xc0\x02\xe2\xf4\x18G\n" +
+	"$leadgen_form/{leadgen_form_id}/leads\x90\x02\x01\x12\x93\x01\n" +
+	"\x0eCreateCampaign\x12!.svc.ads.v1.CreateCampaignRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"A\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18&\x12$ad_account/{ad_account_id}/campaigns\x12\x94\x01\n" +
+	"\rListCampaigns\x12 .svc.ads.v1.ListCampaignsRequest\x1a!.svc.ads.v1.ListCampaignsResponse\">\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18&\n" +
+	"$ad_account/{ad_account_id}/campaigns\x90\x02\x01\x12z\n" +
+	"\x0eUpdateCampaign\x12\x1f.svc.ads.v1.UpdateStatusRequest\x1a\x1b.svc.ads.v1.SuccessResponse\"*\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18\x0f\x12\rcampaign/{id}\x12}\n" +
+	"\bCreateAd\x12\x1b.svc.ads.v1.CreateAdRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"7\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18\x1c\x12\x1acampaign/{campaign_id}/ads\x12x\n" +
+	"\aListAds\x12\x1a.svc.ads.v1.ListAdsRequest\x1a\x1b.svc.ads.v1.ListAdsResponse\"4\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x1c\n" +
+	"\x1acampaign/{campaign_id}/ads\x90\x02\x01\x12n\n" +
+	"\bUpdateAd\x12\x1f.svc.ads.v1.UpdateStatusRequest\x1a\x1b.svc.ads.v1.SuccessResponse\"$\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18\t\x12\aad/{id}\x12\x80\x01\n" +
+	"\rGetAdInsights\x12 .svc.ads.v1.GetAdInsightsRequest\x1a\x1e.svc.ads.v1.AdInsightsResponse\"-\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x15\n" +
+	"\x13ad/{ad_id}/insights\x90\x02\x01\x12Y\n" +
+	"\x10ServeSponsoredAd\x12#.svc.ads.v1.ServeSponsoredAdRequest\x1a\x17.svc.ads.v1.SponsoredAd\"\a\xca\xf3\x18\x03\x12\x01\x04\x12w\n" +
+	"\aClickAd\x12\x1a.svc.ads.v1.ClickAdRequest\x1a\x1b.svc.ads.v1.SuccessResponse\"3\xca\xf3\x18\x03\x12\x01\x04\xf0\xf3\x18<\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/mobile/ads/{ad_id}/click\x12\xa5\x01\n" +
+	"\x14CreateCustomAudience\x12'.svc.ads.v1.CreateCustomAudienceRequest\x1a\x1b.svc.ads.v1.CreatedResponse\"G\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18,\x12*ad_account/{ad_account_id}/customaudiences\x12\xb0\x01\n" +
+	"\x16AddCustomAudienceUsers\x12).svc.ads.v1.AddCustomAudienceUsersRequest\x1a*.svc.ads.v1.AddCustomAudienceUsersResponse\"?\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18$\x12\"customaudience/{audience_id}/users\x12\x8d\x01\n" +
+	"\x11GetCustomAudience\x12$.svc.ads.v1.GetCustomAudienceRequest\x1a\x1a.svc.ads.v1.CustomAudience\"6\xca\xf3\x18\r\x12\x01\x01\x1a\bads_read\xd2\xf3\x18\x1e\n" +
+	"\x1ccustomaudience/{audience_id}\x90\x02\x01\x12\xa9\x01\n" +
+	"\x14SendConversionEvents\x12'.svc.ads.v1.SendConversionEventsRequest\x1a(.svc.ads.v1.SendConversionEventsResponse\">\xca\xf3\x18\x13\x12\x01\x01\x1a\x0eads_management\xd2\xf3\x18#\x12!ad_account/{ad_account_id}/events\x1a\xc0\x02\xe2\xf4\x18G\n" +
 	"\bads_read\x129See your business's ad accounts, campaigns and lead forms\x18\x02\xe2\xf4\x18Y\n" +
 	"\x0eads_management\x12ECreate sandbox ad accounts, campaigns and lead forms in your business\x18\x02\xe2\xf4\x18N\n" +
 	"\x0fleads_retrieval\x129See the leads people submit to your business's lead forms\x18\x02\xe2\xf4\x18B\n" +
@@ -1493,69 +3352,132 @@ func file_svc_ads_v1_ads_proto_rawDescGZIP() []byte {
 	return file_svc_ads_v1_ads_proto_rawDescData
 }
 
-var file_svc_ads_v1_ads_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_svc_ads_v1_ads_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_svc_ads_v1_ads_proto_goTypes = []any{
-	(*CreatedResponse)(nil),           // 0: svc.ads.v1.CreatedResponse
-	(*AdAccount)(nil),                 // 1: svc.ads.v1.AdAccount
-	(*ListMyAdAccountsRequest)(nil),   // 2: svc.ads.v1.ListMyAdAccountsRequest
-	(*ListAdAccountsResponse)(nil),    // 3: svc.ads.v1.ListAdAccountsResponse
-	(*CreateAdAccountRequest)(nil),    // 4: svc.ads.v1.CreateAdAccountRequest
-	(*GetAdAccountRequest)(nil),       // 5: svc.ads.v1.GetAdAccountRequest
-	(*LeadCampaign)(nil),              // 6: svc.ads.v1.LeadCampaign
-	(*ListLeadCampaignsRequest)(nil),  // 7: svc.ads.v1.ListLeadCampaignsRequest
-	(*ListLeadCampaignsResponse)(nil), // 8: svc.ads.v1.ListLeadCampaignsResponse
-	(*CreateLeadCampaignRequest)(nil), // 9: svc.ads.v1.CreateLeadCampaignRequest
-	(*LeadgenQuestion)(nil),           // 10: svc.ads.v1.LeadgenQuestion
-	(*LeadgenForm)(nil),               // 11: svc.ads.v1.LeadgenForm
-	(*ListLeadgenFormsRequest)(nil),   // 12: svc.ads.v1.ListLeadgenFormsRequest
-	(*ListLeadgenFormsResponse)(nil),  // 13: svc.ads.v1.ListLeadgenFormsResponse
-	(*CreateLeadgenFormRequest)(nil),  // 14: svc.ads.v1.CreateLeadgenFormRequest
-	(*GetLeadgenFormRequest)(nil),     // 15: svc.ads.v1.GetLeadgenFormRequest
-	(*LeadField)(nil),                 // 16: svc.ads.v1.LeadField
-	(*SubmitLeadRequest)(nil),         // 17: svc.ads.v1.SubmitLeadRequest
-	(*Lead)(nil),                      // 18: svc.ads.v1.Lead
-	(*ListLeadsRequest)(nil),          // 19: svc.ads.v1.ListLeadsRequest
-	(*ListLeadsResponse)(nil),         // 20: svc.ads.v1.ListLeadsResponse
-	(*v1.Paging)(nil),                 // 21: svc.plugin.v1.Paging
+	(*CreatedResponse)(nil),                // 0: svc.ads.v1.CreatedResponse
+	(*AdAccount)(nil),                      // 1: svc.ads.v1.AdAccount
+	(*ListMyAdAccountsRequest)(nil),        // 2: svc.ads.v1.ListMyAdAccountsRequest
+	(*ListAdAccountsResponse)(nil),         // 3: svc.ads.v1.ListAdAccountsResponse
+	(*CreateAdAccountRequest)(nil),         // 4: svc.ads.v1.CreateAdAccountRequest
+	(*GetAdAccountRequest)(nil),            // 5: svc.ads.v1.GetAdAccountRequest
+	(*LeadCampaign)(nil),                   // 6: svc.ads.v1.LeadCampaign
+	(*ListLeadCampaignsRequest)(nil),       // 7: svc.ads.v1.ListLeadCampaignsRequest
+	(*ListLeadCampaignsResponse)(nil),      // 8: svc.ads.v1.ListLeadCampaignsResponse
+	(*CreateLeadCampaignRequest)(nil),      // 9: svc.ads.v1.CreateLeadCampaignRequest
+	(*LeadgenQuestion)(nil),                // 10: svc.ads.v1.LeadgenQuestion
+	(*LeadgenForm)(nil),                    // 11: svc.ads.v1.LeadgenForm
+	(*ListLeadgenFormsRequest)(nil),        // 12: svc.ads.v1.ListLeadgenFormsRequest
+	(*ListLeadgenFormsResponse)(nil),       // 13: svc.ads.v1.ListLeadgenFormsResponse
+	(*CreateLeadgenFormRequest)(nil),       // 14: svc.ads.v1.CreateLeadgenFormRequest
+	(*GetLeadgenFormRequest)(nil),          // 15: svc.ads.v1.GetLeadgenFormRequest
+	(*LeadField)(nil),                      // 16: svc.ads.v1.LeadField
+	(*SubmitLeadRequest)(nil),              // 17: svc.ads.v1.SubmitLeadRequest
+	(*Lead)(nil),                           // 18: svc.ads.v1.Lead
+	(*ListLeadsRequest)(nil),               // 19: svc.ads.v1.ListLeadsRequest
+	(*ListLeadsResponse)(nil),              // 20: svc.ads.v1.ListLeadsResponse
+	(*SuccessResponse)(nil),                // 21: svc.ads.v1.SuccessResponse
+	(*CreateCampaignRequest)(nil),          // 22: svc.ads.v1.CreateCampaignRequest
+	(*Campaign)(nil),                       // 23: svc.ads.v1.Campaign
+	(*ListCampaignsRequest)(nil),           // 24: svc.ads.v1.ListCampaignsRequest
+	(*ListCampaignsResponse)(nil),          // 25: svc.ads.v1.ListCampaignsResponse
+	(*UpdateStatusRequest)(nil),            // 26: svc.ads.v1.UpdateStatusRequest
+	(*AdCreative)(nil),                     // 27: svc.ads.v1.AdCreative
+	(*CreateAdRequest)(nil),                // 28: svc.ads.v1.CreateAdRequest
+	(*Ad)(nil),                             // 29: svc.ads.v1.Ad
+	(*ListAdsRequest)(nil),                 // 30: svc.ads.v1.ListAdsRequest
+	(*ListAdsResponse)(nil),                // 31: svc.ads.v1.ListAdsResponse
+	(*GetAdInsightsRequest)(nil),           // 32: svc.ads.v1.GetAdInsightsRequest
+	(*AdInsights)(nil),                     // 33: svc.ads.v1.AdInsights
+	(*AdInsightsResponse)(nil),             // 34: svc.ads.v1.AdInsightsResponse
+	(*ServeSponsoredAdRequest)(nil),        // 35: svc.ads.v1.ServeSponsoredAdRequest
+	(*SponsoredAd)(nil),                    // 36: svc.ads.v1.SponsoredAd
+	(*ClickAdRequest)(nil),                 // 37: svc.ads.v1.ClickAdRequest
+	(*CreateCustomAudienceRequest)(nil),    // 38: svc.ads.v1.CreateCustomAudienceRequest
+	(*AddCustomAudienceUsersRequest)(nil),  // 39: svc.ads.v1.AddCustomAudienceUsersRequest
+	(*AddCustomAudienceUsersResponse)(nil), // 40: svc.ads.v1.AddCustomAudienceUsersResponse
+	(*GetCustomAudienceRequest)(nil),       // 41: svc.ads.v1.GetCustomAudienceRequest
+	(*CustomAudience)(nil),                 // 42: svc.ads.v1.CustomAudience
+	(*ServerEventUserData)(nil),            // 43: svc.ads.v1.ServerEventUserData
+	(*ServerEventCustomData)(nil),          // 44: svc.ads.v1.ServerEventCustomData
+	(*ServerEvent)(nil),                    // 45: svc.ads.v1.ServerEvent
+	(*SendConversionEventsRequest)(nil),    // 46: svc.ads.v1.SendConversionEventsRequest
+	(*SendConversionEventsResponse)(nil),   // 47: svc.ads.v1.SendConversionEventsResponse
+	(*v1.Paging)(nil),                      // 48: svc.plugin.v1.Paging
 }
 var file_svc_ads_v1_ads_proto_depIdxs = []int32{
 	1,  // 0: svc.ads.v1.ListAdAccountsResponse.data:type_name -> svc.ads.v1.AdAccount
-	21, // 1: svc.ads.v1.ListAdAccountsResponse.paging:type_name -> svc.plugin.v1.Paging
+	48, // 1: svc.ads.v1.ListAdAccountsResponse.paging:type_name -> svc.plugin.v1.Paging
 	6,  // 2: svc.ads.v1.ListLeadCampaignsResponse.data:type_name -> svc.ads.v1.LeadCampaign
-	21, // 3: svc.ads.v1.ListLeadCampaignsResponse.paging:type_name -> svc.plugin.v1.Paging
+	48, // 3: svc.ads.v1.ListLeadCampaignsResponse.paging:type_name -> svc.plugin.v1.Paging
 	10, // 4: svc.ads.v1.LeadgenForm.questions:type_name -> svc.ads.v1.LeadgenQuestion
 	11, // 5: svc.ads.v1.ListLeadgenFormsResponse.data:type_name -> svc.ads.v1.LeadgenForm
-	21, // 6: svc.ads.v1.ListLeadgenFormsResponse.paging:type_name -> svc.plugin.v1.Paging
+	48, // 6: svc.ads.v1.ListLeadgenFormsResponse.paging:type_name -> svc.plugin.v1.Paging
 	10, // 7: svc.ads.v1.CreateLeadgenFormRequest.questions:type_name -> svc.ads.v1.LeadgenQuestion
 	16, // 8: svc.ads.v1.SubmitLeadRequest.field_data:type_name -> svc.ads.v1.LeadField
 	16, // 9: svc.ads.v1.Lead.field_data:type_name -> svc.ads.v1.LeadField
 	18, // 10: svc.ads.v1.ListLeadsResponse.data:type_name -> svc.ads.v1.Lead
-	21, // 11: svc.ads.v1.ListLeadsResponse.paging:type_name -> svc.plugin.v1.Paging
-	2,  // 12: svc.ads.v1.AdsService.ListMyAdAccounts:input_type -> svc.ads.v1.ListMyAdAccountsRequest
-	4,  // 13: svc.ads.v1.AdsService.CreateAdAccount:input_type -> svc.ads.v1.CreateAdAccountRequest
-	5,  // 14: svc.ads.v1.AdsService.GetAdAccount:input_type -> svc.ads.v1.GetAdAccountRequest
-	7,  // 15: svc.ads.v1.AdsService.ListLeadCampaigns:input_type -> svc.ads.v1.ListLeadCampaignsRequest
-	9,  // 16: svc.ads.v1.AdsService.CreateLeadCampaign:input_type -> svc.ads.v1.CreateLeadCampaignRequest
-	12, // 17: svc.ads.v1.AdsService.ListLeadgenForms:input_type -> svc.ads.v1.ListLeadgenFormsRequest
-	14, // 18: svc.ads.v1.AdsService.CreateLeadgenForm:input_type -> svc.ads.v1.CreateLeadgenFormRequest
-	15, // 19: svc.ads.v1.AdsService.GetLeadgenForm:input_type -> svc.ads.v1.GetLeadgenFormRequest
-	17, // 20: svc.ads.v1.AdsService.SubmitLead:input_type -> svc.ads.v1.SubmitLeadRequest
-	19, // 21: svc.ads.v1.AdsService.ListLeads:input_type -> svc.ads.v1.ListLeadsRequest
-	3,  // 22: svc.ads.v1.AdsService.ListMyAdAccounts:output_type -> svc.ads.v1.ListAdAccountsResponse
-	0,  // 23: svc.ads.v1.AdsService.CreateAdAccount:output_type -> svc.ads.v1.CreatedResponse
-	1,  // 24: svc.ads.v1.AdsService.GetAdAccount:output_type -> svc.ads.v1.AdAccount
-	8,  // 25: svc.ads.v1.AdsService.ListLeadCampaigns:output_type -> svc.ads.v1.ListLeadCampaignsResponse
-	0,  // 26: svc.ads.v1.AdsService.CreateLeadCampaign:output_type -> svc.ads.v1.CreatedResponse
-	13, // 27: svc.ads.v1.AdsService.ListLeadgenForms:output_type -> svc.ads.v1.ListLeadgenFormsResponse
-	0,  // 28: svc.ads.v1.AdsService.CreateLeadgenForm:output_type -> svc.ads.v1.CreatedResponse
-	11, // 29: svc.ads.v1.AdsService.GetLeadgenForm:output_type -> svc.ads.v1.LeadgenForm
-	0,  // 30: svc.ads.v1.AdsService.SubmitLead:output_type -> svc.ads.v1.CreatedResponse
-	20, // 31: svc.ads.v1.AdsService.ListLeads:output_type -> svc.ads.v1.ListLeadsResponse
-	22, // [22:32] is the sub-list for method output_type
-	12, // [12:22] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	48, // 11: svc.ads.v1.ListLeadsResponse.paging:type_name -> svc.plugin.v1.Paging
+	23, // 12: svc.ads.v1.ListCampaignsResponse.data:type_name -> svc.ads.v1.Campaign
+	48, // 13: svc.ads.v1.ListCampaignsResponse.paging:type_name -> svc.plugin.v1.Paging
+	27, // 14: svc.ads.v1.CreateAdRequest.creative:type_name -> svc.ads.v1.AdCreative
+	27, // 15: svc.ads.v1.Ad.creative:type_name -> svc.ads.v1.AdCreative
+	29, // 16: svc.ads.v1.ListAdsResponse.data:type_name -> svc.ads.v1.Ad
+	48, // 17: svc.ads.v1.ListAdsResponse.paging:type_name -> svc.plugin.v1.Paging
+	33, // 18: svc.ads.v1.AdInsightsResponse.data:type_name -> svc.ads.v1.AdInsights
+	43, // 19: svc.ads.v1.ServerEvent.user_data:type_name -> svc.ads.v1.ServerEventUserData
+	44, // 20: svc.ads.v1.ServerEvent.custom_data:type_name -> svc.ads.v1.ServerEventCustomData
+	45, // 21: svc.ads.v1.SendConversionEventsRequest.data:type_name -> svc.ads.v1.ServerEvent
+	2,  // 22: svc.ads.v1.AdsService.ListMyAdAccounts:input_type -> svc.ads.v1.ListMyAdAccountsRequest
+	4,  // 23: svc.ads.v1.AdsService.CreateAdAccount:input_type -> svc.ads.v1.CreateAdAccountRequest
+	5,  // 24: svc.ads.v1.AdsService.GetAdAccount:input_type -> svc.ads.v1.GetAdAccountRequest
+	7,  // 25: svc.ads.v1.AdsService.ListLeadCampaigns:input_type -> svc.ads.v1.ListLeadCampaignsRequest
+	9,  // 26: svc.ads.v1.AdsService.CreateLeadCampaign:input_type -> svc.ads.v1.CreateLeadCampaignRequest
+	12, // 27: svc.ads.v1.AdsService.ListLeadgenForms:input_type -> svc.ads.v1.ListLeadgenFormsRequest
+	14, // 28: svc.ads.v1.AdsService.CreateLeadgenForm:input_type -> svc.ads.v1.CreateLeadgenFormRequest
+	15, // 29: svc.ads.v1.AdsService.GetLeadgenForm:input_type -> svc.ads.v1.GetLeadgenFormRequest
+	17, // 30: svc.ads.v1.AdsService.SubmitLead:input_type -> svc.ads.v1.SubmitLeadRequest
+	19, // 31: svc.ads.v1.AdsService.ListLeads:input_type -> svc.ads.v1.ListLeadsRequest
+	22, // 32: svc.ads.v1.AdsService.CreateCampaign:input_type -> svc.ads.v1.CreateCampaignRequest
+	24, // 33: svc.ads.v1.AdsService.ListCampaigns:input_type -> svc.ads.v1.ListCampaignsRequest
+	26, // 34: svc.ads.v1.AdsService.UpdateCampaign:input_type -> svc.ads.v1.UpdateStatusRequest
+	28, // 35: svc.ads.v1.AdsService.CreateAd:input_type -> svc.ads.v1.CreateAdRequest
+	30, // 36: svc.ads.v1.AdsService.ListAds:input_type -> svc.ads.v1.ListAdsRequest
+	26, // 37: svc.ads.v1.AdsService.UpdateAd:input_type -> svc.ads.v1.UpdateStatusRequest
+	32, // 38: svc.ads.v1.AdsService.GetAdInsights:input_type -> svc.ads.v1.GetAdInsightsRequest
+	35, // 39: svc.ads.v1.AdsService.ServeSponsoredAd:input_type -> svc.ads.v1.ServeSponsoredAdRequest
+	37, // 40: svc.ads.v1.AdsService.ClickAd:input_type -> svc.ads.v1.ClickAdRequest
+	38, // 41: svc.ads.v1.AdsService.CreateCustomAudience:input_type -> svc.ads.v1.CreateCustomAudienceRequest
+	39, // 42: svc.ads.v1.AdsService.AddCustomAudienceUsers:input_type -> svc.ads.v1.AddCustomAudienceUsersRequest
+	41, // 43: svc.ads.v1.AdsService.GetCustomAudience:input_type -> svc.ads.v1.GetCustomAudienceRequest
+	46, // 44: svc.ads.v1.AdsService.SendConversionEvents:input_type -> svc.ads.v1.SendConversionEventsRequest
+	3,  // 45: svc.ads.v1.AdsService.ListMyAdAccounts:output_type -> svc.ads.v1.ListAdAccountsResponse
+	0,  // 46: svc.ads.v1.AdsService.CreateAdAccount:output_type -> svc.ads.v1.CreatedResponse
+	1,  // 47: svc.ads.v1.AdsService.GetAdAccount:output_type -> svc.ads.v1.AdAccount
+	8,  // 48: svc.ads.v1.AdsService.ListLeadCampaigns:output_type -> svc.ads.v1.ListLeadCampaignsResponse
+	0,  // 49: svc.ads.v1.AdsService.CreateLeadCampaign:output_type -> svc.ads.v1.CreatedResponse
+	13, // 50: svc.ads.v1.AdsService.ListLeadgenForms:output_type -> svc.ads.v1.ListLeadgenFormsResponse
+	0,  // 51: svc.ads.v1.AdsService.CreateLeadgenForm:output_type -> svc.ads.v1.CreatedResponse
+	11, // 52: svc.ads.v1.AdsService.GetLeadgenForm:output_type -> svc.ads.v1.LeadgenForm
+	0,  // 53: svc.ads.v1.AdsService.SubmitLead:output_type -> svc.ads.v1.CreatedResponse
+	20, // 54: svc.ads.v1.AdsService.ListLeads:output_type -> svc.ads.v1.ListLeadsResponse
+	0,  // 55: svc.ads.v1.AdsService.CreateCampaign:output_type -> svc.ads.v1.CreatedResponse
+	25, // 56: svc.ads.v1.AdsService.ListCampaigns:output_type -> svc.ads.v1.ListCampaignsResponse
+	21, // 57: svc.ads.v1.AdsService.UpdateCampaign:output_type -> svc.ads.v1.SuccessResponse
+	0,  // 58: svc.ads.v1.AdsService.CreateAd:output_type -> svc.ads.v1.CreatedResponse
+	31, // 59: svc.ads.v1.AdsService.ListAds:output_type -> svc.ads.v1.ListAdsResponse
+	21, // 60: svc.ads.v1.AdsService.UpdateAd:output_type -> svc.ads.v1.SuccessResponse
+	34, // 61: svc.ads.v1.AdsService.GetAdInsights:output_type -> svc.ads.v1.AdInsightsResponse
+	36, // 62: svc.ads.v1.AdsService.ServeSponsoredAd:output_type -> svc.ads.v1.SponsoredAd
+	21, // 63: svc.ads.v1.AdsService.ClickAd:output_type -> svc.ads.v1.SuccessResponse
+	0,  // 64: svc.ads.v1.AdsService.CreateCustomAudience:output_type -> svc.ads.v1.CreatedResponse
+	40, // 65: svc.ads.v1.AdsService.AddCustomAudienceUsers:output_type -> svc.ads.v1.AddCustomAudienceUsersResponse
+	42, // 66: svc.ads.v1.AdsService.GetCustomAudience:output_type -> svc.ads.v1.CustomAudience
+	47, // 67: svc.ads.v1.AdsService.SendConversionEvents:output_type -> svc.ads.v1.SendConversionEventsResponse
+	45, // [45:68] is the sub-list for method output_type
+	22, // [22:45] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_svc_ads_v1_ads_proto_init() }
@@ -1569,7 +3491,7 @@ func file_svc_ads_v1_ads_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_ads_v1_ads_proto_rawDesc), len(file_svc_ads_v1_ads_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

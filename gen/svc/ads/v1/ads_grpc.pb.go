@@ -19,16 +19,29 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdsService_ListMyAdAccounts_FullMethodName   = "/svc.ads.v1.AdsService/ListMyAdAccounts"
-	AdsService_CreateAdAccount_FullMethodName    = "/svc.ads.v1.AdsService/CreateAdAccount"
-	AdsService_GetAdAccount_FullMethodName       = "/svc.ads.v1.AdsService/GetAdAccount"
-	AdsService_ListLeadCampaigns_FullMethodName  = "/svc.ads.v1.AdsService/ListLeadCampaigns"
-	AdsService_CreateLeadCampaign_FullMethodName = "/svc.ads.v1.AdsService/CreateLeadCampaign"
-	AdsService_ListLeadgenForms_FullMethodName   = "/svc.ads.v1.AdsService/ListLeadgenForms"
-	AdsService_CreateLeadgenForm_FullMethodName  = "/svc.ads.v1.AdsService/CreateLeadgenForm"
-	AdsService_GetLeadgenForm_FullMethodName     = "/svc.ads.v1.AdsService/GetLeadgenForm"
-	AdsService_SubmitLead_FullMethodName         = "/svc.ads.v1.AdsService/SubmitLead"
-	AdsService_ListLeads_FullMethodName          = "/svc.ads.v1.AdsService/ListLeads"
+	AdsService_ListMyAdAccounts_FullMethodName       = "/svc.ads.v1.AdsService/ListMyAdAccounts"
+	AdsService_CreateAdAccount_FullMethodName        = "/svc.ads.v1.AdsService/CreateAdAccount"
+	AdsService_GetAdAccount_FullMethodName           = "/svc.ads.v1.AdsService/GetAdAccount"
+	AdsService_ListLeadCampaigns_FullMethodName      = "/svc.ads.v1.AdsService/ListLeadCampaigns"
+	AdsService_CreateLeadCampaign_FullMethodName     = "/svc.ads.v1.AdsService/CreateLeadCampaign"
+	AdsService_ListLeadgenForms_FullMethodName       = "/svc.ads.v1.AdsService/ListLeadgenForms"
+	AdsService_CreateLeadgenForm_FullMethodName      = "/svc.ads.v1.AdsService/CreateLeadgenForm"
+	AdsService_GetLeadgenForm_FullMethodName         = "/svc.ads.v1.AdsService/GetLeadgenForm"
+	AdsService_SubmitLead_FullMethodName             = "/svc.ads.v1.AdsService/SubmitLead"
+	AdsService_ListLeads_FullMethodName              = "/svc.ads.v1.AdsService/ListLeads"
+	AdsService_CreateCampaign_FullMethodName         = "/svc.ads.v1.AdsService/CreateCampaign"
+	AdsService_ListCampaigns_FullMethodName          = "/svc.ads.v1.AdsService/ListCampaigns"
+	AdsService_UpdateCampaign_FullMethodName         = "/svc.ads.v1.AdsService/UpdateCampaign"
+	AdsService_CreateAd_FullMethodName               = "/svc.ads.v1.AdsService/CreateAd"
+	AdsService_ListAds_FullMethodName                = "/svc.ads.v1.AdsService/ListAds"
+	AdsService_UpdateAd_FullMethodName               = "/svc.ads.v1.AdsService/UpdateAd"
+	AdsService_GetAdInsights_FullMethodName          = "/svc.ads.v1.AdsService/GetAdInsights"
+	AdsService_ServeSponsoredAd_FullMethodName       = "/svc.ads.v1.AdsService/ServeSponsoredAd"
+	AdsService_ClickAd_FullMethodName                = "/svc.ads.v1.AdsService/ClickAd"
+	AdsService_CreateCustomAudience_FullMethodName   = "/svc.ads.v1.AdsService/CreateCustomAudience"
+	AdsService_AddCustomAudienceUsers_FullMethodName = "/svc.ads.v1.AdsService/AddCustomAudienceUsers"
+	AdsService_GetCustomAudience_FullMethodName      = "/svc.ads.v1.AdsService/GetCustomAudience"
+	AdsService_SendConversionEvents_FullMethodName   = "/svc.ads.v1.AdsService/SendConversionEvents"
 )
 
 // AdsServiceClient is the client API for AdsService service.
@@ -38,7 +51,8 @@ const (
 // AdsService serves sandbox ad accounts, their lead campaigns and lead
 // forms, and the leads people submit to the forms (CONTRACT §12). Served
 // by the ads plugin. Every ad account is a sandbox account: nothing is
-// bought or billed and no money moves.
+// billed and no money moves; spend is counted at the sandbox price. Its
+// campaigns' ads fill the chats list's sponsored slot (CONTRACT §19).
 //
 // An ad account is held by the person who made it ("bp_<user id>"), who
 // manages it; the business portfolio holding it is the gateway's record
@@ -86,6 +100,56 @@ type AdsServiceClient interface {
 	// ListLeads lists the leads submitted to a form, oldest first, to the
 	// user whose business owns the form's ad account.
 	ListLeads(ctx context.Context, in *ListLeadsRequest, opts ...grpc.CallOption) (*ListLeadsResponse, error)
+	// CreateCampaign creates a campaign (CONTRACT §19) with a daily budget
+	// in the account currency's minor units; PAUSED unless status says
+	// ACTIVE. Its ads are served while both are ACTIVE and the day's spend
+	// (impressions at the sandbox price, SandboxCPM) stays within the budget.
+	CreateCampaign(ctx context.Context, in *CreateCampaignRequest, opts ...grpc.CallOption) (*CreatedResponse, error)
+	// ListCampaigns lists the ad account's campaigns, oldest first.
+	ListCampaigns(ctx context.Context, in *ListCampaignsRequest, opts ...grpc.CallOption) (*ListCampaignsResponse, error)
+	// UpdateCampaign changes a campaign's status along the transition table
+	// (ACTIVE <-> PAUSED, either to ARCHIVED, anything to DELETED); another
+	// change is refused (400, naming status).
+	UpdateCampaign(ctx context.Context, in *UpdateStatusRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// CreateAd creates an ad of a campaign, ACTIVE unless status says
+	// PAUSED, shown to the members of audience_id (a custom audience of the
+	// same ad account) or to everyone when none.
+	CreateAd(ctx context.Context, in *CreateAdRequest, opts ...grpc.CallOption) (*CreatedResponse, error)
+	// ListAds lists a campaign's ads, oldest first.
+	ListAds(ctx context.Context, in *ListAdsRequest, opts ...grpc.CallOption) (*ListAdsResponse, error)
+	// UpdateAd changes an ad's status, as UpdateCampaign.
+	UpdateAd(ctx context.Context, in *UpdateStatusRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// GetAdInsights counts an ad's serves, clicks and attributed
+	// conversions since it was created; spend is the impressions at the
+	// sandbox price.
+	GetAdInsights(ctx context.Context, in *GetAdInsightsRequest, opts ...grpc.CallOption) (*AdInsightsResponse, error)
+	// ServeSponsoredAd picks the ad for the signed-in person's chats list
+	// and counts the serve as an impression: among the ACTIVE ads of ACTIVE
+	// campaigns whose audience holds the person (or who have none) and
+	// whose campaign can pay one more impression today, the one served least
+	// today (the oldest on a tie). No ad answers an empty ad_id. No REST
+	// path of its own: the chat plugin's chats list calls it through the
+	// host as the person.
+	ServeSponsoredAd(ctx context.Context, in *ServeSponsoredAdRequest, opts ...grpc.CallOption) (*SponsoredAd, error)
+	// ClickAd is the signed-in person clicking a sponsored item: counted on
+	// the ad's day and kept 7 days for attribution. An ad the person is not
+	// in the audience of answers 404, as one that does not exist.
+	ClickAd(ctx context.Context, in *ClickAdRequest, opts ...grpc.CallOption) (*SuccessResponse, error)
+	// CreateCustomAudience creates an empty custom audience.
+	CreateCustomAudience(ctx context.Context, in *CreateCustomAudienceRequest, opts ...grpc.CallOption) (*CreatedResponse, error)
+	// AddCustomAudienceUsers adds hashed identifiers (at most 10,000) to an
+	// audience. Only their SHA-256 is stored; an entry that is neither a
+	// SHA-256 hex nor a value of its schema is counted invalid.
+	AddCustomAudienceUsers(ctx context.Context, in *AddCustomAudienceUsersRequest, opts ...grpc.CallOption) (*AddCustomAudienceUsersResponse, error)
+	// GetCustomAudience reads an audience with approximate_count, the people
+	// it matched: exact on a sandbox ad account.
+	GetCustomAudience(ctx context.Context, in *GetCustomAudienceRequest, opts ...grpc.CallOption) (*CustomAudience, error)
+	// SendConversionEvents receives a batch of server events (at most 1,000;
+	// one invalid event refuses the batch, naming it). An event_id seen in
+	// the 48 hours before is not counted again; a conversion by a person who
+	// clicked one of the account's ads in the 7 days before its event_time
+	// counts for the last ad clicked.
+	SendConversionEvents(ctx context.Context, in *SendConversionEventsRequest, opts ...grpc.CallOption) (*SendConversionEventsResponse, error)
 }
 
 type adsServiceClient struct {
@@ -196,6 +260,136 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, in *ListLeadsRequest, 
 	return out, nil
 }
 
+func (c *adsServiceClient) CreateCampaign(ctx context.Context, in *CreateCampaignRequest, opts ...grpc.CallOption) (*CreatedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedResponse)
+	err := c.cc.Invoke(ctx, AdsService_CreateCampaign_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) ListCampaigns(ctx context.Context, in *ListCampaignsRequest, opts ...grpc.CallOption) (*ListCampaignsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCampaignsResponse)
+	err := c.cc.Invoke(ctx, AdsService_ListCampaigns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) UpdateCampaign(ctx context.Context, in *UpdateStatusRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, AdsService_UpdateCampaign_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) CreateAd(ctx context.Context, in *CreateAdRequest, opts ...grpc.CallOption) (*CreatedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedResponse)
+	err := c.cc.Invoke(ctx, AdsService_CreateAd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) ListAds(ctx context.Context, in *ListAdsRequest, opts ...grpc.CallOption) (*ListAdsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAdsResponse)
+	err := c.cc.Invoke(ctx, AdsService_ListAds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) UpdateAd(ctx context.Context, in *UpdateStatusRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, AdsService_UpdateAd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) GetAdInsights(ctx context.Context, in *GetAdInsightsRequest, opts ...grpc.CallOption) (*AdInsightsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdInsightsResponse)
+	err := c.cc.Invoke(ctx, AdsService_GetAdInsights_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) ServeSponsoredAd(ctx context.Context, in *ServeSponsoredAdRequest, opts ...grpc.CallOption) (*SponsoredAd, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SponsoredAd)
+	err := c.cc.Invoke(ctx, AdsService_ServeSponsoredAd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) ClickAd(ctx context.Context, in *ClickAdRequest, opts ...grpc.CallOption) (*SuccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuccessResponse)
+	err := c.cc.Invoke(ctx, AdsService_ClickAd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) CreateCustomAudience(ctx context.Context, in *CreateCustomAudienceRequest, opts ...grpc.CallOption) (*CreatedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedResponse)
+	err := c.cc.Invoke(ctx, AdsService_CreateCustomAudience_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) AddCustomAudienceUsers(ctx context.Context, in *AddCustomAudienceUsersRequest, opts ...grpc.CallOption) (*AddCustomAudienceUsersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddCustomAudienceUsersResponse)
+	err := c.cc.Invoke(ctx, AdsService_AddCustomAudienceUsers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) GetCustomAudience(ctx context.Context, in *GetCustomAudienceRequest, opts ...grpc.CallOption) (*CustomAudience, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CustomAudience)
+	err := c.cc.Invoke(ctx, AdsService_GetCustomAudience_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adsServiceClient) SendConversionEvents(ctx context.Context, in *SendConversionEventsRequest, opts ...grpc.CallOption) (*SendConversionEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendConversionEventsResponse)
+	err := c.cc.Invoke(ctx, AdsService_SendConversionEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdsServiceServer is the server API for AdsService service.
 // All implementations must embed UnimplementedAdsServiceServer
 // for forward compatibility.
@@ -203,7 +397,8 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, in *ListLeadsRequest, 
 // AdsService serves sandbox ad accounts, their lead campaigns and lead
 // forms, and the leads people submit to the forms (CONTRACT §12). Served
 // by the ads plugin. Every ad account is a sandbox account: nothing is
-// bought or billed and no money moves.
+// billed and no money moves; spend is counted at the sandbox price. Its
+// campaigns' ads fill the chats list's sponsored slot (CONTRACT §19).
 //
 // An ad account is held by the person who made it ("bp_<user id>"), who
 // manages it; the business portfolio holding it is the gateway's record
@@ -251,6 +446,56 @@ type AdsServiceServer interface {
 	// ListLeads lists the leads submitted to a form, oldest first, to the
 	// user whose business owns the form's ad account.
 	ListLeads(context.Context, *ListLeadsRequest) (*ListLeadsResponse, error)
+	// CreateCampaign creates a campaign (CONTRACT §19) with a daily budget
+	// in the account currency's minor units; PAUSED unless status says
+	// ACTIVE. Its ads are served while both are ACTIVE and the day's spend
+	// (impressions at the sandbox price, SandboxCPM) stays within the budget.
+	CreateCampaign(context.Context, *CreateCampaignRequest) (*CreatedResponse, error)
+	// ListCampaigns lists the ad account's campaigns, oldest first.
+	ListCampaigns(context.Context, *ListCampaignsRequest) (*ListCampaignsResponse, error)
+	// UpdateCampaign changes a campaign's status along the transition table
+	// (ACTIVE <-> PAUSED, either to ARCHIVED, anything to DELETED); another
+	// change is refused (400, naming status).
+	UpdateCampaign(context.Context, *UpdateStatusRequest) (*SuccessResponse, error)
+	// CreateAd creates an ad of a campaign, ACTIVE unless status says
+	// PAUSED, shown to the members of audience_id (a custom audience of the
+	// same ad account) or to everyone when none.
+	CreateAd(context.Context, *CreateAdRequest) (*CreatedResponse, error)
+	// ListAds lists a campaign's ads, oldest first.
+	ListAds(context.Context, *ListAdsRequest) (*ListAdsResponse, error)
+	// UpdateAd changes an ad's status, as UpdateCampaign.
+	UpdateAd(context.Context, *UpdateStatusRequest) (*SuccessResponse, error)
+	// GetAdInsights counts an ad's serves, clicks and attributed
+	// conversions since it was created; spend is the impressions at the
+	// sandbox price.
+	GetAdInsights(context.Context, *GetAdInsightsRequest) (*AdInsightsResponse, error)
+	// ServeSponsoredAd picks the ad for the signed-in person's chats list
+	// and counts the serve as an impression: among the ACTIVE ads of ACTIVE
+	// campaigns whose audience holds the person (or who have none) and
+	// whose campaign can pay one more impression today, the one served least
+	// today (the oldest on a tie). No ad answers an empty ad_id. No REST
+	// path of its own: the chat plugin's chats list calls it through the
+	// host as the person.
+	ServeSponsoredAd(context.Context, *ServeSponsoredAdRequest) (*SponsoredAd, error)
+	// ClickAd is the signed-in person clicking a sponsored item: counted on
+	// the ad's day and kept 7 days for attribution. An ad the person is not
+	// in the audience of answers 404, as one that does not exist.
+	ClickAd(context.Context, *ClickAdRequest) (*SuccessResponse, error)
+	// CreateCustomAudience creates an empty custom audience.
+	CreateCustomAudience(context.Context, *CreateCustomAudienceRequest) (*CreatedResponse, error)
+	// AddCustomAudienceUsers adds hashed identifiers (at most 10,000) to an
+	// audience. Only their SHA-256 is stored; an entry that is neither a
+	// SHA-256 hex nor a value of its schema is counted invalid.
+	AddCustomAudienceUsers(context.Context, *AddCustomAudienceUsersRequest) (*AddCustomAudienceUsersResponse, error)
+	// GetCustomAudience reads an audience with approximate_count, the people
+	// it matched: exact on a sandbox ad account.
+	GetCustomAudience(context.Context, *GetCustomAudienceRequest) (*CustomAudience, error)
+	// SendConversionEvents receives a batch of server events (at most 1,000;
+	// one invalid event refuses the batch, naming it). An event_id seen in
+	// the 48 hours before is not counted again; a conversion by a person who
+	// clicked one of the account's ads in the 7 days before its event_time
+	// counts for the last ad clicked.
+	SendConversionEvents(context.Context, *SendConversionEventsRequest) (*SendConversionEventsResponse, error)
 	mustEmbedUnimplementedAdsServiceServer()
 }
 
@@ -290,6 +535,45 @@ func (UnimplementedAdsServiceServer) SubmitLead(context.Context, *SubmitLeadRequ
 }
 func (UnimplementedAdsServiceServer) ListLeads(context.Context, *ListLeadsRequest) (*ListLeadsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListLeads not implemented")
+}
+func (UnimplementedAdsServiceServer) CreateCampaign(context.Context, *CreateCampaignRequest) (*CreatedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCampaign not implemented")
+}
+func (UnimplementedAdsServiceServer) ListCampaigns(context.Context, *ListCampaignsRequest) (*ListCampaignsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCampaigns not implemented")
+}
+func (UnimplementedAdsServiceServer) UpdateCampaign(context.Context, *UpdateStatusRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateCampaign not implemented")
+}
+func (UnimplementedAdsServiceServer) CreateAd(context.Context, *CreateAdRequest) (*CreatedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateAd not implemented")
+}
+func (UnimplementedAdsServiceServer) ListAds(context.Context, *ListAdsRequest) (*ListAdsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAds not implemented")
+}
+func (UnimplementedAdsServiceServer) UpdateAd(context.Context, *UpdateStatusRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateAd not implemented")
+}
+func (UnimplementedAdsServiceServer) GetAdInsights(context.Context, *GetAdInsightsRequest) (*AdInsightsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAdInsights not implemented")
+}
+func (UnimplementedAdsServiceServer) ServeSponsoredAd(context.Context, *ServeSponsoredAdRequest) (*SponsoredAd, error) {
+	return nil, status.Error(codes.Unimplemented, "method ServeSponsoredAd not implemented")
+}
+func (UnimplementedAdsServiceServer) ClickAd(context.Context, *ClickAdRequest) (*SuccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClickAd not implemented")
+}
+func (UnimplementedAdsServiceServer) CreateCustomAudience(context.Context, *CreateCustomAudienceRequest) (*CreatedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCustomAudience not implemented")
+}
+func (UnimplementedAdsServiceServer) AddCustomAudienceUsers(context.Context, *AddCustomAudienceUsersRequest) (*AddCustomAudienceUsersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddCustomAudienceUsers not implemented")
+}
+func (UnimplementedAdsServiceServer) GetCustomAudience(context.Context, *GetCustomAudienceRequest) (*CustomAudience, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCustomAudience not implemented")
+}
+func (UnimplementedAdsServiceServer) SendConversionEvents(context.Context, *SendConversionEventsRequest) (*SendConversionEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendConversionEvents not implemented")
 }
 func (UnimplementedAdsServiceServer) mustEmbedUnimplementedAdsServiceServer() {}
 func (UnimplementedAdsServiceServer) testEmbeddedByValue()                    {}
@@ -492,6 +776,240 @@ func _AdsService_ListLeads_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdsService_CreateCampaign_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCampaignRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).CreateCampaign(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_CreateCampaign_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).CreateCampaign(ctx, req.(*CreateCampaignRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_ListCampaigns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCampaignsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).ListCampaigns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_ListCampaigns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).ListCampaigns(ctx, req.(*ListCampaignsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_UpdateCampaign_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).UpdateCampaign(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_UpdateCampaign_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).UpdateCampaign(ctx, req.(*UpdateStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_CreateAd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateAdRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).CreateAd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_CreateAd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).CreateAd(ctx, req.(*CreateAdRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_ListAds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAdsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).ListAds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_ListAds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).ListAds(ctx, req.(*ListAdsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_UpdateAd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).UpdateAd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_UpdateAd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).UpdateAd(ctx, req.(*UpdateStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_GetAdInsights_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAdInsightsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).GetAdInsights(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_GetAdInsights_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).GetAdInsights(ctx, req.(*GetAdInsightsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_ServeSponsoredAd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ServeSponsoredAdRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).ServeSponsoredAd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_ServeSponsoredAd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).ServeSponsoredAd(ctx, req.(*ServeSponsoredAdRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_ClickAd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClickAdRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).ClickAd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_ClickAd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).ClickAd(ctx, req.(*ClickAdRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_CreateCustomAudience_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCustomAudienceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).CreateCustomAudience(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_CreateCustomAudience_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).CreateCustomAudience(ctx, req.(*CreateCustomAudienceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_AddCustomAudienceUsers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddCustomAudienceUsersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).AddCustomAudienceUsers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_AddCustomAudienceUsers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).AddCustomAudienceUsers(ctx, req.(*AddCustomAudienceUsersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_GetCustomAudience_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCustomAudienceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).GetCustomAudience(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_GetCustomAudience_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).GetCustomAudience(ctx, req.(*GetCustomAudienceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdsService_SendConversionEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendConversionEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdsServiceServer).SendConversionEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdsService_SendConversionEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdsServiceServer).SendConversionEvents(ctx, req.(*SendConversionEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdsService_ServiceDesc is the grpc.ServiceDesc for AdsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -538,6 +1056,58 @@ var AdsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListLeads",
 			Handler:    _AdsService_ListLeads_Handler,
+		},
+		{
+			MethodName: "CreateCampaign",
+			Handler:    _AdsService_CreateCampaign_Handler,
+		},
+		{
+			MethodName: "ListCampaigns",
+			Handler:    _AdsService_ListCampaigns_Handler,
+		},
+		{
+			MethodName: "UpdateCampaign",
+			Handler:    _AdsService_UpdateCampaign_Handler,
+		},
+		{
+			MethodName: "CreateAd",
+			Handler:    _AdsService_CreateAd_Handler,
+		},
+		{
+			MethodName: "ListAds",
+			Handler:    _AdsService_ListAds_Handler,
+		},
+		{
+			MethodName: "UpdateAd",
+			Handler:    _AdsService_UpdateAd_Handler,
+		},
+		{
+			MethodName: "GetAdInsights",
+			Handler:    _AdsService_GetAdInsights_Handler,
+		},
+		{
+			MethodName: "ServeSponsoredAd",
+			Handler:    _AdsService_ServeSponsoredAd_Handler,
+		},
+		{
+			MethodName: "ClickAd",
+			Handler:    _AdsService_ClickAd_Handler,
+		},
+		{
+			MethodName: "CreateCustomAudience",
+			Handler:    _AdsService_CreateCustomAudience_Handler,
+		},
+		{
+			MethodName: "AddCustomAudienceUsers",
+			Handler:    _AdsService_AddCustomAudienceUsers_Handler,
+		},
+		{
+			MethodName: "GetCustomAudience",
+			Handler:    _AdsService_GetCustomAudience_Handler,
+		},
+		{
+			MethodName: "SendConversionEvents",
+			Handler:    _AdsService_SendConversionEvents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

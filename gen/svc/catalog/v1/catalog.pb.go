@@ -112,7 +112,18 @@ type CatalogEntry struct {
 	// Graph bindings, e.g. "GET page/{page_id}/posts".
 	Nodes []string `protobuf:"bytes,4,rep,name=nodes,proto3" json:"nodes,omitempty"`
 	// Event types the plugin may emit.
-	Events        []string `protobuf:"bytes,5,rep,name=events,proto3" json:"events,omitempty"`
+	Events []string `protobuf:"bytes,5,rep,name=events,proto3" json:"events,omitempty"`
+	// For an SDK: its language ("go", "typescript").
+	Language string `protobuf:"bytes,6,opt,name=language,proto3" json:"language,omitempty"`
+	// For an SDK: where to get it, a Go import path or how the client is
+	// generated.
+	Package string `protobuf:"bytes,7,opt,name=package,proto3" json:"package,omitempty"`
+	// For an SDK: its folder in the repository, where it is built and
+	// tested (make test).
+	Path string `protobuf:"bytes,8,opt,name=path,proto3" json:"path,omitempty"`
+	// For an SDK: its documentation, a docs search path such as
+	// "docs/SDKS.md#go-api-client".
+	Docs          string `protobuf:"bytes,9,opt,name=docs,proto3" json:"docs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -180,6 +191,34 @@ func (x *CatalogEntry) GetEvents() []string {
 		return x.Events
 	}
 	return nil
+}
+
+func (x *CatalogEntry) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *CatalogEntry) GetPackage() string {
+	if x != nil {
+		return x.Package
+	}
+	return ""
+}
+
+func (x *CatalogEntry) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *CatalogEntry) GetDocs() string {
+	if x != nil {
+		return x.Docs
+	}
+	return ""
 }
 
 type GetParityRequest struct {
@@ -343,13 +382,17 @@ const file_svc_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x1csvc/catalog/v1/catalog.proto\x12\x0esvc.catalog.v1\x1a\x1cgoogle/api/annotations.proto\"\x13\n" +
 	"\x11GetCatalogRequest\"F\n" +
 	"\x12GetCatalogResponse\x120\n" +
-	"\x04data\x18\x01 \x03(\v2\x1c.svc.catalog.v1.CatalogEntryR\x04data\"~\n" +
+	"\x04data\x18\x01 \x03(\v2\x1c.svc.catalog.v1.CatalogEntryR\x04data\"\xdc\x01\n" +
 	"\fCatalogEntry\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12\x14\n" +
 	"\x05nodes\x18\x04 \x03(\tR\x05nodes\x12\x16\n" +
-	"\x06events\x18\x05 \x03(\tR\x06events\"\x12\n" +
+	"\x06events\x18\x05 \x03(\tR\x06events\x12\x1a\n" +
+	"\blanguage\x18\x06 \x01(\tR\blanguage\x12\x18\n" +
+	"\apackage\x18\a \x01(\tR\apackage\x12\x12\n" +
+	"\x04path\x18\b \x01(\tR\x04path\x12\x12\n" +
+	"\x04docs\x18\t \x01(\tR\x04docs\"\x12\n" +
 	"\x10GetParityRequest\"D\n" +
 	"\x11GetParityResponse\x12/\n" +
 	"\x04data\x18\x01 \x03(\v2\x1b.svc.catalog.v1.ParityEntryR\x04data\"m\n" +

@@ -33,7 +33,9 @@ const (
 // the gateway; public.
 type CatalogServiceClient interface {
 	// GetCatalog lists the loaded plugins (with the Graph nodes they bind and
-	// the events they emit) and the SDKs a partner writes plugins with.
+	// the events they emit) and the SDKs the repository builds and tests:
+	// the plugin SDK, the Go API client generated from the protos and the
+	// TypeScript client generated from the OpenAPI document.
 	GetCatalog(ctx context.Context, in *GetCatalogRequest, opts ...grpc.CallOption) (*GetCatalogResponse, error)
 	// GetParity lists every surface of every loaded product: each Graph
 	// node, REST path, RPC procedure and event, with the plugin's state.
@@ -78,7 +80,9 @@ func (c *catalogServiceClient) GetParity(ctx context.Context, in *GetParityReque
 // the gateway; public.
 type CatalogServiceServer interface {
 	// GetCatalog lists the loaded plugins (with the Graph nodes they bind and
-	// the events they emit) and the SDKs a partner writes plugins with.
+	// the events they emit) and the SDKs the repository builds and tests:
+	// the plugin SDK, the Go API client generated from the protos and the
+	// TypeScript client generated from the OpenAPI document.
 	GetCatalog(context.Context, *GetCatalogRequest) (*GetCatalogResponse, error)
 	// GetParity lists every surface of every loaded product: each Graph
 	// node, REST path, RPC procedure and event, with the plugin's state.

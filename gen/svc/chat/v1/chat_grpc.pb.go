@@ -44,8 +44,9 @@ type ChatServiceClient interface {
 	// user ids exist; 60 a minute per user (CONTRACT §15).
 	SendDirectMessage(ctx context.Context, in *SendDirectMessageRequest, opts ...grpc.CallOption) (*SendDirectMessageResponse, error)
 	// ListChats is the chat app's main list: the user's direct threads and
-	// Page threads (the same as the svcchat inbox), newest first, with a
-	// sponsored item. view=list answers {"threads":[…],"sponsoredAd"};
+	// Page threads (the same as the svcchat inbox), newest first, with the
+	// sponsored item the ads plugin serves the user (sponsoredAd
+	// {"adId","title","body","linkUrl","pageId"} or null; CONTRACT §19). view=list answers {"threads":[…],"sponsoredAd"};
 	// view=folders answers {"folders":[{"name","threads"}],"sponsoredAd"}.
 	// The answer is a JSON object because the two views have different
 	// shapes at the top level.
@@ -167,8 +168,9 @@ type ChatServiceServer interface {
 	// user ids exist; 60 a minute per user (CONTRACT §15).
 	SendDirectMessage(context.Context, *SendDirectMessageRequest) (*SendDirectMessageResponse, error)
 	// ListChats is the chat app's main list: the user's direct threads and
-	// Page threads (the same as the svcchat inbox), newest first, with a
-	// sponsored item. view=list answers {"threads":[…],"sponsoredAd"};
+	// Page threads (the same as the svcchat inbox), newest first, with the
+	// sponsored item the ads plugin serves the user (sponsoredAd
+	// {"adId","title","body","linkUrl","pageId"} or null; CONTRACT §19). view=list answers {"threads":[…],"sponsoredAd"};
 	// view=folders answers {"folders":[{"name","threads"}],"sponsoredAd"}.
 	// The answer is a JSON object because the two views have different
 	// shapes at the top level.

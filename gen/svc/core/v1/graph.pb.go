@@ -3832,7 +3832,8 @@ type CreateAppRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Exact redirect URIs for the OAuth code flow.
-	RedirectUris  []string `protobuf:"bytes,2,rep,name=redirect_uris,json=redirectUris,proto3" json:"redirect_uris,omitempty"`
+	RedirectUris []string `protobuf:"bytes,2,rep,name=redirect_uris,json=redirectUris,proto3" json:"redirect_uris,omitempty"`
+	// lenses is app-level only: an app makes lenses, no Page is involved.
 	Products      []string `protobuf:"bytes,3,rep,name=products,proto3" json:"products,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -6194,13 +6195,13 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\bproducts\x18\x03 \x03(\tB3\xbaH0\x92\x01-\"+r)R\asvcchatR\x04bookR\twearablesR\bcommerceR\x03adsR\bproducts\"Y\n" +
 	"\x15DeletePageLinkRequest\x12\x1e\n" +
 	"\x06app_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05appId\x12 \n" +
-	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xb3\x01\n" +
+	"\apage_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06pageId\"\xbb\x01\n" +
 	"\x10CreateAppRequest\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12/\n" +
 	"\rredirect_uris\x18\x02 \x03(\tB\n" +
 	"\xbaH\a\x92\x01\x04\b\x01\x10\n" +
-	"R\fredirectUris\x12O\n" +
-	"\bproducts\x18\x03 \x03(\tB3\xbaH0\x92\x01-\"+r)R\asvcchatR\x04bookR\twearablesR\bcommerceR\x03adsR\bproducts\"\x87\x02\n" +
+	"R\fredirectUris\x12W\n" +
+	"\bproducts\x18\x03 \x03(\tB;\xbaH8\x92\x015\"3r1R\asvcchatR\x04bookR\twearablesR\bcommerceR\x03adsR\x06lensesR\bproducts\"\x87\x02\n" +
 	"\n" +
 	"CreatedApp\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +

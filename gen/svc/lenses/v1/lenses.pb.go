@@ -7,7 +7,8 @@
 package lensesv1
 
 import (
-	_ "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -61,7 +62,7 @@ func (*ListLensesRequest) Descriptor() ([]byte, []int) {
 
 type ListLensesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Data          []*Lens                `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Data          []*CarouselLens        `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -96,28 +97,96 @@ func (*ListLensesResponse) Descriptor() ([]byte, []int) {
 	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *ListLensesResponse) GetData() []*Lens {
+func (x *ListLensesResponse) GetData() []*CarouselLens {
 	if x != nil {
 		return x.Data
 	}
 	return nil
 }
 
-// Lens is one camera effect.
-type Lens struct {
+// CarouselLens is an approved lens as the chat app shows it.
+type CarouselLens struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// An image the app shows on the lens carousel (a data: URL for the
-	// built-in lenses, so they need no file server).
+	// An image the app shows on the lens carousel, a data: URL.
 	IconUrl       string `protobuf:"bytes,3,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CarouselLens) Reset() {
+	*x = CarouselLens{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CarouselLens) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CarouselLens) ProtoMessage() {}
+
+func (x *CarouselLens) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CarouselLens.ProtoReflect.Descriptor instead.
+func (*CarouselLens) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CarouselLens) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CarouselLens) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CarouselLens) GetIconUrl() string {
+	if x != nil {
+		return x.IconUrl
+	}
+	return ""
+}
+
+// Lens is a partner's lens with its review state.
+type Lens struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AppId   string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Name    string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	IconUrl string                 `protobuf:"bytes,4,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
+	// draft, in_review, approved or rejected.
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// Staff's reason, when rejected.
+	RejectionReason string `protobuf:"bytes,6,opt,name=rejection_reason,json=rejectionReason,proto3" json:"rejection_reason,omitempty"`
+	// RFC 3339 UTC; empty until submitted or decided.
+	SubmittedAt   string `protobuf:"bytes,7,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	DecidedAt     string `protobuf:"bytes,8,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Lens) Reset() {
 	*x = Lens{}
-	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[2]
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -129,7 +198,7 @@ func (x *Lens) String() string {
 func (*Lens) ProtoMessage() {}
 
 func (x *Lens) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[2]
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -142,12 +211,19 @@ func (x *Lens) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lens.ProtoReflect.Descriptor instead.
 func (*Lens) Descriptor() ([]byte, []int) {
-	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{2}
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Lens) GetId() string {
 	if x != nil {
 		return x.Id
+	}
+	return ""
+}
+
+func (x *Lens) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -166,21 +242,589 @@ func (x *Lens) GetIconUrl() string {
 	return ""
 }
 
+func (x *Lens) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Lens) GetRejectionReason() string {
+	if x != nil {
+		return x.RejectionReason
+	}
+	return ""
+}
+
+func (x *Lens) GetSubmittedAt() string {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return ""
+}
+
+func (x *Lens) GetDecidedAt() string {
+	if x != nil {
+		return x.DecidedAt
+	}
+	return ""
+}
+
+type ListAppLensesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppLensesRequest) Reset() {
+	*x = ListAppLensesRequest{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppLensesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppLensesRequest) ProtoMessage() {}
+
+func (x *ListAppLensesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppLensesRequest.ProtoReflect.Descriptor instead.
+func (*ListAppLensesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListAppLensesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListAppLensesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*Lens                `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppLensesResponse) Reset() {
+	*x = ListAppLensesResponse{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppLensesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppLensesResponse) ProtoMessage() {}
+
+func (x *ListAppLensesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppLensesResponse.ProtoReflect.Descriptor instead.
+func (*ListAppLensesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListAppLensesResponse) GetData() []*Lens {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type CreateLensRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	// 1 to 60 code points.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// A data: URL of a PNG, JPEG, GIF, WebP or SVG image, at most 8,192
+	// characters: it shows wherever a lens does, with no file server.
+	IconUrl       string `protobuf:"bytes,3,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLensRequest) Reset() {
+	*x = CreateLensRequest{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLensRequest) ProtoMessage() {}
+
+func (x *CreateLensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLensRequest.ProtoReflect.Descriptor instead.
+func (*CreateLensRequest) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *CreateLensRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *CreateLensRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateLensRequest) GetIconUrl() string {
+	if x != nil {
+		return x.IconUrl
+	}
+	return ""
+}
+
+type UpdateLensRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	AppId  string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	LensId string                 `protobuf:"bytes,2,opt,name=lens_id,json=lensId,proto3" json:"lens_id,omitempty"`
+	Action string                 `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	// With action "edit": the new name and icon (both required).
+	Name          string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	IconUrl       string `protobuf:"bytes,5,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateLensRequest) Reset() {
+	*x = UpdateLensRequest{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateLensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateLensRequest) ProtoMessage() {}
+
+func (x *UpdateLensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateLensRequest.ProtoReflect.Descriptor instead.
+func (*UpdateLensRequest) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UpdateLensRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *UpdateLensRequest) GetLensId() string {
+	if x != nil {
+		return x.LensId
+	}
+	return ""
+}
+
+func (x *UpdateLensRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *UpdateLensRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdateLensRequest) GetIconUrl() string {
+	if x != nil {
+		return x.IconUrl
+	}
+	return ""
+}
+
+type ListLensQueueRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Before        string                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLensQueueRequest) Reset() {
+	*x = ListLensQueueRequest{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLensQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLensQueueRequest) ProtoMessage() {}
+
+func (x *ListLensQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLensQueueRequest.ProtoReflect.Descriptor instead.
+func (*ListLensQueueRequest) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListLensQueueRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListLensQueueRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListLensQueueRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+type ListLensQueueResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*QueuedLens          `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	Paging        *v1.Paging             `protobuf:"bytes,2,opt,name=paging,proto3" json:"paging,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLensQueueResponse) Reset() {
+	*x = ListLensQueueResponse{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLensQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLensQueueResponse) ProtoMessage() {}
+
+func (x *ListLensQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLensQueueResponse.ProtoReflect.Descriptor instead.
+func (*ListLensQueueResponse) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListLensQueueResponse) GetData() []*QueuedLens {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListLensQueueResponse) GetPaging() *v1.Paging {
+	if x != nil {
+		return x.Paging
+	}
+	return nil
+}
+
+// QueuedLens is a lens waiting for a staff decision.
+type QueuedLens struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AppId   string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	AppName string                 `protobuf:"bytes,3,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
+	Name    string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	IconUrl string                 `protobuf:"bytes,5,opt,name=icon_url,json=iconUrl,proto3" json:"icon_url,omitempty"`
+	// RFC 3339 UTC.
+	SubmittedAt   string `protobuf:"bytes,6,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueuedLens) Reset() {
+	*x = QueuedLens{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueuedLens) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueuedLens) ProtoMessage() {}
+
+func (x *QueuedLens) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueuedLens.ProtoReflect.Descriptor instead.
+func (*QueuedLens) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *QueuedLens) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *QueuedLens) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *QueuedLens) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *QueuedLens) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *QueuedLens) GetIconUrl() string {
+	if x != nil {
+		return x.IconUrl
+	}
+	return ""
+}
+
+func (x *QueuedLens) GetSubmittedAt() string {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return ""
+}
+
+type DecideLensRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Decision string                 `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Required to reject; shown to the partner.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideLensRequest) Reset() {
+	*x = DecideLensRequest{}
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideLensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideLensRequest) ProtoMessage() {}
+
+func (x *DecideLensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_lenses_v1_lenses_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideLensRequest.ProtoReflect.Descriptor instead.
+func (*DecideLensRequest) Descriptor() ([]byte, []int) {
+	return file_svc_lenses_v1_lenses_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DecideLensRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DecideLensRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *DecideLensRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_svc_lenses_v1_lenses_proto protoreflect.FileDescriptor
 
 const file_svc_lenses_v1_lenses_proto_rawDesc = "" +
 	"\n" +
-	"\x1asvc/lenses/v1/lenses.proto\x12\rsvc.lenses.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x13\n" +
-	"\x11ListLensesRequest\"=\n" +
-	"\x12ListLensesResponse\x12'\n" +
-	"\x04data\x18\x01 \x03(\v2\x13.svc.lenses.v1.LensR\x04data\"E\n" +
-	"\x04Lens\x12\x0e\n" +
+	"\x1asvc/lenses/v1/lenses.proto\x12\rsvc.lenses.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x13\n" +
+	"\x11ListLensesRequest\"E\n" +
+	"\x12ListLensesResponse\x12/\n" +
+	"\x04data\x18\x01 \x03(\v2\x1b.svc.lenses.v1.CarouselLensR\x04data\"M\n" +
+	"\fCarouselLens\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
-	"\bicon_url\x18\x03 \x01(\tR\aiconUrl2\x88\x01\n" +
+	"\bicon_url\x18\x03 \x01(\tR\aiconUrl\"\xe1\x01\n" +
+	"\x04Lens\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x19\n" +
+	"\bicon_url\x18\x04 \x01(\tR\aiconUrl\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12)\n" +
+	"\x10rejection_reason\x18\x06 \x01(\tR\x0frejectionReason\x12!\n" +
+	"\fsubmitted_at\x18\a \x01(\tR\vsubmittedAt\x12\x1d\n" +
+	"\n" +
+	"decided_at\x18\b \x01(\tR\tdecidedAt\"8\n" +
+	"\x14ListAppLensesRequest\x12 \n" +
+	"\x06app_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\"@\n" +
+	"\x15ListAppLensesResponse\x12'\n" +
+	"\x04data\x18\x01 \x03(\v2\x13.svc.lenses.v1.LensR\x04data\"{\n" +
+	"\x11CreateLensRequest\x12 \n" +
+	"\x06app_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\x12\x1d\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18<R\x04name\x12%\n" +
+	"\bicon_url\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80@R\aiconUrl\"\xd2\x01\n" +
+	"\x11UpdateLensRequest\x12 \n" +
+	"\x06app_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\x12\"\n" +
+	"\alens_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06lensId\x125\n" +
+	"\x06action\x18\x03 \x01(\tB\x1d\xbaH\x1ar\x18R\x04editR\x06submitR\bwithdrawR\x06action\x12\x1b\n" +
+	"\x04name\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18<R\x04name\x12#\n" +
+	"\bicon_url\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80@R\aiconUrl\"e\n" +
+	"\x14ListLensQueueRequest\x12\x1f\n" +
+	"\x05limit\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x05limit\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\tR\x06before\"u\n" +
+	"\x15ListLensQueueResponse\x12-\n" +
+	"\x04data\x18\x01 \x03(\v2\x19.svc.lenses.v1.QueuedLensR\x04data\x12-\n" +
+	"\x06paging\x18\x02 \x01(\v2\x15.svc.plugin.v1.PagingR\x06paging\"\xa0\x01\n" +
+	"\n" +
+	"QueuedLens\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x19\n" +
+	"\bapp_name\x18\x03 \x01(\tR\aappName\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12\x19\n" +
+	"\bicon_url\x18\x05 \x01(\tR\aiconUrl\x12!\n" +
+	"\fsubmitted_at\x18\x06 \x01(\tR\vsubmittedAt\"\x84\x01\n" +
+	"\x11DecideLensRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\x122\n" +
+	"\bdecision\x18\x02 \x01(\tB\x16\xbaH\x13r\x11R\aapproveR\x06rejectR\bdecision\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xe8\aR\x06reason2\x8b\x06\n" +
 	"\rLensesService\x12w\n" +
 	"\n" +
-	"ListLenses\x12 .svc.lenses.v1.ListLensesRequest\x1a!.svc.lenses.v1.ListLensesResponse\"$\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x14\x12\x12/api/mobile/lenses\x90\x02\x01B7Z5github.com/svcplatform/svc/gen/svc/lenses/v1;lensesv1b\x06proto3"
+	"ListLenses\x12 .svc.lenses.v1.ListLensesRequest\x1a!.svc.lenses.v1.ListLensesResponse\"$\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02\x14\x12\x12/api/mobile/lenses\x90\x02\x01\x12\x84\x01\n" +
+	"\rListAppLenses\x12#.svc.lenses.v1.ListAppLensesRequest\x1a$.svc.lenses.v1.ListAppLensesResponse\"(\xca\xf3\x18\b\x12\x04\x01\x04\x03\x02@\x01\xd2\xf3\x18\x15\n" +
+	"\x13app/{app_id}/lenses\x90\x02\x01\x12j\n" +
+	"\n" +
+	"CreateLens\x12 .svc.lenses.v1.CreateLensRequest\x1a\x13.svc.lenses.v1.Lens\"%\xca\xf3\x18\b\x12\x04\x01\x04\x03\x02@\x02\xd2\xf3\x18\x15\x12\x13app/{app_id}/lenses\x12t\n" +
+	"\n" +
+	"UpdateLens\x12 .svc.lenses.v1.UpdateLensRequest\x1a\x13.svc.lenses.v1.Lens\"/\xca\xf3\x18\b\x12\x04\x01\x04\x03\x02@\x02\xd2\xf3\x18\x1f\x12\x1dapp/{app_id}/lenses/{lens_id}\x12\x96\x01\n" +
+	"\rListLensQueue\x12#.svc.lenses.v1.ListLensQueueRequest\x1a$.svc.lenses.v1.ListLensQueueResponse\":\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02+\x12)/api/developers/admin/lenses/review-queue\x90\x02\x01\x12\x7f\n" +
+	"\n" +
+	"DecideLens\x12 .svc.lenses.v1.DecideLensRequest\x1a\x13.svc.lenses.v1.Lens\":\xca\xf3\x18\x020\x01\x82\xd3\xe4\x93\x02.:\x01*\")/api/developers/admin/lenses/review-queueB7Z5github.com/svcplatform/svc/gen/svc/lenses/v1;lensesv1b\x06proto3"
 
 var (
 	file_svc_lenses_v1_lenses_proto_rawDescOnce sync.Once
@@ -194,21 +838,44 @@ func file_svc_lenses_v1_lenses_proto_rawDescGZIP() []byte {
 	return file_svc_lenses_v1_lenses_proto_rawDescData
 }
 
-var file_svc_lenses_v1_lenses_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_svc_lenses_v1_lenses_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_svc_lenses_v1_lenses_proto_goTypes = []any{
-	(*ListLensesRequest)(nil),  // 0: svc.lenses.v1.ListLensesRequest
-	(*ListLensesResponse)(nil), // 1: svc.lenses.v1.ListLensesResponse
-	(*Lens)(nil),               // 2: svc.lenses.v1.Lens
+	(*ListLensesRequest)(nil),     // 0: svc.lenses.v1.ListLensesRequest
+	(*ListLensesResponse)(nil),    // 1: svc.lenses.v1.ListLensesResponse
+	(*CarouselLens)(nil),          // 2: svc.lenses.v1.CarouselLens
+	(*Lens)(nil),                  // 3: svc.lenses.v1.Lens
+	(*ListAppLensesRequest)(nil),  // 4: svc.lenses.v1.ListAppLensesRequest
+	(*ListAppLensesResponse)(nil), // 5: svc.lenses.v1.ListAppLensesResponse
+	(*CreateLensRequest)(nil),     // 6: svc.lenses.v1.CreateLensRequest
+	(*UpdateLensRequest)(nil),     // 7: svc.lenses.v1.UpdateLensRequest
+	(*ListLensQueueRequest)(nil),  // 8: svc.lenses.v1.ListLensQueueRequest
+	(*ListLensQueueResponse)(nil), // 9: svc.lenses.v1.ListLensQueueResponse
+	(*QueuedLens)(nil),            // 10: svc.lenses.v1.QueuedLens
+	(*DecideLensRequest)(nil),     // 11: svc.lenses.v1.DecideLensRequest
+	(*v1.Paging)(nil),             // 12: svc.plugin.v1.Paging
 }
 var file_svc_lenses_v1_lenses_proto_depIdxs = []int32{
-	2, // 0: svc.lenses.v1.ListLensesResponse.data:type_name -> svc.lenses.v1.Lens
-	0, // 1: svc.lenses.v1.LensesService.ListLenses:input_type -> svc.lenses.v1.ListLensesRequest
-	1, // 2: svc.lenses.v1.LensesService.ListLenses:output_type -> svc.lenses.v1.ListLensesResponse
-	2, // [2:3] is the sub-list for method output_type
-	1, // [1:2] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2,  // 0: svc.lenses.v1.ListLensesResponse.data:type_name -> svc.lenses.v1.CarouselLens
+	3,  // 1: svc.lenses.v1.ListAppLensesResponse.data:type_name -> svc.lenses.v1.Lens
+	10, // 2: svc.lenses.v1.ListLensQueueResponse.data:type_name -> svc.lenses.v1.QueuedLens
+	12, // 3: svc.lenses.v1.ListLensQueueResponse.paging:type_name -> svc.plugin.v1.Paging
+	0,  // 4: svc.lenses.v1.LensesService.ListLenses:input_type -> svc.lenses.v1.ListLensesRequest
+	4,  // 5: svc.lenses.v1.LensesService.ListAppLenses:input_type -> svc.lenses.v1.ListAppLensesRequest
+	6,  // 6: svc.lenses.v1.LensesService.CreateLens:input_type -> svc.lenses.v1.CreateLensRequest
+	7,  // 7: svc.lenses.v1.LensesService.UpdateLens:input_type -> svc.lenses.v1.UpdateLensRequest
+	8,  // 8: svc.lenses.v1.LensesService.ListLensQueue:input_type -> svc.lenses.v1.ListLensQueueRequest
+	11, // 9: svc.lenses.v1.LensesService.DecideLens:input_type -> svc.lenses.v1.DecideLensRequest
+	1,  // 10: svc.lenses.v1.LensesService.ListLenses:output_type -> svc.lenses.v1.ListLensesResponse
+	5,  // 11: svc.lenses.v1.LensesService.ListAppLenses:output_type -> svc.lenses.v1.ListAppLensesResponse
+	3,  // 12: svc.lenses.v1.LensesService.CreateLens:output_type -> svc.lenses.v1.Lens
+	3,  // 13: svc.lenses.v1.LensesService.UpdateLens:output_type -> svc.lenses.v1.Lens
+	9,  // 14: svc.lenses.v1.LensesService.ListLensQueue:output_type -> svc.lenses.v1.ListLensQueueResponse
+	3,  // 15: svc.lenses.v1.LensesService.DecideLens:output_type -> svc.lenses.v1.Lens
+	10, // [10:16] is the sub-list for method output_type
+	4,  // [4:10] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_svc_lenses_v1_lenses_proto_init() }
@@ -222,7 +889,7 @@ func file_svc_lenses_v1_lenses_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_lenses_v1_lenses_proto_rawDesc), len(file_svc_lenses_v1_lenses_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

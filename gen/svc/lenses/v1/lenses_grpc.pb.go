@@ -19,19 +19,51 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	LensesService_ListLenses_FullMethodName = "/svc.lenses.v1.LensesService/ListLenses"
+	LensesService_ListLenses_FullMethodName    = "/svc.lenses.v1.LensesService/ListLenses"
+	LensesService_ListAppLenses_FullMethodName = "/svc.lenses.v1.LensesService/ListAppLenses"
+	LensesService_CreateLens_FullMethodName    = "/svc.lenses.v1.LensesService/CreateLens"
+	LensesService_UpdateLens_FullMethodName    = "/svc.lenses.v1.LensesService/UpdateLens"
+	LensesService_ListLensQueue_FullMethodName = "/svc.lenses.v1.LensesService/ListLensQueue"
+	LensesService_DecideLens_FullMethodName    = "/svc.lenses.v1.LensesService/DecideLens"
 )
 
 // LensesServiceClient is the client API for LensesService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// LensesService lists the camera lenses the chat app offers (CONTRACT §12).
-// Served by the lenses plugin.
+// LensesService is the camera lenses product (CONTRACT §12): partners'
+// apps with the lenses product make lenses, staff review them, and the
+// chat app offers the approved ones. Served by the lenses plugin.
+//
+// A lens belongs to the app that made it. Its status follows one
+// transition table (plugins/lenses/review.go): draft, in_review, approved
+// or rejected (with staff's reason). A lens of another app does not exist
+// for the caller (404, code 100, subcode 33).
 type LensesServiceClient interface {
-	// ListLenses lists the lenses available now, in display order. It takes
-	// the user's first-party session, as every mobile endpoint does.
+	// ListLenses lists the approved lenses, in the order staff approved
+	// them. It takes the user's first-party session, as every mobile
+	// endpoint does.
 	ListLenses(ctx context.Context, in *ListLensesRequest, opts ...grpc.CallOption) (*ListLensesResponse, error)
+	// ListAppLenses lists the app's lenses, whatever their status, newest
+	// first. Any member of the app's team, or the app itself.
+	ListAppLenses(ctx context.Context, in *ListAppLensesRequest, opts ...grpc.CallOption) (*ListAppLensesResponse, error)
+	// CreateLens makes a draft lens for an app with the lenses product
+	// (else 403, code 10, subcode 2018303). A team Admin or Developer, or
+	// the app itself.
+	CreateLens(ctx context.Context, in *CreateLensRequest, opts ...grpc.CallOption) (*Lens, error)
+	// UpdateLens changes a lens: action "edit" (with name and icon_url: a
+	// draft or rejected lens becomes a draft), "submit" (a draft goes to
+	// staff review) or "withdraw" (a lens in review or approved goes back
+	// to draft, and off the carousel). A step the table does not allow
+	// answers 409, code 10, subcode 2018305.
+	UpdateLens(ctx context.Context, in *UpdateLensRequest, opts ...grpc.CallOption) (*Lens, error)
+	// ListLensQueue lists the lenses waiting for staff review, oldest
+	// first. Platform staff only.
+	ListLensQueue(ctx context.Context, in *ListLensQueueRequest, opts ...grpc.CallOption) (*ListLensQueueResponse, error)
+	// DecideLens approves or rejects a lens waiting for review (a reason is
+	// required to reject); a lens that is not in_review answers 409, code
+	// 10, subcode 2018305. Platform staff only.
+	DecideLens(ctx context.Context, in *DecideLensRequest, opts ...grpc.CallOption) (*Lens, error)
 }
 
 type lensesServiceClient struct {
@@ -52,16 +84,93 @@ func (c *lensesServiceClient) ListLenses(ctx context.Context, in *ListLensesRequ
 	return out, nil
 }
 
+func (c *lensesServiceClient) ListAppLenses(ctx context.Context, in *ListAppLensesRequest, opts ...grpc.CallOption) (*ListAppLensesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAppLensesResponse)
+	err := c.cc.Invoke(ctx, LensesService_ListAppLenses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lensesServiceClient) CreateLens(ctx context.Context, in *CreateLensRequest, opts ...grpc.CallOption) (*Lens, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Lens)
+	err := c.cc.Invoke(ctx, LensesService_CreateLens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lensesServiceClient) UpdateLens(ctx context.Context, in *UpdateLensRequest, opts ...grpc.CallOption) (*Lens, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Lens)
+	err := c.cc.Invoke(ctx, LensesService_UpdateLens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lensesServiceClient) ListLensQueue(ctx context.Context, in *ListLensQueueRequest, opts ...grpc.CallOption) (*ListLensQueueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListLensQueueResponse)
+	err := c.cc.Invoke(ctx, LensesService_ListLensQueue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lensesServiceClient) DecideLens(ctx context.Context, in *DecideLensRequest, opts ...grpc.CallOption) (*Lens, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Lens)
+	err := c.cc.Invoke(ctx, LensesService_DecideLens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LensesServiceServer is the server API for LensesService service.
 // All implementations must embed UnimplementedLensesServiceServer
 // for forward compatibility.
 //
-// LensesService lists the camera lenses the chat app offers (CONTRACT §12).
-// Served by the lenses plugin.
+// LensesService is the camera lenses product (CONTRACT §12): partners'
+// apps with the lenses product make lenses, staff review them, and the
+// chat app offers the approved ones. Served by the lenses plugin.
+//
+// A lens belongs to the app that made it. Its status follows one
+// transition table (plugins/lenses/review.go): draft, in_review, approved
+// or rejected (with staff's reason). A lens of another app does not exist
+// for the caller (404, code 100, subcode 33).
 type LensesServiceServer interface {
-	// ListLenses lists the lenses available now, in display order. It takes
-	// the user's first-party session, as every mobile endpoint does.
+	// ListLenses lists the approved lenses, in the order staff approved
+	// them. It takes the user's first-party session, as every mobile
+	// endpoint does.
 	ListLenses(context.Context, *ListLensesRequest) (*ListLensesResponse, error)
+	// ListAppLenses lists the app's lenses, whatever their status, newest
+	// first. Any member of the app's team, or the app itself.
+	ListAppLenses(context.Context, *ListAppLensesRequest) (*ListAppLensesResponse, error)
+	// CreateLens makes a draft lens for an app with the lenses product
+	// (else 403, code 10, subcode 2018303). A team Admin or Developer, or
+	// the app itself.
+	CreateLens(context.Context, *CreateLensRequest) (*Lens, error)
+	// UpdateLens changes a lens: action "edit" (with name and icon_url: a
+	// draft or rejected lens becomes a draft), "submit" (a draft goes to
+	// staff review) or "withdraw" (a lens in review or approved goes back
+	// to draft, and off the carousel). A step the table does not allow
+	// answers 409, code 10, subcode 2018305.
+	UpdateLens(context.Context, *UpdateLensRequest) (*Lens, error)
+	// ListLensQueue lists the lenses waiting for staff review, oldest
+	// first. Platform staff only.
+	ListLensQueue(context.Context, *ListLensQueueRequest) (*ListLensQueueResponse, error)
+	// DecideLens approves or rejects a lens waiting for review (a reason is
+	// required to reject); a lens that is not in_review answers 409, code
+	// 10, subcode 2018305. Platform staff only.
+	DecideLens(context.Context, *DecideLensRequest) (*Lens, error)
 	mustEmbedUnimplementedLensesServiceServer()
 }
 
@@ -74,6 +183,21 @@ type UnimplementedLensesServiceServer struct{}
 
 func (UnimplementedLensesServiceServer) ListLenses(context.Context, *ListLensesRequest) (*ListLensesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListLenses not implemented")
+}
+func (UnimplementedLensesServiceServer) ListAppLenses(context.Context, *ListAppLensesRequest) (*ListAppLensesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppLenses not implemented")
+}
+func (UnimplementedLensesServiceServer) CreateLens(context.Context, *CreateLensRequest) (*Lens, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLens not implemented")
+}
+func (UnimplementedLensesServiceServer) UpdateLens(context.Context, *UpdateLensRequest) (*Lens, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateLens not implemented")
+}
+func (UnimplementedLensesServiceServer) ListLensQueue(context.Context, *ListLensQueueRequest) (*ListLensQueueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLensQueue not implemented")
+}
+func (UnimplementedLensesServiceServer) DecideLens(context.Context, *DecideLensRequest) (*Lens, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecideLens not implemented")
 }
 func (UnimplementedLensesServiceServer) mustEmbedUnimplementedLensesServiceServer() {}
 func (UnimplementedLensesServiceServer) testEmbeddedByValue()                       {}
@@ -114,6 +238,96 @@ func _LensesService_ListLenses_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LensesService_ListAppLenses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppLensesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LensesServiceServer).ListAppLenses(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LensesService_ListAppLenses_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LensesServiceServer).ListAppLenses(ctx, req.(*ListAppLensesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LensesService_CreateLens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LensesServiceServer).CreateLens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LensesService_CreateLens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LensesServiceServer).CreateLens(ctx, req.(*CreateLensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LensesService_UpdateLens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateLensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LensesServiceServer).UpdateLens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LensesService_UpdateLens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LensesServiceServer).UpdateLens(ctx, req.(*UpdateLensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LensesService_ListLensQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListLensQueueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LensesServiceServer).ListLensQueue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LensesService_ListLensQueue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LensesServiceServer).ListLensQueue(ctx, req.(*ListLensQueueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LensesService_DecideLens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideLensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LensesServiceServer).DecideLens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LensesService_DecideLens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LensesServiceServer).DecideLens(ctx, req.(*DecideLensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LensesService_ServiceDesc is the grpc.ServiceDesc for LensesService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -124,6 +338,26 @@ var LensesService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListLenses",
 			Handler:    _LensesService_ListLenses_Handler,
+		},
+		{
+			MethodName: "ListAppLenses",
+			Handler:    _LensesService_ListAppLenses_Handler,
+		},
+		{
+			MethodName: "CreateLens",
+			Handler:    _LensesService_CreateLens_Handler,
+		},
+		{
+			MethodName: "UpdateLens",
+			Handler:    _LensesService_UpdateLens_Handler,
+		},
+		{
+			MethodName: "ListLensQueue",
+			Handler:    _LensesService_ListLensQueue_Handler,
+		},
+		{
+			MethodName: "DecideLens",
+			Handler:    _LensesService_DecideLens_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

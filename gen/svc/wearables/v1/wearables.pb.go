@@ -24,6 +24,394 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ListAppCardsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppCardsRequest) Reset() {
+	*x = ListAppCardsRequest{}
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppCardsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppCardsRequest) ProtoMessage() {}
+
+func (x *ListAppCardsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppCardsRequest.ProtoReflect.Descriptor instead.
+func (*ListAppCardsRequest) Descriptor() ([]byte, []int) {
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListAppCardsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListAppCardsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AppCard             `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppCardsResponse) Reset() {
+	*x = ListAppCardsResponse{}
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppCardsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppCardsResponse) ProtoMessage() {}
+
+func (x *ListAppCardsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppCardsResponse.ProtoReflect.Descriptor instead.
+func (*ListAppCardsResponse) Descriptor() ([]byte, []int) {
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ListAppCardsResponse) GetData() []*AppCard {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// AppCard is a card an app pushed, as its portal shows it.
+type AppCard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The wearer, by user id.
+	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Title  string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// queued, delivered, confirmed or expired.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The device that acknowledged it; empty until delivered.
+	DeviceId string `protobuf:"bytes,5,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// The action the wearer took; empty until confirmed.
+	ActionId string `protobuf:"bytes,6,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	// RFC 3339 UTC; empty until it happened.
+	CreatedAt     string        `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	DeliveredAt   string        `protobuf:"bytes,8,opt,name=delivered_at,json=deliveredAt,proto3" json:"delivered_at,omitempty"`
+	ConfirmedAt   string        `protobuf:"bytes,9,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
+	Actions       []*CardAction `protobuf:"bytes,10,rep,name=actions,proto3" json:"actions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppCard) Reset() {
+	*x = AppCard{}
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppCard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppCard) ProtoMessage() {}
+
+func (x *AppCard) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppCard.ProtoReflect.Descriptor instead.
+func (*AppCard) Descriptor() ([]byte, []int) {
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AppCard) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AppCard) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AppCard) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *AppCard) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AppCard) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *AppCard) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *AppCard) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *AppCard) GetDeliveredAt() string {
+	if x != nil {
+		return x.DeliveredAt
+	}
+	return ""
+}
+
+func (x *AppCard) GetConfirmedAt() string {
+	if x != nil {
+		return x.ConfirmedAt
+	}
+	return ""
+}
+
+func (x *AppCard) GetActions() []*CardAction {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+type ListAppDevicesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppDevicesRequest) Reset() {
+	*x = ListAppDevicesRequest{}
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppDevicesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppDevicesRequest) ProtoMessage() {}
+
+func (x *ListAppDevicesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppDevicesRequest.ProtoReflect.Descriptor instead.
+func (*ListAppDevicesRequest) Descriptor() ([]byte, []int) {
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListAppDevicesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type ListAppDevicesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []*AppDevice           `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppDevicesResponse) Reset() {
+	*x = ListAppDevicesResponse{}
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppDevicesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppDevicesResponse) ProtoMessage() {}
+
+func (x *ListAppDevicesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppDevicesResponse.ProtoReflect.Descriptor instead.
+func (*ListAppDevicesResponse) Descriptor() ([]byte, []int) {
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListAppDevicesResponse) GetData() []*AppDevice {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// AppDevice is a device the app's cards reached.
+type AppDevice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The wearer, by user id.
+	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The development seed's simulated device.
+	Simulated bool `protobuf:"varint,3,opt,name=simulated,proto3" json:"simulated,omitempty"`
+	// RFC 3339 UTC.
+	PairedAt string `protobuf:"bytes,4,opt,name=paired_at,json=pairedAt,proto3" json:"paired_at,omitempty"`
+	// Set once another device took its place.
+	ReplacedAt string `protobuf:"bytes,5,opt,name=replaced_at,json=replacedAt,proto3" json:"replaced_at,omitempty"`
+	// How many of the app's cards it received.
+	Cards         int32 `protobuf:"varint,6,opt,name=cards,proto3" json:"cards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppDevice) Reset() {
+	*x = AppDevice{}
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppDevice) ProtoMessage() {}
+
+func (x *AppDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppDevice.ProtoReflect.Descriptor instead.
+func (*AppDevice) Descriptor() ([]byte, []int) {
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *AppDevice) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AppDevice) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AppDevice) GetSimulated() bool {
+	if x != nil {
+		return x.Simulated
+	}
+	return false
+}
+
+func (x *AppDevice) GetPairedAt() string {
+	if x != nil {
+		return x.PairedAt
+	}
+	return ""
+}
+
+func (x *AppDevice) GetReplacedAt() string {
+	if x != nil {
+		return x.ReplacedAt
+	}
+	return ""
+}
+
+func (x *AppDevice) GetCards() int32 {
+	if x != nil {
+		return x.Cards
+	}
+	return 0
+}
+
 // CardAction is one choice a card offers the wearer.
 type CardAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -37,7 +425,7 @@ type CardAction struct {
 
 func (x *CardAction) Reset() {
 	*x = CardAction{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[0]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +437,7 @@ func (x *CardAction) String() string {
 func (*CardAction) ProtoMessage() {}
 
 func (x *CardAction) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[0]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +450,7 @@ func (x *CardAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardAction.ProtoReflect.Descriptor instead.
 func (*CardAction) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{0}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CardAction) GetId() string {
@@ -94,7 +482,7 @@ type CardContent struct {
 
 func (x *CardContent) Reset() {
 	*x = CardContent{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[1]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -106,7 +494,7 @@ func (x *CardContent) String() string {
 func (*CardContent) ProtoMessage() {}
 
 func (x *CardContent) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[1]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -119,7 +507,7 @@ func (x *CardContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardContent.ProtoReflect.Descriptor instead.
 func (*CardContent) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{1}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CardContent) GetTitle() string {
@@ -154,7 +542,7 @@ type PushCardRequest struct {
 
 func (x *PushCardRequest) Reset() {
 	*x = PushCardRequest{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[2]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -166,7 +554,7 @@ func (x *PushCardRequest) String() string {
 func (*PushCardRequest) ProtoMessage() {}
 
 func (x *PushCardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[2]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -179,7 +567,7 @@ func (x *PushCardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushCardRequest.ProtoReflect.Descriptor instead.
 func (*PushCardRequest) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{2}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PushCardRequest) GetUserId() string {
@@ -207,7 +595,7 @@ type PushCardResponse struct {
 
 func (x *PushCardResponse) Reset() {
 	*x = PushCardResponse{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[3]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -219,7 +607,7 @@ func (x *PushCardResponse) String() string {
 func (*PushCardResponse) ProtoMessage() {}
 
 func (x *PushCardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[3]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -232,7 +620,7 @@ func (x *PushCardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushCardResponse.ProtoReflect.Descriptor instead.
 func (*PushCardResponse) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{3}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PushCardResponse) GetCardId() string {
@@ -259,7 +647,7 @@ type ConfirmActionRequest struct {
 
 func (x *ConfirmActionRequest) Reset() {
 	*x = ConfirmActionRequest{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[4]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +659,7 @@ func (x *ConfirmActionRequest) String() string {
 func (*ConfirmActionRequest) ProtoMessage() {}
 
 func (x *ConfirmActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[4]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +672,7 @@ func (x *ConfirmActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmActionRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmActionRequest) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{4}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ConfirmActionRequest) GetCardId() string {
@@ -313,7 +701,7 @@ type ConfirmActionResponse struct {
 
 func (x *ConfirmActionResponse) Reset() {
 	*x = ConfirmActionResponse{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[5]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -325,7 +713,7 @@ func (x *ConfirmActionResponse) String() string {
 func (*ConfirmActionResponse) ProtoMessage() {}
 
 func (x *ConfirmActionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[5]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -338,7 +726,7 @@ func (x *ConfirmActionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmActionResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmActionResponse) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{5}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfirmActionResponse) GetCardId() string {
@@ -370,7 +758,7 @@ type StreamCardsRequest struct {
 
 func (x *StreamCardsRequest) Reset() {
 	*x = StreamCardsRequest{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[6]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +770,7 @@ func (x *StreamCardsRequest) String() string {
 func (*StreamCardsRequest) ProtoMessage() {}
 
 func (x *StreamCardsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[6]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +783,7 @@ func (x *StreamCardsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCardsRequest.ProtoReflect.Descriptor instead.
 func (*StreamCardsRequest) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{6}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{12}
 }
 
 type StreamCardsResponse struct {
@@ -411,7 +799,7 @@ type StreamCardsResponse struct {
 
 func (x *StreamCardsResponse) Reset() {
 	*x = StreamCardsResponse{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[7]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -423,7 +811,7 @@ func (x *StreamCardsResponse) String() string {
 func (*StreamCardsResponse) ProtoMessage() {}
 
 func (x *StreamCardsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[7]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -436,7 +824,7 @@ func (x *StreamCardsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCardsResponse.ProtoReflect.Descriptor instead.
 func (*StreamCardsResponse) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{7}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StreamCardsResponse) GetKind() isStreamCardsResponse_Kind {
@@ -492,7 +880,7 @@ type Connected struct {
 
 func (x *Connected) Reset() {
 	*x = Connected{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[8]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +892,7 @@ func (x *Connected) String() string {
 func (*Connected) ProtoMessage() {}
 
 func (x *Connected) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[8]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +905,7 @@ func (x *Connected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connected.ProtoReflect.Descriptor instead.
 func (*Connected) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{8}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Connected) GetDeviceId() string {
@@ -545,7 +933,7 @@ type Card struct {
 
 func (x *Card) Reset() {
 	*x = Card{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[9]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +945,7 @@ func (x *Card) String() string {
 func (*Card) ProtoMessage() {}
 
 func (x *Card) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[9]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +958,7 @@ func (x *Card) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Card.ProtoReflect.Descriptor instead.
 func (*Card) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{9}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Card) GetId() string {
@@ -631,7 +1019,7 @@ type AckCardRequest struct {
 
 func (x *AckCardRequest) Reset() {
 	*x = AckCardRequest{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[10]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +1031,7 @@ func (x *AckCardRequest) String() string {
 func (*AckCardRequest) ProtoMessage() {}
 
 func (x *AckCardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[10]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +1044,7 @@ func (x *AckCardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckCardRequest.ProtoReflect.Descriptor instead.
 func (*AckCardRequest) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{10}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AckCardRequest) GetCardId() string {
@@ -678,7 +1066,7 @@ type AckCardResponse struct {
 
 func (x *AckCardResponse) Reset() {
 	*x = AckCardResponse{}
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[11]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +1078,7 @@ func (x *AckCardResponse) String() string {
 func (*AckCardResponse) ProtoMessage() {}
 
 func (x *AckCardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[11]
+	mi := &file_svc_wearables_v1_wearables_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +1091,7 @@ func (x *AckCardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckCardResponse.ProtoReflect.Descriptor instead.
 func (*AckCardResponse) Descriptor() ([]byte, []int) {
-	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{11}
+	return file_svc_wearables_v1_wearables_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AckCardResponse) GetCardId() string {
@@ -731,7 +1119,36 @@ var File_svc_wearables_v1_wearables_proto protoreflect.FileDescriptor
 
 const file_svc_wearables_v1_wearables_proto_rawDesc = "" +
 	"\n" +
-	" svc/wearables/v1/wearables.proto\x12\x10svc.wearables.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"H\n" +
+	" svc/wearables/v1/wearables.proto\x12\x10svc.wearables.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bsvc/plugin/v1/options.proto\"7\n" +
+	"\x13ListAppCardsRequest\x12 \n" +
+	"\x06app_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\"E\n" +
+	"\x14ListAppCardsResponse\x12-\n" +
+	"\x04data\x18\x01 \x03(\v2\x19.svc.wearables.v1.AppCardR\x04data\"\xb7\x02\n" +
+	"\aAppCard\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x1b\n" +
+	"\tdevice_id\x18\x05 \x01(\tR\bdeviceId\x12\x1b\n" +
+	"\taction_id\x18\x06 \x01(\tR\bactionId\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\a \x01(\tR\tcreatedAt\x12!\n" +
+	"\fdelivered_at\x18\b \x01(\tR\vdeliveredAt\x12!\n" +
+	"\fconfirmed_at\x18\t \x01(\tR\vconfirmedAt\x126\n" +
+	"\aactions\x18\n" +
+	" \x03(\v2\x1c.svc.wearables.v1.CardActionR\aactions\"9\n" +
+	"\x15ListAppDevicesRequest\x12 \n" +
+	"\x06app_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05appId\"I\n" +
+	"\x16ListAppDevicesResponse\x12/\n" +
+	"\x04data\x18\x01 \x03(\v2\x1b.svc.wearables.v1.AppDeviceR\x04data\"\xa6\x01\n" +
+	"\tAppDevice\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\tsimulated\x18\x03 \x01(\bR\tsimulated\x12\x1b\n" +
+	"\tpaired_at\x18\x04 \x01(\tR\bpairedAt\x12\x1f\n" +
+	"\vreplaced_at\x18\x05 \x01(\tR\n" +
+	"replacedAt\x12\x14\n" +
+	"\x05cards\x18\x06 \x01(\x05R\x05cards\"H\n" +
 	"\n" +
 	"CardAction\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x02id\x12\x1f\n" +
@@ -775,10 +1192,14 @@ const file_svc_wearables_v1_wearables_proto_rawDesc = "" +
 	"\x0fAckCardResponse\x12\x17\n" +
 	"\acard_id\x18\x01 \x01(\tR\x06cardId\x12\x1b\n" +
 	"\tdevice_id\x18\x02 \x01(\tR\bdeviceId\x12\x16\n" +
-	"\x06status\x18\x03 \x01(\tR\x06status2\x8b\x03\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status2\xb9\x05\n" +
 	"\x10WearablesService\x12\x99\x01\n" +
 	"\bPushCard\x12!.svc.wearables.v1.PushCardRequest\x1a\".svc.wearables.v1.PushCardResponse\"F\xca\xf3\x18\x13\x12\x01\x01\x1a\x0ewearables:push\xe8\xf3\x18\xca\x01\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/v1/platform/wearables/push\x12\x96\x01\n" +
-	"\rConfirmAction\x12&.svc.wearables.v1.ConfirmActionRequest\x1a'.svc.wearables.v1.ConfirmActionResponse\"4\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02':\x01*\"\"/api/mobile/glasses/partner/action\x1aB\xe2\xf4\x18>\n" +
+	"\rConfirmAction\x12&.svc.wearables.v1.ConfirmActionRequest\x1a'.svc.wearables.v1.ConfirmActionResponse\"4\xca\xf3\x18\x03\x12\x01\x04\x82\xd3\xe4\x93\x02':\x01*\"\"/api/mobile/glasses/partner/action\x12\x90\x01\n" +
+	"\fListAppCards\x12%.svc.wearables.v1.ListAppCardsRequest\x1a&.svc.wearables.v1.ListAppCardsResponse\"1\xca\xf3\x18\b\x12\x04\x01\x04\x03\x02@\x01\xd2\xf3\x18\x1e\n" +
+	"\x1capp/{app_id}/wearables_cards\x90\x02\x01\x12\x98\x01\n" +
+	"\x0eListAppDevices\x12'.svc.wearables.v1.ListAppDevicesRequest\x1a(.svc.wearables.v1.ListAppDevicesResponse\"3\xca\xf3\x18\b\x12\x04\x01\x04\x03\x02@\x01\xd2\xf3\x18 \n" +
+	"\x1eapp/{app_id}/wearables_devices\x90\x02\x01\x1aB\xe2\xf4\x18>\n" +
 	"\x0ewearables:push\x12*Show cards on your paired wearable devices\x18\x022\xf7\x01\n" +
 	"\rDeviceService\x12\\\n" +
 	"\vStreamCards\x12$.svc.wearables.v1.StreamCardsRequest\x1a%.svc.wearables.v1.StreamCardsResponse0\x01\x12\x7f\n" +
@@ -796,40 +1217,53 @@ func file_svc_wearables_v1_wearables_proto_rawDescGZIP() []byte {
 	return file_svc_wearables_v1_wearables_proto_rawDescData
 }
 
-var file_svc_wearables_v1_wearables_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_svc_wearables_v1_wearables_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_svc_wearables_v1_wearables_proto_goTypes = []any{
-	(*CardAction)(nil),            // 0: svc.wearables.v1.CardAction
-	(*CardContent)(nil),           // 1: svc.wearables.v1.CardContent
-	(*PushCardRequest)(nil),       // 2: svc.wearables.v1.PushCardRequest
-	(*PushCardResponse)(nil),      // 3: svc.wearables.v1.PushCardResponse
-	(*ConfirmActionRequest)(nil),  // 4: svc.wearables.v1.ConfirmActionRequest
-	(*ConfirmActionResponse)(nil), // 5: svc.wearables.v1.ConfirmActionResponse
-	(*StreamCardsRequest)(nil),    // 6: svc.wearables.v1.StreamCardsRequest
-	(*StreamCardsResponse)(nil),   // 7: svc.wearables.v1.StreamCardsResponse
-	(*Connected)(nil),             // 8: svc.wearables.v1.Connected
-	(*Card)(nil),                  // 9: svc.wearables.v1.Card
-	(*AckCardRequest)(nil),        // 10: svc.wearables.v1.AckCardRequest
-	(*AckCardResponse)(nil),       // 11: svc.wearables.v1.AckCardResponse
+	(*ListAppCardsRequest)(nil),    // 0: svc.wearables.v1.ListAppCardsRequest
+	(*ListAppCardsResponse)(nil),   // 1: svc.wearables.v1.ListAppCardsResponse
+	(*AppCard)(nil),                // 2: svc.wearables.v1.AppCard
+	(*ListAppDevicesRequest)(nil),  // 3: svc.wearables.v1.ListAppDevicesRequest
+	(*ListAppDevicesResponse)(nil), // 4: svc.wearables.v1.ListAppDevicesResponse
+	(*AppDevice)(nil),              // 5: svc.wearables.v1.AppDevice
+	(*CardAction)(nil),             // 6: svc.wearables.v1.CardAction
+	(*CardContent)(nil),            // 7: svc.wearables.v1.CardContent
+	(*PushCardRequest)(nil),        // 8: svc.wearables.v1.PushCardRequest
+	(*PushCardResponse)(nil),       // 9: svc.wearables.v1.PushCardResponse
+	(*ConfirmActionRequest)(nil),   // 10: svc.wearables.v1.ConfirmActionRequest
+	(*ConfirmActionResponse)(nil),  // 11: svc.wearables.v1.ConfirmActionResponse
+	(*StreamCardsRequest)(nil),     // 12: svc.wearables.v1.StreamCardsRequest
+	(*StreamCardsResponse)(nil),    // 13: svc.wearables.v1.StreamCardsResponse
+	(*Connected)(nil),              // 14: svc.wearables.v1.Connected
+	(*Card)(nil),                   // 15: svc.wearables.v1.Card
+	(*AckCardRequest)(nil),         // 16: svc.wearables.v1.AckCardRequest
+	(*AckCardResponse)(nil),        // 17: svc.wearables.v1.AckCardResponse
 }
 var file_svc_wearables_v1_wearables_proto_depIdxs = []int32{
-	0,  // 0: svc.wearables.v1.CardContent.actions:type_name -> svc.wearables.v1.CardAction
-	1,  // 1: svc.wearables.v1.PushCardRequest.card:type_name -> svc.wearables.v1.CardContent
-	8,  // 2: svc.wearables.v1.StreamCardsResponse.connected:type_name -> svc.wearables.v1.Connected
-	9,  // 3: svc.wearables.v1.StreamCardsResponse.card:type_name -> svc.wearables.v1.Card
-	0,  // 4: svc.wearables.v1.Card.actions:type_name -> svc.wearables.v1.CardAction
-	2,  // 5: svc.wearables.v1.WearablesService.PushCard:input_type -> svc.wearables.v1.PushCardRequest
-	4,  // 6: svc.wearables.v1.WearablesService.ConfirmAction:input_type -> svc.wearables.v1.ConfirmActionRequest
-	6,  // 7: svc.wearables.v1.DeviceService.StreamCards:input_type -> svc.wearables.v1.StreamCardsRequest
-	10, // 8: svc.wearables.v1.DeviceService.AckCard:input_type -> svc.wearables.v1.AckCardRequest
-	3,  // 9: svc.wearables.v1.WearablesService.PushCard:output_type -> svc.wearables.v1.PushCardResponse
-	5,  // 10: svc.wearables.v1.WearablesService.ConfirmAction:output_type -> svc.wearables.v1.ConfirmActionResponse
-	7,  // 11: svc.wearables.v1.DeviceService.StreamCards:output_type -> svc.wearables.v1.StreamCardsResponse
-	11, // 12: svc.wearables.v1.DeviceService.AckCard:output_type -> svc.wearables.v1.AckCardResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	2,  // 0: svc.wearables.v1.ListAppCardsResponse.data:type_name -> svc.wearables.v1.AppCard
+	6,  // 1: svc.wearables.v1.AppCard.actions:type_name -> svc.wearables.v1.CardAction
+	5,  // 2: svc.wearables.v1.ListAppDevicesResponse.data:type_name -> svc.wearables.v1.AppDevice
+	6,  // 3: svc.wearables.v1.CardContent.actions:type_name -> svc.wearables.v1.CardAction
+	7,  // 4: svc.wearables.v1.PushCardRequest.card:type_name -> svc.wearables.v1.CardContent
+	14, // 5: svc.wearables.v1.StreamCardsResponse.connected:type_name -> svc.wearables.v1.Connected
+	15, // 6: svc.wearables.v1.StreamCardsResponse.card:type_name -> svc.wearables.v1.Card
+	6,  // 7: svc.wearables.v1.Card.actions:type_name -> svc.wearables.v1.CardAction
+	8,  // 8: svc.wearables.v1.WearablesService.PushCard:input_type -> svc.wearables.v1.PushCardRequest
+	10, // 9: svc.wearables.v1.WearablesService.ConfirmAction:input_type -> svc.wearables.v1.ConfirmActionRequest
+	0,  // 10: svc.wearables.v1.WearablesService.ListAppCards:input_type -> svc.wearables.v1.ListAppCardsRequest
+	3,  // 11: svc.wearables.v1.WearablesService.ListAppDevices:input_type -> svc.wearables.v1.ListAppDevicesRequest
+	12, // 12: svc.wearables.v1.DeviceService.StreamCards:input_type -> svc.wearables.v1.StreamCardsRequest
+	16, // 13: svc.wearables.v1.DeviceService.AckCard:input_type -> svc.wearables.v1.AckCardRequest
+	9,  // 14: svc.wearables.v1.WearablesService.PushCard:output_type -> svc.wearables.v1.PushCardResponse
+	11, // 15: svc.wearables.v1.WearablesService.ConfirmAction:output_type -> svc.wearables.v1.ConfirmActionResponse
+	1,  // 16: svc.wearables.v1.WearablesService.ListAppCards:output_type -> svc.wearables.v1.ListAppCardsResponse
+	4,  // 17: svc.wearables.v1.WearablesService.ListAppDevices:output_type -> svc.wearables.v1.ListAppDevicesResponse
+	13, // 18: svc.wearables.v1.DeviceService.StreamCards:output_type -> svc.wearables.v1.StreamCardsResponse
+	17, // 19: svc.wearables.v1.DeviceService.AckCard:output_type -> svc.wearables.v1.AckCardResponse
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_svc_wearables_v1_wearables_proto_init() }
@@ -837,7 +1271,7 @@ func file_svc_wearables_v1_wearables_proto_init() {
 	if File_svc_wearables_v1_wearables_proto != nil {
 		return
 	}
-	file_svc_wearables_v1_wearables_proto_msgTypes[7].OneofWrappers = []any{
+	file_svc_wearables_v1_wearables_proto_msgTypes[13].OneofWrappers = []any{
 		(*StreamCardsResponse_Connected)(nil),
 		(*StreamCardsResponse_Card)(nil),
 	}
@@ -847,7 +1281,7 @@ func file_svc_wearables_v1_wearables_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_wearables_v1_wearables_proto_rawDesc), len(file_svc_wearables_v1_wearables_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

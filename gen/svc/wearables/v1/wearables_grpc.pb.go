@@ -19,8 +19,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WearablesService_PushCard_FullMethodName      = "/svc.wearables.v1.WearablesService/PushCard"
-	WearablesService_ConfirmAction_FullMethodName = "/svc.wearables.v1.WearablesService/ConfirmAction"
+	WearablesService_PushCard_FullMethodName       = "/svc.wearables.v1.WearablesService/PushCard"
+	WearablesService_ConfirmAction_FullMethodName  = "/svc.wearables.v1.WearablesService/ConfirmAction"
+	WearablesService_ListAppCards_FullMethodName   = "/svc.wearables.v1.WearablesService/ListAppCards"
+	WearablesService_ListAppDevices_FullMethodName = "/svc.wearables.v1.WearablesService/ListAppDevices"
 )
 
 // WearablesServiceClient is the client API for WearablesService service.
@@ -48,6 +50,17 @@ type WearablesServiceClient interface {
 	// naming actionId (400, code 100); another wearer's card does not exist
 	// for the caller (404, code 100, subcode 33).
 	ConfirmAction(ctx context.Context, in *ConfirmActionRequest, opts ...grpc.CallOption) (*ConfirmActionResponse, error)
+	// ListAppCards is the wearables portal's view of an app's cards, newest
+	// first (at most 100): each card's status, its delivery (the device and
+	// when) and the action the wearer took. Any member of the app's team,
+	// or the app itself; only the app's own cards.
+	ListAppCards(ctx context.Context, in *ListAppCardsRequest, opts ...grpc.CallOption) (*ListAppCardsResponse, error)
+	// ListAppDevices lists the devices the app's cards were delivered to,
+	// most recently paired first (at most 100): in development mode these
+	// are the devices of the app's team and Test Users, the only people who
+	// can grant it wearables:push. A device is listed only once one of the
+	// app's cards reached it, so an app learns of no other device.
+	ListAppDevices(ctx context.Context, in *ListAppDevicesRequest, opts ...grpc.CallOption) (*ListAppDevicesResponse, error)
 }
 
 type wearablesServiceClient struct {
@@ -72,6 +85,26 @@ func (c *wearablesServiceClient) ConfirmAction(ctx context.Context, in *ConfirmA
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ConfirmActionResponse)
 	err := c.cc.Invoke(ctx, WearablesService_ConfirmAction_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *wearablesServiceClient) ListAppCards(ctx context.Context, in *ListAppCardsRequest, opts ...grpc.CallOption) (*ListAppCardsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAppCardsResponse)
+	err := c.cc.Invoke(ctx, WearablesService_ListAppCards_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *wearablesServiceClient) ListAppDevices(ctx context.Context, in *ListAppDevicesRequest, opts ...grpc.CallOption) (*ListAppDevicesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAppDevicesResponse)
+	err := c.cc.Invoke(ctx, WearablesService_ListAppDevices_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +136,17 @@ type WearablesServiceServer interface {
 	// naming actionId (400, code 100); another wearer's card does not exist
 	// for the caller (404, code 100, subcode 33).
 	ConfirmAction(context.Context, *ConfirmActionRequest) (*ConfirmActionResponse, error)
+	// ListAppCards is the wearables portal's view of an app's cards, newest
+	// first (at most 100): each card's status, its delivery (the device and
+	// when) and the action the wearer took. Any member of the app's team,
+	// or the app itself; only the app's own cards.
+	ListAppCards(context.Context, *ListAppCardsRequest) (*ListAppCardsResponse, error)
+	// ListAppDevices lists the devices the app's cards were delivered to,
+	// most recently paired first (at most 100): in development mode these
+	// are the devices of the app's team and Test Users, the only people who
+	// can grant it wearables:push. A device is listed only once one of the
+	// app's cards reached it, so an app learns of no other device.
+	ListAppDevices(context.Context, *ListAppDevicesRequest) (*ListAppDevicesResponse, error)
 	mustEmbedUnimplementedWearablesServiceServer()
 }
 
@@ -118,6 +162,12 @@ func (UnimplementedWearablesServiceServer) PushCard(context.Context, *PushCardRe
 }
 func (UnimplementedWearablesServiceServer) ConfirmAction(context.Context, *ConfirmActionRequest) (*ConfirmActionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfirmAction not implemented")
+}
+func (UnimplementedWearablesServiceServer) ListAppCards(context.Context, *ListAppCardsRequest) (*ListAppCardsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppCards not implemented")
+}
+func (UnimplementedWearablesServiceServer) ListAppDevices(context.Context, *ListAppDevicesRequest) (*ListAppDevicesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppDevices not implemented")
 }
 func (UnimplementedWearablesServiceServer) mustEmbedUnimplementedWearablesServiceServer() {}
 func (UnimplementedWearablesServiceServer) testEmbeddedByValue()                          {}
@@ -176,6 +226,42 @@ func _WearablesService_ConfirmAction_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WearablesService_ListAppCards_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppCardsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WearablesServiceServer).ListAppCards(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WearablesService_ListAppCards_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WearablesServiceServer).ListAppCards(ctx, req.(*ListAppCardsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WearablesService_ListAppDevices_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppDevicesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WearablesServiceServer).ListAppDevices(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WearablesService_ListAppDevices_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WearablesServiceServer).ListAppDevices(ctx, req.(*ListAppDevicesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WearablesService_ServiceDesc is the grpc.ServiceDesc for WearablesService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -190,6 +276,14 @@ var WearablesService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConfirmAction",
 			Handler:    _WearablesService_ConfirmAction_Handler,
+		},
+		{
+			MethodName: "ListAppCards",
+			Handler:    _WearablesService_ListAppCards_Handler,
+		},
+		{
+			MethodName: "ListAppDevices",
+			Handler:    _WearablesService_ListAppDevices_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -8,6 +8,20 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AdsAd struct {
+	AdAccountID int64
+	CampaignID  int64
+	ID          int64
+	Name        string
+	Status      string
+	Title       string
+	Body        string
+	LinkUrl     string
+	PageID      string
+	AudienceID  *int64
+	CreatedAt   pgtype.Timestamptz
+}
+
 type AdsAdAccount struct {
 	ID         int64
 	BusinessID string
@@ -15,6 +29,62 @@ type AdsAdAccount struct {
 	Currency   string
 	IsSandbox  bool
 	CreatedAt  pgtype.Timestamptz
+}
+
+type AdsAdClick struct {
+	AdAccountID int64
+	AdID        int64
+	ID          int64
+	UserHash    []byte
+	ClickedAt   pgtype.Timestamptz
+}
+
+type AdsAdDailyStat struct {
+	AdAccountID int64
+	AdID        int64
+	Day         pgtype.Date
+	CampaignID  int64
+	Impressions int64
+	Clicks      int64
+}
+
+type AdsAudienceMember struct {
+	AdAccountID int64
+	AudienceID  int64
+	Schema      string
+	Hash        []byte
+	Matched     bool
+}
+
+type AdsCampaign struct {
+	AdAccountID int64
+	ID          int64
+	Name        string
+	Objective   string
+	Status      string
+	DailyBudget int64
+	CreatedAt   pgtype.Timestamptz
+}
+
+type AdsConversion struct {
+	AdAccountID int64
+	ID          int64
+	EventID     string
+	EventName   string
+	EventTime   pgtype.Timestamptz
+	UserHash    []byte
+	AdID        *int64
+	Value       *float64
+	Currency    string
+	ReceivedAt  pgtype.Timestamptz
+}
+
+type AdsCustomAudience struct {
+	AdAccountID int64
+	ID          int64
+	Name        string
+	Description string
+	CreatedAt   pgtype.Timestamptz
 }
 
 type AdsLead struct {

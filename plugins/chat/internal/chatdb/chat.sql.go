@@ -11,25 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const activeSponsoredAd = `-- name: ActiveSponsoredAd :one
-SELECT id, title, body, link_url, sponsor, active, created_at FROM chat.sponsored_ads WHERE active ORDER BY id DESC LIMIT 1
-`
-
-func (q *Queries) ActiveSponsoredAd(ctx context.Context) (ChatSponsoredAd, error) {
-	row := q.db.QueryRow(ctx, activeSponsoredAd)
-	var i ChatSponsoredAd
-	err := row.Scan(
-		&i.ID,
-		&i.Title,
-		&i.Body,
-		&i.LinkUrl,
-		&i.Sponsor,
-		&i.Active,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const blockUser = `-- name: BlockUser :one
 WITH made AS (
     INSERT INTO chat.user_blocks (user_id, blocked_user_id) VALUES ($1, $2)
@@ -126,30 +107,6 @@ func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (C
 		&i.CreatedAt,
 	)
 	return i, err
-}
-
-const insertSponsoredAd = `-- name: InsertSponsoredAd :exec
-INSERT INTO chat.sponsored_ads (title, body, link_url, sponsor)
-SELECT $1, $2, $3, $4
-WHERE NOT EXISTS (SELECT 1 FROM chat.sponsored_ads)
-`
-
-type InsertSponsoredAdParams struct {
-	Title   string
-	Body    string
-	LinkUrl string
-	Sponsor string
-}
-
-// The development seed's one active item.
-func (q *Queries) InsertSponsoredAd(ctx context.Context, arg InsertSponsoredAdParams) error {
-	_, err := q.db.Exec(ctx, insertSponsoredAd,
-		arg.Title,
-		arg.Body,
-		arg.LinkUrl,
-		arg.Sponsor,
-	)
-	return err
 }
 
 const listThreadMessages = `-- name: ListThreadMessages :many

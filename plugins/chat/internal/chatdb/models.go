@@ -26,16 +26,6 @@ type ChatDirectThread struct {
 	UpdatedAt      pgtype.Timestamptz
 }
 
-type ChatSponsoredAd struct {
-	ID        int64
-	Title     string
-	Body      string
-	LinkUrl   string
-	Sponsor   string
-	Active    bool
-	CreatedAt pgtype.Timestamptz
-}
-
 type ChatUserBlock struct {
 	UserID        string
 	BlockedUserID string

@@ -44,15 +44,6 @@ WHERE thread_id = @thread_id AND seq < @before_seq
 ORDER BY seq DESC
 LIMIT @lim;
 
--- name: ActiveSponsoredAd :one
-SELECT * FROM chat.sponsored_ads WHERE active ORDER BY id DESC LIMIT 1;
-
--- name: InsertSponsoredAd :exec
--- The development seed's one active item.
-INSERT INTO chat.sponsored_ads (title, body, link_url, sponsor)
-SELECT @title, @body, @link_url, @sponsor
-WHERE NOT EXISTS (SELECT 1 FROM chat.sponsored_ads);
-
 -- name: BlockUser :one
 -- The block of blocked_user_id by user_id, made on first use; a repeat
 -- returns the block as it stands.

@@ -9,25 +9,199 @@ import (
 	"context"
 )
 
-const listActiveLenses = `-- name: ListActiveLenses :many
-SELECT id, name, icon_url FROM lenses.lenses WHERE active ORDER BY position, id
+const createLens = `-- name: CreateLens :one
+INSERT INTO lenses.lenses (app_id, name, icon_url) VALUES ($1, $2, $3) RETURNING id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at
 `
 
-type ListActiveLensesRow struct {
-	ID      string
+type CreateLensParams struct {
+	AppID   string
 	Name    string
 	IconUrl string
 }
 
-func (q *Queries) ListActiveLenses(ctx context.Context) ([]ListActiveLensesRow, error) {
-	rows, err := q.db.Query(ctx, listActiveLenses)
+func (q *Queries) CreateLens(ctx context.Context, arg CreateLensParams) (LensesLense, error) {
+	row := q.db.QueryRow(ctx, createLens, arg.AppID, arg.Name, arg.IconUrl)
+	var i LensesLense
+	err := row.Scan(
+		&i.ID,
+		&i.AppID,
+		&i.Name,
+		&i.IconUrl,
+		&i.Status,
+		&i.RejectionReason,
+		&i.SubmittedAt,
+		&i.DecidedAt,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const lensQueueAfter = `-- name: LensQueueAfter :many
+SELECT id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at FROM lenses.lenses WHERE status = 'in_review' AND id > $1 ORDER BY id ASC LIMIT $2
+`
+
+type LensQueueAfterParams struct {
+	Cursor int64
+	Lim    int32
+}
+
+func (q *Queries) LensQueueAfter(ctx context.Context, arg LensQueueAfterParams) ([]LensesLense, error) {
+	rows, err := q.db.Query(ctx, lensQueueAfter, arg.Cursor, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ListActiveLensesRow
+	var items []LensesLense
 	for rows.Next() {
-		var i ListActiveLensesRow
+		var i LensesLense
+		if err := rows.Scan(
+			&i.ID,
+			&i.AppID,
+			&i.Name,
+			&i.IconUrl,
+			&i.Status,
+			&i.RejectionReason,
+			&i.SubmittedAt,
+			&i.DecidedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lensQueueBefore = `-- name: LensQueueBefore :many
+SELECT id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at FROM lenses.lenses WHERE status = 'in_review' AND id < $1 ORDER BY id DESC LIMIT $2
+`
+
+type LensQueueBeforeParams struct {
+	Cursor int64
+	Lim    int32
+}
+
+// Newer-to-older from the cursor; the caller reverses the rows.
+func (q *Queries) LensQueueBefore(ctx context.Context, arg LensQueueBeforeParams) ([]LensesLense, error) {
+	rows, err := q.db.Query(ctx, lensQueueBefore, arg.Cursor, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LensesLense
+	for rows.Next() {
+		var i LensesLense
+		if err := rows.Scan(
+			&i.ID,
+			&i.AppID,
+			&i.Name,
+			&i.IconUrl,
+			&i.Status,
+			&i.RejectionReason,
+			&i.SubmittedAt,
+			&i.DecidedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lensQueueFirst = `-- name: LensQueueFirst :many
+SELECT id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at FROM lenses.lenses WHERE status = 'in_review' ORDER BY id ASC LIMIT $1
+`
+
+func (q *Queries) LensQueueFirst(ctx context.Context, lim int32) ([]LensesLense, error) {
+	rows, err := q.db.Query(ctx, lensQueueFirst, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LensesLense
+	for rows.Next() {
+		var i LensesLense
+		if err := rows.Scan(
+			&i.ID,
+			&i.AppID,
+			&i.Name,
+			&i.IconUrl,
+			&i.Status,
+			&i.RejectionReason,
+			&i.SubmittedAt,
+			&i.DecidedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAppLenses = `-- name: ListAppLenses :many
+SELECT id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at FROM lenses.lenses WHERE app_id = $1 ORDER BY id DESC LIMIT 500
+`
+
+func (q *Queries) ListAppLenses(ctx context.Context, appID string) ([]LensesLense, error) {
+	rows, err := q.db.Query(ctx, listAppLenses, appID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LensesLense
+	for rows.Next() {
+		var i LensesLense
+		if err := rows.Scan(
+			&i.ID,
+			&i.AppID,
+			&i.Name,
+			&i.IconUrl,
+			&i.Status,
+			&i.RejectionReason,
+			&i.SubmittedAt,
+			&i.DecidedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listApprovedLenses = `-- name: ListApprovedLenses :many
+SELECT id, name, icon_url FROM lenses.lenses WHERE status = 'approved' ORDER BY decided_at, id
+`
+
+type ListApprovedLensesRow struct {
+	ID      int64
+	Name    string
+	IconUrl string
+}
+
+func (q *Queries) ListApprovedLenses(ctx context.Context) ([]ListApprovedLensesRow, error) {
+	rows, err := q.db.Query(ctx, listApprovedLenses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListApprovedLensesRow
+	for rows.Next() {
+		var i ListApprovedLensesRow
 		if err := rows.Scan(&i.ID, &i.Name, &i.IconUrl); err != nil {
 			return nil, err
 		}
@@ -37,4 +211,67 @@ func (q *Queries) ListActiveLenses(ctx context.Context) ([]ListActiveLensesRow, 
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockLens = `-- name: LockLens :one
+SELECT id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at FROM lenses.lenses WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockLens(ctx context.Context, id int64) (LensesLense, error) {
+	row := q.db.QueryRow(ctx, lockLens, id)
+	var i LensesLense
+	err := row.Scan(
+		&i.ID,
+		&i.AppID,
+		&i.Name,
+		&i.IconUrl,
+		&i.Status,
+		&i.RejectionReason,
+		&i.SubmittedAt,
+		&i.DecidedAt,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const setLens = `-- name: SetLens :one
+UPDATE lenses.lenses SET
+    name = $1, icon_url = $2, status = $3, rejection_reason = $4,
+    submitted_at = CASE WHEN $3 = 'in_review' THEN now() ELSE submitted_at END,
+    decided_at = CASE WHEN $3 IN ('approved', 'rejected') THEN now() ELSE NULL END
+WHERE id = $5 RETURNING id, app_id, name, icon_url, status, rejection_reason, submitted_at, decided_at, created_at
+`
+
+type SetLensParams struct {
+	Name            string
+	IconUrl         string
+	Status          string
+	RejectionReason string
+	ID              int64
+}
+
+// A step of the review table: the new status and, for an edit, the new
+// name and icon. Submitting stamps submitted_at; a decision decided_at;
+// any other step clears the decision.
+func (q *Queries) SetLens(ctx context.Context, arg SetLensParams) (LensesLense, error) {
+	row := q.db.QueryRow(ctx, setLens,
+		arg.Name,
+		arg.IconUrl,
+		arg.Status,
+		arg.RejectionReason,
+		arg.ID,
+	)
+	var i LensesLense
+	err := row.Scan(
+		&i.ID,
+		&i.AppID,
+		&i.Name,
+		&i.IconUrl,
+		&i.Status,
+		&i.RejectionReason,
+		&i.SubmittedAt,
+		&i.DecidedAt,
+		&i.CreatedAt,
+	)
+	return i, err
 }

@@ -9,10 +9,13 @@ import (
 )
 
 type LensesLense struct {
-	ID        string
-	Name      string
-	IconUrl   string
-	Position  int32
-	Active    bool
-	CreatedAt pgtype.Timestamptz
+	ID              int64
+	AppID           string
+	Name            string
+	IconUrl         string
+	Status          string
+	RejectionReason string
+	SubmittedAt     pgtype.Timestamptz
+	DecidedAt       pgtype.Timestamptz
+	CreatedAt       pgtype.Timestamptz
 }

@@ -11,6 +11,90 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const appCards = `-- name: AppCards :many
+SELECT id, user_id, app_id, title, body, actions, status, device_id, action_id, created_at, expires_at, delivered_at, confirmed_at FROM wearables.cards WHERE app_id = $1 ORDER BY id DESC LIMIT 100
+`
+
+// The portal's view of an app's cards, newest first.
+func (q *Queries) AppCards(ctx context.Context, appID string) ([]WearablesCard, error) {
+	rows, err := q.db.Query(ctx, appCards, appID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WearablesCard
+	for rows.Next() {
+		var i WearablesCard
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.AppID,
+			&i.Title,
+			&i.Body,
+			&i.Actions,
+			&i.Status,
+			&i.DeviceID,
+			&i.ActionID,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.DeliveredAt,
+			&i.ConfirmedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const appDevices = `-- name: AppDevices :many
+SELECT d.id, d.user_id, d.simulated, d.paired_at, d.replaced_at, count(*)::int4 AS cards
+FROM wearables.cards c JOIN wearables.devices d ON d.id = c.device_id
+WHERE c.app_id = $1
+GROUP BY d.id
+ORDER BY d.paired_at DESC, d.id DESC LIMIT 100
+`
+
+type AppDevicesRow struct {
+	ID         int64
+	UserID     string
+	Simulated  bool
+	PairedAt   pgtype.Timestamptz
+	ReplacedAt pgtype.Timestamptz
+	Cards      int32
+}
+
+// The devices the app's cards reached, with how many each received.
+func (q *Queries) AppDevices(ctx context.Context, appID string) ([]AppDevicesRow, error) {
+	rows, err := q.db.Query(ctx, appDevices, appID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AppDevicesRow
+	for rows.Next() {
+		var i AppDevicesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Simulated,
+			&i.PairedAt,
+			&i.ReplacedAt,
+			&i.Cards,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const expireDisplacedCards = `-- name: ExpireDisplacedCards :execrows
 UPDATE wearables.cards SET status = 'expired'
 WHERE id IN (

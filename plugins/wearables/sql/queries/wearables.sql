@@ -64,3 +64,15 @@ JOIN wearables.devices d ON d.user_id = c.user_id AND d.replaced_at IS NULL AND 
 WHERE c.status = 'queued' AND c.expires_at > now()
 ORDER BY c.id LIMIT @lim
 FOR UPDATE OF c SKIP LOCKED;
+
+-- name: AppCards :many
+-- The portal's view of an app's cards, newest first.
+SELECT * FROM wearables.cards WHERE app_id = @app_id ORDER BY id DESC LIMIT 100;
+
+-- name: AppDevices :many
+-- The devices the app's cards reached, with how many each received.
+SELECT d.id, d.user_id, d.simulated, d.paired_at, d.replaced_at, count(*)::int4 AS cards
+FROM wearables.cards c JOIN wearables.devices d ON d.id = c.device_id
+WHERE c.app_id = @app_id
+GROUP BY d.id
+ORDER BY d.paired_at DESC, d.id DESC LIMIT 100;

@@ -187,9 +187,11 @@ function threadLink(t) {
 function sponsored(ad) {
   if (!ad) return null;
   return el("aside", { class: "sponsored", id: "sponsored" },
-    el("span", { class: "tag" }, "Sponsored · ", ad.sponsor),
+    el("span", { class: "tag" }, "Sponsored"),
     el("strong", {}, ad.title), el("p", {}, ad.body),
-    ad.linkUrl ? el("a", { href: ad.linkUrl, rel: "noopener noreferrer", target: "_blank" }, "Learn more") : null);
+    ad.linkUrl ? el("a", { href: ad.linkUrl, rel: "noopener noreferrer", target: "_blank",
+      // The click is counted by the ads plugin; the link opens regardless.
+      onclick: () => { api("POST", `/api/mobile/ads/${encodeURIComponent(ad.adId)}/click`, {}).catch(() => {}); } }, "Learn more") : null);
 }
 
 async function chatsView() {

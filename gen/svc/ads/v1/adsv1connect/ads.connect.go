@@ -60,6 +60,41 @@ const (
 	AdsServiceSubmitLeadProcedure = "/svc.ads.v1.AdsService/SubmitLead"
 	// AdsServiceListLeadsProcedure is the fully-qualified name of the AdsService's ListLeads RPC.
 	AdsServiceListLeadsProcedure = "/svc.ads.v1.AdsService/ListLeads"
+	// AdsServiceCreateCampaignProcedure is the fully-qualified name of the AdsService's CreateCampaign
+	// RPC.
+	AdsServiceCreateCampaignProcedure = "/svc.ads.v1.AdsService/CreateCampaign"
+	// AdsServiceListCampaignsProcedure is the fully-qualified name of the AdsService's ListCampaigns
+	// RPC.
+	AdsServiceListCampaignsProcedure = "/svc.ads.v1.AdsService/ListCampaigns"
+	// AdsServiceUpdateCampaignProcedure is the fully-qualified name of the AdsService's UpdateCampaign
+	// RPC.
+	AdsServiceUpdateCampaignProcedure = "/svc.ads.v1.AdsService/UpdateCampaign"
+	// AdsServiceCreateAdProcedure is the fully-qualified name of the AdsService's CreateAd RPC.
+	AdsServiceCreateAdProcedure = "/svc.ads.v1.AdsService/CreateAd"
+	// AdsServiceListAdsProcedure is the fully-qualified name of the AdsService's ListAds RPC.
+	AdsServiceListAdsProcedure = "/svc.ads.v1.AdsService/ListAds"
+	// AdsServiceUpdateAdProcedure is the fully-qualified name of the AdsService's UpdateAd RPC.
+	AdsServiceUpdateAdProcedure = "/svc.ads.v1.AdsService/UpdateAd"
+	// AdsServiceGetAdInsightsProcedure is the fully-qualified name of the AdsService's GetAdInsights
+	// RPC.
+	AdsServiceGetAdInsightsProcedure = "/svc.ads.v1.AdsService/GetAdInsights"
+	// AdsServiceServeSponsoredAdProcedure is the fully-qualified name of the AdsService's
+	// ServeSponsoredAd RPC.
+	AdsServiceServeSponsoredAdProcedure = "/svc.ads.v1.AdsService/ServeSponsoredAd"
+	// AdsServiceClickAdProcedure is the fully-qualified name of the AdsService's ClickAd RPC.
+	AdsServiceClickAdProcedure = "/svc.ads.v1.AdsService/ClickAd"
+	// AdsServiceCreateCustomAudienceProcedure is the fully-qualified name of the AdsService's
+	// CreateCustomAudience RPC.
+	AdsServiceCreateCustomAudienceProcedure = "/svc.ads.v1.AdsService/CreateCustomAudience"
+	// AdsServiceAddCustomAudienceUsersProcedure is the fully-qualified name of the AdsService's
+	// AddCustomAudienceUsers RPC.
+	AdsServiceAddCustomAudienceUsersProcedure = "/svc.ads.v1.AdsService/AddCustomAudienceUsers"
+	// AdsServiceGetCustomAudienceProcedure is the fully-qualified name of the AdsService's
+	// GetCustomAudience RPC.
+	AdsServiceGetCustomAudienceProcedure = "/svc.ads.v1.AdsService/GetCustomAudience"
+	// AdsServiceSendConversionEventsProcedure is the fully-qualified name of the AdsService's
+	// SendConversionEvents RPC.
+	AdsServiceSendConversionEventsProcedure = "/svc.ads.v1.AdsService/SendConversionEvents"
 )
 
 // AdsServiceClient is a client for the svc.ads.v1.AdsService service.
@@ -97,6 +132,56 @@ type AdsServiceClient interface {
 	// ListLeads lists the leads submitted to a form, oldest first, to the
 	// user whose business owns the form's ad account.
 	ListLeads(context.Context, *connect.Request[v1.ListLeadsRequest]) (*connect.Response[v1.ListLeadsResponse], error)
+	// CreateCampaign creates a campaign (CONTRACT §19) with a daily budget
+	// in the account currency's minor units; PAUSED unless status says
+	// ACTIVE. Its ads are served while both are ACTIVE and the day's spend
+	// (impressions at the sandbox price, SandboxCPM) stays within the budget.
+	CreateCampaign(context.Context, *connect.Request[v1.CreateCampaignRequest]) (*connect.Response[v1.CreatedResponse], error)
+	// ListCampaigns lists the ad account's campaigns, oldest first.
+	ListCampaigns(context.Context, *connect.Request[v1.ListCampaignsRequest]) (*connect.Response[v1.ListCampaignsResponse], error)
+	// UpdateCampaign changes a campaign's status along the transition table
+	// (ACTIVE <-> PAUSED, either to ARCHIVED, anything to DELETED); another
+	// change is refused (400, naming status).
+	UpdateCampaign(context.Context, *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// CreateAd creates an ad of a campaign, ACTIVE unless status says
+	// PAUSED, shown to the members of audience_id (a custom audience of the
+	// same ad account) or to everyone when none.
+	CreateAd(context.Context, *connect.Request[v1.CreateAdRequest]) (*connect.Response[v1.CreatedResponse], error)
+	// ListAds lists a campaign's ads, oldest first.
+	ListAds(context.Context, *connect.Request[v1.ListAdsRequest]) (*connect.Response[v1.ListAdsResponse], error)
+	// UpdateAd changes an ad's status, as UpdateCampaign.
+	UpdateAd(context.Context, *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// GetAdInsights counts an ad's serves, clicks and attributed
+	// conversions since it was created; spend is the impressions at the
+	// sandbox price.
+	GetAdInsights(context.Context, *connect.Request[v1.GetAdInsightsRequest]) (*connect.Response[v1.AdInsightsResponse], error)
+	// ServeSponsoredAd picks the ad for the signed-in person's chats list
+	// and counts the serve as an impression: among the ACTIVE ads of ACTIVE
+	// campaigns whose audience holds the person (or who have none) and
+	// whose campaign can pay one more impression today, the one served least
+	// today (the oldest on a tie). No ad answers an empty ad_id. No REST
+	// path of its own: the chat plugin's chats list calls it through the
+	// host as the person.
+	ServeSponsoredAd(context.Context, *connect.Request[v1.ServeSponsoredAdRequest]) (*connect.Response[v1.SponsoredAd], error)
+	// ClickAd is the signed-in person clicking a sponsored item: counted on
+	// the ad's day and kept 7 days for attribution. An ad the person is not
+	// in the audience of answers 404, as one that does not exist.
+	ClickAd(context.Context, *connect.Request[v1.ClickAdRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// CreateCustomAudience creates an empty custom audience.
+	CreateCustomAudience(context.Context, *connect.Request[v1.CreateCustomAudienceRequest]) (*connect.Response[v1.CreatedResponse], error)
+	// AddCustomAudienceUsers adds hashed identifiers (at most 10,000) to an
+	// audience. Only their SHA-256 is stored; an entry that is neither a
+	// SHA-256 hex nor a value of its schema is counted invalid.
+	AddCustomAudienceUsers(context.Context, *connect.Request[v1.AddCustomAudienceUsersRequest]) (*connect.Response[v1.AddCustomAudienceUsersResponse], error)
+	// GetCustomAudience reads an audience with approximate_count, the people
+	// it matched: exact on a sandbox ad account.
+	GetCustomAudience(context.Context, *connect.Request[v1.GetCustomAudienceRequest]) (*connect.Response[v1.CustomAudience], error)
+	// SendConversionEvents receives a batch of server events (at most 1,000;
+	// one invalid event refuses the batch, naming it). An event_id seen in
+	// the 48 hours before is not counted again; a conversion by a person who
+	// clicked one of the account's ads in the 7 days before its event_time
+	// counts for the last ad clicked.
+	SendConversionEvents(context.Context, *connect.Request[v1.SendConversionEventsRequest]) (*connect.Response[v1.SendConversionEventsResponse], error)
 }
 
 // NewAdsServiceClient constructs a client for the svc.ads.v1.AdsService service. By default, it
@@ -176,21 +261,116 @@ func NewAdsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		createCampaign: connect.NewClient[v1.CreateCampaignRequest, v1.CreatedResponse](
+			httpClient,
+			baseURL+AdsServiceCreateCampaignProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("CreateCampaign")),
+			connect.WithClientOptions(opts...),
+		),
+		listCampaigns: connect.NewClient[v1.ListCampaignsRequest, v1.ListCampaignsResponse](
+			httpClient,
+			baseURL+AdsServiceListCampaignsProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("ListCampaigns")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		updateCampaign: connect.NewClient[v1.UpdateStatusRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+AdsServiceUpdateCampaignProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("UpdateCampaign")),
+			connect.WithClientOptions(opts...),
+		),
+		createAd: connect.NewClient[v1.CreateAdRequest, v1.CreatedResponse](
+			httpClient,
+			baseURL+AdsServiceCreateAdProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("CreateAd")),
+			connect.WithClientOptions(opts...),
+		),
+		listAds: connect.NewClient[v1.ListAdsRequest, v1.ListAdsResponse](
+			httpClient,
+			baseURL+AdsServiceListAdsProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("ListAds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		updateAd: connect.NewClient[v1.UpdateStatusRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+AdsServiceUpdateAdProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("UpdateAd")),
+			connect.WithClientOptions(opts...),
+		),
+		getAdInsights: connect.NewClient[v1.GetAdInsightsRequest, v1.AdInsightsResponse](
+			httpClient,
+			baseURL+AdsServiceGetAdInsightsProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("GetAdInsights")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		serveSponsoredAd: connect.NewClient[v1.ServeSponsoredAdRequest, v1.SponsoredAd](
+			httpClient,
+			baseURL+AdsServiceServeSponsoredAdProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("ServeSponsoredAd")),
+			connect.WithClientOptions(opts...),
+		),
+		clickAd: connect.NewClient[v1.ClickAdRequest, v1.SuccessResponse](
+			httpClient,
+			baseURL+AdsServiceClickAdProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("ClickAd")),
+			connect.WithClientOptions(opts...),
+		),
+		createCustomAudience: connect.NewClient[v1.CreateCustomAudienceRequest, v1.CreatedResponse](
+			httpClient,
+			baseURL+AdsServiceCreateCustomAudienceProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("CreateCustomAudience")),
+			connect.WithClientOptions(opts...),
+		),
+		addCustomAudienceUsers: connect.NewClient[v1.AddCustomAudienceUsersRequest, v1.AddCustomAudienceUsersResponse](
+			httpClient,
+			baseURL+AdsServiceAddCustomAudienceUsersProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("AddCustomAudienceUsers")),
+			connect.WithClientOptions(opts...),
+		),
+		getCustomAudience: connect.NewClient[v1.GetCustomAudienceRequest, v1.CustomAudience](
+			httpClient,
+			baseURL+AdsServiceGetCustomAudienceProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("GetCustomAudience")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		sendConversionEvents: connect.NewClient[v1.SendConversionEventsRequest, v1.SendConversionEventsResponse](
+			httpClient,
+			baseURL+AdsServiceSendConversionEventsProcedure,
+			connect.WithSchema(adsServiceMethods.ByName("SendConversionEvents")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // adsServiceClient implements AdsServiceClient.
 type adsServiceClient struct {
-	listMyAdAccounts   *connect.Client[v1.ListMyAdAccountsRequest, v1.ListAdAccountsResponse]
-	createAdAccount    *connect.Client[v1.CreateAdAccountRequest, v1.CreatedResponse]
-	getAdAccount       *connect.Client[v1.GetAdAccountRequest, v1.AdAccount]
-	listLeadCampaigns  *connect.Client[v1.ListLeadCampaignsRequest, v1.ListLeadCampaignsResponse]
-	createLeadCampaign *connect.Client[v1.CreateLeadCampaignRequest, v1.CreatedResponse]
-	listLeadgenForms   *connect.Client[v1.ListLeadgenFormsRequest, v1.ListLeadgenFormsResponse]
-	createLeadgenForm  *connect.Client[v1.CreateLeadgenFormRequest, v1.CreatedResponse]
-	getLeadgenForm     *connect.Client[v1.GetLeadgenFormRequest, v1.LeadgenForm]
-	submitLead         *connect.Client[v1.SubmitLeadRequest, v1.CreatedResponse]
-	listLeads          *connect.Client[v1.ListLeadsRequest, v1.ListLeadsResponse]
+	listMyAdAccounts       *connect.Client[v1.ListMyAdAccountsRequest, v1.ListAdAccountsResponse]
+	createAdAccount        *connect.Client[v1.CreateAdAccountRequest, v1.CreatedResponse]
+	getAdAccount           *connect.Client[v1.GetAdAccountRequest, v1.AdAccount]
+	listLeadCampaigns      *connect.Client[v1.ListLeadCampaignsRequest, v1.ListLeadCampaignsResponse]
+	createLeadCampaign     *connect.Client[v1.CreateLeadCampaignRequest, v1.CreatedResponse]
+	listLeadgenForms       *connect.Client[v1.ListLeadgenFormsRequest, v1.ListLeadgenFormsResponse]
+	createLeadgenForm      *connect.Client[v1.CreateLeadgenFormRequest, v1.CreatedResponse]
+	getLeadgenForm         *connect.Client[v1.GetLeadgenFormRequest, v1.LeadgenForm]
+	submitLead             *connect.Client[v1.SubmitLeadRequest, v1.CreatedResponse]
+	listLeads              *connect.Client[v1.ListLeadsRequest, v1.ListLeadsResponse]
+	createCampaign         *connect.Client[v1.CreateCampaignRequest, v1.CreatedResponse]
+	listCampaigns          *connect.Client[v1.ListCampaignsRequest, v1.ListCampaignsResponse]
+	updateCampaign         *connect.Client[v1.UpdateStatusRequest, v1.SuccessResponse]
+	createAd               *connect.Client[v1.CreateAdRequest, v1.CreatedResponse]
+	listAds                *connect.Client[v1.ListAdsRequest, v1.ListAdsResponse]
+	updateAd               *connect.Client[v1.UpdateStatusRequest, v1.SuccessResponse]
+	getAdInsights          *connect.Client[v1.GetAdInsightsRequest, v1.AdInsightsResponse]
+	serveSponsoredAd       *connect.Client[v1.ServeSponsoredAdRequest, v1.SponsoredAd]
+	clickAd                *connect.Client[v1.ClickAdRequest, v1.SuccessResponse]
+	createCustomAudience   *connect.Client[v1.CreateCustomAudienceRequest, v1.CreatedResponse]
+	addCustomAudienceUsers *connect.Client[v1.AddCustomAudienceUsersRequest, v1.AddCustomAudienceUsersResponse]
+	getCustomAudience      *connect.Client[v1.GetCustomAudienceRequest, v1.CustomAudience]
+	sendConversionEvents   *connect.Client[v1.SendConversionEventsRequest, v1.SendConversionEventsResponse]
 }
 
 // ListMyAdAccounts calls svc.ads.v1.AdsService.ListMyAdAccounts.
@@ -243,6 +423,71 @@ func (c *adsServiceClient) ListLeads(ctx context.Context, req *connect.Request[v
 	return c.listLeads.CallUnary(ctx, req)
 }
 
+// CreateCampaign calls svc.ads.v1.AdsService.CreateCampaign.
+func (c *adsServiceClient) CreateCampaign(ctx context.Context, req *connect.Request[v1.CreateCampaignRequest]) (*connect.Response[v1.CreatedResponse], error) {
+	return c.createCampaign.CallUnary(ctx, req)
+}
+
+// ListCampaigns calls svc.ads.v1.AdsService.ListCampaigns.
+func (c *adsServiceClient) ListCampaigns(ctx context.Context, req *connect.Request[v1.ListCampaignsRequest]) (*connect.Response[v1.ListCampaignsResponse], error) {
+	return c.listCampaigns.CallUnary(ctx, req)
+}
+
+// UpdateCampaign calls svc.ads.v1.AdsService.UpdateCampaign.
+func (c *adsServiceClient) UpdateCampaign(ctx context.Context, req *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.updateCampaign.CallUnary(ctx, req)
+}
+
+// CreateAd calls svc.ads.v1.AdsService.CreateAd.
+func (c *adsServiceClient) CreateAd(ctx context.Context, req *connect.Request[v1.CreateAdRequest]) (*connect.Response[v1.CreatedResponse], error) {
+	return c.createAd.CallUnary(ctx, req)
+}
+
+// ListAds calls svc.ads.v1.AdsService.ListAds.
+func (c *adsServiceClient) ListAds(ctx context.Context, req *connect.Request[v1.ListAdsRequest]) (*connect.Response[v1.ListAdsResponse], error) {
+	return c.listAds.CallUnary(ctx, req)
+}
+
+// UpdateAd calls svc.ads.v1.AdsService.UpdateAd.
+func (c *adsServiceClient) UpdateAd(ctx context.Context, req *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.updateAd.CallUnary(ctx, req)
+}
+
+// GetAdInsights calls svc.ads.v1.AdsService.GetAdInsights.
+func (c *adsServiceClient) GetAdInsights(ctx context.Context, req *connect.Request[v1.GetAdInsightsRequest]) (*connect.Response[v1.AdInsightsResponse], error) {
+	return c.getAdInsights.CallUnary(ctx, req)
+}
+
+// ServeSponsoredAd calls svc.ads.v1.AdsService.ServeSponsoredAd.
+func (c *adsServiceClient) ServeSponsoredAd(ctx context.Context, req *connect.Request[v1.ServeSponsoredAdRequest]) (*connect.Response[v1.SponsoredAd], error) {
+	return c.serveSponsoredAd.CallUnary(ctx, req)
+}
+
+// ClickAd calls svc.ads.v1.AdsService.ClickAd.
+func (c *adsServiceClient) ClickAd(ctx context.Context, req *connect.Request[v1.ClickAdRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return c.clickAd.CallUnary(ctx, req)
+}
+
+// CreateCustomAudience calls svc.ads.v1.AdsService.CreateCustomAudience.
+func (c *adsServiceClient) CreateCustomAudience(ctx context.Context, req *connect.Request[v1.CreateCustomAudienceRequest]) (*connect.Response[v1.CreatedResponse], error) {
+	return c.createCustomAudience.CallUnary(ctx, req)
+}
+
+// AddCustomAudienceUsers calls svc.ads.v1.AdsService.AddCustomAudienceUsers.
+func (c *adsServiceClient) AddCustomAudienceUsers(ctx context.Context, req *connect.Request[v1.AddCustomAudienceUsersRequest]) (*connect.Response[v1.AddCustomAudienceUsersResponse], error) {
+	return c.addCustomAudienceUsers.CallUnary(ctx, req)
+}
+
+// GetCustomAudience calls svc.ads.v1.AdsService.GetCustomAudience.
+func (c *adsServiceClient) GetCustomAudience(ctx context.Context, req *connect.Request[v1.GetCustomAudienceRequest]) (*connect.Response[v1.CustomAudience], error) {
+	return c.getCustomAudience.CallUnary(ctx, req)
+}
+
+// SendConversionEvents calls svc.ads.v1.AdsService.SendConversionEvents.
+func (c *adsServiceClient) SendConversionEvents(ctx context.Context, req *connect.Request[v1.SendConversionEventsRequest]) (*connect.Response[v1.SendConversionEventsResponse], error) {
+	return c.sendConversionEvents.CallUnary(ctx, req)
+}
+
 // AdsServiceHandler is an implementation of the svc.ads.v1.AdsService service.
 type AdsServiceHandler interface {
 	// ListMyAdAccounts lists the ad accounts of the token user's business.
@@ -278,6 +523,56 @@ type AdsServiceHandler interface {
 	// ListLeads lists the leads submitted to a form, oldest first, to the
 	// user whose business owns the form's ad account.
 	ListLeads(context.Context, *connect.Request[v1.ListLeadsRequest]) (*connect.Response[v1.ListLeadsResponse], error)
+	// CreateCampaign creates a campaign (CONTRACT §19) with a daily budget
+	// in the account currency's minor units; PAUSED unless status says
+	// ACTIVE. Its ads are served while both are ACTIVE and the day's spend
+	// (impressions at the sandbox price, SandboxCPM) stays within the budget.
+	CreateCampaign(context.Context, *connect.Request[v1.CreateCampaignRequest]) (*connect.Response[v1.CreatedResponse], error)
+	// ListCampaigns lists the ad account's campaigns, oldest first.
+	ListCampaigns(context.Context, *connect.Request[v1.ListCampaignsRequest]) (*connect.Response[v1.ListCampaignsResponse], error)
+	// UpdateCampaign changes a campaign's status along the transition table
+	// (ACTIVE <-> PAUSED, either to ARCHIVED, anything to DELETED); another
+	// change is refused (400, naming status).
+	UpdateCampaign(context.Context, *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// CreateAd creates an ad of a campaign, ACTIVE unless status says
+	// PAUSED, shown to the members of audience_id (a custom audience of the
+	// same ad account) or to everyone when none.
+	CreateAd(context.Context, *connect.Request[v1.CreateAdRequest]) (*connect.Response[v1.CreatedResponse], error)
+	// ListAds lists a campaign's ads, oldest first.
+	ListAds(context.Context, *connect.Request[v1.ListAdsRequest]) (*connect.Response[v1.ListAdsResponse], error)
+	// UpdateAd changes an ad's status, as UpdateCampaign.
+	UpdateAd(context.Context, *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// GetAdInsights counts an ad's serves, clicks and attributed
+	// conversions since it was created; spend is the impressions at the
+	// sandbox price.
+	GetAdInsights(context.Context, *connect.Request[v1.GetAdInsightsRequest]) (*connect.Response[v1.AdInsightsResponse], error)
+	// ServeSponsoredAd picks the ad for the signed-in person's chats list
+	// and counts the serve as an impression: among the ACTIVE ads of ACTIVE
+	// campaigns whose audience holds the person (or who have none) and
+	// whose campaign can pay one more impression today, the one served least
+	// today (the oldest on a tie). No ad answers an empty ad_id. No REST
+	// path of its own: the chat plugin's chats list calls it through the
+	// host as the person.
+	ServeSponsoredAd(context.Context, *connect.Request[v1.ServeSponsoredAdRequest]) (*connect.Response[v1.SponsoredAd], error)
+	// ClickAd is the signed-in person clicking a sponsored item: counted on
+	// the ad's day and kept 7 days for attribution. An ad the person is not
+	// in the audience of answers 404, as one that does not exist.
+	ClickAd(context.Context, *connect.Request[v1.ClickAdRequest]) (*connect.Response[v1.SuccessResponse], error)
+	// CreateCustomAudience creates an empty custom audience.
+	CreateCustomAudience(context.Context, *connect.Request[v1.CreateCustomAudienceRequest]) (*connect.Response[v1.CreatedResponse], error)
+	// AddCustomAudienceUsers adds hashed identifiers (at most 10,000) to an
+	// audience. Only their SHA-256 is stored; an entry that is neither a
+	// SHA-256 hex nor a value of its schema is counted invalid.
+	AddCustomAudienceUsers(context.Context, *connect.Request[v1.AddCustomAudienceUsersRequest]) (*connect.Response[v1.AddCustomAudienceUsersResponse], error)
+	// GetCustomAudience reads an audience with approximate_count, the people
+	// it matched: exact on a sandbox ad account.
+	GetCustomAudience(context.Context, *connect.Request[v1.GetCustomAudienceRequest]) (*connect.Response[v1.CustomAudience], error)
+	// SendConversionEvents receives a batch of server events (at most 1,000;
+	// one invalid event refuses the batch, naming it). An event_id seen in
+	// the 48 hours before is not counted again; a conversion by a person who
+	// clicked one of the account's ads in the 7 days before its event_time
+	// counts for the last ad clicked.
+	SendConversionEvents(context.Context, *connect.Request[v1.SendConversionEventsRequest]) (*connect.Response[v1.SendConversionEventsResponse], error)
 }
 
 // NewAdsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -353,6 +648,88 @@ func NewAdsServiceHandler(svc AdsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	adsServiceCreateCampaignHandler := connect.NewUnaryHandler(
+		AdsServiceCreateCampaignProcedure,
+		svc.CreateCampaign,
+		connect.WithSchema(adsServiceMethods.ByName("CreateCampaign")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceListCampaignsHandler := connect.NewUnaryHandler(
+		AdsServiceListCampaignsProcedure,
+		svc.ListCampaigns,
+		connect.WithSchema(adsServiceMethods.ByName("ListCampaigns")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceUpdateCampaignHandler := connect.NewUnaryHandler(
+		AdsServiceUpdateCampaignProcedure,
+		svc.UpdateCampaign,
+		connect.WithSchema(adsServiceMethods.ByName("UpdateCampaign")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceCreateAdHandler := connect.NewUnaryHandler(
+		AdsServiceCreateAdProcedure,
+		svc.CreateAd,
+		connect.WithSchema(adsServiceMethods.ByName("CreateAd")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceListAdsHandler := connect.NewUnaryHandler(
+		AdsServiceListAdsProcedure,
+		svc.ListAds,
+		connect.WithSchema(adsServiceMethods.ByName("ListAds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceUpdateAdHandler := connect.NewUnaryHandler(
+		AdsServiceUpdateAdProcedure,
+		svc.UpdateAd,
+		connect.WithSchema(adsServiceMethods.ByName("UpdateAd")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceGetAdInsightsHandler := connect.NewUnaryHandler(
+		AdsServiceGetAdInsightsProcedure,
+		svc.GetAdInsights,
+		connect.WithSchema(adsServiceMethods.ByName("GetAdInsights")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceServeSponsoredAdHandler := connect.NewUnaryHandler(
+		AdsServiceServeSponsoredAdProcedure,
+		svc.ServeSponsoredAd,
+		connect.WithSchema(adsServiceMethods.ByName("ServeSponsoredAd")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceClickAdHandler := connect.NewUnaryHandler(
+		AdsServiceClickAdProcedure,
+		svc.ClickAd,
+		connect.WithSchema(adsServiceMethods.ByName("ClickAd")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceCreateCustomAudienceHandler := connect.NewUnaryHandler(
+		AdsServiceCreateCustomAudienceProcedure,
+		svc.CreateCustomAudience,
+		connect.WithSchema(adsServiceMethods.ByName("CreateCustomAudience")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceAddCustomAudienceUsersHandler := connect.NewUnaryHandler(
+		AdsServiceAddCustomAudienceUsersProcedure,
+		svc.AddCustomAudienceUsers,
+		connect.WithSchema(adsServiceMethods.ByName("AddCustomAudienceUsers")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceGetCustomAudienceHandler := connect.NewUnaryHandler(
+		AdsServiceGetCustomAudienceProcedure,
+		svc.GetCustomAudience,
+		connect.WithSchema(adsServiceMethods.ByName("GetCustomAudience")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	adsServiceSendConversionEventsHandler := connect.NewUnaryHandler(
+		AdsServiceSendConversionEventsProcedure,
+		svc.SendConversionEvents,
+		connect.WithSchema(adsServiceMethods.ByName("SendConversionEvents")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.ads.v1.AdsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdsServiceListMyAdAccountsProcedure:
@@ -375,6 +752,32 @@ func NewAdsServiceHandler(svc AdsServiceHandler, opts ...connect.HandlerOption) 
 			adsServiceSubmitLeadHandler.ServeHTTP(w, r)
 		case AdsServiceListLeadsProcedure:
 			adsServiceListLeadsHandler.ServeHTTP(w, r)
+		case AdsServiceCreateCampaignProcedure:
+			adsServiceCreateCampaignHandler.ServeHTTP(w, r)
+		case AdsServiceListCampaignsProcedure:
+			adsServiceListCampaignsHandler.ServeHTTP(w, r)
+		case AdsServiceUpdateCampaignProcedure:
+			adsServiceUpdateCampaignHandler.ServeHTTP(w, r)
+		case AdsServiceCreateAdProcedure:
+			adsServiceCreateAdHandler.ServeHTTP(w, r)
+		case AdsServiceListAdsProcedure:
+			adsServiceListAdsHandler.ServeHTTP(w, r)
+		case AdsServiceUpdateAdProcedure:
+			adsServiceUpdateAdHandler.ServeHTTP(w, r)
+		case AdsServiceGetAdInsightsProcedure:
+			adsServiceGetAdInsightsHandler.ServeHTTP(w, r)
+		case AdsServiceServeSponsoredAdProcedure:
+			adsServiceServeSponsoredAdHandler.ServeHTTP(w, r)
+		case AdsServiceClickAdProcedure:
+			adsServiceClickAdHandler.ServeHTTP(w, r)
+		case AdsServiceCreateCustomAudienceProcedure:
+			adsServiceCreateCustomAudienceHandler.ServeHTTP(w, r)
+		case AdsServiceAddCustomAudienceUsersProcedure:
+			adsServiceAddCustomAudienceUsersHandler.ServeHTTP(w, r)
+		case AdsServiceGetCustomAudienceProcedure:
+			adsServiceGetCustomAudienceHandler.ServeHTTP(w, r)
+		case AdsServiceSendConversionEventsProcedure:
+			adsServiceSendConversionEventsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -422,4 +825,56 @@ func (UnimplementedAdsServiceHandler) SubmitLead(context.Context, *connect.Reque
 
 func (UnimplementedAdsServiceHandler) ListLeads(context.Context, *connect.Request[v1.ListLeadsRequest]) (*connect.Response[v1.ListLeadsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.ListLeads is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) CreateCampaign(context.Context, *connect.Request[v1.CreateCampaignRequest]) (*connect.Response[v1.CreatedResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.CreateCampaign is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) ListCampaigns(context.Context, *connect.Request[v1.ListCampaignsRequest]) (*connect.Response[v1.ListCampaignsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.ListCampaigns is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) UpdateCampaign(context.Context, *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.UpdateCampaign is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) CreateAd(context.Context, *connect.Request[v1.CreateAdRequest]) (*connect.Response[v1.CreatedResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.CreateAd is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) ListAds(context.Context, *connect.Request[v1.ListAdsRequest]) (*connect.Response[v1.ListAdsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.ListAds is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) UpdateAd(context.Context, *connect.Request[v1.UpdateStatusRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.UpdateAd is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) GetAdInsights(context.Context, *connect.Request[v1.GetAdInsightsRequest]) (*connect.Response[v1.AdInsightsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.GetAdInsights is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) ServeSponsoredAd(context.Context, *connect.Request[v1.ServeSponsoredAdRequest]) (*connect.Response[v1.SponsoredAd], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.ServeSponsoredAd is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) ClickAd(context.Context, *connect.Request[v1.ClickAdRequest]) (*connect.Response[v1.SuccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.ClickAd is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) CreateCustomAudience(context.Context, *connect.Request[v1.CreateCustomAudienceRequest]) (*connect.Response[v1.CreatedResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.CreateCustomAudience is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) AddCustomAudienceUsers(context.Context, *connect.Request[v1.AddCustomAudienceUsersRequest]) (*connect.Response[v1.AddCustomAudienceUsersResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.AddCustomAudienceUsers is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) GetCustomAudience(context.Context, *connect.Request[v1.GetCustomAudienceRequest]) (*connect.Response[v1.CustomAudience], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.GetCustomAudience is not implemented"))
+}
+
+func (UnimplementedAdsServiceHandler) SendConversionEvents(context.Context, *connect.Request[v1.SendConversionEventsRequest]) (*connect.Response[v1.SendConversionEventsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.ads.v1.AdsService.SendConversionEvents is not implemented"))
 }

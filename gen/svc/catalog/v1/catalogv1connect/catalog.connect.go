@@ -44,7 +44,9 @@ const (
 // CatalogServiceClient is a client for the svc.catalog.v1.CatalogService service.
 type CatalogServiceClient interface {
 	// GetCatalog lists the loaded plugins (with the Graph nodes they bind and
-	// the events they emit) and the SDKs a partner writes plugins with.
+	// the events they emit) and the SDKs the repository builds and tests:
+	// the plugin SDK, the Go API client generated from the protos and the
+	// TypeScript client generated from the OpenAPI document.
 	GetCatalog(context.Context, *connect.Request[v1.GetCatalogRequest]) (*connect.Response[v1.GetCatalogResponse], error)
 	// GetParity lists every surface of every loaded product: each Graph
 	// node, REST path, RPC procedure and event, with the plugin's state.
@@ -98,7 +100,9 @@ func (c *catalogServiceClient) GetParity(ctx context.Context, req *connect.Reque
 // CatalogServiceHandler is an implementation of the svc.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// GetCatalog lists the loaded plugins (with the Graph nodes they bind and
-	// the events they emit) and the SDKs a partner writes plugins with.
+	// the events they emit) and the SDKs the repository builds and tests:
+	// the plugin SDK, the Go API client generated from the protos and the
+	// TypeScript client generated from the OpenAPI document.
 	GetCatalog(context.Context, *connect.Request[v1.GetCatalogRequest]) (*connect.Response[v1.GetCatalogResponse], error)
 	// GetParity lists every surface of every loaded product: each Graph
 	// node, REST path, RPC procedure and event, with the plugin's state.

@@ -36,13 +36,49 @@ const (
 	// LensesServiceListLensesProcedure is the fully-qualified name of the LensesService's ListLenses
 	// RPC.
 	LensesServiceListLensesProcedure = "/svc.lenses.v1.LensesService/ListLenses"
+	// LensesServiceListAppLensesProcedure is the fully-qualified name of the LensesService's
+	// ListAppLenses RPC.
+	LensesServiceListAppLensesProcedure = "/svc.lenses.v1.LensesService/ListAppLenses"
+	// LensesServiceCreateLensProcedure is the fully-qualified name of the LensesService's CreateLens
+	// RPC.
+	LensesServiceCreateLensProcedure = "/svc.lenses.v1.LensesService/CreateLens"
+	// LensesServiceUpdateLensProcedure is the fully-qualified name of the LensesService's UpdateLens
+	// RPC.
+	LensesServiceUpdateLensProcedure = "/svc.lenses.v1.LensesService/UpdateLens"
+	// LensesServiceListLensQueueProcedure is the fully-qualified name of the LensesService's
+	// ListLensQueue RPC.
+	LensesServiceListLensQueueProcedure = "/svc.lenses.v1.LensesService/ListLensQueue"
+	// LensesServiceDecideLensProcedure is the fully-qualified name of the LensesService's DecideLens
+	// RPC.
+	LensesServiceDecideLensProcedure = "/svc.lenses.v1.LensesService/DecideLens"
 )
 
 // LensesServiceClient is a client for the svc.lenses.v1.LensesService service.
 type LensesServiceClient interface {
-	// ListLenses lists the lenses available now, in display order. It takes
-	// the user's first-party session, as every mobile endpoint does.
+	// ListLenses lists the approved lenses, in the order staff approved
+	// them. It takes the user's first-party session, as every mobile
+	// endpoint does.
 	ListLenses(context.Context, *connect.Request[v1.ListLensesRequest]) (*connect.Response[v1.ListLensesResponse], error)
+	// ListAppLenses lists the app's lenses, whatever their status, newest
+	// first. Any member of the app's team, or the app itself.
+	ListAppLenses(context.Context, *connect.Request[v1.ListAppLensesRequest]) (*connect.Response[v1.ListAppLensesResponse], error)
+	// CreateLens makes a draft lens for an app with the lenses product
+	// (else 403, code 10, subcode 2018303). A team Admin or Developer, or
+	// the app itself.
+	CreateLens(context.Context, *connect.Request[v1.CreateLensRequest]) (*connect.Response[v1.Lens], error)
+	// UpdateLens changes a lens: action "edit" (with name and icon_url: a
+	// draft or rejected lens becomes a draft), "submit" (a draft goes to
+	// staff review) or "withdraw" (a lens in review or approved goes back
+	// to draft, and off the carousel). A step the table does not allow
+	// answers 409, code 10, subcode 2018305.
+	UpdateLens(context.Context, *connect.Request[v1.UpdateLensRequest]) (*connect.Response[v1.Lens], error)
+	// ListLensQueue lists the lenses waiting for staff review, oldest
+	// first. Platform staff only.
+	ListLensQueue(context.Context, *connect.Request[v1.ListLensQueueRequest]) (*connect.Response[v1.ListLensQueueResponse], error)
+	// DecideLens approves or rejects a lens waiting for review (a reason is
+	// required to reject); a lens that is not in_review answers 409, code
+	// 10, subcode 2018305. Platform staff only.
+	DecideLens(context.Context, *connect.Request[v1.DecideLensRequest]) (*connect.Response[v1.Lens], error)
 }
 
 // NewLensesServiceClient constructs a client for the svc.lenses.v1.LensesService service. By
@@ -63,12 +99,49 @@ func NewLensesServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listAppLenses: connect.NewClient[v1.ListAppLensesRequest, v1.ListAppLensesResponse](
+			httpClient,
+			baseURL+LensesServiceListAppLensesProcedure,
+			connect.WithSchema(lensesServiceMethods.ByName("ListAppLenses")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		createLens: connect.NewClient[v1.CreateLensRequest, v1.Lens](
+			httpClient,
+			baseURL+LensesServiceCreateLensProcedure,
+			connect.WithSchema(lensesServiceMethods.ByName("CreateLens")),
+			connect.WithClientOptions(opts...),
+		),
+		updateLens: connect.NewClient[v1.UpdateLensRequest, v1.Lens](
+			httpClient,
+			baseURL+LensesServiceUpdateLensProcedure,
+			connect.WithSchema(lensesServiceMethods.ByName("UpdateLens")),
+			connect.WithClientOptions(opts...),
+		),
+		listLensQueue: connect.NewClient[v1.ListLensQueueRequest, v1.ListLensQueueResponse](
+			httpClient,
+			baseURL+LensesServiceListLensQueueProcedure,
+			connect.WithSchema(lensesServiceMethods.ByName("ListLensQueue")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		decideLens: connect.NewClient[v1.DecideLensRequest, v1.Lens](
+			httpClient,
+			baseURL+LensesServiceDecideLensProcedure,
+			connect.WithSchema(lensesServiceMethods.ByName("DecideLens")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // lensesServiceClient implements LensesServiceClient.
 type lensesServiceClient struct {
-	listLenses *connect.Client[v1.ListLensesRequest, v1.ListLensesResponse]
+	listLenses    *connect.Client[v1.ListLensesRequest, v1.ListLensesResponse]
+	listAppLenses *connect.Client[v1.ListAppLensesRequest, v1.ListAppLensesResponse]
+	createLens    *connect.Client[v1.CreateLensRequest, v1.Lens]
+	updateLens    *connect.Client[v1.UpdateLensRequest, v1.Lens]
+	listLensQueue *connect.Client[v1.ListLensQueueRequest, v1.ListLensQueueResponse]
+	decideLens    *connect.Client[v1.DecideLensRequest, v1.Lens]
 }
 
 // ListLenses calls svc.lenses.v1.LensesService.ListLenses.
@@ -76,11 +149,57 @@ func (c *lensesServiceClient) ListLenses(ctx context.Context, req *connect.Reque
 	return c.listLenses.CallUnary(ctx, req)
 }
 
+// ListAppLenses calls svc.lenses.v1.LensesService.ListAppLenses.
+func (c *lensesServiceClient) ListAppLenses(ctx context.Context, req *connect.Request[v1.ListAppLensesRequest]) (*connect.Response[v1.ListAppLensesResponse], error) {
+	return c.listAppLenses.CallUnary(ctx, req)
+}
+
+// CreateLens calls svc.lenses.v1.LensesService.CreateLens.
+func (c *lensesServiceClient) CreateLens(ctx context.Context, req *connect.Request[v1.CreateLensRequest]) (*connect.Response[v1.Lens], error) {
+	return c.createLens.CallUnary(ctx, req)
+}
+
+// UpdateLens calls svc.lenses.v1.LensesService.UpdateLens.
+func (c *lensesServiceClient) UpdateLens(ctx context.Context, req *connect.Request[v1.UpdateLensRequest]) (*connect.Response[v1.Lens], error) {
+	return c.updateLens.CallUnary(ctx, req)
+}
+
+// ListLensQueue calls svc.lenses.v1.LensesService.ListLensQueue.
+func (c *lensesServiceClient) ListLensQueue(ctx context.Context, req *connect.Request[v1.ListLensQueueRequest]) (*connect.Response[v1.ListLensQueueResponse], error) {
+	return c.listLensQueue.CallUnary(ctx, req)
+}
+
+// DecideLens calls svc.lenses.v1.LensesService.DecideLens.
+func (c *lensesServiceClient) DecideLens(ctx context.Context, req *connect.Request[v1.DecideLensRequest]) (*connect.Response[v1.Lens], error) {
+	return c.decideLens.CallUnary(ctx, req)
+}
+
 // LensesServiceHandler is an implementation of the svc.lenses.v1.LensesService service.
 type LensesServiceHandler interface {
-	// ListLenses lists the lenses available now, in display order. It takes
-	// the user's first-party session, as every mobile endpoint does.
+	// ListLenses lists the approved lenses, in the order staff approved
+	// them. It takes the user's first-party session, as every mobile
+	// endpoint does.
 	ListLenses(context.Context, *connect.Request[v1.ListLensesRequest]) (*connect.Response[v1.ListLensesResponse], error)
+	// ListAppLenses lists the app's lenses, whatever their status, newest
+	// first. Any member of the app's team, or the app itself.
+	ListAppLenses(context.Context, *connect.Request[v1.ListAppLensesRequest]) (*connect.Response[v1.ListAppLensesResponse], error)
+	// CreateLens makes a draft lens for an app with the lenses product
+	// (else 403, code 10, subcode 2018303). A team Admin or Developer, or
+	// the app itself.
+	CreateLens(context.Context, *connect.Request[v1.CreateLensRequest]) (*connect.Response[v1.Lens], error)
+	// UpdateLens changes a lens: action "edit" (with name and icon_url: a
+	// draft or rejected lens becomes a draft), "submit" (a draft goes to
+	// staff review) or "withdraw" (a lens in review or approved goes back
+	// to draft, and off the carousel). A step the table does not allow
+	// answers 409, code 10, subcode 2018305.
+	UpdateLens(context.Context, *connect.Request[v1.UpdateLensRequest]) (*connect.Response[v1.Lens], error)
+	// ListLensQueue lists the lenses waiting for staff review, oldest
+	// first. Platform staff only.
+	ListLensQueue(context.Context, *connect.Request[v1.ListLensQueueRequest]) (*connect.Response[v1.ListLensQueueResponse], error)
+	// DecideLens approves or rejects a lens waiting for review (a reason is
+	// required to reject); a lens that is not in_review answers 409, code
+	// 10, subcode 2018305. Platform staff only.
+	DecideLens(context.Context, *connect.Request[v1.DecideLensRequest]) (*connect.Response[v1.Lens], error)
 }
 
 // NewLensesServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -97,10 +216,52 @@ func NewLensesServiceHandler(svc LensesServiceHandler, opts ...connect.HandlerOp
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	lensesServiceListAppLensesHandler := connect.NewUnaryHandler(
+		LensesServiceListAppLensesProcedure,
+		svc.ListAppLenses,
+		connect.WithSchema(lensesServiceMethods.ByName("ListAppLenses")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	lensesServiceCreateLensHandler := connect.NewUnaryHandler(
+		LensesServiceCreateLensProcedure,
+		svc.CreateLens,
+		connect.WithSchema(lensesServiceMethods.ByName("CreateLens")),
+		connect.WithHandlerOptions(opts...),
+	)
+	lensesServiceUpdateLensHandler := connect.NewUnaryHandler(
+		LensesServiceUpdateLensProcedure,
+		svc.UpdateLens,
+		connect.WithSchema(lensesServiceMethods.ByName("UpdateLens")),
+		connect.WithHandlerOptions(opts...),
+	)
+	lensesServiceListLensQueueHandler := connect.NewUnaryHandler(
+		LensesServiceListLensQueueProcedure,
+		svc.ListLensQueue,
+		connect.WithSchema(lensesServiceMethods.ByName("ListLensQueue")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	lensesServiceDecideLensHandler := connect.NewUnaryHandler(
+		LensesServiceDecideLensProcedure,
+		svc.DecideLens,
+		connect.WithSchema(lensesServiceMethods.ByName("DecideLens")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.lenses.v1.LensesService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case LensesServiceListLensesProcedure:
 			lensesServiceListLensesHandler.ServeHTTP(w, r)
+		case LensesServiceListAppLensesProcedure:
+			lensesServiceListAppLensesHandler.ServeHTTP(w, r)
+		case LensesServiceCreateLensProcedure:
+			lensesServiceCreateLensHandler.ServeHTTP(w, r)
+		case LensesServiceUpdateLensProcedure:
+			lensesServiceUpdateLensHandler.ServeHTTP(w, r)
+		case LensesServiceListLensQueueProcedure:
+			lensesServiceListLensQueueHandler.ServeHTTP(w, r)
+		case LensesServiceDecideLensProcedure:
+			lensesServiceDecideLensHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -112,4 +273,24 @@ type UnimplementedLensesServiceHandler struct{}
 
 func (UnimplementedLensesServiceHandler) ListLenses(context.Context, *connect.Request[v1.ListLensesRequest]) (*connect.Response[v1.ListLensesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.lenses.v1.LensesService.ListLenses is not implemented"))
+}
+
+func (UnimplementedLensesServiceHandler) ListAppLenses(context.Context, *connect.Request[v1.ListAppLensesRequest]) (*connect.Response[v1.ListAppLensesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.lenses.v1.LensesService.ListAppLenses is not implemented"))
+}
+
+func (UnimplementedLensesServiceHandler) CreateLens(context.Context, *connect.Request[v1.CreateLensRequest]) (*connect.Response[v1.Lens], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.lenses.v1.LensesService.CreateLens is not implemented"))
+}
+
+func (UnimplementedLensesServiceHandler) UpdateLens(context.Context, *connect.Request[v1.UpdateLensRequest]) (*connect.Response[v1.Lens], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.lenses.v1.LensesService.UpdateLens is not implemented"))
+}
+
+func (UnimplementedLensesServiceHandler) ListLensQueue(context.Context, *connect.Request[v1.ListLensQueueRequest]) (*connect.Response[v1.ListLensQueueResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.lenses.v1.LensesService.ListLensQueue is not implemented"))
+}
+
+func (UnimplementedLensesServiceHandler) DecideLens(context.Context, *connect.Request[v1.DecideLensRequest]) (*connect.Response[v1.Lens], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.lenses.v1.LensesService.DecideLens is not implemented"))
 }

@@ -41,6 +41,12 @@ const (
 	// WearablesServiceConfirmActionProcedure is the fully-qualified name of the WearablesService's
 	// ConfirmAction RPC.
 	WearablesServiceConfirmActionProcedure = "/svc.wearables.v1.WearablesService/ConfirmAction"
+	// WearablesServiceListAppCardsProcedure is the fully-qualified name of the WearablesService's
+	// ListAppCards RPC.
+	WearablesServiceListAppCardsProcedure = "/svc.wearables.v1.WearablesService/ListAppCards"
+	// WearablesServiceListAppDevicesProcedure is the fully-qualified name of the WearablesService's
+	// ListAppDevices RPC.
+	WearablesServiceListAppDevicesProcedure = "/svc.wearables.v1.WearablesService/ListAppDevices"
 	// DeviceServiceStreamCardsProcedure is the fully-qualified name of the DeviceService's StreamCards
 	// RPC.
 	DeviceServiceStreamCardsProcedure = "/svc.wearables.v1.DeviceService/StreamCards"
@@ -61,6 +67,17 @@ type WearablesServiceClient interface {
 	// naming actionId (400, code 100); another wearer's card does not exist
 	// for the caller (404, code 100, subcode 33).
 	ConfirmAction(context.Context, *connect.Request[v1.ConfirmActionRequest]) (*connect.Response[v1.ConfirmActionResponse], error)
+	// ListAppCards is the wearables portal's view of an app's cards, newest
+	// first (at most 100): each card's status, its delivery (the device and
+	// when) and the action the wearer took. Any member of the app's team,
+	// or the app itself; only the app's own cards.
+	ListAppCards(context.Context, *connect.Request[v1.ListAppCardsRequest]) (*connect.Response[v1.ListAppCardsResponse], error)
+	// ListAppDevices lists the devices the app's cards were delivered to,
+	// most recently paired first (at most 100): in development mode these
+	// are the devices of the app's team and Test Users, the only people who
+	// can grant it wearables:push. A device is listed only once one of the
+	// app's cards reached it, so an app learns of no other device.
+	ListAppDevices(context.Context, *connect.Request[v1.ListAppDevicesRequest]) (*connect.Response[v1.ListAppDevicesResponse], error)
 }
 
 // NewWearablesServiceClient constructs a client for the svc.wearables.v1.WearablesService service.
@@ -86,13 +103,29 @@ func NewWearablesServiceClient(httpClient connect.HTTPClient, baseURL string, op
 			connect.WithSchema(wearablesServiceMethods.ByName("ConfirmAction")),
 			connect.WithClientOptions(opts...),
 		),
+		listAppCards: connect.NewClient[v1.ListAppCardsRequest, v1.ListAppCardsResponse](
+			httpClient,
+			baseURL+WearablesServiceListAppCardsProcedure,
+			connect.WithSchema(wearablesServiceMethods.ByName("ListAppCards")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listAppDevices: connect.NewClient[v1.ListAppDevicesRequest, v1.ListAppDevicesResponse](
+			httpClient,
+			baseURL+WearablesServiceListAppDevicesProcedure,
+			connect.WithSchema(wearablesServiceMethods.ByName("ListAppDevices")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // wearablesServiceClient implements WearablesServiceClient.
 type wearablesServiceClient struct {
-	pushCard      *connect.Client[v1.PushCardRequest, v1.PushCardResponse]
-	confirmAction *connect.Client[v1.ConfirmActionRequest, v1.ConfirmActionResponse]
+	pushCard       *connect.Client[v1.PushCardRequest, v1.PushCardResponse]
+	confirmAction  *connect.Client[v1.ConfirmActionRequest, v1.ConfirmActionResponse]
+	listAppCards   *connect.Client[v1.ListAppCardsRequest, v1.ListAppCardsResponse]
+	listAppDevices *connect.Client[v1.ListAppDevicesRequest, v1.ListAppDevicesResponse]
 }
 
 // PushCard calls svc.wearables.v1.WearablesService.PushCard.
@@ -103,6 +136,16 @@ func (c *wearablesServiceClient) PushCard(ctx context.Context, req *connect.Requ
 // ConfirmAction calls svc.wearables.v1.WearablesService.ConfirmAction.
 func (c *wearablesServiceClient) ConfirmAction(ctx context.Context, req *connect.Request[v1.ConfirmActionRequest]) (*connect.Response[v1.ConfirmActionResponse], error) {
 	return c.confirmAction.CallUnary(ctx, req)
+}
+
+// ListAppCards calls svc.wearables.v1.WearablesService.ListAppCards.
+func (c *wearablesServiceClient) ListAppCards(ctx context.Context, req *connect.Request[v1.ListAppCardsRequest]) (*connect.Response[v1.ListAppCardsResponse], error) {
+	return c.listAppCards.CallUnary(ctx, req)
+}
+
+// ListAppDevices calls svc.wearables.v1.WearablesService.ListAppDevices.
+func (c *wearablesServiceClient) ListAppDevices(ctx context.Context, req *connect.Request[v1.ListAppDevicesRequest]) (*connect.Response[v1.ListAppDevicesResponse], error) {
+	return c.listAppDevices.CallUnary(ctx, req)
 }
 
 // WearablesServiceHandler is an implementation of the svc.wearables.v1.WearablesService service.
@@ -118,6 +161,17 @@ type WearablesServiceHandler interface {
 	// naming actionId (400, code 100); another wearer's card does not exist
 	// for the caller (404, code 100, subcode 33).
 	ConfirmAction(context.Context, *connect.Request[v1.ConfirmActionRequest]) (*connect.Response[v1.ConfirmActionResponse], error)
+	// ListAppCards is the wearables portal's view of an app's cards, newest
+	// first (at most 100): each card's status, its delivery (the device and
+	// when) and the action the wearer took. Any member of the app's team,
+	// or the app itself; only the app's own cards.
+	ListAppCards(context.Context, *connect.Request[v1.ListAppCardsRequest]) (*connect.Response[v1.ListAppCardsResponse], error)
+	// ListAppDevices lists the devices the app's cards were delivered to,
+	// most recently paired first (at most 100): in development mode these
+	// are the devices of the app's team and Test Users, the only people who
+	// can grant it wearables:push. A device is listed only once one of the
+	// app's cards reached it, so an app learns of no other device.
+	ListAppDevices(context.Context, *connect.Request[v1.ListAppDevicesRequest]) (*connect.Response[v1.ListAppDevicesResponse], error)
 }
 
 // NewWearablesServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -139,12 +193,30 @@ func NewWearablesServiceHandler(svc WearablesServiceHandler, opts ...connect.Han
 		connect.WithSchema(wearablesServiceMethods.ByName("ConfirmAction")),
 		connect.WithHandlerOptions(opts...),
 	)
+	wearablesServiceListAppCardsHandler := connect.NewUnaryHandler(
+		WearablesServiceListAppCardsProcedure,
+		svc.ListAppCards,
+		connect.WithSchema(wearablesServiceMethods.ByName("ListAppCards")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	wearablesServiceListAppDevicesHandler := connect.NewUnaryHandler(
+		WearablesServiceListAppDevicesProcedure,
+		svc.ListAppDevices,
+		connect.WithSchema(wearablesServiceMethods.ByName("ListAppDevices")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.wearables.v1.WearablesService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WearablesServicePushCardProcedure:
 			wearablesServicePushCardHandler.ServeHTTP(w, r)
 		case WearablesServiceConfirmActionProcedure:
 			wearablesServiceConfirmActionHandler.ServeHTTP(w, r)
+		case WearablesServiceListAppCardsProcedure:
+			wearablesServiceListAppCardsHandler.ServeHTTP(w, r)
+		case WearablesServiceListAppDevicesProcedure:
+			wearablesServiceListAppDevicesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -160,6 +232,14 @@ func (UnimplementedWearablesServiceHandler) PushCard(context.Context, *connect.R
 
 func (UnimplementedWearablesServiceHandler) ConfirmAction(context.Context, *connect.Request[v1.ConfirmActionRequest]) (*connect.Response[v1.ConfirmActionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.wearables.v1.WearablesService.ConfirmAction is not implemented"))
+}
+
+func (UnimplementedWearablesServiceHandler) ListAppCards(context.Context, *connect.Request[v1.ListAppCardsRequest]) (*connect.Response[v1.ListAppCardsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.wearables.v1.WearablesService.ListAppCards is not implemented"))
+}
+
+func (UnimplementedWearablesServiceHandler) ListAppDevices(context.Context, *connect.Request[v1.ListAppDevicesRequest]) (*connect.Response[v1.ListAppDevicesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.wearables.v1.WearablesService.ListAppDevices is not implemented"))
 }
 
 // DeviceServiceClient is a client for the svc.wearables.v1.DeviceService service.

@@ -1,0 +1,3 @@
+-- The wearables portal reads an app's cards, newest first (ListAppCards,
+-- ListAppDevices).
+CREATE INDEX cards_app ON wearables.cards (app_id, id);
