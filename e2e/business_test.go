@@ -186,6 +186,16 @@ func TestABusinessHoldsItsPeoplesAssetsEachInOneBusinessOnly(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the business's ad account is its admins' to use, not its employees'", func(t *testing.T) {
+		ads := w.g.UserToken(t, "consumer", "ads_read")
+		res, body := w.get(t, ads, url.Values{"node": {"ad_account/" + adAccount}})
+		wantGraphError(t, res, body, 404, 100, 33)
+		w.mustPost(t, w.session, map[string]any{"node": "business/" + biz + "/roles", "user_id": consumer.ID, "role": "admin"})
+		if got := decode[struct{ ID string }](t, w.mustGet(t, ads, "ad_account/"+adAccount)); got.ID != adAccount {
+			t.Fatalf("the business's admin reads %+v", got)
+		}
+	})
 }
 
 // verificationREST calls the staff business verification queue.

@@ -47,7 +47,6 @@ func TestAShopSellsFromItsBusinessCatalogAndEachOrderChangeReachesThePagesApp(t 
 	gw := newGraphWorld(t)
 	w := &socialWorld{graphWorld: gw}
 	app, page := w.c.App, w.c.Page.ID
-	ownerID := w.c.Users["owner"].ID
 	seller := w.g.UserToken(t, "owner", "catalog_management", "commerce_manage_orders")
 	stranger := w.g.UserToken(t, "consumer", "catalog_management", "commerce_manage_orders", "commerce_checkout")
 	noScope := w.g.UserToken(t, "owner", "public_profile", "commerce_checkout")
@@ -61,11 +60,14 @@ func TestAShopSellsFromItsBusinessCatalogAndEachOrderChangeReachesThePagesApp(t 
 	w.ok(t, "POST", signIn(t, gw, "owner"), "app/"+app.ID+"/page_links", map[string]any{"page_id": page, "products": []string{"svcchat", "commerce"}})
 	w.ok(t, "POST", app.APIKey, "app/"+app.ID+"/subscriptions", subscribe)
 
-	business := "bp_" + ownerID
+	// The seeded business, Demo Coffee Co., whose admin is the owner.
+	business := w.c.Business.ID
 	res, body = w.graph(t, "POST", noScope, "business/"+business+"/catalogs", map[string]any{"name": "Spring"})
 	wantGraphError(t, res, body, 403, 10, 2069002)
 	res, body = w.graph(t, "POST", stranger, "business/"+business+"/catalogs", map[string]any{"name": "Spring"})
 	wantGraphError(t, res, body, 403, 200, 2069003)
+	res, body = w.graph(t, "POST", seller, "business/9999999999/catalogs", map[string]any{"name": "Spring"})
+	wantGraphError(t, res, body, 404, 100, 33)
 	catalog := w.ok(t, "POST", seller, "business/"+business+"/catalogs", map[string]any{"name": "Spring"})["id"].(string)
 
 	item := func(rid string, price int, avail string) map[string]any {
@@ -95,11 +97,14 @@ func TestAShopSellsFromItsBusinessCatalogAndEachOrderChangeReachesThePagesApp(t 
 	}
 	res, body = w.graph(t, "GET", stranger, "product_set/"+set+"/products", nil)
 	wantGraphError(t, res, body, 404, 100, 33)
+	res, body = w.graph(t, "GET", stranger, "catalog/"+catalog+"/products", nil)
+	wantGraphError(t, res, body, 404, 100, 33)
 
 	// The shop, on the seeded Page, selling from the catalog.
 	res, body = w.graph(t, "POST", stranger, "page/"+page+"/maisons", map[string]any{"name": "Demo Coffee Shop", "catalog_id": catalog, "currency": "EUR"})
 	wantGraphError(t, res, body, 403, 200, 2069003)
-	theirs := w.ok(t, "POST", stranger, "business/bp_"+w.c.Users["consumer"].ID+"/catalogs", map[string]any{"name": "Theirs"})["id"].(string)
+	theirBusiness := w.ok(t, "POST", buyer, "me/business_portfolios", map[string]any{"name": "Consumer Goods"})["id"].(string)
+	theirs := w.ok(t, "POST", stranger, "business/"+theirBusiness+"/catalogs", map[string]any{"name": "Theirs"})["id"].(string)
 	res, body = w.graph(t, "POST", seller, "page/"+page+"/maisons", map[string]any{"name": "Demo Coffee Shop", "catalog_id": theirs, "currency": "EUR"})
 	wantGraphError(t, res, body, 404, 100, 33)
 	shop := w.ok(t, "POST", seller, "page/"+page+"/maisons", map[string]any{"name": "Demo Coffee Shop", "catalog_id": catalog, "currency": "EUR"})["id"].(string)
@@ -165,4 +170,27 @@ func TestAShopSellsFromItsBusinessCatalogAndEachOrderChangeReachesThePagesApp(t 
 	other := signIn(t, gw, "staff")
 	res, body = w.graph(t, "GET", other, "order/"+order, nil)
 	wantGraphError(t, res, body, 404, 100, 33)
+}
+
+// A catalog is its business's (CONTRACT §17): the business's admins make
+// catalogs, its employees work on them but make none, and a person made
+// employee reaches the catalogs the admins made before.
+func TestABusinessCatalogIsMadeByItsAdminsAndWorkedOnByItsEmployees(t *testing.T) {
+	t.Parallel()
+	gw := newGraphWorld(t)
+	w := &socialWorld{graphWorld: gw}
+	business := w.c.Business.ID
+	admin := w.g.UserToken(t, "owner", "catalog_management")
+	employee := w.g.UserToken(t, "consumer", "catalog_management")
+	catalog := w.ok(t, "POST", admin, "business/"+business+"/catalogs", map[string]any{"name": "Spring"})["id"].(string)
+	res, body := w.graph(t, "GET", employee, "catalog/"+catalog+"/products", nil)
+	wantGraphError(t, res, body, 404, 100, 33)
+
+	w.ok(t, "POST", signIn(t, gw, "owner"), "business/"+business+"/roles", map[string]any{"user_id": w.c.Users["consumer"].ID, "role": "employee"})
+	res, body = w.graph(t, "POST", employee, "business/"+business+"/catalogs", map[string]any{"name": "Mine"})
+	wantGraphError(t, res, body, 403, 200, 2069003)
+	w.ok(t, "POST", employee, "catalog/"+catalog+"/products", map[string]any{"retailer_id": "beans", "name": "Beans", "price": 1290, "currency": "EUR", "availability": "in stock"})
+	if got := productNames(t, w.ok(t, "GET", admin, "catalog/"+catalog+"/products", nil)); got != "beans" {
+		t.Fatalf("the admin reads %s", got)
+	}
 }

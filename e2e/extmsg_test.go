@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// extmsgWorld is a running gateway where the seeded owner's business has
-// connected the seeded app to a messaging account by embedded signup, and
-// the app's webhook endpoint subscribed to the extmsg events. The consumer
-// is a person of the messaging app (their own session); their user token
-// with the scope acts for their own business, another than the owner's.
+// extmsgWorld is a running gateway where the seeded business, Demo Coffee
+// Co., whose admin is the owner, has connected the seeded app to a
+// messaging account by embedded signup, and the app's webhook endpoint
+// subscribed to the extmsg events. The consumer is a person of the
+// messaging app (their own session); their user token with the scope is
+// of a person with no role on the business.
 type extmsgWorld struct {
 	*graphWorld
 	rcv                     *hookReceiver
@@ -40,7 +41,7 @@ func newExtmsgWorld(t *testing.T) *extmsgWorld {
 		t.Fatalf("subscribe: %d %s", res.StatusCode, body)
 	}
 	signup := w.ok(t, "POST", "/api/v1/business/extmsg/embedded-signup", w.business,
-		fmt.Sprintf(`{"businessId":"bp_%s","appId":"%s","displayName":"Demo Coffee"}`, w.c.Users["owner"].ID, w.c.App.ID))
+		fmt.Sprintf(`{"businessId":"%s","appId":"%s","displayName":"Demo Coffee"}`, w.c.Business.ID, w.c.App.ID))
 	w.account, w.phone = signup["accountId"].(string), signup["phoneNumber"].(string)
 	if signup["status"] != "connected" || !strings.HasPrefix(w.phone, "+1555") {
 		t.Fatalf("embedded signup answered %v", signup)
@@ -216,5 +217,29 @@ func TestAMessageToAnUndeliverableRecipientFailsAndTheAppsWebhookSaysWhy(t *test
 	}
 	if n := len(w.rcv.all("extmsg.message.delivered")); n != 0 {
 		t.Fatalf("%d delivered events for an undeliverable message", n)
+	}
+}
+
+// Embedded signup is an act of a business's admin (CONTRACT §17), and the
+// account it makes is the business's: a person with no role on the
+// business and its employee are refused signing up, and once employee the
+// person reads the account's conversations with a token of its app.
+func TestEmbeddedSignupIsForABusinessesAdminsAndItsAccountForItsPeople(t *testing.T) {
+	t.Parallel()
+	w := newExtmsgWorld(t)
+	signup := "/api/v1/business/extmsg/embedded-signup"
+	body := fmt.Sprintf(`{"businessId":"%s","appId":"%s","displayName":"Mine"}`, w.c.Business.ID, w.c.App.ID)
+	convs := "/api/v1/business/extmsg/accounts/" + w.account + "/conversations"
+	res, out := w.call(t, "POST", signup, w.otherBusiness, body)
+	wantGraphError(t, res, out, 403, 200, 2069003)
+	res, out = w.call(t, "POST", signup, w.business, fmt.Sprintf(`{"businessId":"9999999999","appId":"%s","displayName":"Mine"}`, w.c.App.ID))
+	wantGraphError(t, res, out, 404, 100, 33)
+
+	w.mustPost(t, signIn(t, w.graphWorld, "owner"), map[string]any{"node": "business/" + w.c.Business.ID + "/roles",
+		"user_id": w.personID, "role": "employee"})
+	res, out = w.call(t, "POST", signup, w.otherBusiness, body)
+	wantGraphError(t, res, out, 403, 200, 2069003)
+	if data, ok := w.ok(t, "GET", convs, w.otherBusiness, "")["data"].([]any); !ok || len(data) != 0 {
+		t.Fatalf("the employee reads %v", data)
 	}
 }

@@ -122,6 +122,45 @@ func TestATokenActsOnlyOnThePagesThePersonChose(t *testing.T) {
 	if got := myPages(session); len(got) != 2 {
 		t.Fatalf("me/pages with the session = %v, want both", got)
 	}
+	// The business lists of the token name the chosen Page alone too.
+	w.mustPost(t, session, map[string]any{"node": "business/" + c.Business.ID + "/assets", "type": "PAGE", "id": second})
+	businessPages := func(token string) []string {
+		t.Helper()
+		list := decode[struct {
+			Data []struct {
+				ID      string   `json:"id"`
+				PageIDs []string `json:"page_ids"`
+			} `json:"data"`
+		}](t, w.mustGet(t, token, "me/business_portfolios")).Data
+		for _, b := range list {
+			if b.ID == c.Business.ID {
+				slices.Sort(b.PageIDs)
+				return b.PageIDs
+			}
+		}
+		t.Fatalf("me/business_portfolios lists no %s: %v", c.Business.ID, list)
+		return nil
+	}
+	assignedPages := func(token string) []string {
+		t.Helper()
+		var out []string
+		for _, a := range decode[struct{ Data []businessAsset }](t, w.mustGet(t, token, "me/assigned_assets")).Data {
+			if a.Type == "PAGE" {
+				out = append(out, a.ID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := businessPages(token); !slices.Equal(got, []string{seeded}) {
+		t.Fatalf("me/business_portfolios with the token names Pages %v, want only %s", got, seeded)
+	}
+	if got := assignedPages(token); !slices.Equal(got, []string{seeded}) {
+		t.Fatalf("me/assigned_assets with the token lists Pages %v, want only %s", got, seeded)
+	}
+	if got, all := businessPages(session), myPages(session); !slices.Equal(got, all) || !slices.Equal(assignedPages(session), all) {
+		t.Fatalf("with the session the business names Pages %v, want %v", got, all)
+	}
 	gs := granular()
 	for _, sc := range []string{"pages:read", "pages:manage", "svcchat:send"} {
 		if !slices.Equal(gs[sc], []string{seeded}) {

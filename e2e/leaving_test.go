@@ -42,7 +42,7 @@ func TestAPersonLeaves(t *testing.T) {
 	// The owner's business has a messaging-app channel the person writes to.
 	owner := w.c.Users["owner"]
 	res, body := do(t, "POST", w.g.URL+"/api/v1/business/extmsg/embedded-signup",
-		strings.NewReader(`{"businessId":"bp_`+owner.ID+`","appId":"`+w.c.App.ID+`","displayName":"Demo Coffee"}`),
+		strings.NewReader(`{"businessId":"`+w.c.Business.ID+`","appId":"`+w.c.App.ID+`","displayName":"Demo Coffee"}`),
 		map[string]string{"Authorization": "Bearer " + signInAt(t, w.g.URL, owner.Username, owner.Password), "Content-Type": "application/json"})
 	if res.StatusCode != 200 {
 		t.Fatalf("embedded signup: %d %s", res.StatusCode, body)

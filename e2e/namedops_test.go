@@ -10,7 +10,7 @@ import (
 
 // namedWorld is a running gateway with user tokens for the named operations
 // of CONTRACT §12 served by the ads, commerce, extmsg and social plugins:
-// the seeded Page owner (whose business is bp_<owner id>) and the consumer,
+// the seeded Page owner (admin of the seeded business) and the consumer,
 // each with every scope those operations use, one with no such scope, and
 // first-party sessions of the owner and the staff user.
 type namedWorld struct {
@@ -83,7 +83,7 @@ func (w *namedWorld) fixtures(t *testing.T) (account, form, reel, messaging stri
 	t.Cleanup(video.Close)
 	reel = w.ok(t, "POST", w.owner, "page/"+w.c.Page.ID+"/reels", map[string]any{"video_url": video.URL})["id"].(string)
 	messaging = w.restOK(t, "POST", "/api/v1/business/extmsg/embedded-signup", w.owner,
-		fmt.Sprintf(`{"businessId":"bp_%s","appId":"%s","displayName":"Demo Coffee"}`, w.c.Users["owner"].ID, w.c.App.ID))["accountId"].(string)
+		fmt.Sprintf(`{"businessId":"%s","appId":"%s","displayName":"Demo Coffee"}`, w.c.Business.ID, w.c.App.ID))["accountId"].(string)
 	return account, form, reel, messaging
 }
 
@@ -148,7 +148,7 @@ func TestNamedOperationsAnswerTheirShapeAndTheirDocumentedRefusals(t *testing.T)
 		token              string
 		keys               []string
 	}{
-		{"POST", "/api/v1/business/extmsg/embedded-signup", fmt.Sprintf(`{"businessId":"bp_%s","appId":"%s","displayName":"Demo"}`, w.c.Users["owner"].ID, w.c.App.ID), w.owner, []string{"accountId", "status"}},
+		{"POST", "/api/v1/business/extmsg/embedded-signup", fmt.Sprintf(`{"businessId":"%s","appId":"%s","displayName":"Demo"}`, w.c.Business.ID, w.c.App.ID), w.owner, []string{"accountId", "status"}},
 		{"POST", "/api/v1/business/extmsg/templates", `{"accountId":"` + messaging + `","name":"shipping","body":"Order {{order_id}} shipped.","params":["order_id"]}`, w.owner, []string{"accountId", "body", "id", "name", "params", "status"}},
 		{"GET", "/api/v1/business/extmsg/templates?accountId=" + messaging, "", w.owner, []string{"data"}},
 		{"POST", "/api/v1/business/extmsg/templates/shipping/approve", `{"accountId":"` + messaging + `"}`, w.ownerSession, []string{"status"}},
@@ -275,8 +275,8 @@ func TestNamedOperationsAnswerTheirShapeAndTheirDocumentedRefusals(t *testing.T)
 		res, body = w.rest(t, "GET", "/api/v1/business/extmsg/templates?accountId="+messaging, w.consumer, "")
 		wantGraphError(t, res, body, 404, 100, 33)
 		res, body = w.rest(t, "POST", "/api/v1/business/extmsg/embedded-signup", w.consumer,
-			fmt.Sprintf(`{"businessId":"bp_%s","appId":"%s","displayName":"Mine"}`, w.c.Users["owner"].ID, w.c.App.ID))
-		wantGraphError(t, res, body, 404, 100, 33)
+			fmt.Sprintf(`{"businessId":"%s","appId":"%s","displayName":"Mine"}`, w.c.Business.ID, w.c.App.ID))
+		wantGraphError(t, res, body, 403, 200, 2069003)
 	})
 
 	// Nothing refused was stored.

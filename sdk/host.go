@@ -125,6 +125,56 @@ func pageAccessFromProto(resp *pluginv1.PageAccessResponse) *PageAccess {
 	}
 }
 
+// BusinessRole is the least role an action needs on a business. They
+// number as svc.plugin.v1.BusinessRole; what each passes is the gateway's
+// to decide (docs/design/auth.md, "Business roles").
+type BusinessRole int32
+
+// The least roles on a business.
+const (
+	BusinessRoleEmployee BusinessRole = 1 // admins and employees
+	BusinessRoleAdmin    BusinessRole = 2 // admins
+)
+
+// ErrBusinessRefused is the cause of the gateway's refusal in
+// BusinessAccess, for a handler that hides what the caller may not reach
+// (e.g. answers that a catalog does not exist) rather than returning it.
+var ErrBusinessRefused = errors.New("sdk: the gateway refused the business role the action needs")
+
+// BusinessQuery names a business, or an asset whose business the core
+// records, a user, and the least role the user's action needs there.
+type BusinessQuery struct {
+	// BusinessID is the business; empty when the query names an asset.
+	BusinessID string
+	// AssetType and AssetID name an asset of a business (e.g.
+	// "AD_ACCOUNT" and its id): the query is about the business that the
+	// core records as holding it (business/<id>/assets). An asset in no
+	// business is refused as not found.
+	AssetType, AssetID string
+	UserID             string
+	Need               BusinessRole
+}
+
+// BusinessAccess asks the gateway whether q's user may act on q's business
+// as an action needing q.Need may: nil when so, else the gateway's
+// refusal, an *Error to return as is (403, code 200, 2069003 for no role
+// or one too low; 404 for a business that does not exist or an asset in
+// none), with errors.Is(err, ErrBusinessRefused) telling it from a
+// failure. It is for objects the plugin keeps under a business the request
+// does not name; a method whose request names the business declares
+// business_role instead.
+func (h *HostClient) BusinessAccess(ctx context.Context, q BusinessQuery) error {
+	resp, err := h.rt().BusinessAccess(ctx, &pluginv1.BusinessAccessRequest{BusinessId: q.BusinessID, UserId: q.UserID,
+		Need: pluginv1.BusinessRole(q.Need), AssetType: q.AssetType, AssetId: q.AssetID})
+	if err != nil {
+		return hostError(err)
+	}
+	if r := resp.GetRefusal(); r != nil {
+		return errorFromProto(r).WithCause(ErrBusinessRefused)
+	}
+	return nil
+}
+
 // AppInfo is what the gateway knows of an app.
 type AppInfo struct {
 	// Exists is false when there is no such app; the other fields are then

@@ -274,3 +274,28 @@ func FuzzNormalizeQuestions(f *testing.F) {
 		}
 	})
 }
+
+// An ad account a person put in a business (business/<id>/assets) is the
+// business's to use too: its admins read it, its campaigns and its forms'
+// leads, as the gateway decides on the AD_ACCOUNT asset; its employees
+// and anyone else do not see it.
+func TestAnAdAccountInABusinessIsUsedByTheBusinesssAdminsOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	acct := b.account(t)
+	form := b.form(t, acct)
+	b.hold(acct, consumer, colleague)
+	if got := must[*adsv1.AdAccount](t, b, procGetAccount, user(consumer), &adsv1.GetAdAccountRequest{AdAccountId: acct}); got.GetId() != acct {
+		t.Fatalf("the admin reads %v", got)
+	}
+	must[*adsv1.ListLeadCampaignsResponse](t, b, procListCampaigns, user(consumer), &adsv1.ListLeadCampaignsRequest{AdAccountId: acct})
+	must[*adsv1.ListLeadsResponse](t, b, procListLeads, user(consumer), &adsv1.ListLeadsRequest{LeadgenFormId: form})
+	for _, who := range []string{colleague, "1000000099"} {
+		_, err := call[*adsv1.AdAccount](t, b, procGetAccount, user(who), &adsv1.GetAdAccountRequest{AdAccountId: acct})
+		plugintest.WantRefusal(t, err, 404, 100, 33)
+		_, err = call[*adsv1.ListLeadsResponse](t, b, procListLeads, user(who), &adsv1.ListLeadsRequest{LeadgenFormId: form})
+		plugintest.WantRefusal(t, err, 404, 100, 33)
+	}
+	// The person who made it keeps it.
+	must[*adsv1.AdAccount](t, b, procGetAccount, user(owner), &adsv1.GetAdAccountRequest{AdAccountId: acct})
+}

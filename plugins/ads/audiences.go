@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
-	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -34,8 +33,8 @@ func (s *service) createCustomAudience(ctx context.Context, call *sdk.Call, req 
 	return &adsv1.CreatedResponse{Id: sdk.FormatID(row.ID)}, nil
 }
 
-// ownedAudience reads a custom audience of the caller's business; any
-// other, like one that does not exist, is not found.
+// ownedAudience reads a custom audience of an ad account the caller may
+// use (mayUse); any other, like one that does not exist, is not found.
 func (s *service) ownedAudience(ctx context.Context, call *sdk.Call, id string) (adsdb.GetCustomAudienceRow, error) {
 	notFound := sdk.NotFound("Custom audience " + id)
 	n, ok := sdk.ParseID(id)
@@ -43,10 +42,16 @@ func (s *service) ownedAudience(ctx context.Context, call *sdk.Call, id string) 
 		return adsdb.GetCustomAudienceRow{}, notFound
 	}
 	row, err := adsdb.New(s.pool).GetCustomAudience(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return adsdb.GetCustomAudienceRow{}, notFound
 	}
-	return row, err
+	if err != nil {
+		return row, err
+	}
+	if ok, err := mayUse(ctx, call, row.BusinessID, row.AdAccountID); err != nil || !ok {
+		return adsdb.GetCustomAudienceRow{}, errOr(err, notFound)
+	}
+	return row, nil
 }
 
 // addCustomAudienceUsers stores the hashes of an upload, each marked

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
-	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -88,8 +87,8 @@ func (s *service) listCampaigns(ctx context.Context, call *sdk.Call, req *adsv1.
 	return res, nil
 }
 
-// ownedCampaign reads a campaign of the caller's business; any other, like
-// one that does not exist, is not found.
+// ownedCampaign reads a campaign of an ad account the caller may use
+// (mayUse); any other, like one that does not exist, is not found.
 func (s *service) ownedCampaign(ctx context.Context, call *sdk.Call, id string) (adsdb.GetCampaignRow, error) {
 	notFound := sdk.NotFound("Campaign " + id)
 	n, ok := sdk.ParseID(id)
@@ -97,13 +96,20 @@ func (s *service) ownedCampaign(ctx context.Context, call *sdk.Call, id string) 
 		return adsdb.GetCampaignRow{}, notFound
 	}
 	row, err := adsdb.New(s.pool).GetCampaign(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return adsdb.GetCampaignRow{}, notFound
 	}
-	return row, err
+	if err != nil {
+		return row, err
+	}
+	if ok, err := mayUse(ctx, call, row.BusinessID, row.AdAccountID); err != nil || !ok {
+		return adsdb.GetCampaignRow{}, errOr(err, notFound)
+	}
+	return row, nil
 }
 
-// ownedAd reads an ad of the caller's business, as ownedCampaign.
+// ownedAd reads an ad of an ad account the caller may use, as
+// ownedCampaign.
 func (s *service) ownedAd(ctx context.Context, call *sdk.Call, id string) (adsdb.GetAdRow, error) {
 	notFound := sdk.NotFound("Ad " + id)
 	n, ok := sdk.ParseID(id)
@@ -111,10 +117,16 @@ func (s *service) ownedAd(ctx context.Context, call *sdk.Call, id string) (adsdb
 		return adsdb.GetAdRow{}, notFound
 	}
 	row, err := adsdb.New(s.pool).GetAd(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return adsdb.GetAdRow{}, notFound
 	}
-	return row, err
+	if err != nil {
+		return row, err
+	}
+	if ok, err := mayUse(ctx, call, row.BusinessID, row.AdAccountID); err != nil || !ok {
+		return adsdb.GetAdRow{}, errOr(err, notFound)
+	}
+	return row, nil
 }
 
 // refuseMove refuses a status change the transition table does not hold.

@@ -8,11 +8,13 @@
 // An ad account is held by the person who made it, under the key
 // business.Of(user) ("bp_<user id>"), and that person manages it. The
 // business portfolio holding it, if any, is the gateway's record
-// (business/<id>/assets, me/assigned_assets), not this plugin's.
-// Everything under an ad account (campaigns, forms, leads) is its
-// holder's: to any other caller it does
-// not exist (404, code 100, subcode 33), the answer Meta gives for an
-// object the caller may not load. A lead form's questions are public to
+// (business/<id>/assets, me/assigned_assets), not this plugin's; that
+// business's admins use it too, which the plugin asks the gateway (Host
+// BusinessAccess on the AD_ACCOUNT asset, mayUse) and never decides.
+// Everything under an ad account (campaigns, ads, audiences, forms,
+// leads) is reached as the account is: to any other caller it does not
+// exist (404, code 100, subcode 33), the answer Meta gives for an object
+// the caller may not load. A lead form's questions are public to
 // signed-in people, who submit leads to it; its leads are the owner's.
 //
 // # Sandbox only

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	adsv1 "github.com/svcplatform/svc/gen/svc/ads/v1"
-	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/ads/internal/adsdb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -277,8 +276,8 @@ func (s *service) submitLead(ctx context.Context, call *sdk.Call, req *adsv1.Sub
 	return &adsv1.CreatedResponse{Id: sdk.FormatID(row.ID)}, nil
 }
 
-// listLeads lists a form's leads to its owner; to anyone else the form
-// does not exist.
+// listLeads lists a form's leads to those who may use its ad account
+// (mayUse); to anyone else the form does not exist.
 func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.ListLeadsRequest) (*adsv1.ListLeadsResponse, error) {
 	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
 	if err != nil {
@@ -288,7 +287,11 @@ func (s *service) listLeads(ctx context.Context, call *sdk.Call, req *adsv1.List
 	if err != nil {
 		return nil, err
 	}
-	if form.BusinessID != business.Of(call.Principal().UserID) {
+	ok, err := mayUse(ctx, call, form.BusinessID, form.AdAccountID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, formNotFound(req.GetLeadgenFormId())
 	}
 	q := adsdb.New(s.pool)

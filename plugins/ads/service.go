@@ -146,7 +146,7 @@ func (s *service) getAdAccount(ctx context.Context, call *sdk.Call, req *adsv1.G
 	return accountProto(row), nil
 }
 
-// ownedAccount reads an ad account of the caller's business; any other
+// ownedAccount reads an ad account the caller may use (mayUse); any other
 // account, like one that does not exist, is not found.
 func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (adsdb.AdsAdAccount, error) {
 	n, ok := sdk.ParseID(id)
@@ -154,10 +154,44 @@ func (s *service) ownedAccount(ctx context.Context, call *sdk.Call, id string) (
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
 	row, err := adsdb.New(s.pool).GetAdAccount(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != business.Of(call.Principal().UserID) {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return adsdb.AdsAdAccount{}, accountNotFound(id)
 	}
-	return row, err
+	if err != nil {
+		return row, err
+	}
+	ok, err = mayUse(ctx, call, row.BusinessID, row.ID)
+	if err != nil {
+		return adsdb.AdsAdAccount{}, err
+	}
+	if !ok {
+		return adsdb.AdsAdAccount{}, accountNotFound(id)
+	}
+	return row, nil
+}
+
+// errOr is err, or refusal when err is nil.
+func errOr(err error, refusal *sdk.Error) error {
+	if err != nil {
+		return err
+	}
+	return refusal
+}
+
+// mayUse reports whether the caller may use the ad account id kept under
+// holder: the person who made it, or an admin of the business the core
+// records as holding it (business/<id>/assets), as the gateway decides
+// (Host BusinessAccess on the AD_ACCOUNT asset).
+func mayUse(ctx context.Context, call *sdk.Call, holder string, id int64) (bool, error) {
+	if holder == business.Of(call.Principal().UserID) {
+		return true, nil
+	}
+	err := call.Host().BusinessAccess(ctx, sdk.BusinessQuery{AssetType: "AD_ACCOUNT", AssetID: sdk.FormatID(id),
+		UserID: call.Principal().UserID, Need: sdk.BusinessRoleAdmin})
+	if errors.Is(err, sdk.ErrBusinessRefused) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (s *service) listLeadCampaigns(ctx context.Context, call *sdk.Call, req *adsv1.ListLeadCampaignsRequest) (*adsv1.ListLeadCampaignsResponse, error) {

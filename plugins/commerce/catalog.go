@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	commercev1 "github.com/svcplatform/svc/gen/svc/commerce/v1"
-	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/commerce/internal/commercedb"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -19,48 +18,39 @@ import (
 // maxBatch bounds the products of one items_batch call (one transaction).
 const maxBatch = 1000
 
-// callerBusiness is the business the caller acts for. It is the plugin's
-// one use of what a business is: today a person acts for their own
-// business, business.Of(user); when businesses become the core's own
-// objects with roles (CONTRACT §17), the gateway's access rule decides
-// and this function is where the plugin changes.
-func callerBusiness(call *sdk.Call) string {
-	if call.Principal().UserID == "" {
-		return ""
-	}
-	return business.Of(call.Principal().UserID)
-}
-
-// notForBusiness refuses an act for a business the caller does not act
-// for: CONTRACT §3's "the user's role on the object does not allow it".
-func notForBusiness(id string) error {
-	return sdk.Errorf(403, 200, 2069003, "You cannot act for business %s.", id)
-}
-
 func catalogNotFound(field, id string) error {
 	e := sdk.NotFound("Catalog " + id)
 	e.Field = field
 	return e
 }
 
-// catalog reads a catalog of the caller's business; another business's
-// catalog does not exist for the caller.
+// catalog reads a catalog the caller may work on: one of a business on
+// which the caller has a role, as the gateway decides (Host
+// BusinessAccess, any role). Any other catalog, and a shop's own catalog
+// (no business), does not exist for the caller.
 func (s *service) catalog(ctx context.Context, call *sdk.Call, field, id string) (commercedb.CommerceCatalog, error) {
 	n, ok := sdk.ParseID(id)
 	if !ok {
 		return commercedb.CommerceCatalog{}, catalogNotFound(field, id)
 	}
 	c, err := commercedb.New(s.pool).GetCatalog(ctx, n)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (c.BusinessID == "" || c.BusinessID != callerBusiness(call)) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && c.BusinessID == "" {
+		return c, catalogNotFound(field, id)
+	}
+	if err != nil {
+		return c, err
+	}
+	err = call.Host().BusinessAccess(ctx, sdk.BusinessQuery{BusinessID: c.BusinessID, UserID: call.Principal().UserID,
+		Need: sdk.BusinessRoleEmployee})
+	if errors.Is(err, sdk.ErrBusinessRefused) {
 		return c, catalogNotFound(field, id)
 	}
 	return c, err
 }
 
+// createCatalog makes a catalog of the business the request names; the
+// gateway has checked the caller is its admin (business_role).
 func (s *service) createCatalog(ctx context.Context, call *sdk.Call, req *commercev1.CreateCatalogRequest) (*commercev1.Created, error) {
-	if b := callerBusiness(call); b == "" || req.GetBusinessId() != b {
-		return nil, notForBusiness(req.GetBusinessId())
-	}
 	id, err := commercedb.New(s.pool).InsertCatalog(ctx, commercedb.InsertCatalogParams{BusinessID: req.GetBusinessId(), Name: req.GetName()})
 	if err != nil {
 		return nil, err

@@ -23,6 +23,9 @@ const (
 	// seller administers shopPage.
 	seller   = "1000000001"
 	shopPage = "1500000001"
+	// colleague has a role on seller's business, sellerBusiness, too.
+	colleague      = "1000000004"
+	sellerBusiness = "6000000001"
 
 	procGetMaison    = "/svc.commerce.v1.CommerceService/GetMaison"
 	procListProducts = "/svc.commerce.v1.CommerceService/ListProducts"
@@ -32,6 +35,21 @@ const (
 
 func user(id string) sdk.Principal {
 	return sdk.Principal{Kind: sdk.TokenKindUser, UserID: id, AppID: "2000000001", Scopes: []string{"commerce_checkout"}}
+}
+
+// gateway is the test's gateway: one Page, and one business, sellerBusiness,
+// on which seller and colleague have a role; it answers what the real one
+// decides for anyone else (2069003), and 404 for another business.
+type gateway struct{ plugintest.OnePage }
+
+func (gateway) BusinessAccess(_ context.Context, q sdk.BusinessQuery) error {
+	if q.BusinessID != sellerBusiness {
+		return sdk.NotFound("Business " + q.BusinessID)
+	}
+	if q.UserID != seller && q.UserID != colleague {
+		return plugintest.BusinessRefusal()
+	}
+	return nil
 }
 
 type bundle struct {
@@ -49,7 +67,7 @@ func setup(t *testing.T) *bundle {
 	}
 	p := sdk.New(sdk.Info{Name: "commerce", Version: version, Events: []string{EventOrderUpdated}})
 	(&service{pool: pool}).register(p)
-	host := plugintest.OnePage{PageID: shopPage, Admins: []string{seller}}
+	host := gateway{OnePage: plugintest.OnePage{PageID: shopPage, Admins: []string{seller}}}
 	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(host)), pool: pool}
 }
 

@@ -9,8 +9,11 @@
 // by one or by items_batch (upserts by retailer_id, a bad item refused
 // alone); product sets are saved filters evaluated when read. A shop is
 // opened on a Page (page/<id>/maisons) and sells from one catalog.
-// callerBusiness is the plugin's one idea of which business a caller acts
-// for. docs/DECISIONS.md (2026-11-27) gives the choices.
+// A catalog belongs to a business of the core (business/<id>): its admins
+// create catalogs (the method declares business_role, so the gateway
+// decides), and anyone with a role on it works on them, which the plugin
+// asks the gateway (Host BusinessAccess); the plugin never compares roles.
+// docs/DECISIONS.md (2026-11-27) gives the choices.
 //
 // # Checkout and orders
 //

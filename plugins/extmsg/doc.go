@@ -19,10 +19,12 @@
 //
 // # Who may act
 //
-// A business portfolio is "bp_<user id>" (the gateway's
-// me/business_portfolios); its user acts for it: with a user token issued
-// to the account's app, or with the user's own console session. Accounts
-// of other businesses do not exist for the caller (404, code 100, subcode
+// An account belongs to a business portfolio of the core (business/<id>):
+// embedded signup names it and the gateway lets only its admins sign up
+// (business_role); the people with a role on it act on its accounts, which
+// the plugin asks the gateway (Host BusinessAccess), with a user token
+// issued to the account's app or their own console session. Accounts of
+// other businesses do not exist for the caller (404, code 100, subcode
 // 33); a user token of another app is refused (403, code 10).
 //
 // It is started by the gateway, never by hand; it reads the database URL

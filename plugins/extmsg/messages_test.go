@@ -26,7 +26,7 @@ const (
 func (b *bundle) channel(t *testing.T) (acct, phone string) {
 	t.Helper()
 	res := must[*extmsgv1.EmbeddedSignupResponse](t, b, procSignup, token(owner, devApp),
-		&extmsgv1.EmbeddedSignupRequest{BusinessId: "bp_" + owner, AppId: devApp, DisplayName: "Demo Coffee"})
+		&extmsgv1.EmbeddedSignupRequest{BusinessId: ownerBusiness, AppId: devApp, DisplayName: "Demo Coffee"})
 	if len(res.GetPhoneNumber()) != 12 || res.GetPhoneNumber()[:5] != "+1555" {
 		t.Fatalf("channel identity %q", res.GetPhoneNumber())
 	}

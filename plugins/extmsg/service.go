@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
-	"github.com/svcplatform/svc/internal/business"
 	"github.com/svcplatform/svc/plugins/extmsg/internal/extmsgdb"
 	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
 	"github.com/svcplatform/svc/sdk"
@@ -45,21 +44,11 @@ func (s *service) register(p *sdk.Plugin) {
 	sdk.OnUserLeft(p, s.userLeft)
 }
 
-// businessOf is the business a caller acts for: today "bp_<user id>"
-// (internal/business). The one place extmsg resolves a business, so that
-// it switches with the core's business portfolios.
-func businessOf(p sdk.Principal) string { return business.Of(p.UserID) }
-
-// embeddedSignup connects the caller's business's account to the app. The
-// gateway has checked that the caller may grant to the app (a user token
-// of that app, or the user's session).
+// embeddedSignup connects an account of the business the request names to
+// the app. The gateway has checked that the caller is an admin of the
+// business (business_role) and may grant to the app (a user token of that
+// app, or the user's session).
 func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extmsgv1.EmbeddedSignupRequest) (*extmsgv1.EmbeddedSignupResponse, error) {
-	p := call.Principal()
-	if req.GetBusinessId() != businessOf(p) {
-		e := sdk.NotFound("Business " + req.GetBusinessId())
-		e.Field = "businessId"
-		return nil, e
-	}
 	name := strings.TrimSpace(req.GetDisplayName())
 	if name == "" || strings.ContainsRune(name, 0) {
 		return nil, sdk.Invalid("displayName", "Invalid parameter: displayName must be text of 1 to 256 characters.")
@@ -79,9 +68,9 @@ func (s *service) embeddedSignup(ctx context.Context, call *sdk.Call, req *extms
 	return &extmsgv1.EmbeddedSignupResponse{AccountId: sdk.FormatID(row.ID), Status: row.Status, PhoneNumber: row.PhoneNumber}, nil
 }
 
-// account reads a messaging account the caller may act on: one of the
-// caller's business, and for a user token one connected to the token's
-// app.
+// account reads a messaging account the caller may act on: one of a
+// business on which the caller has a role, as the gateway decides (Host
+// BusinessAccess), and for a user token one connected to the token's app.
 func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extmsgdb.ExtmsgAccount, error) {
 	n, ok := sdk.ParseID(id)
 	if !ok {
@@ -89,7 +78,15 @@ func (s *service) account(ctx context.Context, call *sdk.Call, id string) (extms
 	}
 	row, err := extmsgdb.New(s.pool).GetAccount(ctx, n)
 	p := call.Principal()
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && row.BusinessID != businessOf(p) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row, accountNotFound(id)
+	}
+	if err != nil {
+		return row, err
+	}
+	err = call.Host().BusinessAccess(ctx, sdk.BusinessQuery{BusinessID: row.BusinessID, UserID: p.UserID,
+		Need: sdk.BusinessRoleEmployee})
+	if errors.Is(err, sdk.ErrBusinessRefused) {
 		return row, accountNotFound(id)
 	}
 	if err != nil {

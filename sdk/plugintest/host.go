@@ -24,6 +24,9 @@ type Host interface {
 	// that the test's gateway refuses answers the refusal as an *sdk.Error
 	// (e.g. PageRefusal), which the plugin receives as the gateway's.
 	PageAccess(ctx context.Context, q sdk.PageQuery) (*sdk.PageAccess, error)
+	// BusinessAccess answers sdk.HostClient.BusinessAccess: nil, or the
+	// test's gateway's refusal as an *sdk.Error (e.g. BusinessRefusal).
+	BusinessAccess(ctx context.Context, q sdk.BusinessQuery) error
 	// AppInfo answers sdk.HostClient.AppInfo.
 	AppInfo(ctx context.Context, appID string) (*sdk.AppInfo, error)
 	// UserInfo answers sdk.HostClient.UserInfo.
@@ -59,6 +62,11 @@ type NoHost struct{}
 // PageAccess answers ErrNotImplemented.
 func (NoHost) PageAccess(context.Context, sdk.PageQuery) (*sdk.PageAccess, error) {
 	return nil, ErrNotImplemented
+}
+
+// BusinessAccess answers ErrNotImplemented.
+func (NoHost) BusinessAccess(context.Context, sdk.BusinessQuery) error {
+	return ErrNotImplemented
 }
 
 // AppInfo answers ErrNotImplemented.
@@ -120,6 +128,14 @@ func PageRefusal() *sdk.Error {
 		Message: "The user's role on the Page does not allow this."}
 }
 
+// BusinessRefusal is the gateway's refusal of a business role the caller
+// does not hold (CONTRACT §3: 403, code 200, subcode 2069003), for a
+// test's Host to answer.
+func BusinessRefusal() *sdk.Error {
+	return &sdk.Error{HTTPStatus: http.StatusForbidden, Code: 200, Subcode: 2069003, Type: sdk.TypeOAuth,
+		Message: "The user must have a role on the business (admin or employee)."}
+}
+
 // hostServer serves a Host as the gateway's Host service: the conversion to
 // and from the wire happens here, so tests see SDK types only.
 type hostServer struct {
@@ -141,6 +157,18 @@ func (s *hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessReq
 		AppLinked: a.AppLinked, AppProducts: a.AppProducts, Published: a.Published, ChatSurfacing: a.ChatSurfacing,
 		InboxAutomation: a.InboxAutomation, AssistantLabel: a.AssistantLabel, InboxMergeLinked: a.InboxMergeLinked,
 		HandoverTimeout: int32(a.HandoverTimeout.Seconds())}, nil
+}
+
+func (s *hostServer) BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
+	err := s.h.BusinessAccess(ctx, sdk.BusinessQuery{BusinessID: req.GetBusinessId(), UserID: req.GetUserId(),
+		Need: sdk.BusinessRole(req.GetNeed()), AssetType: req.GetAssetType(), AssetID: req.GetAssetId()})
+	if e, ok := errors.AsType[*sdk.Error](err); ok {
+		return &pluginv1.BusinessAccessResponse{Refusal: wire.ErrorToProto(e)}, nil
+	}
+	if err != nil {
+		return nil, hostStatus(err)
+	}
+	return &pluginv1.BusinessAccessResponse{}, nil
 }
 
 func (s *hostServer) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {

@@ -455,6 +455,33 @@ func (q *Queries) OpenBusinessVerification(ctx context.Context, businessID int64
 	return id, err
 }
 
+const promoteHeirsOfLeavingAdmin = `-- name: PromoteHeirsOfLeavingAdmin :execrows
+UPDATE core.business_roles r SET role = 'admin'
+FROM (
+    SELECT DISTINCT ON (e.business_id) e.business_id, e.user_id
+    FROM core.business_roles e
+    WHERE e.role = 'employee' AND e.business_id IN (
+        SELECT a.business_id FROM core.business_roles a
+        WHERE a.user_id = $1 AND a.role = 'admin' AND NOT EXISTS (
+            SELECT 1 FROM core.business_roles o
+            WHERE o.business_id = a.business_id AND o.role = 'admin' AND o.user_id <> $1))
+    ORDER BY e.business_id, e.created_at, e.user_id
+) heir
+WHERE r.business_id = heir.business_id AND r.user_id = heir.user_id
+`
+
+// A person leaving the platform (CONTRACT §16) who is the only admin of a
+// business: the business stays, and its employee with the oldest role
+// (then the lowest user id) becomes its admin. A business with no one
+// else keeps no people.
+func (q *Queries) PromoteHeirsOfLeavingAdmin(ctx context.Context, userID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, promoteHeirsOfLeavingAdmin, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const putBusinessRole = `-- name: PutBusinessRole :exec
 INSERT INTO core.business_roles (business_id, user_id, role) VALUES ($1, $2, $3)
 ON CONFLICT (business_id, user_id) DO UPDATE SET role = EXCLUDED.role

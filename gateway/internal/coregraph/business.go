@@ -216,7 +216,8 @@ func (s *Service) decideBusinessVerification(ctx context.Context, call *sdk.Call
 }
 
 // listMyBusinessPortfolios lists the businesses the caller has a role on,
-// with the Pages each holds.
+// with the Pages each holds; a user token's list names only the Pages the
+// person chose for its app (granular consent).
 func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, req *corev1.ListMyBusinessPortfoliosRequest) (*corev1.ListMyBusinessPortfoliosResponse, error) {
 	w, err := sdk.ParseForwardWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
 	if err != nil {
@@ -229,6 +230,7 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 	list, paging := sdk.Page(w, list, func(b identity.UserBusiness) int64 { return idKey(b.ID) })
 	res := &corev1.ListMyBusinessPortfoliosResponse{Data: make([]*corev1.BusinessPortfolio, 0, len(list))}
 	paging.Set(res)
+	chosen := pageChoice(ctx)
 	for _, b := range list {
 		assets, err := s.id.Businesses.Assets(ctx, b.ID)
 		if err != nil {
@@ -237,7 +239,7 @@ func (s *Service) listMyBusinessPortfolios(ctx context.Context, call *sdk.Call, 
 		bp := &corev1.BusinessPortfolio{Id: b.ID, Name: b.Name, VerificationStatus: string(b.VerificationStatus),
 			Role: string(b.Role), PageIds: []string{}}
 		for _, a := range assets {
-			if a.Type == "PAGE" {
+			if a.Type == "PAGE" && chosen.Allows(a.ID) {
 				bp.PageIds = append(bp.PageIds, a.ID)
 			}
 		}

@@ -219,7 +219,8 @@ var assetTasks = map[[2]string][]string{
 
 // listMyAssignedAssets lists the Pages and apps the user has a role on,
 // then the assets plugins keep for the caller (pluginAssets), each with
-// the business the core records as holding it.
+// the business the core records as holding it. A user token lists only the
+// Pages the person chose for its app (granular consent), as me/accounts.
 func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *corev1.ListMyAssignedAssetsRequest) (*corev1.ListMyAssignedAssetsResponse, error) {
 	uid, ok := identity.ParseID(call.Principal().UserID)
 	if !ok {
@@ -230,7 +231,11 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 		return nil, err
 	}
 	res := &corev1.ListMyAssignedAssetsResponse{Data: make([]*corev1.AssignedAsset, 0, len(rows))}
+	chosen := pageChoice(ctx)
 	for _, r := range rows {
+		if r.Type == "PAGE" && !chosen.Allows(identity.FormatID(r.ID)) {
+			continue
+		}
 		a := &corev1.AssignedAsset{Id: identity.FormatID(r.ID), Type: r.Type, Name: r.Name,
 			Tasks: nonNil(assetTasks[[2]string{r.Type, r.Role}])}
 		if r.BusinessID != 0 {
@@ -247,6 +252,15 @@ func (s *Service) listMyAssignedAssets(ctx context.Context, call *sdk.Call, _ *c
 	}
 	res.Data = append(res.Data, more...)
 	return res, nil
+}
+
+// pageChoice is the Pages the caller's user token reaches (granular
+// consent); nil, every Page, for a session or a token with no choice.
+func pageChoice(ctx context.Context) *auth.PageChoice {
+	if p := auth.FromContext(ctx); p != nil {
+		return p.Pages
+	}
+	return nil
 }
 
 func (s *Service) createApp(ctx context.Context, call *sdk.Call, req *corev1.CreateAppRequest) (*corev1.CreatedApp, error) {

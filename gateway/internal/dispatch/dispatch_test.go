@@ -17,6 +17,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/dispatch"
 	"github.com/svcplatform/svc/gateway/internal/host"
+	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	"github.com/svcplatform/svc/gateway/internal/route"
@@ -449,4 +450,60 @@ func TestHostPageAccessWithANeedAnswersTheGatewaysRefusal(t *testing.T) {
 			t.Fatalf("answer = %v", res)
 		}
 	})
+}
+
+// A plugin keeping an object under a business (or a business's asset)
+// asks for the least role its action needs and gets the decision of a
+// declared business_role (auth.AuthorizeBusiness): an admin has any role,
+// an employee EMPLOYEE only, anyone else none; an asset in no business and
+// a business that does not exist are not found.
+func TestHostBusinessAccessAnswersTheBusinessRoleRule(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx, hs := context.Background(), r.d.HostServer(r.w.IDs)
+	biz, err := r.w.IDs.Businesses.Create(ctx, r.w.Owner.ID, "Owner Co.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.w.IDs.Businesses.SetRole(ctx, biz.ID, r.w.PageAdmin.ID, identity.BusinessEmployee); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.w.IDs.Businesses.AddAsset(ctx, biz.ID, r.w.Owner.ID, "PAGE", r.w.Page.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	admin, employee := pluginv1.BusinessRole_BUSINESS_ROLE_ADMIN, pluginv1.BusinessRole_BUSINESS_ROLE_EMPLOYEE
+	for _, tc := range []struct {
+		rule   string
+		req    *pluginv1.BusinessAccessRequest
+		status int // 0: allowed
+	}{
+		{"an admin meets ADMIN", &pluginv1.BusinessAccessRequest{BusinessId: biz.ID, UserId: r.w.Owner.ID, Need: admin}, 0},
+		{"an employee meets EMPLOYEE", &pluginv1.BusinessAccessRequest{BusinessId: biz.ID, UserId: r.w.PageAdmin.ID, Need: employee}, 0},
+		{"an employee does not meet ADMIN", &pluginv1.BusinessAccessRequest{BusinessId: biz.ID, UserId: r.w.PageAdmin.ID, Need: admin}, 403},
+		{"someone without a role does not meet EMPLOYEE", &pluginv1.BusinessAccessRequest{BusinessId: biz.ID, UserId: r.w.Stranger.ID, Need: employee}, 403},
+		{"a business that does not exist is not found", &pluginv1.BusinessAccessRequest{BusinessId: "9999999999", UserId: r.w.Owner.ID, Need: employee}, 404},
+		{"an asset's business is asked by the asset", &pluginv1.BusinessAccessRequest{AssetType: "PAGE", AssetId: r.w.Page.ID, UserId: r.w.Owner.ID, Need: admin}, 0},
+		{"an employee of an asset's business does not meet ADMIN", &pluginv1.BusinessAccessRequest{AssetType: "PAGE", AssetId: r.w.Page.ID, UserId: r.w.PageAdmin.ID, Need: admin}, 403},
+		{"an asset in no business is not found", &pluginv1.BusinessAccessRequest{AssetType: "PAGE", AssetId: r.w.OtherPage.ID, UserId: r.w.Owner.ID, Need: employee}, 404},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			res, err := hs.BusinessAccess(ctx, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.status == 0 {
+				if res.GetRefusal() != nil {
+					t.Fatalf("refused: %v", res.GetRefusal())
+				}
+				return
+			}
+			e := wire.ErrorFromProto(res.GetRefusal())
+			switch {
+			case tc.status == 403 && (e == nil || e.HTTPStatus != 403 || e.Code != 200 || e.Subcode != 2069003):
+				t.Fatalf("answer = %v, want 403, code 200, 2069003", e)
+			case tc.status == 404 && (e == nil || e.HTTPStatus != 404):
+				t.Fatalf("answer = %v, want 404", e)
+			}
+		})
+	}
 }

@@ -85,6 +85,36 @@ func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequ
 	return f.Proto(), nil
 }
 
+// BusinessAccess answers whether a user has the least role a plugin's
+// action needs on a business, or on the business the core records as
+// holding an asset (any plugin's asset type), by the rule of a method's
+// declared business_role (auth.AuthorizeBusiness), with its refusal for
+// the plugin to return as is.
+func (h hostServer) BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
+	if req.GetNeed() == pluginv1.BusinessRole_BUSINESS_ROLE_UNSPECIFIED {
+		return nil, fmt.Errorf("BusinessAccess: the request names no role")
+	}
+	business := req.GetBusinessId()
+	if typ := req.GetAssetType(); typ != "" {
+		held, err := h.ids.Businesses.BusinessesOf(ctx, typ, []string{req.GetAssetId()})
+		if err != nil {
+			return nil, err
+		}
+		if business = held[req.GetAssetId()]; business == "" {
+			return &pluginv1.BusinessAccessResponse{Refusal: host.ErrorProto(apierr.NotFound("Business holding " + typ + " " + req.GetAssetId()))}, nil
+		}
+	}
+	p := &auth.Principal{UserID: req.GetUserId()}
+	err := h.d.auth.AuthorizeBusiness(ctx, p, req.GetNeed(), business)
+	if e, refused := apierr.As(err); refused && e.HTTPStatus < 500 {
+		return &pluginv1.BusinessAccessResponse{Refusal: host.ErrorProto(e)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.BusinessAccessResponse{}, nil
+}
+
 // UserInfo tells a plugin whether a user exists and the user's name. An id
 // that names no user answers user_exists false.
 func (h hostServer) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {

@@ -45,6 +45,10 @@ func (c callerHost) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequ
 	return c.next.PageAccess(context.WithValue(ctx, callerKey{}, c.name), req)
 }
 
+func (c callerHost) BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
+	return c.next.BusinessAccess(context.WithValue(ctx, callerKey{}, c.name), req)
+}
+
 func (c callerHost) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
 	return c.next.AppInfo(context.WithValue(ctx, callerKey{}, c.name), req)
 }

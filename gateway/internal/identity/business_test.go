@@ -185,3 +185,53 @@ func TestVerificationIsDecidedOnceAndKeepsTheReason(t *testing.T) {
 		t.Errorf("the app's business is not verified once approved: %v", err)
 	}
 }
+
+// A person who leaves the platform (CONTRACT §16) does not take their
+// businesses along: where they were the only admin, the employee of
+// longest standing becomes admin; where another admin stays, nobody is
+// promoted; a business with no one else stays, with no people.
+func TestABusinessOutlivesItsOnlyAdminAndItsOldestEmployeeBecomesAdmin(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	b := w.IDs.Businesses
+	newBusiness := func(name string, people ...any) string {
+		t.Helper()
+		biz, err := b.Create(ctx, w.Owner.ID, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(people); i += 2 {
+			if err := b.SetRole(ctx, biz.ID, people[i].(string), people[i+1].(identity.BusinessRole)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return biz.ID
+	}
+	alone := newBusiness("Alone Co.", w.PageAdmin.ID, identity.BusinessEmployee, w.Consumer.ID, identity.BusinessEmployee)
+	shared := newBusiness("Shared Co.", w.Stranger.ID, identity.BusinessAdmin, w.Consumer.ID, identity.BusinessEmployee)
+	empty := newBusiness("Empty Co.")
+	if _, err := w.IDs.Users.Leave(ctx, w.Owner.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		business, user string
+		role           identity.BusinessRole
+	}{
+		{alone, w.PageAdmin.ID, identity.BusinessAdmin},
+		{alone, w.Consumer.ID, identity.BusinessEmployee},
+		{shared, w.Stranger.ID, identity.BusinessAdmin},
+		{shared, w.Consumer.ID, identity.BusinessEmployee},
+	}
+	for _, c := range want {
+		if r, err := b.Role(ctx, c.business, c.user); err != nil || r != c.role {
+			t.Errorf("business %s: user %s is %q (%v), want %q", c.business, c.user, r, err, c.role)
+		}
+	}
+	if _, err := b.Get(ctx, empty); err != nil {
+		t.Errorf("the business its only person left is gone: %v", err)
+	}
+	if people, err := b.People(ctx, empty); err != nil || len(people) != 0 {
+		t.Errorf("people of the emptied business: %v %v", people, err)
+	}
+}

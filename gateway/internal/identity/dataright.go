@@ -157,7 +157,9 @@ type Left struct {
 // Leave deletes the user (CONTRACT §16), in one transaction: every
 // session, token, grant, code and consent of the user goes with the users
 // row (ON DELETE CASCADE), so that signing in again fails as for an
-// unknown user; the Pages they alone own are unpublished; each app they
+// unknown user; the Pages they alone own are unpublished; a business they
+// alone administer stays, its employee of longest standing becoming its
+// admin (PromoteHeirsOfLeavingAdmin); each app they
 // authorized gets a data deletion request; and each plugin named in
 // plugins (those declaring the user-left hook) gets a job to erase the
 // user's data, which the gateway runs after.
@@ -180,6 +182,9 @@ func (s *Users) Leave(ctx context.Context, userID string, plugins []string) (Lef
 		pages, err := q.UnpublishSolelyOwnedPages(ctx, uid)
 		if err != nil {
 			return fmt.Errorf("unpublish pages: %w", err)
+		}
+		if _, err := q.PromoteHeirsOfLeavingAdmin(ctx, uid); err != nil {
+			return fmt.Errorf("promote business heirs: %w", err)
 		}
 		deletions, err := q.RequestDataDeletion(ctx, coredb.RequestDataDeletionParams{UserID: uid, AppIds: apps})
 		if err != nil {

@@ -83,6 +83,20 @@ func (h *HostClient) PageAccess(ctx context.Context, req *pluginv1.PageAccessReq
 	return resp, nil
 }
 
+// BusinessAccess asks the gateway whether a user has the least role an
+// action needs on a business.
+func (h *HostClient) BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
+	c, err := h.client()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.BusinessAccess(ctx, req)
+	if err != nil {
+		return nil, HostError{What: "BusinessAccess", Err: err}
+	}
+	return resp, nil
+}
+
 // AppInfo asks the gateway about an app.
 func (h *HostClient) AppInfo(ctx context.Context, appID string) (*pluginv1.AppInfoResponse, error) {
 	c, err := h.client()

@@ -92,3 +92,21 @@ SELECT v.business_id, b.name, v.legal_name, v.country, v.documents, v.requested_
 FROM core.business_verifications v JOIN core.businesses b ON b.id = v.business_id
 WHERE v.decided_at IS NULL
 ORDER BY v.requested_at, v.id LIMIT @max_rows;
+
+-- name: PromoteHeirsOfLeavingAdmin :execrows
+-- A person leaving the platform (CONTRACT §16) who is the only admin of a
+-- business: the business stays, and its employee with the oldest role
+-- (then the lowest user id) becomes its admin. A business with no one
+-- else keeps no people.
+UPDATE core.business_roles r SET role = 'admin'
+FROM (
+    SELECT DISTINCT ON (e.business_id) e.business_id, e.user_id
+    FROM core.business_roles e
+    WHERE e.role = 'employee' AND e.business_id IN (
+        SELECT a.business_id FROM core.business_roles a
+        WHERE a.user_id = @user_id AND a.role = 'admin' AND NOT EXISTS (
+            SELECT 1 FROM core.business_roles o
+            WHERE o.business_id = a.business_id AND o.role = 'admin' AND o.user_id <> @user_id))
+    ORDER BY e.business_id, e.created_at, e.user_id
+) heir
+WHERE r.business_id = heir.business_id AND r.user_id = heir.user_id;

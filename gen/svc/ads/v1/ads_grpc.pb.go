@@ -56,9 +56,10 @@ const (
 //
 // An ad account is held by the person who made it ("bp_<user id>"), who
 // manages it; the business portfolio holding it is the gateway's record
-// (business/<id>/assets). To anyone else an ad account, its campaigns,
-// forms and leads do not exist (404, code 100, subcode 33), as Meta
-// answers an object the caller may not load.
+// (business/<id>/assets), and that business's admins use it too (the
+// gateway decides). To anyone else an ad account, its campaigns, forms
+// and leads do not exist (404, code 100, subcode 33), as Meta answers an
+// object the caller may not load.
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates
@@ -402,9 +403,10 @@ func (c *adsServiceClient) SendConversionEvents(ctx context.Context, in *SendCon
 //
 // An ad account is held by the person who made it ("bp_<user id>"), who
 // manages it; the business portfolio holding it is the gateway's record
-// (business/<id>/assets). To anyone else an ad account, its campaigns,
-// forms and leads do not exist (404, code 100, subcode 33), as Meta
-// answers an object the caller may not load.
+// (business/<id>/assets), and that business's admins use it too (the
+// gateway decides). To anyone else an ad account, its campaigns, forms
+// and leads do not exist (404, code 100, subcode 33), as Meta answers an
+// object the caller may not load.
 //
 // Scopes carry the names Meta's Marketing API gives the same grants:
 // ads_read reads ad accounts, campaigns and forms; ads_management creates

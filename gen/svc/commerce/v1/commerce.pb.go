@@ -953,7 +953,7 @@ type CreateMaisonRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	PageId string                 `protobuf:"bytes,1,opt,name=page_id,json=pageId,proto3" json:"page_id,omitempty"`
 	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// A catalog of the caller's business.
+	// A catalog of a business on which the caller has a role.
 	CatalogId string `protobuf:"bytes,3,opt,name=catalog_id,json=catalogId,proto3" json:"catalog_id,omitempty"`
 	// ISO 4217: the shop sells the catalog's products priced in it.
 	Currency      string `protobuf:"bytes,4,opt,name=currency,proto3" json:"currency,omitempty"`
@@ -1734,9 +1734,9 @@ const file_svc_commerce_v1_commerce_proto_rawDesc = "" +
 	"\fupdated_time\x18\a \x01(\tR\vupdatedTime:\v\xe2\xf3\x18\a\n" +
 	"\x05order\"5\n" +
 	"\x0fGetOrderRequest\x12\"\n" +
-	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId2\xfb\x13\n" +
-	"\x0fCommerceService\x12\x93\x01\n" +
-	"\rCreateCatalog\x12%.svc.commerce.v1.CreateCatalogRequest\x1a\x18.svc.commerce.v1.Created\"A\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18!\x12\x1fbusiness/{business_id}/catalogs\x12\xad\x01\n" +
+	"\border_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\aorderId2\xfd\x13\n" +
+	"\x0fCommerceService\x12\x95\x01\n" +
+	"\rCreateCatalog\x12%.svc.commerce.v1.CreateCatalogRequest\x1a\x18.svc.commerce.v1.Created\"C\xca\xf3\x18\x1a\x12\x02\x01\x04\x1a\x12catalog_managementX\x02\xd2\xf3\x18!\x12\x1fbusiness/{business_id}/catalogs\x12\xad\x01\n" +
 	"\x13ListCatalogProducts\x12+.svc.commerce.v1.ListCatalogProductsRequest\x1a%.svc.commerce.v1.ListProductsResponse\"B\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18\x1f\n" +
 	"\x1dcatalog/{catalog_id}/products\x90\x02\x01\x12\x9f\x01\n" +
 	"\x14CreateCatalogProduct\x12,.svc.commerce.v1.CreateCatalogProductRequest\x1a\x18.svc.commerce.v1.Created\"?\xca\xf3\x18\x18\x12\x02\x01\x04\x1a\x12catalog_management\xd2\xf3\x18\x1f\x12\x1dcatalog/{catalog_id}/products\x12\xb7\x01\n" +

@@ -47,8 +47,9 @@ const (
 // here. Prices and totals are integers in the currency's minor units
 // (cents), as Meta's and Stripe's commerce APIs give them.
 //
-// Catalogs belong to a business (CONTRACT §19): only the business manages
-// and reads them, with catalog_management; a shop sells from one catalog and
+// Catalogs belong to a business (CONTRACT §17, §19): its admins create
+// them and the people with a role on it manage and read them, with
+// catalog_management; a shop sells from one catalog and
 // is linked to a Page, whose admins create it. A shop and its products are
 // public to any signed-in caller. Checkout acts for a person:
 // a user token with commerce_checkout (our grant for an app placing orders
@@ -56,12 +57,12 @@ const (
 // own session. A Graph checkout honours Idempotency-Key (CONTRACT §1): a
 // retry with the same key answers the same order and orders nothing more.
 type CommerceServiceClient interface {
-	// CreateCatalog creates a product catalog of a business the caller acts
-	// for (today a person acts for their own business; others: 403, code
-	// 200, 2069003).
+	// CreateCatalog creates a product catalog of a business, by one of its
+	// admins (an employee or a person of another business: 403, code 200,
+	// 2069003; no such business: 404).
 	CreateCatalog(ctx context.Context, in *CreateCatalogRequest, opts ...grpc.CallOption) (*Created, error)
-	// ListCatalogProducts lists a catalog's products in id order, to its
-	// business (others: not found).
+	// ListCatalogProducts lists a catalog's products in id order, to the
+	// people with a role on its business (others: not found).
 	ListCatalogProducts(ctx context.Context, in *ListCatalogProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error)
 	// CreateCatalogProduct adds a product to a catalog, or updates the one
 	// with the same retailer_id.
@@ -76,7 +77,7 @@ type CommerceServiceClient interface {
 	// filter now, in id order.
 	ListProductSetProducts(ctx context.Context, in *ListProductSetProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error)
 	// CreateMaison opens a shop on a Page the caller administers, selling
-	// from a catalog of the caller's business.
+	// from a catalog of a business on which the caller has a role.
 	CreateMaison(ctx context.Context, in *CreateMaisonRequest, opts ...grpc.CallOption) (*Created, error)
 	// GetMaison reads a shop.
 	GetMaison(ctx context.Context, in *GetMaisonRequest, opts ...grpc.CallOption) (*Maison, error)
@@ -271,8 +272,9 @@ func (c *commerceServiceClient) RefundOrder(ctx context.Context, in *OrderAction
 // here. Prices and totals are integers in the currency's minor units
 // (cents), as Meta's and Stripe's commerce APIs give them.
 //
-// Catalogs belong to a business (CONTRACT §19): only the business manages
-// and reads them, with catalog_management; a shop sells from one catalog and
+// Catalogs belong to a business (CONTRACT §17, §19): its admins create
+// them and the people with a role on it manage and read them, with
+// catalog_management; a shop sells from one catalog and
 // is linked to a Page, whose admins create it. A shop and its products are
 // public to any signed-in caller. Checkout acts for a person:
 // a user token with commerce_checkout (our grant for an app placing orders
@@ -280,12 +282,12 @@ func (c *commerceServiceClient) RefundOrder(ctx context.Context, in *OrderAction
 // own session. A Graph checkout honours Idempotency-Key (CONTRACT §1): a
 // retry with the same key answers the same order and orders nothing more.
 type CommerceServiceServer interface {
-	// CreateCatalog creates a product catalog of a business the caller acts
-	// for (today a person acts for their own business; others: 403, code
-	// 200, 2069003).
+	// CreateCatalog creates a product catalog of a business, by one of its
+	// admins (an employee or a person of another business: 403, code 200,
+	// 2069003; no such business: 404).
 	CreateCatalog(context.Context, *CreateCatalogRequest) (*Created, error)
-	// ListCatalogProducts lists a catalog's products in id order, to its
-	// business (others: not found).
+	// ListCatalogProducts lists a catalog's products in id order, to the
+	// people with a role on its business (others: not found).
 	ListCatalogProducts(context.Context, *ListCatalogProductsRequest) (*ListProductsResponse, error)
 	// CreateCatalogProduct adds a product to a catalog, or updates the one
 	// with the same retailer_id.
@@ -300,7 +302,7 @@ type CommerceServiceServer interface {
 	// filter now, in id order.
 	ListProductSetProducts(context.Context, *ListProductSetProductsRequest) (*ListProductsResponse, error)
 	// CreateMaison opens a shop on a Page the caller administers, selling
-	// from a catalog of the caller's business.
+	// from a catalog of a business on which the caller has a role.
 	CreateMaison(context.Context, *CreateMaisonRequest) (*Created, error)
 	// GetMaison reads a shop.
 	GetMaison(context.Context, *GetMaisonRequest) (*Maison, error)

@@ -26,7 +26,7 @@ const (
 
 type EmbeddedSignupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The caller's business portfolio, "bp_<user id>".
+	// The business portfolio the account belongs to (business/<id>).
 	BusinessId string `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
 	// The app the account is connected to; for a user token, the token's
 	// own app.
@@ -2181,9 +2181,9 @@ const file_svc_extmsg_v1_extmsg_proto_rawDesc = "" +
 	"\x0fconversation_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0econversationId\"F\n" +
 	"\x16MarkThreadReadResponse\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x12\n" +
-	"\x04read\x18\x02 \x01(\x05R\x04read2\x9b\x14\n" +
-	"\rExtmsgService\x12\xb7\x01\n" +
-	"\x0eEmbeddedSignup\x12$.svc.extmsg.v1.EmbeddedSignupRequest\x1a%.svc.extmsg.v1.EmbeddedSignupResponse\"X\xca\xf3\x18\"\x12\x02\x01\x04\x1a\x1aextmsg_business_management@\x04\x82\xd3\xe4\x93\x02,:\x01*\"'/api/v1/business/extmsg/embedded-signup\x12\xac\x01\n" +
+	"\x04read\x18\x02 \x01(\x05R\x04read2\x9d\x14\n" +
+	"\rExtmsgService\x12\xb9\x01\n" +
+	"\x0eEmbeddedSignup\x12$.svc.extmsg.v1.EmbeddedSignupRequest\x1a%.svc.extmsg.v1.EmbeddedSignupResponse\"Z\xca\xf3\x18$\x12\x02\x01\x04\x1a\x1aextmsg_business_management@\x04X\x02\x82\xd3\xe4\x93\x02,:\x01*\"'/api/v1/business/extmsg/embedded-signup\x12\xac\x01\n" +
 	"\rListTemplates\x12#.svc.extmsg.v1.ListTemplatesRequest\x1a$.svc.extmsg.v1.ListTemplatesResponse\"P\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02#\x12!/api/v1/business/extmsg/templates\x90\x02\x01\x12\xa1\x01\n" +
 	"\x0eCreateTemplate\x12$.svc.extmsg.v1.CreateTemplateRequest\x1a\x17.svc.extmsg.v1.Template\"P\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x02&:\x01*\"!/api/v1/business/extmsg/templates\x12\xb1\x01\n" +
 	"\x0fApproveTemplate\x12$.svc.extmsg.v1.TemplateActionRequest\x1a\x17.svc.extmsg.v1.Template\"_\xca\xf3\x18 \x12\x02\x01\x04\x1a\x1aextmsg_business_management\x82\xd3\xe4\x93\x025:\x01*\"0/api/v1/business/extmsg/templates/{name}/approve\x12\xaf\x01\n" +

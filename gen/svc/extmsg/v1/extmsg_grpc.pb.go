@@ -46,17 +46,22 @@ const (
 // (CONTRACT §5; the table is shared, plugins/internal/msgtemplate). Served by
 // the extmsg plugin.
 //
-// A business is "bp_<user id>" (me/business_portfolios); its user acts for
-// it. Scope extmsg_business_management is the grant Meta calls
-// whatsapp_business_management: connect accounts and manage their
-// templates. A user token acts only on accounts connected to the app it
-// was issued to; the user's own console session acts on every account of
-// the user's business. An account of another business does not exist for
-// the caller (404, code 100, subcode 33).
+// An account belongs to a business portfolio of the core (business/<id>,
+// CONTRACT §17), as WhatsApp's embedded signup yields an account under a
+// business: its admins connect accounts, and the people with a role on it
+// act on them (the gateway decides). Scope extmsg_business_management is
+// the grant Meta calls whatsapp_business_management: connect accounts and
+// manage their templates. A user token acts only on accounts connected to
+// the app it was issued to; the person's own console session acts on every
+// account of the businesses the person has a role on. An account of
+// another business does not exist for the caller (404, code 100, subcode
+// 33).
 type ExtmsgServiceClient interface {
-	// EmbeddedSignup connects a messaging account of the caller's business
-	// to an app, named displayName; signing up again for the same business
-	// and app answers the same account (with the new name).
+	// EmbeddedSignup connects a messaging account of a business to an app,
+	// named displayName, by an admin of the business (an employee or a
+	// person of another business: 403, code 200, 2069003); signing up again
+	// for the same business and app answers the same account (with the new
+	// name).
 	EmbeddedSignup(ctx context.Context, in *EmbeddedSignupRequest, opts ...grpc.CallOption) (*EmbeddedSignupResponse, error)
 	// ListTemplates lists a messaging account's templates by name.
 	ListTemplates(ctx context.Context, in *ListTemplatesRequest, opts ...grpc.CallOption) (*ListTemplatesResponse, error)
@@ -269,17 +274,22 @@ func (c *extmsgServiceClient) DecideTemplate(ctx context.Context, in *DecideTemp
 // (CONTRACT §5; the table is shared, plugins/internal/msgtemplate). Served by
 // the extmsg plugin.
 //
-// A business is "bp_<user id>" (me/business_portfolios); its user acts for
-// it. Scope extmsg_business_management is the grant Meta calls
-// whatsapp_business_management: connect accounts and manage their
-// templates. A user token acts only on accounts connected to the app it
-// was issued to; the user's own console session acts on every account of
-// the user's business. An account of another business does not exist for
-// the caller (404, code 100, subcode 33).
+// An account belongs to a business portfolio of the core (business/<id>,
+// CONTRACT §17), as WhatsApp's embedded signup yields an account under a
+// business: its admins connect accounts, and the people with a role on it
+// act on them (the gateway decides). Scope extmsg_business_management is
+// the grant Meta calls whatsapp_business_management: connect accounts and
+// manage their templates. A user token acts only on accounts connected to
+// the app it was issued to; the person's own console session acts on every
+// account of the businesses the person has a role on. An account of
+// another business does not exist for the caller (404, code 100, subcode
+// 33).
 type ExtmsgServiceServer interface {
-	// EmbeddedSignup connects a messaging account of the caller's business
-	// to an app, named displayName; signing up again for the same business
-	// and app answers the same account (with the new name).
+	// EmbeddedSignup connects a messaging account of a business to an app,
+	// named displayName, by an admin of the business (an employee or a
+	// person of another business: 403, code 200, 2069003); signing up again
+	// for the same business and app answers the same account (with the new
+	// name).
 	EmbeddedSignup(context.Context, *EmbeddedSignupRequest) (*EmbeddedSignupResponse, error)
 	// ListTemplates lists a messaging account's templates by name.
 	ListTemplates(context.Context, *ListTemplatesRequest) (*ListTemplatesResponse, error)

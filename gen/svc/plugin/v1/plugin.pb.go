@@ -1042,6 +1042,134 @@ func (x *PageAccessResponse) GetRefusal() *Error {
 	return nil
 }
 
+type BusinessAccessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The business; or, with asset_type, empty: the business the core
+	// records as holding the asset (business/<id>/assets), any plugin's
+	// asset type alike. An asset in no business is refused as not found.
+	BusinessId string `protobuf:"bytes,1,opt,name=business_id,json=businessId,proto3" json:"business_id,omitempty"`
+	UserId     string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The least role the plugin's action needs; required.
+	Need BusinessRole `protobuf:"varint,3,opt,name=need,proto3,enum=svc.plugin.v1.BusinessRole" json:"need,omitempty"`
+	// An asset's type and id (e.g. AD_ACCOUNT and the ad account's id).
+	AssetType     string `protobuf:"bytes,4,opt,name=asset_type,json=assetType,proto3" json:"asset_type,omitempty"`
+	AssetId       string `protobuf:"bytes,5,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BusinessAccessRequest) Reset() {
+	*x = BusinessAccessRequest{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BusinessAccessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BusinessAccessRequest) ProtoMessage() {}
+
+func (x *BusinessAccessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BusinessAccessRequest.ProtoReflect.Descriptor instead.
+func (*BusinessAccessRequest) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *BusinessAccessRequest) GetBusinessId() string {
+	if x != nil {
+		return x.BusinessId
+	}
+	return ""
+}
+
+func (x *BusinessAccessRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *BusinessAccessRequest) GetNeed() BusinessRole {
+	if x != nil {
+		return x.Need
+	}
+	return BusinessRole_BUSINESS_ROLE_UNSPECIFIED
+}
+
+func (x *BusinessAccessRequest) GetAssetType() string {
+	if x != nil {
+		return x.AssetType
+	}
+	return ""
+}
+
+func (x *BusinessAccessRequest) GetAssetId() string {
+	if x != nil {
+		return x.AssetId
+	}
+	return ""
+}
+
+type BusinessAccessResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gateway's refusal (CONTRACT §3: 403, code 200, 2069003 for no role
+	// or one too low; 404 for a business that does not exist), which the
+	// plugin returns as is or hides; unset when the user may act.
+	Refusal       *Error `protobuf:"bytes,1,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BusinessAccessResponse) Reset() {
+	*x = BusinessAccessResponse{}
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BusinessAccessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BusinessAccessResponse) ProtoMessage() {}
+
+func (x *BusinessAccessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BusinessAccessResponse.ProtoReflect.Descriptor instead.
+func (*BusinessAccessResponse) Descriptor() ([]byte, []int) {
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *BusinessAccessResponse) GetRefusal() *Error {
+	if x != nil {
+		return x.Refusal
+	}
+	return nil
+}
+
 type AppInfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
@@ -1051,7 +1179,7 @@ type AppInfoRequest struct {
 
 func (x *AppInfoRequest) Reset() {
 	*x = AppInfoRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1063,7 +1191,7 @@ func (x *AppInfoRequest) String() string {
 func (*AppInfoRequest) ProtoMessage() {}
 
 func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1076,7 +1204,7 @@ func (x *AppInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInfoRequest.ProtoReflect.Descriptor instead.
 func (*AppInfoRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AppInfoRequest) GetAppId() string {
@@ -1103,7 +1231,7 @@ type AppInfoResponse struct {
 
 func (x *AppInfoResponse) Reset() {
 	*x = AppInfoResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1115,7 +1243,7 @@ func (x *AppInfoResponse) String() string {
 func (*AppInfoResponse) ProtoMessage() {}
 
 func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1128,7 +1256,7 @@ func (x *AppInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInfoResponse.ProtoReflect.Descriptor instead.
 func (*AppInfoResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AppInfoResponse) GetAppExists() bool {
@@ -1175,7 +1303,7 @@ type UserInfoRequest struct {
 
 func (x *UserInfoRequest) Reset() {
 	*x = UserInfoRequest{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1315,7 @@ func (x *UserInfoRequest) String() string {
 func (*UserInfoRequest) ProtoMessage() {}
 
 func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1328,7 @@ func (x *UserInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfoRequest.ProtoReflect.Descriptor instead.
 func (*UserInfoRequest) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UserInfoRequest) GetUserId() string {
@@ -1222,7 +1350,7 @@ type UserInfoResponse struct {
 
 func (x *UserInfoResponse) Reset() {
 	*x = UserInfoResponse{}
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1362,7 @@ func (x *UserInfoResponse) String() string {
 func (*UserInfoResponse) ProtoMessage() {}
 
 func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_svc_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1375,7 @@ func (x *UserInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfoResponse.ProtoReflect.Descriptor instead.
 func (*UserInfoResponse) Descriptor() ([]byte, []int) {
-	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_svc_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UserInfoResponse) GetUserExists() bool {
@@ -1350,7 +1478,17 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	" \x01(\bR\x10inboxMergeLinked\x12)\n" +
 	"\x10handover_timeout\x18\v \x01(\x05R\x0fhandoverTimeout\x12\x17\n" +
 	"\apage_id\x18\f \x01(\tR\x06pageId\x12.\n" +
-	"\arefusal\x18\r \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"'\n" +
+	"\arefusal\x18\r \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"\xbc\x01\n" +
+	"\x15BusinessAccessRequest\x12\x1f\n" +
+	"\vbusiness_id\x18\x01 \x01(\tR\n" +
+	"businessId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12/\n" +
+	"\x04need\x18\x03 \x01(\x0e2\x1b.svc.plugin.v1.BusinessRoleR\x04need\x12\x1d\n" +
+	"\n" +
+	"asset_type\x18\x04 \x01(\tR\tassetType\x12\x19\n" +
+	"\basset_id\x18\x05 \x01(\tR\aassetId\"H\n" +
+	"\x16BusinessAccessResponse\x12.\n" +
+	"\arefusal\x18\x01 \x01(\v2\x14.svc.plugin.v1.ErrorR\arefusal\"'\n" +
 	"\x0eAppInfoRequest\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\tR\x05appId\"\xb6\x01\n" +
 	"\x0fAppInfoResponse\x12\x1d\n" +
@@ -1370,13 +1508,14 @@ const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bDescribe\x12\x1e.svc.plugin.v1.DescribeRequest\x1a\x17.svc.plugin.v1.Manifest\x12E\n" +
 	"\x06Invoke\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse\x12M\n" +
 	"\fInvokeStream\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse0\x01\x12E\n" +
-	"\x06Health\x12\x1c.svc.plugin.v1.HealthRequest\x1a\x1d.svc.plugin.v1.HealthResponse2\xb5\x02\n" +
+	"\x06Health\x12\x1c.svc.plugin.v1.HealthRequest\x1a\x1d.svc.plugin.v1.HealthResponse2\x94\x03\n" +
 	"\x04Host\x12C\n" +
 	"\x04Call\x12\x1c.svc.plugin.v1.InvokeRequest\x1a\x1d.svc.plugin.v1.InvokeResponse\x12Q\n" +
 	"\n" +
 	"PageAccess\x12 .svc.plugin.v1.PageAccessRequest\x1a!.svc.plugin.v1.PageAccessResponse\x12H\n" +
 	"\aAppInfo\x12\x1d.svc.plugin.v1.AppInfoRequest\x1a\x1e.svc.plugin.v1.AppInfoResponse\x12K\n" +
-	"\bUserInfo\x12\x1e.svc.plugin.v1.UserInfoRequest\x1a\x1f.svc.plugin.v1.UserInfoResponseB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
+	"\bUserInfo\x12\x1e.svc.plugin.v1.UserInfoRequest\x1a\x1f.svc.plugin.v1.UserInfoResponse\x12]\n" +
+	"\x0eBusinessAccess\x12$.svc.plugin.v1.BusinessAccessRequest\x1a%.svc.plugin.v1.BusinessAccessResponseB7Z5github.com/svcplatform/svc/gen/svc/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_svc_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -1390,7 +1529,7 @@ func file_svc_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_svc_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_svc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),                // 0: svc.plugin.v1.DescribeRequest
 	(*Manifest)(nil),                       // 1: svc.plugin.v1.Manifest
@@ -1406,50 +1545,57 @@ var file_svc_plugin_v1_plugin_proto_goTypes = []any{
 	(*HealthResponse)(nil),                 // 11: svc.plugin.v1.HealthResponse
 	(*PageAccessRequest)(nil),              // 12: svc.plugin.v1.PageAccessRequest
 	(*PageAccessResponse)(nil),             // 13: svc.plugin.v1.PageAccessResponse
-	(*AppInfoRequest)(nil),                 // 14: svc.plugin.v1.AppInfoRequest
-	(*AppInfoResponse)(nil),                // 15: svc.plugin.v1.AppInfoResponse
-	(*UserInfoRequest)(nil),                // 16: svc.plugin.v1.UserInfoRequest
-	(*UserInfoResponse)(nil),               // 17: svc.plugin.v1.UserInfoResponse
-	(*descriptorpb.FileDescriptorSet)(nil), // 18: google.protobuf.FileDescriptorSet
-	(TokenKind)(0),                         // 19: svc.plugin.v1.TokenKind
-	(*v1.GraphError)(nil),                  // 20: svc.errors.v1.GraphError
-	(PageRole)(0),                          // 21: svc.plugin.v1.PageRole
-	(*structpb.Struct)(nil),                // 22: google.protobuf.Struct
+	(*BusinessAccessRequest)(nil),          // 14: svc.plugin.v1.BusinessAccessRequest
+	(*BusinessAccessResponse)(nil),         // 15: svc.plugin.v1.BusinessAccessResponse
+	(*AppInfoRequest)(nil),                 // 16: svc.plugin.v1.AppInfoRequest
+	(*AppInfoResponse)(nil),                // 17: svc.plugin.v1.AppInfoResponse
+	(*UserInfoRequest)(nil),                // 18: svc.plugin.v1.UserInfoRequest
+	(*UserInfoResponse)(nil),               // 19: svc.plugin.v1.UserInfoResponse
+	(*descriptorpb.FileDescriptorSet)(nil), // 20: google.protobuf.FileDescriptorSet
+	(TokenKind)(0),                         // 21: svc.plugin.v1.TokenKind
+	(*v1.GraphError)(nil),                  // 22: svc.errors.v1.GraphError
+	(PageRole)(0),                          // 23: svc.plugin.v1.PageRole
+	(BusinessRole)(0),                      // 24: svc.plugin.v1.BusinessRole
+	(*structpb.Struct)(nil),                // 25: google.protobuf.Struct
 }
 var file_svc_plugin_v1_plugin_proto_depIdxs = []int32{
-	18, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
+	20, // 0: svc.plugin.v1.Manifest.files:type_name -> google.protobuf.FileDescriptorSet
 	4,  // 1: svc.plugin.v1.Manifest.fast_lane:type_name -> svc.plugin.v1.FastLane
-	19, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
+	21, // 2: svc.plugin.v1.Principal.token_kind:type_name -> svc.plugin.v1.TokenKind
 	6,  // 3: svc.plugin.v1.Principal.page_choice:type_name -> svc.plugin.v1.PageChoice
 	5,  // 4: svc.plugin.v1.InvokeRequest.principal:type_name -> svc.plugin.v1.Principal
 	13, // 5: svc.plugin.v1.InvokeRequest.page_access:type_name -> svc.plugin.v1.PageAccessResponse
 	9,  // 6: svc.plugin.v1.InvokeResponse.error:type_name -> svc.plugin.v1.Error
-	20, // 7: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
-	21, // 8: svc.plugin.v1.PageAccessRequest.need:type_name -> svc.plugin.v1.PageRole
-	21, // 9: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
+	22, // 7: svc.plugin.v1.Error.graph:type_name -> svc.errors.v1.GraphError
+	23, // 8: svc.plugin.v1.PageAccessRequest.need:type_name -> svc.plugin.v1.PageRole
+	23, // 9: svc.plugin.v1.PageAccessResponse.user_role:type_name -> svc.plugin.v1.PageRole
 	9,  // 10: svc.plugin.v1.PageAccessResponse.refusal:type_name -> svc.plugin.v1.Error
-	22, // 11: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
-	0,  // 12: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
-	7,  // 13: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
-	7,  // 14: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
-	10, // 15: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
-	7,  // 16: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
-	12, // 17: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
-	14, // 18: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
-	16, // 19: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
-	1,  // 20: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
-	8,  // 21: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
-	8,  // 22: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
-	11, // 23: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
-	8,  // 24: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
-	13, // 25: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
-	15, // 26: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
-	17, // 27: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
-	20, // [20:28] is the sub-list for method output_type
-	12, // [12:20] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	24, // 11: svc.plugin.v1.BusinessAccessRequest.need:type_name -> svc.plugin.v1.BusinessRole
+	9,  // 12: svc.plugin.v1.BusinessAccessResponse.refusal:type_name -> svc.plugin.v1.Error
+	25, // 13: svc.plugin.v1.AppInfoResponse.platform_config:type_name -> google.protobuf.Struct
+	0,  // 14: svc.plugin.v1.Plugin.Describe:input_type -> svc.plugin.v1.DescribeRequest
+	7,  // 15: svc.plugin.v1.Plugin.Invoke:input_type -> svc.plugin.v1.InvokeRequest
+	7,  // 16: svc.plugin.v1.Plugin.InvokeStream:input_type -> svc.plugin.v1.InvokeRequest
+	10, // 17: svc.plugin.v1.Plugin.Health:input_type -> svc.plugin.v1.HealthRequest
+	7,  // 18: svc.plugin.v1.Host.Call:input_type -> svc.plugin.v1.InvokeRequest
+	12, // 19: svc.plugin.v1.Host.PageAccess:input_type -> svc.plugin.v1.PageAccessRequest
+	16, // 20: svc.plugin.v1.Host.AppInfo:input_type -> svc.plugin.v1.AppInfoRequest
+	18, // 21: svc.plugin.v1.Host.UserInfo:input_type -> svc.plugin.v1.UserInfoRequest
+	14, // 22: svc.plugin.v1.Host.BusinessAccess:input_type -> svc.plugin.v1.BusinessAccessRequest
+	1,  // 23: svc.plugin.v1.Plugin.Describe:output_type -> svc.plugin.v1.Manifest
+	8,  // 24: svc.plugin.v1.Plugin.Invoke:output_type -> svc.plugin.v1.InvokeResponse
+	8,  // 25: svc.plugin.v1.Plugin.InvokeStream:output_type -> svc.plugin.v1.InvokeResponse
+	11, // 26: svc.plugin.v1.Plugin.Health:output_type -> svc.plugin.v1.HealthResponse
+	8,  // 27: svc.plugin.v1.Host.Call:output_type -> svc.plugin.v1.InvokeResponse
+	13, // 28: svc.plugin.v1.Host.PageAccess:output_type -> svc.plugin.v1.PageAccessResponse
+	17, // 29: svc.plugin.v1.Host.AppInfo:output_type -> svc.plugin.v1.AppInfoResponse
+	19, // 30: svc.plugin.v1.Host.UserInfo:output_type -> svc.plugin.v1.UserInfoResponse
+	15, // 31: svc.plugin.v1.Host.BusinessAccess:output_type -> svc.plugin.v1.BusinessAccessResponse
+	23, // [23:32] is the sub-list for method output_type
+	14, // [14:23] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_svc_plugin_v1_plugin_proto_init() }
@@ -1464,7 +1610,7 @@ func file_svc_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_svc_plugin_v1_plugin_proto_rawDesc), len(file_svc_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

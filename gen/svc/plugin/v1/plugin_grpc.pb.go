@@ -259,10 +259,11 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Host_Call_FullMethodName       = "/svc.plugin.v1.Host/Call"
-	Host_PageAccess_FullMethodName = "/svc.plugin.v1.Host/PageAccess"
-	Host_AppInfo_FullMethodName    = "/svc.plugin.v1.Host/AppInfo"
-	Host_UserInfo_FullMethodName   = "/svc.plugin.v1.Host/UserInfo"
+	Host_Call_FullMethodName           = "/svc.plugin.v1.Host/Call"
+	Host_PageAccess_FullMethodName     = "/svc.plugin.v1.Host/PageAccess"
+	Host_AppInfo_FullMethodName        = "/svc.plugin.v1.Host/AppInfo"
+	Host_UserInfo_FullMethodName       = "/svc.plugin.v1.Host/UserInfo"
+	Host_BusinessAccess_FullMethodName = "/svc.plugin.v1.Host/BusinessAccess"
 )
 
 // HostClient is the client API for Host service.
@@ -284,6 +285,11 @@ type HostClient interface {
 	// UserInfo tells whether a user exists and how the user is named (the
 	// chat plugin: the recipient of a direct message, and its sender labels).
 	UserInfo(ctx context.Context, in *UserInfoRequest, opts ...grpc.CallOption) (*UserInfoResponse, error)
+	// BusinessAccess tells whether a user has the least role an action needs
+	// on a business, decided by the gateway as for a method's declared
+	// business_role: for a plugin whose object (a catalog, a messaging
+	// account) belongs to a business the request does not name.
+	BusinessAccess(ctx context.Context, in *BusinessAccessRequest, opts ...grpc.CallOption) (*BusinessAccessResponse, error)
 }
 
 type hostClient struct {
@@ -334,6 +340,16 @@ func (c *hostClient) UserInfo(ctx context.Context, in *UserInfoRequest, opts ...
 	return out, nil
 }
 
+func (c *hostClient) BusinessAccess(ctx context.Context, in *BusinessAccessRequest, opts ...grpc.CallOption) (*BusinessAccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BusinessAccessResponse)
+	err := c.cc.Invoke(ctx, Host_BusinessAccess_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -353,6 +369,11 @@ type HostServer interface {
 	// UserInfo tells whether a user exists and how the user is named (the
 	// chat plugin: the recipient of a direct message, and its sender labels).
 	UserInfo(context.Context, *UserInfoRequest) (*UserInfoResponse, error)
+	// BusinessAccess tells whether a user has the least role an action needs
+	// on a business, decided by the gateway as for a method's declared
+	// business_role: for a plugin whose object (a catalog, a messaging
+	// account) belongs to a business the request does not name.
+	BusinessAccess(context.Context, *BusinessAccessRequest) (*BusinessAccessResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -374,6 +395,9 @@ func (UnimplementedHostServer) AppInfo(context.Context, *AppInfoRequest) (*AppIn
 }
 func (UnimplementedHostServer) UserInfo(context.Context, *UserInfoRequest) (*UserInfoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UserInfo not implemented")
+}
+func (UnimplementedHostServer) BusinessAccess(context.Context, *BusinessAccessRequest) (*BusinessAccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BusinessAccess not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -468,6 +492,24 @@ func _Host_UserInfo_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_BusinessAccess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BusinessAccessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).BusinessAccess(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_BusinessAccess_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).BusinessAccess(ctx, req.(*BusinessAccessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -490,6 +532,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UserInfo",
 			Handler:    _Host_UserInfo_Handler,
+		},
+		{
+			MethodName: "BusinessAccess",
+			Handler:    _Host_BusinessAccess_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -82,12 +82,12 @@ const (
 
 // CommerceServiceClient is a client for the svc.commerce.v1.CommerceService service.
 type CommerceServiceClient interface {
-	// CreateCatalog creates a product catalog of a business the caller acts
-	// for (today a person acts for their own business; others: 403, code
-	// 200, 2069003).
+	// CreateCatalog creates a product catalog of a business, by one of its
+	// admins (an employee or a person of another business: 403, code 200,
+	// 2069003; no such business: 404).
 	CreateCatalog(context.Context, *connect.Request[v1.CreateCatalogRequest]) (*connect.Response[v1.Created], error)
-	// ListCatalogProducts lists a catalog's products in id order, to its
-	// business (others: not found).
+	// ListCatalogProducts lists a catalog's products in id order, to the
+	// people with a role on its business (others: not found).
 	ListCatalogProducts(context.Context, *connect.Request[v1.ListCatalogProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
 	// CreateCatalogProduct adds a product to a catalog, or updates the one
 	// with the same retailer_id.
@@ -102,7 +102,7 @@ type CommerceServiceClient interface {
 	// filter now, in id order.
 	ListProductSetProducts(context.Context, *connect.Request[v1.ListProductSetProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
 	// CreateMaison opens a shop on a Page the caller administers, selling
-	// from a catalog of the caller's business.
+	// from a catalog of a business on which the caller has a role.
 	CreateMaison(context.Context, *connect.Request[v1.CreateMaisonRequest]) (*connect.Response[v1.Created], error)
 	// GetMaison reads a shop.
 	GetMaison(context.Context, *connect.Request[v1.GetMaisonRequest]) (*connect.Response[v1.Maison], error)
@@ -333,12 +333,12 @@ func (c *commerceServiceClient) RefundOrder(ctx context.Context, req *connect.Re
 
 // CommerceServiceHandler is an implementation of the svc.commerce.v1.CommerceService service.
 type CommerceServiceHandler interface {
-	// CreateCatalog creates a product catalog of a business the caller acts
-	// for (today a person acts for their own business; others: 403, code
-	// 200, 2069003).
+	// CreateCatalog creates a product catalog of a business, by one of its
+	// admins (an employee or a person of another business: 403, code 200,
+	// 2069003; no such business: 404).
 	CreateCatalog(context.Context, *connect.Request[v1.CreateCatalogRequest]) (*connect.Response[v1.Created], error)
-	// ListCatalogProducts lists a catalog's products in id order, to its
-	// business (others: not found).
+	// ListCatalogProducts lists a catalog's products in id order, to the
+	// people with a role on its business (others: not found).
 	ListCatalogProducts(context.Context, *connect.Request[v1.ListCatalogProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
 	// CreateCatalogProduct adds a product to a catalog, or updates the one
 	// with the same retailer_id.
@@ -353,7 +353,7 @@ type CommerceServiceHandler interface {
 	// filter now, in id order.
 	ListProductSetProducts(context.Context, *connect.Request[v1.ListProductSetProductsRequest]) (*connect.Response[v1.ListProductsResponse], error)
 	// CreateMaison opens a shop on a Page the caller administers, selling
-	// from a catalog of the caller's business.
+	// from a catalog of a business on which the caller has a role.
 	CreateMaison(context.Context, *connect.Request[v1.CreateMaisonRequest]) (*connect.Response[v1.Created], error)
 	// GetMaison reads a shop.
 	GetMaison(context.Context, *connect.Request[v1.GetMaisonRequest]) (*connect.Response[v1.Maison], error)

@@ -78,9 +78,11 @@ const (
 
 // ExtmsgServiceClient is a client for the svc.extmsg.v1.ExtmsgService service.
 type ExtmsgServiceClient interface {
-	// EmbeddedSignup connects a messaging account of the caller's business
-	// to an app, named displayName; signing up again for the same business
-	// and app answers the same account (with the new name).
+	// EmbeddedSignup connects a messaging account of a business to an app,
+	// named displayName, by an admin of the business (an employee or a
+	// person of another business: 403, code 200, 2069003); signing up again
+	// for the same business and app answers the same account (with the new
+	// name).
 	EmbeddedSignup(context.Context, *connect.Request[v1.EmbeddedSignupRequest]) (*connect.Response[v1.EmbeddedSignupResponse], error)
 	// ListTemplates lists a messaging account's templates by name.
 	ListTemplates(context.Context, *connect.Request[v1.ListTemplatesRequest]) (*connect.Response[v1.ListTemplatesResponse], error)
@@ -327,9 +329,11 @@ func (c *extmsgServiceClient) DecideTemplate(ctx context.Context, req *connect.R
 
 // ExtmsgServiceHandler is an implementation of the svc.extmsg.v1.ExtmsgService service.
 type ExtmsgServiceHandler interface {
-	// EmbeddedSignup connects a messaging account of the caller's business
-	// to an app, named displayName; signing up again for the same business
-	// and app answers the same account (with the new name).
+	// EmbeddedSignup connects a messaging account of a business to an app,
+	// named displayName, by an admin of the business (an employee or a
+	// person of another business: 403, code 200, 2069003); signing up again
+	// for the same business and app answers the same account (with the new
+	// name).
 	EmbeddedSignup(context.Context, *connect.Request[v1.EmbeddedSignupRequest]) (*connect.Response[v1.EmbeddedSignupResponse], error)
 	// ListTemplates lists a messaging account's templates by name.
 	ListTemplates(context.Context, *connect.Request[v1.ListTemplatesRequest]) (*connect.Response[v1.ListTemplatesResponse], error)

@@ -51,6 +51,8 @@ const (
 	HostAppInfoProcedure = "/svc.plugin.v1.Host/AppInfo"
 	// HostUserInfoProcedure is the fully-qualified name of the Host's UserInfo RPC.
 	HostUserInfoProcedure = "/svc.plugin.v1.Host/UserInfo"
+	// HostBusinessAccessProcedure is the fully-qualified name of the Host's BusinessAccess RPC.
+	HostBusinessAccessProcedure = "/svc.plugin.v1.Host/BusinessAccess"
 )
 
 // PluginClient is a client for the svc.plugin.v1.Plugin service.
@@ -228,6 +230,11 @@ type HostClient interface {
 	// UserInfo tells whether a user exists and how the user is named (the
 	// chat plugin: the recipient of a direct message, and its sender labels).
 	UserInfo(context.Context, *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error)
+	// BusinessAccess tells whether a user has the least role an action needs
+	// on a business, decided by the gateway as for a method's declared
+	// business_role: for a plugin whose object (a catalog, a messaging
+	// account) belongs to a business the request does not name.
+	BusinessAccess(context.Context, *connect.Request[v1.BusinessAccessRequest]) (*connect.Response[v1.BusinessAccessResponse], error)
 }
 
 // NewHostClient constructs a client for the svc.plugin.v1.Host service. By default, it uses the
@@ -265,15 +272,22 @@ func NewHostClient(httpClient connect.HTTPClient, baseURL string, opts ...connec
 			connect.WithSchema(hostMethods.ByName("UserInfo")),
 			connect.WithClientOptions(opts...),
 		),
+		businessAccess: connect.NewClient[v1.BusinessAccessRequest, v1.BusinessAccessResponse](
+			httpClient,
+			baseURL+HostBusinessAccessProcedure,
+			connect.WithSchema(hostMethods.ByName("BusinessAccess")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // hostClient implements HostClient.
 type hostClient struct {
-	call       *connect.Client[v1.InvokeRequest, v1.InvokeResponse]
-	pageAccess *connect.Client[v1.PageAccessRequest, v1.PageAccessResponse]
-	appInfo    *connect.Client[v1.AppInfoRequest, v1.AppInfoResponse]
-	userInfo   *connect.Client[v1.UserInfoRequest, v1.UserInfoResponse]
+	call           *connect.Client[v1.InvokeRequest, v1.InvokeResponse]
+	pageAccess     *connect.Client[v1.PageAccessRequest, v1.PageAccessResponse]
+	appInfo        *connect.Client[v1.AppInfoRequest, v1.AppInfoResponse]
+	userInfo       *connect.Client[v1.UserInfoRequest, v1.UserInfoResponse]
+	businessAccess *connect.Client[v1.BusinessAccessRequest, v1.BusinessAccessResponse]
 }
 
 // Call calls svc.plugin.v1.Host.Call.
@@ -296,6 +310,11 @@ func (c *hostClient) UserInfo(ctx context.Context, req *connect.Request[v1.UserI
 	return c.userInfo.CallUnary(ctx, req)
 }
 
+// BusinessAccess calls svc.plugin.v1.Host.BusinessAccess.
+func (c *hostClient) BusinessAccess(ctx context.Context, req *connect.Request[v1.BusinessAccessRequest]) (*connect.Response[v1.BusinessAccessResponse], error) {
+	return c.businessAccess.CallUnary(ctx, req)
+}
+
 // HostHandler is an implementation of the svc.plugin.v1.Host service.
 type HostHandler interface {
 	// Call invokes a method of any loaded plugin (or of the gateway) with the
@@ -311,6 +330,11 @@ type HostHandler interface {
 	// UserInfo tells whether a user exists and how the user is named (the
 	// chat plugin: the recipient of a direct message, and its sender labels).
 	UserInfo(context.Context, *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error)
+	// BusinessAccess tells whether a user has the least role an action needs
+	// on a business, decided by the gateway as for a method's declared
+	// business_role: for a plugin whose object (a catalog, a messaging
+	// account) belongs to a business the request does not name.
+	BusinessAccess(context.Context, *connect.Request[v1.BusinessAccessRequest]) (*connect.Response[v1.BusinessAccessResponse], error)
 }
 
 // NewHostHandler builds an HTTP handler from the service implementation. It returns the path on
@@ -344,6 +368,12 @@ func NewHostHandler(svc HostHandler, opts ...connect.HandlerOption) (string, htt
 		connect.WithSchema(hostMethods.ByName("UserInfo")),
 		connect.WithHandlerOptions(opts...),
 	)
+	hostBusinessAccessHandler := connect.NewUnaryHandler(
+		HostBusinessAccessProcedure,
+		svc.BusinessAccess,
+		connect.WithSchema(hostMethods.ByName("BusinessAccess")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/svc.plugin.v1.Host/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case HostCallProcedure:
@@ -354,6 +384,8 @@ func NewHostHandler(svc HostHandler, opts ...connect.HandlerOption) (string, htt
 			hostAppInfoHandler.ServeHTTP(w, r)
 		case HostUserInfoProcedure:
 			hostUserInfoHandler.ServeHTTP(w, r)
+		case HostBusinessAccessProcedure:
+			hostBusinessAccessHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -377,4 +409,8 @@ func (UnimplementedHostHandler) AppInfo(context.Context, *connect.Request[v1.App
 
 func (UnimplementedHostHandler) UserInfo(context.Context, *connect.Request[v1.UserInfoRequest]) (*connect.Response[v1.UserInfoResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.plugin.v1.Host.UserInfo is not implemented"))
+}
+
+func (UnimplementedHostHandler) BusinessAccess(context.Context, *connect.Request[v1.BusinessAccessRequest]) (*connect.Response[v1.BusinessAccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("svc.plugin.v1.Host.BusinessAccess is not implemented"))
 }
