@@ -14,6 +14,7 @@ import (
 
 	extmsgv1 "github.com/svcplatform/svc/gen/svc/extmsg/v1"
 	"github.com/svcplatform/svc/plugins/extmsg/internal/extmsgdb"
+	"github.com/svcplatform/svc/plugins/internal/appnames"
 	"github.com/svcplatform/svc/plugins/internal/msgtemplate"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -232,15 +233,11 @@ func (s *service) listTemplateQueue(ctx context.Context, call *sdk.Call, req *ex
 	rows, paging := sdk.Page(w, rows, func(r extmsgdb.QueueAfterRow) int64 { return *r.Submission })
 	res := &extmsgv1.ListTemplateQueueResponse{Data: make([]*extmsgv1.QueuedTemplate, len(rows))}
 	paging.Set(res)
-	names := map[string]string{}
+	names := appnames.New(call)
 	for i, r := range rows {
-		name, ok := names[r.AppID]
-		if !ok {
-			app, err := call.Host().AppInfo(ctx, r.AppID)
-			if err != nil {
-				return nil, err
-			}
-			name, names[r.AppID] = app.Name, app.Name
+		name, err := names.Of(ctx, r.AppID)
+		if err != nil {
+			return nil, err
 		}
 		res.Data[i] = &extmsgv1.QueuedTemplate{Id: sdk.FormatID(r.ID), AccountId: sdk.FormatID(r.AccountID), BusinessId: r.BusinessID,
 			AppId: r.AppID, AppName: name, Name: r.Name, Body: r.Body, Params: r.Params, Status: r.Status, SubmittedAt: rfc3339(r.SubmittedAt)}
