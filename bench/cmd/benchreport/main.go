@@ -105,6 +105,10 @@ type options struct {
 	// overheadConns are the concurrencies of the completions overhead
 	// figures (completions.go).
 	overheadConns []int
+	// The webhook figures (webhooks.go).
+	webhooks   bool
+	hookEvents int
+	hookRate   int
 }
 
 func run(ctx context.Context, args []string) error {
@@ -125,7 +129,10 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.skipStart, "skip-startup", false, "skip the start-up timings")
 	fs.BoolVar(&o.skipCheck, "skip-loadgen-check", false, "skip checking the load generator against wrk")
 	fs.StringVar(&o.profile, "profile", "", "write CPU and allocation profiles of the gateway and the book, svcchat and completions plugins into this folder (make profile)")
-	fs.StringVar(&o.only, "only", "", `"completions", "curves", "read" (the Graph read alone, for its per-stage CPU with -profile), "write" (the post write alone, likewise) or "send" (the Page message send alone, likewise): measure only those figures (the report is partial)`)
+	fs.StringVar(&o.only, "only", "", `"completions", "curves", "read" (the Graph read alone, for its per-stage CPU with -profile), "write" (the post write alone, likewise), "send" (the Page message send alone, likewise) or "webhooks" (the webhook delivery rows): measure only those figures (the report is partial)`)
+	fs.BoolVar(&o.webhooks, "webhooks", true, "measure webhook delivery: its rate, its commit → delivery latency and the post write with a subscriber (about 40 s)")
+	fs.IntVar(&o.hookEvents, "webhook-events", 10000, "events committed at once for the webhook delivery rate")
+	fs.IntVar(&o.hookRate, "webhook-rate", 1000, "offered events per second for the webhook latency figure")
 	fs.BoolVar(&o.curves, "curves", true, "measure the curves: the Graph reads and the post write at each of -curve-conns, beside pgbench (about 3.5 minutes)")
 	conns := fs.String("curve-conns", "1,8,32,64,128", "connections of the curves' points, ascending")
 	fs.DurationVar(&o.curveDur, "curve-d", 3*time.Second, "measured duration of each curve point (ours and pgbench each)")
@@ -148,14 +155,17 @@ func run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.only != "" && !slices.Contains([]string{"completions", "curves", "read", "write", "send"}, o.only) {
-		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\", \"read\", \"write\" and \"send\"", o.only)
+	if o.only != "" && !slices.Contains([]string{"completions", "curves", "read", "write", "send", "webhooks"}, o.only) {
+		return fmt.Errorf("-only %q: the cases that run alone are \"completions\", \"curves\", \"read\", \"write\", \"send\" and \"webhooks\"", o.only)
 	}
 	if o.only != "" {
 		o.skipStart, o.skipCheck = true, true
 	}
 	if o.only == "curves" {
 		o.curves = true
+	}
+	if o.hookEvents < 1 || o.hookRate < 1 {
+		return errors.New("-webhook-events and -webhook-rate must be positive")
 	}
 	if o.rounds < 1 || o.rounds > 9 {
 		return errors.New("-rounds must be between 1 and 9")
@@ -186,6 +196,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	// Bounded whatever happens: the whole run is ~2.5 minutes with defaults.
 	budget := 6*time.Minute + time.Duration(4+4*o.rounds)*(o.dur+o.warmup)
+	if o.webhooks || o.only == "webhooks" {
+		// Two writes, the rate and its reference, the latency, and their
+		// bounded waits for the deliveries.
+		budget += 3 * time.Minute
+	}
 	if o.curves {
 		// Five scenarios; per point ours, pgbench, connection set-up.
 		budget += time.Duration(5*len(o.curveConns)) * (2*o.curveDur + 2*o.curveWarmup + 5*time.Second)
@@ -579,6 +594,12 @@ func (r *runner) measurePlatform(ctx context.Context) {
 		r.memory(ctx, "2 s after the load")
 		return
 	}
+	if r.o.only == "webhooks" {
+		r.webhooks(ctx)
+		time.Sleep(2 * time.Second)
+		r.memory(ctx, "2 s after the load")
+		return
+	}
 	if r.o.only == "curves" {
 		r.step(fmt.Sprintf("seeding %d posts through the Graph", r.o.posts))
 		if err := r.seed(ctx); err != nil {
@@ -604,6 +625,9 @@ func (r *runner) measurePlatform(ctx context.Context) {
 	r.graphWrite(ctx)
 	r.messageSend(ctx)
 	r.completionsOverhead(ctx)
+	if r.o.webhooks {
+		r.webhooks(ctx)
+	}
 	r.step("token exchange")
 	r.tokenExchange(ctx)
 	time.Sleep(2 * time.Second)
