@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,6 +47,31 @@ func TestTheConsoleShowsWhereABusinessStandsInVerification(t *testing.T) {
 		waitText(business+" table", c.Page.Name),
 		waitText(business+" table", "Demo App"))
 	b.Shot("business")
+
+	// The partner program: the admin's button; the API's refusal (the
+	// business registered meanwhile, by the same admin through the API)
+	// shown beside it; then the tier and each criterion, unmet.
+	partner := business + ` .partner`
+	b.Do("see the partner program's button",
+		chromedp.WaitVisible(chromedp.CSS(partner+` form.register-partner[data-bound]`)))
+	res, body := do(t, "POST", g.URL+"/api/v1/partners", strings.NewReader(`{"business_id":"`+c.Business.ID+`"}`),
+		map[string]string{"Authorization": "Bearer " + signInAt(t, g.URL, owner.Username, owner.Password), "Content-Type": "application/json"})
+	if res.StatusCode != 200 {
+		t.Fatalf("register as a partner through the API: %d %s", res.StatusCode, body)
+	}
+	b.Do("register again: the refusal is shown beside the button",
+		chromedp.Click(chromedp.CSS(partner+` form.register-partner button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(partner+` form.register-partner .form-error[data-code="100"]`)))
+	b.Do("see the tier registered with each criterion unmet", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#businesses[data-loaded]`)),
+		waitText(partner+` [data-tier]`, "registered"),
+		waitText(partner+` table`, "live_reviewed_app"),
+		chromedp.WaitNotPresent(chromedp.CSS(partner+` form.register-partner`)))
+	criteria := browsertest.Get(b, "read the criteria", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('`+partner+` [data-met]')].map((e) => e.dataset.met)`))
+	if len(criteria) != 5 || slices.Contains(criteria, "true") {
+		t.Errorf("a new partner's criteria shown met: %v, want 5 unmet", criteria)
+	}
+	b.Shot("business-partner")
 	b.Do("ask for verification with a document",
 		chromedp.SendKeys(chromedp.CSS(business+` form.verify input[name=legal_name]`), "Demo Coffee SARL"),
 		chromedp.SendKeys(chromedp.CSS(business+` form.verify input[name=country]`), "FR"),
@@ -72,6 +98,11 @@ func TestTheConsoleShowsWhereABusinessStandsInVerification(t *testing.T) {
 		waitText(business+" .reason", "The extract is unreadable."),
 		chromedp.WaitVisible(chromedp.CSS(business+` form.verify`)))
 	b.Shot("business-rejected")
+
+	b.Do("follow the partner docs link to the docs search's section on partners",
+		chromedp.Click(chromedp.CSS(partner+` a.partner-docs`)),
+		chromedp.WaitVisible(chromedp.CSS(`#docs-results .docs-hit[data-path^="docs/PARTNERS.md"]`)),
+		chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS(`#businesses[data-loaded]`)))
 
 	b.Do("create a business",
 		chromedp.SendKeys(chromedp.ID("business-name-input"), "Second Shop"),

@@ -92,14 +92,29 @@ func TestAPartnersTierFollowsItsMeasuredCriteria(t *testing.T) {
 		wantGraphError(t, res, body, 404, 100, 33)
 	})
 
+	partnerOf := func(token string) string {
+		return decode[struct {
+			PartnerID string `json:"partner_id"`
+		}](t, w.mustGet(t, token, "business/"+biz)).PartnerID
+	}
 	var id string
 	t.Run("a registered partner starts registered with every criterion shown unmet", func(t *testing.T) {
+		if p := partnerOf(w.session); p != "" {
+			t.Fatalf("business/<id> of no partner names partner %q", p)
+		}
 		res, body := w.registerPartner(t, w.session, biz)
 		created := decode[struct{ ID, Tier string }](t, body)
 		if res.StatusCode != 200 || created.ID == "" || created.Tier != "registered" {
 			t.Fatalf("register: %d %s", res.StatusCode, body)
 		}
 		id = created.ID
+		// business/<id> names its partner, to the people it answered before
+		// (CONTRACT §17: anyone with a role); others are still refused.
+		if p := partnerOf(w.session); p != id {
+			t.Fatalf("business/<id> names partner %q, want %q", p, id)
+		}
+		res, body = w.get(t, consumerSession, url.Values{"node": {"business/" + biz}})
+		wantGraphError(t, res, body, 403, 200, 2069003)
 		res, body = w.registerPartner(t, w.session, biz)
 		wantGraphError(t, res, body, 409, 100, 0)
 		p := decode[partnerNode](t, w.mustGet(t, w.session, "partner/"+id))

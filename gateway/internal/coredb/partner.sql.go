@@ -183,6 +183,17 @@ func (q *Queries) LastPassingSmokeRun(ctx context.Context, arg LastPassingSmokeR
 	return ran_at, err
 }
 
+const partnerOfBusiness = `-- name: PartnerOfBusiness :one
+SELECT id FROM core.partners WHERE business_id = $1
+`
+
+func (q *Queries) PartnerOfBusiness(ctx context.Context, businessID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, partnerOfBusiness, businessID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const setPartnerAssessment = `-- name: SetPartnerAssessment :exec
 UPDATE core.partners SET tier = $1, criteria = $2, assessed_at = $3 WHERE id = $4
 `

@@ -78,7 +78,11 @@ func (s *Service) getBusiness(ctx context.Context, _ *sdk.Call, req *corev1.GetB
 	if err != nil {
 		return nil, s.mapErr(err, "Business "+req.GetBusinessId())
 	}
-	return businessProto(b), nil
+	out := businessProto(b)
+	if out.PartnerId, err = s.id.Partners.OfBusiness(ctx, b.ID); err != nil {
+		return nil, s.mapErr(err, "Business "+req.GetBusinessId())
+	}
+	return out, nil
 }
 
 func businessProto(b identity.Business) *corev1.Business {

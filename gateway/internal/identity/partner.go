@@ -210,6 +210,23 @@ func (s *Partners) Register(ctx context.Context, businessID, userID string) (Par
 	return Partner{ID: FormatID(id), BusinessID: businessID, Tier: tier, Criteria: criteria, AssessedAt: now}, nil
 }
 
+// OfBusiness is the partner id of the business, "" when the business is
+// not a partner.
+func (s *Partners) OfBusiness(ctx context.Context, businessID string) (string, error) {
+	bid, err := mustID("business", businessID)
+	if err != nil {
+		return "", err
+	}
+	id, err := s.q.PartnerOfBusiness(ctx, bid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("partner of business: %w", err)
+	}
+	return FormatID(id), nil
+}
+
 // BusinessOf is the business of the partner; ErrNotFound when there is no
 // such partner.
 func (s *Partners) BusinessOf(ctx context.Context, partnerID string) (string, error) {

@@ -52,3 +52,6 @@ RETURNING id;
 
 -- name: AppInBusiness :one
 SELECT EXISTS (SELECT 1 FROM core.business_assets WHERE asset_type = 'APP' AND asset_id = @app_id AND business_id = @business_id);
+
+-- name: PartnerOfBusiness :one
+SELECT id FROM core.partners WHERE business_id = @business_id;

@@ -786,8 +786,11 @@ type Business struct {
 	VerificationStatus string `protobuf:"bytes,3,opt,name=verification_status,json=verificationStatus,proto3" json:"verification_status,omitempty"`
 	// Staff's reason for the last decision (a rejection always has one).
 	VerificationReason string `protobuf:"bytes,4,opt,name=verification_reason,json=verificationReason,proto3" json:"verification_reason,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The business's partner/<id> when it is in the partner program, empty
+	// when not (docs/PARTNERS.md).
+	PartnerId     string `protobuf:"bytes,5,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Business) Reset() {
@@ -844,6 +847,13 @@ func (x *Business) GetVerificationStatus() string {
 func (x *Business) GetVerificationReason() string {
 	if x != nil {
 		return x.VerificationReason
+	}
+	return ""
+}
+
+func (x *Business) GetPartnerId() string {
+	if x != nil {
+		return x.PartnerId
 	}
 	return ""
 }
@@ -6359,12 +6369,14 @@ const file_svc_core_v1_graph_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\">\n" +
 	"\x12GetBusinessRequest\x12(\n" +
 	"\vbusiness_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
-	"businessId\"\xa0\x01\n" +
+	"businessId\"\xbf\x01\n" +
 	"\bBusiness\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
 	"\x13verification_status\x18\x03 \x01(\tR\x12verificationStatus\x12/\n" +
-	"\x13verification_reason\x18\x04 \x01(\tR\x12verificationReason:\x0e\xe2\xf3\x18\n" +
+	"\x13verification_reason\x18\x04 \x01(\tR\x12verificationReason\x12\x1d\n" +
+	"\n" +
+	"partner_id\x18\x05 \x01(\tR\tpartnerId:\x0e\xe2\xf3\x18\n" +
 	"\n" +
 	"\bbusiness\"E\n" +
 	"\x19ListBusinessAssetsRequest\x12(\n" +

@@ -2,8 +2,9 @@
 // the user has a role on, its assets and verification status with staff's
 // reason; an admin adds assets and asks for verification. Public APIs
 // only: me/business_portfolios, business/<id>, business/<id>/assets,
-// business/<id>/verification.
-import { graph, el, table, replace, loading, onSubmit } from '/assets/ui/api.js';
+// business/<id>/verification; the partner program (docs/PARTNERS.md):
+// business/<id>'s partner_id, partner/<id> and POST /api/v1/partners.
+import { call, graph, el, table, replace, loading, onSubmit } from '/assets/ui/api.js';
 
 const box = document.getElementById('businesses');
 
@@ -43,10 +44,39 @@ function verificationForm(id) {
   return form;
 }
 
+// partnerDocs links docs/PARTNERS.md as the console links the docs: the
+// reference's docs search.
+const partnerDocs = '/developers/console/reference?q=partner+program+tiers';
+
+// partnerProgram is the business's part in the partner program: its tier
+// and each criterion with its value when it is a partner (the API gives
+// the criteria to the business's people, which the viewer is), else an
+// admin's button to register it, the API's refusal shown beside it.
+async function partnerProgram(b, admin) {
+  const docs = el('p', {}, el('a', { href: partnerDocs, class: 'partner-docs' }, 'How tiers are measured'));
+  const part = (...body) => el('div', { class: 'partner' }, el('h3', {}, 'Partner program'), ...body, docs);
+  if (!b.partner_id) {
+    if (!admin) return part(el('p', { class: 'muted' }, 'Not a partner: an admin of the business can register it.'));
+    const form = el('form', { class: 'inline register-partner', dataset: { business: b.id } },
+      el('button', { type: 'submit' }, 'Register as a partner'));
+    onSubmit(form, () => call('POST', '/api/v1/partners', { json: { business_id: b.id } }), load);
+    return part(el('p', { class: 'muted' }, 'Not a partner yet. Tiers follow from measured criteria, never declared.'), form);
+  }
+  const p = await graph.get(`partner/${b.partner_id}`);
+  return part(
+    el('p', {}, 'Tier: ', el('span', { class: `badge ${p.tier}`, dataset: { tier: p.tier } }, p.tier), ' ', el('code', {}, `partner/${p.id}`)),
+    table([
+      ['Criterion', (c) => el('code', {}, c.name)],
+      ['Met', (c) => el('span', { class: `badge ${c.met ? 'met' : 'unmet'}`, dataset: { met: String(c.met) } }, c.met ? 'met' : 'not met')],
+      ['Value', (c) => c.value],
+    ], p.criteria || [], 'No criteria.'));
+}
+
 async function business(p) {
   const [b, assets] = await Promise.all([graph.get(`business/${p.id}`), graph.get(`business/${p.id}/assets`)]);
   const status = b.verification_status;
   const admin = p.role === 'admin';
+  const partner = await partnerProgram(b, admin);
   return el('section', { class: 'business', dataset: { business: p.id } },
     el('h2', {}, b.name, ' ', el('code', {}, b.id)),
     el('p', {}, 'Verification: ', el('span', { class: `badge ${status}`, dataset: { status } }, status),
@@ -59,7 +89,8 @@ async function business(p) {
     ], assets.data, 'No assets yet.'),
     admin ? [el('h3', {}, 'Add an asset you own or administer'), addAssetForm(p.id)] : null,
     admin && (status === 'unverified' || status === 'rejected')
-      ? [el('h3', {}, status === 'rejected' ? 'Ask again' : 'Ask for verification'), verificationForm(p.id)] : null);
+      ? [el('h3', {}, status === 'rejected' ? 'Ask again' : 'Ask for verification'), verificationForm(p.id)] : null,
+    partner);
 }
 
 async function load() {
