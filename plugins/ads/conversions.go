@@ -132,6 +132,11 @@ func (s *service) sendConversionEvents(ctx context.Context, call *sdk.Call, req 
 			if err := q.InsertConversion(ctx, p); err != nil {
 				return err
 			}
+			if p.AdID != nil {
+				if err := q.CountConversion(ctx, adsdb.CountConversionParams{AdAccountID: acct.ID, AdID: *p.AdID, Day: day(now)}); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})

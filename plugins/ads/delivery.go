@@ -322,11 +322,7 @@ func (s *service) getAdInsights(ctx context.Context, call *sdk.Call, req *adsv1.
 	if err != nil {
 		return nil, err
 	}
-	conv, err := q.AdConversions(ctx, adsdb.AdConversionsParams{AdAccountID: ad.AdAccountID, AdID: &ad.ID})
-	if err != nil {
-		return nil, err
-	}
-	return &adsv1.AdInsightsResponse{Data: []*adsv1.AdInsights{insights(sdk.FormatID(ad.ID), t.Impressions, t.Clicks, conv, s.price())}}, nil
+	return &adsv1.AdInsightsResponse{Data: []*adsv1.AdInsights{insights(sdk.FormatID(ad.ID), t.Impressions, t.Clicks, t.Conversions, s.price())}}, nil
 }
 
 // insights renders an ad's counts as Meta's insights do (decimal strings):

@@ -30,7 +30,9 @@
 // sponsored item, which picks the least-served eligible ad of the day and
 // counts the impression in one statement. Clicks, custom audiences and
 // conversions name a person only by the SHA-256 of an identifier (hash.go);
-// conversions are deduplicated and attributed in conversions.go. In a development installation
+// conversions are deduplicated and attributed in conversions.go, and
+// counted on the ad's daily row; clicks and conversions are pruned after
+// their use (prune.go). In a development installation
 // (SVC_DEV_SEED=1) me/adaccounts gives a business with none its sandbox
 // account the first time its user lists them, which is how the development
 // world's business gets one without the gateway knowing this schema.

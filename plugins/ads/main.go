@@ -6,6 +6,7 @@ import (
 	"time"
 
 	adssql "github.com/svcplatform/svc/plugins/ads/sql"
+	"github.com/svcplatform/svc/plugins/internal/prune"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
 )
@@ -26,6 +27,7 @@ func main() {
 	// the first time its user lists them.
 	svc := &service{pool: pool, development: os.Getenv("SVC_DEV_SEED") == "1"}
 	svc.register(p)
+	go prune.Every(context.Background(), time.Hour, p.Logger(), svc.pruneRound)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	p.Serve()
 }

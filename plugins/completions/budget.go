@@ -111,18 +111,8 @@ func (s *service) listUpstreams(context.Context, *sdk.Call, *completionsv1.ListU
 	return res, nil
 }
 
-// prune deletes counters of windows that are over, hourly, until ctx ends.
-func (s *service) prune(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := completionsdb.New(s.db).PruneQuotaLeases(ctx); err != nil {
-				s.usage.log.Warn("old quota counters not pruned", "error", err)
-			}
-		}
-	}
+// pruneRound deletes counters of windows that are over (run hourly by
+// prune.Every from main).
+func (s *service) pruneRound(ctx context.Context) error {
+	return completionsdb.New(s.db).PruneQuotaLeases(ctx)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	completionssql "github.com/svcplatform/svc/plugins/completions/sql"
+	"github.com/svcplatform/svc/plugins/internal/prune"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
 )
@@ -36,7 +37,7 @@ func run(p *sdk.Plugin) error {
 	}
 	svc := newService(p, pool, ups, budget)
 	go svc.usage.run(context.Background())
-	go svc.prune(context.Background())
+	go prune.Every(context.Background(), time.Hour, svc.usage.log, svc.pruneRound)
 	p.OnStop(svc.stop)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	for _, u := range ups {

@@ -194,6 +194,20 @@ func (q *Queries) PartnerOfBusiness(ctx context.Context, businessID int64) (int6
 	return id, err
 }
 
+const pruneSmokeRuns = `-- name: PruneSmokeRuns :execrows
+DELETE FROM core.partner_smoke_runs WHERE id IN (
+    SELECT r.id FROM core.partner_smoke_runs r WHERE r.ran_at < now() - interval '90 days' ORDER BY r.ran_at LIMIT $1)
+`
+
+// Smoke runs older than 90 days (the criteria look at 30), oldest first.
+func (q *Queries) PruneSmokeRuns(ctx context.Context, batch int32) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneSmokeRuns, batch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setPartnerAssessment = `-- name: SetPartnerAssessment :exec
 UPDATE core.partners SET tier = $1, criteria = $2, assessed_at = $3 WHERE id = $4
 `

@@ -2,7 +2,7 @@
 // gateway at a time however many share the database, deletes what has
 // outlived its retention — dispatched outbox events, finished webhook
 // deliveries, idempotency keys, expired tokens, sessions and codes, the
-// SLA's minutes and the status page's days — in
+// SLA's minutes, the status page's days and partners' smoke runs — in
 // small batches, oldest first. It also reports the size of every table as
 // metrics, so that an operator sees growth before it hurts.
 //
@@ -99,7 +99,8 @@ func New(opts Options) *Pruner {
 
 // prunedTables are the tables a round prunes, in order.
 var prunedTables = []string{"core.outbox", "core.webhook_deliveries", "core.idempotency_keys",
-	"core.credentials", "core.oauth_codes", "core.oauth_refresh_tokens", "core.sla_minutes", "core.status_days"}
+	"core.credentials", "core.oauth_codes", "core.oauth_refresh_tokens", "core.sla_minutes", "core.status_days",
+	"core.partner_smoke_runs"}
 
 // lockKey is the advisory lock that makes one gateway prune at a time.
 const lockKey = 0x7376_6370_7275_6e65 // "svcprune"
@@ -158,6 +159,8 @@ func (p *Pruner) Once(ctx context.Context) (map[string]int64, error) {
 		// the status page's days, its 90 bars.
 		"core.sla_minutes": func() (int64, error) { return q.PruneSLAMinutes(ctx, b) },
 		"core.status_days": func() (int64, error) { return q.PruneStatusDays(ctx, b) },
+		// Smoke runs: 90 days, three times the partner criteria's window.
+		"core.partner_smoke_runs": func() (int64, error) { return q.PruneSmokeRuns(ctx, b) },
 	}
 	out := map[string]int64{}
 	for _, table := range prunedTables {

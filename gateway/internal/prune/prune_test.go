@@ -184,3 +184,32 @@ INSERT INTO core.status_days (component, day, worst) VALUES
 		t.Fatalf("%d rows left, want the 2 recent ones", n)
 	}
 }
+
+// A partner's smoke runs go after 90 days (the criteria look at 30); the
+// runs of the last 90 days stay.
+func TestARoundDeletesSmokeRunsOlderThanNinetyDays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := pool(t)
+	if _, err := p.Exec(ctx, `
+WITH b AS (INSERT INTO core.businesses (name) VALUES ('Roasters') RETURNING id),
+     pa AS (INSERT INTO core.partners (business_id) SELECT id FROM b RETURNING id),
+     a AS (INSERT INTO core.apps (name, client_id, client_secret_hash) VALUES ('shop', 'c1', '\x00') RETURNING id)
+INSERT INTO core.partner_smoke_runs (partner_id, app_id, passed, failed, ran_at)
+SELECT pa.id, a.id, 5, 0, now() - d * interval '1 day' FROM pa, a, unnest(ARRAY[91, 120, 89, 29, 1]) d`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := New(Options{Pool: p, Log: slog.New(slog.DiscardHandler), Batch: 1}).Once(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["core.partner_smoke_runs"] != 2 {
+		t.Fatalf("pruned %v", got)
+	}
+	if n := count(t, p, `SELECT count(*) FROM core.partner_smoke_runs WHERE ran_at >= now() - interval '90 days'`); n != 3 {
+		t.Fatalf("%d runs of the last 90 days left, want 3", n)
+	}
+	if n := count(t, p, `SELECT count(*) FROM core.partner_smoke_runs`); n != 3 {
+		t.Fatalf("%d runs left, want the 3 recent ones", n)
+	}
+}

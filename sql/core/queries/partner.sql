@@ -55,3 +55,8 @@ SELECT EXISTS (SELECT 1 FROM core.business_assets WHERE asset_type = 'APP' AND a
 
 -- name: PartnerOfBusiness :one
 SELECT id FROM core.partners WHERE business_id = @business_id;
+
+-- name: PruneSmokeRuns :execrows
+-- Smoke runs older than 90 days (the criteria look at 30), oldest first.
+DELETE FROM core.partner_smoke_runs WHERE id IN (
+    SELECT r.id FROM core.partner_smoke_runs r WHERE r.ran_at < now() - interval '90 days' ORDER BY r.ran_at LIMIT @batch);

@@ -11,24 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const adConversions = `-- name: AdConversions :one
-SELECT count(*) FROM ads.conversions WHERE ad_account_id = $1 AND ad_id = $2
-`
-
-type AdConversionsParams struct {
-	AdAccountID int64
-	AdID        *int64
-}
-
-func (q *Queries) AdConversions(ctx context.Context, arg AdConversionsParams) (int64, error) {
-	row := q.db.QueryRow(ctx, adConversions, arg.AdAccountID, arg.AdID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const adTotals = `-- name: AdTotals :one
-SELECT COALESCE(sum(impressions), 0)::bigint AS impressions, COALESCE(sum(clicks), 0)::bigint AS clicks
+SELECT COALESCE(sum(impressions), 0)::bigint AS impressions, COALESCE(sum(clicks), 0)::bigint AS clicks,
+       COALESCE(sum(conversions), 0)::bigint AS conversions
 FROM ads.ad_daily_stats WHERE ad_account_id = $1 AND ad_id = $2
 `
 
@@ -40,12 +25,13 @@ type AdTotalsParams struct {
 type AdTotalsRow struct {
 	Impressions int64
 	Clicks      int64
+	Conversions int64
 }
 
 func (q *Queries) AdTotals(ctx context.Context, arg AdTotalsParams) (AdTotalsRow, error) {
 	row := q.db.QueryRow(ctx, adTotals, arg.AdAccountID, arg.AdID)
 	var i AdTotalsRow
-	err := row.Scan(&i.Impressions, &i.Clicks)
+	err := row.Scan(&i.Impressions, &i.Clicks, &i.Conversions)
 	return i, err
 }
 
@@ -298,6 +284,25 @@ func (q *Queries) CountClick(ctx context.Context, arg CountClickParams) error {
 		arg.Day,
 		arg.CampaignID,
 	)
+	return err
+}
+
+const countConversion = `-- name: CountConversion :exec
+INSERT INTO ads.ad_daily_stats (ad_account_id, ad_id, day, campaign_id, conversions)
+SELECT a.ad_account_id, a.id, $1::date, a.campaign_id, 1 FROM ads.ads a WHERE a.ad_account_id = $2 AND a.id = $3
+ON CONFLICT (ad_account_id, ad_id, day) DO UPDATE SET conversions = ads.ad_daily_stats.conversions + 1
+`
+
+type CountConversionParams struct {
+	Day         pgtype.Date
+	AdAccountID int64
+	AdID        int64
+}
+
+// A conversion attributed to an ad, counted on its row of the day it was
+// received (the conversion rows themselves are pruned).
+func (q *Queries) CountConversion(ctx context.Context, arg CountConversionParams) error {
+	_, err := q.db.Exec(ctx, countConversion, arg.Day, arg.AdAccountID, arg.AdID)
 	return err
 }
 
@@ -633,6 +638,44 @@ SELECT pg_advisory_xact_lock(hashtextextended('ads.events:' || $1::text, 0))
 func (q *Queries) LockEvents(ctx context.Context, adAccountID string) error {
 	_, err := q.db.Exec(ctx, lockEvents, adAccountID)
 	return err
+}
+
+const pruneClicks = `-- name: PruneClicks :execrows
+DELETE FROM ads.ad_clicks WHERE (ad_account_id, ad_id, id) IN (
+    SELECT c.ad_account_id, c.ad_id, c.id FROM ads.ad_clicks c WHERE c.clicked_at < $1 ORDER BY c.clicked_at LIMIT $2)
+`
+
+type PruneClicksParams struct {
+	Before pgtype.Timestamptz
+	Batch  int32
+}
+
+// Clicks older than @before, oldest first, at most @batch.
+func (q *Queries) PruneClicks(ctx context.Context, arg PruneClicksParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneClicks, arg.Before, arg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const pruneConversions = `-- name: PruneConversions :execrows
+DELETE FROM ads.conversions WHERE (ad_account_id, id) IN (
+    SELECT c.ad_account_id, c.id FROM ads.conversions c WHERE c.received_at < $1 ORDER BY c.received_at LIMIT $2)
+`
+
+type PruneConversionsParams struct {
+	Before pgtype.Timestamptz
+	Batch  int32
+}
+
+// Conversions received before @before, oldest first, at most @batch.
+func (q *Queries) PruneConversions(ctx context.Context, arg PruneConversionsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneConversions, arg.Before, arg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const serveAd = `-- name: ServeAd :one

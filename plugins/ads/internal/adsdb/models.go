@@ -46,6 +46,7 @@ type AdsAdDailyStat struct {
 	CampaignID  int64
 	Impressions int64
 	Clicks      int64
+	Conversions int64
 }
 
 type AdsAudienceMember struct {

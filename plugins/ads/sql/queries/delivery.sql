@@ -79,11 +79,26 @@ ON CONFLICT (ad_account_id, ad_id, day) DO UPDATE SET clicks = ads.ad_daily_stat
 INSERT INTO ads.ad_clicks (ad_account_id, ad_id, user_hash, clicked_at) VALUES (@ad_account_id, @ad_id, @user_hash, @clicked_at);
 
 -- name: AdTotals :one
-SELECT COALESCE(sum(impressions), 0)::bigint AS impressions, COALESCE(sum(clicks), 0)::bigint AS clicks
+SELECT COALESCE(sum(impressions), 0)::bigint AS impressions, COALESCE(sum(clicks), 0)::bigint AS clicks,
+       COALESCE(sum(conversions), 0)::bigint AS conversions
 FROM ads.ad_daily_stats WHERE ad_account_id = @ad_account_id AND ad_id = @ad_id;
 
--- name: AdConversions :one
-SELECT count(*) FROM ads.conversions WHERE ad_account_id = @ad_account_id AND ad_id = @ad_id;
+-- name: CountConversion :exec
+-- A conversion attributed to an ad, counted on its row of the day it was
+-- received (the conversion rows themselves are pruned).
+INSERT INTO ads.ad_daily_stats (ad_account_id, ad_id, day, campaign_id, conversions)
+SELECT a.ad_account_id, a.id, @day::date, a.campaign_id, 1 FROM ads.ads a WHERE a.ad_account_id = @ad_account_id AND a.id = @ad_id
+ON CONFLICT (ad_account_id, ad_id, day) DO UPDATE SET conversions = ads.ad_daily_stats.conversions + 1;
+
+-- name: PruneClicks :execrows
+-- Clicks older than @before, oldest first, at most @batch.
+DELETE FROM ads.ad_clicks WHERE (ad_account_id, ad_id, id) IN (
+    SELECT c.ad_account_id, c.ad_id, c.id FROM ads.ad_clicks c WHERE c.clicked_at < @before ORDER BY c.clicked_at LIMIT @batch);
+
+-- name: PruneConversions :execrows
+-- Conversions received before @before, oldest first, at most @batch.
+DELETE FROM ads.conversions WHERE (ad_account_id, id) IN (
+    SELECT c.ad_account_id, c.id FROM ads.conversions c WHERE c.received_at < @before ORDER BY c.received_at LIMIT @batch);
 
 -- name: InsertCustomAudience :one
 INSERT INTO ads.custom_audiences (ad_account_id, name, description) VALUES (@ad_account_id, @name, @description) RETURNING *;
