@@ -183,11 +183,15 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 // Forget drops credentials from the cache by hash, after they were revoked.
 func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
 
-// ForgetUser drops every cached credential of the user, so that a change
-// to what the user's principal carries (platform staff, the Pages chosen
-// for an app) is seen by the next request on this gateway; other gateways
-// see it within CacheTTL.
-func (a *Authenticator) ForgetUser(userID string) { a.cache.forgetUser(userID) }
+// ForgetUser drops every cached credential of the user and the Page facts
+// asked for them, so that a change to what the user's principal carries
+// (platform staff, the Pages chosen for an app) is seen by the next request
+// on this gateway, also where a plugin asks about a Page for the user and an
+// app; other gateways see it within CacheTTL.
+func (a *Authenticator) ForgetUser(userID string) {
+	a.cache.forgetUser(userID)
+	a.facts.forgetUser(userID)
+}
 
 // ForgetApp drops every cached credential of the app, so that a change to
 // what its principals carry (its data use checkup certified or moved) is

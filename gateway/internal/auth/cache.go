@@ -144,9 +144,19 @@ func (c *factsCache) put(k factsKey, e cachedFacts, now time.Time) {
 
 // forgetPage drops every entry of pageID.
 func (c *factsCache) forgetPage(pageID string) {
+	c.forget(func(k factsKey) bool { return k.page == pageID })
+}
+
+// forgetUser drops every entry asked for userID (their Pages as one of
+// their apps sees them follow the Pages they chose for it).
+func (c *factsCache) forgetUser(userID string) {
+	c.forget(func(k factsKey) bool { return k.user == userID })
+}
+
+func (c *factsCache) forget(match func(factsKey) bool) {
 	c.mu.Lock()
 	for k := range c.m {
-		if k.page == pageID {
+		if match(k) {
 			delete(c.m, k)
 		}
 	}

@@ -178,31 +178,6 @@ func (q *Queries) ConfirmDataDeletionRequest(ctx context.Context, arg ConfirmDat
 	return result.RowsAffected(), nil
 }
 
-const consentPageChoice = `-- name: ConsentPageChoice :one
-SELECT (oc.page_ids IS NOT NULL)::boolean AS chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
-FROM core.oauth_consents oc WHERE oc.user_id = $1 AND oc.app_id = $2
-`
-
-type ConsentPageChoiceParams struct {
-	UserID int64
-	AppID  int64
-}
-
-type ConsentPageChoiceRow struct {
-	Chosen  bool
-	PageIds []int64
-}
-
-// The Pages the person chose for the app (granular consent); chosen false:
-// no choice, every Page. For a plugin's host question about a user and an
-// app that comes without their token (Host.PageAccess with a need).
-func (q *Queries) ConsentPageChoice(ctx context.Context, arg ConsentPageChoiceParams) (ConsentPageChoiceRow, error) {
-	row := q.db.QueryRow(ctx, consentPageChoice, arg.UserID, arg.AppID)
-	var i ConsentPageChoiceRow
-	err := row.Scan(&i.Chosen, &i.PageIds)
-	return i, err
-}
-
 const deleteConsent = `-- name: DeleteConsent :execrows
 DELETE FROM core.oauth_consents WHERE user_id = $1 AND app_id = $2
 `

@@ -58,17 +58,6 @@ func (h hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*plu
 func (h hostServer) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
 	if need := req.GetNeed(); need != pluginv1.PageRole_PAGE_ROLE_UNSPECIFIED {
 		p := &auth.Principal{UserID: req.GetUserId(), AppID: req.GetAppId()}
-		if p.UserID != "" && p.AppID != "" {
-			// As a token of the app for the user: within the Pages the
-			// person chose for the app (granular consent), as PageFacts.
-			ids, chosen, err := h.ids.Users.PageChoice(ctx, p.UserID, p.AppID)
-			if err != nil {
-				return nil, err
-			}
-			if chosen {
-				p.Pages = &auth.PageChoice{IDs: ids}
-			}
-		}
 		facts, err := h.d.auth.AuthorizePage(ctx, p, need, req.GetPageId())
 		if e, refused := apierr.As(err); refused && e.HTTPStatus < 500 {
 			return &pluginv1.PageAccessResponse{Refusal: host.ErrorProto(e)}, nil

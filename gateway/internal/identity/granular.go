@@ -2,11 +2,8 @@ package identity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 )
@@ -43,24 +40,6 @@ func (s *Pages) ManagedPagesFor(ctx context.Context, userID, appID, after string
 		}
 	}
 	return s.managedPages(ctx, userID, aid, after, limit)
-}
-
-// PageChoice is the Pages the user chose for the app, as ids; chosen false
-// when no choice limits the app's tokens (no consent, or every Page).
-func (s *Users) PageChoice(ctx context.Context, userID, appID string) (ids []string, chosen bool, err error) {
-	uid, ok1 := ParseID(userID)
-	aid, ok2 := ParseID(appID)
-	if !ok1 || !ok2 {
-		return nil, false, nil
-	}
-	row, err := s.q.ConsentPageChoice(ctx, coredb.ConsentPageChoiceParams{UserID: uid, AppID: aid})
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !row.Chosen) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("page choice: %w", err)
-	}
-	return FormatIDs(row.PageIds), true, nil
 }
 
 // ChoosablePages are the Pages the user holds a role on, which the consent

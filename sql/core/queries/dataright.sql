@@ -190,10 +190,3 @@ SELECT (EXISTS (SELECT 1 FROM core.user_left_jobs j WHERE j.user_id = @user_id A
 INSERT INTO core.oauth_consents (user_id, app_id, scopes, page_ids)
 VALUES (@user_id, @app_id, '{}', sqlc.narg(page_ids)::bigint[])
 ON CONFLICT (user_id, app_id) DO UPDATE SET page_ids = excluded.page_ids, updated_at = now();
-
--- name: ConsentPageChoice :one
--- The Pages the person chose for the app (granular consent); chosen false:
--- no choice, every Page. For a plugin's host question about a user and an
--- app that comes without their token (Host.PageAccess with a need).
-SELECT (oc.page_ids IS NOT NULL)::boolean AS chosen, COALESCE(oc.page_ids, '{}')::bigint[] AS page_ids
-FROM core.oauth_consents oc WHERE oc.user_id = @user_id AND oc.app_id = @app_id;
