@@ -246,3 +246,33 @@ func frameOf(t *testing.T, ctx context.Context, url string) context.Context {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A method bound to a plain HTTP path gets its path, query and public URL
+// from the gateway; over RPC a caller could choose them, so it is served
+// at its path only (the completions stream method too).
+func TestAMethodBoundToAnHTTPPathIsRefusedOverRPC(t *testing.T) {
+	t.Parallel()
+	w := newGraphWorld(t)
+	id := w.publishFor(t, "Reached at its path only", "everyone")
+	connectJSON := map[string]string{"Content-Type": "application/json", "Connect-Protocol-Version": "1",
+		"Authorization": "Bearer " + w.c.App.APIKey}
+	for _, procedure := range []string{"/svc.book.v1.BookService/OEmbed", "/svc.book.v1.BookService/PublicPostPage",
+		"/svc.completions.v1.CompletionsService/ChatCompletion"} {
+		res, body := do(t, "POST", w.g.URL+procedure,
+			strings.NewReader(`{"path":"/posts/`+id+`","query":"url=https%3A%2F%2Fevil.example%2Fposts%2F`+id+`","base_url":"https://evil.example"}`), connectJSON)
+		if res.StatusCode != http.StatusNotFound || strings.Contains(string(body), "evil.example") || !strings.Contains(string(body), "served at") {
+			t.Errorf("%s over Connect: %d %s", procedure, res.StatusCode, body)
+		}
+	}
+	// The stream method of ChatCompletion: Connect's streaming envelope.
+	res, body := do(t, "POST", w.g.URL+"/svc.completions.v1.CompletionsService/StreamChatCompletion",
+		strings.NewReader("\x00\x00\x00\x00\x02{}"), map[string]string{"Content-Type": "application/connect+json",
+			"Connect-Protocol-Version": "1", "Authorization": "Bearer " + w.c.App.APIKey})
+	if !strings.Contains(string(body), "served at POST /v1/chat/completions only") {
+		t.Errorf("StreamChatCompletion over Connect: %d %q", res.StatusCode, body)
+	}
+	// At their paths they still answer.
+	if res, body := w.oembed(t, url.Values{"url": {w.c.BaseURL + "/posts/" + id}}); res.StatusCode != 200 {
+		t.Errorf("oembed at its path: %d %s", res.StatusCode, body)
+	}
+}

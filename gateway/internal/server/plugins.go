@@ -51,10 +51,26 @@ func (s *Server) Prepare(t *route.Table) (commit func(), err error) {
 	return func() { s.rpc.Store(rt) }, nil
 }
 
-// pluginService serves one service of the route table.
+// pluginService serves one service of the route table. A method bound to
+// a plain HTTP path (http_path), or called for one when its request
+// streams, is served at that path only: over RPC a caller could hand it a
+// path or a public URL the gateway never chose.
 func (s *Server) pluginService(svc route.Service) Service {
+	httpOnly := map[string]string{}
+	for _, m := range svc.Methods {
+		if at := m.Edge.HTTP(); at != "" {
+			httpOnly[m.Procedure] = at
+			if m.Edge.StreamProcedure != "" {
+				httpOnly[m.Edge.StreamProcedure] = at
+			}
+		}
+	}
 	mux := http.NewServeMux()
 	for _, m := range svc.Methods {
+		if at, ok := httpOnly[m.Procedure]; ok {
+			mux.Handle(m.Procedure, servedAt(m, at))
+			continue
+		}
 		mux.Handle(m.Procedure, s.pluginMethod(m))
 	}
 	return Service{
@@ -68,6 +84,21 @@ func (s *Server) pluginService(svc route.Service) Service {
 			vanguard.WithTargetCodecs(vanguard.CodecProto),
 		},
 	}
+}
+
+// servedAt refuses an RPC call of m, which is served at the plain HTTP
+// path at ("GET /api/v1/oembed") only, with the envelope's unknown path.
+func servedAt(m *route.Method, at string) http.Handler {
+	refuse := func() error { return apierr.ToConnect(apierr.UnknownPath(m.Procedure + " (served at " + at + " only)")) }
+	opts := []connect.HandlerOption{connect.WithCodec(rawCodec{}), connect.WithSchema(m.Desc)}
+	if m.Desc.IsStreamingServer() {
+		return connect.NewServerStreamHandler(m.Procedure, func(context.Context, *connect.Request[rawMessage], *connect.ServerStream[rawMessage]) error {
+			return refuse()
+		}, opts...)
+	}
+	return connect.NewUnaryHandler(m.Procedure, func(context.Context, *connect.Request[rawMessage]) (*connect.Response[rawMessage], error) {
+		return nil, refuse()
+	}, opts...)
 }
 
 // pluginMethod serves one method over Connect, gRPC and gRPC-Web, with the
