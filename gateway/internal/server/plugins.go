@@ -89,7 +89,9 @@ func (s *Server) pluginService(svc route.Service) Service {
 // servedAt refuses an RPC call of m, which is served at the plain HTTP
 // path at ("GET /api/v1/oembed") only, with the envelope's unknown path.
 func servedAt(m *route.Method, at string) http.Handler {
-	refuse := func() error { return apierr.ToConnect(apierr.UnknownPath(m.Procedure + " (served at " + at + " only)")) }
+	refuse := func() error {
+		return apierr.ToConnect(apierr.UnknownPath(m.Procedure + " (served at " + at + " only)"))
+	}
 	opts := []connect.HandlerOption{connect.WithCodec(rawCodec{}), connect.WithSchema(m.Desc)}
 	if m.Desc.IsStreamingServer() {
 		return connect.NewServerStreamHandler(m.Procedure, func(context.Context, *connect.Request[rawMessage], *connect.ServerStream[rawMessage]) error {
