@@ -32,6 +32,12 @@ func (c *Call) PageAccess(pageID string) (a *PageAccess, ok bool) {
 	return pageAccessFromProto(page), true
 }
 
+// AfterAnswer has f run once the call's answer is encoded (for a stream:
+// once the stream has ended), or the call has failed, so that a handler
+// may build its answer from memory it reuses and take it back in f;
+// nothing reads the answer's message after f. f replaces an earlier one.
+func (c *Call) AfterAnswer(f func()) { c.rt().AfterAnswer(f) }
+
 // TraceID returns the request's trace id, the fbtrace_id the caller sees in
 // errors.
 func (c *Call) TraceID() string { return c.rt().TraceID() }

@@ -34,6 +34,7 @@ func Handle[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescriptor,
 		if err := proto.Unmarshal(in, req); err != nil {
 			return nil, Invalid("", "The request could not be decoded: %v.", err)
 		}
+		defer call.Answered()
 		res, err := fn(ctx, (*Call)(call), req)
 		if err != nil {
 			return nil, err
@@ -57,6 +58,7 @@ func HandleStream[Req, Res proto.Message](p *Plugin, md protoreflect.MethodDescr
 		if err := proto.Unmarshal(in, req); err != nil {
 			return Invalid("", "The request could not be decoded: %v.", err)
 		}
+		defer call.Answered()
 		return fn(ctx, (*Call)(call), req, func(res Res) error {
 			out, err := pluginrt.EncodeAnswer(res)
 			if err != nil {

@@ -77,12 +77,12 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 }
 
 // listPosts pages through a Page's posts, newest first.
-func (s *service) listPosts(ctx context.Context, _ *sdk.Call, req *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
+func (s *service) listPosts(ctx context.Context, call *sdk.Call, req *bookv1.ListPostsRequest) (*bookv1.ListPostsResponse, error) {
 	w, err := sdk.ParseWindow(req.GetLimit(), req.GetAfter(), req.GetBefore())
 	if err != nil {
 		return nil, err
 	}
-	var list postList
+	list := takeList(call)
 	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
 		list.start(w.Fetch()) // again, when a failed replica's read is retried on the primary
 		q := bookdb.New(db)

@@ -227,14 +227,14 @@ func (g *parts) server(context.Context) error {
 	// The trimmer hands memory back to the OS after start-up, each reload
 	// and each burst of traffic.
 	g.trimmer = memtrim.New()
-	var accessLog *slog.Logger
-	if g.cfg.AccessLog == "on" {
+	var accessLog io.Writer
+	if g.cfg.AccessLog == "on" && logLevel(g.cfg.LogLevel) <= slog.LevelInfo {
 		// The access log's lines are gathered and written together
 		// (observe.LineWriter): a write per request is a tenth of a chat
 		// completion's CPU at one request in flight.
 		g.accessLines = observe.NewLineWriter(g.stderr, accessLogDelay)
 		g.onStop(func() { _ = g.accessLines.Close() })
-		accessLog = newLogger(g.accessLines, g.cfg.LogLevel)
+		accessLog = g.accessLines
 	}
 	g.srv = server.New(server.Options{
 		Metrics:      g.metrics,
@@ -661,9 +661,13 @@ func reloadOnSIGHUP(ctx context.Context, plugins *host.Host, log *slog.Logger) {
 const accessLogDelay = 100 * time.Millisecond
 
 func newLogger(w io.Writer, level string) *slog.Logger {
+	return slog.New(observe.LogHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: logLevel(level)})})
+}
+
+func logLevel(level string) slog.Level {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by config
-	return slog.New(observe.LogHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
+	return l
 }
 
 func printWelcome(w io.Writer, cfg config.Config) {

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -181,30 +184,129 @@ func bodyExceeded(r *http.Request) bool {
 
 // accessLine logs one served request: method, path (never the query,
 // which may carry an access_token), Graph node, status (and gRPC status),
-// Graph error code, duration, app and, through observe.LogHandler, the
-// trace id that is the fbtrace_id of its error. Never a credential, a
-// secret or a body.
-func accessLine(ctx context.Context, log *slog.Logger, r *http.Request, sw *statusWriter, app func(context.Context) string, d time.Duration) {
-	attrs := make([]slog.Attr, 0, 8)
-	attrs = append(attrs, slog.String("method", r.Method), slog.String("path", r.URL.Path))
+// Graph error code, duration, app and the trace id that is the fbtrace_id
+// of its error. Never a credential, a secret or a body.
+//
+// The line is the one slog's JSONHandler writes for the same record at info
+// level (keys, order, escaping and number format; TestTheAccessLineIsTheLineSlogWrites),
+// encoded here: through slog it took about 5 µs of a Graph read's CPU
+// (a caller's pc, a float through encoding/json, a grown attribute slice),
+// written here it takes well under one.
+func accessLine(ctx context.Context, w io.Writer, r *http.Request, sw *statusWriter, app func(context.Context) string, d time.Duration) {
+	bp := accessBufs.Get().(*[]byte)
+	b := append((*bp)[:0], `{"time":"`...)
+	b = time.Now().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":"INFO","msg":"request","method":`...)
+	b = appendLogString(b, r.Method)
+	b = append(b, `,"path":`...)
+	b = appendLogString(b, r.URL.Path)
 	if sw.access.Node != "" {
-		attrs = append(attrs, slog.String("node", sw.access.Node))
+		b = append(b, `,"node":`...)
+		b = appendLogString(b, sw.access.Node)
 	}
-	attrs = append(attrs, slog.Int("status", sw.status()))
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(sw.status()), 10)
 	// gRPC answers 200 and says how the call went in a trailer.
 	if g := sw.Header().Get(http.TrailerPrefix + "Grpc-Status"); g != "" {
-		attrs = append(attrs, slog.String("grpc_status", g))
+		b = append(b, `,"grpc_status":`...)
+		b = appendLogString(b, g)
 	}
 	if sw.access.Code != 0 {
-		attrs = append(attrs, slog.Int("code", sw.access.Code))
+		b = append(b, `,"code":`...)
+		b = strconv.AppendInt(b, int64(sw.access.Code), 10)
 	}
-	attrs = append(attrs, slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+	b = append(b, `,"duration_ms":`...)
+	b = appendMillis(b, d.Microseconds())
 	if app != nil {
 		if id := app(ctx); id != "" {
-			attrs = append(attrs, slog.String("app_id", id))
+			b = append(b, `,"app_id":`...)
+			b = appendLogString(b, id)
 		}
 	}
-	log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	if id := observe.TraceID(ctx); id != "" {
+		b = append(b, `,"trace_id":`...)
+		b = appendLogString(b, id)
+	}
+	b = append(b, "}\n"...)
+	_, _ = w.Write(b) // as slog's handlers, a failed log write is not the request's
+	if cap(b) <= 4<<10 {
+		*bp = b
+		accessBufs.Put(bp)
+	}
+}
+
+var accessBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// appendMillis writes us microseconds as milliseconds the way
+// encoding/json writes float64(us)/1000: the shortest decimal, which for
+// a whole number of microseconds is the exact one (1.234, 1.23, 1, 0).
+func appendMillis(b []byte, us int64) []byte {
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, digits[:n]...)
+}
+
+// appendLogString writes s as slog's JSONHandler does: quote, backslash
+// and control characters escaped (\n, \r, \t, else \u00XX), invalid
+// UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendLogString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // statusWriter records the status written, for metrics and for knowing

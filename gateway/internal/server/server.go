@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -42,9 +43,10 @@ type Options struct {
 	// body, so that slow bodies cannot hold connections; 0 means
 	// DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
-	// AccessLog, when set, gets one line per request at info level
-	// (accessLine); nil: no access log.
-	AccessLog *slog.Logger
+	// AccessLog, when set, gets one JSON line per request, the line an
+	// slog.JSONHandler writes at info level (accessLine); nil: no access
+	// log. Each line is one Write.
+	AccessLog io.Writer
 	// App names the app a request's credential belongs to, for the access
 	// log ("" for none).
 	App func(ctx context.Context) string

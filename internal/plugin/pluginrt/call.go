@@ -30,6 +30,21 @@ type Call struct {
 	// call, when the method's access rule names a Page.
 	page *pluginv1.PageAccessResponse
 	log  *slog.Logger
+	// answered runs once the call's answer is encoded (AfterAnswer).
+	answered func()
+}
+
+// AfterAnswer has f run once the call's answer is encoded, or the call has
+// failed: memory the answer was built from may then be reused. f replaces
+// an earlier one.
+func (c *Call) AfterAnswer(f func()) { c.answered = f }
+
+// Answered runs the function AfterAnswer set, once.
+func (c *Call) Answered() {
+	if f := c.answered; f != nil {
+		c.answered = nil
+		f()
+	}
 }
 
 // Procedure returns the called method, "/package.Service/Method".
