@@ -108,28 +108,32 @@ func (r *runner) pluginHop(ctx context.Context) {
 		return
 	}
 	lines := parseBenchLines(string(out))
-	type fig struct{ cpu, p50, p99 float64 }
+	type fig struct {
+		CPU float64 `json:"cpu_us"`
+		P50 float64 `json:"p50_us"`
+		P99 float64 `json:"p99_us"`
+	}
 	get := func(name string) fig {
 		name = "BenchmarkHop/" + name
 		return fig{medianMetric(lines, name, "cpu-µs/op"), medianMetric(lines, name, "p50-µs"), medianMetric(lines, name, "p99-µs")}
 	}
 	in1, lane1 := get("in-process/callers=1"), get("fast-lane/callers=1")
 	in8, lane8 := get("in-process/callers=8"), get("fast-lane/callers=8")
-	if lane1.cpu == 0 || lane1.p50 == 0 || in1.p50 == 0 {
+	if lane1.CPU == 0 || lane1.P50 == 0 || in1.P50 == 0 {
 		row.Verdict = "failed: no cpu-µs/op or p50-µs in the benchmark's output"
 		r.add(row)
 		return
 	}
-	cpuAdded, p50Added := lane1.cpu-in1.cpu, lane1.p50-in1.p50
+	cpuAdded, p50Added := lane1.CPU-in1.CPU, lane1.P50-in1.P50
 	r.raw["plugin_hop"] = map[string]any{"calls": hopCalls, "count": hopCount,
 		"in_process_1": in1, "fast_lane_1": lane1, "in_process_8": in8, "fast_lane_8": lane8,
 		"cpu_added_us": cpuAdded, "p50_added_us": p50Added}
 	row.Ours = fmt.Sprintf("+%.1f µs CPU, +%.1f µs p50 per call, sequential (through the plugin %.1f µs CPU, p50 %.1f µs, p99 %.1f µs; in-process %.1f µs CPU, p50 %.1f µs)",
-		cpuAdded, p50Added, lane1.cpu, lane1.p50, lane1.p99, in1.cpu, in1.p50)
+		cpuAdded, p50Added, lane1.CPU, lane1.P50, lane1.P99, in1.CPU, in1.P50)
 	row.Verdict = bench.Verdict(true, cpuAdded <= 30 && p50Added <= 40)
 	r.add(row)
 	r.details = append(r.details, fmt.Sprintf("**Plugin hop** — BenchmarkHop, fast lane (the gateway's transport) against the Echo handler in-process, "+
 		"%d calls × %d runs each (medians), CPU of both processes per call: sequential +%.1f µs CPU, +%.1f µs p50 (p99 %.1f against %.1f µs); "+
 		"8 callers: through the plugin %.1f µs CPU, p50 %.1f µs, in-process %.1f µs CPU, p50 %.1f µs (+%.1f µs CPU). The benchmark ran %.0f s.",
-		hopCalls, hopCount, cpuAdded, p50Added, lane1.p99, in1.p99, lane8.cpu, lane8.p50, in8.cpu, in8.p50, lane8.cpu-in8.cpu, time.Since(start).Seconds()))
+		hopCalls, hopCount, cpuAdded, p50Added, lane1.P99, in1.P99, lane8.CPU, lane8.P50, in8.CPU, in8.P50, lane8.CPU-in8.CPU, time.Since(start).Seconds()))
 }
