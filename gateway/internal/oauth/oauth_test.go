@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
@@ -721,5 +723,45 @@ func TestEveryGrantAnswersTokenTypeBearer(t *testing.T) {
 		if body["token_type"] != "Bearer" {
 			t.Errorf("%s: token_type %v, want Bearer", grant, body["token_type"])
 		}
+	}
+}
+
+// Authenticated clients are remembered for auth.DefaultCacheTTL (an
+// exchange is then one round trip to PostgreSQL): a new secret works at
+// once, a wrong one never, and a replaced one stops working within the
+// bound every revocation is stated against.
+func TestAReplacedClientSecretStopsAuthenticatingWithinTheCacheBound(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	revoke := func(secret string) (int, map[string]any) {
+		return b.postForm(t, oauth.PathRevoke, url.Values{"token": {"svc_unknown_token"}},
+			b.App.ClientID, secret)
+	}
+	old := b.App.ClientSecret
+	if status, body := revoke(old); status != 200 {
+		t.Fatalf("the current secret: %d %v", status, body)
+	}
+	replacement, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(auth.DefaultCacheTTL + 100*time.Millisecond)
+	if status, body := revoke(old); status != 401 || body["error"] != "invalid_client" {
+		t.Errorf("the replaced secret after %s: %d %v", auth.DefaultCacheTTL, status, body)
+	}
+	if status, body := revoke(replacement); status != 200 {
+		t.Fatalf("the replacement: %d %v", status, body)
+	}
+	// The replacement is remembered now; the next one works at once.
+	next, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := revoke(next); status != 200 {
+		t.Errorf("a new secret, at once: %d %v", status, body)
+	}
+	if status, body := revoke(next + "x"); status != 401 || body["error"] != "invalid_client" {
+		t.Errorf("a wrong secret: %d %v", status, body)
 	}
 }
