@@ -17,9 +17,11 @@ const clientCacheMax = 4096
 // that a code exchange is one round trip to PostgreSQL (the redemption)
 // rather than two. A secret that does not match the remembered app is
 // checked against the database again, so a new secret works at once and a
-// wrong one costs what it cost before; a secret replaced or an app deleted
-// on any gateway stops authenticating within the bound every revocation is
-// stated against (auth.DefaultCacheTTL). A deleted app's codes and tokens
+// wrong one costs what it cost before. A secret set or rotated through this
+// gateway drops what was read before it (identity.Apps.SecretGeneration),
+// so a replaced secret stops at once here; on the other gateways, as an app
+// deleted, within the bound every revocation is stated against
+// (auth.DefaultCacheTTL). A deleted app's codes and tokens
 // are gone with it, so nothing can be redeemed for it meanwhile.
 type clientCache struct {
 	mu   sync.Mutex
@@ -29,6 +31,7 @@ type clientCache struct {
 type cachedClient struct {
 	app identity.App
 	at  time.Time // when it was read; monotonic, not the server's clock
+	gen uint64    // identity.Apps.SecretGeneration before it was read
 }
 
 // authenticate returns the app with clientID if secret is its client
@@ -37,7 +40,8 @@ func (c *clientCache) authenticate(ctx context.Context, apps *identity.Apps, cli
 	c.mu.Lock()
 	e, hit := c.apps[clientID]
 	c.mu.Unlock()
-	if hit && time.Since(e.at) < auth.DefaultCacheTTL && e.app.CheckClientSecret(secret) {
+	gen := apps.SecretGeneration()
+	if hit && e.gen == gen && time.Since(e.at) < auth.DefaultCacheTTL && e.app.CheckClientSecret(secret) {
 		return e.app, true, nil
 	}
 	at := time.Now()
@@ -53,7 +57,7 @@ func (c *clientCache) authenticate(ctx context.Context, apps *identity.Apps, cli
 	if c.apps == nil || len(c.apps) >= clientCacheMax {
 		c.apps = make(map[string]cachedClient)
 	}
-	c.apps[clientID] = cachedClient{app: app, at: at}
+	c.apps[clientID] = cachedClient{app: app, at: at, gen: gen}
 	c.mu.Unlock()
 	return app, true, nil
 }

@@ -727,41 +727,53 @@ func TestEveryGrantAnswersTokenTypeBearer(t *testing.T) {
 }
 
 // Authenticated clients are remembered for auth.DefaultCacheTTL (an
-// exchange is then one round trip to PostgreSQL): a new secret works at
-// once, a wrong one never, and a replaced one stops working within the
-// bound every revocation is stated against.
-func TestAReplacedClientSecretStopsAuthenticatingWithinTheCacheBound(t *testing.T) {
+// exchange is then one round trip to PostgreSQL): a secret replaced through
+// this gateway stops at once, one replaced through another gateway within
+// the bound every revocation is stated against; a new secret works at once
+// and a wrong one never.
+func TestAReplacedClientSecretStopsAtOnceHereAndWithinTheCacheBoundElsewhere(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	revoke := func(secret string) (int, map[string]any) {
-		return b.postForm(t, oauth.PathRevoke, url.Values{"token": {"svc_unknown_token"}},
-			b.App.ClientID, secret)
+		return b.postForm(t, oauth.PathRevoke, url.Values{"token": {"svc_unknown_token"}}, b.App.ClientID, secret)
+	}
+	refused := func(what, secret string) {
+		t.Helper()
+		if status, body := revoke(secret); status != 401 || body["error"] != "invalid_client" {
+			t.Errorf("%s: %d %v, want 401 invalid_client", what, status, body)
+		}
+	}
+	accepted := func(what, secret string) {
+		t.Helper()
+		if status, body := revoke(secret); status != 200 {
+			t.Errorf("%s: %d %v, want 200", what, status, body)
+		}
 	}
 	old := b.App.ClientSecret
-	if status, body := revoke(old); status != 200 {
-		t.Fatalf("the current secret: %d %v", status, body)
-	}
-	replacement, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, "")
+	accepted("the current secret", old)
+	here, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, "")
 	if err != nil {
+		t.Fatal(err)
+	}
+	refused("the secret replaced here, at once", old)
+	accepted("its replacement, at once", here)
+	refused("a wrong secret", here+"x")
+
+	// Another gateway: its own identity.Service on the same database.
+	elsewhere, err := identity.New(b.Pool).Apps.SetClientSecret(ctx, b.App.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted("the replacement from elsewhere, at once", elsewhere)
+	refused("the secret replaced elsewhere, once its replacement was seen", here)
+
+	// The same again without using the new secret first: only the bound ends
+	// the old one.
+	accepted("the current secret", elsewhere)
+	if _, err := identity.New(b.Pool).Apps.SetClientSecret(ctx, b.App.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(auth.DefaultCacheTTL + 100*time.Millisecond)
-	if status, body := revoke(old); status != 401 || body["error"] != "invalid_client" {
-		t.Errorf("the replaced secret after %s: %d %v", auth.DefaultCacheTTL, status, body)
-	}
-	if status, body := revoke(replacement); status != 200 {
-		t.Fatalf("the replacement: %d %v", status, body)
-	}
-	// The replacement is remembered now; the next one works at once.
-	next, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if status, body := revoke(next); status != 200 {
-		t.Errorf("a new secret, at once: %d %v", status, body)
-	}
-	if status, body := revoke(next + "x"); status != 401 || body["error"] != "invalid_client" {
-		t.Errorf("a wrong secret: %d %v", status, body)
-	}
+	refused("the secret replaced elsewhere, after "+auth.DefaultCacheTTL.String(), elsewhere)
 }
