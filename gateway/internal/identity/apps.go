@@ -253,8 +253,15 @@ func (s *Apps) SetClientSecret(ctx context.Context, appID, secret string) (strin
 	if n == 0 {
 		return "", fmt.Errorf("app %s: %w", appID, ErrNotFound)
 	}
+	s.env.secrets.Add(1)
 	return secret, nil
 }
+
+// SecretGeneration changes whenever a client secret set or rotated
+// through this Service is committed: a cache of client authentication
+// (oauth) drops what it read before, so such a change takes effect on this
+// gateway at once.
+func (s *Apps) SecretGeneration() uint64 { return s.env.secrets.Load() }
 
 // AddRedirectURI registers one more redirect URI; authorization requests
 // must use a registered URI exactly.

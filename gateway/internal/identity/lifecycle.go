@@ -321,6 +321,9 @@ func (s *Apps) RotateClientSecret(ctx context.Context, appID string) (Rotated, e
 		out = Rotated{Value: secret, PreviousExpiresAt: until}
 		return nil
 	})
+	if err == nil {
+		s.env.secrets.Add(1) // committed: see SecretGeneration
+	}
 	return out, err
 }
 

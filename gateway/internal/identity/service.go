@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,6 +116,9 @@ type env struct {
 	scopes *scopeCache
 	// checkupWake wakes the checkup reminders' loop (checkup.go).
 	checkupWake chan struct{}
+	// secrets counts the client secrets changed through this Service
+	// (Apps.SecretGeneration).
+	secrets atomic.Uint64
 }
 
 // Sealer encrypts secrets that must be read back in plain (the client

@@ -41,12 +41,12 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request) (ident
 		return identity.App{}, &protocolError{status: http.StatusUnauthorized, code: errInvalidClient,
 			description: "Client authentication is required (client_secret_basic or client_secret_post).", basicChallenge: basic}
 	}
-	app, err := s.ids.Apps.AppByClientID(ctx, id)
+	app, ok, err := s.clients.authenticate(ctx, s.ids.Apps, id, secret)
 	if err != nil && !errors.Is(err, identity.ErrNotFound) {
 		slog.ErrorContext(ctx, "client authentication", "error", err)
 		return identity.App{}, serverError()
 	}
-	if err != nil || !app.CheckClientSecret(secret) {
+	if !ok {
 		slog.InfoContext(ctx, "client authentication failed")
 		return identity.App{}, &protocolError{status: http.StatusUnauthorized, code: errInvalidClient,
 			description: "Client authentication failed.", basicChallenge: basic}

@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
+	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/identity/identitytest"
 	"github.com/svcplatform/svc/gateway/internal/oauth"
@@ -722,4 +724,56 @@ func TestEveryGrantAnswersTokenTypeBearer(t *testing.T) {
 			t.Errorf("%s: token_type %v, want Bearer", grant, body["token_type"])
 		}
 	}
+}
+
+// Authenticated clients are remembered for auth.DefaultCacheTTL (an
+// exchange is then one round trip to PostgreSQL): a secret replaced through
+// this gateway stops at once, one replaced through another gateway within
+// the bound every revocation is stated against; a new secret works at once
+// and a wrong one never.
+func TestAReplacedClientSecretStopsAtOnceHereAndWithinTheCacheBoundElsewhere(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	revoke := func(secret string) (int, map[string]any) {
+		return b.postForm(t, oauth.PathRevoke, url.Values{"token": {"svc_unknown_token"}}, b.App.ClientID, secret)
+	}
+	refused := func(what, secret string) {
+		t.Helper()
+		if status, body := revoke(secret); status != 401 || body["error"] != "invalid_client" {
+			t.Errorf("%s: %d %v, want 401 invalid_client", what, status, body)
+		}
+	}
+	accepted := func(what, secret string) {
+		t.Helper()
+		if status, body := revoke(secret); status != 200 {
+			t.Errorf("%s: %d %v, want 200", what, status, body)
+		}
+	}
+	old := b.App.ClientSecret
+	accepted("the current secret", old)
+	here, err := b.IDs.Apps.SetClientSecret(ctx, b.App.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused("the secret replaced here, at once", old)
+	accepted("its replacement, at once", here)
+	refused("a wrong secret", here+"x")
+
+	// Another gateway: its own identity.Service on the same database.
+	elsewhere, err := identity.New(b.Pool).Apps.SetClientSecret(ctx, b.App.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted("the replacement from elsewhere, at once", elsewhere)
+	refused("the secret replaced elsewhere, once its replacement was seen", here)
+
+	// The same again without using the new secret first: only the bound ends
+	// the old one.
+	accepted("the current secret", elsewhere)
+	if _, err := identity.New(b.Pool).Apps.SetClientSecret(ctx, b.App.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(auth.DefaultCacheTTL + 100*time.Millisecond)
+	refused("the secret replaced elsewhere, after "+auth.DefaultCacheTTL.String(), elsewhere)
 }

@@ -38,6 +38,8 @@ type Server struct {
 	keys   *keySet
 	now    func() time.Time
 	secure bool
+	// clients remembers authenticated clients (clientcache.go).
+	clients clientCache
 }
 
 // Router is where the server's handlers are registered (server.Server).
