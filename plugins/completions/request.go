@@ -384,12 +384,25 @@ func jsonNumber(raw []byte) (float64, error) {
 
 func num(v float64) string { return fmt.Sprint(v) }
 
+// askUsage is the member a stream adds when the client did not ask for
+// usage.
+const askUsage = `,"stream_options":{"include_usage":true}`
+
 // upstreamBody is the request as sent to an upstream: the client's fields
 // as they came, unknown ones included, except that a stream always asks
 // for usage (so that usage is recorded even when the client did not ask).
 func (r *chatRequest) upstreamBody() []byte {
 	if !r.dupKeys && (!r.Stream || r.IncludeUsage) {
 		return r.raw // nothing to change: no copy, no encoding
+	}
+	if _, asked := r.fields["stream_options"]; !r.dupKeys && !asked {
+		// Most streams: the body as sent with stream_options added at its
+		// end, in one copy (raw is an object with members: it has a model).
+		end := bytes.LastIndexByte(r.raw, '}')
+		b := make([]byte, 0, end+len(askUsage)+1)
+		b = append(b, r.raw[:end]...)
+		b = append(b, askUsage...)
+		return append(b, '}')
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
