@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -215,12 +216,18 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, proc str
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		if ev := part.GetEvents(); len(ev) > 0 {
+		ev := part.GetEvents()
+		if len(ev) > 0 {
 			if _, err := w.Write(ev); err != nil { // framed by the plugin
 				return err
 			}
 		} else if err := writeEvent(w, part.GetData()); err != nil {
 			return err
+		}
+		if bytes.HasSuffix(ev, doneEvent) || string(part.GetData()) == "[DONE]" {
+			// The stream's last event: the call ends next, and net/http
+			// writes it with the body's end in one write.
+			return nil
 		}
 		return rc.Flush()
 	})
@@ -245,6 +252,9 @@ var (
 	noCache        = []string{"no-cache"}
 	no             = []string{"no"}
 )
+
+// doneEvent is the last event of an OpenAI stream.
+var doneEvent = []byte("data: [DONE]\n\n")
 
 // errRefused ends a stream whose first part was a refusal.
 var errRefused = errors.New("refused")
