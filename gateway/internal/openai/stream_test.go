@@ -21,8 +21,8 @@ func (d streamingDispatcher) HTTPPath(verb, path string) (*manifestcheck.Method,
 		ErrorStyle: pluginv1.ErrorStyle_ERROR_STYLE_OPENAI, StreamProcedure: "/p.S/Stream", StreamField: "stream"}}, true
 }
 
-func (streamingDispatcher) Call(context.Context, string, proto.Message) ([]byte, error) {
-	panic("the stream's method is the one to call")
+func (d streamingDispatcher) Call(context.Context, string, proto.Message) ([]byte, error) {
+	return proto.Marshal(&pluginv1.HttpResponse{Status: 200, Body: d.parts[0].Events, UpstreamNanos: 1000})
 }
 
 func (d streamingDispatcher) Stream(_ context.Context, _ string, _ proto.Message, send func([]byte) error) error {
@@ -64,5 +64,24 @@ func TestEachEventIsFlushedAsItComesButDONEGoesOutWithTheStreamsEnd(t *testing.T
 	}
 	if got := w.Body.String(); !strings.HasSuffix(got, "data: {\"c\":3}\n\ndata: [DONE]\n\n") || w.Code != 200 {
 		t.Fatalf("answer %d %q", w.Code, got)
+	}
+}
+
+// BenchmarkEdge is the edge's own cost of a completion, streamed and not,
+// around a dispatcher answering at once (no plugin, no sockets).
+func BenchmarkEdge(b *testing.B) {
+	chunk := []byte("data: " + strings.Repeat("x", 200) + "\n\n")
+	d := streamingDispatcher{parts: []*pluginv1.HttpStreamPart{
+		{Status: 200, Events: chunk}, {Events: chunk}, {Events: append(chunk, "data: [DONE]\n\n"...)},
+	}}
+	e := New(d, "http://gw")
+	for _, bc := range []struct{ name, body string }{{"unary", `{"model":"m"}`}, {"stream", `{"model":"m","stream":true}`}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				e.ServePath(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(bc.body)))
+			}
+		})
 	}
 }
