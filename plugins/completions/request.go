@@ -53,11 +53,11 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 		var v any
 		return nil, badJSON(json.Unmarshal(body, &v)) // for the message saying where
 	}
-	req := &chatRequest{fields: make(map[string]json.RawMessage, 8), N: 1}
+	req := &chatRequest{fields: make(map[string]json.RawMessage, 8), fieldsInOrder: make([]string, 0, 8), N: 1}
 	// The walk reads each top-level member once, without decoding it;
 	// check decodes the known ones.
 	if !jsonobj.Members(body, func(key, value []byte) bool {
-		k := string(key)
+		k := fieldName(key)
 		if _, dup := req.fields[k]; !dup {
 			req.fieldsInOrder = append(req.fieldsInOrder, k)
 		} else {
@@ -73,6 +73,40 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 	}
 	req.raw = body
 	return req, nil
+}
+
+// fieldName is key as a string: a constant for the fields OpenAI's
+// clients send most (no allocation per field), a copy for others.
+func fieldName(key []byte) string {
+	switch string(key) {
+	case "model":
+		return "model"
+	case "messages":
+		return "messages"
+	case "stream":
+		return "stream"
+	case "stream_options":
+		return "stream_options"
+	case "temperature":
+		return "temperature"
+	case "top_p":
+		return "top_p"
+	case "max_tokens":
+		return "max_tokens"
+	case "max_completion_tokens":
+		return "max_completion_tokens"
+	case "n":
+		return "n"
+	case "tools":
+		return "tools"
+	case "tool_choice":
+		return "tool_choice"
+	case "response_format":
+		return "response_format"
+	case "user":
+		return "user"
+	}
+	return string(key)
 }
 
 func badJSON(err error) *apiError {
