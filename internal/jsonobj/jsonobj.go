@@ -140,3 +140,62 @@ func skipValue(b []byte, i int) int {
 	}
 	return i
 }
+
+// Elements calls fn with each element of the array body holds (whitespace
+// around it allowed), in order, as written. fn returns false to stop the
+// walk. Elements reports false when body is not an array it can walk; as
+// Members, it checks the structure but not the values' grammar.
+func Elements(body []byte, fn func(value []byte) bool) bool {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '[' {
+		return false
+	}
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == ']' {
+		return skipSpace(body, i+1) == len(body)
+	}
+	for {
+		end := skipValue(body, i)
+		if end < 0 {
+			return false
+		}
+		if !fn(body[i:end]) {
+			return true
+		}
+		i = skipSpace(body, end)
+		if i >= len(body) {
+			return false
+		}
+		switch body[i] {
+		case ']':
+			return skipSpace(body, i+1) == len(body)
+		case ',':
+			i = skipSpace(body, i+1)
+		default:
+			return false
+		}
+	}
+}
+
+// String returns the string a JSON string literal holds, as encoding/json
+// reads it (escapes resolved, invalid UTF-8 replaced); false when raw is
+// not a string. A literal without escapes costs one copy.
+func String(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		for _, c := range in {
+			if c < 0x20 || c == '"' {
+				return "", false // not a valid literal: as encoding/json, refuse it
+			}
+		}
+		return string(in), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

@@ -3,6 +3,7 @@ package jsonobj
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -94,4 +95,75 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzElements: on a valid JSON array the walk finds the elements
+// encoding/json decodes, in order, byte for byte; on anything else it never
+// panics.
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[1,"]",{"a":[2]}]`, `[]`, ` [ null , true ] `, `[`, `[1,]`, `{"a":1}`, `"x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var got []string
+		ok := Elements(body, func(v []byte) bool {
+			got = append(got, string(v))
+			return true
+		})
+		if !json.Valid(body) {
+			return
+		}
+		var want []json.RawMessage
+		if json.Unmarshal(body, &want) != nil || want == nil { // null decodes as no array
+			if ok {
+				t.Fatalf("%q is no array but was walked", body)
+			}
+			return
+		}
+		if !ok || len(got) != len(want) {
+			t.Fatalf("%q: walked %v (%v), decoded %d elements", body, got, ok, len(want))
+		}
+		for i := range want {
+			if got[i] != string(bytes.TrimSpace(want[i])) {
+				t.Fatalf("%q: element %d walked as %q, decoded as %s", body, i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// FuzzString: a string literal reads as encoding/json reads it, and what
+// encoding/json refuses as a string is refused.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\u00e9\n"`, `"\xff"`, `"tab	in"`, `1`, `"`, `""`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := String(raw)
+		if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+			if ok {
+				t.Fatalf("%q is no string literal but was read as %q", raw, got)
+			}
+			return // null, numbers, whitespace around: not what String is given
+		}
+		var want string
+		err := json.Unmarshal(raw, &want)
+		if ok != (err == nil) || got != want {
+			t.Fatalf("%q: read as %q (%v), encoding/json: %q (%v)", raw, got, ok, want, err)
+		}
+	})
+}
+
+func TestElementsAreTheArraysValuesInOrderAsWritten(t *testing.T) {
+	var got []string
+	if !Elements([]byte(` [ {"a":[1,"]"]}, "x" ,3] `), func(v []byte) bool { got = append(got, string(v)); return true }) {
+		t.Fatal("array not walked")
+	}
+	if want := []string{`{"a":[1,"]"]}`, `"x"`, `3`}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("walked %q, want %q", got, want)
+	}
+	for _, bad := range []string{`{"a":1}`, `[1,]`, `[1 2]`, `[`, `[1]x`} {
+		if Elements([]byte(bad), func([]byte) bool { return true }) {
+			t.Errorf("%q walked as an array", bad)
+		}
+	}
 }

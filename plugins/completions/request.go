@@ -53,11 +53,11 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 		var v any
 		return nil, badJSON(json.Unmarshal(body, &v)) // for the message saying where
 	}
-	req := &chatRequest{fields: make(map[string]json.RawMessage, 8), N: 1}
+	req := &chatRequest{fields: make(map[string]json.RawMessage, 8), fieldsInOrder: make([]string, 0, 8), N: 1}
 	// The walk reads each top-level member once, without decoding it;
 	// check decodes the known ones.
 	if !jsonobj.Members(body, func(key, value []byte) bool {
-		k := string(key)
+		k := fieldName(key)
 		if _, dup := req.fields[k]; !dup {
 			req.fieldsInOrder = append(req.fieldsInOrder, k)
 		} else {
@@ -73,6 +73,40 @@ func parseRequest(body []byte) (*chatRequest, *apiError) {
 	}
 	req.raw = body
 	return req, nil
+}
+
+// fieldName is key as a string: a constant for the fields OpenAI's
+// clients send most (no allocation per field), a copy for others.
+func fieldName(key []byte) string {
+	switch string(key) {
+	case "model":
+		return "model"
+	case "messages":
+		return "messages"
+	case "stream":
+		return "stream"
+	case "stream_options":
+		return "stream_options"
+	case "temperature":
+		return "temperature"
+	case "top_p":
+		return "top_p"
+	case "max_tokens":
+		return "max_tokens"
+	case "max_completion_tokens":
+		return "max_completion_tokens"
+	case "n":
+		return "n"
+	case "tools":
+		return "tools"
+	case "tool_choice":
+		return "tool_choice"
+	case "response_format":
+		return "response_format"
+	case "user":
+		return "user"
+	}
+	return string(key)
 }
 
 func badJSON(err error) *apiError {
@@ -101,7 +135,7 @@ func (r *chatRequest) check() *apiError {
 	if !ok {
 		return invalid("model", "missing_required_parameter", "Missing required parameter: 'model'.")
 	}
-	if err := json.Unmarshal(raw, &r.Model); err != nil || r.Model == "" {
+	if r.Model, ok = jsonobj.String(raw); !ok || r.Model == "" {
 		return invalid("model", "invalid_type", "Invalid type for 'model': expected a non-empty string.")
 	}
 	if e := r.checkMessages(); e != nil {
@@ -115,9 +149,8 @@ func (r *chatRequest) check() *apiError {
 			return e
 		}
 		if raw, ok := r.present(name); ok {
-			var n int
-			_ = json.Unmarshal(raw, &n)
-			if r.MaxTokens == 0 || n < r.MaxTokens {
+			v, _ := strconv.ParseFloat(string(raw), 64) // an integer, checked above
+			if n := int(v); r.MaxTokens == 0 || n < r.MaxTokens {
 				r.MaxTokens = n
 			}
 		}
@@ -126,20 +159,26 @@ func (r *chatRequest) check() *apiError {
 		return e
 	}
 	if raw, ok := r.present("n"); ok {
-		_ = json.Unmarshal(raw, &r.N)
+		v, _ := strconv.ParseFloat(string(raw), 64) // an integer, checked above
+		r.N = int(v)
 	}
 	if raw, ok := r.present("stream"); ok {
-		if err := json.Unmarshal(raw, &r.Stream); err != nil {
+		if r.Stream, ok = jsonBool(raw); !ok {
 			return invalid("stream", "invalid_type", "Invalid type for 'stream': expected a boolean.")
 		}
 	}
 	if raw, ok := r.present("stream_options"); ok {
-		var so map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &so); err != nil {
+		var usage []byte // the last include_usage, as encoding/json reads duplicates
+		if !jsonobj.Members(raw, func(k, v []byte) bool {
+			if string(k) == "include_usage" {
+				usage = v
+			}
+			return true
+		}) {
 			return invalid("stream_options", "invalid_type", "Invalid type for 'stream_options': expected an object.")
 		}
-		if v, ok := so["include_usage"]; ok && string(v) != "null" {
-			if err := json.Unmarshal(v, &r.IncludeUsage); err != nil {
+		if usage != nil && string(usage) != "null" {
+			if r.IncludeUsage, ok = jsonBool(usage); !ok {
 				return invalid("stream_options.include_usage", "invalid_type", "Invalid type for 'stream_options.include_usage': expected a boolean.")
 			}
 		}
@@ -158,54 +197,86 @@ func (r *chatRequest) checkMessages() *apiError {
 	if !ok {
 		return invalid("messages", "missing_required_parameter", "Missing required parameter: 'messages'.")
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	// The body is valid JSON (parseRequest): the walks read its
+	// structure, and only what is checked is decoded; tool_calls, name,
+	// audio and the like stay in the raw body for the upstream.
+	var e *apiError
+	r.Messages = make([]message, 0, 4)
+	if !jsonobj.Elements(raw, func(item []byte) bool {
+		r.Messages, e = appendMessage(r.Messages, item)
+		return e == nil
+	}) {
 		return invalid("messages", "invalid_type", "Invalid type for 'messages': expected an array of objects.")
 	}
-	if len(items) == 0 {
+	if e != nil {
+		return e
+	}
+	if len(r.Messages) == 0 {
 		return invalid("messages", "empty_array", "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
 	}
-	r.Messages = make([]message, len(items))
-	// Only what is checked is decoded; tool_calls, name, audio and the
-	// like stay in the raw body for the upstream. One m for all messages:
-	// it escapes to the heap once, not once per message.
-	var m struct {
-		Role       *string         `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		ToolCallID json.RawMessage `json:"tool_call_id"`
-	}
-	for i, item := range items {
-		m.Role, m.Content, m.ToolCallID = nil, nil, nil
-		if err := json.Unmarshal(item, &m); err != nil {
-			param := msgParam(i)
-			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
-		}
-		if m.Role == nil {
-			param := msgParam(i)
-			return invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
-		}
-		if !roles[*m.Role] {
-			return invalid(msgParam(i)+".role", "invalid_value",
-				"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", *m.Role)
-		}
-		if *m.Role == "tool" {
-			// The upstream pairs the result with its call by this id.
-			switch {
-			case len(m.ToolCallID) == 0 || string(m.ToolCallID) == "null":
-				param := msgParam(i)
-				return invalid(param+".tool_call_id", "missing_required_parameter", "Missing required parameter: '%s.tool_call_id'.", param)
-			case m.ToolCallID[0] != '"':
-				param := msgParam(i)
-				return invalid(param+".tool_call_id", "invalid_type", "Invalid type for '%s.tool_call_id': expected a string.", param)
-			}
-		}
-		text, e := contentText(m.Content, i, *m.Role)
-		if e != nil {
-			return e
-		}
-		r.Messages[i] = message{Role: *m.Role, Content: text}
-	}
 	return nil
+}
+
+// appendMessage checks message item (the len(msgs)th) and appends its
+// role and text. Keys match as encoding/json matches a struct's fields:
+// case-insensitively, the last one written winning.
+func appendMessage(msgs []message, item []byte) ([]message, *apiError) {
+	i := len(msgs)
+	var roleRaw, content, toolCallID []byte
+	if string(item) != "null" && !jsonobj.Members(item, func(k, v []byte) bool {
+		switch {
+		case bytes.EqualFold(k, []byte("role")):
+			roleRaw = v
+		case bytes.EqualFold(k, []byte("content")):
+			content = v
+		case bytes.EqualFold(k, []byte("tool_call_id")):
+			toolCallID = v
+		}
+		return true
+	}) {
+		param := msgParam(i)
+		return msgs, invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
+	}
+	if roleRaw == nil || string(roleRaw) == "null" {
+		param := msgParam(i)
+		return msgs, invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
+	}
+	role, ok := jsonobj.String(roleRaw)
+	if !ok {
+		param := msgParam(i)
+		return msgs, invalid(param, "invalid_type", "Invalid type for '%s': expected an object.", param)
+	}
+	if !roles[role] {
+		return msgs, invalid(msgParam(i)+".role", "invalid_value",
+			"Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", role)
+	}
+	if role == "tool" {
+		// The upstream pairs the result with its call by this id.
+		switch {
+		case len(toolCallID) == 0 || string(toolCallID) == "null":
+			param := msgParam(i)
+			return msgs, invalid(param+".tool_call_id", "missing_required_parameter", "Missing required parameter: '%s.tool_call_id'.", param)
+		case toolCallID[0] != '"':
+			param := msgParam(i)
+			return msgs, invalid(param+".tool_call_id", "invalid_type", "Invalid type for '%s.tool_call_id': expected a string.", param)
+		}
+	}
+	text, e := contentText(content, i, role)
+	if e != nil {
+		return msgs, e
+	}
+	return append(msgs, message{Role: role, Content: text}), nil
+}
+
+// jsonBool reads a JSON boolean.
+func jsonBool(raw []byte) (v, ok bool) {
+	switch string(raw) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
 }
 
 // msgParam names message i in a refusal's param. Only refusals need it,
@@ -227,38 +298,85 @@ func contentText(raw json.RawMessage, msg int, role string) (string, *apiError) 
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, ok := jsonobj.String(raw)
+		if !ok {
 			param := msgParam(msg) + ".content"
 			return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string.", param)
 		}
 		return s, nil
 	case '[':
-		var parts []struct {
-			Type *string `json:"type"`
-			Text *string `json:"text"`
-		}
-		if json.Unmarshal(raw, &parts) == nil {
-			var b strings.Builder
-			for i, p := range parts {
-				if p.Type == nil {
-					pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
-					return "", invalid(pp+".type", "missing_required_parameter", "Missing required parameter: '%s.type'.", pp)
-				}
-				if *p.Type != "text" {
-					continue
-				}
-				if p.Text == nil {
-					pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
-					return "", invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
-				}
-				b.WriteString(*p.Text)
-			}
-			return b.String(), nil
+		if s, e, ok := partsText(raw, msg); ok {
+			return s, e
 		}
 	}
 	param := msgParam(msg) + ".content"
 	return "", invalid(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+}
+
+// partsText returns the text of the text parts of content parts raw, or
+// the refusal of a part without its type or text; ok is false when raw is
+// not an array of objects whose type and text are strings, as
+// encoding/json would fail to decode it (a null part is one without a
+// type).
+func partsText(raw []byte, msg int) (text string, e *apiError, ok bool) {
+	var b strings.Builder
+	i, bad := 0, false
+	walked := jsonobj.Elements(raw, func(part []byte) bool {
+		var typ, txt []byte
+		if string(part) != "null" && !jsonobj.Members(part, func(k, v []byte) bool {
+			switch {
+			case bytes.EqualFold(k, []byte("type")):
+				typ = v
+			case bytes.EqualFold(k, []byte("text")):
+				txt = v
+			}
+			return true
+		}) {
+			bad = true
+			return false
+		}
+		t, tok := nullableString(typ)
+		s, sok := nullableString(txt)
+		if !tok || !sok {
+			bad = true
+			return false
+		}
+		switch {
+		case e != nil:
+			// The first refusal stands; the rest is still checked for type.
+		case t == nil:
+			pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
+			e = invalid(pp+".type", "missing_required_parameter", "Missing required parameter: '%s.type'.", pp)
+		case *t != "text":
+		case s == nil:
+			pp := fmt.Sprintf("%s.content[%d]", msgParam(msg), i)
+			e = invalid(pp+".text", "missing_required_parameter", "Missing required parameter: '%s.text'.", pp)
+		default:
+			b.WriteString(*s)
+		}
+		i++
+		return true
+	})
+	if !walked || bad {
+		return "", nil, false
+	}
+	if e != nil {
+		return "", e, true
+	}
+	return b.String(), nil, true
+}
+
+// nullableString reads an optional string member: nil when absent or
+// null; ok is false when it is another type.
+func nullableString(raw []byte) (s *string, ok bool) {
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	v, ok := jsonobj.String(raw)
+	if !ok {
+		return nil, false
+	}
+	return &v, true
 }
 
 // checkNumber checks an optional number field's type and range.
@@ -267,8 +385,8 @@ func checkNumber(r *chatRequest, name string, lo, hi float64, integer bool) *api
 	if !ok {
 		return nil
 	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil {
+	v, err := jsonNumber(raw)
+	if err != nil {
 		what := "a number"
 		if integer {
 			what = "an integer"
@@ -289,7 +407,20 @@ func checkNumber(r *chatRequest, name string, lo, hi float64, integer bool) *api
 	return nil
 }
 
+// jsonNumber reads a JSON number (the body is valid JSON) into a float64,
+// refusing other types and numbers out of its range, as encoding/json.
+func jsonNumber(raw []byte) (float64, error) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(string(raw), 64)
+}
+
 func num(v float64) string { return fmt.Sprint(v) }
+
+// askUsage is the member a stream adds when the client did not ask for
+// usage.
+const askUsage = `,"stream_options":{"include_usage":true}`
 
 // upstreamBody is the request as sent to an upstream: the client's fields
 // as they came, unknown ones included, except that a stream always asks
@@ -297,6 +428,15 @@ func num(v float64) string { return fmt.Sprint(v) }
 func (r *chatRequest) upstreamBody() []byte {
 	if !r.dupKeys && (!r.Stream || r.IncludeUsage) {
 		return r.raw // nothing to change: no copy, no encoding
+	}
+	if _, asked := r.fields["stream_options"]; !r.dupKeys && !asked {
+		// Most streams: the body as sent with stream_options added at its
+		// end, in one copy (raw is an object with members: it has a model).
+		end := bytes.LastIndexByte(r.raw, '}')
+		b := make([]byte, 0, end+len(askUsage)+1)
+		b = append(b, r.raw[:end]...)
+		b = append(b, askUsage...)
+		return append(b, '}')
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')

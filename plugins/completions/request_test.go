@@ -171,3 +171,15 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestAStreamNotAskingForUsageGoesUpstreamAsSentWithOnlyStreamOptionsAdded(t *testing.T) {
+	body := `{"model":"m", "stream":true,"messages":[{"role":"user","content":"a"}],"x_future":{"k":[1, 2]} }`
+	req, e := parseRequest([]byte(body))
+	if e != nil {
+		t.Fatal(e.Message)
+	}
+	want := `{"model":"m", "stream":true,"messages":[{"role":"user","content":"a"}],"x_future":{"k":[1, 2]} ,"stream_options":{"include_usage":true}}`
+	if got := string(req.upstreamBody()); got != want {
+		t.Fatalf("sent %s\nwant %s", got, want)
+	}
+}

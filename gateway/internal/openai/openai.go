@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,18 +132,23 @@ func (e *Edge) unary(w http.ResponseWriter, r *http.Request, c *clock, proc stri
 		writeError(w, r, c, err)
 		return
 	}
-	var res pluginv1.HttpResponse
-	if err := proto.Unmarshal(out, &res); err != nil {
+	res, err := readAnswer(out, false)
+	if err != nil {
 		writeError(w, r, c, apierr.Internal(err))
 		return
 	}
-	c.upstream = time.Duration(res.GetUpstreamNanos())
+	c.upstream = time.Duration(res.upstreamNanos)
 	c.stamp(w)
-	if len(res.GetHeaders()) > 0 {
-		writeWithHeaders(w, r, &res)
+	if res.headers {
+		var withHeaders pluginv1.HttpResponse
+		if err := proto.Unmarshal(out, &withHeaders); err != nil {
+			writeError(w, r, c, apierr.Internal(err))
+			return
+		}
+		writeWithHeaders(w, r, &withHeaders)
 		return
 	}
-	writeJSON(w, int(res.GetStatus()), res.GetBody(), res.GetRetryAfterSeconds())
+	writeJSON(w, int(res.status), res.body, res.retryAfter)
 }
 
 // answerHeaders are the headers a plugin may set on an HttpResponse, by
@@ -195,17 +201,16 @@ func writeWithHeaders(w http.ResponseWriter, r *http.Request, res *pluginv1.Http
 func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, proc string, req *pluginv1.HttpRequest) {
 	rc := http.NewResponseController(w)
 	started := false
-	var part pluginv1.HttpStreamPart
 	err := e.d.Stream(r.Context(), proc, req, func(b []byte) error {
-		part.Reset()
-		if err := proto.Unmarshal(b, &part); err != nil {
+		part, err := readAnswer(b, true) // written before b is let go
+		if err != nil {
 			return apierr.Internal(err)
 		}
 		if !started {
-			c.upstream = time.Duration(part.GetUpstreamNanos())
+			c.upstream = time.Duration(part.upstreamNanos)
 			c.stamp(w)
-			if part.GetStatus() != http.StatusOK {
-				writeJSON(w, int(part.GetStatus()), part.GetData(), part.GetRetryAfterSeconds())
+			if part.status != http.StatusOK {
+				writeJSON(w, int(part.status), part.body, part.retryAfter)
 				return errRefused
 			}
 			h := w.Header()
@@ -215,12 +220,18 @@ func (e *Edge) stream(w http.ResponseWriter, r *http.Request, c *clock, proc str
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		if ev := part.GetEvents(); len(ev) > 0 {
+		ev := part.events
+		if len(ev) > 0 {
 			if _, err := w.Write(ev); err != nil { // framed by the plugin
 				return err
 			}
-		} else if err := writeEvent(w, part.GetData()); err != nil {
+		} else if err := writeEvent(w, part.body); err != nil {
 			return err
+		}
+		if bytes.HasSuffix(ev, doneEvent) || string(part.body) == "[DONE]" {
+			// The stream's last event: the call ends next, and net/http
+			// writes it with the body's end in one write.
+			return nil
 		}
 		return rc.Flush()
 	})
@@ -245,6 +256,9 @@ var (
 	noCache        = []string{"no-cache"}
 	no             = []string{"no"}
 )
+
+// doneEvent is the last event of an OpenAI stream.
+var doneEvent = []byte("data: [DONE]\n\n")
 
 // errRefused ends a stream whose first part was a refusal.
 var errRefused = errors.New("refused")
