@@ -503,7 +503,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 func sent(key sendKey, st *sendState, post *queuedPost) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
 	posted(&st.conv, post.arg, svcchatdb.PostMessageRow(post.guardedRow()))
 	snap := &sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
-		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion}
+		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion, at: time.Now()}
 	return &svcchatv1.SendMessageResponse{RecipientId: key.userID, MessageId: post.ifRow.ID, ConversationId: sdk.FormatID(st.conv.ID)}, snap
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/svcplatform/svc/plugins/svcchat/internal/svcchatdb"
 )
@@ -27,7 +28,14 @@ type sendSnapshot struct {
 	opt                       svcchatdb.SvcchatOptIn
 	optFound                  bool
 	convVersion, optInVersion string
+	at                        time.Time // when the send that left it committed
 }
+
+// snapshotTTL is how long a snapshot may be decided on. The guard alone
+// keeps the rules; the bound keeps an xmin from being compared after the
+// transaction ids could have wrapped around (billions of transactions
+// later), and keeps a quiet user's copy from being held for nothing.
+const snapshotTTL = 10 * time.Minute
 
 // maxSendSnapshots bounds the cache; beyond it, the entries of the users
 // no send is in flight to are dropped.
@@ -64,6 +72,9 @@ func (c *sendSnapshots) begin(k sendKey) (sendSnapshot, bool) {
 		c.m[k] = e
 	}
 	e.inflight++
+	if e.snap != nil && time.Since(e.snap.at) > snapshotTTL {
+		e.snap = nil
+	}
 	if e.inflight > 1 || e.snap == nil {
 		return sendSnapshot{}, false
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
 	"github.com/svcplatform/svc/sdk"
@@ -98,5 +99,36 @@ func TestASendAfterAChangeIsRefusedAsIfDecidedOnWhatItLocks(t *testing.T) {
 				t.Errorf("%d messages stored, want the 2 sent before the change", n)
 			}
 		})
+	}
+}
+
+// A snapshot is decided on by one send at a time, and not once it is older
+// than snapshotTTL; a send that stores nothing leaves none.
+func TestASnapshotServesOneSendAtATimeAndExpires(t *testing.T) {
+	var c sendSnapshots
+	k := sendKey{testPage, consumer}
+	if _, ok := c.begin(k); ok {
+		t.Fatal("a snapshot before any send")
+	}
+	c.end(k, &sendSnapshot{convVersion: "7", at: time.Now()})
+	first, ok := c.begin(k)
+	if !ok || first.convVersion != "7" {
+		t.Fatalf("begin = %+v, %v; want the snapshot left", first, ok)
+	}
+	if _, ok := c.begin(k); ok {
+		t.Error("a second send in flight got a snapshot")
+	}
+	c.end(k, nil)
+	c.end(k, nil)
+	if _, ok := c.begin(k); ok {
+		t.Error("a snapshot after sends that stored nothing")
+	}
+	c.end(k, &sendSnapshot{convVersion: "8", at: time.Now().Add(-snapshotTTL - time.Second)})
+	if _, ok := c.begin(k); ok {
+		t.Error("a snapshot older than snapshotTTL was decided on")
+	}
+	c.end(k, nil)
+	if len(c.m) != 0 {
+		t.Errorf("%d entries left with no send in flight and no snapshot", len(c.m))
 	}
 }
