@@ -132,3 +132,43 @@ func TestASnapshotServesOneSendAtATimeAndExpires(t *testing.T) {
 		t.Errorf("%d entries left with no send in flight and no snapshot", len(c.m))
 	}
 }
+
+// Sends in one round trip racing an opt-out: none lands after it (the
+// opt-out fails every message it finds undelivered, so one that is not
+// failed came after it), and the numbering has no gap.
+func TestOneRoundTripSendsRacingAnOptOutNeverLandAfterIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.userWrites(t, "Hello")
+	b.send(t, "first") // leaves the snapshot the next sends decide on
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(30 * time.Millisecond)
+		b.optOut(t)
+	}()
+	refused := false
+	for i := 0; i < 200 && !refused; i++ {
+		if err := b.sendErr(t, "reply"); err != nil {
+			if !isOptedOut(err) {
+				t.Fatalf("send: %v", err)
+			}
+			refused = true
+		}
+	}
+	<-done
+	if !refused {
+		t.Fatal("no send was refused after the opt-out")
+	}
+	if b.svc.sends.oneTrip.Load() == 0 {
+		t.Fatal("no send went in one round trip: the race was not the one tested")
+	}
+	var notFailed int64
+	if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM svcchat.messages WHERE direction = 'outbound' AND status <> 'failed'").Scan(&notFailed); err != nil {
+		t.Fatal(err)
+	}
+	if notFailed != 0 {
+		t.Errorf("%d messages were not failed by the opt-out: one landed after it", notFailed)
+	}
+	checkNumbering(t, b)
+}
