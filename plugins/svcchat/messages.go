@@ -227,8 +227,8 @@ type queuedPost struct {
 }
 
 // postGuard is the versions of the conversation and of the opt-in record
-// (” for none) a send was decided on; none when both are empty (the send
-// decided on what it locked).
+// (empty when there is none) a send was decided on; no guard when the
+// conversation's is empty (the send decided on what it locked).
 type postGuard struct{ conversation, optIn string }
 
 // queue queues the next message of conv, locked by tx, and the events
