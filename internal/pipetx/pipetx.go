@@ -38,20 +38,40 @@ type Tx struct {
 	last pgx.Batch
 }
 
-// Exec runs a statement in the transaction.
+// Exec runs a statement in the transaction (in RunOne's, none runs: it
+// fails with ErrNeedsRoundTrip).
 func (t *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if t.conn == nil {
+		return pgconn.CommandTag{}, ErrNeedsRoundTrip
+	}
 	return t.conn.Exec(ctx, sql, args...)
 }
 
-// Query runs a query in the transaction.
+// Query runs a query in the transaction (see Exec).
 func (t *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.conn == nil {
+		return nil, ErrNeedsRoundTrip
+	}
 	return t.conn.Query(ctx, sql, args...)
 }
 
-// QueryRow runs a query of at most one row in the transaction.
+// QueryRow runs a query of at most one row in the transaction (see Exec).
 func (t *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if t.conn == nil {
+		return errRow{ErrNeedsRoundTrip}
+	}
 	return t.conn.QueryRow(ctx, sql, args...)
 }
+
+// ErrNeedsRoundTrip is what a statement run through RunOne's Tx answers:
+// the transaction wants a result before COMMIT, so it is not one round
+// trip.
+var ErrNeedsRoundTrip = errors.New("pipetx: the statement needs a round trip of its own")
+
+// errRow is a row that is only an error.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // Last is the batch sent with COMMIT, once the function given to Run has
 // returned nil. Its statements commit if PostgreSQL runs them without
@@ -84,16 +104,55 @@ func Run(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(tx *
 	if err := fn(tx); err != nil {
 		return rollback(ctx, conn, err)
 	}
-	tx.last.Queue("commit").Exec(func(tag pgconn.CommandTag) error {
+	queueCommit(&tx.last)
+	if err := conn.SendBatch(ctx, &tx.last).Close(); err != nil {
+		return rollback(ctx, conn, err)
+	}
+	return nil
+}
+
+// RunOne runs a transaction in one round trip, for a caller that decides
+// it without reading anything inside it (on what an earlier transaction
+// reported, say). fn is called first, before a connection is taken, with a
+// Tx whose statements fail with ErrNeedsRoundTrip; its error is returned
+// with nothing sent. If it returns nil, BEGIN, first's statements, the
+// statements fn queued on tx.Last and COMMIT go as one batch. Like Last's
+// in Run, those statements commit if PostgreSQL runs them without error:
+// one whose decision may be stale must guard itself (write nothing when
+// what it was decided on has changed) and the caller must read whether it
+// wrote.
+func RunOne(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(tx *Tx) error) error {
+	tx := &Tx{}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release() // a connection still in a transaction is closed, not reused
+	b := &pgx.Batch{}
+	b.Queue("begin")
+	if first != nil {
+		b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
+	}
+	b.QueuedQueries = append(b.QueuedQueries, tx.last.QueuedQueries...)
+	queueCommit(b)
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return rollback(ctx, conn, err)
+	}
+	return nil
+}
+
+// queueCommit queues COMMIT on b, reporting a transaction that had failed
+// before it (PostgreSQL answers ROLLBACK) as pgx.ErrTxCommitRollback.
+func queueCommit(b *pgx.Batch) {
+	b.Queue("commit").Exec(func(tag pgconn.CommandTag) error {
 		if tag.String() == "ROLLBACK" { // the transaction had failed before COMMIT
 			return pgx.ErrTxCommitRollback
 		}
 		return nil
 	})
-	if err := conn.SendBatch(ctx, &tx.last).Close(); err != nil {
-		return rollback(ctx, conn, err)
-	}
-	return nil
 }
 
 // rollbackTimeout bounds the rollback of a failed transaction, which runs

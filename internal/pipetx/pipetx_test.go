@@ -323,3 +323,70 @@ func assertNoTransactionHeld(t *testing.T, pool *pgxpool.Pool, name string) {
 		t.Fatalf("locking %q: %v (a transaction was left open)", name, err)
 	}
 }
+
+// lockAddOne is RunOne's shape: the lock and a write decided beforehand, in
+// one batch with BEGIN and COMMIT.
+func lockAddOne(ctx context.Context, pool *pgxpool.Pool, name string, n int64, after *counter) error {
+	first := &pgx.Batch{}
+	pipetx.QueueExec(first, func(db pipetx.DBTX) { queries{db}.lockCounter(ctx, name) })
+	return pipetx.RunOne(ctx, pool, first, func(tx *pipetx.Tx) error {
+		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { queries{db}.addTo(ctx, name, n) }, after, nil)
+		return nil
+	})
+}
+
+func TestATransactionDecidedBeforehandTakesOneRoundTrip(t *testing.T) {
+	pool, writes := setup(t)
+	ctx := context.Background()
+	var after counter
+	if err := lockAddOne(ctx, pool, "a", 1, &after); err != nil { // prepares the statements
+		t.Fatal(err)
+	}
+	writes.Store(0)
+	if err := lockAddOne(ctx, pool, "a", 5, &after); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes.Load(); got != 1 {
+		t.Errorf("the transaction took %d writes to PostgreSQL, want 1 (BEGIN, the lock, the update and COMMIT)", got)
+	}
+	if after != (counter{"a", 7}) {
+		t.Errorf("read %+v, want {a 7}", after)
+	}
+	if v := value(t, pool, "a"); v != 7 {
+		t.Errorf("committed value %d, want 7", v)
+	}
+}
+
+func TestAOneRoundTripTransactionThatNeedsAStatementsResultSendsNothing(t *testing.T) {
+	pool, writes := setup(t)
+	ctx := context.Background()
+	writes.Store(0)
+	err := pipetx.RunOne(ctx, pool, nil, func(tx *pipetx.Tx) error {
+		if _, err := (queries{tx}).addTo(ctx, "a", 100); err != nil {
+			return err
+		}
+		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", 0) })
+		return nil
+	})
+	if !errors.Is(err, pipetx.ErrNeedsRoundTrip) {
+		t.Fatalf("RunOne = %v, want ErrNeedsRoundTrip", err)
+	}
+	if got := writes.Load(); got != 0 {
+		t.Errorf("%d writes to PostgreSQL, want none", got)
+	}
+	if a, b := value(t, pool, "a"), value(t, pool, "b"); a != 1 || b != 10 {
+		t.Errorf("a = %d, b = %d; want 1 and 10", a, b)
+	}
+}
+
+func TestAOneRoundTripTransactionWhoseStatementFailsCommitsNothing(t *testing.T) {
+	pool, _ := setup(t)
+	ctx := context.Background()
+	conns := pool.Stat().NewConnsCount()
+	err := pipetx.RunOne(ctx, pool, nil, func(tx *pipetx.Tx) error {
+		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", 0) })
+		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { queries{db}.insert(ctx, "a", 0) }, new(counter), nil) // duplicate key
+		return nil
+	})
+	assertRolledBack(t, pool, err, conns, "b", 10) // the update before the failed statement is undone
+}

@@ -1,8 +1,8 @@
 // Command book is the social-posting product plugin: a Page's posts. It
 // owns the book schema (migrated at start), serves svc.book.v1.BookService
 // to the gateway, and emits book.post.created in the same statement as the
-// post it reports (CreatePost, one round trip), the event made as every
-// event is, by internal/outbox.
+// post it reports (CreatePost, one round trip), its id from internal/outbox
+// and its data built by the statement from the post's columns.
 //
 // Its SQL is in sql/queries, compiled by sqlc into internal/bookdb. Book is
 // the most optimised plugin, not the one to learn from (docs/PLUGINS.md

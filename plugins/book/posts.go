@@ -17,18 +17,10 @@ import (
 	"github.com/svcplatform/svc/sdk"
 )
 
-// EventPostCreated is emitted when a post is published.
+// EventPostCreated is emitted when a post is published. Its data is
+// {postId, pageId, content, audience}, all strings, built by CreatePost from
+// the post it writes.
 const EventPostCreated = "book.post.created"
-
-// postCreatedData is the data of book.post.created. PostID is left empty
-// when the event is made: the database numbers the post, and CreatePost,
-// writing both, sets it.
-type postCreatedData struct {
-	PostID   string `json:"postId"`
-	PageID   string `json:"pageId"`
-	Content  string `json:"content"`
-	Audience string `json:"audience"`
-}
 
 type service struct {
 	pool *pgxpool.Pool // the primary: writes
@@ -57,18 +49,10 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 		audience = "everyone"
 	}
 	principal := call.Principal()
-	// The event's outbox row, written by the same statement as the post,
-	// which sets its postId.
-	ev, err := outbox.New(EventPostCreated, req.GetPageId(), "", "",
-		postCreatedData{PageID: req.GetPageId(), Content: req.GetContent(), Audience: audience})
-	if err != nil {
-		return nil, err
-	}
+	// The post and its event, whose data the statement builds, at once.
 	id, err := bookdb.New(s.pool).CreatePost(ctx, bookdb.CreatePostParams{
 		PageID: req.GetPageId(), AuthorUserID: principal.UserID, AppID: principal.AppID,
-		Content: req.GetContent(), Audience: audience,
-		EventID: ev.ID, EventType: ev.Type, EventPageID: ev.PageID, EventAppID: ev.AppID, EventData: ev.Data,
-		EventOrderingKey: ev.OrderingKey,
+		Content: req.GetContent(), Audience: audience, EventID: outbox.NewID(), EventType: EventPostCreated,
 	})
 	if err != nil {
 		return nil, err

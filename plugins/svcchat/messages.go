@@ -30,6 +30,9 @@ type service struct {
 	// assistant is nudged when a user's message asks for its first reply;
 	// nil in tests that run without it.
 	assistant *assistant
+	// sends is what each app's send left, for the next one's single round
+	// trip (sendcache.go).
+	sends sendSnapshots
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -217,7 +220,16 @@ type queuedPost struct {
 	arg    svcchatdb.PostMessageParams
 	row    svcchatdb.PostMessageRow
 	stored bool
+	// guard, an app's send's, makes the statement PostMessageIf, whose row
+	// (ifRow) also reports the versions the send leaves.
+	guard *postGuard
+	ifRow svcchatdb.PostMessageIfRow
 }
+
+// postGuard is the versions of the conversation and of the opt-in record
+// (empty when there is none) a send was decided on; no guard when the
+// conversation's is empty (the send decided on what it locked).
+type postGuard struct{ conversation, optIn string }
 
 // queue queues the next message of conv, locked by tx, and the events
 // announce makes of it, on tx.Last.
@@ -227,8 +239,28 @@ func (p *queuedPost) queue(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.S
 		return err
 	}
 	p.arg = arg
-	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
+	if p.guard == nil {
+		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
+		return nil
+	}
+	a := p.arg
+	arg2 := svcchatdb.PostMessageIfParams{EventIds: a.EventIds, ClearTyping: a.ClearTyping, PageID: a.PageID,
+		ConversationID: a.ConversationID, MessageSeqBefore: a.MessageSeqBefore, EventSeqBefore: a.EventSeqBefore,
+		Guarded: p.guard.conversation != "", ConversationVersion: p.guard.conversation, OptInVersion: p.guard.optIn,
+		ID: a.ID, Direction: a.Direction, Sender: a.Sender, AppID: a.AppID, Kind: a.Kind, TemplateName: a.TemplateName,
+		Text: a.Text, SenderUserID: a.SenderUserID, EventTypes: a.EventTypes, EventPageID: a.EventPageID,
+		EventData: a.EventData, OrderingKey: a.OrderingKey, EventUserID: a.EventUserID}
+	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessageIf(ctx, arg2) }, &p.ifRow, &p.stored)
 	return nil
+}
+
+// guardedRow is the message PostMessageIf stored.
+func (p *queuedPost) guardedRow() svcchatdb.SvcchatMessage {
+	r := p.ifRow
+	return svcchatdb.SvcchatMessage{PageID: r.PageID, ConversationID: r.ConversationID, Seq: r.Seq, ID: r.ID,
+		Direction: r.Direction, Sender: r.Sender, AppID: r.AppID, Kind: r.Kind, TemplateName: r.TemplateName, Text: r.Text,
+		CreatedAt: r.CreatedAt, SenderUserID: r.SenderUserID, Status: r.Status, Error: r.Error, StatusAt: r.StatusAt,
+		ErrorCode: r.ErrorCode, ErrorSubcode: r.ErrorSubcode}
 }
 
 // done checks that the committed transaction stored the message and
@@ -376,19 +408,73 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		kind, templateName = "template", &t.Name
 	}
+	pageID, recipient := req.GetPageId(), shape.recipient
+	out := newMessage{Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text}
+	// decide is the send's rules, on the state st holds (locked, or as the
+	// last send left it), queuing the message on tx.Last.
+	decide := func(ctx context.Context, tx *pipetx.Tx, st *sendState, post *queuedPost) error {
+		if err := sendRefusal(st.barrier); err != nil {
+			return err
+		}
+		conv, found, opt := &st.conv, st.found, st.optIn()
+		switch {
+		case OptInStatus(opt.Status) == OptInOptedOut:
+			return errOptedOut()
+		case !shape.template && (!found || !windowOpen(conv.WindowExpiresAt)):
+			return errWindowClosed()
+		case shape.template && !allowsTemplates(OptInStatus(opt.Status), opt.Purposes):
+			return errNoOptIn()
+		}
+		if !found {
+			// An opted-in user who never wrote: the Page starts the thread.
+			return errNoThread
+		}
+		if _, err := applyControl(ctx, tx, conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
+			return err
+		}
+		// Under the row lock the counters cannot move: the guard in
+		// PostMessageIf is a check, and what it finds commits either way.
+		return post.queue(ctx, tx, conv, out, sentEvents(conv))
+	}
+	key := sendKey{pageID, recipient}
+	var (
+		st   sendState
+		post queuedPost
+	)
+	// One round trip when the last send of this process to the user left
+	// its state and nothing changed since (sendcache.go).
+	var left *sendSnapshot
+	defer func() { s.sends.end(key, left) }()
+	if snap, ok := s.sends.begin(key); ok {
+		st = sendState{pageID: pageID, userID: recipient, conv: snap.conv, found: true, opt: snap.opt, optFound: snap.optFound}
+		post = queuedPost{guard: &postGuard{conversation: snap.convVersion, optIn: snap.optInVersion}}
+		decided := false
+		err = pipetx.RunOne(ctx, s.pool, lockBatch(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
+			if err := decide(ctx, tx, &st, &post); err != nil {
+				return err
+			}
+			decided = true
+			return nil
+		})
+		switch {
+		case decided && err != nil:
+			return nil, err // sent: its outcome is that of any failed commit
+		case decided && post.stored:
+			s.sends.oneTrip.Add(1)
+			res, snap := sent(key, &st, &post)
+			left = snap
+			return res, nil
+		}
+		// Refused or changed since: decide on what the locks read.
+	}
 	// Two round trips (pipetx): BEGIN with the locks of the conversation
 	// and of the opt-in record, then the message and its events with COMMIT
 	// (a conversation's first template takes one more transaction).
-	var (
-		st                sendState
-		post              queuedPost
-		pageID, recipient = req.GetPageId(), shape.recipient
-	)
 	// A user who never wrote has no conversation to lock: the first try
 	// finds that out and ends, and the second creates the conversation
 	// before it locks the opt-in record (see startLocks).
 	for start := false; ; start = true {
-		st = sendState{}
+		st, post = sendState{}, queuedPost{guard: &postGuard{}}
 		var first *pgx.Batch
 		if start {
 			first = st.startLocks(ctx, pageID, recipient, initialHolder(page.InboxAutomation))
@@ -396,43 +482,29 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			first = st.locks(ctx, pageID, recipient)
 		}
 		st.queueBarrier(ctx, first, pageID, recipient)
-		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error {
-			if err := sendRefusal(st.barrier); err != nil {
-				return err
-			}
-			conv, found, opt := &st.conv, st.found, st.optIn()
-			switch {
-			case OptInStatus(opt.Status) == OptInOptedOut:
-				return errOptedOut()
-			case !shape.template && (!found || !windowOpen(conv.WindowExpiresAt)):
-				return errWindowClosed()
-			case shape.template && !allowsTemplates(OptInStatus(opt.Status), opt.Purposes):
-				return errNoOptIn()
-			}
-			if !found {
-				// An opted-in user who never wrote: the Page starts the thread.
-				return errNoThread
-			}
-			if _, err := applyControl(ctx, tx, conv, ControlRequest{Action: ActionAppSend, ActorApp: p.AppID}, p.AppID); err != nil {
-				return err
-			}
-			// Under the row lock the counters cannot move: the guard in
-			// PostMessage is a check, and what it finds commits either way.
-			return post.queue(ctx, tx, conv, newMessage{
-				Direction: "outbound", Sender: "app", AppID: p.AppID, Kind: kind, TemplateName: templateName, Text: text,
-			}, sentEvents(conv))
-		})
+		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error { return decide(ctx, tx, &st, &post) })
 		if !errors.Is(err, errNoThread) || start {
 			break
 		}
 	}
-	if err == nil {
-		err = post.done(&st.conv)
+	if err == nil && !post.stored {
+		err = errCountersMoved(st.conv.ID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &svcchatv1.SendMessageResponse{RecipientId: recipient, MessageId: post.row.ID, ConversationId: sdk.FormatID(st.conv.ID)}, nil
+	res, snap := sent(key, &st, &post)
+	left = snap
+	return res, nil
+}
+
+// sent is the answer to an app's send that stored its message, and the
+// state it leaves for the next send to the user.
+func sent(key sendKey, st *sendState, post *queuedPost) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
+	posted(&st.conv, post.arg, svcchatdb.PostMessageRow(post.guardedRow()))
+	snap := &sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
+		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion, at: time.Now()}
+	return &svcchatv1.SendMessageResponse{RecipientId: key.userID, MessageId: post.ifRow.ID, ConversationId: sdk.FormatID(st.conv.ID)}, snap
 }
 
 // sentEvents announces a message the Page sent into conv (an app's, a
@@ -477,6 +549,19 @@ func (st *sendState) locks(ctx context.Context, pageID, userID string) *pgx.Batc
 		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: userID})
 	}, &st.conv, &st.found)
 	st.lockOptIn(ctx, b, pageID, userID)
+	return b
+}
+
+// lockBatch is locks for a send decided beforehand (pipetx.RunOne): the
+// same locks in the same order, their rows not read.
+func lockBatch(ctx context.Context, pageID, userID string) *pgx.Batch {
+	b := &pgx.Batch{}
+	pipetx.QueueExec(b, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: userID})
+	})
+	pipetx.QueueExec(b, func(db pipetx.DBTX) {
+		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
+	})
 	return b
 }
 

@@ -109,6 +109,7 @@ type bundle struct {
 	tp    *plugintest.Plugin
 	facts *gatewayFacts
 	pool  *pgxpool.Pool
+	svc   *service
 }
 
 func setup(t testing.TB) *bundle {
@@ -124,8 +125,9 @@ func setup(t testing.TB) *bundle {
 		roles: map[string]sdk.PageRole{pageOwner: sdk.PageRoleOwner, pageAdmin: sdk.PageRoleAdmin, pageEditor: sdk.PageRoleEditor},
 	}
 	p := sdk.New(info)
-	(&service{pool: pool, db: readpool.PrimaryOnly(pool), log: p.Logger()}).register(p)
-	return &bundle{p: p, tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool}
+	svc := &service{pool: pool, db: readpool.PrimaryOnly(pool), log: p.Logger()}
+	svc.register(p)
+	return &bundle{p: p, tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool, svc: svc}
 }
 
 var (

@@ -12,36 +12,32 @@ import (
 const createPost = `-- name: CreatePost :one
 WITH post AS (
     INSERT INTO book.posts (page_id, author_user_id, app_id, content, audience)
-    VALUES ($1, $2, $3, $4, $5)
+    VALUES ($1::text, $2, $3, $4::text, $5::text)
     RETURNING id
 ), emitted AS (
-    INSERT INTO core.outbox (id, type, page_id, app_id, data, ordering_key)
-    SELECT $6, $7, NULLIF($8::text, ''), NULLIF($9::text, ''),
-           jsonb_set($10::jsonb, '{postId}', to_jsonb(post.id::text)), NULLIF($11::text, '')
+    INSERT INTO core.outbox (id, type, page_id, data)
+    SELECT $6, $7, $1::text,
+           jsonb_build_object('postId', post.id::text, 'pageId', $1::text, 'content', $4::text, 'audience', $5::text)
     FROM post
 )
 SELECT post.id FROM post
 `
 
 type CreatePostParams struct {
-	PageID           string
-	AuthorUserID     string
-	AppID            string
-	Content          string
-	Audience         string
-	EventID          string
-	EventType        string
-	EventPageID      string
-	EventAppID       string
-	EventData        []byte
-	EventOrderingKey string
+	PageID       string
+	AuthorUserID string
+	AppID        string
+	Content      string
+	Audience     string
+	EventID      string
+	EventType    string
 }
 
 // The post and its book.post.created event in one statement: one round trip
 // to PostgreSQL instead of a transaction's four (BEGIN, two inserts,
-// COMMIT), and as atomic. The event is the outbox row internal/outbox made
-// (as sdk/event's would be); its data lacks only the post's id, which the
-// database assigns here and sets as postId.
+// COMMIT), and as atomic. The event's data is built here from the post's
+// own columns, {postId, pageId, content, audience} (the post's id is the
+// database's): the content travels once and is not parsed as JSON.
 func (q *Queries) CreatePost(ctx context.Context, arg CreatePostParams) (int64, error) {
 	row := q.db.QueryRow(ctx, createPost,
 		arg.PageID,
@@ -51,10 +47,6 @@ func (q *Queries) CreatePost(ctx context.Context, arg CreatePostParams) (int64, 
 		arg.Audience,
 		arg.EventID,
 		arg.EventType,
-		arg.EventPageID,
-		arg.EventAppID,
-		arg.EventData,
-		arg.EventOrderingKey,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -1,17 +1,17 @@
 -- name: CreatePost :one
 -- The post and its book.post.created event in one statement: one round trip
 -- to PostgreSQL instead of a transaction's four (BEGIN, two inserts,
--- COMMIT), and as atomic. The event is the outbox row internal/outbox made
--- (as sdk/event's would be); its data lacks only the post's id, which the
--- database assigns here and sets as postId.
+-- COMMIT), and as atomic. The event's data is built here from the post's
+-- own columns, {postId, pageId, content, audience} (the post's id is the
+-- database's): the content travels once and is not parsed as JSON.
 WITH post AS (
     INSERT INTO book.posts (page_id, author_user_id, app_id, content, audience)
-    VALUES (@page_id, @author_user_id, @app_id, @content, @audience)
+    VALUES (@page_id::text, @author_user_id, @app_id, @content::text, @audience::text)
     RETURNING id
 ), emitted AS (
-    INSERT INTO core.outbox (id, type, page_id, app_id, data, ordering_key)
-    SELECT @event_id, @event_type, NULLIF(@event_page_id::text, ''), NULLIF(@event_app_id::text, ''),
-           jsonb_set(@event_data::jsonb, '{postId}', to_jsonb(post.id::text)), NULLIF(@event_ordering_key::text, '')
+    INSERT INTO core.outbox (id, type, page_id, data)
+    SELECT @event_id, @event_type, @page_id::text,
+           jsonb_build_object('postId', post.id::text, 'pageId', @page_id::text, 'content', @content::text, 'audience', @audience::text)
     FROM post
 )
 SELECT post.id FROM post;

@@ -632,6 +632,145 @@ func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostM
 	return i, err
 }
 
+const postMessageIf = `-- name: PostMessageIf :one
+WITH counters AS (
+    UPDATE svcchat.conversations c
+    SET last_message_seq = c.last_message_seq + 1,
+        last_event_seq = c.last_event_seq + cardinality($1::text[]),
+        updated_at = now(),
+        typing_until = CASE WHEN $2::boolean THEN NULL ELSE c.typing_until END
+    WHERE c.page_id = $3::text AND c.id = $4::bigint
+      AND c.last_message_seq = $5::bigint
+      AND c.last_event_seq = $6::bigint
+      AND (NOT $7::boolean OR (
+            c.xmin::text = $8::text
+        AND COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = c.page_id AND o.user_id = c.user_id), '')
+                = $9::text
+        AND NOT EXISTS (SELECT 1 FROM svcchat.page_restrictions r WHERE r.page_id = c.page_id)
+        AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)))
+    RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.xmin::text AS version
+), message AS (
+    INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
+    SELECT counters.page_id, counters.id, counters.last_message_seq, $10, $11, $12, $13, $14, $15, $16, $17
+    FROM counters
+    RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
+), emitted AS (
+    INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
+    SELECT ev.id, ($18::text[])[ev.n], NULLIF($19::text, ''), (($20::text[])[ev.n])::jsonb,
+           NULLIF($21::text, ''), NULLIF($22::text, '')
+    FROM message, unnest($1::text[]) WITH ORDINALITY AS ev(id, n)
+)
+SELECT message.page_id, message.conversation_id, message.seq, message.id, message.direction, message.sender, message.app_id, message.kind, message.template_name, message.text, message.created_at, message.sender_user_id, message.status, message.error, message.status_at, message.error_code, message.error_subcode, counters.version::text AS conversation_version,
+       COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
+FROM message, counters
+`
+
+type PostMessageIfParams struct {
+	EventIds            []string
+	ClearTyping         bool
+	PageID              string
+	ConversationID      int64
+	MessageSeqBefore    int64
+	EventSeqBefore      int64
+	Guarded             bool
+	ConversationVersion string
+	OptInVersion        string
+	ID                  string
+	Direction           string
+	Sender              string
+	AppID               string
+	Kind                string
+	TemplateName        *string
+	Text                string
+	SenderUserID        string
+	EventTypes          []string
+	EventPageID         string
+	EventData           []string
+	OrderingKey         string
+	EventUserID         string
+}
+
+type PostMessageIfRow struct {
+	PageID              string
+	ConversationID      int64
+	Seq                 int64
+	ID                  string
+	Direction           string
+	Sender              string
+	AppID               string
+	Kind                string
+	TemplateName        *string
+	Text                string
+	CreatedAt           pgtype.Timestamptz
+	SenderUserID        string
+	Status              string
+	Error               string
+	StatusAt            pgtype.Timestamptz
+	ErrorCode           int32
+	ErrorSubcode        int32
+	ConversationVersion string
+	OptInVersion        string
+}
+
+// PostMessage for an app's send, which also reports the versions (xmin) of
+// the conversation's row it leaves and of the opt-in record it saw. With
+// guarded, it stores nothing (no row returned) unless the conversation and
+// the opt-in record (” for none) are still the versions given (those a previous send
+// reported) and neither the Page's restriction nor the user's block bars
+// the send: the one-round-trip send decided on that state before BEGIN and
+// sends this with the locks and COMMIT. The locks come first, each its own
+// statement, so this statement reads the latest committed state of what
+// they lock (READ COMMITTED takes a snapshot per statement).
+func (q *Queries) PostMessageIf(ctx context.Context, arg PostMessageIfParams) (PostMessageIfRow, error) {
+	row := q.db.QueryRow(ctx, postMessageIf,
+		arg.EventIds,
+		arg.ClearTyping,
+		arg.PageID,
+		arg.ConversationID,
+		arg.MessageSeqBefore,
+		arg.EventSeqBefore,
+		arg.Guarded,
+		arg.ConversationVersion,
+		arg.OptInVersion,
+		arg.ID,
+		arg.Direction,
+		arg.Sender,
+		arg.AppID,
+		arg.Kind,
+		arg.TemplateName,
+		arg.Text,
+		arg.SenderUserID,
+		arg.EventTypes,
+		arg.EventPageID,
+		arg.EventData,
+		arg.OrderingKey,
+		arg.EventUserID,
+	)
+	var i PostMessageIfRow
+	err := row.Scan(
+		&i.PageID,
+		&i.ConversationID,
+		&i.Seq,
+		&i.ID,
+		&i.Direction,
+		&i.Sender,
+		&i.AppID,
+		&i.Kind,
+		&i.TemplateName,
+		&i.Text,
+		&i.CreatedAt,
+		&i.SenderUserID,
+		&i.Status,
+		&i.Error,
+		&i.StatusAt,
+		&i.ErrorCode,
+		&i.ErrorSubcode,
+		&i.ConversationVersion,
+		&i.OptInVersion,
+	)
+	return i, err
+}
+
 const setControl = `-- name: SetControl :exec
 UPDATE svcchat.conversations
 SET holder = $1, holder_app_id = $2, previous_holder = $3, updated_at = now()
