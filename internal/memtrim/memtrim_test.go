@@ -56,11 +56,14 @@ func newTrimmer(p *fakeProcess) *Trimmer {
 func TestARunningTrimmerTrimsOnceWhenABurstOfCallsEnds(t *testing.T) {
 	p := &fakeProcess{trims: make(chan struct{}, 10)}
 	tr := newTrimmer(p)
+	// A tick well beyond the burst's pauses: a busy machine that stalls
+	// the burst for a whole tick would end it early, and trim twice.
+	tr.tick = 50 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go tr.Run(ctx)
 
-	// The burst: calls across several ticks while the heap grows.
+	// The burst: calls while the heap grows.
 	for range 8 {
 		tr.Touch()
 		p.spare.Add(5 << 20)
@@ -75,7 +78,7 @@ func TestARunningTrimmerTrimsOnceWhenABurstOfCallsEnds(t *testing.T) {
 	select {
 	case <-p.trims:
 		t.Fatal("a second trim with no calls since the first")
-	case <-time.After(50 * time.Millisecond):
+	case <-time.After(3 * tr.tick):
 	}
 }
 
