@@ -13,13 +13,21 @@ import (
 
 // RSS returns a process's resident set size (VmRSS in /proc/<pid>/status)
 // in bytes.
-func RSS(pid int) (int64, error) {
+func RSS(pid int) (int64, error) { return statusBytes(pid, "VmRSS:") }
+
+// RSSFile is the part of RSS that maps files (RssFile in
+// /proc/<pid>/status): for a static Go binary, its own code and read-only
+// data, pages the page cache holds whatever the process does.
+func RSSFile(pid int) (int64, error) { return statusBytes(pid, "RssFile:") }
+
+// statusBytes reads one "<key> <n> kB" line of /proc/<pid>/status.
+func statusBytes(pid int, key string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, key); ok {
 			f := strings.Fields(v) // "12345 kB"
 			if len(f) >= 1 {
 				kb, err := strconv.ParseInt(f[0], 10, 64)
@@ -30,7 +38,7 @@ func RSS(pid int) (int64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no %s for pid %d", strings.TrimSuffix(key, ":"), pid)
 }
 
 // Proc is one process.

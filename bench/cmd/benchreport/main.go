@@ -1446,6 +1446,9 @@ type memSample struct {
 	loaded  bool
 	gateway int64
 	plugins map[string]int64 // name → RSS
+	// files is the file-backed part of each RSS (the binary's mapped
+	// code and read-only data), by name; "" is the gateway.
+	files map[string]int64
 }
 
 // memory samples the platform's RSS (plugin pids from the admin API).
@@ -1457,15 +1460,21 @@ func (r *runner) memory(ctx context.Context, label string, loaded bool) {
 }
 
 func (r *runner) sampleMemory(label string, loaded bool, gatewayPID int, plugins map[string]int) {
-	m := memSample{label: label, loaded: loaded, plugins: map[string]int64{}}
+	m := memSample{label: label, loaded: loaded, plugins: map[string]int64{}, files: map[string]int64{}}
 	var err error
 	if m.gateway, err = bench.RSS(gatewayPID); err != nil {
 		r.notes = append(r.notes, "RSS of the gateway: "+err.Error())
 		return
 	}
+	if f, err := bench.RSSFile(gatewayPID); err == nil {
+		m.files[""] = f
+	}
 	for name, pid := range plugins {
 		if rss, err := bench.RSS(pid); err == nil {
 			m.plugins[name] = rss
+		}
+		if f, err := bench.RSSFile(pid); err == nil {
+			m.files[name] = f
 		}
 	}
 	r.mem = append(r.mem, m)
@@ -1522,7 +1531,7 @@ func (r *runner) memoryRows() {
 		r.add(bench.Row{What: "Gateway and plugin RSS", Verdict: "n/a: not measured", Command: cmd})
 		return
 	}
-	row := func(what string, idleMax, loadedMax int64, get func(memSample) (int64, bool)) bench.Row {
+	row := func(what, name string, idleMax, loadedMax int64, get func(memSample) (int64, bool)) bench.Row {
 		var parts []string
 		ok := true
 		for _, m := range r.mem {
@@ -1530,7 +1539,11 @@ func (r *runner) memoryRows() {
 			if !has {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s %s", bench.MB(v), m.label))
+			part := bench.MB(v)
+			if f, has := m.files[name]; has {
+				part += fmt.Sprintf(" (%s file-backed)", bench.MB(f))
+			}
+			parts = append(parts, part+" "+m.label)
 			bound := idleMax
 			if m.loaded {
 				bound = loadedMax
@@ -1541,7 +1554,7 @@ func (r *runner) memoryRows() {
 			Target:  fmt.Sprintf("≤ %d MB idle, ≤ %d MB after load (every sample against its bound)", idleMax>>20, loadedMax>>20),
 			Verdict: bench.Verdict(true, ok), Command: cmd}
 	}
-	r.add(row("Gateway RSS", 60<<20, 80<<20, func(m memSample) (int64, bool) { return m.gateway, true }))
+	r.add(row("Gateway RSS", "", 60<<20, 80<<20, func(m memSample) (int64, bool) { return m.gateway, true }))
 	names := map[string]bool{}
 	for _, m := range r.mem {
 		for n := range m.plugins {
@@ -1557,7 +1570,7 @@ func (r *runner) memoryRows() {
 		r.add(bench.Row{What: "Plugin RSS", Verdict: "n/a: no plugin process found", Command: cmd})
 	}
 	for _, n := range sorted {
-		r.add(row(fmt.Sprintf("Plugin `%s` RSS", n), 20<<20, 30<<20,
+		r.add(row(fmt.Sprintf("Plugin `%s` RSS", n), n, 20<<20, 30<<20,
 			func(m memSample) (int64, bool) { v, ok := m.plugins[n]; return v, ok }))
 	}
 }
