@@ -22,8 +22,8 @@ import (
 // Nearly every write is flatter than that: a few keys, each a string. Such
 // a body is read in one pass here, its strings cut from one copy of the
 // body (flatBody), and bindFlat sets them on the request when it can bind
-// them exactly as bindBody would (singular string fields without presence,
-// each once). Anything else — another value type, an escape this reader
+// them exactly as bindBody would (singular string fields, proto3 optional
+// ones too, outside real oneofs, each once). Anything else — another value type, an escape this reader
 // does not decode, invalid UTF-8, a repeated key, an unknown field, a path
 // variable that differs — takes the general path, which also writes the
 // refusal. FuzzFlatBodyBindsAsTheGeneralPath compares both.
@@ -390,8 +390,11 @@ func bindFlat(msg protoreflect.Message, body *flatBody, vars manifestcheck.NodeV
 		if f.null {
 			continue
 		}
-		if fd.Kind() != protoreflect.StringKind || fd.IsList() || fd.IsMap() || fd.HasPresence() {
+		if fd.Kind() != protoreflect.StringKind || fd.IsList() || fd.IsMap() {
 			return false
+		}
+		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
+			return false // the general path's key order decides between members
 		}
 		for _, other := range set[:i] {
 			if other == fd {
@@ -401,7 +404,8 @@ func bindFlat(msg protoreflect.Message, body *flatBody, vars manifestcheck.NodeV
 		set[i] = fd
 	}
 	for i, fd := range set[:body.n] {
-		if fd != nil && body.fields[i].value != "" {
+		// "" sets a field with presence (proto3 optional), as protojson does.
+		if fd != nil && (body.fields[i].value != "" || fd.HasPresence()) {
 			msg.Set(fd, protoreflect.ValueOfString(body.fields[i].value))
 		}
 	}

@@ -166,6 +166,7 @@ var (
 	flatShapesBodies = []string{
 		`{"content":"x","count":null,"tags":null,"child":null,"note":null}`,
 		`{"url":"https://example.com/a"}`, `{"link_url":"https://example.com/a","content":"b"}`,
+		`{"note":""}`, `{"note":"n"}`, `{"note":"","content":""}`, // proto3 optional: "" is set
 	}
 	generalBodies = []string{
 		`{"content":"hi","colour":"red"}`,          // unknown field
@@ -185,7 +186,7 @@ var (
 		`{"content":"a",}`, `{"content":"a"} {}`, `{"content":"a"`, `{"content" "a"}`, `{content:"a"}`,
 		`[]`, `null`, `"x"`, ``, `{"node":5,"content":"a"}`,
 		`{"count":3}`, `{"count":"3"}`, `{"pinned":true}`, `{"kind":"KIND_NOTE"}`, `{"tags":["a","b"]}`,
-		`{"note":""}`, `{"note":"n"}`, `{"choice_a":"a"}`, `{"choice_a":"a","choice_b":"b"}`,
+		`{"choice_a":"a"}`, `{"choice_a":"a","choice_b":"b"}`, // a real oneof's members
 		`{"batch":[]}`, `{"batch":"x","content":"y"}`, `{"child":{"content":"x"}}`,
 		`{"content":nul}`, `{"content":nullx}`, `{"content":true}`,
 		`{"a0":"","a1":"","a2":"","a3":"","a4":"","a5":"","a6":"","a7":"","a8":"","a9":"","b0":"","b1":"","b2":"","b3":"","b4":"","b5":"","b6":""}`,
