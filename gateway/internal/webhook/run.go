@@ -22,6 +22,11 @@ const (
 	busyPoll = 5 * time.Millisecond
 	// claimBatch bounds one claim.
 	claimBatch = 256
+	// leaseDepth is how many jobs per worker a gateway keeps leased, so
+	// that claims come in batches of twice the workers: each claim walks
+	// the due deliveries, whose count it does not bound, so fewer and
+	// larger claims cost PostgreSQL less per delivery.
+	leaseDepth = 4
 	// claimScan is how many of the oldest due deliveries one claim
 	// considers per delivery it wants, to pick each app's share from them.
 	claimScan = 2
@@ -54,8 +59,8 @@ func (s *Service) Run(ctx context.Context) error {
 	r := &runner{
 		s: s, q: coredb.New(book),
 		// The queue holds every leased job, so queueing never blocks.
-		jobs:      make(chan *job, 2*s.opts.Workers),
-		capacity:  int64(2 * s.opts.Workers),
+		jobs:      make(chan *job, leaseDepth*s.opts.Workers),
+		capacity:  int64(leaseDepth * s.opts.Workers),
 		results:   make(chan result, recordBatch),
 		slotFreed: make(chan struct{}, 1),
 		held:      map[int64]int64{},
@@ -307,29 +312,32 @@ func (r *runner) dispatch(ctx context.Context) (int64, error) {
 	return rows[0].Events, nil
 }
 
-// claimLoop keeps up to 2×Workers jobs leased, and returns when ctx ends.
-// It claims once at least a batch of them is free, when deliveries may be
-// due: it was woken, the poll ticked, or the last claim came back full. So
-// claims stay batched under load and an idle gateway does not query after
-// every attempt.
+// claimLoop keeps up to leaseDepth×Workers jobs leased, and returns when
+// ctx ends. It claims once at least 2×Workers of them are free, when
+// deliveries may be due: it was woken, the poll ticked, or the last claim
+// came back full. So claims stay batched under load and an idle gateway
+// does not query after every attempt. A smaller claim is made while an app
+// holds all the leases it may, and at each poll tick: an app whose
+// endpoint hangs holds leases it does not give back soon, and the other
+// apps' due deliveries must not wait for them.
 func (r *runner) claimLoop(ctx context.Context) {
 	s := r.s
 	// While an app holds all the leases it may, only Workers-AppShare
 	// can be free: claims then have to be that small for the other apps
 	// to get any.
-	batch, small := int64(s.opts.Workers), max(1, int64(s.opts.Workers-s.opts.AppShare))
+	batch, small := int64(2*s.opts.Workers), max(1, int64(s.opts.Workers-s.opts.AppShare))
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
-	due, more := true, false
+	due, more, ticked := true, false, false
 	for {
 		free := r.capacity - r.inflight.Load()
-		if (free >= batch || free >= small && r.anyFull()) && (due || more) && ctx.Err() == nil {
+		if (free >= batch || free >= small && (ticked || r.anyFull())) && (due || more) && ctx.Err() == nil {
 			want := min(free, claimBatch)
 			got, err := r.claim(ctx, want)
 			if err != nil {
 				s.log.ErrorContext(ctx, "claim webhook deliveries", "error", err)
 			}
-			due, more = false, got == want
+			due, more, ticked = false, got == want, false
 			if more && r.capacity-r.inflight.Load() >= batch {
 				continue
 			}
@@ -340,7 +348,7 @@ func (r *runner) claimLoop(ctx context.Context) {
 		case <-s.wake:
 			due = true
 		case <-tick.C:
-			due = true
+			due, ticked = true, true
 		case <-r.slotFreed:
 		}
 	}
