@@ -177,7 +177,7 @@ func postMessage(ctx context.Context, q *svcchatdb.Queries, conv *svcchatdb.Svcc
 	if err != nil {
 		return svcchatdb.SvcchatMessage{}, err
 	}
-	posted(conv, arg, row)
+	posted(conv, arg, row.Seq)
 	return svcchatdb.SvcchatMessage(row), nil
 }
 
@@ -206,9 +206,10 @@ func messagePost(conv *svcchatdb.SvcchatConversation, m newMessage, announce fun
 	return arg, nil
 }
 
-// posted brings conv's copy up to date with the message PostMessage stored.
-func posted(conv *svcchatdb.SvcchatConversation, arg svcchatdb.PostMessageParams, row svcchatdb.PostMessageRow) {
-	conv.LastMessageSeq, conv.LastEventSeq = row.Seq, conv.LastEventSeq+int64(len(arg.EventIds))
+// posted brings conv's copy up to date with the message PostMessage stored
+// as number seq.
+func posted(conv *svcchatdb.SvcchatConversation, arg svcchatdb.PostMessageParams, seq int64) {
+	conv.LastMessageSeq, conv.LastEventSeq = seq, conv.LastEventSeq+int64(len(arg.EventIds))
 	if arg.ClearTyping {
 		conv.TypingUntil = pgtype.Timestamptz{}
 	}
@@ -254,22 +255,13 @@ func (p *queuedPost) queue(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.S
 	return nil
 }
 
-// guardedRow is the message PostMessageIf stored.
-func (p *queuedPost) guardedRow() svcchatdb.SvcchatMessage {
-	r := p.ifRow
-	return svcchatdb.SvcchatMessage{PageID: r.PageID, ConversationID: r.ConversationID, Seq: r.Seq, ID: r.ID,
-		Direction: r.Direction, Sender: r.Sender, AppID: r.AppID, Kind: r.Kind, TemplateName: r.TemplateName, Text: r.Text,
-		CreatedAt: r.CreatedAt, SenderUserID: r.SenderUserID, Status: r.Status, Error: r.Error, StatusAt: r.StatusAt,
-		ErrorCode: r.ErrorCode, ErrorSubcode: r.ErrorSubcode}
-}
-
 // done checks that the committed transaction stored the message and
 // brings conv's copy up to date with it.
 func (p *queuedPost) done(conv *svcchatdb.SvcchatConversation) error {
 	if !p.stored {
 		return errCountersMoved(conv.ID)
 	}
-	posted(conv, p.arg, p.row)
+	posted(conv, p.arg, p.row.Seq)
 	return nil
 }
 
@@ -501,7 +493,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 // sent is the answer to an app's send that stored its message, and the
 // state it leaves for the next send to the user.
 func sent(key sendKey, st *sendState, post *queuedPost) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
-	posted(&st.conv, post.arg, svcchatdb.PostMessageRow(post.guardedRow()))
+	posted(&st.conv, post.arg, post.ifRow.Seq)
 	snap := &sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
 		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion, at: time.Now()}
 	return &svcchatv1.SendMessageResponse{RecipientId: key.userID, MessageId: post.ifRow.ID, ConversationId: sdk.FormatID(st.conv.ID)}, snap
@@ -553,14 +545,14 @@ func (st *sendState) locks(ctx context.Context, pageID, userID string) *pgx.Batc
 }
 
 // lockBatch is locks for a send decided beforehand (pipetx.RunOne): the
-// same locks in the same order, their rows not read.
+// same locks in the same order, their rows neither read nor sent.
 func lockBatch(ctx context.Context, pageID, userID string) *pgx.Batch {
 	b := &pgx.Batch{}
 	pipetx.QueueExec(b, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockConversationByUser(ctx, svcchatdb.LockConversationByUserParams{PageID: pageID, UserID: userID})
+		_ = svcchatdb.New(db).LockConversationOnly(ctx, svcchatdb.LockConversationOnlyParams{PageID: pageID, UserID: userID})
 	})
 	pipetx.QueueExec(b, func(db pipetx.DBTX) {
-		svcchatdb.New(db).LockOptIn(ctx, svcchatdb.LockOptInParams{PageID: pageID, UserID: userID})
+		_ = svcchatdb.New(db).LockOptInOnly(ctx, svcchatdb.LockOptInOnlyParams{PageID: pageID, UserID: userID})
 	})
 	return b
 }

@@ -1288,8 +1288,8 @@ CREATE TABLE svcbench_send.outbox (LIKE core.outbox INCLUDING ALL);
 `
 
 // sendScript is svcchat's send transaction for pgbench (first and last
-// recipient id to fill in): the statements of LockConversationByUser,
-// LockOptIn and PostMessage (plugins/svcchat/sql/queries), the last one
+// recipient id to fill in): the statements of LockConversationOnly,
+// LockOptInOnly and PostMessageIf (plugins/svcchat/sql/queries), the last one
 // counting from the locked row rather than checking the counters read (a
 // pipeline cannot carry a result into the next statement), with event data
 // of the size svcchat writes.
@@ -1297,8 +1297,8 @@ const sendScript = `\set uid random(%d, %d)
 \set r random(1, 1000000000000)
 \startpipeline
 BEGIN;
-SELECT * FROM svcchat.conversations WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
-SELECT * FROM svcchat.opt_ins WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
+SELECT 1 FROM svcchat.conversations WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
+SELECT 1 FROM svcchat.opt_ins WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
 WITH counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1, last_event_seq = c.last_event_seq + 2, updated_at = now(), typing_until = NULL
@@ -1309,7 +1309,7 @@ WITH counters AS (
     SELECT counters.page_id, counters.id, counters.last_message_seq, 'm_pgbench_' || :client_id::text || '_' || :r::text,
            'outbound', 'app', :app_id, 'session', NULL, 'pgbench reply: ☕ 咖啡 🚀', ''
     FROM counters
-    RETURNING *
+    RETURNING id, seq, page_id, conversation_id
 ), emitted AS (
     INSERT INTO svcbench_send.outbox (id, type, page_id, data, ordering_key)
     SELECT 'evt_pgbench_' || :client_id::text || '_' || :r::text || '_' || ev.n, ev.t, message.page_id,
@@ -1317,7 +1317,7 @@ WITH counters AS (
            'svcchat.conversation:' || message.conversation_id::text
     FROM message, unnest(ARRAY['page.message.sent', 'svcchat.message.sent']) WITH ORDINALITY AS ev(t, n)
 )
-SELECT * FROM message;
+SELECT id, seq FROM message;
 COMMIT;
 \endpipeline
 `

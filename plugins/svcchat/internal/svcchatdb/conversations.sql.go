@@ -470,6 +470,24 @@ func (q *Queries) LockConversationByUser(ctx context.Context, arg LockConversati
 	return i, err
 }
 
+const lockConversationOnly = `-- name: LockConversationOnly :exec
+SELECT 1 FROM svcchat.conversations
+WHERE page_id = $1 AND user_id = $2
+FOR UPDATE
+`
+
+type LockConversationOnlyParams struct {
+	PageID string
+	UserID string
+}
+
+// LockConversationByUser for a send decided beforehand (pipetx.RunOne),
+// which does not read the row: the same lock, no columns sent.
+func (q *Queries) LockConversationOnly(ctx context.Context, arg LockConversationOnlyParams) error {
+	_, err := q.db.Exec(ctx, lockConversationOnly, arg.PageID, arg.UserID)
+	return err
+}
+
 const openConversation = `-- name: OpenConversation :one
 INSERT INTO svcchat.conversations (page_id, user_id, holder, window_expires_at)
 VALUES ($1, $2, $3, now() + interval '24 hours')
@@ -653,14 +671,14 @@ WITH counters AS (
     INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
     SELECT counters.page_id, counters.id, counters.last_message_seq, $10, $11, $12, $13, $14, $15, $16, $17
     FROM counters
-    RETURNING page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, created_at, sender_user_id, status, error, status_at, error_code, error_subcode
+    RETURNING id, seq
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
     SELECT ev.id, ($18::text[])[ev.n], NULLIF($19::text, ''), (($20::text[])[ev.n])::jsonb,
            NULLIF($21::text, ''), NULLIF($22::text, '')
     FROM message, unnest($1::text[]) WITH ORDINALITY AS ev(id, n)
 )
-SELECT message.page_id, message.conversation_id, message.seq, message.id, message.direction, message.sender, message.app_id, message.kind, message.template_name, message.text, message.created_at, message.sender_user_id, message.status, message.error, message.status_at, message.error_code, message.error_subcode, counters.version::text AS conversation_version,
+SELECT message.id, message.seq, counters.version::text AS conversation_version,
        COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
 FROM message, counters
 `
@@ -691,28 +709,14 @@ type PostMessageIfParams struct {
 }
 
 type PostMessageIfRow struct {
-	PageID              string
-	ConversationID      int64
-	Seq                 int64
 	ID                  string
-	Direction           string
-	Sender              string
-	AppID               string
-	Kind                string
-	TemplateName        *string
-	Text                string
-	CreatedAt           pgtype.Timestamptz
-	SenderUserID        string
-	Status              string
-	Error               string
-	StatusAt            pgtype.Timestamptz
-	ErrorCode           int32
-	ErrorSubcode        int32
+	Seq                 int64
 	ConversationVersion string
 	OptInVersion        string
 }
 
-// PostMessage for an app's send, which also reports the versions (xmin) of
+// PostMessage for an app's send, which reports the message's id and seq
+// (the rest the send knows) and the versions (xmin) of
 // the conversation's row it leaves and of the opt-in record it saw. With
 // guarded, it stores nothing (no row returned) unless the conversation and
 // the opt-in record (” for none) are still the versions given (those a previous send
@@ -748,23 +752,8 @@ func (q *Queries) PostMessageIf(ctx context.Context, arg PostMessageIfParams) (P
 	)
 	var i PostMessageIfRow
 	err := row.Scan(
-		&i.PageID,
-		&i.ConversationID,
-		&i.Seq,
 		&i.ID,
-		&i.Direction,
-		&i.Sender,
-		&i.AppID,
-		&i.Kind,
-		&i.TemplateName,
-		&i.Text,
-		&i.CreatedAt,
-		&i.SenderUserID,
-		&i.Status,
-		&i.Error,
-		&i.StatusAt,
-		&i.ErrorCode,
-		&i.ErrorSubcode,
+		&i.Seq,
 		&i.ConversationVersion,
 		&i.OptInVersion,
 	)

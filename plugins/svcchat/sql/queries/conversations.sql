@@ -5,6 +5,13 @@ SELECT * FROM svcchat.conversations
 WHERE page_id = @page_id AND user_id = @user_id
 FOR UPDATE;
 
+-- name: LockConversationOnly :exec
+-- LockConversationByUser for a send decided beforehand (pipetx.RunOne),
+-- which does not read the row: the same lock, no columns sent.
+SELECT 1 FROM svcchat.conversations
+WHERE page_id = @page_id AND user_id = @user_id
+FOR UPDATE;
+
 -- name: OpenConversation :one
 -- A user's write: opens the conversation (holder as given) or reuses it,
 -- and restarts the session window. The upsert locks the row.
@@ -106,7 +113,8 @@ WITH counters AS (
 SELECT * FROM message;
 
 -- name: PostMessageIf :one
--- PostMessage for an app's send, which also reports the versions (xmin) of
+-- PostMessage for an app's send, which reports the message's id and seq
+-- (the rest the send knows) and the versions (xmin) of
 -- the conversation's row it leaves and of the opt-in record it saw. With
 -- guarded, it stores nothing (no row returned) unless the conversation and
 -- the opt-in record ('' for none) are still the versions given (those a previous send
@@ -135,13 +143,13 @@ WITH counters AS (
     INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
     SELECT counters.page_id, counters.id, counters.last_message_seq, @id, @direction, @sender, @app_id, @kind, sqlc.narg(template_name), @text, @sender_user_id
     FROM counters
-    RETURNING *
+    RETURNING id, seq
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
     SELECT ev.id, (@event_types::text[])[ev.n], NULLIF(@event_page_id::text, ''), ((@event_data::text[])[ev.n])::jsonb,
            NULLIF(@ordering_key::text, ''), NULLIF(@event_user_id::text, '')
     FROM message, unnest(@event_ids::text[]) WITH ORDINALITY AS ev(id, n)
 )
-SELECT message.*, counters.version::text AS conversation_version,
+SELECT message.id, message.seq, counters.version::text AS conversation_version,
        COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
 FROM message, counters;
