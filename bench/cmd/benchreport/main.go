@@ -984,44 +984,13 @@ func (r *runner) pgbenchRead(ctx context.Context, warmup bool) (*bench.PgbenchRe
 	return r.pgbenchRun(ctx, "read", script, r.o.readConns, [][2]string{{"page_id", r.creds.Page.ID}, {"lim", "11"}}, "", warmup)
 }
 
-// benchSchema mirrors book.posts (plugins/book/sql/migrations) and core.outbox
-// (sql/core/migrations) for the write references: same columns, defaults,
-// indexes and notify trigger, in a schema of their own.
+// benchSchema copies book.posts for the write reference: the same columns,
+// defaults (its id sequence included), constraints and indexes, taken from
+// the table itself so that a migration of book's changes the reference too.
 const benchSchema = `
 DROP SCHEMA IF EXISTS svcbench CASCADE;
 CREATE SCHEMA svcbench;
-CREATE SEQUENCE svcbench.post_id_seq START WITH 1000000001;
-CREATE TABLE svcbench.posts (
-    id             bigint      PRIMARY KEY DEFAULT nextval('svcbench.post_id_seq'),
-    page_id        text        NOT NULL,
-    author_user_id text        NOT NULL,
-    app_id         text        NOT NULL DEFAULT '',
-    content        text        NOT NULL,
-    audience       text        NOT NULL CHECK (audience IN ('everyone', 'followers', 'only_me')),
-    created_at     timestamptz NOT NULL DEFAULT now()
-);
-ALTER SEQUENCE svcbench.post_id_seq OWNED BY svcbench.posts.id;
-CREATE INDEX posts_page_id ON svcbench.posts (page_id, id DESC);
-CREATE TABLE svcbench.outbox (
-    seq           bigserial   PRIMARY KEY,
-    id            text        NOT NULL UNIQUE,
-    type          text        NOT NULL,
-    page_id       text,
-    app_id        text,
-    data          jsonb       NOT NULL,
-    created_at    timestamptz NOT NULL DEFAULT now(),
-    dispatched_at timestamptz
-);
-CREATE INDEX outbox_pending ON svcbench.outbox (seq) WHERE dispatched_at IS NULL;
-CREATE FUNCTION svcbench.outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('svcbench_outbox', NEW.seq::text);
-    RETURN NEW;
-END;
-$$;
-CREATE TRIGGER outbox_notify AFTER INSERT ON svcbench.outbox
-    FOR EACH ROW EXECUTE FUNCTION svcbench.outbox_notify();
-CREATE TABLE svcbench.outbox_quiet (LIKE svcbench.outbox INCLUDING ALL);
+CREATE TABLE svcbench.posts (LIKE book.posts INCLUDING ALL);
 `
 
 func (r *runner) graphWrite(ctx context.Context) {
