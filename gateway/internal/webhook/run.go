@@ -15,7 +15,8 @@ import (
 )
 
 const (
-	// dispatchBatch is how many events one dispatch statement takes.
+	// dispatchBatch bounds how many events one dispatch statement takes
+	// (it takes no more than the free job slots, fewer than this).
 	dispatchBatch = 500
 	// busyPoll is how soon the outbox is polled again after a poll found
 	// events; idle polls back off from it, doubling up to PollInterval.
