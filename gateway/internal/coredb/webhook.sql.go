@@ -260,6 +260,17 @@ WITH busy AS (
     ORDER BY o.seq
     LIMIT $3
     FOR UPDATE SKIP LOCKED
+), linked AS MATERIALIZED (
+    -- Each app linked to a Page of the batch, once per Page and event
+    -- type: a batch is mostly a few Pages' events of a few types, and the
+    -- entitlement is asked once for each (MATERIALIZED keeps the check
+    -- below from being pushed under the DISTINCT, once per event).
+    SELECT DISTINCT ev.page_id, ev.type, l.app_id
+    FROM ev JOIN core.page_links l
+      ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
+), entitled AS MATERIALIZED (
+    SELECT k.page_id, k.type, k.app_id FROM linked k
+    WHERE core.page_event_entitled(k.app_id, k.page_id, k.type)
 ), recipient AS (
     -- A Page's event goes to the apps whose link to the Page carries the
     -- event's product (when it has one), and, for a live app, that hold
@@ -268,10 +279,8 @@ WITH busy AS (
     -- it only through that link (not as the event's own app), so its
     -- entitlement is checked again before each attempt (ClaimDeliveries).
     SELECT r.seq, r.app_id, bool_and(r.page_link) AS page_link
-    FROM (SELECT ev.seq, l.app_id, true AS page_link
-          FROM ev JOIN core.page_links l
-            ON l.page_id = CASE WHEN ev.page_id ~ '^[0-9]{1,18}$' THEN ev.page_id::bigint END
-          WHERE core.page_event_entitled(l.app_id, ev.page_id, ev.type)
+    FROM (SELECT ev.seq, e.app_id, true AS page_link
+          FROM ev JOIN entitled e ON e.page_id = ev.page_id AND e.type = ev.type
           UNION ALL
           SELECT ev.seq, a.id, false
           FROM ev JOIN core.apps a

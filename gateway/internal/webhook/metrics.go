@@ -13,9 +13,9 @@ var (
 	lagUndispatchedDesc = prometheus.NewDesc("svc_webhook_undispatched_events",
 		"Outbox events not yet fanned out into deliveries.", nil, nil)
 	lagDueDesc = prometheus.NewDesc("svc_webhook_due_wait_seconds",
-		"How long the oldest due delivery that no gateway holds has waited (0 when none): the delivery lag.", nil, nil)
+		"How long the oldest due delivery that no gateway holds has waited (0 when none): the lag of retries and ordered deliveries.", nil, nil)
 	lagDispatchDesc = prometheus.NewDesc("svc_webhook_dispatch_wait_seconds",
-		"How long the oldest undispatched outbox event has waited (0 when none).", nil, nil)
+		"How long the oldest undispatched outbox event has waited (0 when none): the delivery lag; a backlog waits in the outbox, each gateway dispatching what its workers can take.", nil, nil)
 )
 
 // Collectors are the delivery lag gauges, read from the database at each

@@ -15,7 +15,8 @@ import (
 )
 
 const (
-	// dispatchBatch is how many events one dispatch statement takes.
+	// dispatchBatch bounds how many events one dispatch statement takes
+	// (it takes no more than the free job slots, fewer than this).
 	dispatchBatch = 500
 	// busyPoll is how soon the outbox is polled again after a poll found
 	// events; idle polls back off from it, doubling up to PollInterval.
@@ -63,9 +64,11 @@ func (s *Service) Run(ctx context.Context) error {
 		capacity:  int64(leaseDepth * s.opts.Workers),
 		results:   make(chan result, recordBatch),
 		slotFreed: make(chan struct{}, 1),
-		held:      map[int64]int64{},
-		running:   map[int64]int{},
-		parked:    map[int64][]*job{},
+		// dispatchFreed: the same for the dispatcher.
+		dispatchFreed: make(chan struct{}, 1),
+		held:          map[int64]int64{},
+		running:       map[int64]int{},
+		parked:        map[int64][]*job{},
 	}
 	// A busy app may lease all but the workers kept for the others.
 	r.appLeases = r.capacity - int64(s.opts.Workers-s.opts.AppShare)
@@ -113,6 +116,8 @@ type runner struct {
 	capacity  int64
 	results   chan result
 	slotFreed chan struct{}
+	// dispatchFreed is signalled with slotFreed, for the dispatcher.
+	dispatchFreed chan struct{}
 
 	// The fair share (Options.AppShare). held counts each app's jobs
 	// leased and not yet attempted to the end; no app holds more than
@@ -221,6 +226,12 @@ func (s *Service) bookkeepingPool() (*pgxpool.Pool, error) {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	// Each statement is planned for the tables as they are now. A generic
+	// plan is made once, at the sixth run of a statement, and kept until
+	// the table is next analysed: made while core.webhook_deliveries was
+	// small, RecordOutcomes' plan read the whole table (a sequential scan
+	// of 18,000 rows for 14 outcomes) for as long as a burst lasted.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "svc-webhook"
 	cfg.MaxConns, cfg.MinConns = 4, 0
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
@@ -240,11 +251,16 @@ func statementContext(ctx context.Context) (context.Context, context.CancelFunc)
 // outbox's pending index: every busyPoll while events come, backing off to
 // PollInterval when none do. (The outbox sends no notification: NOTIFY
 // would serialise every commit that writes an event; see migration 0013.)
-// The deliveries it creates while workers are free are leased to this
-// gateway in the same statement and queued at once, so their first attempt
-// costs no claim.
+// It takes only as many events as this gateway has free job slots, and
+// the deliveries it creates are leased to this gateway in the same
+// statement and queued at once, so their first attempt costs no claim.
+// Events beyond that stay in the outbox, whose index costs nothing to
+// leave them in, rather than become due deliveries that a claim has to
+// find again: while the outbox has more, the next dispatch waits until
+// 2×Workers slots are free (or busyPoll passed), as a claim does.
 func (r *runner) dispatchLoop(ctx context.Context) {
-	wait := busyPoll
+	wait, full := busyPoll, false
+	batch := int64(2 * r.s.opts.Workers)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -252,16 +268,27 @@ func (r *runner) dispatchLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-r.dispatchFreed:
+			if !full || r.capacity-r.inflight.Load() < batch {
+				continue
+			}
+			timer.Stop() // Reset below; since Go 1.23 no stale tick is left
 		}
-		events, err := r.dispatch(ctx)
+		events, asked, err := r.dispatch(ctx)
+		full = false
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
 				r.s.log.ErrorContext(ctx, "dispatch outbox events", "error", err)
 			}
 			wait = r.s.opts.PollInterval
-		case events == dispatchBatch:
-			wait = 0 // more are waiting
+		case asked == 0 || events == asked:
+			// More may be waiting: at once if slots are free, else
+			// when enough are (dispatchFreed) or busyPoll passed.
+			full, wait = true, busyPoll
+			if r.capacity-r.inflight.Load() >= batch {
+				wait = 0
+			}
 		case events > 0:
 			wait = busyPoll
 		default:
@@ -271,22 +298,27 @@ func (r *runner) dispatchLoop(ctx context.Context) {
 	}
 }
 
-// dispatch runs one dispatch statement and queues the deliveries it
-// leased. It returns how many events it took.
-func (r *runner) dispatch(ctx context.Context) (int64, error) {
+// dispatch runs one dispatch statement, taking at most as many events as
+// there are free job slots, and queues the deliveries it leased. It
+// returns how many events it took and how many it asked for (0: no slot
+// was free, and it ran nothing).
+func (r *runner) dispatch(ctx context.Context) (events, asked int64, err error) {
 	s := r.s
-	slots := r.reserve(claimBatch)
+	slots := r.reserve(dispatchBatch)
+	if slots == 0 {
+		return 0, 0, nil
+	}
 	token, leaseEnds := claim.Token(), time.Now().Add(s.opts.Lease)
 	busyApps, busyRoom := r.busy()
 	qctx, cancel := statementContext(ctx)
 	defer cancel()
 	rows, err := r.q.DispatchEvents(qctx, coredb.DispatchEventsParams{
-		MaxEvents: dispatchBatch, ClaimMax: slots, LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
+		MaxEvents: int32(slots), ClaimMax: slots, LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
 		AppShare: r.appLeases, BusyApps: busyApps, BusyRoom: busyRoom,
 	})
 	if err != nil {
 		r.unreserve(slots)
-		return 0, err
+		return 0, slots, err
 	}
 	leased := int64(0)
 	for _, d := range rows {
@@ -304,12 +336,12 @@ func (r *runner) dispatch(ctx context.Context) (int64, error) {
 	}
 	r.unreserve(slots - leased)
 	if len(rows) == 0 {
-		return 0, nil
+		return 0, slots, nil
 	}
 	if rows[0].Deliveries > leased {
 		s.notify() // the rest are due now: the claimer takes them
 	}
-	return rows[0].Events, nil
+	return rows[0].Events, slots, nil
 }
 
 // claimLoop keeps up to leaseDepth×Workers jobs leased, and returns when
@@ -399,6 +431,7 @@ func (r *runner) unreserve(k int64) {
 	if k > 0 {
 		r.inflight.Add(-k)
 		signal(r.slotFreed)
+		signal(r.dispatchFreed)
 	}
 }
 
