@@ -94,10 +94,16 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}
+	hs := h.hostServerFor(name)
+	hl, err := listenHost(dir, spec.UID, hs, log)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("plugin %s: host socket: %w", name, err)
+	}
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: protocol.Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Host: h.hostServerFor(name)}},
+			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Host: hs}},
 		},
 		Cmd:              cmd,
 		SkipHostEnv:      true, // pluginEnv passes the environment on, minus go-plugin's own variables
@@ -113,6 +119,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 	})
 	fail := func(err error) (*process, error) {
 		client.Kill()
+		hl.close()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -127,6 +134,8 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 	}
 	conn := raw.(*protocol.Conn)
 	pid := cmd.Process.Pid
+	hl.pid.Store(int64(pid))
+	conn.HostSocket = hl.path
 
 	sctx, cancel := context.WithTimeout(ctx, h.opts.StartTimeout)
 	defer cancel()
@@ -154,7 +163,7 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 	}
 
 	g := &process{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir, profiles: profiles,
-		client: client, conn: conn, drained: make(chan struct{}), killed: make(chan struct{})}
+		client: client, conn: conn, host: hl, drained: make(chan struct{}), killed: make(chan struct{})}
 	g.laneSocket = manifest.GetFastLane().GetSocketPath()
 	if sock := g.laneSocket; sock != "" && h.opts.transport == transportFastLane {
 		if filepath.Dir(sock) != dir {

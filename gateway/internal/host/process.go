@@ -25,6 +25,7 @@ type process struct {
 	client *goplugin.Client
 	conn   *protocol.Conn
 	lane   *protocol.LaneClient // nil: Invoke over gRPC
+	host   *hostLane            // the Host service's socket for this process
 	// laneSocket is the fast lane's socket the plugin offered, if any.
 	laneSocket string
 
@@ -105,6 +106,7 @@ func (h *Host) kill(g *process) {
 			_ = g.lane.Close()
 		}
 		g.client.Kill()
+		g.host.close()
 		h.saveProfiles(g)
 		_ = os.RemoveAll(g.dir)
 		h.mu.Lock()

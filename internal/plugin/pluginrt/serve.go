@@ -2,10 +2,12 @@ package pluginrt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -101,7 +103,7 @@ func (p *Plugin) LaneServer(allow func(pid int) bool) *protocol.LaneServer {
 	// A connection's end counts as activity for the trimmer: the gateway
 	// closes a burst's extra connections just after it, and what they held
 	// is garbage from then on.
-	return &protocol.LaneServer{Handler: p.Invoke, Stream: p.InvokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
+	return &protocol.LaneServer{Handler: p.laneInvoke, Stream: p.InvokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
 		Ended: p.trim.Touch}
 }
 
@@ -120,20 +122,62 @@ type grpcServer struct {
 }
 
 func (s *grpcServer) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
-	if v := req.GetProtocolVersion(); v != protocol.Version {
-		return nil, status.Errorf(codes.FailedPrecondition,
-			"the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, s.p.name, protocol.Version)
-	}
-	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
-		if err := s.p.connectHost(s.broker, id); err != nil {
-			return nil, status.Error(codes.Unavailable, err.Error())
-		}
-	}
-	m := proto.Clone(s.p.manifest).(*pluginv1.Manifest)
-	if s.p.laneSocket != "" {
-		m.FastLane = &pluginv1.FastLane{SocketPath: s.p.laneSocket}
+	m, err := s.p.describe(ctx, req, s.broker)
+	var fault *protocol.ControlFault
+	if errors.As(err, &fault) && fault.Code == connectFailedPrecondition {
+		return nil, status.Error(codes.FailedPrecondition, fault.Message)
+	} else if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
 	}
 	return m, nil
+}
+
+// connectFailedPrecondition is Connect's failed_precondition code.
+const connectFailedPrecondition = 9
+
+// describe answers the gateway's Describe: the manifest, once the protocol
+// version is checked and the Host service connected. broker is go-plugin's,
+// nil on the fast lane.
+func (p *Plugin) describe(ctx context.Context, req *pluginv1.DescribeRequest, broker *goplugin.GRPCBroker) (*pluginv1.Manifest, error) {
+	if v := req.GetProtocolVersion(); v != protocol.Version {
+		return nil, &protocol.ControlFault{Procedure: protocol.ProcDescribe, Code: connectFailedPrecondition,
+			Message: fmt.Sprintf("the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, p.name, protocol.Version)}
+	}
+	if path := req.GetHostSocket(); path != "" {
+		if err := p.ConnectHostLane(ctx, path, os.Getppid()); err != nil {
+			return nil, err
+		}
+	} else if id := req.GetHostBrokerId(); id != 0 && broker != nil {
+		if err := p.connectHost(broker, id); err != nil {
+			return nil, err
+		}
+	}
+	m := proto.Clone(p.manifest).(*pluginv1.Manifest)
+	if p.laneSocket != "" {
+		m.FastLane = &pluginv1.FastLane{SocketPath: p.laneSocket}
+	}
+	return m, nil
+}
+
+// laneInvoke is the fast lane's handler: the protocol's own calls
+// (Describe, Health), which only the gateway may make, then Invoke.
+func (p *Plugin) laneInvoke(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+	if !strings.HasPrefix(req.GetProcedure(), "/svc.plugin.v1.") {
+		return p.Invoke(ctx, req)
+	}
+	ctx, cancel := callContext(ctx, req)
+	defer cancel()
+	switch req.GetProcedure() {
+	case protocol.ProcDescribe:
+		in := new(pluginv1.DescribeRequest)
+		if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
+			return protocol.ControlAnswer(nil, err)
+		}
+		return protocol.ControlAnswer(p.describe(ctx, in, nil))
+	case protocol.ProcHealth:
+		return protocol.ControlAnswer(p.checkHealth(ctx), nil)
+	}
+	return p.Invoke(ctx, req)
 }
 
 func (s *grpcServer) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {

@@ -62,6 +62,10 @@ type Conn struct {
 	// Plugin is the plugin's gRPC service.
 	Plugin pluginv1.PluginClient
 
+	// HostSocket, when set before Describe, is where the gateway serves the
+	// Host service over the fast lane's framing (DescribeRequest.host_socket).
+	HostSocket string
+
 	exited       <-chan struct{}
 	hostBrokerID uint32
 }
@@ -75,6 +79,7 @@ func (c *Conn) Describe(ctx context.Context) (*pluginv1.Manifest, error) {
 	m, err := c.Plugin.Describe(ctx, &pluginv1.DescribeRequest{
 		ProtocolVersion: Version,
 		HostBrokerId:    c.hostBrokerID,
+		HostSocket:      c.HostSocket,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
