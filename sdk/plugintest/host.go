@@ -210,6 +210,10 @@ func (s *hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pl
 	return &pluginv1.InvokeResponse{Response: out}, nil
 }
 
+// hostCode is the Connect code of a hostServer's failure (a gRPC status's
+// code: Connect's codes repeat gRPC's).
+func hostCode(err error) uint32 { return uint32(status.Code(err)) }
+
 // hostStatus is a test host's failure as the gateway's Host service would
 // report it.
 func hostStatus(err error) error {

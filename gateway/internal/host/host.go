@@ -65,26 +65,6 @@ type Options struct {
 	// installations on one machine most likely give their plugins
 	// different users.
 	Instance string
-
-	// transport selects the call path; benchmarks compare them.
-	transport transport
-}
-
-// transport is how Invoke reaches a plugin.
-type transport int
-
-const (
-	// transportFastLane: the fast lane when the plugin offers one, gRPC
-	// with AutoMTLS otherwise and for everything but unary calls.
-	transportFastLane transport = iota
-	// transportGRPC: gRPC with AutoMTLS for everything.
-	transportGRPC
-	// transportGRPCPlain: gRPC without TLS; for measurement only.
-	transportGRPCPlain
-)
-
-func (t transport) String() string {
-	return [...]string{"fast lane", "gRPC with AutoMTLS", "gRPC without TLS"}[t]
 }
 
 // Loaded is one plugin process's description, as the gateway routes it.

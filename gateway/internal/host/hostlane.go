@@ -9,10 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
@@ -48,7 +47,7 @@ func listenHost(dir string, uid int, hs pluginv1.HostServer, log *slog.Logger) (
 	}
 	hl := &hostLane{path: path, ln: ln}
 	srv := &protocol.LaneServer{
-		Handler: hostHandler(hs),
+		Handler: protocol.HostHandler(hs, statusCode),
 		Allow:   func(pid int) bool { return pid != 0 && int64(pid) == hl.pid.Load() },
 		Logger:  log,
 	}
@@ -67,44 +66,12 @@ func (hl *hostLane) close() {
 	}
 }
 
-// hostHandler answers the Host calls of protocol.ProcHost… with hs. A
-// failure travels as an Error carrying the gRPC status code hs gave (which
-// Connect's codes repeat), as it did over gRPC.
-func hostHandler(hs pluginv1.HostServer) protocol.Handler {
-	return func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
-		if d := req.GetDeadlineUnixNano(); d != 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, time.Unix(0, d))
-			defer cancel()
-		}
-		switch req.GetProcedure() {
-		case protocol.ProcHostCall:
-			return hostAnswer(ctx, req, new(pluginv1.InvokeRequest), hs.Call)
-		case protocol.ProcHostPageAccess:
-			return hostAnswer(ctx, req, new(pluginv1.PageAccessRequest), hs.PageAccess)
-		case protocol.ProcHostBusinessAccess:
-			return hostAnswer(ctx, req, new(pluginv1.BusinessAccessRequest), hs.BusinessAccess)
-		case protocol.ProcHostAppInfo:
-			return hostAnswer(ctx, req, new(pluginv1.AppInfoRequest), hs.AppInfo)
-		case protocol.ProcHostUserInfo:
-			return hostAnswer(ctx, req, new(pluginv1.UserInfoRequest), hs.UserInfo)
-		}
-		return &pluginv1.InvokeResponse{Error: &pluginv1.Error{ConnectCode: 12, // unimplemented
-			Message: fmt.Sprintf("the Host service has no call %q", req.GetProcedure())}}
+// statusCode is the Connect code of a Host service's failure: the gRPC
+// status code it carries (Connect's codes repeat gRPC's), as gRPC
+// reported it.
+func statusCode(err error) uint32 {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return uint32(codes.DeadlineExceeded)
 	}
-}
-
-func hostAnswer[Req, Res proto.Message](ctx context.Context, req *pluginv1.InvokeRequest, in Req, call func(context.Context, Req) (Res, error)) *pluginv1.InvokeResponse {
-	if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
-		return &pluginv1.InvokeResponse{Error: &pluginv1.Error{ConnectCode: 3, Message: "decode host request: " + err.Error()}}
-	}
-	res, err := call(ctx, in)
-	if err != nil {
-		code := uint32(status.Code(err))
-		if errors.Is(err, context.DeadlineExceeded) {
-			code = 4
-		}
-		return &pluginv1.InvokeResponse{Error: &pluginv1.Error{ConnectCode: code, Message: err.Error()}}
-	}
-	return protocol.ControlAnswer(res, nil)
+	return uint32(status.Code(err))
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -28,43 +25,20 @@ type HostClient struct {
 }
 
 // hostConn is the connection to the Host service, made when the gateway
-// first describes the plugin: over the fast lane's framing on the socket
-// the gateway named, or through go-plugin's broker.
+// first describes the plugin, over the fast lane's framing on the socket
+// the gateway named (DescribeRequest.host_socket).
 type hostConn struct {
 	client hostClient
 	close  func() error
 }
 
-// hostClient is the Host service over either transport.
+// hostClient is the Host service (laneHost; tests may serve another).
 type hostClient interface {
 	Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error)
 	PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error)
 	BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error)
 	AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error)
 	UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error)
-}
-
-// grpcHost is the Host service reached through go-plugin's broker.
-type grpcHost struct{ c pluginv1.HostClient }
-
-func (g grpcHost) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return g.c.Call(ctx, req)
-}
-
-func (g grpcHost) PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
-	return g.c.PageAccess(ctx, req)
-}
-
-func (g grpcHost) BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
-	return g.c.BusinessAccess(ctx, req)
-}
-
-func (g grpcHost) AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
-	return g.c.AppInfo(ctx, req)
-}
-
-func (g grpcHost) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
-	return g.c.UserInfo(ctx, req)
 }
 
 // laneHost is the Host service served by the gateway over the fast lane's
@@ -221,15 +195,6 @@ func (e HostError) Failure() HostFailure {
 	case errors.Is(e.Err, context.DeadlineExceeded), errors.Is(e.Err, context.Canceled):
 		return HostDeadline
 	}
-	if s, ok := status.FromError(e.Err); ok {
-		switch s.Code() {
-		case codes.Unavailable:
-			return HostUnavailable
-		case codes.DeadlineExceeded, codes.Canceled:
-			return HostDeadline
-		}
-		return HostFailed
-	}
 	// A lane that failed: the gateway is gone or restarting.
 	return HostUnavailable
 }
@@ -237,22 +202,6 @@ func (e HostError) Failure() HostFailure {
 func (e HostError) Error() string { return fmt.Sprintf("sdk: host call %s: %v", e.What, e.Err) }
 
 func (e HostError) Unwrap() error { return e.Err }
-
-// connectHost dials the Host service the gateway serves on broker id. Later
-// calls keep the first connection.
-func (p *Plugin) connectHost(broker *goplugin.GRPCBroker, id uint32) error {
-	p.hostDial.Lock()
-	defer p.hostDial.Unlock()
-	if p.host.Load() != nil {
-		return nil
-	}
-	conn, err := broker.DialWithOptions(id, protocol.DialOptions()...)
-	if err != nil {
-		return fmt.Errorf("dial the host service (broker id %d): %w", id, err)
-	}
-	p.host.Store(&hostConn{client: grpcHost{pluginv1.NewHostClient(conn)}, close: conn.Close})
-	return nil
-}
 
 // ConnectHostLane connects to the Host service served on the unix socket
 // path by process peer (the gateway: this process's parent; an in-process
@@ -269,4 +218,12 @@ func (p *Plugin) ConnectHostLane(ctx context.Context, path string, peer int) err
 	}
 	p.host.Store(&hostConn{client: laneHost{c}, close: c.Close})
 	return nil
+}
+
+// DisconnectHost closes the connection to the Host service, if there is
+// one; Host calls then fail with ErrNoHost.
+func (p *Plugin) DisconnectHost() {
+	if hc := p.host.Swap(nil); hc != nil {
+		_ = hc.close()
+	}
 }

@@ -41,6 +41,7 @@ type Plugin struct {
 	hostDial sync.Mutex // one dial of the host service at a time
 
 	laneSocket string // set before serving when the fast lane listens
+	served     bool   // Serve runs the process: the gateway is its parent
 
 	// trim hands memory back to the OS after bursts of calls; nil outside
 	// Serve (in-process plugins and tests).

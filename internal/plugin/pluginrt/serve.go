@@ -2,18 +2,14 @@ package pluginrt
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -23,11 +19,22 @@ import (
 
 // Serve runs the plugin until the gateway stops it or dies, then exits the
 // process (sdk.Plugin.Serve).
+//
+// The gateway starts the process with a private folder
+// (protocol.EnvFastLaneDir) and a stop pipe (protocol.EnvStopFD). The
+// plugin listens on its lane there, writes one handshake line on stdout
+// (protocol.HandshakeLine), and serves until the pipe ends: the gateway
+// closing it is the request to stop.
 func (p *Plugin) Serve() {
+	if os.Getenv(protocol.EnvMagicCookie) != protocol.MagicCookie {
+		fmt.Fprintf(stderr, "%s is a plugin of the svc gateway: the gateway starts it from its plugins folder; it does not run on its own.\n", p.name)
+		os.Exit(1)
+	}
 	if err := p.Freeze(); err != nil {
 		p.log.Error("plugin cannot start", "error", err)
 		os.Exit(1)
 	}
+	p.served = true
 	finishProfiles := p.startProfiles()
 	// Start-up (migrations, descriptors) is a burst of its own; the
 	// process never returns from Serve, so the trimmer runs for its life.
@@ -37,38 +44,25 @@ func (p *Plugin) Serve() {
 	p.trim.Trigger()
 	watchParent(p.log, func() { p.stop(); finishProfiles() })
 	lane, err := p.listenLane()
+	if err == nil && lane == nil {
+		err = fmt.Errorf("%s is not set: the gateway starts plugins", protocol.EnvFastLaneDir)
+	}
 	if err != nil {
-		// The gateway falls back to gRPC; slower, still correct.
-		p.log.Warn("fast lane unavailable", "error", err)
+		p.log.Error("plugin cannot listen for the gateway", "error", err)
+		os.Exit(1)
 	}
-	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: protocol.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.ServeGRPC}},
-		},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
-		},
-		Logger: hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Warn}),
-	})
-	// go-plugin returns when the gateway has shut the plugin down.
-	if lane != nil {
-		_ = lane.Close()
+	if _, err := fmt.Fprintln(os.Stdout, protocol.HandshakeLine(p.laneSocket)); err != nil {
+		p.log.Error("plugin cannot hand its lane to the gateway", "error", err)
+		os.Exit(1)
 	}
+	waitForStop()
+	_ = lane.Close()
 	p.stop()
+	if hc := p.host.Load(); hc != nil {
+		_ = hc.close()
+	}
 	finishProfiles()
 	os.Exit(0)
-}
-
-// ServeGRPC registers the plugin's protocol service on s, reaching the
-// gateway's Host service through broker. Serve calls it, and so does
-// package plugintest.
-func (p *Plugin) ServeGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	if err := p.Freeze(); err != nil {
-		return err
-	}
-	pluginv1.RegisterPluginServer(s, &grpcServer{p: p, broker: broker})
-	return nil
 }
 
 // listenLane opens the fast-lane socket in the private folder the gateway
@@ -114,41 +108,21 @@ func AllowGateway(pid int) bool {
 	return pid == os.Getppid() || pid == os.Getpid()
 }
 
-// grpcServer is the plugin's svc.plugin.v1.Plugin service.
-type grpcServer struct {
-	pluginv1.UnimplementedPluginServer
-	p      *Plugin
-	broker *goplugin.GRPCBroker
-}
-
-func (s *grpcServer) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
-	m, err := s.p.describe(ctx, req, s.broker)
-	var fault *protocol.ControlFault
-	if errors.As(err, &fault) && fault.Code == connectFailedPrecondition {
-		return nil, status.Error(codes.FailedPrecondition, fault.Message)
-	} else if err != nil {
-		return nil, status.Error(codes.Unavailable, err.Error())
-	}
-	return m, nil
-}
-
 // connectFailedPrecondition is Connect's failed_precondition code.
 const connectFailedPrecondition = 9
 
 // describe answers the gateway's Describe: the manifest, once the protocol
-// version is checked and the Host service connected. broker is go-plugin's,
-// nil on the fast lane.
-func (p *Plugin) describe(ctx context.Context, req *pluginv1.DescribeRequest, broker *goplugin.GRPCBroker) (*pluginv1.Manifest, error) {
+// version is checked and the Host service connected.
+func (p *Plugin) describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
 	if v := req.GetProtocolVersion(); v != protocol.Version {
 		return nil, &protocol.ControlFault{Procedure: protocol.ProcDescribe, Code: connectFailedPrecondition,
 			Message: fmt.Sprintf("the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, p.name, protocol.Version)}
 	}
+	if err := p.Freeze(); err != nil {
+		return nil, err
+	}
 	if path := req.GetHostSocket(); path != "" {
-		if err := p.ConnectHostLane(ctx, path, os.Getppid()); err != nil {
-			return nil, err
-		}
-	} else if id := req.GetHostBrokerId(); id != 0 && broker != nil {
-		if err := p.connectHost(broker, id); err != nil {
+		if err := p.ConnectHostLane(ctx, path, p.hostPeer()); err != nil {
 			return nil, err
 		}
 	}
@@ -173,21 +147,30 @@ func (p *Plugin) laneInvoke(ctx context.Context, req *pluginv1.InvokeRequest) *p
 		if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
 			return protocol.ControlAnswer(nil, err)
 		}
-		return protocol.ControlAnswer(p.describe(ctx, in, nil))
+		return protocol.ControlAnswer(p.describe(ctx, in))
 	case protocol.ProcHealth:
 		return protocol.ControlAnswer(p.checkHealth(ctx), nil)
 	}
 	return p.Invoke(ctx, req)
 }
 
-func (s *grpcServer) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return s.p.Invoke(ctx, req), nil
+// hostPeer is the process that serves the Host service: the gateway, this
+// process's parent; outside Serve (an in-process test), this process.
+func (p *Plugin) hostPeer() int {
+	if p.served {
+		return os.Getppid()
+	}
+	return os.Getpid()
 }
 
-func (s *grpcServer) InvokeStream(req *pluginv1.InvokeRequest, stream grpc.ServerStreamingServer[pluginv1.InvokeResponse]) error {
-	return s.p.InvokeStream(stream.Context(), req, stream.Send)
-}
-
-func (s *grpcServer) Health(ctx context.Context, _ *pluginv1.HealthRequest) (*pluginv1.HealthResponse, error) {
-	return s.p.checkHealth(ctx), nil
+// waitForStop returns when the gateway's stop pipe (protocol.EnvStopFD)
+// ends. Without one it never returns: the parent watch stops the process.
+func waitForStop() {
+	fd, err := strconv.Atoi(os.Getenv(protocol.EnvStopFD))
+	if err != nil || fd < 3 {
+		select {}
+	}
+	f := os.NewFile(uintptr(fd), "stop")
+	_, _ = io.Copy(io.Discard, f)
+	_ = f.Close()
 }
