@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // Options configures a Host.
@@ -37,7 +37,7 @@ type Options struct {
 	// its calls back to the gateway. Nil: a server whose Call routes to the
 	// plugin serving the procedure (Host.Route) as is, and whose PageAccess
 	// is unimplemented. CallerPlugin tells a HostServer who is calling.
-	HostServer pluginv1.HostServer
+	HostServer protocol.HostService
 	// OnChange is called before a new process starts taking calls, with the
 	// manifests of every plugin that has routes (serving, or restarting
 	// after a crash), the new one included. An error aborts the change: a

@@ -433,7 +433,7 @@ func TestAPluginCallsAnotherMethodThroughTheHost(t *testing.T) {
 // recordingHost routes Host.Call like the default host, to the echo plugin,
 // recording who called.
 type recordingHost struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	h      *Host
 	caller *atomic.Value
 }

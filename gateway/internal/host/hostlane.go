@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
@@ -29,7 +28,7 @@ type hostLane struct {
 // listenHost opens the Host socket in dir for the process about to start,
 // and serves hs on it until closed. uid, when not zero, is the plugin's own
 // user (sandbox.UID), who must be able to connect.
-func listenHost(dir string, uid int, hs pluginv1.HostServer, log *slog.Logger) (*hostLane, error) {
+func listenHost(dir string, uid int, hs protocol.HostService, log *slog.Logger) (*hostLane, error) {
 	path := filepath.Join(dir, protocol.HostSocket)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -66,10 +65,14 @@ func (hl *hostLane) close() {
 	}
 }
 
-// statusCode is the Connect code of a Host service's failure: the gRPC
-// status code it carries (Connect's codes repeat gRPC's), as gRPC
-// reported it.
+// statusCode is the Connect code of a Host service's failure: its own
+// (protocol.ControlFault), or the gRPC status code it carries (Connect's
+// codes repeat gRPC's).
 func statusCode(err error) uint32 {
+	var c interface{ ConnectCode() uint32 }
+	if errors.As(err, &c) {
+		return c.ConnectCode()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return uint32(codes.DeadlineExceeded)
 	}

@@ -18,7 +18,7 @@ import (
 
 // userInfoHost answers UserInfo for user "1" and refuses any other user.
 type userInfoHost struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 }
 
 func (userInfoHost) UserInfo(_ context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {

@@ -57,3 +57,31 @@ func hostAnswer[Req, Res proto.Message](ctx context.Context, req *pluginv1.Invok
 	}
 	return ControlAnswer(res, nil)
 }
+
+// UnimplementedHost answers every Host call unimplemented; embed it in a
+// HostService that serves only some.
+type UnimplementedHost struct{}
+
+func unimplemented(call string) error {
+	return &ControlFault{Procedure: call, Code: 12, Message: "not implemented"}
+}
+
+func (UnimplementedHost) Call(context.Context, *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return nil, unimplemented(ProcHostCall)
+}
+
+func (UnimplementedHost) PageAccess(context.Context, *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error) {
+	return nil, unimplemented(ProcHostPageAccess)
+}
+
+func (UnimplementedHost) BusinessAccess(context.Context, *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error) {
+	return nil, unimplemented(ProcHostBusinessAccess)
+}
+
+func (UnimplementedHost) AppInfo(context.Context, *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error) {
+	return nil, unimplemented(ProcHostAppInfo)
+}
+
+func (UnimplementedHost) UserInfo(context.Context, *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error) {
+	return nil, unimplemented(ProcHostUserInfo)
+}
