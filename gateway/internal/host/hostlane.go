@@ -12,8 +12,12 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 
 	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/internal/tracing/otlp"
 )
 
 // hostLane serves the Host service to one plugin process over the fast
@@ -46,7 +50,7 @@ func listenHost(dir string, uid int, hs protocol.HostService, log *slog.Logger) 
 	}
 	hl := &hostLane{path: path, ln: ln}
 	srv := &protocol.LaneServer{
-		Handler: protocol.HostHandler(hs, statusCode),
+		Handler: hostHandler(hs),
 		Allow:   func(pid int) bool { return pid != 0 && int64(pid) == hl.pid.Load() },
 		Logger:  log,
 	}
@@ -77,4 +81,16 @@ func statusCode(err error) uint32 {
 		return uint32(codes.DeadlineExceeded)
 	}
 	return uint32(status.Code(err))
+}
+
+// hostHandler serves hs, and the plugin's spans (forwarded to the gateway's
+// OTLP receiver).
+func hostHandler(hs protocol.HostService) protocol.Handler {
+	h := protocol.HostHandler(hs, statusCode)
+	return func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+		if req.GetProcedure() != protocol.ProcHostExportSpans {
+			return h(ctx, req)
+		}
+		return protocol.ControlAnswer(&emptypb.Empty{}, otlp.Forward(ctx, req.GetRequest()))
+	}
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/protocol"
+	"github.com/svcplatform/svc/internal/tracing"
 )
 
 // ErrNoHost is returned by HostClient methods when the plugin runs without a
@@ -29,6 +32,7 @@ type HostClient struct {
 // the gateway named (DescribeRequest.host_socket).
 type hostConn struct {
 	client hostClient
+	lane   *protocol.LaneClient // nil when a test serves the host otherwise
 	close  func() error
 }
 
@@ -216,7 +220,7 @@ func (p *Plugin) ConnectHostLane(ctx context.Context, path string, peer int) err
 	if err != nil {
 		return fmt.Errorf("dial the host service on %s: %w", path, err)
 	}
-	p.host.Store(&hostConn{client: laneHost{c}, close: c.Close})
+	p.host.Store(&hostConn{client: laneHost{c}, lane: c, close: c.Close})
 	return nil
 }
 
@@ -227,3 +231,17 @@ func (p *Plugin) DisconnectHost() {
 		_ = hc.close()
 	}
 }
+
+// spanExporter hands the plugin's finished spans to the gateway, which
+// exports them with its own (tracing.Start).
+type spanExporter struct{ p *Plugin }
+
+func (e spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	hc := e.p.host.Load()
+	if hc == nil || hc.lane == nil {
+		return nil // no gateway to hand them to
+	}
+	return protocol.CallControl(ctx, hc.lane, protocol.ProcHostExportSpans, tracing.Encode(spans), new(emptypb.Empty))
+}
+
+func (spanExporter) Shutdown(context.Context) error { return nil }

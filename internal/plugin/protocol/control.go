@@ -28,6 +28,10 @@ const (
 	ProcHostBusinessAccess = "/svc.plugin.v1.Host/BusinessAccess"
 	ProcHostAppInfo        = "/svc.plugin.v1.Host/AppInfo"
 	ProcHostUserInfo       = "/svc.plugin.v1.Host/UserInfo"
+	// ProcHostExportSpans hands the gateway the plugin's finished spans: an
+	// OTLP TracesData, answered with an empty message. Not a method of the
+	// Host service's proto: it carries OTLP's own message.
+	ProcHostExportSpans = "/svc.plugin.v1.Host/ExportSpans"
 )
 
 // HostSocket is the file name of the socket on which the gateway serves the
