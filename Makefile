@@ -116,6 +116,7 @@ proto-check: tools $(DEPS)/.ok $(EXAMPLE_DEPS)/.ok
 ## partner plugin's too (from its own proto/ and buf.gen.yaml)
 generate: tools $(DEPS)/.ok $(EXAMPLE_DEPS)/.ok
 	$(TOOLS)/buf generate
+	$(TOOLS)/buf generate --template buf.gen.grpc.yaml
 	$(TOOLS)/sqlc generate
 	cd $(EXAMPLE) && PATH=$(abspath $(TOOLS)):$$PATH $(abspath $(TOOLS))/buf generate
 

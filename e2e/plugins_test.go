@@ -97,7 +97,7 @@ func TestOperatorReloadsAPluginUnderLoadWithoutAFailedRequest(t *testing.T) {
 		}
 	}
 	if bi < 0 || list.Plugins[bi].State != "serving" ||
-		len(list.Plugins[bi].Sha256) != 64 || list.Plugins[bi].PID == 0 || list.Plugins[bi].Protocol != 1 ||
+		len(list.Plugins[bi].Sha256) != 64 || list.Plugins[bi].PID == 0 || list.Plugins[bi].Protocol != 2 ||
 		list.Plugins[bi].Version == "" || list.Plugins[bi].StartedAt == "" {
 		t.Fatalf("plugins = %+v", list)
 	}

@@ -23,8 +23,8 @@
 // FormatID, the one parser of the platform's ids). No generated (wire) type
 // is part of this API, nor of event's, migrate's or plugintest's: the four
 // packages are the whole SDK, and api.txt lists every exported name (a
-// test keeps it true). The plugin protocol itself (svc.plugin.v1, gRPC,
-// go-plugin, the fast lane) is the platform's: Plugin, Call and HostClient
+// test keeps it true). The plugin protocol itself (svc.plugin.v1, the
+// handshake, the fast lane) is the platform's: Plugin, Call and HostClient
 // are defined on internal/plugin/pluginrt's types, which run it, and
 // internal/plugin/wire is the gateway's hold on them.
 //
@@ -35,7 +35,7 @@
 // rules that need the plugin's own data stay in the handler, which refuses
 // with an *Error carrying the Graph numbers of CONTRACT §3.
 //
-// A plugin must never write to stdout: go-plugin reads the handshake there.
+// A plugin must never write to stdout: the gateway reads its handshake there.
 // Logs go to stderr as JSON (Call.Logger, Plugin.Logger); the gateway
 // collects them.
 //

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -229,10 +227,10 @@ func hostError(err error) error {
 	if !errors.As(err, &he) {
 		return err
 	}
-	switch status.Code(he.Err) {
-	case codes.Unavailable:
+	switch he.Failure() {
+	case pluginrt.HostUnavailable:
 		return Unavailable("The gateway").WithCause(fmt.Errorf("host call %s: %w", he.What, he.Err))
-	case codes.DeadlineExceeded, codes.Canceled:
+	case pluginrt.HostDeadline:
 		return fmt.Errorf("sdk: host call %s: %w", he.What, context.DeadlineExceeded)
 	}
 	return err

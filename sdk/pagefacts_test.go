@@ -31,7 +31,7 @@ func TestACallsPageFactsAnswerOnlyForThePageTheyAreOf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, _ := proto.Marshal(&testpluginv1.PageFactsRequest{PageId: tc.asked})
-			resp := wire.Invoke(context.Background(), p, &pluginv1.InvokeRequest{Procedure: testpluginv1.TestService_PageFacts_FullMethodName,
+			resp := wire.Invoke(context.Background(), p, &pluginv1.InvokeRequest{Procedure: "/svc.testplugin.v1.TestService/PageFacts",
 				Request: in, PageAccess: tc.facts})
 			if resp.GetError() != nil {
 				t.Fatal(resp.GetError())

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 	"github.com/svcplatform/svc/sdk"
@@ -29,7 +30,7 @@ func TestManifestDescribesServicesWithEveryFileTheyNeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.GetName() != "testplugin" || m.GetVersion() != "1.2.3" || m.GetProtocolVersion() != 1 {
+	if m.GetName() != "testplugin" || m.GetVersion() != "1.2.3" || m.GetProtocolVersion() != protocol.Version {
 		t.Fatalf("identity = %q %q v%d", m.GetName(), m.GetVersion(), m.GetProtocolVersion())
 	}
 	if got := strings.Join(m.GetServices(), ","); got != "svc.testplugin.v1.TestService" {

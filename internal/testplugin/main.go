@@ -4,11 +4,10 @@
 //	SVC_TESTPLUGIN_NAME          the plugin's name (default "testplugin")
 //	SVC_TESTPLUGIN_VERSION       its version (default "1.0.0")
 //	SVC_TESTPLUGIN_STDOUT        a line to print on stdout before the handshake
-//	SVC_TESTPLUGIN_PROTOCOL      a plugin protocol version to speak instead of ours
+//	SVC_TESTPLUGIN_PROTOCOL      a plugin protocol version to speak instead of ours (1: go-plugin's handshake)
 //	SVC_TESTPLUGIN_CRASH_AFTER   exit abruptly while serving the N-th call
 //	SVC_TESTPLUGIN_UNHEALTHY     fail the health check with this message
 //	SVC_TESTPLUGIN_CPUPROFILE    a CPU profile of its whole run, as every plugin writes (SVC_<NAME>_CPUPROFILE)
-//	SVC_TESTPLUGIN_NO_FAST_LANE  offer no fast lane: every call comes over gRPC
 //
 // Installed under the name "testplugin-alias" it is a plugin of that name
 // that serves only AliasService, which claims TestService's Graph node.
@@ -18,12 +17,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
@@ -36,9 +33,6 @@ func main() {
 	if v := os.Getenv("SVC_TESTPLUGIN_PROTOCOL"); v != "" {
 		serveOtherProtocol(v)
 		return
-	}
-	if os.Getenv("SVC_TESTPLUGIN_NO_FAST_LANE") != "" {
-		_ = os.Unsetenv(protocol.EnvFastLaneDir)
 	}
 	crashAfter, _ := strconv.ParseInt(os.Getenv("SVC_TESTPLUGIN_CRASH_AFTER"), 10, 64)
 	version := os.Getenv("SVC_TESTPLUGIN_VERSION")
@@ -60,20 +54,18 @@ func main() {
 }
 
 // serveOtherProtocol plays a plugin built against another version of the
-// plugin protocol: same magic cookie, another version in the handshake.
+// plugin protocol: the handshake line of that version (version 1's is
+// go-plugin's), then nothing until the gateway closes stdin.
 func serveOtherProtocol(v string) {
-	version, err := strconv.Atoi(v)
-	if err != nil {
+	if _, err := strconv.Atoi(v); err != nil {
 		fmt.Fprintln(os.Stderr, "testplugin: SVC_TESTPLUGIN_PROTOCOL:", err)
 		os.Exit(2)
 	}
-	hs := protocol.Handshake
-	hs.ProtocolVersion = uint(version)
-	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: hs,
-		VersionedPlugins: map[int]goplugin.PluginSet{
-			version: {protocol.PluginKey: &protocol.GoPlugin{Serve: func(*goplugin.GRPCBroker, *grpc.Server) error { return nil }}},
-		},
-		GRPCServer: goplugin.DefaultGRPCServer,
-	})
+	sock := filepath.Join(os.Getenv(protocol.EnvFastLaneDir), protocol.FastLaneSocket)
+	if v == "1" {
+		fmt.Printf("1|1|unix|%s|grpc|\n", sock)
+	} else {
+		fmt.Printf("svc-plugin|%s|%s\n", v, sock)
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }

@@ -4,8 +4,10 @@
 // One setting turns it on: the OTLP/HTTP endpoint the spans go to
 // (SVC_TRACING_ENDPOINT, e.g. http://127.0.0.1:4318; the gateway also takes
 // it from --tracing-endpoint or the config file, and hands it to its
-// plugins). A request then makes one trace: the gateway's server span, a
-// client span per plugin call, the plugin's span for the call, and a span
+// plugins, which hand their spans to the gateway over their Host socket
+// rather than link an exporter: package otlp exports for all). A request
+// then makes one trace: the gateway's server span, a client span per
+// plugin call, the plugin's span for the call, and a span
 // per SQL statement the plugin or the gateway runs. The trace id is the
 // request's X-Svc-Trace-Id (and the fbtrace_id of an error), so the id a
 // developer quotes finds the trace. A W3C traceparent sent by the client is
@@ -25,7 +27,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -56,22 +57,15 @@ func CheckEndpoint(endpoint string) error {
 	return nil
 }
 
-// Setup turns tracing on for service when endpoint is set (the gateway
-// passes its setting; a plugin passes os.Getenv(EnvEndpoint)), and returns
-// what flushes and stops it. With no endpoint it does nothing: the global
-// tracer provider stays OpenTelemetry's no-op one. Only the first Setup of a
-// process counts (the gateway's, before its in-process plugins').
-func Setup(ctx context.Context, service, version, endpoint string) (shutdown func(context.Context) error, err error) {
-	if endpoint == "" || enabled {
-		// Off, or on already: in-process plugins share the gateway's.
-		return func(context.Context) error { return nil }, nil
-	}
-	if err := CheckEndpoint(endpoint); err != nil {
-		return nil, err
-	}
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimRight(endpoint, "/")+"/v1/traces"))
-	if err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
+// Start turns tracing on in this process for service, its spans going to
+// exp, and returns what flushes and stops it. Only the first Start of a
+// process counts (the gateway's, before its in-process plugins'). The
+// gateway exports over OTLP/HTTP (package otlp); a plugin hands its spans
+// to the gateway (the plugin runtime's exporter), so that no plugin links
+// an HTTP client for them.
+func Start(service, version string, exp sdktrace.SpanExporter) (shutdown func(context.Context) error) {
+	if enabled {
+		return func(context.Context) error { return nil }
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", service), attribute.String("service.version", version))
 	tp := sdktrace.NewTracerProvider(
@@ -84,13 +78,12 @@ func Setup(ctx context.Context, service, version, endpoint string) (shutdown fun
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	enabled = true
-	return tp.Shutdown, nil
+	return tp.Shutdown
 }
 
-// FromEnv is Setup with the endpoint of the environment, for plugins.
-func FromEnv(ctx context.Context, service, version string) (func(context.Context) error, error) {
-	return Setup(ctx, service, version, os.Getenv(EnvEndpoint))
-}
+// FromEnv reports whether the gateway asked this plugin process for
+// traces (it passes its endpoint in EnvEndpoint).
+func FromEnv() bool { return os.Getenv(EnvEndpoint) != "" }
 
 // Tracer is the tracer of this process.
 func Tracer() trace.Tracer { return otel.Tracer(scope) }

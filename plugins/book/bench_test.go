@@ -45,7 +45,7 @@ func BenchmarkListPosts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &pluginv1.InvokeRequest{Procedure: bookv1.BookService_ListPosts_FullMethodName, Request: in, Principal: wire.PrincipalToProto(admin), TraceId: "bench"}
+	req := &pluginv1.InvokeRequest{Procedure: "/svc.book.v1.BookService/ListPosts", Request: in, Principal: wire.PrincipalToProto(admin), TraceId: "bench"}
 	read := func() *bookv1.ListPostsResponse {
 		resp := wire.Invoke(ctx, p, req)
 		if resp.GetError() != nil {
@@ -97,7 +97,7 @@ func BenchmarkCreatePost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &pluginv1.InvokeRequest{Procedure: bookv1.BookService_CreatePost_FullMethodName, Request: in, Principal: wire.PrincipalToProto(admin), TraceId: "bench"}
+	req := &pluginv1.InvokeRequest{Procedure: "/svc.book.v1.BookService/CreatePost", Request: in, Principal: wire.PrincipalToProto(admin), TraceId: "bench"}
 	b.ReportAllocs()
 	cpu := processCPU()
 	for b.Loop() {

@@ -47,7 +47,7 @@ func embedSetup(t *testing.T, unpublished bool) (*plugintest.Plugin, []string) {
 	tp := plugintest.Start(t, p, plugintest.WithHost(host))
 	var ids []string
 	for _, audience := range []string{"everyone", "followers", "only_me"} {
-		res, err := plugintest.CallT[*bookv1.CreatePostResponse](t, tp, bookv1.BookService_CreatePost_FullMethodName, admin,
+		res, err := plugintest.CallT[*bookv1.CreatePostResponse](t, tp, "/svc.book.v1.BookService/CreatePost", admin,
 			&bookv1.CreatePostRequest{PageId: page, Content: "Open <b>on</b> Sunday & Monday", Audience: audience})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func embedSetup(t *testing.T, unpublished bool) (*plugintest.Plugin, []string) {
 
 func oembedCall(t *testing.T, tp *plugintest.Plugin, q url.Values) (*pluginv1.HttpResponse, map[string]any) {
 	t.Helper()
-	res, err := plugintest.CallT[*pluginv1.HttpResponse](t, tp, bookv1.BookService_OEmbed_FullMethodName, sdk.Principal{},
+	res, err := plugintest.CallT[*pluginv1.HttpResponse](t, tp, "/svc.book.v1.BookService/OEmbed", sdk.Principal{},
 		&pluginv1.HttpRequest{Path: "/api/v1/oembed", Query: q.Encode(), BaseUrl: base})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestAPostOfAnUnpublishedPageIsNotPublic(t *testing.T) {
 
 func pageCall(t *testing.T, tp *plugintest.Plugin, path, query string) *pluginv1.HttpResponse {
 	t.Helper()
-	res, err := plugintest.CallT[*pluginv1.HttpResponse](t, tp, bookv1.BookService_PublicPostPage_FullMethodName, sdk.Principal{},
+	res, err := plugintest.CallT[*pluginv1.HttpResponse](t, tp, "/svc.book.v1.BookService/PublicPostPage", sdk.Principal{},
 		&pluginv1.HttpRequest{Path: path, Query: query, BaseUrl: base})
 	if err != nil {
 		t.Fatal(err)

@@ -49,13 +49,13 @@ func setup(t *testing.T) *bundle {
 
 func (b *bundle) post(t *testing.T, content string) (*bookv1.CreatePostResponse, error) {
 	t.Helper()
-	return plugintest.CallT[*bookv1.CreatePostResponse](t, b.tp, bookv1.BookService_CreatePost_FullMethodName, admin,
+	return plugintest.CallT[*bookv1.CreatePostResponse](t, b.tp, "/svc.book.v1.BookService/CreatePost", admin,
 		&bookv1.CreatePostRequest{PageId: page, Content: content})
 }
 
 func (b *bundle) list(t *testing.T, limit int32, after, before string) *bookv1.ListPostsResponse {
 	t.Helper()
-	res, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, bookv1.BookService_ListPosts_FullMethodName, admin,
+	res, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, "/svc.book.v1.BookService/ListPosts", admin,
 		&bookv1.ListPostsRequest{PageId: page, Limit: limit, After: after, Before: before})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestAListedPostIsThePostItsIdReadsOnEveryKindOfPage(t *testing.T) {
 	b := setup(t)
 	for i, content := range []string{"☕ café 咖啡 🚀", " ", strings.Repeat("long ", 3000), "short"} {
 		audience := []string{"everyone", "followers", "only_me", ""}[i]
-		if _, err := plugintest.CallT[*bookv1.CreatePostResponse](t, b.tp, bookv1.BookService_CreatePost_FullMethodName, admin,
+		if _, err := plugintest.CallT[*bookv1.CreatePostResponse](t, b.tp, "/svc.book.v1.BookService/CreatePost", admin,
 			&bookv1.CreatePostRequest{PageId: page, Content: content, Audience: audience}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestAListedPostIsThePostItsIdReadsOnEveryKindOfPage(t *testing.T) {
 			t.Fatalf("a page of %d posts, want 2: %v", len(res.GetData()), res)
 		}
 		for _, listed := range res.GetData() {
-			read, err := plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, admin, &bookv1.GetPostRequest{PostId: listed.GetId()})
+			read, err := plugintest.CallT[*bookv1.Post](t, b.tp, "/svc.book.v1.BookService/GetPost", admin, &bookv1.GetPostRequest{PostId: listed.GetId()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestAListedPostIsThePostItsIdReadsOnEveryKindOfPage(t *testing.T) {
 func TestACursorTheListDidNotHandOutIsRefusedNamingIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, bookv1.BookService_ListPosts_FullMethodName, admin,
+	_, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, "/svc.book.v1.BookService/ListPosts", admin,
 		&bookv1.ListPostsRequest{PageId: page, After: "not-a-cursor"})
 	if e := plugintest.WantRefusal(t, err, 400, 100, 0); e.Field != "after" {
 		t.Fatalf("the refusal names %q", e.Field)
@@ -178,7 +178,7 @@ func TestAPostIsReadByThePagesAdminOrALinkedAppAndNotFoundForAnyoneElse(t *testi
 		t.Fatal(err)
 	}
 	get := func(who sdk.Principal, id string) (*bookv1.Post, error) {
-		return plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, who, &bookv1.GetPostRequest{PostId: id})
+		return plugintest.CallT[*bookv1.Post](t, b.tp, "/svc.book.v1.BookService/GetPost", who, &bookv1.GetPostRequest{PostId: id})
 	}
 	for _, who := range []sdk.Principal{admin, {Kind: sdk.TokenKindAppKey, AppID: linkedApp}} {
 		p, err := get(who, created.GetId())
@@ -195,7 +195,7 @@ func TestAPostIdThatNamesNothingAnswersNotFoundWhateverItsForm(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for _, id := range []string{"999999999999", "abc", "-1", "1e3", ""} {
-		_, err := plugintest.CallT[*bookv1.Post](t, b.tp, bookv1.BookService_GetPost_FullMethodName, admin, &bookv1.GetPostRequest{PostId: id})
+		_, err := plugintest.CallT[*bookv1.Post](t, b.tp, "/svc.book.v1.BookService/GetPost", admin, &bookv1.GetPostRequest{PostId: id})
 		plugintest.WantRefusal(t, err, 404, 100, 33)
 	}
 }

@@ -1,6 +1,6 @@
 // Package plugintest runs a plugin in-process for its unit tests: the
-// *sdk.Plugin is served over a real go-plugin gRPC connection (no exec, no
-// build), described and health-checked as the gateway would, and called with
+// *sdk.Plugin is served over a real fast-lane socket, as the gateway reaches
+// it (no exec, no build), described and health-checked as the gateway would, and called with
 // any principal. What the plugin asks the gateway (sdk.HostClient) goes to
 // a test host, a Host in the SDK's own types: by default one that routes
 // calls back to the plugin under test; WithHost gives the test's own (embed

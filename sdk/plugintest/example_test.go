@@ -37,7 +37,7 @@ func ExampleStart() {
 
 	p := plugintest.Start(t, greeter())
 	res, err := plugintest.CallT[*hellov1.SayHelloResponse](t, p,
-		hellov1.HelloService_SayHello_FullMethodName, sdk.Principal{}, &hellov1.SayHelloRequest{Name: "Ada"})
+		"/svc.hello.v1.HelloService/SayHello", sdk.Principal{}, &hellov1.SayHelloRequest{Name: "Ada"})
 	fmt.Println(res.GetMessage(), err)
 	// Output: Hello, Ada! <nil>
 }
@@ -51,7 +51,7 @@ func ExampleWantRefusal() {
 
 	p := plugintest.Start(t, greeter())
 	_, err := plugintest.CallT[*hellov1.SayHelloResponse](t, p,
-		hellov1.HelloService_SayHello_FullMethodName, sdk.Principal{}, &hellov1.SayHelloRequest{Name: "nobody"})
+		"/svc.hello.v1.HelloService/SayHello", sdk.Principal{}, &hellov1.SayHelloRequest{Name: "nobody"})
 	e := plugintest.WantRefusal(t, err, 404, 100, 33)
 	fmt.Println(e.Message)
 	// Output: Name nobody does not exist, cannot be loaded due to missing permissions, or does not support this operation.
@@ -91,7 +91,7 @@ func ExampleCallStream() {
 		})
 	tp := plugintest.Start(t, p)
 	got, err := plugintest.CallStream[*testpluginv1.CountResponse](context.Background(), tp,
-		testpluginv1.TestService_Count_FullMethodName, sdk.Principal{UserID: "7"}, &testpluginv1.CountRequest{N: 3})
+		"/svc.testplugin.v1.TestService/Count", sdk.Principal{UserID: "7"}, &testpluginv1.CountRequest{N: 3})
 	for _, m := range got {
 		fmt.Print(m.GetI(), " ")
 	}

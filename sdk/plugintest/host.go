@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/sdk"
 )
@@ -139,7 +140,7 @@ func BusinessRefusal() *sdk.Error {
 // hostServer serves a Host as the gateway's Host service: the conversion to
 // and from the wire happens here, so tests see SDK types only.
 type hostServer struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	h  Host
 	tp func() *Plugin // the plugin under test, once started
 }
@@ -209,6 +210,10 @@ func (s *hostServer) Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pl
 	}
 	return &pluginv1.InvokeResponse{Response: out}, nil
 }
+
+// hostCode is the Connect code of a hostServer's failure (a gRPC status's
+// code: Connect's codes repeat gRPC's).
+func hostCode(err error) uint32 { return uint32(status.Code(err)) }
 
 // hostStatus is a test host's failure as the gateway's Host service would
 // report it.

@@ -3,18 +3,15 @@ package plugintest
 import (
 	"context"
 	"fmt"
-	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -28,7 +25,7 @@ const TraceID = "plugintest-trace"
 
 // Plugin is a plugin under test, running in this process.
 type Plugin struct {
-	conn     *protocol.Conn
+	lane     *protocol.LaneClient
 	manifest *pluginv1.Manifest
 	// calls holds the principals of calls in flight by delegation handle,
 	// as the gateway does, so that Host.Call acts as the caller of the call
@@ -54,155 +51,85 @@ func WithHost(h Host) Option {
 // Start serves p in-process, describes it and checks its health, failing
 // the test when any of that fails. Everything stops at the end of the test.
 //
-// The plugin is served by go-plugin's own Serve, in its test mode, and
-// reached by a go-plugin client, as the gateway reaches it: the same
-// handshake, broker and services, without exec.
+// The plugin is reached as the gateway reaches it: its fast lane on a unix
+// socket in a private folder, Describe with the Host service's socket
+// beside it, Health, then the calls; without exec.
 func Start(t testing.TB, p *sdk.Plugin, opts ...Option) *Plugin {
 	t.Helper()
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var started *Plugin
-	current := func() *Plugin { return started }
+	var started atomic.Pointer[Plugin]
+	current := func() *Plugin { return started.Load() }
 	if cfg.host == nil {
 		cfg.host = selfHost{tp: current}
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "plugintest", Level: hclog.Warn, Output: testOutput{t}})
-
-	ctx, stop := context.WithCancel(context.Background())
-	reattach := make(chan *goplugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	go goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: protocol.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: func(b *goplugin.GRPCBroker, s *grpc.Server) error { return wire.ServeGRPC(p, b, s) }}},
-		},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
-		},
-		Logger: logger,
-		Test:   &goplugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed},
-	})
-	var rc *goplugin.ReattachConfig
-	select {
-	case rc = <-reattach:
-	case <-closed:
-		stop()
-		t.Fatal("plugintest: the plugin stopped before serving; see the log above")
-	case <-time.After(10 * time.Second):
-		stop()
-		t.Fatal("plugintest: the plugin did not start serving within 10 s")
-	}
-	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return inProcess{done: closed}, nil }
-
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  protocol.Handshake,
-		Plugins:          goplugin.PluginSet{protocol.PluginKey: &protocol.GoPlugin{Host: &hostServer{h: cfg.host, tp: current}}},
-		Reattach:         rc,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:  protocol.DialOptions(),
-		Logger:           logger,
-	})
-	var rpc goplugin.ClientProtocol
-	t.Cleanup(func() {
-		if rpc != nil {
-			_ = rpc.Close() // asks the plugin to shut down, as the gateway does
-		}
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
-			t.Error("plugintest: the plugin did not stop within 5 s")
-		}
-		stop()
-	})
-	rpc, err := client.Client()
+	// Not t.TempDir: a socket's path must stay under about 100 bytes.
+	dir, err := os.MkdirTemp("", "plugintest-")
 	if err != nil {
-		stop()
-		t.Fatalf("plugintest: connect: %v", err)
-	}
-	raw, err := rpc.Dispense(protocol.PluginKey)
-	if err != nil {
-		t.Fatalf("plugintest: dispense: %v", err)
-	}
-	tp := &Plugin{conn: raw.(*protocol.Conn)}
-
-	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if tp.manifest, err = tp.conn.Describe(dctx); err != nil {
 		t.Fatalf("plugintest: %v", err)
 	}
-	h, err := tp.health(dctx)
+	self := func(pid int) bool { return pid == os.Getpid() }
+	lanePath, hostPath := filepath.Join(dir, protocol.FastLaneSocket), filepath.Join(dir, protocol.HostSocket)
+	laneLn, err := net.Listen("unix", lanePath)
+	if err != nil {
+		t.Fatalf("plugintest: %v", err)
+	}
+	hostLn, err := net.Listen("unix", hostPath)
+	if err != nil {
+		t.Fatalf("plugintest: %v", err)
+	}
+	go func() { _ = wire.LaneServer(p, self).Serve(laneLn) }()
+	host := &protocol.LaneServer{Handler: protocol.HostHandler(&hostServer{h: cfg.host, tp: current}, hostCode), Allow: self}
+	go func() { _ = host.Serve(hostLn) }()
+	tp := &Plugin{}
+	t.Cleanup(func() {
+		if tp.lane != nil {
+			_ = tp.lane.Close()
+		}
+		_ = laneLn.Close()
+		_ = hostLn.Close()
+		wire.DisconnectHost(p)
+		_ = os.RemoveAll(dir)
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if tp.lane, err = protocol.DialLane(ctx, lanePath, 1, os.Getpid()); err != nil {
+		t.Fatalf("plugintest: connect: %v", err)
+	}
+	tp.manifest = new(pluginv1.Manifest)
+	if err := protocol.CallControl(ctx, tp.lane, protocol.ProcDescribe,
+		&pluginv1.DescribeRequest{ProtocolVersion: protocol.Version, HostSocket: hostPath}, tp.manifest); err != nil {
+		t.Fatalf("plugintest: describe: %v", err)
+	}
+	h, err := tp.health(ctx)
 	if err != nil {
 		t.Fatalf("plugintest: health: %v", err)
 	}
 	if !h.GetServing() {
 		t.Fatalf("plugintest: the plugin is not serving: %s", h.GetMessage())
 	}
-	started = tp
+	started.Store(tp)
 	return tp
-}
-
-// inProcess is the go-plugin runner of a plugin served by this process:
-// it "exits" when its Serve returns.
-type inProcess struct{ done <-chan struct{} }
-
-func (r inProcess) Wait(ctx context.Context) error {
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-	}
-	return nil
-}
-
-func (inProcess) Kill(context.Context) error { return nil }
-func (inProcess) ID() string                 { return "in-process" }
-
-func (inProcess) PluginToHost(network, addr string) (string, string, error) {
-	return network, addr, nil
-}
-
-func (inProcess) HostToPlugin(network, addr string) (string, string, error) {
-	return network, addr, nil
-}
-
-// testOutput sends go-plugin's warnings to the test log.
-type testOutput struct{ t testing.TB }
-
-func (o testOutput) Write(p []byte) (int, error) {
-	o.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // health runs the plugin's health check.
 func (tp *Plugin) health(ctx context.Context) (*pluginv1.HealthResponse, error) {
-	return tp.conn.Plugin.Health(ctx, &pluginv1.HealthRequest{})
+	res := new(pluginv1.HealthResponse)
+	return res, protocol.CallControl(ctx, tp.lane, protocol.ProcHealth, &pluginv1.HealthRequest{}, res)
 }
 
 // invoke sends one unary call as the gateway does. The error is a transport
 // failure; a refusal is a response carrying an Error.
 func (tp *Plugin) invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return tp.conn.Plugin.Invoke(ctx, req)
+	return tp.lane.Invoke(ctx, req)
 }
 
 // invokeStream sends one streaming call and passes each response to recv.
 func (tp *Plugin) invokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
-	stream, err := tp.conn.Plugin.InvokeStream(ctx, req)
-	if err != nil {
-		return err
-	}
-	for {
-		resp, err := stream.Recv()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := recv(resp); err != nil {
-			return err
-		}
-	}
+	return tp.lane.InvokeStream(ctx, req, recv)
 }
 
 // Call invokes the unary method procedure as principal and decodes its

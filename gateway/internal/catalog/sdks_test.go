@@ -115,11 +115,18 @@ func checkConnectClients(t *testing.T, root string, s SDK) {
 	if !strings.HasPrefix(s.Package, module+"/"+s.Path+"/") {
 		t.Fatalf("package %s is not under %s", s.Package, s.Path)
 	}
-	grpc, _ := filepath.Glob(filepath.Join(root, s.Path, "*", "v1", "*_grpc.pb.go"))
-	if len(grpc) == 0 {
+	// A product with a service is one whose .proto declares one.
+	var services []string
+	protos, _ := filepath.Glob(filepath.Join(root, "proto", strings.TrimPrefix(s.Path, "gen/"), "*", "v1", "*.proto"))
+	for _, f := range protos {
+		if b, err := os.ReadFile(f); err == nil && regexp.MustCompile(`(?m)^service `).Match(b) {
+			services = append(services, f)
+		}
+	}
+	if len(services) == 0 {
 		t.Fatal("no generated services")
 	}
-	for _, f := range grpc {
+	for _, f := range services {
 		product := filepath.Base(filepath.Dir(filepath.Dir(f)))
 		rel := strings.ReplaceAll(strings.TrimPrefix(s.Package, module+"/"), "<product>", product)
 		clients, _ := filepath.Glob(filepath.Join(root, rel, "*.connect.go"))

@@ -34,9 +34,9 @@ import (
 func TestMain(m *testing.M) { identitytest.Main(m) }
 
 const (
-	echoProcedure = testpluginv1.TestService_Echo_FullMethodName
-	slowProcedure = testpluginv1.TestService_Slow_FullMethodName
-	failProcedure = testpluginv1.TestService_Fail_FullMethodName
+	echoProcedure = "/svc.testplugin.v1.TestService/Echo"
+	slowProcedure = "/svc.testplugin.v1.TestService/Slow"
+	failProcedure = "/svc.testplugin.v1.TestService/Fail"
 )
 
 // rig is a Dispatcher serving the test plugin's TestService in-process as
@@ -349,7 +349,7 @@ func TestRebuildATableWhereTwoPluginsClaimOneNodeIsRefusedAndTheOldTableServes(t
 	if r.follower.serving.Load() != before {
 		t.Fatal("the follower serves another table than the one in use")
 	}
-	if _, ok := r.d.Table().Method(testpluginv1.AliasService_Echo_FullMethodName); ok {
+	if _, ok := r.d.Table().Method("/svc.testplugin.v1.AliasService/Echo"); ok {
 		t.Fatal("the refused plugin's method is routed")
 	}
 	if _, err := r.client.Echo(context.Background(), bearer(&testpluginv1.EchoRequest{Id: "1"}, "")); err != nil {

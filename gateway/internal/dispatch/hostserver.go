@@ -14,6 +14,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/identity"
 	"github.com/svcplatform/svc/gateway/internal/observe"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // HostServer is the Host service plugins call back: another method through
@@ -21,12 +22,12 @@ import (
 // principal the host resolved (the caller of the call the plugin serves,
 // or the plugin itself; never one the plugin names), and Page, user and
 // app facts from ids.
-func (d *Dispatcher) HostServer(ids *identity.Service) pluginv1.HostServer {
+func (d *Dispatcher) HostServer(ids *identity.Service) protocol.HostService {
 	return hostServer{d: d, ids: ids}
 }
 
 type hostServer struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	d   *Dispatcher
 	ids *identity.Service
 }

@@ -58,6 +58,7 @@ import (
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/internal/tracing"
+	"github.com/svcplatform/svc/internal/tracing/otlp"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
 )
@@ -166,7 +167,7 @@ func (g *parts) dataDir(context.Context) error {
 }
 
 func (g *parts) tracing(ctx context.Context) error {
-	flush, err := tracing.Setup(ctx, "gateway", Version, g.cfg.TracingEndpoint)
+	flush, err := otlp.Setup(ctx, "gateway", Version, g.cfg.TracingEndpoint)
 	if err != nil {
 		return err
 	}

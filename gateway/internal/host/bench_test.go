@@ -24,7 +24,7 @@ import (
 
 // BenchmarkHop measures what one plugin hop adds to a call: the same Echo
 // handler called in-process (decode, handler, encode, as the SDK runs it),
-// and through the host to a plugin process over each transport. It reports
+// and through the host to a plugin process over the fast lane. It reports
 // CPU per call of both processes together (cpu-µs/op) and latency
 // percentiles, for sequential calls and for 8 concurrent callers.
 //
@@ -32,17 +32,14 @@ import (
 func BenchmarkHop(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		tr   transport
 		self bool
 	}{
 		{name: "in-process", self: true},
-		{name: "fast-lane", tr: transportFastLane},
-		{name: "grpc-mtls", tr: transportGRPC},
-		{name: "grpc-plain", tr: transportGRPCPlain},
+		{name: "fast-lane"},
 	} {
 		for _, callers := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/callers=%d", tc.name, callers), func(b *testing.B) {
-				call, childPID := benchTarget(b, tc.tr, tc.self)
+				call, childPID := benchTarget(b, tc.self)
 				benchCalls(b, callers, childPID, call)
 			})
 		}
@@ -51,7 +48,7 @@ func BenchmarkHop(b *testing.B) {
 
 // benchTarget returns one Echo call, in-process or through a host, and the
 // pid of the plugin process whose CPU counts too (0 in-process).
-func benchTarget(b *testing.B, tr transport, self bool) (func(context.Context) error, int) {
+func benchTarget(b *testing.B, self bool) (func(context.Context) error, int) {
 	in, _ := proto.Marshal(&testpluginv1.EchoRequest{Id: "1234567890", Text: "a sixty-byte JSON body is what the reference measured"})
 	decode := func(resp *pluginv1.InvokeResponse) error {
 		if resp.GetError() != nil {
@@ -75,7 +72,7 @@ func benchTarget(b *testing.B, tr transport, self bool) (func(context.Context) e
 	if err := os.Symlink(bin, filepath.Join(dir, "testplugin")); err != nil {
 		b.Fatal(err)
 	}
-	h := New(Options{Dir: dir, transport: tr, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	h := New(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err := h.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // principalRecorder remembers the principal of the last Host call it got.
 type principalRecorder struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	got *pluginv1.Principal
 }
 

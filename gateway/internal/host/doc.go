@@ -1,15 +1,14 @@
-// Package host runs the product plugins: one go-plugin child process per
+// Package host runs the product plugins: one child process per
 // executable file in the plugins folder. It owns their lifecycle — start,
 // describe, health-check, serve, restart with backoff after a crash,
 // make-before-break hot swap, drain and stop — and the per-call hop to them.
 //
-// The hop to a plugin takes the fast lane when the plugin offers one (framed
-// Invoke calls over a unix socket in a private folder, admitted by peer
-// credentials; see package protocol) and gRPC otherwise. Server-streaming
-// calls take the lane too when the plugin's lane serves them (checked at
-// dial; a plugin built with an older SDK streams over gRPC). gRPC, protected
-// by go-plugin's AutoMTLS, carries Describe, Health and the plugins' calls
-// back to the gateway's Host service.
+// It starts each process itself (launch.go, process.go): the plugin's
+// handshake line names its fast lane (framed Invoke calls over a unix socket
+// in a private folder, admitted by peer credentials; see package protocol),
+// which carries every call and stream, Describe and Health; the plugin's
+// calls back to the Host service and its spans come over host.sock
+// (hostlane.go).
 //
 // Every call is counted against the plugin process that serves it, so a
 // replaced or stopping process is drained before it is killed, and a call to

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
-	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	"github.com/svcplatform/svc/internal/plugin/manifestcheck"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // Options configures a Host.
@@ -37,7 +37,7 @@ type Options struct {
 	// its calls back to the gateway. Nil: a server whose Call routes to the
 	// plugin serving the procedure (Host.Route) as is, and whose PageAccess
 	// is unimplemented. CallerPlugin tells a HostServer who is calling.
-	HostServer pluginv1.HostServer
+	HostServer protocol.HostService
 	// OnChange is called before a new process starts taking calls, with the
 	// manifests of every plugin that has routes (serving, or restarting
 	// after a crash), the new one included. An error aborts the change: a
@@ -65,26 +65,6 @@ type Options struct {
 	// installations on one machine most likely give their plugins
 	// different users.
 	Instance string
-
-	// transport selects the call path; benchmarks compare them.
-	transport transport
-}
-
-// transport is how Invoke reaches a plugin.
-type transport int
-
-const (
-	// transportFastLane: the fast lane when the plugin offers one, gRPC
-	// with AutoMTLS otherwise and for everything but unary calls.
-	transportFastLane transport = iota
-	// transportGRPC: gRPC with AutoMTLS for everything.
-	transportGRPC
-	// transportGRPCPlain: gRPC without TLS; for measurement only.
-	transportGRPCPlain
-)
-
-func (t transport) String() string {
-	return [...]string{"fast lane", "gRPC with AutoMTLS", "gRPC without TLS"}[t]
 }
 
 // Loaded is one plugin process's description, as the gateway routes it.

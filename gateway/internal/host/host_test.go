@@ -14,13 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 	testpluginv1 "github.com/svcplatform/svc/gen/svc/testplugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 	"github.com/svcplatform/svc/internal/plugin/wire"
 	"github.com/svcplatform/svc/internal/testplugin/testsvc"
 )
@@ -39,7 +38,7 @@ func TestStartDescribesAndServesEveryPlugin(t *testing.T) {
 	}
 	for _, i := range infos {
 		sum, _ := fileSHA256(b.dir + "/" + i.Name)
-		if i.State != StateServing || i.PID == 0 || i.Protocol != 1 || i.SHA256 != sum || i.StartedAt.IsZero() {
+		if i.State != StateServing || i.PID == 0 || i.Protocol != protocol.Version || i.SHA256 != sum || i.StartedAt.IsZero() {
 			t.Errorf("%s: %v", i.Name, i)
 		}
 		if len(i.Plugin.Services) != 1 || i.Plugin.Services[0].FullName() != "svc.testplugin.v1.TestService" {
@@ -55,9 +54,6 @@ func TestStartDescribesAndServesEveryPlugin(t *testing.T) {
 	res, err := b.echo(context.Background(), "beta", "hi")
 	if err != nil || res.GetVersion() != "2.0.0" || res.GetText() != "hi" || res.GetTraceId() != "t-hi" {
 		t.Fatalf("echo = %v, %v", res, err)
-	}
-	if g := b.h.lookup("beta").current.Load(); g.lane == nil {
-		t.Fatal("the plugin offered a fast lane but calls go over gRPC")
 	}
 }
 
@@ -249,9 +245,12 @@ func TestPluginsAreRefusedWithAClearReason(t *testing.T) {
 		is      error
 		message []string
 	}{
-		{"a plugin speaking another protocol version is refused naming both versions", "v2",
-			map[string]string{"SVC_TESTPLUGIN_PROTOCOL": "2"}, ErrProtocolMismatch,
-			[]string{`plugin "v2" speaks plugin protocol version 2`, "this gateway speaks version 1"}},
+		{"a plugin speaking another protocol version is refused naming both versions", "v3",
+			map[string]string{"SVC_TESTPLUGIN_PROTOCOL": "3"}, ErrProtocolMismatch,
+			[]string{`plugin "v3" speaks plugin protocol version 3`, "this gateway speaks version 2"}},
+		{"a plugin built on go-plugin (protocol version 1) is refused with what to do", "v1",
+			map[string]string{"SVC_TESTPLUGIN_PROTOCOL": "1"}, ErrProtocolMismatch,
+			[]string{`plugin "v1" speaks plugin protocol version 1`, "this gateway speaks version 2", "rebuild it with the current SDK"}},
 		{"a binary whose checksum is not the pinned one is refused", "pinned",
 			nil, ErrChecksumMismatch, []string{`plugin "pinned"`, "the pin is abab"}},
 		{"a plugin printing to stdout before the handshake is reported", "chatty",
@@ -434,7 +433,7 @@ func TestAPluginCallsAnotherMethodThroughTheHost(t *testing.T) {
 // recordingHost routes Host.Call like the default host, to the echo plugin,
 // recording who called.
 type recordingHost struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	h      *Host
 	caller *atomic.Value
 }
@@ -453,20 +452,6 @@ func TestDefaultHostRoutesCallsByService(t *testing.T) {
 	resp, err := b.h.Invoke(context.Background(), "echo", &pluginv1.InvokeRequest{Procedure: testsvc.ProcRelay, Request: in})
 	if err != nil || resp.GetError() != nil {
 		t.Fatalf("relay through the default host = %v, %v", resp, err)
-	}
-}
-
-func TestInvokeFallsBackToGRPCWithoutAFastLane(t *testing.T) {
-	for _, tr := range []transport{transportGRPC, transportGRPCPlain} {
-		t.Run(fmt.Sprint(tr), func(t *testing.T) {
-			b := setup(t, map[string]map[string]string{"echo": nil}, func(o *Options) { o.transport = tr })
-			if g := b.h.lookup("echo").current.Load(); g.lane != nil {
-				t.Fatal("fast lane in use")
-			}
-			if res, err := b.echo(context.Background(), "echo", "grpc"); err != nil || res.GetText() != "grpc" {
-				t.Fatalf("echo = %v, %v", res, err)
-			}
-		})
 	}
 }
 
@@ -644,21 +629,6 @@ func TestOnlyTheGatewayCanCallThePlugin(t *testing.T) {
 	b := setup(t, map[string]map[string]string{"echo": nil})
 	g := b.h.lookup("echo").current.Load()
 
-	t.Run("go-plugin's gRPC socket takes only the gateway's certificate", func(t *testing.T) {
-		addr := g.client.ReattachConfig().Addr
-		cc, err := grpc.NewClient("unix:"+addr.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = cc.Close() }()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_, err = pluginv1.NewPluginClient(cc).Describe(ctx, &pluginv1.DescribeRequest{ProtocolVersion: 1})
-		if err == nil {
-			t.Fatal("a client without the gateway's certificate called the plugin")
-		}
-		t.Logf("refused: %v", err)
-	})
 	t.Run("the fast lane admits no other process, even of the same user", func(t *testing.T) {
 		self, err := os.Executable()
 		if err != nil {

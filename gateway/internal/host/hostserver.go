@@ -6,6 +6,7 @@ import (
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 type callerKey struct{}
@@ -17,8 +18,8 @@ func CallerPlugin(ctx context.Context) string {
 }
 
 // hostServerFor returns the Host service given to plugin name's processes.
-func (h *Host) hostServerFor(name string) pluginv1.HostServer {
-	var next pluginv1.HostServer = routingHost{h: h}
+func (h *Host) hostServerFor(name string) protocol.HostService {
+	var next protocol.HostService = routingHost{h: h}
 	if h.opts.HostServer != nil {
 		next = h.opts.HostServer
 	}
@@ -29,9 +30,9 @@ func (h *Host) hostServerFor(name string) pluginv1.HostServer {
 // the principal of a Host call by the one the plugin may act as: the
 // principal of the call it serves (by its delegation handle), or itself.
 type callerHost struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	name string
-	next pluginv1.HostServer
+	next protocol.HostService
 	d    *delegations
 }
 
@@ -62,7 +63,7 @@ func (c callerHost) UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest)
 // principal callerHost resolved and no access checks; PageAccess, AppInfo
 // and UserInfo are unimplemented. The gateway's HostServer checks access.
 type routingHost struct {
-	pluginv1.UnimplementedHostServer
+	protocol.UnimplementedHost
 	h *Host
 }
 

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"connectrpc.com/connect"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/svcplatform/svc/gateway/internal/apierr"
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -51,13 +48,7 @@ func (h *Host) InvokeInto(ctx context.Context, plugin string, req *pluginv1.Invo
 		ctx, span = startCallSpan(ctx, plugin, req)
 		defer span.End()
 	}
-	var resp *pluginv1.InvokeResponse
-	var err error
-	if g.lane != nil {
-		resp, err = g.lane.InvokeInto(ctx, req, answer)
-	} else {
-		resp, err = g.conn.Plugin.Invoke(ctx, req)
-	}
+	resp, err := g.lane.InvokeInto(ctx, req, answer)
 	if err != nil {
 		err = m.hopError(ctx, err)
 		if span != nil {
@@ -79,10 +70,10 @@ func startCallSpan(ctx context.Context, plugin string, req *pluginv1.InvokeReque
 
 // InvokeStream runs one server-streaming call and hands each response to
 // recv, in order; a response carrying an Error ends the stream. It returns
-// recv's error, or the hop's as Invoke does. The stream takes the fast lane
-// when the plugin's lane serves streams and has room for one more (see
-// protocol.ErrLaneBusy), else gRPC; when recv fails or ctx ends, the lane
-// connection is closed, which cancels the plugin's handler.
+// recv's error, or the hop's as Invoke does (unavailable too when the
+// plugin's lane has as many streams open as it takes: protocol.ErrLaneBusy).
+// When recv fails or ctx ends, the lane connection is closed, which cancels
+// the plugin's handler.
 func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
 	m := h.lookup(plugin)
 	if m == nil {
@@ -100,38 +91,18 @@ func (h *Host) InvokeStream(ctx context.Context, plugin string, req *pluginv1.In
 		ctx, span = startCallSpan(ctx, plugin, req)
 		defer span.End()
 	}
-	if g.lane != nil && g.lane.Streams() {
-		var recvErr error
-		err := g.lane.InvokeStream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
-			recvErr = recv(resp)
-			return recvErr
-		})
-		switch {
-		case err == nil, err == recvErr: // recv's own error passes through as it is
-			return err
-		case !errors.Is(err, protocol.ErrLaneBusy):
-			return m.hopError(ctx, err)
-		}
-		// Too many streams on the lane: this one goes over gRPC.
+	var recvErr error
+	err := g.lane.InvokeStream(ctx, req, func(resp *pluginv1.InvokeResponse) error {
+		recvErr = recv(resp)
+		return recvErr
+	})
+	switch {
+	case err == nil, err == recvErr: // recv's own error passes through as it is
+		return err
+	case errors.Is(err, protocol.ErrLaneBusy):
+		return apierr.Unavailable(m.unavailable).WithCause(fmt.Errorf("plugin %s: %w", m.name, err))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the plugin's side when recv gives up
-	stream, err := g.conn.Plugin.InvokeStream(ctx, req)
-	if err != nil {
-		return m.hopError(ctx, err)
-	}
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return m.hopError(ctx, err)
-		}
-		if err := recv(resp); err != nil {
-			return err
-		}
-	}
+	return m.hopError(ctx, err)
 }
 
 func setDeadline(ctx context.Context, req *pluginv1.InvokeRequest) {
@@ -151,11 +122,6 @@ func (m *managed) hopError(ctx context.Context, err error) error {
 			code = connect.CodeCanceled
 		}
 		return apierr.FromConnect(connect.NewError(code, ctxErr)).WithCause(cause)
-	}
-	if s, ok := status.FromError(err); ok && s.Code() != codes.Unavailable && s.Code() != codes.Canceled {
-		// The transport works but refused the call: a gateway or plugin bug,
-		// not a restart.
-		return apierr.Internal(cause)
 	}
 	return apierr.Unavailable(m.unavailable).WithCause(cause)
 }

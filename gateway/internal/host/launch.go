@@ -11,14 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/svcplatform/svc/gateway/internal/host/sandbox"
@@ -45,14 +42,13 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 		return nil, fmt.Errorf("plugin %q would run uncontained (isolation none) and --require-plugin-isolation is set: run the gateway as root, or on a kernel with Landlock", name)
 	}
 	digest := h.hashAsync(path)
-	var secure *goplugin.SecureConfig
 	pin := ""
 	if h.opts.Pins[name] != "" {
 		sum, err := digest()
 		if err != nil {
 			return nil, err
 		}
-		if secure, err = h.checkPin(name, sum); err != nil {
+		if err = h.checkPin(name, sum); err != nil {
 			return nil, err
 		}
 		pin = sum
@@ -81,11 +77,6 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	if level != sandbox.None {
-		// The trampoline checks the pin on the file it executes; go-plugin's
-		// check would hash the trampoline.
-		secure = nil
-	}
 
 	log := h.log.With("plugin", name)
 	stderrTail := &tailBuffer{max: 2048}
@@ -94,48 +85,61 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig: protocol.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Host: h.hostServerFor(name)}},
-		},
-		Cmd:              cmd,
-		SkipHostEnv:      true, // pluginEnv passes the environment on, minus go-plugin's own variables
-		SecureConfig:     secure,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		AutoMTLS:         h.opts.transport != transportGRPCPlain,
-		GRPCDialOptions:  protocol.DialOptions(),
-		StartTimeout:     h.opts.StartTimeout,
-		Stderr:           stderrTail,
-		SyncStdout:       writerFunc(func(p []byte) (int, error) { log.Warn("plugin wrote to stdout", "text", string(p)); return len(p), nil }),
-		Logger:           newHCLog(log, name),
-		UnixSocketConfig: socketConfig(spec),
-	})
+	hs := h.hostServerFor(name)
+	hl, err := listenHost(dir, spec.UID, hs, log)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("plugin %s: host socket: %w", name, err)
+	}
+	if pin != "" && level == sandbox.None {
+		// Hashed again right before exec: the file may have been replaced
+		// since. (Contained, the trampoline checks the file it executes.)
+		if sum, err := fileSHA256(path); err != nil || sum != pin {
+			hl.close()
+			_ = os.RemoveAll(dir)
+			return nil, refuse(ErrChecksumMismatch, "plugin %q changed after its checksum was checked", name)
+		}
+	}
+	proc, err := startProcess(cmd, log, stderrTail)
+	if err != nil {
+		hl.close()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("start plugin %q: %w", name, err)
+	}
+	var lane *protocol.LaneClient
 	fail := func(err error) (*process, error) {
-		client.Kill()
+		if lane != nil {
+			_ = lane.Close()
+		}
+		proc.kill()
+		hl.close()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-
-	rpc, err := client.Client()
+	lanePath, err := proc.handshake(h.opts.StartTimeout)
 	if err != nil {
 		return fail(explainStart(name, err, stderrTail.String(), h.opts.StartTimeout))
 	}
-	raw, err := rpc.Dispense(protocol.PluginKey)
-	if err != nil {
-		return fail(fmt.Errorf("plugin %q: dispense: %w", name, err))
-	}
-	conn := raw.(*protocol.Conn)
 	pid := cmd.Process.Pid
+	hl.pid.Store(int64(pid))
+	if filepath.Dir(lanePath) != dir {
+		return fail(fmt.Errorf("plugin %q listens outside its private folder: %s", name, lanePath))
+	}
 
 	sctx, cancel := context.WithTimeout(ctx, h.opts.StartTimeout)
 	defer cancel()
-	manifest, err := conn.Describe(sctx)
-	if err != nil {
-		if status.Code(err) == codes.FailedPrecondition {
-			return fail(refuse(ErrProtocolMismatch, "plugin %q: %s", name, status.Convert(err).Message()))
-		}
+	if lane, err = protocol.DialLane(sctx, lanePath, laneConns, pid); err != nil {
 		return fail(fmt.Errorf("plugin %q: %w%s", name, err, stderrNote(stderrTail.String())))
+	}
+	manifest := new(pluginv1.Manifest)
+	err = protocol.CallControl(sctx, lane, protocol.ProcDescribe,
+		&pluginv1.DescribeRequest{ProtocolVersion: protocol.Version, HostSocket: hl.path}, manifest)
+	if err != nil {
+		var fault *protocol.ControlFault
+		if errors.As(err, &fault) && fault.Code == uint32(codes.FailedPrecondition) {
+			return fail(refuse(ErrProtocolMismatch, "plugin %q: %s", name, fault.Message))
+		}
+		return fail(fmt.Errorf("plugin %q: describe: %w%s", name, err, stderrNote(stderrTail.String())))
 	}
 	sum, err := digest()
 	if err != nil {
@@ -145,8 +149,8 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 	if err != nil {
 		return fail(err)
 	}
-	health, err := conn.Plugin.Health(sctx, &pluginv1.HealthRequest{})
-	if err != nil {
+	health := new(pluginv1.HealthResponse)
+	if err := protocol.CallControl(sctx, lane, protocol.ProcHealth, &pluginv1.HealthRequest{}, health); err != nil {
 		return fail(fmt.Errorf("plugin %q: health check: %w", name, err))
 	}
 	if !health.GetServing() {
@@ -154,34 +158,13 @@ func (h *Host) launch(ctx context.Context, m *managed) (*process, error) {
 	}
 
 	g := &process{loaded: loaded, pid: pid, startedAt: time.Now(), dir: dir, profiles: profiles,
-		client: client, conn: conn, drained: make(chan struct{}), killed: make(chan struct{})}
-	g.laneSocket = manifest.GetFastLane().GetSocketPath()
-	if sock := g.laneSocket; sock != "" && h.opts.transport == transportFastLane {
-		if filepath.Dir(sock) != dir {
-			return fail(fmt.Errorf("plugin %q offers a fast lane outside its private folder: %s", name, sock))
-		}
-		if g.lane, err = protocol.DialLane(sctx, sock, laneConns, pid); err != nil {
-			// gRPC still works: slower, not wrong.
-			log.Warn("fast lane unreachable; calls go over gRPC", "error", err)
-		}
-	}
+		proc: proc, lane: lane, laneSocket: lanePath, host: hl, drained: make(chan struct{}), killed: make(chan struct{})}
 	h.mu.Lock()
 	h.live[g] = struct{}{}
 	h.mu.Unlock()
 	go h.watch(m, g, cmd)
-	log.Debug("plugin process ready", "pid", pid, "version", manifest.GetVersion(), "fast_lane", g.lane != nil)
+	log.Debug("plugin process ready", "pid", pid, "version", manifest.GetVersion())
 	return g, nil
-}
-
-// socketConfig makes the sockets go-plugin's broker listens on for a
-// plugin's calls back to the gateway (made by the gateway, in its temporary
-// folder) writable by the plugin's group when it runs as a user of its own:
-// by default only their owner, the gateway, could connect.
-func socketConfig(spec sandbox.Spec) *goplugin.UnixSocketConfig {
-	if spec.Level != sandbox.UID {
-		return nil
-	}
-	return &goplugin.UnixSocketConfig{Group: strconv.Itoa(spec.GID)}
 }
 
 // pluginUID is plugin name's user id at isolation sandbox.UID: the same
@@ -238,12 +221,12 @@ func (h *Host) hashAsync(path string) func() (string, error) {
 // watch waits for g's process to exit and, unless the host stopped it,
 // treats the exit as a crash.
 func (h *Host) watch(m *managed, g *process, cmd *exec.Cmd) {
-	<-g.conn.Exited()
+	<-g.proc.exited
 	if g.stopping.Load() {
 		return
 	}
 	reason := "unknown"
-	if cmd.ProcessState != nil { // set by go-plugin's Wait before Exited closes
+	if cmd.ProcessState != nil { // set by Wait before exited closes
 		reason = cmd.ProcessState.String()
 	}
 	m.crashed(g, reason)
@@ -286,21 +269,21 @@ func (h *Host) checkManifest(name, sum string, m *pluginv1.Manifest) (*Loaded, e
 	return &Loaded{Name: name, Launch: h.launches.Add(1), SHA256: sum, Plugin: p}, nil
 }
 
-// checkPin refuses a binary whose digest is not the pinned one, and returns
-// go-plugin's check, which hashes the file again right before exec.
-func (h *Host) checkPin(name, sum string) (*goplugin.SecureConfig, error) {
+// checkPin refuses a binary whose digest is not the pinned one. The launch
+// hashes the file again right before exec.
+func (h *Host) checkPin(name, sum string) error {
 	pin := strings.ToLower(strings.TrimSpace(h.opts.Pins[name]))
 	if pin == "" {
-		return nil, nil
+		return nil
 	}
 	want, err := hex.DecodeString(pin)
 	if err != nil || len(want) != sha256.Size {
-		return nil, fmt.Errorf("the pin of plugin %q is not a SHA-256 hex digest: %q", name, pin)
+		return fmt.Errorf("the pin of plugin %q is not a SHA-256 hex digest: %q", name, pin)
 	}
 	if pin != sum {
-		return nil, refuse(ErrChecksumMismatch, "plugin %q: checksum mismatch: the binary's sha256 is %s, the pin is %s", name, sum, pin)
+		return refuse(ErrChecksumMismatch, "plugin %q: checksum mismatch: the binary's sha256 is %s, the pin is %s", name, sum, pin)
 	}
-	return &goplugin.SecureConfig{Checksum: want, Hash: sha256.New()}, nil
+	return nil
 }
 
 // inheritedEnv are the variables of the gateway's environment a plugin
@@ -380,10 +363,7 @@ func (h *Host) pluginEnvFrom(parent []string, name, dir string) ([]string, error
 		return strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "HOME=")
 	})
 	env = append(env, "TMPDIR="+dir, "HOME="+dir)
-	env = append(env, protocol.EnvGoPluginSocketDir+"="+dir)
-	if h.opts.transport == transportFastLane {
-		env = append(env, protocol.EnvFastLaneDir+"="+dir)
-	}
+	env = append(env, protocol.EnvFastLaneDir+"="+dir, protocol.EnvMagicCookie+"="+protocol.MagicCookie)
 	if h.opts.Env != nil {
 		own, err := h.opts.Env(name)
 		if err != nil {
@@ -475,8 +455,8 @@ var (
 	ErrProtocolMismatch = errors.New("plugin protocol version mismatch")
 	// ErrChecksumMismatch: the binary's SHA-256 is not the pinned one.
 	ErrChecksumMismatch = errors.New("plugin checksum mismatch")
-	// ErrStdoutBeforeHandshake: the plugin printed to stdout, where go-plugin
-	// expects the handshake.
+	// ErrStdoutBeforeHandshake: the plugin printed to stdout, where the
+	// gateway expects the handshake line.
 	ErrStdoutBeforeHandshake = errors.New("plugin wrote to stdout before the handshake")
 	// ErrUnhealthy: the plugin's health check failed.
 	ErrUnhealthy = errors.New("plugin is not healthy")
@@ -495,31 +475,27 @@ func refuse(kind error, format string, args ...any) error {
 	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// explainStart rewrites go-plugin's start errors into what an operator needs
-// to read: which plugin, what went wrong, and the end of its stderr.
+// explainStart rewrites a failed handshake into what an operator needs to
+// read: which plugin, what went wrong, and the end of its stderr.
 func explainStart(name string, err error, stderrTail string, timeout time.Duration) error {
-	msg := err.Error()
-	const unrecognized = "Unrecognized remote plugin message: "
+	var version *protocol.VersionError
+	var stdout *stdoutError
 	switch {
-	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch), strings.Contains(stderrTail, sandbox.PinMismatchMessage):
+	case strings.Contains(stderrTail, sandbox.PinMismatchMessage):
 		return refuse(ErrChecksumMismatch, "plugin %q changed after its checksum was checked", name)
-	case strings.HasPrefix(msg, unrecognized):
-		line, _, _ := strings.Cut(strings.TrimPrefix(msg, unrecognized), "\n")
-		if line == "" {
-			return fmt.Errorf("plugin %q exited before the handshake%s", name, stderrNote(stderrTail))
+	case errors.As(err, &version):
+		rebuild := ""
+		if version.GoPlugin {
+			rebuild = " (it was built with an SDK from before 2026-11-27, on hashicorp/go-plugin: rebuild it with the current SDK)"
 		}
+		return refuse(ErrProtocolMismatch, "plugin %q speaks plugin protocol version %s; this gateway speaks version %d%s",
+			name, version.Version, protocol.Version, rebuild)
+	case errors.As(err, &stdout):
 		return refuse(ErrStdoutBeforeHandshake, "plugin %q wrote to stdout before the handshake: %q; plugins must log to stderr only",
-			name, line)
-	case strings.HasPrefix(msg, "incompatible API version with plugin"):
-		theirs := "another"
-		if _, v, ok := strings.Cut(msg, "Plugin version: "); ok {
-			theirs, _, _ = strings.Cut(v, ",")
-		}
-		return refuse(ErrProtocolMismatch, "plugin %q speaks plugin protocol version %s; this gateway speaks version %d",
-			name, theirs, protocol.Version)
-	case strings.Contains(msg, "plugin exited before we could connect"):
+			name, stdout.line)
+	case errors.Is(err, errExited):
 		return fmt.Errorf("plugin %q exited before the handshake%s", name, stderrNote(stderrTail))
-	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+	case errors.Is(err, errHandshakeTimeout):
 		return fmt.Errorf("plugin %q did not complete the handshake within %s%s", name, timeout, stderrNote(stderrTail))
 	}
 	return fmt.Errorf("start plugin %q: %w%s", name, err, stderrNote(stderrTail))

@@ -49,9 +49,15 @@ func runHelper(mode string) {
 		}
 		pid = h.Plugins()[0].PID
 	case "raw":
+		lanes, err := os.MkdirTemp("", "svc-host-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			os.Exit(1)
+		}
 		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), protocol.Handshake.MagicCookieKey+"="+protocol.Handshake.MagicCookieValue)
+		cmd.Env = append(os.Environ(), protocol.EnvMagicCookie+"="+protocol.MagicCookie, protocol.EnvFastLaneDir+"="+lanes)
 		cmd.Stderr = os.Stderr
+		// No stop pipe: only the parent watch stops it.
 		out, err := cmd.StdoutPipe()
 		if err == nil {
 			err = cmd.Start()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 // Probe asks plugin name's serving process whether it is healthy: its
@@ -22,8 +23,8 @@ func (h *Host) Probe(ctx context.Context, name string) error {
 		return fmt.Errorf("plugin %s is %s", name, m.info().State)
 	}
 	defer g.release()
-	res, err := g.conn.Plugin.Health(ctx, &pluginv1.HealthRequest{})
-	if err != nil {
+	res := new(pluginv1.HealthResponse)
+	if err := protocol.CallControl(ctx, g.lane, protocol.ProcHealth, &pluginv1.HealthRequest{}, res); err != nil {
 		return fmt.Errorf("plugin %s: health check: %w", name, err)
 	}
 	if !res.GetServing() {

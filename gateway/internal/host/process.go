@@ -1,13 +1,18 @@
 package host
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
@@ -22,10 +27,10 @@ type process struct {
 	// profiles are copied out of dir when the process stops.
 	profiles []profileCopy
 
-	client *goplugin.Client
-	conn   *protocol.Conn
-	lane   *protocol.LaneClient // nil: Invoke over gRPC
-	// laneSocket is the fast lane's socket the plugin offered, if any.
+	proc *pluginProc
+	lane *protocol.LaneClient // every call to the plugin
+	host *hostLane            // the Host service's socket for this process
+	// laneSocket is the socket the plugin's lane listens on.
 	laneSocket string
 
 	// inflight counts calls that hold this process. Once closing is set
@@ -92,8 +97,8 @@ func (g *process) drain(ctx context.Context, timeout time.Duration) bool {
 	return false
 }
 
-// kill stops g's process (gracefully first, through go-plugin) and removes
-// its sockets.
+// kill stops g's process (gracefully first: see pluginProc.kill) and
+// removes its sockets.
 func (h *Host) kill(g *process) {
 	if g == nil {
 		return
@@ -101,10 +106,9 @@ func (h *Host) kill(g *process) {
 	g.killOnce.Do(func() {
 		g.stopping.Store(true)
 		close(g.killed)
-		if g.lane != nil {
-			_ = g.lane.Close()
-		}
-		g.client.Kill()
+		_ = g.lane.Close()
+		g.proc.kill()
+		g.host.close()
 		h.saveProfiles(g)
 		_ = os.RemoveAll(g.dir)
 		h.mu.Lock()
@@ -129,4 +133,140 @@ func (h *Host) retire(g *process) {
 		h.kill(g)
 		h.log.Info("replaced plugin process stopped", "plugin", g.loaded.Name, "pid", g.pid)
 	}()
+}
+
+// pluginProc is a started plugin process: its stop pipe (closing it asks
+// the plugin to stop: protocol.EnvStopFD), its stdout (the handshake line)
+// and its exit.
+type pluginProc struct {
+	cmd    *exec.Cmd
+	stop   *os.File
+	stdout *os.File
+	log    *slog.Logger
+	exited chan struct{} // closed once the process has exited and been waited for
+}
+
+// startProcess starts cmd with its stop pipe and pipes on its stdout and
+// stderr; its stderr lines are logged through log and their end kept in tail.
+func startProcess(cmd *exec.Cmd, log *slog.Logger, tail io.Writer) (*pluginProc, error) {
+	var files [6]*os.File // stop pipe r, w; stdout r, w; stderr r, w
+	for i := 0; i < 6; i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range files[:i] {
+				_ = f.Close()
+			}
+			return nil, err
+		}
+		files[i], files[i+1] = r, w
+	}
+	// The stop pipe is the plugin's fd 3 (the sandbox trampoline gives a
+	// plugin /dev/null on stdin, and keeps other descriptors).
+	cmd.ExtraFiles, cmd.Stdout, cmd.Stderr = []*os.File{files[0]}, files[3], files[5]
+	cmd.Env = append(cmd.Env, protocol.EnvStopFD+"=3")
+	err := cmd.Start()
+	// The child holds its ends now.
+	_ = files[0].Close()
+	_ = files[3].Close()
+	_ = files[5].Close()
+	if err != nil {
+		_ = files[1].Close()
+		_ = files[2].Close()
+		_ = files[4].Close()
+		return nil, err
+	}
+	p := &pluginProc{cmd: cmd, stop: files[1], stdout: files[2], log: log, exited: make(chan struct{})}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		forwardStderr(log, files[4], tail)
+		_ = files[4].Close()
+	}()
+	go func() {
+		_ = cmd.Wait()
+		// The last lines it wrote (a panic's trace) are logged before its
+		// exit is reported, unless something else holds its stderr open.
+		select {
+		case <-stderrDone:
+		case <-time.After(time.Second):
+		}
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Why a handshake failed, besides the line it read (ParseHandshake).
+var (
+	errExited           = errors.New("the plugin exited before the handshake")
+	errHandshakeTimeout = errors.New("no handshake in time")
+)
+
+// stdoutError is a line the plugin printed on stdout instead of the
+// handshake.
+type stdoutError struct{ line string }
+
+func (e *stdoutError) Error() string {
+	return fmt.Sprintf("the plugin printed %q before its handshake", e.line)
+}
+
+// handshake reads the plugin's handshake line within timeout and returns
+// the lane socket it names. What the plugin prints on stdout afterwards is
+// logged as a warning.
+func (p *pluginProc) handshake(timeout time.Duration) (string, error) {
+	lines := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(p.stdout)
+		first := true
+		for {
+			line, err := r.ReadString('\n')
+			if first {
+				first = false
+				if err == nil || line != "" {
+					lines <- line
+				} else {
+					close(lines)
+				}
+			} else if line = strings.TrimRight(line, "\r\n"); line != "" {
+				p.log.Warn("plugin wrote to stdout", "text", line)
+			}
+			if err != nil {
+				_ = p.stdout.Close()
+				return
+			}
+		}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			return "", errExited
+		}
+		path, err := protocol.ParseHandshake(line)
+		if errors.Is(err, protocol.ErrNotHandshake) {
+			return "", &stdoutError{line: strings.TrimRight(line, "\r\n")}
+		}
+		return path, err
+	case <-p.exited:
+		return "", errExited
+	case <-t.C:
+		return "", errHandshakeTimeout
+	}
+}
+
+// stopGrace is how long a plugin has to stop once asked before it is
+// killed.
+const stopGrace = 2 * time.Second
+
+// kill asks the process to stop (its stop pipe closes), and kills it when
+// it has not within stopGrace.
+func (p *pluginProc) kill() {
+	_ = p.stop.Close()
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(stopGrace):
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
 }

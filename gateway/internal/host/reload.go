@@ -126,7 +126,7 @@ func (h *Host) commit(m *managed, g *process) (old *process, err error) {
 	old = m.current.Swap(g)
 	m.transition(evServing, nil)
 	h.log.Info("plugin serving", "plugin", m.name, "version", g.loaded.Plugin.Version, "pid", g.pid,
-		"launch", g.loaded.Launch, "fast_lane", g.lane != nil)
+		"launch", g.loaded.Launch)
 	return old, nil
 }
 

@@ -41,6 +41,7 @@ type Plugin struct {
 	hostDial sync.Mutex // one dial of the host service at a time
 
 	laneSocket string // set before serving when the fast lane listens
+	served     bool   // Serve runs the process: the gateway is its parent
 
 	// trim hands memory back to the OS after bursts of calls; nil outside
 	// Serve (in-process plugins and tests).
@@ -55,12 +56,11 @@ func New(name, version string, events []string, refuse Refuse) *Plugin {
 		refuse:  refuse,
 		methods: make(map[string]*Method),
 	}
-	// Tracing is on when the gateway passed an endpoint; its spans are
-	// flushed when the plugin stops.
-	flush, err := tracing.FromEnv(context.Background(), name, version)
-	if err != nil {
-		p.log.Error("tracing stays off", "error", err)
-	} else if tracing.Enabled() {
+	// Tracing is on when the gateway passed its endpoint; the spans go to
+	// the gateway over the Host socket, and are flushed when the plugin
+	// stops.
+	if tracing.FromEnv() {
+		flush := tracing.Start(name, version, spanExporter{p})
 		p.stops = append(p.stops, func(ctx context.Context) { _ = flush(ctx) })
 	}
 	return p

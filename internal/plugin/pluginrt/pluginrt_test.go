@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
+	"github.com/svcplatform/svc/internal/plugin/protocol"
 )
 
 func newTestPlugin(name string) *Plugin {
@@ -73,4 +78,40 @@ func TestStopHooksAreAddedBeforeServing(t *testing.T) {
 		}
 	}()
 	p.OnStop(func(context.Context) {})
+}
+
+func TestTheLaneAnswersDescribeAndHealthButInvokeDoesNot(t *testing.T) {
+	t.Parallel()
+	p := newTestPlugin("ctl")
+	p.manifest = &pluginv1.Manifest{Name: "ctl", ProtocolVersion: protocol.Version}
+	p.frozen = true
+	ctx := context.Background()
+	control := func(h protocol.Handler, proc string, req, res proto.Message) error {
+		return protocol.CallControl(ctx, invokerFunc(h), proc, req, res)
+	}
+
+	var m pluginv1.Manifest
+	if err := control(p.laneInvoke, protocol.ProcDescribe, &pluginv1.DescribeRequest{ProtocolVersion: protocol.Version}, &m); err != nil || m.GetName() != "ctl" {
+		t.Fatalf("Describe over the lane = %v, %v", &m, err)
+	}
+	var fault *protocol.ControlFault
+	err := control(p.laneInvoke, protocol.ProcDescribe, &pluginv1.DescribeRequest{ProtocolVersion: protocol.Version + 1}, &m)
+	if !errors.As(err, &fault) || fault.Code != connectFailedPrecondition || !strings.Contains(fault.Message, "protocol version") {
+		t.Fatalf("Describe from a gateway of another protocol version = %v, want failed_precondition", err)
+	}
+	var health pluginv1.HealthResponse
+	if err := control(p.laneInvoke, protocol.ProcHealth, &pluginv1.HealthRequest{}, &health); err != nil || !health.GetServing() {
+		t.Fatalf("Health over the lane = %v, %v", &health, err)
+	}
+	// Invoke serves the plugin's own methods (and the gateway's in-process
+	// calls): the protocol's calls are not among them.
+	if err := control(p.Invoke, protocol.ProcDescribe, &pluginv1.DescribeRequest{ProtocolVersion: protocol.Version}, &m); err == nil {
+		t.Fatal("Invoke answered Describe")
+	}
+}
+
+type invokerFunc protocol.Handler
+
+func (f invokerFunc) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
+	return f(ctx, req), nil
 }

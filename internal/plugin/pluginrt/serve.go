@@ -3,15 +3,13 @@ package pluginrt
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
-	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
@@ -21,11 +19,22 @@ import (
 
 // Serve runs the plugin until the gateway stops it or dies, then exits the
 // process (sdk.Plugin.Serve).
+//
+// The gateway starts the process with a private folder
+// (protocol.EnvFastLaneDir) and a stop pipe (protocol.EnvStopFD). The
+// plugin listens on its lane there, writes one handshake line on stdout
+// (protocol.HandshakeLine), and serves until the pipe ends: the gateway
+// closing it is the request to stop.
 func (p *Plugin) Serve() {
+	if os.Getenv(protocol.EnvMagicCookie) != protocol.MagicCookie {
+		fmt.Fprintf(stderr, "%s is a plugin of the svc gateway: the gateway starts it from its plugins folder; it does not run on its own.\n", p.name)
+		os.Exit(1)
+	}
 	if err := p.Freeze(); err != nil {
 		p.log.Error("plugin cannot start", "error", err)
 		os.Exit(1)
 	}
+	p.served = true
 	finishProfiles := p.startProfiles()
 	// Start-up (migrations, descriptors) is a burst of its own; the
 	// process never returns from Serve, so the trimmer runs for its life.
@@ -35,38 +44,25 @@ func (p *Plugin) Serve() {
 	p.trim.Trigger()
 	watchParent(p.log, func() { p.stop(); finishProfiles() })
 	lane, err := p.listenLane()
+	if err == nil && lane == nil {
+		err = fmt.Errorf("%s is not set: the gateway starts plugins", protocol.EnvFastLaneDir)
+	}
 	if err != nil {
-		// The gateway falls back to gRPC; slower, still correct.
-		p.log.Warn("fast lane unavailable", "error", err)
+		p.log.Error("plugin cannot listen for the gateway", "error", err)
+		os.Exit(1)
 	}
-	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: protocol.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{
-			protocol.Version: {protocol.PluginKey: &protocol.GoPlugin{Serve: p.ServeGRPC}},
-		},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, protocol.ServerOptions()...)...)
-		},
-		Logger: hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Warn}),
-	})
-	// go-plugin returns when the gateway has shut the plugin down.
-	if lane != nil {
-		_ = lane.Close()
+	if _, err := fmt.Fprintln(os.Stdout, protocol.HandshakeLine(p.laneSocket)); err != nil {
+		p.log.Error("plugin cannot hand its lane to the gateway", "error", err)
+		os.Exit(1)
 	}
+	waitForStop()
+	_ = lane.Close()
 	p.stop()
+	if hc := p.host.Load(); hc != nil {
+		_ = hc.close()
+	}
 	finishProfiles()
 	os.Exit(0)
-}
-
-// ServeGRPC registers the plugin's protocol service on s, reaching the
-// gateway's Host service through broker. Serve calls it, and so does
-// package plugintest.
-func (p *Plugin) ServeGRPC(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	if err := p.Freeze(); err != nil {
-		return err
-	}
-	pluginv1.RegisterPluginServer(s, &grpcServer{p: p, broker: broker})
-	return nil
 }
 
 // listenLane opens the fast-lane socket in the private folder the gateway
@@ -101,7 +97,7 @@ func (p *Plugin) LaneServer(allow func(pid int) bool) *protocol.LaneServer {
 	// A connection's end counts as activity for the trimmer: the gateway
 	// closes a burst's extra connections just after it, and what they held
 	// is garbage from then on.
-	return &protocol.LaneServer{Handler: p.Invoke, Stream: p.InvokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
+	return &protocol.LaneServer{Handler: p.laneInvoke, Stream: p.InvokeStream, Release: releaseAnswer, Allow: allow, Logger: p.log,
 		Ended: p.trim.Touch}
 }
 
@@ -112,38 +108,69 @@ func AllowGateway(pid int) bool {
 	return pid == os.Getppid() || pid == os.Getpid()
 }
 
-// grpcServer is the plugin's svc.plugin.v1.Plugin service.
-type grpcServer struct {
-	pluginv1.UnimplementedPluginServer
-	p      *Plugin
-	broker *goplugin.GRPCBroker
-}
+// connectFailedPrecondition is Connect's failed_precondition code.
+const connectFailedPrecondition = 9
 
-func (s *grpcServer) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+// describe answers the gateway's Describe: the manifest, once the protocol
+// version is checked and the Host service connected.
+func (p *Plugin) describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
 	if v := req.GetProtocolVersion(); v != protocol.Version {
-		return nil, status.Errorf(codes.FailedPrecondition,
-			"the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, s.p.name, protocol.Version)
+		return nil, &protocol.ControlFault{Procedure: protocol.ProcDescribe, Code: connectFailedPrecondition,
+			Message: fmt.Sprintf("the gateway speaks plugin protocol version %d; plugin %q speaks version %d", v, p.name, protocol.Version)}
 	}
-	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
-		if err := s.p.connectHost(s.broker, id); err != nil {
-			return nil, status.Error(codes.Unavailable, err.Error())
+	if err := p.Freeze(); err != nil {
+		return nil, err
+	}
+	if path := req.GetHostSocket(); path != "" {
+		if err := p.ConnectHostLane(ctx, path, p.hostPeer()); err != nil {
+			return nil, err
 		}
 	}
-	m := proto.Clone(s.p.manifest).(*pluginv1.Manifest)
-	if s.p.laneSocket != "" {
-		m.FastLane = &pluginv1.FastLane{SocketPath: s.p.laneSocket}
+	m := proto.Clone(p.manifest).(*pluginv1.Manifest)
+	if p.laneSocket != "" {
+		m.FastLane = &pluginv1.FastLane{SocketPath: p.laneSocket}
 	}
 	return m, nil
 }
 
-func (s *grpcServer) Invoke(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error) {
-	return s.p.Invoke(ctx, req), nil
+// laneInvoke is the fast lane's handler: the protocol's own calls
+// (Describe, Health), which only the gateway may make, then Invoke.
+func (p *Plugin) laneInvoke(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+	if !strings.HasPrefix(req.GetProcedure(), "/svc.plugin.v1.") {
+		return p.Invoke(ctx, req)
+	}
+	ctx, cancel := callContext(ctx, req)
+	defer cancel()
+	switch req.GetProcedure() {
+	case protocol.ProcDescribe:
+		in := new(pluginv1.DescribeRequest)
+		if err := proto.Unmarshal(req.GetRequest(), in); err != nil {
+			return protocol.ControlAnswer(nil, err)
+		}
+		return protocol.ControlAnswer(p.describe(ctx, in))
+	case protocol.ProcHealth:
+		return protocol.ControlAnswer(p.checkHealth(ctx), nil)
+	}
+	return p.Invoke(ctx, req)
 }
 
-func (s *grpcServer) InvokeStream(req *pluginv1.InvokeRequest, stream grpc.ServerStreamingServer[pluginv1.InvokeResponse]) error {
-	return s.p.InvokeStream(stream.Context(), req, stream.Send)
+// hostPeer is the process that serves the Host service: the gateway, this
+// process's parent; outside Serve (an in-process test), this process.
+func (p *Plugin) hostPeer() int {
+	if p.served {
+		return os.Getppid()
+	}
+	return os.Getpid()
 }
 
-func (s *grpcServer) Health(ctx context.Context, _ *pluginv1.HealthRequest) (*pluginv1.HealthResponse, error) {
-	return s.p.checkHealth(ctx), nil
+// waitForStop returns when the gateway's stop pipe (protocol.EnvStopFD)
+// ends. Without one it never returns: the parent watch stops the process.
+func waitForStop() {
+	fd, err := strconv.Atoi(os.Getenv(protocol.EnvStopFD))
+	if err != nil || fd < 3 {
+		select {}
+	}
+	f := os.NewFile(uintptr(fd), "stop")
+	_, _ = io.Copy(io.Discard, f)
+	_ = f.Close()
 }

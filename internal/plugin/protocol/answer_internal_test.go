@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -73,4 +74,22 @@ func FuzzDecodeAnswer(f *testing.F) {
 	f.Add(refused)
 	f.Add([]byte{0x0a, 0xff})
 	f.Fuzz(sameAsUnmarshal)
+}
+
+func TestTheHandshakeLineNamesTheLaneAndRefusesOtherVersions(t *testing.T) {
+	if got, err := ParseHandshake(HandshakeLine("/tmp/x/lane.sock") + "\n"); err != nil || got != "/tmp/x/lane.sock" {
+		t.Fatalf("own handshake = %q, %v", got, err)
+	}
+	var v *VersionError
+	if _, err := ParseHandshake("1|1|unix|/tmp/plugin123|grpc|"); !errors.As(err, &v) || !v.GoPlugin || v.Version != "1" {
+		t.Errorf("go-plugin's handshake = %v, want a version-1 go-plugin VersionError", err)
+	}
+	if _, err := ParseHandshake("svc-plugin|3|/tmp/x/lane.sock"); !errors.As(err, &v) || v.GoPlugin || v.Version != "3" {
+		t.Errorf("a version-3 handshake = %v, want a version-3 VersionError", err)
+	}
+	for _, line := range []string{"hello from main()", "", "svc-plugin|2|"} {
+		if _, err := ParseHandshake(line); !errors.Is(err, ErrNotHandshake) {
+			t.Errorf("ParseHandshake(%q) = %v, want ErrNotHandshake", line, err)
+		}
+	}
 }

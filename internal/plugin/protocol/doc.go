@@ -1,14 +1,17 @@
 // Package protocol is the wire between the gateway and a plugin process, used
-// by both sides: the go-plugin handshake (magic cookie and protocol version),
-// the go-plugin Plugin that carries the svc.plugin.v1 services, and the fast
-// lane, a framed Invoke transport over a private unix socket.
+// by both sides: the handshake (magic cookie, the plugin's one stdout line
+// naming its lane and protocol version), the fast lane, a framed Invoke
+// transport over a private unix socket, and the protocol's own calls over it
+// (Describe, Health, and the gateway's Host service on a socket of its own:
+// ProcDescribe, ProcHost…).
 //
 // Plugin authors never import it; they use package sdk. The gateway's plugin
 // host and the sdk's test kit use it for the gateway's side of the wire.
 //
-// The fast lane exists because a gRPC call through go-plugin costs several
-// times our budget for a whole request's plugin hop (shared/PERFORMANCE.md); the
-// measured figures of both, side by side, are in bench/RESULTS.md and
+// The fast lane exists because a gRPC call through go-plugin cost several
+// times our budget for a whole request's plugin hop (shared/PERFORMANCE.md),
+// and since protocol version 2 it is the only transport, so that a plugin
+// binary links no gRPC (docs/design/plugins.md); see
 // `go test -run '^$' -bench BenchmarkHop ./gateway/internal/host/`. A fast-lane call is one write
 // and one read on each side: a 4-byte big-endian length, then a protobuf
 // svc.plugin.v1.InvokeRequest (gateway → plugin) or InvokeResponse
@@ -25,8 +28,6 @@
 // 20 ms, so that the gateway closing it (its client left) cancels the call;
 // the gateway, in turn, watches a unary call's context once the call has
 // waited 20 ms for its answer.
-// gRPC stays for Describe, Health, the host callbacks and plugins built
-// before lane streams, where go-plugin's AutoMTLS protects it.
 //
 // This package must not import the gateway or package sdk.
 package protocol

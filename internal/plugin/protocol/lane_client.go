@@ -23,14 +23,15 @@ var ErrLaneClosed = errors.New("fast lane closed")
 
 // Pool bounds. Past maxOpen concurrent calls, a call waits for a connection.
 // Past maxStreams streams at once, a stream is refused with ErrLaneBusy (the
-// host sends it over gRPC): a stream may last as long as its client wants
-// (a device's card stream), and holds a connection and, in the plugin, a
-// thread (its watcher's blocking read) all that time, so streams must never
-// take every connection from unary calls nor a thread each without bound.
+// host answers it unavailable): a stream may last as long as its client
+// wants (a device's card stream), and holds a connection and, in the
+// plugin, a thread (its watcher's blocking read) all that time, so streams
+// never take the unary calls' 256 connections nor a thread each without
+// bound.
 const (
 	maxIdle    = 128
-	maxOpen    = 256
-	maxStreams = 128
+	maxStreams = 1024
+	maxOpen    = 256 + maxStreams
 )
 
 // idleTimeout is how long a connection beyond the first ones dialled
@@ -65,6 +66,10 @@ var ErrLaneBusy = errors.New("fast lane: too many streams open")
 // the plugin side does) measured no gain and would hold an OS thread per call
 // in flight in the gateway.
 type LaneClient struct {
+	// MaxStreams, when not zero, replaces the bound on streams open at once
+	// (maxStreams); set it before the first call.
+	MaxStreams int32
+
 	path    string
 	peerPID int
 	streams bool // the plugin serves streaming calls on the lane
@@ -152,7 +157,11 @@ func (c *LaneClient) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest
 // error, or the transport's as Invoke does, or ErrLaneBusy. Only a plugin
 // whose lane serves streams may be asked (see Streams).
 func (c *LaneClient) InvokeStream(ctx context.Context, req *pluginv1.InvokeRequest, recv func(*pluginv1.InvokeResponse) error) error {
-	if c.openStreams.Add(1) > maxStreams {
+	limit := int32(maxStreams)
+	if c.MaxStreams != 0 {
+		limit = c.MaxStreams
+	}
+	if c.openStreams.Add(1) > limit {
 		c.openStreams.Add(-1)
 		return ErrLaneBusy
 	}

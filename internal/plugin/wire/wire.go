@@ -15,8 +15,6 @@ import (
 	"context"
 	"errors"
 
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	errorsv1 "github.com/svcplatform/svc/gen/svc/errors/v1"
@@ -47,12 +45,14 @@ func InvokeStream(ctx context.Context, p *sdk.Plugin, req *pluginv1.InvokeReques
 // through the same routing, validation and access checks as a plugin's.
 func Manifest(p *sdk.Plugin) (*pluginv1.Manifest, error) { return rt(p).Manifest() }
 
-// ServeGRPC registers p's protocol service on s, reaching the gateway's Host
-// service through broker, as sdk.Plugin.Serve does; package plugintest
-// uses it.
-func ServeGRPC(p *sdk.Plugin, broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	return rt(p).ServeGRPC(broker, s)
+// LaneServer is p's side of the fast lane, admitting the processes allow
+// admits, as sdk.Plugin.Serve serves it; package plugintest uses it.
+func LaneServer(p *sdk.Plugin, allow func(pid int) bool) *protocol.LaneServer {
+	return rt(p).LaneServer(allow)
 }
+
+// DisconnectHost closes p's connection to the Host service, if it has one.
+func DisconnectHost(p *sdk.Plugin) { rt(p).DisconnectHost() }
 
 // refusal is e as the protocol carries it.
 func refusal(e *sdk.Error) protocol.Refusal {

@@ -30,7 +30,11 @@ type DescribeRequest struct {
 	ProtocolVersion uint32 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// go-plugin broker id on which the gateway serves the Host service to this
 	// plugin process; 0 when there is none (some tests).
-	HostBrokerId  uint32 `protobuf:"varint,2,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	HostBrokerId uint32 `protobuf:"varint,2,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	// Unix socket on which the gateway serves the Host service to this plugin
+	// process over the fast lane's framing (protocol.HostProcedure names the
+	// calls); empty when there is none. Preferred over host_broker_id.
+	HostSocket    string `protobuf:"bytes,3,opt,name=host_socket,json=hostSocket,proto3" json:"host_socket,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,6 +81,13 @@ func (x *DescribeRequest) GetHostBrokerId() uint32 {
 		return x.HostBrokerId
 	}
 	return 0
+}
+
+func (x *DescribeRequest) GetHostSocket() string {
+	if x != nil {
+		return x.HostSocket
+	}
+	return ""
 }
 
 // Manifest describes a plugin: its identity, its API, and what it emits.
@@ -1396,10 +1407,12 @@ var File_svc_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_svc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"b\n" +
+	"\x1asvc/plugin/v1/plugin.proto\x12\rsvc.plugin.v1\x1a google/protobuf/descriptor.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1asvc/errors/v1/errors.proto\x1a\x1bsvc/plugin/v1/options.proto\"\x83\x01\n" +
 	"\x0fDescribeRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12$\n" +
-	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"\xa9\x02\n" +
+	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\x12\x1f\n" +
+	"\vhost_socket\x18\x03 \x01(\tR\n" +
+	"hostSocket\"\xa9\x02\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
