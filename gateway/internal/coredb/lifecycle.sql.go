@@ -127,7 +127,7 @@ func (q *Queries) DeleteUserMadeForApp(ctx context.Context, arg DeleteUserMadeFo
 const expireAppKeys = `-- name: ExpireAppKeys :many
 UPDATE core.credentials
 SET expires_at = $1
-WHERE app_id = $2 AND kind = 3 AND revoked_at IS NULL AND token_hash <> $3
+WHERE owner_app_id = $2 AND kind = 3 AND revoked_at IS NULL AND token_hash <> $3
   AND (expires_at IS NULL OR expires_at > $1)
 RETURNING token_hash
 `
@@ -139,7 +139,8 @@ type ExpireAppKeysParams struct {
 }
 
 // Sets the end of the overlap on the app's other keys (never extending an
-// earlier end), returning their hashes.
+// earlier end), returning their hashes. An app key has no grant, so its
+// owner_app_id is its app_id (credentials_app_idx, migration 0265).
 func (q *Queries) ExpireAppKeys(ctx context.Context, arg ExpireAppKeysParams) ([][]byte, error) {
 	rows, err := q.db.Query(ctx, expireAppKeys, arg.Until, arg.AppID, arg.Keep)
 	if err != nil {
@@ -362,7 +363,7 @@ func (q *Queries) LockUser(ctx context.Context, id int64) (LockUserRow, error) {
 const revokeTestKeys = `-- name: RevokeTestKeys :many
 UPDATE core.credentials
 SET revoked_at = now()
-WHERE app_id = $1 AND kind = 3 AND revoked_at IS NULL AND hint LIKE 'svc\_test\_%'
+WHERE owner_app_id = $1 AND kind = 3 AND revoked_at IS NULL AND hint LIKE 'svc\_test\_%'
 RETURNING token_hash
 `
 

@@ -115,17 +115,19 @@ type CoreBusinessVerification struct {
 }
 
 type CoreCredential struct {
-	TokenHash []byte
-	Kind      int16
-	AppID     *int64
-	UserID    *int64
-	Scopes    []string
-	GrantID   *int64
-	Label     *string
-	Hint      string
-	ExpiresAt pgtype.Timestamptz
-	RevokedAt pgtype.Timestamptz
-	CreatedAt pgtype.Timestamptz
+	TokenHash   []byte
+	Kind        int16
+	AppID       *int64
+	UserID      *int64
+	Scopes      []string
+	GrantID     *int64
+	Label       *string
+	Hint        string
+	ExpiresAt   pgtype.Timestamptz
+	RevokedAt   pgtype.Timestamptz
+	CreatedAt   pgtype.Timestamptz
+	OwnerAppID  *int64
+	OwnerUserID *int64
 }
 
 type CoreDataDeletionRequest struct {

@@ -31,3 +31,6 @@ func (s *Server) IssueCode(ctx context.Context, appID, userID, redirectURI, chal
 // SafeNext exposes the post-sign-in redirect filter to its table test and
 // fuzz target.
 var SafeNext = safeNext
+
+// RedeemedTogether is how many redemptions went in batches of several.
+func (s *Server) RedeemedTogether() int64 { return s.redeems.together.Load() }

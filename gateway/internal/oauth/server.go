@@ -40,6 +40,8 @@ type Server struct {
 	secure bool
 	// clients remembers authenticated clients (clientcache.go).
 	clients clientCache
+	// redeems batches concurrent code redemptions (redeembatch.go).
+	redeems redeemBatcher
 }
 
 // Router is where the server's handlers are registered (server.Server).

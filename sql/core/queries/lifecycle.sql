@@ -62,10 +62,11 @@ SELECT client_secret_sealed, previous_secret_sealed, previous_secret_expires_at 
 
 -- name: ExpireAppKeys :many
 -- Sets the end of the overlap on the app's other keys (never extending an
--- earlier end), returning their hashes.
+-- earlier end), returning their hashes. An app key has no grant, so its
+-- owner_app_id is its app_id (credentials_app_idx, migration 0265).
 UPDATE core.credentials
 SET expires_at = @until
-WHERE app_id = @app_id AND kind = 3 AND revoked_at IS NULL AND token_hash <> @keep
+WHERE owner_app_id = @app_id AND kind = 3 AND revoked_at IS NULL AND token_hash <> @keep
   AND (expires_at IS NULL OR expires_at > @until)
 RETURNING token_hash;
 
@@ -73,7 +74,7 @@ RETURNING token_hash;
 -- Revokes the app's svc_test_ keys (going live), returning their hashes.
 UPDATE core.credentials
 SET revoked_at = now()
-WHERE app_id = @app_id AND kind = 3 AND revoked_at IS NULL AND hint LIKE 'svc\_test\_%'
+WHERE owner_app_id = @app_id AND kind = 3 AND revoked_at IS NULL AND hint LIKE 'svc\_test\_%'
 RETURNING token_hash;
 
 -- name: GrantedScopes :many

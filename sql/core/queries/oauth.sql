@@ -34,6 +34,35 @@ WITH code AS (
 )
 SELECT code.grant_id, code.user_id, code.scopes, code.nonce, code.auth_time FROM code;
 
+-- name: RedeemCodes :many
+-- RedeemCode for several exchanges at once (oauth.redeemBatcher): one
+-- statement and one commit for the exchanges that arrived while the
+-- previous ones ran. Each input's ord (its index in the batch) comes back with its
+-- row; an input without a row was refused, as RedeemCode's no row. A code
+-- named twice in a batch is marked used once, so one of the two is refused.
+WITH k AS MATERIALIZED (
+    SELECT unnest(@ords::int[]) AS ord, unnest(@code_hashes::bytea[]) AS code_hash,
+           unnest(@app_ids::bigint[]) AS app_id, unnest(@redirect_uris::text[]) AS redirect_uri,
+           unnest(@code_challenges::text[]) AS code_challenge, unnest(@access_hashes::bytea[]) AS access_hash,
+           unnest(@refresh_hashes::bytea[]) AS refresh_hash
+), code AS (
+    UPDATE core.oauth_codes c SET used_at = now()
+    FROM k
+    WHERE c.code_hash = k.code_hash AND c.used_at IS NULL AND c.expires_at > now()
+      AND c.app_id = k.app_id AND c.redirect_uri = k.redirect_uri AND c.code_challenge = k.code_challenge
+      AND EXISTS (SELECT 1 FROM core.oauth_grants g WHERE g.id = c.grant_id AND g.revoked_at IS NULL)
+    RETURNING k.ord, k.access_hash, k.refresh_hash, c.grant_id, c.user_id, c.app_id, c.scopes, c.nonce, c.auth_time
+), access_token AS (
+    INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
+    SELECT code.access_hash, 1, code.app_id, code.user_id, code.scopes, code.grant_id, @access_expires_at::timestamptz
+    FROM code
+), refresh_token AS (
+    INSERT INTO core.oauth_refresh_tokens (token_hash, grant_id, app_id, user_id, scopes, expires_at)
+    SELECT code.refresh_hash, code.grant_id, code.app_id, code.user_id, code.scopes, @refresh_expires_at::timestamptz
+    FROM code
+)
+SELECT code.ord::int AS ord, code.grant_id, code.user_id, code.scopes, code.nonce, code.auth_time FROM code;
+
 -- name: GetCodeState :one
 SELECT grant_id, app_id, used_at, expires_at FROM core.oauth_codes WHERE code_hash = @code_hash;
 

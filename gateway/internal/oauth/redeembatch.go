@@ -1,0 +1,162 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/svcplatform/svc/gateway/internal/coredb"
+)
+
+// Batching of code redemptions. An exchange's cost in PostgreSQL is mostly
+// its statement and its commit, so exchanges that arrive while others are
+// being redeemed wait for them and go together, as one RedeemCodes
+// statement: one round trip and one commit for the lot. An exchange that
+// finds no batch running goes at once, so a quiet gateway adds no wait;
+// none is answered before its commit.
+const (
+	// maxRedeemBatches is how many batches run at once. Two, measured
+	// against one (benchreport -only token, alternated, busy machine):
+	// gateway 171/188 against 136/130 µs and PostgreSQL 199/216 against
+	// 146/120 µs of CPU per exchange; the second batch halved the batches.
+	maxRedeemBatches = 1
+	// maxRedeemBatch bounds the exchanges in one batch.
+	maxRedeemBatch = 64
+	// redeemTimeout bounds one batch: it runs for several requests, so
+	// none of their contexts is its own.
+	redeemTimeout = 10 * time.Second
+)
+
+// redeemBatcher gathers the redemptions waiting for a batch to end.
+type redeemBatcher struct {
+	mu      sync.Mutex
+	running int
+	queue   []*redemption
+	// together counts the redemptions made in batches of several.
+	together atomic.Int64
+}
+
+// redemption is one exchange's part of a batch, and its outcome.
+type redemption struct {
+	p     coredb.RedeemCodeParams
+	row   coredb.RedeemCodeRow
+	found bool // false: refused (RedeemCode's pgx.ErrNoRows)
+	err   error
+	done  chan struct{}
+}
+
+// redeem redeems one code as RedeemCode does, within a batch; run redeems a
+// batch (Server.redeemBatch).
+func (b *redeemBatcher) redeem(ctx context.Context, p coredb.RedeemCodeParams, run func(context.Context, []*redemption)) (coredb.RedeemCodeRow, error) {
+	r := &redemption{p: p}
+	b.mu.Lock()
+	if b.running < maxRedeemBatches {
+		b.running++
+		b.mu.Unlock()
+		b.runFrom(ctx, []*redemption{r}, run)
+	} else {
+		r.done = make(chan struct{})
+		b.queue = append(b.queue, r)
+		b.mu.Unlock()
+		<-r.done // the batch that takes it is bounded by redeemTimeout
+	}
+	if r.err != nil {
+		return coredb.RedeemCodeRow{}, r.err
+	}
+	if !r.found {
+		return coredb.RedeemCodeRow{}, pgx.ErrNoRows
+	}
+	return r.row, nil
+}
+
+// runFrom runs batch, then, while exchanges are waiting, hands the slot to
+// a goroutine that runs them, so the caller answers its own client at once.
+func (b *redeemBatcher) runFrom(ctx context.Context, batch []*redemption, run func(context.Context, []*redemption)) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redeemTimeout)
+	run(bctx, batch)
+	cancel()
+	if next := b.next(); next != nil {
+		go b.runFrom(context.WithoutCancel(ctx), next, run)
+	}
+}
+
+// next takes the waiting exchanges, up to maxRedeemBatch, or gives the
+// slot back when none wait.
+func (b *redeemBatcher) next() []*redemption {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queue) == 0 {
+		b.running--
+		return nil
+	}
+	n := min(len(b.queue), maxRedeemBatch)
+	next := make([]*redemption, n)
+	copy(next, b.queue)
+	b.queue = append(b.queue[:0], b.queue[n:]...)
+	return next
+}
+
+// redeemBatch redeems the batch and settles each redemption: one RedeemCode
+// alone, several with RedeemCodes. If the batch statement fails (a
+// deadlock between two batches naming the same codes, say), each is
+// redeemed alone, so one exchange's trouble is not the others'.
+func (s *Server) redeemBatch(ctx context.Context, batch []*redemption) {
+	defer func() {
+		for _, r := range batch {
+			if r.done != nil {
+				close(r.done)
+			}
+		}
+	}()
+	if len(batch) == 1 {
+		s.redeemOne(ctx, batch[0])
+		return
+	}
+	arg := coredb.RedeemCodesParams{
+		Ords:         make([]int32, len(batch)),
+		CodeHashes:   make([][]byte, len(batch)),
+		AppIds:       make([]int64, len(batch)),
+		RedirectUris: make([]string, len(batch)), CodeChallenges: make([]string, len(batch)),
+		AccessHashes: make([][]byte, len(batch)), RefreshHashes: make([][]byte, len(batch)),
+		// The batch's first exchange's expiries: the others' were computed
+		// no earlier, and a batch runs within milliseconds.
+		AccessExpiresAt: batch[0].p.AccessExpiresAt, RefreshExpiresAt: batch[0].p.RefreshExpiresAt,
+	}
+	for i, r := range batch {
+		arg.Ords[i] = int32(i)
+		arg.CodeHashes[i], arg.AppIds[i] = r.p.CodeHash, r.p.AppID
+		arg.RedirectUris[i], arg.CodeChallenges[i] = r.p.RedirectUri, r.p.CodeChallenge
+		arg.AccessHashes[i], arg.RefreshHashes[i] = r.p.AccessHash, r.p.RefreshHash
+	}
+	s.redeems.together.Add(int64(len(batch)))
+	rows, err := s.q.RedeemCodes(ctx, arg)
+	if err != nil {
+		for _, r := range batch {
+			s.redeemOne(ctx, r)
+		}
+		return
+	}
+	for _, row := range rows {
+		if row.Ord < 0 || int(row.Ord) >= len(batch) {
+			continue
+		}
+		r := batch[row.Ord]
+		r.found = true
+		r.row = coredb.RedeemCodeRow{GrantID: row.GrantID, UserID: row.UserID, Scopes: row.Scopes, Nonce: row.Nonce, AuthTime: row.AuthTime}
+	}
+}
+
+func (s *Server) redeemOne(ctx context.Context, r *redemption) {
+	row, err := s.q.RedeemCode(ctx, r.p)
+	switch {
+	case err == nil:
+		r.row, r.found = row, true
+	case errors.Is(err, pgx.ErrNoRows):
+	default:
+		r.err = err
+	}
+}
