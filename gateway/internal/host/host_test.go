@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -644,4 +645,22 @@ func TestOnlyTheGatewayCanCallThePlugin(t *testing.T) {
 			t.Fatalf("another process: %s", out)
 		}
 	})
+}
+
+// A binary still open for writing somewhere (a copy just finished, or a
+// child forked meanwhile that has not exec'd yet) cannot be executed
+// (ETXTBSY) for a moment: the start waits that moment out.
+func TestAPluginWhoseBinaryIsBrieflyBusyStillStarts(t *testing.T) {
+	b := setup(t, nil)
+	b.install(t, "hello", nil)
+	f, err := os.OpenFile(filepath.Join(b.dir, "hello"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := time.AfterFunc(30*time.Millisecond, func() { _ = f.Close() })
+	defer release.Stop()
+	info, err := b.h.Reload(context.Background(), "hello")
+	if err != nil || info.State != StateServing {
+		t.Fatalf("reload = %v, %v", info, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/svcplatform/svc/internal/plugin/protocol"
@@ -165,6 +166,17 @@ func startProcess(cmd *exec.Cmd, log *slog.Logger, tail io.Writer) (*pluginProc,
 	cmd.ExtraFiles, cmd.Stdout, cmd.Stderr = []*os.File{files[0]}, files[3], files[5]
 	cmd.Env = append(cmd.Env, protocol.EnvStopFD+"=3")
 	err := cmd.Start()
+	// ETXTBSY: the binary was written a moment ago and a child forked
+	// meanwhile (by any goroutine of this process) still holds it open for
+	// writing until it execs. That passes within milliseconds; an exec.Cmd
+	// starts once, so a copy is tried.
+	for try := 1; errors.Is(err, syscall.ETXTBSY) && try <= 5; try++ {
+		time.Sleep(time.Duration(try) * 10 * time.Millisecond)
+		*cmd = exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
+			ExtraFiles: cmd.ExtraFiles, SysProcAttr: cmd.SysProcAttr}
+		err = cmd.Start()
+	}
 	// The child holds its ends now.
 	_ = files[0].Close()
 	_ = files[3].Close()
