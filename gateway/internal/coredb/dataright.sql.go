@@ -347,12 +347,17 @@ func (q *Queries) LeavingUserApps(ctx context.Context, userID int64) ([]int64, e
 }
 
 const leavingUserCredentials = `-- name: LeavingUserCredentials :many
-SELECT token_hash FROM core.credentials
-WHERE user_id = $1 AND revoked_at IS NULL
+SELECT c.token_hash FROM core.credentials c
+WHERE c.owner_user_id = $1 AND c.revoked_at IS NULL
+UNION ALL
+SELECT c.token_hash FROM core.oauth_grants g
+JOIN core.credentials c ON c.grant_id = g.id
+WHERE g.user_id = $1 AND c.revoked_at IS NULL
 `
 
 // The hashes of the user's live bearer credentials (sessions, user
 // tokens), for caches to forget once the user has left.
+// Sessions and keys by their owner, a grant's tokens through the grant.
 func (q *Queries) LeavingUserCredentials(ctx context.Context, userID *int64) ([][]byte, error) {
 	rows, err := q.db.Query(ctx, leavingUserCredentials, userID)
 	if err != nil {

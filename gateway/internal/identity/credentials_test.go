@@ -89,3 +89,46 @@ func TestCredentialsGoWithTheirUserAppOrGrant(t *testing.T) {
 		t.Fatal("an app key was stored for a deleted app")
 	}
 }
+
+// Leaving names every live bearer credential of the person for the caches
+// to forget: their sessions (found by owner) and the access tokens of their
+// grants (found through the grant, migration 0266) — and no one else's.
+func TestLeavingNamesThePersonsSessionsAndGrantTokensForTheCaches(t *testing.T) {
+	t.Parallel()
+	w := identitytest.NewWorld(t)
+	ctx := context.Background()
+	appID, _ := identity.ParseID(w.App.ID)
+	grantToken := func(userID string) []byte {
+		t.Helper()
+		uid, _ := identity.ParseID(userID)
+		_, access := identity.NewToken(identity.PrefixAccessToken)
+		if _, err := w.Pool.Exec(ctx, `WITH g AS (
+			INSERT INTO core.oauth_grants (app_id, user_id, scopes) VALUES ($1, $2, '{public_profile}') RETURNING id
+		)
+		INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
+		SELECT $3, 1, $1, $2, '{public_profile}', g.id, now() + interval '1 hour' FROM g`,
+			appID, uid, access); err != nil {
+			t.Fatal(err)
+		}
+		return access
+	}
+	session, err := w.IDs.Sessions.CreateSession(ctx, w.Consumer.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, others := grantToken(w.Consumer.ID), grantToken(w.Owner.ID)
+	left, err := w.IDs.Users.Leave(ctx, w.Consumer.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{string(identity.HashToken(session.Token)): true, string(mine): true}
+	for _, h := range left.Revoked {
+		if string(h) == string(others) {
+			t.Fatal("leaving named another person's token")
+		}
+		delete(want, string(h))
+	}
+	if len(want) != 0 {
+		t.Fatalf("leaving named %d credentials; %d of the person's two (session, grant token) missing", len(left.Revoked), len(want))
+	}
+}

@@ -103,8 +103,13 @@ WHERE id = @id AND lease_token = @lease_token;
 -- name: LeavingUserCredentials :many
 -- The hashes of the user's live bearer credentials (sessions, user
 -- tokens), for caches to forget once the user has left.
-SELECT token_hash FROM core.credentials
-WHERE user_id = @user_id AND revoked_at IS NULL;
+-- Sessions and keys by their owner, a grant's tokens through the grant.
+SELECT c.token_hash FROM core.credentials c
+WHERE c.owner_user_id = @user_id AND c.revoked_at IS NULL
+UNION ALL
+SELECT c.token_hash FROM core.oauth_grants g
+JOIN core.credentials c ON c.grant_id = g.id
+WHERE g.user_id = @user_id AND c.revoked_at IS NULL;
 
 -- name: LeavingUserApps :many
 -- The apps the user authorized, by consent or by any grant.
