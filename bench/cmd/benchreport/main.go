@@ -984,13 +984,25 @@ func (r *runner) pgbenchRead(ctx context.Context, warmup bool) (*bench.PgbenchRe
 	return r.pgbenchRun(ctx, "read", script, r.o.readConns, [][2]string{{"page_id", r.creds.Page.ID}, {"lim", "11"}}, "", warmup)
 }
 
-// benchSchema copies book.posts for the write reference: the same columns,
-// defaults (its id sequence included), constraints and indexes, taken from
-// the table itself so that a migration of book's changes the reference too.
+// benchSchema copies book.posts and core.outbox for the write references:
+// the same columns, defaults (the id sequences included), constraints and
+// indexes, taken from the tables themselves so that a migration changes the
+// reference too. svcbench.outbox adds the per-row NOTIFY trigger core.outbox
+// had before migration 0013; svcbench.outbox_quiet is the outbox as it is.
 const benchSchema = `
 DROP SCHEMA IF EXISTS svcbench CASCADE;
 CREATE SCHEMA svcbench;
 CREATE TABLE svcbench.posts (LIKE book.posts INCLUDING ALL);
+CREATE TABLE svcbench.outbox (LIKE core.outbox INCLUDING ALL);
+CREATE TABLE svcbench.outbox_quiet (LIKE core.outbox INCLUDING ALL);
+CREATE FUNCTION svcbench.outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('svcbench_outbox', NEW.seq::text);
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER outbox_notify AFTER INSERT ON svcbench.outbox
+    FOR EACH ROW EXECUTE FUNCTION svcbench.outbox_notify();
 `
 
 func (r *runner) graphWrite(ctx context.Context) {
