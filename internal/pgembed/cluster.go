@@ -152,17 +152,32 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 
-	c := &Cluster{layout: l, logger: logger, done: make(chan struct{}), password: opts.Password}
-	logStart, _ := logFile.Seek(0, io.SeekEnd)
-	if err := c.spawn(bins, acct, opts, logFile); err != nil {
-		return nil, err
-	}
-	if err := c.waitReady(ctx); err != nil {
+	var c *Cluster
+	for try := 1; ; try++ {
+		c = &Cluster{layout: l, logger: logger, done: make(chan struct{}), password: opts.Password}
+		logStart, _ := logFile.Seek(0, io.SeekEnd)
+		if err := c.spawn(bins, acct, opts, logFile); err != nil {
+			return nil, err
+		}
+		err := c.waitReady(ctx)
+		if err == nil {
+			break
+		}
 		c.mu.Lock()
 		c.stopping = true
 		c.mu.Unlock()
 		c.kill()
-		return nil, fmt.Errorf("pgembed: postgres in %s did not start: %w%s", l.dir, err, logTail(l.logPath, logStart))
+		tail := logTail(l.logPath, logStart)
+		// The children of a postmaster killed a moment ago can still be
+		// detaching from its shared memory after takeOver saw them go: the
+		// new postmaster refuses the segment and exits before touching
+		// anything, so it is started again once that has passed.
+		if try < 5 && strings.Contains(tail, "pre-existing shared memory block") && ctx.Err() == nil {
+			logger.Info("old PostgreSQL shared memory still attached; starting again", "dir", l.dir, "try", try)
+			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+			continue
+		}
+		return nil, fmt.Errorf("pgembed: postgres in %s did not start: %w%s", l.dir, err, tail)
 	}
 	if opts.Password != "" {
 		if err := c.requirePasswords(ctx, acct, opts.Password); err != nil {
