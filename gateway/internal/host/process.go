@@ -247,10 +247,7 @@ func (p *pluginProc) handshake(timeout time.Duration) (string, error) {
 			}
 		}
 	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case line, ok := <-lines:
+	read := func(line string, ok bool) (string, error) {
 		if !ok {
 			return "", errExited
 		}
@@ -259,12 +256,30 @@ func (p *pluginProc) handshake(timeout time.Duration) (string, error) {
 			return "", &stdoutError{line: strings.TrimRight(line, "\r\n")}
 		}
 		return path, err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case line, ok := <-lines:
+		return read(line, ok)
 	case <-p.exited:
-		return "", errExited
+		// A plugin that printed its line and exited at once (one that
+		// refuses this gateway's version, say) is judged by that line:
+		// the pipe still holds it, or ends at once.
+		select {
+		case line, ok := <-lines:
+			return read(line, ok)
+		case <-time.After(exitedLineWait):
+			return "", errExited
+		}
 	case <-t.C:
 		return "", errHandshakeTimeout
 	}
 }
+
+// exitedLineWait is how long the handshake still waits for the line of a
+// plugin that has exited (its stdout is read by another goroutine).
+const exitedLineWait = 200 * time.Millisecond
 
 // stopGrace is how long a plugin has to stop once asked before it is
 // killed.
