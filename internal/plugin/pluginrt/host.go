@@ -37,13 +37,7 @@ type hostConn struct {
 }
 
 // hostClient is the Host service (laneHost; tests may serve another).
-type hostClient interface {
-	Call(ctx context.Context, req *pluginv1.InvokeRequest) (*pluginv1.InvokeResponse, error)
-	PageAccess(ctx context.Context, req *pluginv1.PageAccessRequest) (*pluginv1.PageAccessResponse, error)
-	BusinessAccess(ctx context.Context, req *pluginv1.BusinessAccessRequest) (*pluginv1.BusinessAccessResponse, error)
-	AppInfo(ctx context.Context, req *pluginv1.AppInfoRequest) (*pluginv1.AppInfoResponse, error)
-	UserInfo(ctx context.Context, req *pluginv1.UserInfoRequest) (*pluginv1.UserInfoResponse, error)
-}
+type hostClient = protocol.HostService
 
 // laneHost is the Host service served by the gateway over the fast lane's
 // framing (protocol.ProcHost…).
