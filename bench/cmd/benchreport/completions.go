@@ -119,7 +119,16 @@ func startReverseProxy(ctx context.Context, upstream string) (*fakeUpstream, err
 // generator it serves; on two, pinning would take a whole CPU from what is
 // measured, so it is not.
 func startServer(ctx context.Context, what string, args ...string) (*fakeUpstream, error) {
+	return startServerEnv(ctx, what, nil, args...)
+}
+
+// startServerEnv is startServer with env added to this process's
+// environment.
+func startServerEnv(ctx context.Context, what string, env []string, args ...string) (*fakeUpstream, error) {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

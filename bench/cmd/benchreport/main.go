@@ -70,6 +70,15 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "serve-floor" {
+		// The single-process floor of the Graph read and write
+		// (bench/floor), in a process of its own.
+		if err := serveFloor(ctx, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport serve-floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
@@ -196,6 +205,8 @@ func run(ctx context.Context, args []string) error {
 	}
 	// Bounded whatever happens: the whole run is ~2.5 minutes with defaults.
 	budget := 6*time.Minute + time.Duration(4+4*o.rounds)*(o.dur+o.warmup)
+	// The single-process floor's read and write (floor.go).
+	budget += 2 * (o.dur + o.warmup)
 	if o.webhooks || o.only == "webhooks" {
 		// Two writes, the rate and its reference, the latency, and their
 		// bounded waits for the deliveries.
@@ -260,8 +271,9 @@ type runner struct {
 	// upstream is the fake OpenAI-compatible server the completions case
 	// routes to.
 	upstream *fakeUpstream
-	// proxyPID is the reference reverse proxy's process while its load
-	// runs, for its CPU (cpuSnapshot.proxy); 0 otherwise.
+	// proxyPID is the reference reverse proxy's (or the single-process
+	// floor's) process while its load runs, for its CPU
+	// (cpuSnapshot.proxy); 0 otherwise.
 	proxyPID int
 	oauth    *bench.OAuthClient
 	// curves are the measured curves (curves.go).
@@ -779,6 +791,7 @@ func (r *runner) graphRead(ctx context.Context) {
 		row.Reference = m.refLine
 		row.Verdict = bench.Verdict(true, p99ok) + " (p99 and CPU only)"
 		r.add(row)
+		r.floorRead(ctx, url, res, m.cpu, 0)
 		return
 	}
 	ratio := res.OKPerSec / ref.TPS
@@ -787,6 +800,7 @@ func (r *runner) graphRead(ctx context.Context) {
 	row.Verdict = bench.Verdict(true, ratio >= 0.35 && p99ok && res.ErrorTotal == 0)
 	row.Command += " ; " + ref.Command
 	r.add(row)
+	r.floorRead(ctx, url, res, m.cpu, ref.TPS)
 	if r.plainRPS > 0 {
 		r.details = append(r.details, fmt.Sprintf("Graph read throughput is %s of the plain net/http figure measured above (%s req/s).",
 			bench.Pct(res.OKPerSec/r.plainRPS), bench.Num(r.plainRPS)))
@@ -1051,6 +1065,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 	if ref == nil {
 		row.Reference, row.Verdict = m.refLine, "n/a"
 		r.add(row)
+		r.floorWrite(ctx, body, warmup, res, m.cpu, 0)
 		return
 	}
 	ratio := res.OKPerSec / ref.TPS
@@ -1060,6 +1075,7 @@ func (r *runner) graphWrite(ctx context.Context) {
 	row.Verdict = bench.Verdict(true, ratio >= 0.4 && m.cpu <= 100 && res.ErrorTotal == 0)
 	row.Command += " ; " + ref.Command
 	r.add(row)
+	r.floorWrite(ctx, body, warmup, res, m.cpu, ref.TPS)
 
 	// What the post costs in SQL alone: the plugin's whole transaction, with
 	// the outbox's notify trigger and without it (pg_notify serialises

@@ -1,0 +1,120 @@
+package floor
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	booksql "github.com/svcplatform/svc/plugins/book/sql"
+	"github.com/svcplatform/svc/sdk/plugintest"
+)
+
+func TestMain(m *testing.M) { plugintest.Main(m, "book", booksql.Migrations()) }
+
+const token = "floor-test-token"
+
+// start serves the floor on a fresh database holding book's and the core
+// schema.
+func start(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
+	t.Helper()
+	list, create, err := Queries([]string{"../../" + BookQueries[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := plugintest.Database(t)
+	srv := httptest.NewServer(New(Config{PublicURL: "https://graph.example/", Token: token, UserID: "7", AppID: "90",
+		List: list, Create: create}, pool))
+	t.Cleanup(srv.Close)
+	return srv, pool
+}
+
+func call(t *testing.T, method, u, auth, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// The floor's answer to the Graph read is the gateway's document byte for
+// byte: book.v1.Post's fields in order under their proto names, only what
+// JSON requires escaped (no HTML escaping), the created time in RFC 3339
+// UTC, base64url cursors of the ids and the next link with the query's keys
+// sorted, as the gateway writes them; no trailing newline.
+func TestTheFloorAnswersTheGraphReadWithTheGatewaysBytes(t *testing.T) {
+	srv, pool := start(t)
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `
+INSERT INTO book.posts (id, page_id, author_user_id, app_id, content, audience, created_at) VALUES
+ (1000000001, '501', '7', '90', 'oldest', 'everyone', '2026-11-27 10:00:00+00'),
+ (1000000002, '501', '7', '90', 'a "quoted" <b>&</b> \ back', 'followers', '2026-11-27 11:00:00.123456+01'),
+ (1000000003, '502', '7', '90', 'another Page', 'everyone', '2026-11-27 12:00:00+00'),
+ (1000000004, '501', '7', '',  E'coffee ☕ café 咖啡 🚀\nline\ttab', 'only_me', '2026-11-27 13:00:00+00')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := call(t, "GET", srv.URL+"/api/v1/graph?node=page/501/posts&limit=2", "Bearer "+token, "")
+	want := `{"data":[` +
+		`{"id":"1000000004","page_id":"501","content":"coffee ☕ café 咖啡 🚀\nline\ttab","audience":"only_me","created_time":"2026-11-27T13:00:00Z"},` +
+		`{"id":"1000000002","page_id":"501","content":"a \"quoted\" <b>&</b> \\ back","audience":"followers","created_time":"2026-11-27T10:00:00Z"}],` +
+		`"paging":{"cursors":{"after":"MTAwMDAwMDAwMg","before":"MTAwMDAwMDAwNA"},` +
+		`"next":"https://graph.example/api/v1/graph?after=MTAwMDAwMDAwMg&limit=2&node=page%2F501%2Fposts"}}`
+	if status != http.StatusOK || body != want {
+		t.Errorf("answered %d\n%s\nwant\n%s", status, body, want)
+	}
+	// The last page has no next link; an empty one, empty cursors and data.
+	_, body = call(t, "GET", srv.URL+"/api/v1/graph?node=page/502/posts&limit=10", "Bearer "+token, "")
+	if want := `"paging":{"cursors":{"after":"MTAwMDAwMDAwMw","before":"MTAwMDAwMDAwMw"}}}`; !strings.HasSuffix(body, want) {
+		t.Errorf("last page %s, want it to end %s", body, want)
+	}
+	_, body = call(t, "GET", srv.URL+"/api/v1/graph?node=page/503/posts&limit=10", "Bearer "+token, "")
+	if want := `{"data":[],"paging":{"cursors":{"after":"","before":""}}}`; body != want {
+		t.Errorf("empty Page %s, want %s", body, want)
+	}
+}
+
+// The post write runs CreatePost: the post and its book.post.created event,
+// and answers the post's id as the gateway does.
+func TestTheFloorWritesThePostAndItsEventAndAnswersItsID(t *testing.T) {
+	srv, pool := start(t)
+	status, body := call(t, "POST", srv.URL+"/api/v1/graph?node=page/501/posts", "Bearer "+token,
+		`{"content":"Benchmark post 1: ☕","audience":"everyone"}`)
+	m := regexp.MustCompile(`^\{"id":"([0-9]+)"\}$`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("answered %d %s, want 200 {\"id\":\"<digits>\"}", status, body)
+	}
+	var author, content, data string
+	err := pool.QueryRow(context.Background(), `SELECT p.author_user_id, p.content, o.data->>'postId'
+		FROM book.posts p JOIN core.outbox o ON o.data->>'postId' = p.id::text
+		WHERE p.id = $1 AND p.page_id = '501' AND o.type = 'book.post.created'`, m[1]).Scan(&author, &content, &data)
+	if err != nil || author != "7" || content != "Benchmark post 1: ☕" || data != m[1] {
+		t.Errorf("post %s: author %q, content %q, event for %q, err %v", m[1], author, content, data, err)
+	}
+}
+
+// A request without the token, or with another, is refused before any
+// query: the floor does not serve anonymous reads.
+func TestTheFloorRefusesAnotherToken(t *testing.T) {
+	srv, _ := start(t)
+	for _, auth := range []string{"", "Bearer other", token} {
+		if status, _ := call(t, "GET", srv.URL+"/api/v1/graph?node=page/501/posts&limit=10", auth, ""); status != http.StatusUnauthorized {
+			t.Errorf("Authorization %q answered %d, want 401", auth, status)
+		}
+	}
+}
