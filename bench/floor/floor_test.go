@@ -23,13 +23,19 @@ const token = "floor-test-token"
 // schema.
 func start(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
+	return startWith(t, false)
+}
+
+// startWith is start with the hand encoder (Config.Append) or not.
+func startWith(t *testing.T, appendJSON bool) (*httptest.Server, *pgxpool.Pool) {
+	t.Helper()
 	list, create, err := Queries([]string{"../../" + BookQueries[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := plugintest.Database(t)
 	srv := httptest.NewServer(New(Config{PublicURL: "https://graph.example/", Token: token, UserID: "7", AppID: "90",
-		List: list, Create: create}, pool))
+		List: list, Create: create, Append: appendJSON}, pool))
 	t.Cleanup(srv.Close)
 	return srv, pool
 }
@@ -58,20 +64,28 @@ func call(t *testing.T, method, u, auth, body string) (int, string) {
 // UTC, base64url cursors of the ids and the next link with the query's keys
 // sorted, as the gateway writes them; no trailing newline.
 func TestTheFloorAnswersTheGraphReadWithTheGatewaysBytes(t *testing.T) {
-	srv, pool := start(t)
+	for _, appendJSON := range []bool{false, true} {
+		t.Run(map[bool]string{false: "encoding/json", true: "by hand"}[appendJSON], func(t *testing.T) {
+			testGraphReadBytes(t, appendJSON)
+		})
+	}
+}
+
+func testGraphReadBytes(t *testing.T, appendJSON bool) {
+	srv, pool := startWith(t, appendJSON)
 	ctx := context.Background()
 	_, err := pool.Exec(ctx, `
 INSERT INTO book.posts (id, page_id, author_user_id, app_id, content, audience, created_at) VALUES
  (1000000001, '501', '7', '90', 'oldest', 'everyone', '2026-11-27 10:00:00+00'),
  (1000000002, '501', '7', '90', 'a "quoted" <b>&</b> \ back', 'followers', '2026-11-27 11:00:00.123456+01'),
  (1000000003, '502', '7', '90', 'another Page', 'everyone', '2026-11-27 12:00:00+00'),
- (1000000004, '501', '7', '',  E'coffee ☕ café 咖啡 🚀\nline\ttab', 'only_me', '2026-11-27 13:00:00+00')`)
+ (1000000004, '501', '7', '',  E'coffee ☕ café 咖啡 🚀\nline\ttab\b\f\x01', 'only_me', '2026-11-27 13:00:00+00')`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	status, body := call(t, "GET", srv.URL+"/api/v1/graph?node=page/501/posts&limit=2", "Bearer "+token, "")
 	want := `{"data":[` +
-		`{"id":"1000000004","page_id":"501","content":"coffee ☕ café 咖啡 🚀\nline\ttab","audience":"only_me","created_time":"2026-11-27T13:00:00Z"},` +
+		`{"id":"1000000004","page_id":"501","content":"coffee ☕ café 咖啡 🚀\nline\ttab\b\f\u0001","audience":"only_me","created_time":"2026-11-27T13:00:00Z"},` +
 		`{"id":"1000000002","page_id":"501","content":"a \"quoted\" <b>&</b> \\ back","audience":"followers","created_time":"2026-11-27T10:00:00Z"}],` +
 		`"paging":{"cursors":{"after":"MTAwMDAwMDAwMg","before":"MTAwMDAwMDAwNA"},` +
 		`"next":"https://graph.example/api/v1/graph?after=MTAwMDAwMDAwMg&limit=2&node=page%2F501%2Fposts"}}`
