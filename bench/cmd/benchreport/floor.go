@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -53,8 +54,23 @@ func serveFloor(ctx context.Context, args []string) error {
 	if cfg.List, cfg.Create, err = floor.Queries(floor.BookQueries); err != nil {
 		return err
 	}
+	if path := os.Getenv(floorProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile() // on SIGTERM too: ctx ends, Serve returns
+	}
 	return floor.Serve(ctx, args[0], "127.0.0.1:0", cfg, os.Stdout)
 }
+
+// floorProfileEnv names a file for the floor's CPU profile, by hand:
+// SVC_FLOOR_CPUPROFILE=/tmp/floor.pprof benchreport -only read ….
+const floorProfileEnv = "SVC_FLOOR_CPUPROFILE"
 
 // startFloor starts the floor's process on the benchmark database.
 func (r *runner) startFloor(ctx context.Context) (*fakeUpstream, error) {
