@@ -134,8 +134,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	node := q.Get("node")
-	page, ok := strings.CutPrefix(node, "page/")
-	if page, ok = strings.CutSuffix(page, "/posts"); !ok || page == "" || strings.Contains(page, "/") {
+	page, isPage := strings.CutPrefix(node, "page/")
+	page, isPosts := strings.CutSuffix(page, "/posts")
+	if !isPage || !isPosts || page == "" || strings.Contains(page, "/") {
 		http.Error(w, "the floor answers node=page/<id>/posts only", http.StatusBadRequest)
 		return
 	}

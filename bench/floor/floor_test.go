@@ -132,3 +132,14 @@ func TestTheFloorRefusesAnotherToken(t *testing.T) {
 		}
 	}
 }
+
+// The floor answers a Page's posts only: any other node is refused, not
+// read as if it were one.
+func TestTheFloorRefusesAnyOtherNode(t *testing.T) {
+	srv, _ := start(t)
+	for _, node := range []string{"user/501/posts", "501/posts", "page//posts", "page/501/messages", "page/501/x/posts"} {
+		if status, _ := call(t, "GET", srv.URL+"/api/v1/graph?limit=10&node="+node, "Bearer "+token, ""); status != http.StatusBadRequest {
+			t.Errorf("node %q answered %d, want 400", node, status)
+		}
+	}
+}
