@@ -221,8 +221,9 @@ type queuedPost struct {
 	arg    svcchatdb.PostMessageParams
 	row    svcchatdb.PostMessageRow
 	stored bool
-	// guard, an app's send's, makes the statement PostMessageIf, whose row
-	// (ifRow) also reports the versions the send leaves.
+	// guard, an app's send's, makes the statement PostMessageIf
+	// (queueSent), whose row (ifRow) also reports the versions the send
+	// leaves.
 	guard *postGuard
 	ifRow svcchatdb.PostMessageIfRow
 }
@@ -240,19 +241,26 @@ func (p *queuedPost) queue(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.S
 		return err
 	}
 	p.arg = arg
-	if p.guard == nil {
-		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
-		return nil
-	}
-	a := p.arg
-	arg2 := svcchatdb.PostMessageIfParams{EventIds: a.EventIds, ClearTyping: a.ClearTyping, PageID: a.PageID,
-		ConversationID: a.ConversationID, MessageSeqBefore: a.MessageSeqBefore, EventSeqBefore: a.EventSeqBefore,
-		Guarded: p.guard.conversation != "", ConversationVersion: p.guard.conversation, OptInVersion: p.guard.optIn,
-		ID: a.ID, Direction: a.Direction, Sender: a.Sender, AppID: a.AppID, Kind: a.Kind, TemplateName: a.TemplateName,
-		Text: a.Text, SenderUserID: a.SenderUserID, EventTypes: a.EventTypes, EventPageID: a.EventPageID,
-		EventData: a.EventData, OrderingKey: a.OrderingKey, EventUserID: a.EventUserID}
-	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessageIf(ctx, arg2) }, &p.ifRow, &p.stored)
+	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
 	return nil
+}
+
+// sentEventCount is how many events an app's send writes: page.message.sent
+// and svcchat.message.sent (sentEvents).
+const sentEventCount = 2
+
+// queueSent queues an app's send m into conv on tx.Last: PostMessageIf,
+// guarded by p.guard, which writes the message and the events sentEvents
+// would make of it, their data built by the statement from the same
+// values (the text is sent once, and no JSON is marshalled).
+func (p *queuedPost) queueSent(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.SvcchatConversation, m newMessage) {
+	arg := svcchatdb.PostMessageIfParams{PageID: conv.PageID, ConversationID: conv.ID,
+		MessageSeqBefore: conv.LastMessageSeq, EventSeqBefore: conv.LastEventSeq,
+		Guarded: p.guard.conversation != "", ConversationVersion: p.guard.conversation, OptInVersion: p.guard.optIn,
+		ID: newMessageID(), AppID: m.AppID, Kind: m.Kind, TemplateName: m.TemplateName, Text: m.Text,
+		PageEventID: outbox.NewID(), SentEventID: outbox.NewID(),
+		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID)}
+	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessageIf(ctx, arg) }, &p.ifRow, &p.stored)
 }
 
 // done checks that the committed transaction stored the message and
@@ -426,7 +434,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		// Under the row lock the counters cannot move: the guard in
 		// PostMessageIf is a check, and what it finds commits either way.
-		return post.queue(ctx, tx, conv, out, sentEvents(conv))
+		post.queueSent(ctx, tx, conv, out)
+		return nil
 	}
 	key := sendKey{pageID, recipient}
 	var (
@@ -493,7 +502,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 // sent is the answer to an app's send that stored its message, and the
 // state it leaves for the next send to the user.
 func sent(key sendKey, st *sendState, post *queuedPost) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
-	posted(&st.conv, post.arg, post.ifRow.Seq)
+	st.conv.LastMessageSeq, st.conv.LastEventSeq = post.ifRow.Seq, st.conv.LastEventSeq+sentEventCount
+	st.conv.TypingUntil = pgtype.Timestamptz{} // a message from the Page ends its typing indicator
 	snap := &sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
 		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion, at: time.Now()}
 	return &svcchatv1.SendMessageResponse{RecipientId: key.userID, MessageId: post.ifRow.ID, ConversationId: sdk.FormatID(st.conv.ID)}, snap
