@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -438,20 +439,20 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		return nil
 	}
 	key := sendKey{pageID, recipient}
-	var (
-		st   sendState
-		post queuedPost
-	)
+	w := sendWorks.Get().(*sendWork)
+	defer w.release()
+	st, post := &w.st, &w.post
 	// One round trip when the last send of this process to the user left
 	// its state and nothing changed since (sendcache.go).
 	var left *sendSnapshot
 	defer func() { s.sends.end(key, left) }()
 	if snap, ok := s.sends.begin(key); ok {
-		st = sendState{pageID: pageID, userID: recipient, conv: snap.conv, found: true, opt: snap.opt, optFound: snap.optFound}
-		post = queuedPost{guard: &postGuard{conversation: snap.convVersion, optIn: snap.optInVersion}}
+		*st = sendState{pageID: pageID, userID: recipient, conv: snap.conv, found: true, opt: snap.opt, optFound: snap.optFound}
+		w.guard = postGuard{conversation: snap.convVersion, optIn: snap.optInVersion}
+		*post = queuedPost{guard: &w.guard}
 		decided := false
 		err = pipetx.RunOne(ctx, s.pool, lockBatch(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
-			if err := decide(ctx, tx, &st, &post); err != nil {
+			if err := decide(ctx, tx, st, post); err != nil {
 				return err
 			}
 			decided = true
@@ -462,8 +463,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			return nil, err // sent: its outcome is that of any failed commit
 		case decided && post.stored:
 			s.sends.oneTrip.Add(1)
-			res, snap := sent(key, &st, &post)
-			left = snap
+			res, kept := sent(key, st, post, snap)
+			left = kept
 			return res, nil
 		}
 		// Refused or changed since: decide on what the locks read.
@@ -475,7 +476,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	// finds that out and ends, and the second creates the conversation
 	// before it locks the opt-in record (see startLocks).
 	for start := false; ; start = true {
-		st, post = sendState{}, queuedPost{guard: &postGuard{}}
+		w.guard = postGuard{}
+		*st, *post = sendState{}, queuedPost{guard: &w.guard}
 		var first *pgx.Batch
 		if start {
 			first = st.startLocks(ctx, pageID, recipient, initialHolder(page.InboxAutomation))
@@ -483,7 +485,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			first = st.locks(ctx, pageID, recipient)
 		}
 		st.queueBarrier(ctx, first, pageID, recipient)
-		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error { return decide(ctx, tx, &st, &post) })
+		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error { return decide(ctx, tx, st, post) })
 		if !errors.Is(err, errNoThread) || start {
 			break
 		}
@@ -494,17 +496,39 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	if err != nil {
 		return nil, err
 	}
-	res, snap := sent(key, &st, &post)
-	left = snap
+	res, kept := sent(key, st, post, nil)
+	left = kept
 	return res, nil
 }
 
+// sendWork is what an app's send decides on and queues, kept for the next
+// send once it has answered (the transaction's callbacks have run by then):
+// a send allocated it every time otherwise.
+type sendWork struct {
+	st    sendState
+	post  queuedPost
+	guard postGuard
+}
+
+var sendWorks = sync.Pool{New: func() any { return new(sendWork) }}
+
+// release clears w and returns it to the pool.
+func (w *sendWork) release() {
+	*w = sendWork{}
+	sendWorks.Put(w)
+}
+
 // sent is the answer to an app's send that stored its message, and the
-// state it leaves for the next send to the user.
-func sent(key sendKey, st *sendState, post *queuedPost) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
+// state it leaves for the next send to the user, written into reuse if
+// not nil (the snapshot the send decided on, which no one else holds).
+func sent(key sendKey, st *sendState, post *queuedPost, reuse *sendSnapshot) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
 	st.conv.LastMessageSeq, st.conv.LastEventSeq = post.ifRow.Seq, st.conv.LastEventSeq+sentEventCount
 	st.conv.TypingUntil = pgtype.Timestamptz{} // a message from the Page ends its typing indicator
-	snap := &sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
+	snap := reuse
+	if snap == nil {
+		snap = new(sendSnapshot)
+	}
+	*snap = sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
 		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion, at: time.Now()}
 	return &svcchatv1.SendMessageResponse{RecipientId: key.userID, MessageId: post.ifRow.ID, ConversationId: sdk.FormatID(st.conv.ID)}, snap
 }
