@@ -539,6 +539,9 @@ func sentEvents(conv *svcchatdb.SvcchatConversation) func(svcchatdb.SvcchatMessa
 	return func(msg svcchatdb.SvcchatMessage) []convEvent { return messageSent(conv, msg) }
 }
 
+// messageSent is sentEvents' events of msg. PostMessageIf builds the same
+// data in SQL for an app's send: a change here is a change there
+// (TestAnAppsSendWritesTheEventsMessageSentMarshals holds them together).
 func messageSent(conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) []convEvent {
 	cid := sdk.FormatID(conv.ID)
 	page := &pageMessageData{
