@@ -93,7 +93,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(tx *
 	defer conn.Release() // a connection still in a transaction is closed, not reused
 	tx := &Tx{conn: conn}
 
-	begin := &pgx.Batch{}
+	begin := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, 1+queued(first))}
 	begin.Queue("begin")
 	if first != nil {
 		begin.QueuedQueries = append(begin.QueuedQueries, first.QueuedQueries...)
@@ -131,7 +131,7 @@ func RunOne(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(t
 		return err
 	}
 	defer conn.Release() // a connection still in a transaction is closed, not reused
-	b := &pgx.Batch{}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, 2+queued(first)+len(tx.last.QueuedQueries))}
 	b.Queue("begin")
 	if first != nil {
 		b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
@@ -142,6 +142,16 @@ func RunOne(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(t
 		return rollback(ctx, conn, err)
 	}
 	return nil
+}
+
+// queued is how many statements b holds (none when it is nil): the batch a
+// transaction sends is made that size at once, not grown statement by
+// statement.
+func queued(b *pgx.Batch) int {
+	if b == nil {
+		return 0
+	}
+	return len(b.QueuedQueries)
 }
 
 // queueCommit queues COMMIT on b, reporting a transaction that had failed

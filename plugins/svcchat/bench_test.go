@@ -45,9 +45,10 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkMessagePost measures what a send builds before its statement:
-// the message and the outbox rows of the events announcing it (ids, types,
-// data), with no database.
+// BenchmarkMessagePost measures what a send of the Page other than an
+// app's (a manager's, the assistant's) builds before its statement: the
+// message and the outbox rows of the events announcing it (ids, types,
+// data), with no database. An app's send has PostMessageIf build them.
 //
 //	go test -run '^$' -bench MessagePost -benchmem ./plugins/svcchat/
 func BenchmarkMessagePost(b *testing.B) {

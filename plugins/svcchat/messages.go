@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -221,8 +222,9 @@ type queuedPost struct {
 	arg    svcchatdb.PostMessageParams
 	row    svcchatdb.PostMessageRow
 	stored bool
-	// guard, an app's send's, makes the statement PostMessageIf, whose row
-	// (ifRow) also reports the versions the send leaves.
+	// guard, an app's send's, makes the statement PostMessageIf
+	// (queueSent), whose row (ifRow) also reports the versions the send
+	// leaves.
 	guard *postGuard
 	ifRow svcchatdb.PostMessageIfRow
 }
@@ -240,19 +242,26 @@ func (p *queuedPost) queue(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.S
 		return err
 	}
 	p.arg = arg
-	if p.guard == nil {
-		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
-		return nil
-	}
-	a := p.arg
-	arg2 := svcchatdb.PostMessageIfParams{EventIds: a.EventIds, ClearTyping: a.ClearTyping, PageID: a.PageID,
-		ConversationID: a.ConversationID, MessageSeqBefore: a.MessageSeqBefore, EventSeqBefore: a.EventSeqBefore,
-		Guarded: p.guard.conversation != "", ConversationVersion: p.guard.conversation, OptInVersion: p.guard.optIn,
-		ID: a.ID, Direction: a.Direction, Sender: a.Sender, AppID: a.AppID, Kind: a.Kind, TemplateName: a.TemplateName,
-		Text: a.Text, SenderUserID: a.SenderUserID, EventTypes: a.EventTypes, EventPageID: a.EventPageID,
-		EventData: a.EventData, OrderingKey: a.OrderingKey, EventUserID: a.EventUserID}
-	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessageIf(ctx, arg2) }, &p.ifRow, &p.stored)
+	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessage(ctx, p.arg) }, &p.row, &p.stored)
 	return nil
+}
+
+// sentEventCount is how many events an app's send writes: page.message.sent
+// and svcchat.message.sent (sentEvents).
+const sentEventCount = 2
+
+// queueSent queues an app's send m into conv on tx.Last: PostMessageIf,
+// guarded by p.guard, which writes the message and the events sentEvents
+// would make of it, their data built by the statement from the same
+// values (the text is sent once, and no JSON is marshalled).
+func (p *queuedPost) queueSent(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.SvcchatConversation, m newMessage) {
+	arg := svcchatdb.PostMessageIfParams{PageID: conv.PageID, ConversationID: conv.ID,
+		MessageSeqBefore: conv.LastMessageSeq, EventSeqBefore: conv.LastEventSeq,
+		Guarded: p.guard.conversation != "", ConversationVersion: p.guard.conversation, OptInVersion: p.guard.optIn,
+		ID: newMessageID(), AppID: m.AppID, Kind: m.Kind, TemplateName: m.TemplateName, Text: m.Text,
+		PageEventID: outbox.NewID(), SentEventID: outbox.NewID(),
+		ControlHolder: holderName(Holder(conv.Holder), conv.HolderAppID)}
+	pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).PostMessageIf(ctx, arg) }, &p.ifRow, &p.stored)
 }
 
 // done checks that the committed transaction stored the message and
@@ -426,23 +435,24 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		}
 		// Under the row lock the counters cannot move: the guard in
 		// PostMessageIf is a check, and what it finds commits either way.
-		return post.queue(ctx, tx, conv, out, sentEvents(conv))
+		post.queueSent(ctx, tx, conv, out)
+		return nil
 	}
 	key := sendKey{pageID, recipient}
-	var (
-		st   sendState
-		post queuedPost
-	)
+	w := sendWorks.Get().(*sendWork)
+	defer w.release()
+	st, post := &w.st, &w.post
 	// One round trip when the last send of this process to the user left
 	// its state and nothing changed since (sendcache.go).
 	var left *sendSnapshot
 	defer func() { s.sends.end(key, left) }()
 	if snap, ok := s.sends.begin(key); ok {
-		st = sendState{pageID: pageID, userID: recipient, conv: snap.conv, found: true, opt: snap.opt, optFound: snap.optFound}
-		post = queuedPost{guard: &postGuard{conversation: snap.convVersion, optIn: snap.optInVersion}}
+		*st = sendState{pageID: pageID, userID: recipient, conv: snap.conv, found: true, opt: snap.opt, optFound: snap.optFound}
+		w.guard = postGuard{conversation: snap.convVersion, optIn: snap.optInVersion}
+		*post = queuedPost{guard: &w.guard}
 		decided := false
 		err = pipetx.RunOne(ctx, s.pool, lockBatch(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
-			if err := decide(ctx, tx, &st, &post); err != nil {
+			if err := decide(ctx, tx, st, post); err != nil {
 				return err
 			}
 			decided = true
@@ -453,8 +463,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			return nil, err // sent: its outcome is that of any failed commit
 		case decided && post.stored:
 			s.sends.oneTrip.Add(1)
-			res, snap := sent(key, &st, &post)
-			left = snap
+			res, kept := sent(key, st, post, snap)
+			left = kept
 			return res, nil
 		}
 		// Refused or changed since: decide on what the locks read.
@@ -466,7 +476,8 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	// finds that out and ends, and the second creates the conversation
 	// before it locks the opt-in record (see startLocks).
 	for start := false; ; start = true {
-		st, post = sendState{}, queuedPost{guard: &postGuard{}}
+		w.guard = postGuard{}
+		*st, *post = sendState{}, queuedPost{guard: &w.guard}
 		var first *pgx.Batch
 		if start {
 			first = st.startLocks(ctx, pageID, recipient, initialHolder(page.InboxAutomation))
@@ -474,7 +485,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 			first = st.locks(ctx, pageID, recipient)
 		}
 		st.queueBarrier(ctx, first, pageID, recipient)
-		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error { return decide(ctx, tx, &st, &post) })
+		err = pipetx.Run(ctx, s.pool, first, func(tx *pipetx.Tx) error { return decide(ctx, tx, st, post) })
 		if !errors.Is(err, errNoThread) || start {
 			break
 		}
@@ -485,16 +496,39 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 	if err != nil {
 		return nil, err
 	}
-	res, snap := sent(key, &st, &post)
-	left = snap
+	res, kept := sent(key, st, post, nil)
+	left = kept
 	return res, nil
 }
 
+// sendWork is what an app's send decides on and queues, kept for the next
+// send once it has answered (the transaction's callbacks have run by then):
+// a send allocated it every time otherwise.
+type sendWork struct {
+	st    sendState
+	post  queuedPost
+	guard postGuard
+}
+
+var sendWorks = sync.Pool{New: func() any { return new(sendWork) }}
+
+// release clears w and returns it to the pool.
+func (w *sendWork) release() {
+	*w = sendWork{}
+	sendWorks.Put(w)
+}
+
 // sent is the answer to an app's send that stored its message, and the
-// state it leaves for the next send to the user.
-func sent(key sendKey, st *sendState, post *queuedPost) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
-	posted(&st.conv, post.arg, post.ifRow.Seq)
-	snap := &sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
+// state it leaves for the next send to the user, written into reuse if
+// not nil (the snapshot the send decided on, which no one else holds).
+func sent(key sendKey, st *sendState, post *queuedPost, reuse *sendSnapshot) (*svcchatv1.SendMessageResponse, *sendSnapshot) {
+	st.conv.LastMessageSeq, st.conv.LastEventSeq = post.ifRow.Seq, st.conv.LastEventSeq+sentEventCount
+	st.conv.TypingUntil = pgtype.Timestamptz{} // a message from the Page ends its typing indicator
+	snap := reuse
+	if snap == nil {
+		snap = new(sendSnapshot)
+	}
+	*snap = sendSnapshot{conv: st.conv, opt: st.opt, optFound: st.optFound,
 		convVersion: post.ifRow.ConversationVersion, optInVersion: post.ifRow.OptInVersion, at: time.Now()}
 	return &svcchatv1.SendMessageResponse{RecipientId: key.userID, MessageId: post.ifRow.ID, ConversationId: sdk.FormatID(st.conv.ID)}, snap
 }
@@ -505,6 +539,9 @@ func sentEvents(conv *svcchatdb.SvcchatConversation) func(svcchatdb.SvcchatMessa
 	return func(msg svcchatdb.SvcchatMessage) []convEvent { return messageSent(conv, msg) }
 }
 
+// messageSent is sentEvents' events of msg. PostMessageIf builds the same
+// data in SQL for an app's send: a change here is a change there
+// (TestAnAppsSendWritesTheEventsMessageSentMarshals holds them together).
 func messageSent(conv *svcchatdb.SvcchatConversation, msg svcchatdb.SvcchatMessage) []convEvent {
 	cid := sdk.FormatID(conv.ID)
 	page := &pageMessageData{

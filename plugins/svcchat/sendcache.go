@@ -59,8 +59,9 @@ type sendEntry struct {
 }
 
 // begin marks a send to k in flight and returns the snapshot to decide on,
-// if there is one and no other send to k is in flight. end must follow.
-func (c *sendSnapshots) begin(k sendKey) (sendSnapshot, bool) {
+// if there is one and no other send to k is in flight: the send's own from
+// then on (the cache no longer holds it). end must follow.
+func (c *sendSnapshots) begin(k sendKey) (*sendSnapshot, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -76,9 +77,9 @@ func (c *sendSnapshots) begin(k sendKey) (sendSnapshot, bool) {
 		e.snap = nil
 	}
 	if e.inflight > 1 || e.snap == nil {
-		return sendSnapshot{}, false
+		return nil, false
 	}
-	snap := *e.snap
+	snap := e.snap
 	e.snap = nil // taken: a send that fails leaves none
 	return snap, true
 }

@@ -654,29 +654,40 @@ const postMessageIf = `-- name: PostMessageIf :one
 WITH counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1,
-        last_event_seq = c.last_event_seq + cardinality($1::text[]),
+        last_event_seq = c.last_event_seq + 2,
         updated_at = now(),
-        typing_until = CASE WHEN $2::boolean THEN NULL ELSE c.typing_until END
-    WHERE c.page_id = $3::text AND c.id = $4::bigint
-      AND c.last_message_seq = $5::bigint
-      AND c.last_event_seq = $6::bigint
-      AND (NOT $7::boolean OR (
-            c.xmin::text = $8::text
+        typing_until = NULL
+    WHERE c.page_id = $1::text AND c.id = $2::bigint
+      AND c.last_message_seq = $3::bigint
+      AND c.last_event_seq = $4::bigint
+      AND (NOT $5::boolean OR (
+            c.xmin::text = $6::text
         AND COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = c.page_id AND o.user_id = c.user_id), '')
-                = $9::text
+                = $7::text
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_restrictions r WHERE r.page_id = c.page_id)
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)))
-    RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.xmin::text AS version
+    RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.last_event_seq, c.xmin::text AS version
 ), message AS (
     INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
-    SELECT counters.page_id, counters.id, counters.last_message_seq, $10, $11, $12, $13, $14, $15, $16, $17
+    SELECT counters.page_id, counters.id, counters.last_message_seq, $8::text, 'outbound', 'app', $9::text, $10::text,
+           $11::text, $12::text, ''
     FROM counters
     RETURNING id, seq
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
-    SELECT ev.id, ($18::text[])[ev.n], NULLIF($19::text, ''), (($20::text[])[ev.n])::jsonb,
-           NULLIF($21::text, ''), NULLIF($22::text, '')
-    FROM message, unnest($1::text[]) WITH ORDINALITY AS ev(id, n)
+    SELECT ev.id, ev.type, counters.page_id, ev.data, 'svcchat.conversation:' || counters.id::text, NULLIF(counters.user_id, '')
+    FROM message, counters, LATERAL (VALUES
+        ($13::text, 'page.message.sent', jsonb_build_object(
+            'conversationId', counters.id::text, 'messageId', $8::text, 'pageId', counters.page_id,
+            'userId', counters.user_id, 'text', $12::text, 'kind', $10::text,
+            'templateName', $11::text, 'sequence', counters.last_event_seq - 1)),
+        ($14::text, 'svcchat.message.sent', jsonb_build_object(
+            'conversation', jsonb_build_object('id', counters.id::text, 'pageId', counters.page_id,
+                'userId', counters.user_id, 'controlHolder', $15::text),
+            'message', jsonb_build_object('id', $8::text, 'text', $12::text, 'kind', $10::text,
+                'templateName', $11::text, 'appId', $9::text),
+            'sequence', counters.last_event_seq))
+    ) AS ev(id, type, data)
 )
 SELECT message.id, message.seq, counters.version::text AS conversation_version,
        COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
@@ -684,8 +695,6 @@ FROM message, counters
 `
 
 type PostMessageIfParams struct {
-	EventIds            []string
-	ClearTyping         bool
 	PageID              string
 	ConversationID      int64
 	MessageSeqBefore    int64
@@ -694,18 +703,13 @@ type PostMessageIfParams struct {
 	ConversationVersion string
 	OptInVersion        string
 	ID                  string
-	Direction           string
-	Sender              string
 	AppID               string
 	Kind                string
 	TemplateName        *string
 	Text                string
-	SenderUserID        string
-	EventTypes          []string
-	EventPageID         string
-	EventData           []string
-	OrderingKey         string
-	EventUserID         string
+	PageEventID         string
+	SentEventID         string
+	ControlHolder       string
 }
 
 type PostMessageIfRow struct {
@@ -715,20 +719,22 @@ type PostMessageIfRow struct {
 	OptInVersion        string
 }
 
-// PostMessage for an app's send, which reports the message's id and seq
-// (the rest the send knows) and the versions (xmin) of
-// the conversation's row it leaves and of the opt-in record it saw. With
-// guarded, it stores nothing (no row returned) unless the conversation and
-// the opt-in record (” for none) are still the versions given (those a previous send
-// reported) and neither the Page's restriction nor the user's block bars
-// the send: the one-round-trip send decided on that state before BEGIN and
-// sends this with the locks and COMMIT. The locks come first, each its own
-// statement, so this statement reads the latest committed state of what
-// they lock (READ COMMITTED takes a snapshot per statement).
+// An app's send (PostMessage's work for it): the message and its two
+// events, page.message.sent and svcchat.message.sent (sentEvents), whose
+// data this statement builds from its own parameters and the conversation's
+// row, as messageSent would marshal it: the text travels once and no JSON is
+// marshalled in Go or parsed here. It reports the message's id and seq (the
+// rest the send knows) and the versions (xmin) of the conversation's row it
+// leaves and of the opt-in record it saw. With guarded, it stores nothing (no
+// row returned) unless the conversation and the opt-in record (” for none)
+// are still the versions given (those a previous send reported) and neither
+// the Page's restriction nor the user's block bars the send: the
+// one-round-trip send decided on that state before BEGIN and sends this with
+// the locks and COMMIT. The locks come first, each its own statement, so this
+// statement reads the latest committed state of what they lock (READ
+// COMMITTED takes a snapshot per statement).
 func (q *Queries) PostMessageIf(ctx context.Context, arg PostMessageIfParams) (PostMessageIfRow, error) {
 	row := q.db.QueryRow(ctx, postMessageIf,
-		arg.EventIds,
-		arg.ClearTyping,
 		arg.PageID,
 		arg.ConversationID,
 		arg.MessageSeqBefore,
@@ -737,18 +743,13 @@ func (q *Queries) PostMessageIf(ctx context.Context, arg PostMessageIfParams) (P
 		arg.ConversationVersion,
 		arg.OptInVersion,
 		arg.ID,
-		arg.Direction,
-		arg.Sender,
 		arg.AppID,
 		arg.Kind,
 		arg.TemplateName,
 		arg.Text,
-		arg.SenderUserID,
-		arg.EventTypes,
-		arg.EventPageID,
-		arg.EventData,
-		arg.OrderingKey,
-		arg.EventUserID,
+		arg.PageEventID,
+		arg.SentEventID,
+		arg.ControlHolder,
 	)
 	var i PostMessageIfRow
 	err := row.Scan(

@@ -113,22 +113,26 @@ WITH counters AS (
 SELECT * FROM message;
 
 -- name: PostMessageIf :one
--- PostMessage for an app's send, which reports the message's id and seq
--- (the rest the send knows) and the versions (xmin) of
--- the conversation's row it leaves and of the opt-in record it saw. With
--- guarded, it stores nothing (no row returned) unless the conversation and
--- the opt-in record ('' for none) are still the versions given (those a previous send
--- reported) and neither the Page's restriction nor the user's block bars
--- the send: the one-round-trip send decided on that state before BEGIN and
--- sends this with the locks and COMMIT. The locks come first, each its own
--- statement, so this statement reads the latest committed state of what
--- they lock (READ COMMITTED takes a snapshot per statement).
+-- An app's send (PostMessage's work for it): the message and its two
+-- events, page.message.sent and svcchat.message.sent (sentEvents), whose
+-- data this statement builds from its own parameters and the conversation's
+-- row, as messageSent would marshal it: the text travels once and no JSON is
+-- marshalled in Go or parsed here. It reports the message's id and seq (the
+-- rest the send knows) and the versions (xmin) of the conversation's row it
+-- leaves and of the opt-in record it saw. With guarded, it stores nothing (no
+-- row returned) unless the conversation and the opt-in record ('' for none)
+-- are still the versions given (those a previous send reported) and neither
+-- the Page's restriction nor the user's block bars the send: the
+-- one-round-trip send decided on that state before BEGIN and sends this with
+-- the locks and COMMIT. The locks come first, each its own statement, so this
+-- statement reads the latest committed state of what they lock (READ
+-- COMMITTED takes a snapshot per statement).
 WITH counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1,
-        last_event_seq = c.last_event_seq + cardinality(@event_ids::text[]),
+        last_event_seq = c.last_event_seq + 2,
         updated_at = now(),
-        typing_until = CASE WHEN @clear_typing::boolean THEN NULL ELSE c.typing_until END
+        typing_until = NULL
     WHERE c.page_id = @page_id::text AND c.id = @conversation_id::bigint
       AND c.last_message_seq = @message_seq_before::bigint
       AND c.last_event_seq = @event_seq_before::bigint
@@ -138,17 +142,28 @@ WITH counters AS (
                 = @opt_in_version::text
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_restrictions r WHERE r.page_id = c.page_id)
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)))
-    RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.xmin::text AS version
+    RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.last_event_seq, c.xmin::text AS version
 ), message AS (
     INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
-    SELECT counters.page_id, counters.id, counters.last_message_seq, @id, @direction, @sender, @app_id, @kind, sqlc.narg(template_name), @text, @sender_user_id
+    SELECT counters.page_id, counters.id, counters.last_message_seq, @id::text, 'outbound', 'app', @app_id::text, @kind::text,
+           sqlc.narg(template_name)::text, @text::text, ''
     FROM counters
     RETURNING id, seq
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
-    SELECT ev.id, (@event_types::text[])[ev.n], NULLIF(@event_page_id::text, ''), ((@event_data::text[])[ev.n])::jsonb,
-           NULLIF(@ordering_key::text, ''), NULLIF(@event_user_id::text, '')
-    FROM message, unnest(@event_ids::text[]) WITH ORDINALITY AS ev(id, n)
+    SELECT ev.id, ev.type, counters.page_id, ev.data, 'svcchat.conversation:' || counters.id::text, NULLIF(counters.user_id, '')
+    FROM message, counters, LATERAL (VALUES
+        (@page_event_id::text, 'page.message.sent', jsonb_build_object(
+            'conversationId', counters.id::text, 'messageId', @id::text, 'pageId', counters.page_id,
+            'userId', counters.user_id, 'text', @text::text, 'kind', @kind::text,
+            'templateName', sqlc.narg(template_name)::text, 'sequence', counters.last_event_seq - 1)),
+        (@sent_event_id::text, 'svcchat.message.sent', jsonb_build_object(
+            'conversation', jsonb_build_object('id', counters.id::text, 'pageId', counters.page_id,
+                'userId', counters.user_id, 'controlHolder', @control_holder::text),
+            'message', jsonb_build_object('id', @id::text, 'text', @text::text, 'kind', @kind::text,
+                'templateName', sqlc.narg(template_name)::text, 'appId', @app_id::text),
+            'sequence', counters.last_event_seq))
+    ) AS ev(id, type, data)
 )
 SELECT message.id, message.seq, counters.version::text AS conversation_version,
        COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
