@@ -137,3 +137,47 @@ func TestAPanicResolvingTheCredentialIsAnsweredWithTheErrorEnvelope(t *testing.T
 		t.Fatalf("answer = %d %s, want 500 in the envelope with the trace id", rec.Code, rec.Body)
 	}
 }
+
+func TestAHandlersNotesAndTraceIDReachTheAccessLine(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		var log strings.Builder
+		opts := server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return nil }}
+		if on {
+			opts.AccessLog = &log
+		}
+		s := server.New(opts)
+		var seen string
+		s.Handle("GET /noted", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = observe.TraceID(r.Context())
+			observe.NoteNode(r.Context(), "page/{id}/posts")
+			observe.NoteNode(r.Context(), "not/the/first")
+			observe.NoteErrorCode(r.Context(), 100)
+			w.WriteHeader(http.StatusBadRequest)
+		}))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/noted", nil))
+		id := rec.Header().Get(observe.TraceHeader)
+		if id == "" || seen != id {
+			t.Fatalf("the handler saw trace id %q, the response says %q", seen, id)
+		}
+		if !on {
+			if log.Len() != 0 {
+				t.Fatalf("access log off, but %q was written", log.String())
+			}
+			continue
+		}
+		var line struct {
+			Node    string `json:"node"`
+			Code    int    `json:"code"`
+			Status  int    `json:"status"`
+			TraceID string `json:"trace_id"`
+		}
+		if err := json.Unmarshal([]byte(log.String()), &line); err != nil {
+			t.Fatalf("access line %q: %v", log.String(), err)
+		}
+		if line.Node != "page/{id}/posts" || line.Code != 100 || line.Status != 400 || line.TraceID != id {
+			t.Errorf("access line %q, want node page/{id}/posts, code 100, status 400, trace_id %s", log.String(), id)
+		}
+	}
+}
