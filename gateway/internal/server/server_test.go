@@ -181,3 +181,46 @@ func TestAHandlersNotesAndTraceIDReachTheAccessLine(t *testing.T) {
 		}
 	}
 }
+
+func TestARequestGoesToTheHandlerTheMuxWouldChoose(t *testing.T) {
+	t.Parallel()
+	s := server.New(server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return nil }})
+	named := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(name)) })
+	}
+	s.Handle("/exact", named("exact"))
+	s.Handle("GET /shadowed", named("GET shadowed"))
+	s.Handle("/shadowed", named("shadowed"))
+	s.Handle("/late", named("late"))
+	s.Handle("POST /late", named("POST late"))
+	s.Handle("/hosted", named("hosted"))
+	s.Handle("example.com/hosted", named("example.com hosted"))
+	s.Handle("/tree/", named("tree"))
+	s.Handle("/healthz", named("healthz")) // after New's GET /healthz
+	for _, c := range []struct{ method, target, host, want string }{
+		{"GET", "/exact", "", "exact"},
+		{"POST", "/exact", "", "exact"},
+		{"GET", "/ex%61ct", "", "exact"},
+		{"GET", "/shadowed", "", "GET shadowed"},
+		{"HEAD", "/shadowed", "", "GET shadowed"}, // the recorder keeps a HEAD's body
+		{"POST", "/shadowed", "", "shadowed"},
+		{"POST", "/late", "", "POST late"},
+		{"GET", "/late", "", "late"},
+		{"GET", "/hosted", "example.com", "example.com hosted"},
+		{"GET", "/hosted", "other.example", "hosted"},
+		{"GET", "/tree/x", "", "tree"},
+		{"GET", "/tree", "", "<a href=\"/tree/\">Temporary Redirect</a>.\n\n"}, // the mux's redirect
+		{"GET", "/healthz", "", `{"status":"ok"}`},
+		{"POST", "/healthz", "", "healthz"},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		if c.host != "" {
+			r.Host = c.host
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if got := rec.Body.String(); got != c.want {
+			t.Errorf("%s %s (host %q): %d %q, want %q", c.method, c.target, c.host, rec.Code, got, c.want)
+		}
+	}
+}
