@@ -4,6 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/dispatch"
@@ -148,5 +151,38 @@ func TestTheGatewaysOwnReadsAreNeverOfferedTheReplica(t *testing.T) {
 	}
 	if inv.reqs[0].GetReadReplica() || r.asked != 0 {
 		t.Fatalf("read_replica %v, asked %d", inv.reqs[0].GetReadReplica(), r.asked)
+	}
+}
+
+// intoRecorder is an AnswerInvoker that keeps a copy of each request it is
+// given, as the lane keeps nothing of them.
+type intoRecorder struct{ recorder }
+
+func (r *intoRecorder) InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest, _ []byte) (*pluginv1.InvokeResponse, error) {
+	req.Delegation, req.Traceparent = "d", "t" // as the host sets them
+	return r.Invoke(ctx, proto.Clone(req).(*pluginv1.InvokeRequest))
+}
+
+func TestAReusedPluginRequestCarriesNothingOfTheCallBefore(t *testing.T) {
+	t.Parallel()
+	inv := &intoRecorder{}
+	d := testDispatcher(t, inv, &reads{allow: true})
+	echo, _ := d.Table().Method("/svc.testplugin.v1.TestService/Echo")
+	ctx, cancel := context.WithTimeout(observe.WithTraceID(asUser7(), "trace1"), time.Minute)
+	defer cancel()
+	answer := make([]byte, 0, 64)
+	if _, err := d.CallInto(ctx, echo, &testpluginv1.EchoRequest{Id: "1"}, nil, answer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CallInto(context.Background(), echo, &testpluginv1.EchoRequest{Id: "2"}, nil, answer); err != nil {
+		t.Fatal(err)
+	}
+	first, second := inv.reqs[0], inv.reqs[1]
+	if first.GetPrincipal().GetUserId() != "7" || first.GetTraceId() != "trace1" || first.GetDeadlineUnixNano() == 0 || !first.GetReadReplica() {
+		t.Fatalf("first request %v, want user 7's, traced, with a deadline, for the replica", first)
+	}
+	want := &pluginv1.InvokeRequest{Procedure: echo.Procedure, Request: second.GetRequest(), ReadReplica: true, Delegation: "d", Traceparent: "t"}
+	if !proto.Equal(second, want) {
+		t.Fatalf("second request %v, want %v", second, want)
 	}
 }

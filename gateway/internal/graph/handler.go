@@ -138,10 +138,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
 		bufs := readBufferPool.Get().(*readBuffers)
-		q := r.URL.Query()
+		q, pooled := parseQuery(r.URL.RawQuery)
 		if r, err = h.withAccessToken(r, q, nil); err == nil {
 			status, body, err = h.do(r.Context(), r.Method, q, nil, bufs)
 		}
+		defer releaseQuery(pooled)
 		defer bufs.release(body)
 	case http.MethodPost:
 		// A write's body is read, and its document rendered, into pooled

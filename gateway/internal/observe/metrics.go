@@ -1,9 +1,11 @@
 package observe
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +24,22 @@ type Metrics struct {
 	more     []prometheus.Gatherer
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series are the children of requests and duration met so far, by
+	// kind and status: looked up in the vectors, a request's status was
+	// formatted (an allocation) and both label sets hashed under a lock.
+	// The map is replaced, never changed; seriesMu orders the additions.
+	series   atomic.Pointer[map[seriesKey]requestSeries]
+	seriesMu sync.Mutex
+}
+
+type seriesKey struct {
+	kind   string
+	status int
+}
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // NewMetrics registers the HTTP collectors and the Go runtime's.
@@ -52,8 +70,39 @@ func (m *Metrics) AddGatherer(g prometheus.Gatherer) { m.more = append(m.more, g
 
 // Observe records one served request.
 func (m *Metrics) Observe(kind string, status int, d time.Duration) {
-	m.requests.WithLabelValues(kind, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(kind).Observe(d.Seconds())
+	s, ok := requestSeries{}, false
+	if series := m.series.Load(); series != nil {
+		s, ok = (*series)[seriesKey{kind, status}]
+	}
+	if !ok {
+		s = m.addSeries(kind, status)
+	}
+	s.count.Inc()
+	s.duration.Observe(d.Seconds())
+}
+
+// addSeries looks up the children of kind and status in the vectors and
+// adds them to m.series. The kinds are few and net/http's statuses
+// three-digit, so the map stays small.
+func (m *Metrics) addSeries(kind string, status int) requestSeries {
+	m.seriesMu.Lock()
+	defer m.seriesMu.Unlock()
+	key := seriesKey{kind, status}
+	old := m.series.Load()
+	if old != nil {
+		if s, ok := (*old)[key]; ok {
+			return s
+		}
+	}
+	s := requestSeries{count: m.requests.WithLabelValues(kind, strconv.Itoa(status)),
+		duration: m.duration.WithLabelValues(kind)}
+	series := make(map[seriesKey]requestSeries, 1)
+	if old != nil {
+		series = maps.Clone(*old)
+	}
+	series[key] = s
+	m.series.Store(&series)
+	return s
 }
 
 // Handler serves /metrics in the Prometheus text format.

@@ -24,10 +24,33 @@ func WithTraceID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, traceKey{}, id)
 }
 
+// Request is what an HTTP request's context carries for the code serving
+// it: its trace id and where the access line's notes go. The server keeps
+// one per request, in memory it allocates anyway, and gives the context
+// both with one value (WithRequest): a value per fact was an allocation
+// each, and each lookup walked past the others.
+type Request struct {
+	TraceID string
+	// Access receives the handlers' notes (NoteNode, NoteErrorCode); nil
+	// while the access log is off, and the notes are then dropped.
+	Access *Access
+}
+
+// WithRequest returns ctx carrying rq: its trace id, and its notes. A
+// trace id given later (WithTraceID) replaces both for what runs under it.
+func WithRequest(ctx context.Context, rq *Request) context.Context {
+	return context.WithValue(ctx, traceKey{}, rq)
+}
+
 // TraceID returns the trace id carried by ctx, or "".
 func TraceID(ctx context.Context) string {
-	id, _ := ctx.Value(traceKey{}).(string)
-	return id
+	switch v := ctx.Value(traceKey{}).(type) {
+	case *Request:
+		return v.TraceID
+	case string:
+		return v
+	}
+	return ""
 }
 
 // LogHandler wraps an slog.Handler so that every record logged with a

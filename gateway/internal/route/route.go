@@ -21,7 +21,8 @@ type Invoker interface {
 }
 
 // AnswerInvoker is an Invoker that can read a call's answer into a buffer
-// its caller owns, sparing a copy (a plugin's fast lane).
+// its caller owns, sparing a copy (a plugin's fast lane). InvokeInto keeps
+// nothing of req once it returns: the caller reuses it.
 type AnswerInvoker interface {
 	InvokeInto(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (*pluginv1.InvokeResponse, error)
 }

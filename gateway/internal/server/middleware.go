@@ -38,30 +38,30 @@ func traced(opts Options, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
+		// The request's record, its header value and its access notes
+		// live in sw, allocated per request anyway.
+		sw := &statusWriter{ResponseWriter: w}
 		var span trace.Span
-		var id string
 		if tracing.Enabled() {
 			// The request's trace: the client's when it sent a
 			// traceparent, and X-Svc-Trace-Id is its id.
 			ctx, span = tracing.Tracer().Start(tracing.Extract(ctx, r.Header.Get("Traceparent")), r.Method+" "+classify(r),
 				trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 					attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
-			id = span.SpanContext().TraceID().String()
+			sw.req.TraceID = span.SpanContext().TraceID().String()
 		} else {
-			id = observe.NewTraceID()
+			sw.req.TraceID = observe.NewTraceID()
 		}
-		ctx = observe.WithTraceID(ctx, id)
-		ids := []string{id}
-		w.Header()[observe.TraceHeader] = ids
+		if opts.AccessLog != nil {
+			sw.req.Access = &sw.access
+		}
+		ctx = observe.WithRequest(ctx, &sw.req)
+		sw.ids[0] = sw.req.TraceID
+		w.Header()[observe.TraceHeader] = sw.ids[:]
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			// OpenAI's clients log x-request-id with every answer and
 			// error: the same id finds the request in the gateway's logs.
-			w.Header()[requestIDHeader] = ids
-		}
-		sw := &statusWriter{ResponseWriter: w}
-		if opts.AccessLog != nil {
-			// The record lives in sw, already allocated per request.
-			ctx = observe.WithAccess(ctx, &sw.access)
+			w.Header()[requestIDHeader] = sw.ids[:]
 		}
 		if span != nil {
 			defer func() {
@@ -316,6 +316,10 @@ type statusWriter struct {
 	code        int
 	wroteHeader bool
 	access      observe.Access
+	// req is the request's record in its context (observe.WithRequest);
+	// ids is its trace id as the response's header value.
+	req observe.Request
+	ids [1]string
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	gopath "path"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +88,13 @@ type Server struct {
 	handler  http.Handler
 	compiled []Service
 	declared DeclaredPaths
+	// exact are the handlers of the patterns that name one path and
+	// nothing more (no method, host or wildcard; graph.Path): a request for
+	// one is handed to its handler without the mux's walk, which that
+	// pattern would win. shadowed are the paths that a more specific
+	// pattern (with a method or a host) names too: the mux serves those.
+	exact    map[string]http.Handler
+	shadowed map[string]bool
 }
 
 // DeclaredPaths serves paths known only at run time (the plain HTTP paths
@@ -106,10 +115,10 @@ type rpcTable struct {
 
 // New builds a server with the operational endpoints and no services yet.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /healthz", s.live)
-	s.mux.HandleFunc("GET /readyz", s.health)
-	s.mux.HandleFunc("GET /developers/changelog", func(w http.ResponseWriter, r *http.Request) {
+	s := &Server{opts: opts, mux: http.NewServeMux(), exact: map[string]http.Handler{}, shadowed: map[string]bool{}}
+	s.Handle("GET /healthz", http.HandlerFunc(s.live))
+	s.Handle("GET /readyz", http.HandlerFunc(s.health))
+	s.Handle("GET /developers/changelog", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log := version.Changelog()
 		releases := make([]pages.Release, len(log))
 		for i, e := range log {
@@ -120,16 +129,16 @@ func New(opts Options) *Server {
 		if err := pages.RenderChangelog(w, releases); err != nil {
 			slog.ErrorContext(r.Context(), "render changelog", "error", err)
 		}
-	})
-	s.mux.Handle(grpchealth.NewHandler(healthChecker{s}))
+	}))
+	s.Handle(grpchealth.NewHandler(healthChecker{s}))
 	reflector := grpcreflect.NewReflector(s, grpcreflect.WithDescriptorResolver(currentFiles{s}))
-	s.mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	s.mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	s.mux.HandleFunc("/", s.serveRPC)
+	s.Handle(grpcreflect.NewHandlerV1(reflector))
+	s.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	s.Handle("/", http.HandlerFunc(s.serveRPC))
 	if opts.BodyReadTimeout == 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	s.handler = traced(opts, versioned(limited(opts.BodyReadTimeout, s.mux)))
+	s.handler = traced(opts, versioned(limited(opts.BodyReadTimeout, http.HandlerFunc(s.route))))
 	if err := s.SetServices(nil, protoregistry.GlobalFiles); err != nil {
 		panic(err) // an empty table cannot fail
 	}
@@ -139,7 +148,49 @@ func New(opts Options) *Server {
 // Handle adds a handler for a pattern outside the proto services (OAuth
 // form posts, HTML pages, the Graph endpoint). It must be called before the
 // server starts serving.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h) // refuses a pattern conflicting with another
+	exact, path := exactPattern(pattern)
+	switch {
+	case path == "":
+	case exact && !s.shadowed[path]:
+		s.exact[path] = h
+	case !exact:
+		s.shadowed[path] = true
+		delete(s.exact, path)
+	}
+}
+
+// exactPattern reports whether pattern (net/http's syntax) names one clean
+// path and nothing more, and the literal path it names with a method or a
+// host ("" when it has a wildcard or names a subtree: no request the exact
+// pattern of that path serves can match it without the mux refusing the
+// two as conflicting).
+func exactPattern(pattern string) (exact bool, path string) {
+	method := false
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
+		method, pattern = true, strings.TrimLeft(pattern[i:], " \t")
+	}
+	host := !strings.HasPrefix(pattern, "/")
+	if i := strings.IndexByte(pattern, '/'); i >= 0 {
+		pattern = pattern[i:]
+	}
+	if strings.ContainsAny(pattern, "{%") || strings.HasSuffix(pattern, "/") || gopath.Clean(pattern) != pattern {
+		return false, ""
+	}
+	return !method && !host, pattern
+}
+
+// route serves a request for an exact pattern's path with its handler,
+// and any other with the mux. (CONNECT is the mux's: it matches those on
+// their host.)
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if h, ok := s.exact[r.URL.Path]; ok && r.Method != http.MethodConnect {
+		h.ServeHTTP(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // HandleDeclared adds the paths declared at run time: a request that no
 // pattern of Handle matches and that is not an RPC goes to p before the

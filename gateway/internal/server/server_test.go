@@ -137,3 +137,90 @@ func TestAPanicResolvingTheCredentialIsAnsweredWithTheErrorEnvelope(t *testing.T
 		t.Fatalf("answer = %d %s, want 500 in the envelope with the trace id", rec.Code, rec.Body)
 	}
 }
+
+func TestAHandlersNotesAndTraceIDReachTheAccessLine(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		var log strings.Builder
+		opts := server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return nil }}
+		if on {
+			opts.AccessLog = &log
+		}
+		s := server.New(opts)
+		var seen string
+		s.Handle("GET /noted", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = observe.TraceID(r.Context())
+			observe.NoteNode(r.Context(), "page/{id}/posts")
+			observe.NoteNode(r.Context(), "not/the/first")
+			observe.NoteErrorCode(r.Context(), 100)
+			w.WriteHeader(http.StatusBadRequest)
+		}))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/noted", nil))
+		id := rec.Header().Get(observe.TraceHeader)
+		if id == "" || seen != id {
+			t.Fatalf("the handler saw trace id %q, the response says %q", seen, id)
+		}
+		if !on {
+			if log.Len() != 0 {
+				t.Fatalf("access log off, but %q was written", log.String())
+			}
+			continue
+		}
+		var line struct {
+			Node    string `json:"node"`
+			Code    int    `json:"code"`
+			Status  int    `json:"status"`
+			TraceID string `json:"trace_id"`
+		}
+		if err := json.Unmarshal([]byte(log.String()), &line); err != nil {
+			t.Fatalf("access line %q: %v", log.String(), err)
+		}
+		if line.Node != "page/{id}/posts" || line.Code != 100 || line.Status != 400 || line.TraceID != id {
+			t.Errorf("access line %q, want node page/{id}/posts, code 100, status 400, trace_id %s", log.String(), id)
+		}
+	}
+}
+
+func TestARequestGoesToTheHandlerTheMuxWouldChoose(t *testing.T) {
+	t.Parallel()
+	s := server.New(server.Options{Metrics: observe.NewMetrics(), Ready: func(context.Context) error { return nil }})
+	named := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(name)) })
+	}
+	s.Handle("/exact", named("exact"))
+	s.Handle("GET /shadowed", named("GET shadowed"))
+	s.Handle("/shadowed", named("shadowed"))
+	s.Handle("/late", named("late"))
+	s.Handle("POST /late", named("POST late"))
+	s.Handle("/hosted", named("hosted"))
+	s.Handle("example.com/hosted", named("example.com hosted"))
+	s.Handle("/tree/", named("tree"))
+	s.Handle("/healthz", named("healthz")) // after New's GET /healthz
+	for _, c := range []struct{ method, target, host, want string }{
+		{"GET", "/exact", "", "exact"},
+		{"POST", "/exact", "", "exact"},
+		{"GET", "/ex%61ct", "", "exact"},
+		{"GET", "/shadowed", "", "GET shadowed"},
+		{"HEAD", "/shadowed", "", "GET shadowed"}, // the recorder keeps a HEAD's body
+		{"POST", "/shadowed", "", "shadowed"},
+		{"POST", "/late", "", "POST late"},
+		{"GET", "/late", "", "late"},
+		{"GET", "/hosted", "example.com", "example.com hosted"},
+		{"GET", "/hosted", "other.example", "hosted"},
+		{"GET", "/tree/x", "", "tree"},
+		{"GET", "/tree", "", "<a href=\"/tree/\">Temporary Redirect</a>.\n\n"}, // the mux's redirect
+		{"GET", "/healthz", "", `{"status":"ok"}`},
+		{"POST", "/healthz", "", "healthz"},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		if c.host != "" {
+			r.Host = c.host
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if got := rec.Body.String(); got != c.want {
+			t.Errorf("%s %s (host %q): %d %q, want %q", c.method, c.target, c.host, rec.Code, got, c.want)
+		}
+	}
+}
