@@ -1409,6 +1409,19 @@ func (r *runner) tokenExchange(ctx context.Context) {
 	what := "Token exchange (`authorization_code` + PKCE S256, client secret in Basic auth), 8 connections"
 	row := bench.Row{What: what, Reference: "— (absolute target)", Target: "≥ 6,000 /s",
 		Command: "go run ./bench/cmd/benchreport (codes are issued first with prompt=none; the exchanges alone are timed) ; in-process: go test -run '^$' -bench TokenExchange -benchtime 5000x ./gateway/internal/oauth/"}
+	// A checkpoint first, so that none is under way during the exchanges.
+	// In make bench the rows before write about 540 MB of WAL, which calls
+	// for a checkpoint (max_wal_size 1 GB) spread over 4.5 minutes: at
+	// 442a40a it started about a minute before this figure and ran through
+	// it (the run's server log: 20:58:36 to 21:03:06), and
+	// its writes, fsyncs and full-page images were measured as the
+	// exchanges' (5,027/s against 6,101/s with -only token, which never
+	// had one). A 1.5 s figure should not depend on where that falls.
+	if r.db != nil {
+		if err := r.db.Exec(ctx, "CHECKPOINT"); err != nil {
+			r.notes = append(r.notes, "CHECKPOINT before the token exchange failed (a checkpoint may have run during it): "+firstLine(err.Error()))
+		}
+	}
 	// Codes first (each is one authorize request on the signed-in session),
 	// then only the exchanges are timed, as in BenchmarkTokenExchange.
 	codes, err := r.oauth.Codes(ctx, r.o.codes, 8, tokenScopes, time.Now().Add(min(r.o.dur, 8*time.Second)))
@@ -1421,7 +1434,13 @@ func (r *runner) tokenExchange(ctx context.Context) {
 		Duration: time.Minute, BodyFunc: func(n uint64, dst []byte) []byte { return append(dst, r.oauth.ExchangeForm(codes[n])...) },
 		Headers: []bench.Header{{Name: "Content-Type", Value: "application/x-www-form-urlencoded"},
 			{Name: "Authorization", Value: r.oauth.BasicAuth()}}}
+	// A backend reports its WAL counts at most once a second: the pauses
+	// let the codes' issuance report before, and the exchanges' after.
+	time.Sleep(walStatsDelay)
+	w0 := r.walStats(ctx)
 	res, a, b, err := r.runLoad(ctx, load)
+	time.Sleep(walStatsDelay)
+	w1 := r.walStats(ctx)
 	if err != nil {
 		row.Verdict = "failed: " + firstLine(err.Error())
 		r.add(row)
@@ -1435,7 +1454,46 @@ func (r *runner) tokenExchange(ctx context.Context) {
 	}
 	row.Verdict = bench.Verdict(true, res.OKPerSec >= 6000 && res.ErrorTotal == 0)
 	r.add(row)
-	r.details = append(r.details, "**Token exchange** — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(a, b, res.Requests))
+	r.details = append(r.details, "**Token exchange** — "+strings.TrimSpace(res.String())+"\n  "+cpuLine(a, b, res.Requests)+w1.per(w0, res.Requests))
+}
+
+// walStatsDelay is longer than PostgreSQL's PGSTAT_MIN_INTERVAL (1 s),
+// the longest a backend holds its WAL counts before reporting them.
+const walStatsDelay = 1100 * time.Millisecond
+
+// walStats is PostgreSQL's WAL and checkpoint counters at one moment; bytes
+// is the WAL position.
+type walStats struct {
+	ok                             bool
+	records, fpi, bytes, syncs     float64
+	checkpoints, buffersCheckpoint float64
+}
+
+func (r *runner) walStats(ctx context.Context) walStats {
+	var w walStats
+	if r.db == nil {
+		return w
+	}
+	conn, err := pgx.Connect(ctx, r.db.URL)
+	if err != nil {
+		return w
+	}
+	defer conn.Close(ctx)
+	err = conn.QueryRow(ctx, `SELECT w.wal_records::float8, w.wal_fpi::float8, (pg_current_wal_lsn() - '0/0')::float8, w.wal_sync::float8,
+  (b.checkpoints_timed + b.checkpoints_req)::float8, b.buffers_checkpoint::float8
+FROM pg_stat_wal w, pg_stat_bgwriter b`).Scan(&w.records, &w.fpi, &w.bytes, &w.syncs, &w.checkpoints, &w.buffersCheckpoint)
+	w.ok = err == nil
+	return w
+}
+
+// per is the WAL written per request between a and w, as a details line.
+func (w walStats) per(a walStats, n uint64) string {
+	if !w.ok || !a.ok || n == 0 {
+		return ""
+	}
+	f := float64(n)
+	return fmt.Sprintf("\n  WAL per request: %.1f records, %.2f full-page images, %.0f bytes, %.2f flushes; checkpoints meanwhile %.0f (%.0f buffers written)",
+		(w.records-a.records)/f, (w.fpi-a.fpi)/f, (w.bytes-a.bytes)/f, (w.syncs-a.syncs)/f, w.checkpoints-a.checkpoints, w.buffersCheckpoint-a.buffersCheckpoint)
 }
 
 // ---- memory ------------------------------------------------------------

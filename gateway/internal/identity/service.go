@@ -161,6 +161,10 @@ func (s *store) InTx(ctx context.Context, fn func(*Service) error) error {
 // transaction, for packages that own other core tables (oauth, seed).
 func (s *Service) Queries() *coredb.Queries { return s.q }
 
+// Pool is the Service's pool, for a caller that sends several statements
+// in one round trip (oauth's code redemptions).
+func (s *Service) Pool() *pgxpool.Pool { return s.pool }
+
 // FormatID writes a database id as the decimal string clients see.
 func FormatID(id int64) string { return sdk.FormatID(id) }
 

@@ -134,7 +134,7 @@ func (s *Server) redeemBatch(ctx context.Context, batch []*redemption) {
 		arg.AccessHashes[i], arg.RefreshHashes[i] = r.p.AccessHash, r.p.RefreshHash
 	}
 	s.redeems.together.Add(int64(len(batch)))
-	rows, err := s.q.RedeemCodes(ctx, arg)
+	rows, err := s.generic.RedeemCodes(ctx, arg)
 	if err != nil {
 		for _, r := range batch {
 			s.redeemOne(ctx, r)

@@ -34,10 +34,12 @@ type Server struct {
 	issuer string
 	ids    *identity.Service
 	q      *coredb.Queries
-	authn  *auth.Authenticator
-	keys   *keySet
-	now    func() time.Time
-	secure bool
+	// generic runs RedeemCodes with a generic plan (genericplan.go).
+	generic *coredb.Queries
+	authn   *auth.Authenticator
+	keys    *keySet
+	now     func() time.Time
+	secure  bool
 	// clients remembers authenticated clients (clientcache.go).
 	clients clientCache
 	// redeems batches concurrent code redemptions (redeembatch.go).
@@ -59,12 +61,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	s := &Server{
-		issuer: strings.TrimRight(opts.Issuer, "/"),
-		ids:    opts.Identity,
-		q:      opts.Identity.Queries(),
-		authn:  opts.Auth,
-		now:    opts.Now,
-		secure: strings.HasPrefix(opts.Issuer, "https://"),
+		issuer:  strings.TrimRight(opts.Issuer, "/"),
+		ids:     opts.Identity,
+		q:       opts.Identity.Queries(),
+		generic: coredb.New(genericPlans{pool: opts.Identity.Pool()}),
+		authn:   opts.Auth,
+		now:     opts.Now,
+		secure:  strings.HasPrefix(opts.Issuer, "https://"),
 	}
 	keys, err := loadKeys(ctx, s.q, opts.KeySecret)
 	if err != nil {
