@@ -33,6 +33,10 @@ const (
 	claimScan = 2
 	// recordBatch bounds one recorder statement.
 	recordBatch = 512
+	// recordGather and recordLinger: a smaller batch waits up to
+	// recordLinger for more outcomes (see recordLoop).
+	recordGather = 64
+	recordLinger = 10 * time.Millisecond
 	// statementTimeout bounds the dispatcher's and the claimer's
 	// statements. They are not cancelled when Run stops: a claim that
 	// committed while its caller gave up would hold its rows for a whole
