@@ -251,6 +251,10 @@ func (q *Queries) EraseUserDeliveries(ctx context.Context, arg EraseUserDeliveri
 
 const eraseUserEvents = `-- name: EraseUserEvents :execrows
 
+WITH unqueued AS (
+    DELETE FROM core.outbox_pending p USING core.outbox o
+    WHERE o.seq = p.seq AND o.user_id = $1::text
+)
 DELETE FROM core.outbox WHERE seq IN (
     SELECT seq FROM core.outbox WHERE user_id = $1::text LIMIT $2)
 `
@@ -263,7 +267,10 @@ type EraseUserEventsParams struct {
 // The core's own user-left job (gateway/internal/leaving, CoreJob): the
 // events about the person who left and their deliveries go, a batch at a
 // time, the outbox first (a statement that waits for a dispatcher's
-// lock on an event then lets the next one see the deliveries it made).
+// lock on an event's queue entry then lets the next one see the
+// deliveries it made).
+// The person's undispatched events leave the dispatch queue too (all of
+// them: the queue is short), waiting for a dispatcher that holds one.
 func (q *Queries) EraseUserEvents(ctx context.Context, arg EraseUserEventsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, eraseUserEvents, arg.UserID, arg.Batch)
 	if err != nil {

@@ -227,6 +227,11 @@ type CoreOutbox struct {
 	UserID       *string
 }
 
+type CoreOutboxPending struct {
+	Seq         int64
+	OrderingKey *string
+}
+
 type CorePage struct {
 	ID               int64
 	Name             string

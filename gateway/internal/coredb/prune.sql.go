@@ -86,9 +86,10 @@ func (q *Queries) PruneOAuthCodes(ctx context.Context, batch int32) (int64, erro
 const pruneOutbox = `-- name: PruneOutbox :execrows
 
 DELETE FROM core.outbox WHERE seq IN (
-    SELECT seq FROM core.outbox
-    WHERE dispatched_at < now() - make_interval(secs => $1::float8)
-    ORDER BY seq LIMIT $2)
+    SELECT o.seq FROM core.outbox o
+    WHERE COALESCE(o.dispatched_at, o.created_at) < now() - make_interval(secs => $1::float8)
+      AND NOT EXISTS (SELECT 1 FROM core.outbox_pending p WHERE p.seq = o.seq)
+    ORDER BY o.seq LIMIT $2)
 `
 
 type PruneOutboxParams struct {
@@ -99,7 +100,9 @@ type PruneOutboxParams struct {
 // Pruning keeps the core tables bounded (gateway/internal/prune). Each
 // statement removes at most @batch rows, oldest first, so that no round
 // holds locks for long; the pruner repeats it until less than a batch goes.
-// Events dispatched (fanned out to deliveries) longer ago than the retention.
+// Events dispatched (fanned out to deliveries; no longer queued in
+// core.outbox_pending) and older than the retention: appended then, or
+// dispatched then for the rows dispatched before migration 0267.
 func (q *Queries) PruneOutbox(ctx context.Context, arg PruneOutboxParams) (int64, error) {
 	result, err := q.db.Exec(ctx, pruneOutbox, arg.RetainSeconds, arg.Batch)
 	if err != nil {

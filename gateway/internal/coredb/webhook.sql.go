@@ -66,9 +66,8 @@ WITH busy AS (
           NOT EXISTS (SELECT 1 FROM core.webhook_deliveries p
                       WHERE p.app_id = d.app_id AND p.ordering_key = d.ordering_key
                         AND p.status = 'pending' AND p.ordering_seq < d.ordering_seq)
-          AND NOT EXISTS (SELECT 1 FROM core.outbox o
-                          WHERE o.dispatched_at IS NULL AND o.ordering_key = d.ordering_key
-                            AND o.seq < d.ordering_seq)))
+          AND NOT EXISTS (SELECT 1 FROM core.outbox_pending o
+                          WHERE o.ordering_key = d.ordering_key AND o.seq < d.ordering_seq)))
     ORDER BY d.next_attempt_at
     LIMIT $3
 ), fair AS (
@@ -253,13 +252,16 @@ const dispatchEvents = `-- name: DispatchEvents :many
 WITH busy AS (
     -- Two set-returning functions in one select list run in lockstep.
     SELECT unnest($1::bigint[]) AS app_id, unnest($2::bigint[]) AS room
+), taken AS (
+    -- An entry whose event is gone (erased by a person's leaving in the
+    -- meantime) is taken all the same and makes nothing.
+    DELETE FROM core.outbox_pending p
+    WHERE p.seq IN (SELECT q.seq FROM core.outbox_pending q ORDER BY q.seq LIMIT $3
+                    FOR UPDATE SKIP LOCKED)
+    RETURNING p.seq
 ), ev AS (
     SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key, o.user_id
-    FROM core.outbox o
-    WHERE o.dispatched_at IS NULL
-    ORDER BY o.seq
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
+    FROM taken JOIN core.outbox o ON o.seq = taken.seq
 ), linked AS MATERIALIZED (
     -- Each app linked to a Page of the batch, once per Page and event
     -- type: a batch is mostly a few Pages' events of a few types, and the
@@ -335,12 +337,8 @@ WITH busy AS (
     ORDER BY f.event_seq, f.app_id
     RETURNING seq, id, app_id, event_id, event_type, page_id, event_created_at, data, test, failed_attempts,
               lease_token
-), dispatched AS (
-    UPDATE core.outbox o SET dispatched_at = now()
-    FROM ev WHERE o.seq = ev.seq
-    RETURNING 1
 ), counts AS (
-    SELECT (SELECT count(*) FROM dispatched)::bigint AS events,
+    SELECT (SELECT count(*) FROM taken)::bigint AS events,
            (SELECT count(*) FROM delivered)::bigint AS deliveries
 )
 SELECT counts.events, counts.deliveries,
@@ -385,11 +383,13 @@ type DispatchEventsRow struct {
 	PreviousSecretExpiresAt pgtype.Timestamptz
 }
 
-// Takes up to max_events undispatched events (rows another dispatcher holds
-// are skipped), creates one delivery per event and subscribed app (every
-// app entitled to the event's Page's events, see recipient, and the
-// event's own app) and marks the events dispatched, in one statement. Ids that are not decimal match no
-// app or Page rather than failing the batch.
+// Takes up to max_events undispatched events off the queue
+// (core.outbox_pending, entries another dispatcher holds are skipped),
+// creates one delivery per event and subscribed app (every app entitled to
+// the event's Page's events, see recipient, and the event's own app), in
+// one statement. The outbox rows are only read: deleting the queue entry
+// is what marks an event dispatched (migration 0267). Ids that are not
+// decimal match no app or Page rather than failing the batch.
 //
 // The first claim_max new deliveries are created already leased to the
 // caller with lease_token, as ClaimDeliveries would lease them, and are
@@ -1008,11 +1008,11 @@ func (q *Queries) WebhookEventsWithoutProduct(ctx context.Context, arg WebhookEv
 
 const webhookLag = `-- name: WebhookLag :one
 SELECT (SELECT count(*) FROM core.webhook_deliveries WHERE status = 'pending')::bigint AS pending,
-       (SELECT count(*) FROM core.outbox WHERE dispatched_at IS NULL)::bigint AS undispatched,
+       (SELECT count(*) FROM core.outbox_pending)::bigint AS undispatched,
        COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(next_attempt_at))
                  FROM core.webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS due_wait,
        COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(created_at))
-                 FROM core.outbox WHERE dispatched_at IS NULL), 0)::float8 AS dispatch_wait
+                 FROM core.outbox o JOIN core.outbox_pending p ON p.seq = o.seq), 0)::float8 AS dispatch_wait
 `
 
 type WebhookLagRow struct {

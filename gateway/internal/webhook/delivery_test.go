@@ -661,3 +661,53 @@ func TestBacklogCountsPendingDeliveries(t *testing.T) {
 	}
 	stop()
 }
+
+// An event waits in core.outbox_pending from its commit until a dispatch
+// takes it; the dispatch writes nothing to its outbox row (migration 0267:
+// no second row version per event). A rolled-back event leaves no entry.
+func TestDispatchTakesTheEventOffTheQueueAndLeavesItsOutboxRowAsWritten(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rcv := newReceiver(t, b.App.ClientSecret)
+	b.subscribe(t, rcv.URL(), webhook.EventBookPostCreated)
+	ctx := context.Background()
+
+	errRollback := errors.New("the change failed")
+	if err := pgx.BeginFunc(ctx, b.Pool, func(tx pgx.Tx) error {
+		if _, err := event.Emit(ctx, tx, b.pageEvent(1)); err != nil {
+			return err
+		}
+		return errRollback
+	}); !errors.Is(err, errRollback) {
+		t.Fatal(err)
+	}
+	id := b.emit(t, b.pageEvent(2))[0]
+	var queued int
+	var before string
+	if err := b.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM core.outbox_pending p JOIN core.outbox o USING (seq) WHERE o.id = $1),
+		(SELECT ctid::text FROM core.outbox WHERE id = $1)`, id).Scan(&queued, &before); err != nil {
+		t.Fatal(err)
+	}
+	if queued != 1 {
+		t.Fatalf("the committed event has %d queue entries before dispatch, want 1", queued)
+	}
+	var total int
+	if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM core.outbox_pending`).Scan(&total); err != nil || total != 1 {
+		t.Fatalf("%d queue entries (%v), want only the committed event's", total, err)
+	}
+
+	run(t, b.svc)
+	eventually(t, 10*time.Second, "the event delivered", func() bool { return len(rcv.byEvent()[id]) == 1 })
+	var after string
+	var dispatchedAt *time.Time
+	if err := b.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM core.outbox_pending), ctid::text, dispatched_at FROM core.outbox WHERE id = $1`,
+		id).Scan(&total, &after, &dispatchedAt); err != nil {
+		t.Fatal(err)
+	}
+	if total != 0 {
+		t.Errorf("%d queue entries after the dispatch, want none", total)
+	}
+	if after != before || dispatchedAt != nil {
+		t.Errorf("the outbox row moved from %s to %s (dispatched_at %v): the dispatch rewrote it", before, after, dispatchedAt)
+	}
+}

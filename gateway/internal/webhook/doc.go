@@ -8,9 +8,10 @@
 //
 // The tables core.webhook_subscriptions and core.webhook_deliveries (with
 // each delivery's attempt log; migration 0020_webhook.sql),
-// core.webhook_listeners (0103), and the dispatched_at column of
-// core.outbox. It reads core.apps (mode, and the sealed client secrets that
-// sign: see Secrets below), core.page_links, core.app_products and
+// core.webhook_listeners (0103), and the dispatch queue core.outbox_pending
+// (0267: an entry per undispatched event, made by a trigger on core.outbox,
+// deleted by the dispatch). It reads core.apps (mode, and the sealed client
+// secrets that sign: see Secrets below), core.page_links, core.app_products and
 // core.app_scope_reviews (who is entitled to an event, below). It must not
 // write any other table. The products emit events by inserting into
 // core.outbox with sdk/event.Emit in the transaction of their
@@ -19,13 +20,14 @@
 //
 // # How an event travels
 //
-//  1. Dispatch. The dispatcher polls the outbox's pending index, every 5 ms
+//  1. Dispatch. The dispatcher polls the queue core.outbox_pending, every 5 ms
 //     while events come, backing off to every 100 ms when none do (the
 //     outbox sends no NOTIFY: it would serialise every commit that writes an
 //     event, see migration 0013). One SQL statement takes up to 500
-//     undispatched events with FOR UPDATE SKIP LOCKED, inserts one delivery
-//     per (event, app that should get it and subscribed to its type) and
-//     marks the events dispatched: a crash leaves either all of it or none,
+//     queued events with FOR UPDATE SKIP LOCKED, deletes their queue entries
+//     (the outbox rows are only read) and inserts one delivery per (event,
+//     app that should get it and subscribed to its type): a crash leaves
+//     either all of it or none,
 //     and two gateways never take the same event. An event goes to every
 //     app entitled to its Page's events (next section) and to its own app
 //     (app_id), each once, if subscribed to its type. The deliveries that this gateway's free

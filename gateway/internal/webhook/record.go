@@ -24,22 +24,49 @@ const (
 
 // recordLoop writes outcomes until the results channel closes. Whatever
 // has arrived while the previous batch was being written forms the next
-// batch, so batches grow with load and a lone result is written at once.
+// batch, so batches grow with load. A batch smaller than recordGather
+// waits up to recordLinger for more: each statement is planned afresh and
+// commits, so under a steady flow fewer, larger batches cost PostgreSQL
+// less per outcome, and an outcome only waits for its record, never a
+// receiver for its delivery. A batch holding an ordered delivery is
+// written at once: the next event of its key waits for it.
 func (r *runner) recordLoop(ctx context.Context) {
 	batch := make([]result, 0, recordBatch)
+	// Since Go 1.23 a stopped or reset timer leaves no stale tick.
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for res := range r.results {
 		batch = append(batch[:0], res)
+		ordered, waiting := res.job.d.OrderingKey != nil, false
 	fill:
 		for len(batch) < recordBatch {
+			var more result
+			var ok bool
 			select {
-			case more, ok := <-r.results:
-				if !ok {
+			case more, ok = <-r.results:
+			default:
+				if ordered || len(batch) >= recordGather {
 					break fill
 				}
-				batch = append(batch, more)
-			default:
+				if !waiting {
+					waiting = true
+					linger.Reset(recordLinger)
+				}
+				select {
+				case more, ok = <-r.results:
+				case <-linger.C:
+					waiting = false
+					break fill
+				}
+			}
+			if !ok {
 				break fill
 			}
+			batch = append(batch, more)
+			ordered = ordered || more.job.d.OrderingKey != nil
+		}
+		if waiting {
+			linger.Stop()
 		}
 		r.s.record(ctx, r.q, batch)
 	}

@@ -33,6 +33,10 @@ const (
 	claimScan = 2
 	// recordBatch bounds one recorder statement.
 	recordBatch = 512
+	// recordGather and recordLinger: a smaller batch waits up to
+	// recordLinger for more outcomes (see recordLoop).
+	recordGather = 64
+	recordLinger = 10 * time.Millisecond
 	// statementTimeout bounds the dispatcher's and the claimer's
 	// statements. They are not cancelled when Run stops: a claim that
 	// committed while its caller gave up would hold its rows for a whole
@@ -248,16 +252,16 @@ func statementContext(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // dispatchLoop fans outbox events out into deliveries. It polls the
-// outbox's pending index: every busyPoll while events come, backing off to
-// PollInterval when none do. (The outbox sends no notification: NOTIFY
-// would serialise every commit that writes an event; see migration 0013.)
-// It takes only as many events as this gateway has free job slots, and
-// the deliveries it creates are leased to this gateway in the same
-// statement and queued at once, so their first attempt costs no claim.
-// Events beyond that stay in the outbox, whose index costs nothing to
-// leave them in, rather than become due deliveries that a claim has to
-// find again: while the outbox has more, the next dispatch waits until
-// 2×Workers slots are free (or busyPoll passed), as a claim does.
+// dispatch queue (core.outbox_pending): every busyPoll while events come,
+// backing off to PollInterval when none do. (The outbox sends no
+// notification: NOTIFY would serialise every commit that writes an event;
+// see migration 0013.) It takes only as many events as this gateway has
+// free job slots, and the deliveries it creates are leased to this gateway
+// in the same statement and queued at once, so their first attempt costs
+// no claim. Events beyond that stay queued, which costs nothing, rather
+// than become due deliveries that a claim has to find again: while the
+// queue has more, the next dispatch waits until 2×Workers slots are free
+// (or busyPoll passed), as a claim does.
 func (r *runner) dispatchLoop(ctx context.Context) {
 	wait, full := busyPoll, false
 	batch := int64(2 * r.s.opts.Workers)

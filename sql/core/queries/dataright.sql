@@ -165,9 +165,16 @@ WHERE id = @id AND lease_token = @lease_token;
 -- The core's own user-left job (gateway/internal/leaving, CoreJob): the
 -- events about the person who left and their deliveries go, a batch at a
 -- time, the outbox first (a statement that waits for a dispatcher's
--- lock on an event then lets the next one see the deliveries it made).
+-- lock on an event's queue entry then lets the next one see the
+-- deliveries it made).
 
 -- name: EraseUserEvents :execrows
+-- The person's undispatched events leave the dispatch queue too (all of
+-- them: the queue is short), waiting for a dispatcher that holds one.
+WITH unqueued AS (
+    DELETE FROM core.outbox_pending p USING core.outbox o
+    WHERE o.seq = p.seq AND o.user_id = @user_id::text
+)
 DELETE FROM core.outbox WHERE seq IN (
     SELECT seq FROM core.outbox WHERE user_id = @user_id::text LIMIT @batch);
 

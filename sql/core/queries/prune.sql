@@ -3,11 +3,14 @@
 -- holds locks for long; the pruner repeats it until less than a batch goes.
 
 -- name: PruneOutbox :execrows
--- Events dispatched (fanned out to deliveries) longer ago than the retention.
+-- Events dispatched (fanned out to deliveries; no longer queued in
+-- core.outbox_pending) and older than the retention: appended then, or
+-- dispatched then for the rows dispatched before migration 0267.
 DELETE FROM core.outbox WHERE seq IN (
-    SELECT seq FROM core.outbox
-    WHERE dispatched_at < now() - make_interval(secs => @retain_seconds::float8)
-    ORDER BY seq LIMIT @batch);
+    SELECT o.seq FROM core.outbox o
+    WHERE COALESCE(o.dispatched_at, o.created_at) < now() - make_interval(secs => @retain_seconds::float8)
+      AND NOT EXISTS (SELECT 1 FROM core.outbox_pending p WHERE p.seq = o.seq)
+    ORDER BY o.seq LIMIT @batch);
 
 -- name: PruneDeliveries :execrows
 -- Finished deliveries (succeeded or given up) older than the retention,
