@@ -220,9 +220,10 @@ func (r *runner) curveScenarios() []*curve {
 
 	// The post write: the book plugin's transaction (CreatePost, then the
 	// SDK's InsertEvent into the outbox) against copies of book.posts and
-	// core.outbox made with LIKE … INCLUDING ALL, so that the reference
-	// neither feeds the gateway's outbox dispatcher nor drifts from the
-	// real tables' columns, defaults and indexes.
+	// core.outbox made with LIKE … INCLUDING ALL (and the outbox's queue
+	// trigger, outboxQueue), so that the reference neither feeds the
+	// gateway's outbox dispatcher nor drifts from the real tables' columns,
+	// defaults, indexes and trigger.
 	{
 		body := `{"content":"Curve post {{counter}}: ☕ 咖啡 🚀","audience":"everyone"}`
 		sc := &curveScenario{key: "write", title: "Graph post write POST page/<id>/posts", unit: "posts/s",
@@ -237,7 +238,7 @@ func (r *runner) curveScenarios() []*curve {
 			options: "-c synchronous_commit=on",
 			setup: "DROP SCHEMA IF EXISTS svcbench_curves CASCADE; CREATE SCHEMA svcbench_curves;\n" +
 				"CREATE TABLE svcbench_curves.posts (LIKE book.posts INCLUDING ALL);\n" +
-				"CREATE TABLE svcbench_curves.outbox (LIKE core.outbox INCLUDING ALL);",
+				"CREATE TABLE svcbench_curves.outbox (LIKE core.outbox INCLUDING ALL);" + outboxQueue("svcbench_curves.outbox"),
 			teardown: "DROP SCHEMA IF EXISTS svcbench_curves CASCADE"}
 		// CreatePost may write the outbox event itself (a data-modifying
 		// WITH: one statement, its own transaction) or leave it to the SDK's

@@ -1007,7 +1007,8 @@ func (r *runner) pgbenchRead(ctx context.Context, warmup bool) (*bench.PgbenchRe
 // indexes, taken from the tables themselves so that a migration changes the
 // reference too. svcbench.outbox adds the per-row NOTIFY trigger core.outbox
 // had before migration 0013; svcbench.outbox_quiet is the outbox as it is.
-const benchSchema = `
+// Both enter their events in a queue as core.outbox does (outboxQueue).
+var benchSchema = `
 DROP SCHEMA IF EXISTS svcbench CASCADE;
 CREATE SCHEMA svcbench;
 CREATE TABLE svcbench.posts (LIKE book.posts INCLUDING ALL);
@@ -1021,7 +1022,26 @@ END;
 $$;
 CREATE TRIGGER outbox_notify AFTER INSERT ON svcbench.outbox
     FOR EACH ROW EXECUTE FUNCTION svcbench.outbox_notify();
-`
+` + outboxQueue("svcbench.outbox") + outboxQueue("svcbench.outbox_quiet")
+
+// outboxQueue gives a LIKE copy of core.outbox (table, schema-qualified)
+// what migration 0267 gave the real one: a trigger entering each event
+// appended undispatched into a copy of core.outbox_pending, so a reference
+// transaction writes what the platform's does.
+func outboxQueue(table string) string {
+	fn := table + "_enqueue"
+	return fmt.Sprintf(`
+CREATE TABLE %[1]s_pending (LIKE core.outbox_pending INCLUDING ALL);
+CREATE FUNCTION %[2]s() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO %[1]s_pending (seq, ordering_key) VALUES (NEW.seq, NEW.ordering_key);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER outbox_enqueue AFTER INSERT ON %[1]s
+    FOR EACH ROW WHEN (NEW.dispatched_at IS NULL) EXECUTE FUNCTION %[2]s();
+`, table, fn)
+}
 
 func (r *runner) graphWrite(ctx context.Context) {
 	what := fmt.Sprintf("Graph post write `POST page/<id>/posts`, %d connections", r.o.writeConns)
