@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -107,13 +106,13 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 		if err == nil && i == 0 {
 			ok, serr := lc.stream(ctx, &pluginv1.InvokeRequest{}, func(*pluginv1.InvokeResponse) error { return nil })
 			if c.streams = ok && serr == nil; !c.streams {
-				_ = lc.conn.Close()
+				lc.close()
 				lc, err = c.dial(ctx)
 			}
 		}
 		if err == nil {
 			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}, nil); err != nil {
-				_ = lc.conn.Close()
+				lc.close()
 				err = fmt.Errorf("fast lane: the plugin does not answer on %s: %w", path, err)
 			}
 		}
@@ -199,7 +198,7 @@ func (c *LaneClient) Close() error {
 	c.open -= len(idle)
 	c.mu.Unlock()
 	for _, lc := range idle {
-		_ = lc.conn.Close()
+		lc.close()
 	}
 	return nil
 }
@@ -250,7 +249,7 @@ func (c *LaneClient) put(lc *laneConn) {
 	if c.closed || len(c.idle) >= maxIdle {
 		c.open--
 		c.mu.Unlock()
-		_ = lc.conn.Close()
+		lc.close()
 		return
 	}
 	lc.idleSince = time.Now()
@@ -288,12 +287,12 @@ func (c *LaneClient) sweep() {
 	}
 	c.mu.Unlock()
 	for _, lc := range stale {
-		_ = lc.conn.Close()
+		lc.close()
 	}
 }
 
 func (c *LaneClient) discard(lc *laneConn) {
-	_ = lc.conn.Close()
+	lc.close()
 	c.mu.Lock()
 	c.open--
 	wake := c.waits > 0
@@ -319,9 +318,17 @@ func (c *LaneClient) dial(ctx context.Context) (*laneConn, error) {
 			return nil, fmt.Errorf("fast lane: %s is served by process %d, not the plugin (%d): %v", c.path, pid, c.peerPID, err)
 		}
 	}
-	lc := &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10)}
+	lc := &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10), claimed: make(chan struct{}, 1)}
 	lc.abort = func() { _ = lc.conn.Close() }
+	lc.slot.overrun = lc.overrun
+	calls.add(&lc.slot)
 	return lc, nil
+}
+
+// close closes the connection for good.
+func (lc *laneConn) close() {
+	calls.remove(&lc.slot)
+	_ = lc.conn.Close()
 }
 
 // laneConn is one connection, used by one call at a time.
@@ -336,6 +343,14 @@ type laneConn struct {
 	// abort closes the connection, interrupting a call whose context
 	// ended; made once, not per call.
 	abort func()
+
+	// The watch of the call in flight (see call). slot is the connection's
+	// place in the watchdog; ctx the call's context while it runs; stop
+	// what overrun armed on it, handed over through claimed.
+	slot    watchSlot
+	ctx     context.Context
+	stop    func() bool
+	claimed chan struct{}
 }
 
 // call writes req and reads its answer. After an error, or when ctx ended
@@ -344,11 +359,13 @@ type laneConn struct {
 // Cancellation interrupts a blocked write or read by closing the
 // connection (the plugin's answer, if any, is dropped with it). Watching
 // ctx costs a few allocations per call (context.AfterFunc, the request
-// context's Done channel and its children map), so, as the plugin does
-// (watchAfter), a call is watched only once it has waited watchAfter for
-// its answer, or ctx's deadline if sooner; most calls are answered well
-// before. A request too large to be sure the write does not block is
-// watched from the start.
+// context's Done channel and its children map), so, as the plugin does, a
+// call is watched only once the watchdog finds it still running at two
+// ticks in a row (after 10–20 ms; see watchdog); most calls are answered
+// well before, and cost the watchdog a store and a swap, with no timer or
+// read deadline. A call whose deadline is nearer than watchSoon, or whose
+// request is too large to be sure the write does not block, is watched
+// from the start.
 func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, true, err // the caller left: nothing is sent, nothing runs
@@ -362,31 +379,25 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answe
 	if cap(b) <= 64<<10 {
 		lc.wbuf = b
 	}
-	var stop func() bool
-	if len(b) > maxUnwatchedWrite {
-		stop = lc.watch(ctx)
-	}
-	if _, err := lc.conn.Write(b); err != nil {
-		if stop != nil {
-			stop()
+	if len(b) > maxUnwatchedWrite || deadlineSoon(ctx) {
+		if stop := lc.watch(ctx); stop != nil {
+			defer func() {
+				if !stop() {
+					reusable = false // closed, or being closed
+				}
+			}()
 		}
-		return nil, false, lc.fail(ctx, "write", err)
-	}
-	if stop == nil {
-		answered, err := lc.answerWithin(ctx, watchAfter)
-		if err != nil {
-			return nil, false, lc.fail(ctx, "read", err)
-		}
-		if !answered {
-			stop = lc.watch(ctx)
-		}
-	}
-	if stop != nil {
+	} else {
+		lc.ctx = ctx
+		lc.slot.begin(calls)
 		defer func() {
-			if !stop() {
-				reusable = false // closed, or being closed
+			if !lc.unwatch() {
+				reusable = false
 			}
 		}()
+	}
+	if _, err := lc.conn.Write(b); err != nil {
+		return nil, false, lc.fail(ctx, "write", err)
 	}
 	resp, more, err := lc.read(ctx, id, answer)
 	if err != nil {
@@ -404,6 +415,17 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answe
 // and the write does not block.
 const maxUnwatchedWrite = 32 << 10
 
+// watchSoon: a call whose context's deadline is nearer than this is
+// watched from the start, so that it is cut at its deadline even if the
+// watchdog (which claims a call within 2 watchTicks) runs late.
+const watchSoon = 50 * time.Millisecond
+
+// deadlineSoon reports whether ctx's deadline is nearer than watchSoon.
+func deadlineSoon(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < watchSoon
+}
+
 // watch closes the connection when ctx ends; stop as context.AfterFunc's.
 // nil when ctx never ends.
 func (lc *laneConn) watch(ctx context.Context) (stop func() bool) {
@@ -413,31 +435,24 @@ func (lc *laneConn) watch(ctx context.Context) (stop func() bool) {
 	return context.AfterFunc(ctx, lc.abort)
 }
 
-// answerWithin waits up to d, or until ctx's deadline if sooner, for the
-// first byte of the answer, and reports whether it came. It consumes
-// nothing.
-func (lc *laneConn) answerWithin(ctx context.Context, d time.Duration) (bool, error) {
-	if lc.r.Buffered() > 0 {
-		return true, nil
+// overrun is the watchdog's, for a call it claimed as running long: from
+// now on the call's context closes the connection when it ends.
+func (lc *laneConn) overrun() {
+	lc.stop = lc.watch(lc.ctx)
+	lc.claimed <- struct{}{}
+}
+
+// unwatch ends the call in the watchdog, and reports whether the
+// connection is still usable (the call's context did not close it).
+func (lc *laneConn) unwatch() bool {
+	if lc.slot.end() {
+		lc.ctx = nil
+		return true
 	}
-	until := time.Now().Add(d)
-	if deadline, ok := ctx.Deadline(); ok && deadline.Before(until) {
-		until = deadline
-	}
-	if err := lc.conn.SetReadDeadline(until); err != nil {
-		return false, err
-	}
-	_, err := lc.r.Peek(1)
-	if clearErr := lc.conn.SetReadDeadline(time.Time{}); clearErr != nil && err == nil {
-		err = clearErr
-	}
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return false, nil
-	}
-	return false, err
+	<-lc.claimed // overrun has armed the watch
+	stop := lc.stop
+	lc.ctx, lc.stop = nil, nil
+	return stop == nil || stop()
 }
 
 // read reads one answer of call id, and whether more answers follow. With

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"sync/atomic"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -96,15 +94,10 @@ func (s *LaneServer) serveConn(c net.Conn) {
 		return
 	}
 	sc := &servedConn{s: s, rw: rw, r: bufio.NewReaderSize(rw, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
-	sc.timer = time.AfterFunc(time.Hour, sc.startWatch)
-	sc.timer.Stop()
+	sc.slot.overrun = sc.startWatch
+	calls.add(&sc.slot)
 	sc.serve(nil, false)
 }
-
-// watchAfter is how long a call runs before its connection is watched for
-// the gateway leaving (see servedConn.run). Most calls end sooner and pay
-// for setting and stopping a timer only.
-const watchAfter = 20 * time.Millisecond
 
 // servedConn is one fast-lane connection of the plugin. One goroutine at a
 // time owns it: it reads a call, runs it and writes the answer.
@@ -118,13 +111,12 @@ type servedConn struct {
 	req          *pluginv1.InvokeRequest
 
 	// The watch of the call being run (see run), made once per connection
-	// so that a call allocates none of it. state is the call's watch state;
-	// cancel ends its context; timer starts a watcher after watchAfter;
-	// handover passes the connection from the call's goroutine to its
-	// watcher once the answer is written.
-	state    atomic.Int32
+	// so that a call allocates none of it. slot is the connection's place
+	// in the watchdog, which starts a watcher for a call running long;
+	// cancel ends the call's context; handover passes the connection from
+	// the call's goroutine to its watcher once the answer is written.
+	slot     watchSlot
 	cancel   context.CancelFunc
-	timer    *time.Timer
 	handover chan struct{}
 }
 
@@ -158,19 +150,13 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 	}
 }
 
-// watch states of one call.
-const (
-	callRunning  = iota
-	callEnded    // the call ended before its watcher started: none will
-	callWatching // a watcher reads the connection
-)
-
 // run runs one call and writes its answer; it reports whether this
 // goroutine still owns the connection.
 //
 // The gateway sends nothing on a connection while its call runs, and
 // closes it when it gives up (its client left, or its deadline passed).
-// A call that runs longer than watchAfter gets a watcher: a goroutine that
+// A call that runs past the watchdog's second tick (10–20 ms) gets a
+// watcher: a goroutine that
 // reads the connection, so that the gateway leaving cancels the call's
 // context at once (a stream whose upstream sends nothing, or an upstream
 // slow to answer, would otherwise run on for nobody). What the watcher
@@ -182,11 +168,10 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	// until the watcher sees the gateway leave.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The watcher reads cancel once it has seen state running: the store
-	// of state orders the two.
+	// The watchdog reads cancel once it has seen the call begin: begin's
+	// store orders the two.
 	sc.cancel = cancel
-	sc.state.Store(callRunning)
-	sc.timer.Reset(watchAfter)
+	sc.slot.begin(calls)
 	id := req.GetCallId()
 	failed := false
 	if stream {
@@ -202,8 +187,7 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	} else {
 		last = sc.s.Handler(ctx, req)
 	}
-	sc.timer.Stop()
-	owned = sc.state.CompareAndSwap(callRunning, callEnded)
+	owned = sc.slot.end()
 	if !failed {
 		failed = sc.write(id, last, false) != nil
 	}
@@ -218,13 +202,11 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	return false
 }
 
-// startWatch starts a watcher for the call being run, unless it has ended
-// or has one. The timer of an earlier call may fire late, during the next
-// call: that call is then watched early, which is harmless.
+// startWatch starts a watcher for the call being run, which the watchdog
+// claimed as overrunning: the call's goroutine hands the connection over
+// to it once the answer is written (run).
 func (sc *servedConn) startWatch() {
-	if sc.state.CompareAndSwap(callRunning, callWatching) {
-		go sc.watch(sc.cancel)
-	}
+	go sc.watch(sc.cancel)
 }
 
 // release hands an answer back to the server's Release once written.
@@ -278,6 +260,7 @@ func (sc *servedConn) watch(cancel context.CancelFunc) {
 
 // close closes the connection and reports its end (LaneServer.Ended).
 func (sc *servedConn) close() {
+	calls.remove(&sc.slot)
 	_ = sc.rw.Close()
 	if sc.s.Ended != nil {
 		sc.s.Ended()
