@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 
 	"google.golang.org/protobuf/proto"
 
@@ -88,12 +87,13 @@ func (s *LaneServer) serveConn(c net.Conn) {
 		s.logger().Warn("fast lane: refused a connection from a process other than the gateway", "peer_pid", pid)
 		return
 	}
-	rw, err := blockingIO(c)
-	if err != nil {
-		s.logger().Error("fast lane: connection unusable", "error", err)
-		return
-	}
-	sc := &servedConn{s: s, rw: rw, r: bufio.NewReaderSize(rw, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
+	// The connection stays on the network poller. A blocking descriptor
+	// (a read sleeping in the kernel, no epoll wait, no goroutine switch)
+	// costs less per call while calls come one at a time, and more under
+	// concurrent calls, where each call wakes a thread of its own instead
+	// of one poller wake finding several: see docs/design/performance.md,
+	// "Rejected".
+	sc := &servedConn{s: s, rw: c, r: bufio.NewReaderSize(c, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
 	sc.slot.overrun = sc.startWatch
 	calls.add(&sc.slot)
 	sc.serve(nil, false)
@@ -103,7 +103,7 @@ func (s *LaneServer) serveConn(c net.Conn) {
 // time owns it: it reads a call, runs it and writes the answer.
 type servedConn struct {
 	s  *LaneServer
-	rw *os.File
+	rw net.Conn
 	r  *bufio.Reader
 	// scratch holds the frame being read; out the answer being written;
 	// req the call being run.
