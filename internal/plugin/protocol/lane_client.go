@@ -61,9 +61,9 @@ var ErrLaneBusy = errors.New("fast lane: too many streams open")
 // connection, and an answer that does not match its call closes the
 // connection.
 //
-// Both sides stay on Go's network poller: a blocking read would hold an
-// OS thread per call in flight, and measured worse under concurrent calls
-// (see LaneServer).
+// The calling side stays on Go's network poller (a blocking read would
+// hold an OS thread per call in flight); the plugin reads one connection,
+// first, in blocking mode and the others on its poller (see LaneServer).
 type LaneClient struct {
 	// MaxStreams, when not zero, replaces the bound on streams open at once
 	// (maxStreams); set it before the first call.
@@ -85,6 +85,11 @@ type LaneClient struct {
 	// sweeping says a sweep of the others is due (see idleTimeout).
 	keep     int
 	sweeping bool
+	// first is the connection a call takes whenever it is idle: the first
+	// one dialled (again, the next one dialled once it closed), which the
+	// plugin reads in blocking mode (see LaneServer), so that calls one at
+	// a time skip the plugin's network poller.
+	first *laneConn
 }
 
 // DialLane opens conns connections to the fast-lane socket at path, ready
@@ -122,6 +127,9 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 		}
 		c.open++
 		c.idle = append(c.idle, lc)
+		if c.first == nil {
+			c.first = lc
+		}
 	}
 	return c, nil
 }
@@ -211,8 +219,14 @@ func (c *LaneClient) get(ctx context.Context) (*laneConn, error) {
 			return nil, ErrLaneClosed
 		}
 		if n := len(c.idle); n > 0 {
-			lc := c.idle[n-1]
-			c.idle = c.idle[:n-1]
+			i := n - 1
+			if c.first != nil && c.idle[i] != c.first {
+				if j := slices.Index(c.idle, c.first); j >= 0 {
+					i = j
+				}
+			}
+			lc := c.idle[i]
+			c.idle = slices.Delete(c.idle, i, i+1)
 			c.mu.Unlock()
 			return lc, nil
 		}
@@ -220,12 +234,16 @@ func (c *LaneClient) get(ctx context.Context) (*laneConn, error) {
 			c.open++
 			c.mu.Unlock()
 			lc, err := c.dial(ctx)
+			c.mu.Lock()
 			if err != nil {
-				c.mu.Lock()
 				c.open--
 				c.mu.Unlock()
 				return nil, err
 			}
+			if c.first == nil {
+				c.first = lc
+			}
+			c.mu.Unlock()
 			return lc, nil
 		}
 		c.waits++
@@ -248,6 +266,9 @@ func (c *LaneClient) put(lc *laneConn) {
 	c.mu.Lock()
 	if c.closed || len(c.idle) >= maxIdle {
 		c.open--
+		if c.first == lc {
+			c.first = nil
+		}
 		c.mu.Unlock()
 		lc.close()
 		return
@@ -278,6 +299,9 @@ func (c *LaneClient) sweep() {
 		n++
 	}
 	stale := slices.Clone(c.idle[:n])
+	if slices.Contains(stale, c.first) {
+		c.first = nil
+	}
 	c.idle = append(c.idle[:0], c.idle[n:]...)
 	c.open -= n
 	if len(c.idle) > c.keep && !c.closed {
@@ -295,6 +319,9 @@ func (c *LaneClient) discard(lc *laneConn) {
 	lc.close()
 	c.mu.Lock()
 	c.open--
+	if c.first == lc {
+		c.first = nil
+	}
 	wake := c.waits > 0
 	c.mu.Unlock()
 	if wake {

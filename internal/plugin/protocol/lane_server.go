@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -52,6 +54,9 @@ type LaneServer struct {
 	// closes the connections a burst of calls opened once it is over); a
 	// connection may report its end more than once.
 	Ended func()
+
+	// blockingTaken: a connection is read in blocking mode (serveConn).
+	blockingTaken atomic.Bool
 }
 
 // Serve accepts connections on ln until ln is closed.
@@ -87,13 +92,27 @@ func (s *LaneServer) serveConn(c net.Conn) {
 		s.logger().Warn("fast lane: refused a connection from a process other than the gateway", "peer_pid", pid)
 		return
 	}
-	// The connection stays on the network poller. A blocking descriptor
-	// (a read sleeping in the kernel, no epoll wait, no goroutine switch)
-	// costs less per call while calls come one at a time, and more under
-	// concurrent calls, where each call wakes a thread of its own instead
-	// of one poller wake finding several: see docs/design/performance.md,
-	// "Rejected".
-	sc := &servedConn{s: s, rw: c, r: bufio.NewReaderSize(c, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
+	// One connection at a time is read in blocking mode (a read sleeping
+	// in the kernel: no epoll wait, no goroutine switch, one system call),
+	// the others on the network poller. Blocking costs less per call while
+	// calls come one at a time, and more under concurrent calls, where each
+	// would wake a thread of its own instead of one poller wake finding
+	// several. The blocking one is the first this server accepts (the next
+	// one once it closes), which the gateway dials first and takes for a
+	// call whenever it is idle (LaneClient.first): calls one at a time go
+	// over it, concurrent ones spread on the polled ones.
+	var rw io.ReadWriteCloser = c
+	blocking := false
+	if s.blockingTaken.CompareAndSwap(false, true) {
+		f, err := blockingIO(c)
+		if err != nil {
+			s.blockingTaken.Store(false)
+			s.logger().Error("fast lane: connection unusable", "error", err)
+			return
+		}
+		rw, blocking = f, true
+	}
+	sc := &servedConn{s: s, rw: rw, blocking: blocking, r: bufio.NewReaderSize(rw, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
 	sc.slot.overrun = sc.startWatch
 	calls.add(&sc.slot)
 	sc.serve(nil, false)
@@ -103,8 +122,10 @@ func (s *LaneServer) serveConn(c net.Conn) {
 // time owns it: it reads a call, runs it and writes the answer.
 type servedConn struct {
 	s  *LaneServer
-	rw net.Conn
-	r  *bufio.Reader
+	rw io.ReadWriteCloser
+	// blocking: rw is the server's blocking connection (see serveConn).
+	blocking bool
+	r        *bufio.Reader
 	// scratch holds the frame being read; out the answer being written;
 	// req the call being run.
 	scratch, out []byte
@@ -261,6 +282,12 @@ func (sc *servedConn) watch(cancel context.CancelFunc) {
 // close closes the connection and reports its end (LaneServer.Ended).
 func (sc *servedConn) close() {
 	calls.remove(&sc.slot)
+	if sc.blocking {
+		// Before the close, which the gateway may answer with a dial at
+		// once: that connection is its new first.
+		sc.s.blockingTaken.Store(false)
+		sc.blocking = false
+	}
 	_ = sc.rw.Close()
 	if sc.s.Ended != nil {
 		sc.s.Ended()
