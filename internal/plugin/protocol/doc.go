@@ -25,9 +25,10 @@
 // request frame with the top bit of its length set (frameFlag); its answers
 // carry the same bit while more follow, and one frame without it ends the
 // stream. The plugin watches a connection whose call runs longer than
-// 20 ms, so that the gateway closing it (its client left) cancels the call;
-// the gateway, in turn, watches a unary call's context once the call has
-// waited 20 ms for its answer.
+// 10–20 ms, so that the gateway closing it (its client left) cancels the
+// call; the gateway, in turn, watches a unary call's context once the call
+// has run as long (at once when its deadline is near). One watchdog per
+// process finds those calls; a short call sets no timer and no deadline.
 //
 // This package must not import the gateway or package sdk.
 package protocol

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -25,8 +24,8 @@ var ErrLaneClosed = errors.New("fast lane closed")
 // Past maxStreams streams at once, a stream is refused with ErrLaneBusy (the
 // host answers it unavailable): a stream may last as long as its client
 // wants (a device's card stream), and holds a connection and, in the
-// plugin, a thread (its watcher's blocking read) all that time, so streams
-// never take the unary calls' 256 connections nor a thread each without
+// plugin, a goroutine (its watcher's read) all that time, so streams
+// never take the unary calls' 256 connections nor a goroutine each without
 // bound.
 const (
 	maxIdle    = 128
@@ -62,9 +61,9 @@ var ErrLaneBusy = errors.New("fast lane: too many streams open")
 // connection, and an answer that does not match its call closes the
 // connection.
 //
-// The calling side stays on Go's network poller: a blocking read here (as
-// the plugin side does) measured no gain and would hold an OS thread per call
-// in flight in the gateway.
+// The calling side stays on Go's network poller (a blocking read would
+// hold an OS thread per call in flight); the plugin reads one connection,
+// first, in blocking mode and the others on its poller (see LaneServer).
 type LaneClient struct {
 	// MaxStreams, when not zero, replaces the bound on streams open at once
 	// (maxStreams); set it before the first call.
@@ -86,6 +85,11 @@ type LaneClient struct {
 	// sweeping says a sweep of the others is due (see idleTimeout).
 	keep     int
 	sweeping bool
+	// first is the connection a call takes whenever it is idle: the first
+	// one dialled (again, the next one dialled once it closed), which the
+	// plugin reads in blocking mode (see LaneServer), so that calls one at
+	// a time skip the plugin's network poller.
+	first *laneConn
 }
 
 // DialLane opens conns connections to the fast-lane socket at path, ready
@@ -107,13 +111,13 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 		if err == nil && i == 0 {
 			ok, serr := lc.stream(ctx, &pluginv1.InvokeRequest{}, func(*pluginv1.InvokeResponse) error { return nil })
 			if c.streams = ok && serr == nil; !c.streams {
-				_ = lc.conn.Close()
+				lc.close()
 				lc, err = c.dial(ctx)
 			}
 		}
 		if err == nil {
 			if _, _, err = lc.call(ctx, &pluginv1.InvokeRequest{}, nil); err != nil {
-				_ = lc.conn.Close()
+				lc.close()
 				err = fmt.Errorf("fast lane: the plugin does not answer on %s: %w", path, err)
 			}
 		}
@@ -123,6 +127,9 @@ func DialLane(ctx context.Context, path string, conns, peerPID int) (*LaneClient
 		}
 		c.open++
 		c.idle = append(c.idle, lc)
+		if c.first == nil {
+			c.first = lc
+		}
 	}
 	return c, nil
 }
@@ -199,7 +206,7 @@ func (c *LaneClient) Close() error {
 	c.open -= len(idle)
 	c.mu.Unlock()
 	for _, lc := range idle {
-		_ = lc.conn.Close()
+		lc.close()
 	}
 	return nil
 }
@@ -212,8 +219,14 @@ func (c *LaneClient) get(ctx context.Context) (*laneConn, error) {
 			return nil, ErrLaneClosed
 		}
 		if n := len(c.idle); n > 0 {
-			lc := c.idle[n-1]
-			c.idle = c.idle[:n-1]
+			i := n - 1
+			if c.first != nil && c.idle[i] != c.first {
+				if j := slices.Index(c.idle, c.first); j >= 0 {
+					i = j
+				}
+			}
+			lc := c.idle[i]
+			c.idle = slices.Delete(c.idle, i, i+1)
 			c.mu.Unlock()
 			return lc, nil
 		}
@@ -221,12 +234,16 @@ func (c *LaneClient) get(ctx context.Context) (*laneConn, error) {
 			c.open++
 			c.mu.Unlock()
 			lc, err := c.dial(ctx)
+			c.mu.Lock()
 			if err != nil {
-				c.mu.Lock()
 				c.open--
 				c.mu.Unlock()
 				return nil, err
 			}
+			if c.first == nil {
+				c.first = lc
+			}
+			c.mu.Unlock()
 			return lc, nil
 		}
 		c.waits++
@@ -249,8 +266,11 @@ func (c *LaneClient) put(lc *laneConn) {
 	c.mu.Lock()
 	if c.closed || len(c.idle) >= maxIdle {
 		c.open--
+		if c.first == lc {
+			c.first = nil
+		}
 		c.mu.Unlock()
-		_ = lc.conn.Close()
+		lc.close()
 		return
 	}
 	lc.idleSince = time.Now()
@@ -279,6 +299,9 @@ func (c *LaneClient) sweep() {
 		n++
 	}
 	stale := slices.Clone(c.idle[:n])
+	if slices.Contains(stale, c.first) {
+		c.first = nil
+	}
 	c.idle = append(c.idle[:0], c.idle[n:]...)
 	c.open -= n
 	if len(c.idle) > c.keep && !c.closed {
@@ -288,14 +311,17 @@ func (c *LaneClient) sweep() {
 	}
 	c.mu.Unlock()
 	for _, lc := range stale {
-		_ = lc.conn.Close()
+		lc.close()
 	}
 }
 
 func (c *LaneClient) discard(lc *laneConn) {
-	_ = lc.conn.Close()
+	lc.close()
 	c.mu.Lock()
 	c.open--
+	if c.first == lc {
+		c.first = nil
+	}
 	wake := c.waits > 0
 	c.mu.Unlock()
 	if wake {
@@ -319,9 +345,17 @@ func (c *LaneClient) dial(ctx context.Context) (*laneConn, error) {
 			return nil, fmt.Errorf("fast lane: %s is served by process %d, not the plugin (%d): %v", c.path, pid, c.peerPID, err)
 		}
 	}
-	lc := &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10)}
+	lc := &laneConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10), claimed: make(chan struct{}, 1)}
 	lc.abort = func() { _ = lc.conn.Close() }
+	lc.slot.overrun = lc.overrun
+	calls.add(&lc.slot)
 	return lc, nil
+}
+
+// close closes the connection for good.
+func (lc *laneConn) close() {
+	calls.remove(&lc.slot)
+	_ = lc.conn.Close()
 }
 
 // laneConn is one connection, used by one call at a time.
@@ -336,6 +370,14 @@ type laneConn struct {
 	// abort closes the connection, interrupting a call whose context
 	// ended; made once, not per call.
 	abort func()
+
+	// The watch of the call in flight (see call). slot is the connection's
+	// place in the watchdog; ctx the call's context while it runs; stop
+	// what overrun armed on it, handed over through claimed.
+	slot    watchSlot
+	ctx     context.Context
+	stop    func() bool
+	claimed chan struct{}
 }
 
 // call writes req and reads its answer. After an error, or when ctx ended
@@ -344,11 +386,13 @@ type laneConn struct {
 // Cancellation interrupts a blocked write or read by closing the
 // connection (the plugin's answer, if any, is dropped with it). Watching
 // ctx costs a few allocations per call (context.AfterFunc, the request
-// context's Done channel and its children map), so, as the plugin does
-// (watchAfter), a call is watched only once it has waited watchAfter for
-// its answer, or ctx's deadline if sooner; most calls are answered well
-// before. A request too large to be sure the write does not block is
-// watched from the start.
+// context's Done channel and its children map), so, as the plugin does, a
+// call is watched only once the watchdog finds it still running at two
+// ticks in a row (after 10–20 ms; see watchdog); most calls are answered
+// well before, and cost the watchdog a store and a swap, with no timer or
+// read deadline. A call whose deadline is nearer than watchSoon, or whose
+// request is too large to be sure the write does not block, is watched
+// from the start.
 func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answer []byte) (resp *pluginv1.InvokeResponse, reusable bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, true, err // the caller left: nothing is sent, nothing runs
@@ -362,31 +406,25 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answe
 	if cap(b) <= 64<<10 {
 		lc.wbuf = b
 	}
-	var stop func() bool
-	if len(b) > maxUnwatchedWrite {
-		stop = lc.watch(ctx)
-	}
-	if _, err := lc.conn.Write(b); err != nil {
-		if stop != nil {
-			stop()
+	if len(b) > maxUnwatchedWrite || deadlineSoon(ctx) {
+		if stop := lc.watch(ctx); stop != nil {
+			defer func() {
+				if !stop() {
+					reusable = false // closed, or being closed
+				}
+			}()
 		}
-		return nil, false, lc.fail(ctx, "write", err)
-	}
-	if stop == nil {
-		answered, err := lc.answerWithin(ctx, watchAfter)
-		if err != nil {
-			return nil, false, lc.fail(ctx, "read", err)
-		}
-		if !answered {
-			stop = lc.watch(ctx)
-		}
-	}
-	if stop != nil {
+	} else {
+		lc.ctx = ctx
+		lc.slot.begin(calls)
 		defer func() {
-			if !stop() {
-				reusable = false // closed, or being closed
+			if !lc.unwatch() {
+				reusable = false
 			}
 		}()
+	}
+	if _, err := lc.conn.Write(b); err != nil {
+		return nil, false, lc.fail(ctx, "write", err)
 	}
 	resp, more, err := lc.read(ctx, id, answer)
 	if err != nil {
@@ -404,6 +442,17 @@ func (lc *laneConn) call(ctx context.Context, req *pluginv1.InvokeRequest, answe
 // and the write does not block.
 const maxUnwatchedWrite = 32 << 10
 
+// watchSoon: a call whose context's deadline is nearer than this is
+// watched from the start, so that it is cut at its deadline even if the
+// watchdog (which claims a call within 2 watchTicks) runs late.
+const watchSoon = 50 * time.Millisecond
+
+// deadlineSoon reports whether ctx's deadline is nearer than watchSoon.
+func deadlineSoon(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < watchSoon
+}
+
 // watch closes the connection when ctx ends; stop as context.AfterFunc's.
 // nil when ctx never ends.
 func (lc *laneConn) watch(ctx context.Context) (stop func() bool) {
@@ -413,31 +462,24 @@ func (lc *laneConn) watch(ctx context.Context) (stop func() bool) {
 	return context.AfterFunc(ctx, lc.abort)
 }
 
-// answerWithin waits up to d, or until ctx's deadline if sooner, for the
-// first byte of the answer, and reports whether it came. It consumes
-// nothing.
-func (lc *laneConn) answerWithin(ctx context.Context, d time.Duration) (bool, error) {
-	if lc.r.Buffered() > 0 {
-		return true, nil
+// overrun is the watchdog's, for a call it claimed as running long: from
+// now on the call's context closes the connection when it ends.
+func (lc *laneConn) overrun() {
+	lc.stop = lc.watch(lc.ctx)
+	lc.claimed <- struct{}{}
+}
+
+// unwatch ends the call in the watchdog, and reports whether the
+// connection is still usable (the call's context did not close it).
+func (lc *laneConn) unwatch() bool {
+	if lc.slot.end() {
+		lc.ctx = nil
+		return true
 	}
-	until := time.Now().Add(d)
-	if deadline, ok := ctx.Deadline(); ok && deadline.Before(until) {
-		until = deadline
-	}
-	if err := lc.conn.SetReadDeadline(until); err != nil {
-		return false, err
-	}
-	_, err := lc.r.Peek(1)
-	if clearErr := lc.conn.SetReadDeadline(time.Time{}); clearErr != nil && err == nil {
-		err = clearErr
-	}
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return false, nil
-	}
-	return false, err
+	<-lc.claimed // overrun has armed the watch
+	stop := lc.stop
+	lc.ctx, lc.stop = nil, nil
+	return stop == nil || stop()
 }
 
 // read reads one answer of call id, and whether more answers follow. With

@@ -45,10 +45,11 @@ func sleep(ms int, request []byte) *pluginv1.InvokeRequest {
 
 // TestALaneCallEndsWithItsContextWhetherItEndsBeforeOrAfterTheCallIsWatched
 // checks the rule of the lane client's watch: a call is watched for its
-// context only once it has waited 20 ms for its answer (or its deadline,
-// if sooner), and a large request from the start; whenever the context
-// ends, the call ends with it (at the latest when the watch starts), long
-// before the plugin would answer, and the lane serves the next call.
+// context only once the watchdog finds it running (after 10–20 ms), and
+// from the start when its deadline is near or its request large; whenever
+// the context ends, the call ends with it (at the latest when the watch
+// starts), long before the plugin would answer, and the lane serves the
+// next call.
 func TestALaneCallEndsWithItsContextWhetherItEndsBeforeOrAfterTheCallIsWatched(t *testing.T) {
 	t.Parallel()
 	large := make([]byte, 1<<20)
@@ -93,6 +94,60 @@ func TestALaneCallEndsWithItsContextWhetherItEndsBeforeOrAfterTheCallIsWatched(t
 			resp, err := lane.Invoke(context.Background(), sleep(0, []byte("next")))
 			if err != nil || string(resp.GetResponse()) != "next" {
 				t.Fatalf("next call = %v, %v", resp, err)
+			}
+		})
+	}
+}
+
+// TestALaneCallThePluginNeverAnswersIsCutAtItsDeadlineAndItsConnectionNotReused
+// checks the watch without a timer per call: a call whose deadline is
+// near is watched from the start, one whose deadline is farther once the
+// watchdog claims it; either way it ends at its deadline, not later, and
+// its connection is closed (the plugin sees it end), never handed to the
+// next call.
+func TestALaneCallThePluginNeverAnswersIsCutAtItsDeadlineAndItsConnectionNotReused(t *testing.T) {
+	t.Parallel()
+	for _, deadline := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond} {
+		t.Run(deadline.String(), func(t *testing.T) {
+			t.Parallel()
+			never := make(chan struct{})
+			defer close(never)
+			var ended atomic.Int32
+			lane := lanetest.Dial(t, &protocol.LaneServer{
+				Handler: func(_ context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+					if req.GetProcedure() == "/never" {
+						select { // ignores its context: does not answer while the gateway waits
+						case <-never:
+						case <-time.After(5 * time.Second):
+						}
+					}
+					return &pluginv1.InvokeResponse{Response: req.GetRequest()}
+				},
+				Allow: func(int) bool { return true },
+				Ended: func() { ended.Add(1) },
+			}, 1)
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			start := time.Now()
+			_, err := lane.Invoke(ctx, &pluginv1.InvokeRequest{Procedure: "/never"})
+			took := time.Since(start)
+			if !errors.Is(err, context.DeadlineExceeded) || took < deadline || took > deadline+250*time.Millisecond {
+				t.Fatalf("call = %v after %s, want context.DeadlineExceeded at its deadline (%s)", err, took, deadline)
+			}
+			if n := lane.Open(); n != 0 {
+				t.Fatalf("%d connections open after the cut, want 0: the cut one was kept", n)
+			}
+			resp, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/next", Request: []byte("next")})
+			if err != nil || string(resp.GetResponse()) != "next" {
+				t.Fatalf("next call = %v, %v", resp, err)
+			}
+			if n := lane.Open(); n != 1 {
+				t.Fatalf("%d connections open after the next call, want 1 (a new one)", n)
+			}
+			for wait := time.Now(); ended.Load() == 0; time.Sleep(time.Millisecond) {
+				if time.Since(wait) > 2*time.Second {
+					t.Fatal("the plugin never saw the cut connection end")
+				}
 			}
 		})
 	}
@@ -169,7 +224,8 @@ func TestTheConnectionsABurstOpenedAreClosedOnceIdleAndTheFirstOnesKept(t *testi
 }
 
 // TestALaneCallAnsweredBeforeOrAfterTheWatchStartsGetsItsAnswer checks
-// that waiting for the first byte of the answer consumes nothing of it.
+// that a call claimed by the watchdog (see watchdog.go) is answered as one
+// that was not, and that the connection serves the next call.
 func TestALaneCallAnsweredBeforeOrAfterTheWatchStartsGetsItsAnswer(t *testing.T) {
 	t.Parallel()
 	lane := sleepyLane(t)

@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
-	"os"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -55,6 +54,9 @@ type LaneServer struct {
 	// closes the connections a burst of calls opened once it is over); a
 	// connection may report its end more than once.
 	Ended func()
+
+	// blockingTaken: a connection is read in blocking mode (serveConn).
+	blockingTaken atomic.Bool
 }
 
 // Serve accepts connections on ln until ln is closed.
@@ -90,41 +92,52 @@ func (s *LaneServer) serveConn(c net.Conn) {
 		s.logger().Warn("fast lane: refused a connection from a process other than the gateway", "peer_pid", pid)
 		return
 	}
-	rw, err := blockingIO(c)
-	if err != nil {
-		s.logger().Error("fast lane: connection unusable", "error", err)
-		return
+	// One connection at a time is read in blocking mode (a read sleeping
+	// in the kernel: no epoll wait, no goroutine switch, one system call),
+	// the others on the network poller. Blocking costs less per call while
+	// calls come one at a time, and more under concurrent calls, where each
+	// would wake a thread of its own instead of one poller wake finding
+	// several. The blocking one is the first this server accepts (the next
+	// one once it closes), which the gateway dials first and takes for a
+	// call whenever it is idle (LaneClient.first): calls one at a time go
+	// over it, concurrent ones spread on the polled ones.
+	var rw io.ReadWriteCloser = c
+	blocking := false
+	if s.blockingTaken.CompareAndSwap(false, true) {
+		f, err := blockingIO(c)
+		if err != nil {
+			s.blockingTaken.Store(false)
+			s.logger().Error("fast lane: connection unusable", "error", err)
+			return
+		}
+		rw, blocking = f, true
 	}
-	sc := &servedConn{s: s, rw: rw, r: bufio.NewReaderSize(rw, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
-	sc.timer = time.AfterFunc(time.Hour, sc.startWatch)
-	sc.timer.Stop()
+	sc := &servedConn{s: s, rw: rw, blocking: blocking, r: bufio.NewReaderSize(rw, 4<<10), req: new(pluginv1.InvokeRequest), handover: make(chan struct{}, 1)}
+	sc.slot.overrun = sc.startWatch
+	calls.add(&sc.slot)
 	sc.serve(nil, false)
 }
-
-// watchAfter is how long a call runs before its connection is watched for
-// the gateway leaving (see servedConn.run). Most calls end sooner and pay
-// for setting and stopping a timer only.
-const watchAfter = 20 * time.Millisecond
 
 // servedConn is one fast-lane connection of the plugin. One goroutine at a
 // time owns it: it reads a call, runs it and writes the answer.
 type servedConn struct {
 	s  *LaneServer
-	rw *os.File
-	r  *bufio.Reader
+	rw io.ReadWriteCloser
+	// blocking: rw is the server's blocking connection (see serveConn).
+	blocking bool
+	r        *bufio.Reader
 	// scratch holds the frame being read; out the answer being written;
 	// req the call being run.
 	scratch, out []byte
 	req          *pluginv1.InvokeRequest
 
 	// The watch of the call being run (see run), made once per connection
-	// so that a call allocates none of it. state is the call's watch state;
-	// cancel ends its context; timer starts a watcher after watchAfter;
-	// handover passes the connection from the call's goroutine to its
-	// watcher once the answer is written.
-	state    atomic.Int32
+	// so that a call allocates none of it. slot is the connection's place
+	// in the watchdog, which starts a watcher for a call running long;
+	// cancel ends the call's context; handover passes the connection from
+	// the call's goroutine to its watcher once the answer is written.
+	slot     watchSlot
 	cancel   context.CancelFunc
-	timer    *time.Timer
 	handover chan struct{}
 }
 
@@ -158,19 +171,13 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 	}
 }
 
-// watch states of one call.
-const (
-	callRunning  = iota
-	callEnded    // the call ended before its watcher started: none will
-	callWatching // a watcher reads the connection
-)
-
 // run runs one call and writes its answer; it reports whether this
 // goroutine still owns the connection.
 //
 // The gateway sends nothing on a connection while its call runs, and
 // closes it when it gives up (its client left, or its deadline passed).
-// A call that runs longer than watchAfter gets a watcher: a goroutine that
+// A call that runs past the watchdog's second tick (10–20 ms) gets a
+// watcher: a goroutine that
 // reads the connection, so that the gateway leaving cancels the call's
 // context at once (a stream whose upstream sends nothing, or an upstream
 // slow to answer, would otherwise run on for nobody). What the watcher
@@ -182,11 +189,10 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	// until the watcher sees the gateway leave.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The watcher reads cancel once it has seen state running: the store
-	// of state orders the two.
+	// The watchdog reads cancel once it has seen the call begin: begin's
+	// store orders the two.
 	sc.cancel = cancel
-	sc.state.Store(callRunning)
-	sc.timer.Reset(watchAfter)
+	sc.slot.begin(calls)
 	id := req.GetCallId()
 	failed := false
 	if stream {
@@ -202,8 +208,7 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	} else {
 		last = sc.s.Handler(ctx, req)
 	}
-	sc.timer.Stop()
-	owned = sc.state.CompareAndSwap(callRunning, callEnded)
+	owned = sc.slot.end()
 	if !failed {
 		failed = sc.write(id, last, false) != nil
 	}
@@ -218,13 +223,11 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	return false
 }
 
-// startWatch starts a watcher for the call being run, unless it has ended
-// or has one. The timer of an earlier call may fire late, during the next
-// call: that call is then watched early, which is harmless.
+// startWatch starts a watcher for the call being run, which the watchdog
+// claimed as overrunning: the call's goroutine hands the connection over
+// to it once the answer is written (run).
 func (sc *servedConn) startWatch() {
-	if sc.state.CompareAndSwap(callRunning, callWatching) {
-		go sc.watch(sc.cancel)
-	}
+	go sc.watch(sc.cancel)
 }
 
 // release hands an answer back to the server's Release once written.
@@ -278,6 +281,13 @@ func (sc *servedConn) watch(cancel context.CancelFunc) {
 
 // close closes the connection and reports its end (LaneServer.Ended).
 func (sc *servedConn) close() {
+	calls.remove(&sc.slot)
+	if sc.blocking {
+		// Before the close, which the gateway may answer with a dial at
+		// once: that connection is its new first.
+		sc.s.blockingTaken.Store(false)
+		sc.blocking = false
+	}
 	_ = sc.rw.Close()
 	if sc.s.Ended != nil {
 		sc.s.Ended()
