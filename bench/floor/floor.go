@@ -25,7 +25,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -58,10 +57,6 @@ type Config struct {
 	// List and Create are ListPostsFirst and CreatePost with positional
 	// parameters (Queries).
 	List, Create string
-	// Append has the read's answer written by hand into a reused buffer,
-	// as the gateway's renderer writes it (appendJSONString), instead of
-	// by encoding/json: a variant, to see what the encoder costs.
-	Append bool
 }
 
 // Queries reads ListPostsFirst and CreatePost from the first of paths that
@@ -211,87 +206,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, node, page string,
 			res.Paging.Next = s.cfg.PublicURL + Path + "?" + next.Encode()
 		}
 	}
-	if s.cfg.Append {
-		writeList(w, &res)
-		return
-	}
 	writeJSON(w, res)
-}
-
-// bufs are the hand encoder's buffers.
-var bufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// writeList writes res by hand, the bytes writeJSON writes.
-func writeList(w http.ResponseWriter, res *List) {
-	bp := bufs.Get().(*[]byte)
-	b := append((*bp)[:0], `{"data":[`...)
-	for i, p := range res.Data {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = appendJSONString(b, p.ID)
-		b = append(b, `,"page_id":`...)
-		b = appendJSONString(b, p.PageID)
-		b = append(b, `,"content":`...)
-		b = appendJSONString(b, p.Content)
-		b = append(b, `,"audience":`...)
-		b = appendJSONString(b, p.Audience)
-		b = append(b, `,"created_time":`...)
-		b = appendJSONString(b, p.CreatedTime)
-		b = append(b, '}')
-	}
-	b = append(b, `],"paging":{"cursors":{"after":`...)
-	b = appendJSONString(b, res.Paging.Cursors.After)
-	b = append(b, `,"before":`...)
-	b = appendJSONString(b, res.Paging.Cursors.Before)
-	b = append(b, '}')
-	if res.Paging.Next != "" {
-		b = append(b, `,"next":`...)
-		b = appendJSONString(b, res.Paging.Next)
-	}
-	b = append(b, "}}"...)
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(b)
-	*bp = b
-	bufs.Put(bp)
-}
-
-// appendJSONString writes s as a JSON string escaping only what JSON
-// requires, as the gateway does (gateway/internal/graph/wirejson.go). It
-// leaves U+2028 and U+2029 as they are, which encoding/json escapes: the
-// bench's posts have none.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // cursor is the Graph's cursor of a post id (sdk.Page's): base64url of

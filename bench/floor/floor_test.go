@@ -23,19 +23,13 @@ const token = "floor-test-token"
 // schema.
 func start(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
-	return startWith(t, false)
-}
-
-// startWith is start with the hand encoder (Config.Append) or not.
-func startWith(t *testing.T, appendJSON bool) (*httptest.Server, *pgxpool.Pool) {
-	t.Helper()
 	list, create, err := Queries([]string{"../../" + BookQueries[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := plugintest.Database(t)
 	srv := httptest.NewServer(New(Config{PublicURL: "https://graph.example/", Token: token, UserID: "7", AppID: "90",
-		List: list, Create: create, Append: appendJSON}, pool))
+		List: list, Create: create}, pool))
 	t.Cleanup(srv.Close)
 	return srv, pool
 }
@@ -64,15 +58,7 @@ func call(t *testing.T, method, u, auth, body string) (int, string) {
 // UTC, base64url cursors of the ids and the next link with the query's keys
 // sorted, as the gateway writes them; no trailing newline.
 func TestTheFloorAnswersTheGraphReadWithTheGatewaysBytes(t *testing.T) {
-	for _, appendJSON := range []bool{false, true} {
-		t.Run(map[bool]string{false: "encoding/json", true: "by hand"}[appendJSON], func(t *testing.T) {
-			testGraphReadBytes(t, appendJSON)
-		})
-	}
-}
-
-func testGraphReadBytes(t *testing.T, appendJSON bool) {
-	srv, pool := startWith(t, appendJSON)
+	srv, pool := start(t)
 	ctx := context.Background()
 	_, err := pool.Exec(ctx, `
 INSERT INTO book.posts (id, page_id, author_user_id, app_id, content, audience, created_at) VALUES

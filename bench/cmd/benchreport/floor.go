@@ -43,7 +43,6 @@ func serveFloor(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.PublicURL, "public-url", "", "the gateway's public URL, which starts the paging links")
 	fs.StringVar(&cfg.UserID, "user", "", "a post's author (the token's user)")
 	fs.StringVar(&cfg.AppID, "app", "", "a post's app (the token's app)")
-	fs.BoolVar(&cfg.Append, "append", false, "write the read's answer by hand, as the gateway's renderer does, not with encoding/json")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -75,22 +74,11 @@ const floorProfileEnv = "SVC_FLOOR_CPUPROFILE"
 // startFloor starts the floor's process on the benchmark database.
 func (r *runner) startFloor(ctx context.Context) (*fakeUpstream, error) {
 	args := []string{"serve-floor", r.db.URL, "-public-url", r.creds.BaseURL, "-user", r.creds.Users["owner"].ID, "-app", r.creds.App.ID}
-	if r.o.floorAppend {
-		args = append(args, "-append")
-	}
 	return startServerEnv(ctx, "single-process floor", []string{floorTokenEnv + "=" + r.token}, args...)
 }
 
 // floorWhat names the floor in its rows.
 const floorWhat = "single-process floor (net/http + pgx, same SQL, same JSON)"
-
-// floorName is floorWhat, saying which encoder the read's floor uses.
-func (r *runner) floorName() string {
-	if r.o.floorAppend {
-		return floorWhat + ", the read's JSON written by hand (-floor-append)"
-	}
-	return floorWhat
-}
 
 // floorFigure is one load against the floor, with the CPU of its process
 // and PostgreSQL's per request (µs).
@@ -102,7 +90,7 @@ type floorFigure struct {
 // measureFloor runs load against the floor after check has compared its
 // answer with the gateway's; the floor's CPU is that of its process.
 func (r *runner) measureFloor(ctx context.Context, what string, fl *fakeUpstream, load bench.Load) (*floorFigure, error) {
-	r.step(fmt.Sprintf("%s, %s, %d connections", what, r.floorName(), load.Connections))
+	r.step(fmt.Sprintf("%s, %s, %d connections", what, floorWhat, load.Connections))
 	r.proxyPID = fl.cmd.Process.Pid
 	res, a, b, err := r.runLoad(ctx, load)
 	r.proxyPID = 0
@@ -114,7 +102,7 @@ func (r *runner) measureFloor(ctx context.Context, what string, fl *fakeUpstream
 	}
 	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(res.Requests) }
 	f := &floorFigure{res: res, cpu: per(b.proxy - a.proxy), pgCPU: per(b.pg - a.pg)}
-	line := fmt.Sprintf("**%s, %s** — %s\n  CPU per request: floor process %.0f µs, PostgreSQL ", what, r.floorName(),
+	line := fmt.Sprintf("**%s, %s** — %s\n  CPU per request: floor process %.0f µs, PostgreSQL ", what, floorWhat,
 		strings.TrimSpace(res.String()), f.cpu)
 	if b.pgKnown {
 		line += fmt.Sprintf("%.0f µs", f.pgCPU)
@@ -132,7 +120,7 @@ func (r *runner) measureFloor(ctx context.Context, what string, fl *fakeUpstream
 // floorRows adds the floor's row (its rate against pgbench's) and ours as
 // a share of the floor. refTPS is 0 without pgbench.
 func (r *runner) floorRows(what, unit, cmd string, f *floorFigure, refTPS float64, refWhat string, ours *bench.Result, oursCPU float64) {
-	row := bench.Row{What: what + ", " + r.floorName(),
+	row := bench.Row{What: what + ", " + floorWhat,
 		Ours: fmt.Sprintf("%s %s (2xx), p50 %s, p99 %s; %.0f µs CPU per request (the floor's process)",
 			bench.Num(f.res.OKPerSec), unit, bench.Ms(f.res.Latency.P50), bench.Ms(f.res.Latency.P99), f.cpu),
 		Target: "— (a reference: what one plain Go process reaches here)", Verdict: "n/a", Command: cmd}
@@ -163,7 +151,7 @@ func (r *runner) floorRows(what, unit, cmd string, f *floorFigure, refTPS float6
 func (r *runner) floorRead(ctx context.Context, url string, ours *bench.Result, oursCPU, refTPS float64) {
 	what := fmt.Sprintf("Graph read `page/<id>/posts?limit=10`, %d connections", r.o.readConns)
 	fail := func(err error) {
-		r.add(bench.Row{What: what + ", " + r.floorName(), Verdict: "failed: " + firstLine(err.Error())})
+		r.add(bench.Row{What: what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
 	}
 	fl, err := r.startFloor(ctx)
 	if err != nil {
@@ -206,7 +194,7 @@ var postAnswer = regexp.MustCompile(`^\{"id":"[0-9]+"\}$`)
 func (r *runner) floorWrite(ctx context.Context, body string, warmup time.Duration, ours *bench.Result, oursCPU, refTPS float64) {
 	what := fmt.Sprintf("Graph post write `POST page/<id>/posts`, %d connections", r.o.writeConns)
 	fail := func(err error) {
-		r.add(bench.Row{What: what + ", " + r.floorName(), Verdict: "failed: " + firstLine(err.Error())})
+		r.add(bench.Row{What: what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
 	}
 	fl, err := r.startFloor(ctx)
 	if err != nil {

@@ -118,9 +118,6 @@ type options struct {
 	webhooks   bool
 	hookEvents int
 	hookRate   int
-	// floorAppend has the single-process floor write the read's JSON by
-	// hand (floor.go).
-	floorAppend bool
 }
 
 func run(ctx context.Context, args []string) error {
@@ -144,7 +141,6 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.only, "only", "", `"completions", "curves", "read" (the Graph read alone, for its per-stage CPU with -profile), "write" (the post write alone, likewise), "send" (the Page message send alone, likewise), "webhooks" (the webhook delivery rows), "token" (the token exchange) or "hop" (the plugin hop, a go test benchmark; no platform): measure only those figures (the report is partial)`)
 	fs.BoolVar(&o.webhooks, "webhooks", true, "measure webhook delivery: its rate, its commit → delivery latency and the post write with a subscriber (about 40 s)")
 	fs.IntVar(&o.hookEvents, "webhook-events", 10000, "events committed at once for the webhook delivery rate")
-	fs.BoolVar(&o.floorAppend, "floor-append", false, "the single-process floor writes the read's JSON by hand, as the gateway's renderer does, not with encoding/json (a variant)")
 	fs.IntVar(&o.hookRate, "webhook-rate", 1000, "offered events per second for the webhook latency figure")
 	fs.BoolVar(&o.curves, "curves", true, "measure the curves: the Graph reads and the post write at each of -curve-conns, beside pgbench (about 3.5 minutes)")
 	conns := fs.String("curve-conns", "1,8,32,64,128", "connections of the curves' points, ascending")
