@@ -87,6 +87,16 @@ func TestEveryEventIsDeliveredSignedWithItsHeaders(t *testing.T) {
 	if !strings.Contains(string(got[ids[0]][0].Raw), `"content":"post <a>"`) {
 		t.Errorf("body %s: text is escaped or reordered oddly", got[ids[0]][0].Raw)
 	}
+	// Outcomes are recorded after the receiver answered, in batches: wait
+	// for the records, then check each.
+	eventually(t, 30*time.Second, "every delivery recorded", func() bool {
+		for _, d := range b.deliveries(t, nil) {
+			if d.GetStatus() == webhook.StatusPending {
+				return false
+			}
+		}
+		return true
+	})
 	for _, d := range b.deliveries(t, nil) {
 		if d.GetStatus() != webhook.StatusSucceeded || len(d.GetAttempts()) != 1 || d.GetAttempts()[0].GetStatusCode() != 200 {
 			t.Errorf("delivery %s: status %s, attempts %v", d.GetId(), d.GetStatus(), d.GetAttempts())
