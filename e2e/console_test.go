@@ -279,7 +279,10 @@ func TestADeveloperWorksInTheConsole(t *testing.T) {
 	// App Review: the wizard submits the scopes the app uses (the explorer
 	// was granted public_profile and pages:read); the basic ones pass the
 	// automated check, svcchat:send waits for staff.
-	b.Do("open the App Review wizard", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.CSS(`#review[data-bound]`)))
+	// The status table loads after the form and pushes it down: wait for
+	// it, or a click aimed at a checkbox before the shift lands elsewhere.
+	b.Do("open the App Review wizard", chromedp.Navigate(console+"/apps/"+appID+"/review"), chromedp.WaitVisible(chromedp.CSS(`#review[data-bound]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-scope=public_profile]`)))
 	b.Do("submit without a use case: the message is beside the field, in its step",
 		chromedp.Click(chromedp.CSS(`input[name=scopes][value=public_profile]`)),
 		chromedp.Click(chromedp.CSS(`input[name=scopes][value="pages:read"]`)),
