@@ -34,7 +34,7 @@ func (s *Server) IssueCode(ctx context.Context, appID, userID, redirectURI, chal
 var SafeNext = safeNext
 
 // RedeemedTogether is how many redemptions went in batches of several.
-func (s *Server) RedeemedTogether() int64 { return s.redeems.together.Load() }
+func (s *Server) RedeemedTogether() int64 { return s.redeems.Together() }
 
 // GenericPlans is the DBTX RedeemCodes runs on.
 func GenericPlans(pool *pgxpool.Pool) coredb.DBTX { return genericPlans{pool: pool} }

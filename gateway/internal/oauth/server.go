@@ -11,6 +11,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/internal/groupcommit"
 )
 
 // Options configure a Server.
@@ -43,7 +44,7 @@ type Server struct {
 	// clients remembers authenticated clients (clientcache.go).
 	clients clientCache
 	// redeems batches concurrent code redemptions (redeembatch.go).
-	redeems redeemBatcher
+	redeems *groupcommit.Batcher[*redemption]
 }
 
 // Router is where the server's handlers are registered (server.Server).
@@ -69,6 +70,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		now:     opts.Now,
 		secure:  strings.HasPrefix(opts.Issuer, "https://"),
 	}
+	s.redeems = groupcommit.New(s.redeemBatch, redeemBatches)
 	keys, err := loadKeys(ctx, s.q, opts.KeySecret)
 	if err != nil {
 		return nil, fmt.Errorf("oauth signing key: %w", err)

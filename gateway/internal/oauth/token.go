@@ -98,11 +98,11 @@ func (s *Server) redeemCode(ctx context.Context, app identity.App, code, redirec
 	access, accessHash := identity.NewToken(identity.PrefixAccessToken)
 	refresh, refreshHash := identity.NewToken(identity.PrefixRefreshToken)
 	now := s.now()
-	row, err := s.redeems.redeem(ctx, coredb.RedeemCodeParams{
+	row, err := s.redeem(ctx, coredb.RedeemCodeParams{
 		CodeHash: codeHash, AppID: aid, RedirectUri: redirectURI, CodeChallenge: S256(verifier),
 		AccessHash: accessHash, AccessExpiresAt: timestamptz(now.Add(identity.AccessTokenTTL)),
 		RefreshHash: refreshHash, RefreshExpiresAt: timestamptz(now.Add(identity.RefreshTokenTTL)),
-	}, s.redeemBatch)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, none, s.codeRefused(ctx, codeHash, aid)
 	}
