@@ -83,7 +83,7 @@ func TestAContextThatEndsBeforeCommitCommitsNothing(t *testing.T) {
 	first := &pgx.Batch{}
 	pipetx.QueueRow(first, func(db pipetx.DBTX) { queries{db}.lockCounter(ctx, "a") }, new(counter), nil)
 	err := pipetx.Run(ctx, pool, first, func(tx *pipetx.Tx) error {
-		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "a", 42) })
+		pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "a", 42) })
 		cancel()
 		return nil
 	})
@@ -109,7 +109,7 @@ func TestAContextThatEndsWhileTheFirstBatchWaitsForALockLeavesNoTransactionOpen(
 	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
 	defer cancel()
 	first := &pgx.Batch{}
-	pipetx.QueueExec(first, func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "b", 7) })
+	pipetx.Queue(first, func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "b", 7) })
 	pipetx.QueueRow(first, func(db pipetx.DBTX) { queries{db}.lockCounter(ctx, "a") }, new(counter), nil)
 	err = pipetx.Run(ctx, pool, first, func(*pipetx.Tx) error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) && !pgconnTimeout(err) {
@@ -140,7 +140,7 @@ func TestAPlanChangedUnderTheStatementCacheFailsOnceThenRunsAgain(t *testing.T) 
 		first := &pgx.Batch{}
 		pipetx.QueueRow(first, lockAll, new(counter), nil)
 		return pipetx.Run(ctx, pool, first, func(tx *pipetx.Tx) error {
-			pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "b", 11) })
+			pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "b", 11) })
 			return nil
 		})
 	}
@@ -190,7 +190,7 @@ func TestAConnectionLostBeforeCommitCommitsNothing(t *testing.T) {
 		if _, err := pool.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
 			return err
 		}
-		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "a", 50) })
+		pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { _ = queries{db}.set(ctx, "a", 50) })
 		return nil
 	})
 	if err == nil {

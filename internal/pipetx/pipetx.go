@@ -116,8 +116,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(tx *
 // reported, say). fn is called first, before a connection is taken, with a
 // Tx whose statements fail with ErrNeedsRoundTrip; its error is returned
 // with nothing sent. If it returns nil, BEGIN, first's statements, the
-// statements fn queued on tx.Last and COMMIT go as one batch. Like Last's
-// in Run, those statements commit if PostgreSQL runs them without error:
+// statements fn queued on tx.Last and COMMIT go as one batch (a lone
+// statement goes without BEGIN and COMMIT). Like Last's in Run, those statements commit if PostgreSQL runs them without error:
 // one whose decision may be stale must guard itself (write nothing when
 // what it was decided on has changed) and the caller must read whether it
 // wrote.
@@ -126,17 +126,27 @@ func RunOne(ctx context.Context, pool *pgxpool.Pool, first *pgx.Batch, fn func(t
 	if err := fn(tx); err != nil {
 		return err
 	}
+	return sendOne(ctx, pool, first, &tx.last)
+}
+
+// sendOne sends RunOne's transaction: BEGIN, first's statements, last's and
+// COMMIT as one batch, or a lone statement as it is (PostgreSQL runs it in
+// a transaction of its own: two statements fewer to run).
+func sendOne(ctx context.Context, pool *pgxpool.Pool, first, last *pgx.Batch) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release() // a connection still in a transaction is closed, not reused
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, 2+queued(first)+len(tx.last.QueuedQueries))}
+	if queued(first) == 0 && len(last.QueuedQueries) == 1 {
+		return conn.SendBatch(ctx, last).Close()
+	}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, 2+queued(first)+len(last.QueuedQueries))}
 	b.Queue("begin")
 	if first != nil {
 		b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
 	}
-	b.QueuedQueries = append(b.QueuedQueries, tx.last.QueuedQueries...)
+	b.QueuedQueries = append(b.QueuedQueries, last.QueuedQueries...)
 	queueCommit(b)
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return rollback(ctx, conn, err)
@@ -220,11 +230,13 @@ func QueueRow[T any](b *pgx.Batch, query func(db DBTX), into *T, found *bool) {
 	})
 }
 
-// QueueExec queues onto b the statement a sqlc :exec function runs, as
-// QueueRow does for a :one function; the statement's result is not read.
-func QueueExec(b *pgx.Batch, query func(db DBTX)) {
+// Queue queues onto b the statement a sqlc function runs, as QueueRow
+// does for a :one function, and returns it: its result is not read unless
+// the caller gives it a callback (QueryRow, for a statement of one column
+// read into a variable of the column's type).
+func Queue(b *pgx.Batch, query func(db DBTX)) *pgx.QueuedQuery {
 	sql, args := record(query)
-	b.Queue(sql, args...)
+	return b.Queue(sql, args...)
 }
 
 // record runs query with a recorder and returns the one statement it ran.

@@ -140,7 +140,7 @@ func TestAStatementWithoutARowQueuedWithCommitCommits(t *testing.T) {
 	ctx := context.Background()
 	set := func(v int64) error {
 		return pipetx.Run(ctx, pool, nil, func(tx *pipetx.Tx) error {
-			pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", v) })
+			pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", v) })
 			return nil
 		})
 	}
@@ -328,7 +328,7 @@ func assertNoTransactionHeld(t *testing.T, pool *pgxpool.Pool, name string) {
 // one batch with BEGIN and COMMIT.
 func lockAddOne(ctx context.Context, pool *pgxpool.Pool, name string, n int64, after *counter) error {
 	first := &pgx.Batch{}
-	pipetx.QueueExec(first, func(db pipetx.DBTX) { queries{db}.lockCounter(ctx, name) })
+	pipetx.Queue(first, func(db pipetx.DBTX) { queries{db}.lockCounter(ctx, name) })
 	return pipetx.RunOne(ctx, pool, first, func(tx *pipetx.Tx) error {
 		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { queries{db}.addTo(ctx, name, n) }, after, nil)
 		return nil
@@ -365,7 +365,7 @@ func TestAOneRoundTripTransactionThatNeedsAStatementsResultSendsNothing(t *testi
 		if _, err := (queries{tx}).addTo(ctx, "a", 100); err != nil {
 			return err
 		}
-		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", 0) })
+		pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", 0) })
 		return nil
 	})
 	if !errors.Is(err, pipetx.ErrNeedsRoundTrip) {
@@ -384,7 +384,7 @@ func TestAOneRoundTripTransactionWhoseStatementFailsCommitsNothing(t *testing.T)
 	ctx := context.Background()
 	conns := pool.Stat().NewConnsCount()
 	err := pipetx.RunOne(ctx, pool, nil, func(tx *pipetx.Tx) error {
-		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", 0) })
+		pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { queries{db}.set(ctx, "b", 0) })
 		pipetx.QueueRow(tx.Last(), func(db pipetx.DBTX) { queries{db}.insert(ctx, "a", 0) }, new(counter), nil) // duplicate key
 		return nil
 	})

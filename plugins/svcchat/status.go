@@ -228,7 +228,7 @@ func (s *service) sendAction(ctx context.Context, pageID, recipient, action stri
 			_, err := markThread(ctx, tx, &st.conv, "inbound", TriggerMarkedRead)
 			return err
 		}
-		pipetx.QueueExec(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).SetTyping(ctx, typing) })
+		pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { svcchatdb.New(db).SetTyping(ctx, typing) })
 		return nil
 	})
 }
