@@ -37,7 +37,7 @@ func BenchmarkListPosts(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(db.Close)
-	(&service{pool: pool, db: db}).register(p)
+	newService(pool, db).register(p)
 	if _, err := wire.Manifest(p); err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func BenchmarkCreatePost(b *testing.B) {
 	pool := plugintest.Database(b)
 	ctx := context.Background()
 	p := sdk.New(sdk.Info{Name: "book", Version: version, Events: []string{EventPostCreated}})
-	(&service{pool: pool, db: readpool.PrimaryOnly(pool)}).register(p)
+	newService(pool, readpool.PrimaryOnly(pool)).register(p)
 	if _, err := wire.Manifest(p); err != nil {
 		b.Fatal(err)
 	}

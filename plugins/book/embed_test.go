@@ -42,7 +42,7 @@ func embedSetup(t *testing.T, unpublished bool) (*plugintest.Plugin, []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	(&service{pool: pool, db: db}).register(p)
+	newService(pool, db).register(p)
 	host := namedPage{OnePage: plugintest.OnePage{PageID: page, Admins: []string{pageAdmin}, LinkedApps: []string{linkedApp}}, unpublished: unpublished}
 	tp := plugintest.Start(t, p, plugintest.WithHost(host))
 	var ids []string

@@ -35,7 +35,7 @@ func run(p *sdk.Plugin) error {
 		return err
 	}
 	defer db.Close()
-	svc := &service{pool: pool, db: db}
+	svc := newService(pool, db)
 	svc.register(p)
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	p.Serve()

@@ -11,7 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
+	"github.com/svcplatform/svc/internal/groupcommit"
 	"github.com/svcplatform/svc/internal/outbox"
+	"github.com/svcplatform/svc/internal/pipetx"
 	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
 	"github.com/svcplatform/svc/sdk"
@@ -25,6 +27,16 @@ const EventPostCreated = "book.post.created"
 type service struct {
 	pool *pgxpool.Pool // the primary: writes
 	db   *readpool.DB  // reads, from a replica when the gateway allows
+	// posts commits the posts written at once together (pipetx.Group).
+	posts *pipetx.Group
+}
+
+// postBatches bound the group commit of posts: one batch at a time, so
+// the posts written while it commits make the next one.
+var postBatches = groupcommit.Options{MaxRunning: 1, MaxBatch: 64}
+
+func newService(pool *pgxpool.Pool, db *readpool.DB) *service {
+	return &service{pool: pool, db: db, posts: pipetx.NewGroup(pool, postBatches)}
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -49,10 +61,17 @@ func (s *service) createPost(ctx context.Context, call *sdk.Call, req *bookv1.Cr
 		audience = "everyone"
 	}
 	principal := call.Principal()
-	// The post and its event, whose data the statement builds, at once.
-	id, err := bookdb.New(s.pool).CreatePost(ctx, bookdb.CreatePostParams{
+	arg := bookdb.CreatePostParams{
 		PageID: req.GetPageId(), AuthorUserID: principal.UserID, AppID: principal.AppID,
 		Content: req.GetContent(), Audience: audience, EventID: outbox.NewID(), EventType: EventPostCreated,
+	}
+	// The post and its event, whose data the statement builds, at once,
+	// committed with the posts written beside it.
+	var id int64
+	err := s.posts.RunOne(ctx, nil, func(tx *pipetx.Tx) error {
+		pipetx.Queue(tx.Last(), func(db pipetx.DBTX) { bookdb.New(db).CreatePost(ctx, arg) }).
+			QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,6 +33,7 @@ var (
 type bundle struct {
 	tp   *plugintest.Plugin
 	pool *pgxpool.Pool
+	svc  *service
 }
 
 // setup runs the book plugin in-process on a fresh database, as main does.
@@ -43,8 +46,9 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	(&service{pool: pool, db: db}).register(p)
-	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(plugintest.OnePage{PageID: page, Admins: []string{pageAdmin}, LinkedApps: []string{linkedApp}})), pool: pool}
+	svc := newService(pool, db)
+	svc.register(p)
+	return &bundle{tp: plugintest.Start(t, p, plugintest.WithHost(plugintest.OnePage{PageID: page, Admins: []string{pageAdmin}, LinkedApps: []string{linkedApp}})), pool: pool, svc: svc}
 }
 
 func (b *bundle) post(t *testing.T, content string) (*bookv1.CreatePostResponse, error) {
@@ -87,6 +91,48 @@ func TestAPostAndItsBookPostCreatedEventAreStoredTogether(t *testing.T) {
 		AND ordering_key IS NULL AND data = jsonb_build_object('postId', $3::text, 'pageId', $2::text, 'content', $4::text, 'audience', 'everyone')`,
 		EventPostCreated, page, res.GetId(), "Open on Sunday"); n != 1 {
 		t.Fatalf("%d book.post.created events for the post", n)
+	}
+}
+
+func TestPostsWrittenAtOnceAreCommittedTogetherEachWithItsOwnIdAndEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 24
+	ids := make(map[string]string) // id → content
+	var mu sync.Mutex
+	// Posts that arrive while one commits wait and commit together; a few
+	// rounds make sure some did, on a machine however slow.
+	for round := 0; round < 5 && b.svc.posts.Together() == 0; round++ {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				content := fmt.Sprintf("round %d post %d", round, i)
+				res, err := b.post(t, content)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if _, dup := ids[res.GetId()]; dup {
+					t.Errorf("id %s answered twice", res.GetId())
+				}
+				ids[res.GetId()] = content
+			})
+		}
+		wg.Wait()
+	}
+	if b.svc.posts.Together() == 0 {
+		t.Fatal("no posts were committed together")
+	}
+	for id, content := range ids {
+		if c := plugintest.Count(t, b.pool, `SELECT count(*) FROM book.posts p JOIN core.outbox o ON o.data->>'postId' = p.id::text
+			WHERE p.id = $1 AND p.content = $2 AND o.data->>'content' = $2 AND o.type = $3`, id, content, EventPostCreated); c != 1 {
+			t.Errorf("post %s (%q): %d posts with their event as answered", id, content, c)
+		}
+	}
+	if c := plugintest.Count(t, b.pool, "SELECT (SELECT count(*) FROM book.posts) - (SELECT count(*) FROM core.outbox)"); c != 0 || len(ids) < n {
+		t.Errorf("%d answers; posts and events differ by %d", len(ids), c)
 	}
 }
 
