@@ -48,7 +48,8 @@ func setUp(p *sdk.Plugin) error {
 	if err != nil {
 		return err
 	}
-	svc := &service{pool: pool, db: db, log: p.Logger(), assistant: newAssistant(pool, p.Host, p.Logger())}
+	svc := newService(pool, db, p.Logger())
+	svc.assistant = newAssistant(pool, p.Host, p.Logger())
 	if v, err := strconv.ParseInt(os.Getenv(envTestMinExpiresIn), 10, 64); err == nil && v >= 1 && v < minExpiresIn {
 		expiresInFloor = v
 		p.Logger().Warn("handover expires_in may be as short as the test setting", "seconds", v, "variable", envTestMinExpiresIn)

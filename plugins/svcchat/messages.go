@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	svcchatv1 "github.com/svcplatform/svc/gen/svc/svcchat/v1"
+	"github.com/svcplatform/svc/internal/groupcommit"
 	"github.com/svcplatform/svc/internal/outbox"
 	"github.com/svcplatform/svc/internal/pipetx"
 	"github.com/svcplatform/svc/internal/readpool"
@@ -34,6 +35,20 @@ type service struct {
 	// sends is what each app's send left, for the next one's single round
 	// trip (sendcache.go).
 	sends sendSnapshots
+	// oneTrip commits the single-round-trip sends made at once together
+	// (pipetx.Group).
+	oneTrip *pipetx.Group
+}
+
+// oneTripBatches bound the group commit of sends: one batch at a time, as
+// for posts (plugins/book), so the sends decided while it commits make the
+// next one.
+var oneTripBatches = groupcommit.Options{MaxRunning: 1, MaxBatch: 64}
+
+// newService is the service writing on pool (the primary) and reading
+// from db; its assistant is set by main.
+func newService(pool *pgxpool.Pool, db *readpool.DB, log *slog.Logger) *service {
+	return &service{pool: pool, db: db, log: log, oneTrip: pipetx.NewGroup(pool, oneTripBatches)}
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -451,7 +466,7 @@ func (s *service) sendMessage(ctx context.Context, call *sdk.Call, req *svcchatv
 		w.guard = postGuard{conversation: snap.convVersion, optIn: snap.optInVersion}
 		*post = queuedPost{guard: &w.guard}
 		decided := false
-		err = pipetx.RunOne(ctx, s.pool, lockBatch(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
+		err = s.oneTrip.RunOne(ctx, lockBatch(ctx, pageID, recipient), func(tx *pipetx.Tx) error {
 			if err := decide(ctx, tx, st, post); err != nil {
 				return err
 			}
@@ -585,10 +600,10 @@ func (st *sendState) locks(ctx context.Context, pageID, userID string) *pgx.Batc
 // same locks in the same order, their rows neither read nor sent.
 func lockBatch(ctx context.Context, pageID, userID string) *pgx.Batch {
 	b := &pgx.Batch{}
-	pipetx.QueueExec(b, func(db pipetx.DBTX) {
+	pipetx.Queue(b, func(db pipetx.DBTX) {
 		_ = svcchatdb.New(db).LockConversationOnly(ctx, svcchatdb.LockConversationOnlyParams{PageID: pageID, UserID: userID})
 	})
-	pipetx.QueueExec(b, func(db pipetx.DBTX) {
+	pipetx.Queue(b, func(db pipetx.DBTX) {
 		_ = svcchatdb.New(db).LockOptInOnly(ctx, svcchatdb.LockOptInOnlyParams{PageID: pageID, UserID: userID})
 	})
 	return b
@@ -644,7 +659,7 @@ var errNoThread = errors.New("svcchat: no conversation to lock")
 // rolls the new conversation back with it.
 func (st *sendState) startLocks(ctx context.Context, pageID, userID string, holder Holder) *pgx.Batch {
 	b := &pgx.Batch{}
-	pipetx.QueueExec(b, func(db pipetx.DBTX) {
+	pipetx.Queue(b, func(db pipetx.DBTX) {
 		svcchatdb.New(db).CreateConversation(ctx, svcchatdb.CreateConversationParams{PageID: pageID, UserID: userID, Holder: string(holder)})
 	})
 	b.QueuedQueries = append(b.QueuedQueries, st.locks(ctx, pageID, userID).QueuedQueries...)

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,4 +173,53 @@ func TestOneRoundTripSendsRacingAnOptOutNeverLandAfterIt(t *testing.T) {
 		t.Errorf("%d messages were not failed by the opt-out: one landed after it", notFailed)
 	}
 	checkNumbering(t, b)
+}
+
+// One-round-trip sends to different users made at once commit together
+// (service.oneTrip), each numbered in its own conversation as if alone.
+func TestOneRoundTripSendsMadeAtOnceCommitTogetherEachNumberedInItsConversation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const users = 8
+	for i := range users {
+		u := sdk.Principal{Kind: sdk.TokenKindSession, UserID: fmt.Sprint(7000 + i)}
+		must[*svcchatv1.WriteToPageResponse](t, b, "WriteToPage", u, &svcchatv1.WriteToPageRequest{PageId: testPage, Text: "hi"})
+	}
+	sent := 0
+	// A few rounds make sure some sends met in a batch, however slow the
+	// machine.
+	for round := 0; round < 10 && b.svc.oneTrip.Together() == 0; round++ {
+		var wg sync.WaitGroup
+		for i := range users {
+			wg.Go(func() {
+				for n := range 3 {
+					_, err := call[*svcchatv1.SendMessageResponse](t, b, "SendMessage", devSend, &svcchatv1.SendMessageRequest{PageId: testPage,
+						RecipientUserId: strp(fmt.Sprint(7000 + i)), Text: strp(fmt.Sprintf("round %d reply %d", round, n))})
+					if err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		sent += users * 3
+	}
+	if b.svc.oneTrip.Together() == 0 {
+		t.Fatal("no sends were committed together")
+	}
+	if n := b.outboundCount(t); n != int64(sent) {
+		t.Errorf("%d messages stored, want the %d sent", n, sent)
+	}
+	// In each conversation: messages 1..n and events 1..m, no gap or repeat.
+	var bad int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM (
+		SELECT conversation_id FROM svcchat.messages GROUP BY conversation_id HAVING count(*) <> max(seq) OR count(DISTINCT seq) <> count(*)
+		UNION ALL
+		SELECT 0 FROM core.outbox WHERE data ? 'sequence'
+		GROUP BY coalesce(data->>'conversationId', data->'conversation'->>'id') HAVING count(*) <> max((data->>'sequence')::bigint) OR count(DISTINCT data->>'sequence') <> count(*)) AS gaps`).Scan(&bad); err != nil {
+		t.Fatal(err)
+	}
+	if bad != 0 {
+		t.Errorf("%d conversations numbered with a gap or a repeat", bad)
+	}
 }

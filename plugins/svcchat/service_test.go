@@ -125,7 +125,7 @@ func setup(t testing.TB) *bundle {
 		roles: map[string]sdk.PageRole{pageOwner: sdk.PageRoleOwner, pageAdmin: sdk.PageRoleAdmin, pageEditor: sdk.PageRoleEditor},
 	}
 	p := sdk.New(info)
-	svc := &service{pool: pool, db: readpool.PrimaryOnly(pool), log: p.Logger()}
+	svc := newService(pool, readpool.PrimaryOnly(pool), p.Logger())
 	svc.register(p)
 	return &bundle{p: p, tp: plugintest.Start(t, p, plugintest.WithHost(facts)), facts: facts, pool: pool, svc: svc}
 }
