@@ -235,6 +235,21 @@ func (q *Queries) DeleteWebhookSubscription(ctx context.Context, appID int64) (i
 	return result.RowsAffected(), nil
 }
 
+const deliveriesDue = `-- name: DeliveriesDue :one
+SELECT EXISTS (SELECT 1 FROM core.webhook_deliveries d
+               WHERE d.status = 'pending' AND d.next_attempt_at <= now()) AS due
+`
+
+// Whether any delivery is due: the idle claimer's poll, for the reason
+// OutboxQueued is the dispatcher's (ClaimDeliveries plans in 0.9 ms). It
+// finds every delivery ClaimDeliveries would consider, and more.
+func (q *Queries) DeliveriesDue(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, deliveriesDue)
+	var due bool
+	err := row.Scan(&due)
+	return due, err
+}
+
 const disableWebhookEndpoint = `-- name: DisableWebhookEndpoint :exec
 UPDATE core.webhook_subscriptions
 SET active = false, disabled_at = now(), updated_at = now()
@@ -682,6 +697,21 @@ func (q *Queries) ListWebhookDeliveriesOlder(ctx context.Context, arg ListWebhoo
 		return nil, err
 	}
 	return items, nil
+}
+
+const outboxQueued = `-- name: OutboxQueued :one
+SELECT EXISTS (SELECT 1 FROM core.outbox_pending) AS queued
+`
+
+// Whether any event waits in the dispatch queue: the idle dispatcher's
+// poll. DispatchEvents costs PostgreSQL 1.6 ms of planning per run on the
+// bookkeeping connections (force_custom_plan), this a few microseconds;
+// an idle gateway polls ten times a second.
+func (q *Queries) OutboxQueued(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, outboxQueued)
+	var queued bool
+	err := row.Scan(&queued)
+	return queued, err
 }
 
 const pauseWebhookEndpoint = `-- name: PauseWebhookEndpoint :exec

@@ -23,7 +23,8 @@
 //  1. Dispatch. The dispatcher polls the queue core.outbox_pending, every 5 ms
 //     while events come, backing off to every 100 ms when none do (the
 //     outbox sends no NOTIFY: it would serialise every commit that writes an
-//     event, see migration 0013). One SQL statement takes up to 500
+//     event, see migration 0013); an idle poll only asks whether anything
+//     is queued (OutboxQueued). One SQL statement takes up to 500
 //     queued events with FOR UPDATE SKIP LOCKED, deletes their queue entries
 //     (the outbox rows are only read) and inserts one delivery per (event,
 //     app that should get it and subscribed to its type): a crash leaves

@@ -261,9 +261,12 @@ func statementContext(ctx context.Context) (context.Context, context.CancelFunc)
 // no claim. Events beyond that stay queued, which costs nothing, rather
 // than become due deliveries that a claim has to find again: while the
 // queue has more, the next dispatch waits until 2×Workers slots are free
-// (or busyPoll passed), as a claim does.
+// (or busyPoll passed), as a claim does. Once a poll found nothing, the
+// next ones only ask whether anything is queued (OutboxQueued) until it
+// is: an idle gateway's polls cost PostgreSQL a trivial statement each
+// rather than the planning of DispatchEvents.
 func (r *runner) dispatchLoop(ctx context.Context) {
-	wait, full := busyPoll, false
+	wait, full, idle := busyPoll, false, false
 	batch := int64(2 * r.s.opts.Workers)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -278,14 +281,23 @@ func (r *runner) dispatchLoop(ctx context.Context) {
 			}
 			timer.Stop() // Reset below; since Go 1.23 no stale tick is left
 		}
-		events, asked, err := r.dispatch(ctx)
-		full = false
+		var events, asked int64
+		queued, err := true, error(nil)
+		if idle {
+			queued, err = r.probe(ctx, r.q.OutboxQueued)
+		}
+		if queued && err == nil {
+			events, asked, err = r.dispatch(ctx)
+		}
+		full, idle = false, false
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
 				r.s.log.ErrorContext(ctx, "dispatch outbox events", "error", err)
 			}
-			wait = r.s.opts.PollInterval
+			wait, idle = r.s.opts.PollInterval, true
+		case !queued:
+			wait, idle = min(max(2*wait, busyPoll), r.s.opts.PollInterval), true
 		case asked == 0 || events == asked:
 			// More may be waiting: at once if slots are free, else
 			// when enough are (dispatchFreed) or busyPoll passed.
@@ -296,10 +308,17 @@ func (r *runner) dispatchLoop(ctx context.Context) {
 		case events > 0:
 			wait = busyPoll
 		default:
-			wait = min(max(2*wait, busyPoll), r.s.opts.PollInterval)
+			wait, idle = min(max(2*wait, busyPoll), r.s.opts.PollInterval), true
 		}
 		timer.Reset(wait)
 	}
+}
+
+// probe runs one of the idle polls, OutboxQueued or DeliveriesDue.
+func (r *runner) probe(ctx context.Context, q func(context.Context) (bool, error)) (bool, error) {
+	qctx, cancel := statementContext(ctx)
+	defer cancel()
+	return q(qctx)
 }
 
 // dispatch runs one dispatch statement, taking at most as many events as
@@ -355,7 +374,11 @@ func (r *runner) dispatch(ctx context.Context) (events, asked int64, err error) 
 // does not query after every attempt. A smaller claim is made while an app
 // holds all the leases it may, and at each poll tick: an app whose
 // endpoint hangs holds leases it does not give back soon, and the other
-// apps' due deliveries must not wait for them.
+// apps' due deliveries must not wait for them. A claim that only the poll
+// asks for (no wake-up, the last claim not full) is made once
+// DeliveriesDue finds a due delivery: an idle gateway's polls cost
+// PostgreSQL a trivial statement each rather than the planning of
+// ClaimDeliveries.
 func (r *runner) claimLoop(ctx context.Context) {
 	s := r.s
 	// While an app holds all the leases it may, only Workers-AppShare
@@ -364,16 +387,24 @@ func (r *runner) claimLoop(ctx context.Context) {
 	batch, small := int64(2*s.opts.Workers), max(1, int64(s.opts.Workers-s.opts.AppShare))
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
-	due, more, ticked := true, false, false
+	due, more, ticked, woken := true, false, false, true
 	for {
 		free := r.capacity - r.inflight.Load()
-		if (free >= batch || free >= small && (ticked || r.anyFull())) && (due || more) && ctx.Err() == nil {
+		ready := (free >= batch || free >= small && (ticked || r.anyFull())) && (due || more) && ctx.Err() == nil
+		if ready && !more && !woken {
+			// Only the poll asks: claim if something is due. A failed
+			// probe lets the claim run (and say why).
+			if found, err := r.probe(ctx, r.q.DeliveriesDue); err == nil && !found {
+				ready, due, ticked = false, false, false
+			}
+		}
+		if ready {
 			want := min(free, claimBatch)
 			got, err := r.claim(ctx, want)
 			if err != nil {
 				s.log.ErrorContext(ctx, "claim webhook deliveries", "error", err)
 			}
-			due, more, ticked = false, got == want, false
+			due, more, ticked, woken = false, got == want, false, false
 			if more && r.capacity-r.inflight.Load() >= batch {
 				continue
 			}
@@ -382,7 +413,7 @@ func (r *runner) claimLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
-			due = true
+			due, woken = true, true
 		case <-tick.C:
 			due, ticked = true, true
 		case <-r.slotFreed:
