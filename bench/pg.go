@@ -37,6 +37,7 @@ type Database struct {
 	PostmasterPID int
 	adminURL      string
 	cluster       *pgembed.Cluster
+	statementsOut string // see statementsEnv
 }
 
 // OpenDatabase creates the benchmark database. With externalURL empty it
@@ -50,7 +51,13 @@ func OpenDatabase(ctx context.Context, dir, externalURL string, log *slog.Logger
 		if err != nil {
 			return nil, err
 		}
+		if os.Getenv(statementsEnv) != "" {
+			if c, err = withStatements(ctx, c, dir, log); err != nil {
+				return nil, err
+			}
+		}
 		d.cluster, d.Embedded, d.PostmasterPID = c, true, c.PID()
+		d.statementsOut = filepath.Join(dir, "pg_stat_statements.txt")
 		d.adminURL, d.Name = c.URL("postgres"), "svc"
 		d.URL = c.URL(d.Name)
 	} else {
@@ -78,7 +85,76 @@ func OpenDatabase(ctx context.Context, dir, externalURL string, log *slog.Logger
 		d.Close()
 		return nil, fmt.Errorf("create database %s: %w", d.Name, err)
 	}
+	if d.Embedded && os.Getenv(statementsEnv) != "" {
+		if err := d.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+			d.Close()
+			return nil, err
+		}
+	} else {
+		d.statementsOut = ""
+	}
 	return d, nil
+}
+
+// statementsEnv, when set, turns on pg_stat_statements (with
+// track_planning) in the embedded cluster; Close then writes the
+// statements' figures to <cluster folder>/pg_stat_statements.txt.
+const statementsEnv = "SVC_BENCH_PG_STATEMENTS"
+
+func withStatements(ctx context.Context, c *pgembed.Cluster, dir string, log *slog.Logger) (*pgembed.Cluster, error) {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return nil, err
+	}
+	_, err = conn.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+	conn.Close(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Stop(ctx); err != nil {
+		return nil, err
+	}
+	if c, err = pgembed.Start(ctx, pgembed.Options{Dir: dir, Logger: log}); err != nil {
+		return nil, err
+	}
+	if conn, err = pgx.Connect(ctx, c.URL("postgres")); err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if _, err = conn.Exec(ctx, "ALTER SYSTEM SET pg_stat_statements.track_planning = on"); err == nil {
+		_, err = conn.Exec(ctx, "SELECT pg_reload_conf()")
+	}
+	return c, err
+}
+
+// writeStatements writes the statements' figures of the benchmark
+// database, most total time (planning and execution) first.
+func (d *Database) writeStatements(ctx context.Context) {
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT calls, total_plan_time, total_exec_time, mean_plan_time, mean_exec_time, rows,
+		left(regexp_replace(query, '\s+', ' ', 'g'), 120)
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		ORDER BY total_plan_time + total_exec_time DESC LIMIT 60`)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteString("calls\ttotal_plan_ms\ttotal_exec_ms\tmean_plan_ms\tmean_exec_ms\trows\tquery\n")
+	for rows.Next() {
+		var calls, nrows int64
+		var tp, te, mp, me float64
+		var q string
+		if rows.Scan(&calls, &tp, &te, &mp, &me, &nrows, &q) != nil {
+			return
+		}
+		fmt.Fprintf(&b, "%d\t%.1f\t%.1f\t%.4f\t%.4f\t%d\t%s\n", calls, tp, te, mp, me, nrows, q)
+	}
+	_ = os.WriteFile(d.statementsOut, []byte(b.String()), 0o644)
 }
 
 // Close drops the database on an external server, or stops the embedded
@@ -87,6 +163,9 @@ func (d *Database) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if d.cluster != nil {
+		if d.statementsOut != "" {
+			d.writeStatements(ctx)
+		}
 		_ = d.cluster.Stop(ctx)
 		return
 	}
