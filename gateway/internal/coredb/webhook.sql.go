@@ -270,9 +270,13 @@ WITH busy AS (
 ), taken AS (
     -- An entry whose event is gone (erased by a person's leaving in the
     -- meantime) is taken all the same and makes nothing.
+    -- = ANY (ARRAY(...)), not IN (...): the statement runs with a generic
+    -- plan (see the dispatcher), which cannot know max_events and would
+    -- expect a tenth of the queue; the array is estimated at a few rows,
+    -- so the entries are deleted by their key at any queue length.
     DELETE FROM core.outbox_pending p
-    WHERE p.seq IN (SELECT q.seq FROM core.outbox_pending q ORDER BY q.seq LIMIT $3
-                    FOR UPDATE SKIP LOCKED)
+    WHERE p.seq = ANY (ARRAY(SELECT q.seq FROM core.outbox_pending q ORDER BY q.seq LIMIT $3
+                             FOR UPDATE SKIP LOCKED))
     RETURNING p.seq
 ), ev AS (
     SELECT o.seq, o.id, o.type, o.page_id, o.app_id, o.data, o.created_at, o.ordering_key, o.user_id

@@ -62,7 +62,7 @@ func (s *Service) Run(ctx context.Context) error {
 	s.log.InfoContext(ctx, "webhook delivery started", "workers", s.opts.Workers)
 
 	r := &runner{
-		s: s, q: coredb.New(book),
+		s: s, q: coredb.New(book), generic: coredb.New(newGenericPlans(book)),
 		// The queue holds every leased job, so queueing never blocks.
 		jobs:      make(chan *job, leaseDepth*s.opts.Workers),
 		capacity:  int64(leaseDepth * s.opts.Workers),
@@ -112,8 +112,11 @@ func (s *Service) Run(ctx context.Context) error {
 type runner struct {
 	s *Service
 	// q runs the dispatcher's, claimer's and recorder's statements.
-	q    *coredb.Queries
-	jobs chan *job
+	q *coredb.Queries
+	// generic runs DispatchEvents with a generic plan made at most once a
+	// second per connection (see genericPlans).
+	generic *coredb.Queries
+	jobs    chan *job
 	// inflight counts jobs leased (or about to be) and not yet attempted to
 	// the end. It never exceeds capacity, the size of the jobs queue.
 	inflight  atomic.Int64
@@ -335,7 +338,7 @@ func (r *runner) dispatch(ctx context.Context) (events, asked int64, err error) 
 	busyApps, busyRoom := r.busy()
 	qctx, cancel := statementContext(ctx)
 	defer cancel()
-	rows, err := r.q.DispatchEvents(qctx, coredb.DispatchEventsParams{
+	rows, err := r.generic.DispatchEvents(qctx, coredb.DispatchEventsParams{
 		MaxEvents: int32(slots), ClaimMax: slots, LeaseMs: s.opts.Lease.Milliseconds(), LeaseToken: token,
 		AppShare: r.appLeases, BusyApps: busyApps, BusyRoom: busyRoom,
 	})

@@ -1,0 +1,107 @@
+package webhook_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svcplatform/svc/gateway/internal/webhook"
+)
+
+// DispatchEvents' generic plan gives back its connection with the
+// planner's setting as it was (the bookkeeping pool's force_custom_plan),
+// whether it succeeded or failed; and a plan older than planAge is made
+// again for the table as it is now: one made while a table was small
+// (a sequential scan) is not kept while the table grows.
+func TestGenericPlanIsRemadeOnceItIsOlderThanItsAgeAndLeavesTheSettingAsItWas(t *testing.T) {
+	t.Parallel()
+	w := setup(t).World
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(w.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1 // every statement on the same connection
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	db, age := webhook.GenericPlans(pool)
+	query := func(sql string, args ...any) ([]string, error) {
+		rows, err := db.Query(ctx, sql, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	setting := func() string {
+		t.Helper()
+		var v string
+		if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	if got, err := query("SELECT current_setting('plan_cache_mode')"); err != nil || len(got) != 1 || got[0] != "force_generic_plan" {
+		t.Fatalf("during the statement: %v %v, want force_generic_plan", got, err)
+	}
+	if got := setting(); got != "force_custom_plan" {
+		t.Fatalf("after it: %s, want force_custom_plan", got)
+	}
+	if _, err := query("SELECT (1/0)::text"); err == nil {
+		t.Fatal("a failing statement reported no error")
+	}
+	if got := setting(); got != "force_custom_plan" {
+		t.Fatalf("after a failing statement: %s, want force_custom_plan", got)
+	}
+
+	// Five rows, analysed: a page, which a sequential scan reads for less
+	// than the index.
+	if _, err := pool.Exec(ctx, `CREATE TABLE grows (id bigint PRIMARY KEY);
+		INSERT INTO grows SELECT generate_series(1, 5); ANALYZE grows`); err != nil {
+		t.Fatal(err)
+	}
+	const lookup = "SELECT id::text FROM grows WHERE id = $1"
+	scans := func() (seq, idx int64) {
+		t.Helper()
+		// The statistics are sent at the end of each transaction, and read
+		// as of the start of this one.
+		if _, err := pool.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			t.Fatal(err)
+		}
+		err := pool.QueryRow(ctx, `SELECT seq_scan, coalesce(idx_scan, 0)
+			FROM pg_stat_user_tables WHERE relname = 'grows'`).Scan(&seq, &idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq, idx
+	}
+	run := func() {
+		t.Helper()
+		if _, err := query(lookup, int64(7)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age()
+	run() // planned for the small table
+	if _, err := pool.Exec(ctx, "INSERT INTO grows SELECT generate_series(6, 100000)"); err != nil {
+		t.Fatal(err)
+	}
+	seq0, idx0 := scans()
+	run() // the same plan, younger than planAge
+	seq1, idx1 := scans()
+	age()
+	run() // made again
+	seq2, idx2 := scans()
+	if seq1-seq0 != 1 || idx1 != idx0 {
+		t.Fatalf("within its age: %d sequential and %d index scans, want the small table's plan (1 sequential)", seq1-seq0, idx1-idx0)
+	}
+	if seq2 != seq1 || idx2-idx1 != 1 {
+		t.Fatalf("once older: %d sequential and %d index scans, want a new plan (1 index scan)", seq2-seq1, idx2-idx1)
+	}
+}
