@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
@@ -35,6 +34,3 @@ var SafeNext = safeNext
 
 // RedeemedTogether is how many redemptions went in batches of several.
 func (s *Server) RedeemedTogether() int64 { return s.redeems.Together() }
-
-// GenericPlans is the DBTX RedeemCodes runs on.
-func GenericPlans(pool *pgxpool.Pool) coredb.DBTX { return genericPlans{pool: pool} }

@@ -11,6 +11,7 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/auth"
 	"github.com/svcplatform/svc/gateway/internal/coredb"
 	"github.com/svcplatform/svc/gateway/internal/identity"
+	"github.com/svcplatform/svc/internal/genericplan"
 	"github.com/svcplatform/svc/internal/groupcommit"
 )
 
@@ -35,7 +36,7 @@ type Server struct {
 	issuer string
 	ids    *identity.Service
 	q      *coredb.Queries
-	// generic runs RedeemCodes with a generic plan (genericplan.go).
+	// generic runs RedeemCodes with a generic plan (internal/genericplan).
 	generic *coredb.Queries
 	authn   *auth.Authenticator
 	keys    *keySet
@@ -65,7 +66,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		issuer:  strings.TrimRight(opts.Issuer, "/"),
 		ids:     opts.Identity,
 		q:       opts.Identity.Queries(),
-		generic: coredb.New(genericPlans{pool: opts.Identity.Pool()}),
+		generic: coredb.New(genericplan.New(opts.Identity.Pool(), 0)),
 		authn:   opts.Auth,
 		now:     opts.Now,
 		secure:  strings.HasPrefix(opts.Issuer, "https://"),

@@ -1,25 +1,28 @@
-package webhook_test
+package genericplan
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/svcplatform/svc/gateway/internal/webhook"
+	"github.com/svcplatform/svc/internal/pgtest"
 )
 
-// DispatchEvents' generic plan gives back its connection with the
-// planner's setting as it was (the bookkeeping pool's force_custom_plan),
-// whether it succeeded or failed; and a plan older than planAge is made
-// again for the table as it is now: one made while a table was small
-// (a sequential scan) is not kept while the table grows.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// A statement run with a generic plan gives back its connection with the
+// planner's setting as it was (here force_custom_plan, the webhook
+// bookkeeping pool's), whether it succeeded or failed; and plans older
+// than the DB's maxAge are made again for the table as it is now: one made
+// while a table was small (a sequential scan) is not kept while the table
+// grows.
 func TestGenericPlanIsRemadeOnceItIsOlderThanItsAgeAndLeavesTheSettingAsItWas(t *testing.T) {
 	t.Parallel()
-	w := setup(t).World
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(w.URL)
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +33,14 @@ func TestGenericPlanIsRemadeOnceItIsOlderThanItsAgeAndLeavesTheSettingAsItWas(t 
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	db, age := webhook.GenericPlans(pool)
+	db := New(pool, time.Second)
+	age := func() {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		for c := range db.planned {
+			db.planned[c] = db.planned[c].Add(-2 * db.maxAge)
+		}
+	}
 	query := func(sql string, args ...any) ([]string, error) {
 		rows, err := db.Query(ctx, sql, args...)
 		if err != nil {

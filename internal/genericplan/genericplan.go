@@ -1,4 +1,20 @@
-package webhook
+// Package genericplan runs chosen statements with a generic plan on a pool
+// whose other statements keep theirs.
+//
+// PostgreSQL plans a prepared statement afresh at each execution while a
+// custom plan looks cheaper than the generic one, and a connection may be
+// set to plan everything afresh (plan_cache_mode=force_custom_plan, the
+// webhook bookkeeping's, against a generic plan made while a table was
+// small). For a few statements that planning is most of their cost: the
+// token exchange's RedeemCodes (its arrays make a custom plan of four
+// codes look cheaper than the generic plan's default ten rows, so it was
+// planned again every time, about 0.2 ms against 0.02 ms, for the same
+// plan) and the webhook dispatcher's DispatchEvents (1–1.5 ms of planning,
+// about 100 times a second under a post-write load). DB runs each of its
+// statements with plan_cache_mode=force_generic_plan, set before it and
+// reset after it in one pipeline (one round trip, one implicit
+// transaction, whose commit ends it), so the connection plans it once.
+package genericplan
 
 import (
 	"context"
@@ -10,43 +26,34 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// planAge is how long a connection keeps the generic plan of
-// DispatchEvents before it makes it again (see genericPlans).
-const planAge = time.Second
-
-// genericPlans is a coredb.DBTX over the bookkeeping pool for
-// DispatchEvents, whose planning (about 1–1.5 ms, every time under the
-// pool's force_custom_plan) was most of its cost under load: about 100
-// dispatches a second during a post-write load. Each statement runs with
-// plan_cache_mode=force_generic_plan, set before it and reset after it in
-// one pipeline (as gateway/internal/oauth's genericPlans), so the
-// connection plans it once; and a plan older than planAge is dropped
-// first (DISCARD PLANS, in the same pipeline), so it is made again for the
-// tables as they are then. A generic plan made while core.outbox was
-// empty reads the whole outbox (a hash join on a sequential scan): kept
-// until the next analyse, that was the stale plan force_custom_plan was
-// chosen against; remade every second, it reads at most what a second
-// added, and the next plan uses the index. The statement's own shape is
-// right at any size otherwise (EXPLAIN of the generic plan with an empty
-// queue and outbox, with 72,000 rows in both, with a backlog of 72,000
-// queued; see DispatchEvents for the one thing that had to change).
-type genericPlans struct {
-	pool *pgxpool.Pool
+// DB is a DBTX (sqlc's) over a pool whose statements run with generic
+// plans.
+type DB struct {
+	pool   *pgxpool.Pool
+	maxAge time.Duration
 
 	mu      sync.Mutex
 	planned map[*pgconn.PgConn]time.Time // when each connection last dropped its plans
 }
 
-func newGenericPlans(pool *pgxpool.Pool) *genericPlans {
-	return &genericPlans{pool: pool, planned: map[*pgconn.PgConn]time.Time{}}
+// New returns a DB running its statements on pool with generic plans. A
+// maxAge above zero has each connection drop its plans (DISCARD PLANS)
+// before a statement once they are older than that, so they are made
+// again for the tables as they are then; zero keeps them as PostgreSQL
+// does (until the tables' statistics or definitions change).
+func New(pool *pgxpool.Pool, maxAge time.Duration) *DB {
+	return &DB{pool: pool, maxAge: maxAge, planned: map[*pgconn.PgConn]time.Time{}}
 }
 
-// stale tells whether conn's plan is older than planAge, and if so counts
-// it as made again now.
-func (g *genericPlans) stale(conn *pgconn.PgConn, now time.Time) bool {
+// stale tells whether conn's plans are older than maxAge, and if so counts
+// them as made again now.
+func (g *DB) stale(conn *pgconn.PgConn, now time.Time) bool {
+	if g.maxAge <= 0 {
+		return false
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if t, ok := g.planned[conn]; ok && now.Sub(t) < planAge {
+	if t, ok := g.planned[conn]; ok && now.Sub(t) < g.maxAge {
 		return false
 	}
 	if len(g.planned) > 16 { // closed connections' entries
@@ -60,7 +67,9 @@ func (g *genericPlans) stale(conn *pgconn.PgConn, now time.Time) bool {
 	return true
 }
 
-func (g *genericPlans) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+// Query runs sql with a generic plan; the connection goes back to the pool
+// once the rows are closed.
+func (g *DB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	c, err := g.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -98,7 +107,8 @@ func btoi(b bool) int {
 	return 0
 }
 
-func (g *genericPlans) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+// Exec runs sql with a generic plan.
+func (g *DB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	rows, err := g.Query(ctx, sql, args...)
 	if err != nil {
 		return pgconn.CommandTag{}, err
@@ -107,7 +117,8 @@ func (g *genericPlans) Exec(ctx context.Context, sql string, args ...any) (pgcon
 	return rows.CommandTag(), rows.Err()
 }
 
-func (g *genericPlans) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+// QueryRow runs sql with a generic plan and reads its first row.
+func (g *DB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	rows, err := g.Query(ctx, sql, args...)
 	return &batchRow{rows: rows, err: err}
 }
