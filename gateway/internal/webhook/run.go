@@ -301,7 +301,8 @@ func (r *runner) dispatchLoop(ctx context.Context) {
 			timer.Stop() // Reset below; since Go 1.23 no stale tick is left
 		}
 		var events, asked int64
-		queued, err := true, error(nil)
+		var err error
+		queued := true
 		if idle {
 			queued, err = r.probe(ctx, r.q.OutboxQueued)
 		}
