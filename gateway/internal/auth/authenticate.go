@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -134,10 +133,27 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 	}
 	sum := identity.TokenHash(token)
 	now := a.now()
-	if p, ok := a.cache.get(sum[:], now); ok {
+	if p, ok := a.cache.get(sum, now); ok {
 		return p, nil
 	}
-	hash := slices.Clone(sum[:])
+	return a.authenticateMiss(ctx, sum, now)
+}
+
+// authenticateMiss is AuthenticateToken's path past the cache (apart, so
+// that the hash escapes to the heap only there).
+func (a *Authenticator) authenticateMiss(ctx context.Context, sum [32]byte, now time.Time) (*Principal, error) {
+	return a.cache.fill(ctx, sum, now, func() (*Principal, time.Time, error) {
+		p, err := a.lookupCredential(ctx, sum[:], now)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		return p, p.ExpiresAt, nil
+	})
+}
+
+// lookupCredential reads the credential whose hash is given: its principal,
+// or why it is refused.
+func (a *Authenticator) lookupCredential(ctx context.Context, hash []byte, now time.Time) (*Principal, error) {
 	row, err := a.q.LookupCredential(ctx, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apierr.InvalidToken()
@@ -176,12 +192,20 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*P
 		p.Pages = &PageChoice{IDs: ids}
 	}
 	p.wire = p.newProto()
-	a.cache.put(hash, &p, now)
 	return &p, nil
 }
 
 // Forget drops credentials from the cache by hash, after they were revoked.
-func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
+func (a *Authenticator) Forget(hashes ...[]byte) {
+	a.cache.forget(func(k [32]byte, _ *Principal) bool {
+		for _, h := range hashes {
+			if string(h) == string(k[:]) {
+				return true
+			}
+		}
+		return false
+	})
+}
 
 // ForgetUser drops every cached credential of the user and the Page facts
 // asked for them, so that a change to what the user's principal carries
@@ -189,15 +213,19 @@ func (a *Authenticator) Forget(hashes ...[]byte) { a.cache.forget(hashes...) }
 // on this gateway, also where a plugin asks about a Page for the user and an
 // app; other gateways see it within CacheTTL.
 func (a *Authenticator) ForgetUser(userID string) {
-	a.cache.forgetUser(userID)
-	a.facts.forgetUser(userID)
+	a.cache.forget(func(_ [32]byte, p *Principal) bool { return p.UserID == userID })
+	// Their Pages as one of their apps sees them follow the Pages they
+	// chose for it.
+	a.facts.forget(func(k factsKey, _ cachedFacts) bool { return k.user == userID })
 }
 
 // ForgetApp drops every cached credential of the app, so that a change to
 // what its principals carry (its data use checkup certified or moved) is
 // seen by the next request on this gateway; other gateways see it within
 // CacheTTL.
-func (a *Authenticator) ForgetApp(appID string) { a.cache.forgetApp(appID) }
+func (a *Authenticator) ForgetApp(appID string) {
+	a.cache.forget(func(_ [32]byte, p *Principal) bool { return p.AppID == appID })
+}
 
 // Revoke revokes a bearer credential given in plain (a session at sign-out,
 // an app key) and forgets it at once. It reports whether there was one.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -131,7 +132,9 @@ func (a *Authenticator) Authorize(ctx context.Context, p *Principal, access *plu
 // roles, links), after a change made through it: the next call on the Page
 // reads them afresh, here and in the plugin it reaches. Other gateways see
 // the change within the cache's bound (DefaultCacheTTL).
-func (a *Authenticator) ForgetPage(pageID string) { a.facts.forgetPage(pageID) }
+func (a *Authenticator) ForgetPage(pageID string) {
+	a.facts.forget(func(k factsKey, _ cachedFacts) bool { return k.page == pageID })
+}
 
 // AuthorizeFacts is Authorize that also returns, when the rule names a Page
 // and the call passes, the facts of that Page for p which the check read, in
@@ -315,12 +318,17 @@ func (a *Authenticator) authorizePage(ctx context.Context, p *Principal, role pl
 	now := a.now()
 	entry, ok := a.facts.get(key, now)
 	if !ok {
-		f, err := a.ids.Pages.PageFacts(ctx, pageID, p.UserID, p.AppID)
+		var err error
+		entry, err = a.facts.fill(ctx, key, now, func() (cachedFacts, time.Time, error) {
+			f, err := a.ids.Pages.PageFacts(ctx, pageID, p.UserID, p.AppID)
+			if err != nil {
+				return cachedFacts{}, time.Time{}, apierr.Internal(err)
+			}
+			return factsOf(pageID, f), time.Time{}, nil
+		})
 		if err != nil {
-			return nil, apierr.Internal(err)
+			return nil, err
 		}
-		entry = factsOf(pageID, f)
-		a.facts.put(key, entry, now)
 	}
 	facts := entry.f
 	if !facts.Exists {

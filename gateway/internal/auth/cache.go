@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -8,92 +9,155 @@ import (
 	pluginv1 "github.com/svcplatform/svc/gen/svc/plugin/v1"
 )
 
-// maxCached bounds the cache's memory: past it, the cache starts afresh.
+// maxCached bounds a cache's memory: past it, the cache starts afresh.
 // Losing entries only costs a query each.
 const maxCached = 1 << 16
 
-// credentialCache remembers recently authenticated credentials by hash.
-type credentialCache struct {
+// ttlCache remembers what a query answered for a key until a deadline (at
+// most ttl after it was read), and lets the requests that miss the same key
+// at the same time share one query: when an entry expires under load, or the
+// gateway has just started, a burst of requests presenting one credential or
+// asking about one Page costs one query, not one each.
+//
+// A forget is seen by every request that starts after it: it drops the
+// matching entries, and the queries then under way are neither joined by
+// later requests nor kept (they may have read the database before the change
+// the forget is for). The requests already waiting on such a query take its
+// answer, as they would have had they been a little faster.
+type ttlCache[K comparable, V any] struct {
 	ttl time.Duration
-	mu  sync.RWMutex
-	m   map[string]cachedPrincipal
+
+	mu      sync.RWMutex
+	m       map[K]cached[V]
+	gen     uint64 // counts forgets; a fill begun before one is not kept
+	flights map[K]*flight[V]
 }
 
-type cachedPrincipal struct {
-	p     *Principal // shared by the requests that present the credential
+type cached[V any] struct {
+	v     V
 	until time.Time
 }
 
-func newCredentialCache(ttl time.Duration) *credentialCache {
-	return &credentialCache{ttl: ttl, m: make(map[string]cachedPrincipal)}
+// flight is one query under way for a key; done closes when it ends.
+type flight[V any] struct {
+	done chan struct{}
+	v    V
+	err  error
 }
 
-func (c *credentialCache) get(hash []byte, now time.Time) (*Principal, bool) {
+func newTTLCache[K comparable, V any](ttl time.Duration) *ttlCache[K, V] {
+	return &ttlCache[K, V]{ttl: ttl, m: make(map[K]cached[V]), flights: make(map[K]*flight[V])}
+}
+
+func (c *ttlCache[K, V]) get(k K, now time.Time) (V, bool) {
 	if c.ttl <= 0 {
-		return nil, false
+		var zero V
+		return zero, false
 	}
 	c.mu.RLock()
-	e, ok := c.m[string(hash)]
+	e, ok := c.m[k]
 	c.mu.RUnlock()
 	if !ok || !now.Before(e.until) {
-		return nil, false
+		var zero V
+		return zero, false
 	}
-	return e.p, true
+	return e.v, true
 }
 
-func (c *credentialCache) put(hash []byte, p *Principal, now time.Time) {
+// fill answers k from the cache, or else from load, whose answer is kept
+// until the time it returns (never more than ttl after now). Requests that
+// miss k while another's load runs wait for that load and share its answer;
+// if it failed, each runs its own, so that one request's cancelled context
+// or failed query is not another's error (and a waiter whose own context
+// ends stops waiting). With a ttl of 0 nothing is cached
+// or shared.
+func (c *ttlCache[K, V]) fill(ctx context.Context, k K, now time.Time, load func() (V, time.Time, error)) (V, error) {
 	if c.ttl <= 0 {
+		v, _, err := load()
+		return v, err
+	}
+	c.mu.Lock()
+	if e, ok := c.m[k]; ok && now.Before(e.until) {
+		c.mu.Unlock()
+		return e.v, nil
+	}
+	gen := c.gen
+	if f, ok := c.flights[k]; ok {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.err == nil {
+				return f.v, nil
+			}
+		case <-ctx.Done(): // load fails as a query with this context does
+		}
+		v, until, err := load()
+		if err == nil {
+			c.mu.Lock()
+			c.keep(k, v, gen, now, until)
+			c.mu.Unlock()
+		}
+		return v, err
+	}
+	f := &flight[V]{done: make(chan struct{})}
+	c.flights[k] = f
+	c.mu.Unlock()
+
+	v, until, err := load()
+	f.v, f.err = v, err
+
+	c.mu.Lock()
+	if c.flights[k] == f {
+		delete(c.flights, k)
+	}
+	if err == nil {
+		c.keep(k, v, gen, now, until)
+	}
+	c.mu.Unlock()
+	close(f.done)
+	return v, err
+}
+
+// keep caches v, read at now for a request that began when the forgets
+// numbered gen, unless a forget came since. c.mu is held.
+func (c *ttlCache[K, V]) keep(k K, v V, gen uint64, now, until time.Time) {
+	if c.gen != gen {
 		return
 	}
-	until := now.Add(c.ttl)
-	if !p.ExpiresAt.IsZero() && p.ExpiresAt.Before(until) {
-		until = p.ExpiresAt
+	if limit := now.Add(c.ttl); until.IsZero() || until.After(limit) {
+		until = limit
 	}
-	c.mu.Lock()
 	if len(c.m) >= maxCached {
-		c.m = make(map[string]cachedPrincipal)
+		c.m = make(map[K]cached[V])
 	}
-	c.m[string(hash)] = cachedPrincipal{p: p, until: until}
-	c.mu.Unlock()
+	c.m[k] = cached[V]{v: v, until: until}
 }
 
-func (c *credentialCache) forget(hashes ...[]byte) {
+// forget drops every entry whose key or value matches, and stops the
+// queries under way from being joined or kept.
+func (c *ttlCache[K, V]) forget(match func(K, V) bool) {
 	c.mu.Lock()
-	for _, h := range hashes {
-		delete(c.m, string(h))
-	}
-	c.mu.Unlock()
-}
-
-// forgetUser drops every entry whose principal acts for userID.
-func (c *credentialCache) forgetUser(userID string) {
-	c.mu.Lock()
+	c.gen++
+	clear(c.flights)
 	for k, e := range c.m {
-		if e.p.UserID == userID {
+		if match(k, e.v) {
 			delete(c.m, k)
 		}
 	}
 	c.mu.Unlock()
 }
 
-// forgetApp drops every entry whose principal acts for appID.
-func (c *credentialCache) forgetApp(appID string) {
-	c.mu.Lock()
-	for k, e := range c.m {
-		if e.p.AppID == appID {
-			delete(c.m, k)
-		}
-	}
-	c.mu.Unlock()
+// credentialCache remembers recently authenticated credentials by hash; the
+// principal is shared by the requests that present the credential.
+type credentialCache = ttlCache[[32]byte, *Principal]
+
+func newCredentialCache(ttl time.Duration) *credentialCache {
+	return newTTLCache[[32]byte, *Principal](ttl)
 }
 
 // factsCache remembers Page facts per (Page, user, app) for the same bound
 // as credentials, so that a burst of calls on one Page costs one query.
-type factsCache struct {
-	ttl time.Duration
-	mu  sync.RWMutex
-	m   map[factsKey]cachedFacts
-}
+type factsCache = ttlCache[factsKey, cachedFacts]
 
 type factsKey struct{ page, user, app string }
 
@@ -101,8 +165,7 @@ type cachedFacts struct {
 	f identity.PageFacts
 	// wire is f as the gateway sends it with a call on the Page, made once
 	// per fill and shared by the calls: never modified.
-	wire  *pluginv1.PageAccessResponse
-	until time.Time
+	wire *pluginv1.PageAccessResponse
 }
 
 // factsOf is the cache entry of f, the facts of pageID.
@@ -113,52 +176,5 @@ func factsOf(pageID string, f identity.PageFacts) cachedFacts {
 }
 
 func newFactsCache(ttl time.Duration) *factsCache {
-	return &factsCache{ttl: ttl, m: make(map[factsKey]cachedFacts)}
-}
-
-func (c *factsCache) get(k factsKey, now time.Time) (cachedFacts, bool) {
-	if c.ttl <= 0 {
-		return cachedFacts{}, false
-	}
-	c.mu.RLock()
-	e, ok := c.m[k]
-	c.mu.RUnlock()
-	if !ok || !now.Before(e.until) {
-		return cachedFacts{}, false
-	}
-	return e, true
-}
-
-func (c *factsCache) put(k factsKey, e cachedFacts, now time.Time) {
-	if c.ttl <= 0 {
-		return
-	}
-	e.until = now.Add(c.ttl)
-	c.mu.Lock()
-	if len(c.m) >= maxCached {
-		c.m = make(map[factsKey]cachedFacts)
-	}
-	c.m[k] = e
-	c.mu.Unlock()
-}
-
-// forgetPage drops every entry of pageID.
-func (c *factsCache) forgetPage(pageID string) {
-	c.forget(func(k factsKey) bool { return k.page == pageID })
-}
-
-// forgetUser drops every entry asked for userID (their Pages as one of
-// their apps sees them follow the Pages they chose for it).
-func (c *factsCache) forgetUser(userID string) {
-	c.forget(func(k factsKey) bool { return k.user == userID })
-}
-
-func (c *factsCache) forget(match func(factsKey) bool) {
-	c.mu.Lock()
-	for k := range c.m {
-		if match(k) {
-			delete(c.m, k)
-		}
-	}
-	c.mu.Unlock()
+	return newTTLCache[factsKey, cachedFacts](ttl)
 }
