@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svcplatform/svc/internal/readpool"
+	"github.com/svcplatform/svc/plugins/internal/prune"
 	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
 	"github.com/svcplatform/svc/sdk"
 	"github.com/svcplatform/svc/sdk/migrate"
@@ -57,6 +58,9 @@ func setUp(p *sdk.Plugin) error {
 	svc.register(p)
 	go svc.assistant.run(context.Background())
 	go (&expirer{pool: pool, log: p.Logger(), poll: time.Second}).run(context.Background())
+	go prune.Every(context.Background(), time.Hour, p.Logger(), func(ctx context.Context) error {
+		return svc.pruneRound(ctx, time.Now())
+	})
 	p.OnHealth(func(ctx context.Context) error { return pool.Ping(ctx) })
 	return nil
 }

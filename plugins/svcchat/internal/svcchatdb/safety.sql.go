@@ -280,6 +280,29 @@ func (q *Queries) OpenReportsAfter(ctx context.Context, arg OpenReportsAfterPara
 	return items, nil
 }
 
+const pruneDecidedReports = `-- name: PruneDecidedReports :execrows
+DELETE FROM svcchat.reports
+WHERE id IN (SELECT r.id FROM svcchat.reports r
+             WHERE r.status <> 'open' AND r.decided_at < $1
+             ORDER BY r.decided_at LIMIT $2)
+`
+
+type PruneDecidedReportsParams struct {
+	Before pgtype.Timestamptz
+	Lim    int32
+}
+
+// Deletes up to lim reports decided before @before, oldest decision first
+// (the retention of a decided report: prune.go). Open reports stay until
+// staff decide them.
+func (q *Queries) PruneDecidedReports(ctx context.Context, arg PruneDecidedReportsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneDecidedReports, arg.Before, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const receivedPageMessage = `-- name: ReceivedPageMessage :one
 SELECT m.page_id, m.id, m.text FROM svcchat.messages m
 JOIN svcchat.conversations c ON c.page_id = m.page_id AND c.id = m.conversation_id

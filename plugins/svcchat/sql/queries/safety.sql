@@ -72,3 +72,12 @@ DELETE FROM svcchat.page_restrictions WHERE page_id = @page_id;
 
 -- name: RestrictionsAfter :many
 SELECT * FROM svcchat.page_restrictions WHERE id > @cursor ORDER BY id LIMIT @lim;
+
+-- name: PruneDecidedReports :execrows
+-- Deletes up to lim reports decided before @before, oldest decision first
+-- (the retention of a decided report: prune.go). Open reports stay until
+-- staff decide them.
+DELETE FROM svcchat.reports
+WHERE id IN (SELECT r.id FROM svcchat.reports r
+             WHERE r.status <> 'open' AND r.decided_at < @before
+             ORDER BY r.decided_at LIMIT @lim);
