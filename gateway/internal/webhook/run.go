@@ -114,8 +114,8 @@ type runner struct {
 	s *Service
 	// q runs the dispatcher's, claimer's and recorder's statements.
 	q *coredb.Queries
-	// generic runs DispatchEvents with a generic plan made again once it
-	// is planAge old.
+	// generic runs DispatchEvents and the recorder's statements with a
+	// generic plan made again once it is planAge old.
 	generic *coredb.Queries
 	jobs    chan *job
 	// inflight counts jobs leased (or about to be) and not yet attempted to
@@ -220,8 +220,9 @@ func signal(c chan struct{}) {
 	}
 }
 
-// planAge is how long a bookkeeping connection keeps DispatchEvents'
-// generic plan. Its planning (1–1.5 ms, every time under the pool's
+// planAge is how long a bookkeeping connection keeps its generic plans
+// (DispatchEvents', and the recorder's since RecordOutcomes' planning,
+// 0.5–0.6 ms a batch, proved to be more than most of its execution). Its planning (1–1.5 ms, every time under the pool's
 // force_custom_plan) was most of its cost under load, about 100 dispatches
 // a second during a post-write load. A generic plan made while core.outbox
 // was empty reads the whole outbox (a hash join on a sequential scan):
@@ -252,8 +253,9 @@ func (s *Service) bookkeepingPool() (*pgxpool.Pool, error) {
 	// the table is next analysed: made while core.webhook_deliveries was
 	// small, RecordOutcomes' plan read the whole table (a sequential scan
 	// of 18,000 rows for 14 outcomes) for as long as a burst lasted.
-	// DispatchEvents alone runs with a generic plan (runner.generic),
-	// made again once it is planAge old.
+	// DispatchEvents and RecordOutcomes run with a generic plan
+	// (runner.generic), made again once it is planAge old, and shaped so
+	// that it finds their rows by key at any size.
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "svc-webhook"
 	cfg.MaxConns, cfg.MinConns = 4, 0

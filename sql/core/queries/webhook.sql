@@ -277,6 +277,14 @@ WITH outcome AS (
            unnest(@delays_ms::bigint[]) AS delay_ms, unnest(@attempts::text[]) AS attempt
 ), done AS (
     -- "Fenced": the delivery is still pending under this result's lease.
+    -- The statement runs with a generic plan (the recorder, runner.generic):
+    -- joined only to the unnested outcomes, whose count it cannot know,
+    -- the generic plan made on a small table hashes a sequential scan of it,
+    -- and kept, scanned the whole table once it had grown. seq = ANY (seqs)
+    -- lets it find them by their key at any size (EXPLAIN of the generic
+    -- plan: a bitmap scan of the primary key at 28,000 rows; a scan of the
+    -- few pages of a small table, which the next plan, planAge later, does
+    -- not keep).
     UPDATE core.webhook_deliveries d
     SET attempts = CASE WHEN o.attempt = '' THEN d.attempts
                         ELSE d.attempts || jsonb_build_array(o.attempt::jsonb) END,
@@ -293,7 +301,7 @@ WITH outcome AS (
             WHEN NOT (d.lease_token IS NOT DISTINCT FROM o.lease_token AND d.status = 'pending') THEN d.completed_at
             WHEN o.status IN ('succeeded', 'failed') THEN now() END
     FROM outcome o
-    WHERE d.seq = o.seq
+    WHERE d.seq = ANY (@seqs::bigint[]) AND d.seq = o.seq
     RETURNING 1
 ), health AS (
     SELECT unnest(@app_ids::bigint[]) AS app_id, unnest(@had_success::boolean[]) AS had_success,
