@@ -21,7 +21,9 @@ var redeemBatches = groupcommit.Options{
 	// One batch at a time, measured against two (benchreport -only token,
 	// alternated, busy machine): gateway 136/130 against 171/188 µs and
 	// PostgreSQL 146/120 against 199/216 µs of CPU per exchange; a second
-	// batch halves the batches' size and doubles their commits.
+	// batch halves the batches' size and doubles their commits. Measured
+	// again under the bench lock, quieter (2026-11-28): no more exchanges/s
+	// and more CPU per exchange (docs/design/performance.md, "Rejected").
 	MaxRunning: 1,
 	MaxBatch:   64,
 	Timeout:    10 * time.Second,
