@@ -270,7 +270,7 @@ const sentEventCount = 2
 // would make of it, their data built by the statement from the same
 // values (the text is sent once, and no JSON is marshalled).
 func (p *queuedPost) queueSent(ctx context.Context, tx *pipetx.Tx, conv *svcchatdb.SvcchatConversation, m newMessage) {
-	arg := svcchatdb.PostMessageIfParams{PageID: conv.PageID, ConversationID: conv.ID,
+	arg := svcchatdb.PostMessageIfParams{PageID: conv.PageID, ConversationID: conv.ID, UserID: conv.UserID,
 		MessageSeqBefore: conv.LastMessageSeq, EventSeqBefore: conv.LastEventSeq,
 		Guarded: p.guard.conversation != "", ConversationVersion: p.guard.conversation, OptInVersion: p.guard.optIn,
 		ID: newMessageID(), AppID: m.AppID, Kind: m.Kind, TemplateName: m.TemplateName, Text: m.Text,
@@ -597,14 +597,13 @@ func (st *sendState) locks(ctx context.Context, pageID, userID string) *pgx.Batc
 }
 
 // lockBatch is locks for a send decided beforehand (pipetx.RunOne): the
-// same locks in the same order, their rows neither read nor sent.
+// conversation's, its row neither read nor sent. PostMessageIf, next, takes
+// the opt-in record's (the same locks in the same order, one statement
+// fewer).
 func lockBatch(ctx context.Context, pageID, userID string) *pgx.Batch {
 	b := &pgx.Batch{}
 	pipetx.Queue(b, func(db pipetx.DBTX) {
 		_ = svcchatdb.New(db).LockConversationOnly(ctx, svcchatdb.LockConversationOnlyParams{PageID: pageID, UserID: userID})
-	})
-	pipetx.Queue(b, func(db pipetx.DBTX) {
-		_ = svcchatdb.New(db).LockOptInOnly(ctx, svcchatdb.LockOptInOnlyParams{PageID: pageID, UserID: userID})
 	})
 	return b
 }

@@ -11,8 +11,9 @@ import (
 // An app's send decides on the conversation and the opt-in record it locks.
 // The state the last send of this process left for a Page and a user is
 // kept here, with the versions (xmin) of both rows it saw, so the next send
-// can decide on it before BEGIN and go in one round trip: BEGIN, the two
-// locks, PostMessageIf guarded by those versions, COMMIT (pipetx.RunOne,
+// can decide on it before BEGIN and go in one round trip: BEGIN, the
+// conversation's lock, PostMessageIf guarded by those versions (it takes the
+// opt-in record's lock), COMMIT (pipetx.RunOne,
 // committed with the other sends made at once: service.oneTrip).
 // If anything changed the rows since, or a restriction or a block appeared,
 // the guard writes nothing and the send takes the two round trips that

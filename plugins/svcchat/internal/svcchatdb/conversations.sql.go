@@ -651,51 +651,55 @@ func (q *Queries) PostMessage(ctx context.Context, arg PostMessageParams) (PostM
 }
 
 const postMessageIf = `-- name: PostMessageIf :one
-WITH counters AS (
+WITH opt AS (
+    SELECT o.xmin::text AS version FROM svcchat.opt_ins o
+    WHERE o.page_id = $1::text AND o.user_id = $2::text
+    FOR UPDATE
+), counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1,
         last_event_seq = c.last_event_seq + 2,
         updated_at = now(),
         typing_until = NULL
-    WHERE c.page_id = $1::text AND c.id = $2::bigint
-      AND c.last_message_seq = $3::bigint
-      AND c.last_event_seq = $4::bigint
-      AND (NOT $5::boolean OR (
-            c.xmin::text = $6::text
-        AND COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = c.page_id AND o.user_id = c.user_id), '')
-                = $7::text
+    WHERE c.page_id = $1::text AND c.id = $3::bigint
+      AND c.last_message_seq = $4::bigint
+      AND c.last_event_seq = $5::bigint
+      AND (NOT $6::boolean OR (
+            c.xmin::text = $7::text
+        AND COALESCE((SELECT opt.version FROM opt), '') = $8::text
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_restrictions r WHERE r.page_id = c.page_id)
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)))
     RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.last_event_seq, c.xmin::text AS version
 ), message AS (
     INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
-    SELECT counters.page_id, counters.id, counters.last_message_seq, $8::text, 'outbound', 'app', $9::text, $10::text,
-           $11::text, $12::text, ''
+    SELECT counters.page_id, counters.id, counters.last_message_seq, $9::text, 'outbound', 'app', $10::text, $11::text,
+           $12::text, $13::text, ''
     FROM counters
     RETURNING id, seq
 ), emitted AS (
     INSERT INTO core.outbox (id, type, page_id, data, ordering_key, user_id)
     SELECT ev.id, ev.type, counters.page_id, ev.data, 'svcchat.conversation:' || counters.id::text, NULLIF(counters.user_id, '')
     FROM message, counters, LATERAL (VALUES
-        ($13::text, 'page.message.sent', jsonb_build_object(
-            'conversationId', counters.id::text, 'messageId', $8::text, 'pageId', counters.page_id,
-            'userId', counters.user_id, 'text', $12::text, 'kind', $10::text,
-            'templateName', $11::text, 'sequence', counters.last_event_seq - 1)),
-        ($14::text, 'svcchat.message.sent', jsonb_build_object(
+        ($14::text, 'page.message.sent', jsonb_build_object(
+            'conversationId', counters.id::text, 'messageId', $9::text, 'pageId', counters.page_id,
+            'userId', counters.user_id, 'text', $13::text, 'kind', $11::text,
+            'templateName', $12::text, 'sequence', counters.last_event_seq - 1)),
+        ($15::text, 'svcchat.message.sent', jsonb_build_object(
             'conversation', jsonb_build_object('id', counters.id::text, 'pageId', counters.page_id,
-                'userId', counters.user_id, 'controlHolder', $15::text),
-            'message', jsonb_build_object('id', $8::text, 'text', $12::text, 'kind', $10::text,
-                'templateName', $11::text, 'appId', $9::text),
+                'userId', counters.user_id, 'controlHolder', $16::text),
+            'message', jsonb_build_object('id', $9::text, 'text', $13::text, 'kind', $11::text,
+                'templateName', $12::text, 'appId', $10::text),
             'sequence', counters.last_event_seq))
     ) AS ev(id, type, data)
 )
 SELECT message.id, message.seq, counters.version::text AS conversation_version,
-       COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
+       COALESCE((SELECT opt.version FROM opt), '')::text AS opt_in_version
 FROM message, counters
 `
 
 type PostMessageIfParams struct {
 	PageID              string
+	UserID              string
 	ConversationID      int64
 	MessageSeqBefore    int64
 	EventSeqBefore      int64
@@ -730,12 +734,16 @@ type PostMessageIfRow struct {
 // are still the versions given (those a previous send reported) and neither
 // the Page's restriction nor the user's block bars the send: the
 // one-round-trip send decided on that state before BEGIN and sends this with
-// the locks and COMMIT. The locks come first, each its own statement, so this
-// statement reads the latest committed state of what they lock (READ
-// COMMITTED takes a snapshot per statement).
+// the conversation's lock and COMMIT. That lock comes first, its own
+// statement, so this statement reads the latest committed state of what it
+// guards (READ COMMITTED takes a snapshot per statement). The opt-in
+// record's lock, the next in every writer's order, is taken here (opt): a
+// locking read returns the record's latest version even if it changed after
+// the snapshot, and holds it to COMMIT, as a statement of its own did.
 func (q *Queries) PostMessageIf(ctx context.Context, arg PostMessageIfParams) (PostMessageIfRow, error) {
 	row := q.db.QueryRow(ctx, postMessageIf,
 		arg.PageID,
+		arg.UserID,
 		arg.ConversationID,
 		arg.MessageSeqBefore,
 		arg.EventSeqBefore,

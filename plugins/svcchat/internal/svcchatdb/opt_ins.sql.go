@@ -35,24 +35,6 @@ func (q *Queries) LockOptIn(ctx context.Context, arg LockOptInParams) (SvcchatOp
 	return i, err
 }
 
-const lockOptInOnly = `-- name: LockOptInOnly :exec
-SELECT 1 FROM svcchat.opt_ins
-WHERE page_id = $1 AND user_id = $2
-FOR UPDATE
-`
-
-type LockOptInOnlyParams struct {
-	PageID string
-	UserID string
-}
-
-// LockOptIn for a send decided beforehand (pipetx.RunOne), which does not
-// read the record: the same lock, no columns sent.
-func (q *Queries) LockOptInOnly(ctx context.Context, arg LockOptInOnlyParams) error {
-	_, err := q.db.Exec(ctx, lockOptInOnly, arg.PageID, arg.UserID)
-	return err
-}
-
 const putOptIn = `-- name: PutOptIn :one
 INSERT INTO svcchat.opt_ins (page_id, user_id, status, purposes, source)
 VALUES ($1, $2, $3, $4, $5)

@@ -124,10 +124,17 @@ SELECT * FROM message;
 -- are still the versions given (those a previous send reported) and neither
 -- the Page's restriction nor the user's block bars the send: the
 -- one-round-trip send decided on that state before BEGIN and sends this with
--- the locks and COMMIT. The locks come first, each its own statement, so this
--- statement reads the latest committed state of what they lock (READ
--- COMMITTED takes a snapshot per statement).
-WITH counters AS (
+-- the conversation's lock and COMMIT. That lock comes first, its own
+-- statement, so this statement reads the latest committed state of what it
+-- guards (READ COMMITTED takes a snapshot per statement). The opt-in
+-- record's lock, the next in every writer's order, is taken here (opt): a
+-- locking read returns the record's latest version even if it changed after
+-- the snapshot, and holds it to COMMIT, as a statement of its own did.
+WITH opt AS (
+    SELECT o.xmin::text AS version FROM svcchat.opt_ins o
+    WHERE o.page_id = @page_id::text AND o.user_id = @user_id::text
+    FOR UPDATE
+), counters AS (
     UPDATE svcchat.conversations c
     SET last_message_seq = c.last_message_seq + 1,
         last_event_seq = c.last_event_seq + 2,
@@ -138,8 +145,7 @@ WITH counters AS (
       AND c.last_event_seq = @event_seq_before::bigint
       AND (NOT @guarded::boolean OR (
             c.xmin::text = @conversation_version::text
-        AND COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = c.page_id AND o.user_id = c.user_id), '')
-                = @opt_in_version::text
+        AND COALESCE((SELECT opt.version FROM opt), '') = @opt_in_version::text
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_restrictions r WHERE r.page_id = c.page_id)
         AND NOT EXISTS (SELECT 1 FROM svcchat.page_blocks b WHERE b.page_id = c.page_id AND b.user_id = c.user_id)))
     RETURNING c.page_id, c.id, c.user_id, c.last_message_seq, c.last_event_seq, c.xmin::text AS version
@@ -166,5 +172,5 @@ WITH counters AS (
     ) AS ev(id, type, data)
 )
 SELECT message.id, message.seq, counters.version::text AS conversation_version,
-       COALESCE((SELECT o.xmin::text FROM svcchat.opt_ins o WHERE o.page_id = counters.page_id AND o.user_id = counters.user_id), '')::text AS opt_in_version
+       COALESCE((SELECT opt.version FROM opt), '')::text AS opt_in_version
 FROM message, counters;

@@ -4,13 +4,6 @@ SELECT * FROM svcchat.opt_ins
 WHERE page_id = @page_id AND user_id = @user_id
 FOR UPDATE;
 
--- name: LockOptInOnly :exec
--- LockOptIn for a send decided beforehand (pipetx.RunOne), which does not
--- read the record: the same lock, no columns sent.
-SELECT 1 FROM svcchat.opt_ins
-WHERE page_id = @page_id AND user_id = @user_id
-FOR UPDATE;
-
 -- name: PutOptIn :one
 INSERT INTO svcchat.opt_ins (page_id, user_id, status, purposes, source)
 VALUES (@page_id, @user_id, @status, @purposes, @source)
