@@ -10,7 +10,8 @@
 //
 // The oauth token exchange (one RedeemCodes statement for a batch of
 // codes) and pipetx.Group (the one-round-trip transactions of the post
-// write and the Page message send) run on it.
+// write and the Page message send) run on it, and so do piperead's
+// pipelines of reads, which commit nothing but share a round trip.
 package groupcommit
 
 import (

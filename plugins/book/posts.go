@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +14,7 @@ import (
 	bookv1 "github.com/svcplatform/svc/gen/svc/book/v1"
 	"github.com/svcplatform/svc/internal/groupcommit"
 	"github.com/svcplatform/svc/internal/outbox"
+	"github.com/svcplatform/svc/internal/piperead"
 	"github.com/svcplatform/svc/internal/pipetx"
 	"github.com/svcplatform/svc/internal/readpool"
 	"github.com/svcplatform/svc/plugins/book/internal/bookdb"
@@ -29,14 +31,30 @@ type service struct {
 	db   *readpool.DB  // reads, from a replica when the gateway allows
 	// posts commits the posts written at once together (pipetx.Group).
 	posts *pipetx.Group
+	// lists sends the list reads made at once together, per pool
+	// (piperead): the primary's, and a replica's once one serves.
+	lists, replicaLists *piperead.Reads
+	replicaOnce         sync.Once
 }
 
 // postBatches bound the group commit of posts: one batch at a time, so
 // the posts written while it commits make the next one.
 var postBatches = groupcommit.Options{MaxRunning: 1, MaxBatch: 64}
 
+// listBatches bound the pipelines of list reads.
+var listBatches = groupcommit.Options{MaxRunning: 1, MaxBatch: 32}
+
 func newService(pool *pgxpool.Pool, db *readpool.DB) *service {
-	return &service{pool: pool, db: db, posts: pipetx.NewGroup(pool, postBatches)}
+	return &service{pool: pool, db: db, posts: pipetx.NewGroup(pool, postBatches), lists: piperead.New(pool, listBatches)}
+}
+
+// listsOf returns the list reads of db, the primary or the replica.
+func (s *service) listsOf(db *pgxpool.Pool) *piperead.Reads {
+	if db == s.pool {
+		return s.lists
+	}
+	s.replicaOnce.Do(func() { s.replicaLists = piperead.New(db, listBatches) })
+	return s.replicaLists
 }
 
 func (s *service) register(p *sdk.Plugin) {
@@ -86,17 +104,21 @@ func (s *service) listPosts(ctx context.Context, call *sdk.Call, req *bookv1.Lis
 		return nil, err
 	}
 	list := takeList(call)
+	var q bookdb.PostQuery
+	switch {
+	case w.After != 0:
+		q = bookdb.PostsAfter(bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()})
+	case w.Before != 0:
+		q = bookdb.PostsBefore(bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()})
+	default:
+		q = bookdb.PostsFirst(bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()})
+	}
 	err = s.db.Read(ctx, func(db *pgxpool.Pool) error {
-		list.start(w.Fetch()) // again, when a failed replica's read is retried on the primary
-		q := bookdb.New(db)
-		switch {
-		case w.After != 0:
-			return q.EachPostAfter(ctx, bookdb.ListPostsAfterParams{PageID: req.GetPageId(), Cursor: w.After, Lim: w.Fetch()}, list.add)
-		case w.Before != 0:
-			return q.EachPostBefore(ctx, bookdb.ListPostsBeforeParams{PageID: req.GetPageId(), Cursor: w.Before, Lim: w.Fetch()}, list.add)
-		default:
-			return q.EachPostFirst(ctx, bookdb.ListPostsFirstParams{PageID: req.GetPageId(), Lim: w.Fetch()}, list.add)
-		}
+		// The read goes with the others made at once (piperead).
+		return s.listsOf(db).Query(ctx, q.SQL, q.Args, func(rows pgx.Rows) error {
+			list.start(w.Fetch()) // again, when a failed replica's read is retried on the primary
+			return bookdb.EachPost(rows, list.add)
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -244,4 +245,59 @@ func TestAPostIdThatNamesNothingAnswersNotFoundWhateverItsForm(t *testing.T) {
 		_, err := plugintest.CallT[*bookv1.Post](t, b.tp, "/svc.book.v1.BookService/GetPost", admin, &bookv1.GetPostRequest{PostId: id})
 		plugintest.WantRefusal(t, err, 404, 100, 33)
 	}
+}
+
+func TestListsReadAtOnceGoTogetherAndEachAnswersAsItWouldAlone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := 1; i <= 12; i++ {
+		if _, err := b.post(t, "post "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The windows, and each one's answer read alone.
+	first := b.list(t, 3, "", "")
+	windows := []*bookv1.ListPostsRequest{
+		{PageId: page, Limit: 3}, {PageId: page, Limit: 5}, {PageId: page, Limit: 3, After: first.GetPaging().GetAfter()},
+		{PageId: page, Limit: 2, Before: b.list(t, 3, first.GetPaging().GetAfter(), "").GetPaging().GetBefore()},
+		{PageId: page, Limit: 2, After: b.list(t, 12, "", "").GetPaging().GetAfter()}, // past the last post
+	}
+	alone := make([][]byte, len(windows))
+	for i, w := range windows {
+		alone[i] = listBytes(t, b, w)
+	}
+	if b.svc.lists.Together() != 0 {
+		t.Fatal("a list read alone went with others")
+	}
+	// Lists that arrive while one is read wait and go together; a few
+	// rounds make sure some did, on a machine however slow.
+	for round := 0; round < 10 && b.svc.lists.Together() == 0; round++ {
+		var wg sync.WaitGroup
+		for i := range 8 * len(windows) {
+			wg.Go(func() {
+				w := windows[i%len(windows)]
+				if got := listBytes(t, b, w); !bytes.Equal(got, alone[i%len(windows)]) {
+					t.Errorf("window %v read with others answered differently from alone", w)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if b.svc.lists.Together() == 0 {
+		t.Fatal("no lists were read together")
+	}
+}
+
+// listBytes is the answer to req as protobuf encodes it.
+func listBytes(t *testing.T, b *bundle, req *bookv1.ListPostsRequest) []byte {
+	res, err := plugintest.CallT[*bookv1.ListPostsResponse](t, b.tp, "/svc.book.v1.BookService/ListPosts", admin, req)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	out, err := proto.Marshal(res)
+	if err != nil {
+		t.Error(err)
+	}
+	return out
 }

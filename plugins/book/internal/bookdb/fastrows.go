@@ -50,6 +50,36 @@ func (q *Queries) EachPostBefore(ctx context.Context, arg ListPostsBeforeParams,
 	return eachPost(rows, err, row)
 }
 
+// PostQuery is one of the lists' statements with its arguments, for a
+// caller that sends it itself (book's pipelined reads) and hands its rows
+// to EachPost.
+type PostQuery struct {
+	SQL  string
+	Args []any
+}
+
+// PostsFirst is ListPostsFirst's statement.
+func PostsFirst(arg ListPostsFirstParams) PostQuery {
+	return PostQuery{SQL: listPostsFirst, Args: []any{arg.PageID, arg.Lim}}
+}
+
+// PostsAfter is ListPostsAfter's statement.
+func PostsAfter(arg ListPostsAfterParams) PostQuery {
+	return PostQuery{SQL: listPostsAfter, Args: []any{arg.PageID, arg.Cursor, arg.Lim}}
+}
+
+// PostsBefore is ListPostsBefore's statement (older to newer from the
+// cursor).
+func PostsBefore(arg ListPostsBeforeParams) PostQuery {
+	return PostQuery{SQL: listPostsBefore, Args: []any{arg.PageID, arg.Cursor, arg.Lim}}
+}
+
+// EachPost calls row for each of rows, a PostQuery's, in order, as
+// EachPostFirst does; rows.Conn() must be the connection they came on.
+func EachPost(rows pgx.Rows, row func(*PostRow) error) error {
+	return eachPost(rows, nil, row)
+}
+
 // eachPost reads rows of book.posts' columns in table order (the lists'
 // SELECT *). Text is the same bytes in either result format and is handed
 // over as pgx received it; the id and the time are decoded with the plans
