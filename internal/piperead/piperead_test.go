@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,40 +26,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func setup(t *testing.T) (*pgxpool.Pool, *atomic.Int64) {
 	t.Helper()
 	t.Parallel()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writes := new(atomic.Int64)
-	dial := cfg.ConnConfig.DialFunc
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &countingConn{Conn: c, writes: writes}, nil
-	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, writes := pgtest.CountingPool(t, 1)
 	if _, err := pool.Exec(context.Background(), `CREATE TABLE numbers (n bigint PRIMARY KEY, name text NOT NULL);
 		INSERT INTO numbers SELECT n, 'n' || n FROM generate_series(1, 20) n`); err != nil {
 		t.Fatal(err)
 	}
 	return pool, writes
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c *countingConn) Write(b []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(b)
 }
 
 const below = "SELECT n, name FROM numbers WHERE n < $1 ORDER BY n"

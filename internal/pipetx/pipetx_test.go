@@ -3,7 +3,6 @@ package pipetx_test
 import (
 	"context"
 	"errors"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,40 +55,12 @@ func (q queries) set(ctx context.Context, name string, value int64) error {
 func setup(t *testing.T) (*pgxpool.Pool, *atomic.Int64) {
 	t.Helper()
 	t.Parallel()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writes := new(atomic.Int64)
-	dial := cfg.ConnConfig.DialFunc
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &countingConn{Conn: c, writes: writes}, nil
-	}
-	cfg.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, writes := pgtest.CountingPool(t, 2)
 	if _, err := pool.Exec(context.Background(), `CREATE TABLE counters (name text PRIMARY KEY, value bigint NOT NULL);
 		INSERT INTO counters VALUES ('a', 1), ('b', 10)`); err != nil {
 		t.Fatal(err)
 	}
 	return pool, writes
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c *countingConn) Write(b []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(b)
 }
 
 func value(t *testing.T, pool *pgxpool.Pool, name string) int64 {
