@@ -6,20 +6,19 @@ package bookdb
 // lists posts, and sqlc's list functions allocate a BookPost and five
 // strings per row and grow their slice row by row (two thirds of the book
 // plugin's garbage per read, issue 15). Written by hand next to what sqlc
-// generates, they run the very SQL of ListPostsFirst, ListPostsAfter and
-// ListPostsBefore and hand each row to the caller without copying its text;
+// generates, PostsFirst, PostsAfter and PostsBefore give the very SQL of
+// ListPostsFirst, ListPostsAfter and ListPostsBefore, and EachPost hands
+// each row of their answer to the caller without copying its text;
 // fastrows_test.go checks that they read what sqlc's functions read.
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// PostRow is one row of book.posts as EachPostFirst, EachPostAfter and
-// EachPostBefore hand it over: BookPost with its text as bytes, which are
+// PostRow is one row of book.posts as EachPost hands it over: BookPost with its text as bytes, which are
 // valid only until the callback returns (the caller copies what it keeps).
 type PostRow struct {
 	ID           int64
@@ -29,25 +28,6 @@ type PostRow struct {
 	Content      []byte
 	Audience     []byte
 	CreatedAt    pgtype.Timestamptz
-}
-
-// EachPostFirst runs ListPostsFirst and calls row for each row, in order.
-func (q *Queries) EachPostFirst(ctx context.Context, arg ListPostsFirstParams, row func(*PostRow) error) error {
-	rows, err := q.db.Query(ctx, listPostsFirst, arg.PageID, arg.Lim)
-	return eachPost(rows, err, row)
-}
-
-// EachPostAfter runs ListPostsAfter and calls row for each row, in order.
-func (q *Queries) EachPostAfter(ctx context.Context, arg ListPostsAfterParams, row func(*PostRow) error) error {
-	rows, err := q.db.Query(ctx, listPostsAfter, arg.PageID, arg.Cursor, arg.Lim)
-	return eachPost(rows, err, row)
-}
-
-// EachPostBefore runs ListPostsBefore and calls row for each row, in order
-// (older to newer from the cursor).
-func (q *Queries) EachPostBefore(ctx context.Context, arg ListPostsBeforeParams, row func(*PostRow) error) error {
-	rows, err := q.db.Query(ctx, listPostsBefore, arg.PageID, arg.Cursor, arg.Lim)
-	return eachPost(rows, err, row)
 }
 
 // PostQuery is one of the lists' statements with its arguments, for a
@@ -74,21 +54,14 @@ func PostsBefore(arg ListPostsBeforeParams) PostQuery {
 	return PostQuery{SQL: listPostsBefore, Args: []any{arg.PageID, arg.Cursor, arg.Lim}}
 }
 
-// EachPost calls row for each of rows, a PostQuery's, in order, as
-// EachPostFirst does; rows.Conn() must be the connection they came on.
+// EachPost calls row for each of rows, a PostQuery's, in order;
+// rows.Conn() must be the connection they came on. It reads rows of
+// book.posts' columns in table order (the lists' SELECT *). Text is the
+// same bytes in either result format and is handed over as pgx received it;
+// the id and the time are decoded with the plans pgx makes for them, once
+// per query. (rows.Scan would also plan, and allocate, for every column it
+// is told to skip.)
 func EachPost(rows pgx.Rows, row func(*PostRow) error) error {
-	return eachPost(rows, nil, row)
-}
-
-// eachPost reads rows of book.posts' columns in table order (the lists'
-// SELECT *). Text is the same bytes in either result format and is handed
-// over as pgx received it; the id and the time are decoded with the plans
-// pgx makes for them, once per query. (rows.Scan would also plan, and
-// allocate, for every column it is told to skip.)
-func eachPost(rows pgx.Rows, err error, row func(*PostRow) error) error {
-	if err != nil {
-		return err
-	}
 	defer rows.Close()
 	var r PostRow
 	var scanID, scanCreatedAt pgtype.ScanPlan

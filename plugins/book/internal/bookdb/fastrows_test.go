@@ -5,18 +5,25 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
 	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
 func TestMain(m *testing.M) { plugintest.Main(m, "book", booksql.Migrations()) }
 
-// collect runs one of the hand-written list readers and copies what it hands
-// over into BookPosts, as a caller keeping the rows would.
-func collect(t *testing.T, each func(row func(*PostRow) error) error) []BookPost {
+// collect runs one of the lists' statements, reads its rows with EachPost
+// and copies what it hands over into BookPosts, as a caller keeping the
+// rows would.
+func collect(t *testing.T, pool *pgxpool.Pool, pq PostQuery) []BookPost {
 	t.Helper()
+	rows, err := pool.Query(context.Background(), pq.SQL, pq.Args...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []BookPost
-	err := each(func(r *PostRow) error {
+	err = EachPost(rows, func(r *PostRow) error {
 		out = append(out, BookPost{ID: r.ID, PageID: string(r.PageID), AuthorUserID: string(r.AuthorUserID), AppID: string(r.AppID),
 			Content: string(r.Content), Audience: string(r.Audience), CreatedAt: r.CreatedAt})
 		return nil
@@ -54,8 +61,8 @@ func TestTheHandWrittenListReadersReadWhatSqlcsListQueriesRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := collect(t, func(row func(*PostRow) error) error { return q.EachPostFirst(ctx, first, row) }); !reflect.DeepEqual(got, want) {
-				t.Errorf("EachPostFirst(%+v) read %v, ListPostsFirst %v", first, got, want)
+			if got := collect(t, pool, PostsFirst(first)); !reflect.DeepEqual(got, want) {
+				t.Errorf("PostsFirst(%+v) read %v, ListPostsFirst %v", first, got, want)
 			}
 			for _, cursor := range cursors {
 				after := ListPostsAfterParams{PageID: pageID, Cursor: cursor, Lim: lim}
@@ -63,15 +70,15 @@ func TestTheHandWrittenListReadersReadWhatSqlcsListQueriesRead(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := collect(t, func(row func(*PostRow) error) error { return q.EachPostAfter(ctx, after, row) }); !reflect.DeepEqual(got, want) {
-					t.Errorf("EachPostAfter(%+v) read %v, ListPostsAfter %v", after, got, want)
+				if got := collect(t, pool, PostsAfter(after)); !reflect.DeepEqual(got, want) {
+					t.Errorf("PostsAfter(%+v) read %v, ListPostsAfter %v", after, got, want)
 				}
 				before := ListPostsBeforeParams{PageID: pageID, Cursor: cursor, Lim: lim}
 				if want, err = q.ListPostsBefore(ctx, before); err != nil {
 					t.Fatal(err)
 				}
-				if got := collect(t, func(row func(*PostRow) error) error { return q.EachPostBefore(ctx, before, row) }); !reflect.DeepEqual(got, want) {
-					t.Errorf("EachPostBefore(%+v) read %v, ListPostsBefore %v", before, got, want)
+				if got := collect(t, pool, PostsBefore(before)); !reflect.DeepEqual(got, want) {
+					t.Errorf("PostsBefore(%+v) read %v, ListPostsBefore %v", before, got, want)
 				}
 			}
 		}
