@@ -26,8 +26,8 @@ const (
 // has arrived while the previous batch was being written forms the next
 // batch, so batches grow with load. A batch smaller than recordGather
 // waits up to recordLinger for more: each statement commits, so under a
-// steady flow fewer, larger batches cost PostgreSQL less per outcome, and an outcome only waits for its record, never a
-// receiver for its delivery. A batch holding an ordered delivery is
+// steady flow fewer, larger batches cost PostgreSQL less per outcome, and
+// an outcome only waits for its record, never a receiver for its delivery. A batch holding an ordered delivery is
 // written at once: the next event of its key waits for it.
 func (r *runner) recordLoop(ctx context.Context) {
 	batch := make([]result, 0, recordBatch)

@@ -220,18 +220,18 @@ func signal(c chan struct{}) {
 	}
 }
 
-// planAge is how long a bookkeeping connection keeps its generic plans
-// (DispatchEvents', and the recorder's since RecordOutcomes' planning,
-// 0.5–0.6 ms a batch, proved to be more than most of its execution). Its planning (1–1.5 ms, every time under the pool's
-// force_custom_plan) was most of its cost under load, about 100 dispatches
-// a second during a post-write load. A generic plan made while core.outbox
-// was empty reads the whole outbox (a hash join on a sequential scan):
-// kept until the next analyse, that was the stale plan force_custom_plan
-// was chosen against; remade every second, it reads at most what a second
-// added, and the next plan uses the index. The statement's shape is right
-// at any size otherwise (EXPLAIN of the generic plan with an empty queue
-// and outbox, with 72,000 rows in both, with a backlog of 72,000 queued;
-// see DispatchEvents for the one thing that had to change).
+// planAge is how long a bookkeeping connection keeps its generic plans,
+// DispatchEvents' and RecordOutcomes'. Planned afresh (the pool's
+// force_custom_plan), DispatchEvents cost 1–1.5 ms of planning, most of its
+// cost at about 100 dispatches a second during a post-write load, and
+// RecordOutcomes 0.5–0.6 ms a batch, more than most of its execution. A
+// generic plan made while core.outbox was empty reads the whole outbox (a
+// hash join on a sequential scan): kept until the next analyse, that was
+// the stale plan force_custom_plan was chosen against; remade every second,
+// it reads at most what a second added, and the next plan uses the index.
+// Both statements' shapes are right at any size otherwise (EXPLAIN of the
+// generic plans with empty and with 28,000–72,000-row tables; see each
+// statement for what had to change).
 const planAge = time.Second
 
 // bookkeepingPool opens the connections of the dispatcher, the claimer and
