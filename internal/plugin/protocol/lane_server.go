@@ -130,6 +130,7 @@ type servedConn struct {
 	// req the call being run.
 	scratch, out []byte
 	req          *pluginv1.InvokeRequest
+	dec          requestDecoder
 
 	// The watch of the call being run (see run), made once per connection
 	// so that a call allocates none of it. slot is the connection's place
@@ -155,10 +156,14 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 			}
 		}
 		req := sc.req
-		if err := proto.Unmarshal(body, req); err != nil {
-			sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
-			sc.close()
-			return
+		// decode is proto.Unmarshal's result, most strings shared with the
+		// connection's last call; what it does not know, proto.Unmarshal decodes.
+		if !sc.dec.decode(body, req) {
+			if err := proto.Unmarshal(body, req); err != nil {
+				sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
+				sc.close()
+				return
+			}
 		}
 		body = nil
 		if stream && sc.s.Stream == nil {
