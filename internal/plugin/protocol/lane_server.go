@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -191,8 +192,10 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 // goroutine and a short call starts no goroutine at all.
 func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool) {
 	// A call runs to its own deadline (InvokeRequest.deadline_unix_nano), or
-	// until the watcher sees the gateway leave.
-	ctx, cancel := context.WithCancel(context.Background())
+	// until the watcher sees the gateway leave: one context for both, which
+	// the plugin's runtime takes as it is (pluginrt.callContext adds no
+	// second context and timer for the same deadline).
+	ctx, cancel := callContext(req)
 	defer cancel()
 	// The watchdog reads cancel once it has seen the call begin: begin's
 	// store orders the two.
@@ -226,6 +229,15 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	}
 	sc.handover <- struct{}{} // the watcher serves the connection from now on
 	return false
+}
+
+// callContext is a call's context: cancelled by its cancel function, and
+// at the call's deadline when it has one.
+func callContext(req *pluginv1.InvokeRequest) (context.Context, context.CancelFunc) {
+	if d := req.GetDeadlineUnixNano(); d > 0 {
+		return context.WithDeadline(context.Background(), time.Unix(0, d))
+	}
+	return context.WithCancel(context.Background())
 }
 
 // startWatch starts a watcher for the call being run, which the watchdog
