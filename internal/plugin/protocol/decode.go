@@ -101,14 +101,7 @@ func (d *requestDecoder) decode(body []byte, req *pluginv1.InvokeRequest) bool {
 // principal decodes a Principal.
 func (d *requestDecoder) principal(b []byte) (*pluginv1.Principal, bool) {
 	p := new(pluginv1.Principal)
-	nScopes, ok := count(b, 4)
-	if !ok {
-		return nil, false
-	}
-	if nScopes > 0 {
-		p.Scopes = make([]string, 0, nScopes)
-	}
-	choice := false
+	ok, choice := false, false
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -130,7 +123,7 @@ func (d *requestDecoder) principal(b []byte) (*pluginv1.Principal, bool) {
 			case 4:
 				var s string
 				s, ok = sameAt(d.scopes, len(p.Scopes), v)
-				p.Scopes = append(p.Scopes, s)
+				p.Scopes = appendSized(p.Scopes, len(d.scopes), s)
 			case 7:
 				p.Plugin, ok = same(&d.plugin, v)
 			case 8:
@@ -172,13 +165,6 @@ func (d *requestDecoder) principal(b []byte) (*pluginv1.Principal, bool) {
 // choice decodes a PageChoice.
 func (d *requestDecoder) choice(b []byte) (*pluginv1.PageChoice, bool) {
 	c := new(pluginv1.PageChoice)
-	n, ok := count(b, 1)
-	if !ok {
-		return nil, false
-	}
-	if n > 0 {
-		c.PageIds = make([]string, 0, n)
-	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 || num != 1 || typ != protowire.BytesType {
@@ -194,7 +180,7 @@ func (d *requestDecoder) choice(b []byte) (*pluginv1.PageChoice, bool) {
 		if !ok {
 			return nil, false
 		}
-		c.PageIds = append(c.PageIds, s)
+		c.PageIds = appendSized(c.PageIds, len(d.pageChoice), s)
 	}
 	d.pageChoice = c.PageIds
 	return c, true
@@ -204,13 +190,7 @@ func (d *requestDecoder) choice(b []byte) (*pluginv1.PageChoice, bool) {
 // refusal falls back: it carries an Error and its GraphError).
 func (d *requestDecoder) pageAccess(b []byte) (*pluginv1.PageAccessResponse, bool) {
 	a := new(pluginv1.PageAccessResponse)
-	nProducts, ok := count(b, 4)
-	if !ok {
-		return nil, false
-	}
-	if nProducts > 0 {
-		a.AppProducts = make([]string, 0, nProducts)
-	}
+	ok := false
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -228,7 +208,7 @@ func (d *requestDecoder) pageAccess(b []byte) (*pluginv1.PageAccessResponse, boo
 			case 4:
 				var s string
 				s, ok = sameAt(d.appProducts, len(a.AppProducts), v)
-				a.AppProducts = append(a.AppProducts, s)
+				a.AppProducts = appendSized(a.AppProducts, len(d.appProducts), s)
 			case 7:
 				a.PageName, ok = same(&d.pageName, v)
 			case 9:
@@ -305,19 +285,11 @@ func fresh(v []byte) (string, bool) {
 	return string(v), true
 }
 
-// count counts the length-delimited occurrences of field num in the
-// message b; false when b does not parse.
-func count(b []byte, num protowire.Number) (int, bool) {
-	c := 0
-	for len(b) > 0 {
-		got, typ, n := protowire.ConsumeField(b)
-		if n < 0 {
-			return 0, false
-		}
-		if got == num && typ == protowire.BytesType {
-			c++
-		}
-		b = b[n:]
+// appendSized appends s to list, made the size of the last call's list
+// first (a repeated field's length seldom changes from call to call).
+func appendSized(list []string, last int, s string) []string {
+	if list == nil {
+		list = make([]string, 0, max(last, 1))
 	}
-	return c, true
+	return append(list, s)
 }
