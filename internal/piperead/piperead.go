@@ -11,7 +11,11 @@
 // implicit transaction: a statement PostgreSQL refuses fails only its read.
 // A read that finds fewer than MaxRunning pipelines running goes at once,
 // alone, on its own context, as pgx would run it; a read in a pipeline runs
-// on the pipeline's (groupcommit's Timeout, not the caller's cancellation).
+// on the pipeline's (groupcommit's Timeout, not the caller's cancellation),
+// except that a read whose own context is done by the time its pipeline is
+// written is left out of it (its caller has left; it fails with the
+// context's error). A read already sent is read to its end whatever its
+// caller does: its results keep the connection in step.
 // A pool that traces its queries runs every read alone, so each keeps its
 // span.
 package piperead
@@ -109,12 +113,17 @@ func pipeline(ctx context.Context, conn *pgx.Conn, batch []*read) {
 	// statement is prepared on a connection once (a round trip then).
 	sds := make([]*pgconn.StatementDescription, len(batch))
 	for i, q := range batch {
-		sds[i], q.err = conn.Prepare(ctx, q.sql, q.sql)
+		if q.err = left(q); q.err == nil {
+			sds[i], q.err = conn.Prepare(ctx, q.sql, q.sql)
+		}
 	}
 	var args pgx.ExtendedQueryBuilder
 	p := conn.PgConn().StartPipeline(ctx)
 	sent := batch[:0:0]
 	for i, q := range batch {
+		if q.err == nil {
+			q.err = left(q) // its caller may have left while others were prepared
+		}
 		if q.err != nil {
 			continue
 		}
@@ -144,6 +153,15 @@ func pipeline(ctx context.Context, conn *pgx.Conn, batch []*read) {
 		}
 	}
 	p.Close() // every read is settled; a connection it finds broken is closed
+}
+
+// left reports the error of a read whose caller has left (its context is
+// done), nil for one still wanted.
+func left(q *read) error {
+	if q.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(q.ctx)
 }
 
 // readOne reads q's result and its Sync from p: q.err is q's own outcome,

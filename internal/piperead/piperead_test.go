@@ -214,3 +214,49 @@ func TestReadsInAPipelineOnALostConnectionEachGetAnError(t *testing.T) {
 		t.Errorf("a read after: %v, %v", after, err)
 	}
 }
+
+func TestAReadWhoseCallerLeftBeforeItsPipelineIsWrittenIsNotSent(t *testing.T) {
+	pool, _ := setup(t)
+	if _, err := pool.Exec(context.Background(), `CREATE SEQUENCE taken`); err != nil {
+		t.Fatal(err)
+	}
+	r, release := held(t, pool, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var gone error
+	called := false
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		gone = r.Query(ctx, "SELECT nextval('taken')", nil, func(rows pgx.Rows) error {
+			called = true
+			rows.Close()
+			return rows.Err()
+		})
+	})
+	if !waitUntil(func() bool { return r.Waiting() == 1 }) {
+		release()
+		t.Fatal("the read does not wait for a pipeline")
+	}
+	cancel() // its client leaves while it waits
+	var got []string
+	var err error
+	wg.Go(func() { err = r.Query(context.Background(), below, []any{3}, names(&got)) })
+	if !waitUntil(func() bool { return r.Waiting() == 2 }) {
+		release()
+		t.Fatal("the second read does not wait for the pipeline")
+	}
+	release()
+	wg.Wait()
+	if r.Together() != 2 {
+		t.Errorf("%d reads went together, want the 2", r.Together())
+	}
+	if !errors.Is(gone, context.Canceled) || called {
+		t.Errorf("the read whose caller left: %v (rows handed: %v), want context.Canceled and no rows", gone, called)
+	}
+	if err != nil || fmt.Sprint(got) != "[n1 n2]" {
+		t.Errorf("the read beside it: %v, %v; want [n1 n2]", got, err)
+	}
+	var isCalled bool
+	if err := pool.QueryRow(context.Background(), `SELECT is_called FROM taken`).Scan(&isCalled); err != nil || isCalled {
+		t.Errorf("the sequence was taken from (%v, %v): the read was sent", isCalled, err)
+	}
+}

@@ -164,7 +164,11 @@ func callContext(ctx context.Context, req *pluginv1.InvokeRequest) (context.Cont
 		ctx = WithReadReplica(ctx)
 	}
 	if d := req.GetDeadlineUnixNano(); d > 0 {
-		return context.WithDeadline(ctx, time.Unix(0, d))
+		// The fast lane's context already ends at the call's deadline: a
+		// second context would only add a timer per call.
+		if cur, ok := ctx.Deadline(); !ok || cur.UnixNano() > d {
+			return context.WithDeadline(ctx, time.Unix(0, d))
+		}
 	}
 	return ctx, func() {}
 }

@@ -303,3 +303,35 @@ func BenchmarkLaneCall(b *testing.B) {
 		}
 	})
 }
+
+// TestALaneCallsContextEndsAtTheDeadlineItCarries: the plugin's runtime
+// relies on it to add no context of its own (pluginrt.callContext).
+func TestALaneCallsContextEndsAtTheDeadlineItCarries(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		deadline time.Time
+		ok       bool
+		err      error
+	}
+	got := make(chan seen, 1)
+	lane := laneServing(t, func(ctx context.Context, req *pluginv1.InvokeRequest) *pluginv1.InvokeResponse {
+		if req.GetProcedure() != "/p" {
+			return &pluginv1.InvokeResponse{}
+		}
+		d, ok := ctx.Deadline()
+		select { // the gateway is still there: only the deadline ends it
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+		got <- seen{d, ok, ctx.Err()}
+		return &pluginv1.InvokeResponse{}
+	})
+	deadline := time.Now().Add(30 * time.Millisecond)
+	if _, err := lane.Invoke(context.Background(), &pluginv1.InvokeRequest{Procedure: "/p", DeadlineUnixNano: deadline.UnixNano()}); err != nil {
+		t.Fatal(err)
+	}
+	s := <-got
+	if !s.ok || !s.deadline.Equal(time.Unix(0, deadline.UnixNano())) || !errors.Is(s.err, context.DeadlineExceeded) {
+		t.Fatalf("the call's context: deadline %v (%v), ended with %v; want %v and context.DeadlineExceeded", s.deadline, s.ok, s.err, deadline)
+	}
+}

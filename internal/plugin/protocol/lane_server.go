@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -130,6 +131,7 @@ type servedConn struct {
 	// req the call being run.
 	scratch, out []byte
 	req          *pluginv1.InvokeRequest
+	dec          requestDecoder
 
 	// The watch of the call being run (see run), made once per connection
 	// so that a call allocates none of it. slot is the connection's place
@@ -155,10 +157,14 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 			}
 		}
 		req := sc.req
-		if err := proto.Unmarshal(body, req); err != nil {
-			sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
-			sc.close()
-			return
+		// decode is proto.Unmarshal's result, most strings shared with the
+		// connection's last call; what it does not know, proto.Unmarshal decodes.
+		if !sc.dec.decode(body, req) {
+			if err := proto.Unmarshal(body, req); err != nil {
+				sc.s.logger().Error("fast lane: undecodable request; closing the connection", "error", err)
+				sc.close()
+				return
+			}
 		}
 		body = nil
 		if stream && sc.s.Stream == nil {
@@ -186,8 +192,10 @@ func (sc *servedConn) serve(first []byte, stream bool) {
 // goroutine and a short call starts no goroutine at all.
 func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool) {
 	// A call runs to its own deadline (InvokeRequest.deadline_unix_nano), or
-	// until the watcher sees the gateway leave.
-	ctx, cancel := context.WithCancel(context.Background())
+	// until the watcher sees the gateway leave: one context for both, which
+	// the plugin's runtime takes as it is (pluginrt.callContext adds no
+	// second context and timer for the same deadline).
+	ctx, cancel := callContext(req)
 	defer cancel()
 	// The watchdog reads cancel once it has seen the call begin: begin's
 	// store orders the two.
@@ -221,6 +229,15 @@ func (sc *servedConn) run(req *pluginv1.InvokeRequest, stream bool) (owned bool)
 	}
 	sc.handover <- struct{}{} // the watcher serves the connection from now on
 	return false
+}
+
+// callContext is a call's context: cancelled by its cancel function, and
+// at the call's deadline when it has one.
+func callContext(req *pluginv1.InvokeRequest) (context.Context, context.CancelFunc) {
+	if d := req.GetDeadlineUnixNano(); d > 0 {
+		return context.WithDeadline(context.Background(), time.Unix(0, d))
+	}
+	return context.WithCancel(context.Background())
 }
 
 // startWatch starts a watcher for the call being run, which the watchdog
