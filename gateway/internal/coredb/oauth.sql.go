@@ -326,11 +326,16 @@ func (q *Queries) MarkRefreshTokenUsed(ctx context.Context, tokenHash []byte) er
 }
 
 const redeemCode = `-- name: RedeemCode :one
-WITH code AS (
+WITH g AS MATERIALIZED (
+    SELECT g.id FROM core.oauth_grants g
+    WHERE g.id = (SELECT c.grant_id FROM core.oauth_codes c WHERE c.code_hash = $1)
+      AND g.revoked_at IS NULL
+    FOR SHARE OF g
+), code AS (
     UPDATE core.oauth_codes c SET used_at = now()
     WHERE c.code_hash = $1 AND c.used_at IS NULL AND c.expires_at > now()
       AND c.app_id = $2 AND c.redirect_uri = $3 AND c.code_challenge = $4
-      AND EXISTS (SELECT 1 FROM core.oauth_grants g WHERE g.id = c.grant_id AND g.revoked_at IS NULL)
+      AND c.grant_id IN (SELECT id FROM g)
     RETURNING c.grant_id, c.user_id, c.app_id, c.scopes, c.nonce, c.auth_time
 ), access_token AS (
     INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
@@ -367,7 +372,9 @@ type RedeemCodeRow struct {
 // only if it is unused, unexpired, issued to this client for this redirect
 // URI with this PKCE challenge, and its grant is not revoked; the access and
 // refresh tokens are inserted in the same statement. No row means refused;
-// the caller then asks GetCodeState why.
+// the caller then asks GetCodeState why. The grant is locked FOR SHARE: a
+// revocation or deletion in flight is waited for and then seen, and one that
+// comes later waits for this statement's commit (migration 0269).
 func (q *Queries) RedeemCode(ctx context.Context, arg RedeemCodeParams) (RedeemCodeRow, error) {
 	row := q.db.QueryRow(ctx, redeemCode,
 		arg.CodeHash,
@@ -396,12 +403,17 @@ WITH k AS MATERIALIZED (
            unnest($3::bigint[]) AS app_id, unnest($4::text[]) AS redirect_uri,
            unnest($5::text[]) AS code_challenge, unnest($6::bytea[]) AS access_hash,
            unnest($7::bytea[]) AS refresh_hash
+), g AS MATERIALIZED (
+    SELECT g.id FROM core.oauth_grants g
+    WHERE g.id IN (SELECT c.grant_id FROM core.oauth_codes c WHERE c.code_hash IN (SELECT code_hash FROM k))
+      AND g.revoked_at IS NULL
+    FOR SHARE OF g
 ), code AS (
     UPDATE core.oauth_codes c SET used_at = now()
     FROM k
     WHERE c.code_hash = k.code_hash AND c.used_at IS NULL AND c.expires_at > now()
       AND c.app_id = k.app_id AND c.redirect_uri = k.redirect_uri AND c.code_challenge = k.code_challenge
-      AND EXISTS (SELECT 1 FROM core.oauth_grants g WHERE g.id = c.grant_id AND g.revoked_at IS NULL)
+      AND c.grant_id IN (SELECT id FROM g)
     RETURNING k.ord, k.access_hash, k.refresh_hash, c.grant_id, c.user_id, c.app_id, c.scopes, c.nonce, c.auth_time
 ), access_token AS (
     INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
@@ -441,6 +453,7 @@ type RedeemCodesRow struct {
 // previous ones ran. Each input's ord (its index in the batch) comes back with its
 // row; an input without a row was refused, as RedeemCode's no row. A code
 // named twice in a batch is marked used once, so one of the two is refused.
+// The grants are locked FOR SHARE, as in RedeemCode.
 func (q *Queries) RedeemCodes(ctx context.Context, arg RedeemCodesParams) ([]RedeemCodesRow, error) {
 	rows, err := q.db.Query(ctx, redeemCodes,
 		arg.Ords,

@@ -16,12 +16,19 @@ VALUES (@code_hash, @grant_id, @app_id, @user_id, @redirect_uri, @scopes,
 -- only if it is unused, unexpired, issued to this client for this redirect
 -- URI with this PKCE challenge, and its grant is not revoked; the access and
 -- refresh tokens are inserted in the same statement. No row means refused;
--- the caller then asks GetCodeState why.
-WITH code AS (
+-- the caller then asks GetCodeState why. The grant is locked FOR SHARE: a
+-- revocation or deletion in flight is waited for and then seen, and one that
+-- comes later waits for this statement's commit (migration 0269).
+WITH g AS MATERIALIZED (
+    SELECT g.id FROM core.oauth_grants g
+    WHERE g.id = (SELECT c.grant_id FROM core.oauth_codes c WHERE c.code_hash = @code_hash)
+      AND g.revoked_at IS NULL
+    FOR SHARE OF g
+), code AS (
     UPDATE core.oauth_codes c SET used_at = now()
     WHERE c.code_hash = @code_hash AND c.used_at IS NULL AND c.expires_at > now()
       AND c.app_id = @app_id AND c.redirect_uri = @redirect_uri AND c.code_challenge = @code_challenge
-      AND EXISTS (SELECT 1 FROM core.oauth_grants g WHERE g.id = c.grant_id AND g.revoked_at IS NULL)
+      AND c.grant_id IN (SELECT id FROM g)
     RETURNING c.grant_id, c.user_id, c.app_id, c.scopes, c.nonce, c.auth_time
 ), access_token AS (
     INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
@@ -40,17 +47,23 @@ SELECT code.grant_id, code.user_id, code.scopes, code.nonce, code.auth_time FROM
 -- previous ones ran. Each input's ord (its index in the batch) comes back with its
 -- row; an input without a row was refused, as RedeemCode's no row. A code
 -- named twice in a batch is marked used once, so one of the two is refused.
+-- The grants are locked FOR SHARE, as in RedeemCode.
 WITH k AS MATERIALIZED (
     SELECT unnest(@ords::int[]) AS ord, unnest(@code_hashes::bytea[]) AS code_hash,
            unnest(@app_ids::bigint[]) AS app_id, unnest(@redirect_uris::text[]) AS redirect_uri,
            unnest(@code_challenges::text[]) AS code_challenge, unnest(@access_hashes::bytea[]) AS access_hash,
            unnest(@refresh_hashes::bytea[]) AS refresh_hash
+), g AS MATERIALIZED (
+    SELECT g.id FROM core.oauth_grants g
+    WHERE g.id IN (SELECT c.grant_id FROM core.oauth_codes c WHERE c.code_hash IN (SELECT code_hash FROM k))
+      AND g.revoked_at IS NULL
+    FOR SHARE OF g
 ), code AS (
     UPDATE core.oauth_codes c SET used_at = now()
     FROM k
     WHERE c.code_hash = k.code_hash AND c.used_at IS NULL AND c.expires_at > now()
       AND c.app_id = k.app_id AND c.redirect_uri = k.redirect_uri AND c.code_challenge = k.code_challenge
-      AND EXISTS (SELECT 1 FROM core.oauth_grants g WHERE g.id = c.grant_id AND g.revoked_at IS NULL)
+      AND c.grant_id IN (SELECT id FROM g)
     RETURNING k.ord, k.access_hash, k.refresh_hash, c.grant_id, c.user_id, c.app_id, c.scopes, c.nonce, c.auth_time
 ), access_token AS (
     INSERT INTO core.credentials (token_hash, kind, app_id, user_id, scopes, grant_id, expires_at)
