@@ -55,6 +55,40 @@ func waitBlockedOrDone(t *testing.T, pool *pgxpool.Pool, like string, done <-cha
 	t.Fatal("the statement neither finished nor waited for a lock")
 }
 
+// issueCode stores a code for the World's owner and app, as the consent
+// page would.
+func issueCode(t *testing.T, b *bundle) (code, verifier string) {
+	t.Helper()
+	verifier = oauth2.GenerateVerifier()
+	code, err := b.as.IssueCode(context.Background(), b.App.ID, b.Owner.ID, identitytest.RedirectURI, oauth.S256(verifier), []string{"public_profile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, verifier
+}
+
+// holdRedemption redeems code in a transaction left open (rolled back at
+// the test's end unless committed), returning it and the tokens it issued.
+func holdRedemption(t *testing.T, b *bundle, code, verifier string) (tx pgx.Tx, access string, accessHash, refreshHash []byte) {
+	t.Helper()
+	ctx := context.Background()
+	appID, _ := identity.ParseID(b.App.ID)
+	access, accessHash = identity.NewToken(identity.PrefixAccessToken)
+	_, refreshHash = identity.NewToken(identity.PrefixRefreshToken)
+	expires := pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true}
+	tx, err := b.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	if _, err := coredb.New(tx).RedeemCode(ctx, coredb.RedeemCodeParams{CodeHash: identity.HashToken(code), AppID: appID,
+		RedirectUri: identitytest.RedirectURI, CodeChallenge: oauth.S256(verifier), AccessHash: accessHash,
+		AccessExpiresAt: expires, RefreshHash: refreshHash, RefreshExpiresAt: expires}); err != nil {
+		t.Fatal(err)
+	}
+	return tx, access, accessHash, refreshHash
+}
+
 func grantOfCode(t *testing.T, pool *pgxpool.Pool, code string) int64 {
 	t.Helper()
 	var id int64
@@ -72,11 +106,7 @@ func TestAnExchangeDuringARevocationIssuesNoLiveToken(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	verifier := oauth2.GenerateVerifier()
-	code, err := b.as.IssueCode(ctx, b.App.ID, b.Owner.ID, identitytest.RedirectURI, oauth.S256(verifier), []string{"public_profile"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	code, verifier := issueCode(t, b)
 	tx, err := b.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -119,27 +149,9 @@ func TestARevocationDuringAnExchangeRevokesWhatItIssued(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	verifier := oauth2.GenerateVerifier()
-	code, err := b.as.IssueCode(ctx, b.App.ID, b.Owner.ID, identitytest.RedirectURI, oauth.S256(verifier), []string{"public_profile"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	code, verifier := issueCode(t, b)
 	grant := grantOfCode(t, b.Pool, code)
-	appID, _ := identity.ParseID(b.App.ID)
-	access, accessHash := identity.NewToken(identity.PrefixAccessToken)
-	_, refreshHash := identity.NewToken(identity.PrefixRefreshToken)
-	expires := pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true}
-
-	tx, err := b.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := coredb.New(tx).RedeemCode(ctx, coredb.RedeemCodeParams{CodeHash: identity.HashToken(code), AppID: appID,
-		RedirectUri: identitytest.RedirectURI, CodeChallenge: oauth.S256(verifier), AccessHash: accessHash,
-		AccessExpiresAt: expires, RefreshHash: refreshHash, RefreshExpiresAt: expires}); err != nil {
-		t.Fatal(err)
-	}
+	tx, access, accessHash, refreshHash := holdRedemption(t, b, code, verifier)
 
 	var rerr error
 	done := make(chan struct{})
@@ -188,11 +200,7 @@ func TestTokensAreDeletedWithTheirGrant(t *testing.T) {
 	ctx := context.Background()
 	var grants []int64
 	for range 2 {
-		verifier := oauth2.GenerateVerifier()
-		code, err := b.as.IssueCode(ctx, b.App.ID, b.Owner.ID, identitytest.RedirectURI, oauth.S256(verifier), []string{"public_profile"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		code, verifier := issueCode(t, b)
 		grants = append(grants, grantOfCode(t, b.Pool, code))
 		if status, body, err := exchangeCode(b, code, verifier); err != nil || status != 200 {
 			t.Fatalf("exchange: %d %v %v", status, body, err)
@@ -225,26 +233,9 @@ func TestADeletionDuringAnExchangeDeletesWhatItIssued(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	verifier := oauth2.GenerateVerifier()
-	code, err := b.as.IssueCode(ctx, b.App.ID, b.Owner.ID, identitytest.RedirectURI, oauth.S256(verifier), []string{"public_profile"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	code, verifier := issueCode(t, b)
 	grant := grantOfCode(t, b.Pool, code)
-	appID, _ := identity.ParseID(b.App.ID)
-	_, accessHash := identity.NewToken(identity.PrefixAccessToken)
-	_, refreshHash := identity.NewToken(identity.PrefixRefreshToken)
-	expires := pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true}
-	tx, err := b.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := coredb.New(tx).RedeemCode(ctx, coredb.RedeemCodeParams{CodeHash: identity.HashToken(code), AppID: appID,
-		RedirectUri: identitytest.RedirectURI, CodeChallenge: oauth.S256(verifier), AccessHash: accessHash,
-		AccessExpiresAt: expires, RefreshHash: refreshHash, RefreshExpiresAt: expires}); err != nil {
-		t.Fatal(err)
-	}
+	tx, _, _, _ := holdRedemption(t, b, code, verifier)
 	var derr error
 	done := make(chan struct{})
 	go func() {
