@@ -34,3 +34,7 @@ var SafeNext = safeNext
 
 // RedeemedTogether is how many redemptions went in batches of several.
 func (s *Server) RedeemedTogether() int64 { return s.redeems.Together() }
+
+// RevokeFamily is what every revocation of a grant writes, for the tests of
+// its race with a redemption.
+var RevokeFamily = revokeFamily

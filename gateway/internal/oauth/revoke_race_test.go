@@ -16,20 +16,6 @@ import (
 	"github.com/svcplatform/svc/gateway/internal/oauth"
 )
 
-// revokeFamilySQL is what revoking a grant writes (oauth.revokeFamily):
-// the grant first, then its tokens.
-func revokeFamilySQL(ctx context.Context, tx pgx.Tx, grantID int64) error {
-	q := coredb.New(tx)
-	if _, err := q.RevokeGrant(ctx, grantID); err != nil {
-		return err
-	}
-	if _, err := q.RevokeGrantCredentials(ctx, &grantID); err != nil {
-		return err
-	}
-	_, err := q.RevokeGrantRefreshTokens(ctx, grantID)
-	return err
-}
-
 // waitBlockedOrDone returns once done is closed or a statement matching
 // like is waiting for a lock; it gives up after 10 s.
 func waitBlockedOrDone(t *testing.T, pool *pgxpool.Pool, like string, done <-chan struct{}) {
@@ -112,7 +98,7 @@ func TestAnExchangeDuringARevocationIssuesNoLiveToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if err := revokeFamilySQL(ctx, tx, grantOfCode(t, b.Pool, code)); err != nil {
+	if _, err := oauth.RevokeFamily(ctx, coredb.New(tx), grantOfCode(t, b.Pool, code)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -157,7 +143,10 @@ func TestARevocationDuringAnExchangeRevokesWhatItIssued(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rerr = pgx.BeginFunc(ctx, b.Pool, func(rtx pgx.Tx) error { return revokeFamilySQL(ctx, rtx, grant) })
+		rerr = pgx.BeginFunc(ctx, b.Pool, func(rtx pgx.Tx) error {
+			_, err := oauth.RevokeFamily(ctx, coredb.New(rtx), grant)
+			return err
+		})
 	}()
 	waitBlockedOrDone(t, b.Pool, "%UPDATE core.oauth_grants%", done)
 	if err := tx.Commit(ctx); err != nil {
