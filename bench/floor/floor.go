@@ -1,9 +1,10 @@
-// Package floor is the single-process floor of the Graph read and the post
-// write: a plain net/http server with a pgx pool that answers exactly
-// GET /api/v1/graph?node=page/<id>/posts&limit=N and POST …?node=page/<id>/posts
-// by running the very statements the book plugin runs (ListPostsFirst and
-// CreatePost, read from its sqlc query file) and writing the JSON the
-// gateway writes, with encoding/json. It is what a straightforward Go
+// Package floor is the single-process floor of the Graph read, the post
+// write and the Page message send: a plain net/http server with a pgx pool
+// that answers exactly GET /api/v1/graph?node=page/<id>/posts&limit=N,
+// POST …?node=page/<id>/posts and POST …?node=page/<id>/messages by running
+// the very statements the book plugin runs (ListPostsFirst and CreatePost,
+// read from its sqlc query file) or svcchat's send transaction (SendTx),
+// and writing the JSON the gateway writes, with encoding/json. It is what a straightforward Go
 // server reaches on the same machine against the same database, without the
 // gateway, the plugin process and the lane between them, and without the
 // platform's work (authentication, limits, routing, access rules,
@@ -57,6 +58,9 @@ type Config struct {
 	// List and Create are ListPostsFirst and CreatePost with positional
 	// parameters (Queries).
 	List, Create string
+	// Send is SendTx with positional parameters (SendStatements); without
+	// it the floor answers no send.
+	Send []string
 }
 
 // Queries reads ListPostsFirst and CreatePost from the first of paths that
@@ -130,19 +134,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	node := q.Get("node")
 	page, isPage := strings.CutPrefix(node, "page/")
-	page, isPosts := strings.CutSuffix(page, "/posts")
-	if !isPage || !isPosts || page == "" || strings.Contains(page, "/") {
-		http.Error(w, "the floor answers node=page/<id>/posts only", http.StatusBadRequest)
+	page, edge, _ := strings.Cut(page, "/")
+	switch {
+	case !isPage || page == "":
+	case edge == "posts" && r.Method == http.MethodGet:
+		s.list(w, r, node, page, q)
+		return
+	case edge == "posts" && r.Method == http.MethodPost:
+		s.create(w, r, page)
+		return
+	case edge == "messages" && r.Method == http.MethodPost && s.cfg.Send != nil:
+		s.send(w, r, page)
 		return
 	}
-	switch r.Method {
-	case http.MethodGet:
-		s.list(w, r, node, page, q)
-	case http.MethodPost:
-		s.create(w, r, page)
-	default:
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-	}
+	http.Error(w, "the floor answers GET and POST node=page/<id>/posts and POST node=page/<id>/messages only", http.StatusBadRequest)
 }
 
 // list answers the first page of a Page's posts, newest first.

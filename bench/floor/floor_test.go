@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	booksql "github.com/svcplatform/svc/plugins/book/sql"
+	svcchatsql "github.com/svcplatform/svc/plugins/svcchat/sql"
+	"github.com/svcplatform/svc/sdk/migrate"
 	"github.com/svcplatform/svc/sdk/plugintest"
 )
 
@@ -28,8 +31,12 @@ func start(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	pool := plugintest.Database(t)
+	send, err := SendStatements()
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(New(Config{PublicURL: "https://graph.example/", Token: token, UserID: "7", AppID: "90",
-		List: list, Create: create}, pool))
+		List: list, Create: create, Send: send}, pool))
 	t.Cleanup(srv.Close)
 	return srv, pool
 }
@@ -123,9 +130,55 @@ func TestTheFloorRefusesAnotherToken(t *testing.T) {
 // read as if it were one.
 func TestTheFloorRefusesAnyOtherNode(t *testing.T) {
 	srv, _ := start(t)
-	for _, node := range []string{"user/501/posts", "501/posts", "page//posts", "page/501/messages", "page/501/x/posts"} {
+	for _, node := range []string{"user/501/posts", "501/posts", "page//posts", "page/501/messages", "page/501/x/posts", "page/501/posts/x"} {
 		if status, _ := call(t, "GET", srv.URL+"/api/v1/graph?limit=10&node="+node, "Bearer "+token, ""); status != http.StatusBadRequest {
 			t.Errorf("node %q answered %d, want 400", node, status)
 		}
+	}
+}
+
+// The send runs svcchat's transaction (SendTx) on the Page's conversation
+// with the recipient: the message numbered from the conversation's
+// counter, its two events in the outbox copy, and the gateway's answer.
+// A recipient without a conversation is refused and nothing is written.
+func TestTheFloorSendsAsSvcchatsTransactionAndAnswersAsTheGateway(t *testing.T) {
+	srv, pool := start(t)
+	ctx := context.Background()
+	if _, err := migrate.Apply(ctx, pool, "svcchat", svcchatsql.Migrations()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, SendSchema); err != nil {
+		t.Fatal(err)
+	}
+	var conversation int64
+	err := pool.QueryRow(ctx, `INSERT INTO svcchat.conversations (page_id, user_id, holder, window_expires_at, last_message_seq)
+		VALUES ('501', '42', 'svc_ai', now() + interval '1 day', 3) RETURNING id`).Scan(&conversation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := call(t, "POST", srv.URL+"/api/v1/graph?node=page/501/messages", "Bearer "+token,
+		`{"recipient_user_id":"42","text":"Benchmark reply 1: ☕"}`)
+	m := regexp.MustCompile(`^\{"recipient_id":"42","message_id":"(m_[0-9A-Za-z]{22})","conversation_id":"([0-9]+)"\}$`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil || m[2] != strconv.FormatInt(conversation, 10) {
+		t.Fatalf("answered %d %s, want 200 with the recipient, a message id and conversation %d", status, body, conversation)
+	}
+	var seq, events int64
+	var text, app string
+	err = pool.QueryRow(ctx, `SELECT m.seq, m.text, m.app_id,
+		(SELECT count(*) FROM svcbench_send.outbox o WHERE o.ordering_key = 'svcchat.conversation:' || m.conversation_id)
+		FROM svcchat.messages m WHERE m.page_id = '501' AND m.id = $1`, m[1]).Scan(&seq, &text, &app, &events)
+	if err != nil || seq != 4 || text != "Benchmark reply 1: ☕" || app != "90" || events != 2 {
+		t.Errorf("message %s: seq %d, text %q, app %q, %d events, err %v; want seq 4, the text, app 90, 2 events",
+			m[1], seq, text, app, events, err)
+	}
+
+	status, _ = call(t, "POST", srv.URL+"/api/v1/graph?node=page/501/messages", "Bearer "+token,
+		`{"recipient_user_id":"43","text":"to no one"}`)
+	var messages int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM svcchat.messages`).Scan(&messages); err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusBadRequest || messages != 1 {
+		t.Errorf("a send without a conversation answered %d and left %d messages, want 400 and 1", status, messages)
 	}
 }

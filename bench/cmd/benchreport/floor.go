@@ -53,6 +53,9 @@ func serveFloor(ctx context.Context, args []string) error {
 	if cfg.List, cfg.Create, err = floor.Queries(floor.BookQueries); err != nil {
 		return err
 	}
+	if cfg.Send, err = floor.SendStatements(); err != nil {
+		return err
+	}
 	if path := os.Getenv(floorProfileEnv); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -246,4 +249,45 @@ func (r *runner) postOnce(ctx context.Context, u, body string) ([]byte, error) {
 		err = fmt.Errorf("%s answered %d: %s", u, res.StatusCode, firstLine(string(b)))
 	}
 	return b, err
+}
+
+// sendAnswer is the gateway's answer to a Page message send.
+var sendAnswer = regexp.MustCompile(`^\{"recipient_id":"[0-9]+","message_id":"m_[0-9A-Za-z]+","conversation_id":"[0-9]+"\}$`)
+
+// floorSend measures the floor's Page message send (floor.SendTx, while
+// its outbox copy exists) with the spread send's load, once both answer
+// alike; each sends once to the first recipient first.
+func (r *runner) floorSend(ctx context.Context, what, url string, ids []string, ours *bench.Result, oursCPU, refTPS float64) {
+	fail := func(err error) {
+		r.add(bench.Row{What: what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
+	}
+	fl, err := r.startFloor(ctx)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer fl.close()
+	floorURL := fl.url + strings.TrimPrefix(url, r.gw.URL)
+	for _, u := range []string{url, floorURL} {
+		got, err := r.postOnce(ctx, u, fmt.Sprintf(`{"recipient_user_id":%q,"text":"Floor check reply: ☕"}`, ids[0]))
+		if err != nil {
+			fail(err)
+			return
+		}
+		if !sendAnswer.Match(got) {
+			fail(fmt.Errorf("%s answered %.200s, not {\"recipient_id\",\"message_id\",\"conversation_id\"}", u, got))
+			return
+		}
+	}
+	load := bench.Load{Method: "POST", URL: floorURL, Connections: r.o.writeConns, Duration: r.o.dur,
+		Warmup: min(r.o.warmup, time.Second), BodyFunc: spreadBody(ids),
+		Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+	f, err := r.measureFloor(ctx, "Page message send", fl, load)
+	if err != nil {
+		fail(err)
+		return
+	}
+	cmd := fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -app %s ; go run ./bench/cmd/loadgen -c %d -d %s -m POST (recipient_user_id rotating over the same %d users) '%s'  # events into svcbench_send.outbox, as the SQL-alone row",
+		floorTokenEnv, r.creds.App.ID, r.o.writeConns, r.o.dur, len(ids), floorURL)
+	r.floorRows(what, "messages/s", cmd, f, refTPS, fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on", r.o.writeConns), ours, oursCPU)
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/svcplatform/svc/bench"
+	"github.com/svcplatform/svc/bench/floor"
 )
 
 func main() {
@@ -1201,11 +1202,9 @@ func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.P
 	}
 	r.step(fmt.Sprintf("Page message send over %d conversations, %d connections", spreadRecipients, r.o.writeConns))
 	load := bench.Load{Method: "POST", URL: url, Connections: r.o.writeConns, Duration: r.o.dur,
-		Warmup: min(r.o.warmup, time.Second),
-		BodyFunc: func(n uint64, dst []byte) []byte {
-			return fmt.Appendf(dst, `{"recipient_user_id":%q,"text":"Benchmark reply %d"}`, ids[n%uint64(len(ids))], n)
-		},
-		Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+		Warmup:   min(r.o.warmup, time.Second),
+		BodyFunc: spreadBody(ids),
+		Headers:  []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
 	res, a, b, err := r.runLoad(ctx, load)
 	if err != nil {
 		row.Verdict = "failed: " + firstLine(err.Error())
@@ -1222,7 +1221,7 @@ func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.P
 	if ref == nil {
 		row.Reference, row.Verdict = "pgbench single-row insert not measured in this run", "n/a"
 		r.add(row)
-		r.sendInSQL(ctx, ids, res, nil)
+		r.sendInSQL(ctx, what, url, ids, res, cpu, nil)
 		return
 	}
 	ratio := res.OKPerSec / ref.TPS
@@ -1230,7 +1229,7 @@ func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.P
 	row.Ratio = bench.Pct(ratio)
 	row.Verdict = bench.Verdict(true, ratio >= 0.25 && cpu <= 150 && res.ErrorTotal == 0)
 	r.add(row)
-	r.sendInSQL(ctx, ids, res, ref)
+	r.sendInSQL(ctx, what, url, ids, res, cpu, ref)
 }
 
 // sendInSQL is the spread send's transaction in SQL alone, as svcchat runs
@@ -1242,8 +1241,10 @@ func (r *runner) messageSendSpread(ctx context.Context, url string, ref *bench.P
 // for the same recipients; the events go to a copy of core.outbox (same
 // columns and indexes), where the webhook dispatcher does not see them.
 // What this reaches is what the send could reach with a gateway and a
-// plugin that cost nothing.
-func (r *runner) sendInSQL(ctx context.Context, ids []string, ours *bench.Result, insert *bench.PgbenchResult) {
+// plugin that cost nothing. The single-process floor's send (floorSend),
+// the same transaction from one plain Go process, follows while the copy
+// exists.
+func (r *runner) sendInSQL(ctx context.Context, what, url string, ids []string, ours *bench.Result, oursCPU float64, insert *bench.PgbenchResult) {
 	row := bench.Row{What: fmt.Sprintf("Page message send vs its transaction in SQL alone (one pipelined round trip, as an app's next send to a user goes: BEGIN, lock conversation, lock opt-in, message + counters + two outbox events, COMMIT), %d clients over the same %d conversations", r.o.writeConns, len(ids)),
 		Ours: fmt.Sprintf("%s messages/s", bench.Num(ours.OKPerSec)), Target: "— (how much of the gap is the transaction itself)", Verdict: "n/a"}
 	first, last, err := idRange(ids)
@@ -1252,15 +1253,20 @@ func (r *runner) sendInSQL(ctx context.Context, ids []string, ours *bench.Result
 		r.add(row)
 		return
 	}
-	if err := r.db.Exec(ctx, sendSchema); err != nil {
+	script, err := sendScript(first, last)
+	if err != nil {
+		row.Reference = "not measured: " + err.Error()
+		r.add(row)
+		return
+	}
+	if err := r.db.Exec(ctx, floor.SendSchema); err != nil {
 		row.Reference = "not measured: creating the outbox copy failed: " + firstLine(err.Error())
 		r.add(row)
 		return
 	}
-	defer func() { _ = r.db.Exec(ctx, "DROP SCHEMA IF EXISTS svcbench_send CASCADE") }()
+	defer func() { _ = r.db.Exec(ctx, floor.DropSendSchema) }()
 	r.step("pgbench Page message send transaction, pipelined as svcchat sends it")
 	defines := [][2]string{{"page_id", r.creds.Page.ID}, {"app_id", r.creds.App.ID}}
-	script := fmt.Sprintf(sendScript, first, last)
 	txRef, txLine := r.pgbenchRun(ctx, "send_tx", script, r.o.writeConns, defines, "-c synchronous_commit=on", true)
 	if txRef == nil {
 		row.Reference = txLine
@@ -1274,6 +1280,19 @@ func (r *runner) sendInSQL(ctx context.Context, ids []string, ours *bench.Result
 	row.Ratio = bench.Pct(ours.OKPerSec / txRef.TPS)
 	row.Command = txRef.Command
 	r.add(row)
+	var insertTPS float64
+	if insert != nil {
+		insertTPS = insert.TPS
+	}
+	r.floorSend(ctx, what, url, ids, ours, oursCPU, insertTPS)
+}
+
+// spreadBody is the spread send's n-th body: a reply to the recipients in
+// turn.
+func spreadBody(ids []string) func(n uint64, dst []byte) []byte {
+	return func(n uint64, dst []byte) []byte {
+		return fmt.Appendf(dst, `{"recipient_user_id":%q,"text":"Benchmark reply %d"}`, ids[n%uint64(len(ids))], n)
+	}
 }
 
 // idRange is the first and last of ids, which must be consecutive numbers
@@ -1297,47 +1316,27 @@ func idRange(ids []string) (first, last int64, err error) {
 	return first, last, nil
 }
 
-// sendSchema is a copy of core.outbox for sendScript's events.
-const sendSchema = `
-DROP SCHEMA IF EXISTS svcbench_send CASCADE;
-CREATE SCHEMA svcbench_send;
-CREATE TABLE svcbench_send.outbox (LIKE core.outbox INCLUDING ALL);
-`
-
-// sendScript is svcchat's send transaction for pgbench (first and last
-// recipient id to fill in): the statements of LockConversationOnly,
-// LockOptInOnly and PostMessageIf (plugins/svcchat/sql/queries), the last one
-// counting from the locked row rather than checking the counters read (a
-// pipeline cannot carry a result into the next statement), with event data
-// of the size svcchat writes.
-const sendScript = `\set uid random(%d, %d)
-\set r random(1, 1000000000000)
-\startpipeline
-BEGIN;
-SELECT 1 FROM svcchat.conversations WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
-SELECT 1 FROM svcchat.opt_ins WHERE page_id = :page_id AND user_id = :uid::text FOR UPDATE;
-WITH counters AS (
-    UPDATE svcchat.conversations c
-    SET last_message_seq = c.last_message_seq + 1, last_event_seq = c.last_event_seq + 2, updated_at = now(), typing_until = NULL
-    WHERE c.page_id = :page_id AND c.user_id = :uid::text
-    RETURNING c.page_id, c.id, c.last_message_seq
-), message AS (
-    INSERT INTO svcchat.messages (page_id, conversation_id, seq, id, direction, sender, app_id, kind, template_name, text, sender_user_id)
-    SELECT counters.page_id, counters.id, counters.last_message_seq, 'm_pgbench_' || :client_id::text || '_' || :r::text,
-           'outbound', 'app', :app_id, 'session', NULL, 'pgbench reply: ☕ 咖啡 🚀', ''
-    FROM counters
-    RETURNING id, seq, page_id, conversation_id
-), emitted AS (
-    INSERT INTO svcbench_send.outbox (id, type, page_id, data, ordering_key)
-    SELECT 'evt_pgbench_' || :client_id::text || '_' || :r::text || '_' || ev.n, ev.t, message.page_id,
-           ('{"conversationId": "2000000001", "messageId": "m_0123456789ABCDEFGHIJKLMNOP", "pageId": "100000000000003", "userId": "100000000000065", "text": "pgbench reply: ☕ 咖啡 🚀", "kind": "session", "templateName": null, "sequence": 1}')::jsonb,
-           'svcchat.conversation:' || message.conversation_id::text
-    FROM message, unnest(ARRAY['page.message.sent', 'svcchat.message.sent']) WITH ORDINALITY AS ev(t, n)
-)
-SELECT id, seq FROM message;
-COMMIT;
-\endpipeline
-`
+// sendScript is svcchat's send transaction for pgbench (floor.SendTx in
+// one pipeline, as the floor sends it), the recipient drawn from first to
+// last, with ids unique per client and draw.
+func sendScript(first, last int64) (string, error) {
+	args := map[string]string{"page_id": ":page_id", "user_id": ":uid::text", "app_id": ":app_id",
+		"message_id": "'m_pgbench_' || :client_id::text || '_' || :r::text",
+		"event_id":   "'evt_pgbench_' || :client_id::text || '_' || :r::text",
+		"text":       "'pgbench reply: ☕ 咖啡 🚀'"}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\\set uid random(%d, %d)\n\\set r random(1, 1000000000000)\n\\startpipeline\nBEGIN;\n", first, last)
+	for _, q := range floor.SendTx {
+		bound, err := bench.BindNamed(q, args)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(bound)
+		b.WriteString(";\n")
+	}
+	b.WriteString("COMMIT;\n\\endpipeline\n")
+	return b.String(), nil
+}
 
 // addRecipients creates n users with a mobile session each and has each
 // write to the seeded Page, which opens their conversations' windows.
