@@ -346,6 +346,7 @@ func (g *parts) plugins(ctx context.Context) error {
 		// Each plugin runs contained (package sandbox): its own user when
 		// the gateway is root, a Landlock sandbox otherwise.
 		RequireIsolation: g.cfg.RequirePluginIsolation, Instance: g.cfg.DataDir,
+		DigestFile: filepath.Join(g.cfg.DataDir, "plugin-digests.json"),
 		HostServer: r.HostServer(g.ids),
 		OnChange:   r.Rebuild,
 		// Plugins get a scrubbed environment (host.pluginEnv) plus this.

@@ -60,6 +60,11 @@ type Options struct {
 	// RequireIsolation refuses to start a plugin that would run with
 	// sandbox.None.
 	RequireIsolation bool
+	// DigestFile, when set, is where the plugin binaries' SHA-256 digests
+	// are kept by file identity (device, inode, size, modification and
+	// status change times), so a start does not hash an unchanged binary
+	// again. It belongs in the gateway's data folder.
+	DigestFile string
 	// Instance names the installation (its data folder) when plugins run
 	// as users of their own: it seeds their user ids, so that two
 	// installations on one machine most likely give their plugins
@@ -157,6 +162,7 @@ func New(opts Options) *Host {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Host{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, live: make(map[*process]struct{})}
+	h.digests.file = opts.DigestFile
 	h.plugins.Store(&map[string]*managed{})
 	h.services.Store(&map[string]string{})
 	return h

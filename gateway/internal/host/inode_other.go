@@ -4,5 +4,8 @@ package host
 
 import "os"
 
-// inode is unknown here; size and modification time identify the file.
-func inode(os.FileInfo) uint64 { return 0 }
+// identityOf is a file's size and modification time here: device, inode
+// and status change time are not read on this system.
+func identityOf(fi os.FileInfo) fileIdentity {
+	return fileIdentity{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -388,17 +389,35 @@ func fileSHA256(path string) (string, error) {
 }
 
 // digestCache remembers binaries' SHA-256 by file identity, so that a
-// restart after a crash does not hash 20 MB again. A pinned binary is hashed
-// again anyway, right before exec (SecureConfig).
+// restart after a crash does not hash 20 MB again and, with a file, neither
+// does the gateway's next start (hashing every plugin was about a tenth of
+// a start on an initialised database). A pinned binary is hashed again
+// anyway, right before exec (SecureConfig) or by the sandbox's trampoline.
 type digestCache struct {
-	mu    sync.Mutex
-	files map[string]fileDigest
+	// file, when set, keeps the digests across processes (Options.DigestFile).
+	file string
+	// hash is fileSHA256; tests count its calls.
+	hash func(path string) (string, error)
+
+	mu     sync.Mutex
+	loaded bool
+	files  map[string]fileDigest
+	// saving orders the file's writes.
+	saving sync.Mutex
+}
+
+// fileIdentity tells one file from another at a path (identityOf).
+type fileIdentity struct {
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+	Size  int64  `json:"size"`
+	Mtime int64  `json:"mtime_ns"`
+	Ctime int64  `json:"ctime_ns"`
 }
 
 type fileDigest struct {
-	ino, size uint64
-	mtime     time.Time
-	sum       string
+	fileIdentity
+	Sum string `json:"sha256"`
 }
 
 func (c *digestCache) sum(path string) (string, error) {
@@ -406,23 +425,80 @@ func (c *digestCache) sum(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id := fileDigest{size: uint64(fi.Size()), mtime: fi.ModTime(), ino: inode(fi)}
+	id := identityOf(fi)
 	c.mu.Lock()
+	c.load()
 	d, ok := c.files[path]
 	c.mu.Unlock()
-	if ok && d.ino == id.ino && d.size == id.size && d.mtime.Equal(id.mtime) {
-		return d.sum, nil
+	if ok && d.fileIdentity == id {
+		return d.Sum, nil
 	}
-	if id.sum, err = fileSHA256(path); err != nil {
+	hash := c.hash
+	if hash == nil {
+		hash = fileSHA256
+	}
+	sum, err := hash(path)
+	if err != nil {
 		return "", err
 	}
 	c.mu.Lock()
-	if c.files == nil {
-		c.files = make(map[string]fileDigest)
-	}
-	c.files[path] = id
+	c.files[path] = fileDigest{fileIdentity: id, Sum: sum}
 	c.mu.Unlock()
-	return id.sum, nil
+	c.save()
+	return sum, nil
+}
+
+// load reads the file's digests once (c.mu held). A missing or unreadable
+// file is an empty cache: every binary is hashed again.
+func (c *digestCache) load() {
+	if c.loaded {
+		return
+	}
+	c.loaded = true
+	c.files = make(map[string]fileDigest)
+	if c.file == "" {
+		return
+	}
+	if b, err := os.ReadFile(c.file); err == nil {
+		var files map[string]fileDigest
+		if json.Unmarshal(b, &files) == nil {
+			for path, d := range files {
+				if sum, err := hex.DecodeString(d.Sum); err == nil && len(sum) == sha256.Size {
+					c.files[path] = d
+				}
+			}
+		}
+	}
+}
+
+// save writes the digests of the binaries still present to the file, whole
+// (a temporary file renamed over it). A failure is not an error: the next
+// start hashes again.
+func (c *digestCache) save() {
+	if c.file == "" {
+		return
+	}
+	c.saving.Lock()
+	defer c.saving.Unlock()
+	c.mu.Lock()
+	files := make(map[string]fileDigest, len(c.files))
+	for path, d := range c.files {
+		if _, err := os.Stat(path); err == nil {
+			files[path] = d
+		}
+	}
+	c.mu.Unlock()
+	b, err := json.Marshal(files)
+	if err != nil {
+		return
+	}
+	tmp := c.file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, c.file); err != nil {
+		_ = os.Remove(tmp)
+	}
 }
 
 // tailBuffer keeps the last bytes written to it: the end of a plugin's
