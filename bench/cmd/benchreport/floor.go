@@ -149,12 +149,26 @@ func (r *runner) floorRows(what, unit, cmd string, f *floorFigure, refTPS float6
 		"ours_share": ours.OKPerSec / f.res.OKPerSec, "ours_cpu_us": oursCPU}
 }
 
-// floorRead measures the floor's Graph read with our read's load, once its
-// answer is the gateway's byte for byte.
-func (r *runner) floorRead(ctx context.Context, url string, ours *bench.Result, oursCPU, refTPS float64) {
-	what := fmt.Sprintf("Graph read `page/<id>/posts?limit=10`, %d connections", r.o.readConns)
+// floorCase is one of our paths measured again against the floor, with
+// the same load.
+type floorCase struct {
+	what, stage, unit string // the rows' path, the floor's step, the rate's unit
+	url               string // ours
+	// check compares ours' answer with the floor's before any load.
+	check func(ctx context.Context, ours, floor string) error
+	load  func(floorURL string) bench.Load
+	cmd   func(floorURL string) string
+	// refTPS (0 without pgbench) and refWhat are the pgbench figure ours
+	// is held against.
+	refTPS  float64
+	refWhat string
+}
+
+// againstFloor starts the floor, checks that it answers as the gateway
+// does, measures it with the case's load and adds its two rows.
+func (r *runner) againstFloor(ctx context.Context, c floorCase, ours *bench.Result, oursCPU float64) {
 	fail := func(err error) {
-		r.add(bench.Row{What: what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
+		r.add(bench.Row{What: c.what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
 	}
 	fl, err := r.startFloor(ctx)
 	if err != nil {
@@ -162,31 +176,63 @@ func (r *runner) floorRead(ctx context.Context, url string, ours *bench.Result, 
 		return
 	}
 	defer fl.close()
-	floorURL := fl.url + strings.TrimPrefix(url, r.gw.URL)
-	gw, err := r.get(ctx, url)
+	floorURL := fl.url + strings.TrimPrefix(c.url, r.gw.URL)
+	if err := c.check(ctx, c.url, floorURL); err != nil {
+		fail(err)
+		return
+	}
+	f, err := r.measureFloor(ctx, c.stage, fl, c.load(floorURL))
 	if err != nil {
 		fail(err)
 		return
 	}
-	got, err := r.get(ctx, floorURL)
-	if err != nil {
-		fail(err)
-		return
+	r.floorRows(c.what, c.unit, c.cmd(floorURL), f, c.refTPS, c.refWhat, ours, oursCPU)
+}
+
+// floorRead measures the floor's Graph read with our read's load, once its
+// answer is the gateway's byte for byte.
+func (r *runner) floorRead(ctx context.Context, url string, ours *bench.Result, oursCPU, refTPS float64) {
+	r.againstFloor(ctx, floorCase{
+		what: fmt.Sprintf("Graph read `page/<id>/posts?limit=10`, %d connections", r.o.readConns), stage: "Graph read",
+		unit: "req/s", url: url,
+		check: func(ctx context.Context, ours, floor string) error {
+			gw, err := r.get(ctx, ours)
+			if err != nil {
+				return err
+			}
+			got, err := r.get(ctx, floor)
+			if err == nil && !bytes.Equal(gw, got) {
+				err = fmt.Errorf("the floor's answer is not the gateway's: %.200s … against %.200s …", got, gw)
+			}
+			return err
+		},
+		load: func(floorURL string) bench.Load {
+			return bench.Load{URL: floorURL, Connections: r.o.readConns, Duration: r.o.dur, Warmup: r.o.warmup,
+				Headers: []bench.Header{r.authHeader()}}
+		},
+		cmd: func(floorURL string) string {
+			return fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -public-url %s ; go run ./bench/cmd/loadgen -c %d -d %s -warmup %s -H 'Authorization: Bearer $TOKEN' '%s'",
+				floorTokenEnv, r.creds.BaseURL, r.o.readConns, r.o.dur, r.o.warmup, floorURL)
+		},
+		refTPS: refTPS, refWhat: fmt.Sprintf("pgbench, same SQL, %d clients, prepared", r.o.readConns),
+	}, ours, oursCPU)
+}
+
+// postsAlike is a check that ours and the floor both answer body with an
+// answer of shape (named by want).
+func (r *runner) postsAlike(body string, shape *regexp.Regexp, want string) func(ctx context.Context, ours, floor string) error {
+	return func(ctx context.Context, ours, floor string) error {
+		for _, u := range []string{ours, floor} {
+			got, err := r.postOnce(ctx, u, body)
+			if err != nil {
+				return err
+			}
+			if !shape.Match(got) {
+				return fmt.Errorf("%s answered %.200s, not %s", u, got, want)
+			}
+		}
+		return nil
 	}
-	if !bytes.Equal(gw, got) {
-		fail(fmt.Errorf("the floor's answer is not the gateway's: %.200s … against %.200s …", got, gw))
-		return
-	}
-	load := bench.Load{URL: floorURL, Connections: r.o.readConns, Duration: r.o.dur, Warmup: r.o.warmup,
-		Headers: []bench.Header{r.authHeader()}}
-	f, err := r.measureFloor(ctx, "Graph read", fl, load)
-	if err != nil {
-		fail(err)
-		return
-	}
-	cmd := fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -public-url %s ; go run ./bench/cmd/loadgen -c %d -d %s -warmup %s -H 'Authorization: Bearer $TOKEN' '%s'",
-		floorTokenEnv, r.creds.BaseURL, r.o.readConns, r.o.dur, r.o.warmup, floorURL)
-	r.floorRows(what, "req/s", cmd, f, refTPS, fmt.Sprintf("pgbench, same SQL, %d clients, prepared", r.o.readConns), ours, oursCPU)
 }
 
 // postAnswer is the gateway's answer to a post write.
@@ -195,39 +241,21 @@ var postAnswer = regexp.MustCompile(`^\{"id":"[0-9]+"\}$`)
 // floorWrite measures the floor's post write with our write's load, once
 // it answers as the gateway does ({"id":"<digits>"}).
 func (r *runner) floorWrite(ctx context.Context, body string, warmup time.Duration, ours *bench.Result, oursCPU, refTPS float64) {
-	what := fmt.Sprintf("Graph post write `POST page/<id>/posts`, %d connections", r.o.writeConns)
-	fail := func(err error) {
-		r.add(bench.Row{What: what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
-	}
-	fl, err := r.startFloor(ctx)
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer fl.close()
-	floorURL := fl.url + strings.TrimPrefix(r.graphURL(), r.gw.URL)
-	for _, u := range []string{r.graphURL(), floorURL} {
-		got, err := r.postOnce(ctx, u, `{"content":"Floor check post: ☕","audience":"everyone"}`)
-		if err != nil {
-			fail(err)
-			return
-		}
-		if !postAnswer.Match(got) {
-			fail(fmt.Errorf("%s answered %.200s, not {\"id\":\"<digits>\"}", u, got))
-			return
-		}
-	}
-	load := bench.Load{Method: "POST", URL: floorURL, Connections: r.o.writeConns, Duration: r.o.dur,
-		Warmup: warmup, BodyFunc: bench.Template(body),
-		Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
-	f, err := r.measureFloor(ctx, "Graph post write", fl, load)
-	if err != nil {
-		fail(err)
-		return
-	}
-	cmd := fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -user %s -app %s ; go run ./bench/cmd/loadgen -c %d -d %s -warmup %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
-		floorTokenEnv, r.creds.Users["owner"].ID, r.creds.App.ID, r.o.writeConns, r.o.dur, warmup, body, floorURL)
-	r.floorRows(what, "posts/s", cmd, f, refTPS, fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on", r.o.writeConns), ours, oursCPU)
+	r.againstFloor(ctx, floorCase{
+		what: fmt.Sprintf("Graph post write `POST page/<id>/posts`, %d connections", r.o.writeConns), stage: "Graph post write",
+		unit: "posts/s", url: r.graphURL(),
+		check: r.postsAlike(`{"content":"Floor check post: ☕","audience":"everyone"}`, postAnswer, `{"id":"<digits>"}`),
+		load: func(floorURL string) bench.Load {
+			return bench.Load{Method: "POST", URL: floorURL, Connections: r.o.writeConns, Duration: r.o.dur,
+				Warmup: warmup, BodyFunc: bench.Template(body),
+				Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+		},
+		cmd: func(floorURL string) string {
+			return fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -user %s -app %s ; go run ./bench/cmd/loadgen -c %d -d %s -warmup %s -m POST -H 'Authorization: Bearer $TOKEN' -H 'Content-Type: application/json' -body '%s' '%s'",
+				floorTokenEnv, r.creds.Users["owner"].ID, r.creds.App.ID, r.o.writeConns, r.o.dur, warmup, body, floorURL)
+		},
+		refTPS: refTPS, refWhat: fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on", r.o.writeConns),
+	}, ours, oursCPU)
 }
 
 // postOnce posts body to u with the token and returns the answer, which
@@ -256,38 +284,21 @@ var sendAnswer = regexp.MustCompile(`^\{"recipient_id":"[0-9]+","message_id":"m_
 
 // floorSend measures the floor's Page message send (floor.SendTx, while
 // its outbox copy exists) with the spread send's load, once both answer
-// alike; each sends once to the first recipient first.
+// a send to the first recipient alike.
 func (r *runner) floorSend(ctx context.Context, what, url string, ids []string, ours *bench.Result, oursCPU, refTPS float64) {
-	fail := func(err error) {
-		r.add(bench.Row{What: what + ", " + floorWhat, Verdict: "failed: " + firstLine(err.Error())})
-	}
-	fl, err := r.startFloor(ctx)
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer fl.close()
-	floorURL := fl.url + strings.TrimPrefix(url, r.gw.URL)
-	for _, u := range []string{url, floorURL} {
-		got, err := r.postOnce(ctx, u, fmt.Sprintf(`{"recipient_user_id":%q,"text":"Floor check reply: ☕"}`, ids[0]))
-		if err != nil {
-			fail(err)
-			return
-		}
-		if !sendAnswer.Match(got) {
-			fail(fmt.Errorf("%s answered %.200s, not {\"recipient_id\",\"message_id\",\"conversation_id\"}", u, got))
-			return
-		}
-	}
-	load := bench.Load{Method: "POST", URL: floorURL, Connections: r.o.writeConns, Duration: r.o.dur,
-		Warmup: min(r.o.warmup, time.Second), BodyFunc: spreadBody(ids),
-		Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
-	f, err := r.measureFloor(ctx, "Page message send", fl, load)
-	if err != nil {
-		fail(err)
-		return
-	}
-	cmd := fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -app %s ; go run ./bench/cmd/loadgen -c %d -d %s -m POST (recipient_user_id rotating over the same %d users) '%s'  # events into svcbench_send.outbox, as the SQL-alone row",
-		floorTokenEnv, r.creds.App.ID, r.o.writeConns, r.o.dur, len(ids), floorURL)
-	r.floorRows(what, "messages/s", cmd, f, refTPS, fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on", r.o.writeConns), ours, oursCPU)
+	r.againstFloor(ctx, floorCase{
+		what: what, stage: "Page message send", unit: "messages/s", url: url,
+		check: r.postsAlike(fmt.Sprintf(`{"recipient_user_id":%q,"text":"Floor check reply: ☕"}`, ids[0]), sendAnswer,
+			`{"recipient_id","message_id","conversation_id"}`),
+		load: func(floorURL string) bench.Load {
+			return bench.Load{Method: "POST", URL: floorURL, Connections: r.o.writeConns, Duration: r.o.dur,
+				Warmup: min(r.o.warmup, time.Second), BodyFunc: spreadBody(ids),
+				Headers: []bench.Header{r.authHeader(), {Name: "Content-Type", Value: "application/json"}}}
+		},
+		cmd: func(floorURL string) string {
+			return fmt.Sprintf("%s=$TOKEN go run ./bench/cmd/benchreport serve-floor $DSN -app %s ; go run ./bench/cmd/loadgen -c %d -d %s -m POST (recipient_user_id rotating over the same %d users) '%s'  # events into svcbench_send.outbox, as the SQL-alone row",
+				floorTokenEnv, r.creds.App.ID, r.o.writeConns, r.o.dur, len(ids), floorURL)
+		},
+		refTPS: refTPS, refWhat: fmt.Sprintf("pgbench single-row insert, %d clients, synchronous_commit=on", r.o.writeConns),
+	}, ours, oursCPU)
 }
