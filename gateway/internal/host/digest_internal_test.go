@@ -55,7 +55,7 @@ func TestABinaryChangedInPlaceOrReplacedIsHashedAgain(t *testing.T) {
 	if _, err := countingCache(file, &hashed).sum(bin); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond) // a status change time the write can differ by
+	time.Sleep(20 * time.Millisecond) // past the coarse clock that stamps status changes
 	f, err := os.OpenFile(bin, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
