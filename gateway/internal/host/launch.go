@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -481,13 +482,13 @@ func (c *digestCache) save() {
 	c.saving.Lock()
 	defer c.saving.Unlock()
 	c.mu.Lock()
-	files := make(map[string]fileDigest, len(c.files))
-	for path, d := range c.files {
-		if _, err := os.Stat(path); err == nil {
-			files[path] = d
+	files := maps.Clone(c.files)
+	c.mu.Unlock()
+	for path := range files {
+		if _, err := os.Stat(path); err != nil {
+			delete(files, path)
 		}
 	}
-	c.mu.Unlock()
 	b, err := json.Marshal(files)
 	if err != nil {
 		return
