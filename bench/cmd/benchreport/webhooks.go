@@ -31,7 +31,7 @@ import (
 const (
 	// hookWorkers is the gateway's default number of delivery attempts in
 	// flight (webhook.DefaultWorkers): the reference client's concurrency.
-	hookWorkers = 32
+	hookWorkers = 64
 	// hookVerifyToken answers the subscription's verification request.
 	hookVerifyToken = "benchreport"
 )

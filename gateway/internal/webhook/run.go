@@ -27,12 +27,12 @@ const (
 	// leaseDepth is how many jobs per worker a gateway keeps leased, so
 	// that claims come in batches of twice the workers: each claim walks
 	// the due deliveries, whose count it does not bound, so fewer and
-	// larger claims cost PostgreSQL less per delivery. The jobs queued
-	// beyond the workers are what they run on while the next dispatch or
-	// claim of 2×Workers is under way; with 4 a backlog's dispatch (a few
-	// milliseconds on a busy machine) emptied the queue and parked the
-	// workers: 8 delivered a backlog about a quarter faster (performance.md).
-	leaseDepth = 8
+	// larger claims cost PostgreSQL less per delivery. It also bounds how
+	// long a hung endpoint's leased jobs wait: an app may lease about five
+	// times its share of the workers (appLeases), which its share works
+	// through in five attempt time-outs, the lease's length; deeper, they
+	// would outlive their lease (docs/DECISIONS.md).
+	leaseDepth = 4
 	// claimScan is how many of the oldest due deliveries one claim
 	// considers per delivery it wants, to pick each app's share from them.
 	claimScan = 2

@@ -37,7 +37,7 @@ const (
 	DefaultVerifyTimeout  = 10 * time.Second
 	DefaultJitter         = 0.2
 	DefaultFailureWindow  = 24 * time.Hour
-	DefaultWorkers        = 32
+	DefaultWorkers        = 64
 	DefaultPollInterval   = 100 * time.Millisecond
 	DefaultDrainTimeout   = 5 * time.Second
 )
@@ -90,7 +90,9 @@ type Options struct {
 	// FailureWindow: an endpoint failing every attempt for this long is
 	// disabled. Default 24 h.
 	FailureWindow time.Duration
-	// Workers bounds the attempts in flight in this gateway. Default 32.
+	// Workers bounds the attempts in flight in this gateway. Default 64:
+	// with 32 (and so 128 jobs leased) a backlog's workers ran the queue
+	// dry while the next batch was dispatched, and parked (performance.md).
 	Workers int
 	// AppShare bounds one app's deliveries leased by this gateway (being
 	// attempted or queued for a worker), so that an app whose endpoint is
