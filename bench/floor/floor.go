@@ -1,16 +1,16 @@
 // Package floor is the single-process floor of the Graph read, the post
 // write and the Page message send: a plain net/http server with a pgx pool
-// that answers exactly GET /api/v1/graph?node=page/<id>/posts&limit=N,
-// POST …?node=page/<id>/posts and POST …?node=page/<id>/messages by running
-// the very statements the book plugin runs (ListPostsFirst and CreatePost,
-// read from its sqlc query file) or svcchat's send transaction (SendTx),
-// and writing the JSON the gateway writes, with encoding/json. It is what a straightforward Go
-// server reaches on the same machine against the same database, without the
-// gateway, the plugin process and the lane between them, and without the
-// platform's work (authentication, limits, routing, access rules,
-// validation, metrics): a reference for make bench (benchreport
-// serve-floor), not a design. The bearer token is compared to a constant;
-// nothing else is checked.
+// that answers exactly GET /api/v1/graph?node=page/<id>/posts&limit=N, POST
+// …?node=page/<id>/posts and POST …?node=page/<id>/messages by running the
+// very statements the book plugin runs (ListPostsFirst and CreatePost, read
+// from its sqlc query file) or svcchat's send transaction (SendTx), and
+// writing the JSON the gateway writes, with encoding/json. It is what a
+// straightforward Go server reaches on the same machine against the same
+// database, without the gateway, the plugin process and the lane between
+// them, and without the platform's work (authentication, limits, routing,
+// access rules, validation, metrics): a reference for make bench
+// (benchreport serve-floor), not a design. The bearer token is compared to a
+// constant; nothing else is checked.
 package floor
 
 import (

@@ -3,8 +3,11 @@ package host
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -106,6 +109,42 @@ func TestADamagedDigestFileIsIgnored(t *testing.T) {
 		if sum, err := countingCache(file, &hashed).sum(bin); err != nil || sum != want || hashed != 1 {
 			t.Errorf("file %.40q: %q, %v after %d hashings; want %q after 1", bad, sum, err, hashed, want)
 		}
+	}
+}
+
+// Plugins launched together hash at once; however their saves fall, the
+// file then holds every digest, and the next start hashes none of them.
+func TestDigestsHashedTogetherAreAllInTheFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "digests.json")
+	want := map[string]string{}
+	for i := range 10 {
+		bin := filepath.Join(dir, fmt.Sprintf("plugin%d", i))
+		want[bin] = writeBinary(t, bin, fmt.Sprintf("plugin %d", i))
+	}
+	var hashed int64
+	c := &digestCache{file: file, hash: func(path string) (string, error) {
+		atomic.AddInt64(&hashed, 1)
+		return fileSHA256(path)
+	}}
+	var wg sync.WaitGroup
+	for bin := range want {
+		wg.Go(func() {
+			if _, err := c.sum(bin); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	var again int
+	next := countingCache(file, &again)
+	for bin, sum := range want {
+		if got, err := next.sum(bin); err != nil || got != sum {
+			t.Errorf("%s: %q, %v; want %q", bin, got, err, sum)
+		}
+	}
+	if hashed != 10 || again != 0 {
+		t.Errorf("hashed %d binaries together and %d at the next start; want 10 and none", hashed, again)
 	}
 }
 

@@ -403,6 +403,10 @@ type digestCache struct {
 	mu     sync.Mutex
 	loaded bool
 	files  map[string]fileDigest
+	// changes counts the digests added; saved is how many of them the
+	// file holds, so that the saves of plugins launched together write
+	// the file once rather than once each.
+	changes, saved uint64
 	// saving orders the file's writes.
 	saving sync.Mutex
 }
@@ -444,6 +448,7 @@ func (c *digestCache) sum(path string) (string, error) {
 	}
 	c.mu.Lock()
 	c.files[path] = fileDigest{fileIdentity: id, Sum: sum}
+	c.changes++
 	c.mu.Unlock()
 	c.save()
 	return sum, nil
@@ -482,7 +487,11 @@ func (c *digestCache) save() {
 	c.saving.Lock()
 	defer c.saving.Unlock()
 	c.mu.Lock()
-	files := maps.Clone(c.files)
+	if c.saved == c.changes {
+		c.mu.Unlock()
+		return // an earlier save, made while this one waited, wrote them
+	}
+	files, changes := maps.Clone(c.files), c.changes
 	c.mu.Unlock()
 	for path := range files {
 		if _, err := os.Stat(path); err != nil {
@@ -499,7 +508,11 @@ func (c *digestCache) save() {
 	}
 	if err := os.Rename(tmp, c.file); err != nil {
 		_ = os.Remove(tmp)
+		return
 	}
+	c.mu.Lock()
+	c.saved = changes
+	c.mu.Unlock()
 }
 
 // tailBuffer keeps the last bytes written to it: the end of a plugin's
